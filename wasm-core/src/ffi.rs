@@ -1,0 +1,341 @@
+//! The WebAssembly boundary: the only file with exported functions.
+//!
+//! Plain C-ABI exports on numbers and pointers, no generated glue (see
+//! docs/decisions/0001-raw-wasm-exports.md). The host copies input into one reusable input
+//! region (`kura_input`), calls one function per buffer, and reads results from the output
+//! region (`kura_out_ptr`/`kura_out_len`) or from a handle's own result area. Every call
+//! crosses the boundary once per buffer, never per chunk.
+//!
+//! Conventions: functions returning `i32` give a count or length (>= 0) or `-code` of
+//! `Error::code`; constructors return a handle (a pointer) or 0, with the code in
+//! `kura_last_error`. Handles are freed by their `_free` function (the TypeScript wrapper
+//! does so exactly once). wasm is single-threaded, so the thread-locals are per instance.
+
+use std::cell::{Cell, RefCell};
+
+use crate::cdc::{Params, StreamChunker, chunk_lengths};
+use crate::codec::Codec;
+use crate::error::Error;
+use crate::hash::{Blake3, Sha256, blake3, sha256};
+use crate::ingest::Ingest;
+
+thread_local! {
+    static INPUT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    static OUT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    static LENGTHS: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
+    static CODEC: RefCell<Option<Codec>> = const { RefCell::new(None) };
+    static LAST_ERROR: Cell<i32> = const { Cell::new(0) };
+}
+
+fn with_input<R>(len: u32, f: impl FnOnce(&[u8]) -> R) -> R {
+    INPUT.with_borrow(|input| f(&input[..(len as usize).min(input.len())]))
+}
+
+fn with_codec<R>(f: impl FnOnce(&mut Codec) -> R) -> R {
+    CODEC.with_borrow_mut(|c| f(c.get_or_insert_with(Codec::new)))
+}
+
+fn set_out(bytes: &[u8]) {
+    OUT.with_borrow_mut(|out| {
+        out.clear();
+        out.extend_from_slice(bytes);
+    });
+}
+
+fn fail(e: Error) -> i32 {
+    LAST_ERROR.set(e.code());
+    -e.code()
+}
+
+fn params(min: u32, avg: u32, max: u32, seed_lo: u32, seed_hi: u32) -> Result<Params, Error> {
+    Params::new(min, avg, max, (u64::from(seed_hi) << 32) | u64::from(seed_lo))
+}
+
+fn into_handle<T>(value: T) -> *mut T {
+    Box::into_raw(Box::new(value))
+}
+
+/// SAFETY (all handle functions): `h` came from the matching constructor and was not freed;
+/// the TypeScript wrapper guarantees both.
+unsafe fn handle<'a, T>(h: *mut T) -> &'a mut T {
+    unsafe { &mut *h }
+}
+
+// ---- memory regions -------------------------------------------------------------------
+
+/// Makes the input region at least `len` bytes and returns its address. Growth may move it
+/// and may grow wasm memory, so the host re-reads the address and its views every call.
+#[unsafe(no_mangle)]
+pub extern "C" fn kura_input(len: u32) -> *mut u8 {
+    INPUT.with_borrow_mut(|input| {
+        if input.len() < len as usize {
+            input.resize(len as usize, 0);
+        }
+        input.as_mut_ptr()
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn kura_out_ptr() -> *const u8 {
+    OUT.with_borrow(|out| out.as_ptr())
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn kura_out_len() -> u32 {
+    OUT.with_borrow(|out| out.len() as u32)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn kura_last_error() -> i32 {
+    LAST_ERROR.get()
+}
+
+// ---- hashing --------------------------------------------------------------------------
+
+#[unsafe(no_mangle)]
+pub extern "C" fn kura_sha256(len: u32) {
+    set_out(&with_input(len, sha256));
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn kura_blake3(len: u32) {
+    set_out(&with_input(len, blake3));
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn kura_sha256_new() -> *mut Sha256 {
+    into_handle(Sha256::new())
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kura_sha256_update(h: *mut Sha256, len: u32) {
+    let hasher = unsafe { handle(h) };
+    with_input(len, |data| hasher.update(data));
+}
+
+/// Writes the digest to the output region and frees the handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kura_sha256_finish(h: *mut Sha256) {
+    let hasher = unsafe { Box::from_raw(h) };
+    set_out(&hasher.finish());
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kura_sha256_free(h: *mut Sha256) {
+    drop(unsafe { Box::from_raw(h) });
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn kura_blake3_new() -> *mut Blake3 {
+    into_handle(Blake3::new())
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kura_blake3_update(h: *mut Blake3, len: u32) {
+    let hasher = unsafe { handle(h) };
+    with_input(len, |data| hasher.update(data));
+}
+
+/// Writes the digest to the output region and frees the handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kura_blake3_finish(h: *mut Blake3) {
+    let hasher = unsafe { Box::from_raw(h) };
+    set_out(&hasher.finish());
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kura_blake3_free(h: *mut Blake3) {
+    drop(unsafe { Box::from_raw(h) });
+}
+
+// ---- chunking -------------------------------------------------------------------------
+
+/// All chunk lengths of the input region's first `len` bytes, taken as a whole document,
+/// into the lengths region (`kura_lengths_ptr`). Returns the count or `-code`.
+#[unsafe(no_mangle)]
+pub extern "C" fn kura_cdc_oneshot(min: u32, avg: u32, max: u32, seed_lo: u32, seed_hi: u32, len: u32) -> i32 {
+    match params(min, avg, max, seed_lo, seed_hi) {
+        Err(e) => fail(e),
+        Ok(p) => {
+            let lengths = with_input(len, |data| chunk_lengths(&p, data));
+            let n = lengths.len() as i32;
+            LENGTHS.set(lengths);
+            n
+        }
+    }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn kura_lengths_ptr() -> *const u32 {
+    LENGTHS.with_borrow(|l| l.as_ptr())
+}
+
+pub struct Chunker {
+    inner: StreamChunker,
+    lengths: Vec<u32>,
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn kura_cdc_new(min: u32, avg: u32, max: u32, seed_lo: u32, seed_hi: u32) -> *mut Chunker {
+    match params(min, avg, max, seed_lo, seed_hi) {
+        Ok(p) => into_handle(Chunker { inner: StreamChunker::new(p), lengths: Vec::new() }),
+        Err(e) => {
+            fail(e);
+            std::ptr::null_mut()
+        }
+    }
+}
+
+/// Feeds `len` input bytes; returns how many chunks completed (lengths at `kura_cdc_lengths`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kura_cdc_update(h: *mut Chunker, len: u32) -> i32 {
+    let c = unsafe { handle(h) };
+    c.lengths.clear();
+    let Chunker { inner, lengths } = c;
+    match with_input(len, |data| inner.update(data, |chunk, _| lengths.push(chunk.len() as u32))) {
+        Ok(()) => c.lengths.len() as i32,
+        Err(e) => fail(e),
+    }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kura_cdc_finish(h: *mut Chunker) -> i32 {
+    let c = unsafe { handle(h) };
+    c.lengths.clear();
+    let Chunker { inner, lengths } = c;
+    match inner.finish(|chunk, _| lengths.push(chunk.len() as u32)) {
+        Ok(()) => c.lengths.len() as i32,
+        Err(e) => fail(e),
+    }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kura_cdc_lengths(h: *mut Chunker) -> *const u32 {
+    unsafe { handle(h) }.lengths.as_ptr()
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kura_cdc_free(h: *mut Chunker) {
+    drop(unsafe { Box::from_raw(h) });
+}
+
+// ---- compression ----------------------------------------------------------------------
+
+/// Compresses the input region's first `len` bytes into the output region; returns the
+/// frame length or `-code`.
+#[unsafe(no_mangle)]
+pub extern "C" fn kura_zstd_compress(level: i32, len: u32) -> i32 {
+    let result = OUT.with_borrow_mut(|out| {
+        out.clear();
+        with_input(len, |data| with_codec(|c| c.compress_append(data, level, out)))
+    });
+    match result {
+        Ok(n) => n as i32,
+        Err(e) => fail(e),
+    }
+}
+
+/// Decompresses a frame of `len` bytes into exactly `expected` bytes of the output region;
+/// returns `expected` or `-code` (never writes more than `expected`).
+#[unsafe(no_mangle)]
+pub extern "C" fn kura_zstd_decompress(len: u32, expected: u32) -> i32 {
+    let result = OUT.with_borrow_mut(|out| {
+        out.clear();
+        with_input(len, |frame| with_codec(|c| c.decompress_append(frame, expected as usize, out)))
+    });
+    match result {
+        Ok(()) => expected as i32,
+        Err(e) => fail(e),
+    }
+}
+
+// ---- fused ingest ---------------------------------------------------------------------
+
+/// Flag bits of `kura_ingest_new`.
+const INGEST_COMPRESS: u32 = 1;
+const INGEST_NO_DOCUMENT_HASH: u32 = 2;
+
+/// Words per record in the region returned by `kura_ingest_records`:
+/// `[length, codec, payload_ptr, payload_len, key (8 words, the 32 key bytes in order)]`.
+const RECORD_WORDS: usize = 12;
+
+pub struct IngestHandle {
+    inner: Ingest,
+    table: Vec<u32>,
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn kura_ingest_new(
+    min: u32,
+    avg: u32,
+    max: u32,
+    seed_lo: u32,
+    seed_hi: u32,
+    level: i32,
+    flags: u32,
+) -> *mut IngestHandle {
+    let level = (flags & INGEST_COMPRESS != 0).then_some(level);
+    let hash_document = flags & INGEST_NO_DOCUMENT_HASH == 0;
+    match params(min, avg, max, seed_lo, seed_hi).and_then(|p| Ingest::new(p, level, hash_document)) {
+        Ok(inner) => into_handle(IngestHandle { inner, table: Vec::new() }),
+        Err(e) => {
+            fail(e);
+            std::ptr::null_mut()
+        }
+    }
+}
+
+fn write_table(h: &mut IngestHandle) -> i32 {
+    let IngestHandle { inner, table } = h;
+    table.clear();
+    for r in inner.records() {
+        let payload = inner.payload(r);
+        table.extend_from_slice(&[r.len, u32::from(r.codec), payload.as_ptr() as u32, payload.len() as u32]);
+        for word in r.key.chunks_exact(4) {
+            // Native (little-endian) order, so the host's byte view of the word array shows
+            // the key bytes in order.
+            table.push(u32::from_le_bytes([word[0], word[1], word[2], word[3]]));
+        }
+    }
+    debug_assert_eq!(table.len(), inner.records().len() * RECORD_WORDS);
+    inner.records().len() as i32
+}
+
+fn ingest_step(h: *mut IngestHandle, step: impl FnOnce(&mut Ingest, &mut Codec) -> Result<(), Error>) -> i32 {
+    let h = unsafe { handle(h) };
+    match with_codec(|codec| step(&mut h.inner, codec)) {
+        Ok(()) => write_table(h),
+        Err(e) => fail(e),
+    }
+}
+
+/// Feeds `len` input bytes; returns how many chunks completed (records at
+/// `kura_ingest_records`, payloads valid until the next call on this handle).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kura_ingest_update(h: *mut IngestHandle, len: u32) -> i32 {
+    INPUT.with_borrow(|input| {
+        let piece = &input[..(len as usize).min(input.len())];
+        ingest_step(h, |ing, codec| ing.update(piece, codec).map(drop))
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kura_ingest_finish(h: *mut IngestHandle) -> i32 {
+    ingest_step(h, |ing, codec| ing.finish(codec).map(drop))
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kura_ingest_records(h: *mut IngestHandle) -> *const u32 {
+    unsafe { handle(h) }.table.as_ptr()
+}
+
+/// The document's SHA-256 (32 bytes) after `kura_ingest_finish`, else null.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kura_ingest_digest(h: *mut IngestHandle) -> *const u8 {
+    unsafe { handle(h) }.inner.digest().map_or(std::ptr::null(), |d| d.as_ptr())
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kura_ingest_free(h: *mut IngestHandle) {
+    drop(unsafe { Box::from_raw(h) });
+}

@@ -1,0 +1,15 @@
+//! Kura's byte core: SHA-256 and BLAKE3 hashing, FastCDC 2020 chunking, zstd compression and
+//! the fused ingest kernel that does all of them in one pass. Pure Rust, no JavaScript types:
+//! `ffi` is the one file that exports functions to WebAssembly hosts.
+
+pub mod cdc;
+pub mod codec;
+pub mod error;
+mod gear;
+pub mod hash;
+pub mod ingest;
+
+#[cfg(target_arch = "wasm32")]
+mod ffi;
+
+pub use error::Error;
