@@ -1,0 +1,57 @@
+/**
+ * Kura's typed errors. Every error a caller can act on is a `KuraError` with a stable `code`
+ * (listed in docs/ERRORS.md); messages are for people and may change, codes never do.
+ */
+
+export type KuraErrorCode = 'INVALID_INPUT' | 'CORRUPT_DATA' | 'INVALID_STATE' | 'INTERNAL' | (string & {});
+
+export class KuraError extends Error {
+  readonly code: KuraErrorCode;
+
+  constructor(code: KuraErrorCode, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** An argument was rejected before any work was done; `field` names it. */
+export class InvalidInputError extends KuraError {
+  readonly field: string | undefined;
+
+  constructor(message: string, field?: string, options?: ErrorOptions) {
+    super('INVALID_INPUT', message, options);
+    this.field = field;
+  }
+}
+
+/** Why stored bytes were found damaged. */
+export type CorruptionReason =
+  | 'corrupt-frame' // a zstd frame that is malformed, truncated or followed by garbage
+  | 'too-large' // a frame that declares or produces more than the recorded raw length
+  | 'too-short' // a frame that declares or produces less than the recorded raw length
+  | (string & {}); // later layers add their own (e.g. a chunk whose key does not match)
+
+/** Damaged data was detected; nothing damaged is ever returned as if it were good. */
+export class CorruptDataError extends KuraError {
+  readonly reason: CorruptionReason;
+
+  constructor(message: string, reason: CorruptionReason, options?: ErrorOptions) {
+    super('CORRUPT_DATA', message, options);
+    this.reason = reason;
+  }
+}
+
+/** A hasher, chunker or ingester was used after it finished or was disposed. */
+export class InvalidStateError extends KuraError {
+  constructor(message: string) {
+    super('INVALID_STATE', message);
+  }
+}
+
+/** The wasm core reported something the wrapper should have prevented: a bug in Kura. */
+export class InternalError extends KuraError {
+  constructor(message: string) {
+    super('INTERNAL', message);
+  }
+}

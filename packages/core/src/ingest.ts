@@ -1,0 +1,172 @@
+/**
+ * The fused ingest kernel, the hot path of every put: per input piece, one wasm call finds
+ * the chunk boundaries, each completed chunk's BLAKE3 key and (when asked) its zstd frame or
+ * raw bytes, and advances the document's SHA-256.
+ *
+ * The document digest may instead come from a native hasher (node:crypto uses SHA-NI, ~10x
+ * the wasm speed); the Node entry point makes that the default there, the wasm path stays
+ * the portable one (browsers, or `documentHasher: 'wasm'`).
+ */
+import { assertBytes, toHex } from './bytes.js';
+import { InvalidStateError } from './errors.js';
+import { CODEC_RAW, DEFAULT_LEVEL, assertLevel, type CodecId } from './compress.js';
+import type { Digest } from './hash.js';
+import { resolveChunkParams, seedWords, type ChunkParams, type ResolvedChunkParams } from './params.js';
+import { pieces, type ByteSource } from './source.js';
+import { check, copyOut, forEachBlock, memory, wasm } from './wasm/instance.js';
+
+/** A SHA-256 implementation outside wasm (e.g. node:crypto). */
+export interface DocumentHasher {
+  update(data: Uint8Array): void;
+  /** The 32-byte digest. */
+  digest(): Uint8Array;
+}
+
+export type DocumentHasherChoice = 'wasm' | (() => DocumentHasher);
+
+export interface IngestOptions {
+  chunking?: ChunkParams | ResolvedChunkParams;
+  /** zstd level for payloads, or `false` to emit raw chunk bytes. Default 3. */
+  compression?: number | false;
+  /** Who computes the document SHA-256. Default: the platform's fastest (see above). */
+  documentHasher?: DocumentHasherChoice;
+}
+
+export interface IngestChunk {
+  /** Offset of the chunk in the document. */
+  offset: number;
+  length: number;
+  /** BLAKE3-256 of the raw chunk bytes, 64 lowercase hex. */
+  key: string;
+  /** How `payload` is encoded: CODEC_RAW (the chunk bytes) or CODEC_ZSTD (one zstd frame). */
+  codec: CodecId;
+  payload: Uint8Array;
+}
+
+export interface IngestResult {
+  digest: Digest;
+  size: number;
+  chunks: number;
+}
+
+let defaultHasher: DocumentHasherChoice = 'wasm';
+
+/** Sets the document hasher used when `IngestOptions.documentHasher` is not given. */
+export function setDefaultDocumentHasher(choice: DocumentHasherChoice): void {
+  defaultHasher = choice;
+}
+
+const FLAG_COMPRESS = 1;
+const FLAG_NO_DOCUMENT_HASH = 2;
+/** u32 words per record: [length, codec, payloadPtr, payloadLen, key × 8] (ffi.rs). */
+const RECORD_WORDS = 12;
+
+const registry = new FinalizationRegistry<number>((h) => wasm().kura_ingest_free(h));
+
+export class Ingester {
+  readonly params: ResolvedChunkParams;
+  #handle: number;
+  #external: DocumentHasher | undefined;
+  #offset = 0;
+  #count = 0;
+  #result: IngestResult | undefined;
+
+  constructor(options: IngestOptions = {}) {
+    this.params = resolveChunkParams(options.chunking as ChunkParams);
+    const level = options.compression === undefined ? DEFAULT_LEVEL : options.compression;
+    if (level !== false) assertLevel(level);
+    const hasher = options.documentHasher ?? defaultHasher;
+    this.#external = hasher === 'wasm' ? undefined : hasher();
+    const flags = (level === false ? 0 : FLAG_COMPRESS) | (this.#external ? FLAG_NO_DOCUMENT_HASH : 0);
+    const p = this.params;
+    const h = wasm().kura_ingest_new(p.min, p.avg, p.max, ...seedWords(p), level === false ? 0 : level, flags);
+    if (h === 0) check(-wasm().kura_last_error(), 'Ingester');
+    this.#handle = h;
+    registry.register(this, h, this);
+  }
+
+  /** Feeds bytes; returns the chunks they completed, in order. */
+  update(data: Uint8Array): IngestChunk[] {
+    assertBytes(data, 'data');
+    const h = this.live();
+    const out: IngestChunk[] = [];
+    if (data.length === 0) return out;
+    this.#external?.update(data);
+    forEachBlock(data, (len) => {
+      this.read(h, check(wasm().kura_ingest_update(h, len), 'Ingester.update'), out);
+    });
+    return out;
+  }
+
+  /** Ends the document: returns the last chunks; `result` is set afterwards. */
+  finish(): IngestChunk[] {
+    const h = this.live();
+    const out: IngestChunk[] = [];
+    try {
+      this.read(h, check(wasm().kura_ingest_finish(h), 'Ingester.finish'), out);
+      const digest = this.#external ? this.#external.digest() : copyOut(wasm().kura_ingest_digest(h), 32);
+      this.#result = { digest: `sha256:${toHex(digest)}`, size: this.#offset, chunks: this.#count };
+    } finally {
+      this.dispose();
+    }
+    return out;
+  }
+
+  /** Digest, size and chunk count, once `finish` has returned. */
+  get result(): IngestResult | undefined {
+    return this.#result;
+  }
+
+  dispose(): void {
+    if (this.#handle === 0) return;
+    registry.unregister(this);
+    wasm().kura_ingest_free(this.#handle);
+    this.#handle = 0;
+  }
+
+  private read(h: number, count: number, out: IngestChunk[]): void {
+    if (count === 0) return;
+    const ptr = wasm().kura_ingest_records(h);
+    const words = new Uint32Array(wasm().memory.buffer, ptr, count * RECORD_WORDS);
+    const mem = memory();
+    for (let i = 0; i < count; i++) {
+      const w = i * RECORD_WORDS;
+      const length = words[w]!;
+      const keyAt = ptr + (w + 4) * 4;
+      out.push({
+        offset: this.#offset,
+        length,
+        key: toHex(mem.subarray(keyAt, keyAt + 32)),
+        codec: words[w + 1] === CODEC_RAW ? CODEC_RAW : 1,
+        payload: copyOut(words[w + 2]!, words[w + 3]!),
+      });
+      this.#offset += length;
+      this.#count++;
+    }
+  }
+
+  private live(): number {
+    if (this.#handle === 0) throw new InvalidStateError('Ingester already finished');
+    return this.#handle;
+  }
+}
+
+/**
+ * Ingests a streamed document: yields every chunk as soon as its boundary is final and
+ * returns `{ digest, size, chunks }` (the generator's return value).
+ */
+export async function* ingest(
+  source: ByteSource,
+  options?: IngestOptions,
+): AsyncGenerator<IngestChunk, IngestResult, undefined> {
+  const ingester = new Ingester(options);
+  try {
+    for await (const piece of pieces(source)) {
+      yield* ingester.update(piece);
+    }
+    yield* ingester.finish();
+    return ingester.result!;
+  } finally {
+    ingester.dispose();
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * The raw exports of `kura_core.wasm` (wasm-core/src/ffi.rs is the authority). Pointers and
+ * handles are byte addresses in the module's memory; `i32` results are a count or length, or
+ * `-code` of an error (see `wasmError`).
+ */
+export interface KuraWasmExports {
+  readonly memory: WebAssembly.Memory;
+  kura_input(len: number): number;
+  kura_out_ptr(): number;
+  kura_out_len(): number;
+  kura_last_error(): number;
+
+  kura_sha256(len: number): void;
+  kura_blake3(len: number): void;
+  kura_sha256_new(): number;
+  kura_sha256_update(h: number, len: number): void;
+  kura_sha256_finish(h: number): void;
+  kura_sha256_free(h: number): void;
+  kura_blake3_new(): number;
+  kura_blake3_update(h: number, len: number): void;
+  kura_blake3_finish(h: number): void;
+  kura_blake3_free(h: number): void;
+
+  kura_cdc_oneshot(min: number, avg: number, max: number, seedLo: number, seedHi: number, len: number): number;
+  kura_lengths_ptr(): number;
+  kura_cdc_new(min: number, avg: number, max: number, seedLo: number, seedHi: number): number;
+  kura_cdc_update(h: number, len: number): number;
+  kura_cdc_finish(h: number): number;
+  kura_cdc_lengths(h: number): number;
+  kura_cdc_free(h: number): void;
+
+  kura_zstd_compress(level: number, len: number): number;
+  kura_zstd_decompress(len: number, expected: number): number;
+
+  kura_ingest_new(
+    min: number,
+    avg: number,
+    max: number,
+    seedLo: number,
+    seedHi: number,
+    level: number,
+    flags: number,
+  ): number;
+  kura_ingest_update(h: number, len: number): number;
+  kura_ingest_finish(h: number): number;
+  kura_ingest_records(h: number): number;
+  kura_ingest_digest(h: number): number;
+  kura_ingest_free(h: number): void;
+}
+
+/** Error codes of wasm-core/src/error.rs. */
+export const WASM_ERROR = {
+  invalidParams: 1,
+  invalidLevel: 2,
+  corruptFrame: 3,
+  frameTooLarge: 4,
+  frameTooShort: 5,
+  invalidState: 6,
+  compressFailed: 7,
+} as const;
