@@ -1,0 +1,46 @@
+/**
+ * Exit codes scripts can rely on (docs/ERRORS.md): 0 ok, 1 error, 2 usage, 3 verify found
+ * damage. Errors print one line on stderr, never a stack trace.
+ */
+import { KuraError } from '@kura/core';
+
+export const EXIT = { ok: 0, error: 1, usage: 2, damaged: 3 } as const;
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** A failure the command has already explained, carrying its exit code. */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: ExitCode = EXIT.error,
+  ) {
+    super(message);
+  }
+}
+
+export function usage(message: string): CliError {
+  return new CliError(message, EXIT.usage);
+}
+
+/** File-system errors people meet, in the words of coreutils. */
+const FS_ERRORS: Record<string, string> = {
+  ENOENT: 'no such file or directory',
+  EACCES: 'permission denied',
+  EISDIR: 'is a directory',
+  ENOTDIR: 'not a directory',
+  ELOOP: 'too many levels of symbolic links',
+};
+
+/** One line for stderr. */
+export function describeError(e: unknown): string {
+  if (e instanceof KuraError) return `${e.message} [${e.code}]`;
+  if (e instanceof Error) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code && code in FS_ERRORS) return FS_ERRORS[code]!;
+    return code ? `${e.message} [${code}]` : e.message;
+  }
+  return String(e);
+}
+
+export function printError(message: string): void {
+  process.stderr.write(`kura: ${message}\n`);
+}

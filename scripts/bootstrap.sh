@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Makes a fresh machine of this kind (Debian bookworm, Node 20, rustup) ready to build, run and
+# test Kura, then builds it. Idempotent: every step checks first and is skipped when already
+# done, so a second run takes seconds. See ../shared/TOOLCHAIN.md for why each step is so.
+set -euo pipefail
+source "$(dirname "$0")/lib/env.sh"
+cd "$root"
+
+# Debian packages: clang compiles zstd's C code for wasm32; zstd is the independent codec the
+# tests check frames against.
+missing=()
+command -v clang >/dev/null || missing+=(clang)
+command -v zstd >/dev/null || missing+=(zstd)
+if [ ${#missing[@]} -gt 0 ]; then
+  step "apt-get install ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if ! command -v cargo >/dev/null; then
+  echo "bootstrap: cargo not found; this machine kind ships Rust via rustup (~/.cargo/bin)" >&2
+  exit 1
+fi
+if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+  step "rustup target add wasm32-unknown-unknown"
+  rustup target add wasm32-unknown-unknown
+fi
+
+# pnpm 12 from npm (corepack fails its signature check here).
+if ! command -v pnpm >/dev/null || [ "$(pnpm --version | cut -d. -f1)" -lt 10 ]; then
+  step "npm install -g pnpm@12"
+  npm install -g --silent pnpm@12
+fi
+
+step "pnpm install"
+pnpm install --frozen-lockfile --prefer-offline --reporter=silent
+
+bash scripts/build.sh

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Builds everything: the wasm core, then the TypeScript packages in dependency order.
+set -euo pipefail
+source "$(dirname "$0")/lib/env.sh"
+cd "$root"
+step "build wasm-core -> packages/core/wasm"
+bash scripts/build-wasm.sh
+step "build TypeScript packages"
+for pkg in core cli; do
+  (cd "packages/$pkg" && pnpm exec tsc -p tsconfig.json)
+done
