@@ -6,6 +6,6 @@ cd "$root"
 step "build wasm-core -> packages/core/wasm"
 bash scripts/build-wasm.sh
 step "build TypeScript packages"
-for pkg in core cli; do
+for pkg in core store cli; do
   (cd "packages/$pkg" && pnpm exec tsc -p tsconfig.json)
 done

@@ -32,13 +32,25 @@ export type CorruptionReason =
   | 'too-short' // a frame that declares or produces less than the recorded raw length
   | (string & {}); // later layers add their own (e.g. a chunk whose key does not match)
 
+/** Where damage was found, when the layer that found it knows. */
+export interface CorruptionDetails {
+  /** The chunk key (64 hex) whose bytes are damaged. */
+  key?: string;
+  /** The document digest (`sha256:<hex>`) that could not be read intact. */
+  digest?: string;
+}
+
 /** Damaged data was detected; nothing damaged is ever returned as if it were good. */
 export class CorruptDataError extends KuraError {
   readonly reason: CorruptionReason;
+  readonly key: string | undefined;
+  readonly digest: string | undefined;
 
-  constructor(message: string, reason: CorruptionReason, options?: ErrorOptions) {
+  constructor(message: string, reason: CorruptionReason, details: CorruptionDetails = {}, options?: ErrorOptions) {
     super('CORRUPT_DATA', message, options);
     this.reason = reason;
+    this.key = details.key;
+    this.digest = details.digest;
   }
 }
 

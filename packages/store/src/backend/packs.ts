@@ -1,0 +1,44 @@
+/**
+ * The pack-file storage contract (docs/FORMAT.md §6). Implementations: memory (tests), local
+ * file system (Node), later OPFS (browser) and S3-compatible object storage.
+ *
+ * Contract:
+ * - `create(name)` makes a new, empty pack and returns its only writer. Names are unique;
+ *   creating an existing name is an error.
+ * - `PackWriter.append(bytes)` appends synchronously and returns the offset the bytes start
+ *   at. Appended bytes are readable at once through `read`, but durable only after `sync()`
+ *   resolves. `close()` ends writing (the pack is sealed from then on).
+ * - `read(name, offset, length)` returns up to `length` bytes: fewer only when the pack is
+ *   shorter (the caller treats that as damage); a missing pack throws `PackMissingError`.
+ * - `remove(name)` deletes a pack; removing a missing pack is not an error.
+ * - `list()` names every pack that exists, with its size.
+ * Packs are never modified in place: sealed bytes never change.
+ */
+export interface PackWriter {
+  readonly name: string;
+  /** Bytes written so far, header included. */
+  readonly size: number;
+  append(bytes: Uint8Array): number;
+  sync(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface PackInfo {
+  name: string;
+  size: number;
+}
+
+export interface PackStore {
+  create(name: string): Promise<PackWriter>;
+  read(name: string, offset: number, length: number): Promise<Uint8Array>;
+  remove(name: string): Promise<void>;
+  list(): Promise<PackInfo[]>;
+  close(): Promise<void>;
+}
+
+export class PackMissingError extends Error {
+  constructor(readonly pack: string) {
+    super(`pack ${pack} is missing`);
+    this.name = 'PackMissingError';
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * The SQL database contract the store logic runs on. better-sqlite3 (Node) and SQLite compiled
+ * to wasm (browsers) both satisfy it; both are synchronous, which keeps every transaction
+ * atomic with respect to the JavaScript event loop — the store relies on that.
+ *
+ * Contract:
+ * - `prepare(sql)` compiles once; statements are reused many times.
+ * - BLOB parameters are Uint8Array; BLOB results are Uint8Array (Node: Buffer).
+ * - INTEGER results are numbers (the store keeps values below 2^53).
+ * - `transaction(fn)` runs `fn` in a transaction and commits, or rolls back and rethrows; a
+ *   nested call runs in a savepoint, so an inner failure can be caught without losing the
+ *   outer transaction.
+ * - Errors for constraint violations and busy locks are thrown as they come; the store maps
+ *   the few it expects.
+ */
+export type SqlValue = number | bigint | string | Uint8Array | null;
+
+export interface RunResult {
+  changes: number;
+  lastInsertRowid: number | bigint;
+}
+
+export interface SqlStatement<Row = Record<string, unknown>> {
+  run(...params: SqlValue[]): RunResult;
+  get(...params: SqlValue[]): Row | undefined;
+  all(...params: SqlValue[]): Row[];
+  iterate(...params: SqlValue[]): IterableIterator<Row>;
+}
+
+export interface SqlDatabase {
+  exec(sql: string): void;
+  prepare<Row = Record<string, unknown>>(sql: string): SqlStatement<Row>;
+  transaction<T>(fn: () => T): T;
+  readonly inTransaction: boolean;
+  close(): void;
+}

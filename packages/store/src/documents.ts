@@ -1,0 +1,61 @@
+/** Reading document rows into the public DocumentInfo shape, and metadata writes. */
+import type { Digest } from '@kura/core';
+import { NotFoundError } from './errors.js';
+import { formatDigest, parseDigest } from './hex.js';
+import type { DocRow, Statements } from './statements.js';
+
+export interface DocumentInfo {
+  digest: Digest;
+  size: number;
+  chunks: number;
+  path: string | null;
+  mediaType: string | null;
+  tags: string[];
+  meta: Record<string, string>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export function toInfo(st: Statements, row: DocRow): DocumentInfo {
+  const meta: Record<string, string> = {};
+  for (const m of st.metaOf.all(row.id)) meta[m.key] = m.value;
+  return {
+    digest: formatDigest(row.digest),
+    size: row.size,
+    chunks: row.chunk_count,
+    path: row.path,
+    mediaType: row.media_type,
+    tags: st.tagsOf.all(row.id).map((t) => t.tag),
+    meta,
+    createdAt: new Date(row.created_at).toISOString(),
+    updatedAt: new Date(row.updated_at).toISOString(),
+  };
+}
+
+/** The row of a document, or NOT_FOUND. */
+export function requireDoc(st: Statements, digest: string): DocRow {
+  const row = st.docByDigest.get(parseDigest(digest));
+  if (!row) throw new NotFoundError(`no document ${digest}`);
+  return row;
+}
+
+export interface MetaChange {
+  path?: string | null | undefined;
+  mediaType?: string | null | undefined;
+  meta?: Record<string, string | null> | undefined;
+  addTags?: readonly string[] | undefined;
+  removeTags?: readonly string[] | undefined;
+}
+
+/** Applies one change to a document row (inside the caller's transaction). */
+export function applyMeta(st: Statements, docId: number, change: MetaChange, now: number): void {
+  if (change.path !== undefined) st.docSetPath.run(change.path, docId);
+  if (change.mediaType !== undefined) st.docSetMediaType.run(change.mediaType, docId);
+  for (const [k, v] of Object.entries(change.meta ?? {})) {
+    if (v === null) st.metaDelete.run(docId, k);
+    else st.metaSet.run(docId, k, v);
+  }
+  for (const t of change.addTags ?? []) st.tagAdd.run(docId, t);
+  for (const t of change.removeTags ?? []) st.tagRemove.run(docId, t);
+  st.docTouch.run(now, docId);
+}

@@ -1,0 +1,111 @@
+/**
+ * Garbage collection (FORMAT.md §9), safe while puts continue in the same process: pinned
+ * chunks, the open pack and packs with records of puts in progress are left alone.
+ */
+import type { PackStore } from './backend/packs.js';
+import type { SqlDatabase } from './backend/sql.js';
+import { bytesToHex } from './hex.js';
+import type { Reader } from './read.js';
+import type { Statements } from './statements.js';
+import { PACK_HEADER_SIZE, RECORD_HEADER_SIZE } from './pack-record.js';
+import type { Writer } from './writer.js';
+
+export interface GcReport {
+  /** Chunk rows removed (unreferenced chunks). */
+  chunksRemoved: number;
+  /** Packs deleted because nothing in them was live. */
+  packsDeleted: number;
+  /** Packs rewritten because most of them was garbage. */
+  packsCompacted: number;
+  /** Pack files with no row (left by a crash), deleted. */
+  orphansDeleted: number;
+  /** Bytes of pack files removed minus bytes rewritten: what the disk got back. */
+  bytesFreed: number;
+}
+
+/** A sealed pack is compacted when its live records fill less than this share of it. */
+export const COMPACT_BELOW = 0.5;
+
+export async function collectGarbage(db: SqlDatabase, st: Statements, packs: PackStore, writer: Writer, reader: Reader): Promise<GcReport> {
+  const report: GcReport = { chunksRemoved: 0, packsDeleted: 0, packsCompacted: 0, orphansDeleted: 0, bytesFreed: 0 };
+
+  // 1. Unreferenced chunk rows, in one synchronous transaction: no put can interleave.
+  db.transaction(() => {
+    for (const g of st.chunkGarbage.all()) {
+      if (writer.pinned(bytesToHex(g.key))) continue;
+      report.chunksRemoved += st.chunkDelete.run(g.key).changes;
+    }
+  });
+
+  // 2. Sealed packs: delete the empty, compact the mostly garbage.
+  const live = new Map(st.packLiveBytes.all().map((r) => [r.pack_id, r.live]));
+  const files = new Map((await packs.list()).map((p) => [p.name, p.size]));
+  for (const pack of st.packsSealed.all()) {
+    if (writer.packInUse(pack.id)) continue;
+    const fileSize = files.get(pack.name) ?? pack.size;
+    const liveBytes = live.get(pack.id) ?? 0;
+    if (liveBytes === 0) {
+      db.transaction(() => st.packDelete.run(pack.id));
+      writer.forgetPack(pack.id);
+      await packs.remove(pack.name);
+      report.packsDeleted++;
+      report.bytesFreed += fileSize;
+    } else if (liveBytes < (fileSize - PACK_HEADER_SIZE) * COMPACT_BELOW) {
+      report.bytesFreed += fileSize - (await compact(db, st, packs, writer, reader, pack.id, pack.name));
+      report.packsCompacted++;
+    }
+  }
+
+  // 3. Orphans: files the database does not know (a crash between the steps above).
+  const known = new Set(st.packsAll.all().map((p) => p.name));
+  for (const [name, size] of files) {
+    if (!known.has(name)) {
+      await packs.remove(name);
+      report.orphansDeleted++;
+      report.bytesFreed += size;
+    }
+  }
+  return report;
+}
+
+/** Moves a pack's live chunks to the open pack, then drops the pack. Returns bytes rewritten. */
+async function compact(db: SqlDatabase, st: Statements, packs: PackStore, writer: Writer, reader: Reader, packId: number, name: string): Promise<number> {
+  const moved: { key: Uint8Array; packId: number; offset: number; end: number }[] = [];
+  let rewritten = 0;
+  for (const row of st.chunksInPack.all(packId)) {
+    const key = bytesToHex(row.key);
+    // Read through the checked path: damaged chunks are not copied (verify reports them).
+    let payloadRecord: Uint8Array;
+    try {
+      await reader.chunk(key);
+      payloadRecord = await packs.read(name, row.offset, RECORD_HEADER_SIZE + row.stored_len);
+    } catch {
+      continue;
+    }
+    const { chunk } = await writer.appendRecordCopy(key, payloadRecord);
+    writer.usePack(chunk.packId);
+    moved.push({ key: row.key, packId: chunk.packId, offset: chunk.offset, end: chunk.offset + payloadRecord.length });
+    rewritten += payloadRecord.length;
+  }
+  try {
+    // Flushed before the rows point at the copies (durability order, FORMAT.md §8).
+    await writer.commit(() => {
+      for (const m of moved) {
+        st.chunkMove.run(m.packId, m.offset, m.key, packId);
+        st.packGrow.run(m.end, m.packId);
+      }
+      const left = st.chunksInPack.all(packId).length;
+      if (left === 0) st.packDelete.run(packId);
+    });
+  } finally {
+    for (const m of moved) {
+      writer.releasePack(m.packId);
+      writer.settle(bytesToHex(m.key));
+    }
+  }
+  if (!st.packById.get(packId)) {
+    writer.forgetPack(packId);
+    await packs.remove(name);
+  }
+  return rewritten;
+}

@@ -1,0 +1,12 @@
+/** @kura/store, platform-neutral part: the store logic and its backend contracts. */
+export { Store as StoreCore, FORMAT_NAME, FORMAT_VERSION } from './store.js';
+export type { StoreBackends, StoreStats, StoreConfig, ListResult, PutInput } from './store.js';
+export type { PutResult } from './put.js';
+export type { DocumentInfo } from './documents.js';
+export type { GcReport } from './gc.js';
+export type { VerifyReport, DamagedChunk, DamagedDocument, VerifyProgress } from './verify.js';
+export type { InitOptions, OpenOptions, PutMeta, MetaUpdate, ListQuery, Durability } from './options.js';
+export type { SqlDatabase, SqlStatement, SqlValue, RunResult } from './backend/sql.js';
+export { PackMissingError, type PackStore, type PackWriter, type PackInfo } from './backend/packs.js';
+export { MemoryPackStore } from './backend/memory-packs.js';
+export * from './errors.js';

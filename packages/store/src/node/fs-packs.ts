@@ -1,0 +1,128 @@
+/**
+ * Packs as files under <store>/packs/<aa>/<name>.pack (FORMAT.md §5). Appends and reads use
+ * synchronous positioned I/O: they are small (one chunk record) and the thread-pool hop of the
+ * async API would cost more than the I/O. fdatasync is asynchronous, so a flush never blocks
+ * the event loop.
+ */
+import { closeSync, fdatasync, fsync, mkdirSync, openSync, readSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { PackMissingError, type PackInfo, type PackStore, type PackWriter } from '../backend/packs.js';
+
+const fdatasyncAsync = promisify(fdatasync);
+const fsyncAsync = promisify(fsync);
+
+/** Open read descriptors kept per store; older ones are closed first. */
+const READ_FDS = 64;
+
+export class FsPackStore implements PackStore {
+  readonly #readFds = new Map<string, number>();
+
+  constructor(readonly dir: string) {}
+
+  path(name: string): string {
+    return join(this.dir, name.slice(0, 2), `${name}.pack`);
+  }
+
+  async create(name: string): Promise<PackWriter> {
+    const sub = join(this.dir, name.slice(0, 2));
+    mkdirSync(sub, { recursive: true });
+    const fd = openSync(this.path(name), 'wx');
+    // The new directory entry must survive a crash too.
+    await syncDir(sub);
+    let size = 0;
+    let open = true;
+    return {
+      name,
+      get size() {
+        return size;
+      },
+      append(bytes) {
+        if (!open) throw new Error(`pack ${name} is closed`);
+        const at = size;
+        let done = 0;
+        while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done, at + done);
+        size += bytes.length;
+        return at;
+      },
+      sync: () => fdatasyncAsync(fd),
+      async close() {
+        if (open) {
+          open = false;
+          closeSync(fd);
+        }
+      },
+    };
+  }
+
+  async read(name: string, offset: number, length: number): Promise<Uint8Array> {
+    const fd = this.readFd(name);
+    const buf = new Uint8Array(length);
+    let got = 0;
+    while (got < length) {
+      const n = readSync(fd, buf, got, length - got, offset + got);
+      if (n === 0) break;
+      got += n;
+    }
+    return got === length ? buf : buf.subarray(0, got);
+  }
+
+  private readFd(name: string): number {
+    let fd = this.#readFds.get(name);
+    if (fd !== undefined) return fd;
+    try {
+      fd = openSync(this.path(name), 'r');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new PackMissingError(name);
+      throw e;
+    }
+    if (this.#readFds.size >= READ_FDS) {
+      const [oldName, oldFd] = this.#readFds.entries().next().value!;
+      this.#readFds.delete(oldName);
+      closeSync(oldFd);
+    }
+    this.#readFds.set(name, fd);
+    return fd;
+  }
+
+  async remove(name: string): Promise<void> {
+    const fd = this.#readFds.get(name);
+    if (fd !== undefined) {
+      this.#readFds.delete(name);
+      closeSync(fd);
+    }
+    rmSync(this.path(name), { force: true });
+  }
+
+  async list(): Promise<PackInfo[]> {
+    const out: PackInfo[] = [];
+    let subs: string[];
+    try {
+      subs = readdirSync(this.dir);
+    } catch {
+      return out;
+    }
+    for (const sub of subs) {
+      if (!/^[0-9a-f]{2}$/.test(sub)) continue;
+      for (const f of readdirSync(join(this.dir, sub))) {
+        const m = /^([0-9a-f]{32})\.pack$/.exec(f);
+        if (m) out.push({ name: m[1]!, size: statSync(join(this.dir, sub, f)).size });
+      }
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    for (const fd of this.#readFds.values()) closeSync(fd);
+    this.#readFds.clear();
+  }
+}
+
+export async function syncDir(dir: string): Promise<void> {
+  const fd = openSync(dir, 'r');
+  try {
+    await fsyncAsync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,29 @@
+/** better-sqlite3 behind the SqlDatabase contract (backend/sql.ts). */
+import Database from 'better-sqlite3';
+import type { SqlDatabase, SqlStatement } from '../backend/sql.js';
+import type { Durability } from '../options.js';
+
+export interface SqliteOptions {
+  readonly?: boolean;
+  /** Milliseconds to wait for a lock before SQLITE_BUSY (readers racing a checkpoint). */
+  timeout?: number;
+}
+
+export function openSqlite(path: string, options: SqliteOptions = {}): SqlDatabase & { setDurability(d: Durability): void } {
+  const db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false, timeout: options.timeout ?? 5000 });
+  if (!options.readonly) db.pragma('journal_mode = WAL');
+  db.pragma('cache_size = -65536'); // 64 MiB page cache
+  db.pragma('temp_store = MEMORY');
+  return {
+    exec: (sql) => void db.exec(sql),
+    prepare: <Row>(sql: string) => db.prepare(sql) as unknown as SqlStatement<Row>,
+    transaction: <T>(fn: () => T): T => db.transaction(fn)(),
+    get inTransaction() {
+      return db.inTransaction;
+    },
+    close: () => db.close(),
+    setDurability(d: Durability) {
+      if (!options.readonly) db.pragma(`synchronous = ${d === 'full' ? 'FULL' : 'NORMAL'}`);
+    },
+  };
+}

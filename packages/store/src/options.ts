@@ -1,0 +1,111 @@
+/**
+ * Options of Store.init / Store.open and of put metadata, validated with zod. A store's
+ * chunking parameters are fixed at init and recorded in its `config` table (FORMAT.md §7).
+ */
+import { AVG_MAX, AVG_MIN, DEFAULT_AVG, DEFAULT_LEVEL, InvalidInputError, LEVEL_MAX, LEVEL_MIN } from '@kura/core';
+import { z } from 'zod';
+
+export const Durability = z.enum(['full', 'normal']);
+export type Durability = z.infer<typeof Durability>;
+
+const level = z
+  .number()
+  .int()
+  .min(LEVEL_MIN)
+  .max(LEVEL_MAX)
+  .refine((l) => l !== 0, 'level 0 is not a level (zstd reads it as "default"; say 3)');
+
+const avg = z
+  .number()
+  .int()
+  .min(AVG_MIN)
+  .max(AVG_MAX)
+  .refine((n) => (n & (n - 1)) === 0, 'avg must be a power of two');
+
+const seed = z.union([
+  z.literal('random'),
+  z.bigint().min(0n).max((1n << 64n) - 1n),
+  z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+]);
+
+export const InitOptions = z
+  .object({
+    chunking: z.object({ avg: avg.default(DEFAULT_AVG), seed: seed.default(0) }).strict().default({ avg: DEFAULT_AVG, seed: 0 }),
+    /** zstd level for new chunks, or false to store every chunk raw. */
+    compression: z.union([level, z.literal(false)]).default(DEFAULT_LEVEL),
+    durability: Durability.default('normal'),
+  })
+  .strict();
+export type InitOptions = z.input<typeof InitOptions>;
+
+export const OpenOptions = z
+  .object({
+    readonly: z.boolean().default(false),
+    durability: Durability.optional(),
+    /** When given, must equal the store's recorded parameters (else FORMAT_MISMATCH). */
+    chunking: z.object({ avg: avg.optional(), seed: seed.optional() }).strict().optional(),
+    /** Overrides the recorded level for chunks written by this session. */
+    compression: z.union([level, z.literal(false)]).optional(),
+    /** Pack size at which packs are sealed (default 64 MiB). A tuning knob; tests use it small. */
+    packSize: z.number().int().min(4096).max(1 << 30).optional(),
+  })
+  .strict();
+export type OpenOptions = z.input<typeof OpenOptions>;
+
+const tag = z.string().min(1).max(256).regex(/^[^\u0000-\u001f]+$/, 'tags must not contain control characters');
+const metaKey = z.string().min(1).max(256);
+const metaValue = z.string().max(64 * 1024);
+
+export const PutMeta = z
+  .object({
+    /** A name or logical path, e.g. "docs/readme.md". */
+    path: z.string().min(1).max(4096).regex(/^[^\u0000]+$/, 'path must not contain NUL').optional(),
+    mediaType: z
+      .string()
+      .max(255)
+      .regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, 'mediaType must look like type/subtype')
+      .optional(),
+    tags: z.array(tag).max(1000).optional(),
+    meta: z.record(metaKey, metaValue).optional(),
+  })
+  .strict();
+export type PutMeta = z.input<typeof PutMeta>;
+
+/** One entry of updateMeta: what to change on one document. `meta` values of null delete keys. */
+export const MetaUpdate = z
+  .object({
+    digest: z.string(),
+    path: z.string().min(1).max(4096).nullable().optional(),
+    mediaType: z.string().max(255).nullable().optional(),
+    meta: z.record(metaKey, metaValue.nullable()).optional(),
+    addTags: z.array(tag).max(1000).optional(),
+    removeTags: z.array(tag).max(1000).optional(),
+  })
+  .strict();
+export type MetaUpdate = z.input<typeof MetaUpdate>;
+
+export const ListQuery = z
+  .object({
+    tag: tag.optional(),
+    mediaType: z.string().max(255).optional(),
+    pathPrefix: z.string().max(4096).optional(),
+    since: z.union([z.date(), z.string().datetime({ offset: true }), z.number().int()]).optional(),
+    until: z.union([z.date(), z.string().datetime({ offset: true }), z.number().int()]).optional(),
+    limit: z.number().int().min(1).max(10_000).default(100),
+    cursor: z.string().max(64).optional(),
+  })
+  .strict();
+export type ListQuery = z.input<typeof ListQuery>;
+
+/** Parses with a zod schema; failures become INVALID_INPUT naming the first bad field. */
+export function parse<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
+  const r = schema.safeParse(value ?? {});
+  if (r.success) return r.data;
+  const issue = r.error.issues[0]!;
+  const field = issue.path.length ? issue.path.join('.') : what;
+  throw new InvalidInputError(`${what}: ${field}: ${issue.message}`, field);
+}
+
+export function toMillis(t: Date | string | number): number {
+  return t instanceof Date ? t.getTime() : typeof t === 'string' ? Date.parse(t) : t;
+}

@@ -1,0 +1,136 @@
+/**
+ * The ingest pipeline of a put (FORMAT.md §8): stream -> fused kernel -> shared or appended
+ * chunks -> one group-committed transaction.
+ */
+import { Ingester, InternalError, type ByteSource, type Digest, type DocumentHasherChoice, type ResolvedChunkParams, pieces } from '@kura/core';
+import { applyMeta } from './documents.js';
+import { hexToBytes } from './hex.js';
+import { encodeManifest } from './manifest.js';
+import { RECORD_HEADER_SIZE } from './pack-record.js';
+import type { Statements } from './statements.js';
+import type { StoredChunk, Writer } from './writer.js';
+
+export interface PutResult {
+  digest: Digest;
+  size: number;
+  chunks: number;
+  /** Chunks this put wrote (not found in the store). */
+  newChunks: number;
+  /** Bytes this put added to pack files (records: headers and payloads). */
+  newBytesStored: number;
+}
+
+export interface PutContext {
+  writer: Writer;
+  st: Statements;
+  chunking: ResolvedChunkParams;
+  compression: number | false;
+  documentHasher?: DocumentHasherChoice | undefined;
+}
+
+export interface ResolvedMeta {
+  path?: string | undefined;
+  mediaType?: string | undefined;
+  tags?: string[] | undefined;
+  meta?: Record<string, string> | undefined;
+}
+
+export async function putDocument(ctx: PutContext, source: ByteSource, meta: ResolvedMeta): Promise<PutResult> {
+  const { writer, st } = ctx;
+  const ingester = new Ingester({
+    chunking: ctx.chunking,
+    compression: ctx.compression,
+    ...(ctx.documentHasher ? { documentHasher: ctx.documentHasher } : {}),
+  });
+  const entries: { key: string; length: number }[] = [];
+  /** Chunks without a row that this put needs rows for: its own and other pending puts'. */
+  const unrowed = new Map<string, StoredChunk>();
+  const pinned: string[] = [];
+  const packsUsed: number[] = [];
+  const wrote: string[] = [];
+  let committed = false;
+  let newChunks = 0;
+  let newBytes = 0;
+
+  const usePack = (id: number) => {
+    writer.usePack(id);
+    packsUsed.push(id);
+  };
+
+  const place = async (c: { key: string; length: number; codec: number; payload: Uint8Array }) => {
+    entries.push({ key: c.key, length: c.length });
+    if (unrowed.has(c.key) || pinned.includes(c.key)) return;
+    // Check and pin/claim without an await in between (see writer.ts).
+    if (st.chunkExists.get(hexToBytes(c.key))) {
+      writer.pin(c.key);
+      pinned.push(c.key);
+      return;
+    }
+    const pending = writer.pending(c.key);
+    if (pending) {
+      usePack(pending.packId);
+      unrowed.set(c.key, pending);
+      return;
+    }
+    const { chunk, written } = await writer.append(
+      { key: c.key, codec: c.codec, rawLen: c.length, storedLen: c.payload.length },
+      c.payload,
+    );
+    usePack(chunk.packId);
+    unrowed.set(c.key, chunk);
+    if (written) {
+      wrote.push(c.key);
+      newChunks++;
+      newBytes += RECORD_HEADER_SIZE + c.payload.length;
+    }
+  };
+
+  try {
+    for await (const piece of pieces(source)) {
+      for (const c of ingester.update(piece)) await place(c);
+    }
+    for (const c of ingester.finish()) await place(c);
+    const { digest, size } = ingester.result!;
+    const digestBytes = hexToBytes(digest.slice(7));
+
+    await writer.commit(() => {
+      const now = Date.now();
+      const existing = st.docIdByDigest.get(digestBytes);
+      if (existing) {
+        // Same bytes again: only metadata changes; chunks this put wrote stay unreferenced.
+        applyMeta(st, existing.id, { path: meta.path, mediaType: meta.mediaType, meta: meta.meta, addTags: meta.tags }, now);
+        return;
+      }
+      for (const c of unrowed.values()) st.chunkInsert.run(hexToBytes(c.key), c.packId, c.offset, c.rawLen, c.storedLen, c.codec);
+      const counts = new Map<string, number>();
+      for (const e of entries) counts.set(e.key, (counts.get(e.key) ?? 0) + 1);
+      for (const [key, n] of counts) {
+        if (st.chunkAddRefs.run(n, hexToBytes(key)).changes !== 1) {
+          throw new InternalError(`chunk ${key} vanished before its document committed`);
+        }
+      }
+      const byPack = new Map<number, number>();
+      for (const c of unrowed.values()) {
+        const end = c.offset + RECORD_HEADER_SIZE + c.storedLen;
+        byPack.set(c.packId, Math.max(byPack.get(c.packId) ?? 0, end));
+      }
+      for (const [id, end] of byPack) st.packGrow.run(end, id);
+      const id = Number(
+        st.docInsert.run(digestBytes, size, entries.length, encodeManifest(entries), meta.path ?? null, meta.mediaType ?? null, now, now)
+          .lastInsertRowid,
+      );
+      applyMeta(st, id, { meta: meta.meta, addTags: meta.tags }, now);
+    });
+    committed = true;
+    for (const key of unrowed.keys()) writer.settle(key);
+    return { digest, size, chunks: entries.length, newChunks, newBytesStored: newBytes };
+  } finally {
+    // A failed put's records must not stay pending: with no put using their pack, GC could
+    // reclaim it under a later put that shared them. Puts that already share them keep
+    // their own copy of the location and hold the pack.
+    if (!committed) wrote.forEach((k) => writer.settle(k));
+    ingester.dispose();
+    pinned.forEach((k) => writer.unpin(k));
+    packsUsed.forEach((id) => writer.releasePack(id));
+  }
+}

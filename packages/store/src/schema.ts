@@ -1,0 +1,74 @@
+/** The SQLite schema (docs/FORMAT.md §7) and its migrations. */
+import { FormatMismatchError } from './errors.js';
+import type { SqlDatabase } from './backend/sql.js';
+
+export const SCHEMA_VERSION = 1;
+
+/** MIGRATIONS[n] takes a database from user_version n to n + 1. */
+const MIGRATIONS: string[] = [
+  `
+  CREATE TABLE config (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+  CREATE TABLE packs (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    size INTEGER NOT NULL,
+    sealed INTEGER NOT NULL,
+    created_at INTEGER NOT NULL
+  ) STRICT;
+  CREATE TABLE chunks (
+    key BLOB PRIMARY KEY,
+    pack_id INTEGER NOT NULL,
+    offset INTEGER NOT NULL,
+    raw_len INTEGER NOT NULL,
+    stored_len INTEGER NOT NULL,
+    codec INTEGER NOT NULL,
+    refs INTEGER NOT NULL
+  ) STRICT, WITHOUT ROWID;
+  CREATE INDEX chunks_pack ON chunks(pack_id);
+  CREATE INDEX chunks_garbage ON chunks(refs) WHERE refs = 0;
+  CREATE TABLE documents (
+    id INTEGER PRIMARY KEY,
+    digest BLOB NOT NULL UNIQUE,
+    size INTEGER NOT NULL,
+    chunk_count INTEGER NOT NULL,
+    manifest BLOB NOT NULL,
+    path TEXT,
+    media_type TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX documents_created ON documents(created_at, id);
+  CREATE INDEX documents_path ON documents(path);
+  CREATE INDEX documents_media ON documents(media_type);
+  CREATE TABLE tags (doc_id INTEGER NOT NULL, tag TEXT NOT NULL, PRIMARY KEY (tag, doc_id)) STRICT, WITHOUT ROWID;
+  CREATE INDEX tags_doc ON tags(doc_id);
+  CREATE TABLE meta (
+    doc_id INTEGER NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (doc_id, key)
+  ) STRICT, WITHOUT ROWID;
+  `,
+];
+
+export function schemaVersion(db: SqlDatabase): number {
+  return (db.prepare<{ user_version: number }>('PRAGMA user_version').get()?.user_version ?? 0) as number;
+}
+
+/** Brings the schema to SCHEMA_VERSION; refuses a database from a newer Kura. */
+export function migrate(db: SqlDatabase): void {
+  const current = schemaVersion(db);
+  if (current > SCHEMA_VERSION) {
+    throw new FormatMismatchError(
+      `this store's schema is version ${current}; this Kura understands up to ${SCHEMA_VERSION}: upgrade Kura`,
+      String(SCHEMA_VERSION),
+      String(current),
+    );
+  }
+  for (let v = current; v < SCHEMA_VERSION; v++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[v]!);
+      db.exec(`PRAGMA user_version = ${v + 1}`);
+    });
+  }
+}

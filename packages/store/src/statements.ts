@@ -1,0 +1,95 @@
+/** Every SQL statement the store runs, prepared once per database. */
+import type { SqlDatabase, SqlStatement } from './backend/sql.js';
+
+export interface ChunkRow {
+  key: Uint8Array;
+  pack_id: number;
+  offset: number;
+  raw_len: number;
+  stored_len: number;
+  codec: number;
+  refs: number;
+}
+
+export interface DocRow {
+  id: number;
+  digest: Uint8Array;
+  size: number;
+  chunk_count: number;
+  manifest: Uint8Array;
+  path: string | null;
+  media_type: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface PackRow {
+  id: number;
+  name: string;
+  size: number;
+  sealed: number;
+  created_at: number;
+}
+
+export function prepareStatements(db: SqlDatabase) {
+  const p = <R>(sql: string): SqlStatement<R> => db.prepare<R>(sql);
+  return {
+    configAll: p<{ key: string; value: string }>('SELECT key, value FROM config'),
+    configSet: p('INSERT INTO config(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
+
+    packById: p<PackRow>('SELECT * FROM packs WHERE id = ?'),
+    packInsert: p('INSERT INTO packs(name, size, sealed, created_at) VALUES (?, ?, 0, ?)'),
+    packGrow: p('UPDATE packs SET size = MAX(size, ?) WHERE id = ?'),
+    packSeal: p('UPDATE packs SET sealed = 1 WHERE id = ?'),
+    packSealAll: p('UPDATE packs SET sealed = 1 WHERE sealed = 0'),
+    packDelete: p('DELETE FROM packs WHERE id = ?'),
+    packsAll: p<PackRow>('SELECT * FROM packs ORDER BY id'),
+    packsSealed: p<PackRow>('SELECT * FROM packs WHERE sealed = 1 ORDER BY id'),
+    packLiveBytes: p<{ pack_id: number; live: number; n: number }>(
+      'SELECT pack_id, SUM(stored_len + 48) AS live, COUNT(*) AS n FROM chunks GROUP BY pack_id',
+    ),
+
+    chunkGet: p<ChunkRow>('SELECT * FROM chunks WHERE key = ?'),
+    chunkExists: p<{ refs: number }>('SELECT refs FROM chunks WHERE key = ?'),
+    chunkInsert: p(
+      'INSERT OR IGNORE INTO chunks(key, pack_id, offset, raw_len, stored_len, codec, refs) VALUES (?, ?, ?, ?, ?, ?, 0)',
+    ),
+    chunkAddRefs: p('UPDATE chunks SET refs = refs + ? WHERE key = ?'),
+    chunkMove: p('UPDATE chunks SET pack_id = ?, offset = ? WHERE key = ? AND pack_id = ?'),
+    chunkGarbage: p<{ key: Uint8Array; pack_id: number; stored_len: number }>(
+      'SELECT key, pack_id, stored_len FROM chunks WHERE refs = 0',
+    ),
+    chunkDelete: p('DELETE FROM chunks WHERE key = ? AND refs = 0'),
+    chunksInPack: p<ChunkRow>('SELECT * FROM chunks WHERE pack_id = ? ORDER BY offset'),
+    chunksAll: p<ChunkRow>('SELECT * FROM chunks ORDER BY pack_id, offset'),
+
+    docByDigest: p<DocRow>('SELECT * FROM documents WHERE digest = ?'),
+    docIdByDigest: p<{ id: number }>('SELECT id FROM documents WHERE digest = ?'),
+    docInsert: p(
+      'INSERT INTO documents(digest, size, chunk_count, manifest, path, media_type, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    ),
+    docTouch: p('UPDATE documents SET updated_at = ? WHERE id = ?'),
+    docSetPath: p('UPDATE documents SET path = ? WHERE id = ?'),
+    docSetMediaType: p('UPDATE documents SET media_type = ? WHERE id = ?'),
+    docDelete: p('DELETE FROM documents WHERE id = ?'),
+    docsAll: p<DocRow>('SELECT * FROM documents ORDER BY id'),
+
+    tagAdd: p('INSERT OR IGNORE INTO tags(doc_id, tag) VALUES (?, ?)'),
+    tagRemove: p('DELETE FROM tags WHERE doc_id = ? AND tag = ?'),
+    tagsOf: p<{ tag: string }>('SELECT tag FROM tags WHERE doc_id = ? ORDER BY tag'),
+    tagsDeleteDoc: p('DELETE FROM tags WHERE doc_id = ?'),
+
+    metaSet: p('INSERT INTO meta(doc_id, key, value) VALUES (?, ?, ?) ON CONFLICT(doc_id, key) DO UPDATE SET value = excluded.value'),
+    metaDelete: p('DELETE FROM meta WHERE doc_id = ? AND key = ?'),
+    metaOf: p<{ key: string; value: string }>('SELECT key, value FROM meta WHERE doc_id = ? ORDER BY key'),
+    metaDeleteDoc: p('DELETE FROM meta WHERE doc_id = ?'),
+
+    stats: p<{ documents: number; logical: number }>('SELECT COUNT(*) AS documents, COALESCE(SUM(size), 0) AS logical FROM documents'),
+    chunkStats: p<{ unique_bytes: number; stored: number; chunks: number }>(
+      'SELECT COALESCE(SUM(raw_len), 0) AS unique_bytes, COALESCE(SUM(stored_len + 48), 0) AS stored, COUNT(*) AS chunks FROM chunks WHERE refs > 0',
+    ),
+    packStats: p<{ bytes: number; packs: number }>('SELECT COALESCE(SUM(size), 0) AS bytes, COUNT(*) AS packs FROM packs'),
+  };
+}
+
+export type Statements = ReturnType<typeof prepareStatements>;

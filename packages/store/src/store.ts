@@ -1,0 +1,406 @@
+/**
+ * The store: platform-neutral logic over a SqlDatabase and a PackStore (FORMAT.md §5–9).
+ * Node wires it to better-sqlite3 and the file system (node/index.ts); the browser will wire
+ * it to SQLite-in-wasm and OPFS.
+ */
+import {
+  InvalidInputError,
+  resolveChunkParams,
+  type ByteSource,
+  type Digest,
+  type DocumentHasherChoice,
+  type ResolvedChunkParams,
+} from '@kura/core';
+import type { PackStore } from './backend/packs.js';
+import type { SqlDatabase } from './backend/sql.js';
+import { applyMeta, requireDoc, toInfo, type DocumentInfo } from './documents.js';
+import { FormatMismatchError, NotFoundError, ReadOnlyError, StoreClosedError } from './errors.js';
+import { collectGarbage, type GcReport } from './gc.js';
+import { formatDigest, hexToBytes, parseDigest } from './hex.js';
+import { decodeManifest } from './manifest.js';
+import { InitOptions, ListQuery, MetaUpdate, OpenOptions, PutMeta, parse, toMillis, type Durability } from './options.js';
+import { RECORD_HEADER_SIZE } from './pack-record.js';
+import { putDocument, type PutResult } from './put.js';
+import { Reader } from './read.js';
+import { SCHEMA_VERSION, migrate, schemaVersion } from './schema.js';
+import { prepareStatements, type Statements } from './statements.js';
+import { verifyStore, type VerifyProgress, type VerifyReport } from './verify.js';
+import { Writer } from './writer.js';
+
+export const FORMAT_NAME = 'kura-store';
+export const FORMAT_VERSION = 1;
+
+export interface StoreBackends {
+  db: SqlDatabase;
+  packs: PackStore;
+  /** Called when the store closes, after everything else (releases the writer lock). */
+  release?: () => void | Promise<void>;
+  /** Turns a string `put` input (a file path) into bytes; absent where there are no files. */
+  openPath?: (path: string) => ByteSource;
+  /** Document SHA-256 for puts and reads (default: the platform default of @kura/core). */
+  documentHasher?: DocumentHasherChoice;
+  /** Applies the durability mode to the database (e.g. PRAGMA synchronous). */
+  setDurability?: (d: Durability) => void;
+}
+
+export interface StoreStats {
+  documents: number;
+  /** Sum of document sizes. */
+  logicalBytes: number;
+  /** Raw bytes of the distinct chunks documents use. */
+  uniqueChunkBytes: number;
+  /** Bytes those chunks take in packs (payloads and record headers). */
+  storedBytes: number;
+  /** Bytes of all pack files, garbage included (what GC can shrink). */
+  packBytes: number;
+  chunks: number;
+  packs: number;
+  /** logicalBytes / uniqueChunkBytes (1 when empty). */
+  dedupRatio: number;
+  /** uniqueChunkBytes / storedBytes (1 when empty). */
+  compressionRatio: number;
+}
+
+export interface StoreConfig {
+  formatVersion: number;
+  storeId: string;
+  chunking: ResolvedChunkParams;
+  compression: number | false;
+  createdAt: string;
+}
+
+export type PutInput = ByteSource | string;
+
+export interface ListResult {
+  items: DocumentInfo[];
+  /** Pass as `cursor` for the next page; absent on the last page. */
+  nextCursor?: string;
+}
+
+function randomHex(bytes: number): string {
+  const b = new Uint8Array(bytes);
+  crypto.getRandomValues(b);
+  return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+}
+
+function randomSeed(): bigint {
+  const b = new Uint8Array(8);
+  crypto.getRandomValues(b);
+  return b.reduce((acc, x) => (acc << 8n) | BigInt(x), 0n);
+}
+
+export class Store {
+  readonly config: StoreConfig;
+  readonly readonly: boolean;
+  readonly #b: StoreBackends;
+  readonly #st: Statements;
+  readonly #writer: Writer;
+  readonly #reader: Reader;
+  #compression: number | false;
+  #closed = false;
+  #gcRunning: Promise<GcReport> | undefined;
+
+  protected constructor(
+    b: StoreBackends,
+    config: StoreConfig,
+    opts: { readonly: boolean; durability: Durability; compression: number | false; packSize: number | undefined },
+  ) {
+    this.#b = b;
+    this.config = config;
+    this.readonly = opts.readonly;
+    this.#compression = opts.compression;
+    this.#st = prepareStatements(b.db);
+    this.#writer = new Writer(b.db, this.#st, b.packs, opts.durability, opts.packSize);
+    this.#reader = new Reader(this.#st, b.packs, (id) => this.#writer.packName(id), (id) => this.#writer.forgetPack(id), b.documentHasher);
+  }
+
+  /** Creates a store in empty backends and opens it for writing. */
+  static async create(b: StoreBackends, options: InitOptions = {}, packSize?: number): Promise<Store> {
+    const o = parse(InitOptions, options, 'init options');
+    const seed = o.chunking.seed === 'random' ? randomSeed() : BigInt(o.chunking.seed);
+    const chunking = resolveChunkParams({ avg: o.chunking.avg, seed });
+    if (schemaVersion(b.db) !== 0) throw new InvalidInputError('a store already exists here', 'dir');
+    migrate(b.db);
+    const createdAt = new Date().toISOString();
+    const st = prepareStatements(b.db);
+    b.db.transaction(() => {
+      const set = (k: string, v: string) => st.configSet.run(k, v);
+      set('format', FORMAT_NAME);
+      set('format_version', String(FORMAT_VERSION));
+      set('store_id', randomHex(16));
+      set('created_at', createdAt);
+      set('chunk_avg', String(chunking.avg));
+      set('chunk_seed', String(chunking.seed));
+      set('compression_level', o.compression === false ? 'none' : String(o.compression));
+    });
+    return Store.openBackends(b, { durability: o.durability, ...(packSize ? { packSize } : {}) });
+  }
+
+  /** Opens an existing store in the given backends. */
+  static async openBackends(b: StoreBackends, options: OpenOptions = {}): Promise<Store> {
+    const o = parse(OpenOptions, options, 'open options');
+    if (!o.readonly) migrate(b.db);
+    else if (schemaVersion(b.db) > SCHEMA_VERSION) migrate(b.db); // throws FORMAT_MISMATCH
+    const config = readConfig(b.db);
+    if (o.chunking?.avg !== undefined && o.chunking.avg !== config.chunking.avg) {
+      throw new FormatMismatchError(
+        `this store chunks with avg ${config.chunking.avg}, not ${o.chunking.avg}; chunking is fixed when a store is created`,
+        String(o.chunking.avg),
+        String(config.chunking.avg),
+      );
+    }
+    if (o.chunking?.seed !== undefined && o.chunking.seed !== 'random' && BigInt(o.chunking.seed) !== config.chunking.seed) {
+      throw new FormatMismatchError('this store was created with another chunking seed', String(o.chunking.seed), String(config.chunking.seed));
+    }
+    const durability = o.durability ?? 'normal';
+    b.setDurability?.(durability);
+    const store = new Store(b, config, { readonly: o.readonly, durability, compression: o.compression ?? config.compression, packSize: o.packSize });
+    if (!o.readonly) {
+      // A pack left open by a crashed writer is sealed: its torn tail, if any, is garbage.
+      b.db.transaction(() => store.#st.packSealAll.run());
+    }
+    return store;
+  }
+
+  // ---- writing -----------------------------------------------------------------------------
+
+  async put(input: PutInput, meta: PutMeta = {}): Promise<PutResult> {
+    this.#writable('put');
+    const m = parse(PutMeta, meta, 'put meta');
+    let source: ByteSource;
+    if (typeof input === 'string') {
+      if (!this.#b.openPath) throw new InvalidInputError('file paths are not supported on this platform', 'input');
+      source = this.#b.openPath(input);
+    } else {
+      source = input;
+    }
+    return putDocument(
+      { writer: this.#writer, st: this.#st, chunking: this.config.chunking, compression: this.#compression, documentHasher: this.#b.documentHasher },
+      source,
+      m,
+    );
+  }
+
+  /** Deletes a document; its chunks become garbage unless other documents use them. */
+  async delete(digest: string): Promise<boolean> {
+    this.#writable('delete');
+    const key = parseDigest(digest);
+    return this.#b.db.transaction(() => {
+      const doc = this.#st.docByDigest.get(key);
+      if (!doc) return false;
+      const counts = new Map<string, number>();
+      for (const e of decodeManifest(doc.manifest)) counts.set(e.key, (counts.get(e.key) ?? 0) + 1);
+      for (const [k, n] of counts) this.#st.chunkAddRefs.run(-n, hexToBytes(k));
+      this.#st.tagsDeleteDoc.run(doc.id);
+      this.#st.metaDeleteDoc.run(doc.id);
+      this.#st.docDelete.run(doc.id);
+      return true;
+    });
+  }
+
+  /** Sets (string) or removes (null) key/value metadata of one document. */
+  async setMeta(digest: string, kv: Record<string, string | null>): Promise<DocumentInfo> {
+    return (await this.updateMeta([{ digest, meta: kv }]))[0]!;
+  }
+
+  async addTags(digest: string, tags: string[]): Promise<DocumentInfo> {
+    return (await this.updateMeta([{ digest, addTags: tags }]))[0]!;
+  }
+
+  async removeTags(digest: string, tags: string[]): Promise<DocumentInfo> {
+    return (await this.updateMeta([{ digest, removeTags: tags }]))[0]!;
+  }
+
+  /** Applies many metadata changes in one transaction: all or none. */
+  async updateMeta(updates: MetaUpdate[]): Promise<DocumentInfo[]> {
+    this.#writable('updateMeta');
+    if (!Array.isArray(updates)) throw new InvalidInputError('updates must be an array', 'updates');
+    const parsed = updates.map((u, i) => parse(MetaUpdate, u, `updates[${i}]`));
+    const now = Date.now();
+    return this.#b.db.transaction(() =>
+      parsed.map((u) => {
+        const doc = requireDoc(this.#st, u.digest);
+        applyMeta(this.#st, doc.id, u, now);
+        return toInfo(this.#st, this.#st.docByDigest.get(doc.digest)!);
+      }),
+    );
+  }
+
+  /** Reclaims unreferenced chunks and compacts packs that are mostly garbage. */
+  async gc(): Promise<GcReport> {
+    this.#writable('gc');
+    this.#gcRunning ??= collectGarbage(this.#b.db, this.#st, this.#b.packs, this.#writer, this.#reader).finally(() => {
+      this.#gcRunning = undefined;
+    });
+    return this.#gcRunning;
+  }
+
+  // ---- reading -----------------------------------------------------------------------------
+
+  async has(digest: string): Promise<boolean> {
+    this.#open();
+    return this.#st.docIdByDigest.get(parseDigest(digest)) !== undefined;
+  }
+
+  async stat(digest: string): Promise<DocumentInfo> {
+    this.#open();
+    return toInfo(this.#st, requireDoc(this.#st, digest));
+  }
+
+  /** The document as a stream of byte pieces; ends with CORRUPT_DATA if anything is damaged. */
+  get(digest: string): AsyncIterable<Uint8Array> {
+    this.#open();
+    const doc = requireDoc(this.#st, digest);
+    return this.#reader.document(doc);
+  }
+
+  /** The whole document, checked against its digest before it is returned. */
+  async getBytes(digest: string): Promise<Uint8Array> {
+    const doc = requireDoc(this.#st, digest);
+    const out = new Uint8Array(doc.size);
+    let at = 0;
+    for await (const piece of this.#reader.document(doc)) {
+      out.set(piece, at);
+      at += piece.length;
+    }
+    return out;
+  }
+
+  /** Bytes [start, end) as a stream, reading only the chunks that hold them. */
+  getRangeStream(digest: string, start: number, end: number): AsyncIterable<Uint8Array> {
+    this.#open();
+    return this.#reader.range(requireDoc(this.#st, digest), start, end);
+  }
+
+  async getRange(digest: string, start: number, end: number): Promise<Uint8Array> {
+    const doc = requireDoc(this.#st, digest);
+    const out = new Uint8Array(Math.max(0, Math.min(end, doc.size) - start));
+    let at = 0;
+    for await (const piece of this.#reader.range(doc, start, end)) {
+      out.set(piece, at);
+      at += piece.length;
+    }
+    return out;
+  }
+
+  /** Documents in insertion order, filtered, one page at a time. */
+  async list(query: ListQuery = {}): Promise<ListResult> {
+    this.#open();
+    const q = parse(ListQuery, query, 'list query');
+    const where: string[] = [];
+    const params: (string | number)[] = [];
+    if (q.cursor !== undefined) {
+      const after = /^[0-9]+$/.test(q.cursor) ? Number(q.cursor) : NaN;
+      if (!Number.isSafeInteger(after)) throw new InvalidInputError('cursor is not one this store gave out', 'cursor');
+      where.push('d.id > ?');
+      params.push(after);
+    }
+    if (q.tag !== undefined) {
+      where.push('EXISTS (SELECT 1 FROM tags t WHERE t.doc_id = d.id AND t.tag = ?)');
+      params.push(q.tag);
+    }
+    if (q.mediaType !== undefined) {
+      where.push('d.media_type = ?');
+      params.push(q.mediaType);
+    }
+    if (q.pathPrefix !== undefined && q.pathPrefix !== '') {
+      where.push('d.path >= ? AND d.path < ?');
+      params.push(q.pathPrefix, `${q.pathPrefix}\u{10ffff}`);
+    }
+    if (q.since !== undefined) {
+      where.push('d.created_at >= ?');
+      params.push(toMillis(q.since));
+    }
+    if (q.until !== undefined) {
+      where.push('d.created_at < ?');
+      params.push(toMillis(q.until));
+    }
+    const sql = `SELECT d.* FROM documents d ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY d.id LIMIT ?`;
+    const rows = this.#b.db.prepare<import('./statements.js').DocRow>(sql).all(...params, q.limit + 1);
+    const page = rows.slice(0, q.limit);
+    const result: ListResult = { items: page.map((r) => toInfo(this.#st, r)) };
+    if (rows.length > q.limit) result.nextCursor = String(page[page.length - 1]!.id);
+    return result;
+  }
+
+  /** Bytes that deleting the document would free (stored bytes of chunks only it uses). */
+  async exclusiveSize(digest: string): Promise<number> {
+    this.#open();
+    const doc = requireDoc(this.#st, digest);
+    const counts = new Map<string, number>();
+    for (const e of decodeManifest(doc.manifest)) counts.set(e.key, (counts.get(e.key) ?? 0) + 1);
+    let bytes = 0;
+    for (const [k, n] of counts) {
+      const row = this.#st.chunkGet.get(hexToBytes(k));
+      if (row && row.refs <= n) bytes += RECORD_HEADER_SIZE + row.stored_len;
+    }
+    return bytes;
+  }
+
+  async verify(onProgress?: (p: VerifyProgress) => void): Promise<VerifyReport> {
+    this.#open();
+    return verifyStore(this.#st, this.#reader, onProgress);
+  }
+
+  async stats(): Promise<StoreStats> {
+    this.#open();
+    const d = this.#st.stats.get()!;
+    const c = this.#st.chunkStats.get()!;
+    const p = this.#st.packStats.get()!;
+    return {
+      documents: d.documents,
+      logicalBytes: d.logical,
+      uniqueChunkBytes: c.unique_bytes,
+      storedBytes: c.stored,
+      packBytes: p.bytes,
+      chunks: c.chunks,
+      packs: p.packs,
+      dedupRatio: c.unique_bytes > 0 ? d.logical / c.unique_bytes : 1,
+      compressionRatio: c.stored > 0 ? c.unique_bytes / c.stored : 1,
+    };
+  }
+
+  /** Finishes pending commits, seals the open pack and releases the store. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      if (this.#gcRunning) await this.#gcRunning.catch(() => undefined);
+      if (!this.readonly) await this.#writer.close();
+      await this.#b.packs.close();
+      this.#b.db.close();
+    } finally {
+      await this.#b.release?.();
+    }
+  }
+
+  #open(): void {
+    if (this.#closed) throw new StoreClosedError();
+  }
+
+  #writable(op: string): void {
+    this.#open();
+    if (this.readonly) throw new ReadOnlyError(op);
+  }
+}
+
+function readConfig(db: SqlDatabase): StoreConfig {
+  const st = prepareStatements(db);
+  const c = new Map(st.configAll.all().map((r) => [r.key, r.value]));
+  if (c.get('format') !== FORMAT_NAME) throw new NotFoundError('not a Kura store (no store configuration)');
+  const version = Number(c.get('format_version'));
+  if (version > FORMAT_VERSION) {
+    throw new FormatMismatchError(`this store is format ${version}; this Kura reads up to ${FORMAT_VERSION}: upgrade Kura`, String(FORMAT_VERSION), String(version));
+  }
+  const level = c.get('compression_level');
+  return {
+    formatVersion: version,
+    storeId: c.get('store_id') ?? '',
+    chunking: resolveChunkParams({ avg: Number(c.get('chunk_avg')), seed: BigInt(c.get('chunk_seed') ?? '0') }),
+    compression: level === 'none' || level === undefined ? false : Number(level),
+    createdAt: c.get('created_at') ?? '',
+  };
+}
+
+export type { Digest };
+export { formatDigest };

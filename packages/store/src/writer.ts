@@ -1,0 +1,245 @@
+/**
+ * The writer side of a store (FORMAT.md §6, §8, §9): the open pack, records of puts that have
+ * not committed, chunks pinned by puts that share them, and group commit.
+ *
+ * Everything here runs on one JavaScript thread, and every SQLite transaction is synchronous,
+ * so "check, then act" sequences without an await in between are atomic with respect to other
+ * puts and to GC. The comments mark the places where that matters.
+ */
+import { InternalError } from '@kura/core';
+import type { PackStore, PackWriter } from './backend/packs.js';
+import type { SqlDatabase } from './backend/sql.js';
+import type { Durability } from './options.js';
+import { PACK_HEADER_SIZE, encodeRecord, packHeader, type ChunkLocation } from './pack-record.js';
+import type { Statements } from './statements.js';
+
+/** Packs are sealed once they reach this size. */
+export const PACK_TARGET_SIZE = 64 * 1024 * 1024;
+
+export interface StoredChunk extends ChunkLocation {
+  packId: number;
+  offset: number;
+}
+
+interface OpenPack {
+  id: number;
+  writer: PackWriter;
+  dirty: boolean;
+}
+
+function randomName(): string {
+  const b = new Uint8Array(16);
+  crypto.getRandomValues(b);
+  return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+}
+
+export class Writer {
+  #open: OpenPack | undefined;
+  #opening: Promise<OpenPack> | undefined;
+  /** Chunks written by puts that have not committed, by key. */
+  readonly #pending = new Map<string, StoredChunk>();
+  /** Per pack: how many puts in progress have records in it (written or shared). */
+  readonly #packUsers = new Map<number, number>();
+  /** Per chunk key: how many puts in progress share the committed chunk. */
+  readonly #pins = new Map<string, number>();
+  readonly #queue: { run: () => void; resolve: () => void; reject: (e: unknown) => void }[] = [];
+  #flushing = false;
+  #packNames = new Map<number, string>();
+
+  constructor(
+    readonly db: SqlDatabase,
+    readonly st: Statements,
+    readonly packs: PackStore,
+    public durability: Durability,
+    /** Seal packs at this size (PACK_TARGET_SIZE; smaller in tests to force rotation). */
+    readonly packTarget = PACK_TARGET_SIZE,
+  ) {}
+
+  /** The open pack's id, which GC must never touch. */
+  get openPackId(): number | undefined {
+    return this.#open?.id;
+  }
+
+  packName(id: number): string {
+    let name = this.#packNames.get(id);
+    if (name === undefined) {
+      name = this.st.packById.get(id)?.name;
+      if (name === undefined) throw new InternalError(`pack ${id} has no row`);
+      this.#packNames.set(id, name);
+    }
+    return name;
+  }
+
+  forgetPack(id: number): void {
+    this.#packNames.delete(id);
+  }
+
+  // ---- puts in progress --------------------------------------------------------------------
+
+  /** A chunk written by a put in progress, if any (so a second put can share it). */
+  pending(key: string): StoredChunk | undefined {
+    return this.#pending.get(key);
+  }
+
+  usePack(packId: number): void {
+    this.#packUsers.set(packId, (this.#packUsers.get(packId) ?? 0) + 1);
+  }
+
+  releasePack(packId: number): void {
+    const n = (this.#packUsers.get(packId) ?? 0) - 1;
+    if (n > 0) this.#packUsers.set(packId, n);
+    else this.#packUsers.delete(packId);
+  }
+
+  packInUse(packId: number): boolean {
+    return this.#packUsers.has(packId) || this.#open?.id === packId;
+  }
+
+  pin(key: string): void {
+    this.#pins.set(key, (this.#pins.get(key) ?? 0) + 1);
+  }
+
+  unpin(key: string): void {
+    const n = (this.#pins.get(key) ?? 0) - 1;
+    if (n > 0) this.#pins.set(key, n);
+    else this.#pins.delete(key);
+  }
+
+  pinned(key: string): boolean {
+    return this.#pins.has(key);
+  }
+
+  /** The chunk is committed now; later puts find its row. */
+  settle(key: string): void {
+    this.#pending.delete(key);
+  }
+
+  // ---- appending ---------------------------------------------------------------------------
+
+  /**
+   * Appends a chunk record to the open pack (opening or rotating it as needed) and registers
+   * it as pending. The caller must `usePack` the returned pack and `settle` the key later.
+   * `written` is false when another put wrote the same chunk while this one waited.
+   */
+  async append(c: ChunkLocation, payload: Uint8Array): Promise<{ chunk: StoredChunk; written: boolean }> {
+    const record = encodeRecord(c, payload);
+    let pack = await this.openPack();
+    if (pack.writer.size > PACK_HEADER_SIZE && pack.writer.size + record.length > this.packTarget) {
+      await this.seal();
+      pack = await this.openPack();
+    }
+    // No await between here and the registration: another put may look for this key next.
+    const already = this.#pending.get(c.key);
+    if (already) return { chunk: already, written: false };
+    const offset = pack.writer.append(record);
+    pack.dirty = true;
+    const stored: StoredChunk = { ...c, packId: pack.id, offset };
+    this.#pending.set(c.key, stored);
+    return { chunk: stored, written: true };
+  }
+
+  /** Appends a whole record read from another pack (GC compaction); not registered as pending. */
+  async appendRecordCopy(key: string, record: Uint8Array): Promise<{ chunk: { packId: number; offset: number } }> {
+    let pack = await this.openPack();
+    if (pack.writer.size > PACK_HEADER_SIZE && pack.writer.size + record.length > this.packTarget) {
+      await this.seal();
+      pack = await this.openPack();
+    }
+    const offset = pack.writer.append(record);
+    pack.dirty = true;
+    void key;
+    return { chunk: { packId: pack.id, offset } };
+  }
+
+  private async openPack(): Promise<OpenPack> {
+    if (this.#open) return this.#open;
+    this.#opening ??= (async () => {
+      const name = randomName();
+      // The row is committed before the file exists: a file without a row is an orphan.
+      const id = Number(this.db.transaction(() => this.st.packInsert.run(name, PACK_HEADER_SIZE, Date.now())).lastInsertRowid);
+      const writer = await this.packs.create(name);
+      writer.append(packHeader());
+      if (this.durability === 'full') await writer.sync();
+      this.#packNames.set(id, name);
+      this.#open = { id, writer, dirty: false };
+      return this.#open;
+    })().finally(() => {
+      this.#opening = undefined;
+    });
+    return this.#opening;
+  }
+
+  /** Seals the open pack: no more appends; synced before the next commit if it was dirty. */
+  async seal(): Promise<void> {
+    const pack = this.#open;
+    if (!pack) return;
+    this.#open = undefined;
+    if (pack.dirty || this.durability === 'full') await pack.writer.sync();
+    await pack.writer.close();
+    this.db.transaction(() => this.st.packSeal.run(pack.id));
+  }
+
+  /** Makes every appended record durable (durability 'full'), before metadata commits. */
+  private async syncAppends(): Promise<void> {
+    if (this.durability !== 'full') return;
+    const syncs: Promise<void>[] = [];
+    if (this.#open?.dirty) {
+      this.#open.dirty = false;
+      syncs.push(this.#open.writer.sync());
+    }
+    await Promise.all(syncs);
+  }
+
+  // ---- group commit ------------------------------------------------------------------------
+
+  /**
+   * Runs `apply` inside a transaction after every record appended so far is durable. Commits
+   * that arrive while a flush is in progress share the next flush and transaction; each runs
+   * in its own savepoint, so one failure does not fail the others.
+   */
+  commit(apply: () => void): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ run: apply, resolve, reject });
+      if (!this.#flushing) void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.#flushing = true;
+    try {
+      while (this.#queue.length > 0) {
+        const batch = this.#queue.splice(0);
+        try {
+          await this.syncAppends();
+        } catch (e) {
+          batch.forEach((j) => j.reject(e));
+          continue;
+        }
+        const outcomes: (unknown | undefined)[] = [];
+        try {
+          this.db.transaction(() => {
+            for (const job of batch) {
+              try {
+                this.db.transaction(job.run); // a savepoint
+                outcomes.push(undefined);
+              } catch (e) {
+                outcomes.push(e ?? new Error('commit failed'));
+              }
+            }
+          });
+        } catch (e) {
+          batch.forEach((j) => j.reject(e));
+          continue;
+        }
+        batch.forEach((j, i) => (outcomes[i] === undefined ? j.resolve() : j.reject(outcomes[i])));
+      }
+    } finally {
+      this.#flushing = false;
+    }
+  }
+
+  async close(): Promise<void> {
+    while (this.#flushing || this.#queue.length) await new Promise((r) => setTimeout(r, 1));
+    await this.seal();
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * Conformance suites: every PackStore and SqlDatabase implementation must pass the same tests
+ * (the contracts in src/backend/*.ts).
+ */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { MemoryPackStore } from '../src/backend/memory-packs.js';
+import { PackMissingError, type PackStore } from '../src/backend/packs.js';
+import type { SqlDatabase } from '../src/backend/sql.js';
+import { FsPackStore } from '../src/node/fs-packs.js';
+import { openSqlite } from '../src/node/sqlite.js';
+import { tempDir } from './helpers/store.js';
+
+const bytes = (s: string) => new TextEncoder().encode(s);
+const text = (b: Uint8Array) => new TextDecoder().decode(b);
+
+const packStores: [string, () => PackStore][] = [
+  ['memory', () => new MemoryPackStore()],
+  ['file system', () => new FsPackStore(join(tempDir(), 'packs'))],
+];
+
+describe.each(packStores)('PackStore conformance: %s', (_name, make) => {
+  it('appends return increasing offsets; reads see appended bytes at once', async () => {
+    const s = make();
+    const w = await s.create('0123456789abcdef0123456789abcdef');
+    expect(w.append(bytes('hello '))).toBe(0);
+    expect(w.append(bytes('world'))).toBe(6);
+    expect(w.size).toBe(11);
+    expect(text(await s.read(w.name, 6, 5))).toBe('world');
+    await w.sync();
+    await w.close();
+    expect(text(await s.read(w.name, 0, 11))).toBe('hello world');
+    await s.close();
+  });
+
+  it('short reads past the end return fewer bytes; missing packs throw PackMissingError', async () => {
+    const s = make();
+    const w = await s.create('aa000000000000000000000000000000');
+    w.append(bytes('abc'));
+    await w.close();
+    expect(text(await s.read(w.name, 1, 10))).toBe('bc');
+    expect((await s.read(w.name, 10, 10)).length).toBe(0);
+    await expect(s.read('bb000000000000000000000000000000', 0, 1)).rejects.toBeInstanceOf(PackMissingError);
+  });
+
+  it('creating an existing pack fails; remove is idempotent; list names what exists', async () => {
+    const s = make();
+    const a = await s.create('cc000000000000000000000000000000');
+    a.append(bytes('12345'));
+    await a.close();
+    await expect(s.create('cc000000000000000000000000000000')).rejects.toThrow();
+    await s.create('dd000000000000000000000000000000');
+    expect((await s.list()).sort((x, y) => x.name.localeCompare(y.name))).toEqual([
+      { name: 'cc000000000000000000000000000000', size: 5 },
+      { name: 'dd000000000000000000000000000000', size: 0 },
+    ]);
+    await s.remove('cc000000000000000000000000000000');
+    await s.remove('cc000000000000000000000000000000');
+    expect((await s.list()).map((p) => p.name)).toEqual(['dd000000000000000000000000000000']);
+    await expect(s.read('cc000000000000000000000000000000', 0, 1)).rejects.toBeInstanceOf(PackMissingError);
+  });
+
+  it('a closed writer refuses appends', async () => {
+    const s = make();
+    const w = await s.create('ee000000000000000000000000000000');
+    await w.close();
+    expect(() => w.append(bytes('x'))).toThrow();
+  });
+});
+
+const databases: [string, () => SqlDatabase][] = [
+  ['better-sqlite3 (file)', () => openSqlite(join(tempDir(), 'conf.db'))],
+  ['better-sqlite3 (memory)', () => openSqlite(':memory:')],
+];
+
+describe.each(databases)('SqlDatabase conformance: %s', (_name, make) => {
+  it('round-trips integers, text, blobs and null', () => {
+    const db = make();
+    db.exec('CREATE TABLE t (i INTEGER, s TEXT, b BLOB, n TEXT) STRICT');
+    db.prepare('INSERT INTO t VALUES (?, ?, ?, ?)').run(2 ** 52, 'héllo', new Uint8Array([0, 255, 7]), null);
+    const row = db.prepare<{ i: number; s: string; b: Uint8Array; n: null }>('SELECT * FROM t').get()!;
+    expect(row.i).toBe(2 ** 52);
+    expect(row.s).toBe('héllo');
+    expect(row.b).toBeInstanceOf(Uint8Array);
+    expect([...row.b]).toEqual([0, 255, 7]);
+    expect(row.n).toBeNull();
+    db.close();
+  });
+
+  it('transactions commit, roll back on throw, and nest as savepoints', () => {
+    const db = make();
+    db.exec('CREATE TABLE t (x INTEGER PRIMARY KEY)');
+    const ins = db.prepare('INSERT INTO t VALUES (?)');
+    const count = () => db.prepare<{ n: number }>('SELECT COUNT(*) AS n FROM t').get()!.n;
+    db.transaction(() => ins.run(1));
+    expect(() =>
+      db.transaction(() => {
+        ins.run(2);
+        throw new Error('boom');
+      }),
+    ).toThrow('boom');
+    expect(count()).toBe(1);
+    db.transaction(() => {
+      ins.run(3);
+      expect(db.inTransaction).toBe(true);
+      try {
+        db.transaction(() => {
+          ins.run(4);
+          ins.run(4); // constraint violation rolls back the savepoint only
+        });
+      } catch {
+        // expected
+      }
+    });
+    expect(db.prepare<{ x: number }>('SELECT x FROM t ORDER BY x').all().map((r) => r.x)).toEqual([1, 3]);
+    expect(db.inTransaction).toBe(false);
+  });
+
+  it('iterates and reports changes and rowids', () => {
+    const db = make();
+    db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)');
+    const r = db.prepare('INSERT INTO t(v) VALUES (?)').run('a');
+    expect(Number(r.lastInsertRowid)).toBe(1);
+    db.prepare('INSERT INTO t(v) VALUES (?)').run('b');
+    expect([...db.prepare<{ v: string }>('SELECT v FROM t ORDER BY id').iterate()].map((x) => x.v)).toEqual(['a', 'b']);
+    expect(db.prepare('UPDATE t SET v = ?').run('z').changes).toBe(2);
+  });
+});

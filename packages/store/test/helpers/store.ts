@@ -1,0 +1,49 @@
+/** Temporary stores on disk and seeded data for the store tests. */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach } from 'vitest';
+import { Store } from '../../src/node/index.js';
+import type { InitOptions } from '../../src/options.js';
+
+export { randomBytes, textBytes, expectSameBytes, splitAt, concatBytes } from '../../../core/test/helpers/data.js';
+
+const open: Store[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => s.close().catch(() => undefined)));
+});
+
+export function tempDir(prefix = 'kura-store-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/** A new store in a fresh directory, closed after the test. */
+export async function newStore(options: InitOptions = {}): Promise<{ store: Store; dir: string }> {
+  const dir = join(tempDir(), 'store');
+  const store = await Store.init(dir, options);
+  open.push(store);
+  return { store, dir };
+}
+
+export async function reopen(dir: string, options = {}): Promise<Store> {
+  const store = await Store.open(dir, options);
+  open.push(store);
+  return store;
+}
+
+export function track(store: Store): Store {
+  open.push(store);
+  return store;
+}
+
+export async function collect(it: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  for await (const p of it) parts.push(p);
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}

@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { newStore, textBytes } from './helpers/store.js';
+
+const doc = (i: number) => textBytes(1000 + i, 2000 + i);
+
+describe('metadata and tags', () => {
+  it('put records path, media type, tags and key/value metadata; re-put merges', async () => {
+    const { store } = await newStore();
+    const { digest } = await store.put(doc(1), { path: 'notes/a.md', mediaType: 'text/markdown', tags: ['x', 'y'], meta: { author: 'ann' } });
+    await store.put(doc(1), { tags: ['z'], meta: { lang: 'en' } });
+    const info = await store.stat(digest);
+    expect(info).toMatchObject({
+      digest,
+      size: 2001,
+      path: 'notes/a.md',
+      mediaType: 'text/markdown',
+      tags: ['x', 'y', 'z'],
+      meta: { author: 'ann', lang: 'en' },
+    });
+    expect(Date.parse(info.createdAt)).toBeLessThanOrEqual(Date.parse(info.updatedAt));
+  });
+
+  it('setMeta sets and deletes keys; tags are added and removed', async () => {
+    const { store } = await newStore();
+    const { digest } = await store.put(doc(2), { meta: { a: '1', b: '2' }, tags: ['t1'] });
+    expect((await store.setMeta(digest, { a: 'one', b: null, c: '3' })).meta).toEqual({ a: 'one', c: '3' });
+    expect((await store.addTags(digest, ['t2', 't3'])).tags).toEqual(['t1', 't2', 't3']);
+    expect((await store.removeTags(digest, ['t1', 'absent'])).tags).toEqual(['t2', 't3']);
+  });
+
+  it('a batch of 500 updates over 1,000 documents applies in one transaction', async () => {
+    const { store } = await newStore();
+    const digests: string[] = [];
+    for (let i = 0; i < 1000; i++) digests.push((await store.put(textBytes(i, 64))).digest);
+    const unique = [...new Set(digests)];
+    const updates = unique.slice(0, 500).map((d, i) => ({ digest: d, meta: { n: String(i) }, addTags: ['batched'] }));
+    const infos = await store.updateMeta(updates);
+    expect(infos).toHaveLength(500);
+    expect((await store.list({ tag: 'batched', limit: 10_000 })).items).toHaveLength(500);
+  });
+
+  it('a batch with one bad entry changes nothing', async () => {
+    const { store } = await newStore();
+    const { digest } = await store.put(doc(3));
+    const missing = `sha256:${'1'.repeat(64)}`;
+    await expect(store.updateMeta([{ digest, meta: { k: 'v' } }, { digest: missing, meta: { k: 'v' } }])).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    expect((await store.stat(digest)).meta).toEqual({});
+    await expect(store.updateMeta([{ digest, meta: { k: 5 } } as never])).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(store.setMeta(missing, { a: 'b' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+});
+
+describe('list', () => {
+  it('filters by tag, media type, path prefix and time', async () => {
+    const { store } = await newStore();
+    const a = await store.put(doc(10), { path: 'src/a.ts', mediaType: 'text/typescript', tags: ['code'] });
+    const b = await store.put(doc(11), { path: 'src/lib/b.ts', mediaType: 'text/typescript' });
+    const c = await store.put(doc(12), { path: 'docs/c.md', mediaType: 'text/markdown', tags: ['code', 'docs'] });
+    const digests = async (q: object) => (await store.list(q)).items.map((i) => i.digest);
+    expect(await digests({ tag: 'code' })).toEqual([a.digest, c.digest]);
+    expect(await digests({ mediaType: 'text/typescript' })).toEqual([a.digest, b.digest]);
+    expect(await digests({ pathPrefix: 'src/' })).toEqual([a.digest, b.digest]);
+    expect(await digests({ pathPrefix: 'src/lib' })).toEqual([b.digest]);
+    expect(await digests({ tag: 'code', pathPrefix: 'docs' })).toEqual([c.digest]);
+    expect(await digests({ since: new Date(Date.now() + 60_000) })).toEqual([]);
+    expect(await digests({ until: new Date(Date.now() + 60_000).toISOString() })).toHaveLength(3);
+  });
+
+  it('cursor pagination is stable while documents are added and deleted', async () => {
+    const { store } = await newStore();
+    const all: string[] = [];
+    for (let i = 0; i < 25; i++) all.push((await store.put(doc(100 + i))).digest);
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await store.list({ limit: 7, ...(cursor ? { cursor } : {}) });
+      seen.push(...page.items.map((i) => i.digest));
+      cursor = page.nextCursor;
+      if (pages++ === 1) {
+        await store.delete(all[0]!); // already seen: must not shift later pages
+        all.push((await store.put(doc(999))).digest); // new: appears at the end
+      }
+    } while (cursor);
+    expect(seen).toEqual(all);
+  });
+
+  it('rejects bad queries', async () => {
+    const { store } = await newStore();
+    await expect(store.list({ limit: 0 })).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'limit' });
+    await expect(store.list({ cursor: 'abc' })).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'cursor' });
+    await expect(store.list({ since: 'yesterday' } as never)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+  });
+});
