@@ -23,6 +23,58 @@ pub fn worth_compressing(raw_len: usize, compressed_len: usize) -> bool {
     compressed_len <= raw_len - raw_len / 16 && compressed_len < raw_len
 }
 
+/// Bytes sampled by `likely_incompressible`.
+const SAMPLE: usize = 4096;
+
+/// Order-0 entropy (bits per byte) above which no compressor can save the 1/16 that
+/// `worth_compressing` asks for, unless the data repeats itself in long matches.
+const ENTROPY_LIMIT: f64 = 7.5;
+
+/// Skips zstd for data that looks random (already compressed, encrypted): the byte entropy of
+/// an evenly spread sample says whether order-0 coding could pay. Long repeats of random data
+/// inside one chunk would be missed; repeats across chunks are what deduplication catches.
+/// Inputs under 1 KiB are left to zstd (its own checks are cheap there).
+pub fn likely_incompressible(data: &[u8]) -> bool {
+    if data.len() < 1024 {
+        return false;
+    }
+    let mut counts = [0u32; 256];
+    let n = if data.len() <= SAMPLE {
+        for &b in data {
+            counts[b as usize] += 1;
+        }
+        data.len()
+    } else {
+        // 16-byte runs spread over the whole chunk keep some locality, like btrfs's heuristic.
+        let runs = SAMPLE / 16;
+        let step = (data.len() - 16) / runs;
+        for r in 0..runs {
+            for &b in &data[r * step..r * step + 16] {
+                counts[b as usize] += 1;
+            }
+        }
+        runs * 16
+    };
+    // H = log2(n) - (1/n) * sum(c * log2 c), with c * log2 c from a table (wasm has no log2
+    // instruction; 256 software calls cost more than the histogram).
+    let table = c_log2_c();
+    let sum: f64 = counts.iter().map(|&c| f64::from(table[c as usize])).sum();
+    let total = n as f64;
+    total.log2() - sum / total > ENTROPY_LIMIT
+}
+
+/// `c * log2(c)` for every count a sample can hold, computed once.
+fn c_log2_c() -> &'static [f32; SAMPLE + 1] {
+    static TABLE: std::sync::OnceLock<Box<[f32; SAMPLE + 1]>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut t = Box::new([0f32; SAMPLE + 1]);
+        for (c, v) in t.iter_mut().enumerate().skip(1) {
+            *v = (c as f64 * (c as f64).log2()) as f32;
+        }
+        t
+    })
+}
+
 /// The unused capacity of a `Vec` after its current length, as a zstd output buffer.
 struct Tail<'a> {
     vec: &'a mut Vec<u8>,

@@ -6,7 +6,7 @@
 //! a record per chunk and a payload area — that the caller reads at once.
 
 use crate::cdc::{Params, StreamChunker};
-use crate::codec::{CODEC_RAW, CODEC_ZSTD, Codec, worth_compressing};
+use crate::codec::{CODEC_RAW, CODEC_ZSTD, Codec, likely_incompressible, worth_compressing};
 use crate::error::Error;
 use crate::hash::{Digest32, Sha256, blake3};
 
@@ -106,7 +106,7 @@ impl Ingest {
     ) -> Result<(), Error> {
         let key = blake3(bytes);
         let mut payload = Payload::Raw(at);
-        if let Some(level) = level {
+        if let Some(level) = level.filter(|_| !likely_incompressible(bytes)) {
             let start = payloads.len();
             let n = codec.compress_append(bytes, level, payloads)?;
             if worth_compressing(bytes.len(), n) {

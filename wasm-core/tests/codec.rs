@@ -33,6 +33,20 @@ fn compression_pays_on_text_and_zeros() {
 }
 
 #[test]
+fn random_data_is_recognised_as_incompressible_and_text_is_not() {
+    use kura_core::codec::likely_incompressible;
+    for len in [1024usize, 4096, 65_536] {
+        assert!(likely_incompressible(&random_bytes(len as u64, len)), "random {len}");
+        assert!(!likely_incompressible(&text_bytes(len as u64, len)), "text {len}");
+        assert!(!likely_incompressible(&vec![0u8; len]), "zeros {len}");
+        // Where the check says "incompressible", zstd indeed cannot save 1/16.
+        let r = random_bytes(7 + len as u64, len);
+        assert!(compress(&r, 3).unwrap().len() > len - len / 16);
+    }
+    assert!(!likely_incompressible(&random_bytes(1, 1000)), "small inputs are left to zstd");
+}
+
+#[test]
 fn invalid_levels_are_rejected() {
     for level in [0, LEVEL_MIN - 1, LEVEL_MAX + 1, i32::MAX, i32::MIN] {
         assert_eq!(compress(b"abc", level), Err(Error::InvalidLevel), "level {level}");

@@ -32,6 +32,13 @@ export function toInfo(st: Statements, row: DocRow): DocumentInfo {
   };
 }
 
+/** The id of a document, or NOT_FOUND. */
+export function requireDocId(st: Statements, digest: string): number {
+  const row = st.docIdByDigest.get(parseDigest(digest));
+  if (!row) throw new NotFoundError(`no document ${digest}`);
+  return row.id;
+}
+
 /** The row of a document, or NOT_FOUND. */
 export function requireDoc(st: Statements, digest: string): DocRow {
   const row = st.docByDigest.get(parseDigest(digest));
@@ -48,7 +55,7 @@ export interface MetaChange {
 }
 
 /** Applies one change to a document row (inside the caller's transaction). */
-export function applyMeta(st: Statements, docId: number, change: MetaChange, now: number): void {
+export function applyMeta(st: Statements, docId: number, change: MetaChange, now: number, touch = true): void {
   if (change.path !== undefined) st.docSetPath.run(change.path, docId);
   if (change.mediaType !== undefined) st.docSetMediaType.run(change.mediaType, docId);
   for (const [k, v] of Object.entries(change.meta ?? {})) {
@@ -57,5 +64,5 @@ export function applyMeta(st: Statements, docId: number, change: MetaChange, now
   }
   for (const t of change.addTags ?? []) st.tagAdd.run(docId, t);
   for (const t of change.removeTags ?? []) st.tagRemove.run(docId, t);
-  st.docTouch.run(now, docId);
+  if (touch) st.docTouch.run(now, docId);
 }

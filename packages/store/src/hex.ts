@@ -3,9 +3,17 @@ import { InvalidInputError, toHex } from '@kura/core';
 
 export const bytesToHex = toHex;
 
+/** Nibble value of each char code ('0'-'9', 'a'-'f'), 255 elsewhere. */
+const NIBBLE = new Uint8Array(128).fill(255);
+for (let i = 0; i < 10; i++) NIBBLE[48 + i] = i;
+for (let i = 0; i < 6; i++) NIBBLE[97 + i] = 10 + i;
+
+/** Decodes lowercase hex the caller has already validated (hot path: every key and digest). */
 export function hexToBytes(hex: string): Uint8Array {
   const out = new Uint8Array(hex.length >> 1);
-  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.substr(i * 2, 2), 16);
+  for (let i = 0, j = 0; i < out.length; i++, j += 2) {
+    out[i] = (NIBBLE[hex.charCodeAt(j)]! << 4) | NIBBLE[hex.charCodeAt(j + 1)]!;
+  }
   return out;
 }
 
@@ -14,11 +22,10 @@ const KEY = /^[0-9a-f]{64}$/;
 
 /** `sha256:<hex>` (the public form) -> 32 bytes; anything else is INVALID_INPUT. */
 export function parseDigest(digest: unknown, field = 'digest'): Uint8Array {
-  const m = typeof digest === 'string' ? DIGEST.exec(digest) : null;
-  if (!m) {
+  if (typeof digest !== 'string' || !DIGEST.test(digest)) {
     throw new InvalidInputError(`${field} must be "sha256:" and 64 lowercase hex digits, got ${JSON.stringify(digest)?.slice(0, 80)}`, field);
   }
-  return hexToBytes(m[1]!);
+  return hexToBytes(digest.slice(7));
 }
 
 export function parseKey(key: unknown, field = 'key'): Uint8Array {

@@ -85,6 +85,7 @@ export async function putDocument(ctx: PutContext, source: ByteSource, meta: Res
     }
   };
 
+  writer.putStarted();
   try {
     for await (const piece of pieces(source)) {
       for (const c of ingester.update(piece)) await place(c);
@@ -93,33 +94,27 @@ export async function putDocument(ctx: PutContext, source: ByteSource, meta: Res
     const { digest, size } = ingester.result!;
     const digestBytes = hexToBytes(digest.slice(7));
 
+    const manifest = encodeManifest(entries);
     await writer.commit(() => {
       const now = Date.now();
-      const existing = st.docIdByDigest.get(digestBytes);
-      if (existing) {
+      const inserted = st.docInsert.run(digestBytes, size, entries.length, manifest, meta.path ?? null, meta.mediaType ?? null, now, now);
+      if (inserted.changes === 0) {
         // Same bytes again: only metadata changes; chunks this put wrote stay unreferenced.
+        const existing = st.docIdByDigest.get(digestBytes)!;
         applyMeta(st, existing.id, { path: meta.path, mediaType: meta.mediaType, meta: meta.meta, addTags: meta.tags }, now);
         return;
       }
-      for (const c of unrowed.values()) st.chunkInsert.run(hexToBytes(c.key), c.packId, c.offset, c.rawLen, c.storedLen, c.codec);
       const counts = new Map<string, number>();
       for (const e of entries) counts.set(e.key, (counts.get(e.key) ?? 0) + 1);
       for (const [key, n] of counts) {
-        if (st.chunkAddRefs.run(n, hexToBytes(key)).changes !== 1) {
+        const c = unrowed.get(key);
+        if (c) {
+          st.chunkUpsert.run(hexToBytes(key), c.packId, c.offset, c.rawLen, c.storedLen, c.codec, n);
+        } else if (st.chunkAddRefs.run(n, hexToBytes(key)).changes !== 1) {
           throw new InternalError(`chunk ${key} vanished before its document committed`);
         }
       }
-      const byPack = new Map<number, number>();
-      for (const c of unrowed.values()) {
-        const end = c.offset + RECORD_HEADER_SIZE + c.storedLen;
-        byPack.set(c.packId, Math.max(byPack.get(c.packId) ?? 0, end));
-      }
-      for (const [id, end] of byPack) st.packGrow.run(end, id);
-      const id = Number(
-        st.docInsert.run(digestBytes, size, entries.length, encodeManifest(entries), meta.path ?? null, meta.mediaType ?? null, now, now)
-          .lastInsertRowid,
-      );
-      applyMeta(st, id, { meta: meta.meta, addTags: meta.tags }, now);
+      if (meta.meta || meta.tags) applyMeta(st, Number(inserted.lastInsertRowid), { meta: meta.meta, addTags: meta.tags }, now, false);
     });
     committed = true;
     for (const key of unrowed.keys()) writer.settle(key);
@@ -129,6 +124,7 @@ export async function putDocument(ctx: PutContext, source: ByteSource, meta: Res
     // reclaim it under a later put that shared them. Puts that already share them keep
     // their own copy of the location and hold the pack.
     if (!committed) wrote.forEach((k) => writer.settle(k));
+    writer.putEnded();
     ingester.dispose();
     pinned.forEach((k) => writer.unpin(k));
     packsUsed.forEach((id) => writer.releasePack(id));

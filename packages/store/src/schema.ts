@@ -38,8 +38,8 @@ const MIGRATIONS: string[] = [
     updated_at INTEGER NOT NULL
   ) STRICT;
   CREATE INDEX documents_created ON documents(created_at, id);
-  CREATE INDEX documents_path ON documents(path);
-  CREATE INDEX documents_media ON documents(media_type);
+  CREATE INDEX documents_path ON documents(path) WHERE path IS NOT NULL;
+  CREATE INDEX documents_media ON documents(media_type) WHERE media_type IS NOT NULL;
   CREATE TABLE tags (doc_id INTEGER NOT NULL, tag TEXT NOT NULL, PRIMARY KEY (tag, doc_id)) STRICT, WITHOUT ROWID;
   CREATE INDEX tags_doc ON tags(doc_id);
   CREATE TABLE meta (

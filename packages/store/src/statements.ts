@@ -51,8 +51,9 @@ export function prepareStatements(db: SqlDatabase) {
 
     chunkGet: p<ChunkRow>('SELECT * FROM chunks WHERE key = ?'),
     chunkExists: p<{ refs: number }>('SELECT refs FROM chunks WHERE key = ?'),
-    chunkInsert: p(
-      'INSERT OR IGNORE INTO chunks(key, pack_id, offset, raw_len, stored_len, codec, refs) VALUES (?, ?, ?, ?, ?, ?, 0)',
+    /** A chunk a new document names n times: insert it with refs = n, or add n. */
+    chunkUpsert: p(
+      'INSERT INTO chunks(key, pack_id, offset, raw_len, stored_len, codec, refs) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET refs = refs + excluded.refs',
     ),
     chunkAddRefs: p('UPDATE chunks SET refs = refs + ? WHERE key = ?'),
     chunkMove: p('UPDATE chunks SET pack_id = ?, offset = ? WHERE key = ? AND pack_id = ?'),
@@ -65,8 +66,9 @@ export function prepareStatements(db: SqlDatabase) {
 
     docByDigest: p<DocRow>('SELECT * FROM documents WHERE digest = ?'),
     docIdByDigest: p<{ id: number }>('SELECT id FROM documents WHERE digest = ?'),
+    /** Inserts a new document; changes = 0 when the digest exists already. */
     docInsert: p(
-      'INSERT INTO documents(digest, size, chunk_count, manifest, path, media_type, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO documents(digest, size, chunk_count, manifest, path, media_type, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(digest) DO NOTHING',
     ),
     docTouch: p('UPDATE documents SET updated_at = ? WHERE id = ?'),
     docSetPath: p('UPDATE documents SET path = ? WHERE id = ?'),

@@ -13,7 +13,7 @@ import {
 } from '@kura/core';
 import type { PackStore } from './backend/packs.js';
 import type { SqlDatabase } from './backend/sql.js';
-import { applyMeta, requireDoc, toInfo, type DocumentInfo } from './documents.js';
+import { applyMeta, requireDoc, requireDocId, toInfo, type DocumentInfo } from './documents.js';
 import { FormatMismatchError, NotFoundError, ReadOnlyError, StoreClosedError } from './errors.js';
 import { collectGarbage, type GcReport } from './gc.js';
 import { formatDigest, hexToBytes, parseDigest } from './hex.js';
@@ -199,31 +199,32 @@ export class Store {
   }
 
   /** Sets (string) or removes (null) key/value metadata of one document. */
-  async setMeta(digest: string, kv: Record<string, string | null>): Promise<DocumentInfo> {
-    return (await this.updateMeta([{ digest, meta: kv }]))[0]!;
+  async setMeta(digest: string, kv: Record<string, string | null>): Promise<void> {
+    await this.updateMeta([{ digest, meta: kv }]);
   }
 
-  async addTags(digest: string, tags: string[]): Promise<DocumentInfo> {
-    return (await this.updateMeta([{ digest, addTags: tags }]))[0]!;
+  async addTags(digest: string, tags: string[]): Promise<void> {
+    await this.updateMeta([{ digest, addTags: tags }]);
   }
 
-  async removeTags(digest: string, tags: string[]): Promise<DocumentInfo> {
-    return (await this.updateMeta([{ digest, removeTags: tags }]))[0]!;
+  async removeTags(digest: string, tags: string[]): Promise<void> {
+    await this.updateMeta([{ digest, removeTags: tags }]);
   }
 
-  /** Applies many metadata changes in one transaction: all or none. */
-  async updateMeta(updates: MetaUpdate[]): Promise<DocumentInfo[]> {
+  /**
+   * Applies many metadata changes in one transaction: all or none (an unknown digest is
+   * NOT_FOUND and nothing changes). Returns how many documents were updated; read them back
+   * with `stat` when needed.
+   */
+  async updateMeta(updates: MetaUpdate[]): Promise<{ updated: number }> {
     this.#writable('updateMeta');
     if (!Array.isArray(updates)) throw new InvalidInputError('updates must be an array', 'updates');
     const parsed = updates.map((u, i) => parse(MetaUpdate, u, `updates[${i}]`));
     const now = Date.now();
-    return this.#b.db.transaction(() =>
-      parsed.map((u) => {
-        const doc = requireDoc(this.#st, u.digest);
-        applyMeta(this.#st, doc.id, u, now);
-        return toInfo(this.#st, this.#st.docByDigest.get(doc.digest)!);
-      }),
-    );
+    this.#b.db.transaction(() => {
+      for (const u of parsed) applyMeta(this.#st, requireDocId(this.#st, u.digest), u, now);
+    });
+    return { updated: parsed.length };
   }
 
   /** Reclaims unreferenced chunks and compacts packs that are mostly garbage. */

@@ -27,6 +27,10 @@ interface OpenPack {
   dirty: boolean;
 }
 
+/** The next macrotask: setImmediate where it exists (Node), else a zero timeout. */
+const nextTurn: (fn: () => void) => void =
+  typeof setImmediate === 'function' ? (fn) => void setImmediate(fn) : (fn) => void setTimeout(fn, 0);
+
 function randomName(): string {
   const b = new Uint8Array(16);
   crypto.getRandomValues(b);
@@ -44,6 +48,9 @@ export class Writer {
   readonly #pins = new Map<string, number>();
   readonly #queue: { run: () => void; resolve: () => void; reject: (e: unknown) => void }[] = [];
   #flushing = false;
+  #scheduled = false;
+  /** Puts between their first byte and their commit (see `commit`). */
+  #activePuts = 0;
   #packNames = new Map<number, string>();
 
   constructor(
@@ -75,6 +82,14 @@ export class Writer {
   }
 
   // ---- puts in progress --------------------------------------------------------------------
+
+  putStarted(): void {
+    this.#activePuts++;
+  }
+
+  putEnded(): void {
+    this.#activePuts--;
+  }
 
   /** A chunk written by a put in progress, if any (so a second put can share it). */
   pending(key: string): StoredChunk | undefined {
@@ -176,7 +191,10 @@ export class Writer {
     this.#open = undefined;
     if (pack.dirty || this.durability === 'full') await pack.writer.sync();
     await pack.writer.close();
-    this.db.transaction(() => this.st.packSeal.run(pack.id));
+    this.db.transaction(() => {
+      this.st.packGrow.run(pack.writer.size, pack.id);
+      this.st.packSeal.run(pack.id);
+    });
   }
 
   /** Makes every appended record durable (durability 'full'), before metadata commits. */
@@ -200,7 +218,19 @@ export class Writer {
   commit(apply: () => void): Promise<void> {
     return new Promise((resolve, reject) => {
       this.#queue.push({ run: apply, resolve, reject });
-      if (!this.#flushing) void this.flush();
+      if (this.#flushing || this.#scheduled) return;
+      if (this.#activePuts <= 1 && this.#queue.length === 1) {
+        // Nothing else in flight could join the batch: commit now rather than a turn later.
+        void this.flush();
+      } else {
+        // Flush a macrotask later: concurrent puts that are one microtask chain behind reach
+        // their commit by then and share the transaction (and, in 'full', the fsync).
+        this.#scheduled = true;
+        nextTurn(() => {
+          this.#scheduled = false;
+          void this.flush();
+        });
+      }
     });
   }
 
@@ -215,18 +245,9 @@ export class Writer {
           batch.forEach((j) => j.reject(e));
           continue;
         }
-        const outcomes: (unknown | undefined)[] = [];
+        let outcomes: unknown[];
         try {
-          this.db.transaction(() => {
-            for (const job of batch) {
-              try {
-                this.db.transaction(job.run); // a savepoint
-                outcomes.push(undefined);
-              } catch (e) {
-                outcomes.push(e ?? new Error('commit failed'));
-              }
-            }
-          });
+          outcomes = this.runBatch(batch);
         } catch (e) {
           batch.forEach((j) => j.reject(e));
           continue;
@@ -238,8 +259,40 @@ export class Writer {
     }
   }
 
+  /**
+   * One transaction for the whole batch. A job that throws rolls the batch back; then each job
+   * runs in a savepoint of a second transaction so only the failing ones fail (rare path).
+   * Pack sizes are recorded once per batch.
+   */
+  private runBatch(batch: { run: () => void }[]): unknown[] {
+    const recordSizes = () => {
+      if (this.#open) this.st.packGrow.run(this.#open.writer.size, this.#open.id);
+    };
+    try {
+      this.db.transaction(() => {
+        for (const job of batch) job.run();
+        recordSizes();
+      });
+      return batch.map(() => undefined);
+    } catch (first) {
+      if (batch.length === 1) return [first];
+    }
+    return this.db.transaction(() => {
+      const outcomes = batch.map((job) => {
+        try {
+          this.db.transaction(job.run);
+          return undefined;
+        } catch (e) {
+          return e ?? new Error('commit failed');
+        }
+      });
+      recordSizes();
+      return outcomes;
+    });
+  }
+
   async close(): Promise<void> {
-    while (this.#flushing || this.#queue.length) await new Promise((r) => setTimeout(r, 1));
+    while (this.#flushing || this.#scheduled || this.#queue.length) await new Promise((r) => setTimeout(r, 1));
     await this.seal();
   }
 }

@@ -1,0 +1,10 @@
+import { Store } from '@kura/store';
+import { rmSync } from 'node:fs';
+rmSync('/tmp/kp2', { recursive: true, force: true });
+const s = await Store.init('/tmp/kp2');
+const N = 20000;
+const docs = Array.from({ length: N }, (_, i) => { const b = new Uint8Array(1024); for (let j = 0; j < 1024; j += 4) { const v = Math.imul(i * 1024 + j + 1, 2654435761) >>> 0; b[j] = v; b[j+1] = v >>> 8; b[j+2] = v >>> 16; b[j+3] = v >>> 24; } return b; });
+const t = performance.now();
+let i = 0; await Promise.all(Array.from({length:32}, async () => { while (i < docs.length) await s.put(docs[i++]); }));
+console.log('1KB x32 in flight', Math.round(N / (performance.now() - t) * 1000), 'ops/s');
+await s.close();
