@@ -16,6 +16,7 @@ import type { SqlDatabase } from './backend/sql.js';
 import { applyMeta, requireDoc, requireDocId, toInfo, type DocumentInfo } from './documents.js';
 import { FormatMismatchError, NotFoundError, ReadOnlyError, StoreClosedError } from './errors.js';
 import { collectGarbage, type GcReport } from './gc.js';
+import { BULK_MIN, applyBulk, prepareBulk, type Bulk } from './meta-batch.js';
 import { formatDigest, hexToBytes, parseDigest } from './hex.js';
 import { decodeManifest } from './manifest.js';
 import { InitOptions, ListQuery, MetaUpdate, OpenOptions, PutMeta, parse, toMillis, type Durability } from './options.js';
@@ -99,6 +100,7 @@ export class Store {
   #compression: number | false;
   #closed = false;
   #gcRunning: Promise<GcReport> | undefined;
+  #bulk: Bulk | undefined;
 
   protected constructor(
     b: StoreBackends,
@@ -220,9 +222,12 @@ export class Store {
     this.#writable('updateMeta');
     if (!Array.isArray(updates)) throw new InvalidInputError('updates must be an array', 'updates');
     const parsed = updates.map((u, i) => parse(MetaUpdate, u, `updates[${i}]`));
+    parsed.forEach((u, i) => parseDigest(u.digest, `updates[${i}].digest`));
     const now = Date.now();
+    const distinct = parsed.length >= BULK_MIN && new Set(parsed.map((u) => u.digest)).size === parsed.length;
     this.#b.db.transaction(() => {
-      for (const u of parsed) applyMeta(this.#st, requireDocId(this.#st, u.digest), u, now);
+      if (distinct) applyBulk((this.#bulk ??= prepareBulk(this.#b.db)), parsed, now);
+      else for (const u of parsed) applyMeta(this.#st, requireDocId(this.#st, u.digest), u, now);
     });
     return { updated: parsed.length };
   }

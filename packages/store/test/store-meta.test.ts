@@ -95,3 +95,53 @@ describe('list', () => {
     await expect(store.list({ since: 'yesterday' } as never)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
   });
 });
+
+describe('large batches (set-based path) match one-by-one updates', () => {
+  it('gives the same documents as applying each update alone (property)', async () => {
+    const fc = (await import('fast-check')).default;
+    const a = (await newStore()).store;
+    const b = (await newStore()).store;
+    const digests: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const bytes = textBytes(5000 + i, 100);
+      digests.push((await a.put(bytes, { tags: ['t0'], meta: { k0: 'v' } })).digest);
+      await b.put(bytes, { tags: ['t0'], meta: { k0: 'v' } });
+    }
+    const key = fc.constantFrom('k0', 'k1', 'k2');
+    const tag = fc.constantFrom('t0', 't1', 't2');
+    const update = (digest: string) =>
+      fc.record(
+        {
+          digest: fc.constant(digest),
+          path: fc.option(fc.constantFrom('p/a', 'p/b'), { nil: undefined }),
+          mediaType: fc.option(fc.constantFrom('text/plain', null), { nil: undefined }),
+          meta: fc.dictionary(key, fc.option(fc.constantFrom('x', 'y'), { nil: null })),
+          addTags: fc.array(tag, { maxLength: 2 }),
+          removeTags: fc.array(tag, { maxLength: 2 }),
+        },
+        { requiredKeys: ['digest'] },
+      );
+    await fc.assert(
+      fc.asyncProperty(fc.shuffledSubarray(digests, { minLength: 16, maxLength: 40 }).chain((ds) => fc.tuple(...ds.map(update))), async (batch) => {
+        await a.updateMeta(batch); // distinct digests, >= 16: the set-based path
+        for (const u of batch) await b.updateMeta([u]); // one by one
+        for (const d of batch.map((u) => u.digest)) {
+          const [x, y] = [await a.stat(d), await b.stat(d)];
+          expect({ ...x, createdAt: 0, updatedAt: 0 }).toEqual({ ...y, createdAt: 0, updatedAt: 0 });
+        }
+      }),
+      { numRuns: 25 },
+    );
+  });
+
+  it('an unknown digest in a large batch changes nothing', async () => {
+    const { store } = await newStore();
+    const digests: string[] = [];
+    for (let i = 0; i < 20; i++) digests.push((await store.put(textBytes(7000 + i, 50))).digest);
+    const batch = digests.map((digest) => ({ digest, meta: { x: '1' } }));
+    batch.push({ digest: `sha256:${'2'.repeat(64)}`, meta: { x: '1' } });
+    await expect(store.updateMeta(batch)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    expect((await store.stat(digests[0]!)).meta).toEqual({});
+    await expect(store.updateMeta([...batch.slice(0, 20), { digest: 'sha256:nothex', meta: {} }])).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'updates[20].digest' });
+  });
+});
