@@ -1,0 +1,98 @@
+/**
+ * Seeded, reproducible inputs. Every run hashes, chunks and compresses the same bytes, so a
+ * change in a figure is a change in the code or the machine, never in the data.
+ * Math.random is not used: it cannot be seeded.
+ */
+
+/** splitmix32: a tiny, well-mixed 32-bit generator; used to seed and to draw words. */
+export function splitmix32(seed) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x9e3779b9) | 0;
+    let z = s;
+    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
+    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
+    return (z ^ (z >>> 16)) >>> 0;
+  };
+}
+
+/**
+ * `size` random bytes from xoshiro128** seeded by splitmix32: incompressible, and every
+ * window is as likely as any other, which is what FastCDC's expected chunk size assumes.
+ */
+export function randomBytes(size, seed = 1) {
+  const next = splitmix32(seed);
+  let a = next(), b = next(), c = next(), d = next();
+  const words = new Uint32Array(Math.ceil(size / 4));
+  for (let i = 0; i < words.length; i++) {
+    words[i] = Math.imul(rotl(Math.imul(b, 5), 7), 9); // result = rotl(b * 5, 7) * 9
+    const t = b << 9;
+    c ^= a; d ^= b; b ^= c; a ^= d; c ^= t; d = rotl(d, 11);
+  }
+  return new Uint8Array(words.buffer, 0, size);
+}
+
+const rotl = (x, k) => (x << k) | (x >>> (32 - k));
+
+/** `size` zero bytes: the best case of every compressor and the worst of a chunker's mask. */
+export function zeros(size) {
+  return new Uint8Array(size);
+}
+
+// Words of a made-up program: keywords and punctuation as in source code, plus identifiers
+// drawn once from the generator. Picks are skewed (a few words are very common), as in code.
+const KEYWORDS = [
+  'const', 'let', 'return', 'if', 'else', 'for', 'function', 'export', 'import', 'from',
+  'await', 'async', 'new', 'this', 'null', 'true', 'false', 'throw', 'of', 'in', 'class',
+  '=', '===', '+', '-', '(', ')', '{', '}', ';', ',', '.', '=>', '[', ']', '0', '1',
+];
+const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
+
+function vocabulary(next, count) {
+  const words = [...KEYWORDS];
+  while (words.length < count) {
+    const len = 3 + (next() % 10);
+    let w = '';
+    for (let i = 0; i < len; i++) w += LETTERS[next() % 26];
+    // camelCase joins, as identifiers in code do
+    if (next() % 3 === 0) w += LETTERS[next() % 26].toUpperCase() + w.slice(0, 3);
+    words.push(w);
+  }
+  return words;
+}
+
+/**
+ * `size` bytes of text that looks like source code: lines of indented words from a
+ * vocabulary. Tuned so zstd level 3 compresses it about 3-4x, like real source trees
+ * (core.mjs prints the measured ratio next to every figure).
+ */
+export function textLike(size, seed = 7, vocabSize = 1024) {
+  const next = splitmix32(seed);
+  const words = vocabulary(next, vocabSize);
+  const parts = [];
+  let length = 0;
+  while (length < size) {
+    const indent = '  '.repeat(next() % 4);
+    let line = indent;
+    const n = 3 + (next() % 9);
+    for (let i = 0; i < n; i++) {
+      // min of two draws skews toward the front of the list (the keywords)
+      const r = Math.min(next() % words.length, next() % words.length);
+      line += (i ? ' ' : '') + words[r];
+    }
+    line += '\n';
+    parts.push(line);
+    length += line.length;
+  }
+  return new TextEncoder().encode(parts.join('')).subarray(0, size);
+}
+
+/** "1 KiB", "64 KiB", "10 MiB": sizes as the tables print them. */
+export function sizeLabel(bytes) {
+  if (bytes >= 1 << 20 && bytes % (1 << 20) === 0) return `${bytes >> 20} MiB`;
+  if (bytes >= 1 << 10 && bytes % (1 << 10) === 0) return `${bytes >> 10} KiB`;
+  return `${bytes} B`;
+}
+
+export const KiB = 1024;
+export const MiB = 1024 * 1024;

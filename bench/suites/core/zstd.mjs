@@ -1,0 +1,90 @@
+/**
+ * zstd levels 1, 3 and 9, compress and decompress, on text-like and random data: Kura's wasm
+ * against @bokuweb/zstd-wasm (the zstd an npm user finds), and at level 3 also node:zlib's
+ * gzip (level 6, its default) and brotli (quality 4), which a user would otherwise pick.
+ * Every peer must round-trip its own frame before it is timed; ratio = raw / compressed.
+ */
+import zlib from 'node:zlib';
+import { compress, decompress } from '@kura/core';
+import { randomBytes, sizeLabel, textLike } from '../../lib/data.mjs';
+import { measure, unavailable } from '../../lib/measure.mjs';
+import { loadPeer } from './peers.mjs';
+
+export const LEVELS = [1, 3, 9];
+/** Level whose groups also carry gzip and brotli, and that the targets read. */
+export const TARGET_LEVEL = 3;
+
+const BROTLI = (size) => ({
+  params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: size },
+});
+
+/** Codecs as { impl, levels, compress(d, level), decompress(frame, rawLength) }. */
+async function codecs() {
+  const kura = { impl: 'kura', levels: LEVELS, compress, decompress };
+  const peers = await Promise.all([
+    loadPeer('zstd-wasm', async () => {
+      const z = await import('@bokuweb/zstd-wasm');
+      await z.init();
+      return { levels: LEVELS, compress: (d, l) => z.compress(d, l), decompress: (f) => z.decompress(f) };
+    }),
+    loadPeer('gzip-6', () => ({
+      levels: [TARGET_LEVEL],
+      compress: (d) => zlib.gzipSync(d, { level: 6 }),
+      decompress: (f) => zlib.gunzipSync(f),
+    })),
+    loadPeer('brotli-4', () => ({
+      levels: [TARGET_LEVEL],
+      compress: (d) => zlib.brotliCompressSync(d, BROTLI(d.length)),
+      decompress: (f) => zlib.brotliDecompressSync(f),
+    })),
+  ]);
+  return [kura, ...peers.map((p) => (p.error ? p : { impl: p.impl, ...p.fn }))];
+}
+
+/** Same bytes back? Checked once per codec, level and input before timing. */
+function roundTrips(codec, data, level) {
+  const frame = codec.compress(data, level);
+  const back = codec.decompress(frame, data.length);
+  if (back.length !== data.length || !Buffer.from(back).equals(Buffer.from(data))) {
+    throw new Error(`${codec.impl} level ${level} does not round-trip ${data.length} bytes`);
+  }
+  return frame;
+}
+
+export async function runZstd(sizes) {
+  const all = await codecs();
+  const inputs = [
+    ['text', (n) => textLike(n, 7)],
+    ['random', (n) => randomBytes(n, n + 2)],
+  ];
+  const results = [];
+  for (const level of LEVELS) {
+    for (const [kind, make] of inputs) {
+      for (const size of sizes) {
+        const data = make(size);
+        for (const codec of all) {
+          if (codec.levels && !codec.levels.includes(level)) continue;
+          for (const op of ['compress', 'decompress']) {
+            const meta = { family: 'zstd', group: `L${level} ${kind} ${op}`, impl: codec.impl, size, peer: codec.impl !== 'kura' };
+            if (codec.error) {
+              if (level === TARGET_LEVEL) results.push(unavailable(meta, codec.error));
+              continue;
+            }
+            let frame;
+            try {
+              frame = roundTrips(codec, data, level);
+            } catch (error) {
+              if (!meta.peer) throw error;
+              results.push(unavailable(meta, error.message));
+              continue;
+            }
+            const fn = op === 'compress' ? () => codec.compress(data, level) : () => codec.decompress(frame, data.length);
+            results.push(await measure(`zstd ${meta.group} ${codec.impl} ${sizeLabel(size)}`, fn, size,
+              { ...meta, extra: { ratio: data.length / frame.length } }));
+          }
+        }
+      }
+    }
+  }
+  return results;
+}
