@@ -1,7 +1,7 @@
 /** @kura/store, platform-neutral part: the store logic and its backend contracts. */
 export { Store as StoreCore, FORMAT_NAME, FORMAT_VERSION } from './store.js';
 export type { StoreBackends, StoreStats, StoreConfig, ListResult, PutInput } from './store.js';
-export type { PutResult } from './put.js';
+export type { PutResult, ChunkStream } from './put.js';
 export type { DocumentInfo } from './documents.js';
 export type { GcReport } from './gc.js';
 export type { VerifyReport, DamagedChunk, DamagedDocument, VerifyProgress } from './verify.js';

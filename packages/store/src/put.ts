@@ -2,7 +2,16 @@
  * The ingest pipeline of a put (FORMAT.md §8): stream -> fused kernel -> shared or appended
  * chunks -> one group-committed transaction.
  */
-import { Ingester, InternalError, type ByteSource, type Digest, type DocumentHasherChoice, type ResolvedChunkParams, pieces } from '@kura/core';
+import {
+  InternalError,
+  ingest,
+  type ByteSource,
+  type Digest,
+  type DocumentHasherChoice,
+  type IngestChunk,
+  type IngestResult,
+  type ResolvedChunkParams,
+} from '@kura/core';
 import { applyMeta } from './documents.js';
 import { hexToBytes } from './hex.js';
 import { encodeManifest } from './manifest.js';
@@ -35,13 +44,24 @@ export interface ResolvedMeta {
   meta?: Record<string, string> | undefined;
 }
 
-export async function putDocument(ctx: PutContext, source: ByteSource, meta: ResolvedMeta): Promise<PutResult> {
-  const { writer, st } = ctx;
-  const ingester = new Ingester({
+/** Chunks of one document, in order, ending with its digest (the generator's return value). */
+export type ChunkStream = AsyncGenerator<IngestChunk, IngestResult, undefined>;
+
+/** Runs the fused ingest kernel on this thread. */
+export function ingestHere(ctx: PutContext, source: ByteSource): ChunkStream {
+  return ingest(source, {
     chunking: ctx.chunking,
     compression: ctx.compression,
     ...(ctx.documentHasher ? { documentHasher: ctx.documentHasher } : {}),
   });
+}
+
+/**
+ * Stores a document from its chunk stream (from `ingestHere`, or from a worker that ran the
+ * same kernel with the store's parameters).
+ */
+export async function putDocument(ctx: PutContext, stream: ChunkStream, meta: ResolvedMeta): Promise<PutResult> {
+  const { writer, st } = ctx;
   const entries: { key: string; length: number }[] = [];
   /** Chunks without a row that this put needs rows for: its own and other pending puts'. */
   const unrowed = new Map<string, StoredChunk>();
@@ -87,11 +107,12 @@ export async function putDocument(ctx: PutContext, source: ByteSource, meta: Res
 
   writer.putStarted();
   try {
-    for await (const piece of pieces(source)) {
-      for (const c of ingester.update(piece)) await place(c);
+    let step = await stream.next();
+    while (!step.done) {
+      await place(step.value);
+      step = await stream.next();
     }
-    for (const c of ingester.finish()) await place(c);
-    const { digest, size } = ingester.result!;
+    const { digest, size } = step.value;
     const digestBytes = hexToBytes(digest.slice(7));
 
     const manifest = encodeManifest(entries);
@@ -123,9 +144,11 @@ export async function putDocument(ctx: PutContext, source: ByteSource, meta: Res
     // A failed put's records must not stay pending: with no put using their pack, GC could
     // reclaim it under a later put that shared them. Puts that already share them keep
     // their own copy of the location and hold the pack.
-    if (!committed) wrote.forEach((k) => writer.settle(k));
+    if (!committed) {
+      wrote.forEach((k) => writer.settle(k));
+      await stream.return?.(undefined as never).catch(() => undefined);
+    }
     writer.putEnded();
-    ingester.dispose();
     pinned.forEach((k) => writer.unpin(k));
     packsUsed.forEach((id) => writer.releasePack(id));
   }

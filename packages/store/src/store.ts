@@ -21,7 +21,7 @@ import { formatDigest, hexToBytes, parseDigest } from './hex.js';
 import { decodeManifest } from './manifest.js';
 import { InitOptions, ListQuery, MetaUpdate, OpenOptions, PutMeta, parse, toMillis, type Durability } from './options.js';
 import { RECORD_HEADER_SIZE } from './pack-record.js';
-import { putDocument, type PutResult } from './put.js';
+import { ingestHere, putDocument, type ChunkStream, type PutResult } from './put.js';
 import { Reader } from './read.js';
 import { SCHEMA_VERSION, migrate, schemaVersion } from './schema.js';
 import { prepareStatements, type Statements } from './statements.js';
@@ -135,7 +135,7 @@ export class Store {
       set('chunk_seed', String(chunking.seed));
       set('compression_level', o.compression === false ? 'none' : String(o.compression));
     });
-    return Store.openBackends(b, { durability: o.durability, ...(packSize ? { packSize } : {}) });
+    return this.openBackends(b, { durability: o.durability, ...(packSize ? { packSize } : {}) });
   }
 
   /** Opens an existing store in the given backends. */
@@ -156,7 +156,8 @@ export class Store {
     }
     const durability = o.durability ?? 'normal';
     b.setDurability?.(durability);
-    const store = new Store(b, config, { readonly: o.readonly, durability, compression: o.compression ?? config.compression, packSize: o.packSize });
+    // `this`, not Store: platform subclasses (node/index.ts) get instances of themselves.
+    const store = new this(b, config, { readonly: o.readonly, durability, compression: o.compression ?? config.compression, packSize: o.packSize });
     if (!o.readonly) {
       // A pack left open by a crashed writer is sealed: its torn tail, if any, is garbage.
       b.db.transaction(() => store.#st.packSealAll.run());
@@ -176,11 +177,27 @@ export class Store {
     } else {
       source = input;
     }
-    return putDocument(
-      { writer: this.#writer, st: this.#st, chunking: this.config.chunking, compression: this.#compression, documentHasher: this.#b.documentHasher },
-      source,
-      m,
-    );
+    const ctx = this.#putContext();
+    return putDocument(ctx, ingestHere(ctx, source), m);
+  }
+
+  /**
+   * Stores a document whose chunks were produced elsewhere (a worker running the same kernel
+   * with `config.chunking` and `ingestOptions().compression`). Chunk keys and the digest are
+   * trusted as computed by the kernel; Node's ingest pool is the one producer.
+   */
+  async putChunks(stream: ChunkStream, meta: PutMeta = {}): Promise<PutResult> {
+    this.#writable('put');
+    return putDocument(this.#putContext(), stream, parse(PutMeta, meta, 'put meta'));
+  }
+
+  /** The parameters an ingest producer must use for `putChunks`. */
+  ingestOptions(): { chunking: ResolvedChunkParams; compression: number | false } {
+    return { chunking: this.config.chunking, compression: this.#compression };
+  }
+
+  #putContext() {
+    return { writer: this.#writer, st: this.#st, chunking: this.config.chunking, compression: this.#compression, documentHasher: this.#b.documentHasher };
   }
 
   /** Deletes a document; its chunks become garbage unless other documents use them. */

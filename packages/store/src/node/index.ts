@@ -6,13 +6,16 @@ import { createReadStream, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { InvalidInputError } from '@kura/core';
 import { NotFoundError } from '../errors.js';
-import type { InitOptions, OpenOptions } from '../options.js';
+import type { InitOptions, OpenOptions, PutMeta } from '../options.js';
+import type { PutResult } from '../put.js';
+import { IngestPool } from './ingest-pool.js';
 import { Store as StoreCore, type StoreBackends } from '../store.js';
 import { FsPackStore } from './fs-packs.js';
 import { acquireWriterLock } from './lock.js';
 import { openSqlite } from './sqlite.js';
 
 export * from '../index.js';
+export { IngestPool } from './ingest-pool.js';
 export { FsPackStore } from './fs-packs.js';
 export { openSqlite } from './sqlite.js';
 
@@ -35,7 +38,46 @@ function backends(dir: string, readonly: boolean): StoreBackends {
   }
 }
 
+export interface FileToPut {
+  path: string;
+  meta?: PutMeta;
+}
+
+export interface FilePutOutcome {
+  path: string;
+  result?: PutResult;
+  error?: unknown;
+}
+
 export class Store extends StoreCore {
+  /**
+   * Puts many files using every core: worker threads run the ingest kernel per file, this
+   * thread deduplicates and commits. Yields one outcome per file, in input order; a file
+   * that fails does not stop the others. `workers` defaults to the number of cores.
+   */
+  async *putFiles(files: Iterable<FileToPut> | AsyncIterable<FileToPut>, options: { workers?: number } = {}): AsyncGenerator<FilePutOutcome> {
+    const pool = new IngestPool(options.workers);
+    const window: Promise<FilePutOutcome>[] = [];
+    const ingest = this.ingestOptions();
+    try {
+      for await (const f of files) {
+        const stream = pool.ingestFile(f.path, { chunking: ingest.chunking, compression: ingest.compression });
+        window.push(
+          this.putChunks(stream, f.meta ?? {}).then(
+            (result) => ({ path: f.path, result }),
+            (error: unknown) => ({ path: f.path, error }),
+          ),
+        );
+        // Two documents per worker keep every worker busy while the oldest commits.
+        if (window.length >= pool.size * 2) yield await window.shift()!;
+      }
+      while (window.length) yield await window.shift()!;
+    } finally {
+      await Promise.allSettled(window);
+      await pool.close();
+    }
+  }
+
   /** Creates a new store in `dir` (created if missing; must not already hold a store). */
   static async init(dir: string, options: InitOptions = {}): Promise<Store> {
     const root = resolve(dir);
@@ -45,7 +87,7 @@ export class Store extends StoreCore {
     if (unexpected.length) throw new InvalidInputError(`${root} is not empty; a store needs a directory of its own`, 'dir');
     const b = backends(root, false);
     try {
-      return (await StoreCore.create(b, options)) as Store;
+      return (await this.create(b, options)) as Store;
     } catch (e) {
       b.db.close();
       b.release?.();
@@ -59,7 +101,7 @@ export class Store extends StoreCore {
     if (!existsSync(join(root, DB_FILE))) throw new NotFoundError(`no Kura store at ${root} (run kura init)`);
     const b = backends(root, options.readonly ?? false);
     try {
-      return (await StoreCore.openBackends(b, options)) as Store;
+      return (await this.openBackends(b, options)) as Store;
     } catch (e) {
       b.db.close();
       await b.release?.();

@@ -1,0 +1,65 @@
+/**
+ * A worker of the ingest pool (ingest-pool.ts): runs the fused ingest kernel over files the
+ * main thread names and streams the chunks back. Payload buffers are transferred, not copied.
+ * Flow control: a worker stops reading after `WINDOW` unacknowledged batches.
+ */
+import { createReadStream } from 'node:fs';
+import { parentPort } from 'node:worker_threads';
+import { Ingester, KuraError, type IngestChunk, type IngestOptions } from '@kura/core';
+
+export const WINDOW = 4;
+
+export type ToWorker =
+  | { type: 'file'; id: number; path: string; options: IngestOptions }
+  | { type: 'ack'; id: number };
+
+export type FromWorker =
+  | { type: 'chunks'; id: number; chunks: IngestChunk[] }
+  | { type: 'end'; id: number; digest: `sha256:${string}`; size: number; chunks: number }
+  | { type: 'error'; id: number; message: string; code?: string; kura: boolean };
+
+const port = parentPort!;
+const credits = new Map<number, { inFlight: number; wake?: () => void }>();
+
+function send(msg: FromWorker): void {
+  const transfer = msg.type === 'chunks' ? msg.chunks.map((c) => c.payload.buffer as ArrayBuffer) : [];
+  port.postMessage(msg, transfer);
+}
+
+async function ingestFile(id: number, path: string, options: IngestOptions): Promise<void> {
+  const flow = { inFlight: 0 } as { inFlight: number; wake?: () => void };
+  credits.set(id, flow);
+  const ingester = new Ingester(options);
+  try {
+    const emit = async (chunks: IngestChunk[]) => {
+      if (chunks.length === 0) return;
+      // Each payload is its own copy out of wasm memory (a fresh ArrayBuffer): safe to transfer.
+      send({ type: 'chunks', id, chunks });
+      flow.inFlight++;
+      while (flow.inFlight >= WINDOW) await new Promise<void>((r) => (flow.wake = r));
+    };
+    for await (const piece of createReadStream(path, { highWaterMark: 1 << 20 })) {
+      await emit(ingester.update(piece as Uint8Array));
+    }
+    await emit(ingester.finish());
+    const r = ingester.result!;
+    send({ type: 'end', id, digest: r.digest, size: r.size, chunks: r.chunks });
+  } catch (e) {
+    const err = e as Error & { code?: string };
+    send({ type: 'error', id, message: err.message, kura: e instanceof KuraError, ...(typeof err.code === 'string' ? { code: err.code } : {}) });
+  } finally {
+    ingester.dispose();
+    credits.delete(id);
+  }
+}
+
+port.on('message', (msg: ToWorker) => {
+  if (msg.type === 'file') void ingestFile(msg.id, msg.path, msg.options);
+  else {
+    const flow = credits.get(msg.id);
+    if (flow) {
+      flow.inFlight--;
+      flow.wake?.();
+    }
+  }
+});

@@ -1,0 +1,51 @@
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { expectSameBytes, newStore, randomBytes, tempDir, textBytes } from './helpers/store.js';
+
+const sha = (b: Uint8Array) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
+
+describe('putFiles: ingest on worker threads', () => {
+  it('stores every file, yields outcomes in input order, and matches put()', async () => {
+    const { store } = await newStore();
+    const dir = tempDir();
+    const files = Array.from({ length: 9 }, (_, i) => {
+      const path = join(dir, `f${i}`);
+      writeFileSync(path, i % 3 === 0 ? randomBytes(i, 300_000 + i) : textBytes(i, 200_000 * i + 1));
+      return { path, meta: { path: `f${i}`, tags: ['batch'] } };
+    });
+    files.splice(4, 0, { path: join(dir, 'missing'), meta: { path: 'missing', tags: ['batch'] } });
+    const outcomes = [];
+    for await (const o of store.putFiles(files, { workers: 2 })) outcomes.push(o);
+    expect(outcomes.map((o) => o.path)).toEqual(files.map((f) => f.path));
+    for (const o of outcomes) {
+      if (o.path.endsWith('missing')) {
+        expect(o.error).toMatchObject({ code: 'ENOENT' });
+        continue;
+      }
+      const bytes = readFileSync(o.path);
+      expect(o.result!.digest).toBe(sha(bytes));
+      expectSameBytes(await store.getBytes(o.result!.digest), bytes);
+    }
+    // The same files through put() on this thread: identical chunks, nothing new stored.
+    for (const f of files.filter((f) => !f.path.endsWith('missing'))) {
+      expect(await store.put(f.path)).toMatchObject({ newChunks: 0, newBytesStored: 0 });
+    }
+    expect((await store.list({ tag: 'batch' })).items).toHaveLength(9);
+    expect((await store.verify()).ok).toBe(true);
+  });
+
+  it('uses the store parameters (chunking and compression) in the workers', async () => {
+    const { store } = await newStore({ chunking: { avg: 1024, seed: 77 }, compression: false });
+    const path = join(tempDir(), 'doc');
+    const data = textBytes(3, 100_000);
+    writeFileSync(path, data);
+    const outcomes = [];
+    for await (const x of store.putFiles([{ path }], { workers: 1 })) outcomes.push(x); // no Array.fromAsync in Node 20
+    const o = outcomes[0];
+    const s = await store.stats();
+    expect(o!.result!.chunks).toBeGreaterThan(50); // avg 1 KiB, not the default 16 KiB
+    expect(s.storedBytes).toBe(s.uniqueChunkBytes + 48 * s.chunks); // stored raw
+  });
+});
