@@ -10,9 +10,13 @@ for (let i = 0; i < 6; i++) NIBBLE[97 + i] = 10 + i;
 
 /** Decodes lowercase hex the caller has already validated (hot path: every key and digest). */
 export function hexToBytes(hex: string): Uint8Array {
-  const out = new Uint8Array(hex.length >> 1);
-  for (let i = 0, j = 0; i < out.length; i++, j += 2) {
-    out[i] = (NIBBLE[hex.charCodeAt(j)]! << 4) | NIBBLE[hex.charCodeAt(j + 1)]!;
+  return hexInto(hex, new Uint8Array(hex.length >> 1), 0);
+}
+
+/** Decodes hex into `out` at `at` without allocating (per-chunk paths). */
+export function hexInto(hex: string, out: Uint8Array, at: number): Uint8Array {
+  for (let i = 0, j = 0; j < hex.length; i++, j += 2) {
+    out[at + i] = (NIBBLE[hex.charCodeAt(j)]! << 4) | NIBBLE[hex.charCodeAt(j + 1)]!;
   }
   return out;
 }

@@ -3,7 +3,7 @@
  * (docs/FORMAT.md §7): chunk_count × (key 32 bytes | raw_len u32 LE).
  */
 import { toHex } from '@kura/core';
-import { hexToBytes } from './hex.js';
+import { hexInto, hexToBytes } from './hex.js';
 
 export const ENTRY_SIZE = 36;
 
@@ -12,6 +12,41 @@ export interface ManifestEntry {
   length: number;
   /** Offset of the chunk in the document. */
   offset: number;
+}
+
+/** A manifest built chunk by chunk in its stored form (no object per chunk). */
+export class ManifestBuilder {
+  #bytes = new Uint8Array(ENTRY_SIZE * 64);
+  #view = new DataView(this.#bytes.buffer);
+  count = 0;
+
+  add(key: string, length: number): void {
+    const at = this.count * ENTRY_SIZE;
+    if (at + ENTRY_SIZE > this.#bytes.length) {
+      const next = new Uint8Array(this.#bytes.length * 2);
+      next.set(this.#bytes);
+      this.#bytes = next;
+      this.#view = new DataView(next.buffer);
+    }
+    hexInto(key, this.#bytes, at);
+    this.#view.setUint32(at + 32, length, true);
+    this.count++;
+  }
+
+  /** The stored form (a view; do not add afterwards). */
+  bytes(): Uint8Array {
+    return this.#bytes.subarray(0, this.count * ENTRY_SIZE);
+  }
+
+  /** How many times each key occurs. */
+  counts(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (let at = 0; at < this.count * ENTRY_SIZE; at += ENTRY_SIZE) {
+      const key = toHex(this.#bytes.subarray(at, at + 32));
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    return counts;
+  }
 }
 
 export function encodeManifest(entries: readonly { key: string; length: number }[]): Uint8Array {

@@ -1,6 +1,6 @@
 /** Byte layouts of pack files (docs/FORMAT.md §6): the pack header and chunk records. */
 import { CODEC_RAW, CODEC_ZSTD, CorruptDataError } from '@kura/core';
-import { hexToBytes, bytesToHex } from './hex.js';
+import { bytesToHex, hexInto } from './hex.js';
 
 export const PACK_MAGIC = new TextEncoder().encode('KURAPACK');
 export const PACK_VERSION = 1;
@@ -22,17 +22,19 @@ export interface ChunkLocation {
   storedLen: number;
 }
 
-/** A record: header followed by the payload, ready to append. */
-export function encodeRecord(c: ChunkLocation, payload: Uint8Array): Uint8Array {
-  const rec = new Uint8Array(RECORD_HEADER_SIZE + payload.length);
-  rec.set(RECORD_MAGIC, 0);
-  rec[4] = c.codec;
-  const dv = new DataView(rec.buffer);
+/**
+ * A record's 48-byte header; the payload follows it in the pack. Writes into `into` when
+ * given (a buffer reused across records: appends are synchronous).
+ */
+export function recordHeader(c: ChunkLocation, into: Uint8Array = new Uint8Array(RECORD_HEADER_SIZE)): Uint8Array {
+  into.set(RECORD_MAGIC, 0);
+  into[4] = c.codec;
+  into[5] = into[6] = into[7] = 0;
+  const dv = new DataView(into.buffer, into.byteOffset, RECORD_HEADER_SIZE);
   dv.setUint32(8, c.rawLen, true);
   dv.setUint32(12, c.storedLen, true);
-  rec.set(hexToBytes(c.key), 16);
-  rec.set(payload, RECORD_HEADER_SIZE);
-  return rec;
+  hexInto(c.key, into, 16);
+  return into;
 }
 
 /**

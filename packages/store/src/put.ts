@@ -13,8 +13,8 @@ import {
   type ResolvedChunkParams,
 } from '@kura/core';
 import { applyMeta } from './documents.js';
-import { hexToBytes } from './hex.js';
-import { encodeManifest } from './manifest.js';
+import { hexInto, hexToBytes } from './hex.js';
+import { ManifestBuilder } from './manifest.js';
 import { RECORD_HEADER_SIZE } from './pack-record.js';
 import type { Statements } from './statements.js';
 import type { StoredChunk, Writer } from './writer.js';
@@ -62,10 +62,11 @@ export function ingestHere(ctx: PutContext, source: ByteSource): ChunkStream {
  */
 export async function putDocument(ctx: PutContext, stream: ChunkStream, meta: ResolvedMeta): Promise<PutResult> {
   const { writer, st } = ctx;
-  const entries: { key: string; length: number }[] = [];
+  const manifest = new ManifestBuilder();
+  const keyBuffer = new Uint8Array(32); // reused per lookup: the statement runs synchronously
   /** Chunks without a row that this put needs rows for: its own and other pending puts'. */
   const unrowed = new Map<string, StoredChunk>();
-  const pinned: string[] = [];
+  const pinned = new Set<string>();
   const packsUsed: number[] = [];
   const wrote: string[] = [];
   let committed = false;
@@ -78,12 +79,12 @@ export async function putDocument(ctx: PutContext, stream: ChunkStream, meta: Re
   };
 
   const place = async (c: { key: string; length: number; codec: number; payload: Uint8Array }) => {
-    entries.push({ key: c.key, length: c.length });
-    if (unrowed.has(c.key) || pinned.includes(c.key)) return;
+    manifest.add(c.key, c.length);
+    if (unrowed.has(c.key) || pinned.has(c.key)) return;
     // Check and pin/claim without an await in between (see writer.ts).
-    if (st.chunkExists.get(hexToBytes(c.key))) {
+    if (st.chunkExists.get(hexInto(c.key, keyBuffer, 0))) {
       writer.pin(c.key);
-      pinned.push(c.key);
+      pinned.add(c.key);
       return;
     }
     const pending = writer.pending(c.key);
@@ -115,18 +116,16 @@ export async function putDocument(ctx: PutContext, stream: ChunkStream, meta: Re
     const { digest, size } = step.value;
     const digestBytes = hexToBytes(digest.slice(7));
 
-    const manifest = encodeManifest(entries);
+    const counts = manifest.counts();
     await writer.commit(() => {
       const now = Date.now();
-      const inserted = st.docInsert.run(digestBytes, size, entries.length, manifest, meta.path ?? null, meta.mediaType ?? null, now, now);
+      const inserted = st.docInsert.run(digestBytes, size, manifest.count, manifest.bytes(), meta.path ?? null, meta.mediaType ?? null, now, now);
       if (inserted.changes === 0) {
         // Same bytes again: only metadata changes; chunks this put wrote stay unreferenced.
         const existing = st.docIdByDigest.get(digestBytes)!;
         applyMeta(st, existing.id, { path: meta.path, mediaType: meta.mediaType, meta: meta.meta, addTags: meta.tags }, now);
         return;
       }
-      const counts = new Map<string, number>();
-      for (const e of entries) counts.set(e.key, (counts.get(e.key) ?? 0) + 1);
       for (const [key, n] of counts) {
         const c = unrowed.get(key);
         if (c) {
@@ -139,7 +138,7 @@ export async function putDocument(ctx: PutContext, stream: ChunkStream, meta: Re
     });
     committed = true;
     for (const key of unrowed.keys()) writer.settle(key);
-    return { digest, size, chunks: entries.length, newChunks, newBytesStored: newBytes };
+    return { digest, size, chunks: manifest.count, newChunks, newBytesStored: newBytes };
   } finally {
     // A failed put's records must not stay pending: with no put using their pack, GC could
     // reclaim it under a later put that shared them. Puts that already share them keep

@@ -10,7 +10,7 @@ import { InternalError } from '@kura/core';
 import type { PackStore, PackWriter } from './backend/packs.js';
 import type { SqlDatabase } from './backend/sql.js';
 import type { Durability } from './options.js';
-import { PACK_HEADER_SIZE, encodeRecord, packHeader, type ChunkLocation } from './pack-record.js';
+import { PACK_HEADER_SIZE, RECORD_HEADER_SIZE, packHeader, recordHeader, type ChunkLocation } from './pack-record.js';
 import type { Statements } from './statements.js';
 
 /** Packs are sealed once they reach this size. */
@@ -52,6 +52,8 @@ export class Writer {
   /** Puts between their first byte and their commit (see `commit`). */
   #activePuts = 0;
   #packNames = new Map<number, string>();
+  /** Reused for every record header (appends are synchronous). */
+  readonly #header = new Uint8Array(RECORD_HEADER_SIZE);
 
   constructor(
     readonly db: SqlDatabase,
@@ -137,16 +139,16 @@ export class Writer {
    * `written` is false when another put wrote the same chunk while this one waited.
    */
   async append(c: ChunkLocation, payload: Uint8Array): Promise<{ chunk: StoredChunk; written: boolean }> {
-    const record = encodeRecord(c, payload);
+    const length = RECORD_HEADER_SIZE + payload.length;
     let pack = await this.openPack();
-    if (pack.writer.size > PACK_HEADER_SIZE && pack.writer.size + record.length > this.packTarget) {
+    if (pack.writer.size > PACK_HEADER_SIZE && pack.writer.size + length > this.packTarget) {
       await this.seal();
       pack = await this.openPack();
     }
     // No await between here and the registration: another put may look for this key next.
     const already = this.#pending.get(c.key);
     if (already) return { chunk: already, written: false };
-    const offset = pack.writer.append(record);
+    const offset = pack.writer.append(recordHeader(c, this.#header), payload);
     pack.dirty = true;
     const stored: StoredChunk = { ...c, packId: pack.id, offset };
     this.#pending.set(c.key, stored);

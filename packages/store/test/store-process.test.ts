@@ -12,7 +12,7 @@ const CHILD = fileURLToPath(new URL('./fixtures/child.mjs', import.meta.url));
 const sha = (b: Uint8Array) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
 
 function run(args: string[]): string {
-  const r = spawnSync(process.execPath, [CHILD, ...args], { encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [CHILD, ...args], { encoding: 'utf8', maxBuffer: 1 << 20 });
   if (r.status !== 0) throw new Error(`child failed: ${r.stderr}`);
   return r.stdout.trim();
 }
@@ -55,6 +55,20 @@ describe('one writer, many readers', () => {
     const again = await reopen(dir);
     expect(again.readonly).toBe(false);
   });
+});
+
+describe('bounded memory', () => {
+  const BYTES = Number(process.env.KURA_BIG_BYTES ?? 2 ** 31);
+
+  it(`a ${BYTES / 2 ** 30} GiB stream ingests with peak RSS under 300 MB`, async () => {
+    const dir = `${tempDir()}/store`;
+    await (await Store.init(dir)).close();
+    const out = JSON.parse(run(['big', dir, String(BYTES)]));
+    expect(out.size).toBe(BYTES);
+    expect(out.digest).toBe(out.fed);
+    expect(out.peakRssMB).toBeLessThan(300);
+    console.log(`ingested ${BYTES / 2 ** 20} MiB at ${out.mbPerSec.toFixed(0)} MB/s, peak RSS ${out.peakRssMB.toFixed(0)} MB`);
+  }, 300_000);
 });
 
 describe('crash safety', () => {

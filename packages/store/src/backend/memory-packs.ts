@@ -31,9 +31,11 @@ export class MemoryPackStore implements PackStore {
       get size() {
         return pack.length;
       },
-      append(bytes) {
+      append(...parts) {
         if (!open) throw new Error(`pack ${name} is closed`);
-        return pack.append(bytes);
+        const at = pack.length;
+        for (const p of parts) pack.append(p);
+        return at;
       },
       async sync() {},
       async close() {

@@ -5,8 +5,8 @@
  * Contract:
  * - `create(name)` makes a new, empty pack and returns its only writer. Names are unique;
  *   creating an existing name is an error.
- * - `PackWriter.append(bytes)` appends synchronously and returns the offset the bytes start
- *   at. Appended bytes are readable at once through `read`, but durable only after `sync()`
+ * - `PackWriter.append(...parts)` appends the parts, in order and contiguously, synchronously,
+ *   and returns the offset the first starts at. Appended bytes are readable at once through `read`, but durable only after `sync()`
  *   resolves. `close()` ends writing (the pack is sealed from then on).
  * - `read(name, offset, length)` returns up to `length` bytes: fewer only when the pack is
  *   shorter (the caller treats that as damage); a missing pack throws `PackMissingError`.
@@ -18,7 +18,7 @@ export interface PackWriter {
   readonly name: string;
   /** Bytes written so far, header included. */
   readonly size: number;
-  append(bytes: Uint8Array): number;
+  append(...parts: Uint8Array[]): number;
   sync(): Promise<void>;
   close(): Promise<void>;
 }

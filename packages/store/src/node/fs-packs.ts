@@ -4,7 +4,7 @@
  * async API would cost more than the I/O. fdatasync is asynchronous, so a flush never blocks
  * the event loop.
  */
-import { closeSync, fdatasync, fsync, mkdirSync, openSync, readSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, fdatasync, fsync, mkdirSync, openSync, readSync, readdirSync, rmSync, statSync, writevSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PackMissingError, type PackInfo, type PackStore, type PackWriter } from '../backend/packs.js';
@@ -37,12 +37,19 @@ export class FsPackStore implements PackStore {
       get size() {
         return size;
       },
-      append(bytes) {
+      append(...parts) {
         if (!open) throw new Error(`pack ${name} is closed`);
         const at = size;
-        let done = 0;
-        while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done, at + done);
-        size += bytes.length;
+        // One writev per record (header + payload): no copy into a joined buffer.
+        let position = at;
+        let pending = parts.filter((p) => p.length > 0);
+        while (pending.length) {
+          let n = writevSync(fd, pending, position);
+          position += n;
+          while (pending.length && n >= pending[0]!.length) n -= pending.shift()!.length;
+          if (n > 0) pending[0] = pending[0]!.subarray(n);
+        }
+        size = position;
         return at;
       },
       sync: () => fdatasyncAsync(fd),

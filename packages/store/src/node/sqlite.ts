@@ -12,7 +12,7 @@ export interface SqliteOptions {
 export function openSqlite(path: string, options: SqliteOptions = {}): SqlDatabase & { setDurability(d: Durability): void } {
   const db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false, timeout: options.timeout ?? 5000 });
   if (!options.readonly) db.pragma('journal_mode = WAL');
-  db.pragma('cache_size = -65536'); // 64 MiB page cache
+  db.pragma('cache_size = -16384'); // 16 MiB page cache: most lookups are by key, memory stays bounded
   db.pragma('temp_store = MEMORY');
   return {
     exec: (sql) => void db.exec(sql),
