@@ -28,6 +28,9 @@ const FS_ERRORS: Record<string, string> = {
   EISDIR: 'is a directory',
   ENOTDIR: 'not a directory',
   ELOOP: 'too many levels of symbolic links',
+  EEXIST: 'file exists',
+  ENOSPC: 'no space left on device',
+  EROFS: 'read-only file system',
 };
 
 /** One line for stderr. */
@@ -39,6 +42,23 @@ export function describeError(e: unknown): string {
     return code ? `${e.message} [${code}]` : e.message;
   }
   return String(e);
+}
+
+/**
+ * The exit code an uncaught error ends the command with: a CliError says its own; a value the
+ * user typed that the store rejected (INVALID_INPUT) is usage (2); everything else —
+ * NOT_FOUND, CORRUPT_DATA, STORE_LOCKED, FORMAT_MISMATCH, READ_ONLY, file-system errors — is 1.
+ * Damage found by `kura verify` is 3, returned by that command, never thrown.
+ */
+export function exitCodeOf(e: unknown): ExitCode {
+  if (e instanceof CliError) return e.exitCode;
+  if (isKuraError(e, 'INVALID_INPUT')) return EXIT.usage;
+  return EXIT.error;
+}
+
+/** A KuraError, optionally with the given code (compare codes, not classes: docs/ERRORS.md). */
+export function isKuraError(e: unknown, code?: string): e is KuraError {
+  return e instanceof KuraError && (code === undefined || e.code === code);
 }
 
 export function printError(message: string): void {

@@ -3,9 +3,18 @@
  * (docs/ERRORS.md) instead of exiting, so tests and `kura serve` can embed it.
  */
 import { Command, CommanderError } from 'commander';
+import * as add from './commands/add.js';
 import * as chunks from './commands/chunks.js';
+import * as gc from './commands/gc.js';
+import * as get from './commands/get.js';
 import * as hash from './commands/hash.js';
-import { CliError, EXIT, describeError, printError } from './exit.js';
+import * as init from './commands/init.js';
+import * as ls from './commands/ls.js';
+import * as rm from './commands/rm.js';
+import * as stats from './commands/stats.js';
+import * as tag from './commands/tag.js';
+import * as verify from './commands/verify.js';
+import { EXIT, describeError, exitCodeOf, printError } from './exit.js';
 import { exitOnClosedPipe } from './output.js';
 
 export const VERSION = '0.1.0';
@@ -16,7 +25,20 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .version(VERSION)
     .exitOverride()
     .configureOutput({ outputError: (text) => process.stderr.write(text.startsWith('error:') ? `kura: ${text}` : text) })
-    .showHelpAfterError('(run kura --help for usage)');
+    .showHelpAfterError('(run kura --help for usage)')
+    // Program options are recognised before and after the verb: `kura --store D ls` = `kura ls --store D`.
+    .option('--store <dir>', 'the store directory (default: $KURA_STORE, else ./.kura)')
+    .configureHelp({ showGlobalOptions: true })
+    .addHelpText('after', '\nExit codes: 0 ok, 1 error, 2 usage, 3 kura verify found damage. Errors are one line on stderr.');
+  init.register(program);
+  add.register(program, setExit);
+  get.register(program);
+  ls.register(program);
+  rm.register(program, setExit);
+  tag.register(program);
+  stats.register(program);
+  verify.register(program, setExit);
+  gc.register(program);
   hash.register(program, setExit);
   chunks.register(program);
   return program;
@@ -37,6 +59,6 @@ export async function main(argv: string[]): Promise<number> {
       return e.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
     printError(describeError(e));
-    return e instanceof CliError ? e.exitCode : EXIT.error;
+    return Math.max(code, exitCodeOf(e));
   }
 }

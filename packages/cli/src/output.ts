@@ -12,3 +12,13 @@ export function exitOnClosedPipe(): void {
     throw e;
   });
 }
+
+/** Raw bytes to stdout, with backpressure. */
+export async function writeBytes(bytes: Uint8Array): Promise<void> {
+  if (!process.stdout.write(bytes)) await once(process.stdout, 'drain');
+}
+
+/** One JSON value on its own line (NDJSON). */
+export async function writeJson(value: unknown): Promise<void> {
+  await write(`${JSON.stringify(value)}\n`);
+}

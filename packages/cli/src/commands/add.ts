@@ -1,0 +1,139 @@
+/**
+ * `kura add PATH... [--tag T]... [--meta k=v]... [--path P] [--type MEDIA] [--json]
+ * [--durability full|normal]`: stores files and directory trees (walk.ts says what a tree
+ * adds), one at a time, in input order. `--json` prints one line per document once it is
+ * committed: {"path","digest","size","chunks","newChunks","newBytes"}, where `path` is the
+ * file as given (argument/relative/path under a directory argument) and the document's own
+ * path metadata is the file's path relative to the directory argument (a file argument: its
+ * basename; --path overrides it, or prefixes a directory's paths). Unreadable files are
+ * reported on stderr and the rest still added; the exit code is then 1.
+ */
+import type { PutResult, Store } from '@kura/store';
+import type { Command } from 'commander';
+import { createReadStream } from 'node:fs';
+import { collect, durability, keyValues } from '../args.js';
+import { EXIT, describeError, isKuraError, usage } from '../exit.js';
+import { bytes, rate, ratio } from '../format.js';
+import { guessMediaType } from '../media-types.js';
+import { writeJson } from '../output.js';
+import { Progress } from '../progress.js';
+import { withStore } from '../store.js';
+import { STDIN, listInputs, totalSize, type Input, type InputFile } from '../walk.js';
+
+interface AddOptions {
+  tag?: string[];
+  meta?: string[];
+  path?: string;
+  type?: string;
+  json?: boolean;
+  durability?: string;
+}
+
+/** Counts what has been read and stored so far, for the bar and the summary. */
+interface Tally {
+  read: number;
+  logical: number;
+  stored: number;
+  documents: number;
+  failed: number;
+}
+
+/** The file's bytes in 1 MiB pieces, counting them as they are read. */
+async function* counted(input: InputFile, onBytes: (n: number) => void): AsyncGenerator<Uint8Array> {
+  const source = input.file === STDIN ? process.stdin : createReadStream(input.file, { highWaterMark: 1 << 20 });
+  for await (const piece of source) {
+    onBytes((piece as Uint8Array).length);
+    yield piece as Uint8Array;
+  }
+}
+
+export function register(program: Command, setExit: (code: number) => void): void {
+  program
+    .command('add')
+    .description('store files and directory trees (recursively), printing each digest')
+    .argument('<paths...>', 'files and directories to add (- for standard input)')
+    .option('--tag <tag>', 'tag every document (repeatable)', collect)
+    .option('--meta <key=value>', 'set metadata on every document (repeatable)', collect)
+    .option('--path <path>', 'document path for a single file or stdin; path prefix for a directory')
+    .option('--type <media-type>', 'media type of every document (default: guessed from the extension)')
+    .option('--json', 'one JSON line per document: {"path","digest","size","chunks","newChunks","newBytes"}')
+    .option('--durability <mode>', 'full: fsync every document before it is reported; normal (default): faster')
+    .addHelpText(
+      'after',
+      `
+Directories are added recursively in sorted order; only regular files are stored (symlinks to
+directories are not followed). A file under a directory gets its path relative to that
+directory as its document path; a file argument gets its basename. In --json output, "path" is
+the file as you named it (the directory argument joined with the relative path), "newBytes"
+the bytes this document added to pack files (0 when all of it was already stored).`,
+    )
+    .action(async (paths: string[], opts: AddOptions, cmd: Command) => {
+      if (opts.path !== undefined && paths.length !== 1) throw usage('--path needs exactly one file or directory to add');
+      const meta = keyValues(opts.meta ?? [], '--meta', false) as Record<string, string>;
+      const mode = durability(opts.durability);
+      await withStore(cmd, { readonly: false, durability: mode }, async (store) => {
+        // Listed first (cheap: names and sizes) so the progress bar knows the total.
+        const inputs: Input[] = [];
+        for await (const input of listInputs(paths, opts.path)) inputs.push(input);
+        const t: Tally = { read: 0, logical: 0, stored: 0, documents: 0, failed: 0 };
+        const bar = new Progress(totalSize(inputs), !opts.json, ({ value, total, elapsed }) =>
+          [
+            `${bytes(value)}/${bytes(total)}`,
+            rate(value, elapsed / 1000),
+            `dedup so far ${t.stored > 0 ? ratio(t.logical / t.stored) : t.logical > 0 ? '∞' : '-'}`,
+            `${t.documents} files`,
+          ].join(' | '),
+        );
+        try {
+          for (const input of inputs) {
+            if (input.kind === 'problem') {
+              bar.error(`${input.file}: ${describeError(input.error)}`);
+              t.failed++;
+              continue;
+            }
+            let r: PutResult;
+            try {
+              r = await put(store, input, opts, meta, (n) => bar.set((t.read += n)));
+            } catch (e) {
+              // Options the store rejects are the caller's syntax: stop at once (exit 2).
+              if (isKuraError(e, 'INVALID_INPUT') && !String((e as { field?: string }).field).startsWith('path')) throw e;
+              bar.error(`${input.file === STDIN ? 'standard input' : input.file}: ${describeError(e)}`);
+              t.failed++;
+              continue;
+            }
+            t.documents++;
+            t.logical += r.size;
+            t.stored += r.newBytesStored;
+            const line = {
+              path: input.file,
+              digest: r.digest,
+              size: r.size,
+              chunks: r.chunks,
+              newChunks: r.newChunks,
+              newBytes: r.newBytesStored,
+            };
+            if (opts.json) await writeJson(line);
+            else await bar.line(`${r.digest}  ${input.file}  ${bytes(r.size)} (${bytes(r.newBytesStored)} new)`);
+          }
+          if (!opts.json) {
+            const failed = t.failed ? `, ${t.failed} failed` : '';
+            const saved = t.stored < t.logical ? `, ${bytes(t.logical - t.stored)} saved by dedup and compression` : '';
+            await bar.line(`added ${t.documents} document${t.documents === 1 ? '' : 's'}${failed}: ${bytes(t.logical)}, ${bytes(t.stored)} newly stored${saved}`);
+          }
+        } finally {
+          bar.stop();
+        }
+        if (t.failed) setExit(EXIT.error);
+      });
+    });
+}
+
+function put(store: Store, input: InputFile, opts: AddOptions, meta: Record<string, string>, onBytes: (n: number) => void): Promise<PutResult> {
+  const mediaType = opts.type ?? (input.docPath ? guessMediaType(input.docPath) : undefined);
+  return store.put(counted(input, onBytes), {
+    ...(input.docPath !== undefined ? { path: input.docPath } : {}),
+    ...(mediaType !== undefined ? { mediaType } : {}),
+    ...(opts.tag?.length ? { tags: opts.tag } : {}),
+    ...(Object.keys(meta).length ? { meta } : {}),
+  });
+}

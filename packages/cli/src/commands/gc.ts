@@ -1,0 +1,28 @@
+/** `kura gc [--json]`: reclaims the space of removed documents; --json prints the GcReport. */
+import type { GcReport } from '@kura/store';
+import type { Command } from 'commander';
+import { bytes, count } from '../format.js';
+import { write, writeJson } from '../output.js';
+import { withStore } from '../store.js';
+
+function summary(r: GcReport): string {
+  const plural = (n: number, word: string) => `${count(n)} ${word}${n === 1 ? '' : 's'}`;
+  return (
+    `freed ${bytes(r.bytesFreed)}: ${plural(r.chunksRemoved, 'chunk')} removed, ${plural(r.packsDeleted, 'pack')} deleted, ` +
+    `${plural(r.packsCompacted, 'pack')} compacted, ${plural(r.orphansDeleted, 'orphan file')} deleted\n`
+  );
+}
+
+export function register(program: Command): void {
+  program
+    .command('gc')
+    .description('reclaim the space of chunks no document uses any more')
+    .option('--json', 'one JSON line: {"chunksRemoved","packsDeleted","packsCompacted","orphansDeleted","bytesFreed"}')
+    .action(async (opts: { json?: boolean }, cmd: Command) => {
+      await withStore(cmd, { readonly: false }, async (store) => {
+        const r = await store.gc();
+        if (opts.json) await writeJson(r);
+        else await write(summary(r));
+      });
+    });
+}

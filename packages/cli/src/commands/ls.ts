@@ -1,0 +1,90 @@
+/**
+ * `kura ls [--tag T] [--type M] [--prefix P] [--since ISO] [--until ISO] [--limit N]
+ * [--cursor C] [--json]`: documents in the order they were added. Without --limit, every
+ * match is listed. With --limit N, one page of at most N; when more remain, the last line on
+ * stderr is `kura: next cursor: C`, and `--cursor C` lists the next page. stdout stays pure:
+ * with --json, every stdout line is one DocumentInfo object.
+ */
+import type { DocumentInfo, ListQuery } from '@kura/store';
+import type { Command } from 'commander';
+import { isoDate, wholeNumber } from '../args.js';
+import { usage } from '../exit.js';
+import { bytes } from '../format.js';
+import { write, writeJson } from '../output.js';
+import { withStore } from '../store.js';
+
+interface LsOptions {
+  tag?: string;
+  type?: string;
+  prefix?: string;
+  since?: string;
+  until?: string;
+  limit?: string;
+  cursor?: string;
+  json?: boolean;
+}
+
+/** The store's largest page. */
+const PAGE_MAX = 10_000;
+const PAGE = 1000;
+
+export function humanLine(d: DocumentInfo): string {
+  const tags = d.tags.length ? `  [${d.tags.join(', ')}]` : '';
+  return `${d.digest}  ${bytes(d.size).padStart(10)}  ${d.path ?? '-'}${tags}`;
+}
+
+export function register(program: Command): void {
+  program
+    .command('ls')
+    .description('list documents (filters combine with AND)')
+    .option('--tag <tag>', 'only documents with this tag')
+    .option('--type <media-type>', 'only documents of this media type')
+    .option('--prefix <path>', 'only documents whose path starts with this')
+    .option('--since <iso>', 'only documents added at or after this time (e.g. 2024-05-01T00:00:00Z)')
+    .option('--until <iso>', 'only documents added before this time')
+    .option('--limit <n>', `list one page of at most N documents (1..${PAGE_MAX}); default: all`)
+    .option('--cursor <c>', 'continue after the page that printed this cursor')
+    .option('--json', 'one JSON object (DocumentInfo) per line')
+    .addHelpText(
+      'after',
+      `
+Output: one line per document, "<digest>  <size>  <path>  [tags]", or with --json one
+DocumentInfo per line: {"digest","size","chunks","path","mediaType","tags","meta","createdAt","updatedAt"}.
+
+Pagination: without --limit every match is printed. With --limit N at most N are printed and,
+when more remain, the last line on stderr is "kura: next cursor: C" (stdout holds only
+documents, with or without --json). Run the same command with --cursor C for the next page;
+when no such line appears, the listing is complete. A cursor is a position in insertion
+order: later pages never repeat earlier ones, and documents added meanwhile come at the end.`,
+    )
+    .action(async (opts: LsOptions, cmd: Command) => {
+      const limit = opts.limit === undefined ? undefined : wholeNumber(opts.limit, '--limit');
+      if (limit !== undefined && (limit < 1 || limit > PAGE_MAX)) throw usage(`--limit must be between 1 and ${PAGE_MAX}, got ${limit}`);
+      if (opts.cursor !== undefined && !/^\d+$/.test(opts.cursor)) throw usage(`--cursor must be a cursor printed by kura ls, got "${opts.cursor}"`);
+      const since = isoDate(opts.since, '--since');
+      const until = isoDate(opts.until, '--until');
+      const query: ListQuery = {
+        ...(opts.tag !== undefined ? { tag: opts.tag } : {}),
+        ...(opts.type !== undefined ? { mediaType: opts.type } : {}),
+        ...(opts.prefix !== undefined ? { pathPrefix: opts.prefix } : {}),
+        ...(since ? { since } : {}),
+        ...(until ? { until } : {}),
+      };
+      await withStore(cmd, { readonly: true }, async (store) => {
+        let cursor = opts.cursor;
+        let left = limit ?? Infinity;
+        for (;;) {
+          const page = await store.list({ ...query, limit: Math.min(left, PAGE), ...(cursor !== undefined ? { cursor } : {}) });
+          for (const d of page.items) {
+            if (opts.json) await writeJson(d);
+            else await write(`${humanLine(d)}\n`);
+          }
+          left -= page.items.length;
+          cursor = page.nextCursor;
+          if (cursor === undefined) return;
+          if (left <= 0) break;
+        }
+        process.stderr.write(`kura: next cursor: ${cursor}\n`);
+      });
+    });
+}

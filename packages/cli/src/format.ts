@@ -1,0 +1,33 @@
+/** Numbers for people: byte sizes in binary units, rates and ratios. JSON output never uses these. */
+
+const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+
+/** `0 B`, `999 B`, `1.5 KiB`, `12.3 MiB`, `512 GiB`: three significant digits at most. */
+export function bytes(n: number): string {
+  if (!Number.isFinite(n)) return String(n);
+  const sign = n < 0 ? '-' : '';
+  let v = Math.abs(n);
+  let u = 0;
+  while (v >= 1024 && u < UNITS.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  if (u === 0) return `${sign}${v} B`;
+  const digits = v >= 100 ? 0 : v >= 10 ? 1 : 2;
+  return `${sign}${v.toFixed(digits)} ${UNITS[u]}`;
+}
+
+/** Bytes per second, e.g. `48.2 MiB/s`. */
+export function rate(byteCount: number, seconds: number): string {
+  return seconds > 0 ? `${bytes(Math.round(byteCount / seconds))}/s` : '-';
+}
+
+/** `2.50x`; `∞` when nothing was stored (everything deduplicated). */
+export function ratio(x: number): string {
+  return Number.isFinite(x) ? `${x.toFixed(2)}x` : '∞';
+}
+
+/** An integer with thousands separators: `1,234,567`. */
+export function count(n: number): string {
+  return n.toLocaleString('en-US');
+}

@@ -1,0 +1,50 @@
+/**
+ * Finding and opening the store: `--store DIR` (before or after the verb) > $KURA_STORE >
+ * ./.kura. Read commands open it read-only, so they work while another process writes.
+ */
+import { Store } from '@kura/store';
+import type { Command } from 'commander';
+import { resolve } from 'node:path';
+import { CliError, describeError, isKuraError } from './exit.js';
+import type { DurabilityArg } from './args.js';
+
+export const DEFAULT_STORE = '.kura';
+
+/** The store directory for this command, absolute. */
+export function storeDir(cmd: Command): string {
+  const flag = cmd.optsWithGlobals().store as string | undefined;
+  const env = process.env.KURA_STORE;
+  return resolve(flag ?? (env ? env : DEFAULT_STORE));
+}
+
+export interface OpenArgs {
+  readonly: boolean;
+  durability?: DurabilityArg | undefined;
+}
+
+export async function openStore(dir: string, args: OpenArgs): Promise<Store> {
+  try {
+    return await Store.open(dir, { readonly: args.readonly, ...(args.durability ? { durability: args.durability } : {}) });
+  } catch (e) {
+    if (isKuraError(e, 'STORE_LOCKED')) {
+      throw new CliError(`${dir}: the store is locked: another process is writing to it (read commands still work) [STORE_LOCKED]`);
+    }
+    // Store.open's own errors name the store; anything else (e.g. a damaged kura.db) gets its name.
+    if (isKuraError(e)) throw e;
+    throw new CliError(`${dir}: ${describeError(e)}`);
+  }
+}
+
+/** Opens the store, runs `fn`, and always closes it. */
+export async function withStore<T>(cmd: Command, args: OpenArgs, fn: (store: Store) => Promise<T>): Promise<T> {
+  const store = await openStore(storeDir(cmd), args);
+  let result: T;
+  try {
+    result = await fn(store);
+  } catch (e) {
+    await store.close().catch(() => undefined); // the first error is the one to report
+    throw e;
+  }
+  await store.close();
+  return result;
+}

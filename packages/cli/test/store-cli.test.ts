@@ -1,0 +1,502 @@
+/**
+ * The store verbs of `kura`, run as real processes against real stores in temp directories.
+ */
+import { spawnSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Store } from '@kura/store';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+const BIN = fileURLToPath(new URL('../bin/kura.js', import.meta.url));
+const ADD_KEYS = ['path', 'digest', 'size', 'chunks', 'newChunks', 'newBytes'];
+const STATS_KEYS = ['documents', 'logicalBytes', 'uniqueChunkBytes', 'storedBytes', 'dedupRatio', 'compressionRatio'];
+const STATS_EXTRA = ['packBytes', 'chunks', 'packs'];
+const INFO_KEYS = ['digest', 'size', 'chunks', 'path', 'mediaType', 'tags', 'meta', 'createdAt', 'updatedAt'];
+const UNKNOWN = `sha256:${'0'.repeat(64)}`;
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  out: Buffer;
+}
+
+/** Runs kura; KURA_STORE comes only from `env`. No output of kura ever holds a stack trace. */
+function kura(args: string[], opts: { cwd?: string; env?: Record<string, string>; input?: Uint8Array } = {}): Run {
+  const env = { ...process.env, ...opts.env };
+  if (!opts.env?.KURA_STORE) delete env.KURA_STORE;
+  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: opts.cwd, env, input: opts.input, maxBuffer: 256 << 20 });
+  const run = { code: r.status, stdout: r.stdout.toString(), stderr: r.stderr.toString(), out: r.stdout };
+  expect(run.stderr).not.toMatch(/\n\s+at /);
+  expect(run.stdout).not.toMatch(/\n\s+at /);
+  return run;
+}
+
+/** Exactly one `kura: ...` line on stderr. */
+function expectOneLineError(r: Run, code: number, pattern: RegExp) {
+  expect(r.code).toBe(code);
+  expect(r.stderr).toMatch(/^kura: [^\n]*\n$/);
+  expect(r.stderr).toMatch(pattern);
+}
+
+const jsonLines = (s: string) =>
+  s
+    .split('\n')
+    .filter((l) => l)
+    .map((l) => JSON.parse(l));
+const sha256 = (b: Uint8Array) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
+
+/** A tree with nested directories, an empty file and binary files. */
+function makeTree(root: string): Record<string, Buffer> {
+  const files: Record<string, Buffer> = {
+    'a.txt': Buffer.from('hello, kura\n'),
+    'empty': Buffer.alloc(0),
+    'notes.md': Buffer.from('# notes\n\nsome markdown\n'),
+    'sub/data.bin': randomBytes(300_000),
+    'sub/deeper/config.json': Buffer.from('{"x":1}\n'),
+    'sub/deeper/picture.png': Buffer.concat([Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'), randomBytes(5000)]),
+  };
+  for (const [rel, bytes] of Object.entries(files)) {
+    mkdirSync(join(root, rel, '..'), { recursive: true });
+    writeFileSync(join(root, rel), bytes);
+  }
+  return files;
+}
+
+function packFiles(store: string): string[] {
+  const dir = join(store, 'packs');
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.pack'))
+    .map((f) => join(dir, f));
+}
+
+let tmp: string;
+beforeAll(() => {
+  tmp = mkdtempSync(join(tmpdir(), 'kura-store-cli-'));
+});
+
+describe('a store made with init and add', () => {
+  let work: string;
+  let store: string;
+  let files: Record<string, Buffer>;
+  let added: any[];
+  const s = () => ['--store', store];
+
+  beforeAll(() => {
+    work = join(tmp, 'main');
+    store = join(work, 'store');
+    mkdirSync(work);
+    files = makeTree(join(work, 'tree'));
+    const init = kura(['init', ...s()]);
+    expect(init.code).toBe(0);
+    expect(init.stdout).toMatch(/^created a Kura store in .*store/);
+    const r = kura(['add', '--json', '--tag', 'first', '--meta', 'batch=1', 'tree', ...s()], { cwd: work });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('');
+    added = jsonLines(r.stdout);
+  });
+
+  it('add --json prints one line per file, in sorted order, with exactly the documented keys', () => {
+    const sorted = Object.keys(files).sort();
+    expect(added.map((l) => l.path)).toEqual(sorted.map((rel) => `tree/${rel}`));
+    for (const line of added) {
+      expect(Object.keys(line)).toEqual(ADD_KEYS);
+      const bytes = files[line.path.slice('tree/'.length)]!;
+      expect(line.digest).toBe(sha256(bytes));
+      expect(line.size).toBe(bytes.length);
+      expect(line.chunks).toBe(bytes.length === 0 ? 0 : line.chunks);
+      expect(line.chunks).toBeGreaterThanOrEqual(bytes.length ? 1 : 0);
+      if (bytes.length) expect(line.newBytes).toBeGreaterThan(0);
+      else expect(line).toMatchObject({ chunks: 0, newChunks: 0, newBytes: 0 });
+    }
+    expect(added.find((l) => l.path === 'tree/sub/data.bin').chunks).toBeGreaterThan(1);
+  });
+
+  it('stores each document under its path relative to the directory, with a guessed media type', () => {
+    const docs = jsonLines(kura(['ls', '--json', ...s()]).stdout);
+    expect(docs.map((d) => d.path)).toEqual(Object.keys(files).sort());
+    for (const d of docs) expect(Object.keys(d)).toEqual(INFO_KEYS);
+    const byPath = Object.fromEntries(docs.map((d) => [d.path, d]));
+    expect(byPath['a.txt']).toMatchObject({ mediaType: 'text/plain', tags: ['first'], meta: { batch: '1' } });
+    expect(byPath['notes.md'].mediaType).toBe('text/markdown');
+    expect(byPath['sub/deeper/config.json'].mediaType).toBe('application/json');
+    expect(byPath['sub/deeper/picture.png'].mediaType).toBe('image/png');
+    expect(byPath['empty'].mediaType).toBeNull();
+  });
+
+  it('re-adding the same tree stores nothing new', () => {
+    const r = kura(['add', '--json', 'tree', ...s()], { cwd: work });
+    expect(r.code).toBe(0);
+    const again = jsonLines(r.stdout);
+    expect(again.map((l) => l.digest)).toEqual(added.map((l) => l.digest));
+    for (const line of again) expect(line).toMatchObject({ newChunks: 0, newBytes: 0 });
+  });
+
+  it('prints a human line per file and a summary without --json', () => {
+    const r = kura(['add', join(work, 'tree', 'a.txt'), ...s()]);
+    expect(r.code).toBe(0);
+    const [line, summary] = r.stdout.split('\n');
+    expect(line).toBe(`${sha256(files['a.txt']!)}  ${join(work, 'tree', 'a.txt')}  12 B (0 B new)`);
+    expect(summary).toMatch(/^added 1 document: 12 B, 0 B newly stored/);
+  });
+
+  it('get and cat return the original bytes; get -o writes a file', () => {
+    for (const line of added) {
+      const original = files[line.path.slice('tree/'.length)]!;
+      const got = kura(['get', line.digest, ...s()]);
+      expect(got.code).toBe(0);
+      expect(got.out.equals(original)).toBe(true);
+      const catted = kura(['cat', line.digest, ...s()]);
+      expect(catted.out.equals(original)).toBe(true);
+    }
+    const bin = added.find((l) => l.path === 'tree/sub/data.bin');
+    const out = join(work, 'out.bin');
+    const r = kura(['get', bin.digest, '-o', out, ...s()]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('');
+    expect(readFileSync(out).equals(files['sub/data.bin']!)).toBe(true);
+    expect(readdirSync(work).filter((f) => f.includes('.tmp-'))).toEqual([]);
+    // cat concatenates; digests may be given without the prefix and in upper case.
+    const two = kura(['cat', added[0].digest, added[0].digest.slice(7).toUpperCase(), ...s()]);
+    expect(two.out.equals(Buffer.concat([files['a.txt']!, files['a.txt']!]))).toBe(true);
+  });
+
+  it('ls filters by tag, media type and path prefix', () => {
+    const paths = (args: string[]) => jsonLines(kura(['ls', '--json', ...args, ...s()]).stdout).map((d) => d.path);
+    expect(paths(['--type', 'image/png'])).toEqual(['sub/deeper/picture.png']);
+    expect(paths(['--prefix', 'sub/'])).toEqual(['sub/data.bin', 'sub/deeper/config.json', 'sub/deeper/picture.png']);
+    expect(paths(['--prefix', 'sub/deeper/', '--type', 'application/json'])).toEqual(['sub/deeper/config.json']);
+    expect(paths(['--tag', 'first'])).toHaveLength(Object.keys(files).length);
+    expect(paths(['--tag', 'nope'])).toEqual([]);
+    expect(paths(['--since', '2000-01-01', '--until', '2999-01-01T00:00:00Z'])).toHaveLength(Object.keys(files).length);
+    expect(paths(['--since', '2999-01-01'])).toEqual([]);
+    const human = kura(['ls', '--prefix', 'a.', ...s()]);
+    expect(human.stdout).toBe(`${sha256(files['a.txt']!)}        12 B  a.txt  [first]\n`);
+  });
+
+  it('ls --limit/--cursor pages through every document exactly once', () => {
+    const all = jsonLines(kura(['ls', '--json', ...s()]).stdout).map((d) => d.digest);
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    for (;;) {
+      const r = kura(['ls', '--json', '--limit', '2', ...(cursor ? ['--cursor', cursor] : []), ...s()]);
+      expect(r.code).toBe(0);
+      const page = jsonLines(r.stdout);
+      expect(page.length).toBeLessThanOrEqual(2);
+      seen.push(...page.map((d) => d.digest));
+      pages++;
+      const m = /^kura: next cursor: (\S+)\n$/.exec(r.stderr);
+      if (!m) {
+        expect(r.stderr).toBe('');
+        break;
+      }
+      cursor = m[1];
+    }
+    expect(seen).toEqual(all);
+    expect(pages).toBe(Math.ceil(all.length / 2));
+  });
+
+  it('tag and meta change what ls --json shows', () => {
+    const d = added.find((l) => l.path === 'tree/notes.md').digest;
+    const t = kura(['tag', d, '--add', 'draft', '--add', 'review', '--remove', 'first', ...s()]);
+    expect(t.code).toBe(0);
+    expect(t.stdout).toBe('');
+    expect(kura(['tag', d, ...s()]).stdout).toBe('draft\nreview\n');
+    const m = kura(['meta', d, 'author=ada', 'note=a=b', 'batch=', '--json', ...s()]);
+    expect(m.code).toBe(0);
+    expect(JSON.parse(m.stdout)).toMatchObject({ digest: d, tags: ['draft', 'review'], meta: { author: 'ada', note: 'a=b' } });
+    expect(kura(['meta', d, ...s()]).stdout).toBe('author=ada\nnote=a=b\n');
+    const listed = jsonLines(kura(['ls', '--json', '--tag', 'review', ...s()]).stdout);
+    expect(listed).toHaveLength(1);
+    expect(listed[0]).toMatchObject({ digest: d, path: 'notes.md', tags: ['draft', 'review'], meta: { author: 'ada', note: 'a=b' } });
+    const tj = JSON.parse(kura(['tag', d, '-r', 'draft', '--json', ...s()]).stdout);
+    expect(tj.tags).toEqual(['review']);
+  });
+
+  it('stats --json has the documented keys, and dedupRatio grows with modified copies', () => {
+    const before = JSON.parse(kura(['stats', '--json', ...s()]).stdout);
+    expect(Object.keys(before)).toEqual([...STATS_KEYS, ...STATS_EXTRA]);
+    expect(before.documents).toBe(Object.keys(files).length);
+    expect(before.dedupRatio).toBe(1);
+    // Copies of the tree with a few bytes changed in the middle of the big file.
+    for (const i of [1, 2]) {
+      const copy = join(work, `copy${i}`);
+      cpSync(join(work, 'tree'), copy, { recursive: true });
+      const bin = Buffer.from(files['sub/data.bin']!);
+      bin[150_000 + i] = bin[150_000 + i]! ^ 0xff;
+      writeFileSync(join(copy, 'sub/data.bin'), bin);
+      const r = kura(['add', '--json', copy, ...s()]);
+      const lines = jsonLines(r.stdout);
+      const changed = lines.find((l) => l.path.endsWith('data.bin'));
+      expect(changed.newChunks).toBeGreaterThan(0);
+      expect(changed.newChunks).toBeLessThan(changed.chunks);
+      for (const l of lines.filter((x) => x !== changed)) expect(l.newBytes).toBe(0);
+    }
+    const after = JSON.parse(kura(['stats', '--json', ...s()]).stdout);
+    expect(Object.keys(after)).toEqual([...STATS_KEYS, ...STATS_EXTRA]);
+    expect(after.documents).toBe(before.documents + 2);
+    expect(after.dedupRatio).toBeGreaterThan(1.5);
+    const human = kura(['stats', ...s()]).stdout;
+    expect(human).toMatch(/^documents\s+8\n/);
+    expect(human).toMatch(/dedup ratio\s+\d+\.\d\dx/);
+  });
+
+  it('rm removes documents, reports unknown ones with exit 1, and still removes the rest', () => {
+    const d = added.find((l) => l.path === 'tree/sub/deeper/config.json').digest;
+    const r = kura(['rm', UNKNOWN, d, ...s()]);
+    expectOneLineError(r, 1, new RegExp(`^kura: no document ${UNKNOWN}\n`));
+    expect(r.stdout).toBe('');
+    expect(kura(['ls', '--json', ...s()]).stdout).not.toContain(d);
+    expectOneLineError(kura(['get', d, ...s()]), 1, /no document sha256:/);
+    const again = kura(['rm', '--json', d, ...s()]);
+    expect(again.code).toBe(1);
+    expect(JSON.parse(again.stdout)).toEqual({ digest: d, removed: false });
+  });
+});
+
+describe('verify', () => {
+  it('exits 0 on a clean store and 3 after a byte of a pack is flipped, naming the damaged document', () => {
+    const store = join(tmp, 'verify');
+    const s = ['--store', store];
+    kura(['init', ...s]);
+    const dir = join(tmp, 'verify-in');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'one.txt'), 'a small document\n');
+    writeFileSync(join(dir, 'two.bin'), randomBytes(200_000));
+    const added = jsonLines(kura(['add', '--json', dir, ...s]).stdout);
+    const clean = kura(['verify', ...s]);
+    expect(clean.code).toBe(0);
+    expect(clean.stdout).toMatch(/^ok: \d+ chunks, 2 documents, .* checked\n$/);
+    expect(JSON.parse(kura(['verify', '--json', ...s]).stdout)).toMatchObject({ ok: true, documentsChecked: 2, damagedChunks: [] });
+
+    // two.bin was added last: its last chunk ends the pack.
+    const packs = packFiles(store);
+    expect(packs.length).toBeGreaterThan(0);
+    const pack = packs.sort((a, b) => statSync(b).size - statSync(a).size)[0]!;
+    const bytes = readFileSync(pack);
+    bytes[bytes.length - 10] = bytes[bytes.length - 10]! ^ 0x01;
+    writeFileSync(pack, bytes);
+
+    const two = added.find((l) => l.path.endsWith('two.bin')).digest;
+    const r = kura(['verify', ...s]);
+    expect(r.code).toBe(3);
+    expect(r.stdout).toMatch(/^damaged chunk [0-9a-f]{64}: /);
+    expect(r.stdout).toContain(`  breaks ${two}  two.bin\n`);
+    expect(r.stdout).toMatch(/DAMAGED: 1 chunk and 1 document damaged/);
+    expect(r.stdout).not.toContain(added.find((l) => l.path.endsWith('one.txt')).digest);
+
+    const j = kura(['verify', '--json', ...s]);
+    expect(j.code).toBe(3);
+    const report = JSON.parse(j.stdout);
+    expect(report.ok).toBe(false);
+    expect(report.damagedChunks[0].documents).toEqual([two]);
+    expect(report.damagedDocuments.map((d: any) => d.digest)).toEqual([two]);
+
+    // Damaged data: exit 1, CORRUPT_DATA, and no partial -o file.
+    const out = join(tmp, 'damaged.out');
+    expectOneLineError(kura(['get', two, '-o', out, ...s]), 1, /CORRUPT_DATA/);
+    expect(existsSync(out)).toBe(false);
+    expect(readdirSync(tmp).filter((f) => f.includes('.tmp-'))).toEqual([]);
+    expectOneLineError(kura(['cat', two, ...s]), 1, new RegExp(`${two}.*CORRUPT_DATA`));
+  });
+});
+
+describe('gc', () => {
+  it('reports the bytes freed after rm', () => {
+    const store = join(tmp, 'gc');
+    const s = ['--store', store];
+    kura(['init', ...s]);
+    const f = join(tmp, 'gc.bin');
+    writeFileSync(f, randomBytes(100_000));
+    const [line] = jsonLines(kura(['add', '--json', f, ...s]).stdout);
+    const nothing = kura(['gc', '--json', ...s]);
+    expect(nothing.code).toBe(0);
+    expect(JSON.parse(nothing.stdout)).toMatchObject({ chunksRemoved: 0, bytesFreed: 0 });
+    expect(kura(['rm', line.digest, ...s]).code).toBe(0);
+    const r = kura(['gc', '--json', ...s]);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(Object.keys(report).sort()).toEqual(['bytesFreed', 'chunksRemoved', 'orphansDeleted', 'packsCompacted', 'packsDeleted']);
+    expect(report.chunksRemoved).toBe(line.chunks);
+    expect(report.bytesFreed).toBeGreaterThanOrEqual(100_000);
+    expect(JSON.parse(kura(['stats', '--json', ...s]).stdout)).toMatchObject({ documents: 0, storedBytes: 0 });
+    const human = kura(['gc', ...s]);
+    expect(human.stdout).toBe('freed 0 B: 0 chunks removed, 0 packs deleted, 0 packs compacted, 0 orphan files deleted\n');
+  });
+});
+
+describe('where the store is', () => {
+  let work: string;
+  let doc: Buffer;
+  beforeAll(() => {
+    work = join(tmp, 'where');
+    mkdirSync(work);
+    doc = Buffer.from('where am I stored?\n');
+    writeFileSync(join(work, 'doc.txt'), doc);
+  });
+  const count = (args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}) => {
+    const r = kura(['stats', '--json', ...args], opts);
+    expect(r.code).toBe(0);
+    return JSON.parse(r.stdout).documents;
+  };
+
+  it('--store works before and after the verb', () => {
+    const a = join(work, 'a');
+    expect(kura(['--store', a, 'init']).code).toBe(0);
+    expect(kura(['add', join(work, 'doc.txt'), '--store', a]).code).toBe(0);
+    expect(count(['--store', a])).toBe(1);
+    expect(kura(['--store', a, 'get', sha256(doc)]).out.equals(doc)).toBe(true);
+    expect(kura(['get', sha256(doc), `--store=${a}`]).out.equals(doc)).toBe(true);
+  });
+
+  it('KURA_STORE is used when there is no --store, and --store wins over it', () => {
+    const b = join(work, 'b');
+    const env = { KURA_STORE: b };
+    expect(kura(['init'], { env }).code).toBe(0);
+    expect(existsSync(join(b, 'kura.db'))).toBe(true);
+    expect(count([], { env })).toBe(0);
+    kura(['add', join(work, 'doc.txt')], { env });
+    expect(count([], { env })).toBe(1);
+    expect(count(['--store', join(work, 'a')], { env })).toBe(1);
+    const c = join(work, 'c');
+    kura(['init', '--store', c], { env });
+    expect(count([], { env: { KURA_STORE: c } })).toBe(0);
+  });
+
+  it('defaults to ./.kura', () => {
+    expect(kura(['init'], { cwd: work }).code).toBe(0);
+    expect(existsSync(join(work, '.kura', 'kura.db'))).toBe(true);
+    kura(['add', 'doc.txt'], { cwd: work });
+    expect(count([], { cwd: work })).toBe(1);
+    const ls = jsonLines(kura(['ls', '--json'], { cwd: work }).stdout);
+    expect(ls.map((d) => d.path)).toEqual(['doc.txt']);
+  });
+
+  it('a missing store is a one-line error naming it', () => {
+    expectOneLineError(kura(['ls', '--store', join(work, 'nowhere')]), 1, /no Kura store at .*nowhere.*NOT_FOUND/);
+  });
+});
+
+describe('errors', () => {
+  let store: string;
+  let digest: string;
+  beforeAll(() => {
+    store = join(tmp, 'errors');
+    kura(['init', '--store', store, '--avg', '4096', '--seed', 'random', '--compression', 'none', '--durability', 'full']);
+    const f = join(tmp, 'errors.txt');
+    writeFileSync(f, 'error cases\n');
+    digest = jsonLines(kura(['add', '--json', '--durability', 'full', f, '--store', store]).stdout)[0].digest;
+  });
+
+  it.each([
+    [['ls', '--bogus'], /unknown option '--bogus'/],
+    [['get', 'sha256:xyz'], /not a document digest: "sha256:xyz"/],
+    [['get', 'deadbeef'], /not a document digest/],
+    [['rm', `sha256:${'0'.repeat(63)}`], /not a document digest/],
+    [['ls', '--limit', '0'], /--limit must be between 1 and 10000/],
+    [['ls', '--limit', 'ten'], /--limit must be a whole number/],
+    [['ls', '--since', 'yesterday'], /--since must be an ISO 8601 date/],
+    [['ls', '--cursor', 'abc'], /--cursor must be a cursor printed by kura ls/],
+    [['meta', UNKNOWN, 'noequals'], /meta takes key=value/],
+    [['add', '--meta', 'x', 'somefile'], /--meta takes key=value/],
+    [['add', '--durability', 'sometimes', 'somefile'], /--durability must be full or normal/],
+    [['tag', UNKNOWN, '--add', 'x', '--remove', 'x'], /--add and --remove both name the tag "x"/],
+    [['get'], /missing required argument/],
+  ])('%o is a usage error (exit 2)', (args, message) => {
+    const r = kura([...(args as string[]), '--store', store]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr).toMatch(/^kura: /);
+  });
+
+  it('add with an invalid --type is a usage error and stores nothing', () => {
+    const r = kura(['add', '--type', 'not a type', join(tmp, 'errors.txt'), '--store', store]);
+    expectOneLineError(r, 2, /mediaType must look like type\/subtype \[INVALID_INPUT\]/);
+  });
+
+  it.each([
+    [['--avg', '1000'], /--avg must be a power of two, got 1000/],
+    [['--avg', '16k'], /--avg must be a whole number/],
+    [['--seed', '-1'], /--seed must be/],
+    [['--compression', '0'], /--compression must be a zstd level/],
+    [['--durability', 'max'], /--durability must be full or normal/],
+  ])('init %o is a usage error and leaves no store behind', (args, message) => {
+    const dir = join(tmp, `bad-init-${args.join('')}`);
+    const r = kura(['init', ...(args as string[]), '--store', dir]);
+    expectOneLineError(r, 2, message);
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it('init refuses an existing store (exit 1)', () => {
+    expectOneLineError(kura(['init', '--store', store]), 1, /already holds a Kura store/);
+  });
+
+  it('an unknown digest is exit 1 with "kura: no document sha256:..."', () => {
+    for (const verb of ['get', 'cat', 'tag', 'meta']) {
+      expectOneLineError(kura([verb, UNKNOWN, '--store', store]), 1, new RegExp(`^kura: no document ${UNKNOWN}`));
+    }
+    expectOneLineError(kura(['get', UNKNOWN, '-o', join(tmp, 'never'), '--store', store]), 1, /no document/);
+    expect(existsSync(join(tmp, 'never'))).toBe(false);
+  });
+
+  it('an unreadable path is reported in one line, the rest is still added, exit 1', () => {
+    const ok = join(tmp, 'readable.txt');
+    writeFileSync(ok, 'readable\n');
+    const r = kura(['add', '--json', join(tmp, 'missing.txt'), ok, '--store', store]);
+    expectOneLineError(r, 1, /^kura: .*missing\.txt: no such file or directory\n$/);
+    expect(jsonLines(r.stdout).map((l) => l.path)).toEqual([ok]);
+  });
+
+  it('a locked store is exit 1 with STORE_LOCKED; read commands still work', async () => {
+    const held = await Store.open(store);
+    try {
+      for (const args of [['add', join(tmp, 'errors.txt')], ['rm', digest], ['tag', digest, '--add', 'x'], ['gc']]) {
+        expectOneLineError(kura([...args, '--store', store]), 1, /^kura: .*locked.*\[STORE_LOCKED\]\n$/);
+      }
+      expect(kura(['ls', '--store', store]).code).toBe(0);
+      expect(kura(['get', digest, '--store', store]).stdout).toBe('error cases\n');
+      expect(kura(['verify', '--store', store]).code).toBe(0);
+      expect(kura(['tag', digest, '--store', store]).code).toBe(0);
+    } finally {
+      await held.close();
+    }
+    expect(kura(['tag', digest, '--add', 'x', '--store', store]).code).toBe(0);
+  });
+
+  it('a damaged database is a one-line error', () => {
+    const dir = join(tmp, 'not-a-db');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'kura.db'), 'this is not SQLite, just text long enough to look like a header........\n'.repeat(100));
+    const r = kura(['stats', '--store', dir]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^kura: [^\n]*not-a-db[^\n]*\n$/);
+  });
+});
+
+describe('progress bar', () => {
+  const script = spawnSync('script', ['--version']).status === 0;
+
+  it.skipIf(!script)('add shows bytes/s and dedup so far on a terminal, and never with --json', () => {
+    const dir = join(tmp, 'progress-in');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'big.bin'), randomBytes(8 << 20));
+    const q = (p: string) => `'${p.replace(/'/g, "'\\''")}'`;
+    // script(1) gives kura a terminal for stdout and stderr. Each run has its own store, so
+    // neither waits on the other's writer lock however script(1) times its exit.
+    const tty = (args: string, store: string) => {
+      kura(['init', '--store', store]);
+      const cmd = `${q(process.execPath)} ${q(BIN)} ${args} --store ${q(store)}`;
+      return spawnSync('script', ['-qec', cmd, '/dev/null'], { encoding: 'utf8' }).stdout;
+    };
+    const shown = tty(`add ${q(dir)}`, join(tmp, 'progress1'));
+    expect(shown).toMatch(/ [KMG]iB\/s \| dedup so far /);
+    expect(shown).toMatch(/added 1 document: 8\.00 MiB/);
+    const json = tty(`add --json ${q(dir)}`, join(tmp, 'progress2'));
+    expect(json).not.toMatch(/dedup so far/);
+    expect(json.replace(/\r/g, '')).toMatch(/^\{"path":"[^"]*big\.bin","digest":"sha256:[0-9a-f]{64}","size":8388608,/);
+  });
+});
