@@ -56,9 +56,10 @@ export async function collectGarbage(db: SqlDatabase, st: Statements, packs: Pac
     }
   }
 
-  // 3. Orphans: files the database does not know (a crash between the steps above).
+  // 3. Orphans: files the database does not know (a crash between the steps above). Listed
+  // anew: step 2 removed files, and must not be counted twice.
   const known = new Set(st.packsAll.all().map((p) => p.name));
-  for (const [name, size] of files) {
+  for (const { name, size } of await packs.list()) {
     if (!known.has(name)) {
       await packs.remove(name);
       report.orphansDeleted++;
@@ -82,10 +83,10 @@ async function compact(db: SqlDatabase, st: Statements, packs: PackStore, writer
     } catch {
       continue;
     }
-    const { chunk } = await writer.appendRecordCopy(key, payloadRecord);
+    const { chunk, opened } = await writer.appendRecordCopy(payloadRecord);
     writer.usePack(chunk.packId);
     moved.push({ key: row.key, packId: chunk.packId, offset: chunk.offset, end: chunk.offset + payloadRecord.length });
-    rewritten += payloadRecord.length;
+    rewritten += payloadRecord.length + (opened ? PACK_HEADER_SIZE : 0);
   }
   try {
     // Flushed before the rows point at the copies (durability order, FORMAT.md §8).

@@ -66,6 +66,8 @@ export async function putDocument(ctx: PutContext, stream: ChunkStream, meta: Re
   const keyBuffer = new Uint8Array(32); // reused per lookup: the statement runs synchronously
   /** Chunks without a row that this put needs rows for: its own and other pending puts'. */
   const unrowed = new Map<string, StoredChunk>();
+  /** Fresh copies of chunks verify found damaged: their rows are repointed at commit. */
+  const repairs = new Map<string, StoredChunk>();
   const pinned = new Set<string>();
   const packsUsed: number[] = [];
   const wrote: string[] = [];
@@ -80,11 +82,23 @@ export async function putDocument(ctx: PutContext, stream: ChunkStream, meta: Re
 
   const place = async (c: { key: string; length: number; codec: number; payload: Uint8Array }) => {
     manifest.add(c.key, c.length);
-    if (unrowed.has(c.key) || pinned.has(c.key)) return;
+    if (unrowed.has(c.key) || pinned.has(c.key) || repairs.has(c.key)) return;
     // Check and pin/claim without an await in between (see writer.ts).
-    if (st.chunkExists.get(hexInto(c.key, keyBuffer, 0))) {
+    const stored = st.chunkShareable.get(hexInto(c.key, keyBuffer, 0));
+    if (stored && !stored.damaged) {
       writer.pin(c.key);
       pinned.add(c.key);
+      return;
+    }
+    if (stored) {
+      // The stored copy is damaged: this put carries good bytes, so it writes them again.
+      writer.pin(c.key);
+      pinned.add(c.key);
+      const { chunk } = await writer.appendCopy({ key: c.key, codec: c.codec, rawLen: c.length, storedLen: c.payload.length }, c.payload);
+      usePack(chunk.packId);
+      repairs.set(c.key, chunk);
+      newChunks++;
+      newBytes += RECORD_HEADER_SIZE + c.payload.length;
       return;
     }
     const pending = writer.pending(c.key);
@@ -119,6 +133,11 @@ export async function putDocument(ctx: PutContext, stream: ChunkStream, meta: Re
     const counts = manifest.counts();
     await writer.commit(() => {
       const now = Date.now();
+      for (const [key, c] of repairs) {
+        const k = hexToBytes(key);
+        st.chunkRepair.run(c.packId, c.offset, c.rawLen, c.storedLen, c.codec, k);
+        st.damagedClear.run(k);
+      }
       const inserted = st.docInsert.run(digestBytes, size, manifest.count, manifest.bytes(), meta.path ?? null, meta.mediaType ?? null, now, now);
       if (inserted.changes === 0) {
         // Same bytes again: only metadata changes; chunks this put wrote stay unreferenced.

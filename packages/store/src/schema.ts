@@ -42,6 +42,7 @@ const MIGRATIONS: string[] = [
   CREATE INDEX documents_media ON documents(media_type) WHERE media_type IS NOT NULL;
   CREATE TABLE tags (doc_id INTEGER NOT NULL, tag TEXT NOT NULL, PRIMARY KEY (tag, doc_id)) STRICT, WITHOUT ROWID;
   CREATE INDEX tags_doc ON tags(doc_id);
+  CREATE TABLE damaged (key BLOB PRIMARY KEY, reason TEXT NOT NULL, found_at INTEGER NOT NULL) STRICT, WITHOUT ROWID;
   CREATE TABLE meta (
     doc_id INTEGER NOT NULL,
     key TEXT NOT NULL,

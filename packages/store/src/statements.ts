@@ -51,6 +51,14 @@ export function prepareStatements(db: SqlDatabase) {
 
     chunkGet: p<ChunkRow>('SELECT * FROM chunks WHERE key = ?'),
     chunkExists: p<{ refs: number }>('SELECT refs FROM chunks WHERE key = ?'),
+    /** Whether a put can share the stored chunk: it exists and verify has not found it damaged. */
+    chunkShareable: p<{ damaged: number }>(
+      'SELECT EXISTS (SELECT 1 FROM damaged d WHERE d.key = c.key) AS damaged FROM chunks c WHERE c.key = ?',
+    ),
+    chunkRepair: p('UPDATE chunks SET pack_id = ?, offset = ?, raw_len = ?, stored_len = ?, codec = ? WHERE key = ?'),
+    damagedMark: p('INSERT INTO damaged(key, reason, found_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET reason = excluded.reason'),
+    damagedClear: p('DELETE FROM damaged WHERE key = ?'),
+    damagedAll: p<{ key: Uint8Array }>('SELECT key FROM damaged'),
     /** A chunk a new document names n times: insert it with refs = n, or add n. */
     chunkUpsert: p(
       'INSERT INTO chunks(key, pack_id, offset, raw_len, stored_len, codec, refs) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET refs = refs + excluded.refs',

@@ -67,6 +67,8 @@ export interface StoreConfig {
   storeId: string;
   chunking: ResolvedChunkParams;
   compression: number | false;
+  /** Default durability of sessions that do not choose one. */
+  durability: Durability;
   createdAt: string;
 }
 
@@ -134,6 +136,7 @@ export class Store {
       set('chunk_avg', String(chunking.avg));
       set('chunk_seed', String(chunking.seed));
       set('compression_level', o.compression === false ? 'none' : String(o.compression));
+      set('durability', o.durability);
     });
     return this.openBackends(b, { durability: o.durability, ...(packSize ? { packSize } : {}) });
   }
@@ -154,7 +157,7 @@ export class Store {
     if (o.chunking?.seed !== undefined && o.chunking.seed !== 'random' && BigInt(o.chunking.seed) !== config.chunking.seed) {
       throw new FormatMismatchError('this store was created with another chunking seed', String(o.chunking.seed), String(config.chunking.seed));
     }
-    const durability = o.durability ?? 'normal';
+    const durability = o.durability ?? config.durability;
     b.setDurability?.(durability);
     // `this`, not Store: platform subclasses (node/index.ts) get instances of themselves.
     const store = new this(b, config, { readonly: o.readonly, durability, compression: o.compression ?? config.compression, packSize: o.packSize });
@@ -362,7 +365,13 @@ export class Store {
 
   async verify(onProgress?: (p: VerifyProgress) => void): Promise<VerifyReport> {
     this.#open();
-    return verifyStore(this.#st, this.#reader, onProgress);
+    const record = this.readonly
+      ? undefined
+      : (keys: { key: string; reason: string }[]) => {
+          const now = Date.now();
+          this.#b.db.transaction(() => keys.forEach((k) => this.#st.damagedMark.run(hexToBytes(k.key), k.reason, now)));
+        };
+    return verifyStore(this.#st, this.#reader, onProgress, record);
   }
 
   async stats(): Promise<StoreStats> {
@@ -421,6 +430,7 @@ function readConfig(db: SqlDatabase): StoreConfig {
     storeId: c.get('store_id') ?? '',
     chunking: resolveChunkParams({ avg: Number(c.get('chunk_avg')), seed: BigInt(c.get('chunk_seed') ?? '0') }),
     compression: level === 'none' || level === undefined ? false : Number(level),
+    durability: c.get('durability') === 'full' ? 'full' : 'normal',
     createdAt: c.get('created_at') ?? '',
   };
 }

@@ -40,7 +40,16 @@ export interface VerifyProgress {
   total: number;
 }
 
-export async function verifyStore(st: Statements, reader: Reader, onProgress?: (p: VerifyProgress) => void): Promise<VerifyReport> {
+/**
+ * `record`: remember damaged chunks in the `damaged` table (writable stores), so a later put of
+ * the same bytes writes a fresh copy instead of sharing the damaged one.
+ */
+export async function verifyStore(
+  st: Statements,
+  reader: Reader,
+  onProgress?: (p: VerifyProgress) => void,
+  record?: (keys: { key: string; reason: string }[]) => void,
+): Promise<VerifyReport> {
   const report: VerifyReport = { ok: true, chunksChecked: 0, documentsChecked: 0, bytesChecked: 0, damagedChunks: [], damagedDocuments: [] };
   const damaged = new Map<string, DamagedChunk>();
 
@@ -85,6 +94,7 @@ export async function verifyStore(st: Statements, reader: Reader, onProgress?: (
     onProgress?.({ phase: 'documents', done: report.documentsChecked, total: docs.length });
   }
   report.damagedChunks = [...damaged.values()];
+  record?.(report.damagedChunks.filter((c) => c.reason !== 'missing-chunk'));
   report.ok = report.damagedChunks.length === 0 && report.damagedDocuments.length === 0;
   return report;
 }

@@ -155,17 +155,32 @@ export class Writer {
     return { chunk: stored, written: true };
   }
 
+  /** Appends a chunk record that is not registered as pending (a repair of a damaged chunk). */
+  async appendCopy(c: ChunkLocation, payload: Uint8Array): Promise<{ chunk: StoredChunk }> {
+    const length = RECORD_HEADER_SIZE + payload.length;
+    let pack = await this.openPack();
+    if (pack.writer.size > PACK_HEADER_SIZE && pack.writer.size + length > this.packTarget) {
+      await this.seal();
+      pack = await this.openPack();
+    }
+    const offset = pack.writer.append(recordHeader(c, this.#header), payload);
+    pack.dirty = true;
+    return { chunk: { ...c, packId: pack.id, offset } };
+  }
+
   /** Appends a whole record read from another pack (GC compaction); not registered as pending. */
-  async appendRecordCopy(key: string, record: Uint8Array): Promise<{ chunk: { packId: number; offset: number } }> {
+  /** `opened`: a new pack (and its header) was started for it. */
+  async appendRecordCopy(record: Uint8Array): Promise<{ chunk: { packId: number; offset: number }; opened: boolean }> {
+    let opened = this.#open === undefined;
     let pack = await this.openPack();
     if (pack.writer.size > PACK_HEADER_SIZE && pack.writer.size + record.length > this.packTarget) {
       await this.seal();
       pack = await this.openPack();
+      opened = true;
     }
     const offset = pack.writer.append(record);
     pack.dirty = true;
-    void key;
-    return { chunk: { packId: pack.id, offset } };
+    return { chunk: { packId: pack.id, offset }, opened };
   }
 
   private async openPack(): Promise<OpenPack> {

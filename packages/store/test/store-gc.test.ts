@@ -39,6 +39,7 @@ describe('delete, exclusiveSize and gc', () => {
     expect(report.bytesFreed).toBeGreaterThan(1_500_000);
     const after = await s.stats();
     expect(after.packBytes).toBeLessThan(before.packBytes - 1_500_000);
+    expect(report.bytesFreed).toBe(before.packBytes - after.packBytes); // nothing counted twice
     expectSameBytes(await s.getBytes(keep.digest), randomBytes(10, 200_000));
     expect((await s.verify()).ok).toBe(true);
   });

@@ -217,3 +217,20 @@ describe('store configuration', () => {
     await expect(store.has(digest)).rejects.toMatchObject({ code: 'STORE_CLOSED' });
   });
 });
+
+describe('init leaves nothing behind when it fails', () => {
+  it('bad options create no files; the directory can be used afterwards', async () => {
+    const { existsSync, readdirSync } = await import('node:fs');
+    const fresh = join(tempDir(), 'new-store');
+    await expect(Store.init(fresh, { chunking: { avg: 1000 } })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    expect(existsSync(fresh)).toBe(false);
+    const empty = tempDir();
+    await expect(Store.init(empty, { compression: 0 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    expect(readdirSync(empty)).toEqual([]);
+    const s = await Store.init(empty, { durability: 'full' });
+    expect(s.config.durability).toBe('full');
+    await s.close();
+    const again = await reopen(empty);
+    expect(again.config.durability).toBe('full'); // recorded, the default for later sessions
+  });
+});

@@ -94,3 +94,20 @@ describe('verify and damaged data', () => {
     await expect(s.getBytes(digest)).rejects.toMatchObject({ code: 'CORRUPT_DATA', reason: 'missing-pack' });
   });
 });
+
+describe('repair by putting the original again', () => {
+  it('after verify finds a damaged chunk, re-putting the bytes writes a fresh copy and heals the document', async () => {
+    const { store, dir } = await newStore();
+    const data = randomBytes(9, 300_000);
+    const { digest } = await store.put(data);
+    await store.close();
+    const pack = packFiles(dir)[0]!;
+    flipByte(pack, statSync(pack).size - 5);
+    const s = await reopen(dir);
+    expect((await s.verify()).damagedChunks).toHaveLength(1);
+    const again = await s.put(data);
+    expect(again.newChunks).toBe(1); // only the damaged chunk is written again
+    expectSameBytes(await s.getBytes(digest), data);
+    expect((await s.verify()).ok).toBe(true);
+  });
+});

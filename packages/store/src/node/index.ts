@@ -2,11 +2,11 @@
  * @kura/store for Node: Store.init / Store.open on a directory (FORMAT.md §5), with
  * better-sqlite3 metadata, file-system packs, the writer lock and file-path puts.
  */
-import { createReadStream, existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { InvalidInputError } from '@kura/core';
 import { NotFoundError } from '../errors.js';
-import type { InitOptions, OpenOptions, PutMeta } from '../options.js';
+import { InitOptions as InitOptionsSchema, parse, type InitOptions, type OpenOptions, type PutMeta } from '../options.js';
 import type { PutResult } from '../put.js';
 import { IngestPool } from './ingest-pool.js';
 import { Store as StoreCore, type StoreBackends } from '../store.js';
@@ -80,17 +80,24 @@ export class Store extends StoreCore {
 
   /** Creates a new store in `dir` (created if missing; must not already hold a store). */
   static async init(dir: string, options: InitOptions = {}): Promise<Store> {
+    parse(InitOptionsSchema, options, 'init options'); // bad options: fail before touching the disk
     const root = resolve(dir);
+    const existed = existsSync(root);
+    if (existed) {
+      if (existsSync(join(root, DB_FILE))) throw new InvalidInputError(`${root} already holds a Kura store`, 'dir');
+      const unexpected = readdirSync(root).filter((f) => !f.startsWith('.'));
+      if (unexpected.length) throw new InvalidInputError(`${root} is not empty; a store needs a directory of its own`, 'dir');
+    }
     mkdirSync(root, { recursive: true });
-    if (existsSync(join(root, DB_FILE))) throw new InvalidInputError(`${root} already holds a Kura store`, 'dir');
-    const unexpected = readdirSync(root).filter((f) => !f.startsWith('.'));
-    if (unexpected.length) throw new InvalidInputError(`${root} is not empty; a store needs a directory of its own`, 'dir');
     const b = backends(root, false);
     try {
       return (await this.create(b, options)) as Store;
     } catch (e) {
       b.db.close();
-      b.release?.();
+      await b.release?.();
+      // Leave nothing half-made behind: a later init must find the directory as it was.
+      for (const f of [DB_FILE, `${DB_FILE}-wal`, `${DB_FILE}-shm`, 'writer.lock', 'packs']) rmSync(join(root, f), { recursive: true, force: true });
+      if (!existed) rmSync(root, { recursive: true, force: true });
       throw e;
     }
   }
