@@ -60,7 +60,7 @@ export function ingestHere(ctx: PutContext, source: ByteSource): ChunkStream {
  * Stores a document from its chunk stream (from `ingestHere`, or from a worker that ran the
  * same kernel with the store's parameters).
  */
-export async function putDocument(ctx: PutContext, stream: ChunkStream, meta: ResolvedMeta): Promise<PutResult> {
+export async function putDocument(ctx: PutContext, stream: ChunkStream, meta: ResolvedMeta, commitAfter?: Promise<unknown>): Promise<PutResult> {
   const { writer, st } = ctx;
   const manifest = new ManifestBuilder();
   const keyBuffer = new Uint8Array(32); // reused per lookup: the statement runs synchronously
@@ -131,6 +131,8 @@ export async function putDocument(ctx: PutContext, stream: ChunkStream, meta: Re
     const digestBytes = hexToBytes(digest.slice(7));
 
     const counts = manifest.counts();
+    // Ordered batches: this document commits only after the one before it (putFiles).
+    if (commitAfter) await commitAfter.catch(() => undefined);
     await writer.commit(() => {
       const now = Date.now();
       for (const [key, c] of repairs) {

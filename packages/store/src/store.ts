@@ -189,9 +189,9 @@ export class Store {
    * with `config.chunking` and `ingestOptions().compression`). Chunk keys and the digest are
    * trusted as computed by the kernel; Node's ingest pool is the one producer.
    */
-  async putChunks(stream: ChunkStream, meta: PutMeta = {}): Promise<PutResult> {
+  async putChunks(stream: ChunkStream, meta: PutMeta = {}, options: { commitAfter?: Promise<unknown> } = {}): Promise<PutResult> {
     this.#writable('put');
-    return putDocument(this.#putContext(), stream, parse(PutMeta, meta, 'put meta'));
+    return putDocument(this.#putContext(), stream, parse(PutMeta, meta, 'put meta'), options.commitAfter);
   }
 
   /** The parameters an ingest producer must use for `putChunks`. */

@@ -8,10 +8,11 @@
  * basename; --path overrides it, or prefixes a directory's paths). Unreadable files are
  * reported on stderr and the rest still added; the exit code is then 1.
  */
-import type { PutResult, Store } from '@kura/store';
+import type { PutMeta, PutResult, Store } from '@kura/store';
+import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
 import { createReadStream } from 'node:fs';
-import { collect, durability, keyValues } from '../args.js';
+import { collect, durability, keyValues, wholeNumber } from '../args.js';
 import { EXIT, describeError, isKuraError, usage } from '../exit.js';
 import { bytes, rate, ratio } from '../format.js';
 import { guessMediaType } from '../media-types.js';
@@ -21,6 +22,7 @@ import { withStore } from '../store.js';
 import { STDIN, listInputs, totalSize, type Input, type InputFile } from '../walk.js';
 
 interface AddOptions {
+  jobs?: string;
   tag?: string[];
   meta?: string[];
   path?: string;
@@ -58,6 +60,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .option('--type <media-type>', 'media type of every document (default: guessed from the extension)')
     .option('--json', 'one JSON line per document: {"path","digest","size","chunks","newChunks","newBytes"}')
     .option('--durability <mode>', 'full: fsync every document before it is reported; normal (default): faster')
+    .option('--jobs <n>', `worker threads that chunk, hash and compress when adding several files (default ${availableParallelism()}; 1 = this thread)`)
     .addHelpText(
       'after',
       `
@@ -71,6 +74,8 @@ the bytes this document added to pack files (0 when all of it was already stored
       if (opts.path !== undefined && paths.length !== 1) throw usage('--path needs exactly one file or directory to add');
       const meta = keyValues(opts.meta ?? [], '--meta', false) as Record<string, string>;
       const mode = durability(opts.durability);
+      const jobs = opts.jobs === undefined ? availableParallelism() : wholeNumber(opts.jobs, '--jobs');
+      if (jobs < 1 || jobs > 64) throw usage(`--jobs must be between 1 and 64, got ${jobs}`);
       await withStore(cmd, { readonly: false, durability: mode }, async (store) => {
         // Listed first (cheap: names and sizes) so the progress bar knows the total.
         const inputs: Input[] = [];
@@ -84,24 +89,14 @@ the bytes this document added to pack files (0 when all of it was already stored
             `${t.documents} files`,
           ].join(' | '),
         );
-        try {
-          for (const input of inputs) {
-            if (input.kind === 'problem') {
-              bar.error(`${input.file}: ${describeError(input.error)}`);
-              t.failed++;
-              continue;
-            }
-            let r: PutResult;
-            try {
-              r = await put(store, input, opts, meta, (n) => bar.set((t.read += n)));
-            } catch (e) {
-              // Options the store rejects are the caller's syntax: stop at once (exit 2).
-              if (isKuraError(e, 'INVALID_INPUT') && !String((e as { field?: string }).field).startsWith('path')) throw e;
-              bar.error(`${input.file === STDIN ? 'standard input' : input.file}: ${describeError(e)}`);
-              t.failed++;
-              continue;
-            }
-            t.documents++;
+        const failed = (input: Input, e: unknown) => {
+          // Options the store rejects are the caller's syntax: stop at once (exit 2).
+          if (isKuraError(e, 'INVALID_INPUT') && !String((e as { field?: string }).field).startsWith('path')) throw e;
+          bar.error(`${input.file === STDIN ? 'standard input' : input.file}: ${describeError(e)}`);
+          t.failed++;
+        };
+        const report = async (input: InputFile, r: PutResult) => {
+          t.documents++;
             t.logical += r.size;
             t.stored += r.newBytesStored;
             const line = {
@@ -114,6 +109,31 @@ the bytes this document added to pack files (0 when all of it was already stored
             };
             if (opts.json) await writeJson(line);
             else await bar.line(`${r.digest}  ${input.file}  ${bytes(r.size)} (${bytes(r.newBytesStored)} new)`);
+        };
+        try {
+          for (const input of inputs) if (input.kind === 'problem') failed(input, input.error);
+          const files = inputs.filter((i): i is InputFile => i.kind === 'file');
+          if (jobs > 1 && files.length > 1 && !files.some((f) => f.file === STDIN)) {
+            // Several files: worker threads run the byte work, this thread commits, in order.
+            let i = 0;
+            const todo = files.map((f) => ({ path: f.file, meta: metaFor(f, opts, meta) }));
+            for await (const o of store.putFiles(todo, { workers: Math.min(jobs, files.length) })) {
+              const input = files[i++]!;
+              if (o.error !== undefined) failed(input, o.error);
+              else await report(input, o.result!);
+              bar.set((t.read += input.size));
+            }
+          } else {
+            for (const input of files) {
+              let r: PutResult;
+              try {
+                r = await put(store, input, opts, meta, (n) => bar.set((t.read += n)));
+              } catch (e) {
+                failed(input, e);
+                continue;
+              }
+              await report(input, r);
+            }
           }
           if (!opts.json) {
             const failed = t.failed ? `, ${t.failed} failed` : '';
@@ -128,12 +148,16 @@ the bytes this document added to pack files (0 when all of it was already stored
     });
 }
 
-function put(store: Store, input: InputFile, opts: AddOptions, meta: Record<string, string>, onBytes: (n: number) => void): Promise<PutResult> {
+function metaFor(input: InputFile, opts: AddOptions, meta: Record<string, string>): PutMeta {
   const mediaType = opts.type ?? (input.docPath ? guessMediaType(input.docPath) : undefined);
-  return store.put(counted(input, onBytes), {
+  return {
     ...(input.docPath !== undefined ? { path: input.docPath } : {}),
     ...(mediaType !== undefined ? { mediaType } : {}),
     ...(opts.tag?.length ? { tags: opts.tag } : {}),
     ...(Object.keys(meta).length ? { meta } : {}),
-  });
+  };
+}
+
+function put(store: Store, input: InputFile, opts: AddOptions, meta: Record<string, string>, onBytes: (n: number) => void): Promise<PutResult> {
+  return store.put(counted(input, onBytes), metaFor(input, opts, meta));
 }

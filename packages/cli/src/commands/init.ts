@@ -55,7 +55,7 @@ export function register(program: Command): void {
     .option('--avg <bytes>', 'average chunk size, a power of two from 256 to 4 MiB (default 16384)')
     .option('--seed <n|random>', 'chunking seed, 0 <= n < 2^64, or random (default 0)')
     .option('--compression <level|none>', 'zstd level for stored chunks, -7..22 except 0 (default 3), or none')
-    .option('--durability <mode>', 'full or normal (default), for creating the store; not remembered: give --durability to kura add')
+    .option('--durability <mode>', "full or normal (default): recorded as the store's default; kura add --durability overrides it")
     .option('--json', 'print the new store\'s settings as one JSON line')
     .action(async (opts: InitOpts, cmd: Command) => {
       const dir = storeDir(cmd);

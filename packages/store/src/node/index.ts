@@ -52,18 +52,22 @@ export interface FilePutOutcome {
 export class Store extends StoreCore {
   /**
    * Puts many files using every core: worker threads run the ingest kernel per file, this
-   * thread deduplicates and commits. Yields one outcome per file, in input order; a file
-   * that fails does not stop the others. `workers` defaults to the number of cores.
+   * thread deduplicates and commits, in input order. Yields one outcome per file, in input
+   * order; a file that fails does not stop the others. `workers` defaults to the cores.
    */
   async *putFiles(files: Iterable<FileToPut> | AsyncIterable<FileToPut>, options: { workers?: number } = {}): AsyncGenerator<FilePutOutcome> {
     const pool = new IngestPool(options.workers);
     const window: Promise<FilePutOutcome>[] = [];
     const ingest = this.ingestOptions();
+    let previous: Promise<unknown> = Promise.resolve();
     try {
       for await (const f of files) {
         const stream = pool.ingestFile(f.path, { chunking: ingest.chunking, compression: ingest.compression });
+        // Byte work runs in parallel; commits keep input order, so documents are listed in it.
+        const put = this.putChunks(stream, f.meta ?? {}, { commitAfter: previous });
+        previous = put;
         window.push(
-          this.putChunks(stream, f.meta ?? {}).then(
+          put.then(
             (result) => ({ path: f.path, result }),
             (error: unknown) => ({ path: f.path, error }),
           ),
