@@ -11,6 +11,8 @@ cd "$root"
 missing=()
 command -v clang >/dev/null || missing+=(clang)
 command -v zstd >/dev/null || missing+=(zstd)
+# restic: the peer `pnpm bench store` measures bulk ingest against.
+command -v restic >/dev/null || missing+=(restic)
 if [ ${#missing[@]} -gt 0 ]; then
   step "apt-get install ${missing[*]}"
   sudo=""

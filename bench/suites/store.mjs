@@ -1,0 +1,225 @@
+/**
+ * The `store` suite: @kura/store's API on real files, mirroring the published YAMS API
+ * benchmarks, with cacache (the JavaScript content-addressable store people use) measured in
+ * the same run, and `restic backup` (Debian's restic, a local repository) as the peer for
+ * bulk ingest. Durability 'normal' (survives kill -9), one process.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, statSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import cacache from 'cacache';
+import { Store } from '@kura/store';
+import { KiB, MiB, randomBytes, textLike } from '../lib/data.mjs';
+import { closedLoop } from '../lib/loop.mjs';
+import { find, fmt, target } from '../lib/report.mjs';
+
+const log = (msg) => process.stderr.write(`[store] ${msg}\n`);
+const IN_FLIGHT = 32;
+
+/** `n` distinct documents of `size` bytes (text-like: compressible, like real documents). */
+function documents(n, size, seed) {
+  const base = textLike(size * 4, seed);
+  return Array.from({ length: n }, (_, i) => {
+    const d = base.slice((i * 131) % (size * 3), ((i * 131) % (size * 3)) + size);
+    new DataView(d.buffer).setUint32(0, i); // every document distinct
+    return d;
+  });
+}
+
+function dirSize(dir) {
+  let total = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (e.isFile()) total += statSync(join(e.parentPath ?? e.path, e.name)).size;
+  }
+  return total;
+}
+
+async function ingestFigures(root, full) {
+  const rows = [];
+  for (const [size, count] of [[KiB, full ? 50_000 : 20_000], [100 * KiB, full ? 3_000 : 1_500]]) {
+    const docs = documents(count + 60, size, size);
+    for (const concurrency of [1, IN_FLIGHT]) {
+      const dir = mkdtempSync(join(root, 'kura-'));
+      const store = await Store.init(join(dir, 's'));
+      rows.push(await closedLoop(
+        { family: 'store-ingest', group: `put ${size === KiB ? '1 KB' : '100 KB'} x${concurrency}`, impl: 'kura', size },
+        { op: (i) => store.put(docs[i < 0 ? count - i - 1 : i]), count, concurrency, bytesPerOp: size },
+      ));
+      await store.close();
+      const cdir = mkdtempSync(join(root, 'cacache-'));
+      rows.push(await closedLoop(
+        { family: 'store-ingest', group: `put ${size === KiB ? '1 KB' : '100 KB'} x${concurrency}`, impl: 'cacache', size },
+        { op: (i) => cacache.put(cdir, `k${i}`, docs[i < 0 ? count - i - 1 : i]), count, concurrency, bytesPerOp: size },
+      ));
+      rmSync(dir, { recursive: true, force: true });
+      rmSync(cdir, { recursive: true, force: true });
+      log(`put ${size} B x${concurrency} done`);
+    }
+  }
+  return rows;
+}
+
+async function metaAndGetFigures(root, full) {
+  const rows = [];
+  const dir = mkdtempSync(join(root, 'kura-'));
+  const cdir = mkdtempSync(join(root, 'cacache-'));
+  const store = await Store.init(join(dir, 's'));
+  const small = documents(1000, KiB, 11);
+  const digests = [];
+  for (const [i, d] of small.entries()) {
+    digests.push((await store.put(d)).digest);
+    await cacache.put(cdir, `s${i}`, d);
+  }
+  const big = documents(20, MiB, 12);
+  const bigDigests = [];
+  for (const [i, d] of big.entries()) {
+    bigDigests.push((await store.put(d)).digest);
+    await cacache.put(cdir, `b${i}`, d);
+  }
+  const n = full ? 50_000 : 20_000;
+  rows.push(await closedLoop(
+    { family: 'store-meta', group: 'single update', impl: 'kura', size: 0 },
+    { op: (i) => store.setMeta(digests[Math.abs(i) % 1000], { k: String(i) }), count: n },
+  ));
+  const batches = full ? 200 : 60;
+  const batch = await closedLoop(
+    { family: 'store-meta', group: '500-update batch', impl: 'kura', size: 0 },
+    {
+      op: (r) => store.updateMeta(digests.slice(0, 500).map((digest, i) => ({ digest, meta: { b: String(r * 500 + i) } }))),
+      count: batches,
+      warmup: 5,
+    },
+  );
+  rows.push({ ...batch, updatesPerSec: batch.opsPerSec * 500 });
+  for (const [label, list, keys, size] of [['get 1 KB', digests, 's', KiB], ['get 1 MB', bigDigests, 'b', MiB]]) {
+    const count = size === KiB ? n : full ? 2000 : 600;
+    rows.push(await closedLoop(
+      { family: 'store-get', group: label, impl: 'kura', size },
+      { op: (i) => store.getBytes(list[Math.abs(i) % list.length]), count, bytesPerOp: size },
+    ));
+    rows.push(await closedLoop(
+      { family: 'store-get', group: label, impl: 'cacache', size },
+      { op: (i) => cacache.get(cdir, `${keys}${Math.abs(i) % list.length}`), count, bytesPerOp: size },
+    ));
+  }
+  log('meta and get done');
+  const started = performance.now();
+  const report = await store.verify();
+  const seconds = (performance.now() - started) / 1000;
+  if (!report.ok) throw new Error('verify found damage in a fresh store');
+  rows.push({
+    family: 'store-verify', group: 'verify (every chunk, then every document)', impl: 'kura', name: 'verify',
+    size: report.bytesChecked, bytes: report.bytesChecked, opsPerSec: 1 / seconds, mbPerSec: report.bytesChecked / 1e6 / seconds,
+    mean: seconds * 1000, p50: seconds * 1000, p95: seconds * 1000, p99: seconds * 1000, min: seconds * 1000, max: seconds * 1000, samples: 1,
+  });
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+  rmSync(cdir, { recursive: true, force: true });
+  return rows;
+}
+
+/** Bulk: many files of unique text, Kura on all cores vs `restic backup` of the same tree. */
+async function bulkFigures(root, full) {
+  const total = full ? 1024 * MiB : 1024 * MiB;
+  const fileSize = 4 * MiB;
+  const src = join(root, 'bulk-input');
+  mkdirSync(src);
+  for (let i = 0; i < total / fileSize; i++) {
+    const sub = join(src, `d${i % 16}`);
+    mkdirSync(sub, { recursive: true });
+    writeFileSync(join(sub, `f${i}.txt`), textLike(fileSize, 1000 + i, 256 + (i % 7) * 64));
+  }
+  log(`bulk input: ${total / MiB} MiB in ${total / fileSize} files`);
+  execFileSync('sync');
+  const rows = [];
+  const files = readdirSync(src, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => join(e.parentPath ?? e.path, e.name)).sort();
+  const dir = mkdtempSync(join(root, 'kura-'));
+  const store = await Store.init(join(dir, 's'));
+  let started = performance.now();
+  for await (const o of store.putFiles(files.map((path) => ({ path })))) if (o.error) throw o.error;
+  await store.close();
+  let seconds = (performance.now() - started) / 1000;
+  rows.push(bulkRow('kura (putFiles, all cores)', total, seconds, dirSize(join(dir, 's'))));
+  log(`kura bulk: ${(total / 1e6 / seconds).toFixed(0)} MB/s`);
+  rmSync(dir, { recursive: true, force: true });
+  let version = null;
+  try {
+    version = execFileSync('restic', ['version'], { encoding: 'utf8' }).trim();
+  } catch {
+    rows.push({ family: 'store-bulk', group: 'bulk ingest', impl: 'restic', size: total, unavailable: 'restic not installed (apt-get install restic)' });
+  }
+  if (version) {
+    const repo = mkdtempSync(join(root, 'restic-'));
+    const env = { ...process.env, RESTIC_PASSWORD: 'bench', RESTIC_REPOSITORY: repo, RESTIC_CACHE_DIR: join(repo, '.cache') };
+    execFileSync('restic', ['init', '--repository-version', '2', '-q'], { env });
+    started = performance.now();
+    execFileSync('restic', ['backup', '-q', '--compression', 'auto', src], { env, maxBuffer: 1 << 24 });
+    seconds = (performance.now() - started) / 1000;
+    rows.push({ ...bulkRow('restic backup (auto zstd)', total, seconds, dirSize(repo) - dirSize(join(repo, '.cache'))), version });
+    log(`restic bulk: ${(total / 1e6 / seconds).toFixed(0)} MB/s`);
+    rmSync(repo, { recursive: true, force: true });
+  }
+  rmSync(src, { recursive: true, force: true });
+  return rows;
+}
+
+function bulkRow(impl, bytes, seconds, storedBytes) {
+  const ms = seconds * 1000;
+  return {
+    family: 'store-bulk', group: `bulk ingest ${bytes / MiB} MiB text`, impl, name: impl, size: bytes, bytes,
+    opsPerSec: 1 / seconds, mbPerSec: bytes / 1e6 / seconds, mean: ms, p50: ms, p95: ms, p99: ms, min: ms, max: ms, samples: 1,
+    storedBytes, ratio: bytes / storedBytes,
+  };
+}
+
+export async function run({ full = false } = {}) {
+  const root = mkdtempSync(join(tmpdir(), 'kura-bench-store-'));
+  try {
+    return [
+      ...(await ingestFigures(root, full)),
+      ...(await metaAndGetFigures(root, full)),
+      ...(await bulkFigures(root, full)),
+    ];
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+export const families = {
+  'store-ingest': { title: 'put (documents of text-like data; xN = N puts in flight; kura/peer = ops ratio)' },
+  'store-meta': {
+    title: 'metadata updates over 1,000 documents (500-update batch: one updateMeta call)',
+    extra: [{ header: 'updates/s', value: (r) => fmt.ops(r.updatesPerSec ?? r.opsPerSec) }],
+  },
+  'store-get': { title: 'get (whole document, checked against its digest)' },
+  'store-verify': { title: 'verify' },
+  'store-bulk': {
+    title: 'bulk ingest: files of unique text-like data (one run each; stored = bytes on disk)',
+    extra: [
+      { header: 'stored', value: (r) => r.storedBytes && `${(r.storedBytes / MiB).toFixed(0)} MiB` },
+      { header: 'ratio', value: (r) => r.ratio && r.ratio.toFixed(2) },
+    ],
+  },
+};
+
+export function targets(rows) {
+  const out = [];
+  const bulk = rows.find((r) => r.family === 'store-bulk' && r.impl.startsWith('kura'));
+  const restic = rows.find((r) => r.family === 'store-bulk' && r.impl.startsWith('restic') && !r.unavailable);
+  out.push(target('bulk ingest (1 GiB text, zstd, all cores) >= 150 MB/s', bulk?.mbPerSec, 150, { unit: 'MB/s' }));
+  out.push(target('bulk ingest >= 1.0x restic backup', bulk && restic ? bulk.mbPerSec / restic.mbPerSec : undefined, 1.0,
+    { detail: bulk && restic ? `kura ${fmt.mbps(bulk.mbPerSec)} / restic ${fmt.mbps(restic.mbPerSec)} MB/s` : '', missing: 'restic not measured' }));
+  const one = find(rows, { family: 'store-ingest', group: `put 1 KB x${IN_FLIGHT}`, impl: 'kura' });
+  const oneC = find(rows, { family: 'store-ingest', group: `put 1 KB x${IN_FLIGHT}`, impl: 'cacache' });
+  out.push(target(`1 KB put >= 20,000 ops/s (${IN_FLIGHT} in flight)`, one?.opsPerSec, 20_000, { unit: 'ops/s' }));
+  out.push(target('1 KB put >= 3x cacache', one && oneC ? one.opsPerSec / oneC.opsPerSec : undefined, 3,
+    { detail: one && oneC ? `kura ${fmt.ops(one.opsPerSec)} / cacache ${fmt.ops(oneC.opsPerSec)} ops/s` : '' }));
+  const hundred = find(rows, { family: 'store-ingest', group: `put 100 KB x${IN_FLIGHT}`, impl: 'kura' });
+  out.push(target(`100 KB put >= 1,500 ops/s (${IN_FLIGHT} in flight)`, hundred?.opsPerSec, 1500, { unit: 'ops/s' }));
+  const single = find(rows, { family: 'store-meta', group: 'single update' });
+  out.push(target('single metadata update >= 50,000 ops/s', single?.opsPerSec, 50_000, { unit: 'ops/s' }));
+  const batch = find(rows, { family: 'store-meta', group: '500-update batch' });
+  out.push(target('batched metadata updates >= 500,000 updates/s', batch?.updatesPerSec, 500_000, { unit: 'updates/s' }));
+  return out;
+}
