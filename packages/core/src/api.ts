@@ -26,6 +26,7 @@ export {
   ingest,
   Ingester,
   setDefaultDocumentHasher,
+  createDocumentHasher,
   type IngestOptions,
   type IngestChunk,
   type IngestResult,

@@ -10,7 +10,7 @@
 import { assertBytes, toHex } from './bytes.js';
 import { InvalidStateError } from './errors.js';
 import { CODEC_RAW, DEFAULT_LEVEL, assertLevel, type CodecId } from './compress.js';
-import type { Digest } from './hash.js';
+import { Sha256, type Digest } from './hash.js';
 import { resolveChunkParams, seedWords, type ChunkParams, type ResolvedChunkParams } from './params.js';
 import { pieces, type ByteSource } from './source.js';
 import { check, copyOut, forEachBlock, memory, wasm } from './wasm/instance.js';
@@ -50,6 +50,25 @@ export interface IngestResult {
 }
 
 let defaultHasher: DocumentHasherChoice = 'wasm';
+
+/**
+ * A SHA-256 hasher for whole documents: the given choice, else the platform default (Node:
+ * node:crypto; elsewhere wasm). Readers verifying documents use the same one as writers.
+ */
+export function createDocumentHasher(choice?: DocumentHasherChoice): DocumentHasher {
+  const c = choice ?? defaultHasher;
+  if (c !== 'wasm') return c();
+  const h = new Sha256();
+  return {
+    update: (d) => void h.update(d),
+    digest: () => {
+      const hex = h.digest().slice(7);
+      const out = new Uint8Array(32);
+      for (let i = 0; i < 32; i++) out[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+      return out;
+    },
+  };
+}
 
 /** Sets the document hasher used when `IngestOptions.documentHasher` is not given. */
 export function setDefaultDocumentHasher(choice: DocumentHasherChoice): void {

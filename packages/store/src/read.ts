@@ -7,8 +7,8 @@ import {
   CODEC_ZSTD,
   CorruptDataError,
   KuraError,
-  Sha256,
   blake3,
+  createDocumentHasher,
   decompress,
   type DocumentHasher,
   type DocumentHasherChoice,
@@ -20,13 +20,9 @@ import { decodeManifest, entryAt, type ManifestEntry } from './manifest.js';
 import { RECORD_HEADER_SIZE, checkRecord } from './pack-record.js';
 import type { ChunkRow, DocRow, Statements } from './statements.js';
 
+/** The platform's document hasher unless the store was given one (see @kura/core). */
 export function documentHasher(choice: DocumentHasherChoice | undefined): DocumentHasher {
-  if (choice && choice !== 'wasm') return choice();
-  const h = new Sha256();
-  return {
-    update: (d) => void h.update(d),
-    digest: () => hexToBytes(h.digest().slice(7)),
-  };
+  return createDocumentHasher(choice);
 }
 
 export class Reader {
@@ -38,14 +34,18 @@ export class Reader {
     readonly hasher: DocumentHasherChoice | undefined,
   ) {}
 
-  /** The raw bytes of a chunk, checked; CorruptDataError when damaged or missing. */
-  async chunk(key: string): Promise<Uint8Array> {
+  /**
+   * The raw bytes of a chunk, checked; CorruptDataError when damaged or missing. `hashCheck`
+   * false skips BLAKE3 (record header and bounded decompression are still checked): only for
+   * callers that verify the whole document's SHA-256 before any byte leaves.
+   */
+  async chunk(key: string, hashCheck = true): Promise<Uint8Array> {
     const keyBytes = hexToBytes(key);
     let row = this.st.chunkGet.get(keyBytes);
     for (let attempt = 0; ; attempt++) {
       if (!row) throw new CorruptDataError(`chunk ${key} is missing from the index`, 'missing-chunk', { key });
       try {
-        return await this.readRow(key, row);
+        return await this.readRow(key, row, hashCheck);
       } catch (e) {
         if (!(e instanceof PackMissingError) || attempt > 0) throw this.asCorrupt(e, key);
         // GC may have moved the chunk to another pack since we looked it up: look again.
@@ -67,7 +67,7 @@ export class Reader {
     return e;
   }
 
-  private async readRow(key: string, row: ChunkRow): Promise<Uint8Array> {
+  private async readRow(key: string, row: ChunkRow, hashCheck: boolean): Promise<Uint8Array> {
     let name: string;
     try {
       name = this.packName(row.pack_id);
@@ -77,19 +77,19 @@ export class Reader {
     const rec = await this.packs.read(name, row.offset, RECORD_HEADER_SIZE + row.stored_len);
     const payload = checkRecord(rec, { key, codec: row.codec, rawLen: row.raw_len, storedLen: row.stored_len }, `${name}@${row.offset}`);
     const raw = row.codec === CODEC_ZSTD ? decompress(payload, row.raw_len) : payload;
-    if (blake3(raw) !== key) {
+    if (hashCheck && blake3(raw) !== key) {
       throw new CorruptDataError(`chunk ${key}: bytes do not hash to their key`, 'key-mismatch', { key });
     }
     return raw;
   }
 
-  /** The document's bytes as a stream; the last step checks its SHA-256. */
+  /** The document's bytes as a stream; every chunk is checked, and the whole at the end. */
   async *document(doc: DocRow): AsyncGenerator<Uint8Array, void, undefined> {
     const digest = formatDigest(doc.digest);
     const hasher = documentHasher(this.hasher);
     let size = 0;
     for (const e of decodeManifest(doc.manifest)) {
-      const bytes = await this.chunkFor(e, digest);
+      const bytes = await this.chunkFor(e, digest, true);
       hasher.update(bytes);
       size += bytes.length;
       yield bytes;
@@ -97,6 +97,42 @@ export class Reader {
     if (size !== doc.size || bytesToHex(hasher.digest()) !== bytesToHex(doc.digest)) {
       throw new CorruptDataError(`document ${digest}: bytes do not hash to its digest`, 'digest-mismatch', { digest });
     }
+  }
+
+  /**
+   * The whole document into one buffer. One hash pass: the SHA-256 of the whole is checked
+   * before the bytes are returned, so per-chunk BLAKE3 would only repeat it. When the digest
+   * does not match, the document is read again with every chunk checked, to name the damage.
+   */
+  async bytes(doc: DocRow): Promise<Uint8Array> {
+    const out = new Uint8Array(doc.size);
+    await this.whole(doc, (bytes, at) => out.set(bytes, at));
+    return out;
+  }
+
+  /**
+   * Re-reads and re-hashes the whole document (verify's second pass, whose first pass has
+   * checked every chunk's BLAKE3): one SHA-256 pass; damage throws CorruptDataError.
+   */
+  async check(doc: DocRow): Promise<number> {
+    await this.whole(doc, () => undefined);
+    return doc.size;
+  }
+
+  private async whole(doc: DocRow, sink: (bytes: Uint8Array, at: number) => void): Promise<void> {
+    const digest = formatDigest(doc.digest);
+    const hasher = documentHasher(this.hasher);
+    let at = 0;
+    for (const e of decodeManifest(doc.manifest)) {
+      const bytes = await this.chunkFor(e, digest, false);
+      if (at + bytes.length > doc.size) break; // the digest check below fails
+      sink(bytes, at);
+      hasher.update(bytes);
+      at += bytes.length;
+    }
+    if (at === doc.size && bytesToHex(hasher.digest()) === bytesToHex(doc.digest)) return;
+    for await (const piece of this.document(doc)) void piece; // throws, naming the chunk
+    throw new CorruptDataError(`document ${digest}: bytes do not hash to its digest`, 'digest-mismatch', { digest });
   }
 
   /** Bytes [start, end) of the document, reading only the chunks that hold them. */
@@ -109,14 +145,14 @@ export class Reader {
     const entries = decodeManifest(doc.manifest);
     for (let i = entryAt(entries, start); i < entries.length && entries[i]!.offset < end; i++) {
       const e = entries[i]!;
-      const bytes = await this.chunkFor(e, digest);
+      const bytes = await this.chunkFor(e, digest, true);
       yield bytes.subarray(Math.max(0, start - e.offset), Math.min(e.length, end - e.offset));
     }
   }
 
-  private async chunkFor(e: ManifestEntry, digest: string): Promise<Uint8Array> {
+  private async chunkFor(e: ManifestEntry, digest: string, hashCheck: boolean): Promise<Uint8Array> {
     try {
-      const bytes = await this.chunk(e.key);
+      const bytes = await this.chunk(e.key, hashCheck);
       if (bytes.length !== e.length) {
         throw new CorruptDataError(`chunk ${e.key} has ${bytes.length} bytes, the manifest says ${e.length}`, 'manifest', { key: e.key });
       }

@@ -282,14 +282,8 @@ export class Store {
 
   /** The whole document, checked against its digest before it is returned. */
   async getBytes(digest: string): Promise<Uint8Array> {
-    const doc = requireDoc(this.#st, digest);
-    const out = new Uint8Array(doc.size);
-    let at = 0;
-    for await (const piece of this.#reader.document(doc)) {
-      out.set(piece, at);
-      at += piece.length;
-    }
-    return out;
+    this.#open();
+    return this.#reader.bytes(requireDoc(this.#st, digest));
   }
 
   /** Bytes [start, end) as a stream, reading only the chunks that hold them. */

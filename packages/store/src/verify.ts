@@ -84,7 +84,7 @@ export async function verifyStore(
       report.damagedDocuments.push({ digest, reason: 'damaged-chunks', message: `${bad.length} damaged chunk(s)`, chunks: bad });
     } else {
       try {
-        for await (const piece of reader.document(doc)) report.bytesChecked += piece.length;
+        report.bytesChecked += await reader.check(doc);
       } catch (e) {
         if (!(e instanceof CorruptDataError)) throw e;
         report.damagedDocuments.push({ digest, reason: e.reason, message: e.message, chunks: e.key ? [e.key] : [] });

@@ -48,7 +48,13 @@ describe('verify and damaged data', () => {
     expect(report.damagedChunks).toHaveLength(1);
     expect(report.damagedChunks[0]!.documents).toEqual([b.digest]);
     expect(report.damagedDocuments.map((d) => d.digest)).toEqual([b.digest]);
-    await expect(s2.getBytes(b.digest)).rejects.toMatchObject({ code: 'CORRUPT_DATA', digest: b.digest });
+    // getBytes hashes once (the whole document); on a mismatch it re-reads to name the chunk.
+    await expect(s2.getBytes(b.digest)).rejects.toMatchObject({
+      code: 'CORRUPT_DATA',
+      digest: b.digest,
+      reason: 'key-mismatch',
+      key: report.damagedChunks[0]!.key,
+    });
     await expect(collect(s2.get(b.digest))).rejects.toMatchObject({ code: 'CORRUPT_DATA' });
     await expect(s2.getRange(b.digest, 199_990, 200_000)).rejects.toMatchObject({ code: 'CORRUPT_DATA' });
     expectSameBytes(await s2.getBytes(g.digest), good); // undamaged documents stay readable
