@@ -6,7 +6,7 @@ import type { PackStore } from './backend/packs.js';
 import type { SqlDatabase } from './backend/sql.js';
 import { bytesToHex } from './hex.js';
 import type { Reader } from './read.js';
-import type { Statements } from './statements.js';
+import type { ChunkRow, Statements } from './statements.js';
 import { PACK_HEADER_SIZE, RECORD_HEADER_SIZE } from './pack-record.js';
 import type { Writer } from './writer.js';
 
@@ -37,9 +37,11 @@ export async function collectGarbage(db: SqlDatabase, st: Statements, packs: Pac
     }
   });
 
-  // 2. Sealed packs: delete the empty, compact the mostly garbage.
+  // 2. Sealed packs: delete the empty, compact the mostly garbage. Chunks have no index by
+  // pack (it would cost every put a random index insert), so one scan finds what to move.
   const live = new Map(st.packLiveBytes.all().map((r) => [r.pack_id, r.live]));
   const files = new Map((await packs.list()).map((p) => [p.name, p.size]));
+  const toCompact: { id: number; name: string; size: number }[] = [];
   for (const pack of st.packsSealed.all()) {
     if (writer.packInUse(pack.id)) continue;
     const fileSize = files.get(pack.name) ?? pack.size;
@@ -51,7 +53,14 @@ export async function collectGarbage(db: SqlDatabase, st: Statements, packs: Pac
       report.packsDeleted++;
       report.bytesFreed += fileSize;
     } else if (liveBytes < (fileSize - PACK_HEADER_SIZE) * COMPACT_BELOW) {
-      report.bytesFreed += fileSize - (await compact(db, st, packs, writer, reader, pack.id, pack.name));
+      toCompact.push({ id: pack.id, name: pack.name, size: fileSize });
+    }
+  }
+  if (toCompact.length) {
+    const rows = st.chunksInPacks.all(JSON.stringify(toCompact.map((p) => p.id)));
+    for (const pack of toCompact) {
+      const mine = rows.filter((r) => r.pack_id === pack.id);
+      report.bytesFreed += pack.size - (await compact(db, st, packs, writer, reader, pack.id, pack.name, mine));
       report.packsCompacted++;
     }
   }
@@ -70,10 +79,19 @@ export async function collectGarbage(db: SqlDatabase, st: Statements, packs: Pac
 }
 
 /** Moves a pack's live chunks to the open pack, then drops the pack. Returns bytes rewritten. */
-async function compact(db: SqlDatabase, st: Statements, packs: PackStore, writer: Writer, reader: Reader, packId: number, name: string): Promise<number> {
+async function compact(
+  db: SqlDatabase,
+  st: Statements,
+  packs: PackStore,
+  writer: Writer,
+  reader: Reader,
+  packId: number,
+  name: string,
+  rows: ChunkRow[],
+): Promise<number> {
   const moved: { key: Uint8Array; packId: number; offset: number; end: number }[] = [];
   let rewritten = 0;
-  for (const row of st.chunksInPack.all(packId)) {
+  for (const row of rows) {
     const key = bytesToHex(row.key);
     // Read through the checked path: damaged chunks are not copied (verify reports them).
     let payloadRecord: Uint8Array;
@@ -90,13 +108,15 @@ async function compact(db: SqlDatabase, st: Statements, packs: PackStore, writer
   }
   try {
     // Flushed before the rows point at the copies (durability order, FORMAT.md §8).
+    // A sealed pack only loses rows (puts write to the open pack), so the rows read above
+    // minus those moved (damaged ones stay for verify to report) are all that is left.
     await writer.commit(() => {
+      let left = rows.length;
       for (const m of moved) {
-        st.chunkMove.run(m.packId, m.offset, m.key, packId);
+        left -= st.chunkMove.run(m.packId, m.offset, m.key, packId).changes;
         st.packGrow.run(m.end, m.packId);
       }
-      const left = st.chunksInPack.all(packId).length;
-      if (left === 0) st.packDelete.run(packId);
+      if (left <= 0 && !st.chunkInPack.get(packId)) st.packDelete.run(packId);
     });
   } finally {
     for (const m of moved) {

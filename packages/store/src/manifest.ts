@@ -16,7 +16,7 @@ export interface ManifestEntry {
 
 /** A manifest built chunk by chunk in its stored form (no object per chunk). */
 export class ManifestBuilder {
-  #bytes = new Uint8Array(ENTRY_SIZE * 64);
+  #bytes = new Uint8Array(ENTRY_SIZE * 4); // most documents are a few chunks; grows by doubling
   #view = new DataView(this.#bytes.buffer);
   count = 0;
 

@@ -24,7 +24,6 @@ const MIGRATIONS: string[] = [
     codec INTEGER NOT NULL,
     refs INTEGER NOT NULL
   ) STRICT, WITHOUT ROWID;
-  CREATE INDEX chunks_pack ON chunks(pack_id);
   CREATE INDEX chunks_garbage ON chunks(refs) WHERE refs = 0;
   CREATE TABLE documents (
     id INTEGER PRIMARY KEY,

@@ -69,7 +69,10 @@ export function prepareStatements(db: SqlDatabase) {
       'SELECT key, pack_id, stored_len FROM chunks WHERE refs = 0',
     ),
     chunkDelete: p('DELETE FROM chunks WHERE key = ? AND refs = 0'),
-    chunksInPack: p<ChunkRow>('SELECT * FROM chunks WHERE pack_id = ? ORDER BY offset'),
+    /** Chunks of the given packs (a JSON array of ids), by pack and offset: one scan (GC). */
+    chunksInPacks: p<ChunkRow>('SELECT * FROM chunks WHERE pack_id IN (SELECT value FROM json_each(?)) ORDER BY pack_id, offset'),
+    /** Any chunk still in the pack (a scan; GC only, after the count says none is). */
+    chunkInPack: p<{ one: number }>('SELECT 1 AS one FROM chunks WHERE pack_id = ? LIMIT 1'),
     chunksAll: p<ChunkRow>('SELECT * FROM chunks ORDER BY pack_id, offset'),
 
     docByDigest: p<DocRow>('SELECT * FROM documents WHERE digest = ?'),
