@@ -46,6 +46,11 @@ export const OpenOptions = z
     chunking: z.object({ avg: avg.optional(), seed: seed.optional() }).strict().optional(),
     /** Overrides the recorded level for chunks written by this session. */
     compression: z.union([level, z.literal(false)]).optional(),
+    /**
+     * Worker threads for puts of large buffers (Node): 0 keeps all byte work on the calling
+     * thread; default one per core, started on the first such put.
+     */
+    ingestWorkers: z.number().int().min(0).max(64).optional(),
     /** Pack size at which packs are sealed (default 64 MiB). A tuning knob; tests use it small. */
     packSize: z.number().int().min(4096).max(1 << 30).optional(),
   })

@@ -8,6 +8,8 @@ import { InvalidInputError } from '@kura/core';
 import { NotFoundError } from '../errors.js';
 import { InitOptions as InitOptionsSchema, parse, type InitOptions, type OpenOptions, type PutMeta } from '../options.js';
 import type { PutResult } from '../put.js';
+import type { PutInput } from '../store.js';
+import { availableParallelism } from 'node:os';
 import { IngestPool } from './ingest-pool.js';
 import { Store as StoreCore, type StoreBackends } from '../store.js';
 import { FsPackStore } from './fs-packs.js';
@@ -49,7 +51,34 @@ export interface FilePutOutcome {
   error?: unknown;
 }
 
+/** Buffers at least this large are ingested on a worker: below, messaging costs more than it saves. */
+export const WORKER_PUT_MIN = 64 * 1024;
+
 export class Store extends StoreCore {
+  #pool: IngestPool | undefined;
+  #workers = availableParallelism();
+
+  /**
+   * In Node, a put of a large buffer runs the byte work on a worker thread, so concurrent
+   * puts use every core; everything else goes through the calling thread (StoreCore.put).
+   */
+  override async put(input: PutInput, meta: PutMeta = {}): Promise<PutResult> {
+    if (input instanceof Uint8Array && input.length >= WORKER_PUT_MIN && this.#workers > 0 && !this.readonly) {
+      this.#pool ??= new IngestPool(this.#workers);
+      const o = this.ingestOptions();
+      return this.putChunks(this.#pool.ingestBytes(input, { chunking: o.chunking, compression: o.compression }), meta);
+    }
+    return super.put(input, meta);
+  }
+
+  override async close(): Promise<void> {
+    try {
+      await super.close();
+    } finally {
+      await this.#pool?.close();
+    }
+  }
+
   /**
    * Puts many files using every core: worker threads run the ingest kernel per file, this
    * thread deduplicates and commits, in input order. Yields one outcome per file, in input
@@ -112,7 +141,9 @@ export class Store extends StoreCore {
     if (!existsSync(join(root, DB_FILE))) throw new NotFoundError(`no Kura store at ${root} (run kura init)`);
     const b = backends(root, options.readonly ?? false);
     try {
-      return (await this.openBackends(b, options)) as Store;
+      const store = (await this.openBackends(b, options)) as Store;
+      if (options.ingestWorkers !== undefined) store.#workers = options.ingestWorkers;
+      return store;
     } catch (e) {
       b.db.close();
       await b.release?.();

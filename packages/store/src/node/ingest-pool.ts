@@ -45,12 +45,23 @@ export class IngestPool {
 
   /** The chunk stream of one file, computed on the least busy worker. */
   ingestFile(path: string, options: IngestOptions): ChunkStream {
+    return this.#start((id) => ({ type: 'file', id, path, options }));
+  }
+
+  /** The chunk stream of a buffer (copied to the worker; the caller keeps its bytes). */
+  ingestBytes(bytes: Uint8Array, options: IngestOptions): ChunkStream {
+    // Cloning a view would clone its whole ArrayBuffer; one exact copy is transferred instead.
+    const copy = bytes.slice();
+    return this.#start((id) => ({ type: 'bytes', id, bytes: copy, options }), [copy.buffer]);
+  }
+
+  #start(message: (id: number) => ToWorker, transfer: ArrayBuffer[] = []): ChunkStream {
     const worker = [...this.#load].sort((a, b) => a[1] - b[1])[0]![0];
     const id = this.#nextId++;
     const job: Job = { queue: [], wake: undefined, worker };
     this.#jobs.set(id, job);
     this.#load.set(worker, this.#load.get(worker)! + 1);
-    worker.postMessage({ type: 'file', id, path, options } satisfies ToWorker);
+    worker.postMessage(message(id), transfer);
     return this.#stream(id, job);
   }
 

@@ -11,6 +11,7 @@ export const WINDOW = 4;
 
 export type ToWorker =
   | { type: 'file'; id: number; path: string; options: IngestOptions }
+  | { type: 'bytes'; id: number; bytes: Uint8Array; options: IngestOptions }
   | { type: 'ack'; id: number };
 
 export type FromWorker =
@@ -26,7 +27,12 @@ function send(msg: FromWorker): void {
   port.postMessage(msg, transfer);
 }
 
-async function ingestFile(id: number, path: string, options: IngestOptions): Promise<void> {
+/** 1 MiB pieces, the size the kernel takes per call. */
+function* slices(bytes: Uint8Array): Generator<Uint8Array> {
+  for (let at = 0; at < bytes.length; at += 1 << 20) yield bytes.subarray(at, at + (1 << 20));
+}
+
+async function ingestSource(id: number, source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>, options: IngestOptions): Promise<void> {
   const flow = { inFlight: 0 } as { inFlight: number; wake?: () => void };
   credits.set(id, flow);
   const ingester = new Ingester(options);
@@ -38,7 +44,7 @@ async function ingestFile(id: number, path: string, options: IngestOptions): Pro
       flow.inFlight++;
       while (flow.inFlight >= WINDOW) await new Promise<void>((r) => (flow.wake = r));
     };
-    for await (const piece of createReadStream(path, { highWaterMark: 1 << 20 })) {
+    for await (const piece of source) {
       await emit(ingester.update(piece as Uint8Array));
     }
     await emit(ingester.finish());
@@ -54,7 +60,8 @@ async function ingestFile(id: number, path: string, options: IngestOptions): Pro
 }
 
 port.on('message', (msg: ToWorker) => {
-  if (msg.type === 'file') void ingestFile(msg.id, msg.path, msg.options);
+  if (msg.type === 'file') void ingestSource(msg.id, createReadStream(msg.path, { highWaterMark: 1 << 20 }), msg.options);
+  else if (msg.type === 'bytes') void ingestSource(msg.id, slices(msg.bytes), msg.options);
   else {
     const flow = credits.get(msg.id);
     if (flow) {
