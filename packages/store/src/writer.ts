@@ -139,12 +139,7 @@ export class Writer {
    * `written` is false when another put wrote the same chunk while this one waited.
    */
   async append(c: ChunkLocation, payload: Uint8Array): Promise<{ chunk: StoredChunk; written: boolean }> {
-    const length = RECORD_HEADER_SIZE + payload.length;
-    let pack = await this.openPack();
-    if (pack.writer.size > PACK_HEADER_SIZE && pack.writer.size + length > this.packTarget) {
-      await this.seal();
-      pack = await this.openPack();
-    }
+    const { pack } = await this.room(RECORD_HEADER_SIZE + payload.length);
     // No await between here and the registration: another put may look for this key next.
     const already = this.#pending.get(c.key);
     if (already) return { chunk: already, written: false };
@@ -157,12 +152,7 @@ export class Writer {
 
   /** Appends a chunk record that is not registered as pending (a repair of a damaged chunk). */
   async appendCopy(c: ChunkLocation, payload: Uint8Array): Promise<{ chunk: StoredChunk }> {
-    const length = RECORD_HEADER_SIZE + payload.length;
-    let pack = await this.openPack();
-    if (pack.writer.size > PACK_HEADER_SIZE && pack.writer.size + length > this.packTarget) {
-      await this.seal();
-      pack = await this.openPack();
-    }
+    const { pack } = await this.room(RECORD_HEADER_SIZE + payload.length);
     const offset = pack.writer.append(recordHeader(c, this.#header), payload);
     pack.dirty = true;
     return { chunk: { ...c, packId: pack.id, offset } };
@@ -171,16 +161,22 @@ export class Writer {
   /** Appends a whole record read from another pack (GC compaction); not registered as pending. */
   /** `opened`: a new pack (and its header) was started for it. */
   async appendRecordCopy(record: Uint8Array): Promise<{ chunk: { packId: number; offset: number }; opened: boolean }> {
+    const { pack, opened } = await this.room(record.length);
+    const offset = pack.writer.append(record);
+    pack.dirty = true;
+    return { chunk: { packId: pack.id, offset }, opened };
+  }
+
+  /** The open pack with room for `length` more bytes: sealed and replaced when full. */
+  private async room(length: number): Promise<{ pack: OpenPack; opened: boolean }> {
     let opened = this.#open === undefined;
     let pack = await this.openPack();
-    if (pack.writer.size > PACK_HEADER_SIZE && pack.writer.size + record.length > this.packTarget) {
+    if (pack.writer.size > PACK_HEADER_SIZE && pack.writer.size + length > this.packTarget) {
       await this.seal();
       pack = await this.openPack();
       opened = true;
     }
-    const offset = pack.writer.append(record);
-    pack.dirty = true;
-    return { chunk: { packId: pack.id, offset }, opened };
+    return { pack, opened };
   }
 
   private async openPack(): Promise<OpenPack> {

@@ -6,6 +6,8 @@ import { afterEach } from 'vitest';
 import { Store } from '../../src/node/index.js';
 import type { InitOptions } from '../../src/options.js';
 
+import { concatBytes } from '../../../core/test/helpers/data.js';
+
 export { randomBytes, textBytes, expectSameBytes, splitAt, concatBytes } from '../../../core/test/helpers/data.js';
 
 const open: Store[] = [];
@@ -39,11 +41,5 @@ export function track(store: Store): Store {
 export async function collect(it: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
   const parts: Uint8Array[] = [];
   for await (const p of it) parts.push(p);
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+  return concatBytes(parts);
 }
