@@ -386,11 +386,15 @@ export class Store {
     };
   }
 
-  /** Finishes pending commits, seals the open pack and releases the store. Idempotent. */
+  /**
+   * Lets puts in progress finish (new calls are refused from now on), finishes pending
+   * commits, seals the open pack and releases the store. Idempotent.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     try {
+      await this.#writer.idle();
       if (this.#gcRunning) await this.#gcRunning.catch(() => undefined);
       if (!this.readonly) await this.#writer.close();
       await this.#b.packs.close();

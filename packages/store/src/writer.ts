@@ -51,6 +51,7 @@ export class Writer {
   #scheduled = false;
   /** Puts between their first byte and their commit (see `commit`). */
   #activePuts = 0;
+  readonly #idleWaiters: (() => void)[] = [];
   #packNames = new Map<number, string>();
   /** Reused for every record header (appends are synchronous). */
   readonly #header = new Uint8Array(RECORD_HEADER_SIZE);
@@ -91,6 +92,12 @@ export class Writer {
 
   putEnded(): void {
     this.#activePuts--;
+    if (this.#activePuts === 0) this.#idleWaiters.splice(0).forEach((wake) => wake());
+  }
+
+  /** Resolves when no put is in progress (close drains them). */
+  idle(): Promise<void> {
+    return this.#activePuts === 0 ? Promise.resolve() : new Promise((r) => this.#idleWaiters.push(r));
   }
 
   /** A chunk written by a put in progress, if any (so a second put can share it). */

@@ -234,3 +234,23 @@ describe('init leaves nothing behind when it fails', () => {
     expect(again.config.durability).toBe('full'); // recorded, the default for later sessions
   });
 });
+
+describe('close', () => {
+  it('lets puts in progress finish, then refuses new calls', async () => {
+    const { store, dir } = await newStore();
+    const data = randomBytes(77, 3 * MiB);
+    async function* slow() {
+      for (const piece of splitAt(data, [MiB, 2 * MiB])) {
+        await new Promise((r) => setTimeout(r, 20));
+        yield piece;
+      }
+    }
+    const put = store.put(slow());
+    const closing = store.close();
+    await expect(store.put(new Uint8Array(1))).rejects.toMatchObject({ code: 'STORE_CLOSED' });
+    const { digest } = await put;
+    await closing;
+    const again = await reopen(dir);
+    expectSameBytes(await again.getBytes(digest), data);
+  });
+});
