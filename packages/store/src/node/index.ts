@@ -13,6 +13,7 @@ import { availableParallelism } from 'node:os';
 import { IngestPool } from './ingest-pool.js';
 import { Store as StoreCore, type StoreBackends } from '../store.js';
 import { FsPackStore } from './fs-packs.js';
+import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { acquireWriterLock } from './lock.js';
 import { openSqlite } from './sqlite.js';
 
@@ -23,18 +24,24 @@ export { openSqlite } from './sqlite.js';
 
 export const DB_FILE = 'kura.db';
 
-function backends(dir: string, readonly: boolean): StoreBackends {
+async function backends(dir: string, readonly: boolean): Promise<StoreBackends> {
   const lock = readonly ? undefined : acquireWriterLock(dir);
+  let checkpointer: Checkpointer | undefined;
   try {
-    const db = openSqlite(join(dir, DB_FILE), { readonly });
+    const db = openSqlite(join(dir, DB_FILE), { readonly, manualCheckpoints: !readonly });
+    if (!readonly) checkpointer = await startCheckpointer(join(dir, DB_FILE));
     return {
       db,
       packs: new FsPackStore(join(dir, 'packs')),
-      release: () => lock?.release(),
+      release: async () => {
+        await checkpointer?.stop();
+        lock?.release();
+      },
       openPath: (path) => createReadStream(path, { highWaterMark: 1 << 20 }),
       setDurability: (d) => db.setDurability(d),
     };
   } catch (e) {
+    await checkpointer?.stop();
     lock?.release();
     throw e;
   }
@@ -122,7 +129,7 @@ export class Store extends StoreCore {
       if (unexpected.length) throw new InvalidInputError(`${root} is not empty; a store needs a directory of its own`, 'dir');
     }
     mkdirSync(root, { recursive: true });
-    const b = backends(root, false);
+    const b = await backends(root, false);
     try {
       return (await this.create(b, options)) as Store;
     } catch (e) {
@@ -139,7 +146,7 @@ export class Store extends StoreCore {
   static async open(dir: string, options: OpenOptions = {}): Promise<Store> {
     const root = resolve(dir);
     if (!existsSync(join(root, DB_FILE))) throw new NotFoundError(`no Kura store at ${root} (run kura init)`);
-    const b = backends(root, options.readonly ?? false);
+    const b = await backends(root, options.readonly ?? false);
     try {
       const store = (await this.openBackends(b, options)) as Store;
       if (options.ingestWorkers !== undefined) store.#workers = options.ingestWorkers;

@@ -5,6 +5,8 @@ import type { Durability } from '../options.js';
 
 export interface SqliteOptions {
   readonly?: boolean;
+  /** Turn automatic checkpoints off (a checkpointer thread runs them: checkpointer.ts). */
+  manualCheckpoints?: boolean;
   /** Milliseconds to wait for a lock before SQLITE_BUSY (readers racing a checkpoint). */
   timeout?: number;
 }
@@ -12,6 +14,7 @@ export interface SqliteOptions {
 export function openSqlite(path: string, options: SqliteOptions = {}): SqlDatabase & { setDurability(d: Durability): void } {
   const db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false, timeout: options.timeout ?? 5000 });
   if (!options.readonly) db.pragma('journal_mode = WAL');
+  if (options.manualCheckpoints) db.pragma('wal_autocheckpoint = 0');
   db.pragma('cache_size = -16384'); // 16 MiB page cache: most lookups are by key, memory stays bounded
   db.pragma('temp_store = MEMORY');
   return {
