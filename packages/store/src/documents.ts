@@ -65,4 +65,5 @@ export function applyMeta(st: Statements, docId: number, change: MetaChange, now
   for (const t of change.addTags ?? []) st.tagAdd.run(docId, t);
   for (const t of change.removeTags ?? []) st.tagRemove.run(docId, t);
   if (touch) st.docTouch.run(now, docId);
+  st.enqueueIndex.run(docId); // path, tags and metadata are searchable
 }

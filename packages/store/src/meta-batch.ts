@@ -31,6 +31,9 @@ export function prepareBulk(db: SqlDatabase) {
     tagAdd: db.prepare(`INSERT OR IGNORE INTO tags(doc_id, tag) SELECT id, v ->> 1 FROM (${docs})`),
     tagRemove: db.prepare(`DELETE FROM tags WHERE (tag, doc_id) IN (SELECT v ->> 1, id FROM (${docs}))`),
     touch: db.prepare(`UPDATE documents SET updated_at = ? WHERE digest IN (SELECT unhex(value ->> 0) FROM json_each(?))`),
+    enqueue: db.prepare(
+      `INSERT INTO search_queue(doc_id) SELECT d.id FROM json_each(?) j JOIN documents d ON d.digest = unhex(j.value ->> 0) WHERE true ON CONFLICT(doc_id) DO UPDATE SET seq = seq + 1`,
+    ),
   };
 }
 
@@ -57,4 +60,5 @@ export function applyBulk(bulk: Bulk, changes: readonly DigestChange[], now: num
   run(bulk.tagAdd, rows((c) => (c.addTags ?? []).map((t) => [t])));
   run(bulk.tagRemove, rows((c) => (c.removeTags ?? []).map((t) => [t])));
   bulk.touch.run(now, all);
+  bulk.enqueue.run(all);
 }

@@ -44,6 +44,12 @@ export interface ResolvedMeta {
   meta?: Record<string, string> | undefined;
 }
 
+/** A new version at `path`, unless its latest version already is this document (FORMAT.md §11). */
+function addVersion(st: Statements, path: string, docId: number, now: number): void {
+  if (st.versionLatest.get(path)?.doc_id === docId) return;
+  st.versionInsert.run(path, st.versionNext.get(path)!.last, docId, now);
+}
+
 /** Chunks of one document, in order, ending with its digest (the generator's return value). */
 export type ChunkStream = AsyncGenerator<IngestChunk, IngestResult, undefined>;
 
@@ -145,6 +151,7 @@ export async function putDocument(ctx: PutContext, stream: ChunkStream, meta: Re
         // Same bytes again: only metadata changes; chunks this put wrote stay unreferenced.
         const existing = st.docIdByDigest.get(digestBytes)!;
         applyMeta(st, existing.id, { path: meta.path, mediaType: meta.mediaType, meta: meta.meta, addTags: meta.tags }, now);
+        if (meta.path !== undefined) addVersion(st, meta.path, existing.id, now);
         return;
       }
       for (const [key, n] of counts) {
@@ -155,7 +162,10 @@ export async function putDocument(ctx: PutContext, stream: ChunkStream, meta: Re
           throw new InternalError(`chunk ${key} vanished before its document committed`);
         }
       }
-      if (meta.meta || meta.tags) applyMeta(st, Number(inserted.lastInsertRowid), { meta: meta.meta, addTags: meta.tags }, now, false);
+      const docId = Number(inserted.lastInsertRowid);
+      if (meta.meta || meta.tags) applyMeta(st, docId, { meta: meta.meta, addTags: meta.tags }, now, false);
+      st.enqueueIndex.run(docId);
+      if (meta.path !== undefined) addVersion(st, meta.path, docId, now);
     });
     committed = true;
     for (const key of unrowed.keys()) writer.settle(key);

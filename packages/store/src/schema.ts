@@ -48,6 +48,17 @@ const MIGRATIONS: string[] = [
     value TEXT NOT NULL,
     PRIMARY KEY (doc_id, key)
   ) STRICT, WITHOUT ROWID;
+  CREATE VIRTUAL TABLE search USING fts5(path, tags, meta, body, tokenize = 'unicode61 remove_diacritics 2');
+  CREATE TABLE search_queue (doc_id INTEGER PRIMARY KEY, seq INTEGER NOT NULL DEFAULT 0) STRICT;
+  CREATE TABLE version_counters (path TEXT PRIMARY KEY, last INTEGER NOT NULL) STRICT, WITHOUT ROWID;
+  CREATE TABLE versions (
+    path TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    doc_id INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (path, version)
+  ) STRICT, WITHOUT ROWID;
+  CREATE INDEX versions_doc ON versions(doc_id);
   `,
 ];
 

@@ -97,6 +97,29 @@ export function prepareStatements(db: SqlDatabase) {
     metaOf: p<{ key: string; value: string }>('SELECT key, value FROM meta WHERE doc_id = ? ORDER BY key'),
     metaDeleteDoc: p('DELETE FROM meta WHERE doc_id = ?'),
 
+    /** (Re)queues a document for indexing; `seq` tells the indexer its read went stale. */
+    enqueueIndex: p('INSERT INTO search_queue(doc_id) VALUES (?) ON CONFLICT(doc_id) DO UPDATE SET seq = seq + 1'),
+    queueBatch: p<{ doc_id: number; seq: number }>('SELECT doc_id, seq FROM search_queue ORDER BY doc_id LIMIT ?'),
+    queueDone: p('DELETE FROM search_queue WHERE doc_id = ? AND seq = ?'),
+    queueDropDoc: p('DELETE FROM search_queue WHERE doc_id = ?'),
+    searchDelete: p('DELETE FROM search WHERE rowid = ?'),
+    searchInsert: p('INSERT INTO search(rowid, path, tags, meta, body) VALUES (?, ?, ?, ?, ?)'),
+    docById: p<DocRow>('SELECT * FROM documents WHERE id = ?'),
+
+    versionLatest: p<{ version: number; doc_id: number }>('SELECT version, doc_id FROM versions WHERE path = ? ORDER BY version DESC LIMIT 1'),
+    /** The next version number of a path (numbers are never reused). */
+    versionNext: p<{ last: number }>(
+      'INSERT INTO version_counters(path, last) VALUES (?, 1) ON CONFLICT(path) DO UPDATE SET last = last + 1 RETURNING last',
+    ),
+    versionInsert: p('INSERT INTO versions(path, version, doc_id, created_at) VALUES (?, ?, ?, ?)'),
+    versionsOf: p<{ version: number; doc_id: number; created_at: number }>('SELECT version, doc_id, created_at FROM versions WHERE path = ? ORDER BY version'),
+    versionGet: p<{ doc_id: number }>('SELECT doc_id FROM versions WHERE path = ? AND version = ?'),
+    versionAt: p<{ doc_id: number; version: number }>(
+      'SELECT doc_id, version FROM versions WHERE path = ? AND created_at <= ? ORDER BY version DESC LIMIT 1',
+    ),
+    versionDelete: p('DELETE FROM versions WHERE path = ? AND version = ?'),
+    versionsDeleteDoc: p('DELETE FROM versions WHERE doc_id = ?'),
+
     stats: p<{ documents: number; logical: number }>('SELECT COUNT(*) AS documents, COALESCE(SUM(size), 0) AS logical FROM documents'),
     chunkStats: p<{ unique_bytes: number; stored: number; chunks: number }>(
       'SELECT COALESCE(SUM(raw_len), 0) AS unique_bytes, COALESCE(SUM(stored_len + 48), 0) AS stored, COUNT(*) AS chunks FROM chunks WHERE refs > 0',

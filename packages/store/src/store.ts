@@ -26,6 +26,7 @@ import { Reader } from './read.js';
 import { SCHEMA_VERSION, migrate, schemaVersion } from './schema.js';
 import { prepareStatements, type Statements } from './statements.js';
 import { verifyStore, type VerifyProgress, type VerifyReport } from './verify.js';
+import { Indexer, search, type SearchHit, type SearchQuery } from './search.js';
 import { Writer } from './writer.js';
 
 export const FORMAT_NAME = 'kura-store';
@@ -74,6 +75,14 @@ export interface StoreConfig {
 
 export type PutInput = ByteSource | string;
 
+export interface VersionInfo {
+  path: string;
+  version: number;
+  digest: Digest;
+  size: number;
+  createdAt: string;
+}
+
 export interface ListResult {
   items: DocumentInfo[];
   /** Pass as `cursor` for the next page; absent on the last page. */
@@ -99,6 +108,7 @@ export class Store {
   readonly #st: Statements;
   readonly #writer: Writer;
   readonly #reader: Reader;
+  readonly #indexer: Indexer;
   #compression: number | false;
   #closed = false;
   #gcRunning: Promise<GcReport> | undefined;
@@ -116,6 +126,8 @@ export class Store {
     this.#st = prepareStatements(b.db);
     this.#writer = new Writer(b.db, this.#st, b.packs, opts.durability, opts.packSize);
     this.#reader = new Reader(this.#st, b.packs, (id) => this.#writer.packName(id), (id) => this.#writer.forgetPack(id), b.documentHasher);
+    this.#indexer = new Indexer(b.db, this.#st, this.#reader, !opts.readonly);
+    this.#indexer.schedule(); // whatever a previous session left queued
   }
 
   /** Creates a store in empty backends and opens it for writing. */
@@ -181,7 +193,15 @@ export class Store {
       source = input;
     }
     const ctx = this.#putContext();
-    return putDocument(ctx, ingestHere(ctx, source), m);
+    return this.#indexed(putDocument(ctx, ingestHere(ctx, source), m));
+  }
+
+  async #indexed<T>(work: Promise<T>): Promise<T> {
+    try {
+      return await work;
+    } finally {
+      this.#indexer.schedule();
+    }
   }
 
   /**
@@ -191,7 +211,7 @@ export class Store {
    */
   async putChunks(stream: ChunkStream, meta: PutMeta = {}, options: { commitAfter?: Promise<unknown> } = {}): Promise<PutResult> {
     this.#writable('put');
-    return putDocument(this.#putContext(), stream, parse(PutMeta, meta, 'put meta'), options.commitAfter);
+    return this.#indexed(putDocument(this.#putContext(), stream, parse(PutMeta, meta, 'put meta'), options.commitAfter));
   }
 
   /** The parameters an ingest producer must use for `putChunks`. */
@@ -215,9 +235,67 @@ export class Store {
       for (const [k, n] of counts) this.#st.chunkAddRefs.run(-n, hexToBytes(k));
       this.#st.tagsDeleteDoc.run(doc.id);
       this.#st.metaDeleteDoc.run(doc.id);
+      this.#st.versionsDeleteDoc.run(doc.id);
+      this.#st.searchDelete.run(doc.id);
+      this.#st.queueDropDoc.run(doc.id);
       this.#st.docDelete.run(doc.id);
       return true;
     });
+  }
+
+  // ---- search and versions ---------------------------------------------------------------
+
+  /**
+   * Full-text search over paths, tags, metadata and the text of text-like documents, best
+   * first (BM25), with a highlighted snippet each. Sees every committed change. Plain words
+   * are matched as words; FTS5 syntax is accepted; a malformed query is INVALID_QUERY.
+   */
+  async search(query: string, options: SearchQuery = {}): Promise<SearchHit[]> {
+    this.#open();
+    await this.#indexer.drain();
+    return search(this.#b.db, query, options);
+  }
+
+  /** The versions of a logical path, oldest first. */
+  async versions(path: string): Promise<VersionInfo[]> {
+    this.#open();
+    if (typeof path !== 'string' || !path) throw new InvalidInputError('path must be a non-empty string', 'path');
+    return this.#st.versionsOf.all(path).map((v) => {
+      const doc = this.#st.docById.get(v.doc_id)!;
+      return { path, version: v.version, digest: formatDigest(doc.digest), size: doc.size, createdAt: new Date(v.created_at).toISOString() };
+    });
+  }
+
+  /**
+   * The digest a reference names: a digest (`sha256:…`), a path (its latest version),
+   * `path@N` (version N) or `path@<ISO time>` (the version that was latest then).
+   */
+  async resolve(ref: string): Promise<Digest> {
+    this.#open();
+    if (typeof ref !== 'string' || !ref) throw new InvalidInputError('reference must be a non-empty string', 'ref');
+    if (/^sha256:/.test(ref)) return formatDigest(requireDoc(this.#st, ref).digest);
+    const at = ref.lastIndexOf('@');
+    const suffix = at > 0 ? ref.slice(at + 1) : '';
+    let row: { doc_id: number } | undefined;
+    let path = ref;
+    if (/^[0-9]+$/.test(suffix)) {
+      path = ref.slice(0, at);
+      row = this.#st.versionGet.get(path, Number(suffix));
+    } else if (suffix && !Number.isNaN(Date.parse(suffix)) && /^\d{4}-\d\d/.test(suffix)) {
+      path = ref.slice(0, at);
+      row = this.#st.versionAt.get(path, Date.parse(suffix));
+    } else {
+      row = this.#st.versionLatest.get(path);
+    }
+    if (!row) throw new NotFoundError(`no version ${ref}`);
+    return formatDigest(this.#st.docById.get(row.doc_id)!.digest);
+  }
+
+  /** Deletes one version of a path; the others keep their numbers, the document stays. */
+  async deleteVersion(path: string, version: number): Promise<boolean> {
+    this.#writable('deleteVersion');
+    if (!Number.isSafeInteger(version) || version < 1) throw new InvalidInputError('version must be a positive integer', 'version');
+    return this.#b.db.transaction(() => this.#st.versionDelete.run(path, version).changes === 1);
   }
 
   /** Sets (string) or removes (null) key/value metadata of one document. */
@@ -249,6 +327,7 @@ export class Store {
       if (distinct) applyBulk((this.#bulk ??= prepareBulk(this.#b.db)), parsed, now);
       else for (const u of parsed) applyMeta(this.#st, requireDocId(this.#st, u.digest), u, now);
     });
+    this.#indexer.schedule();
     return { updated: parsed.length };
   }
 
@@ -395,6 +474,7 @@ export class Store {
     this.#closed = true;
     try {
       await this.#writer.idle();
+      await this.#indexer.drain().catch(() => undefined); // readers then find it complete
       if (this.#gcRunning) await this.#gcRunning.catch(() => undefined);
       if (!this.readonly) await this.#writer.close();
       await this.#b.packs.close();

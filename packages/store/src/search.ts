@@ -1,0 +1,200 @@
+/**
+ * Full-text search (FORMAT.md §10): an FTS5 index kept up to date from `search_queue` in
+ * batches, drained after commits and before every query.
+ */
+import { InvalidInputError, KuraError } from '@kura/core';
+import type { SqlDatabase } from './backend/sql.js';
+import { formatDigest } from './hex.js';
+import { ListQuery, parse, toMillis } from './options.js';
+import type { Reader } from './read.js';
+import type { DocRow, Statements } from './statements.js';
+import { INDEXED_TEXT_MAX, SNIFF_BYTES, decodeText, looksLikeText, textByType } from './text.js';
+import { z } from 'zod';
+import { SNIPPET_SOURCE_MAX, makeSnippet, queryTerms } from './snippet.js';
+
+/** A query FTS5 cannot parse. */
+export class InvalidQueryError extends KuraError {
+  constructor(message: string) {
+    super('INVALID_QUERY', message);
+  }
+}
+
+/** Documents indexed per transaction. */
+const BATCH = 256;
+
+const nextTurn: (fn: () => void) => void =
+  typeof setImmediate === 'function' ? (fn) => void setImmediate(fn) : (fn) => void setTimeout(fn, 0);
+
+export class Indexer {
+  #draining: Promise<void> | undefined;
+  #scheduled = false;
+
+  constructor(
+    readonly db: SqlDatabase,
+    readonly st: Statements,
+    readonly reader: Reader,
+    readonly writable: boolean,
+  ) {}
+
+  /** Drains the queue soon (after the current commits), off the caller's path. */
+  schedule(): void {
+    if (!this.writable || this.#scheduled) return;
+    this.#scheduled = true;
+    nextTurn(() => {
+      this.#scheduled = false;
+      void this.drain().catch(() => undefined); // a failure is retried by the next drain
+    });
+  }
+
+  /** Brings the index up to date with every committed change. */
+  drain(): Promise<void> {
+    if (!this.writable) return Promise.resolve();
+    this.#draining ??= this.#run().finally(() => {
+      this.#draining = undefined;
+    });
+    return this.#draining;
+  }
+
+  async #run(): Promise<void> {
+    for (;;) {
+      const queued = this.st.queueBatch.all(BATCH);
+      if (queued.length === 0) return;
+      const entries: { id: number; seq: number; fields?: [string | null, string, string, string] }[] = [];
+      for (const q of queued) {
+        const doc = this.st.docById.get(q.doc_id);
+        entries.push({ id: q.doc_id, seq: q.seq, ...(doc ? { fields: await this.#fields(doc) } : {}) });
+      }
+      this.db.transaction(() => {
+        for (const e of entries) {
+          // Written only if nothing changed since it was read (seq) and it still exists;
+          // otherwise the queue row stays and the next round reads it again.
+          if (this.st.queueDone.run(e.id, e.seq).changes === 0) continue;
+          this.st.searchDelete.run(e.id);
+          if (e.fields && this.st.docById.get(e.id)) this.st.searchInsert.run(e.id, ...e.fields);
+        }
+      });
+    }
+  }
+
+  async #fields(doc: DocRow): Promise<[string | null, string, string, string]> {
+    const tags = this.st.tagsOf.all(doc.id).map((t) => t.tag).join(' ');
+    const meta = this.st.metaOf.all(doc.id).map((m) => `${m.key} ${m.value}`).join('\n');
+    return [doc.path, tags, meta, await this.#body(doc)];
+  }
+
+  async #body(doc: DocRow): Promise<string> {
+    let text = textByType(doc.media_type);
+    try {
+      if (text === undefined) {
+        const head = await this.#read(doc, Math.min(doc.size, SNIFF_BYTES));
+        text = looksLikeText(head);
+      }
+      return text ? decodeText(await this.#read(doc, Math.min(doc.size, INDEXED_TEXT_MAX))) : '';
+    } catch {
+      return ''; // damaged: indexed by name only; verify reports it
+    }
+  }
+
+  async #read(doc: DocRow, n: number): Promise<Uint8Array> {
+    const out = new Uint8Array(n);
+    let at = 0;
+    for await (const piece of this.reader.range(doc, 0, n)) {
+      out.set(piece, at);
+      at += piece.length;
+    }
+    return out;
+  }
+}
+
+export const SearchQuery = ListQuery.omit({ cursor: true, limit: true })
+  .extend({
+    limit: z.number().int().min(1).max(1000).default(20),
+    offset: z.number().int().min(0).max(100_000).default(0),
+  })
+  .strict();
+export type SearchQuery = z.input<typeof SearchQuery>;
+
+export interface SearchHit {
+  digest: `sha256:${string}`;
+  path: string | null;
+  mediaType: string | null;
+  size: number;
+  /** BM25 (lower is better, as SQLite reports it); hits come best first. */
+  score: number;
+  /** Best-matching passage, matched terms between `<mark>` and `</mark>`. */
+  snippet: string;
+}
+
+const FTS_SYNTAX = /["*():^]|\b(AND|OR|NOT|NEAR)\b/;
+
+/** Plain words are quoted (each required); FTS5 syntax passes through unchanged. */
+export function toFtsQuery(query: string): string {
+  const q = query.trim();
+  if (!q) throw new InvalidQueryError('the query is empty');
+  if (FTS_SYNTAX.test(q)) return q;
+  return q
+    .split(/\s+/)
+    .map((w) => `"${w.replace(/"/g, '""')}"`)
+    .join(' ');
+}
+
+export function search(db: SqlDatabase, query: string, options: SearchQuery): SearchHit[] {
+  if (typeof query !== 'string') throw new InvalidInputError('query must be a string', 'query');
+  const q = parse(SearchQuery, options, 'search options');
+  const where = ['search MATCH ?'];
+  const params: (string | number)[] = [toFtsQuery(query)];
+  if (q.tag !== undefined) {
+    where.push('EXISTS (SELECT 1 FROM tags t WHERE t.doc_id = d.id AND t.tag = ?)');
+    params.push(q.tag);
+  }
+  if (q.mediaType !== undefined) {
+    where.push('d.media_type = ?');
+    params.push(q.mediaType);
+  }
+  if (q.pathPrefix) {
+    where.push('d.path >= ? AND d.path < ?');
+    params.push(q.pathPrefix, `${q.pathPrefix}\u{10ffff}`);
+  }
+  if (q.since !== undefined) {
+    where.push('d.created_at >= ?');
+    params.push(toMillis(q.since));
+  }
+  if (q.until !== undefined) {
+    where.push('d.created_at < ?');
+    params.push(toMillis(q.until));
+  }
+  const sql = `SELECT d.digest AS digest, d.path AS path, d.media_type AS media_type, d.size AS size,
+      bm25(search, 4.0, 3.0, 2.0, 1.0) AS score,
+      substr(search.body, 1, ${SNIPPET_SOURCE_MAX}) AS body, search.meta AS meta, search.tags AS tags, search.path AS spath
+    FROM search JOIN documents d ON d.id = search.rowid
+    WHERE ${where.join(' AND ')} ORDER BY score LIMIT ? OFFSET ?`;
+  let rows: {
+    digest: Uint8Array;
+    path: string | null;
+    media_type: string | null;
+    size: number;
+    score: number;
+    body: string | null;
+    meta: string | null;
+    tags: string | null;
+    spath: string | null;
+  }[];
+  try {
+    rows = db.prepare<(typeof rows)[number]>(sql).all(...params, q.limit, q.offset);
+  } catch (e) {
+    const msg = (e as Error).message ?? '';
+    if (/fts5|syntax error|no such column|unterminated|unknown special query/i.test(msg)) {
+      throw new InvalidQueryError(`cannot parse the query ${JSON.stringify(query)}: ${msg}`);
+    }
+    throw e;
+  }
+  const terms = queryTerms(query);
+  return rows.map((r) => ({
+    digest: formatDigest(r.digest),
+    path: r.path,
+    mediaType: r.media_type,
+    size: r.size,
+    score: r.score,
+    snippet: makeSnippet([r.body, r.meta, r.tags, r.spath], terms),
+  }));
+}

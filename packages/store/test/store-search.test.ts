@@ -1,0 +1,135 @@
+import { describe, expect, it } from 'vitest';
+import { newStore, randomBytes, reopen } from './helpers/store.js';
+
+const text = (t: string) => new TextEncoder().encode(t);
+
+describe('search', () => {
+  it('ranks a document that mentions the word often above one that mentions it once', async () => {
+    const { store } = await newStore();
+    const filler = ' lorem ipsum dolor sit amet'.repeat(20);
+    const once = await store.put(text(`a report on harbours${filler} and one otter${filler}`), { path: 'once.txt' });
+    const often = await store.put(text(`otter otter otter: the otter report${filler} otter`), { path: 'often.txt' });
+    await store.put(text(`nothing to see${filler}`), { path: 'none.txt' });
+    const hits = await store.search('otter');
+    expect(hits.map((h) => h.digest)).toEqual([often.digest, once.digest]);
+    expect(hits[0]!.score).toBeLessThan(hits[1]!.score); // BM25: lower is better
+    expect(hits[1]!.snippet).toContain('<mark>otter</mark>');
+  });
+
+  it('finds words in paths, tags and metadata values, and filters by tag, type, prefix and time', async () => {
+    const { store } = await newStore();
+    const a = await store.put(text('alpha'), { path: 'docs/guide.md', mediaType: 'text/markdown', tags: ['manual'] });
+    const b = await store.put(text('beta'), { path: 'src/main.ts', mediaType: 'text/typescript', meta: { owner: 'guide team' } });
+    const digests = async (q: string, o = {}) => (await store.search(q, o)).map((h) => h.digest).sort();
+    expect(await digests('guide')).toEqual([a.digest, b.digest].sort());
+    expect(await digests('manual')).toEqual([a.digest]);
+    expect(await digests('guide', { tag: 'manual' })).toEqual([a.digest]);
+    expect(await digests('guide', { mediaType: 'text/typescript' })).toEqual([b.digest]);
+    expect(await digests('guide', { pathPrefix: 'src/' })).toEqual([b.digest]);
+    expect(await digests('guide', { since: new Date(Date.now() + 60_000) })).toEqual([]);
+  });
+
+  it('indexes text by content when there is no media type, never binary data', async () => {
+    const { store } = await newStore();
+    const bin = new Uint8Array([...randomBytes(1, 100), 0, ...text(' zebra ')]);
+    await store.put(bin, { path: 'blob.bin' });
+    const t = await store.put(text('a zebra crossing'), { path: 'notes' });
+    expect((await store.search('zebra')).map((h) => h.digest)).toEqual([t.digest]);
+  });
+
+  it('snippets show the first match in context, with prefix and accent-insensitive marks', async () => {
+    const { makeSnippet, queryTerms } = await import('../src/snippet.js');
+    const body = 'one two three four five six seven eight Café nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen';
+    expect(makeSnippet([body], queryTerms('cafe'))).toBe('…three four five six seven eight <mark>Café</mark> nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen');
+    expect(makeSnippet([null, 'owner ann'], queryTerms('own*'))).toBe('<mark>owner</mark> ann');
+    expect(makeSnippet(['no match here'], queryTerms('zzz'))).toBe('no match here');
+  });
+
+  // Also the guard against FTS5's snippet(), quadratic in matches: 220,000 hits in one
+  // document took minutes there; a 60 s test timeout catches a return to it.
+  it('indexes only the first 1 MiB of a large text', async () => {
+    const { store } = await newStore();
+    const head = 'word '.repeat(220_000); // > 1 MiB
+    await store.put(text(`${head} needle`), { path: 'big.txt' });
+    expect(await store.search('needle')).toEqual([]);
+    expect((await store.search('word')).length).toBe(1);
+  });
+
+  it('plain words need no FTS syntax; FTS syntax works; malformed queries are INVALID_QUERY', async () => {
+    const { store } = await newStore();
+    const d = await store.put(text('state-of-the-art design, with quotes " and colons: fine'), { path: 'x' });
+    expect((await store.search('state-of-the-art')).map((h) => h.digest)).toEqual([d.digest]);
+    expect((await store.search('desig*')).map((h) => h.digest)).toEqual([d.digest]);
+    expect((await store.search('design OR nothing')).length).toBe(1);
+    for (const bad of ['design AND', '"unterminated', '(', 'nosuchcolumn:word', '   ']) {
+      await expect(store.search(bad)).rejects.toMatchObject({ code: 'INVALID_QUERY' });
+    }
+    await expect(store.search('x', { limit: 0 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+  });
+
+  it('follows deletes and metadata changes at once, and survives reopening', async () => {
+    const { store, dir } = await newStore();
+    const d = await store.put(text('a quiet harbour'), { path: 'h.txt' });
+    await store.addTags(d.digest, ['seaside']);
+    expect((await store.search('seaside')).length).toBe(1);
+    await store.removeTags(d.digest, ['seaside']);
+    expect(await store.search('seaside')).toEqual([]);
+    await store.close();
+    const s = await reopen(dir);
+    expect((await s.search('harbour')).length).toBe(1);
+    await s.delete(d.digest);
+    expect(await s.search('harbour')).toEqual([]);
+  });
+
+  it('large metadata batches are searchable too', async () => {
+    const { store } = await newStore();
+    const ds: string[] = [];
+    for (let i = 0; i < 20; i++) ds.push((await store.put(text(`doc ${i}`))).digest);
+    await store.updateMeta(ds.map((digest) => ({ digest, meta: { project: 'lighthouse' } })));
+    expect((await store.search('lighthouse')).length).toBe(20);
+  });
+});
+
+describe('versions', () => {
+  it('new bytes at a path make a new version, identical bytes do not; @N and time select', async () => {
+    const { store } = await newStore();
+    const v1 = await store.put(text('one'), { path: 'notes/today.md' });
+    const before2 = new Date();
+    await new Promise((r) => setTimeout(r, 5));
+    const v2 = await store.put(text('two'), { path: 'notes/today.md' });
+    await store.put(text('two'), { path: 'notes/today.md' }); // same bytes: no version
+    const versions = await store.versions('notes/today.md');
+    expect(versions.map((v) => [v.version, v.digest])).toEqual([[1, v1.digest], [2, v2.digest]]);
+    expect(await store.resolve('notes/today.md')).toBe(v2.digest);
+    expect(await store.resolve('notes/today.md@1')).toBe(v1.digest);
+    expect(await store.resolve(`notes/today.md@${before2.toISOString()}`)).toBe(v1.digest);
+    expect(await store.resolve(v1.digest)).toBe(v1.digest);
+    await expect(store.resolve('notes/today.md@9')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(store.resolve('nope')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  it('versions share chunks (dedup across versions)', async () => {
+    const { store } = await newStore();
+    const base = randomBytes(5, 1 << 20);
+    await store.put(base, { path: 'big.bin' });
+    const edited = base.slice();
+    edited[500_000] ^= 1;
+    const r = await store.put(edited, { path: 'big.bin' });
+    expect(r.newChunks).toBeLessThanOrEqual(3);
+    expect((await store.versions('big.bin')).length).toBe(2);
+  });
+
+  it('deleting a version keeps the others and never reuses its number; deleting a document drops its versions', async () => {
+    const { store } = await newStore();
+    const digests = [];
+    for (const t of ['a', 'b', 'c']) digests.push((await store.put(text(t), { path: 'p' })).digest);
+    expect(await store.deleteVersion('p', 3)).toBe(true);
+    expect(await store.deleteVersion('p', 3)).toBe(false);
+    expect((await store.versions('p')).map((v) => v.version)).toEqual([1, 2]);
+    await store.put(text('d'), { path: 'p' });
+    expect((await store.versions('p')).map((v) => v.version)).toEqual([1, 2, 4]);
+    expect(await store.has(digests[2]!)).toBe(true); // the document stays
+    await store.delete(digests[0]!);
+    expect((await store.versions('p')).map((v) => v.version)).toEqual([2, 4]);
+  });
+});
