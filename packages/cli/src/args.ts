@@ -53,3 +53,9 @@ export function digest(value: string): `sha256:${string}` {
   if (!m) throw usage(`not a document digest: "${value.slice(0, 80)}" (expected sha256: and 64 hex digits)`);
   return `sha256:${m[1]!.toLowerCase()}`;
 }
+
+/** A digest when the argument looks like one; otherwise a path reference (PATH, PATH@N, PATH@time). */
+export function docRef(value: string): { digest: `sha256:${string}` } | { path: string } {
+  // Anything with the sha256: prefix is meant as a digest (and malformed is a usage error).
+  return DIGEST.test(value) || /^sha256:/i.test(value) ? { digest: digest(value) } : { path: value };
+}

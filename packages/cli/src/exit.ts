@@ -46,13 +46,13 @@ export function describeError(e: unknown): string {
 
 /**
  * The exit code an uncaught error ends the command with: a CliError says its own; a value the
- * user typed that the store rejected (INVALID_INPUT) is usage (2); everything else —
+ * user typed that the store rejected (INVALID_INPUT, INVALID_QUERY) is usage (2); everything else —
  * NOT_FOUND, CORRUPT_DATA, STORE_LOCKED, FORMAT_MISMATCH, READ_ONLY, file-system errors — is 1.
  * Damage found by `kura verify` is 3, returned by that command, never thrown.
  */
 export function exitCodeOf(e: unknown): ExitCode {
   if (e instanceof CliError) return e.exitCode;
-  if (isKuraError(e, 'INVALID_INPUT')) return EXIT.usage;
+  if (isKuraError(e, 'INVALID_INPUT') || isKuraError(e, 'INVALID_QUERY')) return EXIT.usage;
   return EXIT.error;
 }
 

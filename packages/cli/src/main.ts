@@ -11,9 +11,11 @@ import * as hash from './commands/hash.js';
 import * as init from './commands/init.js';
 import * as ls from './commands/ls.js';
 import * as rm from './commands/rm.js';
+import * as search from './commands/search.js';
 import * as stats from './commands/stats.js';
 import * as tag from './commands/tag.js';
 import * as verify from './commands/verify.js';
+import * as versions from './commands/versions.js';
 import { EXIT, describeError, exitCodeOf, printError } from './exit.js';
 import { exitOnClosedPipe } from './output.js';
 
@@ -34,6 +36,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
   add.register(program, setExit);
   get.register(program);
   ls.register(program);
+  search.register(program);
+  versions.register(program);
   rm.register(program, setExit);
   tag.register(program);
   stats.register(program);

@@ -400,7 +400,7 @@ describe('errors', () => {
   it.each([
     [['ls', '--bogus'], /unknown option '--bogus'/],
     [['get', 'sha256:xyz'], /not a document digest: "sha256:xyz"/],
-    [['get', 'deadbeef'], /not a document digest/],
+    [['get', 'sha256:deadbeef'], /not a document digest/],
     [['rm', `sha256:${'0'.repeat(63)}`], /not a document digest/],
     [['ls', '--limit', '0'], /--limit must be between 1 and 10000/],
     [['ls', '--limit', 'ten'], /--limit must be a whole number/],

@@ -7,7 +7,7 @@
 import type { Store } from '@kura/store';
 import type { Command } from 'commander';
 import { open, rename, rm } from 'node:fs/promises';
-import { digest } from '../args.js';
+import { docRef } from '../args.js';
 import { CliError, describeError, isKuraError } from '../exit.js';
 import { writeBytes } from '../output.js';
 import { withStore } from '../store.js';
@@ -40,6 +40,10 @@ async function toFile(store: Store, d: string, file: string): Promise<void> {
   }
 }
 
+function resolve(store: Store, ref: ReturnType<typeof docRef>): Promise<string> {
+  return 'digest' in ref ? Promise.resolve(ref.digest) : store.resolve(ref.path);
+}
+
 /** Damage is reported with the document it was found in (NOT_FOUND already names it). */
 function named(d: string, e: unknown): unknown {
   if (isKuraError(e, 'CORRUPT_DATA') && !e.message.includes(d)) return new CliError(`${d}: ${describeError(e)}`);
@@ -50,11 +54,12 @@ export function register(program: Command): void {
   program
     .command('get')
     .description("write a document's bytes to stdout or to a file")
-    .argument('<digest>', 'sha256:<64 hex digits> (as printed by kura add)')
+    .argument('<ref>', 'sha256:<64 hex digits> (as printed by kura add), or PATH, PATH@N (version N), PATH@<ISO time>')
     .option('-o, --output <file>', 'write to FILE (atomically: nothing is left behind if the data is damaged)')
     .action(async (arg: string, opts: { output?: string }, cmd: Command) => {
-      const d = digest(arg);
+      const ref = docRef(arg);
       await withStore(cmd, { readonly: true }, async (store) => {
+        const d = await resolve(store, ref);
         if (opts.output === undefined || opts.output === '-') await toStdout(store, d);
         else await toFile(store, d, opts.output);
       });
@@ -63,11 +68,11 @@ export function register(program: Command): void {
   program
     .command('cat')
     .description('write documents to stdout, one after another (like kura get to stdout)')
-    .argument('<digests...>', 'sha256:<64 hex digits>')
+    .argument('<refs...>', 'digests or PATH[@N] references')
     .action(async (args: string[], _opts: unknown, cmd: Command) => {
-      const ds = args.map(digest);
+      const refs = args.map(docRef);
       await withStore(cmd, { readonly: true }, async (store) => {
-        for (const d of ds) await toStdout(store, d);
+        for (const ref of refs) await toStdout(store, await resolve(store, ref));
       });
     });
 }

@@ -1,0 +1,52 @@
+/**
+ * `kura search QUERY [--tag T] [--type M] [--prefix P] [--limit N] [--offset N] [--json]`:
+ * full-text search, best first. Human output: digest, path, and the snippet with matches in
+ * bold on a terminal (between [ and ] otherwise); --json: one SearchHit per line.
+ */
+import type { Command } from 'commander';
+import { wholeNumber } from '../args.js';
+import { writeJson, write } from '../output.js';
+import { withStore } from '../store.js';
+
+interface SearchOptions {
+  tag?: string;
+  type?: string;
+  prefix?: string;
+  limit?: string;
+  offset?: string;
+  json?: boolean;
+}
+
+export function register(program: Command): void {
+  program
+    .command('search')
+    .description('full-text search over paths, tags, metadata and the text of text documents')
+    .argument('<query...>', 'words (all must match), or FTS5 syntax: OR, NOT, "a phrase", pre*')
+    .option('--tag <tag>', 'only documents with this tag')
+    .option('--type <media-type>', 'only documents of this media type')
+    .option('--prefix <path>', 'only documents whose path starts with this')
+    .option('--limit <n>', 'at most N hits (default 20)')
+    .option('--offset <n>', 'skip the first N hits (for the next page)')
+    .option('--json', 'one JSON object per hit: {"digest","path","mediaType","size","score","snippet"}')
+    .action(async (words: string[], opts: SearchOptions, cmd: Command) => {
+      const query = words.join(' ');
+      await withStore(cmd, { readonly: true }, async (store) => {
+        const hits = await store.search(query, {
+          ...(opts.tag ? { tag: opts.tag } : {}),
+          ...(opts.type ? { mediaType: opts.type } : {}),
+          ...(opts.prefix ? { pathPrefix: opts.prefix } : {}),
+          ...(opts.limit ? { limit: wholeNumber(opts.limit, '--limit') } : {}),
+          ...(opts.offset ? { offset: wholeNumber(opts.offset, '--offset') } : {}),
+        });
+        const tty = process.stdout.isTTY;
+        for (const h of hits) {
+          if (opts.json) {
+            await writeJson(h);
+            continue;
+          }
+          const snippet = h.snippet.replace(/\s+/g, ' ').replace(/<mark>(.*?)<\/mark>/g, tty ? '\x1b[1m$1\x1b[0m' : '[$1]');
+          await write(`${h.digest}  ${h.path ?? '-'}\n    ${snippet}\n`);
+        }
+      });
+    });
+}

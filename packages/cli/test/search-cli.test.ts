@@ -1,0 +1,80 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const BIN = fileURLToPath(new URL('../bin/kura.js', import.meta.url));
+
+function kura(args: string[]) {
+  const r = spawnSync(process.execPath, [BIN, ...args], { maxBuffer: 64 << 20 });
+  return { code: r.status, stdout: r.stdout.toString(), stderr: r.stderr.toString(), out: r.stdout };
+}
+
+function setup() {
+  const root = mkdtempSync(join(tmpdir(), 'kura-search-cli-'));
+  const store = join(root, 'store');
+  const tree = join(root, 'tree');
+  mkdirSync(join(tree, 'guides'), { recursive: true });
+  writeFileSync(join(tree, 'guides', 'harbour.md'), 'How to moor a boat in the harbour. The harbour master decides.\n');
+  writeFileSync(join(tree, 'notes.txt'), 'A note that mentions a harbour once.\n');
+  writeFileSync(join(tree, 'image.bin'), Buffer.from([0, 1, 2, 104, 97, 114, 98, 111, 117, 114]));
+  expect(kura(['init', '--store', store]).code).toBe(0);
+  expect(kura(['add', '--store', store, '--tag', 'docs', tree]).code).toBe(0);
+  return { root, store, tree };
+}
+
+describe('kura search', () => {
+  it('ranks, highlights and prints JSON hits; filters by tag, type and prefix', () => {
+    const { store } = setup();
+    const r = kura(['search', '--store', store, 'harbour']);
+    expect(r.code).toBe(0);
+    const paths = [...r.stdout.matchAll(/^sha256:[0-9a-f]{64} {2}(\S+)$/gm)].map((m) => m[1]);
+    expect(paths).toEqual(['guides/harbour.md', 'notes.txt']); // the binary is not text
+    expect(r.stdout).toContain('[harbour]');
+    const json = kura(['search', '--store', store, '--json', '--type', 'text/plain', 'harbour']).stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(json.map((h) => h.path)).toEqual(['notes.txt']);
+    expect(Object.keys(json[0])).toEqual(['digest', 'path', 'mediaType', 'size', 'score', 'snippet']);
+    expect(kura(['search', '--store', store, '--prefix', 'guides/', 'harbour']).stdout).not.toContain('notes.txt');
+    expect(kura(['search', '--store', store, '--tag', 'nope', 'harbour']).stdout).toBe('');
+  });
+
+  it('a malformed query is a usage error (exit 2) in one line', () => {
+    const { store } = setup();
+    const r = kura(['search', '--store', store, 'harbour AND (']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^kura: .*INVALID_QUERY.*\n$/);
+  });
+});
+
+describe('kura versions and kura get PATH@N', () => {
+  it('lists versions and reads each one back', () => {
+    const { store, root } = setup();
+    const file = join(root, 'draft.txt');
+    writeFileSync(file, 'first draft\n');
+    kura(['add', '--store', store, '--path', 'docs/draft.txt', file]);
+    writeFileSync(file, 'second draft\n');
+    kura(['add', '--store', store, '--path', 'docs/draft.txt', file]);
+    kura(['add', '--store', store, '--path', 'docs/draft.txt', file]); // same bytes: no version
+    const v = kura(['versions', '--store', store, '--json', 'docs/draft.txt']).stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(v.map((x) => x.version)).toEqual([1, 2]);
+    expect(kura(['get', '--store', store, 'docs/draft.txt@1']).stdout).toBe('first draft\n');
+    expect(kura(['get', '--store', store, 'docs/draft.txt']).stdout).toBe('second draft\n');
+    expect(kura(['cat', '--store', store, 'docs/draft.txt@1', v[1].digest]).stdout).toBe('first draft\nsecond draft\n');
+    const missing = kura(['get', '--store', store, 'docs/draft.txt@7']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/NOT_FOUND/);
+    expect(kura(['versions', '--store', store, 'nope']).code).toBe(1);
+    expect(readFileSync(file, 'utf8')).toBe('second draft\n');
+  });
+});
+
+describe('references that are not digests', () => {
+  it('a word that is not a digest is read as a path: not found is exit 1', () => {
+    const { store } = setup();
+    const r = kura(['get', '--store', store, 'deadbeef']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^kura: no version deadbeef \[NOT_FOUND\]\n$/);
+  });
+});
