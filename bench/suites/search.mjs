@@ -45,7 +45,7 @@ export async function run({ full = false } = {}) {
       ['mid word', mid],
       ['rare word', rare],
       ['two words', `${common} ${mid}`],
-      ['phrase', `"${texts[7].match(/[a-z]{4,} [a-z]{4,}/)[0]}"`],
+      ['phrase', `"${texts[7].match(/(?<![A-Za-z])[a-z]{4,} [a-z]{4,}(?![A-Za-z])/)[0]}"`],
       ['prefix', `${mid.slice(0, 3)}*`],
       ['word + tag filter', common, { tag: 't3' }],
     ];
