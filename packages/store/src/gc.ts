@@ -37,38 +37,47 @@ export async function collectGarbage(db: SqlDatabase, st: Statements, packs: Pac
     }
   });
 
-  // 2. Sealed packs: delete the empty, compact the mostly garbage. Chunks have no index by
-  // pack (it would cost every put a random index insert), so one scan finds what to move.
-  const live = new Map(st.packLiveBytes.all().map((r) => [r.pack_id, r.live]));
+  // 2. Sealed packs: delete the empty, compact the mostly garbage. Every decision is taken in
+  // one synchronous step after the last await, on rows read in that step: a put that was
+  // holding a pack may have committed into it while GC awaited. (A pack not in use then cannot
+  // gain rows later: puts append only to the open pack.) Chunks have no index by pack (it
+  // would cost every put a random index insert), so one scan finds what to move.
   const files = new Map((await packs.list()).map((p) => [p.name, p.size]));
+  const empty: { id: number; name: string; size: number }[] = [];
   const toCompact: { id: number; name: string; size: number }[] = [];
-  for (const pack of st.packsSealed.all()) {
-    if (writer.packInUse(pack.id)) continue;
-    const fileSize = files.get(pack.name) ?? pack.size;
-    const liveBytes = live.get(pack.id) ?? 0;
-    if (liveBytes === 0) {
-      db.transaction(() => st.packDelete.run(pack.id));
-      writer.forgetPack(pack.id);
-      await packs.remove(pack.name);
-      report.packsDeleted++;
-      report.bytesFreed += fileSize;
-    } else if (liveBytes < (fileSize - PACK_HEADER_SIZE) * COMPACT_BELOW) {
-      toCompact.push({ id: pack.id, name: pack.name, size: fileSize });
+  db.transaction(() => {
+    const live = new Map(st.packLiveBytes.all().map((r) => [r.pack_id, r.live]));
+    for (const pack of st.packsSealed.all()) {
+      if (writer.packInUse(pack.id)) continue;
+      const size = files.get(pack.name) ?? pack.size;
+      const liveBytes = live.get(pack.id) ?? 0;
+      if (liveBytes === 0) {
+        st.packDelete.run(pack.id); // the row first: a file without a row is an orphan
+        empty.push({ id: pack.id, name: pack.name, size });
+      } else if (liveBytes < (size - PACK_HEADER_SIZE) * COMPACT_BELOW) {
+        toCompact.push({ id: pack.id, name: pack.name, size });
+      }
     }
+  });
+  const rows = toCompact.length ? st.chunksInPacks.all(JSON.stringify(toCompact.map((p) => p.id))) : [];
+  for (const pack of empty) {
+    writer.forgetPack(pack.id);
+    await packs.remove(pack.name);
+    report.packsDeleted++;
+    report.bytesFreed += pack.size;
   }
-  if (toCompact.length) {
-    const rows = st.chunksInPacks.all(JSON.stringify(toCompact.map((p) => p.id)));
-    for (const pack of toCompact) {
-      const mine = rows.filter((r) => r.pack_id === pack.id);
-      report.bytesFreed += pack.size - (await compact(db, st, packs, writer, reader, pack.id, pack.name, mine));
-      report.packsCompacted++;
-    }
+  for (const pack of toCompact) {
+    const mine = rows.filter((r) => r.pack_id === pack.id);
+    report.bytesFreed += pack.size - (await compact(db, st, packs, writer, reader, pack.id, pack.name, mine));
+    report.packsCompacted++;
   }
 
   // 3. Orphans: files the database does not know (a crash between the steps above). Listed
-  // anew: step 2 removed files, and must not be counted twice.
+  // first, rows read after the await: a pack's row is committed before its file exists, so a
+  // listed file whose row is missing now was never a live pack.
+  const listed = await packs.list();
   const known = new Set(st.packsAll.all().map((p) => p.name));
-  for (const { name, size } of await packs.list()) {
+  for (const { name, size } of listed) {
     if (!known.has(name)) {
       await packs.remove(name);
       report.orphansDeleted++;

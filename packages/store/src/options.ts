@@ -61,17 +61,22 @@ const tag = z.string().min(1).max(256).regex(/^[^\u0000-\u001f]+$/, 'tags must n
 const metaKey = z.string().min(1).max(256);
 const metaValue = z.string().max(64 * 1024);
 
+const docPath = z.string().min(1).max(4096).regex(/^[^\u0000]+$/, 'path must not contain NUL');
+const mediaType = z
+  .string()
+  .max(255)
+  .regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, 'mediaType must look like type/subtype');
+/** At most this many metadata keys per document (and per change). */
+export const META_MAX_KEYS = 1000;
+const fewKeys = (o: Record<string, unknown>) => Object.keys(o).length <= META_MAX_KEYS;
+
 export const PutMeta = z
   .object({
     /** A name or logical path, e.g. "docs/readme.md". */
-    path: z.string().min(1).max(4096).regex(/^[^\u0000]+$/, 'path must not contain NUL').optional(),
-    mediaType: z
-      .string()
-      .max(255)
-      .regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, 'mediaType must look like type/subtype')
-      .optional(),
+    path: docPath.optional(),
+    mediaType: mediaType.optional(),
     tags: z.array(tag).max(1000).optional(),
-    meta: z.record(metaKey, metaValue).optional(),
+    meta: z.record(metaKey, metaValue).refine(fewKeys, `at most ${META_MAX_KEYS} metadata keys`).optional(),
   })
   .strict();
 export type PutMeta = z.input<typeof PutMeta>;
@@ -80,9 +85,9 @@ export type PutMeta = z.input<typeof PutMeta>;
 export const MetaUpdate = z
   .object({
     digest: z.string(),
-    path: z.string().min(1).max(4096).nullable().optional(),
-    mediaType: z.string().max(255).nullable().optional(),
-    meta: z.record(metaKey, metaValue.nullable()).optional(),
+    path: docPath.nullable().optional(),
+    mediaType: mediaType.nullable().optional(),
+    meta: z.record(metaKey, metaValue.nullable()).refine(fewKeys, `at most ${META_MAX_KEYS} metadata keys`).optional(),
     addTags: z.array(tag).max(1000).optional(),
     removeTags: z.array(tag).max(1000).optional(),
   })

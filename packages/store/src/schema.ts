@@ -26,7 +26,7 @@ const MIGRATIONS: string[] = [
   ) STRICT, WITHOUT ROWID;
   CREATE INDEX chunks_garbage ON chunks(refs) WHERE refs = 0;
   CREATE TABLE documents (
-    id INTEGER PRIMARY KEY,
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
     digest BLOB NOT NULL UNIQUE,
     size INTEGER NOT NULL,
     chunk_count INTEGER NOT NULL,

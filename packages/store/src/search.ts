@@ -34,16 +34,23 @@ export class Indexer {
     readonly st: Statements,
     readonly reader: Reader,
     readonly writable: boolean,
+    /** Resolves when no put is in flight: background indexing yields to ingest. */
+    readonly idle: () => Promise<void> = () => Promise.resolve(),
   ) {}
 
-  /** Drains the queue soon (after the current commits), off the caller's path. */
+  /**
+   * Drains the queue once no put is in flight, off the callers' path: indexing text costs about
+   * as much CPU as ingesting it, so bulk ingest runs first. `search` and `close` drain at once.
+   */
   schedule(): void {
     if (!this.writable || this.#scheduled) return;
     this.#scheduled = true;
-    nextTurn(() => {
-      this.#scheduled = false;
-      void this.drain().catch(() => undefined); // a failure is retried by the next drain
-    });
+    void this.idle().then(() =>
+      nextTurn(() => {
+        this.#scheduled = false;
+        void this.drain().catch(() => undefined); // a failure is retried by the next drain
+      }),
+    );
   }
 
   /** Brings the index up to date with every committed change. */
@@ -125,12 +132,21 @@ export interface SearchHit {
   snippet: string;
 }
 
-const FTS_SYNTAX = /["*():^]|\b(AND|OR|NOT|NEAR)\b/;
+/** FTS5 syntax: quotes, prefix *, grouping, ^, operators, or a column filter of ours. */
+const FTS_SYNTAX = /["*()^]|\b(AND|OR|NOT|NEAR)\b|(^|[\s(])(path|tags|meta|body)\s*:/;
+/** Limits that keep one query from holding the (synchronous) database for seconds. */
+export const QUERY_MAX_CHARS = 4096;
+export const QUERY_MAX_TERMS = 64;
 
-/** Plain words are quoted (each required); FTS5 syntax passes through unchanged. */
+/**
+ * Plain words are quoted (each required: `http://x.org` or `10:30` are words here);
+ * FTS5 syntax passes through unchanged.
+ */
 export function toFtsQuery(query: string): string {
   const q = query.trim();
   if (!q) throw new InvalidQueryError('the query is empty');
+  if (q.length > QUERY_MAX_CHARS) throw new InvalidQueryError(`the query is longer than ${QUERY_MAX_CHARS} characters`);
+  if (q.split(/\s+/).length > QUERY_MAX_TERMS) throw new InvalidQueryError(`the query has more than ${QUERY_MAX_TERMS} terms`);
   if (FTS_SYNTAX.test(q)) return q;
   return q
     .split(/\s+/)

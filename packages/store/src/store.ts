@@ -126,7 +126,7 @@ export class Store {
     this.#st = prepareStatements(b.db);
     this.#writer = new Writer(b.db, this.#st, b.packs, opts.durability, opts.packSize);
     this.#reader = new Reader(this.#st, b.packs, (id) => this.#writer.packName(id), (id) => this.#writer.forgetPack(id), b.documentHasher);
-    this.#indexer = new Indexer(b.db, this.#st, this.#reader, !opts.readonly);
+    this.#indexer = new Indexer(b.db, this.#st, this.#reader, !opts.readonly, () => this.#writer.idle());
     this.#indexer.schedule(); // whatever a previous session left queued
   }
 
@@ -319,6 +319,7 @@ export class Store {
   async updateMeta(updates: MetaUpdate[]): Promise<{ updated: number }> {
     this.#writable('updateMeta');
     if (!Array.isArray(updates)) throw new InvalidInputError('updates must be an array', 'updates');
+    if (updates.length > 10_000) throw new InvalidInputError('at most 10,000 updates per batch', 'updates');
     const parsed = updates.map((u, i) => parse(MetaUpdate, u, `updates[${i}]`));
     parsed.forEach((u, i) => parseDigest(u.digest, `updates[${i}].digest`));
     const now = Date.now();
@@ -361,7 +362,7 @@ export class Store {
 
   /** The whole document, checked against its digest before it is returned. */
   async getBytes(digest: string): Promise<Uint8Array> {
-    this.#open();
+    this.#open(); // (also guards the other readers below: each calls #open first)
     return this.#reader.bytes(requireDoc(this.#st, digest));
   }
 
@@ -372,8 +373,12 @@ export class Store {
   }
 
   async getRange(digest: string, start: number, end: number): Promise<Uint8Array> {
+    this.#open();
     const doc = requireDoc(this.#st, digest);
-    const out = new Uint8Array(Math.max(0, Math.min(end, doc.size) - start));
+    if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start || end > doc.size) {
+      throw new InvalidInputError(`range [${start}, ${end}) is not within the document's ${doc.size} bytes`, 'range');
+    }
+    const out = new Uint8Array(end - start);
     let at = 0;
     for await (const piece of this.#reader.range(doc, start, end)) {
       out.set(piece, at);
@@ -486,6 +491,11 @@ export class Store {
 
   #open(): void {
     if (this.#closed) throw new StoreClosedError();
+  }
+
+  /** For platform subclasses: throws unless the store is open for writing. */
+  protected assertWritable(op: string): void {
+    this.#writable(op);
   }
 
   #writable(op: string): void {

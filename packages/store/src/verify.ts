@@ -60,7 +60,11 @@ export async function verifyStore(
       report.bytesChecked += (await reader.chunk(key)).length;
     } catch (e) {
       if (!(e instanceof CorruptDataError)) throw e;
-      damaged.set(key, { key, reason: e.reason, message: e.message, documents: [] });
+      // GC may have removed (or moved) the chunk since the list was read: not damage.
+      const now = st.chunkGet.get(row.key);
+      if (now && now.pack_id === row.pack_id && now.offset === row.offset) {
+        damaged.set(key, { key, reason: e.reason, message: e.message, documents: [] });
+      }
     }
     report.chunksChecked++;
     onProgress?.({ phase: 'chunks', done: report.chunksChecked, total: chunks.length });
@@ -68,6 +72,7 @@ export async function verifyStore(
 
   const docs = st.docsAll.all();
   for (const doc of docs) {
+    if (!st.docById.get(doc.id)) continue; // deleted while verify ran
     const digest = formatDigest(doc.digest);
     const entries = decodeManifest(doc.manifest);
     const bad = [...new Set(entries.map((e) => e.key))].filter((k) => {
@@ -87,7 +92,9 @@ export async function verifyStore(
         report.bytesChecked += await reader.check(doc);
       } catch (e) {
         if (!(e instanceof CorruptDataError)) throw e;
-        report.damagedDocuments.push({ digest, reason: e.reason, message: e.message, chunks: e.key ? [e.key] : [] });
+        if (st.docById.get(doc.id)) {
+          report.damagedDocuments.push({ digest, reason: e.reason, message: e.message, chunks: e.key ? [e.key] : [] });
+        }
       }
     }
     report.documentsChecked++;

@@ -53,6 +53,8 @@ export class Writer {
   #activePuts = 0;
   readonly #idleWaiters: (() => void)[] = [];
   #packNames = new Map<number, string>();
+  /** Seals in progress (their fdatasync may not have finished). */
+  readonly #sealing = new Set<Promise<void>>();
   /** Reused for every record header (appends are synchronous). */
   readonly #header = new Uint8Array(RECORD_HEADER_SIZE);
 
@@ -174,16 +176,23 @@ export class Writer {
     return { chunk: { packId: pack.id, offset }, opened };
   }
 
-  /** The open pack with room for `length` more bytes: sealed and replaced when full. */
+  /**
+   * The open pack with room for `length` more bytes: sealed and replaced when full. Returns
+   * only a pack that is still the open one, so the caller's synchronous append lands in a pack
+   * no other put has started to seal (its fdatasync must cover every record in it).
+   */
   private async room(length: number): Promise<{ pack: OpenPack; opened: boolean }> {
-    let opened = this.#open === undefined;
-    let pack = await this.openPack();
-    if (pack.writer.size > PACK_HEADER_SIZE && pack.writer.size + length > this.packTarget) {
-      await this.seal();
-      pack = await this.openPack();
-      opened = true;
+    let opened = false;
+    for (;;) {
+      if (!this.#open) opened = true;
+      const pack = await this.openPack();
+      if (pack !== this.#open) continue; // sealed by another put while we waited
+      if (pack.writer.size > PACK_HEADER_SIZE && pack.writer.size + length > this.packTarget) {
+        await this.seal(pack);
+        continue;
+      }
+      return { pack, opened };
     }
-    return { pack, opened };
   }
 
   private async openPack(): Promise<OpenPack> {
@@ -204,23 +213,34 @@ export class Writer {
     return this.#opening;
   }
 
-  /** Seals the open pack: no more appends; synced before the next commit if it was dirty. */
-  async seal(): Promise<void> {
-    const pack = this.#open;
-    if (!pack) return;
+  /**
+   * Seals the open pack (or `pack`, if it is still the open one): no more appends. Its sync is
+   * tracked until done, so commits in durability 'full' wait for it (syncAppends).
+   */
+  async seal(pack: OpenPack | undefined = this.#open): Promise<void> {
+    if (!pack || pack !== this.#open) return;
     this.#open = undefined;
-    if (pack.dirty || this.durability === 'full') await pack.writer.sync();
-    await pack.writer.close();
-    this.db.transaction(() => {
-      this.st.packGrow.run(pack.writer.size, pack.id);
-      this.st.packSeal.run(pack.id);
-    });
+    const done = (async () => {
+      if (pack.dirty || this.durability === 'full') await pack.writer.sync();
+      await pack.writer.close();
+      this.db.transaction(() => {
+        this.st.packGrow.run(pack.writer.size, pack.id);
+        this.st.packSeal.run(pack.id);
+      });
+    })();
+    this.#sealing.add(done);
+    try {
+      await done;
+    } finally {
+      this.#sealing.delete(done);
+    }
   }
 
   /** Makes every appended record durable (durability 'full'), before metadata commits. */
   private async syncAppends(): Promise<void> {
     if (this.durability !== 'full') return;
-    const syncs: Promise<void>[] = [];
+    // Packs being sealed hold records of puts about to commit: their sync must finish first.
+    const syncs: Promise<void>[] = [...this.#sealing];
     if (this.#open?.dirty) {
       this.#open.dirty = false;
       syncs.push(this.#open.writer.sync());

@@ -61,9 +61,14 @@ describe('search', () => {
     expect((await store.search('state-of-the-art')).map((h) => h.digest)).toEqual([d.digest]);
     expect((await store.search('desig*')).map((h) => h.digest)).toEqual([d.digest]);
     expect((await store.search('design OR nothing')).length).toBe(1);
-    for (const bad of ['design AND', '"unterminated', '(', 'nosuchcolumn:word', '   ']) {
+    for (const bad of ['design AND', '"unterminated', '(', 'body: AND', '   ', 'x'.repeat(5000), Array(65).fill('w').join(' ')]) {
       await expect(store.search(bad)).rejects.toMatchObject({ code: 'INVALID_QUERY' });
     }
+    // Colons in ordinary text are words, not column filters: URLs and times just search.
+    for (const plain of ['http://example.com/x', '10:30', "don't stop", 'colons: fine']) {
+      await expect(store.search(plain)).resolves.toBeInstanceOf(Array);
+    }
+    expect((await store.search('colons: fine')).map((h) => h.digest)).toEqual([d.digest]);
     await expect(store.search('x', { limit: 0 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
   });
 

@@ -6,7 +6,7 @@ import { createReadStream, existsSync, mkdirSync, readdirSync, rmSync } from 'no
 import { join, resolve } from 'node:path';
 import { InvalidInputError } from '@kura/core';
 import { NotFoundError } from '../errors.js';
-import { InitOptions as InitOptionsSchema, parse, type InitOptions, type OpenOptions, type PutMeta } from '../options.js';
+import { InitOptions as InitOptionsSchema, PutMeta as PutMetaSchema, parse, type InitOptions, type OpenOptions, type PutMeta } from '../options.js';
 import type { PutResult } from '../put.js';
 import type { PutInput } from '../store.js';
 import { availableParallelism } from 'node:os';
@@ -71,6 +71,9 @@ export class Store extends StoreCore {
    */
   override async put(input: PutInput, meta: PutMeta = {}): Promise<PutResult> {
     if (input instanceof Uint8Array && input.length >= WORKER_PUT_MIN && this.#workers > 0 && !this.readonly) {
+      // Everything that can refuse the put is checked before a worker starts on it.
+      this.assertWritable('put');
+      parse(PutMetaSchema, meta, 'put meta');
       this.#pool ??= new IngestPool(this.#workers);
       const o = this.ingestOptions();
       return this.putChunks(this.#pool.ingestBytes(input, { chunking: o.chunking, compression: o.compression }), meta);

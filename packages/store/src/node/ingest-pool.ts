@@ -51,7 +51,7 @@ export class IngestPool {
   /** The chunk stream of a buffer (copied to the worker; the caller keeps its bytes). */
   ingestBytes(bytes: Uint8Array, options: IngestOptions): ChunkStream {
     // Cloning a view would clone its whole ArrayBuffer; one exact copy is transferred instead.
-    const copy = bytes.slice();
+    const copy = new Uint8Array(bytes); // a copy (Buffer#slice would be a view of the caller's memory)
     return this.#start((id) => ({ type: 'bytes', id, bytes: copy, options }), [copy.buffer]);
   }
 
@@ -66,6 +66,7 @@ export class IngestPool {
   }
 
   async *#stream(id: number, job: Job): ChunkStream {
+    let finished = false;
     try {
       for (;;) {
         while (job.queue.length === 0) await new Promise<void>((r) => (job.wake = r));
@@ -74,12 +75,16 @@ export class IngestPool {
           job.worker.postMessage({ type: 'ack', id } satisfies ToWorker);
           yield* item;
         } else if ('end' in item) {
+          finished = true;
           return item.end;
         } else {
+          finished = true;
           throw item.error;
         }
       }
     } finally {
+      // Abandoned (the put failed or was refused): the worker stops and frees its input.
+      if (!finished) job.worker.postMessage({ type: 'cancel', id } satisfies ToWorker);
       this.#jobs.delete(id);
       this.#load.set(job.worker, this.#load.get(job.worker)! - 1);
     }

@@ -12,7 +12,8 @@ export const WINDOW = 4;
 export type ToWorker =
   | { type: 'file'; id: number; path: string; options: IngestOptions }
   | { type: 'bytes'; id: number; bytes: Uint8Array; options: IngestOptions }
-  | { type: 'ack'; id: number };
+  | { type: 'ack'; id: number }
+  | { type: 'cancel'; id: number };
 
 export type FromWorker =
   | { type: 'chunks'; id: number; chunks: IngestChunk[] }
@@ -20,7 +21,9 @@ export type FromWorker =
   | { type: 'error'; id: number; message: string; code?: string; kura: boolean };
 
 const port = parentPort!;
-const credits = new Map<number, { inFlight: number; wake?: () => void }>();
+const credits = new Map<number, { inFlight: number; wake?: () => void; cancelled?: boolean }>();
+
+class Cancelled extends Error {}
 
 function send(msg: FromWorker): void {
   const transfer = msg.type === 'chunks' ? msg.chunks.map((c) => c.payload.buffer as ArrayBuffer) : [];
@@ -33,16 +36,18 @@ function* slices(bytes: Uint8Array): Generator<Uint8Array> {
 }
 
 async function ingestSource(id: number, source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>, options: IngestOptions): Promise<void> {
-  const flow = { inFlight: 0 } as { inFlight: number; wake?: () => void };
+  const flow = { inFlight: 0 } as { inFlight: number; wake?: () => void; cancelled?: boolean };
   credits.set(id, flow);
   const ingester = new Ingester(options);
   try {
     const emit = async (chunks: IngestChunk[]) => {
       if (chunks.length === 0) return;
       // Each payload is its own copy out of wasm memory (a fresh ArrayBuffer): safe to transfer.
+      if (flow.cancelled) throw new Cancelled();
       send({ type: 'chunks', id, chunks });
       flow.inFlight++;
-      while (flow.inFlight >= WINDOW) await new Promise<void>((r) => (flow.wake = r));
+      while (flow.inFlight >= WINDOW && !flow.cancelled) await new Promise<void>((r) => (flow.wake = r));
+      if (flow.cancelled) throw new Cancelled();
     };
     for await (const piece of source) {
       await emit(ingester.update(piece as Uint8Array));
@@ -51,6 +56,7 @@ async function ingestSource(id: number, source: Iterable<Uint8Array> | AsyncIter
     const r = ingester.result!;
     send({ type: 'end', id, digest: r.digest, size: r.size, chunks: r.chunks });
   } catch (e) {
+    if (e instanceof Cancelled) return; // nobody listens any more
     const err = e as Error & { code?: string };
     send({ type: 'error', id, message: err.message, kura: e instanceof KuraError, ...(typeof err.code === 'string' ? { code: err.code } : {}) });
   } finally {
@@ -62,7 +68,13 @@ async function ingestSource(id: number, source: Iterable<Uint8Array> | AsyncIter
 port.on('message', (msg: ToWorker) => {
   if (msg.type === 'file') void ingestSource(msg.id, createReadStream(msg.path, { highWaterMark: 1 << 20 }), msg.options);
   else if (msg.type === 'bytes') void ingestSource(msg.id, slices(msg.bytes), msg.options);
-  else {
+  else if (msg.type === 'cancel') {
+    const flow = credits.get(msg.id);
+    if (flow) {
+      flow.cancelled = true;
+      flow.wake?.();
+    }
+  } else {
     const flow = credits.get(msg.id);
     if (flow) {
       flow.inFlight--;
