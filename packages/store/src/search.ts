@@ -21,13 +21,15 @@ export class InvalidQueryError extends KuraError {
 
 /** Documents indexed per transaction. */
 const BATCH = 256;
+/** Background indexing starts after writes have paused this long. */
+export const QUIET_MS = 200;
 
 const nextTurn: (fn: () => void) => void =
   typeof setImmediate === 'function' ? (fn) => void setImmediate(fn) : (fn) => void setTimeout(fn, 0);
 
 export class Indexer {
   #draining: Promise<void> | undefined;
-  #scheduled = false;
+  #timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     readonly db: SqlDatabase,
@@ -39,18 +41,25 @@ export class Indexer {
   ) {}
 
   /**
-   * Drains the queue once no put is in flight, off the callers' path: indexing text costs about
-   * as much CPU as ingesting it, so bulk ingest runs first. `search` and `close` drain at once.
+   * Drains the queue once writes have paused for QUIET_MS and no put is in flight, off the
+   * callers' path: indexing text costs about as much CPU as ingesting it, and batching it after
+   * a burst of puts is far cheaper than once per put. `search` and `close` drain at once, so
+   * no search ever misses a committed change.
    */
   schedule(): void {
-    if (!this.writable || this.#scheduled) return;
-    this.#scheduled = true;
-    void this.idle().then(() =>
-      nextTurn(() => {
-        this.#scheduled = false;
-        void this.drain().catch(() => undefined); // a failure is retried by the next drain
-      }),
-    );
+    if (!this.writable) return;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      void this.idle().then(() => nextTurn(() => void this.drain().catch(() => undefined))); // retried by the next drain
+    }, QUIET_MS);
+    (this.#timer as { unref?: () => void }).unref?.(); // never keeps a process alive
+  }
+
+  /** Stops background scheduling (the store is closing; close drains itself). */
+  stop(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
   }
 
   /** Brings the index up to date with every committed change. */

@@ -479,6 +479,7 @@ export class Store {
     this.#closed = true;
     try {
       await this.#writer.idle();
+      this.#indexer.stop();
       await this.#indexer.drain().catch(() => undefined); // readers then find it complete
       if (this.#gcRunning) await this.#gcRunning.catch(() => undefined);
       if (!this.readonly) await this.#writer.close();

@@ -86,6 +86,17 @@ describe('search', () => {
     expect(await s.search('harbour')).toEqual([]);
   });
 
+  it('indexes in the background after writes pause, and completely at close (read-only readers see it)', async () => {
+    const { store, dir } = await newStore();
+    for (let i = 0; i < 30; i++) await store.put(text(`entry ${i} about kestrels`));
+    await new Promise((r) => setTimeout(r, 400)); // past the quiet period: drained without a search
+    await store.put(text('one more kestrel note'));
+    await store.close(); // drains what the quiet period did not reach
+    const ro = await reopen(dir, { readonly: true });
+    expect((await ro.search('kestrels')).length).toBe(20); // the default limit
+    expect((await ro.search('kestrel')).length).toBe(1);
+  });
+
   it('large metadata batches are searchable too', async () => {
     const { store } = await newStore();
     const ds: string[] = [];
