@@ -119,3 +119,36 @@ export function parse<S extends z.ZodType>(schema: S, value: unknown, what: stri
 export function toMillis(t: Date | string | number): number {
   return t instanceof Date ? t.getTime() : typeof t === 'string' ? Date.parse(t) : t;
 }
+
+/** SQL conditions (on `documents d`) and their parameters for the shared filters of list and search. */
+export function documentFilters(q: {
+  tag?: string | undefined;
+  mediaType?: string | undefined;
+  pathPrefix?: string | undefined;
+  since?: Date | string | number | undefined;
+  until?: Date | string | number | undefined;
+}): { where: string[]; params: (string | number)[] } {
+  const where: string[] = [];
+  const params: (string | number)[] = [];
+  if (q.tag !== undefined) {
+    where.push('EXISTS (SELECT 1 FROM tags t WHERE t.doc_id = d.id AND t.tag = ?)');
+    params.push(q.tag);
+  }
+  if (q.mediaType !== undefined) {
+    where.push('d.media_type = ?');
+    params.push(q.mediaType);
+  }
+  if (q.pathPrefix) {
+    where.push('d.path >= ? AND d.path < ?');
+    params.push(q.pathPrefix, `${q.pathPrefix}\u{10ffff}`);
+  }
+  if (q.since !== undefined) {
+    where.push('d.created_at >= ?');
+    params.push(toMillis(q.since));
+  }
+  if (q.until !== undefined) {
+    where.push('d.created_at < ?');
+    params.push(toMillis(q.until));
+  }
+  return { where, params };
+}

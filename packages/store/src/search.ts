@@ -5,7 +5,7 @@
 import { InvalidInputError, KuraError } from '@kura/core';
 import type { SqlDatabase } from './backend/sql.js';
 import { formatDigest } from './hex.js';
-import { ListQuery, parse, toMillis } from './options.js';
+import { ListQuery, documentFilters, parse } from './options.js';
 import type { Reader } from './read.js';
 import type { DocRow, Statements } from './statements.js';
 import { INDEXED_TEXT_MAX, SNIFF_BYTES, decodeText, looksLikeText, textByType } from './text.js';
@@ -166,28 +166,9 @@ export function toFtsQuery(query: string): string {
 export function search(db: SqlDatabase, query: string, options: SearchQuery): SearchHit[] {
   if (typeof query !== 'string') throw new InvalidInputError('query must be a string', 'query');
   const q = parse(SearchQuery, options, 'search options');
-  const where = ['search MATCH ?'];
-  const params: (string | number)[] = [toFtsQuery(query)];
-  if (q.tag !== undefined) {
-    where.push('EXISTS (SELECT 1 FROM tags t WHERE t.doc_id = d.id AND t.tag = ?)');
-    params.push(q.tag);
-  }
-  if (q.mediaType !== undefined) {
-    where.push('d.media_type = ?');
-    params.push(q.mediaType);
-  }
-  if (q.pathPrefix) {
-    where.push('d.path >= ? AND d.path < ?');
-    params.push(q.pathPrefix, `${q.pathPrefix}\u{10ffff}`);
-  }
-  if (q.since !== undefined) {
-    where.push('d.created_at >= ?');
-    params.push(toMillis(q.since));
-  }
-  if (q.until !== undefined) {
-    where.push('d.created_at < ?');
-    params.push(toMillis(q.until));
-  }
+  const filters = documentFilters(q);
+  const where = ['search MATCH ?', ...filters.where];
+  const params: (string | number)[] = [toFtsQuery(query), ...filters.params];
   const sql = `SELECT d.digest AS digest, d.path AS path, d.media_type AS media_type, d.size AS size,
       bm25(search, 4.0, 3.0, 2.0, 1.0) AS score,
       substr(search.body, 1, ${SNIPPET_SOURCE_MAX}) AS body, search.meta AS meta, search.tags AS tags, search.path AS spath

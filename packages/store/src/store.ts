@@ -19,7 +19,7 @@ import { collectGarbage, type GcReport } from './gc.js';
 import { BULK_MIN, applyBulk, prepareBulk, type Bulk } from './meta-batch.js';
 import { formatDigest, hexToBytes, parseDigest } from './hex.js';
 import { decodeManifest } from './manifest.js';
-import { InitOptions, ListQuery, MetaUpdate, OpenOptions, PutMeta, parse, toMillis, type Durability } from './options.js';
+import { InitOptions, ListQuery, MetaUpdate, OpenOptions, PutMeta, documentFilters, parse, type Durability } from './options.js';
 import { RECORD_HEADER_SIZE } from './pack-record.js';
 import { ingestHere, putDocument, type ChunkStream, type PutResult } from './put.js';
 import { Reader } from './read.js';
@@ -399,26 +399,9 @@ export class Store {
       where.push('d.id > ?');
       params.push(after);
     }
-    if (q.tag !== undefined) {
-      where.push('EXISTS (SELECT 1 FROM tags t WHERE t.doc_id = d.id AND t.tag = ?)');
-      params.push(q.tag);
-    }
-    if (q.mediaType !== undefined) {
-      where.push('d.media_type = ?');
-      params.push(q.mediaType);
-    }
-    if (q.pathPrefix !== undefined && q.pathPrefix !== '') {
-      where.push('d.path >= ? AND d.path < ?');
-      params.push(q.pathPrefix, `${q.pathPrefix}\u{10ffff}`);
-    }
-    if (q.since !== undefined) {
-      where.push('d.created_at >= ?');
-      params.push(toMillis(q.since));
-    }
-    if (q.until !== undefined) {
-      where.push('d.created_at < ?');
-      params.push(toMillis(q.until));
-    }
+    const filters = documentFilters(q);
+    where.push(...filters.where);
+    params.push(...filters.params);
     const sql = `SELECT d.* FROM documents d ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY d.id LIMIT ?`;
     const rows = this.#b.db.prepare<import('./statements.js').DocRow>(sql).all(...params, q.limit + 1);
     const page = rows.slice(0, q.limit);

@@ -27,6 +27,22 @@ interface OpenPack {
   dirty: boolean;
 }
 
+/** A multiset: how many holders each value has; a value with none is absent. */
+class Counted<T> {
+  readonly #n = new Map<T, number>();
+  add(v: T): void {
+    this.#n.set(v, (this.#n.get(v) ?? 0) + 1);
+  }
+  remove(v: T): void {
+    const n = (this.#n.get(v) ?? 0) - 1;
+    if (n > 0) this.#n.set(v, n);
+    else this.#n.delete(v);
+  }
+  has(v: T): boolean {
+    return this.#n.has(v);
+  }
+}
+
 /** The next macrotask: setImmediate where it exists (Node), else a zero timeout. */
 const nextTurn: (fn: () => void) => void =
   typeof setImmediate === 'function' ? (fn) => void setImmediate(fn) : (fn) => void setTimeout(fn, 0);
@@ -43,9 +59,9 @@ export class Writer {
   /** Chunks written by puts that have not committed, by key. */
   readonly #pending = new Map<string, StoredChunk>();
   /** Per pack: how many puts in progress have records in it (written or shared). */
-  readonly #packUsers = new Map<number, number>();
+  readonly #packUsers = new Counted<number>();
   /** Per chunk key: how many puts in progress share the committed chunk. */
-  readonly #pins = new Map<string, number>();
+  readonly #pins = new Counted<string>();
   readonly #queue: { run: () => void; resolve: () => void; reject: (e: unknown) => void }[] = [];
   #flushing = false;
   #scheduled = false;
@@ -108,13 +124,11 @@ export class Writer {
   }
 
   usePack(packId: number): void {
-    this.#packUsers.set(packId, (this.#packUsers.get(packId) ?? 0) + 1);
+    this.#packUsers.add(packId);
   }
 
   releasePack(packId: number): void {
-    const n = (this.#packUsers.get(packId) ?? 0) - 1;
-    if (n > 0) this.#packUsers.set(packId, n);
-    else this.#packUsers.delete(packId);
+    this.#packUsers.remove(packId);
   }
 
   packInUse(packId: number): boolean {
@@ -122,13 +136,11 @@ export class Writer {
   }
 
   pin(key: string): void {
-    this.#pins.set(key, (this.#pins.get(key) ?? 0) + 1);
+    this.#pins.add(key);
   }
 
   unpin(key: string): void {
-    const n = (this.#pins.get(key) ?? 0) - 1;
-    if (n > 0) this.#pins.set(key, n);
-    else this.#pins.delete(key);
+    this.#pins.remove(key);
   }
 
   pinned(key: string): boolean {
