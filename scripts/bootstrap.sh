@@ -13,6 +13,8 @@ command -v clang >/dev/null || missing+=(clang)
 command -v zstd >/dev/null || missing+=(zstd)
 # restic: the peer `pnpm bench store` measures bulk ingest against.
 command -v restic >/dev/null || missing+=(restic)
+# chromium: the browser the browser tests drive (playwright-core, never a browser download).
+[ -x /usr/bin/chromium ] || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
   step "apt-get install ${missing[*]}"
   sudo=""
