@@ -41,3 +41,21 @@ export class StoreClosedError extends KuraError {
     super('STORE_CLOSED', 'the store is closed');
   }
 }
+
+/** Bytes did not hash to the digest or chunk key the caller said they would. Nothing was stored. */
+export class DigestMismatchError extends KuraError {
+  constructor(
+    message: string,
+    readonly expected: string,
+    readonly found: string,
+  ) {
+    super('DIGEST_MISMATCH', message);
+  }
+}
+
+/** A document was committed from chunk keys, and the store lacks some of them. Nothing was stored. */
+export class MissingChunksError extends KuraError {
+  constructor(readonly missing: string[]) {
+    super('MISSING_CHUNKS', `${missing.length} chunk${missing.length === 1 ? '' : 's'} of the manifest ${missing.length === 1 ? 'is' : 'are'} not in the store`);
+  }
+}

@@ -30,8 +30,11 @@ export async function collectGarbage(db: SqlDatabase, st: Statements, packs: Pac
   const report: GcReport = { chunksRemoved: 0, packsDeleted: 0, packsCompacted: 0, orphansDeleted: 0, bytesFreed: 0 };
 
   // 1. Unreferenced chunk rows, in one synchronous transaction: no put can interleave.
+  // Chunks uploaded for a commit that has not come yet are held (FORMAT.md §7).
   db.transaction(() => {
-    for (const g of st.chunkGarbage.all()) {
+    const now = Date.now();
+    st.holdsExpire.run(now);
+    for (const g of st.chunkGarbage.all(now)) {
       if (writer.pinned(bytesToHex(g.key))) continue;
       report.chunksRemoved += st.chunkDelete.run(g.key).changes;
     }

@@ -77,6 +77,15 @@ export const PutMeta = z
     mediaType: mediaType.optional(),
     tags: z.array(tag).max(1000).optional(),
     meta: z.record(metaKey, metaValue).refine(fewKeys, `at most ${META_MAX_KEYS} metadata keys`).optional(),
+    /**
+     * The digest the bytes must have (`sha256:<hex>` or bare hex): on any other, the put
+     * fails with DIGEST_MISMATCH and stores nothing reachable. Not recorded.
+     */
+    expectDigest: z
+      .string()
+      .regex(/^(sha256:)?[0-9a-fA-F]{64}$/, 'expectDigest must be sha256:<64 hex> or 64 hex digits')
+      .transform((d) => `sha256:${d.slice(-64).toLowerCase()}`)
+      .optional(),
   })
   .strict();
 export type PutMeta = z.input<typeof PutMeta>;

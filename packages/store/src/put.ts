@@ -13,6 +13,7 @@ import {
   type ResolvedChunkParams,
 } from '@kura/core';
 import { applyMeta } from './documents.js';
+import { DigestMismatchError } from './errors.js';
 import { hexInto, hexToBytes } from './hex.js';
 import { ManifestBuilder } from './manifest.js';
 import { RECORD_HEADER_SIZE } from './pack-record.js';
@@ -42,6 +43,7 @@ export interface ResolvedMeta {
   mediaType?: string | undefined;
   tags?: string[] | undefined;
   meta?: Record<string, string> | undefined;
+  expectDigest?: string | undefined;
 }
 
 /** A new version at `path`, unless its latest version already is this document (FORMAT.md §11). */
@@ -134,6 +136,9 @@ export async function putDocument(ctx: PutContext, stream: ChunkStream, meta: Re
       step = await stream.next();
     }
     const { digest, size } = step.value;
+    if (meta.expectDigest !== undefined && meta.expectDigest !== digest) {
+      throw new DigestMismatchError(`the bytes hash to ${digest}, not ${meta.expectDigest}`, meta.expectDigest, digest);
+    }
     const digestBytes = hexToBytes(digest.slice(7));
 
     const counts = manifest.counts();

@@ -2,7 +2,7 @@
 import { FormatMismatchError } from './errors.js';
 import type { SqlDatabase } from './backend/sql.js';
 
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /** MIGRATIONS[n] takes a database from user_version n to n + 1. */
 const MIGRATIONS: string[] = [
@@ -59,6 +59,10 @@ const MIGRATIONS: string[] = [
     PRIMARY KEY (path, version)
   ) STRICT, WITHOUT ROWID;
   CREATE INDEX versions_doc ON versions(doc_id);
+  `,
+  // 2: chunks uploaded for a later commit (chunk-level sync) are kept by GC until `until`.
+  `
+  CREATE TABLE chunk_holds (key BLOB PRIMARY KEY, until INTEGER NOT NULL) STRICT, WITHOUT ROWID;
   `,
 ];
 

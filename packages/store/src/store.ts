@@ -28,6 +28,7 @@ import { prepareStatements, type Statements } from './statements.js';
 import { verifyStore, type VerifyProgress, type VerifyReport } from './verify.js';
 import { Indexer, search, type SearchHit, type SearchQuery } from './search.js';
 import { Writer } from './writer.js';
+import { DEFAULT_HOLD_MS, checkKeys, missingChunks, putChunk, storedChunks, type ChunkPutResult } from './sync.js';
 
 export const FORMAT_NAME = 'kura-store';
 export const FORMAT_VERSION = 1;
@@ -212,6 +213,40 @@ export class Store {
   async putChunks(stream: ChunkStream, meta: PutMeta = {}, options: { commitAfter?: Promise<unknown> } = {}): Promise<PutResult> {
     this.#writable('put');
     return this.#indexed(putDocument(this.#putContext(), stream, parse(PutMeta, meta, 'put meta'), options.commitAfter));
+  }
+
+  // ---- chunk-level sync (FORMAT.md §12) ------------------------------------------------------
+
+  /** Of these chunk keys (BLAKE3, 64 hex), the ones the store has no good copy of, first-seen order. */
+  async missingChunks(keys: string[]): Promise<string[]> {
+    this.#open();
+    return missingChunks(this.#putContext(), checkKeys(keys, 'keys'));
+  }
+
+  /**
+   * Stores one chunk for a later `commitChunks`. The store computes its key (and refuses a
+   * wrong `expectKey` with DIGEST_MISMATCH); GC keeps it until `holdMs` from now even while
+   * no document uses it.
+   */
+  async putChunk(bytes: Uint8Array, options: { expectKey?: string; holdMs?: number } = {}): Promise<ChunkPutResult> {
+    this.#writable('putChunk');
+    if (options.expectKey !== undefined) checkKeys([options.expectKey], 'expectKey');
+    const hold = options.holdMs ?? DEFAULT_HOLD_MS;
+    if (!Number.isSafeInteger(hold) || hold < 0) throw new InvalidInputError('holdMs must be a non-negative integer', 'holdMs');
+    return putChunk(this.#putContext(), bytes, options.expectKey, Date.now() + hold);
+  }
+
+  /**
+   * Stores a document made of stored chunks, in order. Every chunk must be in the store
+   * (else MISSING_CHUNKS listing all absent keys, nothing stored); the bytes are read back and
+   * hashed, and `meta.expectDigest`, when given, must match (else DIGEST_MISMATCH).
+   */
+  async commitChunks(keys: string[], meta: PutMeta = {}): Promise<PutResult> {
+    this.#writable('commitChunks');
+    checkKeys(keys, 'chunks');
+    const m = parse(PutMeta, meta, 'put meta');
+    const ctx = this.#putContext();
+    return this.#indexed(putDocument(ctx, storedChunks(ctx, this.#reader, keys), m));
   }
 
   /** The parameters an ingest producer must use for `putChunks`. */
