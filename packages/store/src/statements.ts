@@ -109,16 +109,16 @@ export function prepareStatements(db: SqlDatabase) {
     searchInsert: p('INSERT INTO search(rowid, path, tags, meta, body) VALUES (?, ?, ?, ?, ?)'),
     docById: p<DocRow>('SELECT * FROM documents WHERE id = ?'),
 
-    versionLatest: p<{ version: number; doc_id: number }>('SELECT version, doc_id FROM versions WHERE path = ? ORDER BY version DESC LIMIT 1'),
+    versionLatest: p<{ version: number; doc_id: number; created_at: number }>('SELECT version, doc_id, created_at FROM versions WHERE path = ? ORDER BY version DESC LIMIT 1'),
     /** The next version number of a path (numbers are never reused). */
     versionNext: p<{ last: number }>(
       'INSERT INTO version_counters(path, last) VALUES (?, 1) ON CONFLICT(path) DO UPDATE SET last = last + 1 RETURNING last',
     ),
     versionInsert: p('INSERT INTO versions(path, version, doc_id, created_at) VALUES (?, ?, ?, ?)'),
     versionsOf: p<{ version: number; doc_id: number; created_at: number }>('SELECT version, doc_id, created_at FROM versions WHERE path = ? ORDER BY version'),
-    versionGet: p<{ doc_id: number }>('SELECT doc_id FROM versions WHERE path = ? AND version = ?'),
-    versionAt: p<{ doc_id: number; version: number }>(
-      'SELECT doc_id, version FROM versions WHERE path = ? AND created_at <= ? ORDER BY version DESC LIMIT 1',
+    versionGet: p<{ doc_id: number; version: number; created_at: number }>('SELECT doc_id, version, created_at FROM versions WHERE path = ? AND version = ?'),
+    versionAt: p<{ doc_id: number; version: number; created_at: number }>(
+      'SELECT doc_id, version, created_at FROM versions WHERE path = ? AND created_at <= ? ORDER BY version DESC LIMIT 1',
     ),
     versionDelete: p('DELETE FROM versions WHERE path = ? AND version = ?'),
     versionsDeleteDoc: p('DELETE FROM versions WHERE doc_id = ?'),

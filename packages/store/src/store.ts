@@ -19,7 +19,7 @@ import { collectGarbage, type GcReport } from './gc.js';
 import { BULK_MIN, applyBulk, prepareBulk, type Bulk } from './meta-batch.js';
 import { formatDigest, hexToBytes, parseDigest } from './hex.js';
 import { decodeManifest } from './manifest.js';
-import { InitOptions, ListQuery, MetaUpdate, OpenOptions, PutMeta, documentFilters, parse, type Durability } from './options.js';
+import { InitOptions, ListQuery, MetaUpdate, OpenOptions, PutMeta, documentFilters, parse, toMillis, type Durability } from './options.js';
 import { RECORD_HEADER_SIZE } from './pack-record.js';
 import { ingestHere, putDocument, type ChunkStream, type PutResult } from './put.js';
 import { Reader } from './read.js';
@@ -311,19 +311,35 @@ export class Store {
     if (/^sha256:/.test(ref)) return formatDigest(requireDoc(this.#st, ref).digest);
     const at = ref.lastIndexOf('@');
     const suffix = at > 0 ? ref.slice(at + 1) : '';
-    let row: { doc_id: number } | undefined;
-    let path = ref;
-    if (/^[0-9]+$/.test(suffix)) {
-      path = ref.slice(0, at);
-      row = this.#st.versionGet.get(path, Number(suffix));
-    } else if (suffix && !Number.isNaN(Date.parse(suffix)) && /^\d{4}-\d\d/.test(suffix)) {
-      path = ref.slice(0, at);
-      row = this.#st.versionAt.get(path, Date.parse(suffix));
+    if (/^[0-9]+$/.test(suffix)) return (await this.pathVersion(ref.slice(0, at), { version: Number(suffix) })).digest;
+    if (suffix && !Number.isNaN(Date.parse(suffix)) && /^\d{4}-\d\d/.test(suffix)) {
+      return (await this.pathVersion(ref.slice(0, at), { at: suffix })).digest;
+    }
+    return (await this.pathVersion(ref)).digest;
+  }
+
+  /**
+   * One version of a path, without parsing a reference string (a path may contain `@`):
+   * `version` N, or the version that was latest `at` a time, or else the latest.
+   */
+  async pathVersion(path: string, which: { version?: number; at?: Date | string | number } = {}): Promise<VersionInfo> {
+    this.#open();
+    if (typeof path !== 'string' || !path) throw new InvalidInputError('path must be a non-empty string', 'path');
+    let row: { doc_id: number; version: number; created_at: number } | undefined;
+    if (which.version !== undefined) {
+      if (!Number.isSafeInteger(which.version) || which.version < 1) throw new InvalidInputError('version must be a positive integer', 'version');
+      row = this.#st.versionGet.get(path, which.version);
+    } else if (which.at !== undefined) {
+      const t = toMillis(which.at);
+      if (Number.isNaN(t)) throw new InvalidInputError('at must be a time (ISO 8601 or milliseconds)', 'at');
+      row = this.#st.versionAt.get(path, t);
     } else {
       row = this.#st.versionLatest.get(path);
     }
-    if (!row) throw new NotFoundError(`no version ${ref}`);
-    return formatDigest(this.#st.docById.get(row.doc_id)!.digest);
+    const what = which.version !== undefined ? `version ${which.version} of ${path}` : which.at !== undefined ? `a version of ${path} at ${String(which.at)}` : `a version of ${path}`;
+    if (!row) throw new NotFoundError(`no ${what}`);
+    const doc = this.#st.docById.get(row.doc_id)!;
+    return { path, version: row.version, digest: formatDigest(doc.digest), size: doc.size, createdAt: new Date(row.created_at).toISOString() };
   }
 
   /** Deletes one version of a path; the others keep their numbers, the document stays. */

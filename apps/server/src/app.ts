@@ -1,0 +1,117 @@
+/**
+ * build(): the Kura HTTP API as a fastify instance, not yet listening (main.ts listens).
+ * Plugins in order: errors, auth, metrics, rate limit, store, OpenAPI; then the routes.
+ */
+import { existsSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import rateLimit from '@fastify/rate-limit';
+import fastifyStatic from '@fastify/static';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { Store } from '@kura/store';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { parseConfig, type ServerConfig, type ServerConfigInput } from './config.js';
+import { HttpError } from './errors.js';
+import auth from './plugins/auth.js';
+import errors from './plugins/errors.js';
+import metrics from './plugins/metrics.js';
+import storePlugin from './plugins/store.js';
+import admin from './routes/admin.js';
+import chunks from './routes/chunks.js';
+import documents from './routes/documents.js';
+import paths from './routes/paths.js';
+import search from './routes/search.js';
+import uploads from './routes/uploads.js';
+import { UploadSessions } from './uploads/sessions.js';
+
+export interface BuildOptions {
+  config?: ServerConfigInput | ServerConfig;
+  /** Serve this open store instead of opening `config.store` (the caller closes it). */
+  store?: Store;
+  /** A pino logger configuration or instance (default: from `config.logLevel`). */
+  logger?: unknown;
+}
+
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+const here = dirname(fileURLToPath(import.meta.url));
+/** The demo's build output beside this package in the repository (apps/web/dist). */
+export const DEFAULT_WEB_ROOT = resolve(here, '../../web/dist');
+
+export const API_VERSION = '1.0.0';
+
+export async function build(options: BuildOptions = {}): Promise<FastifyInstance> {
+  const config = parseConfig((options.config ?? {}) as ServerConfigInput);
+  const app = Fastify({
+    logger: (options.logger as never) ?? { level: config.logLevel },
+    // A client's own request id is kept when it is a sane token; otherwise one is made.
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    routerOptions: { maxParamLength: 8192 },
+    bodyLimit: config.maxJsonBody,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  await app.register(errors);
+  await app.register(auth, { tokens: config.tokens, noAuth: config.noAuth });
+  await app.register(metrics);
+  if (config.rateLimit > 0) {
+    await app.register(rateLimit, {
+      max: config.rateLimit,
+      timeWindow: config.rateWindowMs,
+      // Per token when one is presented (so clients behind one proxy do not share a budget).
+      keyGenerator: (request) => request.headers.authorization ?? request.ip,
+      allowList: (request) => request.url === '/healthz',
+      errorResponseBuilder: (_request, context) =>
+        new HttpError('RATE_LIMITED', `rate limit of ${context.max} requests per ${context.after} exceeded; retry in ${Math.ceil(context.ttl / 1000)} s`, {}, {
+          'retry-after': String(Math.ceil(context.ttl / 1000)),
+        }),
+    });
+  }
+  await app.register(storePlugin, { dir: config.store, store: options.store });
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Kura', description: 'Content-addressable, deduplicating document store (docs/HTTP.md)', version: API_VERSION },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: config.noAuth ? [] : [{ bearer: [] }],
+    },
+    transform: jsonSchemaTransform,
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  const sessions = new UploadSessions(config.uploadDir ?? join(config.store, 'uploads'), config.uploadTtlMs);
+  app.addHook('onClose', async () => sessions.close());
+
+  await app.register(documents, { maxDocumentSize: config.maxDocumentSize });
+  await app.register(paths);
+  await app.register(search);
+  await app.register(chunks);
+  await app.register(uploads, { sessions, maxDocumentSize: config.maxDocumentSize });
+  await app.register(admin, { maxDocumentSize: config.maxDocumentSize });
+
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+
+  const webRoot = config.webRoot ?? DEFAULT_WEB_ROOT;
+  if (existsSync(join(webRoot, 'index.html'))) {
+    await app.register(fastifyStatic, { root: webRoot, prefix: '/', index: 'index.html' });
+  } else {
+    app.get('/', { schema: { hide: true } }, async (_request, reply) =>
+      reply
+        .type('text/html; charset=utf-8')
+        .send('<!doctype html><title>Kura</title><h1>Kura</h1><p>The HTTP API is under <code>/v1</code>; its reference is at <a href="/docs">/docs</a>.</p>'),
+    );
+  }
+  if (config.noAuth) app.log.warn('authentication is OFF (--no-auth): anyone who can reach this server can read, write and delete');
+  return app;
+}

@@ -1,0 +1,111 @@
+/**
+ * Server configuration: flags and `KURA_*` environment variables, validated with zod into one
+ * object. Anything wrong is a ConfigError naming the setting, before the server starts.
+ */
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+export const SCOPES = ['read', 'write', 'admin'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export const Token = z.object({
+  /** At least 16 characters: a shorter bearer token is guessable. */
+  token: z.string().min(16, 'tokens must be at least 16 characters').max(512).regex(/^[\x21-\x7e]+$/, 'tokens are printable ASCII without spaces'),
+  scopes: z.array(z.enum(SCOPES)).min(1),
+  /** Shown in logs instead of the token. */
+  name: z.string().max(64).optional(),
+});
+export type Token = z.infer<typeof Token>;
+
+const size = z.number().int().positive();
+
+export const ServerConfig = z
+  .object({
+    host: z.string().min(1).default('127.0.0.1'),
+    port: z.number().int().min(0).max(65535).default(8787),
+    /** The embedded store's directory; created when absent. */
+    store: z.string().min(1).default('.kura'),
+    tokens: z.array(Token).default([]),
+    /** Serve without authentication (local use); the server says so in its log. */
+    noAuth: z.boolean().default(false),
+    maxDocumentSize: size.default(64 * 2 ** 30),
+    /** JSON bodies (all but the manifest commit, which may name up to 1,000,000 chunks). */
+    maxJsonBody: size.default(1 << 20),
+    /** Requests per client (token, or address without one) per `rateWindowMs`; 0 turns the limit off. */
+    rateLimit: z.number().int().min(0).default(50_000),
+    rateWindowMs: size.default(60_000),
+    /** Resumable uploads untouched this long are deleted. */
+    uploadTtlMs: size.default(24 * 60 * 60 * 1000),
+    /** Where resumable uploads are staged (default `<store>/uploads`). */
+    uploadDir: z.string().min(1).optional(),
+    /** How long SIGTERM waits for requests in flight before cutting them off. */
+    shutdownTimeoutMs: z.number().int().min(0).default(10_000),
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /** The built browser demo, served at `/` when the directory exists. */
+    webRoot: z.string().min(1).optional(),
+  })
+  .strict();
+export type ServerConfig = z.output<typeof ServerConfig>;
+export type ServerConfigInput = z.input<typeof ServerConfig>;
+
+export class ConfigError extends Error {
+  readonly code = 'INVALID_CONFIG';
+  constructor(
+    message: string,
+    readonly setting: string,
+  ) {
+    super(message);
+  }
+}
+
+export function parseConfig(input: ServerConfigInput): ServerConfig {
+  const r = ServerConfig.safeParse(input);
+  if (!r.success) {
+    const issue = r.error.issues[0]!;
+    const setting = issue.path.join('.') || 'config';
+    throw new ConfigError(`${setting}: ${issue.message}`, setting);
+  }
+  const c = r.data;
+  c.store = resolve(c.store);
+  if (c.uploadDir) c.uploadDir = resolve(c.uploadDir);
+  return c;
+}
+
+/**
+ * `KURA_TOKENS`: entries separated by `;` or whitespace, each `token:scope[,scope]` or
+ * `name=token:scope[,scope]`, e.g. `ci=0123456789abcdef0123:read,write; ops=…:admin`.
+ */
+export function parseTokens(spec: string): Token[] {
+  return spec
+    .split(/[;\s]+/)
+    .filter(Boolean)
+    .map((entry, i) => {
+      const m = /^(?:([\w.-]+)=)?([^:]+):([a-z,]+)$/.exec(entry);
+      if (!m) throw new ConfigError(`KURA_TOKENS entry ${i + 1} is not [name=]token:scope[,scope]`, 'tokens');
+      const t = Token.safeParse({ token: m[2], scopes: m[3]!.split(','), ...(m[1] ? { name: m[1] } : {}) });
+      if (!t.success) throw new ConfigError(`KURA_TOKENS entry ${i + 1}: ${t.error.issues[0]!.message}`, 'tokens');
+      return t.data;
+    });
+}
+
+const int = (name: string, v: string): number => {
+  if (!/^[0-9]+$/.test(v)) throw new ConfigError(`${name} must be a whole number, not ${JSON.stringify(v)}`, name);
+  return Number(v);
+};
+
+/** The settings `KURA_*` variables give (flags given to `kura serve` override them). */
+export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfigInput {
+  const c: ServerConfigInput = {};
+  if (env.KURA_HOST) c.host = env.KURA_HOST;
+  if (env.KURA_PORT) c.port = int('KURA_PORT', env.KURA_PORT);
+  if (env.KURA_STORE) c.store = env.KURA_STORE;
+  if (env.KURA_TOKENS) c.tokens = parseTokens(env.KURA_TOKENS);
+  if (env.KURA_NO_AUTH) c.noAuth = env.KURA_NO_AUTH === '1' || env.KURA_NO_AUTH === 'true';
+  if (env.KURA_MAX_DOCUMENT_SIZE) c.maxDocumentSize = int('KURA_MAX_DOCUMENT_SIZE', env.KURA_MAX_DOCUMENT_SIZE);
+  if (env.KURA_RATE_LIMIT) c.rateLimit = int('KURA_RATE_LIMIT', env.KURA_RATE_LIMIT);
+  if (env.KURA_UPLOAD_TTL_MS) c.uploadTtlMs = int('KURA_UPLOAD_TTL_MS', env.KURA_UPLOAD_TTL_MS);
+  if (env.KURA_SHUTDOWN_TIMEOUT_MS) c.shutdownTimeoutMs = int('KURA_SHUTDOWN_TIMEOUT_MS', env.KURA_SHUTDOWN_TIMEOUT_MS);
+  if (env.KURA_LOG_LEVEL) c.logLevel = env.KURA_LOG_LEVEL as ServerConfigInput['logLevel'];
+  if (env.KURA_WEB_ROOT) c.webRoot = env.KURA_WEB_ROOT;
+  return c;
+}

@@ -1,0 +1,64 @@
+/**
+ * Bearer-token auth with scopes. Each route declares the scope it needs in its config
+ * (`config: { scope: 'write' }`); routes without one (health, API docs, the demo) are open.
+ * Tokens are compared as SHA-256 digests with timingSafeEqual against every configured token,
+ * so neither a token's length nor its first differing byte shows in the timing.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Scope, Token } from '../config.js';
+import { HttpError } from '../errors.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The scope a request needs; absent: no authentication. */
+    scope?: Scope;
+  }
+  interface FastifyRequest {
+    /** Who made the request: a token's name, or undefined without auth. */
+    principal: string | undefined;
+  }
+}
+
+interface Known {
+  digest: Buffer;
+  scopes: Set<Scope>;
+  name: string;
+}
+
+const sha256 = (s: string) => createHash('sha256').update(s).digest();
+
+/** The scopes a token grants: admin includes read and write. */
+export function grants(scopes: Scope[]): Set<Scope> {
+  return new Set<Scope>(scopes.includes('admin') ? ['read', 'write', 'admin'] : scopes);
+}
+
+export function authenticate(known: Known[], header: string | undefined): Known | undefined {
+  const m = header ? /^Bearer ([\x21-\x7e]{1,512})$/i.exec(header) : null;
+  if (!m) return undefined;
+  const presented = sha256(m[1]!);
+  let found: Known | undefined;
+  for (const k of known) if (timingSafeEqual(presented, k.digest) && !found) found = k; // no early exit
+  return found;
+}
+
+export default fp(
+  async (app: FastifyInstance, opts: { tokens: Token[]; noAuth: boolean }) => {
+    const known: Known[] = opts.tokens.map((t, i) => ({ digest: sha256(t.token), scopes: grants(t.scopes), name: t.name ?? `token${i + 1}` }));
+    app.decorateRequest('principal', undefined);
+    app.addHook('onRequest', async (request: FastifyRequest) => {
+      const scope = request.routeOptions.config.scope;
+      if (!scope || opts.noAuth) return;
+      const header = request.headers.authorization;
+      const who = authenticate(known, header);
+      const challenge = { 'www-authenticate': `Bearer realm="kura", scope="${scope}"` };
+      if (!who) {
+        throw new HttpError('UNAUTHORIZED', header ? 'the bearer token is not valid' : 'this needs a bearer token (Authorization: Bearer <token>)', {}, challenge);
+      }
+      request.principal = who.name;
+      if (!who.scopes.has(scope)) throw new HttpError('FORBIDDEN', `this needs the ${scope} scope, which this token lacks`, { scope });
+    });
+  },
+  { name: 'kura-auth' },
+);

@@ -1,0 +1,87 @@
+/**
+ * One error handler for the whole API: store errors keep their codes, fastify's own errors
+ * (validation, body parsing, sizes) get catalog codes, anything else is INTERNAL with no detail.
+ */
+import { KuraError } from '@kura/store';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { HttpError, STATUS_OF, detailsOf, type ErrorBody } from '../errors.js';
+
+const CODE_OF_STATUS: Record<number, string> = {
+  400: 'INVALID_INPUT',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  416: 'RANGE_NOT_SATISFIABLE',
+  429: 'RATE_LIMITED',
+  503: 'UNAVAILABLE',
+};
+
+interface Mapped {
+  status: number;
+  code: string;
+  message: string;
+  details: Record<string, unknown>;
+  headers: Record<string, string>;
+}
+
+function validationMessage(err: FastifyError): { message: string; field?: string } {
+  if (hasZodFastifySchemaValidationErrors(err)) {
+    const v = err.validation[0]!;
+    const where = err.validationContext ?? 'request';
+    const path = (v.instancePath || '').replace(/^\//, '').replace(/\//g, '.');
+    const field = path ? `${where}.${path}` : where;
+    return { message: `${field}: ${v.message}`, field };
+  }
+  return { message: err.message };
+}
+
+export function mapError(err: unknown): Mapped {
+  if (err instanceof HttpError) return { status: err.status, code: err.code, message: err.message, details: err.details, headers: err.headers };
+  if (err instanceof KuraError) {
+    const status = STATUS_OF[err.code] ?? 500;
+    // A damaged store is reported as such; any other 5xx is a bug whose text stays in the log.
+    const message = status >= 500 && err.code !== 'CORRUPT_DATA' && err.code !== 'STORE_CLOSED' ? 'internal error' : err.message;
+    return { status, code: status === 500 && err.code !== 'CORRUPT_DATA' ? 'INTERNAL' : err.code, message, details: status < 500 || err.code === 'CORRUPT_DATA' ? detailsOf(err) : {}, headers: {} };
+  }
+  const fe = err as FastifyError;
+  if (fe && fe.validation) {
+    const v = validationMessage(fe);
+    return { status: 400, code: 'INVALID_INPUT', message: v.message, details: v.field ? { field: v.field } : {}, headers: {} };
+  }
+  const status = typeof fe?.statusCode === 'number' ? fe.statusCode : 500;
+  if (status >= 400 && status < 500) {
+    const code = CODE_OF_STATUS[status] ?? 'INVALID_INPUT';
+    // fastify's body errors say what is wrong without internals ("Unexpected token } in JSON…").
+    return { status, code, message: fe.message || code, details: {}, headers: {} };
+  }
+  return { status: 500, code: 'INTERNAL', message: 'internal error', details: {}, headers: {} };
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, err: unknown): FastifyReply {
+  const m = mapError(err);
+  if (m.status >= 500) request.log.error({ err }, 'request failed');
+  else request.log.info({ code: m.code, message: m.message }, 'request refused');
+  const body: ErrorBody = { error: { code: m.code, message: m.message, requestId: request.id, ...m.details } };
+  // A response whose body already started cannot change status: cut it, so the client sees an
+  // incomplete transfer rather than a short document that looks whole.
+  if (reply.sent || reply.raw.headersSent) {
+    reply.raw.destroy();
+    return reply;
+  }
+  return reply.code(m.status).headers(m.headers).type('application/json; charset=utf-8').send(body);
+}
+
+export default fp(
+  async (app: FastifyInstance) => {
+    app.setErrorHandler((err, request, reply) => sendError(request, reply, err));
+    app.setNotFoundHandler((request, reply) =>
+      sendError(request, reply, new HttpError('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`)),
+    );
+  },
+  { name: 'kura-errors' },
+);

@@ -1,0 +1,52 @@
+/** Store-wide reads (stats, parameters) and the admin operations (gc, verify). */
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { GcReport, Stats, VerifyReport, errors } from '../schemas.js';
+
+const Config = z.object({
+  formatVersion: z.number().int(),
+  storeId: z.string(),
+  chunking: z
+    .object({ min: z.number().int(), avg: z.number().int(), max: z.number().int(), seed: z.string().describe('decimal; XOR-ed into the gear table') })
+    .describe('FastCDC 2020 parameters: chunk locally with these to sync'),
+  compression: z.union([z.number().int(), z.literal(false)]),
+  maxDocumentSize: z.number().int(),
+});
+
+export default async function admin(app: FastifyInstance, opts: { maxDocumentSize: number }) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  r.get('/v1/stats', {
+    config: { scope: 'read' },
+    schema: { summary: 'Documents, bytes, dedup and compression ratios', response: { 200: Stats, ...errors(401, 403) } },
+    handler: async () => app.store.stats(),
+  });
+
+  r.get('/v1/config', {
+    config: { scope: 'read' },
+    schema: { summary: 'The store’s chunking parameters and the server’s limits', response: { 200: Config, ...errors(401, 403) } },
+    handler: async () => {
+      const c = app.store.config;
+      return {
+        formatVersion: c.formatVersion,
+        storeId: c.storeId,
+        chunking: { min: c.chunking.min, avg: c.chunking.avg, max: c.chunking.max, seed: c.chunking.seed.toString() },
+        compression: c.compression,
+        maxDocumentSize: opts.maxDocumentSize,
+      };
+    },
+  });
+
+  r.post('/v1/gc', {
+    config: { scope: 'admin' },
+    schema: { summary: 'Reclaim unreferenced chunks and compact packs', response: { 200: GcReport, ...errors(401, 403) } },
+    handler: async () => app.store.gc(),
+  });
+
+  r.post('/v1/verify', {
+    config: { scope: 'admin' },
+    schema: { summary: 'Re-hash every chunk and document; report damage', response: { 200: VerifyReport, ...errors(401, 403) } },
+    handler: async () => app.store.verify(),
+  });
+}

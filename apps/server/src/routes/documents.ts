@@ -1,0 +1,122 @@
+/** Documents: upload (raw, streamed), download (ETag, Range), list, delete, metadata. */
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { acceptRawBodies, bodySource } from '../http/body.js';
+import { digestParam } from '../http/digest.js';
+import { PutQuery, putMetaFrom } from '../http/meta.js';
+import { sendDocument } from '../http/send.js';
+import { DigestParams, DocumentInfo, ListResult, MetaChange, PutResult, errors } from '../schemas.js';
+
+export const ListQuery = z
+  .object({
+    tag: z.string().optional(),
+    type: z.string().optional(),
+    pathPrefix: z.string().optional(),
+    since: z.string().optional().describe('ISO 8601 time or milliseconds'),
+    until: z.string().optional(),
+    limit: z.coerce.number().int().min(1).max(1000).default(100),
+    cursor: z.string().optional().describe('nextCursor of the previous page'),
+  })
+  .strict();
+
+/** A time filter from a query string: ISO 8601 or milliseconds since the epoch. */
+export const timeOf = (t: string | undefined) => (t === undefined ? undefined : /^\d+$/.test(t) ? Number(t) : t);
+
+export default async function documents(app: FastifyInstance, opts: { maxDocumentSize: number }) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  await r.register(async (raw) => {
+    acceptRawBodies(raw);
+    raw.withTypeProvider<ZodTypeProvider>().post('/v1/documents', {
+      config: { scope: 'write' },
+      schema: {
+        summary: 'Store a document from the raw request body (streamed, any size up to the limit)',
+        description:
+          'Metadata from the query (path, type, tag, meta) or headers (x-kura-path, x-kura-tags, x-kura-meta); media type defaults to Content-Type. An expected digest in x-kura-sha256 or ?digest= makes a mismatch fail with DIGEST_MISMATCH and store nothing reachable.',
+        querystring: PutQuery,
+        response: { 201: PutResult, ...errors(400, 401, 403, 413, 429) },
+      },
+      handler: async (request, reply) => {
+        const meta = putMetaFrom(request, request.query);
+        const result = await app.store.put(await bodySource(request, opts.maxDocumentSize), meta);
+        return reply.code(201).header('location', `/v1/documents/${result.digest}`).send(result);
+      },
+    });
+  });
+
+  r.get('/v1/documents', {
+    config: { scope: 'read' },
+    schema: { summary: 'List documents, filtered, one page at a time', querystring: ListQuery, response: { 200: ListResult, ...errors(400, 401, 403) } },
+    handler: async (request) => {
+      const q = request.query;
+      return app.store.list({
+        limit: q.limit,
+        ...(q.cursor !== undefined ? { cursor: q.cursor } : {}),
+        ...(q.tag !== undefined ? { tag: q.tag } : {}),
+        ...(q.type !== undefined ? { mediaType: q.type } : {}),
+        ...(q.pathPrefix !== undefined ? { pathPrefix: q.pathPrefix } : {}),
+        ...(q.since !== undefined ? { since: timeOf(q.since)! } : {}),
+        ...(q.until !== undefined ? { until: timeOf(q.until)! } : {}),
+      });
+    },
+  });
+
+  for (const method of ['GET', 'HEAD'] as const) {
+    r.route({
+      method,
+      url: '/v1/documents/:digest',
+      exposeHeadRoute: false,
+      config: { scope: 'read' },
+      schema: {
+        summary: method === 'GET' ? 'Download a document (streamed; ETag, If-None-Match, Range)' : 'Length, type and ETag of a document',
+        params: DigestParams,
+        response: errors(400, 401, 403, 404, 416),
+      },
+      handler: async (request, reply) => sendDocument(request, reply, app.store, digestParam(request.params.digest)),
+    });
+  }
+
+  r.delete('/v1/documents/:digest', {
+    config: { scope: 'write' },
+    schema: { summary: 'Delete a document (its chunks become garbage unless shared)', params: DigestParams, response: { 204: z.null(), ...errors(400, 401, 403, 404) } },
+    handler: async (request, reply) => {
+      const digest = digestParam(request.params.digest);
+      if (!(await app.store.delete(digest))) await app.store.stat(digest); // NOT_FOUND
+      return reply.code(204).send(null);
+    },
+  });
+
+  r.get('/v1/documents/:digest/meta', {
+    config: { scope: 'read' },
+    schema: { summary: 'A document’s metadata', params: DigestParams, response: { 200: DocumentInfo, ...errors(400, 401, 403, 404) } },
+    handler: async (request) => app.store.stat(digestParam(request.params.digest)),
+  });
+
+  r.patch('/v1/documents/:digest/meta', {
+    config: { scope: 'write' },
+    schema: {
+      summary: 'Change a document’s path, media type, tags or key/value metadata',
+      params: DigestParams,
+      body: MetaChange,
+      response: { 200: DocumentInfo, ...errors(400, 401, 403, 404) },
+    },
+    handler: async (request) => {
+      const digest = digestParam(request.params.digest);
+      await app.store.updateMeta([{ digest, ...request.body }]);
+      return app.store.stat(digest);
+    },
+  });
+
+  r.post('/v1/meta::batch', {
+    config: { scope: 'write' },
+    schema: {
+      summary: 'Up to 1,000 metadata changes in one transaction: all or none',
+      body: z.object({ updates: z.array(MetaChange.extend({ digest: z.string() })).min(1).max(1000) }).strict(),
+      response: { 200: z.object({ updated: z.number().int() }), ...errors(400, 401, 403, 404) },
+    },
+    handler: async (request) => {
+      return app.store.updateMeta(request.body.updates); // digests checked there, as updates[i].digest
+    },
+  });
+}

@@ -1,0 +1,59 @@
+/** Logical paths and their versions. */
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { HttpError } from '../errors.js';
+import { sendDocument } from '../http/send.js';
+import { SafePath, VersionInfo, errors } from '../schemas.js';
+import { timeOf } from './documents.js';
+
+const Which = z
+  .object({
+    version: z.coerce.number().int().min(1).optional(),
+    at: z.string().optional().describe('the version that was latest at this time (ISO 8601 or milliseconds)'),
+  })
+  .strict();
+
+function pathParam(value: string): string {
+  const r = SafePath.safeParse(value);
+  if (!r.success) throw new HttpError('INVALID_INPUT', `path: ${r.error.issues[0]!.message}`, { field: 'path' });
+  return value;
+}
+
+export default async function paths(app: FastifyInstance) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  for (const method of ['GET', 'HEAD'] as const) {
+    r.route({
+      method,
+      url: '/v1/paths/*',
+      exposeHeadRoute: false,
+      config: { scope: 'read' },
+      schema: {
+        summary: 'The document at a path: its latest version, ?version=N, or the one latest ?at= a time',
+        params: z.object({ '*': z.string() }),
+        querystring: Which,
+        response: errors(400, 401, 403, 404, 416),
+      },
+      handler: async (request, reply) => {
+        const path = pathParam(request.params['*']);
+        const q = request.query;
+        if (q.version !== undefined && q.at !== undefined) throw new HttpError('INVALID_INPUT', 'give version or at, not both', { field: 'version' });
+        const v = await app.store.pathVersion(path, { ...(q.version !== undefined ? { version: q.version } : {}), ...(q.at !== undefined ? { at: timeOf(q.at)! } : {}) });
+        return sendDocument(request, reply, app.store, v.digest, {
+          'x-kura-version': String(v.version),
+          'content-location': `/v1/documents/${v.digest}`,
+        });
+      },
+    });
+  }
+
+  r.get('/v1/versions', {
+    config: { scope: 'read' },
+    schema: {
+      summary: 'The versions of a path, oldest first',
+      querystring: z.object({ path: z.string() }).strict(),
+      response: { 200: z.object({ versions: z.array(VersionInfo) }), ...errors(400, 401, 403) },
+    },
+    handler: async (request) => ({ versions: await app.store.versions(pathParam(request.query.path)) }),
+  });
+}

@@ -1,0 +1,42 @@
+/** Full-text search over paths, tags, metadata and text. */
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { SearchHit, errors } from '../schemas.js';
+import { timeOf } from './documents.js';
+
+export default async function search(app: FastifyInstance) {
+  app.withTypeProvider<ZodTypeProvider>().get('/v1/search', {
+    config: { scope: 'read' },
+    schema: {
+      summary: 'Ranked full-text search with highlighted snippets',
+      description: 'Plain words match as words (all required); FTS5 syntax (AND, OR, NOT, "phrases", prefix*) is accepted. A malformed query is INVALID_QUERY.',
+      querystring: z
+        .object({
+          q: z.string().min(1).max(4096),
+          tag: z.string().optional(),
+          type: z.string().optional(),
+          pathPrefix: z.string().optional(),
+          since: z.string().optional(),
+          until: z.string().optional(),
+          limit: z.coerce.number().int().min(1).max(1000).default(20),
+          offset: z.coerce.number().int().min(0).max(100_000).default(0),
+        })
+        .strict(),
+      response: { 200: z.object({ hits: z.array(SearchHit) }), ...errors(400, 401, 403) },
+    },
+    handler: async (request) => {
+      const q = request.query;
+      const hits = await app.store.search(q.q, {
+        limit: q.limit,
+        offset: q.offset,
+        ...(q.tag !== undefined ? { tag: q.tag } : {}),
+        ...(q.type !== undefined ? { mediaType: q.type } : {}),
+        ...(q.pathPrefix !== undefined ? { pathPrefix: q.pathPrefix } : {}),
+        ...(q.since !== undefined ? { since: timeOf(q.since)! } : {}),
+        ...(q.until !== undefined ? { until: timeOf(q.until)! } : {}),
+      });
+      return { hits };
+    },
+  });
+}

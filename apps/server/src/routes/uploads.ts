@@ -1,0 +1,115 @@
+/**
+ * Resumable uploads, modelled on the OCI distribution spec: POST starts one (202 + Location),
+ * PATCH appends (Content-Range must start at the current offset, else 416 with the offset),
+ * GET/HEAD tell the offset, PUT ?digest= finishes into a document, DELETE cancels.
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { HttpError } from '../errors.js';
+import { acceptRawBodies, bodyPieces, declaredLength } from '../http/body.js';
+import { expectedDigest } from '../http/digest.js';
+import { PutQuery, putMetaFrom } from '../http/meta.js';
+import { PutResult, errors } from '../schemas.js';
+import { UploadSessions, parseContentRange } from '../uploads/sessions.js';
+
+const Progress = z.object({ id: z.string(), location: z.string(), offset: z.number().int(), expiresAt: z.string() });
+const IdParams = z.object({ id: z.string() });
+
+function progress(reply: FastifyReply, id: string, offset: number, expiresAt: Date) {
+  const location = `/v1/uploads/${id}`;
+  reply.header('location', location).header('x-kura-upload-offset', String(offset)).header('x-kura-upload-expires', expiresAt.toISOString());
+  // OCI: Range names the bytes received, inclusive; absent while there are none.
+  if (offset > 0) reply.header('range', `0-${offset - 1}`);
+  return { id, location, offset, expiresAt: expiresAt.toISOString() };
+}
+
+export default async function uploads(app: FastifyInstance, opts: { sessions: UploadSessions; maxDocumentSize: number }) {
+  const { sessions, maxDocumentSize } = opts;
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  r.post('/v1/uploads', {
+    config: { scope: 'write' },
+    schema: { summary: 'Start a resumable upload', response: { 202: Progress, ...errors(401, 403) } },
+    handler: async (_request, reply) => {
+      const id = await sessions.create();
+      const { expiresAt } = await sessions.offset(id);
+      return reply.code(202).send(progress(reply, id, 0, expiresAt));
+    },
+  });
+
+  // HEAD comes with GET (fastify's automatic HEAD route): same headers, no body.
+  r.get('/v1/uploads/:id', {
+    config: { scope: 'write' },
+    schema: { summary: 'How many bytes of the upload arrived (also HEAD)', params: IdParams, response: { 200: Progress, ...errors(401, 403, 404) } },
+    handler: async (request, reply) => {
+      const { offset, expiresAt } = await sessions.offset(request.params.id);
+      return progress(reply, request.params.id, offset, expiresAt);
+    },
+  });
+
+  r.delete('/v1/uploads/:id', {
+    config: { scope: 'write' },
+    schema: { summary: 'Cancel an upload', params: IdParams, response: { 204: z.null(), ...errors(401, 403, 404, 409) } },
+    handler: async (request, reply) => {
+      await sessions.exclusive(request.params.id, async () => sessions.remove(request.params.id));
+      return reply.code(204).send(null);
+    },
+  });
+
+  await r.register(async (raw) => {
+    acceptRawBodies(raw);
+    const rr = raw.withTypeProvider<ZodTypeProvider>();
+
+    rr.patch('/v1/uploads/:id', {
+      config: { scope: 'write' },
+      schema: {
+        summary: 'Append bytes; Content-Range (optional) must start at the current offset',
+        params: IdParams,
+        response: { 202: Progress, ...errors(400, 401, 403, 404, 409, 413, 416) },
+      },
+      handler: async (request, reply) => {
+        const id = request.params.id;
+        const range = parseContentRange(request.headers['content-range']);
+        const offset = await sessions.exclusive(id, async (file, at) => {
+          if (range && range.start !== at) {
+            throw new HttpError('RANGE_NOT_SATISFIABLE', `this upload has ${at} bytes; append from there`, { offset: at }, {
+              'x-kura-upload-offset': String(at),
+              ...(at > 0 ? { range: `0-${at - 1}` } : {}),
+            });
+          }
+          const declared = declaredLength(request);
+          if (range && declared !== undefined && declared !== range.length) {
+            throw new HttpError('INVALID_INPUT', 'Content-Length differs from the Content-Range', { field: 'content-range' });
+          }
+          return sessions.append(file, at, bodyPieces(request, maxDocumentSize - at), range?.length);
+        });
+        const { expiresAt } = await sessions.offset(id);
+        return reply.code(202).send(progress(reply, id, offset, expiresAt));
+      },
+    });
+
+    rr.put('/v1/uploads/:id', {
+      config: { scope: 'write' },
+      schema: {
+        summary: 'Finish: append the body (if any), check the digest, store the document',
+        description: 'digest (query) or x-kura-sha256 is required; metadata as for POST /v1/documents. On DIGEST_MISMATCH nothing is stored and the upload stays until it expires or is cancelled.',
+        params: IdParams,
+        querystring: PutQuery,
+        response: { 201: PutResult, ...errors(400, 401, 403, 404, 409, 413) },
+      },
+      handler: async (request, reply) => {
+        const id = request.params.id;
+        const meta = putMetaFrom(request, request.query);
+        if (!meta.expectDigest) throw new HttpError('INVALID_INPUT', 'finishing an upload needs its digest (?digest= or x-kura-sha256)', { field: 'digest' });
+        expectedDigest(meta.expectDigest, 'digest');
+        const result = await sessions.exclusive(id, async (file, at) => {
+          await sessions.append(file, at, bodyPieces(request, maxDocumentSize - at), undefined);
+          return app.store.put(file, meta);
+        });
+        await sessions.remove(id);
+        return reply.code(201).header('location', `/v1/documents/${result.digest}`).send(result);
+      },
+    });
+  });
+}

@@ -1,0 +1,114 @@
+/** zod schemas of the API's JSON: they validate requests and document every response in OpenAPI. */
+import { z } from 'zod';
+
+export const Digest = z.string().regex(/^sha256:[0-9a-f]{64}$/).describe('sha256:<64 lowercase hex>');
+export const ChunkKey = z.string().regex(/^[0-9a-f]{64}$/).describe('BLAKE3-256 of the raw chunk, 64 lowercase hex');
+
+export const ErrorBody = z
+  .object({
+    error: z.looseObject({
+      code: z.string().describe('stable code from the catalog in docs/HTTP.md'),
+      message: z.string(),
+      requestId: z.string(),
+    }),
+  })
+  .describe('every error: the code to act on, a message for people, the request id to quote');
+
+export const PutResult = z.object({
+  digest: Digest,
+  size: z.number().int(),
+  chunks: z.number().int(),
+  newChunks: z.number().int().describe('chunks this upload added to the store'),
+  newBytesStored: z.number().int().describe('bytes this upload added to pack files'),
+});
+
+export const DocumentInfo = z.object({
+  digest: Digest,
+  size: z.number().int(),
+  chunks: z.number().int(),
+  path: z.string().nullable(),
+  mediaType: z.string().nullable(),
+  tags: z.array(z.string()),
+  meta: z.record(z.string(), z.string()),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+export const ListResult = z.object({ items: z.array(DocumentInfo), nextCursor: z.string().optional() });
+
+export const VersionInfo = z.object({
+  path: z.string(),
+  version: z.number().int(),
+  digest: Digest,
+  size: z.number().int(),
+  createdAt: z.string(),
+});
+
+export const SearchHit = z.object({
+  digest: Digest,
+  path: z.string().nullable(),
+  mediaType: z.string().nullable(),
+  size: z.number().int(),
+  score: z.number().describe('BM25; lower is better, hits come best first'),
+  snippet: z.string().describe('best passage, matches between <mark> and </mark>'),
+});
+
+export const Stats = z.object({
+  documents: z.number().int(),
+  logicalBytes: z.number().int(),
+  uniqueChunkBytes: z.number().int(),
+  storedBytes: z.number().int(),
+  packBytes: z.number().int(),
+  chunks: z.number().int(),
+  packs: z.number().int(),
+  dedupRatio: z.number(),
+  compressionRatio: z.number(),
+});
+
+export const GcReport = z.object({
+  chunksRemoved: z.number().int(),
+  packsDeleted: z.number().int(),
+  packsCompacted: z.number().int(),
+  orphansDeleted: z.number().int(),
+  bytesFreed: z.number().int(),
+});
+
+export const VerifyReport = z.object({
+  ok: z.boolean(),
+  chunksChecked: z.number().int(),
+  documentsChecked: z.number().int(),
+  bytesChecked: z.number().int(),
+  damagedChunks: z.array(z.object({ key: z.string(), reason: z.string(), message: z.string(), documents: z.array(z.string()) })),
+  damagedDocuments: z.array(z.object({ digest: z.string(), reason: z.string(), message: z.string(), chunks: z.array(z.string()) })),
+});
+
+/**
+ * A logical path as the API accepts it: relative, `/`-separated, without `.`, `..` or empty
+ * segments, backslashes or control characters, so it can never name a place outside the tree
+ * it is restored into.
+ */
+export const SafePath = z
+  .string()
+  .min(1)
+  .max(4096)
+  .refine((p) => !/[\u0000-\u001f\u007f\\]/.test(p), 'path must not contain control characters or backslashes')
+  .refine((p) => !p.startsWith('/'), 'path must be relative (no leading /)')
+  .refine((p) => p.split('/').every((s) => s !== '' && s !== '.' && s !== '..'), 'path must not contain empty, "." or ".." segments');
+
+const tag = z.string().min(1).max(256);
+export const MetaChange = z
+  .object({
+    path: SafePath.nullable().optional(),
+    mediaType: z.string().max(255).nullable().optional(),
+    meta: z.record(z.string(), z.string().nullable()).optional().describe('null deletes a key'),
+    addTags: z.array(tag).max(1000).optional(),
+    removeTags: z.array(tag).max(1000).optional(),
+  })
+  .strict();
+
+export const DigestParams = z.object({ digest: z.string() });
+
+/** Error responses a route can give, for OpenAPI. */
+export function errors(...statuses: number[]): Record<number, typeof ErrorBody> {
+  return Object.fromEntries(statuses.map((s) => [s, ErrorBody]));
+}
