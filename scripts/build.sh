@@ -6,6 +6,7 @@ cd "$root"
 step "build wasm-core -> packages/core/wasm"
 bash scripts/build-wasm.sh
 step "build TypeScript packages"
-for pkg in core store cli; do
-  (cd "packages/$pkg" && pnpm exec tsc -p tsconfig.json)
+# cli imports apps/server (for `kura serve`), so the server builds before it.
+for pkg in packages/core packages/store apps/server packages/cli; do
+  (cd "$pkg" && pnpm exec tsc -p tsconfig.json)
 done

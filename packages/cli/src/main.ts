@@ -12,6 +12,7 @@ import * as init from './commands/init.js';
 import * as ls from './commands/ls.js';
 import * as rm from './commands/rm.js';
 import * as search from './commands/search.js';
+import * as serve from './commands/serve.js';
 import * as stats from './commands/stats.js';
 import * as tag from './commands/tag.js';
 import * as verify from './commands/verify.js';
@@ -43,6 +44,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
   stats.register(program);
   verify.register(program, setExit);
   gc.register(program);
+  serve.register(program);
   hash.register(program, setExit);
   chunks.register(program);
   return program;

@@ -75,6 +75,6 @@ describe('references that are not digests', () => {
     const { store } = setup();
     const r = kura(['get', '--store', store, 'deadbeef']);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^kura: no version deadbeef \[NOT_FOUND\]\n$/);
+    expect(r.stderr).toMatch(/^kura: no document at deadbeef \[NOT_FOUND\]\n$/);
   });
 });

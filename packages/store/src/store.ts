@@ -336,8 +336,10 @@ export class Store {
     } else {
       row = this.#st.versionLatest.get(path);
     }
-    const what = which.version !== undefined ? `version ${which.version} of ${path}` : which.at !== undefined ? `a version of ${path} at ${String(which.at)}` : `a version of ${path}`;
-    if (!row) throw new NotFoundError(`no ${what}`);
+    if (!row) {
+      const what = which.version !== undefined ? `version ${which.version} of ${path}` : which.at !== undefined ? `version of ${path} at ${String(which.at)}` : `document at ${path}`;
+      throw new NotFoundError(`no ${what}`);
+    }
     const doc = this.#st.docById.get(row.doc_id)!;
     return { path, version: row.version, digest: formatDigest(doc.digest), size: doc.size, createdAt: new Date(row.created_at).toISOString() };
   }

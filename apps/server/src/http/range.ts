@@ -21,7 +21,7 @@ export function parseRange(header: string | undefined, size: number): RangeResul
     return size === 0 ? { kind: 'unsatisfiable' } : { kind: 'partial', start: Math.max(0, size - n), end: size };
   }
   const start = Number(a);
-  const last = b === '' ? size - 1 : Number(b);
+  const last = b === '' ? Number.MAX_SAFE_INTEGER : Number(b);
   if (!Number.isSafeInteger(start) || !Number.isSafeInteger(last) || last < start) return { kind: 'full' }; // invalid: ignored
   if (start >= size) return { kind: 'unsatisfiable' };
   return { kind: 'partial', start, end: Math.min(last, size - 1) + 1 };

@@ -1,0 +1,235 @@
+import { createHash } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import { randomBytes, textBytes } from '../../../packages/core/test/helpers/data.js';
+import { call, closeAll, errorCode, startServer } from './helpers/server.js';
+
+const sha = (b: Uint8Array) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
+
+afterAll(closeAll);
+
+describe('documents over HTTP', () => {
+  it('stores a raw body and serves it back byte for byte, with ETag and length', async () => {
+    const s = await startServer();
+    for (const data of [new Uint8Array(0), textBytes(1, 1000), randomBytes(2, 3 << 20), randomBytes(3, 9 << 20)]) {
+      const put = await call(s.url, 'POST', '/v1/documents', { body: data });
+      expect(put.status).toBe(201);
+      expect(put.json.digest).toBe(sha(data));
+      expect(put.json.size).toBe(data.length);
+      expect(put.headers.location).toBe(`/v1/documents/${sha(data)}`);
+      const get = await call(s.url, 'GET', `/v1/documents/${sha(data)}`);
+      expect(get.status).toBe(200);
+      expect(sha(get.body)).toBe(sha(data));
+      expect(get.headers.etag).toBe(`"${sha(data)}"`);
+      expect(get.headers['content-length']).toBe(String(data.length));
+      const head = await call(s.url, 'HEAD', `/v1/documents/${sha(data)}`);
+      expect(head.status).toBe(200);
+      expect(head.headers['content-length']).toBe(String(data.length));
+      expect(head.body.length).toBe(0);
+    }
+    // Streamed without a length (chunked transfer encoding).
+    const big = randomBytes(4, 12 << 20);
+    async function* pieces() {
+      for (let i = 0; i < big.length; i += 1 << 20) yield big.subarray(i, i + (1 << 20));
+    }
+    const put = await call(s.url, 'POST', '/v1/documents', { body: pieces() });
+    expect(put.json.digest).toBe(sha(big));
+  });
+
+  it('answers If-None-Match with 304 and serves single ranges as 206', async () => {
+    const s = await startServer();
+    const data = randomBytes(5, 200_000);
+    const d = sha(data);
+    await call(s.url, 'POST', '/v1/documents', { body: data });
+    const url = `/v1/documents/${d}`;
+    expect((await call(s.url, 'GET', url, { headers: { 'if-none-match': `"${d}"` } })).status).toBe(304);
+    expect((await call(s.url, 'GET', url, { headers: { 'if-none-match': `"x", W/"${d}"` } })).status).toBe(304);
+    expect((await call(s.url, 'GET', url, { headers: { 'if-none-match': '"other"' } })).status).toBe(200);
+
+    const cases: [string, number, number][] = [
+      ['bytes=0-9', 0, 10],
+      ['bytes=100000-', 100_000, 200_000],
+      ['bytes=-500', 199_500, 200_000],
+      ['bytes=199999-199999', 199_999, 200_000],
+      ['bytes=150000-999999999', 150_000, 200_000], // clamped to the end
+      ['bytes=-999999', 0, 200_000],
+    ];
+    for (const [range, start, end] of cases) {
+      const r = await call(s.url, 'GET', url, { headers: { range } });
+      expect(r.status, range).toBe(206);
+      expect(r.headers['content-range']).toBe(`bytes ${start}-${end - 1}/200000`);
+      expect(Buffer.compare(r.body, Buffer.from(data.subarray(start, end))), range).toBe(0);
+    }
+    for (const range of ['bytes=200000-', 'bytes=300000-300010', 'bytes=-0']) {
+      const r = await call(s.url, 'GET', url, { headers: { range } });
+      expect(r.status, range).toBe(416);
+      expect(r.headers['content-range']).toBe('bytes */200000');
+      expect(errorCode(r)).toBe('RANGE_NOT_SATISFIABLE');
+    }
+    // Ignored (full 200): several ranges, other units, nonsense, a stale If-Range.
+    for (const headers of [{ range: 'bytes=0-1,5-6' }, { range: 'items=0-1' }, { range: 'bytes=9-2' }, { range: 'bytes=0-9', 'if-range': '"sha256:other"' }]) {
+      const r = await call(s.url, 'GET', url, { headers });
+      expect(r.status, JSON.stringify(headers)).toBe(200);
+      expect(r.body.length).toBe(200_000);
+    }
+    expect((await call(s.url, 'GET', url, { headers: { range: 'bytes=0-9', 'if-range': `"${d}"` } })).status).toBe(206);
+  });
+
+  it('a wrong expected digest is DIGEST_MISMATCH and leaves nothing reachable', async () => {
+    const s = await startServer();
+    const data = randomBytes(6, 500_000);
+    const wrong = sha(randomBytes(7, 10));
+    for (const opts of [{ headers: { 'x-kura-sha256': wrong } }, { headers: { 'x-kura-sha256': wrong.slice(7).toUpperCase() } }]) {
+      const r = await call(s.url, 'POST', '/v1/documents?path=a/b.bin&tag=t', { body: data, ...opts });
+      expect(r.status).toBe(400);
+      expect(errorCode(r)).toBe('DIGEST_MISMATCH');
+      expect(r.json.error.found).toBe(sha(data));
+    }
+    expect((await call(s.url, 'GET', `/v1/documents/${sha(data)}`)).status).toBe(404);
+    expect((await call(s.url, 'GET', '/v1/paths/a/b.bin')).status).toBe(404);
+    expect((await call(s.url, 'GET', '/v1/documents')).json.items).toEqual([]);
+    const stats = (await call(s.url, 'GET', '/v1/stats')).json;
+    expect(stats.documents).toBe(0);
+    expect(stats.chunks).toBe(0);
+    const ok = await call(s.url, 'POST', `/v1/documents?digest=${sha(data)}`, { body: data });
+    expect(ok.status).toBe(201);
+    const bad = await call(s.url, 'POST', '/v1/documents', { body: data, headers: { 'x-kura-sha256': 'sha256:nothex' } });
+    expect(errorCode(bad)).toBe('INVALID_INPUT');
+  });
+
+  it('takes metadata from the query, x-kura-* headers and Content-Type', async () => {
+    const s = await startServer();
+    const a = await call(s.url, 'POST', `/v1/documents?path=notes/a.txt&tag=x&tag=y&meta=${encodeURIComponent('{"k":"v"}')}`, {
+      body: 'alpha harbour',
+      headers: { 'content-type': 'text/plain; charset=utf-8' },
+    });
+    expect(a.status).toBe(201);
+    const ia = (await call(s.url, 'GET', `/v1/documents/${a.json.digest}/meta`)).json;
+    expect(ia).toMatchObject({ path: 'notes/a.txt', mediaType: 'text/plain; charset=utf-8', meta: { k: 'v' } });
+    expect(ia.tags.sort()).toEqual(['x', 'y']);
+    const b = await call(s.url, 'POST', '/v1/documents', {
+      body: 'beta',
+      headers: { 'x-kura-path': encodeURIComponent('notes/b ü.txt'), 'x-kura-tags': 'one, t%2Cwo', 'x-kura-meta': '{"owner":"ops"}', 'content-type': 'application/octet-stream' },
+    });
+    const ib = (await call(s.url, 'GET', `/v1/documents/${b.json.digest}/meta`)).json;
+    expect(ib).toMatchObject({ path: 'notes/b ü.txt', mediaType: null, meta: { owner: 'ops' } });
+    expect(ib.tags.sort()).toEqual(['one', 't,wo']);
+    expect((await call(s.url, 'GET', `/v1/documents/${b.json.digest}`)).headers['content-type']).toBe('application/octet-stream');
+    for (const [path, headers] of [
+      ['/v1/documents?meta=%7Bbad', {}],
+      ['/v1/documents?meta=%5B1%5D', {}],
+      ['/v1/documents', { 'x-kura-meta': '{"n":1}' }],
+      ['/v1/documents', { 'x-kura-path': '%E0%A4%A' }],
+      ['/v1/documents?type=notatype', {}],
+      ['/v1/documents?unknown=1', {}],
+    ] as const) {
+      const r = await call(s.url, 'POST', path, { body: 'x', headers });
+      expect(r.status, path + JSON.stringify(headers)).toBe(400);
+      expect(errorCode(r)).toBe('INVALID_INPUT');
+    }
+  });
+
+  it('refuses paths that could escape a tree: .., absolute, backslashes, control characters', async () => {
+    const s = await startServer();
+    const bad = ['../etc/passwd', 'a/../../b', '/etc/passwd', 'a//b', './a', 'a/.', 'a\\..\\b', 'a\u0000b', 'a\nb', ''];
+    for (const p of bad) {
+      const r1 = await call(s.url, 'POST', `/v1/documents?path=${encodeURIComponent(p)}`, { body: 'x' });
+      expect(r1.status, JSON.stringify(p)).toBe(400);
+      expect(errorCode(r1)).toBe('INVALID_INPUT');
+      const r2 = await call(s.url, 'POST', '/v1/documents', { body: 'x', headers: { 'x-kura-path': encodeURIComponent(p) } });
+      expect(r2.status, JSON.stringify(p)).toBe(400);
+    }
+    const d = (await call(s.url, 'POST', '/v1/documents?path=ok.txt', { body: 'x' })).json.digest;
+    const r3 = await call(s.url, 'PATCH', `/v1/documents/${d}/meta`, { json: { path: '../up' } });
+    expect(errorCode(r3)).toBe('INVALID_INPUT');
+    // (Dot segments written literally in a URL are resolved by the client before it is sent.)
+    for (const url of ['/v1/paths/..%2Fetc%2Fpasswd', '/v1/paths/a%2F..%2F..%2Fb', '/v1/versions?path=..%2Fx']) {
+      const r = await call(s.url, 'GET', url);
+      expect(r.status, url).toBe(400);
+    }
+    expect((await call(s.url, 'GET', `/v1/documents/${d}/meta`)).json.path).toBe('ok.txt');
+    expect((await call(s.url, 'GET', '/v1/stats')).json.documents).toBe(1);
+  });
+
+  it('lists with filters and cursor pagination, deletes, and updates metadata', async () => {
+    const s = await startServer();
+    const digests: string[] = [];
+    for (let i = 0; i < 7; i++) {
+      const r = await call(s.url, 'POST', `/v1/documents?path=dir/${i}.txt&tag=${i % 2 ? 'odd' : 'even'}`, { body: `doc ${i}`, headers: { 'content-type': 'text/plain' } });
+      digests.push(r.json.digest);
+    }
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 10; page++) {
+      const r = await call(s.url, 'GET', `/v1/documents?limit=3${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(r.status).toBe(200);
+      seen.push(...r.json.items.map((i: { digest: string }) => i.digest));
+      cursor = r.json.nextCursor;
+      if (!cursor) break;
+    }
+    expect(seen).toEqual(digests);
+    expect((await call(s.url, 'GET', '/v1/documents?tag=odd')).json.items).toHaveLength(3);
+    expect((await call(s.url, 'GET', '/v1/documents?pathPrefix=dir/1')).json.items).toHaveLength(1);
+    expect((await call(s.url, 'GET', '/v1/documents?type=text/plain&limit=1000')).json.items).toHaveLength(7);
+    expect(errorCode(await call(s.url, 'GET', '/v1/documents?limit=0'))).toBe('INVALID_INPUT');
+    expect(errorCode(await call(s.url, 'GET', '/v1/documents?cursor=abc'))).toBe('INVALID_INPUT');
+
+    const patched = await call(s.url, 'PATCH', `/v1/documents/${digests[0]}/meta`, { json: { addTags: ['new'], meta: { a: '1' }, mediaType: 'text/markdown' } });
+    expect(patched.status).toBe(200);
+    expect(patched.json).toMatchObject({ mediaType: 'text/markdown', meta: { a: '1' } });
+    expect(patched.json.tags).toContain('new');
+
+    const batch = await call(s.url, 'POST', '/v1/meta:batch', { json: { updates: digests.map((d, i) => ({ digest: d, meta: { n: String(i) } })) } });
+    expect(batch.json).toEqual({ updated: 7 });
+    // All or none: one unknown digest and nothing changes.
+    const unknown = sha(textBytes(99, 10));
+    const failed = await call(s.url, 'POST', '/v1/meta:batch', { json: { updates: [{ digest: digests[1], meta: { n: 'changed' } }, { digest: unknown, addTags: ['z'] }] } });
+    expect(failed.status).toBe(404);
+    expect((await call(s.url, 'GET', `/v1/documents/${digests[1]}/meta`)).json.meta.n).toBe('1');
+    const tooMany = await call(s.url, 'POST', '/v1/meta:batch', { json: { updates: Array.from({ length: 1001 }, () => ({ digest: digests[0], addTags: ['q'] })) } });
+    expect(errorCode(tooMany)).toBe('INVALID_INPUT');
+    expect(errorCode(await call(s.url, 'POST', '/v1/meta:batch', { json: { updates: [{ digest: 'sha256:zz' }] } }))).toBe('INVALID_INPUT');
+
+    expect((await call(s.url, 'DELETE', `/v1/documents/${digests[2]}`)).status).toBe(204);
+    expect(errorCode(await call(s.url, 'DELETE', `/v1/documents/${digests[2]}`))).toBe('NOT_FOUND');
+    expect(errorCode(await call(s.url, 'GET', `/v1/documents/${digests[2]}`))).toBe('NOT_FOUND');
+    expect((await call(s.url, 'GET', '/v1/stats')).json.documents).toBe(6);
+  });
+
+  it('serves paths by latest version, ?version= and ?at=, and lists versions', async () => {
+    const s = await startServer();
+    const v1 = await call(s.url, 'POST', '/v1/documents?path=my@file/x.txt', { body: 'one' });
+    await new Promise((r) => setTimeout(r, 5));
+    const between = new Date().toISOString();
+    await new Promise((r) => setTimeout(r, 5));
+    const v2 = await call(s.url, 'POST', '/v1/documents?path=my@file/x.txt', { body: 'two' });
+    const latest = await call(s.url, 'GET', '/v1/paths/my@file/x.txt');
+    expect(latest.body.toString()).toBe('two');
+    expect(latest.headers['x-kura-version']).toBe('2');
+    expect(latest.headers['content-location']).toBe(`/v1/documents/${v2.json.digest}`);
+    expect((await call(s.url, 'GET', '/v1/paths/my@file/x.txt?version=1')).body.toString()).toBe('one');
+    expect((await call(s.url, 'GET', `/v1/paths/my@file/x.txt?at=${encodeURIComponent(between)}`)).body.toString()).toBe('one');
+    expect((await call(s.url, 'HEAD', '/v1/paths/my@file/x.txt')).headers['content-length']).toBe('3');
+    expect(errorCode(await call(s.url, 'GET', '/v1/paths/my@file/x.txt?version=3'))).toBe('NOT_FOUND');
+    expect(errorCode(await call(s.url, 'GET', '/v1/paths/my@file/x.txt?version=0'))).toBe('INVALID_INPUT');
+    expect(errorCode(await call(s.url, 'GET', '/v1/paths/my@file/x.txt?version=1&at=2020-01-01T00:00:00Z'))).toBe('INVALID_INPUT');
+    expect(errorCode(await call(s.url, 'GET', '/v1/paths/nothing'))).toBe('NOT_FOUND');
+    const versions = (await call(s.url, 'GET', `/v1/versions?path=${encodeURIComponent('my@file/x.txt')}`)).json.versions;
+    expect(versions.map((v: { digest: string }) => v.digest)).toEqual([v1.json.digest, v2.json.digest]);
+  });
+
+  it('searches with snippets; a malformed query is INVALID_QUERY', async () => {
+    const s = await startServer();
+    await call(s.url, 'POST', '/v1/documents?path=a.txt&tag=sea', { body: 'the harbour at dawn', headers: { 'content-type': 'text/plain' } });
+    await call(s.url, 'POST', '/v1/documents?path=b.txt', { body: 'mountains and rivers', headers: { 'content-type': 'text/plain' } });
+    const r = await call(s.url, 'GET', '/v1/search?q=harbour');
+    expect(r.status).toBe(200);
+    expect(r.json.hits).toHaveLength(1);
+    expect(r.json.hits[0]).toMatchObject({ path: 'a.txt' });
+    expect(r.json.hits[0].snippet).toContain('<mark>harbour</mark>');
+    expect((await call(s.url, 'GET', '/v1/search?q=harbour&tag=none')).json.hits).toHaveLength(0);
+    expect((await call(s.url, 'GET', '/v1/search?q=rivers&type=text/plain')).json.hits).toHaveLength(1);
+    expect(errorCode(await call(s.url, 'GET', '/v1/search?q=harbour%20AND%20('))).toBe('INVALID_QUERY');
+    expect(errorCode(await call(s.url, 'GET', '/v1/search'))).toBe('INVALID_INPUT');
+    expect(errorCode(await call(s.url, 'GET', '/v1/search?q=x&limit=abc'))).toBe('INVALID_INPUT');
+  });
+});

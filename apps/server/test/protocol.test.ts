@@ -1,0 +1,295 @@
+import { createHash } from 'node:crypto';
+import { blake3, chunk } from '@kura/core';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { randomBytes, textBytes } from '../../../packages/core/test/helpers/data.js';
+import { call, closeAll, errorCode, startServer } from './helpers/server.js';
+
+const sha = (b: Uint8Array) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
+const READ = 'reader-token-0123456789';
+const WRITE = 'writer-token-0123456789';
+const ADMIN = 'admin-token-01234567890';
+const tokens = [
+  { token: READ, scopes: ['read' as const], name: 'reader' },
+  { token: WRITE, scopes: ['read' as const, 'write' as const], name: 'writer' },
+  { token: ADMIN, scopes: ['admin' as const], name: 'admin' },
+];
+
+afterAll(closeAll);
+
+describe('auth', () => {
+  it('401 without or with a wrong token, 403 without the scope, admin includes all', async () => {
+    const s = await startServer({ noAuth: false, tokens });
+    const none = await call(s.url, 'GET', '/v1/stats');
+    expect(none.status).toBe(401);
+    expect(errorCode(none)).toBe('UNAUTHORIZED');
+    expect(none.headers['www-authenticate']).toMatch(/^Bearer /);
+    expect(errorCode(await call(s.url, 'GET', '/v1/stats', { token: 'wrong-token-0123456789' }))).toBe('UNAUTHORIZED');
+    expect(errorCode(await call(s.url, 'GET', '/v1/stats', { headers: { authorization: `Basic ${READ}` } }))).toBe('UNAUTHORIZED');
+    expect(errorCode(await call(s.url, 'GET', '/v1/stats', { token: READ.slice(0, -1) }))).toBe('UNAUTHORIZED');
+    expect((await call(s.url, 'GET', '/v1/stats', { token: READ })).status).toBe(200);
+    const denied = await call(s.url, 'POST', '/v1/documents', { body: 'x', token: READ });
+    expect(denied.status).toBe(403);
+    expect(errorCode(denied)).toBe('FORBIDDEN');
+    expect((await call(s.url, 'GET', '/v1/stats')).status).toBe(401);
+    const put = await call(s.url, 'POST', '/v1/documents', { body: 'x', token: WRITE });
+    expect(put.status).toBe(201);
+    expect(errorCode(await call(s.url, 'POST', '/v1/gc', { token: WRITE }))).toBe('FORBIDDEN');
+    expect(errorCode(await call(s.url, 'POST', '/v1/verify', { token: READ }))).toBe('FORBIDDEN');
+    expect((await call(s.url, 'POST', '/v1/gc', { token: ADMIN })).status).toBe(200);
+    expect((await call(s.url, 'POST', '/v1/verify', { token: ADMIN })).json.ok).toBe(true);
+    expect((await call(s.url, 'POST', '/v1/documents', { body: 'y', token: ADMIN })).status).toBe(201);
+    // Open: health, API docs.
+    expect((await call(s.url, 'GET', '/healthz')).json).toEqual({ status: 'ok' });
+    expect((await call(s.url, 'GET', '/docs/json')).status).toBe(200);
+    // Nothing was written by the refused requests.
+    expect((await call(s.url, 'GET', '/v1/stats', { token: READ })).json.documents).toBe(2);
+    // The metrics need a token too.
+    expect((await call(s.url, 'GET', '/metrics')).status).toBe(401);
+  });
+});
+
+describe('errors and limits', () => {
+  it('bad input is a 4xx JSON error with a catalog code, never a 500 or a stack', async () => {
+    const s = await startServer({ maxDocumentSize: 100_000, maxJsonBody: 10_000 });
+    const cases: [string, string, Parameters<typeof call>[3], number, string][] = [
+      ['POST', '/v1/chunks:missing', { body: '{"keys": [', headers: { 'content-type': 'application/json' } }, 400, 'INVALID_INPUT'],
+      ['POST', '/v1/chunks:missing', { json: { keys: 'abc' } }, 400, 'INVALID_INPUT'],
+      ['POST', '/v1/chunks:missing', { json: { keys: ['xyz'] } }, 400, 'INVALID_INPUT'],
+      ['POST', '/v1/chunks:missing', { json: { keys: [], extra: 1 } }, 400, 'INVALID_INPUT'],
+      ['POST', '/v1/chunks:missing', { body: 'keys=a', headers: { 'content-type': 'application/x-www-form-urlencoded' } }, 415, 'UNSUPPORTED_MEDIA_TYPE'],
+      ['POST', '/v1/chunks:missing', { json: { keys: Array(2000).fill('0'.repeat(64)) } }, 413, 'PAYLOAD_TOO_LARGE'],
+      ['POST', '/v1/documents:commit', { json: { chunks: [1, 2] } }, 400, 'INVALID_INPUT'],
+      ['POST', '/v1/documents:commit', { json: { chunks: [], digest: 'nope' } }, 400, 'INVALID_INPUT'],
+      ['PATCH', `/v1/documents/${sha(new Uint8Array(1))}/meta`, { json: { tags: 'x' } }, 400, 'INVALID_INPUT'],
+      ['PATCH', `/v1/documents/${sha(new Uint8Array(1))}/meta`, { json: { addTags: ['x'] } }, 404, 'NOT_FOUND'],
+      ['GET', '/v1/documents/sha256:ABC', {}, 400, 'INVALID_INPUT'],
+      ['GET', `/v1/documents/${sha(new Uint8Array(1)).toUpperCase()}`, {}, 400, 'INVALID_INPUT'],
+      ['GET', `/v1/documents/${sha(new Uint8Array(1))}`, {}, 404, 'NOT_FOUND'],
+      ['GET', `/v1/documents/${'x'.repeat(5000)}`, {}, 400, 'INVALID_INPUT'],
+      ['GET', '/v1/nothing', {}, 404, 'NOT_FOUND'],
+      ['PUT', '/v1/documents', {}, 404, 'NOT_FOUND'],
+      ['POST', '/v1/documents', { body: randomBytes(1, 100_001) }, 413, 'PAYLOAD_TOO_LARGE'],
+      ['PUT', `/v1/chunks/${'0'.repeat(64)}`, { body: randomBytes(1, 10) }, 400, 'DIGEST_MISMATCH'],
+      ['PUT', '/v1/chunks/short', { body: randomBytes(1, 10) }, 400, 'INVALID_INPUT'],
+      ['GET', '/v1/uploads/nope', {}, 404, 'NOT_FOUND'],
+      ['PATCH', '/v1/uploads/0123456789abcdef0123456789abcdef', { body: 'x' }, 404, 'NOT_FOUND'],
+    ];
+    for (const [method, path, opts, status, code] of cases) {
+      const r = await call(s.url, method, path, opts);
+      expect(r.status, `${method} ${path.slice(0, 80)}`).toBe(status);
+      expect(errorCode(r), `${method} ${path.slice(0, 80)}`).toBe(code);
+    }
+    // An oversize body without a declared length fails as it streams, storing nothing.
+    async function* stream() {
+      for (let i = 0; i < 20; i++) yield randomBytes(i, 10_000);
+    }
+    const r = await call(s.url, 'POST', '/v1/documents', { body: stream() });
+    expect(r.status).toBe(413);
+    expect((await call(s.url, 'GET', '/v1/stats')).json.documents).toBe(0);
+  });
+
+  it('never answers 5xx to arbitrary paths, queries, headers and JSON bodies', async () => {
+    const s = await startServer();
+    const routes = ['/v1/documents', '/v1/search', '/v1/paths/', '/v1/versions', '/v1/chunks:missing', '/v1/documents:commit', '/v1/meta:batch', '/v1/uploads/', '/v1/chunks/'];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'),
+        fc.constantFrom(...routes),
+        fc.string({ maxLength: 80 }),
+        fc.string({ maxLength: 60 }),
+        fc.oneof(fc.json(), fc.string({ maxLength: 200 })),
+        async (method, route, tail, query, body) => {
+          const path = `${route}${encodeURIComponent(tail)}?${encodeURIComponent(query)}=${encodeURIComponent(tail)}`;
+          const r = await call(s.url, method, path, { body, headers: { 'content-type': 'application/json', range: query } });
+          expect(r.status, `${method} ${path}`).toBeLessThan(500);
+          if (r.status >= 400 && method !== 'HEAD') errorCode(r);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('rate-limits per client with 429 and Retry-After', async () => {
+    const s = await startServer({ rateLimit: 5 });
+    for (let i = 0; i < 5; i++) expect((await call(s.url, 'GET', '/v1/stats')).status).toBe(200);
+    const r = await call(s.url, 'GET', '/v1/stats');
+    expect(r.status).toBe(429);
+    expect(errorCode(r)).toBe('RATE_LIMITED');
+    expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
+    expect((await call(s.url, 'GET', '/healthz')).status).toBe(200); // health is never limited
+  });
+
+  it('keeps a sane client request id, replaces others, and puts it in every response', async () => {
+    const s = await startServer();
+    const r = await call(s.url, 'GET', '/v1/stats', { headers: { 'x-request-id': 'job-42.step:7' } });
+    expect(r.headers['x-request-id']).toBe('job-42.step:7');
+    const bad = await call(s.url, 'GET', '/v1/nothing', { headers: { 'x-request-id': 'has spaces and <html>' } });
+    expect(bad.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(bad.json.error.requestId).toBe(bad.headers['x-request-id']);
+  });
+});
+
+describe('chunk-level sync', () => {
+  it('a client that chunks locally sends only new chunks; the server re-hashes everything', async () => {
+    const s = await startServer();
+    const cfg = (await call(s.url, 'GET', '/v1/config')).json;
+    expect(cfg.chunking).toMatchObject({ avg: 16384, min: 4096, max: 65536, seed: '0' });
+    const params = { avg: cfg.chunking.avg, seed: BigInt(cfg.chunking.seed) };
+
+    let uploads = 0;
+    const sync = async (data: Uint8Array, path: string) => {
+      const chunks = chunk(data, params).map((c) => data.subarray(c.offset, c.offset + c.length));
+      const keys = chunks.map((c) => blake3(c));
+      const { missing } = (await call(s.url, 'POST', '/v1/chunks:missing', { json: { keys } })).json;
+      for (const key of missing as string[]) {
+        const r = await call(s.url, 'PUT', `/v1/chunks/${key}`, { body: chunks[keys.indexOf(key)]! });
+        expect(r.status).toBe(201);
+        uploads++;
+      }
+      const commit = await call(s.url, 'POST', '/v1/documents:commit', { json: { chunks: keys, digest: sha(data), path } });
+      expect(commit.status).toBe(201);
+      return { commit: commit.json, missing: missing as string[], chunks: keys.length };
+    };
+
+    const v1 = new Uint8Array(2_000_000);
+    v1.set(textBytes(1, 1_000_000));
+    v1.set(randomBytes(2, 1_000_000), 1_000_000);
+    const first = await sync(v1, 'big.bin');
+    expect(first.missing.length).toBe(new Set(first.missing).size);
+    expect(uploads).toBe(first.missing.length);
+
+    const v2 = new Uint8Array(v1);
+    v2.set(textBytes(3, 2000), 1_400_000); // one changed region
+    uploads = 0;
+    const second = await sync(v2, 'big.bin');
+    expect(second.chunks).toBeGreaterThan(50);
+    expect(uploads).toBeGreaterThan(0);
+    expect(uploads).toBeLessThanOrEqual(3);
+    const got = await call(s.url, 'GET', '/v1/paths/big.bin');
+    expect(sha(got.body)).toBe(sha(v2));
+    expect(got.headers['x-kura-version']).toBe('2');
+
+    // Uploading a chunk the store has is a 200, not a new copy.
+    const known = chunk(v1, params)[0]!;
+    const again = await call(s.url, 'PUT', `/v1/chunks/${blake3(v1.subarray(0, known.length))}`, { body: v1.subarray(0, known.length) });
+    expect(again.status).toBe(200);
+    expect(again.json.stored).toBe(false);
+  });
+
+  it('refuses a wrong key, an oversize chunk, absent chunks and a wrong digest, storing nothing', async () => {
+    const s = await startServer();
+    const a = randomBytes(10, 5000);
+    const b = randomBytes(11, 5000);
+    const wrongKey = await call(s.url, 'PUT', `/v1/chunks/${blake3(b)}`, { body: a });
+    expect(errorCode(wrongKey)).toBe('DIGEST_MISMATCH');
+    expect(wrongKey.json.error.found).toBe(blake3(a));
+    const huge = randomBytes(12, 65_537);
+    expect((await call(s.url, 'PUT', `/v1/chunks/${blake3(huge)}`, { body: huge })).status).toBe(413);
+    expect((await call(s.url, 'PUT', `/v1/chunks/${blake3(a)}`, { body: a })).status).toBe(201);
+    const missing = await call(s.url, 'POST', '/v1/documents:commit', { json: { chunks: [blake3(a), blake3(b)] } });
+    expect(missing.status).toBe(409);
+    expect(errorCode(missing)).toBe('MISSING_CHUNKS');
+    expect(missing.json.error.missing).toEqual([blake3(b)]);
+    const mismatch = await call(s.url, 'POST', '/v1/documents:commit', { json: { chunks: [blake3(a)], digest: sha(b), path: 'p' } });
+    expect(errorCode(mismatch)).toBe('DIGEST_MISMATCH');
+    expect((await call(s.url, 'GET', '/v1/stats')).json.documents).toBe(0);
+    expect((await call(s.url, 'GET', '/v1/paths/p')).status).toBe(404);
+    const tooMany = await call(s.url, 'POST', '/v1/chunks:missing', { json: { keys: Array(10_001).fill(blake3(a)) } });
+    expect(tooMany.status).toBe(400);
+  });
+});
+
+describe('observability', () => {
+  it('/metrics counts requests by route and status, bytes, and the store size', async () => {
+    const s = await startServer();
+    const data = randomBytes(20, 100_000);
+    const d = (await call(s.url, 'POST', '/v1/documents', { body: data })).json.digest;
+    await call(s.url, 'GET', `/v1/documents/${d}`);
+    await call(s.url, 'GET', `/v1/documents/${sha(new Uint8Array(2))}`);
+    const text = (await call(s.url, 'GET', '/metrics')).body.toString();
+    expect(text).toMatch(/kura_http_requests_total\{method="POST",route="\/v1\/documents",status="201"\} 1/);
+    expect(text).toMatch(/kura_http_requests_total\{method="GET",route="\/v1\/documents\/:digest",status="404"\} 1/);
+    expect(text).toMatch(/kura_http_request_duration_seconds_bucket\{le="\+Inf",method="GET",route="\/v1\/documents\/:digest"\} 2/);
+    expect(text).toMatch(/kura_store_documents 1\n/);
+    const bytesIn = Number(/kura_http_request_body_bytes_total (\d+)/.exec(text)![1]);
+    const bytesOut = Number(/kura_http_response_body_bytes_total (\d+)/.exec(text)![1]);
+    expect(bytesIn).toBe(100_000);
+    expect(bytesOut).toBeGreaterThanOrEqual(100_000);
+    expect(text).toMatch(/kura_store_dedup_ratio 1\n/);
+  });
+
+  it('publishes an OpenAPI document naming every endpoint, and its UI at /docs', async () => {
+    const s = await startServer();
+    const doc = (await call(s.url, 'GET', '/docs/json')).json;
+    expect(doc.openapi).toMatch(/^3\./);
+    const paths = Object.keys(doc.paths);
+    for (const p of [
+      '/v1/documents',
+      '/v1/documents/{digest}',
+      '/v1/documents/{digest}/meta',
+      '/v1/meta:batch',
+      '/v1/paths/{*}',
+      '/v1/versions',
+      '/v1/search',
+      '/v1/chunks:missing',
+      '/v1/chunks/{key}',
+      '/v1/documents:commit',
+      '/v1/uploads',
+      '/v1/uploads/{id}',
+      '/v1/stats',
+      '/v1/config',
+      '/v1/gc',
+      '/v1/verify',
+    ]) {
+      expect(paths, p).toContain(p);
+    }
+    expect(doc.paths['/v1/documents'].post.responses['201']).toBeDefined();
+    const ui = await call(s.url, 'GET', '/docs');
+    expect([200, 302]).toContain(ui.status);
+  });
+});
+
+describe('concurrency', () => {
+  it('64 clients doing mixed put/get/search/meta for a bounded time: 0 failures', { timeout: 60_000 }, async () => {
+    const s = await startServer();
+    const until = Date.now() + 4000;
+    const failures: string[] = [];
+    let ops = 0;
+    const client = async (id: number) => {
+      const mine: { digest: string; data: Uint8Array }[] = [];
+      for (let i = 0; Date.now() < until; i++) {
+        const kind = mine.length === 0 ? 0 : i % 4;
+        try {
+          if (kind === 0) {
+            const data = i % 5 === 0 ? randomBytes(id * 1000 + i, 100_000) : textBytes(id * 1000 + i, 1000);
+            const r = await call(s.url, 'POST', `/v1/documents?path=c${id}/${i}.txt&tag=c${id}`, { body: data, headers: { 'content-type': 'text/plain' } });
+            if (r.status !== 201 || r.json.digest !== sha(data)) failures.push(`put ${r.status}`);
+            else mine.push({ digest: r.json.digest, data });
+          } else if (kind === 1) {
+            const m = mine[i % mine.length]!;
+            const r = await call(s.url, 'GET', `/v1/documents/${m.digest}`);
+            if (r.status !== 200 || Buffer.compare(r.body, Buffer.from(m.data)) !== 0) failures.push(`get ${r.status}`);
+          } else if (kind === 2) {
+            const r = await call(s.url, 'GET', `/v1/search?q=${encodeURIComponent(`c${id}`)}&limit=5`);
+            if (r.status !== 200) failures.push(`search ${r.status}`);
+          } else {
+            const m = mine[i % mine.length]!;
+            const r = await call(s.url, 'PATCH', `/v1/documents/${m.digest}/meta`, { json: { meta: { round: String(i) } } });
+            if (r.status !== 200 || r.json.meta.round !== String(i)) failures.push(`meta ${r.status}`);
+          }
+          ops++;
+        } catch (e) {
+          failures.push(String(e));
+        }
+      }
+      return mine;
+    };
+    const all = (await Promise.all(Array.from({ length: 64 }, (_, i) => client(i)))).flat();
+    expect(failures).toEqual([]);
+    expect(ops).toBeGreaterThan(64 * 3);
+    const stats = (await call(s.url, 'GET', '/v1/stats')).json;
+    expect(stats.documents).toBe(new Set(all.map((m) => m.digest)).size);
+    expect((await call(s.url, 'POST', '/v1/verify')).json.ok).toBe(true);
+  });
+});

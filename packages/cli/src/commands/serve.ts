@@ -1,0 +1,56 @@
+/**
+ * `kura serve [--host H] [--port N] [--no-auth]`: the HTTP API (apps/server) with this
+ * store embedded. Settings come from KURA_* variables (docs/HTTP.md), flags override them;
+ * the store is the global one (--store, $KURA_STORE, ./.kura), created when absent. Runs until
+ * SIGTERM or Ctrl-C, then finishes requests in flight and closes the store.
+ */
+import type { Command } from 'commander';
+import { wholeNumber } from '../args.js';
+import { usage } from '../exit.js';
+import { storeDir } from '../store.js';
+
+interface ServeOptions {
+  host?: string;
+  port?: string;
+  auth: boolean;
+  logLevel?: string;
+  maxDocumentSize?: string;
+  rateLimit?: string;
+}
+
+export function register(program: Command): void {
+  program
+    .command('serve')
+    .description('run the HTTP API on this store (created if absent); tokens from $KURA_TOKENS')
+    .option('--host <host>', 'address to listen on (default: $KURA_HOST, else 127.0.0.1)')
+    .option('--port <n>', 'port (default: $KURA_PORT, else 8787; 0 picks a free one)')
+    .option('--no-auth', 'serve without authentication (local use only; the log says so)')
+    .option('--log-level <level>', 'fatal, error, warn, info (default), debug, trace or silent')
+    .option('--max-document-size <bytes>', 'largest document accepted (default 64 GiB)')
+    .option('--rate-limit <n>', 'requests per client per minute (0: no limit; default 50000)')
+    .addHelpText('after', '\nWithout tokens or --no-auth, an admin token is generated for the run and printed.')
+    .action(async (opts: ServeOptions, cmd: Command) => {
+      // Loaded here so that the other verbs never load fastify.
+      const { ConfigError, configFromEnv, serve } = await import('@kura/server');
+      let input: ReturnType<typeof configFromEnv>;
+      try {
+        input = configFromEnv();
+      } catch (e) {
+        throw usage(e instanceof Error ? e.message : String(e));
+      }
+      input.store = storeDir(cmd);
+      if (opts.host !== undefined) input.host = opts.host;
+      if (opts.port !== undefined) input.port = wholeNumber(opts.port, '--port');
+      if (!opts.auth) input.noAuth = true;
+      if (opts.logLevel !== undefined) input.logLevel = opts.logLevel as never;
+      if (opts.maxDocumentSize !== undefined) input.maxDocumentSize = wholeNumber(opts.maxDocumentSize, '--max-document-size');
+      if (opts.rateLimit !== undefined) input.rateLimit = wholeNumber(opts.rateLimit, '--rate-limit');
+      try {
+        await serve(input);
+      } catch (e) {
+        if (e instanceof ConfigError) throw usage(`invalid setting ${e.message}`);
+        throw e;
+      }
+      await new Promise<never>(() => undefined); // serve() exits the process on SIGTERM/SIGINT
+    });
+}
