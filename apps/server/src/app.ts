@@ -53,13 +53,21 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
     },
     routerOptions: { maxParamLength: 8192 },
     bodyLimit: config.maxJsonBody,
-    return503OnClosing: true,
+    // While draining, fastify would answer requests that still reach it (on connections kept
+    // open, pipelined) with a 503 in its own body shape; the hook below answers UNAVAILABLE
+    // in the API's error shape instead (fastify still adds Connection: close).
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    if (closing) throw new HttpError('UNAVAILABLE', 'the server is shutting down; retry shortly', {}, { 'retry-after': '1' });
   });
 
   await app.register(errors);

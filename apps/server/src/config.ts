@@ -32,7 +32,7 @@ export const ServerConfig = z
     /** JSON bodies (all but the manifest commit, which may name up to 1,000,000 chunks). */
     maxJsonBody: size.default(1 << 20),
     /** Requests per client (token, or address without one) per `rateWindowMs`; 0 turns the limit off. */
-    rateLimit: z.number().int().min(0).default(50_000),
+    rateLimit: z.number().int().min(0).default(600_000),
     rateWindowMs: size.default(60_000),
     /** Resumable uploads untouched this long are deleted. */
     uploadTtlMs: size.default(24 * 60 * 60 * 1000),

@@ -1,6 +1,6 @@
 /** @kura/store, platform-neutral part: the store logic and its backend contracts. */
 export { Store as StoreCore, FORMAT_NAME, FORMAT_VERSION } from './store.js';
-export type { StoreBackends, StoreStats, StoreConfig, ListResult, PutInput, VersionInfo } from './store.js';
+export type { StoreBackends, StoreStats, StoreConfig, ListResult, PutInput, VersionInfo, DocumentHead, DocumentReader } from './store.js';
 export { InvalidQueryError, type SearchHit, type SearchQuery } from './search.js';
 export type { PutResult, ChunkStream } from './put.js';
 export { MAX_SYNC_KEYS, DEFAULT_HOLD_MS, type ChunkPutResult } from './sync.js';

@@ -2,8 +2,13 @@
  * Search snippets, in linear time. FTS5's snippet() scores every window around every match and
  * is quadratic in matches per column (one document repeating a word 200,000 times took minutes
  * here), so snippets are made here: the first token that matches a query term, with a few
- * words of context, matched tokens between <mark> and </mark>.
+ * words of context, matched tokens between <mark> and </mark>. A snippet is an HTML fragment:
+ * the document's text in it is escaped, so it can be rendered as it is (and `<mark>` in a
+ * document can never pass for a match).
  */
+
+const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ENTITIES[c]!);
 
 /** Bytes of a body looked at for a snippet; matching itself covers all indexed text. */
 export const SNIPPET_SOURCE_MAX = 64 * 1024;
@@ -43,12 +48,12 @@ export function makeSnippet(fields: (string | null)[], terms: { word: string; pr
     let at = tokens[from]!.index!;
     for (let i = from; i <= to; i++) {
       const t = tokens[i]!;
-      out += text.slice(at, t.index!);
-      out += matches(t[0], terms) ? `<mark>${t[0]}</mark>` : t[0];
+      out += escapeHtml(text.slice(at, t.index!));
+      out += matches(t[0], terms) ? `<mark>${t[0]}</mark>` : t[0]; // tokens are letters and digits
       at = t.index! + t[0].length;
     }
-    return to < tokens.length - 1 ? `${out}…` : out + text.slice(at);
+    return to < tokens.length - 1 ? `${out}…` : out + escapeHtml(text.slice(at));
   }
   const first = fields.find((f) => f) ?? '';
-  return first.length > 120 ? `${first.slice(0, 120)}…` : first;
+  return first.length > 120 ? `${escapeHtml(first.slice(0, 120))}…` : escapeHtml(first);
 }

@@ -76,6 +76,22 @@ export interface StoreConfig {
 
 export type PutInput = ByteSource | string;
 
+export interface DocumentHead {
+  digest: Digest;
+  size: number;
+  path: string | null;
+  mediaType: string | null;
+}
+
+export interface DocumentReader extends DocumentHead {
+  /** The whole document, checked against its digest before it is returned. */
+  bytes(): Promise<Uint8Array>;
+  /** Byte pieces, each chunk checked against its key; ends with CORRUPT_DATA on damage. */
+  stream(): AsyncIterable<Uint8Array>;
+  /** Bytes [start, end), reading only the chunks that hold them. */
+  range(start: number, end: number): AsyncIterable<Uint8Array>;
+}
+
 export interface VersionInfo {
   path: string;
   version: number;
@@ -404,6 +420,24 @@ export class Store {
   async stat(digest: string): Promise<DocumentInfo> {
     this.#open();
     return toInfo(this.#st, requireDoc(this.#st, digest));
+  }
+
+  /**
+   * One lookup for a read that needs the size or type before the bytes (an HTTP GET): the
+   * head, and readers bound to the row found. A delete after the lookup does not stop the
+   * reads until GC reclaims the chunks; then they fail with CORRUPT_DATA (missing-chunk).
+   */
+  async document(digest: string): Promise<DocumentReader> {
+    this.#open();
+    const row = requireDoc(this.#st, digest);
+    const reader = this.#reader;
+    const head: DocumentHead = { digest: formatDigest(row.digest), size: row.size, path: row.path, mediaType: row.media_type };
+    return {
+      ...head,
+      bytes: () => reader.bytes(row),
+      stream: () => reader.document(row),
+      range: (start, end) => reader.range(row, start, end),
+    };
   }
 
   /** The document as a stream of byte pieces; ends with CORRUPT_DATA if anything is damaged. */

@@ -45,6 +45,15 @@ describe('search', () => {
     expect(makeSnippet(['no match here'], queryTerms('zzz'))).toBe('no match here');
   });
 
+  it('snippets are HTML fragments: document text is escaped, only the marks are markup', async () => {
+    const { makeSnippet, queryTerms } = await import('../src/snippet.js');
+    const body = '<script>alert("x")</script> & <mark>fake</mark> harbour \'q\'';
+    expect(makeSnippet([body], queryTerms('harbour'))).toBe(
+      '…alert(&quot;x&quot;)&lt;/script&gt; &amp; &lt;mark&gt;fake&lt;/mark&gt; <mark>harbour</mark> &#39;q&#39;',
+    );
+    expect(makeSnippet(['<b>', null], queryTerms('zzz'))).toBe('&lt;b&gt;');
+  });
+
   // Also the guard against FTS5's snippet(), quadratic in matches: 220,000 hits in one
   // document took minutes there; a 60 s test timeout catches a return to it.
   it('indexes only the first 1 MiB of a large text', async () => {

@@ -1,7 +1,7 @@
 /**
  * Sends a stored document: ETag (= digest), If-None-Match -> 304, one Range -> 206 with
- * Content-Range, unsatisfiable -> 416, HEAD without reading a byte. Bodies stream from the
- * store chunk by chunk, each chunk checked against its key before it leaves; damage found
+ * Content-Range, unsatisfiable -> 416, HEAD without reading a byte. Large bodies stream from
+ * the store chunk by chunk, each chunk checked against its key before it leaves; damage found
  * mid-stream cuts the connection, so a client never takes a short body for the document.
  */
 import { Readable } from 'node:stream';
@@ -9,6 +9,9 @@ import type { Store } from '@kura/store';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../errors.js';
 import { etagOf } from './digest.js';
+
+/** Documents up to this size are read whole and sent in one write; larger ones stream. */
+export const BUFFER_MAX = 1 << 20;
 import { etagMatches, parseRange } from './range.js';
 
 declare module 'fastify' {
@@ -31,7 +34,7 @@ function counted(reply: FastifyReply, source: AsyncIterable<Uint8Array>): Readab
 }
 
 export async function sendDocument(request: FastifyRequest, reply: FastifyReply, store: Store, digest: string, headers: Record<string, string> = {}): Promise<FastifyReply> {
-  const info = await store.stat(digest);
+  const info = await store.document(digest);
   const etag = etagOf(info.digest);
   reply.headers({
     etag,
@@ -50,8 +53,16 @@ export async function sendDocument(request: FastifyRequest, reply: FastifyReply,
   const head = request.method === 'HEAD';
   if (range.kind === 'partial') {
     reply.code(206).header('content-range', `bytes ${range.start}-${range.end - 1}/${info.size}`).header('content-length', range.end - range.start);
-    return head ? reply.send() : reply.send(counted(reply, store.getRangeStream(info.digest, range.start, range.end)));
+    return head ? reply.send() : reply.send(counted(reply, info.range(range.start, range.end)));
   }
   reply.header('content-length', info.size);
-  return head ? reply.send() : reply.send(counted(reply, store.get(info.digest)));
+  if (head) return reply.send();
+  if (info.size <= BUFFER_MAX) {
+    // Small: one buffer, checked against the digest as a whole before any byte leaves, sent
+    // in one write. Large: streamed, each chunk checked against its key.
+    const bytes = await info.bytes();
+    reply.bytesOut += bytes.length;
+    return reply.send(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length));
+  }
+  return reply.send(counted(reply, info.stream()));
 }

@@ -44,9 +44,14 @@ export function register(program: Command): void {
             await writeJson(h);
             continue;
           }
-          const snippet = h.snippet.replace(/\s+/g, ' ').replace(/<mark>(.*?)<\/mark>/g, tty ? '\x1b[1m$1\x1b[0m' : '[$1]');
+          const snippet = unescapeHtml(h.snippet.replace(/\s+/g, ' ').replace(/<mark>(.*?)<\/mark>/g, tty ? '\x1b[1m$1\x1b[0m' : '[$1]'));
           await write(`${h.digest}  ${h.path ?? '-'}\n    ${snippet}\n`);
         }
       });
     });
+}
+
+/** Snippets are HTML fragments (text escaped); the terminal wants the text back. */
+function unescapeHtml(s: string): string {
+  return s.replace(/&(amp|lt|gt|quot|#39);/g, (_, e: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[e]!);
 }

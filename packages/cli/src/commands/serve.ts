@@ -27,7 +27,7 @@ export function register(program: Command): void {
     .option('--no-auth', 'serve without authentication (local use only; the log says so)')
     .option('--log-level <level>', 'fatal, error, warn, info (default), debug, trace or silent')
     .option('--max-document-size <bytes>', 'largest document accepted (default 64 GiB)')
-    .option('--rate-limit <n>', 'requests per client per minute (0: no limit; default 50000)')
+    .option('--rate-limit <n>', 'requests per client per minute (0: no limit; default 600000)')
     .addHelpText('after', '\nWithout tokens or --no-auth, an admin token is generated for the run and printed.')
     .action(async (opts: ServeOptions, cmd: Command) => {
       // Loaded here so that the other verbs never load fastify.

@@ -1,0 +1,177 @@
+/**
+ * The `http` suite: the Kura server in its own process (as deployed: `kura-server`, no auth,
+ * warn-level logs, default rate limit) and closed-loop undici clients on loopback, mirroring the
+ * YAMS multi-client tables: 1, 4, 16 and 64 clients ingesting 1 KB and 100 KB documents,
+ * a mixed read/write load, GETs of 1 KB and 1 MB documents, and the server's peak RSS.
+ * Every figure counts failures (non-2xx or a transport error); a figure's latencies include
+ * time queued behind other clients. Bounded in count per figure, so the suite ends in minutes.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Pool } from 'undici';
+import { randomBytes, textLike } from '../lib/data.mjs';
+import { closedLoop } from '../lib/loop.mjs';
+import { find, target } from '../lib/report.mjs';
+
+const MAIN = fileURLToPath(new URL('../../apps/server/dist/main.js', import.meta.url));
+const log = (msg) => process.stderr.write(`[http] ${msg}\n`);
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+function rssOf(pid) {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : 0;
+}
+
+async function startServer(dir) {
+  const port = await freePort();
+  const child = spawn(process.execPath, [MAIN], {
+    env: { ...process.env, KURA_STORE: dir, KURA_PORT: String(port), KURA_NO_AUTH: '1', KURA_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 200; i++) {
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) return { child, url };
+    } catch {
+      /* not listening yet */
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  child.kill('SIGKILL');
+  throw new Error('the server did not start');
+}
+
+export async function run({ full = false } = {}) {
+  const root = mkdtempSync(join(tmpdir(), 'kura-bench-http-'));
+  const { child, url } = await startServer(join(root, 'store'));
+  let peakRss = 0;
+  const sampler = setInterval(() => {
+    try {
+      peakRss = Math.max(peakRss, rssOf(child.pid));
+    } catch {
+      /* exited */
+    }
+  }, 100);
+  const pool = new Pool(url, { connections: 64, pipelining: 1 });
+  const rows = [];
+  const scale = full ? 4 : 1;
+  let seq = 0;
+  // Distinct documents: a per-op counter in the first bytes of a shared random body.
+  const body = (size) => {
+    const b = Buffer.from(size >= 4096 ? randomBytes(size, 1000 + size) : textLike(size, 5));
+    b.writeUInt32LE(seq++, 0);
+    b.writeUInt32LE(process.pid, 4);
+    return b;
+  };
+
+  /** One request; failures are counted, never thrown, so a figure always completes. */
+  const failures = { n: 0 };
+  const send = async (opts, expect) => {
+    try {
+      const r = await pool.request(opts);
+      await r.body.dump({ limit: Infinity }).catch(() => r.body.arrayBuffer());
+      if (r.statusCode !== expect) failures.n++;
+    } catch {
+      failures.n++;
+    }
+  };
+  // KURA_BENCH_ONLY="POST 1 KB x16|GET 1 KB" measures only the figures it names (profiling).
+  const only = process.env.KURA_BENCH_ONLY ? new RegExp(process.env.KURA_BENCH_ONLY) : undefined;
+  const figure = async (meta, op, count, concurrency, bytesPerOp) => {
+    if (only && !only.test(`${meta.group} x${concurrency}`)) return undefined;
+    failures.n = 0;
+    const row = await closedLoop({ family: meta.family, group: meta.group, impl: 'kura', size: bytesPerOp }, { op, count, concurrency, bytesPerOp, warmup: Math.min(20, count) });
+    row.failures = failures.n;
+    row.clients = concurrency;
+    rows.push(row);
+    log(`${meta.group} x${concurrency}: ${row.opsPerSec.toFixed(0)}/s p99 ${row.p99.toFixed(2)} ms, ${row.failures} failures`);
+    return row;
+  };
+
+  try {
+    // Ingest: 1 KB and 100 KB at 1, 4, 16, 64 clients.
+    for (const [size, counts] of [
+      [1000, { 1: 1000, 4: 3000, 16: 6000, 64: 6000 }],
+      [100_000, { 1: 300, 4: 600, 16: 1000, 64: 1000 }],
+    ]) {
+      for (const clients of [1, 4, 16, 64]) {
+        const put = () => send({ path: '/v1/documents', method: 'POST', body: body(size), headers: { 'content-type': 'application/octet-stream' } }, 201);
+        await figure({ family: 'ingest', group: `POST ${size >= 1000 * 1000 ? '1 MB' : size >= 100_000 ? '100 KB' : '1 KB'}` }, put, counts[clients] * scale, clients, size);
+      }
+    }
+
+    // Reads: documents to fetch, then GETs at 16 clients.
+    const small = [];
+    for (let i = 0; i < 200; i++) {
+      const r = await pool.request({ path: '/v1/documents', method: 'POST', body: body(1000) });
+      small.push((await r.body.json()).digest);
+    }
+    const large = [];
+    for (let i = 0; i < 8; i++) {
+      const r = await pool.request({ path: '/v1/documents', method: 'POST', body: body(1 << 20) });
+      large.push((await r.body.json()).digest);
+    }
+    await figure({ family: 'read', group: 'GET 1 KB' }, (i) => send({ path: `/v1/documents/${small[Math.abs(i) % small.length]}`, method: 'GET' }, 200), 10_000 * scale, 16, 1000);
+    await figure({ family: 'read', group: 'GET 1 MB' }, (i) => send({ path: `/v1/documents/${large[Math.abs(i) % large.length]}`, method: 'GET' }, 200), 400 * scale, 16, 1 << 20);
+
+    // Mixed: per op, 50% GET 1 KB, 20% POST 1 KB, 20% search, 10% metadata change (16 clients).
+    const mixed = (i) => {
+      const k = Math.abs(i) % 10;
+      const d = small[Math.abs(i) % small.length];
+      if (k < 5) return send({ path: `/v1/documents/${d}`, method: 'GET' }, 200);
+      if (k < 7) return send({ path: '/v1/documents', method: 'POST', body: body(1000) }, 201);
+      if (k < 9) return send({ path: `/v1/search?q=${['const', 'return', 'function', 'import'][k % 4]}&limit=10`, method: 'GET' }, 200);
+      return send({ path: `/v1/documents/${d}/meta`, method: 'PATCH', body: JSON.stringify({ meta: { n: String(i) } }), headers: { 'content-type': 'application/json' } }, 200);
+    };
+    await figure({ family: 'mixed', group: 'mixed r/w' }, mixed, 6000 * scale, 16, 0);
+    await figure({ family: 'mixed', group: 'mixed r/w' }, mixed, 6000 * scale, 64, 0);
+  } finally {
+    clearInterval(sampler);
+    await pool.close();
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    rmSync(root, { recursive: true, force: true });
+  }
+  rows.push({ family: 'memory', group: 'server peak RSS', impl: 'kura', size: peakRss, peakRss, opsPerSec: 0, mbPerSec: 0 });
+  log(`server peak RSS ${(peakRss / 2 ** 20).toFixed(0)} MiB`);
+  return rows;
+}
+
+const clientsColumn = [
+  { header: 'clients', value: (r) => r.clients },
+  { header: 'p95', value: (r) => (r.p95 === undefined ? '' : `${r.p95.toFixed(2)} ms`) },
+  { header: 'failures', value: (r) => r.failures },
+];
+
+export const families = {
+  ingest: { title: 'ingest over HTTP: POST /v1/documents, closed loop per client, server in its own process', extra: clientsColumn, ratio: () => undefined },
+  read: { title: 'GET /v1/documents/{digest}, 16 clients', extra: clientsColumn, ratio: () => undefined },
+  mixed: { title: 'mixed: 50% GET 1 KB, 20% POST 1 KB, 20% search, 10% PATCH meta', extra: clientsColumn, ratio: () => undefined },
+  memory: { title: 'server memory', extra: [{ header: 'peak RSS', value: (r) => `${(r.peakRss / 2 ** 20).toFixed(0)} MiB` }], ratio: () => undefined },
+};
+
+export function targets(rows) {
+  const post16 = find(rows, { group: 'POST 1 KB', clients: 16 });
+  const get1k = find(rows, { group: 'GET 1 KB' });
+  const failures = rows.reduce((n, r) => n + (r.failures ?? 0), 0);
+  return [
+    target('1 KB POST >= 5,000 docs/s at 16 clients', post16 && post16.opsPerSec / 5000, 1, { detail: post16 && `${post16.opsPerSec.toFixed(0)} docs/s` }),
+    target('1 KB POST p99 < 25 ms at 16 clients', post16 && 25 / post16.p99, 1, { detail: post16 && `p99 ${post16.p99.toFixed(2)} ms` }),
+    target('GET 1 KB >= 15,000 req/s', get1k && get1k.opsPerSec / 15000, 1, { detail: get1k && `${get1k.opsPerSec.toFixed(0)} req/s` }),
+    target('0 failures in every figure', failures === 0 ? 1 : 0, 1, { detail: `${failures} failures` }),
+  ];
+}
