@@ -1,0 +1,154 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { request } from 'undici';
+import { afterAll, describe, expect, it } from 'vitest';
+import { randomBytes } from '../../../packages/core/test/helpers/data.js';
+import { ConfigError, configFromEnv, parseConfig, parseTokens } from '../src/config.js';
+import { parseRange } from '../src/http/range.js';
+import { parseContentRange } from '../src/uploads/sessions.js';
+import { call, closeAll, errorCode, startServer } from './helpers/server.js';
+
+const sha = (b: Uint8Array) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
+
+afterAll(closeAll);
+
+describe('resumable uploads (in process)', () => {
+  it('appends in parts, reports the offset, finishes with metadata, and is gone after', async () => {
+    const s = await startServer();
+    const data = randomBytes(1, 3_000_000);
+    const start = await call(s.url, 'POST', '/v1/uploads');
+    expect(start.status).toBe(202);
+    const loc = start.headers.location as string;
+    expect(loc).toMatch(/^\/v1\/uploads\/[0-9a-f]{32}$/);
+    expect(start.json.offset).toBe(0);
+    const p1 = await call(s.url, 'PATCH', loc, { body: data.subarray(0, 1_000_000), headers: { 'content-range': 'bytes 0-999999/*' } });
+    expect(p1.status).toBe(202);
+    expect(p1.headers['x-kura-upload-offset']).toBe('1000000');
+    expect(p1.headers.range).toBe('0-999999');
+    // OCI form, and one without Content-Range (appended at the offset).
+    expect((await call(s.url, 'PATCH', loc, { body: data.subarray(1_000_000, 2_000_000), headers: { 'content-range': '1000000-1999999' } })).status).toBe(202);
+    expect((await call(s.url, 'PATCH', loc, { body: data.subarray(2_000_000, 2_500_000) })).status).toBe(202);
+    const head = await call(s.url, 'HEAD', loc);
+    expect(head.headers['x-kura-upload-offset']).toBe('2500000');
+    expect(head.body.length).toBe(0);
+    // Wrong offset: 416 with the real one; a length that differs from the range: rolled back.
+    const wrong = await call(s.url, 'PATCH', loc, { body: 'x', headers: { 'content-range': 'bytes 10-10/*' } });
+    expect(wrong.status).toBe(416);
+    expect(wrong.headers['x-kura-upload-offset']).toBe('2500000');
+    expect(wrong.json.error.offset).toBe(2_500_000);
+    const short = await call(s.url, 'PATCH', loc, { body: data.subarray(2_500_000, 2_500_010), headers: { 'content-range': 'bytes 2500000-2500099/*' } });
+    expect(short.status).toBe(400);
+    expect((await call(s.url, 'GET', loc)).json.offset).toBe(2_500_000);
+    expect(errorCode(await call(s.url, 'PATCH', loc, { body: 'x', headers: { 'content-range': 'bytes=1-2' } }))).toBe('INVALID_INPUT');
+    // Finishing needs the digest; a wrong one stores nothing and keeps the upload.
+    expect(errorCode(await call(s.url, 'PUT', loc, { body: data.subarray(2_500_000) }))).toBe('INVALID_INPUT');
+    const mismatch = await call(s.url, 'PUT', `${loc}?digest=${sha(data.subarray(1))}`);
+    expect(errorCode(mismatch)).toBe('DIGEST_MISMATCH');
+    expect((await call(s.url, 'GET', loc)).json.offset).toBe(2_500_000);
+    const done = await call(s.url, 'PUT', `${loc}?digest=${sha(data)}&path=big/file.bin&tag=up`, { body: data.subarray(2_500_000) });
+    expect(done.status).toBe(201);
+    expect(done.json.digest).toBe(sha(data));
+    expect(sha((await call(s.url, 'GET', '/v1/paths/big/file.bin')).body)).toBe(sha(data));
+    expect((await call(s.url, 'GET', `/v1/documents/${sha(data)}/meta`)).json.tags).toEqual(['up']);
+    expect(errorCode(await call(s.url, 'GET', loc))).toBe('NOT_FOUND');
+    // Cancel.
+    const other = (await call(s.url, 'POST', '/v1/uploads')).headers.location as string;
+    expect((await call(s.url, 'DELETE', other)).status).toBe(204);
+    expect(errorCode(await call(s.url, 'PATCH', other, { body: 'x' }))).toBe('NOT_FOUND');
+  });
+
+  it('one writer per upload at a time: a second concurrent PATCH is UPLOAD_BUSY', async () => {
+    const s = await startServer();
+    const loc = (await call(s.url, 'POST', '/v1/uploads')).headers.location as string;
+    const slow = new PassThrough();
+    const first = request(`${s.url}${loc}`, { method: 'PATCH', body: slow });
+    slow.write(Buffer.alloc(1000, 1));
+    await new Promise((r) => setTimeout(r, 200));
+    const second = await call(s.url, 'PATCH', loc, { body: 'y' });
+    expect(second.status).toBe(409);
+    expect(errorCode(second)).toBe('UPLOAD_BUSY');
+    slow.end(Buffer.alloc(1000, 2));
+    expect((await first).statusCode).toBe(202);
+    expect((await call(s.url, 'GET', loc)).json.offset).toBe(2000);
+  });
+
+  it('uploads untouched for the TTL expire and are swept from disk', async () => {
+    const s = await startServer({ uploadTtlMs: 300 });
+    const loc = (await call(s.url, 'POST', '/v1/uploads')).headers.location as string;
+    await call(s.url, 'PATCH', loc, { body: 'abc' });
+    expect((await call(s.url, 'GET', loc)).json.offset).toBe(3);
+    await new Promise((r) => setTimeout(r, 600));
+    expect(errorCode(await call(s.url, 'GET', loc))).toBe('NOT_FOUND');
+    const { readdirSync } = await import('node:fs');
+    const dir = join(s.dir, 'store', 'uploads');
+    for (let i = 0; i < 20 && readdirSync(dir).length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(readdirSync(dir)).toEqual([]);
+  });
+});
+
+describe('the demo at /', () => {
+  it('serves the built demo when present, and a pointer to /docs otherwise', async () => {
+    const bare = await startServer({ webRoot: '/nonexistent' });
+    const page = await call(bare.url, 'GET', '/');
+    expect(page.status).toBe(200);
+    expect(page.body.toString()).toContain('/docs');
+    const web = join(bare.dir, 'web');
+    mkdirSync(web);
+    writeFileSync(join(web, 'index.html'), '<!doctype html><title>demo</title>kura demo');
+    writeFileSync(join(web, 'app.js'), 'console.log(1)');
+    const s = await startServer({ webRoot: web });
+    expect((await call(s.url, 'GET', '/')).body.toString()).toContain('kura demo');
+    const js = await call(s.url, 'GET', '/app.js');
+    expect(js.headers['content-type']).toMatch(/javascript/);
+    expect((await call(s.url, 'GET', '/../../etc/passwd')).status).toBe(404);
+    expect((await call(s.url, 'GET', '/%2e%2e/%2e%2e/etc/passwd')).status).toBe(404);
+  });
+});
+
+describe('configuration', () => {
+  it('parses KURA_TOKENS and refuses weak or malformed entries', () => {
+    expect(parseTokens('ci=0123456789abcdef:read,write; 0123456789abcdefXYZ:admin')).toEqual([
+      { name: 'ci', token: '0123456789abcdef', scopes: ['read', 'write'] },
+      { token: '0123456789abcdefXYZ', scopes: ['admin'] },
+    ]);
+    expect(() => parseTokens('short:read')).toThrow(ConfigError);
+    expect(() => parseTokens('0123456789abcdef:root')).toThrow(/entry 1/);
+    expect(() => parseTokens('0123456789abcdef')).toThrow(ConfigError);
+  });
+
+  it('reads KURA_* variables and validates every setting, naming the bad one', () => {
+    const c = parseConfig(configFromEnv({ KURA_PORT: '9000', KURA_HOST: '0.0.0.0', KURA_NO_AUTH: '1', KURA_MAX_DOCUMENT_SIZE: '1000', KURA_STORE: 'x' }));
+    expect(c).toMatchObject({ port: 9000, host: '0.0.0.0', noAuth: true, maxDocumentSize: 1000 });
+    expect(c.store).toMatch(/\/x$/);
+    expect(() => configFromEnv({ KURA_PORT: 'eighty' })).toThrow(/KURA_PORT/);
+    expect(() => parseConfig({ port: 70000 })).toThrow(/port/);
+    expect(() => parseConfig({ logLevel: 'loud' as never })).toThrow(/logLevel/);
+    expect(() => parseConfig({ bogus: 1 } as never)).toThrow(ConfigError);
+  });
+});
+
+describe('header parsers', () => {
+  it('Range: one range honoured, others ignored, past-the-end unsatisfiable', () => {
+    expect(parseRange(undefined, 10)).toEqual({ kind: 'full' });
+    expect(parseRange('bytes=2-4', 10)).toEqual({ kind: 'partial', start: 2, end: 5 });
+    expect(parseRange('bytes=-3', 10)).toEqual({ kind: 'partial', start: 7, end: 10 });
+    expect(parseRange('bytes=8-', 10)).toEqual({ kind: 'partial', start: 8, end: 10 });
+    expect(parseRange('bytes=10-', 10)).toEqual({ kind: 'unsatisfiable' });
+    expect(parseRange('bytes=-1', 0)).toEqual({ kind: 'unsatisfiable' });
+    expect(parseRange('bytes=0-', 0)).toEqual({ kind: 'unsatisfiable' });
+    expect(parseRange('bytes=5-2', 10)).toEqual({ kind: 'full' });
+    expect(parseRange('bytes=1-2, 4-5', 10)).toEqual({ kind: 'full' });
+    expect(parseRange('bytes=99999999999999999999-', 10)).toEqual({ kind: 'full' });
+  });
+
+  it('Content-Range of upload appends: RFC and OCI forms', () => {
+    expect(parseContentRange('bytes 0-9/*')).toEqual({ start: 0, length: 10 });
+    expect(parseContentRange('bytes 5-9/100')).toEqual({ start: 5, length: 5 });
+    expect(parseContentRange('5-9')).toEqual({ start: 5, length: 5 });
+    expect(parseContentRange(undefined)).toBeUndefined();
+    expect(() => parseContentRange('bytes 9-5/*')).toThrow();
+    expect(() => parseContentRange('bytes */100')).toThrow();
+  });
+});
