@@ -26,6 +26,17 @@ import paths from './routes/paths.js';
 import search from './routes/search.js';
 import uploads from './routes/uploads.js';
 import { UploadSessions } from './uploads/sessions.js';
+import { BytesCache } from './http/cache.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Verified bytes of small, recently read documents. */
+    bytesCache: BytesCache;
+  }
+}
+
+/** Documents up to this size are cached after a read. */
+export const CACHE_MAX_ENTRY = 256 * 1024;
 
 export interface BuildOptions {
   config?: ServerConfigInput | ServerConfig;
@@ -98,6 +109,7 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
+  app.decorate('bytesCache', new BytesCache(config.cacheBytes, CACHE_MAX_ENTRY));
   const sessions = new UploadSessions(config.uploadDir ?? join(config.store, 'uploads'), config.uploadTtlMs);
   app.addHook('onClose', async () => sessions.close());
 

@@ -34,6 +34,8 @@ export const ServerConfig = z
     /** Requests per client (token, or address without one) per `rateWindowMs`; 0 turns the limit off. */
     rateLimit: z.number().int().min(0).default(600_000),
     rateWindowMs: size.default(60_000),
+    /** Memory for the bytes of recently read small documents (checked before caching); 0: none. */
+    cacheBytes: z.number().int().min(0).default(64 << 20),
     /** Resumable uploads untouched this long are deleted. */
     uploadTtlMs: size.default(24 * 60 * 60 * 1000),
     /** Where resumable uploads are staged (default `<store>/uploads`). */
@@ -103,6 +105,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
   if (env.KURA_NO_AUTH) c.noAuth = env.KURA_NO_AUTH === '1' || env.KURA_NO_AUTH === 'true';
   if (env.KURA_MAX_DOCUMENT_SIZE) c.maxDocumentSize = int('KURA_MAX_DOCUMENT_SIZE', env.KURA_MAX_DOCUMENT_SIZE);
   if (env.KURA_RATE_LIMIT) c.rateLimit = int('KURA_RATE_LIMIT', env.KURA_RATE_LIMIT);
+  if (env.KURA_CACHE_BYTES) c.cacheBytes = int('KURA_CACHE_BYTES', env.KURA_CACHE_BYTES);
   if (env.KURA_UPLOAD_TTL_MS) c.uploadTtlMs = int('KURA_UPLOAD_TTL_MS', env.KURA_UPLOAD_TTL_MS);
   if (env.KURA_SHUTDOWN_TIMEOUT_MS) c.shutdownTimeoutMs = int('KURA_SHUTDOWN_TIMEOUT_MS', env.KURA_SHUTDOWN_TIMEOUT_MS);
   if (env.KURA_LOG_LEVEL) c.logLevel = env.KURA_LOG_LEVEL as ServerConfigInput['logLevel'];

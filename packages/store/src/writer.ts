@@ -271,18 +271,16 @@ export class Writer {
     return new Promise((resolve, reject) => {
       this.#queue.push({ run: apply, resolve, reject });
       if (this.#flushing || this.#scheduled) return;
-      if (this.#activePuts <= 1 && this.#queue.length === 1) {
-        // Nothing else in flight could join the batch: commit now rather than a turn later.
+      // Flush a macrotask later, even when this put is alone: concurrent puts that are one
+      // microtask chain behind — and, on a server, the requests read in the same event-loop
+      // turn, whose puts never overlap this one — reach their commit by then and share the
+      // transaction (and, in 'full', the fsync). Committing at once when alone made every
+      // HTTP put its own transaction (1 KB POSTs at 16 clients: 3.2k/s against 3.7k/s).
+      this.#scheduled = true;
+      nextTurn(() => {
+        this.#scheduled = false;
         void this.flush();
-      } else {
-        // Flush a macrotask later: concurrent puts that are one microtask chain behind reach
-        // their commit by then and share the transaction (and, in 'full', the fsync).
-        this.#scheduled = true;
-        nextTurn(() => {
-          this.#scheduled = false;
-          void this.flush();
-        });
-      }
+      });
     });
   }
 

@@ -8,6 +8,7 @@ import { Readable } from 'node:stream';
 import type { Store } from '@kura/store';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../errors.js';
+import type { BytesCache } from './cache.js';
 import { etagOf } from './digest.js';
 
 /** Documents up to this size are read whole and sent in one write; larger ones stream. */
@@ -33,7 +34,14 @@ function counted(reply: FastifyReply, source: AsyncIterable<Uint8Array>): Readab
   );
 }
 
-export async function sendDocument(request: FastifyRequest, reply: FastifyReply, store: Store, digest: string, headers: Record<string, string> = {}): Promise<FastifyReply> {
+export async function sendDocument(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  store: Store,
+  cache: BytesCache,
+  digest: string,
+  headers: Record<string, string> = {},
+): Promise<FastifyReply> {
   const info = await store.document(digest);
   const etag = etagOf(info.digest);
   reply.headers({
@@ -60,9 +68,14 @@ export async function sendDocument(request: FastifyRequest, reply: FastifyReply,
   if (info.size <= BUFFER_MAX) {
     // Small: one buffer, checked against the digest as a whole before any byte leaves, sent
     // in one write. Large: streamed, each chunk checked against its key.
-    const bytes = await info.bytes();
+    let bytes = cache.get(info.digest);
+    if (!bytes) {
+      const b = await info.bytes();
+      bytes = Buffer.from(b.buffer, b.byteOffset, b.length);
+      cache.set(info.digest, bytes);
+    }
     reply.bytesOut += bytes.length;
-    return reply.send(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length));
+    return reply.send(bytes);
   }
   return reply.send(counted(reply, info.stream()));
 }

@@ -73,7 +73,7 @@ export default async function documents(app: FastifyInstance, opts: { maxDocumen
         params: DigestParams,
         response: errors(400, 401, 403, 404, 416),
       },
-      handler: async (request, reply) => sendDocument(request, reply, app.store, digestParam(request.params.digest)),
+      handler: async (request, reply) => sendDocument(request, reply, app.store, app.bytesCache, digestParam(request.params.digest)),
     });
   }
 
@@ -83,6 +83,7 @@ export default async function documents(app: FastifyInstance, opts: { maxDocumen
     handler: async (request, reply) => {
       const digest = digestParam(request.params.digest);
       if (!(await app.store.delete(digest))) await app.store.stat(digest); // NOT_FOUND
+      app.bytesCache.delete(digest);
       return reply.code(204).send(null);
     },
   });

@@ -39,7 +39,7 @@ export default async function paths(app: FastifyInstance) {
         const q = request.query;
         if (q.version !== undefined && q.at !== undefined) throw new HttpError('INVALID_INPUT', 'give version or at, not both', { field: 'version' });
         const v = await app.store.pathVersion(path, { ...(q.version !== undefined ? { version: q.version } : {}), ...(q.at !== undefined ? { at: timeOf(q.at)! } : {}) });
-        return sendDocument(request, reply, app.store, v.digest, {
+        return sendDocument(request, reply, app.store, app.bytesCache, v.digest, {
           'x-kura-version': String(v.version),
           'content-location': `/v1/documents/${v.digest}`,
         });
