@@ -1,4 +1,7 @@
 import { createHash } from 'node:crypto';
+import { openSync, readdirSync, statSync, writeSync, closeSync } from 'node:fs';
+import { join } from 'node:path';
+import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import { randomBytes, textBytes } from '../../../packages/core/test/helpers/data.js';
 import { call, closeAll, errorCode, startServer } from './helpers/server.js';
@@ -231,5 +234,39 @@ describe('documents over HTTP', () => {
     expect(errorCode(await call(s.url, 'GET', '/v1/search?q=harbour%20AND%20('))).toBe('INVALID_QUERY');
     expect(errorCode(await call(s.url, 'GET', '/v1/search'))).toBe('INVALID_INPUT');
     expect(errorCode(await call(s.url, 'GET', '/v1/search?q=x&limit=abc'))).toBe('INVALID_INPUT');
+  });
+
+  it('damaged data is reported, never served as good: 500 CORRUPT_DATA, or a cut stream', async () => {
+    const s = await startServer();
+    const small = randomBytes(30, 3000);
+    const large = randomBytes(31, 3 << 20);
+    const ds = (await call(s.url, 'POST', '/v1/documents', { body: small })).json.digest;
+    const dl = (await call(s.url, 'POST', '/v1/documents', { body: large })).json.digest;
+    const packs = join(s.dir, 'store', 'packs');
+    const pack = readdirSync(packs, { recursive: true, withFileTypes: true }).find((f) => f.isFile() && f.name.endsWith('.pack'))!;
+    const file = join(pack.parentPath, pack.name);
+    const fd = openSync(file, 'r+');
+    writeSync(fd, Buffer.from('garbage!'), 0, 8, 200); // inside the small document's only chunk
+    writeSync(fd, Buffer.from('garbage!'), 0, 8, statSync(file).size - 1000); // in the large one's last chunk
+    closeSync(fd);
+
+    const r = await call(s.url, 'GET', `/v1/documents/${ds}`);
+    expect(r.status).toBe(500);
+    expect(errorCode(r)).toBe('CORRUPT_DATA');
+    // The large document streams: its status is sent before the damage is reached, so the
+    // connection is cut and the client never gets a complete body.
+    const res = await request(`${s.url}/v1/documents/${dl}`);
+    expect(res.statusCode).toBe(200);
+    let got = 0;
+    await expect(
+      (async () => {
+        for await (const piece of res.body) got += piece.length;
+      })(),
+    ).rejects.toThrow();
+    expect(got).toBeLessThan(large.length);
+    // Verify reports both.
+    const v = (await call(s.url, 'POST', '/v1/verify')).json;
+    expect(v.ok).toBe(false);
+    expect(v.damagedDocuments.map((d: { digest: string }) => d.digest).sort()).toEqual([ds, dl].sort());
   });
 });
