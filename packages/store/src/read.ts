@@ -18,7 +18,7 @@ import { InvalidInputError } from './errors.js';
 import { bytesToHex, formatDigest, hexToBytes } from './hex.js';
 import { decodeManifest, entryAt, type ManifestEntry } from './manifest.js';
 import { RECORD_HEADER_SIZE, checkRecord } from './pack-record.js';
-import type { ChunkRow, DocRow, Statements } from './statements.js';
+import type { ChunkLoc, DocRow, Statements } from './statements.js';
 
 /** The platform's document hasher unless the store was given one (see @kura/core). */
 export function documentHasher(choice: DocumentHasherChoice | undefined): DocumentHasher {
@@ -41,7 +41,7 @@ export class Reader {
    */
   async chunk(key: string, hashCheck = true): Promise<Uint8Array> {
     const keyBytes = hexToBytes(key);
-    let row = this.st.chunkGet.get(keyBytes);
+    let row = this.st.chunkLoc.get(keyBytes);
     for (let attempt = 0; ; attempt++) {
       if (!row) throw new CorruptDataError(`chunk ${key} is missing from the index`, 'missing-chunk', { key });
       try {
@@ -50,7 +50,7 @@ export class Reader {
         if (!(e instanceof PackMissingError) || attempt > 0) throw this.asCorrupt(e, key);
         // GC may have moved the chunk to another pack since we looked it up: look again.
         this.forgetPack(row.pack_id);
-        const again = this.st.chunkGet.get(keyBytes);
+        const again = this.st.chunkLoc.get(keyBytes);
         if (again && again.pack_id === row.pack_id && again.offset === row.offset) {
           throw new CorruptDataError(`chunk ${key}: ${e.message}`, 'missing-pack', { key });
         }
@@ -67,7 +67,7 @@ export class Reader {
     return e;
   }
 
-  private async readRow(key: string, row: ChunkRow, hashCheck: boolean): Promise<Uint8Array> {
+  private async readRow(key: string, row: ChunkLoc, hashCheck: boolean): Promise<Uint8Array> {
     let name: string;
     try {
       name = this.packName(row.pack_id);

@@ -11,6 +11,8 @@ export interface ChunkRow {
   refs: number;
 }
 
+export type ChunkLoc = Pick<ChunkRow, 'pack_id' | 'offset' | 'raw_len' | 'stored_len' | 'codec'>;
+
 export interface DocRow {
   id: number;
   digest: Uint8Array;
@@ -50,6 +52,8 @@ export function prepareStatements(db: SqlDatabase) {
     ),
 
     chunkGet: p<ChunkRow>('SELECT * FROM chunks WHERE key = ?'),
+    /** Where a chunk's record is: what a read needs, without the key it was looked up by. */
+    chunkLoc: p<ChunkLoc>('SELECT pack_id, offset, raw_len, stored_len, codec FROM chunks WHERE key = ?'),
     chunkExists: p<{ refs: number }>('SELECT refs FROM chunks WHERE key = ?'),
     /** Whether a put can share the stored chunk: it exists and verify has not found it damaged. */
     chunkShareable: p<{ damaged: number }>(
@@ -108,6 +112,10 @@ export function prepareStatements(db: SqlDatabase) {
     searchDelete: p('DELETE FROM search WHERE rowid = ?'),
     searchInsert: p('INSERT INTO search(rowid, path, tags, meta, body) VALUES (?, ?, ?, ?, ?)'),
     docById: p<DocRow>('SELECT * FROM documents WHERE id = ?'),
+    /** A document's head: no manifest (the BLOB is most of the row). */
+    docHeadByDigest: p<Pick<DocRow, 'id' | 'digest' | 'size' | 'path' | 'media_type'>>(
+      'SELECT id, digest, size, path, media_type FROM documents WHERE digest = ?',
+    ),
 
     versionLatest: p<{ version: number; doc_id: number; created_at: number }>('SELECT version, doc_id, created_at FROM versions WHERE path = ? ORDER BY version DESC LIMIT 1'),
     /** The next version number of a path (numbers are never reused). */

@@ -24,7 +24,7 @@ import { RECORD_HEADER_SIZE } from './pack-record.js';
 import { ingestHere, putDocument, type ChunkStream, type PutResult } from './put.js';
 import { Reader } from './read.js';
 import { SCHEMA_VERSION, migrate, schemaVersion } from './schema.js';
-import { prepareStatements, type Statements } from './statements.js';
+import { prepareStatements, type DocRow, type Statements } from './statements.js';
 import { verifyStore, type VerifyProgress, type VerifyReport } from './verify.js';
 import { Indexer, search, type SearchHit, type SearchQuery } from './search.js';
 import { Writer } from './writer.js';
@@ -429,14 +429,26 @@ export class Store {
    */
   async document(digest: string): Promise<DocumentReader> {
     this.#open();
-    const row = requireDoc(this.#st, digest);
+    // The head without the manifest (a read served from a cache never needs it); the full
+    // row is read by id when bytes are wanted.
+    const h = this.#st.docHeadByDigest.get(parseDigest(digest));
+    if (!h) throw new NotFoundError(`no document ${digest}`);
+    const st = this.#st;
     const reader = this.#reader;
-    const head: DocumentHead = { digest: formatDigest(row.digest), size: row.size, path: row.path, mediaType: row.media_type };
+    let full: DocRow | undefined;
+    const row = (): DocRow => {
+      full ??= st.docById.get(h.id);
+      if (!full) throw new NotFoundError(`no document ${digest} (deleted while being read)`);
+      return full;
+    };
     return {
-      ...head,
-      bytes: () => reader.bytes(row),
-      stream: () => reader.document(row),
-      range: (start, end) => reader.range(row, start, end),
+      digest: formatDigest(h.digest),
+      size: h.size,
+      path: h.path,
+      mediaType: h.media_type,
+      bytes: async () => reader.bytes(row()),
+      stream: () => reader.document(row()),
+      range: (start, end) => reader.range(row(), start, end),
     };
   }
 
