@@ -1,10 +1,10 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, truncateSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { blake3 as nobleBlake3 } from '@noble/hashes/blake3.js';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const BIN = fileURLToPath(new URL('../bin/kura.js', import.meta.url));
 const SHARED = fileURLToPath(new URL('../../../../shared/test-vectors/', import.meta.url));
@@ -26,6 +26,7 @@ let dir: string;
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'kura-cli-'));
 });
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('kura hash', () => {
   it('prints exactly what sha256sum prints, with the sha256: prefix', () => {

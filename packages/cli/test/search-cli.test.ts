@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 
 const BIN = fileURLToPath(new URL('../bin/kura.js', import.meta.url));
 
@@ -12,8 +12,12 @@ function kura(args: string[]) {
   return { code: r.status, stdout: r.stdout.toString(), stderr: r.stderr.toString(), out: r.stdout };
 }
 
+const roots: string[] = [];
+afterAll(() => roots.splice(0).forEach((r) => rmSync(r, { recursive: true, force: true })));
+
 function setup() {
   const root = mkdtempSync(join(tmpdir(), 'kura-search-cli-'));
+  roots.push(root);
   const store = join(root, 'store');
   const tree = join(root, 'tree');
   mkdirSync(join(tree, 'guides'), { recursive: true });

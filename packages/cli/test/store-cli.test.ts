@@ -3,12 +3,12 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Store } from '@kura/store';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const BIN = fileURLToPath(new URL('../bin/kura.js', import.meta.url));
 const ADD_KEYS = ['path', 'digest', 'size', 'chunks', 'newChunks', 'newBytes'];
@@ -77,6 +77,7 @@ let tmp: string;
 beforeAll(() => {
   tmp = mkdtempSync(join(tmpdir(), 'kura-store-cli-'));
 });
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 describe('a store made with init and add', () => {
   let work: string;

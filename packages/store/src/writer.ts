@@ -160,40 +160,46 @@ export class Writer {
    * `written` is false when another put wrote the same chunk while this one waited.
    */
   async append(c: ChunkLocation, payload: Uint8Array): Promise<{ chunk: StoredChunk; written: boolean }> {
-    const { pack } = await this.room(RECORD_HEADER_SIZE + payload.length);
-    // No await between here and the registration: another put may look for this key next.
-    const already = this.#pending.get(c.key);
-    if (already) return { chunk: already, written: false };
-    const offset = pack.writer.append(recordHeader(c, this.#header), payload);
-    pack.dirty = true;
-    const stored: StoredChunk = { ...c, packId: pack.id, offset };
-    this.#pending.set(c.key, stored);
-    return { chunk: stored, written: true };
+    return this.inRoom(RECORD_HEADER_SIZE + payload.length, (pack) => {
+      // Synchronous from the room check to the registration: another put may look for this
+      // key next, and another may seal the pack at its next await.
+      const already = this.#pending.get(c.key);
+      if (already) return { chunk: already, written: false };
+      const offset = pack.writer.append(recordHeader(c, this.#header), payload);
+      pack.dirty = true;
+      const stored: StoredChunk = { ...c, packId: pack.id, offset };
+      this.#pending.set(c.key, stored);
+      return { chunk: stored, written: true };
+    });
   }
 
   /** Appends a chunk record that is not registered as pending (a repair of a damaged chunk). */
   async appendCopy(c: ChunkLocation, payload: Uint8Array): Promise<{ chunk: StoredChunk }> {
-    const { pack } = await this.room(RECORD_HEADER_SIZE + payload.length);
-    const offset = pack.writer.append(recordHeader(c, this.#header), payload);
-    pack.dirty = true;
-    return { chunk: { ...c, packId: pack.id, offset } };
+    return this.inRoom(RECORD_HEADER_SIZE + payload.length, (pack) => {
+      const offset = pack.writer.append(recordHeader(c, this.#header), payload);
+      pack.dirty = true;
+      return { chunk: { ...c, packId: pack.id, offset } };
+    });
   }
 
   /** Appends a whole record read from another pack (GC compaction); not registered as pending. */
   /** `opened`: a new pack (and its header) was started for it. */
   async appendRecordCopy(record: Uint8Array): Promise<{ chunk: { packId: number; offset: number }; opened: boolean }> {
-    const { pack, opened } = await this.room(record.length);
-    const offset = pack.writer.append(record);
-    pack.dirty = true;
-    return { chunk: { packId: pack.id, offset }, opened };
+    return this.inRoom(record.length, (pack, opened) => {
+      const offset = pack.writer.append(record);
+      pack.dirty = true;
+      return { chunk: { packId: pack.id, offset }, opened };
+    });
   }
 
   /**
-   * The open pack with room for `length` more bytes: sealed and replaced when full. Returns
-   * only a pack that is still the open one, so the caller's synchronous append lands in a pack
-   * no other put has started to seal (its fdatasync must cover every record in it).
+   * Runs `write` on the open pack once it has room for `length` more bytes (sealing and
+   * replacing it when full), in the same synchronous step as the final check that it is still
+   * the open pack. Returning the pack to the caller instead would let another put seal it in
+   * the microtask before the caller's append, leaving a record after the seal's fdatasync had
+   * started: acknowledged but not durable (found by the 'full' durability race test).
    */
-  private async room(length: number): Promise<{ pack: OpenPack; opened: boolean }> {
+  private async inRoom<T>(length: number, write: (pack: OpenPack, opened: boolean) => T): Promise<T> {
     let opened = false;
     for (;;) {
       if (!this.#open) opened = true;
@@ -203,7 +209,7 @@ export class Writer {
         await this.seal(pack);
         continue;
       }
-      return { pack, opened };
+      return write(pack, opened);
     }
   }
 

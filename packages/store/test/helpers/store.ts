@@ -1,8 +1,8 @@
 /** Temporary stores on disk and seeded data for the store tests. */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach } from 'vitest';
+import { afterAll, afterEach } from 'vitest';
 import { Store } from '../../src/node/index.js';
 import type { InitOptions } from '../../src/options.js';
 
@@ -15,8 +15,16 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((s) => s.close().catch(() => undefined)));
 });
 
+const dirs: string[] = [];
+// Stores of the big tests take gigabytes: every temp dir goes when its file's tests are done.
+afterAll(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
 export function tempDir(prefix = 'kura-store-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(d);
+  return d;
 }
 
 /** A new store in a fresh directory, closed after the test. */
