@@ -42,11 +42,10 @@ function validationMessage(err: FastifyError): { message: string; field?: string
 
 export function mapError(err: unknown): Mapped {
   if (err instanceof HttpError) return { status: err.status, code: err.code, message: err.message, details: err.details, headers: err.headers };
-  if (err instanceof KuraError) {
-    const status = STATUS_OF[err.code] ?? 500;
-    // A damaged store is reported as such; any other 5xx is a bug whose text stays in the log.
-    const message = status >= 500 && err.code !== 'CORRUPT_DATA' && err.code !== 'STORE_CLOSED' ? 'internal error' : err.message;
-    return { status, code: status === 500 && err.code !== 'CORRUPT_DATA' ? 'INTERNAL' : err.code, message, details: status < 500 || err.code === 'CORRUPT_DATA' ? detailsOf(err) : {}, headers: {} };
+  // Store errors in the catalog keep their code; INTERNAL and codes the catalog lacks are bugs,
+  // whose text stays in the log.
+  if (err instanceof KuraError && err.code !== 'INTERNAL' && STATUS_OF[err.code] !== undefined) {
+    return { status: STATUS_OF[err.code]!, code: err.code, message: err.message, details: detailsOf(err), headers: {} };
   }
   const fe = err as FastifyError;
   if (fe && fe.validation) {

@@ -4,24 +4,18 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { acceptRawBodies, bodySource } from '../http/body.js';
 import { digestParam } from '../http/digest.js';
+import { FilterQuery, filtersOf } from '../http/filters.js';
 import { PutQuery, putMetaFrom } from '../http/meta.js';
 import { sendDocument } from '../http/send.js';
 import { DigestParams, DocumentInfo, ListResult, MetaChange, PutResult, errors } from '../schemas.js';
 
 export const ListQuery = z
   .object({
-    tag: z.string().optional(),
-    type: z.string().optional(),
-    pathPrefix: z.string().optional(),
-    since: z.string().optional().describe('ISO 8601 time or milliseconds'),
-    until: z.string().optional(),
+    ...FilterQuery,
     limit: z.coerce.number().int().min(1).max(1000).default(100),
     cursor: z.string().optional().describe('nextCursor of the previous page'),
   })
   .strict();
-
-/** A time filter from a query string: ISO 8601 or milliseconds since the epoch. */
-export const timeOf = (t: string | undefined) => (t === undefined ? undefined : /^\d+$/.test(t) ? Number(t) : t);
 
 export default async function documents(app: FastifyInstance, opts: { maxDocumentSize: number }) {
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -50,15 +44,7 @@ export default async function documents(app: FastifyInstance, opts: { maxDocumen
     schema: { summary: 'List documents, filtered, one page at a time', querystring: ListQuery, response: { 200: ListResult, ...errors(400, 401, 403) } },
     handler: async (request) => {
       const q = request.query;
-      return app.store.list({
-        limit: q.limit,
-        ...(q.cursor !== undefined ? { cursor: q.cursor } : {}),
-        ...(q.tag !== undefined ? { tag: q.tag } : {}),
-        ...(q.type !== undefined ? { mediaType: q.type } : {}),
-        ...(q.pathPrefix !== undefined ? { pathPrefix: q.pathPrefix } : {}),
-        ...(q.since !== undefined ? { since: timeOf(q.since)! } : {}),
-        ...(q.until !== undefined ? { until: timeOf(q.until)! } : {}),
-      });
+      return app.store.list({ limit: q.limit, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}), ...filtersOf(q) });
     },
   });
 

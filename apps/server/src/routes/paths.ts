@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { HttpError } from '../errors.js';
 import { sendDocument } from '../http/send.js';
 import { SafePath, VersionInfo, errors } from '../schemas.js';
-import { timeOf } from './documents.js';
+import { timeOf } from '../http/filters.js';
 
 const Which = z
   .object({
@@ -38,7 +38,7 @@ export default async function paths(app: FastifyInstance) {
         const path = pathParam(request.params['*']);
         const q = request.query;
         if (q.version !== undefined && q.at !== undefined) throw new HttpError('INVALID_INPUT', 'give version or at, not both', { field: 'version' });
-        const v = await app.store.pathVersion(path, { ...(q.version !== undefined ? { version: q.version } : {}), ...(q.at !== undefined ? { at: timeOf(q.at)! } : {}) });
+        const v = await app.store.pathVersion(path, { ...(q.version !== undefined ? { version: q.version } : {}), ...(q.at !== undefined ? { at: timeOf(q.at) } : {}) });
         return sendDocument(request, reply, app.store, app.bytesCache, v.digest, {
           'x-kura-version': String(v.version),
           'content-location': `/v1/documents/${v.digest}`,

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { SearchHit, errors } from '../schemas.js';
-import { timeOf } from './documents.js';
+import { FilterQuery, filtersOf } from '../http/filters.js';
 
 export default async function search(app: FastifyInstance) {
   app.withTypeProvider<ZodTypeProvider>().get('/v1/search', {
@@ -14,11 +14,7 @@ export default async function search(app: FastifyInstance) {
       querystring: z
         .object({
           q: z.string().min(1).max(4096),
-          tag: z.string().optional(),
-          type: z.string().optional(),
-          pathPrefix: z.string().optional(),
-          since: z.string().optional(),
-          until: z.string().optional(),
+          ...FilterQuery,
           limit: z.coerce.number().int().min(1).max(1000).default(20),
           offset: z.coerce.number().int().min(0).max(100_000).default(0),
         })
@@ -27,15 +23,7 @@ export default async function search(app: FastifyInstance) {
     },
     handler: async (request) => {
       const q = request.query;
-      const hits = await app.store.search(q.q, {
-        limit: q.limit,
-        offset: q.offset,
-        ...(q.tag !== undefined ? { tag: q.tag } : {}),
-        ...(q.type !== undefined ? { mediaType: q.type } : {}),
-        ...(q.pathPrefix !== undefined ? { pathPrefix: q.pathPrefix } : {}),
-        ...(q.since !== undefined ? { since: timeOf(q.since)! } : {}),
-        ...(q.until !== undefined ? { until: timeOf(q.until)! } : {}),
-      });
+      const hits = await app.store.search(q.q, { limit: q.limit, offset: q.offset, ...filtersOf(q) });
       return { hits };
     },
   });
