@@ -1,7 +1,8 @@
 /** Reading document rows into the public DocumentInfo shape, and metadata writes. */
 import type { Digest } from '@kura/core';
 import { NotFoundError } from './errors.js';
-import { formatDigest, parseDigest } from './hex.js';
+import { formatDigest, hexToBytes, parseDigest } from './hex.js';
+import { decodeManifest } from './manifest.js';
 import type { DocRow, Statements } from './statements.js';
 
 export interface DocumentInfo {
@@ -66,4 +67,28 @@ export function applyMeta(st: Statements, docId: number, change: MetaChange, now
   for (const t of change.removeTags ?? []) st.tagRemove.run(docId, t);
   if (touch) st.docTouch.run(now, docId);
   st.enqueueIndex.run(docId); // path, tags and metadata are searchable
+}
+
+/** Removes a document's user-facing records: tags, metadata, versions, search entry. */
+function forget(st: Statements, id: number): void {
+  st.tagsDeleteDoc.run(id);
+  st.metaDeleteDoc.run(id);
+  st.versionsDeleteDoc.run(id);
+  st.searchDelete.run(id);
+  st.queueDropDoc.run(id);
+}
+
+/** Deletes a document row and releases its chunks (inside the caller's transaction). */
+export function purgeDocument(st: Statements, doc: DocRow): void {
+  const counts = new Map<string, number>();
+  for (const e of decodeManifest(doc.manifest)) counts.set(e.key, (counts.get(e.key) ?? 0) + 1);
+  for (const [k, n] of counts) st.chunkAddRefs.run(-n, hexToBytes(k));
+  forget(st, doc.id);
+  st.docDelete.run(doc.id);
+}
+
+/** Keeps a document only for the snapshots that name it (inside the caller's transaction). */
+export function unlistDocument(st: Statements, doc: DocRow): void {
+  forget(st, doc.id);
+  st.docUnlist.run(doc.id);
 }

@@ -3,6 +3,8 @@ export { Store as StoreCore, FORMAT_NAME, FORMAT_VERSION } from './store.js';
 export type { StoreBackends, StoreStats, StoreConfig, ListResult, PutInput, VersionInfo, DocumentHead, DocumentReader } from './store.js';
 export { InvalidQueryError, type SearchHit, type SearchQuery } from './search.js';
 export type { PutResult, ChunkStream } from './put.js';
+export { TREE_FORMAT, encodeTree, decodeTree, badName } from './snapshot.js';
+export type { DirNode, FileEntry, DirEntry, SymlinkEntry, TreeEntry, SnapshotInfo, SnapshotDiff, WalkEntry } from './snapshot.js';
 export { MAX_SYNC_KEYS, DEFAULT_HOLD_MS, type ChunkPutResult } from './sync.js';
 export type { DocumentInfo } from './documents.js';
 export type { GcReport } from './gc.js';

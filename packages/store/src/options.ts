@@ -137,7 +137,8 @@ export function documentFilters(q: {
   since?: Date | string | number | undefined;
   until?: Date | string | number | undefined;
 }): { where: string[]; params: (string | number)[] } {
-  const where: string[] = [];
+  // Documents kept only for snapshots are not listed, searched or counted (FORMAT.md §13).
+  const where: string[] = ['d.listed = 1'];
   const params: (string | number)[] = [];
   if (q.tag !== undefined) {
     where.push('EXISTS (SELECT 1 FROM tags t WHERE t.doc_id = d.id AND t.tag = ?)');

@@ -68,7 +68,14 @@ export function ingestHere(ctx: PutContext, source: ByteSource): ChunkStream {
  * Stores a document from its chunk stream (from `ingestHere`, or from a worker that ran the
  * same kernel with the store's parameters).
  */
-export async function putDocument(ctx: PutContext, stream: ChunkStream, meta: ResolvedMeta, commitAfter?: Promise<unknown>): Promise<PutResult> {
+export async function putDocument(
+  ctx: PutContext,
+  stream: ChunkStream,
+  meta: ResolvedMeta,
+  commitAfter?: Promise<unknown>,
+  /** False for a snapshot's files: kept for the snapshot, not listed (FORMAT.md §13). */
+  listed = true,
+): Promise<PutResult> {
   const { writer, st } = ctx;
   const manifest = new ManifestBuilder();
   const keyBuffer = new Uint8Array(32); // reused per lookup: the statement runs synchronously
@@ -151,10 +158,13 @@ export async function putDocument(ctx: PutContext, stream: ChunkStream, meta: Re
         st.chunkRepair.run(c.packId, c.offset, c.rawLen, c.storedLen, c.codec, k);
         st.damagedClear.run(k);
       }
-      const inserted = st.docInsert.run(digestBytes, size, manifest.count, manifest.bytes(), meta.path ?? null, meta.mediaType ?? null, now, now);
+      const inserted = st.docInsert.run(digestBytes, size, manifest.count, manifest.bytes(), meta.path ?? null, meta.mediaType ?? null, now, now, listed ? 1 : 0);
       if (inserted.changes === 0) {
         // Same bytes again: only metadata changes; chunks this put wrote stay unreferenced.
-        const existing = st.docIdByDigest.get(digestBytes)!;
+        // A user's put lists a document that only snapshots kept.
+        const existing = st.docAnyByDigest.get(digestBytes)!;
+        if (!listed) return;
+        st.docList.run(existing.id);
         applyMeta(st, existing.id, { path: meta.path, mediaType: meta.mediaType, meta: meta.meta, addTags: meta.tags }, now);
         if (meta.path !== undefined) addVersion(st, meta.path, existing.id, now);
         return;
@@ -169,7 +179,7 @@ export async function putDocument(ctx: PutContext, stream: ChunkStream, meta: Re
       }
       const docId = Number(inserted.lastInsertRowid);
       if (meta.meta || meta.tags) applyMeta(st, docId, { meta: meta.meta, addTags: meta.tags }, now, false);
-      st.enqueueIndex.run(docId);
+      if (listed) st.enqueueIndex.run(docId);
       if (meta.path !== undefined) addVersion(st, meta.path, docId, now);
     });
     committed = true;

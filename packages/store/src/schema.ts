@@ -2,7 +2,7 @@
 import { FormatMismatchError } from './errors.js';
 import type { SqlDatabase } from './backend/sql.js';
 
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /** MIGRATIONS[n] takes a database from user_version n to n + 1. */
 const MIGRATIONS: string[] = [
@@ -63,6 +63,22 @@ const MIGRATIONS: string[] = [
   // 2: chunks uploaded for a later commit (chunk-level sync) are kept by GC until `until`.
   `
   CREATE TABLE chunk_holds (key BLOB PRIMARY KEY, until INTEGER NOT NULL) STRICT, WITHOUT ROWID;
+  `,
+  // 3: directory snapshots (FORMAT.md §13): tree objects, snapshot records, and on documents
+  // the number of tree entries naming them and whether they are listed (put by a user) or
+  // kept only for snapshots.
+  `
+  ALTER TABLE documents ADD COLUMN holds INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE documents ADD COLUMN listed INTEGER NOT NULL DEFAULT 1;
+  CREATE TABLE trees (digest BLOB PRIMARY KEY, body BLOB NOT NULL, holds INTEGER NOT NULL) STRICT, WITHOUT ROWID;
+  CREATE TABLE snapshots (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    tree BLOB NOT NULL,
+    label TEXT,
+    created_at INTEGER NOT NULL,
+    files INTEGER NOT NULL,
+    bytes INTEGER NOT NULL
+  ) STRICT;
   `,
 ];
 

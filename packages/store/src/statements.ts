@@ -23,6 +23,19 @@ export interface DocRow {
   media_type: string | null;
   created_at: number;
   updated_at: number;
+  /** Tree entries (of all snapshots) naming this document. */
+  holds: number;
+  /** 1: put by a user (listed, searchable); 0: kept only because snapshots name it. */
+  listed: number;
+}
+
+export interface SnapshotRow {
+  id: number;
+  tree: Uint8Array;
+  label: string | null;
+  created_at: number;
+  files: number;
+  bytes: number;
 }
 
 export interface PackRow {
@@ -82,11 +95,25 @@ export function prepareStatements(db: SqlDatabase) {
     chunkInPack: p<{ one: number }>('SELECT 1 AS one FROM chunks WHERE pack_id = ? LIMIT 1'),
     chunksAll: p<ChunkRow>('SELECT * FROM chunks ORDER BY pack_id, offset'),
 
-    docByDigest: p<DocRow>('SELECT * FROM documents WHERE digest = ?'),
-    docIdByDigest: p<{ id: number }>('SELECT id FROM documents WHERE digest = ?'),
+    /** Documents as users see them: listed ones only (FORMAT.md §13). */
+    docByDigest: p<DocRow>('SELECT * FROM documents WHERE digest = ? AND listed = 1'),
+    docIdByDigest: p<{ id: number }>('SELECT id FROM documents WHERE digest = ? AND listed = 1'),
+    /** Any document row, listed or kept only for snapshots. */
+    docAnyByDigest: p<DocRow>('SELECT * FROM documents WHERE digest = ?'),
+    docList: p('UPDATE documents SET listed = 1 WHERE id = ? AND listed = 0'),
+    docUnlist: p('UPDATE documents SET listed = 0, path = NULL, media_type = NULL WHERE id = ?'),
+    docHold: p('UPDATE documents SET holds = holds + ? WHERE id = ?'),
+    treeGet: p<{ body: Uint8Array; holds: number }>('SELECT body, holds FROM trees WHERE digest = ?'),
+    treeInsert: p('INSERT INTO trees(digest, body, holds) VALUES (?, ?, 0) ON CONFLICT(digest) DO NOTHING'),
+    treeHold: p('UPDATE trees SET holds = holds + ? WHERE digest = ?'),
+    treeDelete: p('DELETE FROM trees WHERE digest = ? AND holds <= 0'),
+    snapshotInsert: p('INSERT INTO snapshots(tree, label, created_at, files, bytes) VALUES (?, ?, ?, ?, ?)'),
+    snapshotGet: p<SnapshotRow>('SELECT * FROM snapshots WHERE id = ?'),
+    snapshotsAll: p<SnapshotRow>('SELECT * FROM snapshots ORDER BY id'),
+    snapshotDelete: p('DELETE FROM snapshots WHERE id = ?'),
     /** Inserts a new document; changes = 0 when the digest exists already. */
     docInsert: p(
-      'INSERT INTO documents(digest, size, chunk_count, manifest, path, media_type, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(digest) DO NOTHING',
+      'INSERT INTO documents(digest, size, chunk_count, manifest, path, media_type, created_at, updated_at, listed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(digest) DO NOTHING',
     ),
     docTouch: p('UPDATE documents SET updated_at = ? WHERE id = ?'),
     docSetPath: p('UPDATE documents SET path = ? WHERE id = ?'),
@@ -114,7 +141,7 @@ export function prepareStatements(db: SqlDatabase) {
     docById: p<DocRow>('SELECT * FROM documents WHERE id = ?'),
     /** A document's head: no manifest (the BLOB is most of the row). */
     docHeadByDigest: p<Pick<DocRow, 'id' | 'digest' | 'size' | 'path' | 'media_type'>>(
-      'SELECT id, digest, size, path, media_type FROM documents WHERE digest = ?',
+      'SELECT id, digest, size, path, media_type FROM documents WHERE digest = ? AND listed = 1',
     ),
 
     versionLatest: p<{ version: number; doc_id: number; created_at: number }>('SELECT version, doc_id, created_at FROM versions WHERE path = ? ORDER BY version DESC LIMIT 1'),
@@ -131,7 +158,9 @@ export function prepareStatements(db: SqlDatabase) {
     versionDelete: p('DELETE FROM versions WHERE path = ? AND version = ?'),
     versionsDeleteDoc: p('DELETE FROM versions WHERE doc_id = ?'),
 
-    stats: p<{ documents: number; logical: number }>('SELECT COUNT(*) AS documents, COALESCE(SUM(size), 0) AS logical FROM documents'),
+    stats: p<{ documents: number; logical: number; snapshots: number }>(
+      'SELECT COALESCE(SUM(listed), 0) AS documents, COALESCE(SUM(size), 0) AS logical, (SELECT COUNT(*) FROM snapshots) AS snapshots FROM documents',
+    ),
     chunkStats: p<{ unique_bytes: number; stored: number; chunks: number }>(
       'SELECT COALESCE(SUM(raw_len), 0) AS unique_bytes, COALESCE(SUM(stored_len + 48), 0) AS stored, COUNT(*) AS chunks FROM chunks WHERE refs > 0',
     ),

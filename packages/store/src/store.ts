@@ -13,7 +13,7 @@ import {
 } from '@kura/core';
 import type { PackStore } from './backend/packs.js';
 import type { SqlDatabase } from './backend/sql.js';
-import { applyMeta, requireDoc, requireDocId, toInfo, type DocumentInfo } from './documents.js';
+import { applyMeta, purgeDocument, requireDoc, requireDocId, toInfo, unlistDocument, type DocumentInfo } from './documents.js';
 import { FormatMismatchError, NotFoundError, ReadOnlyError, StoreClosedError } from './errors.js';
 import { collectGarbage, type GcReport } from './gc.js';
 import { BULK_MIN, applyBulk, prepareBulk, type Bulk } from './meta-batch.js';
@@ -28,6 +28,19 @@ import { prepareStatements, type DocRow, type Statements } from './statements.js
 import { verifyStore, type VerifyProgress, type VerifyReport } from './verify.js';
 import { Indexer, search, type SearchHit, type SearchQuery } from './search.js';
 import { Writer } from './writer.js';
+import {
+  commitSnapshot,
+  diffTrees,
+  releaseSnapshot,
+  requireSnapshot,
+  snapshotExclusiveSize,
+  snapshotInfo,
+  walkTree,
+  type DirNode,
+  type SnapshotDiff,
+  type SnapshotInfo,
+  type WalkEntry,
+} from './snapshot.js';
 import { DEFAULT_HOLD_MS, checkKeys, missingChunks, putChunk, storedChunks, type ChunkPutResult } from './sync.js';
 
 export const FORMAT_NAME = 'kura-store';
@@ -213,6 +226,13 @@ export class Store {
     return this.#indexed(putDocument(ctx, ingestHere(ctx, source), m));
   }
 
+  /** For platform subclasses: a put on this thread of a snapshot's file (kept, not listed). */
+  protected putForSnapshot(source: ByteSource): Promise<PutResult> {
+    this.#writable('snapshot');
+    const ctx = this.#putContext();
+    return putDocument(ctx, ingestHere(ctx, source), {}, undefined, false);
+  }
+
   async #indexed<T>(work: Promise<T>): Promise<T> {
     try {
       return await work;
@@ -226,9 +246,9 @@ export class Store {
    * with `config.chunking` and `ingestOptions().compression`). Chunk keys and the digest are
    * trusted as computed by the kernel; Node's ingest pool is the one producer.
    */
-  async putChunks(stream: ChunkStream, meta: PutMeta = {}, options: { commitAfter?: Promise<unknown> } = {}): Promise<PutResult> {
+  async putChunks(stream: ChunkStream, meta: PutMeta = {}, options: { commitAfter?: Promise<unknown>; listed?: boolean } = {}): Promise<PutResult> {
     this.#writable('put');
-    return this.#indexed(putDocument(this.#putContext(), stream, parse(PutMeta, meta, 'put meta'), options.commitAfter));
+    return this.#indexed(putDocument(this.#putContext(), stream, parse(PutMeta, meta, 'put meta'), options.commitAfter, options.listed ?? true));
   }
 
   // ---- chunk-level sync (FORMAT.md §12) ------------------------------------------------------
@@ -281,17 +301,64 @@ export class Store {
     return this.#b.db.transaction(() => {
       const doc = this.#st.docByDigest.get(key);
       if (!doc) return false;
-      const counts = new Map<string, number>();
-      for (const e of decodeManifest(doc.manifest)) counts.set(e.key, (counts.get(e.key) ?? 0) + 1);
-      for (const [k, n] of counts) this.#st.chunkAddRefs.run(-n, hexToBytes(k));
-      this.#st.tagsDeleteDoc.run(doc.id);
-      this.#st.metaDeleteDoc.run(doc.id);
-      this.#st.versionsDeleteDoc.run(doc.id);
-      this.#st.searchDelete.run(doc.id);
-      this.#st.queueDropDoc.run(doc.id);
-      this.#st.docDelete.run(doc.id);
+      // A document a snapshot names is unlisted, not removed: the snapshot still needs its
+      // bytes; removing the last snapshot that names it removes it (FORMAT.md §13).
+      if (doc.holds > 0) unlistDocument(this.#st, doc);
+      else purgeDocument(this.#st, doc);
       return true;
     });
+  }
+
+  // ---- snapshots (FORMAT.md §13) ---------------------------------------------------------
+
+  /**
+   * Records a snapshot of a directory tree whose files are already in the store (the Node
+   * store's `snapshot(dir)` reads a directory and puts its files first). One transaction.
+   */
+  async createSnapshot(root: DirNode, options: { label?: string } = {}): Promise<SnapshotInfo> {
+    this.#writable('createSnapshot');
+    if (root?.type !== 'dir' || !Array.isArray(root.entries)) throw new InvalidInputError('a snapshot root is a directory node', 'root');
+    const label = options.label ?? null;
+    if (label !== null && (typeof label !== 'string' || label.length > 1024)) throw new InvalidInputError('label must be a string of at most 1024 characters', 'label');
+    return this.#b.db.transaction(() => commitSnapshot(this.#st, root, label, Date.now()));
+  }
+
+  /** All snapshots, oldest first. */
+  async snapshots(): Promise<SnapshotInfo[]> {
+    this.#open();
+    return this.#st.snapshotsAll.all().map(snapshotInfo);
+  }
+
+  async snapshotInfo(id: number): Promise<SnapshotInfo> {
+    this.#open();
+    return snapshotInfo(requireSnapshot(this.#st, id));
+  }
+
+  /** Every entry of a snapshot, depth first, each directory before its contents. */
+  async *snapshotEntries(id: number): AsyncGenerator<WalkEntry> {
+    this.#open();
+    yield* walkTree(this.#st, formatDigest(requireSnapshot(this.#st, id).tree));
+  }
+
+  /** Paths added, removed and changed from snapshot `a` to snapshot `b`. */
+  async diffSnapshots(a: number, b: number): Promise<SnapshotDiff> {
+    this.#open();
+    return diffTrees(this.#st, formatDigest(requireSnapshot(this.#st, a).tree), formatDigest(requireSnapshot(this.#st, b).tree));
+  }
+
+  /** Bytes that deleting the snapshot would free (its chunks no other document uses). */
+  async snapshotExclusiveSize(id: number): Promise<number> {
+    this.#open();
+    return snapshotExclusiveSize(this.#st, requireSnapshot(this.#st, id));
+  }
+
+  /**
+   * Deletes a snapshot. Documents only it kept (never put by a user, or deleted since) go with
+   * it; their chunks are reclaimed by the next `gc`.
+   */
+  async deleteSnapshot(id: number): Promise<void> {
+    this.#writable('deleteSnapshot');
+    this.#b.db.transaction(() => releaseSnapshot(this.#st, requireSnapshot(this.#st, id)));
   }
 
   // ---- search and versions ---------------------------------------------------------------
@@ -427,11 +494,12 @@ export class Store {
    * head, and readers bound to the row found. A delete after the lookup does not stop the
    * reads until GC reclaims the chunks; then they fail with CORRUPT_DATA (missing-chunk).
    */
-  async document(digest: string): Promise<DocumentReader> {
+  async document(digest: string, options: { unlisted?: boolean } = {}): Promise<DocumentReader> {
     this.#open();
     // The head without the manifest (a read served from a cache never needs it); the full
-    // row is read by id when bytes are wanted.
-    const h = this.#st.docHeadByDigest.get(parseDigest(digest));
+    // row is read by id when bytes are wanted. `unlisted`: also documents kept only by
+    // snapshots (a restore reads those).
+    const h = options.unlisted ? this.#st.docAnyByDigest.get(parseDigest(digest)) : this.#st.docHeadByDigest.get(parseDigest(digest));
     if (!h) throw new NotFoundError(`no document ${digest}`);
     const st = this.#st;
     const reader = this.#reader;

@@ -1,0 +1,263 @@
+import { createHash } from 'node:crypto';
+import { chmodSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { randomBytes, textBytes } from '../../core/test/helpers/data.js';
+import { decodeTree, encodeTree } from '../src/snapshot.js';
+import { newStore, reopen, tempDir } from './helpers/store.js';
+
+const sha = (b: Uint8Array) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
+
+/** A tree with nested and empty directories, links, text, binary, empty and large files. */
+function makeTree(root: string): void {
+  mkdirSync(join(root, 'docs', 'deep', 'deeper'), { recursive: true });
+  mkdirSync(join(root, 'empty', 'also-empty'), { recursive: true });
+  mkdirSync(join(root, 'bin'));
+  writeFileSync(join(root, 'README.md'), textBytes(1, 3000));
+  writeFileSync(join(root, 'docs', 'a.txt'), textBytes(2, 10_000));
+  writeFileSync(join(root, 'docs', 'deep', 'deeper', 'blob.bin'), randomBytes(3, 300_000)); // worker path
+  writeFileSync(join(root, 'docs', 'deep', 'same.txt'), textBytes(2, 10_000)); // duplicate bytes
+  writeFileSync(join(root, 'empty.txt'), '');
+  writeFileSync(join(root, 'bin', 'run.sh'), '#!/bin/sh\necho hi\n');
+  chmodSync(join(root, 'bin', 'run.sh'), 0o755);
+  writeFileSync(join(root, 'bin', 'secret'), randomBytes(4, 100));
+  chmodSync(join(root, 'bin', 'secret'), 0o600);
+  writeFileSync(join(root, 'ünïcödé — 名前.txt'), 'names are UTF-8');
+  symlinkSync('docs/a.txt', join(root, 'link-to-file'));
+  symlinkSync('../README.md', join(root, 'docs', 'up-link'));
+  symlinkSync('deep', join(root, 'docs', 'dir-link'));
+  utimesSync(join(root, 'docs', 'a.txt'), 1_600_000_000, 1_600_000_000);
+}
+
+/** Every path below root with what identifies it: type, mode, bytes' digest or link target. */
+function describeTree(root: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (dir: string, rel: string) => {
+    for (const name of readdirSync(dir).sort()) {
+      const full = join(dir, name);
+      const path = rel ? `${rel}/${name}` : name;
+      const st = lstatSync(full);
+      const mode = (st.mode & 0o777).toString(8);
+      if (st.isSymbolicLink()) out[path] = `link ${readlinkSync(full)}`;
+      else if (st.isDirectory()) {
+        out[path] = `dir ${mode}`;
+        walk(full, path);
+      } else out[path] = `file ${mode} ${sha(readFileSync(full))} ${Math.round(st.mtimeMs)}`;
+    }
+  };
+  walk(root, '');
+  return out;
+}
+
+describe('snapshots', () => {
+  it('restores a tree byte for byte: nested and empty dirs, links, modes, times, names', async () => {
+    const { store } = await newStore();
+    const src = join(tempDir(), 'src');
+    mkdirSync(src);
+    makeTree(src);
+    const snap = await store.snapshot(src, { label: 'first' });
+    expect(snap).toMatchObject({ id: 1, label: 'first', files: 8, skipped: [] });
+    expect(snap.bytes).toBe(3000 + 10_000 + 300_000 + 10_000 + 0 + 18 + 100 + 'names are UTF-8'.length);
+    const out = join(tempDir(), 'out');
+    const report = await store.restore(snap.id, out);
+    expect(report).toMatchObject({ files: 8, symlinks: 3, dirs: 6 });
+    expect(describeTree(out)).toEqual(describeTree(src));
+    // Snapshot files are kept, not listed: the user's document list stays theirs.
+    expect((await store.list()).items).toEqual([]);
+    expect((await store.stats()).documents).toBe(0);
+    expect((await store.verify()).ok).toBe(true);
+  });
+
+  it('the same tree twice is the same root tree and stores nothing new; diff names what changed', async () => {
+    const { store } = await newStore();
+    const src = join(tempDir(), 'src');
+    mkdirSync(src);
+    makeTree(src);
+    const a = await store.snapshot(src);
+    const before = await store.stats();
+    const b = await store.snapshot(src);
+    expect(b.tree).toBe(a.tree);
+    expect((await store.stats()).storedBytes).toBe(before.storedBytes);
+    expect((await store.diffSnapshots(a.id, b.id))).toEqual({ added: [], removed: [], changed: [] });
+
+    writeFileSync(join(src, 'docs', 'a.txt'), 'changed');
+    writeFileSync(join(src, 'empty', 'new.txt'), 'new');
+    chmodSync(join(src, 'bin', 'secret'), 0o640);
+    readdirSync(join(src, 'docs', 'deep', 'deeper')).forEach((f) => writeFileSync(join(src, 'docs', 'deep', 'deeper', f), ''));
+    const { rmSync } = await import('node:fs');
+    rmSync(join(src, 'README.md'));
+    rmSync(join(src, 'docs', 'dir-link'));
+    const c = await store.snapshot(src, { mtime: false });
+    const d = await store.diffSnapshots(a.id, c.id);
+    expect(d.added.map((e) => e.path)).toEqual(['empty/new.txt']);
+    expect(d.removed.map((e) => e.path).sort()).toEqual(['README.md', 'docs/dir-link']);
+    expect(d.changed.map((e) => e.path).sort()).toEqual(['bin/secret', 'docs/a.txt', 'docs/deep/deeper/blob.bin']);
+    expect((await store.snapshots()).map((s) => s.id)).toEqual([1, 2, 3]);
+  });
+
+  it('snapshots are GC roots: deleting a document they name hides it; deleting the snapshot frees it', async () => {
+    const { store } = await newStore();
+    const src = join(tempDir(), 'src');
+    mkdirSync(src);
+    const big = randomBytes(7, 400_000);
+    writeFileSync(join(src, 'big.bin'), big);
+    writeFileSync(join(src, 'kept.txt'), textBytes(8, 5000));
+    // The user also put kept.txt and big.bin themselves.
+    const kept = await store.put(readFileSync(join(src, 'kept.txt')), { path: 'mine/kept.txt' });
+    const mine = await store.put(big, { path: 'mine/big.bin' });
+    const snap = await store.snapshot(src);
+    expect(await store.snapshotExclusiveSize(snap.id)).toBe(0); // everything is also the user's
+    expect(await store.delete(mine.digest)).toBe(true); // now only the snapshot keeps big.bin
+    expect(await store.has(mine.digest)).toBe(false);
+    expect((await store.list()).items.map((i) => i.digest)).toEqual([kept.digest]);
+    await expect(store.getBytes(mine.digest)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    const exclusive = await store.snapshotExclusiveSize(snap.id);
+    expect(exclusive).toBeGreaterThan(400_000);
+    await store.gc();
+    const out = join(tempDir(), 'out');
+    await store.restore(snap.id, out);
+    expect(sha(readFileSync(join(out, 'big.bin')))).toBe(mine.digest);
+    // A user's put of the same bytes lists the document again.
+    expect((await store.put(big)).newChunks).toBe(0);
+    expect(await store.has(mine.digest)).toBe(true);
+    await store.delete(mine.digest);
+
+    const before = await store.stats();
+    await store.deleteSnapshot(snap.id);
+    await expect(store.snapshotInfo(snap.id)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    const report = await store.gc();
+    expect(report.chunksRemoved).toBeGreaterThan(0);
+    const after = await store.stats();
+    expect(before.storedBytes - after.storedBytes).toBe(exclusive);
+    expect(sha(await store.getBytes(kept.digest))).toBe(kept.digest); // the user's document stays
+    expect((await store.verify()).ok).toBe(true);
+  });
+
+  it('holds survive reopening and shared subtrees are counted per snapshot', async () => {
+    const { store, dir } = await newStore();
+    const src = join(tempDir(), 'src');
+    mkdirSync(join(src, 'a'), { recursive: true });
+    writeFileSync(join(src, 'a', 'f.bin'), randomBytes(9, 50_000));
+    const s1 = await store.snapshot(src, { mtime: false });
+    const s2 = await store.snapshot(src, { mtime: false });
+    await store.close();
+    const s = await reopen(dir);
+    await s.deleteSnapshot(s1.id);
+    await s.gc();
+    const out = join(tempDir(), 'out');
+    await s.restore(s2.id, out); // still whole: s2 holds the same trees
+    expect(sha(readFileSync(join(out, 'a', 'f.bin')))).toBe(sha(randomBytes(9, 50_000)));
+    await s.deleteSnapshot(s2.id);
+    await s.gc();
+    expect((await s.stats()).chunks).toBe(0);
+    await expect(s.deleteSnapshot(s2.id)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(s.deleteSnapshot(0)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+  });
+
+  it('refuses a target that is not empty, and never writes through an existing link', async () => {
+    const { store } = await newStore();
+    const src = join(tempDir(), 'src');
+    mkdirSync(join(src, 'docs'), { recursive: true });
+    writeFileSync(join(src, 'docs', 'x.txt'), 'x');
+    const snap = await store.snapshot(src);
+    const outside = join(tempDir(), 'outside');
+    mkdirSync(outside);
+    const target = join(tempDir(), 'target');
+    mkdirSync(target);
+    symlinkSync(outside, join(target, 'docs')); // a planted link where a directory will go
+    await expect(store.restore(snap.id, target)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(store.restore(snap.id, target, { overwrite: true })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    expect(readdirSync(outside)).toEqual([]);
+  });
+
+  it('crafted trees with traversal attempts restore nothing outside the target', async () => {
+    const { store, dir } = await newStore();
+    const src = join(tempDir(), 'src');
+    mkdirSync(src);
+    writeFileSync(join(src, 'f.txt'), 'payload');
+    const good = await store.snapshot(src, { mtime: false });
+    const fileDigest = sha(new TextEncoder().encode('payload'));
+    await store.close();
+
+    // Trees written straight into the database, as an attacker with write access to it could.
+    const body = (entries: unknown[]) => new TextEncoder().encode(JSON.stringify({ format: 'kura-tree/1', entries }));
+    const file = (name: string) => ({ name, type: 'file', mode: 420, size: 7, digest: fileDigest });
+    const crafted: [string, Uint8Array][] = [
+      ['dot-dot name', body([file('..')])],
+      ['slash in name', body([file('../../escaped.txt')])],
+      ['absolute name', body([file('/tmp/escaped.txt')])],
+      ['backslash name', body([file('..\\escaped.txt')])],
+      ['NUL in name', body([file('a\u0000b')])],
+      ['absolute link', body([{ name: 'l', type: 'symlink', target: '/etc' }])],
+      ['escaping link', body([{ name: 'l', type: 'symlink', target: '../../..' }])],
+      ['escaping link in a subdir', body([file('ok.txt'), { name: 'l', type: 'symlink', target: 'a/../../x' }])],
+      ['malformed entry', body([{ name: 'x', type: 'file', mode: -1, size: 1, digest: fileDigest }])],
+    ];
+    const db = new Database(join(dir, 'kura.db'));
+    const ids: [string, number][] = [];
+    for (const [what, b] of crafted) {
+      const digest = createHash('sha256').update(b).digest();
+      db.prepare('INSERT OR IGNORE INTO trees(digest, body, holds) VALUES (?, ?, 1)').run(digest, b);
+      ids.push([what, Number(db.prepare("INSERT INTO snapshots(tree, label, created_at, files, bytes) VALUES (?, 'x', 0, 1, 7)").run(digest).lastInsertRowid)]);
+    }
+    // A tree whose bytes do not match its digest.
+    const forged = body([file('fine.txt')]);
+    db.prepare('INSERT INTO trees(digest, body, holds) VALUES (?, ?, 1)').run(createHash('sha256').update('other').digest(), forged);
+    ids.push(['forged digest', Number(db.prepare("INSERT INTO snapshots(tree, label, created_at, files, bytes) VALUES (?, 'x', 0, 1, 7)").run(createHash('sha256').update('other').digest()).lastInsertRowid)]);
+    db.close();
+
+    const s = await reopen(dir);
+    const base = tempDir();
+    for (const [what, id] of ids) {
+      const target = join(base, `t${id}`, 'inner');
+      mkdirSync(target, { recursive: true });
+      const err = await s.restore(id, target).catch((e: { code?: string }) => e);
+      expect(['INVALID_INPUT', 'CORRUPT_DATA'], what).toContain((err as { code?: string }).code);
+      expect(readdirSync(target), what).toEqual([]);
+      expect(readdirSync(join(base, `t${id}`)), what).toEqual(['inner']);
+    }
+    expect(readdirSync(base).every((n) => n.startsWith('t'))).toBe(true);
+    // The honest snapshot still restores.
+    const out = join(tempDir(), 'out');
+    await s.restore(good.id, out);
+    expect(readFileSync(join(out, 'f.txt'), 'utf8')).toBe('payload');
+  });
+
+  it('tree encoding is canonical: sorted by UTF-8 bytes, fixed key order, and checked on decode', () => {
+    const d = `sha256:${'0'.repeat(64)}` as const;
+    const entries = [
+      { type: 'file' as const, name: 'é', mode: 420, size: 1, digest: d },
+      { type: 'file' as const, name: 'Z', mode: 420, size: 1, digest: d },
+      { type: 'symlink' as const, name: 'a', target: 'Z' },
+      { type: 'file' as const, name: '\u{1F600}', mode: 420, size: 1, digest: d }, // beyond the BMP: sorts after é in UTF-8
+    ];
+    const text = new TextDecoder().decode(encodeTree(entries));
+    expect(text).toBe(
+      `{"format":"kura-tree/1","entries":[{"name":"Z","type":"file","mode":420,"size":1,"digest":"${d}"},{"name":"a","type":"symlink","target":"Z"},{"name":"é","type":"file","mode":420,"size":1,"digest":"${d}"},{"name":"\u{1F600}","type":"file","mode":420,"size":1,"digest":"${d}"}]}`,
+    );
+    expect(encodeTree([...entries].reverse())).toEqual(encodeTree(entries));
+    const body = encodeTree(entries);
+    expect(decodeTree(body, sha(body))).toHaveLength(4);
+    expect(() => decodeTree(body, sha(new Uint8Array(1)))).toThrow(/do not hash/);
+    expect(() => encodeTree([{ type: 'symlink', name: 'x', target: 'y' }, { type: 'symlink', name: 'x', target: 'z' }])).toThrow(/two entries/);
+    expect(() => encodeTree([{ type: 'symlink', name: 'a/b', target: 'y' }])).toThrow(/separator/);
+  });
+
+  it('snapshots 2,000 files in one pass (each file put once, one transaction)', { timeout: 120_000 }, async () => {
+    const { store } = await newStore();
+    const src = join(tempDir(), 'src');
+    for (let d = 0; d < 20; d++) {
+      mkdirSync(join(src, `d${d}`), { recursive: true });
+      for (let f = 0; f < 100; f++) writeFileSync(join(src, `d${d}`, `f${f}.txt`), `file ${d}/${f}\n`.repeat(f + 1));
+    }
+    const snap = await store.snapshot(src);
+    expect(snap.files).toBe(2000);
+    let n = 0;
+    for await (const e of store.snapshotEntries(snap.id)) if (e.entry.type === 'file') n++;
+    expect(n).toBe(2000);
+    const out = join(tempDir(), 'out');
+    expect((await store.restore(snap.id, out)).files).toBe(2000);
+    expect(describeTree(out)).toEqual(describeTree(src));
+  });
+});
