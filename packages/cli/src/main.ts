@@ -13,6 +13,7 @@ import * as ls from './commands/ls.js';
 import * as rm from './commands/rm.js';
 import * as search from './commands/search.js';
 import * as serve from './commands/serve.js';
+import * as snapshot from './commands/snapshot.js';
 import * as stats from './commands/stats.js';
 import * as tag from './commands/tag.js';
 import * as verify from './commands/verify.js';
@@ -44,6 +45,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
   stats.register(program);
   verify.register(program, setExit);
   gc.register(program);
+  snapshot.register(program);
   serve.register(program);
   hash.register(program, setExit);
   chunks.register(program);

@@ -1,0 +1,111 @@
+/**
+ * Directory snapshots (docs/FORMAT.md §13):
+ *   kura snapshot DIR [--label L] [--no-mtime] [--json]   record a tree
+ *   kura snapshots [--json]                               list them
+ *   kura restore ID DIR [--overwrite] [--json]            recreate one
+ *   kura diff A B [--json]                                what changed between two
+ *   kura rm-snapshot ID... [--json]                       delete (kura gc reclaims the space)
+ */
+import type { SnapshotDiff, SnapshotInfo, TreeEntry } from '@kura/store';
+import type { Command } from 'commander';
+import { usage } from '../exit.js';
+import { bytes, count } from '../format.js';
+import { write, writeJson } from '../output.js';
+import { withStore } from '../store.js';
+
+function snapshotId(value: string): number {
+  if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(Number(value)) || Number(value) < 1) throw usage(`a snapshot id is a positive whole number, got "${value}"`);
+  return Number(value);
+}
+
+const line = (s: SnapshotInfo) => `${String(s.id).padStart(4)}  ${s.createdAt}  ${count(s.files).padStart(7)} files  ${bytes(s.bytes).padStart(9)}  ${s.label ?? ''}`.trimEnd();
+
+function describe(e: TreeEntry): string {
+  if (e.type === 'file') return `${e.digest} ${e.mode.toString(8)}`;
+  if (e.type === 'dir') return `dir ${e.mode.toString(8)}`;
+  return `-> ${e.target}`;
+}
+
+export function register(program: Command): void {
+  program
+    .command('snapshot')
+    .description('record a directory tree: files deduplicated like add, symlinks as links, empty directories kept')
+    .argument('<dir>', 'the directory')
+    .option('--label <text>', 'a label to find it by')
+    .option('--no-mtime', 'leave modification times out (an untouched tree then keeps its id when files are merely touched)')
+    .option('--json', 'one JSON object: {"id","label","createdAt","files","bytes","tree","skipped"}')
+    .action(async (dir: string, opts: { label?: string; mtime: boolean; json?: boolean }, cmd: Command) => {
+      await withStore(cmd, { readonly: false }, async (store) => {
+        const s = await store.snapshot(dir, { mtime: opts.mtime, ...(opts.label !== undefined ? { label: opts.label } : {}) });
+        if (opts.json) return writeJson(s);
+        for (const p of s.skipped) process.stderr.write(`kura: skipped ${p}: not a file, directory or symlink\n`);
+        await write(`snapshot ${s.id}: ${count(s.files)} files, ${bytes(s.bytes)}${s.label ? ` (${s.label})` : ''}\n`);
+      });
+    });
+
+  program
+    .command('snapshots')
+    .description('list the snapshots, oldest first')
+    .option('--json', 'one JSON object per snapshot: {"id","label","createdAt","files","bytes","tree"}')
+    .action(async (opts: { json?: boolean }, cmd: Command) => {
+      await withStore(cmd, { readonly: true }, async (store) => {
+        for (const s of await store.snapshots()) {
+          if (opts.json) await writeJson(s);
+          else await write(`${line(s)}\n`);
+        }
+      });
+    });
+
+  program
+    .command('restore')
+    .description('recreate a snapshot in DIR (created if missing; must be empty unless --overwrite); nothing is written outside DIR')
+    .argument('<id>', 'the snapshot id (kura snapshots)')
+    .argument('<dir>', 'where to restore it')
+    .option('--overwrite', 'restore into a non-empty directory, replacing files the snapshot has')
+    .option('--json', 'one JSON object: {"files","dirs","symlinks","bytes"}')
+    .action(async (id: string, dir: string, opts: { overwrite?: boolean; json?: boolean }, cmd: Command) => {
+      const n = snapshotId(id);
+      await withStore(cmd, { readonly: true }, async (store) => {
+        const r = await store.restore(n, dir, { overwrite: opts.overwrite ?? false });
+        if (opts.json) return writeJson(r);
+        await write(`restored snapshot ${n} to ${dir}: ${count(r.files)} files (${bytes(r.bytes)}), ${count(r.dirs)} directories, ${count(r.symlinks)} symlinks\n`);
+      });
+    });
+
+  program
+    .command('diff')
+    .description('paths added (+), removed (-) and changed (~) from snapshot A to snapshot B')
+    .argument('<a>', 'the older snapshot id')
+    .argument('<b>', 'the newer snapshot id')
+    .option('--json', 'one JSON object: {"added":[{path,entry}],"removed":[…],"changed":[{path,a,b}]}')
+    .action(async (a: string, b: string, opts: { json?: boolean }, cmd: Command) => {
+      const [x, y] = [snapshotId(a), snapshotId(b)];
+      await withStore(cmd, { readonly: true }, async (store) => {
+        const d: SnapshotDiff = await store.diffSnapshots(x, y);
+        if (opts.json) return writeJson(d);
+        const rows = [
+          ...d.added.map((e) => ({ path: e.path, text: `+ ${e.path}  ${describe(e.entry)}` })),
+          ...d.removed.map((e) => ({ path: e.path, text: `- ${e.path}  ${describe(e.entry)}` })),
+          ...d.changed.map((c) => ({ path: c.path, text: `~ ${c.path}  ${describe(c.a)} -> ${describe(c.b)}` })),
+        ].sort((p, q) => (p.path < q.path ? -1 : p.path > q.path ? 1 : 0));
+        await write(rows.map((r) => `${r.text}\n`).join(''));
+      });
+    });
+
+  program
+    .command('rm-snapshot')
+    .description('delete snapshots; what only they kept goes (kura gc reclaims the space)')
+    .argument('<id...>', 'snapshot ids')
+    .option('--json', 'one JSON object per snapshot: {"id","freedByGc"} (bytes the next gc frees)')
+    .action(async (ids: string[], opts: { json?: boolean }, cmd: Command) => {
+      const ns = ids.map(snapshotId);
+      await withStore(cmd, { readonly: false }, async (store) => {
+        for (const id of ns) {
+          const freed = await store.snapshotExclusiveSize(id);
+          await store.deleteSnapshot(id);
+          if (opts.json) await writeJson({ id, freedByGc: freed });
+          else await write(`deleted snapshot ${id}; kura gc will free ${bytes(freed)}\n`);
+        }
+      });
+    });
+}

@@ -1,0 +1,72 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const BIN = fileURLToPath(new URL('../bin/kura.js', import.meta.url));
+
+function kura(args: string[]) {
+  const r = spawnSync(process.execPath, [BIN, ...args], { maxBuffer: 64 << 20 });
+  return { code: r.status, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
+}
+
+const root = mkdtempSync(join(tmpdir(), 'kura-snapshot-cli-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+describe('kura snapshot, snapshots, diff, restore, rm-snapshot', () => {
+  it('records, lists, diffs, restores and deletes snapshots with scriptable output and exit codes', () => {
+    const store = join(root, 'store');
+    const tree = join(root, 'tree');
+    mkdirSync(join(tree, 'src', 'empty'), { recursive: true });
+    writeFileSync(join(tree, 'src', 'main.ts'), 'console.log(1);\n');
+    writeFileSync(join(tree, 'notes.md'), '# notes\n');
+    symlinkSync('src/main.ts', join(tree, 'entry'));
+    expect(kura(['init', '--store', store]).code).toBe(0);
+
+    const one = kura(['snapshot', '--store', store, '--label', 'before', tree]);
+    expect(one.code).toBe(0);
+    expect(one.stdout).toMatch(/^snapshot 1: 2 files, .* \(before\)\n$/);
+    writeFileSync(join(tree, 'src', 'main.ts'), 'console.log(2);\n');
+    writeFileSync(join(tree, 'new.txt'), 'new\n');
+    rmSync(join(tree, 'notes.md'));
+    const two = JSON.parse(kura(['snapshot', '--store', store, '--json', tree]).stdout);
+    expect(two).toMatchObject({ id: 2, files: 2, label: null, skipped: [] });
+    expect(two.tree).toMatch(/^sha256:[0-9a-f]{64}$/);
+
+    const list = kura(['snapshots', '--store', store, '--json']).stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(list.map((s) => [s.id, s.label])).toEqual([
+      [1, 'before'],
+      [2, null],
+    ]);
+
+    const diff = kura(['diff', '--store', store, '1', '2']);
+    expect(diff.code).toBe(0);
+    expect(diff.stdout.split('\n').filter(Boolean).map((l) => l.split('  ')[0])).toEqual(['+ new.txt', '- notes.md', '~ src/main.ts']);
+    const dj = JSON.parse(kura(['diff', '--store', store, '--json', '1', '2']).stdout);
+    expect(dj.changed[0]).toMatchObject({ path: 'src/main.ts', a: { type: 'file' }, b: { type: 'file' } });
+
+    const out = join(root, 'out');
+    const r = kura(['restore', '--store', store, '1', out]);
+    expect(r.code).toBe(0);
+    expect(readFileSync(join(out, 'src', 'main.ts'), 'utf8')).toBe('console.log(1);\n');
+    expect(readFileSync(join(out, 'notes.md'), 'utf8')).toBe('# notes\n');
+    expect(readlinkSync(join(out, 'entry'))).toBe('src/main.ts');
+    const again = kura(['restore', '--store', store, '1', out]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/^kura: .*not empty.*\[INVALID_INPUT\]\n$/);
+    expect(kura(['restore', '--store', store, '--overwrite', '2', out]).code).toBe(0);
+    expect(readFileSync(join(out, 'src', 'main.ts'), 'utf8')).toBe('console.log(2);\n');
+
+    const rm = kura(['rm-snapshot', '--store', store, '--json', '1']);
+    expect(rm.code).toBe(0);
+    expect(JSON.parse(rm.stdout)).toMatchObject({ id: 1 });
+    expect(JSON.parse(rm.stdout).freedByGc).toBeGreaterThan(0); // notes.md and the old main.ts
+    const gone = kura(['restore', '--store', store, '1', join(root, 'out2')]);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toMatch(/no snapshot 1 \[NOT_FOUND\]/);
+    expect(kura(['diff', '--store', store, '1', 'x']).code).toBe(2);
+    expect(kura(['verify', '--store', store]).code).toBe(0);
+  });
+});
