@@ -80,6 +80,8 @@ export const VerifyReport = z.object({
   bytesChecked: z.number().int(),
   damagedChunks: z.array(z.object({ key: z.string(), reason: z.string(), message: z.string(), documents: z.array(z.string()) })),
   damagedDocuments: z.array(z.object({ digest: z.string(), reason: z.string(), message: z.string(), chunks: z.array(z.string()) })),
+  treesChecked: z.number().int().describe('snapshot trees checked (hash, format, entries present)'),
+  damagedTrees: z.array(z.object({ digest: z.string(), reason: z.string(), message: z.string() })),
 });
 
 /**

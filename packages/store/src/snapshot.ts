@@ -80,8 +80,13 @@ function compareBytes(a: Uint8Array, b: Uint8Array): number {
   for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
   return a.length - b.length;
 }
-/** Entry order: the UTF-8 bytes of the names (not UTF-16 code units, which order differently). */
-const byName = (a: { name: string }, b: { name: string }) => compareBytes(utf8.encode(a.name), utf8.encode(b.name));
+/**
+ * Entry order: the UTF-8 bytes of the names (not UTF-16 code units, which order differently
+ * beyond the BMP). Plain comparison where both names are ASCII (the common case) agrees.
+ */
+const ASCII = /^[\x00-\x7f]*$/;
+const byName = (a: { name: string }, b: { name: string }) =>
+  ASCII.test(a.name) && ASCII.test(b.name) ? (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) : compareBytes(utf8.encode(a.name), utf8.encode(b.name));
 
 /** The canonical encoding: fixed key order, entries sorted by the UTF-8 bytes of their names. */
 export function encodeTree(entries: TreeEntry[]): Uint8Array {
@@ -169,9 +174,9 @@ export function commitSnapshot(st: Statements, root: DirNode, label: string | nu
     if (st.treeInsert.run(key, body).changes === 1) {
       for (const e of entries) {
         if (e.type === 'file') {
-          const doc = st.docAnyByDigest.get(parseDigest(e.digest));
-          if (!doc) throw new NotFoundError(`no document ${e.digest} for ${e.name}: put the files before the snapshot`);
-          st.docHold.run(1, doc.id);
+          if (st.docHoldByDigest.run(1, parseDigest(e.digest)).changes !== 1) {
+            throw new NotFoundError(`no document ${e.digest} for ${e.name}: put the files before the snapshot`);
+          }
         } else if (e.type === 'dir') {
           st.treeHold.run(1, parseDigest(e.tree));
         }

@@ -3,7 +3,8 @@
  * chunk with the documents it breaks.
  */
 import { CorruptDataError } from '@kura/core';
-import { bytesToHex, formatDigest, hexToBytes } from './hex.js';
+import { bytesToHex, formatDigest, hexToBytes, parseDigest } from './hex.js';
+import { decodeTree } from './snapshot.js';
 import { decodeManifest } from './manifest.js';
 import type { Reader } from './read.js';
 import type { Statements } from './statements.js';
@@ -32,6 +33,15 @@ export interface VerifyReport {
   bytesChecked: number;
   damagedChunks: DamagedChunk[];
   damagedDocuments: DamagedDocument[];
+  /** Snapshot trees (FORMAT.md §13) checked: hash, format, and that what they name exists. */
+  treesChecked: number;
+  damagedTrees: DamagedTree[];
+}
+
+export interface DamagedTree {
+  digest: string;
+  reason: string;
+  message: string;
 }
 
 export interface VerifyProgress {
@@ -50,7 +60,7 @@ export async function verifyStore(
   onProgress?: (p: VerifyProgress) => void,
   record?: (keys: { key: string; reason: string }[]) => void,
 ): Promise<VerifyReport> {
-  const report: VerifyReport = { ok: true, chunksChecked: 0, documentsChecked: 0, bytesChecked: 0, damagedChunks: [], damagedDocuments: [] };
+  const report: VerifyReport = { ok: true, chunksChecked: 0, documentsChecked: 0, bytesChecked: 0, damagedChunks: [], damagedDocuments: [], treesChecked: 0, damagedTrees: [] };
   const damaged = new Map<string, DamagedChunk>();
 
   const chunks = st.chunksAll.all();
@@ -102,6 +112,20 @@ export async function verifyStore(
   }
   report.damagedChunks = [...damaged.values()];
   record?.(report.damagedChunks.filter((c) => c.reason !== 'missing-chunk'));
-  report.ok = report.damagedChunks.length === 0 && report.damagedDocuments.length === 0;
+  for (const t of st.treesAll.all()) {
+    const digest = formatDigest(t.digest);
+    try {
+      for (const e of decodeTree(t.body, digest)) {
+        const missing =
+          e.type === 'file' ? !st.docAnyByDigest.get(parseDigest(e.digest)) : e.type === 'dir' ? !st.treeGet.get(parseDigest(e.tree)) : false;
+        if (missing) throw new CorruptDataError(`tree ${digest}: ${e.name} names ${e.type === 'dir' ? e.tree : e.type === 'file' ? e.digest : ''}, which is missing`, 'missing-entry');
+      }
+    } catch (e) {
+      if (!(e instanceof CorruptDataError)) throw e;
+      report.damagedTrees.push({ digest, reason: e.reason, message: e.message });
+    }
+    report.treesChecked++;
+  }
+  report.ok = report.damagedChunks.length === 0 && report.damagedDocuments.length === 0 && report.damagedTrees.length === 0;
   return report;
 }

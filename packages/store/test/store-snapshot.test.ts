@@ -224,6 +224,28 @@ describe('snapshots', () => {
     expect(readFileSync(join(out, 'f.txt'), 'utf8')).toBe('payload');
   });
 
+  it('verify checks snapshot trees: a tampered tree or a missing entry is reported', async () => {
+    const { store, dir } = await newStore();
+    const src = join(tempDir(), 'src');
+    mkdirSync(join(src, 'sub'), { recursive: true });
+    writeFileSync(join(src, 'sub', 'f.txt'), 'f');
+    writeFileSync(join(src, 'g.txt'), 'g');
+    const snap = await store.snapshot(src, { mtime: false });
+    expect(await store.verify()).toMatchObject({ ok: true, treesChecked: 2, damagedTrees: [] });
+    await store.close();
+    const db = new Database(join(dir, 'kura.db'));
+    const root = Buffer.from(snap.tree.slice(7), 'hex');
+    const body = Buffer.from(db.prepare('SELECT body FROM trees WHERE digest = ?').get(root).body);
+    db.prepare('UPDATE trees SET body = ? WHERE digest = ?').run(Buffer.from(body.toString().replace('g.txt', 'h.txt')), root);
+    db.prepare('DELETE FROM documents WHERE digest = ?').run(createHash('sha256').update('f').digest());
+    db.close();
+    const s = await reopen(dir);
+    const v = await s.verify();
+    expect(v.ok).toBe(false);
+    expect(v.damagedTrees.map((t) => t.reason).sort()).toEqual(['missing-entry', 'tree']);
+    await expect(s.restore(snap.id, join(tempDir(), 'out'))).rejects.toMatchObject({ code: 'CORRUPT_DATA' });
+  });
+
   it('tree encoding is canonical: sorted by UTF-8 bytes, fixed key order, and checked on decode', () => {
     const d = `sha256:${'0'.repeat(64)}` as const;
     const entries = [

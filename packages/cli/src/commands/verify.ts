@@ -31,11 +31,15 @@ async function report(store: Store, r: VerifyReport): Promise<string> {
   for (const d of r.damagedDocuments) {
     if (!viaChunks.has(d.digest)) lines.push(`damaged document ${await describeDoc(store, d.digest)}: ${d.reason}: ${d.message}`);
   }
-  const checked = `${plural(r.chunksChecked, 'chunk')}, ${plural(r.documentsChecked, 'document')}, ${bytes(r.bytesChecked)} checked`;
+  for (const t of r.damagedTrees) lines.push(`damaged snapshot tree ${t.digest}: ${t.reason}: ${t.message}`);
+  const trees = r.treesChecked ? `, ${plural(r.treesChecked, 'snapshot tree')}` : '';
+  const checked = `${plural(r.chunksChecked, 'chunk')}, ${plural(r.documentsChecked, 'document')}${trees}, ${bytes(r.bytesChecked)} checked`;
+  const parts = [plural(r.damagedChunks.length, 'chunk'), plural(r.damagedDocuments.length, 'document')];
+  if (r.damagedTrees.length) parts.push(plural(r.damagedTrees.length, 'snapshot tree'));
   lines.push(
     r.ok
       ? `ok: ${checked}`
-      : `DAMAGED: ${plural(r.damagedChunks.length, 'chunk')} and ${plural(r.damagedDocuments.length, 'document')} damaged (${checked})`,
+      : `DAMAGED: ${parts.slice(0, -1).join(', ')} and ${parts.at(-1)} damaged (${checked})`,
   );
   return lines.map((l) => `${l}\n`).join('');
 }

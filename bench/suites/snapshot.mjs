@@ -1,0 +1,130 @@
+/**
+ * The `snapshot` suite: `store.snapshot(dir)` of trees of 100, 1,000 and 10,000 small files
+ * (1–4 KiB of unique text each, 100 per directory), showing how it scales; `store.restore` of
+ * the same; and `restic backup` (Debian's restic, a local repository) of the 10,000-file tree in
+ * the same run as the peer. Each figure is one timed run in a fresh store (--full: best of 3).
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Store } from '@kura/store';
+import { textLike } from '../lib/data.mjs';
+import { find, fmt, target } from '../lib/report.mjs';
+
+const log = (msg) => process.stderr.write(`[snapshot] ${msg}\n`);
+
+function makeTree(dir, files) {
+  const corpus = textLike(files * 4096 + 4096, 31, 2048);
+  let bytes = 0;
+  for (let i = 0; i < files; i++) {
+    const sub = join(dir, `d${String(Math.floor(i / 100)).padStart(3, '0')}`);
+    if (i % 100 === 0) mkdirSync(sub, { recursive: true });
+    const size = 1024 + ((i * 2654435761) % 3072);
+    writeFileSync(join(sub, `f${i}.txt`), corpus.subarray(i * 4096, i * 4096 + size));
+    bytes += size;
+  }
+  return bytes;
+}
+
+function row(group, impl, files, bytes, seconds, extra = {}) {
+  const ms = seconds * 1000;
+  return {
+    family: 'snapshot', group, impl, name: `${group} ${impl}`, size: bytes, files, bytes,
+    opsPerSec: files / seconds, filesPerSec: files / seconds, mbPerSec: bytes / 1e6 / seconds,
+    mean: ms, p50: ms, p95: ms, p99: ms, min: ms, max: ms, samples: 1, ...extra,
+  };
+}
+
+async function best(runs, fn) {
+  let best = Infinity;
+  for (let i = 0; i < runs; i++) best = Math.min(best, await fn());
+  return best;
+}
+
+export async function run({ full = false } = {}) {
+  const root = mkdtempSync(join(tmpdir(), 'kura-bench-snapshot-'));
+  const runs = full ? 3 : 1;
+  const rows = [];
+  try {
+    for (const files of [100, 1000, 10_000]) {
+      const src = join(root, `tree-${files}`);
+      mkdirSync(src);
+      const bytes = makeTree(src, files);
+      execFileSync('sync');
+      let restoreSeconds = Infinity;
+      const snapSeconds = await best(runs, async () => {
+        const dir = mkdtempSync(join(root, 'store-'));
+        const store = await Store.init(join(dir, 's'));
+        const t = performance.now();
+        const snap = await store.snapshot(src);
+        const seconds = (performance.now() - t) / 1000;
+        if (snap.files !== files) throw new Error(`snapshot saw ${snap.files} files, not ${files}`);
+        const out = join(dir, 'out');
+        const r = performance.now();
+        await store.restore(snap.id, out);
+        restoreSeconds = Math.min(restoreSeconds, (performance.now() - r) / 1000);
+        await store.close();
+        rmSync(dir, { recursive: true, force: true });
+        return seconds;
+      });
+      rows.push(row(`snapshot ${files} files`, 'kura', files, bytes, snapSeconds));
+      rows.push(row(`restore ${files} files`, 'kura', files, bytes, restoreSeconds));
+      log(`${files} files: snapshot ${(files / snapSeconds).toFixed(0)} files/s, restore ${(files / restoreSeconds).toFixed(0)} files/s`);
+      if (files === 10_000) rows.push(...resticRow(root, src, files, bytes, runs));
+      rmSync(src, { recursive: true, force: true });
+    }
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+  return rows;
+}
+
+function resticRow(root, src, files, bytes, runs) {
+  let version;
+  try {
+    version = execFileSync('restic', ['version'], { encoding: 'utf8' }).trim();
+  } catch {
+    return [{ family: 'snapshot', group: `snapshot ${files} files`, impl: 'restic backup', size: files, unavailable: 'restic not installed (apt-get install restic)' }];
+  }
+  let seconds = Infinity;
+  for (let i = 0; i < runs; i++) {
+    const repo = mkdtempSync(join(root, 'restic-'));
+    const env = { ...process.env, RESTIC_PASSWORD: 'bench', RESTIC_REPOSITORY: repo, RESTIC_CACHE_DIR: join(repo, '.cache') };
+    execFileSync('restic', ['init', '--repository-version', '2', '-q'], { env });
+    const t = performance.now();
+    execFileSync('restic', ['backup', '-q', '--compression', 'auto', src], { env, maxBuffer: 1 << 24 });
+    seconds = Math.min(seconds, (performance.now() - t) / 1000);
+    rmSync(repo, { recursive: true, force: true });
+  }
+  log(`restic backup of ${files} files: ${(files / seconds).toFixed(0)} files/s`);
+  return [row(`snapshot ${files} files`, 'restic backup', files, bytes, seconds, { version })];
+}
+
+export const families = {
+  snapshot: {
+    title: 'directory snapshots: trees of small text files (1-4 KiB, 100 per directory), one fresh store per run; kura/peer = files/s ratio',
+    ratio: (r, all) => {
+      if (r.impl === 'kura') return undefined;
+      const k = find(all, { group: r.group, impl: 'kura' });
+      return k ? k.filesPerSec / r.filesPerSec : undefined;
+    },
+    extra: [{ header: 'files/s', value: (r) => fmt.ops(r.filesPerSec) }],
+  },
+};
+
+export function targets(rows) {
+  const k10 = find(rows, { group: 'snapshot 10000 files', impl: 'kura' });
+  const restic = find(rows, { group: 'snapshot 10000 files', impl: 'restic backup' });
+  const k1 = find(rows, { group: 'snapshot 1000 files', impl: 'kura' });
+  return [
+    target('snapshot >= 20,000 files/s at 10,000 files', k10 && k10.filesPerSec / 20_000, 1, { detail: k10 && `${k10.filesPerSec.toFixed(0)} files/s` }),
+    target('snapshot >= 1.0x restic backup (10,000 files)', k10 && restic ? k10.filesPerSec / restic.filesPerSec : undefined, 1, {
+      detail: k10 && restic ? `kura ${k10.filesPerSec.toFixed(0)} / restic ${restic.filesPerSec.toFixed(0)} files/s` : '',
+      missing: 'restic not measured',
+    }),
+    target('linear: files/s at 10,000 >= 0.7x files/s at 1,000', k10 && k1 ? k10.filesPerSec / k1.filesPerSec / 0.7 : undefined, 1, {
+      detail: k10 && k1 ? `${k1.filesPerSec.toFixed(0)} -> ${k10.filesPerSec.toFixed(0)} files/s` : '',
+    }),
+  ];
+}
