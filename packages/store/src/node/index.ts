@@ -85,6 +85,9 @@ export interface FilePutOutcome {
 /** Buffers at least this large are ingested on a worker: below, messaging costs more than it saves. */
 export const WORKER_PUT_MIN = 64 * 1024;
 
+/** Small files per worker message when a snapshot puts many of them. */
+const SMALL_BATCH = 64;
+
 export class Store extends StoreCore {
   #pool: IngestPool | undefined;
   #workers = availableParallelism();
@@ -160,30 +163,52 @@ export class Store extends StoreCore {
     return { ...info, skipped: scan.skipped };
   }
 
-  /** Small files are read and put here, 32 at a time (one group commit for many); large ones on workers. */
+  /**
+   * Puts a snapshot's files. Large ones stream through workers one by one. Small ones, when
+   * there are many, go to the workers in batches of SMALL_BATCH (read and ingested there, one
+   * message each way) while this thread only deduplicates and commits; a few are read and put
+   * here, where starting workers would cost more than it saves.
+   */
   async #putScanned(files: ScannedFile[]): Promise<void> {
-    let pool: IngestPool | undefined;
     const ingest = this.ingestOptions();
-    let next = 0;
-    const worker = async () => {
-      for (let i = next++; i < files.length; i = next++) {
-        const f = files[i]!;
-        let r: PutResult;
-        if (f.size < WORKER_PUT_MIN || this.#workers === 0) {
-          // Synchronous: for small files the promise API's thread-pool round trips (open,
-          // fstat, read, close) cost more than the reads.
-          r = await this.putForSnapshot(f.size < WORKER_PUT_MIN ? readSmallFile(f.path, f.size) : createReadStream(f.path, { highWaterMark: 1 << 20 }));
-        } else {
-          pool ??= new IngestPool(this.#workers);
-          r = await this.putChunks(pool.ingestFile(f.path, { chunking: ingest.chunking, compression: ingest.compression }), {}, { listed: false });
-        }
-        // What was read is what is recorded, should the file have changed since the scan.
-        f.entry.digest = r.digest;
-        f.entry.size = r.size;
-      }
+    const opts = { chunking: ingest.chunking, compression: ingest.compression };
+    const record = (f: ScannedFile, r: PutResult) => {
+      // What was read is what is recorded, should the file have changed since the scan.
+      f.entry.digest = r.digest;
+      f.entry.size = r.size;
     };
+    const small = files.filter((f) => f.size < WORKER_PUT_MIN);
+    const large = files.filter((f) => f.size >= WORKER_PUT_MIN);
+    const useWorkers = this.#workers > 0 && (small.length >= SMALL_BATCH * 4 || large.length > 0);
+    const pool = useWorkers ? new IngestPool(this.#workers) : undefined;
     try {
-      await Promise.all(Array.from({ length: Math.min(32, files.length) }, worker));
+      const tasks: (() => Promise<void>)[] = [];
+      if (pool && small.length >= SMALL_BATCH * 4) {
+        for (let i = 0; i < small.length; i += SMALL_BATCH) {
+          const batch = small.slice(i, i + SMALL_BATCH);
+          tasks.push(async () => {
+            const streams = await pool.ingestSmallFiles(batch.map((f) => f.path), opts);
+            const puts = streams.map((s) => (s instanceof Error ? Promise.reject(s) : this.putChunks(s, {}, { listed: false })));
+            const results = await Promise.all(puts);
+            results.forEach((r, j) => record(batch[j]!, r));
+          });
+        }
+      } else {
+        for (const f of small) tasks.push(async () => record(f, await this.putForSnapshot(readSmallFile(f.path, f.size))));
+      }
+      for (const f of large) {
+        tasks.push(async () =>
+          record(f, pool ? await this.putChunks(pool.ingestFile(f.path, opts), {}, { listed: false }) : await this.putForSnapshot(createReadStream(f.path, { highWaterMark: 1 << 20 }))),
+        );
+      }
+      // A few tasks in flight: enough to keep the workers and the group commit busy.
+      let next = 0;
+      const lanes = pool ? pool.size * 4 : 32;
+      await Promise.all(
+        Array.from({ length: Math.min(lanes, tasks.length) }, async () => {
+          for (let i = next++; i < tasks.length; i = next++) await tasks[i]!();
+        }),
+      );
     } finally {
       await pool?.close();
     }

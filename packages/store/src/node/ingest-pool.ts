@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { IngestChunk, IngestOptions, IngestResult } from '@kura/core';
 import { KuraError } from '@kura/core';
 import type { ChunkStream } from '../put.js';
-import type { FromWorker, ToWorker } from './ingest-worker.js';
+import type { FromWorker, SmallResult, ToWorker } from './ingest-worker.js';
 
 /** The compiled worker; from the TypeScript sources (tests), the built copy in dist. */
 function workerUrl(): URL {
@@ -30,6 +30,7 @@ export class IngestPool {
   readonly #workers: Worker[] = [];
   readonly #load = new Map<Worker, number>();
   readonly #jobs = new Map<number, Job>();
+  readonly #batches = new Map<number, { worker: Worker; resolve: (r: SmallResult[]) => void; reject: (e: Error) => void }>();
   #nextId = 1;
 
   constructor(size = Math.max(1, availableParallelism())) {
@@ -53,6 +54,32 @@ export class IngestPool {
     // Cloning a view would clone its whole ArrayBuffer; one exact copy is transferred instead.
     const copy = new Uint8Array(bytes); // a copy (Buffer#slice would be a view of the caller's memory)
     return this.#start((id) => ({ type: 'bytes', id, bytes: copy, options }), [copy.buffer]);
+  }
+
+  /**
+   * Small files in one round trip: each read whole and ingested on the least busy worker.
+   * Per file, a chunk stream (or the error reading or ingesting it threw).
+   */
+  async ingestSmallFiles(paths: string[], options: IngestOptions): Promise<(ChunkStream | Error)[]> {
+    const worker = [...this.#load].sort((a, b) => a[1] - b[1])[0]![0];
+    const id = this.#nextId++;
+    this.#load.set(worker, this.#load.get(worker)! + paths.length);
+    try {
+      const results = await new Promise<SmallResult[]>((resolve, reject) => {
+        this.#batches.set(id, { worker, resolve, reject });
+        worker.postMessage({ type: 'small', id, paths, options } satisfies ToWorker);
+      });
+      return results.map((r) => {
+        if ('error' in r) return r.error.kura && r.error.code ? new KuraError(r.error.code, r.error.message) : Object.assign(new Error(r.error.message), r.error.code ? { code: r.error.code } : {});
+        return (async function* () {
+          yield* r.chunks;
+          return { digest: r.digest, size: r.size, chunks: r.count };
+        })();
+      });
+    } finally {
+      this.#batches.delete(id);
+      this.#load.set(worker, this.#load.get(worker)! - paths.length);
+    }
   }
 
   #start(message: (id: number) => ToWorker, transfer: ArrayBuffer[] = []): ChunkStream {
@@ -91,6 +118,7 @@ export class IngestPool {
   }
 
   #receive(m: FromWorker): void {
+    if (m.type === 'small') return this.#batches.get(m.id)?.resolve(m.results);
     const job = this.#jobs.get(m.id);
     if (!job) return;
     if (m.type === 'chunks') job.queue.push(m.chunks);
@@ -104,6 +132,7 @@ export class IngestPool {
   }
 
   #failWorker(w: Worker, e: Error): void {
+    for (const b of this.#batches.values()) if (b.worker === w) b.reject(e);
     for (const job of this.#jobs.values()) {
       if (job.worker === w) {
         job.queue.push({ error: e });

@@ -3,7 +3,7 @@
  * main thread names and streams the chunks back. Payload buffers are transferred, not copied.
  * Flow control: a worker stops reading after `WINDOW` unacknowledged batches.
  */
-import { createReadStream } from 'node:fs';
+import { createReadStream, readFileSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { Ingester, KuraError, type IngestChunk, type IngestOptions } from '@kura/core';
 
@@ -12,13 +12,20 @@ export const WINDOW = 4;
 export type ToWorker =
   | { type: 'file'; id: number; path: string; options: IngestOptions }
   | { type: 'bytes'; id: number; bytes: Uint8Array; options: IngestOptions }
+  | { type: 'small'; id: number; paths: string[]; options: IngestOptions }
   | { type: 'ack'; id: number }
   | { type: 'cancel'; id: number };
+
+/** One small file's ingest, whole (a batch answers in one message). */
+export type SmallResult =
+  | { chunks: IngestChunk[]; digest: `sha256:${string}`; size: number; count: number }
+  | { error: { message: string; code?: string; kura: boolean } };
 
 export type FromWorker =
   | { type: 'chunks'; id: number; chunks: IngestChunk[] }
   | { type: 'end'; id: number; digest: `sha256:${string}`; size: number; chunks: number }
-  | { type: 'error'; id: number; message: string; code?: string; kura: boolean };
+  | { type: 'error'; id: number; message: string; code?: string; kura: boolean }
+  | { type: 'small'; id: number; results: SmallResult[] };
 
 const port = parentPort!;
 const credits = new Map<number, { inFlight: number; wake?: () => void; cancelled?: boolean }>();
@@ -26,8 +33,35 @@ const credits = new Map<number, { inFlight: number; wake?: () => void; cancelled
 class Cancelled extends Error {}
 
 function send(msg: FromWorker): void {
-  const transfer = msg.type === 'chunks' ? msg.chunks.map((c) => c.payload.buffer as ArrayBuffer) : [];
+  const transfer =
+    msg.type === 'chunks'
+      ? msg.chunks.map((c) => c.payload.buffer as ArrayBuffer)
+      : msg.type === 'small'
+        ? msg.results.flatMap((r) => ('chunks' in r ? r.chunks.map((c) => c.payload.buffer as ArrayBuffer) : []))
+        : [];
   port.postMessage(msg, transfer);
+}
+
+/**
+ * Many small files in one message each way (snapshots of source trees): per-file messaging
+ * would cost more than the ingest. Each file is read whole; its result or error is kept apart.
+ */
+function ingestSmall(id: number, paths: string[], options: IngestOptions): void {
+  const results: SmallResult[] = paths.map((path) => {
+    const ingester = new Ingester(options);
+    try {
+      const bytes = readFileSync(path);
+      const chunks = [...ingester.update(bytes), ...ingester.finish()];
+      const r = ingester.result!;
+      return { chunks, digest: r.digest, size: r.size, count: r.chunks };
+    } catch (e) {
+      const err = e as Error & { code?: string };
+      return { error: { message: err.message, kura: e instanceof KuraError, ...(typeof err.code === 'string' ? { code: err.code } : {}) } };
+    } finally {
+      ingester.dispose();
+    }
+  });
+  send({ type: 'small', id, results });
 }
 
 /** 1 MiB pieces, the size the kernel takes per call. */
@@ -68,6 +102,7 @@ async function ingestSource(id: number, source: Iterable<Uint8Array> | AsyncIter
 port.on('message', (msg: ToWorker) => {
   if (msg.type === 'file') void ingestSource(msg.id, createReadStream(msg.path, { highWaterMark: 1 << 20 }), msg.options);
   else if (msg.type === 'bytes') void ingestSource(msg.id, slices(msg.bytes), msg.options);
+  else if (msg.type === 'small') ingestSmall(msg.id, msg.paths, msg.options);
   else if (msg.type === 'cancel') {
     const flow = credits.get(msg.id);
     if (flow) {
