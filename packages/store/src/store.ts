@@ -581,6 +581,7 @@ export class Store {
   async exclusiveSize(digest: string): Promise<number> {
     this.#open();
     const doc = requireDoc(this.#st, digest);
+    if (doc.holds > 0) return 0; // a snapshot names it: deleting it only unlists it
     const counts = new Map<string, number>();
     for (const e of decodeManifest(doc.manifest)) counts.set(e.key, (counts.get(e.key) ?? 0) + 1);
     let bytes = 0;

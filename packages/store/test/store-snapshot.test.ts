@@ -108,6 +108,7 @@ describe('snapshots', () => {
     const mine = await store.put(big, { path: 'mine/big.bin' });
     const snap = await store.snapshot(src);
     expect(await store.snapshotExclusiveSize(snap.id)).toBe(0); // everything is also the user's
+    expect(await store.exclusiveSize(mine.digest)).toBe(0); // and deleting it frees nothing: held
     expect(await store.delete(mine.digest)).toBe(true); // now only the snapshot keeps big.bin
     expect(await store.has(mine.digest)).toBe(false);
     expect((await store.list()).items.map((i) => i.digest)).toEqual([kept.digest]);
