@@ -8,26 +8,37 @@
  * No suite named = all of them. Quick (the default) keeps budgets short; --full measures
  * more sizes for longer. Results and machine facts go to bench/results/<suite>-<time>.json.
  *
- * Exit status: a MISS is a report, not a failure (exit 0); a crash (Kura erring, a failed
- * self-check, a bad argument) exits non-zero.
+ * Every run also rewrites bench/REPORT.md from the newest result of each suite. Baselines:
+ * `--save-baseline NAME` keeps this run's results in bench/baselines/NAME/; `--baseline NAME`
+ * compares with them (lib/baseline.mjs) and exits 1 when a Kura figure regressed.
+ *
+ * Exit status: a MISS is a report, not a failure (exit 0); a regression against a baseline
+ * exits 1; a crash (Kura erring, a failed self-check, a bad argument) exits non-zero.
  */
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describeMachine, machineFacts } from './lib/machine.mjs';
 import { setMode } from './lib/measure.mjs';
-import { familyTable, targetsTable } from './lib/report.mjs';
+import { checkName, compareWithBaseline, saveBaseline } from './lib/baseline.mjs';
+import { writeReport } from './lib/markdown.mjs';
+import { familyTable, fmt, targetsTable } from './lib/report.mjs';
 
 const SUITES_DIR = new URL('./suites/', import.meta.url);
 const RESULTS_DIR = new URL('./results/', import.meta.url);
 
 function parseArgs(argv) {
   const available = readdirSync(SUITES_DIR).filter((f) => f.endsWith('.mjs')).map((f) => f.slice(0, -4)).sort();
-  const opts = { full: false, suites: [] };
-  for (const arg of argv) {
+  const opts = { full: false, suites: [], saveBaseline: undefined, baseline: undefined };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
     if (arg === '--full') opts.full = true;
     else if (arg === '--quick') opts.full = false;
-    else if (arg === '--help' || arg === '-h') {
-      console.log(`usage: node bench/run.mjs [${available.join('|')}...] [--full] [--quick]`);
+    else if (arg === '--save-baseline' || arg === '--baseline') {
+      const name = argv[++i];
+      if (!name) throw new Error(`${arg} needs a name`);
+      opts[arg === '--baseline' ? 'baseline' : 'saveBaseline'] = checkName(name);
+    } else if (arg === '--help' || arg === '-h') {
+      console.log(`usage: node bench/run.mjs [${available.join('|')}...] [--full] [--quick] [--save-baseline NAME] [--baseline NAME]`);
       process.exit(0);
     } else if (arg.startsWith('-')) throw new Error(`unknown option ${arg}`);
     else if (!available.includes(arg)) throw new Error(`unknown suite "${arg}"; suites: ${available.join(', ')}`);
@@ -47,7 +58,8 @@ function printTables(results, families = {}) {
 }
 
 async function main() {
-  const { full, suites } = parseArgs(process.argv.slice(2));
+  const { full, suites, saveBaseline: save, baseline } = parseArgs(process.argv.slice(2));
+  const regressions = [];
   setMode(full);
   const machine = machineFacts();
   const mode = full ? 'full' : 'quick';
@@ -71,6 +83,18 @@ async function main() {
     const report = { suite: name, mode, startedAt: startedAt.toISOString(), seconds, units, machine, targets, results };
     writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
     console.log(`written ${fileURLToPath(file)}`);
+    if (baseline) {
+      const c = compareWithBaseline(baseline, name, results);
+      console.log(`\n${c.text}`);
+      regressions.push(...c.regressions.map((r) => ({ suite: name, ...r })));
+    }
+    if (save) console.log(`baseline ${save}: saved ${saveBaseline(save, name, fileURLToPath(file))}`);
+  }
+  console.log(`\nreport: ${await writeReport()}`);
+  if (regressions.length) {
+    console.log(`\n${regressions.length} figure(s) regressed against baseline ${baseline}:`);
+    for (const r of regressions) console.log(`  ${r.suite}: ${r.figure}: ${fmt.ops(r.baseline)}/s -> ${fmt.ops(r.now)}/s (${fmt.pct(r.delta)})`);
+    process.exitCode = 1;
   }
 }
 

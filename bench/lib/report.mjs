@@ -25,11 +25,11 @@ export const fmt = {
 };
 
 /**
- * One family's table. `spec.ratio(row, rows)` gives the comparison column (default: the
+ * One family's table as data: `spec.ratio(row, rows)` gives the comparison column (default: the
  * baseline impl's MB/s over this row's, same group and size); `spec.extra` adds columns.
- * Unavailable peers are listed under the table, once each, with the reason.
+ * Unavailable peers become notes, once each, with the reason.
  */
-export function familyTable(rows, spec) {
+export function familyData(rows, spec) {
   const extra = spec.extra ?? [];
   const ratioOf = spec.ratio ?? ((row, all) => kuraOver(row, all, spec.baseline ?? 'kura'));
   const headers = ['group', 'impl', 'size', 'MB/s', 'ops/s', 'p50', 'p99', spec.ratioHeader ?? 'kura/peer', ...extra.map((e) => e.header)];
@@ -38,8 +38,21 @@ export function familyTable(rows, spec) {
     fmt.ratio(ratioOf(r, rows)), ...extra.map((e) => e.value(r) ?? ''),
   ]);
   const missing = new Map(rows.filter((r) => r.unavailable).map((r) => [r.impl, r.unavailable]));
-  const notes = [...missing].map(([impl, why]) => `  unavailable: ${impl}: ${why}`);
-  return [spec.title, formatTable(headers, body, 'llrrrrrrrrrr'), ...notes].join('\n');
+  const notes = [...missing].map(([impl, why]) => `unavailable: ${impl}: ${why}`);
+  return { title: spec.title, headers, body, notes };
+}
+
+/** One family's table for the terminal. */
+export function familyTable(rows, spec) {
+  const d = familyData(rows, spec);
+  return [d.title, formatTable(d.headers, d.body, 'llrrrrrrrrrr'), ...d.notes.map((n) => `  ${n}`)].join('\n');
+}
+
+/** A Markdown table (pipes in cells escaped). */
+export function markdownTable(headers, rows, align = '') {
+  const cell = (c) => String(c ?? '').replace(/\|/g, '\\|');
+  const rule = headers.map((_, i) => (align[i] === 'r' ? '---:' : '---'));
+  return [headers, rule, ...rows].map((r) => `| ${r.map(cell).join(' | ')} |`).join('\n');
 }
 
 /** Rows by group (first-seen order), then size, then impl (first-seen order): stable. */

@@ -37,7 +37,7 @@ function dirSize(dir) {
 
 async function ingestFigures(root, full) {
   const rows = [];
-  for (const [size, count] of [[KiB, full ? 50_000 : 20_000], [100 * KiB, full ? 3_000 : 1_500]]) {
+  for (const [size, count] of [[KiB, full ? 50_000 : 10_000], [100 * KiB, full ? 3_000 : 1_000]]) {
     const docs = documents(count + 60, size, size);
     for (const concurrency of [1, IN_FLIGHT]) {
       const dir = mkdtempSync(join(root, 'kura-'));
@@ -121,7 +121,7 @@ async function metaAndGetFigures(root, full) {
 
 /** Bulk: many files of unique text, Kura on all cores vs `restic backup` of the same tree. */
 async function bulkFigures(root, full) {
-  const total = full ? 1024 * MiB : 1024 * MiB;
+  const total = full ? 1024 * MiB : 256 * MiB; // quick keeps `pnpm bench` under 3 minutes
   const fileSize = 4 * MiB;
   const src = join(root, 'bulk-input');
   mkdirSync(src);
@@ -213,7 +213,8 @@ export function targets(rows) {
   const out = [];
   const bulk = rows.find((r) => r.family === 'store-bulk' && r.impl.startsWith('kura (putFiles'));
   const restic = rows.find((r) => r.family === 'store-bulk' && r.impl.startsWith('restic') && !r.unavailable);
-  out.push(target('bulk ingest (1 GiB text, zstd, all cores) >= 150 MB/s', bulk?.mbPerSec, 150, { unit: 'MB/s' }));
+  // The issue's figure is 1 GiB (--full); quick measures 256 MiB of the same data.
+  out.push(target(`bulk ingest (${bulk ? bulk.size / MiB : '?'} MiB text, zstd, all cores) >= 150 MB/s`, bulk?.mbPerSec, 150, { unit: 'MB/s' }));
   out.push(target('bulk ingest >= 1.0x restic backup', bulk && restic ? bulk.mbPerSec / restic.mbPerSec : undefined, 1.0,
     { detail: bulk && restic ? `kura ${fmt.mbps(bulk.mbPerSec)} / restic ${fmt.mbps(restic.mbPerSec)} MB/s` : '', missing: 'restic not measured' }));
   const one = find(rows, { family: 'store-ingest', group: `put 1 KB x${IN_FLIGHT}`, impl: 'kura' });
