@@ -20,7 +20,11 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqlDataba
   return {
     exec: (sql) => void db.exec(sql),
     prepare: <Row>(sql: string) => db.prepare(sql) as unknown as SqlStatement<Row>,
-    transaction: <T>(fn: () => T): T => db.transaction(fn)(),
+    // Writers take the write lock when they begin (BEGIN IMMEDIATE), waiting for it through the
+    // busy timeout. A deferred transaction that read first and then wrote could fail at once
+    // with SQLITE_BUSY_SNAPSHOT when the checkpointer reset the WAL in between (no wait is
+    // possible then): seen as "database is locked" under sustained metadata updates.
+    transaction: options.readonly ? <T>(fn: () => T): T => db.transaction(fn)() : <T>(fn: () => T): T => db.transaction(fn).immediate(),
     get inTransaction() {
       return db.inTransaction;
     },
