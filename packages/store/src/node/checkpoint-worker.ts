@@ -35,7 +35,12 @@ function checkpoint(mode: 'PASSIVE' | 'TRUNCATE'): void {
   }
 }
 
-const timer = setInterval(() => checkpoint(walSize() > WAL_LIMIT ? 'TRUNCATE' : 'PASSIVE'), intervalMs);
+const timer = setInterval(() => {
+  checkpoint('PASSIVE');
+  // Right after a PASSIVE pass few frames are left to copy: the TRUNCATE holds commits (and
+  // the writer's thread, which waits in SQLite's busy handler) for as short a time as it can.
+  if (walSize() > WAL_LIMIT) checkpoint('TRUNCATE');
+}, intervalMs);
 parentPort!.on('message', (m: string) => {
   if (m !== 'stop') return;
   clearInterval(timer);
