@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { chmodSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, linkSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -172,6 +173,33 @@ describe('snapshots', () => {
     expect(readdirSync(outside)).toEqual([]);
   });
 
+  it('overwrite replaces names, never the inodes behind them; a failed file keeps the old one', async () => {
+    const { store, dir: storeDir } = await newStore();
+    const src = join(tempDir(), 'src');
+    mkdirSync(src);
+    writeFileSync(join(src, 'f'), 'restored');
+    writeFileSync(join(src, 'g'), 'also restored');
+    const snap = await store.snapshot(src);
+    const outside = join(tempDir(), 'outside.txt');
+    writeFileSync(outside, 'outside');
+    const target = join(tempDir(), 'target');
+    mkdirSync(target);
+    linkSync(outside, join(target, 'f')); // a planted hard link to a file elsewhere
+    execFileSync('mkfifo', [join(target, 'g')]); // a planted fifo: opening it for writing would block
+    await store.restore(snap.id, target, { overwrite: true });
+    expect(readFileSync(outside, 'utf8')).toBe('outside');
+    expect(readFileSync(join(target, 'f'), 'utf8')).toBe('restored');
+    expect(readFileSync(join(target, 'g'), 'utf8')).toBe('also restored');
+    // The store's data damaged since: restore fails, and the user's current copy stays.
+    writeFileSync(join(target, 'f'), 'my working copy');
+    for (const f of readdirSync(join(storeDir, 'packs'), { recursive: true, withFileTypes: true })) {
+      if (f.isFile()) writeFileSync(join(f.parentPath, f.name), Buffer.alloc(statSync(join(f.parentPath, f.name)).size));
+    }
+    await expect(store.restore(snap.id, target, { overwrite: true })).rejects.toMatchObject({ code: 'CORRUPT_DATA' });
+    expect(readFileSync(join(target, 'f'), 'utf8')).toBe('my working copy');
+    expect(readdirSync(target).sort()).toEqual(['f', 'g']); // no temp file left behind
+  });
+
   it('crafted trees with traversal attempts restore nothing outside the target', async () => {
     const { store, dir } = await newStore();
     const src = join(tempDir(), 'src');
@@ -202,6 +230,17 @@ describe('snapshots', () => {
       db.prepare('INSERT OR IGNORE INTO trees(digest, body, holds) VALUES (?, ?, 1)').run(digest, b);
       ids.push([what, Number(db.prepare("INSERT INTO snapshots(tree, label, created_at, files, bytes) VALUES (?, 'x', 0, 1, 7)").run(digest).lastInsertRowid)]);
     }
+    // A link that normalizes inside but climbs through another link on disk: d/s -> .., d/l -> s/../..
+    const sub = body([
+      { name: 'l', type: 'symlink', target: 's/../..' },
+      { name: 's', type: 'symlink', target: '..' },
+    ]);
+    const subDigest = createHash('sha256').update(sub).digest();
+    db.prepare('INSERT OR IGNORE INTO trees(digest, body, holds) VALUES (?, ?, 1)').run(subDigest, sub);
+    const viaLink = body([{ name: 'd', type: 'dir', mode: 493, tree: `sha256:${subDigest.toString('hex')}` }]);
+    const viaDigest = createHash('sha256').update(viaLink).digest();
+    db.prepare('INSERT OR IGNORE INTO trees(digest, body, holds) VALUES (?, ?, 1)').run(viaDigest, viaLink);
+    ids.push(['link through a link', Number(db.prepare("INSERT INTO snapshots(tree, label, created_at, files, bytes) VALUES (?, 'x', 0, 0, 0)").run(viaDigest).lastInsertRowid)]);
     // A tree whose bytes do not match its digest.
     const forged = body([file('fine.txt')]);
     db.prepare('INSERT INTO trees(digest, body, holds) VALUES (?, ?, 1)').run(createHash('sha256').update('other').digest(), forged);

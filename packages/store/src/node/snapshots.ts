@@ -3,9 +3,13 @@
  * following, names checked), and restoring one without ever writing outside the target.
  */
 import { isUtf8 } from 'node:buffer';
+import { randomBytes } from 'node:crypto';
 import {
   chmodSync,
   closeSync,
+  fchmodSync,
+  futimesSync,
+  renameSync,
   constants as fsc,
   lstatSync,
   mkdirSync,
@@ -80,6 +84,14 @@ export interface RestoreReport {
 export function linkEscapes(path: string, target: string): string | undefined {
   if (target.startsWith('/')) return `an absolute link target ${JSON.stringify(target)}`;
   if (target.includes('\0')) return 'a link target with NUL';
+  // `..` only as leading segments: after a name, `..` climbs from wherever that name points on
+  // disk (another link: `s -> ..` then `l -> s/../..` escapes though it normalizes inside).
+  // A link's own ancestors are real directories of the tree, so leading `..` resolves on disk
+  // as it does here.
+  const segments = target.split('/').filter((x) => x !== '' && x !== '.');
+  let up = 0;
+  while (segments[up] === '..') up++;
+  if (segments.slice(up).includes('..')) return `a link target ${JSON.stringify(target)} with ".." after a name`;
   const resolved = posix.normalize(posix.join(posix.dirname(path), target));
   if (resolved === '..' || resolved.startsWith('../')) return `a link target ${JSON.stringify(target)} outside the tree`;
   return undefined;
@@ -111,10 +123,14 @@ export function prepareTarget(target: string, overwrite: boolean): void {
   if (!overwrite && readdirSync(target).length > 0) throw new InvalidInputError(`${target} is not empty (restore into an empty directory, or overwrite)`, 'target');
 }
 
-/** Opens a file below the target for writing; never through a symlink, never over a directory. */
-function openForRestore(full: string, overwrite: boolean): number {
-  const flags = fsc.O_WRONLY | fsc.O_CREAT | fsc.O_NOFOLLOW | (overwrite ? fsc.O_TRUNC : fsc.O_EXCL);
-  return openSync(full, flags, 0o600);
+/**
+ * A new file beside `full` to write the bytes into (O_EXCL|O_NOFOLLOW: never an existing
+ * inode, link, fifo or device); renamed over `full` only once its bytes are complete and
+ * checked, so an existing file is never truncated for a restore that then fails.
+ */
+function openTemp(full: string): { fd: number; temp: string } {
+  const temp = `${full}.kura-restore-${randomBytes(6).toString('hex')}`;
+  return { fd: openSync(temp, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL | fsc.O_NOFOLLOW, 0o600), temp };
 }
 
 /** An existing path component must be a real directory (not a link to elsewhere). */
@@ -153,20 +169,37 @@ export async function restoreEntries(
       symlinkSync(entry.target, full);
       report.symlinks++;
     } else {
-      const fd = openForRestore(full, overwrite);
+      let existing;
       try {
+        existing = lstatSync(full);
+      } catch {
+        existing = undefined;
+      }
+      if (existing && (!overwrite || existing.isDirectory())) {
+        throw new InvalidInputError(`refusing to restore ${full}: it exists${existing.isDirectory() ? ' and is a directory' : ''}`, 'target');
+      }
+      const { fd, temp } = openTemp(full);
+      try {
+        let written = 0;
         for await (const piece of await read(entry.digest)) {
           for (let at = 0; at < piece.length; ) at += writeSync(fd, piece, at, piece.length - at);
-          report.bytes += piece.length;
+          written += piece.length;
         }
-      } catch (e) {
+        fchmodSync(fd, entry.mode & 0o777);
+        if (entry.mtime !== undefined) futimesSync(fd, entry.mtime / 1000, entry.mtime / 1000);
         closeSync(fd);
-        rmSync(full, { force: true }); // never leave a short file that looks restored
+        // The stream ended without error: every chunk and the whole digest were checked.
+        renameSync(temp, full); // replaces a file or link there (overwrite), never its inode
+        report.bytes += written;
+      } catch (e) {
+        try {
+          closeSync(fd);
+        } catch {
+          /* closed already */
+        }
+        rmSync(temp, { force: true }); // never a short file, and the old one stays
         throw e;
       }
-      closeSync(fd);
-      chmodSync(full, entry.mode & 0o777);
-      if (entry.mtime !== undefined) utimesSync(full, entry.mtime / 1000, entry.mtime / 1000);
       report.files++;
     }
   }
