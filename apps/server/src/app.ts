@@ -1,6 +1,6 @@
 /**
  * build(): the Kura HTTP API as a fastify instance, not yet listening (main.ts listens).
- * Plugins in order: errors, auth, metrics, rate limit, store, OpenAPI; then the routes.
+ * Plugins in order: errors, rate limit, auth, metrics, store, OpenAPI; then the routes.
  */
 import { existsSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
@@ -15,8 +15,8 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { parseConfig, type ServerConfig, type ServerConfigInput } from './config.js';
 import { HttpError } from './errors.js';
-import auth from './plugins/auth.js';
-import errors from './plugins/errors.js';
+import auth, { verifier } from './plugins/auth.js';
+import errors, { sendError } from './plugins/errors.js';
 import metrics from './plugins/metrics.js';
 import storePlugin from './plugins/store.js';
 import admin from './routes/admin.js';
@@ -69,6 +69,11 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
     // in the API's error shape instead (fastify still adds Connection: close).
     return503OnClosing: false,
     forceCloseConnections: 'idle',
+    // A connection with no bytes moving for this long is closed: a client that stalls mid-upload
+    // (a network drop without FIN or RST) would otherwise hold its upload busy forever.
+    connectionTimeout: config.idleTimeoutMs,
+    // Errors fastify raises before routing (a malformed URL) get the API's error shape too.
+    frameworkErrors: (err, request, reply) => void sendError(request, reply, err),
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -82,14 +87,17 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
   });
 
   await app.register(errors);
-  await app.register(auth, { tokens: config.tokens, noAuth: config.noAuth });
-  await app.register(metrics);
   if (config.rateLimit > 0) {
+    const principal = verifier(config.tokens);
+    // Before auth, so failed logins count too. Per valid token (clients behind one proxy do not
+    // share a budget); per address otherwise (a guessed token does not get a fresh budget).
     await app.register(rateLimit, {
       max: config.rateLimit,
       timeWindow: config.rateWindowMs,
-      // Per token when one is presented (so clients behind one proxy do not share a budget).
-      keyGenerator: (request) => request.headers.authorization ?? request.ip,
+      keyGenerator: (request) => {
+        const who = principal(request.headers.authorization);
+        return who ? `token:${who}` : `ip:${request.ip}`;
+      },
       allowList: (request) => request.url === '/healthz',
       errorResponseBuilder: (_request, context) =>
         new HttpError('RATE_LIMITED', `rate limit of ${context.max} requests per ${context.after} exceeded; retry in ${Math.ceil(context.ttl / 1000)} s`, {}, {
@@ -97,6 +105,9 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
         }),
     });
   }
+  // Auth after the rate limiter (see plugins/auth.ts) and before every route, /metrics included.
+  await app.register(auth, { tokens: config.tokens, noAuth: config.noAuth });
+  await app.register(metrics);
   await app.register(storePlugin, { dir: config.store, store: options.store });
   await app.register(swagger, {
     openapi: {

@@ -40,6 +40,8 @@ export const ServerConfig = z
     uploadTtlMs: size.default(24 * 60 * 60 * 1000),
     /** Where resumable uploads are staged (default `<store>/uploads`). */
     uploadDir: z.string().min(1).optional(),
+    /** A connection with no bytes moving for this long is closed (a stalled upload frees its lock). */
+    idleTimeoutMs: z.number().int().min(1000).default(60_000),
     /** How long SIGTERM waits for requests in flight before cutting them off. */
     shutdownTimeoutMs: z.number().int().min(0).default(10_000),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -107,6 +109,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
   if (env.KURA_RATE_LIMIT) c.rateLimit = int('KURA_RATE_LIMIT', env.KURA_RATE_LIMIT);
   if (env.KURA_CACHE_BYTES) c.cacheBytes = int('KURA_CACHE_BYTES', env.KURA_CACHE_BYTES);
   if (env.KURA_UPLOAD_TTL_MS) c.uploadTtlMs = int('KURA_UPLOAD_TTL_MS', env.KURA_UPLOAD_TTL_MS);
+  if (env.KURA_IDLE_TIMEOUT_MS) c.idleTimeoutMs = int('KURA_IDLE_TIMEOUT_MS', env.KURA_IDLE_TIMEOUT_MS);
   if (env.KURA_SHUTDOWN_TIMEOUT_MS) c.shutdownTimeoutMs = int('KURA_SHUTDOWN_TIMEOUT_MS', env.KURA_SHUTDOWN_TIMEOUT_MS);
   if (env.KURA_LOG_LEVEL) c.logLevel = env.KURA_LOG_LEVEL as ServerConfigInput['logLevel'];
   if (env.KURA_WEB_ROOT) c.webRoot = env.KURA_WEB_ROOT;

@@ -120,6 +120,39 @@ describe('errors and limits', () => {
     expect((await call(s.url, 'GET', '/healthz')).status).toBe(200); // health is never limited
   });
 
+  it('every endpoint in the OpenAPI document, and /metrics, refuses a request without a token', async () => {
+    const s = await startServer({ noAuth: false, tokens });
+    const doc = (await call(s.url, 'GET', '/docs/json')).json;
+    let checked = 0;
+    for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, unknown>>)) {
+      const url = path.replace('{digest}', `sha256:${'0'.repeat(64)}`).replace('{key}', '0'.repeat(64)).replace('{id}', '0'.repeat(32)).replace('{*}', 'a/b');
+      for (const method of Object.keys(methods)) {
+        const r = await call(s.url, method.toUpperCase(), url, method === 'get' || method === 'head' ? {} : { body: '{}', headers: { 'content-type': 'application/json' } });
+        expect(r.status, `${method} ${path}`).toBe(401);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(20);
+    expect((await call(s.url, 'GET', '/metrics')).status).toBe(401);
+  });
+
+  it('counts failed logins against the address, whatever the spelling of the token', async () => {
+    const s = await startServer({ noAuth: false, tokens, rateLimit: 3 });
+    for (const h of ['Bearer wrong-token-000000001', 'bearer wrong-token-000000002', 'BEARER wrong-token-000000003']) {
+      expect((await call(s.url, 'GET', '/v1/stats', { headers: { authorization: h } })).status).toBe(401);
+    }
+    expect(errorCode(await call(s.url, 'GET', '/v1/stats', { headers: { authorization: 'bEaReR wrong-token-000000004' } }))).toBe('RATE_LIMITED');
+    // A valid token has its own budget.
+    expect((await call(s.url, 'GET', '/v1/stats', { token: READ })).status).toBe(200);
+  });
+
+  it('errors raised before routing use the error shape too', async () => {
+    const s = await startServer();
+    const r = await call(s.url, 'GET', '/v1/paths/%ED%A0%80');
+    expect(r.status).toBe(400);
+    expect(errorCode(r)).toBe('INVALID_INPUT');
+  });
+
   it('keeps a sane client request id, replaces others, and puts it in every response', async () => {
     const s = await startServer();
     const r = await call(s.url, 'GET', '/v1/stats', { headers: { 'x-request-id': 'job-42.step:7' } });

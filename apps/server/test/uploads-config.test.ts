@@ -74,6 +74,26 @@ describe('resumable uploads (in process)', () => {
     expect((await call(s.url, 'GET', loc)).json.offset).toBe(2000);
   });
 
+  it('a client that stalls mid-body is cut after the idle timeout, freeing the upload', { timeout: 30_000 }, async () => {
+    const s = await startServer({ idleTimeoutMs: 1000 });
+    const loc = (await call(s.url, 'POST', '/v1/uploads')).headers.location as string;
+    const { connect } = await import('node:net');
+    const port = Number(new URL(s.url).port);
+    const sock = connect(port, '127.0.0.1');
+    await new Promise((r) => sock.once('connect', r));
+    sock.write(`PATCH ${loc} HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nhello`);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(errorCode(await call(s.url, 'PATCH', loc, { body: 'x' }))).toBe('UPLOAD_BUSY');
+    await new Promise((r) => sock.once('close', r)); // the server closes the silent connection
+    expect((await call(s.url, 'GET', loc)).json.offset).toBe(5);
+    expect((await call(s.url, 'PATCH', loc, { body: 'abc', headers: { 'content-range': '5-7' } })).status).toBe(202);
+    // A finish with the wrong digest leaves the upload as it was (its body is not kept).
+    const bad = await call(s.url, 'PUT', `${loc}?digest=${sha(new Uint8Array(3))}`, { body: 'zz' });
+    expect(errorCode(bad)).toBe('DIGEST_MISMATCH');
+    expect((await call(s.url, 'GET', loc)).json.offset).toBe(8);
+    expect((await call(s.url, 'PUT', `${loc}?digest=${sha(new TextEncoder().encode('helloabczz'))}`, { body: 'zz' })).status).toBe(201);
+  });
+
   it('uploads untouched for the TTL expire and are swept from disk', async () => {
     const s = await startServer({ uploadTtlMs: 300 });
     const loc = (await call(s.url, 'POST', '/v1/uploads')).headers.location as string;

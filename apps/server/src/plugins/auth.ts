@@ -43,11 +43,17 @@ export function authenticate(known: Known[], header: string | undefined): Known 
   return found;
 }
 
+/** The name of the token an Authorization header presents, if it is a configured one. */
+export function verifier(tokens: Token[]): (header: string | undefined) => string | undefined {
+  const known: Known[] = tokens.map((t, i) => ({ digest: sha256(t.token), scopes: grants(t.scopes), name: t.name ?? `token${i + 1}` }));
+  return (header) => authenticate(known, header)?.name;
+}
+
 export default fp(
   async (app: FastifyInstance, opts: { tokens: Token[]; noAuth: boolean }) => {
     const known: Known[] = opts.tokens.map((t, i) => ({ digest: sha256(t.token), scopes: grants(t.scopes), name: t.name ?? `token${i + 1}` }));
     app.decorateRequest('principal', undefined);
-    app.addHook('onRequest', async (request: FastifyRequest) => {
+    const check = async (request: FastifyRequest) => {
       const scope = request.routeOptions.config.scope;
       if (!scope || opts.noAuth) return;
       const header = request.headers.authorization;
@@ -58,6 +64,14 @@ export default fp(
       }
       request.principal = who.name;
       if (!who.scopes.has(scope)) throw new HttpError('FORBIDDEN', `this needs the ${scope} scope, which this token lacks`, { scope });
+    };
+    // A route-level hook, appended to each scoped route as it is declared: it runs after the
+    // rate limiter's (also route-level, registered earlier), so failed logins are counted, and
+    // before any body is parsed.
+    app.addHook('onRoute', (route) => {
+      if (!route.config?.scope) return;
+      const own = route.onRequest ? [route.onRequest].flat() : [];
+      route.onRequest = [...own, check] as typeof route.onRequest;
     });
   },
   { name: 'kura-auth' },

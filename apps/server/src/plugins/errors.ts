@@ -72,7 +72,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, err: unk
     reply.raw.destroy();
     return reply;
   }
-  return reply.code(m.status).headers(m.headers).type('application/json; charset=utf-8').send(body);
+  return reply.code(m.status).header('x-request-id', request.id).headers(m.headers).type('application/json; charset=utf-8').send(body);
 }
 
 export default fp(

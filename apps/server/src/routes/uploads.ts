@@ -3,6 +3,7 @@
  * PATCH appends (Content-Range must start at the current offset, else 416 with the offset),
  * GET/HEAD tell the offset, PUT ?digest= finishes into a document, DELETE cancels.
  */
+import { truncate } from 'node:fs/promises';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -103,9 +104,16 @@ export default async function uploads(app: FastifyInstance, opts: { sessions: Up
         if (!meta.expectDigest) throw new HttpError('INVALID_INPUT', 'finishing an upload needs its digest (?digest= or x-kura-sha256)', { field: 'digest' });
         const result = await sessions.exclusive(id, async (file, at) => {
           await sessions.append(file, at, bodyPieces(request, maxDocumentSize - at), undefined);
-          return app.store.put(file, meta);
+          let r;
+          try {
+            r = await app.store.put(file, meta);
+          } catch (e) {
+            await truncate(file, at); // the upload is as it was: a retry with its body appends it once
+            throw e;
+          }
+          await sessions.remove(id); // still held: no PATCH can slip in between
+          return r;
         });
-        await sessions.remove(id);
         return reply.code(201).header('location', `/v1/documents/${result.digest}`).send(result);
       },
     });

@@ -2,7 +2,7 @@
  * @kura/store for Node: Store.init / Store.open on a directory (FORMAT.md §5), with
  * better-sqlite3 metadata, file-system packs, the writer lock and file-path puts.
  */
-import { closeSync, createReadStream, existsSync, mkdirSync, openSync, readSync, readdirSync, rmSync } from 'node:fs';
+import { closeSync, constants as fsConstants, createReadStream, existsSync, fstatSync, mkdirSync, openSync, readSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { InvalidInputError } from '@kura/core';
 import { NotFoundError } from '../errors.js';
@@ -27,9 +27,22 @@ export { openSqlite } from './sqlite.js';
 
 export const DB_FILE = 'kura.db';
 
+/**
+ * Opens a file the scan saw as a regular file, refusing what has been swapped for a link or
+ * something else since (a snapshot must not follow a link planted between scan and read).
+ */
+export function openRegularFile(path: string): number {
+  const fd = openSync(path, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
+  if (!fstatSync(fd).isFile()) {
+    closeSync(fd);
+    throw new InvalidInputError(`${path} is no longer a regular file (changed while the snapshot ran)`, 'path');
+  }
+  return fd;
+}
+
 /** A small file whole: one read of the size the scan saw (and one more, should it have grown). */
 function readSmallFile(path: string, expected: number): Uint8Array {
-  const fd = openSync(path, 'r');
+  const fd = openRegularFile(path);
   try {
     let buf = Buffer.allocUnsafe(expected + 1);
     let n = 0;

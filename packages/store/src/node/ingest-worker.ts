@@ -3,7 +3,7 @@
  * main thread names and streams the chunks back. Payload buffers are transferred, not copied.
  * Flow control: a worker stops reading after `WINDOW` unacknowledged batches.
  */
-import { createReadStream, readFileSync } from 'node:fs';
+import { closeSync, constants, createReadStream, fstatSync, openSync, readFileSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { Ingester, KuraError, type IngestChunk, type IngestOptions } from '@kura/core';
 
@@ -50,7 +50,15 @@ function ingestSmall(id: number, paths: string[], options: IngestOptions): void 
   const results: SmallResult[] = paths.map((path) => {
     const ingester = new Ingester(options);
     try {
-      const bytes = readFileSync(path);
+      // Not following a link planted since the scan (node/index.ts openRegularFile).
+      const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+      let bytes: Buffer;
+      try {
+        if (!fstatSync(fd).isFile()) throw new Error(`${path} is no longer a regular file (changed while the snapshot ran)`);
+        bytes = readFileSync(fd);
+      } finally {
+        closeSync(fd);
+      }
       const chunks = [...ingester.update(bytes), ...ingester.finish()];
       const r = ingester.result!;
       return { chunks, digest: r.digest, size: r.size, count: r.chunks };
