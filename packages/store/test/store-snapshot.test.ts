@@ -286,6 +286,18 @@ describe('snapshots', () => {
     await expect(s.restore(snap.id, join(tempDir(), 'out'))).rejects.toMatchObject({ code: 'CORRUPT_DATA' });
   });
 
+  it('reads of scanned files refuse a link or a non-file swapped in since the scan', async () => {
+    const { openRegularFile } = await import('../src/node/index.js');
+    const d = tempDir();
+    writeFileSync(join(d, 'secret'), 'secret');
+    symlinkSync(join(d, 'secret'), join(d, 'swapped'));
+    mkdirSync(join(d, 'dir'));
+    expect(() => openRegularFile(join(d, 'swapped'))).toThrow();
+    expect(() => openRegularFile(join(d, 'dir'))).toThrow();
+    const { closeSync } = await import('node:fs');
+    closeSync(openRegularFile(join(d, 'secret')));
+  });
+
   it('tree encoding is canonical: sorted by UTF-8 bytes, fixed key order, and checked on decode', () => {
     const d = `sha256:${'0'.repeat(64)}` as const;
     const entries = [

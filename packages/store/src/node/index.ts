@@ -211,7 +211,12 @@ export class Store extends StoreCore {
       }
       for (const f of large) {
         tasks.push(async () =>
-          record(f, pool ? await this.putChunks(pool.ingestFile(f.path, opts), {}, { listed: false }) : await this.putForSnapshot(createReadStream(f.path, { highWaterMark: 1 << 20 }))),
+          record(
+            f,
+            pool
+              ? await this.putChunks(pool.ingestFile(f.path, opts, true), {}, { listed: false })
+              : await this.putForSnapshot(createReadStream('', { fd: openRegularFile(f.path), highWaterMark: 1 << 20 })),
+          ),
         );
       }
       // A few tasks in flight: enough to keep the workers and the group commit busy.

@@ -45,8 +45,9 @@ export class IngestPool {
   }
 
   /** The chunk stream of one file, computed on the least busy worker. */
-  ingestFile(path: string, options: IngestOptions): ChunkStream {
-    return this.#start((id) => ({ type: 'file', id, path, options }));
+  /** `regularOnly`: refuse a link or a non-regular file at `path` (snapshots read what they scanned). */
+  ingestFile(path: string, options: IngestOptions, regularOnly = false): ChunkStream {
+    return this.#start((id) => ({ type: 'file', id, path, options, ...(regularOnly ? { regularOnly } : {}) }));
   }
 
   /** The chunk stream of a buffer (copied to the worker; the caller keeps its bytes). */

@@ -10,7 +10,7 @@ import { Ingester, KuraError, type IngestChunk, type IngestOptions } from '@kura
 export const WINDOW = 4;
 
 export type ToWorker =
-  | { type: 'file'; id: number; path: string; options: IngestOptions }
+  | { type: 'file'; id: number; path: string; options: IngestOptions; regularOnly?: boolean }
   | { type: 'bytes'; id: number; bytes: Uint8Array; options: IngestOptions }
   | { type: 'small'; id: number; paths: string[]; options: IngestOptions }
   | { type: 'ack'; id: number }
@@ -42,6 +42,16 @@ function send(msg: FromWorker): void {
   port.postMessage(msg, transfer);
 }
 
+/** Opens a file without following a link, and only if it is a regular file (snapshots). */
+function openRegular(path: string): number {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  if (!fstatSync(fd).isFile()) {
+    closeSync(fd);
+    throw new Error(`${path} is no longer a regular file (changed while the snapshot ran)`);
+  }
+  return fd;
+}
+
 /**
  * Many small files in one message each way (snapshots of source trees): per-file messaging
  * would cost more than the ingest. Each file is read whole; its result or error is kept apart.
@@ -50,11 +60,10 @@ function ingestSmall(id: number, paths: string[], options: IngestOptions): void 
   const results: SmallResult[] = paths.map((path) => {
     const ingester = new Ingester(options);
     try {
-      // Not following a link planted since the scan (node/index.ts openRegularFile).
-      const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+      // Not following a link planted since the scan.
+      const fd = openRegular(path);
       let bytes: Buffer;
       try {
-        if (!fstatSync(fd).isFile()) throw new Error(`${path} is no longer a regular file (changed while the snapshot ran)`);
         bytes = readFileSync(fd);
       } finally {
         closeSync(fd);
@@ -108,7 +117,17 @@ async function ingestSource(id: number, source: Iterable<Uint8Array> | AsyncIter
 }
 
 port.on('message', (msg: ToWorker) => {
-  if (msg.type === 'file') void ingestSource(msg.id, createReadStream(msg.path, { highWaterMark: 1 << 20 }), msg.options);
+  if (msg.type === 'file') {
+    let source: AsyncIterable<Uint8Array>;
+    try {
+      source = msg.regularOnly ? createReadStream('', { fd: openRegular(msg.path), highWaterMark: 1 << 20 }) : createReadStream(msg.path, { highWaterMark: 1 << 20 });
+    } catch (e) {
+      const err = e as Error & { code?: string };
+      send({ type: 'error', id: msg.id, message: err.message, kura: false, ...(typeof err.code === 'string' ? { code: err.code } : {}) });
+      return;
+    }
+    void ingestSource(msg.id, source, msg.options);
+  }
   else if (msg.type === 'bytes') void ingestSource(msg.id, slices(msg.bytes), msg.options);
   else if (msg.type === 'small') ingestSmall(msg.id, msg.paths, msg.options);
   else if (msg.type === 'cancel') {
