@@ -59,3 +59,10 @@ export class MissingChunksError extends KuraError {
     super('MISSING_CHUNKS', `${missing.length} chunk${missing.length === 1 ? '' : 's'} of the manifest ${missing.length === 1 ? 'is' : 'are'} not in the store`);
   }
 }
+
+/** The platform lacks the storage the store needs (e.g. a browser without OPFS). */
+export class StorageUnavailableError extends KuraError {
+  constructor(message: string) {
+    super('STORAGE_UNAVAILABLE', message);
+  }
+}

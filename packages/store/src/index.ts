@@ -2,7 +2,7 @@
 export { Store as StoreCore, FORMAT_NAME, FORMAT_VERSION } from './store.js';
 export type { StoreBackends, StoreStats, StoreConfig, ListResult, PutInput, VersionInfo, DocumentHead, DocumentReader } from './store.js';
 export { InvalidQueryError, type SearchHit, type SearchQuery } from './search.js';
-export type { PutResult, ChunkStream } from './put.js';
+export type { PutResult, ChunkStream, ChunkEvent, PutOptions } from './put.js';
 export { TREE_FORMAT, encodeTree, decodeTree, badName } from './snapshot.js';
 export type { DirNode, FileEntry, DirEntry, SymlinkEntry, TreeEntry, SnapshotInfo, SnapshotDiff, WalkEntry } from './snapshot.js';
 export { MAX_SYNC_KEYS, DEFAULT_HOLD_MS, type ChunkPutResult } from './sync.js';
@@ -13,4 +13,5 @@ export type { InitOptions, OpenOptions, PutMeta, MetaUpdate, ListQuery, Durabili
 export type { SqlDatabase, SqlStatement, SqlValue, RunResult } from './backend/sql.js';
 export { PackMissingError, type PackStore, type PackWriter, type PackInfo } from './backend/packs.js';
 export { MemoryPackStore } from './backend/memory-packs.js';
+export { WasmDatabase, openMemoryDatabase } from './backend/sqlite-wasm.js';
 export * from './errors.js';

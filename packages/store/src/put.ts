@@ -52,6 +52,18 @@ function addVersion(st: Statements, path: string, docId: number, now: number): v
   st.versionInsert.run(path, st.versionNext.get(path)!.last, docId, now);
 }
 
+/** What a put reports per chunk, in document order (the browser demo draws its chunk map). */
+export interface ChunkEvent {
+  /** Raw bytes of the chunk. */
+  length: number;
+  /** True when this put wrote the chunk; false when the store (or this document) had it. */
+  fresh: boolean;
+}
+
+export interface PutOptions {
+  onChunk?: (chunk: ChunkEvent) => void;
+}
+
 /** Chunks of one document, in order, ending with its digest (the generator's return value). */
 export type ChunkStream = AsyncGenerator<IngestChunk, IngestResult, undefined>;
 
@@ -75,6 +87,7 @@ export async function putDocument(
   commitAfter?: Promise<unknown>,
   /** False for a snapshot's files: kept for the snapshot, not listed (FORMAT.md §13). */
   listed = true,
+  onChunk?: (chunk: ChunkEvent) => void,
 ): Promise<PutResult> {
   const { writer, st } = ctx;
   const manifest = new ManifestBuilder();
@@ -95,15 +108,16 @@ export async function putDocument(
     packsUsed.push(id);
   };
 
-  const place = async (c: { key: string; length: number; codec: number; payload: Uint8Array }) => {
+  /** Places one chunk; true when this put wrote it. */
+  const place = async (c: { key: string; length: number; codec: number; payload: Uint8Array }): Promise<boolean> => {
     manifest.add(c.key, c.length);
-    if (unrowed.has(c.key) || pinned.has(c.key) || repairs.has(c.key)) return;
+    if (unrowed.has(c.key) || pinned.has(c.key) || repairs.has(c.key)) return false;
     // Check and pin/claim without an await in between (see writer.ts).
     const stored = st.chunkShareable.get(hexInto(c.key, keyBuffer, 0));
     if (stored && !stored.damaged) {
       writer.pin(c.key);
       pinned.add(c.key);
-      return;
+      return false;
     }
     if (stored) {
       // The stored copy is damaged: this put carries good bytes, so it writes them again.
@@ -114,13 +128,13 @@ export async function putDocument(
       repairs.set(c.key, chunk);
       newChunks++;
       newBytes += RECORD_HEADER_SIZE + c.payload.length;
-      return;
+      return true;
     }
     const pending = writer.pending(c.key);
     if (pending) {
       usePack(pending.packId);
       unrowed.set(c.key, pending);
-      return;
+      return false;
     }
     const { chunk, written } = await writer.append(
       { key: c.key, codec: c.codec, rawLen: c.length, storedLen: c.payload.length },
@@ -133,13 +147,15 @@ export async function putDocument(
       newChunks++;
       newBytes += RECORD_HEADER_SIZE + c.payload.length;
     }
+    return written;
   };
 
   writer.putStarted();
   try {
     let step = await stream.next();
     while (!step.done) {
-      await place(step.value);
+      const fresh = await place(step.value);
+      onChunk?.({ length: step.value.length, fresh });
       step = await stream.next();
     }
     const { digest, size } = step.value;

@@ -21,7 +21,7 @@ import { formatDigest, hexToBytes, parseDigest } from './hex.js';
 import { decodeManifest } from './manifest.js';
 import { InitOptions, ListQuery, MetaUpdate, OpenOptions, PutMeta, documentFilters, parse, toMillis, type Durability } from './options.js';
 import { RECORD_HEADER_SIZE } from './pack-record.js';
-import { ingestHere, putDocument, type ChunkStream, type PutResult } from './put.js';
+import { ingestHere, putDocument, type ChunkStream, type PutOptions, type PutResult } from './put.js';
 import { Reader } from './read.js';
 import { SCHEMA_VERSION, migrate, schemaVersion } from './schema.js';
 import { prepareStatements, type DocRow, type Statements } from './statements.js';
@@ -212,7 +212,7 @@ export class Store {
 
   // ---- writing -----------------------------------------------------------------------------
 
-  async put(input: PutInput, meta: PutMeta = {}): Promise<PutResult> {
+  async put(input: PutInput, meta: PutMeta = {}, options: PutOptions = {}): Promise<PutResult> {
     this.#writable('put');
     const m = parse(PutMeta, meta, 'put meta');
     let source: ByteSource;
@@ -223,7 +223,7 @@ export class Store {
       source = input;
     }
     const ctx = this.#putContext();
-    return this.#indexed(putDocument(ctx, ingestHere(ctx, source), m));
+    return this.#indexed(putDocument(ctx, ingestHere(ctx, source), m, undefined, true, options.onChunk));
   }
 
   /** For platform subclasses: a put on this thread of a snapshot's file (kept, not listed). */
@@ -525,6 +525,22 @@ export class Store {
     this.#open();
     const doc = requireDoc(this.#st, digest);
     return this.#reader.document(doc);
+  }
+
+  /** A document's chunks in order: their keys (BLAKE3, hex) and raw lengths. */
+  async manifest(digest: string, options: { unlisted?: boolean } = {}): Promise<{ key: string; length: number }[]> {
+    this.#open();
+    const doc = this.#st.docAnyByDigest.get(parseDigest(digest));
+    if (!doc || (!doc.listed && !options.unlisted)) throw new NotFoundError(`no document ${digest}`);
+    return decodeManifest(doc.manifest).map((e) => ({ key: e.key, length: e.length }));
+  }
+
+  /** One chunk's raw bytes, checked against its key (CORRUPT_DATA when damaged). */
+  async chunk(key: string): Promise<Uint8Array> {
+    this.#open();
+    checkKeys([key], 'key');
+    if (!this.#st.chunkGet.get(hexToBytes(key))) throw new NotFoundError(`no chunk ${key}`);
+    return this.#reader.chunk(key);
   }
 
   /** The whole document, checked against its digest before it is returned. */

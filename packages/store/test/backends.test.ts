@@ -9,7 +9,11 @@ import { PackMissingError, type PackStore } from '../src/backend/packs.js';
 import type { SqlDatabase } from '../src/backend/sql.js';
 import { FsPackStore } from '../src/node/fs-packs.js';
 import { openSqlite } from '../src/node/sqlite.js';
+import sqlite3InitModule from '@sqlite.org/sqlite-wasm';
+import { openMemoryDatabase } from '../src/backend/sqlite-wasm.js';
 import { tempDir } from './helpers/store.js';
+
+const sqlite3 = await sqlite3InitModule();
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
@@ -71,6 +75,7 @@ describe.each(packStores)('PackStore conformance: %s', (_name, make) => {
 const databases: [string, () => SqlDatabase][] = [
   ['better-sqlite3 (file)', () => openSqlite(join(tempDir(), 'conf.db'))],
   ['better-sqlite3 (memory)', () => openSqlite(':memory:')],
+  ['sqlite-wasm (memory)', () => openMemoryDatabase(sqlite3)],
 ];
 
 describe.each(databases)('SqlDatabase conformance: %s', (_name, make) => {
@@ -124,5 +129,28 @@ describe.each(databases)('SqlDatabase conformance: %s', (_name, make) => {
     db.prepare('INSERT INTO t(v) VALUES (?)').run('b');
     expect([...db.prepare<{ v: string }>('SELECT v FROM t ORDER BY id').iterate()].map((x) => x.v)).toEqual(['a', 'b']);
     expect(db.prepare('UPDATE t SET v = ?').run('z').changes).toBe(2);
+  });
+
+  it('refuses a wrong parameter count and a statement re-entered while iterating', () => {
+    const db = make();
+    db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t(v) VALUES (1), (2)');
+    expect(() => db.prepare('SELECT * FROM t WHERE id = ?').get()).toThrow();
+    expect(() => db.prepare('SELECT * FROM t WHERE id = ?').get(1, 2)).toThrow();
+    const all = db.prepare<{ id: number }>('SELECT id FROM t ORDER BY id');
+    const seen: number[] = [];
+    expect(() => {
+      for (const r of all.iterate()) {
+        seen.push(r.id);
+        all.all();
+      }
+    }).toThrow();
+    expect([...all.iterate()].map((r) => r.id)).toEqual([1, 2]); // usable again afterwards
+  });
+
+  it('a transaction function returning a promise is refused and rolled back', () => {
+    const db = make();
+    db.exec('CREATE TABLE t (x INTEGER)');
+    expect(() => db.transaction((async () => db.prepare('INSERT INTO t VALUES (1)').run()) as () => unknown)).toThrow();
+    expect(db.inTransaction).toBe(false);
   });
 });

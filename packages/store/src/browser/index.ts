@@ -1,0 +1,151 @@
+/**
+ * @kura/store in a browser (FORMAT.md §14): the same store logic on SQLite-in-wasm (the
+ * opfs-sahpool VFS) and packs in the origin-private file system, inside a dedicated worker
+ * (sync access handles exist only there). One writer per store per origin, enforced with a
+ * Web Lock: a second tab gets STORE_LOCKED.
+ */
+import sqlite3InitModule, { type SAHPoolUtil, type Sqlite3Static } from '@sqlite.org/sqlite-wasm';
+import { InvalidInputError } from '@kura/core';
+import { WasmDatabase } from '../backend/sqlite-wasm.js';
+import { StorageUnavailableError, StoreLockedError } from '../errors.js';
+import { InitOptions as InitOptionsSchema, parse, type Durability, type InitOptions, type OpenOptions } from '../options.js';
+import { schemaVersion } from '../schema.js';
+import { Store as StoreCore, type StoreBackends } from '../store.js';
+import { OpfsPackStore } from './opfs-packs.js';
+
+export * from '../index.js';
+export { OpfsPackStore } from './opfs-packs.js';
+export { WasmDatabase } from '../backend/sqlite-wasm.js';
+
+/** The database file's name inside the store's SQLite pool. */
+const DB_FILE = '/kura.db';
+const NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+let sqlite3Ready: Promise<Sqlite3Static> | undefined;
+/** The SQLite pools installed in this worker, by store name (one VFS per store). */
+const pools = new Map<string, SAHPoolUtil>();
+
+function sqlite3(): Promise<Sqlite3Static> {
+  sqlite3Ready ??= sqlite3InitModule();
+  return sqlite3Ready;
+}
+
+async function storeDir(name: string, create: boolean): Promise<FileSystemDirectoryHandle | undefined> {
+  if (typeof navigator === 'undefined' || !navigator.storage?.getDirectory) {
+    throw new StorageUnavailableError('this browser has no origin-private file system (OPFS); Kura cannot keep a store here');
+  }
+  let root: FileSystemDirectoryHandle;
+  try {
+    root = await navigator.storage.getDirectory();
+  } catch (e) {
+    // Private windows and some embedders refuse OPFS with a SecurityError.
+    throw new StorageUnavailableError(`the origin-private file system is not available: ${(e as Error).message}`);
+  }
+  try {
+    const kura = await root.getDirectoryHandle('kura', { create });
+    return await kura.getDirectoryHandle(name, { create });
+  } catch (e) {
+    if (!create && e instanceof DOMException && e.name === 'NotFoundError') return undefined;
+    throw e;
+  }
+}
+
+/** Holds the store's Web Lock until `release` is called. */
+async function acquireLock(name: string): Promise<() => void> {
+  if (!navigator.locks) return () => undefined; // no Web Locks: a second tab fails on the SQLite pool instead
+  return new Promise((resolve, reject) => {
+    navigator.locks
+      .request(`kura-store:${name}`, { ifAvailable: true }, (lock) => {
+        if (!lock) {
+          reject(new StoreLockedError(`the store "${name}" is open in another tab or window`));
+          return undefined;
+        }
+        return new Promise<void>((unlock) => resolve(unlock));
+      })
+      .catch(reject);
+  });
+}
+
+export interface BrowserStoreOptions extends OpenOptions {
+  /** Used when the store does not exist yet. */
+  init?: InitOptions;
+}
+
+export class BrowserStore extends StoreCore {
+  /**
+   * Opens the store `name` of this origin, creating it (with `options.init`) when missing.
+   * Must run in a dedicated worker.
+   */
+  static async openOpfs(name = 'default', options: BrowserStoreOptions = {}): Promise<BrowserStore> {
+    if (!NAME.test(name)) throw new InvalidInputError('a browser store name is 1-64 letters, digits, - or _', 'name');
+    if (options.init) parse(InitOptionsSchema, options.init, 'init options');
+    const dir = (await storeDir(name, true))!;
+    const unlock = await acquireLock(name);
+    let pool: SAHPoolUtil | undefined;
+    let db: WasmDatabase | undefined;
+    try {
+      const packs = new OpfsPackStore(await dir.getDirectoryHandle('packs', { create: true }));
+      const s3 = await sqlite3();
+      pool = await s3.installOpfsSAHPoolVfs({ name: `kura-${name}`, directory: `/kura/${name}/sqlite`, initialCapacity: 8 });
+      pools.set(name, pool);
+      if (pool.isPaused()) await pool.unpauseVfs();
+      db = new WasmDatabase(s3, new pool.OpfsSAHPoolDb(DB_FILE));
+      // The VFS has no shared memory, hence no WAL; a persisted rollback journal avoids
+      // creating and deleting the journal file on every commit.
+      db.exec('PRAGMA journal_mode = PERSIST; PRAGMA cache_size = -16384; PRAGMA temp_store = MEMORY');
+      const opened = db;
+      const vfs = pool;
+      const b: StoreBackends = {
+        db: opened,
+        packs,
+        setDurability: (d: Durability) => opened.exec(`PRAGMA synchronous = ${d === 'full' ? 'FULL' : 'NORMAL'}`),
+        // Pausing gives the pool's file handles back, so the store can be opened again (in
+        // this worker or, after the lock, in another tab).
+        release: () => {
+          vfs.pauseVfs();
+          unlock();
+        },
+      };
+      const { init, ...open } = options;
+      if (schemaVersion(opened) === 0) return (await this.create(b, init ?? {})) as BrowserStore;
+      return (await this.openBackends(b, open)) as BrowserStore;
+    } catch (e) {
+      try {
+        db?.close();
+        pool?.pauseVfs();
+      } finally {
+        unlock();
+      }
+      throw e;
+    }
+  }
+
+  /** Whether this origin holds the store `name`. */
+  static async exists(name = 'default'): Promise<boolean> {
+    return (await storeDir(name, false)) !== undefined;
+  }
+
+  /**
+   * Deletes the store `name` and everything in it (it must not be open: STORE_LOCKED when a
+   * tab has it open).
+   */
+  static async destroy(name = 'default'): Promise<void> {
+    if (!NAME.test(name)) throw new InvalidInputError('a browser store name is 1-64 letters, digits, - or _', 'name');
+    const unlock = await acquireLock(name);
+    try {
+      // A pool this worker installed unregisters first: it holds handles on the files.
+      const pool = pools.get(name);
+      if (pool) {
+        pools.delete(name);
+        if (pool.isPaused()) await pool.unpauseVfs();
+        await pool.removeVfs();
+      }
+      const kura = await (await navigator.storage.getDirectory()).getDirectoryHandle('kura', { create: true });
+      await kura.removeEntry(name, { recursive: true }).catch((e) => {
+        if (!(e instanceof DOMException && e.name === 'NotFoundError')) throw e;
+      });
+    } finally {
+      unlock();
+    }
+  }
+}

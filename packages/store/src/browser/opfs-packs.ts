@@ -1,0 +1,184 @@
+/**
+ * Packs as files in the browser's origin-private file system (FORMAT.md §5, §14), one file
+ * per pack in a directory the store owns. Runs in a dedicated worker: appends and reads use
+ * FileSystemSyncAccessHandle, whose read/write are synchronous — the PackWriter contract
+ * needs synchronous appends — and whose flush() is the durability point.
+ *
+ * A sync access handle locks its file exclusively, so a file is opened once and its handle
+ * shared by the writer and all reads; a bounded number stay open (oldest closed first).
+ */
+import { PackMissingError, type PackInfo, type PackStore, type PackWriter } from '../backend/packs.js';
+
+/** The parts of FileSystemSyncAccessHandle used here (lib.webworker; not in lib.dom). */
+export interface SyncHandle {
+  read(buffer: Uint8Array, options?: { at?: number }): number;
+  write(buffer: Uint8Array, options?: { at?: number }): number;
+  truncate(size: number): void;
+  getSize(): number;
+  flush(): void;
+  close(): void;
+}
+
+interface SyncFileHandle extends FileSystemFileHandle {
+  createSyncAccessHandle(): Promise<SyncHandle>;
+}
+
+/** Handles kept open for reads (each holds its file's lock until closed). */
+const OPEN_HANDLES = 48;
+
+function isNotFound(e: unknown): boolean {
+  return e instanceof DOMException && (e.name === 'NotFoundError' || e.name === 'TypeMismatchError');
+}
+
+export class OpfsPackStore implements PackStore {
+  readonly #dir: FileSystemDirectoryHandle;
+  /** Open handles by pack name, least recently used first (Map keeps insertion order). */
+  readonly #handles = new Map<string, SyncHandle>();
+  /** Opens in flight, so two reads of one pack never race for its lock. */
+  readonly #opening = new Map<string, Promise<SyncHandle>>();
+  /** Packs being written: never evicted from the cache. */
+  readonly #writing = new Set<string>();
+
+  constructor(dir: FileSystemDirectoryHandle) {
+    this.#dir = dir;
+  }
+
+  async #handle(name: string, create = false): Promise<SyncHandle> {
+    const open = this.#handles.get(name);
+    if (open) {
+      this.#handles.delete(name); // move to the back: most recently used
+      this.#handles.set(name, open);
+      return open;
+    }
+    let opening = this.#opening.get(name);
+    if (!opening) {
+      opening = (async () => {
+        let file: SyncFileHandle;
+        try {
+          file = (await this.#dir.getFileHandle(`${name}.pack`, { create })) as SyncFileHandle;
+        } catch (e) {
+          if (isNotFound(e)) throw new PackMissingError(name);
+          throw e;
+        }
+        const h = await file.createSyncAccessHandle();
+        this.#handles.set(name, h);
+        this.#evict();
+        return h;
+      })().finally(() => this.#opening.delete(name));
+      this.#opening.set(name, opening);
+    }
+    return opening;
+  }
+
+  #evict(): void {
+    for (const [name, h] of this.#handles) {
+      if (this.#handles.size <= OPEN_HANDLES) return;
+      if (this.#writing.has(name)) continue;
+      this.#handles.delete(name);
+      h.close();
+    }
+  }
+
+  async create(name: string): Promise<PackWriter> {
+    const exists = await this.#dir.getFileHandle(`${name}.pack`).then(
+      () => true,
+      (e) => {
+        if (isNotFound(e)) return false;
+        throw e;
+      },
+    );
+    if (exists) throw new Error(`pack ${name} exists`);
+    this.#writing.add(name);
+    let h: SyncHandle;
+    try {
+      h = await this.#handle(name, true);
+    } catch (e) {
+      this.#writing.delete(name);
+      throw e;
+    }
+    let size = 0;
+    let open = true;
+    const writing = this.#writing;
+    return {
+      name,
+      get size() {
+        return size;
+      },
+      append(...parts) {
+        if (!open) throw new Error(`pack ${name} is closed`);
+        const at = size;
+        for (const p of parts) {
+          let done = 0;
+          while (done < p.length) {
+            const n = h.write(p.subarray(done), { at: size + done });
+            if (n <= 0) throw new Error(`pack ${name}: short write`);
+            done += n;
+          }
+          size += p.length;
+        }
+        return at;
+      },
+      async sync() {
+        if (open) h.flush();
+      },
+      async close() {
+        if (!open) return;
+        open = false;
+        h.flush();
+        writing.delete(name); // the handle stays cached for reads until evicted
+      },
+    };
+  }
+
+  async read(name: string, offset: number, length: number): Promise<Uint8Array> {
+    const h = await this.#handle(name);
+    const size = h.getSize();
+    const end = Math.min(offset + length, size);
+    const out = new Uint8Array(Math.max(0, end - offset));
+    let done = 0;
+    while (done < out.length) {
+      const n = h.read(out.subarray(done), { at: offset + done });
+      if (n <= 0) break;
+      done += n;
+    }
+    return done === out.length ? out : out.subarray(0, done);
+  }
+
+  async remove(name: string): Promise<void> {
+    const h = this.#handles.get(name);
+    if (h) {
+      this.#handles.delete(name);
+      h.close();
+    }
+    await this.#dir.removeEntry(`${name}.pack`).catch((e) => {
+      if (!isNotFound(e)) throw e;
+    });
+  }
+
+  async list(): Promise<PackInfo[]> {
+    const out: PackInfo[] = [];
+    // entries() is missing from lib.dom's FileSystemDirectoryHandle typing.
+    const entries = (this.#dir as unknown as { entries(): AsyncIterable<[string, FileSystemHandle]> }).entries();
+    for await (const [file, handle] of entries) {
+      if (handle.kind !== 'file' || !file.endsWith('.pack')) continue;
+      const name = file.slice(0, -'.pack'.length);
+      const open = this.#handles.get(name);
+      // getFile() fails while a sync handle holds the file; the handle knows the size then.
+      const size = open ? open.getSize() : (await (handle as FileSystemFileHandle).getFile()).size;
+      out.push({ name, size });
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    for (const h of this.#handles.values()) {
+      try {
+        h.flush();
+      } finally {
+        h.close();
+      }
+    }
+    this.#handles.clear();
+    this.#writing.clear();
+  }
+}

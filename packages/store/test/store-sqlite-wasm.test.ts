@@ -1,0 +1,140 @@
+/**
+ * The platform-neutral store on the browser's database engine: SQLite compiled to wasm (in
+ * memory here; the browser runs the same adapter on OPFS) with in-memory packs. The same
+ * operations run on better-sqlite3 alongside, and both stores must answer alike.
+ */
+import { createHash } from 'node:crypto';
+import sqlite3InitModule from '@sqlite.org/sqlite-wasm';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MemoryPackStore } from '../src/backend/memory-packs.js';
+import { openMemoryDatabase } from '../src/backend/sqlite-wasm.js';
+import type { SqlDatabase } from '../src/backend/sql.js';
+import { openSqlite } from '../src/node/sqlite.js';
+import { Store as Core } from '../src/store.js';
+import { randomBytes } from './helpers/store.js';
+
+const textBytes = (s: string) => new TextEncoder().encode(s);
+
+const sqlite3 = await sqlite3InitModule();
+const open: Core[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => s.close()));
+});
+
+async function core(db: SqlDatabase) {
+  const packs = new MemoryPackStore();
+  const store = await Core.create({ db, packs }, { chunking: { avg: 4096, seed: 7 } }, 64 * 1024);
+  open.push(store);
+  return { store, packs };
+}
+
+const wasmCore = () => core(openMemoryDatabase(sqlite3));
+const sha = (b: Uint8Array) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
+
+describe('the store on sqlite-wasm', () => {
+  it('puts, dedups, reads whole and by range, and reports each chunk as new or stored', async () => {
+    const { store } = await wasmCore();
+    const a = randomBytes(1, 200_000);
+    const events: { length: number; fresh: boolean }[] = [];
+    const r1 = await store.put(a, { path: 'a.bin', tags: ['x'] }, { onChunk: (c) => events.push(c) });
+    expect(r1.digest).toBe(sha(a));
+    expect(events.length).toBe(r1.chunks);
+    expect(events.every((e) => e.fresh)).toBe(true);
+    expect(events.reduce((n, e) => n + e.length, 0)).toBe(a.length);
+
+    // One byte changed in the middle: only the chunks around it are new.
+    const b = a.slice();
+    b[100_000] ^= 0xff;
+    const seen: boolean[] = [];
+    const r2 = await store.put(b, { path: 'a.bin' }, { onChunk: (c) => seen.push(c.fresh) });
+    expect(seen.filter(Boolean).length).toBe(r2.newChunks);
+    expect(r2.newChunks).toBeGreaterThan(0);
+    expect(r2.newChunks).toBeLessThanOrEqual(3);
+
+    const again = await store.put(a);
+    expect(again.newChunks).toBe(0);
+    expect(again.newBytesStored).toBe(0);
+
+    expect(await store.getBytes(r1.digest)).toEqual(a);
+    expect(await store.getRange(r2.digest, 99_990, 100_010)).toEqual(b.subarray(99_990, 100_010));
+    expect((await store.versions('a.bin')).map((v) => v.digest)).toEqual([r1.digest, r2.digest]);
+    expect(await store.resolve('a.bin@1')).toBe(r1.digest);
+
+    const manifest = await store.manifest(r1.digest);
+    expect(manifest.reduce((n, e) => n + e.length, 0)).toBe(a.length);
+    const first = await store.chunk(manifest[0]!.key);
+    expect(first).toEqual(a.subarray(0, manifest[0]!.length));
+    await expect(store.chunk('0'.repeat(64))).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  it('searches text (BM25, snippets, INVALID_QUERY), lists with filters, deletes', async () => {
+    const { store } = await wasmCore();
+    const often = await store.put(textBytes('granite granite granite and more granite stones'), { path: 'often.txt', mediaType: 'text/plain' });
+    const once = await store.put(textBytes('a single granite among many other words in a longer text about rivers'), { path: 'once.txt', mediaType: 'text/plain', tags: ['t'] });
+    const hits = await store.search('granite');
+    expect(hits.map((h) => h.digest)).toEqual([often.digest, once.digest]);
+    expect(hits[0]!.snippet).toContain('granite');
+    await expect(store.search('"unbalanced')).rejects.toMatchObject({ code: 'INVALID_QUERY' });
+    expect((await store.list({ tag: 't' })).items.map((d) => d.digest)).toEqual([once.digest]);
+    const page1 = await store.list({ limit: 1 });
+    const page2 = await store.list({ limit: 1, cursor: page1.nextCursor! });
+    expect([...page1.items, ...page2.items].map((d) => d.digest)).toEqual([often.digest, once.digest]);
+    expect(await store.delete(often.digest)).toBe(true);
+    expect((await store.search('granite')).map((h) => h.digest)).toEqual([once.digest]);
+  });
+
+  it('GC reclaims what deleted documents alone used; verify finds a damaged chunk and get refuses it', async () => {
+    const { store, packs } = await wasmCore();
+    const keep = randomBytes(2, 50_000);
+    const drop = randomBytes(3, 50_000);
+    const d = await store.put(drop);
+    const k = await store.put(keep); // seals the pack `drop` filled: GC may delete a sealed pack
+    await store.delete(d.digest);
+    const before = await store.stats();
+    const freed = await store.gc();
+    expect(freed.chunksRemoved).toBeGreaterThan(0);
+    expect(freed.bytesFreed).toBeGreaterThan(0);
+    expect((await store.stats()).packBytes).toBeLessThan(before.packBytes);
+    expect(await store.getBytes(k.digest)).toEqual(keep);
+    expect((await store.verify()).damagedChunks).toEqual([]);
+
+    // Flip one payload byte of the kept document's first chunk, in the pack's bytes.
+    const [first] = await store.manifest(k.digest);
+    const chunkBytes = await store.chunk(first!.key);
+    for (const { name } of await packs.list()) {
+      const raw = packs.rawBytes(name)!;
+      const at = indexOf(raw, chunkBytes.subarray(0, 64));
+      if (at >= 0) raw[at + 10] ^= 0x01;
+    }
+    const report = await store.verify();
+    expect(report.damagedChunks.map((c) => c.key)).toEqual([first!.key]);
+    expect(report.damagedDocuments.map((x) => x.digest)).toEqual([k.digest]);
+    await expect(store.getBytes(k.digest)).rejects.toMatchObject({ code: 'CORRUPT_DATA' });
+  });
+
+  it('answers like better-sqlite3 for the same operations', async () => {
+    const [w, n] = [await wasmCore(), await core(openSqlite(':memory:'))];
+    const docs = [randomBytes(4, 30_000), textBytes('alpha beta gamma '.repeat(500)), randomBytes(5, 1), new Uint8Array(0)];
+    for (const [i, doc] of docs.entries()) {
+      const meta = { path: `d/${i}`, tags: [`t${i % 2}`], meta: { k: String(i) } };
+      const [rw, rn] = [await w.store.put(doc, meta), await n.store.put(doc, meta)];
+      expect(rw).toEqual(rn);
+    }
+    const strip = (s: Awaited<ReturnType<Core['stats']>>) => ({ ...s });
+    expect(strip(await w.store.stats())).toEqual(strip(await n.store.stats()));
+    const drop = (items: { createdAt?: string; updatedAt?: string }[]) => items.map(({ createdAt: _a, updatedAt: _u, ...rest }) => rest);
+    expect(drop((await w.store.list({ tag: 't0' })).items)).toEqual(drop((await n.store.list({ tag: 't0' })).items));
+    expect((await w.store.search('gamma')).map((h) => h.digest)).toEqual((await n.store.search('gamma')).map((h) => h.digest));
+    const snap = { type: 'dir' as const, entries: [{ type: 'file' as const, name: 'x', digest: sha(docs[0]!), size: docs[0]!.length, mode: 0o644 }] };
+    const [sw, sn] = [await w.store.createSnapshot(snap), await n.store.createSnapshot(snap)];
+    expect(sw.tree).toBe(sn.tree);
+  });
+});
+
+function indexOf(hay: Uint8Array, needle: Uint8Array): number {
+  outer: for (let i = 0; i + needle.length <= hay.length; i++) {
+    for (let j = 0; j < needle.length; j++) if (hay[i + j] !== needle[j]) continue outer;
+    return i;
+  }
+  return -1;
+}
