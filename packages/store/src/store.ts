@@ -593,6 +593,14 @@ export class Store {
     return result;
   }
 
+  /** Every tag on a listed document, with how many documents carry it, by name. */
+  async tags(): Promise<{ tag: string; documents: number }[]> {
+    this.#open();
+    return this.#b.db
+      .prepare<{ tag: string; documents: number }>('SELECT t.tag, COUNT(*) AS documents FROM tags t JOIN documents d ON d.id = t.doc_id WHERE d.listed = 1 GROUP BY t.tag ORDER BY t.tag')
+      .all();
+  }
+
   /** Bytes that deleting the document would free (stored bytes of chunks only it uses). */
   async exclusiveSize(digest: string): Promise<number> {
     this.#open();

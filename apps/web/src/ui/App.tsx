@@ -1,0 +1,219 @@
+/** The page: state, the worker connection, and the sections. */
+import type { GcReport, StoreStats, VerifyReport } from '@kura/store/browser';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { connect, StoreCallError } from '../client.js';
+import type { Added, Progress, WorkerEvent } from '../protocol.js';
+import type { FileToAdd } from '../worker/store.worker.js';
+import type { SyncReport, SyncTarget } from '../worker/sync.js';
+import { AddPanel } from './AddPanel.js';
+import { Details, type DetailsData } from './Details.js';
+import { Documents, type ListState } from './Documents.js';
+import { Maintenance } from './Maintenance.js';
+import { SyncPanel } from './SyncPanel.js';
+import { Totals } from './Totals.js';
+
+/** What a person should read for each error code the worker reports. */
+function explain(e: unknown): string {
+  if (!(e instanceof StoreCallError)) return (e as Error)?.message ?? String(e);
+  switch (e.code) {
+    case 'STORAGE_UNAVAILABLE':
+      return `This browser cannot keep a store here: ${e.message}. Try a current Chrome, Edge or Firefox outside a private window.`;
+    case 'STORE_LOCKED':
+      return 'The store is open in another tab or window of this site. Close it there, then reload this page.';
+    case 'QUOTA_EXCEEDED':
+      return e.message.charAt(0).toUpperCase() + e.message.slice(1) + '.';
+    case 'CORRUPT_DATA':
+      return `Damaged data: ${e.message}. Run Verify to see everything that is affected.`;
+    case 'SYNC_FAILED':
+      return `Sync failed: ${e.message}`;
+    case 'INVALID_QUERY':
+      return `That search is not valid: ${e.message}`;
+    default:
+      return e.message;
+  }
+}
+
+export function App() {
+  const [ready, setReady] = useState(false);
+  const [fatal, setFatal] = useState<string>();
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const [stats, setStats] = useState<StoreStats>();
+  const [storage, setStorage] = useState<{ usage: number; quota: number; persisted: boolean }>();
+  const [progress, setProgress] = useState<Record<string, Progress | undefined>>({});
+  const [added, setAdded] = useState<Added[]>([]);
+  const [query, setQuery] = useState({ q: '', tag: '' });
+  const [list, setList] = useState<ListState>();
+  const [tags, setTags] = useState<{ tag: string; documents: number }[]>([]);
+  const [details, setDetails] = useState<DetailsData>();
+  const [gc, setGc] = useState<GcReport>();
+  const [verify, setVerify] = useState<VerifyReport>();
+  const [sync, setSync] = useState<{ kind: 'push' | 'pull'; report: SyncReport }>();
+  const addedRef = useRef<Added[]>([]);
+
+  const onEvent = useCallback((e: WorkerEvent) => {
+    if (e.type === 'progress') setProgress((p) => ({ ...p, [e.task]: e }));
+    else if (e.type === 'added') {
+      addedRef.current = [e, ...addedRef.current].slice(0, 200);
+      setAdded(addedRef.current);
+    }
+  }, []);
+  const store = useMemo(() => connect(onEvent), [onEvent]);
+
+  const refresh = useCallback(
+    async (q = query) => {
+      const [s, l, t, st] = await Promise.all([store.stats(), store.list({ ...q }), store.tags(), store.storage()]);
+      setStats(s);
+      setList(l);
+      setTags(t);
+      setStorage(st);
+    },
+    [store, query],
+  );
+
+  /** Runs a worker task with the page marked busy; failures become the error banner. */
+  const run = useCallback(async <T,>(task: () => Promise<T>): Promise<T | undefined> => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      return await task();
+    } catch (e) {
+      setError(explain(e));
+      return undefined;
+    } finally {
+      setBusy(false);
+    }
+  }, []);
+
+  useEffect(() => {
+    (async () => {
+      try {
+        await store.open();
+        await navigator.storage?.persist?.().catch(() => false); // ask to be kept under storage pressure
+        await refresh();
+        setReady(true);
+      } catch (e) {
+        setFatal(explain(e));
+      }
+    })();
+  }, []);
+
+  const onAdd = (files: FileToAdd[], t: string[]) =>
+    run(async () => {
+      setProgress((p) => ({ ...p, add: undefined }));
+      await store.add(files, t);
+      await refresh();
+    });
+
+  const onQuery = (q: { q: string; tag: string }) => {
+    setQuery(q);
+    run(() => refresh(q));
+  };
+
+  const onMore = () =>
+    run(async () => {
+      const next = await store.list({ ...query, cursor: list!.nextCursor! });
+      setList({ ...next, items: [...list!.items, ...next.items] });
+    });
+
+  const onOpen = (digest: string) => run(async () => setDetails(await store.details(digest)));
+
+  const onDownload = (digest: string) =>
+    run(async () => {
+      const { blob, name } = await store.download(digest);
+      const url = URL.createObjectURL(blob);
+      const a = document.createElement('a');
+      a.href = url;
+      a.download = name;
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 60_000);
+    });
+
+  const onDelete = (digest: string) =>
+    run(async () => {
+      await store.delete(digest);
+      if (details?.info.digest === digest) setDetails(undefined);
+      await refresh();
+    });
+
+  const onTags = (digest: string, add: string[], remove: string[]) =>
+    run(async () => {
+      if (add.length) await store.addTags(digest, add);
+      if (remove.length) await store.removeTags(digest, remove);
+      setDetails(await store.details(digest));
+      await refresh();
+    });
+
+  const onGc = () =>
+    run(async () => {
+      setGc(await store.gc());
+      await refresh();
+    });
+
+  const onVerify = () =>
+    run(async () => {
+      setProgress((p) => ({ ...p, verify: undefined }));
+      setVerify(await store.verify());
+    });
+
+  const onErase = () => {
+    if (!confirm('Erase every document in this browser store? This cannot be undone.')) return;
+    run(async () => {
+      await store.erase();
+      addedRef.current = [];
+      setAdded([]);
+      setGc(undefined);
+      setVerify(undefined);
+      await refresh();
+    });
+  };
+
+  const onSync = (kind: 'push' | 'pull', target: SyncTarget) =>
+    run(async () => {
+      setProgress((p) => ({ ...p, push: undefined, pull: undefined }));
+      setSync({ kind, report: kind === 'push' ? await store.push(target) : await store.pull(target) });
+      await refresh();
+    });
+
+  return (
+    <>
+      <header class="top">
+        <h1>
+          Kura <span class="muted">· a deduplicating store in your browser</span>
+        </h1>
+        <p class="muted small" data-testid="status">
+          {fatal ? 'Unavailable' : ready ? (busy ? 'Working…' : 'Ready') : 'Opening the store…'}
+        </p>
+      </header>
+      <main>
+        {fatal ? (
+          <p class="banner" role="alert" data-testid="fatal">
+            {fatal}
+          </p>
+        ) : null}
+        {error ? (
+          <p class="banner" role="alert" data-testid="error">
+            {error}{' '}
+            <button class="link" onClick={() => setError(undefined)}>
+              Dismiss
+            </button>
+          </p>
+        ) : null}
+        <div class="grid" aria-busy={busy}>
+          <div class="col">
+            <AddPanel busy={busy || !ready} progress={progress.add} added={added} onAdd={onAdd} />
+            <Documents list={list} tags={tags} query={query} busy={busy} onQuery={onQuery} onMore={onMore} onOpen={onOpen} onDownload={onDownload} onDelete={onDelete} />
+          </div>
+          <div class="col side">
+            <Totals stats={stats} storage={storage} />
+            <Maintenance busy={busy || !ready} gc={gc} verify={verify} progress={progress.verify} onGc={onGc} onVerify={onVerify} onErase={onErase} />
+            <SyncPanel busy={busy || !ready} progress={progress.push ?? progress.pull} report={sync} onSync={onSync} />
+          </div>
+        </div>
+        {details ? <Details data={details} onClose={() => setDetails(undefined)} onDownload={onDownload} onOpen={onOpen} onTags={onTags} /> : null}
+      </main>
+    </>
+  );
+}

@@ -1,0 +1,127 @@
+/** A document's details in a modal dialog: digest, type, tags (editable), metadata, versions. */
+import type { DocumentInfo, VersionInfo } from '@kura/store/browser';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { bytes, when } from './format.js';
+
+export interface DetailsData {
+  info: DocumentInfo;
+  versions: VersionInfo[];
+  exclusiveSize: number;
+}
+
+export function Details(props: {
+  data: DetailsData;
+  onClose: () => void;
+  onDownload: (digest: string) => void;
+  onOpen: (digest: string) => void;
+  onTags: (digest: string, add: string[], remove: string[]) => void;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const [tag, setTag] = useState('');
+  const { info, versions } = props.data;
+  useEffect(() => {
+    if (!ref.current?.open) ref.current?.showModal();
+  }, []);
+  return (
+    <dialog ref={ref} class="details" aria-labelledby="details-h" onClose={props.onClose} data-testid="details">
+      <h2 id="details-h" class="truncate">{info.path ?? 'Document'}</h2>
+      <dl class="kv">
+        <dt>Digest</dt>
+        <dd>
+          <code class="wrap">{info.digest}</code>
+        </dd>
+        <dt>Size</dt>
+        <dd>
+          {bytes(info.size)} in {info.chunks} chunks; deleting it frees {bytes(props.data.exclusiveSize)}
+        </dd>
+        <dt>Media type</dt>
+        <dd>{info.mediaType ?? '—'}</dd>
+        <dt>Added</dt>
+        <dd>{when(info.createdAt)}</dd>
+        <dt>Tags</dt>
+        <dd>
+          <ul class="chips">
+            {info.tags.map((t) => (
+              <li key={t}>
+                {t}
+                <button class="chip-x" aria-label={`Remove tag ${t}`} onClick={() => props.onTags(info.digest, [], [t])}>
+                  ×
+                </button>
+              </li>
+            ))}
+          </ul>
+          <form
+            class="row"
+            onSubmit={(e) => {
+              e.preventDefault();
+              if (tag.trim()) props.onTags(info.digest, [tag.trim()], []);
+              setTag('');
+            }}
+          >
+            <label class="inline">
+              New tag
+              <input type="text" value={tag} onInput={(e) => setTag(e.currentTarget.value)} />
+            </label>
+            <button type="submit" class="secondary">
+              Add tag
+            </button>
+          </form>
+        </dd>
+        {Object.keys(info.meta).length ? (
+          <>
+            <dt>Metadata</dt>
+            <dd>
+              <dl class="kv inner">
+                {Object.entries(info.meta).map(([k, v]) => (
+                  <>
+                    <dt key={`k-${k}`}>{k}</dt>
+                    <dd key={`v-${k}`}>{v}</dd>
+                  </>
+                ))}
+              </dl>
+            </dd>
+          </>
+        ) : null}
+      </dl>
+      {versions.length ? (
+        <>
+          <h3>Versions of {info.path}</h3>
+          <table class="versions">
+            <thead>
+              <tr>
+                <th scope="col">#</th>
+                <th scope="col">Added</th>
+                <th scope="col">Size</th>
+                <th scope="col">Digest</th>
+              </tr>
+            </thead>
+            <tbody>
+              {versions.map((v) => (
+                <tr key={v.version} aria-current={v.digest === info.digest ? 'true' : undefined}>
+                  <td>{v.version}</td>
+                  <td>{when(v.createdAt)}</td>
+                  <td>{bytes(v.size)}</td>
+                  <td>
+                    {v.digest === info.digest ? (
+                      <code>{v.digest.slice(7, 19)}</code>
+                    ) : (
+                      <button class="link" onClick={() => props.onOpen(v.digest)}>
+                        <code>{v.digest.slice(7, 19)}</code>
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      ) : null}
+      <div class="row end">
+        <button onClick={() => props.onDownload(info.digest)}>Download</button>
+        <button class="secondary" onClick={() => ref.current?.close()}>
+          Close
+        </button>
+      </div>
+    </dialog>
+  );
+}

@@ -1,0 +1,232 @@
+/**
+ * The store worker: owns the browser store (SQLite on OPFS, packs on OPFS) and does all byte
+ * work, so the page never blocks. Answers Calls (protocol.ts) by method name and streams
+ * progress events while adds, syncs and verifies run.
+ */
+import { CorruptDataError, Sha256 } from '@kura/core';
+import { BrowserStore, type DocumentInfo, type ListResult, type SearchHit } from '@kura/store/browser';
+import { MAP_CELLS, type Added, type Call, type ErrorData, type Progress, type Reply, type WorkerEvent } from '../protocol.js';
+import { pull, push, type SyncTarget } from './sync.js';
+
+const STORE = 'default';
+let opening: Promise<BrowserStore> | undefined;
+
+function store(): Promise<BrowserStore> {
+  opening ??= BrowserStore.openOpfs(STORE).catch((e) => {
+    opening = undefined; // let a later call try again (e.g. after the other tab closed)
+    throw e;
+  });
+  return opening;
+}
+
+const post = (e: WorkerEvent) => (self as unknown as Worker).postMessage(e);
+
+/** Progress events at most every 100 ms (and always the last one). */
+function progress(task: Progress['task']) {
+  const started = performance.now();
+  let last = 0;
+  return (done: number, total: number, current?: string, force = false) => {
+    const now = performance.now();
+    if (!force && now - last < 100 && done < total) return;
+    last = now;
+    const seconds = (now - started) / 1000;
+    post({ type: 'progress', task, done, total, rate: seconds > 0 ? done / seconds : 0, ...(current ? { current } : {}) });
+  };
+}
+
+function errorData(e: unknown): ErrorData {
+  if (e instanceof DOMException && e.name === 'QuotaExceededError') {
+    return { code: 'QUOTA_EXCEEDED', name: e.name, message: 'the browser refused more storage for this site (quota exceeded): delete documents and run GC, or free disk space' };
+  }
+  const err = e as { code?: unknown; name?: unknown; message?: unknown };
+  return {
+    code: typeof err?.code === 'string' ? err.code : 'INTERNAL',
+    name: typeof err?.name === 'string' ? err.name : 'Error',
+    message: typeof err?.message === 'string' ? err.message : String(e),
+  };
+}
+
+/** Downsamples a put's chunk events into at most MAP_CELLS cells (share of new bytes). */
+function chunkMap(lengths: number[], fresh: boolean[]): Uint8Array {
+  const total = lengths.reduce((n, l) => n + l, 0);
+  if (lengths.length <= MAP_CELLS) return Uint8Array.from(fresh, (f) => (f ? 255 : 0));
+  const cells = new Uint8Array(MAP_CELLS);
+  const cellBytes = total / MAP_CELLS;
+  const newIn = new Float64Array(MAP_CELLS);
+  let at = 0;
+  lengths.forEach((len, i) => {
+    // A chunk may straddle cells: split its bytes between them.
+    let start = at;
+    const end = at + len;
+    while (start < end) {
+      const cell = Math.min(MAP_CELLS - 1, Math.floor(start / cellBytes));
+      const cellEnd = Math.min(end, (cell + 1) * cellBytes);
+      if (fresh[i]) newIn[cell]! += cellEnd - start;
+      start = cellEnd === start ? end : cellEnd;
+    }
+    at = end;
+  });
+  newIn.forEach((n, i) => (cells[i] = Math.round((255 * n) / cellBytes)));
+  return cells;
+}
+
+export interface FileToAdd {
+  file: File;
+  path: string;
+}
+
+/** Files put at once: enough for puts to share commits, few enough to bound memory. */
+const ADD_LANES = 4;
+
+const api = {
+  async open() {
+    const s = await store();
+    return { config: { ...s.config, chunking: { ...s.config.chunking, seed: String(s.config.chunking.seed) } }, stats: await s.stats() };
+  },
+
+  stats: async () => (await store()).stats(),
+
+  async add(files: FileToAdd[], tags: string[]) {
+    const s = await store();
+    const total = files.reduce((n, f) => n + f.file.size, 0);
+    const report = progress('add');
+    let done = 0;
+    let next = 0;
+    const outcome = { added: 0, failed: 0, bytes: 0, newBytes: 0 };
+    report(0, total, undefined, true);
+    await Promise.all(
+      Array.from({ length: Math.min(ADD_LANES, files.length) }, async () => {
+        for (let i = next++; i < files.length; i = next++) {
+          const { file, path } = files[i]!;
+          const lengths: number[] = [];
+          const fresh: boolean[] = [];
+          const base: Added = { type: 'added', path, size: file.size };
+          try {
+            const r = await s.put(
+              file.stream(),
+              { path, ...(file.type ? { mediaType: file.type } : {}), ...(tags.length ? { tags } : {}) },
+              {
+                onChunk: (c) => {
+                  lengths.push(c.length);
+                  fresh.push(c.fresh);
+                  done += c.length;
+                  report(done, total, path);
+                },
+              },
+            );
+            outcome.added++;
+            outcome.bytes += r.size;
+            outcome.newBytes += r.newBytesStored;
+            post({ ...base, digest: r.digest, chunks: r.chunks, newChunks: r.newChunks, newBytes: r.newBytesStored, cells: chunkMap(lengths, fresh) });
+          } catch (e) {
+            outcome.failed++;
+            done += file.size - lengths.reduce((n, l) => n + l, 0);
+            post({ ...base, error: errorData(e) });
+          }
+        }
+      }),
+    );
+    report(total, total, undefined, true);
+    return outcome;
+  },
+
+  async list(query: { q?: string; tag?: string; cursor?: string; limit?: number }): Promise<{ items: (DocumentInfo | SearchHit)[]; nextCursor?: string; search: boolean }> {
+    const s = await store();
+    const limit = query.limit ?? 50;
+    if (query.q?.trim()) {
+      const offset = query.cursor ? Number(query.cursor) : 0;
+      const hits = await s.search(query.q, { limit: limit + 1, offset, ...(query.tag ? { tag: query.tag } : {}) });
+      return { items: hits.slice(0, limit), search: true, ...(hits.length > limit ? { nextCursor: String(offset + limit) } : {}) };
+    }
+    const page: ListResult = await s.list({ limit, ...(query.tag ? { tag: query.tag } : {}), ...(query.cursor ? { cursor: query.cursor } : {}) });
+    return { ...page, search: false };
+  },
+
+  tags: async () => (await store()).tags(),
+
+  async details(digest: string) {
+    const s = await store();
+    const info = await s.stat(digest);
+    const versions = info.path ? await s.versions(info.path) : [];
+    return { info, versions, exclusiveSize: await s.exclusiveSize(digest) };
+  },
+
+  /** The document as a Blob, offered only after its bytes hashed to its digest. */
+  async download(digest: string): Promise<{ blob: Blob; name: string }> {
+    const s = await store();
+    const doc = await s.document(digest);
+    const hash = new Sha256();
+    // Large documents accumulate as Blobs, which the browser may keep on disk.
+    let blob = new Blob([]);
+    let parts: Uint8Array[] = [];
+    let held = 0;
+    for await (const piece of doc.stream()) {
+      hash.update(piece);
+      parts.push(piece);
+      held += piece.length;
+      if (held >= 32 * 1024 * 1024) {
+        blob = new Blob([blob, ...(parts as BlobPart[])]);
+        parts = [];
+        held = 0;
+      }
+    }
+    const got = hash.digest();
+    if (got !== doc.digest) throw new CorruptDataError(`the bytes of ${digest} hash to ${got}: not offered`, 'digest-mismatch');
+    const name = doc.path?.split('/').pop() || digest.slice(7, 19);
+    return { blob: new Blob([blob, ...(parts as BlobPart[])], { type: doc.mediaType ?? 'application/octet-stream' }), name };
+  },
+
+  delete: async (digest: string) => (await store()).delete(digest),
+  addTags: async (digest: string, tags: string[]) => (await store()).addTags(digest, tags),
+  removeTags: async (digest: string, tags: string[]) => (await store()).removeTags(digest, tags),
+  gc: async () => (await store()).gc(),
+
+  async verify() {
+    const report = progress('verify');
+    return (await store()).verify((p) => report(p.done, p.total, p.phase));
+  },
+
+  push: async (target: SyncTarget) => push(await store(), target, progress('push')),
+  pull: async (target: SyncTarget) => pull(await store(), target, progress('pull')),
+
+  /** Closes and deletes this origin's store, then opens a new empty one. */
+  async erase() {
+    const s = await store();
+    opening = undefined;
+    await s.close();
+    await BrowserStore.destroy(STORE);
+    return api.open();
+  },
+
+  /** Closes the store (its files can then be opened by another tab or inspected). */
+  async close() {
+    const s = opening && (await opening);
+    opening = undefined;
+    await s?.close();
+  },
+
+  async storage() {
+    const est = await navigator.storage.estimate();
+    const persisted = (await navigator.storage.persisted?.()) ?? false;
+    return { usage: est.usage ?? 0, quota: est.quota ?? 0, persisted };
+  },
+};
+
+export type StoreApi = typeof api;
+
+self.onmessage = async (ev: MessageEvent<Call>) => {
+  const { id, method, args } = ev.data;
+  let reply: Reply;
+  try {
+    const fn = (api as Record<string, (...a: unknown[]) => Promise<unknown>>)[method];
+    if (!fn) throw new Error(`no method ${method}`);
+    reply = { id, ok: true, value: await fn(...args) };
+  } catch (e) {
+    reply = { id, ok: false, error: errorData(e) };
+  }
+  (self as unknown as Worker).postMessage(reply);
+};
+
+// Calls posted while this module's imports were still loading (the wasm core loads with
+// top-level await) were dispatched to no handler: the page waits for this before sending.
+post({ type: 'ready' });

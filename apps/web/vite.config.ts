@@ -1,0 +1,12 @@
+import { defineConfig } from 'vite';
+
+export default defineConfig({
+  // JSX through Preact's automatic runtime (also set in tsconfig.json).
+  oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+  // The store worker imports @kura/core, which loads its wasm with top-level await: module workers.
+  worker: { format: 'es' },
+  build: { target: 'es2022', outDir: 'dist', emptyOutDir: true, chunkSizeWarningLimit: 2048 },
+  // sqlite-wasm locates its .wasm relative to its own module: it must not be pre-bundled.
+  optimizeDeps: { exclude: ['@sqlite.org/sqlite-wasm', '@kura/core'] },
+  server: { host: '127.0.0.1', port: 5173 },
+});
