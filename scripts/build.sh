@@ -10,3 +10,6 @@ step "build TypeScript packages"
 for pkg in packages/core packages/store apps/server packages/cli; do
   (cd "$pkg" && pnpm exec tsc -p tsconfig.json)
 done
+step "build the browser demo -> apps/web/dist"
+# Type-checked, then bundled by Vite; the server serves apps/web/dist at /.
+(cd apps/web && pnpm exec tsc -p tsconfig.json && pnpm exec vite build --logLevel warn)

@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import cors from '@fastify/cors';
 import rateLimit from '@fastify/rate-limit';
 import fastifyStatic from '@fastify/static';
 import swagger from '@fastify/swagger';
@@ -87,6 +88,17 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
   });
 
   await app.register(errors);
+  if (config.corsOrigins.length) {
+    // Browsers on these origins (a Kura page elsewhere pushing to this server) may call the
+    // API. Off by default: with --no-auth, any page the user visits could otherwise read the
+    // store. Credentials are bearer tokens, never cookies, so none are allowed.
+    await app.register(cors, {
+      origin: config.corsOrigins.includes('*') ? '*' : config.corsOrigins,
+      methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+      exposedHeaders: ['etag', 'content-range', 'x-kura-version', 'x-request-id', 'retry-after', 'location', 'x-kura-upload-offset', 'x-kura-upload-expires'],
+      maxAge: 600,
+    });
+  }
   if (config.rateLimit > 0) {
     const principal = verifier(config.tokens);
     // Before auth, so failed logins count too. Per valid token (clients behind one proxy do not

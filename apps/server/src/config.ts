@@ -45,6 +45,8 @@ export const ServerConfig = z
     /** How long SIGTERM waits for requests in flight before cutting them off. */
     shutdownTimeoutMs: z.number().int().min(0).default(10_000),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /** Origins whose pages may call the API from a browser (CORS); `*` for any. None by default. */
+    corsOrigins: z.array(z.union([z.literal('*'), z.url().transform((u) => new URL(u).origin)])).default([]),
     /** The built browser demo, served at `/` when the directory exists. */
     webRoot: z.string().min(1).optional(),
   })
@@ -113,5 +115,6 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
   if (env.KURA_SHUTDOWN_TIMEOUT_MS) c.shutdownTimeoutMs = int('KURA_SHUTDOWN_TIMEOUT_MS', env.KURA_SHUTDOWN_TIMEOUT_MS);
   if (env.KURA_LOG_LEVEL) c.logLevel = env.KURA_LOG_LEVEL as ServerConfigInput['logLevel'];
   if (env.KURA_WEB_ROOT) c.webRoot = env.KURA_WEB_ROOT;
+  if (env.KURA_CORS_ORIGINS) c.corsOrigins = env.KURA_CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean);
   return c;
 }

@@ -127,6 +127,31 @@ describe('the demo at /', () => {
   });
 });
 
+describe('CORS', () => {
+  it('off by default; for configured origins, preflights pass without a token and responses name the origin', async () => {
+    const closed = await startServer({ noAuth: false, tokens: [{ token: 'w'.repeat(32), scopes: ['write', 'read'] }] });
+    const pre = await call(closed.url, 'OPTIONS', '/v1/chunks:missing', { headers: { origin: 'http://127.0.0.1:5173', 'access-control-request-method': 'POST' } });
+    expect(pre.headers['access-control-allow-origin']).toBeUndefined();
+
+    const s = await startServer({ noAuth: false, tokens: [{ token: 'w'.repeat(32), scopes: ['write', 'read'] }], corsOrigins: ['http://127.0.0.1:5173/'] });
+    const ok = await call(s.url, 'OPTIONS', '/v1/chunks:missing', { headers: {
+      origin: 'http://127.0.0.1:5173',
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': 'authorization, content-type',
+    } });
+    expect(ok.status).toBe(204);
+    expect(ok.headers['access-control-allow-origin']).toBe('http://127.0.0.1:5173');
+    expect(String(ok.headers['access-control-allow-methods'])).toContain('PUT');
+    const denied = await call(s.url, 'GET', '/v1/stats', { headers: { origin: 'http://127.0.0.1:5173' } });
+    expect(denied.status).toBe(401); // CORS is not auth: the token is still required
+    expect(denied.headers['access-control-allow-origin']).toBe('http://127.0.0.1:5173');
+    const other = await call(s.url, 'GET', '/healthz', { headers: { origin: 'http://evil.example' } });
+    expect(other.headers['access-control-allow-origin']).toBeUndefined();
+    expect(() => parseConfig({ corsOrigins: ['not a url'] })).toThrow(/corsOrigins/);
+    expect(parseConfig(configFromEnv({ KURA_CORS_ORIGINS: 'http://a.example:8080/x, *' })).corsOrigins).toEqual(['http://a.example:8080', '*']);
+  });
+});
+
 describe('configuration', () => {
   it('parses KURA_TOKENS and refuses weak or malformed entries', () => {
     expect(parseTokens('ci=0123456789abcdef:read,write; 0123456789abcdefXYZ:admin')).toEqual([

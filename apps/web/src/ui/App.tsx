@@ -1,5 +1,5 @@
 /** The page: state, the worker connection, and the sections. */
-import type { GcReport, StoreStats, VerifyReport } from '@kura/store/browser';
+import type { DamagedDocument, GcReport, StoreStats, VerifyReport } from '@kura/store/browser';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { connect, StoreCallError } from '../client.js';
 import type { Added, Progress, WorkerEvent } from '../protocol.js';
@@ -47,7 +47,7 @@ export function App() {
   const [tags, setTags] = useState<{ tag: string; documents: number }[]>([]);
   const [details, setDetails] = useState<DetailsData>();
   const [gc, setGc] = useState<GcReport>();
-  const [verify, setVerify] = useState<VerifyReport>();
+  const [verify, setVerify] = useState<Omit<VerifyReport, 'damagedDocuments'> & { damagedDocuments: (DamagedDocument & { path: string | null })[] }>();
   const [sync, setSync] = useState<{ kind: 'push' | 'pull'; report: SyncReport }>();
   const addedRef = useRef<Added[]>([]);
 

@@ -1,5 +1,5 @@
 /** GC and verify, with their reports; erasing the whole store. */
-import type { GcReport, VerifyReport } from '@kura/store/browser';
+import type { DamagedDocument, GcReport, VerifyReport } from '@kura/store/browser';
 import type { Progress } from '../protocol.js';
 import { ProgressBar } from './AddPanel.js';
 import { bytes } from './format.js';
@@ -7,7 +7,7 @@ import { bytes } from './format.js';
 export function Maintenance(props: {
   busy: boolean;
   gc: GcReport | undefined;
-  verify: VerifyReport | undefined;
+  verify: (Omit<VerifyReport, 'damagedDocuments'> & { damagedDocuments: (DamagedDocument & { path: string | null })[] }) | undefined;
   progress: Progress | undefined;
   onGc: () => void;
   onVerify: () => void;
@@ -47,7 +47,7 @@ export function Maintenance(props: {
               <ul class="small">
                 {v.damagedDocuments.map((d) => (
                   <li key={d.digest}>
-                    <code>{d.digest}</code>: {d.message}
+                    <strong>{d.path ?? 'a document without a path'}</strong> <code class="wrap muted">{d.digest}</code>
                   </li>
                 ))}
               </ul>

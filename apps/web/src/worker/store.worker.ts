@@ -181,9 +181,15 @@ const api = {
   removeTags: async (digest: string, tags: string[]) => (await store()).removeTags(digest, tags),
   gc: async () => (await store()).gc(),
 
+  /** Verify's report, each damaged document with its path (people know files by name). */
   async verify() {
+    const s = await store();
     const report = progress('verify');
-    return (await store()).verify((p) => report(p.done, p.total, p.phase));
+    const r = await s.verify((p) => report(p.done, p.total, p.phase));
+    const damagedDocuments = await Promise.all(
+      r.damagedDocuments.map(async (d) => ({ ...d, path: (await s.document(d.digest, { unlisted: true }).catch(() => undefined))?.path ?? null })),
+    );
+    return { ...r, damagedDocuments };
   },
 
   push: async (target: SyncTarget) => push(await store(), target, progress('push')),

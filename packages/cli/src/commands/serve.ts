@@ -16,6 +16,7 @@ interface ServeOptions {
   logLevel?: string;
   maxDocumentSize?: string;
   rateLimit?: string;
+  corsOrigin?: string[];
 }
 
 export function register(program: Command): void {
@@ -28,6 +29,7 @@ export function register(program: Command): void {
     .option('--log-level <level>', 'fatal, error, warn, info (default), debug, trace or silent')
     .option('--max-document-size <bytes>', 'largest document accepted (default 64 GiB)')
     .option('--rate-limit <n>', 'requests per client per minute (0: no limit; default 600000)')
+    .option('--cors-origin <origin...>', 'let pages on these origins call the API (e.g. http://localhost:5173; * for any)')
     .addHelpText('after', '\nWithout tokens or --no-auth, an admin token is generated for the run and printed.')
     .action(async (opts: ServeOptions, cmd: Command) => {
       // Loaded here so that the other verbs never load fastify.
@@ -45,6 +47,7 @@ export function register(program: Command): void {
       if (opts.logLevel !== undefined) input.logLevel = opts.logLevel as never;
       if (opts.maxDocumentSize !== undefined) input.maxDocumentSize = wholeNumber(opts.maxDocumentSize, '--max-document-size');
       if (opts.rateLimit !== undefined) input.rateLimit = wholeNumber(opts.rateLimit, '--rate-limit');
+      if (opts.corsOrigin !== undefined) input.corsOrigins = opts.corsOrigin;
       try {
         await serve(input);
       } catch (e) {

@@ -1,0 +1,244 @@
+/**
+ * The browser demo end to end, in Debian's Chromium (playwright-core, never a browser
+ * download): the built page (apps/web/dist) served by a real Kura server on 127.0.0.1, the
+ * store in the page's OPFS, and a second real server (with a token, CORS for the page's
+ * origin) as the sync target. Screenshots of the main states go to test-output/screenshots.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closeAll, startServer, type TestServer } from '../../server/test/helpers/server.js';
+
+const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
+const DIST = here('../dist');
+const SHOTS = here('../test-output/screenshots');
+const TOKEN = 'sync-token-'.padEnd(40, 'x');
+
+let site: TestServer; // serves the page (its own store is not used)
+let target: TestServer; // the sync target
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+
+const sha = (b: Uint8Array) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
+const text = new TextEncoder().encode(`Field notes.\nThe zephyrine moth appears at dusk near the old quarry.\n${'Ordinary words fill the rest of the page. '.repeat(400)}`);
+const data = randomBytes(3 << 20);
+/** `data` with 64 bytes changed near the middle: shares all but a chunk or two with it. */
+const edited = Buffer.from(data);
+randomBytes(64).copy(edited, data.length >> 1);
+
+async function shot(name: string) {
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+async function ready() {
+  await page.waitForFunction(() => document.querySelector('[data-testid=status]')?.textContent === 'Ready', null, { timeout: 30_000 });
+}
+
+async function stat(name: string): Promise<string> {
+  return (await page.textContent(`[data-testid=stat-${name}]`))!.trim();
+}
+
+async function addFiles(files: { name: string; mimeType: string; buffer: Buffer }[]) {
+  const before = await page.locator('[data-testid=added]').count();
+  await page.setInputFiles('[data-testid=file-input]', files);
+  await page.waitForFunction((n) => document.querySelectorAll('[data-testid=added]').length >= n, before + files.length, { timeout: 60_000 });
+  await ready();
+}
+
+/** The added-file card for `path` (the newest first). */
+const card = (path: string) => page.locator(`[data-testid=added][data-path="${path}"]`).first();
+
+async function serverDocs(): Promise<{ digest: string; path: string | null }[]> {
+  const res = await request(`${target.url}/v1/documents?limit=1000`, { headers: { authorization: `Bearer ${TOKEN}` } });
+  return ((await res.body.json()) as { items: { digest: string; path: string | null }[] }).items;
+}
+
+beforeAll(async () => {
+  if (!existsSync(join(DIST, 'index.html'))) throw new Error('apps/web/dist is missing: run scripts/build.sh (npm test does)');
+  mkdirSync(SHOTS, { recursive: true });
+  site = await startServer({ webRoot: DIST });
+  target = await startServer({ noAuth: false, tokens: [{ token: TOKEN, scopes: ['read', 'write'] }], corsOrigins: [site.url] });
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+  });
+  context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 } });
+  page = await context.newPage();
+  page.on('pageerror', (e) => console.error('page error:', e.message));
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await closeAll();
+});
+
+describe('the browser demo in Chromium', () => {
+  it('opens an empty store in OPFS', async () => {
+    await page.goto(site.url);
+    await ready();
+    expect(await stat('documents')).toBe('0');
+    await expect(page.locator('[data-testid=empty]')).toBeTruthy();
+    await shot('01-empty');
+  });
+
+  it('adds files: chunk maps, new bytes, dedup of identical and similar files', async () => {
+    await addFiles([
+      { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from(text) },
+      { name: 'data.bin', mimeType: 'application/octet-stream', buffer: data },
+    ]);
+    expect(await stat('documents')).toBe('2');
+    expect(await card('data.bin').getAttribute('data-digest')).toBe(sha(data));
+    expect(Number(await card('data.bin').getAttribute('data-new-bytes'))).toBeGreaterThan(data.length * 0.99);
+
+    // The same bytes again: nothing new is stored.
+    await addFiles([{ name: 'copy.bin', mimeType: 'application/octet-stream', buffer: data }]);
+    expect(await card('copy.bin').getAttribute('data-new-bytes')).toBe('0');
+    const map = card('copy.bin').locator('canvas.chunkmap');
+    expect(await map.getAttribute('data-new')).toBe('0');
+
+    // A small edit: only the chunks around it are new; the dedup ratio shows the sharing.
+    await addFiles([{ name: 'edited.bin', mimeType: 'application/octet-stream', buffer: edited }]);
+    const newBytes = Number(await card('edited.bin').getAttribute('data-new-bytes'));
+    expect(newBytes).toBeGreaterThan(0);
+    expect(newBytes).toBeLessThan(200_000);
+    const editedMap = card('edited.bin').locator('canvas.chunkmap');
+    expect(Number(await editedMap.getAttribute('data-new'))).toBeLessThanOrEqual(3);
+    expect(await stat('documents')).toBe('3');
+    expect(parseFloat(await stat('dedup'))).toBeGreaterThan(1.9);
+    expect(parseFloat(await stat('compression'))).toBeGreaterThanOrEqual(1); // random bytes dominate: about 1
+    await shot('02-added');
+  });
+
+  it('finds a text document by a word inside it', async () => {
+    await page.fill('[data-testid=search-input]', 'zephyrine');
+    await page.press('[data-testid=search-input]', 'Enter');
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=doc]').length === 1 && !!document.querySelector('.snippet mark'), null, { timeout: 15_000 });
+    expect(await page.locator('[data-testid=doc]').getAttribute('data-digest')).toBe(sha(text));
+    expect(await page.locator('.snippet mark').first().textContent()).toBe('zephyrine');
+    await shot('03-search');
+    await page.getByRole('button', { name: 'Clear' }).click();
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=doc]').length === 3, null, { timeout: 15_000 });
+  });
+
+  it('downloads documents byte for byte, and shows details with versions', async () => {
+    for (const [path, bytes] of [
+      ['notes.txt', Buffer.from(text)],
+      ['edited.bin', edited],
+    ] as const) {
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: `Download ${path}` }).click()]);
+      expect(download.suggestedFilename()).toBe(path);
+      const saved = join(SHOTS, '..', `download-${path}`);
+      await download.saveAs(saved);
+      expect(sha(readFileSync(saved))).toBe(sha(bytes));
+    }
+    await page.getByRole('button', { name: 'notes.txt', exact: true }).click();
+    await page.waitForSelector('[data-testid=details][open]');
+    expect(await page.textContent('[data-testid=details]')).toContain(sha(text));
+    await shot('04-details');
+    await page.getByRole('button', { name: 'Close' }).click();
+  });
+
+  it('keeps the store across a reload', async () => {
+    await page.reload();
+    await ready();
+    expect(await stat('documents')).toBe('3');
+    expect(await page.locator('[data-testid=doc]').count()).toBe(3);
+  });
+
+  it('runs GC and verify clean', async () => {
+    await page.getByRole('button', { name: 'Run GC' }).click();
+    await page.waitForSelector('[data-testid=gc-report]');
+    await ready();
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.waitForSelector('[data-testid=verify-report]');
+    expect(await page.getAttribute('[data-testid=verify-report]', 'data-ok')).toBe('true');
+    await shot('05-gc-verify');
+  });
+
+  it('pushes to a real server sending only the chunks it lacks, and pulls what it has', async () => {
+    await page.fill('[data-testid=sync-url]', target.url);
+    // Without the token: a clear message, nothing sent.
+    await page.getByRole('button', { name: 'Push' }).click();
+    await page.waitForSelector('[data-testid=error]');
+    expect(await page.textContent('[data-testid=error]')).toMatch(/wants a token/);
+    await ready();
+
+    await page.fill('[data-testid=sync-token]', TOKEN);
+    await page.getByRole('button', { name: 'Push' }).click();
+    await page.waitForSelector('[data-testid=sync-report][data-kind=push]');
+    const first = page.locator('[data-testid=sync-report]');
+    const logical = Number(await first.getAttribute('data-logical'));
+    const sent = Number(await first.getAttribute('data-bytes-sent'));
+    expect(logical).toBe(text.length + data.length + edited.length);
+    // data.bin and edited.bin share almost every chunk: about one copy crosses the wire.
+    expect(sent).toBeLessThan(text.length + data.length + 300_000);
+    expect(sent).toBeGreaterThanOrEqual(data.length);
+    const onServer = await serverDocs();
+    expect(onServer.map((d) => d.digest).sort()).toEqual([sha(text), sha(data), sha(edited)].sort());
+    await shot('06-pushed');
+
+    // A new file that shares most chunks with what the server has: only the new ones go.
+    const third = Buffer.from(data);
+    randomBytes(64).copy(third, 100_000);
+    await addFiles([{ name: 'third.bin', mimeType: 'application/octet-stream', buffer: third }]);
+    await page.getByRole('button', { name: 'Push' }).click();
+    await page.waitForFunction(() => document.querySelector('[data-testid=sync-report]')?.textContent?.includes('Pushed 1 documents'), null, { timeout: 30_000 });
+    const again = Number(await page.getAttribute('[data-testid=sync-report]', 'data-bytes-sent'));
+    expect(again).toBeGreaterThan(0);
+    expect(again).toBeLessThan(200_000); // of 3 MiB
+    expect((await serverDocs()).map((d) => d.digest)).toContain(sha(third));
+
+    // Pull: a document only the server has comes down, checked against its digest.
+    const remoteOnly = new TextEncoder().encode('only on the server: pulled into the browser');
+    const put = await request(`${target.url}/v1/documents?path=remote.txt`, {
+      method: 'POST',
+      body: remoteOnly,
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'text/plain' },
+    });
+    expect(put.statusCode).toBe(201);
+    await put.body.dump();
+    await ready();
+    await page.getByRole('button', { name: 'Pull' }).click();
+    await page.waitForSelector('[data-testid=sync-report][data-kind=pull]');
+    expect(await page.textContent('[data-testid=sync-report]')).toContain('Pulled 1 documents');
+    await ready();
+    expect(await stat('documents')).toBe('5');
+    expect(await page.locator(`[data-testid=doc][data-digest="${sha(remoteOnly)}"]`).count()).toBe(1);
+  });
+
+  it('verify reports a tampered chunk', async () => {
+    // Leave the page (its worker, holding the pack files, ends) for a page of the same origin,
+    // and flip one byte in the middle of the largest pack.
+    await page.goto(`${site.url}/healthz`);
+    const tampered = await page.evaluate(async () => {
+      const root = await navigator.storage.getDirectory();
+      const packs = await (await (await root.getDirectoryHandle('kura')).getDirectoryHandle('default')).getDirectoryHandle('packs');
+      let best: { name: string; size: number } | undefined;
+      for await (const [name, h] of (packs as unknown as { entries(): AsyncIterable<[string, FileSystemFileHandle]> }).entries()) {
+        const size = (await h.getFile()).size;
+        if (!best || size > best.size) best = { name, size };
+      }
+      const fh = await packs.getFileHandle(best!.name);
+      const at = Math.floor(best!.size / 2);
+      const byte = new Uint8Array(await (await fh.getFile()).slice(at, at + 1).arrayBuffer());
+      const w = await fh.createWritable({ keepExistingData: true });
+      await w.write({ type: 'write', position: at, data: new Uint8Array([byte[0]! ^ 0xff]) });
+      await w.close();
+      return best;
+    });
+    expect(tampered?.size).toBeGreaterThan(1 << 20);
+    await page.goto(site.url);
+    await ready();
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.waitForSelector('[data-testid=verify-report]');
+    expect(await page.getAttribute('[data-testid=verify-report]', 'data-ok')).toBe('false');
+    expect(Number(await page.textContent('[data-testid=damaged-chunks]'))).toBeGreaterThanOrEqual(1);
+    expect(Number(await page.textContent('[data-testid=damaged-documents]'))).toBeGreaterThanOrEqual(1);
+    await shot('07-damaged');
+  });
+});
