@@ -5,7 +5,14 @@ export default defineConfig({
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
   // The store worker imports @kura/core, which loads its wasm with top-level await: module workers.
   worker: { format: 'es' },
-  build: { target: 'es2022', outDir: 'dist', emptyOutDir: true, chunkSizeWarningLimit: 2048 },
+  build: {
+    target: 'es2022',
+    outDir: 'dist',
+    emptyOutDir: true,
+    chunkSizeWarningLimit: 2048,
+    // bench.html: the page `pnpm bench browser` drives (same worker, timing hooks).
+    rollupOptions: { input: { main: 'index.html', bench: 'bench.html' } },
+  },
   // sqlite-wasm locates its .wasm relative to its own module: it must not be pre-bundled.
   optimizeDeps: { exclude: ['@sqlite.org/sqlite-wasm', '@kura/core'] },
   server: { host: '127.0.0.1', port: 5173 },

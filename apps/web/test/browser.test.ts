@@ -5,10 +5,11 @@
  * origin) as the sync target. Screenshots of the main states go to test-output/screenshots.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeAll, startServer, type TestServer } from '../../server/test/helpers/server.js';
@@ -20,7 +21,7 @@ const TOKEN = 'sync-token-'.padEnd(40, 'x');
 
 let site: TestServer; // serves the page (its own store is not used)
 let target: TestServer; // the sync target
-let browser: Browser;
+let profile: string | undefined;
 let context: BrowserContext;
 let page: Page;
 
@@ -63,18 +64,22 @@ beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
   site = await startServer({ webRoot: DIST });
   target = await startServer({ noAuth: false, tokens: [{ token: TOKEN, scopes: ['read', 'write'] }], corsOrigins: [site.url] });
-  browser = await chromium.launch({
+  // A persistent profile, like a person's browser (an incognito context keeps OPFS in memory).
+  profile = mkdtempSync(join(tmpdir(), 'kura-web-profile-'));
+  context = await chromium.launchPersistentContext(profile, {
     executablePath: '/usr/bin/chromium',
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+    acceptDownloads: true,
+    viewport: { width: 1280, height: 900 },
   });
-  context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 } });
-  page = await context.newPage();
+  page = context.pages()[0] ?? (await context.newPage());
   page.on('pageerror', (e) => console.error('page error:', e.message));
 });
 
 afterAll(async () => {
-  await browser?.close();
+  await context?.close();
   await closeAll();
+  if (profile) rmSync(profile, { recursive: true, force: true });
 });
 
 describe('the browser demo in Chromium', () => {

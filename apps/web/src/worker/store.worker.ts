@@ -75,8 +75,10 @@ export interface FileToAdd {
   path: string;
 }
 
-/** Files put at once: enough for puts to share commits, few enough to bound memory. */
-const ADD_LANES = 4;
+/** Files put at once: enough for puts to share commits (group commit), few enough to bound memory. */
+const ADD_LANES = 32;
+/** Files up to this size are read whole (one read beats a stream's per-piece overhead). */
+const READ_WHOLE = 1 << 20;
 
 const api = {
   async open() {
@@ -103,7 +105,7 @@ const api = {
           const base: Added = { type: 'added', path, size: file.size };
           try {
             const r = await s.put(
-              file.stream(),
+              file.size <= READ_WHOLE ? new Uint8Array(await file.arrayBuffer()) : file.stream(),
               { path, ...(file.type ? { mediaType: file.type } : {}), ...(tags.length ? { tags } : {}) },
               {
                 onChunk: (c) => {

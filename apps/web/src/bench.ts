@@ -1,0 +1,39 @@
+/**
+ * The page `pnpm bench browser` drives: the same store worker as the demo, with hooks to
+ * start from an empty store and to time ingest of data the benchmark serves. Times cover the
+ * `add` call only (File -> stream -> chunk, hash, compress -> OPFS packs + SQLite commit).
+ */
+import { connect } from './client.js';
+
+const store = connect(() => undefined);
+
+async function files(url: string, sizes: number[] | undefined, name: string): Promise<File[]> {
+  const blob = await (await fetch(url)).blob();
+  if (!sizes) return [new File([blob], name)];
+  const out: File[] = [];
+  let at = 0;
+  sizes.forEach((size, i) => {
+    out.push(new File([blob.slice(at, at + size)], `${name}-${i}`));
+    at += size;
+  });
+  return out;
+}
+
+Object.assign(window, {
+  kuraBench: {
+    ready: () => store.open().then(() => true),
+    /** Erases the store, then times adding the data at `url` (as one file, or cut into `sizes`). */
+    async ingest(url: string, sizes?: number[]) {
+      await store.erase();
+      const list = await files(url, sizes, 'f');
+      const t = performance.now();
+      const outcome = await store.add(
+        list.map((file, i) => ({ file, path: `bench/${i}` })),
+        [],
+      );
+      const ms = performance.now() - t;
+      const stats = await store.stats();
+      return { ms, outcome, stats };
+    },
+  },
+});
