@@ -26,7 +26,7 @@ const show = (t) => (t.measured === null ? 'n/a' : t.unit === 'x' ? fmt.ratio(t.
 
 export async function writeReport() {
   const runs = latestResults();
-  const order = ['core', 'store', 'search', 'snapshot', 'dedup', 'http'];
+  const order = ['core', 'store', 'search', 'snapshot', 'dedup', 'http', 'browser'];
   runs.sort((a, b) => (order.indexOf(a.suite) + 1 || 99) - (order.indexOf(b.suite) + 1 || 99));
   const out = [
     '# Kura benchmark report',

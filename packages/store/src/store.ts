@@ -246,9 +246,9 @@ export class Store {
    * with `config.chunking` and `ingestOptions().compression`). Chunk keys and the digest are
    * trusted as computed by the kernel; Node's ingest pool is the one producer.
    */
-  async putChunks(stream: ChunkStream, meta: PutMeta = {}, options: { commitAfter?: Promise<unknown>; listed?: boolean } = {}): Promise<PutResult> {
+  async putChunks(stream: ChunkStream, meta: PutMeta = {}, options: { commitAfter?: Promise<unknown>; listed?: boolean } & PutOptions = {}): Promise<PutResult> {
     this.#writable('put');
-    return this.#indexed(putDocument(this.#putContext(), stream, parse(PutMeta, meta, 'put meta'), options.commitAfter, options.listed ?? true));
+    return this.#indexed(putDocument(this.#putContext(), stream, parse(PutMeta, meta, 'put meta'), options.commitAfter, options.listed ?? true, options.onChunk));
   }
 
   // ---- chunk-level sync (FORMAT.md §12) ------------------------------------------------------

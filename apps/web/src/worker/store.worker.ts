@@ -4,7 +4,7 @@
  * progress events while adds, syncs and verifies run.
  */
 import { CorruptDataError, Sha256 } from '@kura/core';
-import { BrowserStore, type DocumentInfo, type ListResult, type SearchHit } from '@kura/store/browser';
+import { BrowserStore, type ChunkEvent, type DocumentInfo, type ListResult, type SearchHit } from '@kura/store/browser';
 import { MAP_CELLS, type Added, type Call, type ErrorData, type Progress, type Reply, type WorkerEvent } from '../protocol.js';
 import { pull, push, type SyncTarget } from './sync.js';
 
@@ -12,7 +12,10 @@ const STORE = 'default';
 let opening: Promise<BrowserStore> | undefined;
 
 function store(): Promise<BrowserStore> {
-  opening ??= BrowserStore.openOpfs(STORE).catch((e) => {
+  opening ??= BrowserStore.openOpfs(STORE, {
+    // The kernel runs on other cores; this worker deduplicates, writes and commits.
+    ingestWorker: () => new Worker(new URL('./ingest.worker.ts', import.meta.url), { type: 'module', name: 'kura-ingest' }),
+  }).catch((e) => {
     opening = undefined; // let a later call try again (e.g. after the other tab closed)
     throw e;
   });
@@ -75,10 +78,6 @@ export interface FileToAdd {
   path: string;
 }
 
-/** Files put at once: enough for puts to share commits (group commit), few enough to bound memory. */
-const ADD_LANES = 32;
-/** Files up to this size are read whole (one read beats a stream's per-piece overhead). */
-const READ_WHOLE = 1 << 20;
 
 const api = {
   async open() {
@@ -93,41 +92,36 @@ const api = {
     const total = files.reduce((n, f) => n + f.file.size, 0);
     const report = progress('add');
     let done = 0;
-    let next = 0;
     const outcome = { added: 0, failed: 0, bytes: 0, newBytes: 0 };
     report(0, total, undefined, true);
-    await Promise.all(
-      Array.from({ length: Math.min(ADD_LANES, files.length) }, async () => {
-        for (let i = next++; i < files.length; i = next++) {
-          const { file, path } = files[i]!;
-          const lengths: number[] = [];
-          const fresh: boolean[] = [];
-          const base: Added = { type: 'added', path, size: file.size };
-          try {
-            const r = await s.put(
-              file.size <= READ_WHOLE ? new Uint8Array(await file.arrayBuffer()) : file.stream(),
-              { path, ...(file.type ? { mediaType: file.type } : {}), ...(tags.length ? { tags } : {}) },
-              {
-                onChunk: (c) => {
-                  lengths.push(c.length);
-                  fresh.push(c.fresh);
-                  done += c.length;
-                  report(done, total, path);
-                },
-              },
-            );
-            outcome.added++;
-            outcome.bytes += r.size;
-            outcome.newBytes += r.newBytesStored;
-            post({ ...base, digest: r.digest, chunks: r.chunks, newChunks: r.newChunks, newBytes: r.newBytesStored, cells: chunkMap(lengths, fresh) });
-          } catch (e) {
-            outcome.failed++;
-            done += file.size - lengths.reduce((n, l) => n + l, 0);
-            post({ ...base, error: errorData(e) });
-          }
-        }
-      }),
-    );
+    const maps = files.map(() => ({ lengths: [] as number[], fresh: [] as boolean[] }));
+    const items = files.map(({ file, path }, i) => ({
+      blob: file,
+      meta: { path, ...(file.type ? { mediaType: file.type } : {}), ...(tags.length ? { tags } : {}) },
+      onChunk: (c: ChunkEvent) => {
+        maps[i]!.lengths.push(c.length);
+        maps[i]!.fresh.push(c.fresh);
+        done += c.length;
+        report(done, total, path);
+      },
+    }));
+    for await (const o of s.putBlobs(items)) {
+      const { file, path } = files[o.index]!;
+      const { lengths, fresh } = maps[o.index]!;
+      const base: Added = { type: 'added', path, size: file.size };
+      if (o.result) {
+        const r = o.result;
+        outcome.added++;
+        outcome.bytes += r.size;
+        outcome.newBytes += r.newBytesStored;
+        post({ ...base, digest: r.digest, chunks: r.chunks, newChunks: r.newChunks, newBytes: r.newBytesStored, cells: chunkMap(lengths, fresh) });
+      } else {
+        outcome.failed++;
+        done += file.size - lengths.reduce((n, l) => n + l, 0);
+        post({ ...base, error: errorData(o.error) });
+      }
+      maps[o.index] = { lengths: [], fresh: [] }; // free it
+    }
     report(total, total, undefined, true);
     return outcome;
   },

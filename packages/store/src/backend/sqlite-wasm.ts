@@ -16,6 +16,8 @@ class WasmStatement<Row> implements SqlStatement<Row> {
   readonly #stmt: PreparedStatement;
   readonly #db: WasmDatabase;
   readonly #params: number;
+  /** Column names, read once: asking per row costs a call into wasm per column. */
+  #columns: string[] | undefined;
   /** True while an `iterate` holds the statement mid-result. */
   #busy = false;
 
@@ -29,14 +31,16 @@ class WasmStatement<Row> implements SqlStatement<Row> {
     // better-sqlite3 refuses a statement re-entered while iterating; so does this (a silent
     // reset would truncate the outer loop's results).
     if (this.#busy) throw new TypeError('This statement is busy executing a query');
-    this.#stmt.reset(true);
     if (params.length !== this.#params) throw new RangeError(`Too ${params.length < this.#params ? 'few' : 'many'} parameter values were provided`);
+    // Every use ends with reset() (finally blocks below), and every parameter is bound anew:
+    // no clearing of bindings needed.
     if (params.length) this.#stmt.bind(params as never);
   }
 
   #row(): Row {
-    const row = this.#stmt.get({}) as Record<string, unknown>;
-    for (const k in row) row[k] = narrow(row[k]);
+    const names = (this.#columns ??= this.#stmt.getColumnNames());
+    const row: Record<string, unknown> = {};
+    for (let i = 0; i < names.length; i++) row[names[i]!] = narrow(this.#stmt.get(i));
     return row as Row;
   }
 

@@ -8,13 +8,17 @@ import sqlite3InitModule, { type SAHPoolUtil, type Sqlite3Static } from '@sqlite
 import { InvalidInputError } from '@kura/core';
 import { WasmDatabase } from '../backend/sqlite-wasm.js';
 import { StorageUnavailableError, StoreLockedError } from '../errors.js';
-import { InitOptions as InitOptionsSchema, parse, type Durability, type InitOptions, type OpenOptions } from '../options.js';
+import { InitOptions as InitOptionsSchema, parse, type Durability, type InitOptions, type OpenOptions, type PutMeta } from '../options.js';
+import type { ChunkEvent, PutResult } from '../put.js';
+import type { PutInput } from '../store.js';
+import { BrowserIngestPool } from './ingest-pool.js';
 import { schemaVersion } from '../schema.js';
 import { Store as StoreCore, type StoreBackends } from '../store.js';
 import { OpfsPackStore } from './opfs-packs.js';
 
 export * from '../index.js';
 export { OpfsPackStore } from './opfs-packs.js';
+export { BrowserIngestPool } from './ingest-pool.js';
 export { WasmDatabase } from '../backend/sqlite-wasm.js';
 
 /** The database file's name inside the store's SQLite pool. */
@@ -69,9 +73,124 @@ async function acquireLock(name: string): Promise<() => void> {
 export interface BrowserStoreOptions extends OpenOptions {
   /** Used when the store does not exist yet. */
   init?: InitOptions;
+  /**
+   * Starts an ingest worker (one that calls `serveBrowserIngest()`): with it, Blobs are
+   * chunked, hashed and compressed on other cores (browser/ingest-pool.ts).
+   */
+  ingestWorker?: () => Worker;
 }
 
+export interface BlobToPut {
+  blob: Blob;
+  meta?: PutMeta;
+  onChunk?: (chunk: ChunkEvent) => void;
+}
+
+export interface BlobPutOutcome {
+  /** The item's position in the input. */
+  index: number;
+  result?: PutResult;
+  error?: unknown;
+}
+
+/** Blobs below this size go to the ingest workers in batches (one message each way per batch). */
+const SMALL_BLOB = 256 * 1024;
+const SMALL_BATCH = 64;
+/** Blobs up to this size are read whole when put on this thread. */
+const READ_WHOLE = 1 << 20;
+
 export class BrowserStore extends StoreCore {
+  #makeWorker: (() => Worker) | undefined;
+  #pool: BrowserIngestPool | undefined;
+
+  #ingestPool(): BrowserIngestPool | undefined {
+    if (!this.#pool && this.#makeWorker) this.#pool = new BrowserIngestPool(this.#makeWorker);
+    return this.#pool;
+  }
+
+  /** A Blob (File) is ingested on the ingest workers when the store has them. */
+  override async put(input: PutInput | Blob, meta: PutMeta = {}, options: { onChunk?: (chunk: ChunkEvent) => void } = {}): Promise<PutResult> {
+    if (typeof Blob !== 'undefined' && input instanceof Blob) {
+      const pool = this.readonly ? undefined : this.#ingestPool();
+      if (pool) {
+        this.assertWritable('put');
+        return this.putChunks(pool.ingestSource(input, this.ingestOptions()), meta, options);
+      }
+      return super.put(input.size <= READ_WHOLE ? new Uint8Array(await input.arrayBuffer()) : input.stream(), meta, options);
+    }
+    return super.put(input as PutInput, meta, options);
+  }
+
+  /**
+   * Puts many Blobs (Files), each a document, using every core when the store has ingest
+   * workers: small ones go to them in batches, large ones one by one, while this thread
+   * deduplicates and commits (many puts in flight share commits). Yields one outcome per
+   * item as it completes; a failing item does not stop the others.
+   */
+  async *putBlobs(items: BlobToPut[]): AsyncGenerator<BlobPutOutcome> {
+    this.assertWritable('put');
+    const pool = this.#ingestPool();
+    const opts = this.ingestOptions();
+    const outcomes: BlobPutOutcome[] = [];
+    let wake: (() => void) | undefined;
+    const settle = (index: number, p: Promise<PutResult>) =>
+      p.then(
+        (result) => outcomes.push({ index, result }),
+        (error: unknown) => outcomes.push({ index, error }),
+      ).finally(() => wake?.());
+    const tasks: (() => Promise<unknown>)[] = [];
+    const indexed = items.map((item, index) => ({ item, index }));
+    const small = pool ? indexed.filter((x) => x.item.blob.size < SMALL_BLOB) : [];
+    for (let i = 0; i < small.length; i += SMALL_BATCH) {
+      const batch = small.slice(i, i + SMALL_BATCH);
+      tasks.push(async () => {
+        const streams = await pool!.ingestSmall(batch.map((x) => x.item.blob), opts).catch((e: unknown) => batch.map(() => e as Error));
+        await Promise.all(
+          streams.map((s, j) => {
+            const { item, index } = batch[j]!;
+            return settle(index, s instanceof Error ? Promise.reject(s) : this.putChunks(s, item.meta ?? {}, item.onChunk ? { onChunk: item.onChunk } : {}));
+          }),
+        );
+      });
+    }
+    for (const { item, index } of indexed) {
+      if (pool && item.blob.size < SMALL_BLOB) continue;
+      tasks.push(() => settle(index, this.put(item.blob, item.meta ?? {}, item.onChunk ? { onChunk: item.onChunk } : {})));
+    }
+    let next = 0;
+    const lanes = pool ? pool.size * 4 : 32;
+    const running = Promise.all(
+      Array.from({ length: Math.min(lanes, tasks.length) }, async () => {
+        for (let i = next++; i < tasks.length; i = next++) await tasks[i]!();
+      }),
+    );
+    let finished = false;
+    void running.finally(() => {
+      finished = true;
+      wake?.();
+    });
+    let yielded = 0;
+    while (yielded < items.length) {
+      if (outcomes.length === 0) {
+        if (finished) break;
+        await new Promise<void>((r) => (wake = r));
+        continue;
+      }
+      yielded++;
+      yield outcomes.shift()!;
+    }
+    await running;
+  }
+
+  override async close(): Promise<void> {
+    try {
+      await super.close();
+    } finally {
+      await this.#pool?.close();
+      this.#pool = undefined;
+    }
+  }
+
   /**
    * Opens the store `name` of this origin, creating it (with `options.init`) when missing.
    * Must run in a dedicated worker.
@@ -106,9 +225,13 @@ export class BrowserStore extends StoreCore {
           unlock();
         },
       };
-      const { init, ...open } = options;
-      if (schemaVersion(opened) === 0) return (await this.create(b, init ?? {})) as BrowserStore;
-      return (await this.openBackends(b, open)) as BrowserStore;
+      const { init, ingestWorker, ...open } = options;
+      const store = (schemaVersion(opened) === 0 ? await this.create(b, init ?? {}) : await this.openBackends(b, open)) as BrowserStore;
+      store.#makeWorker = ingestWorker;
+      // The ingest workers start now, not at the first put: loading and compiling the wasm
+      // core takes ~100 ms, which would otherwise delay the first drop.
+      if (!store.readonly) store.#ingestPool()?.warm(store.ingestOptions());
+      return store;
     } catch (e) {
       try {
         db?.close();

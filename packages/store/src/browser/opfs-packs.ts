@@ -99,6 +99,8 @@ export class OpfsPackStore implements PackStore {
     let size = 0;
     let open = true;
     const writing = this.#writing;
+    /** Records (header + payload) are joined here and written once: each write is a call into the browser. */
+    let scratch = new Uint8Array(64 * 1024);
     return {
       name,
       get size() {
@@ -107,15 +109,25 @@ export class OpfsPackStore implements PackStore {
       append(...parts) {
         if (!open) throw new Error(`pack ${name} is closed`);
         const at = size;
-        for (const p of parts) {
-          let done = 0;
-          while (done < p.length) {
-            const n = h.write(p.subarray(done), { at: size + done });
-            if (n <= 0) throw new Error(`pack ${name}: short write`);
-            done += n;
+        const total = parts.reduce((n, p) => n + p.length, 0);
+        let whole: Uint8Array;
+        if (parts.length === 1) whole = parts[0]!;
+        else {
+          if (scratch.length < total) scratch = new Uint8Array(Math.max(total, scratch.length * 2));
+          let o = 0;
+          for (const p of parts) {
+            scratch.set(p, o);
+            o += p.length;
           }
-          size += p.length;
+          whole = scratch.subarray(0, total);
         }
+        let done = 0;
+        while (done < total) {
+          const n = h.write(whole.subarray(done), { at: at + done });
+          if (n <= 0) throw new Error(`pack ${name}: short write`);
+          done += n;
+        }
+        size += total;
         return at;
       },
       async sync() {

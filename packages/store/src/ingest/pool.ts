@@ -1,0 +1,153 @@
+/**
+ * Ingest on all cores: workers run the fused ingest kernel per source (the CPU-heavy part:
+ * chunking, BLAKE3, zstd, SHA-256) while the store's thread only deduplicates, appends to
+ * packs and commits. Each source is one document; sources are spread over the workers.
+ * Platform-neutral: a platform supplies how to spawn a worker (node/ingest-pool.ts,
+ * browser/ingest-pool.ts).
+ */
+import type { IngestChunk, IngestOptions, IngestResult } from '@kura/core';
+import { KuraError } from '@kura/core';
+import type { ChunkStream } from '../put.js';
+import type { ErrorShape, FromWorker, SmallResult, ToWorker } from './protocol.js';
+
+export interface PoolWorker<S> {
+  post(message: ToWorker<S>, transfer?: ArrayBuffer[]): void;
+  terminate(): unknown;
+}
+
+/** Starts one worker that calls `onMessage` with its messages and `onError` when it dies. */
+export type SpawnWorker<S> = (onMessage: (m: FromWorker) => void, onError: (e: Error) => void) => PoolWorker<S>;
+
+interface Job<S> {
+  queue: (IngestChunk[] | { end: IngestResult } | { error: Error })[];
+  wake: (() => void) | undefined;
+  worker: PoolWorker<S>;
+}
+
+/** Rebuilds an error on this side: Kura's typed errors keep their code, platform errors theirs. */
+function revive(e: ErrorShape): Error {
+  return e.kura && e.code ? new KuraError(e.code, e.message) : Object.assign(new Error(e.message), e.code ? { code: e.code } : {});
+}
+
+export class IngestPoolCore<S> {
+  readonly size: number;
+  readonly #workers: PoolWorker<S>[] = [];
+  readonly #load = new Map<PoolWorker<S>, number>();
+  readonly #jobs = new Map<number, Job<S>>();
+  readonly #batches = new Map<number, { worker: PoolWorker<S>; resolve: (r: SmallResult[]) => void; reject: (e: Error) => void }>();
+  #nextId = 1;
+
+  constructor(size: number, spawn: SpawnWorker<S>) {
+    this.size = Math.max(1, size);
+    for (let i = 0; i < this.size; i++) {
+      let w: PoolWorker<S> | undefined = undefined;
+      w = spawn(
+        (m) => this.#receive(m),
+        (e) => this.#failWorker(w!, e),
+      );
+      this.#workers.push(w);
+      this.#load.set(w, 0);
+    }
+  }
+
+  #leastBusy(): PoolWorker<S> {
+    return [...this.#load].sort((a, b) => a[1] - b[1])[0]![0];
+  }
+
+  /** The chunk stream of one source, computed on the least busy worker. */
+  ingestSource(source: S, options: IngestOptions, regularOnly = false): ChunkStream {
+    return this.#start((id) => ({ type: 'file', id, source, options, ...(regularOnly ? { regularOnly } : {}) }));
+  }
+
+  /** The chunk stream of a buffer (copied to the worker; the caller keeps its bytes). */
+  ingestBytes(bytes: Uint8Array, options: IngestOptions): ChunkStream {
+    // Cloning a view would clone its whole ArrayBuffer; one exact copy is transferred instead.
+    const copy = new Uint8Array(bytes); // a copy (Buffer#slice would be a view of the caller's memory)
+    return this.#start((id) => ({ type: 'bytes', id, bytes: copy, options }), [copy.buffer]);
+  }
+
+  /**
+   * Small sources in one round trip: each read whole and ingested on the least busy worker.
+   * Per source, a chunk stream (or the error reading or ingesting it threw).
+   */
+  async ingestSmall(sources: S[], options: IngestOptions): Promise<(ChunkStream | Error)[]> {
+    const worker = this.#leastBusy();
+    const id = this.#nextId++;
+    this.#load.set(worker, this.#load.get(worker)! + sources.length);
+    try {
+      const results = await new Promise<SmallResult[]>((resolve, reject) => {
+        this.#batches.set(id, { worker, resolve, reject });
+        worker.post({ type: 'small', id, sources, options });
+      });
+      return results.map((r) => {
+        if ('error' in r) return revive(r.error);
+        return (async function* () {
+          yield* r.chunks;
+          return { digest: r.digest, size: r.size, chunks: r.count };
+        })();
+      });
+    } finally {
+      this.#batches.delete(id);
+      this.#load.set(worker, this.#load.get(worker)! - sources.length);
+    }
+  }
+
+  #start(message: (id: number) => ToWorker<S>, transfer: ArrayBuffer[] = []): ChunkStream {
+    const worker = this.#leastBusy();
+    const id = this.#nextId++;
+    const job: Job<S> = { queue: [], wake: undefined, worker };
+    this.#jobs.set(id, job);
+    this.#load.set(worker, this.#load.get(worker)! + 1);
+    worker.post(message(id), transfer);
+    return this.#stream(id, job);
+  }
+
+  async *#stream(id: number, job: Job<S>): ChunkStream {
+    let finished = false;
+    try {
+      for (;;) {
+        while (job.queue.length === 0) await new Promise<void>((r) => (job.wake = r));
+        const item = job.queue.shift()!;
+        if (Array.isArray(item)) {
+          job.worker.post({ type: 'ack', id });
+          yield* item;
+        } else if ('end' in item) {
+          finished = true;
+          return item.end;
+        } else {
+          finished = true;
+          throw item.error;
+        }
+      }
+    } finally {
+      // Abandoned (the put failed or was refused): the worker stops and frees its input.
+      if (!finished) job.worker.post({ type: 'cancel', id });
+      this.#jobs.delete(id);
+      this.#load.set(job.worker, this.#load.get(job.worker)! - 1);
+    }
+  }
+
+  #receive(m: FromWorker): void {
+    if (m.type === 'small') return this.#batches.get(m.id)?.resolve(m.results);
+    const job = this.#jobs.get(m.id);
+    if (!job) return;
+    if (m.type === 'chunks') job.queue.push(m.chunks);
+    else if (m.type === 'end') job.queue.push({ end: { digest: m.digest, size: m.size, chunks: m.chunks } });
+    else job.queue.push({ error: revive(m) });
+    job.wake?.();
+  }
+
+  #failWorker(w: PoolWorker<S>, e: Error): void {
+    for (const b of this.#batches.values()) if (b.worker === w) b.reject(e);
+    for (const job of this.#jobs.values()) {
+      if (job.worker === w) {
+        job.queue.push({ error: e });
+        job.wake?.();
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.#workers.map((w) => w.terminate()));
+  }
+}

@@ -1,0 +1,33 @@
+/**
+ * Messages between an ingest pool (pool.ts) and its workers (serve.ts). `S` names a source the
+ * worker can read: a file path in Node, a Blob (File) in browsers. Payload buffers travel as
+ * transfers, never copies. Flow control: a worker stops reading after WINDOW unacknowledged
+ * batches of one stream.
+ */
+import type { IngestChunk, IngestOptions } from '@kura/core';
+
+export const WINDOW = 4;
+
+export type ToWorker<S> =
+  | { type: 'file'; id: number; source: S; options: IngestOptions; regularOnly?: boolean }
+  | { type: 'bytes'; id: number; bytes: Uint8Array; options: IngestOptions }
+  | { type: 'small'; id: number; sources: S[]; options: IngestOptions }
+  | { type: 'ack'; id: number }
+  | { type: 'cancel'; id: number };
+
+/** One small source's ingest, whole (a batch answers in one message). */
+export type SmallResult =
+  | { chunks: IngestChunk[]; digest: `sha256:${string}`; size: number; count: number }
+  | { error: ErrorShape };
+
+export interface ErrorShape {
+  message: string;
+  code?: string;
+  kura: boolean;
+}
+
+export type FromWorker =
+  | { type: 'chunks'; id: number; chunks: IngestChunk[] }
+  | ({ type: 'end'; id: number; digest: `sha256:${string}`; size: number; chunks: number })
+  | ({ type: 'error'; id: number } & ErrorShape)
+  | { type: 'small'; id: number; results: SmallResult[] };

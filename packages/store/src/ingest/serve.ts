@@ -1,0 +1,107 @@
+/**
+ * The worker side of an ingest pool: runs the fused ingest kernel over the sources the pool
+ * names and streams the chunks back (protocol.ts). Platform-neutral: the host says how to post
+ * and how to read a source (Node: file descriptors; browsers: Blobs).
+ */
+import { Ingester, KuraError, type IngestChunk, type IngestOptions } from '@kura/core';
+import { WINDOW, type ErrorShape, type FromWorker, type SmallResult, type ToWorker } from './protocol.js';
+
+export interface IngestHost<S> {
+  post(message: FromWorker, transfer: ArrayBuffer[]): void;
+  /** The bytes of a source as pieces (may throw: the error goes back to the pool). */
+  open(source: S, regularOnly: boolean): Iterable<Uint8Array> | AsyncIterable<Uint8Array>;
+  /** A small source whole, synchronously (a batch is answered in one go). */
+  readWhole(source: S): Uint8Array;
+}
+
+class Cancelled extends Error {}
+
+function shape(e: unknown): ErrorShape {
+  const err = e as Error & { code?: unknown };
+  return { message: err?.message ?? String(e), kura: e instanceof KuraError, ...(typeof err?.code === 'string' ? { code: err.code } : {}) };
+}
+
+/** 1 MiB pieces, the size the kernel takes per call. */
+function* slices(bytes: Uint8Array): Generator<Uint8Array> {
+  for (let at = 0; at < bytes.length; at += 1 << 20) yield bytes.subarray(at, at + (1 << 20));
+}
+
+/** Returns the handler for messages from the pool. */
+export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => void {
+  const credits = new Map<number, { inFlight: number; wake?: () => void; cancelled?: boolean }>();
+
+  const send = (msg: FromWorker) => {
+    // Each payload is its own copy out of wasm memory (a fresh ArrayBuffer): safe to transfer.
+    const transfer =
+      msg.type === 'chunks'
+        ? msg.chunks.map((c) => c.payload.buffer as ArrayBuffer)
+        : msg.type === 'small'
+          ? msg.results.flatMap((r) => ('chunks' in r ? r.chunks.map((c) => c.payload.buffer as ArrayBuffer) : []))
+          : [];
+    host.post(msg, transfer);
+  };
+
+  /** Many small sources, one message each way: per-source messaging would cost more than the ingest. */
+  const ingestSmall = (id: number, sources: S[], options: IngestOptions) => {
+    const results: SmallResult[] = sources.map((source) => {
+      const ingester = new Ingester(options);
+      try {
+        const chunks = [...ingester.update(host.readWhole(source)), ...ingester.finish()];
+        const r = ingester.result!;
+        return { chunks, digest: r.digest, size: r.size, count: r.chunks };
+      } catch (e) {
+        return { error: shape(e) };
+      } finally {
+        ingester.dispose();
+      }
+    });
+    send({ type: 'small', id, results });
+  };
+
+  const ingestSource = async (id: number, source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>, options: IngestOptions) => {
+    const flow: { inFlight: number; wake?: () => void; cancelled?: boolean } = { inFlight: 0 };
+    credits.set(id, flow);
+    const ingester = new Ingester(options);
+    try {
+      const emit = async (chunks: IngestChunk[]) => {
+        if (chunks.length === 0) return;
+        if (flow.cancelled) throw new Cancelled();
+        send({ type: 'chunks', id, chunks });
+        flow.inFlight++;
+        while (flow.inFlight >= WINDOW && !flow.cancelled) await new Promise<void>((r) => (flow.wake = r));
+        if (flow.cancelled) throw new Cancelled();
+      };
+      for await (const piece of source) await emit(ingester.update(piece));
+      await emit(ingester.finish());
+      const r = ingester.result!;
+      send({ type: 'end', id, digest: r.digest, size: r.size, chunks: r.chunks });
+    } catch (e) {
+      if (e instanceof Cancelled) return; // nobody listens any more
+      send({ type: 'error', id, ...shape(e) });
+    } finally {
+      ingester.dispose();
+      credits.delete(id);
+    }
+  };
+
+  return (msg) => {
+    if (msg.type === 'file') {
+      let source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>;
+      try {
+        source = host.open(msg.source, msg.regularOnly ?? false);
+      } catch (e) {
+        send({ type: 'error', id: msg.id, ...shape(e) });
+        return;
+      }
+      void ingestSource(msg.id, source, msg.options);
+    } else if (msg.type === 'bytes') void ingestSource(msg.id, slices(msg.bytes), msg.options);
+    else if (msg.type === 'small') ingestSmall(msg.id, msg.sources, msg.options);
+    else {
+      const flow = credits.get(msg.id);
+      if (!flow) return;
+      if (msg.type === 'cancel') flow.cancelled = true;
+      else flow.inFlight--;
+      flow.wake?.();
+    }
+  };
+}
