@@ -35,6 +35,12 @@ export function AddPanel(props: { busy: boolean; progress: Progress | undefined;
       .map((t) => t.trim())
       .filter(Boolean);
   const add = (files: FileToAdd[]) => files.length && props.onAdd(files, tagList());
+  /** A picker's files; the input is cleared so picking the same file again adds it again. */
+  const picked = (e: Event) => {
+    const input = e.currentTarget as HTMLInputElement;
+    if (input.files) add(fromInput(input.files));
+    input.value = '';
+  };
   return (
     <section aria-labelledby="add-h" class="card">
       <h2 id="add-h">Add files</h2>
@@ -60,11 +66,7 @@ export function AddPanel(props: { busy: boolean; progress: Progress | undefined;
               multiple
               data-testid="file-input"
               disabled={props.busy}
-              onChange={(e) => {
-                const input = e.currentTarget;
-                if (input.files) add(fromInput(input.files));
-                input.value = '';
-              }}
+              onChange={picked}
             />
           </label>
           <label class="button secondary">
@@ -74,11 +76,7 @@ export function AddPanel(props: { busy: boolean; progress: Progress | undefined;
               multiple
               {...{ webkitdirectory: '' }}
               disabled={props.busy}
-              onChange={(e) => {
-                const input = e.currentTarget;
-                if (input.files) add(fromInput(input.files));
-                input.value = '';
-              }}
+              onChange={picked}
             />
           </label>
           <label class="inline">
