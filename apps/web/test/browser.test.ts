@@ -130,7 +130,7 @@ describe('the browser demo in Chromium', () => {
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=doc]').length === 3, null, { timeout: 15_000 });
   });
 
-  it('downloads documents byte for byte, and shows details with versions', async () => {
+  it('downloads documents byte for byte; details show the document and edit its tags; the list filters by tag', async () => {
     for (const [path, bytes] of [
       ['notes.txt', Buffer.from(text)],
       ['edited.bin', edited],
@@ -144,8 +144,18 @@ describe('the browser demo in Chromium', () => {
     await page.getByRole('button', { name: 'notes.txt', exact: true }).click();
     await page.waitForSelector('[data-testid=details][open]');
     expect(await page.textContent('[data-testid=details]')).toContain(sha(text));
+    // Tag it from the dialog, then filter the list by that tag.
+    await page.getByLabel('New tag').fill('field');
+    await page.getByRole('button', { name: 'Add tag' }).click();
+    await page.waitForSelector('[data-testid=details] .chips li');
+    expect(await page.textContent('[data-testid=details] .chips')).toContain('field');
     await shot('04-details');
     await page.getByRole('button', { name: 'Close' }).click();
+    await page.selectOption('[data-testid=tag-filter]', 'field');
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=doc]').length === 1, null, { timeout: 15_000 });
+    expect(await page.locator('[data-testid=doc]').getAttribute('data-digest')).toBe(sha(text));
+    await page.selectOption('[data-testid=tag-filter]', '');
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=doc]').length === 3, null, { timeout: 15_000 });
   });
 
   it('keeps the store across a reload', async () => {
