@@ -1,22 +1,21 @@
 /**
  * Conformance suites: every PackStore and SqlDatabase implementation must pass the same tests
- * (the contracts in src/backend/*.ts).
+ * (the contracts in src/backend/*.ts). The PackStore checks (conformance/packs.ts) also run
+ * against the OPFS store inside Chromium (apps/web/test/opfs-conformance.test.ts).
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MemoryPackStore } from '../src/backend/memory-packs.js';
-import { PackMissingError, type PackStore } from '../src/backend/packs.js';
+import type { PackStore } from '../src/backend/packs.js';
 import type { SqlDatabase } from '../src/backend/sql.js';
 import { FsPackStore } from '../src/node/fs-packs.js';
 import { openSqlite } from '../src/node/sqlite.js';
 import sqlite3InitModule from '@sqlite.org/sqlite-wasm';
 import { openMemoryDatabase } from '../src/backend/sqlite-wasm.js';
 import { tempDir } from './helpers/store.js';
+import { packChecks } from './conformance/packs.js';
 
 const sqlite3 = await sqlite3InitModule();
-
-const bytes = (s: string) => new TextEncoder().encode(s);
-const text = (b: Uint8Array) => new TextDecoder().decode(b);
 
 const packStores: [string, () => PackStore][] = [
   ['memory', () => new MemoryPackStore()],
@@ -24,52 +23,7 @@ const packStores: [string, () => PackStore][] = [
 ];
 
 describe.each(packStores)('PackStore conformance: %s', (_name, make) => {
-  it('appends return increasing offsets; reads see appended bytes at once', async () => {
-    const s = make();
-    const w = await s.create('0123456789abcdef0123456789abcdef');
-    expect(w.append(bytes('hello '))).toBe(0);
-    expect(w.append(bytes('world'))).toBe(6);
-    expect(w.size).toBe(11);
-    expect(text(await s.read(w.name, 6, 5))).toBe('world');
-    await w.sync();
-    await w.close();
-    expect(text(await s.read(w.name, 0, 11))).toBe('hello world');
-    await s.close();
-  });
-
-  it('short reads past the end return fewer bytes; missing packs throw PackMissingError', async () => {
-    const s = make();
-    const w = await s.create('aa000000000000000000000000000000');
-    w.append(bytes('abc'));
-    await w.close();
-    expect(text(await s.read(w.name, 1, 10))).toBe('bc');
-    expect((await s.read(w.name, 10, 10)).length).toBe(0);
-    await expect(s.read('bb000000000000000000000000000000', 0, 1)).rejects.toBeInstanceOf(PackMissingError);
-  });
-
-  it('creating an existing pack fails; remove is idempotent; list names what exists', async () => {
-    const s = make();
-    const a = await s.create('cc000000000000000000000000000000');
-    a.append(bytes('12345'));
-    await a.close();
-    await expect(s.create('cc000000000000000000000000000000')).rejects.toThrow();
-    await s.create('dd000000000000000000000000000000');
-    expect((await s.list()).sort((x, y) => x.name.localeCompare(y.name))).toEqual([
-      { name: 'cc000000000000000000000000000000', size: 5 },
-      { name: 'dd000000000000000000000000000000', size: 0 },
-    ]);
-    await s.remove('cc000000000000000000000000000000');
-    await s.remove('cc000000000000000000000000000000');
-    expect((await s.list()).map((p) => p.name)).toEqual(['dd000000000000000000000000000000']);
-    await expect(s.read('cc000000000000000000000000000000', 0, 1)).rejects.toBeInstanceOf(PackMissingError);
-  });
-
-  it('a closed writer refuses appends', async () => {
-    const s = make();
-    const w = await s.create('ee000000000000000000000000000000');
-    await w.close();
-    expect(() => w.append(bytes('x'))).toThrow();
-  });
+  for (const check of packChecks) it(check.name, () => check.run(make));
 });
 
 const databases: [string, () => SqlDatabase][] = [
