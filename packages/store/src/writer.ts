@@ -106,6 +106,9 @@ export class Writer {
 
   putStarted(): void {
     this.#activePuts++;
+    // Open a pack now, while the put's first bytes are still being chunked and hashed: its
+    // file creation (and, in a browser, its sync access handle) is then off the put's path.
+    if (!this.#open && !this.#opening) void this.openPack().catch(() => undefined);
   }
 
   putEnded(): void {
@@ -349,6 +352,7 @@ export class Writer {
 
   async close(): Promise<void> {
     while (this.#flushing || this.#scheduled || this.#queue.length) await new Promise((r) => setTimeout(r, 1));
+    await this.#opening?.catch(() => undefined); // a pack a put started opening is sealed too
     await this.seal();
   }
 }

@@ -210,8 +210,11 @@ export class BrowserStore extends StoreCore {
       if (pool.isPaused()) await pool.unpauseVfs();
       db = new WasmDatabase(s3, new pool.OpfsSAHPoolDb(DB_FILE));
       // The VFS has no shared memory, hence no WAL; a persisted rollback journal avoids
-      // creating and deleting the journal file on every commit.
-      db.exec('PRAGMA journal_mode = PERSIST; PRAGMA cache_size = -16384; PRAGMA temp_store = MEMORY');
+      // creating and deleting the journal file on every commit. This connection is the only
+      // one (the pool's handles are exclusive, the Web Lock keeps other tabs out), so it keeps
+      // its lock: otherwise every statement re-reads the header and probes for a hot journal
+      // through the file handles before trusting its page cache.
+      db.exec('PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = PERSIST; PRAGMA cache_size = -16384; PRAGMA temp_store = MEMORY');
       const opened = db;
       const vfs = pool;
       const b: StoreBackends = {
