@@ -11,7 +11,7 @@ import { Bench } from 'tinybench';
 
 /** Per-task budgets. Minimum iterations are low so a 10 MiB op on a slow peer stays cheap. */
 const BUDGETS = {
-  quick: { time: 150, warmupTime: 40, iterations: 5, warmupIterations: 2 },
+  quick: { time: 120, warmupTime: 30, iterations: 5, warmupIterations: 2 },
   full: { time: 1500, warmupTime: 400, iterations: 10, warmupIterations: 3 },
 };
 let budget = BUDGETS.quick;

@@ -37,7 +37,7 @@ function dirSize(dir) {
 
 async function ingestFigures(root, full) {
   const rows = [];
-  for (const [size, count] of [[KiB, full ? 50_000 : 10_000], [100 * KiB, full ? 3_000 : 1_000]]) {
+  for (const [size, count] of [[KiB, full ? 50_000 : 6_000], [100 * KiB, full ? 3_000 : 800]]) {
     const docs = documents(count + 60, size, size);
     for (const concurrency of [1, IN_FLIGHT]) {
       const dir = mkdtempSync(join(root, 'kura-'));
