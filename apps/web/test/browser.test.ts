@@ -165,6 +165,29 @@ describe('the browser demo in Chromium', () => {
     expect(await page.locator('[data-testid=doc]').count()).toBe(3);
   });
 
+  it('a second tab is told the store is open elsewhere, and changes nothing', async () => {
+    const second = await context.newPage();
+    await second.goto(site.url);
+    await second.waitForSelector('[data-testid=fatal]', { timeout: 30_000 });
+    expect(await second.textContent('[data-testid=fatal]')).toMatch(/open in another tab/);
+    await second.screenshot({ path: join(SHOTS, '05a-second-tab.png') });
+    await second.close();
+    expect(await stat('documents')).toBe('3');
+  });
+
+  it('adds files dropped on the page', async () => {
+    await page.evaluate(() => {
+      const dt = new DataTransfer();
+      dt.items.add(new File(['dropped on the page, not picked'], 'dropped.txt', { type: 'text/plain' }));
+      document.querySelector('.drop')!.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    });
+    await page.waitForSelector('[data-testid=added][data-path="dropped.txt"]', { timeout: 30_000 });
+    await ready();
+    expect(await stat('documents')).toBe('4');
+    await page.getByRole('button', { name: 'Delete dropped.txt' }).click();
+    await page.waitForFunction(() => document.querySelector('[data-testid=stat-documents]')?.textContent === '3', null, { timeout: 15_000 });
+  });
+
   it('runs GC and verify clean', async () => {
     await page.getByRole('button', { name: 'Run GC' }).click();
     await page.waitForSelector('[data-testid=gc-report]');

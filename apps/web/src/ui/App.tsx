@@ -201,17 +201,19 @@ export function App() {
             </button>
           </p>
         ) : null}
-        <div class="grid" aria-busy={busy}>
-          <div class="col">
-            <AddPanel busy={busy || !ready} progress={progress.add} added={added} onAdd={onAdd} />
-            <Documents list={list} tags={tags} query={query} busy={busy} onQuery={onQuery} onMore={onMore} onOpen={onOpen} onDownload={onDownload} onDelete={onDelete} />
+        {fatal ? null : (
+          <div class="grid" aria-busy={busy}>
+            <div class="col">
+              <AddPanel busy={busy || !ready} progress={progress.add} added={added} onAdd={onAdd} />
+              <Documents list={list} tags={tags} query={query} busy={busy} onQuery={onQuery} onMore={onMore} onOpen={onOpen} onDownload={onDownload} onDelete={onDelete} />
+            </div>
+            <div class="col side">
+              <Totals stats={stats} storage={storage} />
+              <Maintenance busy={busy || !ready} gc={gc} verify={verify} progress={progress.verify} onGc={onGc} onVerify={onVerify} onErase={onErase} />
+              <SyncPanel busy={busy || !ready} progress={progress.push ?? progress.pull} report={sync} onSync={onSync} />
+            </div>
           </div>
-          <div class="col side">
-            <Totals stats={stats} storage={storage} />
-            <Maintenance busy={busy || !ready} gc={gc} verify={verify} progress={progress.verify} onGc={onGc} onVerify={onVerify} onErase={onErase} />
-            <SyncPanel busy={busy || !ready} progress={progress.push ?? progress.pull} report={sync} onSync={onSync} />
-          </div>
-        </div>
+        )}
         {details ? <Details data={details} onClose={() => setDetails(undefined)} onDownload={onDownload} onOpen={onOpen} onTags={onTags} /> : null}
       </main>
     </>
