@@ -1,7 +1,7 @@
 /**
  * The store: platform-neutral logic over a SqlDatabase and a PackStore (FORMAT.md §5–9).
- * Node wires it to better-sqlite3 and the file system (node/index.ts); the browser will wire
- * it to SQLite-in-wasm and OPFS.
+ * Node wires it to better-sqlite3 and the file system (node/index.ts); the browser wires it
+ * to SQLite-in-wasm and OPFS (browser/index.ts).
  */
 import {
   InvalidInputError,
@@ -244,7 +244,8 @@ export class Store {
   /**
    * Stores a document whose chunks were produced elsewhere (a worker running the same kernel
    * with `config.chunking` and `ingestOptions().compression`). Chunk keys and the digest are
-   * trusted as computed by the kernel; Node's ingest pool is the one producer.
+   * trusted as computed by the kernel; the ingest pools (Node worker threads, browser Web
+   * Workers: ingest/pool.ts) are the producers.
    */
   async putChunks(stream: ChunkStream, meta: PutMeta = {}, options: { commitAfter?: Promise<unknown>; listed?: boolean } & PutOptions = {}): Promise<PutResult> {
     this.#writable('put');
