@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { blake3, chunk } from '@kura/core';
 import fc from 'fast-check';
+import { recordReliability } from '../../../packages/store/test/helpers/reliability.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { randomBytes, textBytes } from '../../../packages/core/test/helpers/data.js';
 import { call, closeAll, errorCode, startServer } from './helpers/server.js';
@@ -92,6 +93,9 @@ describe('errors and limits', () => {
   it('never answers 5xx to arbitrary paths, queries, headers and JSON bodies', async () => {
     const s = await startServer();
     const routes = ['/v1/documents', '/v1/search', '/v1/paths/', '/v1/versions', '/v1/chunks:missing', '/v1/documents:commit', '/v1/meta:batch', '/v1/uploads/', '/v1/chunks/'];
+    const runs = Number(process.env.KURA_FUZZ_REQUESTS ?? 300);
+    let sent = 0;
+    const statuses = new Map<number, number>();
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'),
@@ -102,12 +106,23 @@ describe('errors and limits', () => {
         async (method, route, tail, query, body) => {
           const path = `${route}${encodeURIComponent(tail)}?${encodeURIComponent(query)}=${encodeURIComponent(tail)}`;
           const r = await call(s.url, method, path, { body, headers: { 'content-type': 'application/json', range: query } });
+          sent++;
+          statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
           expect(r.status, `${method} ${path}`).toBeLessThan(500);
           if (r.status >= 400 && method !== 'HEAD') errorCode(r);
         },
       ),
-      { numRuns: 300 },
+      { numRuns: runs },
     );
+    expect((await call(s.url, 'GET', '/healthz')).status).toBe(200); // still up
+    const by = (lo: number) => [...statuses].filter(([c]) => c >= lo && c < lo + 100).reduce((n, [, k]) => n + k, 0);
+    recordReliability('http-fuzz', 'random and malformed requests to a real server', {
+      'requests sent': sent,
+      '2xx/3xx answers': by(200) + by(300),
+      '4xx answers (each in the error shape)': by(400),
+      '5xx answers': by(500),
+      'server still answering afterwards': 1,
+    });
   });
 
   it('rate-limits per client with 429 and Retry-After', async () => {

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Store } from '../src/node/index.js';
 import { concatBytes, randomBytes, textBytes } from '../../core/test/helpers/data.js';
+import { recordReliability } from './helpers/reliability.js';
 import { tempDir } from './helpers/store.js';
 
 const TRIALS = Number(process.env.KURA_CORRUPTION_TRIALS ?? 40);
@@ -72,6 +73,9 @@ describe('corruption trials', () => {
     const pristine = join(tempDir(), 'store');
     const docs = await populate(pristine);
     let detected = 0;
+    let failedReads = 0;
+    let exactReads = 0;
+    let harmless = 0;
     for (let t = 0; t < TRIALS; t++) {
       const pick = rng(t + 1);
       const dir = join(tempDir(), 'store');
@@ -87,23 +91,37 @@ describe('corruption trials', () => {
           (b) => b,
           (e: { code?: string }) => e,
         );
-        if (got instanceof Uint8Array) expect(sha(got), `trial ${t} (${what}): ${digest}`).toBe(digest);
-        else {
+        if (got instanceof Uint8Array) {
+          expect(sha(got), `trial ${t} (${what}): ${digest}`).toBe(digest);
+          exactReads++;
+        } else {
           expect((got as { code?: string }).code, `trial ${t} (${what})`).toBe('CORRUPT_DATA');
           expect(flagged.has(digest), `trial ${t} (${what}): a failed read verify did not report`).toBe(true);
+          failedReads++;
         }
       }
       if (!report.ok) detected++;
+      else harmless++; // the damage hit nothing live (every read above was exact)
       await store.close();
       rmSync(dir, { recursive: true, force: true });
     }
     expect(detected).toBeGreaterThan(TRIALS / 2); // most damage lands in live records
+    recordReliability('corruption-packs', 'bytes flipped, packs truncated or deleted', {
+      'damages injected': TRIALS,
+      'detected by verify': detected,
+      'hit nothing live (every read exact, verify clean)': harmless,
+      'reads refused with CORRUPT_DATA (each reported by verify)': failedReads,
+      'reads with exact bytes': exactReads,
+      'reads that returned wrong bytes': 0,
+    });
   });
 
   it(`damage in the database: a read never returns wrong bytes (${TRIALS} trials)`, { timeout: 30_000 + TRIALS * 2000 }, async () => {
     const pristine = join(tempDir(), 'store');
     const docs = await populate(pristine);
     let opened = 0;
+    let reads = 0;
+    let refused = 0;
     for (let t = 0; t < TRIALS; t++) {
       const pick = rng(1000 + t);
       const dir = join(tempDir(), 'store');
@@ -119,12 +137,22 @@ describe('corruption trials', () => {
       opened++;
       for (const [digest] of docs) {
         const got = await store.getBytes(digest).catch(() => undefined);
-        if (got) expect(sha(got), `trial ${t} (${what}): ${digest}`).toBe(digest);
+        if (got) {
+          expect(sha(got), `trial ${t} (${what}): ${digest}`).toBe(digest);
+          reads++;
+        } else refused++;
       }
       await store.verify().catch(() => undefined); // may report or throw; must not return wrong bytes above
       await store.close().catch(() => undefined);
       rmSync(dir, { recursive: true, force: true });
     }
     expect(opened).toBeGreaterThan(0); // the trials reached reads, not only refusals to open
+    recordReliability('corruption-db', 'bytes flipped or the database truncated', {
+      'damages injected': TRIALS,
+      'stores that refused to open': TRIALS - opened,
+      'reads with exact bytes': reads,
+      'reads refused': refused,
+      'reads that returned wrong bytes': 0,
+    });
   });
 });

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { randomBytes, textBytes } from '../../core/test/helpers/data.js';
 import { decodeTree, encodeTree } from '../src/snapshot.js';
 import { newStore, reopen, tempDir } from './helpers/store.js';
+import { recordReliability } from './helpers/reliability.js';
 
 const sha = (b: Uint8Array) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
 
@@ -262,6 +263,11 @@ describe('snapshots', () => {
     const out = join(tempDir(), 'out');
     await s.restore(good.id, out);
     expect(readFileSync(join(out, 'f.txt'), 'utf8')).toBe('payload');
+    recordReliability('hostile-trees', 'crafted snapshot trees restored (.., absolute, links out, forged)', {
+      'crafted trees restored': ids.length,
+      'refused with a typed error': ids.length,
+      'files written outside the target': 0,
+    });
   });
 
   it('verify checks snapshot trees: a tampered tree or a missing entry is reported', async () => {
