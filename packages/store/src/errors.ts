@@ -1,5 +1,5 @@
 /** The store's typed errors (codes in docs/ERRORS.md); core's errors are re-exported. */
-import { KuraError } from '@kura/core';
+import { CorruptDataError, KuraError } from '@kura/core';
 
 export { KuraError, InvalidInputError, CorruptDataError, InvalidStateError, InternalError } from '@kura/core';
 
@@ -65,4 +65,38 @@ export class StorageUnavailableError extends KuraError {
   constructor(message: string) {
     super('STORAGE_UNAVAILABLE', message);
   }
+}
+
+/** The disk under the store is full (ENOSPC, EDQUOT, SQLITE_FULL); the operation did not happen. */
+export class StorageFullError extends KuraError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('STORAGE_FULL', message, options);
+  }
+}
+
+/** Reading, writing or syncing the store's files failed: the OS reported an I/O error. */
+export class IoError extends KuraError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('IO_ERROR', message, options);
+  }
+}
+
+/**
+ * A storage failure as a typed error: SQLite's I/O and disk-full results (`SQLITE_IOERR_*`,
+ * `SQLITE_FULL`), the OS's `EIO`, `ENOSPC`, `EDQUOT`, and a database SQLite finds malformed
+ * (`SQLITE_CORRUPT*`, `SQLITE_NOTADB`: CORRUPT_DATA, reason `database`), with the original as
+ * `cause`. Any other error is returned as it is.
+ */
+export function storageError(e: unknown): unknown {
+  if (!(e instanceof Error) || e instanceof KuraError) return e;
+  const code = (e as { code?: unknown }).code;
+  if (typeof code !== 'string') return e;
+  if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT') {
+    return new StorageFullError(`the disk under the store is full (${code}): ${e.message}`, { cause: e });
+  }
+  if (code.startsWith('SQLITE_IOERR') || code === 'EIO') return new IoError(`storage I/O error (${code}): ${e.message}`, { cause: e });
+  if (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB') {
+    return new CorruptDataError(`the store's database is damaged (${code}): ${e.message}`, 'database', {}, { cause: e });
+  }
+  return e;
 }

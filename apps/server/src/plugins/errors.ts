@@ -2,7 +2,7 @@
  * One error handler for the whole API: store errors keep their codes, fastify's own errors
  * (validation, body parsing, sizes) get catalog codes, anything else is INTERNAL with no detail.
  */
-import { KuraError } from '@kura/store';
+import { KuraError, storageError } from '@kura/store';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
@@ -40,7 +40,10 @@ function validationMessage(err: FastifyError): { message: string; field?: string
   return { message: err.message };
 }
 
-export function mapError(err: unknown): Mapped {
+export function mapError(raw: unknown): Mapped {
+  // Disk full and I/O errors from any file the server writes (the store's, staged uploads)
+  // keep a code a client can act on: 507 STORAGE_FULL says "retry later / elsewhere".
+  const err = storageError(raw);
   if (err instanceof HttpError) return { status: err.status, code: err.code, message: err.message, details: err.details, headers: err.headers };
   // Store errors in the catalog keep their code; INTERNAL and codes the catalog lacks are bugs,
   // whose text stays in the log.

@@ -8,7 +8,16 @@ import { parentPort, workerData } from 'node:worker_threads';
 
 const { path, intervalMs } = workerData as { path: string; intervalMs: number };
 // A short wait for the writer's lock: this thread may wait, the writer's commits are short.
-const db = new Database(path, { timeout: 100 });
+let db: Database.Database;
+try {
+  db = new Database(path, { timeout: 100 });
+} catch (e) {
+  // A disk error opening the database: say so plainly (an error thrown here reaches the
+  // parent as a mangled clone, without its SQLite code) and end.
+  const err = e as { code?: unknown; message?: unknown };
+  parentPort!.postMessage({ failed: { code: typeof err.code === 'string' ? err.code : undefined, message: String(err.message ?? e) } });
+  process.exit(1);
+}
 
 /**
  * A PASSIVE checkpoint never resets the WAL while commits keep coming (it rarely finds every

@@ -9,6 +9,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { storageError } from '../errors.js';
 
 function workerUrl(): URL {
   const beside = new URL('./checkpoint-worker.js', import.meta.url);
@@ -24,7 +25,11 @@ export async function startCheckpointer(path: string, intervalMs = 200): Promise
   const worker = new Worker(workerUrl(), { workerData: { path, intervalMs } });
   worker.unref(); // a store left open must not keep the process alive
   await new Promise<void>((resolve, reject) => {
-    worker.once('message', () => resolve());
+    worker.once('message', (m: 'ready' | { failed: { code?: string; message: string } }) => {
+      if (m === 'ready') return resolve();
+      // The worker could not open the database (a disk error): the same typed error as the writer's.
+      reject(storageError(Object.assign(new Error(m.failed.message), { code: m.failed.code })));
+    });
     worker.once('error', reject);
   });
   return {

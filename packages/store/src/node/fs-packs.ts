@@ -8,9 +8,23 @@ import { closeSync, fdatasync, fsync, mkdirSync, openSync, readSync, readdirSync
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PackMissingError, type PackInfo, type PackStore, type PackWriter } from '../backend/packs.js';
+import { storageError } from '../errors.js';
 
 const fdatasyncAsync = promisify(fdatasync);
 const fsyncAsync = promisify(fsync);
+
+/** Runs file I/O, turning EIO / ENOSPC / EDQUOT into IO_ERROR / STORAGE_FULL (errors.ts). */
+function io<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    throw storageError(e);
+  }
+}
+
+const rethrow = (e: unknown): never => {
+  throw storageError(e);
+};
 
 /** Open read descriptors kept per store; older ones are closed first. */
 const READ_FDS = 64;
@@ -26,10 +40,12 @@ export class FsPackStore implements PackStore {
 
   async create(name: string): Promise<PackWriter> {
     const sub = join(this.dir, name.slice(0, 2));
-    mkdirSync(sub, { recursive: true });
-    const fd = openSync(this.path(name), 'wx');
+    const fd = io(() => {
+      mkdirSync(sub, { recursive: true });
+      return openSync(this.path(name), 'wx');
+    });
     // The new directory entry must survive a crash too.
-    await syncDir(sub);
+    await syncDir(sub).catch(rethrow);
     let size = 0;
     let open = true;
     return {
@@ -44,7 +60,7 @@ export class FsPackStore implements PackStore {
         let position = at;
         let pending = parts.filter((p) => p.length > 0);
         while (pending.length) {
-          let n = writevSync(fd, pending, position);
+          let n = io(() => writevSync(fd, pending, position));
           position += n;
           while (pending.length && n >= pending[0]!.length) n -= pending.shift()!.length;
           if (n > 0) pending[0] = pending[0]!.subarray(n);
@@ -52,11 +68,11 @@ export class FsPackStore implements PackStore {
         size = position;
         return at;
       },
-      sync: () => fdatasyncAsync(fd),
+      sync: () => fdatasyncAsync(fd).catch(rethrow),
       async close() {
         if (open) {
           open = false;
-          closeSync(fd);
+          io(() => closeSync(fd));
         }
       },
     };
@@ -67,7 +83,7 @@ export class FsPackStore implements PackStore {
     const buf = new Uint8Array(length);
     let got = 0;
     while (got < length) {
-      const n = readSync(fd, buf, got, length - got, offset + got);
+      const n = io(() => readSync(fd, buf, got, length - got, offset + got));
       if (n === 0) break;
       got += n;
     }
@@ -81,7 +97,7 @@ export class FsPackStore implements PackStore {
       fd = openSync(this.path(name), 'r');
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new PackMissingError(name);
-      throw e;
+      throw storageError(e);
     }
     if (this.#readFds.size >= READ_FDS) {
       const [oldName, oldFd] = this.#readFds.entries().next().value!;
@@ -98,7 +114,7 @@ export class FsPackStore implements PackStore {
       this.#readFds.delete(name);
       closeSync(fd);
     }
-    rmSync(this.path(name), { force: true });
+    io(() => rmSync(this.path(name), { force: true }));
   }
 
   async list(): Promise<PackInfo[]> {

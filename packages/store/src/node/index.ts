@@ -64,20 +64,27 @@ function readSmallFile(path: string, expected: number): Uint8Array {
 async function backends(dir: string, readonly: boolean): Promise<StoreBackends> {
   const lock = readonly ? undefined : acquireWriterLock(dir);
   let checkpointer: Checkpointer | undefined;
+  let db: ReturnType<typeof openSqlite> | undefined;
   try {
-    const db = openSqlite(join(dir, DB_FILE), { readonly, manualCheckpoints: !readonly });
+    db = openSqlite(join(dir, DB_FILE), { readonly, manualCheckpoints: !readonly });
+    const opened = db;
     if (!readonly) checkpointer = await startCheckpointer(join(dir, DB_FILE));
     return {
-      db,
+      db: opened,
       packs: new FsPackStore(join(dir, 'packs')),
       release: async () => {
         await checkpointer?.stop();
         lock?.release();
       },
       openPath: (path) => createReadStream(path, { highWaterMark: 1 << 20 }),
-      setDurability: (d) => db.setDurability(d),
+      setDurability: (d) => opened.setDurability(d),
     };
   } catch (e) {
+    try {
+      db?.close();
+    } catch {
+      // Closing meets the error that failed the open; the lock below is released regardless.
+    }
     await checkpointer?.stop();
     lock?.release();
     throw e;
@@ -259,12 +266,19 @@ export class Store extends StoreCore {
       if (unexpected.length) throw new InvalidInputError(`${root} is not empty; a store needs a directory of its own`, 'dir');
     }
     mkdirSync(root, { recursive: true });
-    const b = await backends(root, false);
+    let b: Awaited<ReturnType<typeof backends>> | undefined;
     try {
+      // Opening the database creates its file: a failure there (a disk error, a full disk)
+      // must be cleaned up too, or the directory "holds a store" that cannot be opened.
+      b = await backends(root, false);
       return (await this.create(b, options)) as Store;
     } catch (e) {
-      b.db.close();
-      await b.release?.();
+      try {
+        b?.db.close();
+      } catch {
+        // The close meets the same disk error; the files go below all the same.
+      }
+      await b?.release?.();
       // Leave nothing half-made behind: a later init must find the directory as it was.
       for (const f of [DB_FILE, `${DB_FILE}-wal`, `${DB_FILE}-shm`, 'writer.lock', 'packs']) rmSync(join(root, f), { recursive: true, force: true });
       if (!existed) rmSync(root, { recursive: true, force: true });

@@ -5,7 +5,7 @@
  */
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
-import { StoreLockedError } from '../errors.js';
+import { StoreLockedError, storageError } from '../errors.js';
 
 export interface WriterLock {
   release(): void;
@@ -21,7 +21,7 @@ export function acquireWriterLock(dir: string): WriterLock {
     if ((e as { code?: string }).code?.startsWith('SQLITE_BUSY')) {
       throw new StoreLockedError(`${dir} is open for writing by another process or Store; open it with readonly: true to read`);
     }
-    throw e;
+    throw storageError(e);
   }
   return {
     release() {

@@ -1,6 +1,7 @@
 /** better-sqlite3 behind the SqlDatabase contract (backend/sql.ts). */
 import Database from 'better-sqlite3';
 import type { SqlDatabase, SqlStatement } from '../backend/sql.js';
+import { storageError } from '../errors.js';
 import type { Durability } from '../options.js';
 
 export interface SqliteOptions {
@@ -12,25 +13,64 @@ export interface SqliteOptions {
 }
 
 export function openSqlite(path: string, options: SqliteOptions = {}): SqlDatabase & { setDurability(d: Durability): void } {
-  const db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false, timeout: options.timeout ?? 5000 });
-  if (!options.readonly) db.pragma('journal_mode = WAL');
-  if (options.manualCheckpoints) db.pragma('wal_autocheckpoint = 0');
-  db.pragma('cache_size = -16384'); // 16 MiB page cache: most lookups are by key, memory stays bounded
-  db.pragma('temp_store = MEMORY');
+  const db = guard(() => {
+    const db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false, timeout: options.timeout ?? 5000 });
+    try {
+      if (!options.readonly) db.pragma('journal_mode = WAL');
+      if (options.manualCheckpoints) db.pragma('wal_autocheckpoint = 0');
+      db.pragma('cache_size = -16384'); // 16 MiB page cache: most lookups are by key, memory stays bounded
+      db.pragma('temp_store = MEMORY');
+    } catch (e) {
+      db.close();
+      throw e;
+    }
+    return db;
+  });
   return {
-    exec: (sql) => void db.exec(sql),
-    prepare: <Row>(sql: string) => db.prepare(sql) as unknown as SqlStatement<Row>,
+    exec: (sql) => guard(() => void db.exec(sql)),
+    prepare: <Row>(sql: string) => typedErrors(db.prepare(sql) as unknown as SqlStatement<Row>),
     // Writers take the write lock when they begin (BEGIN IMMEDIATE), waiting for it through the
     // busy timeout. A deferred transaction that read first and then wrote could fail at once
     // with SQLITE_BUSY_SNAPSHOT when the checkpointer reset the WAL in between (no wait is
     // possible then): seen as "database is locked" under sustained metadata updates.
-    transaction: options.readonly ? <T>(fn: () => T): T => db.transaction(fn)() : <T>(fn: () => T): T => db.transaction(fn).immediate(),
+    transaction: options.readonly
+      ? <T>(fn: () => T): T => guard(() => db.transaction(fn)())
+      : <T>(fn: () => T): T => guard(() => db.transaction(fn).immediate()),
     get inTransaction() {
       return db.inTransaction;
     },
-    close: () => db.close(),
+    close: () => guard(() => db.close()),
     setDurability(d: Durability) {
-      if (!options.readonly) db.pragma(`synchronous = ${d === 'full' ? 'FULL' : 'NORMAL'}`);
+      if (!options.readonly) guard(() => db.pragma(`synchronous = ${d === 'full' ? 'FULL' : 'NORMAL'}`));
+    },
+  };
+}
+
+/** Runs `fn`, turning SQLite's I/O and disk-full results into IO_ERROR / STORAGE_FULL. */
+function guard<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    throw storageError(e);
+  }
+}
+
+/**
+ * A statement whose failures are typed (errors.ts `storageError`): a read of a page or a WAL
+ * frame can fail with SQLITE_IOERR_READ as well as a write. Other errors (constraints, busy)
+ * pass unchanged; the store maps the few it expects.
+ */
+function typedErrors<Row>(s: SqlStatement<Row>): SqlStatement<Row> {
+  return {
+    run: (...p) => guard(() => s.run(...p)),
+    get: (...p) => guard(() => s.get(...p)),
+    all: (...p) => guard(() => s.all(...p)),
+    *iterate(...p) {
+      try {
+        yield* s.iterate(...p);
+      } catch (e) {
+        throw storageError(e);
+      }
     },
   };
 }
