@@ -32,6 +32,8 @@ export class Reader {
     readonly packName: (id: number) => string,
     readonly forgetPack: (id: number) => void,
     readonly hasher: DocumentHasherChoice | undefined,
+    /** The store's max chunk size (FORMAT.md §2): no record's raw or stored length exceeds it. */
+    readonly maxChunk: number,
   ) {}
 
   /**
@@ -68,6 +70,23 @@ export class Reader {
   }
 
   private async readRow(key: string, row: ChunkLoc, hashCheck: boolean): Promise<Uint8Array> {
+    // The row's lengths size the pack read and the decompression buffer, and whoever can write
+    // kura.db and the pack can make header and row agree on any u32, so the record checks
+    // below cannot be what bounds them. Every chunk is 1 byte to the max chunk size (FORMAT.md
+    // §2, §12) and a zstd payload is smaller than its raw bytes (§3): a larger length is
+    // damage, refused before anything is allocated for it. (Unbounded, raw_len 2^31-1 made
+    // wasm decode 2 GiB and left its memory too large for every later call; 2^32-1 failed
+    // with INVALID_INPUT and stored_len 2^32-1 with a RangeError, not CORRUPT_DATA.)
+    if (row.raw_len > this.maxChunk || row.stored_len > this.maxChunk) {
+      throw new CorruptDataError(
+        `chunk ${key}: the index says ${row.raw_len} raw, ${row.stored_len} stored bytes; no chunk of this store exceeds ${this.maxChunk}`,
+        'too-large',
+        { key },
+      );
+    }
+    if (row.raw_len < 0 || row.stored_len < 0) {
+      throw new CorruptDataError(`chunk ${key}: the index says ${row.raw_len} raw, ${row.stored_len} stored bytes`, 'pack-record', { key });
+    }
     let name: string;
     try {
       name = this.packName(row.pack_id);
