@@ -40,7 +40,7 @@ export function memory(): Uint8Array {
 
 /** Copies `bytes` (at most BLOCK at a time is the caller's business) into the input region. */
 export function copyIn(bytes: Uint8Array): number {
-  const ptr = wasm().kura_input(bytes.length);
+  const ptr = wasm().kura_input(bytes.length) >>> 0; // see copyOut
   memory().set(bytes, ptr);
   return bytes.length;
 }
@@ -56,9 +56,14 @@ export function forEachBlock(bytes: Uint8Array, fn: (len: number) => void): void
   }
 }
 
-/** A copy of `len` bytes at `ptr`. */
+/**
+ * A copy of `len` bytes at `ptr`. Pointers cross the boundary as wasm i32, which JavaScript
+ * reads as signed: a region placed past 2 GiB (memory grown by a huge decompression) would
+ * come back negative, and a negative offset is a RangeError here, so they are read unsigned.
+ */
 export function copyOut(ptr: number, len: number): Uint8Array {
-  return memory().slice(ptr, ptr + len);
+  const at = ptr >>> 0;
+  return memory().slice(at, at + len);
 }
 
 /** A copy of the output region. */
@@ -69,7 +74,7 @@ export function output(): Uint8Array {
 
 /** A copy of `count` u32 values at `ptr` (4-byte aligned by construction in ffi.rs). */
 export function copyU32(ptr: number, count: number): Uint32Array {
-  return new Uint32Array(wasm().memory.buffer, ptr, count).slice();
+  return new Uint32Array(wasm().memory.buffer, ptr >>> 0, count).slice(); // unsigned: see copyOut
 }
 
 /** Maps a negative wasm result to the typed error; returns non-negative results as they are. */
