@@ -124,6 +124,15 @@ export class Reader {
    * does not match, the document is read again with every chunk checked, to name the damage.
    */
   async bytes(doc: DocRow): Promise<Uint8Array> {
+    // The row's size sizes the buffer, so it must first agree with the manifest, whose every
+    // length is a chunk's (at most the max chunk size): a forged size is damage, refused
+    // before it is allocated.
+    let total = 0;
+    for (const e of decodeManifest(doc.manifest)) total += e.length > this.maxChunk ? Infinity : e.length;
+    if (total !== doc.size) {
+      const digest = formatDigest(doc.digest);
+      throw new CorruptDataError(`document ${digest}: its size (${doc.size}) differs from its manifest's`, 'manifest', { digest });
+    }
     const out = new Uint8Array(doc.size);
     await this.whole(doc, (bytes, at) => out.set(bytes, at));
     return out;
@@ -162,6 +171,11 @@ export class Reader {
     if (start === end) return;
     const digest = formatDigest(doc.digest);
     const entries = decodeManifest(doc.manifest);
+    const last = entries[entries.length - 1];
+    if (!last || last.offset + last.length < end) {
+      // A size the manifest does not reach (a damaged or forged row): the range would end short.
+      throw new CorruptDataError(`document ${digest}: its size (${doc.size}) differs from its manifest's`, 'manifest', { digest });
+    }
     for (let i = entryAt(entries, start); i < entries.length && entries[i]!.offset < end; i++) {
       const e = entries[i]!;
       const bytes = await this.chunkFor(e, digest, true);

@@ -394,6 +394,30 @@ describe('forged chunk records', () => {
   });
 });
 
+describe('a forged document size', () => {
+  it('is refused as CORRUPT_DATA before a buffer is sized by it, by whole and range reads alike', async () => {
+    const dir = join(tempDir(), 'store');
+    const data = randomBytes(77, 200_000);
+    const s = await Store.init(dir, { chunking: { avg: 4096 } });
+    const { digest } = await s.put(data);
+    await s.close();
+    for (const size of [2 ** 40, 3 * GiB, data.length + 1]) {
+      const db = new Database(join(dir, 'kura.db'));
+      db.prepare('UPDATE documents SET size = ?').run(size);
+      db.close();
+      const store = await Store.open(dir);
+      await expect(store.getBytes(digest), `size ${size}`).rejects.toMatchObject({ code: 'CORRUPT_DATA', reason: 'manifest', digest });
+      await expect(collect(store.getRangeStream(digest, 0, Math.min(size, data.length + 1))), `size ${size}`).rejects.toMatchObject({ code: 'CORRUPT_DATA', reason: 'manifest' });
+      // A range the manifest does cover still reads exactly (its chunks are checked).
+      expectSameBytes(await store.getRange(digest, 10, 5000), data.subarray(10, 5000), `size ${size}`);
+      const report = await store.verify();
+      expect(report.ok).toBe(false);
+      expect(report.damagedDocuments.map((d) => d.digest)).toContain(digest);
+      await store.close();
+    }
+  });
+});
+
 describe('HTTP chunk upload with hostile bodies', () => {
   // PUT /v1/chunks/{key} takes the raw chunk and POST /v1/documents:commit a JSON list of keys:
   // neither decodes a compressed body nor sizes a buffer from a client's length (bodies are
