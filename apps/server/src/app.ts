@@ -16,6 +16,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { parseConfig, type ServerConfig, type ServerConfigInput } from './config.js';
 import { HttpError } from './errors.js';
+import { redactingLogger } from './logging.js';
 import auth, { verifier } from './plugins/auth.js';
 import errors, { sendError } from './plugins/errors.js';
 import metrics from './plugins/metrics.js';
@@ -43,7 +44,7 @@ export interface BuildOptions {
   config?: ServerConfigInput | ServerConfig;
   /** Serve this open store instead of opening `config.store` (the caller closes it). */
   store?: Store;
-  /** A pino logger configuration or instance (default: from `config.logLevel`). */
+  /** A pino logger configuration (default: from `config.logLevel`); tokens are redacted either way. */
   logger?: unknown;
 }
 
@@ -57,7 +58,8 @@ export const API_VERSION = '1.0.0';
 export async function build(options: BuildOptions = {}): Promise<FastifyInstance> {
   const config = parseConfig((options.config ?? {}) as ServerConfigInput);
   const app = Fastify({
-    logger: (options.logger as never) ?? { level: config.logLevel },
+    // No token reaches the log, wherever a client put it (logging.ts).
+    logger: redactingLogger(config.tokens, (options.logger as Record<string, unknown> | undefined) ?? { level: config.logLevel }),
     // A client's own request id is kept when it is a sane token; otherwise one is made.
     genReqId: (req) => {
       const given = req.headers['x-request-id'];

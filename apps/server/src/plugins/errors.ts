@@ -64,7 +64,23 @@ export function mapError(raw: unknown): Mapped {
   return { status: 500, code: 'INTERNAL', message: 'internal error', details: {}, headers: {} };
 }
 
+/**
+ * A client that went away mid-body: Node fails the body's stream with "aborted" (ECONNRESET)
+ * once the connection closed. Not a server failure, and nobody is left to answer.
+ */
+function clientGone(request: FastifyRequest, err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return request.raw.destroyed && !request.raw.complete && (code === 'ECONNRESET' || code === 'ERR_STREAM_PREMATURE_CLOSE');
+}
+
 export function sendError(request: FastifyRequest, reply: FastifyReply, err: unknown): FastifyReply {
+  // Without this, every upload cut mid-body was mapped to a 500 INTERNAL and logged at error
+  // level as "request failed", as if it were a bug (apps/server/test/hostile.test.ts).
+  if (clientGone(request, err)) {
+    request.log.info({ code: (err as { code: string }).code }, 'client went away mid-request');
+    reply.raw.destroy();
+    return reply;
+  }
   const m = mapError(err);
   if (m.status >= 500) request.log.error({ err }, 'request failed');
   else request.log.info({ code: m.code, message: m.message }, 'request refused');
