@@ -1,16 +1,20 @@
 /**
- * Fault injection in the pack store: a wrapper over the file-system packs fails the k-th
- * operation (create, append — sometimes after writing part of the record —, sync, close,
- * read, remove, list) with EIO or ENOSPC. For every k over a workload of puts (sharing chunks),
- * deletes, a GC and more puts: every operation either succeeds or fails with an error carrying
- * a code; after reopening without faults, verify is clean, every acknowledged put reads back
- * exactly and every acknowledged delete stays deleted.
+ * Fault injection in the pack store: a wrapper over a pack store — the file system's and the
+ * in-memory one, the same enumeration for both — fails the k-th operation (create, append —
+ * sometimes after writing part of the record —, sync, close, read, remove, list) with EIO or
+ * ENOSPC, typed as a backend reports them (IO_ERROR, STORAGE_FULL). For every k over a workload
+ * of puts (sharing chunks), deletes, a GC and more puts: every operation either succeeds or
+ * fails with a typed error; after reopening without faults, verify is clean, every acknowledged
+ * put reads back exactly and every acknowledged delete stays deleted.
+ * (store-sqlite-faults.test.ts does the same below SQLite.)
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { MemoryPackStore } from '../src/backend/memory-packs.js';
 import type { PackInfo, PackStore, PackWriter } from '../src/backend/packs.js';
+import { storageError } from '../src/errors.js';
 import { FsPackStore } from '../src/node/fs-packs.js';
 import { Store } from '../src/node/index.js';
 import { openSqlite } from '../src/node/sqlite.js';
@@ -43,7 +47,7 @@ class FaultyPacks implements PackStore {
     this.ops++;
     if (this.ops === this.failAt) {
       this.injected++;
-      throw new InjectedFault(this.failAt % 3 === 0 ? 'ENOSPC' : 'EIO', op);
+      throw storageError(new InjectedFault(this.failAt % 3 === 0 ? 'ENOSPC' : 'EIO', op));
     }
   }
 
@@ -62,7 +66,7 @@ class FaultyPacks implements PackStore {
           self.injected++;
           // Half the time a short write: part of the record lands before the error.
           if (self.failAt % 2 === 0 && parts[0]) w.append(parts[0].subarray(0, Math.ceil(parts[0].length / 2)));
-          throw new InjectedFault('ENOSPC', 'append');
+          throw storageError(new InjectedFault('ENOSPC', 'append'));
         }
         return w.append(...parts);
       },
@@ -111,21 +115,41 @@ interface Outcome {
   acked: Map<string, Uint8Array>;
   deleted: Set<string>;
   failures: number;
-  uncoded: string[];
+  /** Failures that were not typed storage errors. */
+  untyped: string[];
 }
 
-async function workload(dir: string, failAt: number): Promise<{ outcome: Outcome; packs: FaultyPacks }> {
+/** The pack store under test and how a store over it is reopened without faults. */
+interface Backend {
+  name: string;
+  packs(dir: string): PackStore;
+  reopen(dir: string, packs: PackStore): Promise<Core>;
+}
+
+const BACKENDS: Backend[] = [
+  { name: 'file system', packs: (dir) => new FsPackStore(join(dir, 'packs')), reopen: (dir) => Store.open(dir) },
+  {
+    name: 'memory',
+    packs: () => new MemoryPackStore(),
+    reopen: (dir, packs) => {
+      const db = openSqlite(join(dir, 'kura.db'));
+      return Core.openBackends({ db, packs, setDurability: (d) => db.setDurability(d), release: () => db.close() });
+    },
+  },
+];
+
+async function workload(dir: string, failAt: number, inner: PackStore): Promise<{ outcome: Outcome; packs: FaultyPacks }> {
   mkdirSync(dir, { recursive: true });
   const db = openSqlite(join(dir, 'kura.db'), { timeout: 100 });
-  const packs = new FaultyPacks(new FsPackStore(join(dir, 'packs')), failAt);
-  const outcome: Outcome = { acked: new Map(), deleted: new Set(), failures: 0, uncoded: [] };
+  const packs = new FaultyPacks(inner, failAt);
+  const outcome: Outcome = { acked: new Map(), deleted: new Set(), failures: 0, untyped: [] };
   const attempt = async (fn: () => Promise<void>) => {
     try {
       await fn();
     } catch (e) {
       outcome.failures++;
       const code = (e as { code?: unknown }).code;
-      if (typeof code !== 'string') outcome.uncoded.push(String(e));
+      if (code !== 'IO_ERROR' && code !== 'STORAGE_FULL') outcome.untyped.push(String(e));
     }
   };
   let store: Core | undefined;
@@ -158,53 +182,57 @@ async function workload(dir: string, failAt: number): Promise<{ outcome: Outcome
 }
 
 describe('fault injection in the pack store', () => {
-  it('each failing operation fails cleanly; after reopening, verify is clean and nothing acknowledged is lost', { timeout: 240_000 }, async () => {
-    // A run without faults counts the operations to enumerate.
-    const clean = await workload(join(tempDir(), 'store'), 0);
-    expect(clean.outcome.failures).toBe(0);
-    const total = clean.packs.ops;
-    expect(total).toBeGreaterThan(20);
-    let injected = 0;
-    let failedOps = 0;
-    let checked = 0;
-    for (let k = 1; k <= total; k++) {
-      const dir = join(tempDir(), 'store');
-      const { outcome, packs } = await workload(dir, k);
-      injected += packs.injected;
-      failedOps += outcome.failures;
-      expect(outcome.uncoded, `fault at op ${k}: errors without a code`).toEqual([]);
-      let reopened: Store;
-      try {
-        reopened = await Store.open(dir);
-      } catch (e) {
-        // Only a store whose creation itself failed may be missing.
-        expect(outcome.acked.size, `fault at op ${k}: store does not open (${String(e)})`).toBe(0);
-        continue;
+  for (const backend of BACKENDS) {
+    it(`${backend.name}: each failing operation fails with a typed error; after reopening, verify is clean and nothing acknowledged is lost`, { timeout: 240_000 }, async () => {
+      // A run without faults counts the operations to enumerate.
+      const clean = await workload(join(tempDir(), 'store'), 0, backend.packs(tempDir()));
+      expect(clean.outcome.failures).toBe(0);
+      const total = clean.packs.ops;
+      expect(total).toBeGreaterThan(20);
+      let injected = 0;
+      let failedOps = 0;
+      let checked = 0;
+      for (let k = 1; k <= total; k++) {
+        const dir = join(tempDir(), 'store');
+        const inner = backend.packs(dir);
+        const { outcome, packs } = await workload(dir, k, inner);
+        injected += packs.injected;
+        failedOps += outcome.failures;
+        expect(outcome.untyped, `fault at op ${k}: errors that are not IO_ERROR or STORAGE_FULL`).toEqual([]);
+        let reopened: Core;
+        try {
+          reopened = await backend.reopen(dir, inner);
+        } catch (e) {
+          // Only a store whose creation itself failed may be missing.
+          expect(outcome.acked.size, `fault at op ${k}: store does not open (${String(e)})`).toBe(0);
+          continue;
+        }
+        const report = await reopened.verify();
+        expect(report.damagedChunks, `fault at op ${k}`).toEqual([]);
+        expect(report.ok, `fault at op ${k}`).toBe(true);
+        for (const [digest, bytes] of outcome.acked) {
+          expect(sha(await reopened.getBytes(digest)), `fault at op ${k}: ${digest}`).toBe(digest);
+          expect((await reopened.getBytes(digest)).length).toBe(bytes.length);
+          checked++;
+        }
+        for (const digest of outcome.deleted) expect(await reopened.has(digest), `fault at op ${k}: deleted ${digest}`).toBe(false);
+        // The store keeps working after the fault: a new put and a GC succeed.
+        const r = await reopened.put(randomBytes(1000 + k, 5000));
+        expect(sha(await reopened.getBytes(r.digest))).toBe(r.digest);
+        await reopened.gc();
+        expect((await reopened.verify()).ok).toBe(true);
+        await reopened.close();
       }
-      const report = await reopened.verify();
-      expect(report.damagedChunks, `fault at op ${k}`).toEqual([]);
-      expect(report.ok, `fault at op ${k}`).toBe(true);
-      for (const [digest, bytes] of outcome.acked) {
-        expect(sha(await reopened.getBytes(digest)), `fault at op ${k}: ${digest}`).toBe(digest);
-        expect((await reopened.getBytes(digest)).length).toBe(bytes.length);
-        checked++;
-      }
-      for (const digest of outcome.deleted) expect(await reopened.has(digest), `fault at op ${k}: deleted ${digest}`).toBe(false);
-      // The store keeps working after the fault: a new put and a GC succeed.
-      const r = await reopened.put(randomBytes(1000 + k, 5000));
-      expect(sha(await reopened.getBytes(r.digest))).toBe(r.digest);
-      await reopened.gc();
-      expect((await reopened.verify()).ok).toBe(true);
-      await reopened.close();
-    }
-    expect(injected).toBe(total);
-    recordReliability('faults-packs', 'pack-store faults (EIO, ENOSPC, short writes) at every operation of puts, deletes and GC', {
-      'fault positions enumerated': total,
-      'faults injected': injected,
-      'operations that failed (each with an error code)': failedOps,
-      'acknowledged documents re-read after reopening': checked,
-      'acknowledged documents lost or wrong': 0,
-      'stores that verify found damaged': 0,
+      expect(injected).toBe(total);
+      const memory = backend.name === 'memory';
+      recordReliability(memory ? 'faults-packs-memory' : 'faults-packs', `pack-store faults (EIO, ENOSPC, short writes) at every operation of puts, deletes and GC — ${backend.name} packs`, {
+        'fault positions enumerated': total,
+        'faults injected': injected,
+        'operations that failed (each IO_ERROR or STORAGE_FULL)': failedOps,
+        'acknowledged documents re-read after reopening': checked,
+        'acknowledged documents lost or wrong': 0,
+        'stores that verify found damaged': 0,
+      });
     });
-  });
+  }
 });
