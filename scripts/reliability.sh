@@ -1,19 +1,28 @@
 #!/usr/bin/env bash
 # `pnpm test:reliability`: the reliability tests at their long settings (crash loop, corruption
-# trials, pack-store fault injection, HTTP fuzzing, crafted snapshot trees), then docs/RELIABILITY.md from the figures they
-# recorded. Settings: KURA_CRASH_ITERATIONS (default 200), KURA_CORRUPTION_TRIALS (200),
-# KURA_FUZZ_REQUESTS (3000). Exits non-zero when a test failed or recorded nothing.
+# trials, fault injection in the pack store and below SQLite, forged records and decompression
+# bombs, HTTP fuzzing, cut and slow uploads, auth scopes, a load soak, crafted snapshot trees),
+# then docs/RELIABILITY.md from the figures they recorded. Settings: KURA_CRASH_ITERATIONS
+# (default 200), KURA_CORRUPTION_TRIALS (200), KURA_FUZZ_REQUESTS (3000),
+# KURA_SQLITE_FAULT_POSITIONS (all), KURA_SOAK_SECONDS (60). About 25 minutes here.
+# Exits non-zero when a test failed or recorded nothing.
 set -uo pipefail
 source "$(dirname "$0")/lib/env.sh"
 cd "$root"
 export KURA_CRASH_ITERATIONS=${KURA_CRASH_ITERATIONS:-200}
 export KURA_CORRUPTION_TRIALS=${KURA_CORRUPTION_TRIALS:-200}
 export KURA_FUZZ_REQUESTS=${KURA_FUZZ_REQUESTS:-3000}
+export KURA_SQLITE_FAULT_POSITIONS=${KURA_SQLITE_FAULT_POSITIONS:-all}
+export KURA_SOAK_SECONDS=${KURA_SOAK_SECONDS:-60}
 export KURA_RELIABILITY_OUT="$root/test-output/reliability"
 rm -rf "$KURA_RELIABILITY_OUT"
-step "reliability tests (crash rounds $KURA_CRASH_ITERATIONS, corruption trials $KURA_CORRUPTION_TRIALS, fuzz requests $KURA_FUZZ_REQUESTS)"
+step "reliability tests (crash rounds $KURA_CRASH_ITERATIONS, corruption trials $KURA_CORRUPTION_TRIALS, fuzz requests $KURA_FUZZ_REQUESTS, SQLite fault positions $KURA_SQLITE_FAULT_POSITIONS, soak $KURA_SOAK_SECONDS s)"
 status=passed
 pnpm exec vitest run packages/store/test/store-process.test.ts packages/store/test/store-corruption.test.ts \
-  packages/store/test/store-snapshot.test.ts packages/store/test/store-faults.test.ts apps/server/test/protocol.test.ts \
-  -t 'kill -9 during|trials|crafted trees|never answers 5xx|each failing operation' || status=failed
+  packages/store/test/store-snapshot.test.ts packages/store/test/store-faults.test.ts \
+  packages/store/test/store-sqlite-faults.test.ts packages/store/test/store-forged.test.ts \
+  apps/server/test/protocol.test.ts apps/server/test/hostile.test.ts apps/server/test/soak.test.ts \
+  apps/server/test/auth-scopes.test.ts \
+  -t 'kill -9 during|trials|crafted trees|never answers 5xx|each failing operation|every failing database|reader process refuses|cut, stalled, oversized|64 clients, mixed workload|403 to a token lacking|ever logged' \
+  || status=failed
 node scripts/reliability-report.mjs "$KURA_RELIABILITY_OUT" "$status"
