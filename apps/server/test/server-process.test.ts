@@ -8,7 +8,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { connect, createServer, type AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { Store } from '@kura/store';
 import { Agent, request } from 'undici';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from './helpers/process.js';
 
 const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 const KiB = 1 << 10;
@@ -74,18 +75,6 @@ function newAgent(): Agent {
   const a = new Agent({ headersTimeout: 120_000, bodyTimeout: 120_000, connectTimeout: 10_000 });
   agents.push(a);
   return a;
-}
-
-/** A port nobody listens on right now (the server is told it; port 0 would not be printed). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** The environment without any KURA_* of the caller's, plus these settings. */

@@ -64,15 +64,20 @@ describe('load soak', () => {
     let failed = 0;
     const fail = (what: string) => void (failed++ < 20 && failures.push(what));
     const latencies: number[] = [];
+    /** Per kind of operation too: one slow path must not hide in the overall percentile. */
+    const byKind = new Map<string, number[]>();
     const live = new Map<string, Doc>();
     const deleted: Doc[] = [];
 
     /** One request on this client's connection, timed; the body read whole. */
-    const send = async (c: number, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, opts: { body?: Uint8Array | string; headers?: Record<string, string> } = {}) => {
+    const send = async (c: number, kind: string, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, opts: { body?: Uint8Array | string; headers?: Record<string, string> } = {}) => {
       const started = performance.now();
       const r = await clients[c]!.request({ method, path, body: opts.body ?? null, headers: opts.headers ?? {} });
       const body = Buffer.from(await r.body.arrayBuffer());
-      latencies.push(performance.now() - started);
+      const ms = performance.now() - started;
+      latencies.push(ms);
+      if (!byKind.has(kind)) byKind.set(kind, []);
+      byKind.get(kind)!.push(ms);
       return { status: r.statusCode, headers: r.headers, body, json: () => JSON.parse(body.toString()) };
     };
 
@@ -86,7 +91,7 @@ describe('load soak', () => {
           if (what.startsWith('put')) {
             const large = what === 'put 100 KB';
             const bytes = bytesOf(c, n, large);
-            const r = await send(c, 'POST', `/v1/documents?path=c${c}/${n}.txt&tag=c${c}`, { body: bytes, headers: { 'content-type': large ? 'application/octet-stream' : 'text/plain' } });
+            const r = await send(c, what, 'POST', `/v1/documents?path=c${c}/${n}.txt&tag=c${c}`, { body: bytes, headers: { 'content-type': large ? 'application/octet-stream' : 'text/plain' } });
             if (r.status !== 201 || r.json().digest !== sha(bytes)) fail(`${what}: ${r.status} ${r.body.toString().slice(0, 200)}`);
             else {
               const d = { digest: sha(bytes), client: c, n, large };
@@ -94,25 +99,25 @@ describe('load soak', () => {
               live.set(d.digest, d);
             }
           } else if (what === 'get') {
-            const r = await send(c, 'GET', `/v1/documents/${doc!.digest}`);
+            const r = await send(c, what, 'GET', `/v1/documents/${doc!.digest}`);
             if (r.status !== 200 || !r.body.equals(bytesOf(c, doc!.n, doc!.large))) fail(`get: ${r.status}`);
           } else if (what === 'range') {
             const bytes = bytesOf(c, doc!.n, doc!.large);
             const from = randomInt(bytes.length);
             const to = randomInt(from, bytes.length);
-            const r = await send(c, 'GET', `/v1/documents/${doc!.digest}`, { headers: { range: `bytes=${from}-${to}` } });
+            const r = await send(c, what, 'GET', `/v1/documents/${doc!.digest}`, { headers: { range: `bytes=${from}-${to}` } });
             if (r.status !== 206 || !r.body.equals(bytes.subarray(from, to + 1)) || r.headers['content-range'] !== `bytes ${from}-${to}/${bytes.length}`) fail(`range: ${r.status}`);
           } else if (what === 'search') {
-            const r = await send(c, 'GET', `/v1/search?q=${randomInt(2) ? 'kura' : 'chunk%20digest'}&tag=c${c}&limit=5`);
+            const r = await send(c, what, 'GET', `/v1/search?q=${randomInt(2) ? 'kura' : 'chunk%20digest'}&tag=c${c}&limit=5`);
             if (r.status !== 200 || !Array.isArray(r.json().hits)) fail(`search: ${r.status} ${r.body.toString().slice(0, 200)}`);
           } else if (what === 'meta') {
-            const r = await send(c, 'PATCH', `/v1/documents/${doc!.digest}/meta`, { body: JSON.stringify({ meta: { round: String(n) } }), headers: { 'content-type': 'application/json' } });
+            const r = await send(c, what, 'PATCH', `/v1/documents/${doc!.digest}/meta`, { body: JSON.stringify({ meta: { round: String(n) } }), headers: { 'content-type': 'application/json' } });
             if (r.status !== 200 || r.json().meta.round !== String(n)) fail(`meta: ${r.status} ${r.body.toString().slice(0, 200)}`);
           } else if (what === 'list') {
-            const r = await send(c, 'GET', `/v1/documents?tag=c${c}&limit=20`);
+            const r = await send(c, what, 'GET', `/v1/documents?tag=c${c}&limit=20`);
             if (r.status !== 200 || !(r.json().items as { tags: string[] }[]).every((i) => i.tags.includes(`c${c}`))) fail(`list: ${r.status}`);
           } else {
-            const r = await send(c, 'DELETE', `/v1/documents/${doc!.digest}`);
+            const r = await send(c, what, 'DELETE', `/v1/documents/${doc!.digest}`);
             if (r.status !== 204) fail(`delete: ${r.status} ${r.body.toString().slice(0, 200)}`);
             else {
               mine.splice(mine.indexOf(doc!), 1);
@@ -155,8 +160,12 @@ describe('load soak', () => {
     const verify = (await (await clients[0]!.request({ method: 'POST', path: '/v1/verify' })).body.json()) as { ok: boolean };
     await Promise.all(clients.map((c) => c.close()));
 
-    latencies.sort((a, b) => a - b);
-    const p99 = latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))] ?? 0;
+    const percentile = (xs: number[], q: number) => {
+      xs.sort((a, b) => a - b);
+      return xs[Math.min(xs.length - 1, Math.floor(xs.length * q))] ?? 0;
+    };
+    const p99 = percentile(latencies, 0.99);
+    const kinds = [...byKind].map(([k, xs]) => `${k} ${xs.length} p50 ${percentile(xs, 0.5).toFixed(0)} p99 ${percentile(xs, 0.99).toFixed(0)} ms`);
     const figures = {
       seconds: Math.round(elapsed),
       clients: CLIENTS,
@@ -171,7 +180,7 @@ describe('load soak', () => {
     };
     console.log(
       `soak: ${figures.seconds} s, ${CLIENTS} clients, ${operations} operations (${figures['operations per second']}/s), p99 ${figures['p99 latency (ms)']} ms, ` +
-        `${failed} failures, peak server RSS ${figures['peak server RSS (MiB)']} MiB (${samples} samples), ${live.size} documents kept, ${deleted.length} deleted, ${lostOrWrong} lost or wrong`,
+        `${failed} failures, peak server RSS ${figures['peak server RSS (MiB)']} MiB (${samples} samples), ${live.size} documents kept, ${deleted.length} deleted, ${lostOrWrong} lost or wrong\n  ${kinds.join('; ')}`,
     );
 
     expect(failures).toEqual([]);

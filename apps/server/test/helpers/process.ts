@@ -30,7 +30,7 @@ export interface ServerProcess {
 const running: ServerProcess[] = [];
 
 /** A port nobody listens on right now (the server is told it; port 0 would not be printed). */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.on('error', reject);
