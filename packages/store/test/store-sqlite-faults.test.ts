@@ -13,7 +13,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,17 +33,25 @@ const KINDS = ['eio', 'enospc', 'short', 'full'] as const;
  */
 const STORAGE_CODES = ['IO_ERROR', 'STORAGE_FULL', 'CORRUPT_DATA'];
 
-/** Compiles the shim once per source version (cc is on every machine of this kind). */
+/**
+ * Compiles the shim once per source version: gcc (`cc`) ships with this machine kind, and the
+ * bootstrap installs clang (for the wasm build) should it be missing.
+ */
 function buildShim(): string {
   const source = readFileSync(SHIM_SOURCE);
   const out = join(tmpdir(), `kura-io-faults-${createHash('sha256').update(source).digest('hex').slice(0, 12)}.so`);
-  if (!existsSync(out)) {
-    const tmp = `${out}.${process.pid}`;
-    const cc = spawnSync('cc', ['-shared', '-fPIC', '-O2', '-Wall', '-o', tmp, SHIM_SOURCE, '-ldl'], { encoding: 'utf8' });
-    if (cc.status !== 0) throw new Error(`cc failed to build the io-faults shim: ${cc.stderr || cc.error}`);
-    spawnSync('mv', [tmp, out]);
+  if (existsSync(out)) return out;
+  const tmp = `${out}.${process.pid}`;
+  const errors: string[] = [];
+  for (const compiler of ['cc', 'clang']) {
+    const r = spawnSync(compiler, ['-shared', '-fPIC', '-O2', '-Wall', '-o', tmp, SHIM_SOURCE, '-ldl'], { encoding: 'utf8' });
+    if (r.status === 0) {
+      renameSync(tmp, out);
+      return out;
+    }
+    errors.push(`${compiler}: ${r.stderr || r.error}`);
   }
-  return out;
+  throw new Error(`could not build the io-faults shim:\n${errors.join('\n')}`);
 }
 
 interface Outcome {
