@@ -85,18 +85,20 @@ export class IoError extends KuraError {
  * A storage failure as a typed error: SQLite's I/O and disk-full results (`SQLITE_IOERR_*`,
  * `SQLITE_FULL`), the OS's `EIO`, `ENOSPC`, `EDQUOT`, and a database SQLite finds malformed
  * (`SQLITE_CORRUPT*`, `SQLITE_NOTADB`: CORRUPT_DATA, reason `database`), with the original as
- * `cause`. Any other error is returned as it is.
+ * `cause`. Any other error is returned as it is. `file` names what failed in the message (only
+ * where no remote client sees it: the server answers with these messages).
  */
-export function storageError(e: unknown): unknown {
+export function storageError(e: unknown, file?: string): unknown {
   if (!(e instanceof Error) || e instanceof KuraError) return e;
   const code = (e as { code?: unknown }).code;
   if (typeof code !== 'string') return e;
+  const at = file ? `${file}: ` : '';
   if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT') {
-    return new StorageFullError(`the disk under the store is full (${code}): ${e.message}`, { cause: e });
+    return new StorageFullError(`${at}the disk under the store is full (${code}): ${e.message}`, { cause: e });
   }
-  if (code.startsWith('SQLITE_IOERR') || code === 'EIO') return new IoError(`storage I/O error (${code}): ${e.message}`, { cause: e });
+  if (code.startsWith('SQLITE_IOERR') || code === 'EIO') return new IoError(`${at}storage I/O error (${code}): ${e.message}`, { cause: e });
   if (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB') {
-    return new CorruptDataError(`the store's database is damaged (${code}): ${e.message}`, 'database', {}, { cause: e });
+    return new CorruptDataError(`${at}the store's database is damaged (${code}): ${e.message}`, 'database', {}, { cause: e });
   }
   return e;
 }

@@ -4,6 +4,7 @@
  */
 import {
   InternalError,
+  InvalidInputError,
   ingest,
   type ByteSource,
   type Digest,
@@ -110,6 +111,11 @@ export async function putDocument(
 
   /** Places one chunk; true when this put wrote it. */
   const place = async (c: { key: string; length: number; codec: number; payload: Uint8Array }): Promise<boolean> => {
+    // Readers refuse any chunk above the store's max as damage (read.ts): a chunk stream from a
+    // producer with other parameters must be refused here, not stored unreadable.
+    if (c.length > ctx.chunking.max || c.payload.length > ctx.chunking.max) {
+      throw new InvalidInputError(`a chunk is at most ${ctx.chunking.max} bytes in this store; this one is ${c.length}`, 'chunk');
+    }
     manifest.add(c.key, c.length);
     if (unrowed.has(c.key) || pinned.has(c.key) || repairs.has(c.key)) return false;
     // Check and pin/claim without an await in between (see writer.ts).

@@ -19,6 +19,7 @@ import { CODEC_RAW, CODEC_ZSTD, blake3, compress, decompress } from '@kura/core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../src/node/index.js';
 import { PACK_HEADER_SIZE, packHeader, recordHeader } from '../src/pack-record.js';
+import { streamOf, trackedCore } from './helpers/backends.js';
 import { recordReliability } from './helpers/reliability.js';
 import { collect, concatBytes, expectSameBytes, randomBytes, reopen, tempDir, textBytes } from './helpers/store.js';
 import { call, closeAll, errorCode, startServer } from '../../../apps/server/test/helpers/server.js';
@@ -415,6 +416,18 @@ describe('a forged document size', () => {
       expect(report.damagedDocuments.map((d) => d.digest)).toContain(digest);
       await store.close();
     }
+  });
+});
+
+describe('chunks above the max chunk size', () => {
+  it('are refused when written (INVALID_INPUT, nothing stored), since readers refuse them as damage', async () => {
+    const { store } = await trackedCore({ compression: false, chunking: { avg: 1024 } }); // max 4 KiB
+    await expect(store.putChunks(streamOf([randomBytes(1, 1000), randomBytes(2, 4097)]))).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'chunk' });
+    const ok = await store.putChunks(streamOf([randomBytes(3, 4096)]));
+    expect((await store.getBytes(ok.digest)).length).toBe(4096);
+    expect((await store.stats()).documents).toBe(1);
+    expect((await store.verify()).ok).toBe(true);
+    await store.close();
   });
 });
 

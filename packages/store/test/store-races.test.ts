@@ -8,8 +8,9 @@ import { newStore } from './helpers/store.js';
 import { rnd, streamOf, trackedCore } from './helpers/backends.js';
 
 describe('gc while a put that held a pack commits', () => {
+  // avg 1024: chunks up to 4 KiB (max = 4 x avg), so the hand-made chunks below are valid ones.
   it.each([0, 3, 10])('keeps the pack (%i garbage packs before it)', async (garbage) => {
-    const { store } = await trackedCore({ compression: false, chunking: { avg: 256 } });
+    const { store } = await trackedCore({ compression: false, chunking: { avg: 1024 } });
     for (let i = 0; i < garbage; i++) await store.delete((await store.putChunks(streamOf([rnd(3500)]))).digest);
     let gc: Promise<unknown> | undefined;
     let n = 0;
@@ -25,7 +26,7 @@ describe('gc while a put that held a pack commits', () => {
   });
 
   it('keeps a pack opened while an orphan listing is in flight', async () => {
-    const { store, packs } = await trackedCore({ compression: false, chunking: { avg: 256 } });
+    const { store, packs } = await trackedCore({ compression: false, chunking: { avg: 1024 } });
     await store.putChunks(streamOf([rnd(3000)]));
     packs.listDelayMs = 20; // an object store: listing takes time
     const gc = store.gc();

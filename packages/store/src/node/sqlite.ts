@@ -13,6 +13,8 @@ export interface SqliteOptions {
 }
 
 export function openSqlite(path: string, options: SqliteOptions = {}): SqlDatabase & { setDurability(d: Durability): void } {
+  // Opening names the file (a CLI user sees which store and disk); later errors do not, since
+  // the server answers clients with their messages.
   const db = guard(() => {
     const db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false, timeout: options.timeout ?? 5000 });
     try {
@@ -25,7 +27,7 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqlDataba
       throw e;
     }
     return db;
-  });
+  }, path);
   return {
     exec: (sql) => guard(() => void db.exec(sql)),
     prepare: <Row>(sql: string) => typedErrors(db.prepare(sql) as unknown as SqlStatement<Row>),
@@ -47,11 +49,11 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqlDataba
 }
 
 /** Runs `fn`, turning SQLite's I/O and disk-full results into IO_ERROR / STORAGE_FULL. */
-function guard<T>(fn: () => T): T {
+function guard<T>(fn: () => T, file?: string): T {
   try {
     return fn();
   } catch (e) {
-    throw storageError(e);
+    throw storageError(e, file);
   }
 }
 
