@@ -4,7 +4,8 @@
 # bombs, HTTP fuzzing, cut and slow uploads, auth scopes, a load soak, crafted snapshot trees),
 # then docs/RELIABILITY.md from the figures they recorded. Settings: KURA_CRASH_ITERATIONS
 # (default 200), KURA_CORRUPTION_TRIALS (200), KURA_FUZZ_REQUESTS (3000),
-# KURA_SQLITE_FAULT_POSITIONS (all), KURA_SOAK_SECONDS (60). About 25 minutes here.
+# KURA_SQLITE_FAULT_POSITIONS (all), KURA_SOAK_SECONDS (60), KURA_ABORT_CONNECTIONS (300).
+# About 25 minutes here.
 # Exits non-zero when a test failed or recorded nothing.
 set -uo pipefail
 source "$(dirname "$0")/lib/env.sh"
@@ -14,9 +15,10 @@ export KURA_CORRUPTION_TRIALS=${KURA_CORRUPTION_TRIALS:-200}
 export KURA_FUZZ_REQUESTS=${KURA_FUZZ_REQUESTS:-3000}
 export KURA_SQLITE_FAULT_POSITIONS=${KURA_SQLITE_FAULT_POSITIONS:-all}
 export KURA_SOAK_SECONDS=${KURA_SOAK_SECONDS:-60}
+export KURA_ABORT_CONNECTIONS=${KURA_ABORT_CONNECTIONS:-300}
 export KURA_RELIABILITY_OUT="$root/test-output/reliability"
 rm -rf "$KURA_RELIABILITY_OUT"
-step "reliability tests (crash rounds $KURA_CRASH_ITERATIONS, corruption trials $KURA_CORRUPTION_TRIALS, fuzz requests $KURA_FUZZ_REQUESTS, SQLite fault positions $KURA_SQLITE_FAULT_POSITIONS, soak $KURA_SOAK_SECONDS s)"
+step "reliability tests (crash rounds $KURA_CRASH_ITERATIONS, corruption trials $KURA_CORRUPTION_TRIALS, fuzz requests $KURA_FUZZ_REQUESTS, SQLite fault positions $KURA_SQLITE_FAULT_POSITIONS, soak $KURA_SOAK_SECONDS s, cut uploads $KURA_ABORT_CONNECTIONS)"
 status=passed
 pnpm exec vitest run packages/store/test/store-process.test.ts packages/store/test/store-corruption.test.ts \
   packages/store/test/store-snapshot.test.ts packages/store/test/store-faults.test.ts \

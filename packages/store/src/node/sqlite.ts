@@ -63,10 +63,29 @@ function guard<T>(fn: () => T, file?: string): T {
  * pass unchanged; the store maps the few it expects.
  */
 function typedErrors<Row>(s: SqlStatement<Row>): SqlStatement<Row> {
+  // try/catch in each method rather than guard(() => ...): no closure per call on the hot path.
   return {
-    run: (...p) => guard(() => s.run(...p)),
-    get: (...p) => guard(() => s.get(...p)),
-    all: (...p) => guard(() => s.all(...p)),
+    run(...p) {
+      try {
+        return s.run(...p);
+      } catch (e) {
+        throw storageError(e);
+      }
+    },
+    get(...p) {
+      try {
+        return s.get(...p);
+      } catch (e) {
+        throw storageError(e);
+      }
+    },
+    all(...p) {
+      try {
+        return s.all(...p);
+      } catch (e) {
+        throw storageError(e);
+      }
+    },
     *iterate(...p) {
       try {
         yield* s.iterate(...p);
