@@ -131,9 +131,13 @@ describe('crash safety', () => {
     await (await Store.init(dir, { chunking: { avg: 4096 }, compression: false })).close();
     const live = new Map<number, string>(); // acknowledged puts not deleted since
     const gone = new Set<number>(); // acknowledged deletes
+    const transcript = new Map<number, string[]>(); // each round's lines, to explain a failure
+    const ackedIn = new Map<number, number>(); // doc -> round whose child acknowledged it
     let next = 0;
     for (let round = 0; round < Math.ceil(ITERATIONS / 2); round++) {
       const child = spawn(process.execPath, [CHILD, 'mixed', dir, String(next)], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const said: string[] = [];
+      transcript.set(round, said);
       const inFlight = new Set<number>(); // a delete that started but was not acknowledged
       let got = 0;
       const want = 3 + (round % 9);
@@ -144,8 +148,10 @@ describe('crash safety', () => {
           resolve(); // a child that dies on its own fails the check below instead of hanging
         });
         lines(child, (l) => {
+          said.push(l);
           const [what, n, digest] = l.split(' ');
           if (what === 'ack') {
+            ackedIn.set(Number(n), round);
             live.set(Number(n), digest!);
             next = Math.max(next, Number(n) + 1);
             if (++got === want) setTimeout(resolve, (round * 13) % 40); // kill at varying moments
@@ -167,7 +173,11 @@ describe('crash safety', () => {
       expect(report.ok, `round ${round}`).toBe(true);
       for (const [n, digest] of live) {
         if (inFlight.has(n)) continue; // either outcome is right
-        expectSameBytes(await s.getBytes(digest), docBytes(n), `doc ${n} after round ${round}`);
+        const got = await s.getBytes(digest).catch((e: Error) => {
+          const r = ackedIn.get(n)!;
+          throw new Error(`doc ${n}, acknowledged in round ${r}, after round ${round}: ${e.message}\nround ${r} said: ${transcript.get(r)!.join(' | ')}`);
+        });
+        expectSameBytes(got, docBytes(n), `doc ${n} after round ${round}`);
       }
       for (const n of gone) expect(await s.has(sha(docBytes(n))), `deleted doc ${n} after round ${round}`).toBe(false);
       // A delete cut off by the kill either happened or did not; settle it for the next rounds.
