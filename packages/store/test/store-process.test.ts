@@ -1,6 +1,7 @@
 /** The store across processes: one writer, readers alongside, and kill -9 mid-put. */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { cpSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { Store } from '../src/node/index.js';
@@ -175,7 +176,10 @@ describe('crash safety', () => {
         if (inFlight.has(n)) continue; // either outcome is right
         const got = await s.getBytes(digest).catch((e: Error) => {
           const r = ackedIn.get(n)!;
-          throw new Error(`doc ${n}, acknowledged in round ${r}, after round ${round}: ${e.message}\nround ${r} said: ${transcript.get(r)!.join(' | ')}`);
+          // Keep the evidence (afterAll removes temp dirs): the store as the kill left it.
+          const kept = fileURLToPath(new URL(`../../../test-output/crash-mixed-${Date.now()}`, import.meta.url));
+          cpSync(dir, kept, { recursive: true });
+          throw new Error(`doc ${n}, acknowledged in round ${r}, after round ${round}: ${e.message} (store copied to ${kept})\nround ${r} said: ${transcript.get(r)!.join(' | ')}`);
         });
         expectSameBytes(got, docBytes(n), `doc ${n} after round ${round}`);
       }
