@@ -1,7 +1,8 @@
 /** The store across processes: one writer, readers alongside, and kill -9 mid-put. */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { Store } from '../src/node/index.js';
@@ -73,8 +74,51 @@ describe('bounded memory', () => {
   }, 300_000);
 });
 
+/**
+ * One round of a crash loop: a writer child (`write` or `mixed`, durability full) runs until it
+ * has said `want` acks on stdout, then `delayMs` more, and is killed with SIGKILL. With `stall`,
+ * the parent first stops reading the child's stdout until the child's journal has run `stall`
+ * lines past what the parent had read (or 20 s passed): the pipe fills, the child's stdout
+ * writes queue inside it and die with it, as when a loaded parent reads late. Returns the
+ * journal — every line the child told, in order, up to the kill; the child writes each to the
+ * file before its next step — and how many of those lines stdout never delivered.
+ */
+async function killedWriter(mode: 'write' | 'mixed', dir: string, first: number, want: number, delayMs: number, stall = 0): Promise<{ told: string[]; unread: number }> {
+  const journal = join(dirname(dir), `journal-${first}`);
+  const child = spawn(process.execPath, [CHILD, mode, dir, String(first), journal], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // A line is whole once its \n is there. No journal yet: the child told nothing.
+  const toldSoFar = () => (existsSync(journal) ? readFileSync(journal, 'utf8').split('\n').slice(0, -1) : []);
+  let received = 0;
+  let exited: number | null = null;
+  await new Promise<void>((resolve) => {
+    child.on('exit', (code) => {
+      exited = code;
+      resolve(); // a child that dies on its own fails the check below instead of hanging
+    });
+    let acks = 0;
+    lines(child, (l) => {
+      received++;
+      if (!l.startsWith('ack ') || ++acks !== want) return;
+      if (stall === 0) return void setTimeout(resolve, delayMs);
+      child.stdout!.pause();
+      const until = Date.now() + 20_000;
+      const poll = setInterval(() => {
+        if (toldSoFar().length < received + stall && Date.now() < until) return;
+        clearInterval(poll);
+        resolve();
+      }, 50);
+    });
+  });
+  expect(exited, 'the writer child exited by itself (see its stderr)').toBe(null);
+  child.kill('SIGKILL');
+  child.stdout!.resume();
+  await new Promise((r) => child.on('close', r));
+  const told = toldSoFar();
+  return { told, unread: Math.max(0, told.length - received) };
+}
+
 describe('crash safety', () => {
-  // 50 rounds in CI (about 40 s); `pnpm test:crash` runs thousands.
+  // 50 rounds in CI (about a minute); `pnpm test:crash` runs thousands.
   const ITERATIONS = Number(process.env.KURA_CRASH_ITERATIONS ?? 50);
 
   it(`kill -9 during puts: every acknowledged put survives, verify is clean (${ITERATIONS} rounds)`, { timeout: 60_000 + ITERATIONS * 3000 }, async () => {
@@ -84,19 +128,12 @@ describe('crash safety', () => {
     let next = 0;
     let checks = 0;
     for (let round = 0; round < ITERATIONS; round++) {
-      const child = spawn(process.execPath, [CHILD, 'write', dir, String(next)], { stdio: ['ignore', 'pipe', 'inherit'] });
-      const want = 1 + (round % 4);
-      let got = 0;
-      await new Promise<void>((resolve) => {
-        lines(child, (l) => {
-          const [, n, digest] = l.split(' ');
-          acked.set(Number(n), digest!);
-          next = Math.max(next, Number(n) + 1);
-          if (++got === want) setTimeout(resolve, (round * 7) % 30); // kill at varying moments
-        });
-      });
-      child.kill('SIGKILL');
-      await new Promise((r) => child.on('close', r));
+      const { told } = await killedWriter('write', dir, next, 1 + (round % 4), (round * 7) % 30);
+      for (const l of told) {
+        const [, n, digest] = l.split(' ');
+        acked.set(Number(n), digest!);
+        next = Math.max(next, Number(n) + 1);
+      }
       next += 1; // the put in flight may have committed without its ack: skip its number
 
       const s = await Store.open(dir);
@@ -132,41 +169,33 @@ describe('crash safety', () => {
     await (await Store.init(dir, { chunking: { avg: 4096 }, compression: false })).close();
     const live = new Map<number, string>(); // acknowledged puts not deleted since
     const gone = new Set<number>(); // acknowledged deletes
-    const transcript = new Map<number, string[]>(); // each round's lines, to explain a failure
+    const transcript = new Map<number, string[]>(); // each round's journal, to explain a failure
     const ackedIn = new Map<number, number>(); // doc -> round whose child acknowledged it
     let next = 0;
-    for (let round = 0; round < Math.ceil(ITERATIONS / 2); round++) {
-      const child = spawn(process.execPath, [CHILD, 'mixed', dir, String(next)], { stdio: ['ignore', 'pipe', 'inherit'] });
-      const said: string[] = [];
-      transcript.set(round, said);
+    let unreadAtKill = 0;
+    let checks = 0;
+    const rounds = Math.ceil(ITERATIONS / 2);
+    for (let round = 0; round < rounds; round++) {
+      // Every 25th round and the last, the kill comes long after the parent stopped reading:
+      // the case that once made this harness report deleted documents as lost.
+      const stall = round % 25 === 24 || round === rounds - 1 ? 1000 : 0;
+      const { told, unread } = await killedWriter('mixed', dir, next, 3 + (round % 9), (round * 13) % 40, stall);
+      unreadAtKill += unread;
+      transcript.set(round, told);
       const inFlight = new Set<number>(); // a delete that started but was not acknowledged
-      let got = 0;
-      const want = 3 + (round % 9);
-      let exited: number | null = null;
-      await new Promise<void>((resolve) => {
-        child.on('exit', (code) => {
-          exited = code;
-          resolve(); // a child that dies on its own fails the check below instead of hanging
-        });
-        lines(child, (l) => {
-          said.push(l);
-          const [what, n, digest] = l.split(' ');
-          if (what === 'ack') {
-            ackedIn.set(Number(n), round);
-            live.set(Number(n), digest!);
-            next = Math.max(next, Number(n) + 1);
-            if (++got === want) setTimeout(resolve, (round * 13) % 40); // kill at varying moments
-          } else if (what === 'deleting') inFlight.add(Number(n));
-          else if (what === 'deleted') {
-            inFlight.delete(Number(n));
-            live.delete(Number(n));
-            gone.add(Number(n));
-          }
-        });
-      });
-      expect(exited, 'the writer child exited by itself (see its stderr)').toBe(null);
-      child.kill('SIGKILL');
-      await new Promise((r) => child.on('close', r));
+      for (const l of told) {
+        const [what, n, digest] = l.split(' ');
+        if (what === 'ack') {
+          ackedIn.set(Number(n), round);
+          live.set(Number(n), digest!);
+          next = Math.max(next, Number(n) + 1);
+        } else if (what === 'deleting') inFlight.add(Number(n));
+        else if (what === 'deleted') {
+          inFlight.delete(Number(n));
+          live.delete(Number(n));
+          gone.add(Number(n));
+        }
+      }
       next += 1; // the put in flight may have committed without its ack
       const s = await Store.open(dir);
       const report = await s.verify();
@@ -179,9 +208,10 @@ describe('crash safety', () => {
           // Keep the evidence (afterAll removes temp dirs): the store as the kill left it.
           const kept = fileURLToPath(new URL(`../../../test-output/crash-mixed-${Date.now()}`, import.meta.url));
           cpSync(dir, kept, { recursive: true });
-          throw new Error(`doc ${n}, acknowledged in round ${r}, after round ${round}: ${e.message} (store copied to ${kept})\nround ${r} said: ${transcript.get(r)!.join(' | ')}`);
+          throw new Error(`doc ${n}, acknowledged in round ${r}, after round ${round}: ${e.message} (store copied to ${kept})\nround ${r} told: ${transcript.get(r)!.join(' | ')}`);
         });
         expectSameBytes(got, docBytes(n), `doc ${n} after round ${round}`);
+        checks++;
       }
       for (const n of gone) expect(await s.has(sha(docBytes(n))), `deleted doc ${n} after round ${round}`).toBe(false);
       // A delete cut off by the kill either happened or did not; settle it for the next rounds.
@@ -190,9 +220,11 @@ describe('crash safety', () => {
     }
     expect(gone.size).toBeGreaterThan(0);
     recordReliability('crash-mixed', 'kill -9 during puts, deletes and GC', {
-      'writer processes killed': Math.ceil(ITERATIONS / 2),
+      'writer processes killed': rounds,
       'acknowledged puts still live': live.size,
       'acknowledged deletes': gone.size,
+      'acknowledged documents re-read after a kill': checks,
+      'lines the killed writer told that its stdout never delivered': unreadAtKill,
       'acknowledged documents lost or wrong': 0,
       'acknowledged deletes undone': 0,
     });
