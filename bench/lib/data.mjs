@@ -87,6 +87,33 @@ export function textLike(size, seed = 7, vocabSize = 1024) {
   return new TextEncoder().encode(parts.join('')).subarray(0, size);
 }
 
+/**
+ * `size` bytes that look like a binary file of records rather than text or noise: 16-byte
+ * little-endian rows of an id that counts up, a timestamp that grows by small random steps, a
+ * status drawn from a few values, flags, and a measurement as a float32. Compressible (zstd
+ * finds the repeated structure) but far less than text: what table files, logs in binary
+ * formats and object files are like.
+ */
+export function binaryLike(size, seed = 11) {
+  const next = splitmix32(seed);
+  const rows = Math.ceil(size / 16);
+  const view = new DataView(new ArrayBuffer(rows * 16));
+  let time = 1_700_000_000;
+  let value = 20;
+  for (let i = 0; i < rows; i++) {
+    const r = next();
+    time += r % 97;
+    value += ((r >>> 8) % 201 - 100) / 400;
+    const at = i * 16;
+    view.setUint32(at, 100_000 + i, true);
+    view.setUint32(at + 4, time, true);
+    view.setUint16(at + 8, [200, 200, 200, 204, 301, 404, 500][(r >>> 16) % 7], true);
+    view.setUint16(at + 10, (r >>> 24) & 0x13, true);
+    view.setFloat32(at + 12, value, true);
+  }
+  return new Uint8Array(view.buffer, 0, size);
+}
+
 /** "1 KiB", "64 KiB", "10 MiB": sizes as the tables print them. */
 export function sizeLabel(bytes) {
   if (bytes >= 1 << 20 && bytes % (1 << 20) === 0) return `${bytes >> 20} MiB`;

@@ -29,18 +29,20 @@ const BATCH_BYTES = 64 * 1024;
 
 /**
  * Measures `fn` (one op over `bytesPerOp` input bytes). `meta` = { family, group, impl, size,
- * peer, extra, async }: where the figure goes in the report; `async` for a promise-returning
+ * peer, extra, async, budgetScale }: where the figure goes in the report; `budgetScale` shrinks
+ * the time budget of a family with many figures (zstd) in quick runs; `async` for a promise-returning
  * fn (never batched, so it carries one await per sample). A peer that throws is reported as
  * unavailable; Kura (peer false) throwing is a crash, as it should be.
  * Latencies are in ms; MB/s is decimal (10^6 bytes) per second of mean op time.
  */
 export async function measure(name, fn, bytesPerOp, meta = {}) {
-  const { family, group, impl, size = bytesPerOp, peer = false, extra = {}, async = false } = meta;
+  const { family, group, impl, size = bytesPerOp, peer = false, extra = {}, async = false, budgetScale = 1 } = meta;
   const base = { name, family, group, impl, size };
   const small = !async && bytesPerOp > 0 && bytesPerOp < BATCH_BYTES;
   const batch = small ? Math.ceil(BATCH_BYTES / bytesPerOp) : 1;
   const task = batch === 1 ? fn : batched(fn, batch);
-  const bench = new Bench({ name, ...budget, retainSamples: true, throws: true, timestampProvider: 'hrtimeNow' });
+  const times = { time: budget.time * budgetScale, warmupTime: budget.warmupTime * budgetScale };
+  const bench = new Bench({ name, ...budget, ...times, retainSamples: true, throws: true, timestampProvider: 'hrtimeNow' });
   bench.add(name, task, { async });
   let result;
   try {

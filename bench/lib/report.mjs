@@ -62,11 +62,16 @@ function ordered(rows) {
     groups.indexOf(a.group) - groups.indexOf(b.group) || a.size - b.size || i - j).map(([r]) => r);
 }
 
-/** baseline MB/s / row MB/s for a peer row; undefined for the baseline itself. */
+/**
+ * baseline MB/s / row MB/s for a peer row (ops/s over ops/s when the op moves no bytes, as a
+ * metadata update); undefined for the baseline itself.
+ */
 export function kuraOver(row, all, baseline = 'kura') {
   if (row.impl === baseline) return undefined;
   const k = find(all, { group: row.group, impl: baseline, size: row.size });
-  return k && row.mbPerSec ? k.mbPerSec / row.mbPerSec : undefined;
+  if (!k) return undefined;
+  if (row.mbPerSec) return k.mbPerSec / row.mbPerSec;
+  return row.size === 0 && row.opsPerSec ? k.opsPerSec / row.opsPerSec : undefined;
 }
 
 /** The measured row matching every given field (unavailable rows never match). */

@@ -1,20 +1,21 @@
 /**
  * The `core` suite: @kura/core's byte kernels against their npm peers, all in one process
  * and one run, so every ratio compares figures taken on the same machine under the same load.
- * Families: sha256, blake3, fastcdc, zstd, ingest (one module each under ./core/).
+ * Families: sha256, blake3, hash-stream, fastcdc, zstd, ingest (one module each under ./core/).
  */
 import { KiB, MiB } from '../lib/data.mjs';
 import { find, fmt, target } from '../lib/report.mjs';
 import { JS_CHUNKERS, runCdc, selfCheck } from './core/cdc.mjs';
-import { NPM_BLAKE3, runHashes } from './core/hash.mjs';
+import { NPM_BLAKE3, runHashes, runStreaming } from './core/hash.mjs';
 import { SHA_ALONE, runIngest } from './core/ingest.mjs';
 import { TARGET_LEVEL, runZstd } from './core/zstd.mjs';
 
 const SIZES = {
-  quick: { hash: [KiB, 4 * KiB, 64 * KiB, MiB, 10 * MiB], zstd: [KiB, 4 * KiB, 64 * KiB, MiB] },
+  quick: { hash: [KiB, 4 * KiB, 32 * KiB, 64 * KiB, MiB, 10 * MiB], stream: [10 * MiB], zstd: [KiB, 10 * KiB, 100 * KiB, MiB] },
   full: {
-    hash: [KiB, 4 * KiB, 16 * KiB, 64 * KiB, 256 * KiB, MiB, 10 * MiB],
-    zstd: [KiB, 4 * KiB, 16 * KiB, 64 * KiB, 256 * KiB, MiB, 10 * MiB],
+    hash: [KiB, 4 * KiB, 16 * KiB, 32 * KiB, 64 * KiB, 256 * KiB, MiB, 10 * MiB],
+    stream: [MiB, 10 * MiB],
+    zstd: [KiB, 4 * KiB, 10 * KiB, 64 * KiB, 100 * KiB, 256 * KiB, MiB, 10 * MiB],
   },
 };
 const CDC_SIZES = [MiB, 10 * MiB];
@@ -34,8 +35,9 @@ export async function run({ full = false } = {}) {
   log(selfCheck()); // before anything is measured: a wrong chunker fails the run here
   return [
     ...(await step('sha256 + blake3', () => runHashes(sizes.hash))),
+    ...(await step('streaming hashes', () => runStreaming(sizes.stream))),
     ...(await step('fastcdc', () => runCdc(CDC_SIZES, { full }))),
-    ...(await step('zstd', () => runZstd(sizes.zstd))),
+    ...(await step('zstd', () => runZstd(sizes.zstd, { quick: !full }))),
     ...(await step('ingest', () => runIngest(INGEST_SIZE))),
   ];
 }
@@ -49,6 +51,7 @@ const chunkCols = [
 export const families = {
   sha256: { title: 'SHA-256 (random data; node:crypto is native SHA-NI, not wasm)' },
   blake3: { title: 'BLAKE3 (random data)' },
+  'hash-stream': { title: 'streaming: the same bytes fed in 64 KiB pieces to each incremental hasher (kura one-shot: one call, for the cost of streaming)' },
   fastcdc: { title: 'FastCDC 2020, avg 16 KiB (rabin-wasm: Rabin, other cut points, speed only)', extra: chunkCols },
   zstd: {
     title: `zstd (gzip-6 / brotli-4 at L${TARGET_LEVEL} only; ratio = raw / compressed)`,
@@ -95,7 +98,7 @@ export function targets(rows) {
     { unit: 'MB/s', detail: kuraCdc ? `${fmt.ops(kuraCdc.chunksPerSec)} chunks/s` : '' }));
   out.push(versus('FastCDC >= 3x best JS/npm chunker @ 10 MiB', 3, kuraCdc, best(rows, cdc, JS_CHUNKERS)));
   for (const op of ['compress', 'decompress']) {
-    for (const [size, label] of [[64 * KiB, '64 KiB'], [MiB, '1 MiB']]) {
+    for (const [size, label] of [[100 * KiB, '100 KiB'], [MiB, '1 MiB']]) {
       const w = { family: 'zstd', group: `L${TARGET_LEVEL} text ${op}`, size };
       out.push(versus(`zstd L3 text ${op} >= 1.2x zstd-wasm @ ${label}`, 1.2,
         find(rows, { ...w, impl: 'kura' }), find(rows, { ...w, impl: 'zstd-wasm' })));

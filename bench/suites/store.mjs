@@ -10,22 +10,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import cacache from 'cacache';
 import { Store } from '@kura/store';
-import { KiB, MiB, randomBytes, textLike } from '../lib/data.mjs';
+import { KiB, MiB, textLike } from '../lib/data.mjs';
+import { documents } from '../lib/documents.mjs';
 import { closedLoop } from '../lib/loop.mjs';
 import { find, fmt, target } from '../lib/report.mjs';
 
 const log = (msg) => process.stderr.write(`[store] ${msg}\n`);
 const IN_FLIGHT = 32;
-
-/** `n` distinct documents of `size` bytes (text-like: compressible, like real documents). */
-function documents(n, size, seed) {
-  const base = textLike(size * 4, seed);
-  return Array.from({ length: n }, (_, i) => {
-    const d = base.slice((i * 131) % (size * 3), ((i * 131) % (size * 3)) + size);
-    new DataView(d.buffer).setUint32(0, i); // every document distinct
-    return d;
-  });
-}
 
 function dirSize(dir) {
   let total = 0;
@@ -60,7 +51,7 @@ async function ingestFigures(root, full) {
   return rows;
 }
 
-async function metaAndGetFigures(root, full) {
+async function getAndVerifyFigures(root, full) {
   const rows = [];
   const dir = mkdtempSync(join(root, 'kura-'));
   const cdir = mkdtempSync(join(root, 'cacache-'));
@@ -78,20 +69,6 @@ async function metaAndGetFigures(root, full) {
     await cacache.put(cdir, `b${i}`, d);
   }
   const n = full ? 50_000 : 20_000;
-  rows.push(await closedLoop(
-    { family: 'store-meta', group: 'single update', impl: 'kura', size: 0 },
-    { op: (i) => store.setMeta(digests[Math.abs(i) % 1000], { k: String(i) }), count: n },
-  ));
-  const batches = full ? 200 : 60;
-  const batch = await closedLoop(
-    { family: 'store-meta', group: '500-update batch', impl: 'kura', size: 0 },
-    {
-      op: (r) => store.updateMeta(digests.slice(0, 500).map((digest, i) => ({ digest, meta: { b: String(r * 500 + i) } }))),
-      count: batches,
-      warmup: 5,
-    },
-  );
-  rows.push({ ...batch, updatesPerSec: batch.opsPerSec * 500 });
   for (const [label, list, keys, size] of [['get 1 KB', digests, 's', KiB], ['get 1 MB', bigDigests, 'b', MiB]]) {
     const count = size === KiB ? n : full ? 2000 : 600;
     rows.push(await closedLoop(
@@ -103,7 +80,7 @@ async function metaAndGetFigures(root, full) {
       { op: (i) => cacache.get(cdir, `${keys}${Math.abs(i) % list.length}`), count, bytesPerOp: size },
     ));
   }
-  log('meta and get done');
+  log('get done');
   const started = performance.now();
   const report = await store.verify();
   const seconds = (performance.now() - started) / 1000;
@@ -184,7 +161,7 @@ export async function run({ full = false } = {}) {
   try {
     return [
       ...(await ingestFigures(root, full)),
-      ...(await metaAndGetFigures(root, full)),
+      ...(await getAndVerifyFigures(root, full)),
       ...(await bulkFigures(root, full)),
     ];
   } finally {
@@ -194,10 +171,6 @@ export async function run({ full = false } = {}) {
 
 export const families = {
   'store-ingest': { title: 'put (documents of text-like data; xN = N puts in flight; kura/peer = ops ratio)' },
-  'store-meta': {
-    title: 'metadata updates over 1,000 documents (500-update batch: one updateMeta call)',
-    extra: [{ header: 'updates/s', value: (r) => fmt.ops(r.updatesPerSec ?? r.opsPerSec) }],
-  },
   'store-get': { title: 'get (whole document, checked against its digest)' },
   'store-verify': { title: 'verify' },
   'store-bulk': {
@@ -224,9 +197,5 @@ export function targets(rows) {
     { detail: one && oneC ? `kura ${fmt.ops(one.opsPerSec)} / cacache ${fmt.ops(oneC.opsPerSec)} ops/s` : '' }));
   const hundred = find(rows, { family: 'store-ingest', group: `put 100 KB x${IN_FLIGHT}`, impl: 'kura' });
   out.push(target(`100 KB put >= 1,500 ops/s (${IN_FLIGHT} in flight)`, hundred?.opsPerSec, 1500, { unit: 'ops/s' }));
-  const single = find(rows, { family: 'store-meta', group: 'single update' });
-  out.push(target('single metadata update >= 50,000 ops/s', single?.opsPerSec, 50_000, { unit: 'ops/s' }));
-  const batch = find(rows, { family: 'store-meta', group: '500-update batch' });
-  out.push(target('batched metadata updates >= 500,000 updates/s', batch?.updatesPerSec, 500_000, { unit: 'updates/s' }));
   return out;
 }

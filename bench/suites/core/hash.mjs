@@ -4,7 +4,7 @@
  * Every peer's digest is checked against Kura's before it is timed.
  */
 import { createHash } from 'node:crypto';
-import { blake3 as kuraBlake3, sha256 as kuraSha256 } from '@kura/core';
+import { Blake3, Sha256, blake3 as kuraBlake3, sha256 as kuraSha256 } from '@kura/core';
 import { randomBytes, sizeLabel } from '../../lib/data.mjs';
 import { measure, unavailable } from '../../lib/measure.mjs';
 import { checkDigests, hex, loadPeer } from './peers.mjs';
@@ -62,6 +62,113 @@ async function family(name, kuraFn, peers, sizes) {
       }
       results.push(await measure(`${name} ${p.impl} ${sizeLabel(size)}`, () => p.fn(data), size,
         { ...meta, impl: p.impl, peer: true, async: p.fn.async === true }));
+    }
+  }
+  return results;
+}
+
+/** Piece size of the streaming figures: what a 64 KiB read from a file or socket hands over. */
+export const PIECE = 64 * 1024;
+
+/** Feeds `data` to `update` in PIECE-sized views (no copies), as a stream would. */
+function inPieces(data, update) {
+  for (let at = 0; at < data.length; at += PIECE) update(data.subarray(at, at + PIECE));
+}
+
+/**
+ * Incremental hashers fed the same bytes in PIECE pieces, each peer as its own docs say to
+ * stream; 'kura one-shot' is the same input in one call, so the kura/peer column of that row
+ * is the cost of streaming.
+ */
+async function streamingPeers(name) {
+  if (name === 'sha256') {
+    return Promise.all([
+      loadPeer('kura one-shot', () => kuraSha256),
+      loadPeer('node:crypto', () => (d) => {
+        const h = createHash('sha256');
+        inPieces(d, (p) => h.update(p));
+        return h.digest();
+      }),
+      loadPeer('hash-wasm', async () => {
+        const { createSHA256 } = await import('hash-wasm');
+        const h = await createSHA256();
+        return (d) => {
+          h.init();
+          inPieces(d, (p) => h.update(p));
+          return h.digest('binary');
+        };
+      }),
+      loadPeer('noble', async () => {
+        const { sha256 } = await import('@noble/hashes/sha2.js');
+        return (d) => {
+          const h = sha256.create();
+          inPieces(d, (p) => h.update(p));
+          return h.digest();
+        };
+      }),
+    ]);
+  }
+  return Promise.all([
+    loadPeer('kura one-shot', () => kuraBlake3),
+    loadPeer('hash-wasm', async () => {
+      const { createBLAKE3 } = await import('hash-wasm');
+      const h = await createBLAKE3();
+      return (d) => {
+        h.init();
+        inPieces(d, (p) => h.update(p));
+        return h.digest('binary');
+      };
+    }),
+    loadPeer('blake3-wasm', async () => {
+      const m = await import('blake3-wasm');
+      const createHash = m.createHash ?? m.default.createHash;
+      return (d) => {
+        const h = createHash();
+        inPieces(d, (p) => h.update(p));
+        return h.digest();
+      };
+    }),
+    loadPeer('noble', async () => {
+      const { blake3 } = await import('@noble/hashes/blake3.js');
+      return (d) => {
+        const h = blake3.create();
+        inPieces(d, (p) => h.update(p));
+        return h.digest();
+      };
+    }),
+  ]);
+}
+
+const KURA_STREAMING = {
+  sha256: (d) => {
+    const h = new Sha256();
+    inPieces(d, (p) => h.update(p));
+    return h.digest();
+  },
+  blake3: (d) => {
+    const h = new Blake3();
+    inPieces(d, (p) => h.update(p));
+    return h.digest();
+  },
+};
+
+/** Family `hash-stream`: streamed in PIECE pieces vs one-shot, at each of `sizes`. */
+export async function runStreaming(sizes) {
+  const results = [];
+  for (const name of ['sha256', 'blake3']) {
+    const check = randomBytes(3 * PIECE + 1234, 98); // pieces and a ragged tail
+    const peers = await checkDigests(await streamingPeers(name), check, hex(KURA_STREAMING[name](check)));
+    for (const size of sizes) {
+      const data = randomBytes(size, size + 5);
+      const meta = { family: 'hash-stream', group: `${name} streamed in 64 KiB pieces`, size };
+      results.push(await measure(`${name} streaming kura ${sizeLabel(size)}`, () => KURA_STREAMING[name](data), size, { ...meta, impl: 'kura' }));
+      for (const p of peers) {
+        if (p.error) {
+          results.push(unavailable({ ...meta, impl: p.impl }, p.error));
+          continue;
+        }
+        results.push(await measure(`${name} streaming ${p.impl} ${sizeLabel(size)}`, () => p.fn(data), size, { ...meta, impl: p.impl, peer: true }));
+      }
     }
   }
   return results;

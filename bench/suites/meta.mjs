@@ -1,0 +1,165 @@
+/**
+ * The `meta` suite: @kura/store's metadata layer (SQLite rows, no chunk bytes) over 10,000
+ * documents — key/value updates one by one and batched, tag changes, lookups, and listing with
+ * filters and cursor pagination — with cacache's index (the JavaScript content-addressable store
+ * people use; an index of JSON lines in hashed bucket files) measured in the same run wherever it
+ * has the same operation. Durability 'normal' for Kura (WAL, survives kill -9); cacache's index
+ * appends without fsync.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import cacache from 'cacache';
+import { Store } from '@kura/store';
+import { KiB } from '../lib/data.mjs';
+import { closedLoop } from '../lib/loop.mjs';
+import { documents } from '../lib/documents.mjs';
+import { find, fmt, target } from '../lib/report.mjs';
+
+const log = (msg) => process.stderr.write(`[meta] ${msg}\n`);
+const DOCS = 10_000;
+const TAGS = 10; // document i carries tag `t${i % TAGS}`
+const DIRS = 100; // and path `dir-${i % DIRS}/doc-${i}`
+const BATCH = 500;
+
+/** Both stores filled with the same DOCS documents, each with a path, a tag and one key. */
+async function fill(root) {
+  const store = await Store.init(join(root, 'kura'));
+  const cache = join(root, 'cacache');
+  const docs = documents(DOCS, KiB, 21);
+  const digests = new Array(DOCS);
+  const integrity = new Array(DOCS);
+  await closedLoop({ family: 'setup', group: 'fill', impl: 'both' }, {
+    op: async (i) => {
+      if (i < 0) return;
+      const meta = { path: `dir-${i % DIRS}/doc-${i}`, tags: [`t${i % TAGS}`], meta: { n: String(i) } };
+      digests[i] = (await store.put(docs[i], meta)).digest;
+      integrity[i] = await cacache.put(cache, `k${i}`, docs[i], { metadata: { path: meta.path, tags: meta.tags, n: String(i) } });
+    },
+    count: DOCS,
+    concurrency: 32,
+    warmup: 0,
+  });
+  return { store, cache, digests, integrity };
+}
+
+/** Ops per Kura figure and per cacache figure (cacache's are ~10x slower each). */
+const counts = (full) => (full ? { kura: 50_000, cacache: 20_000, pages: 3_000, all: 40, ls: 10 } : { kura: 10_000, cacache: 2_000, pages: 300, all: 10, ls: 3 });
+
+async function updateFigures({ store, cache, digests, integrity }, full) {
+  const rows = [];
+  const { kura: n, cacache: nc } = counts(full);
+  const pick = (i) => Math.abs(i * 7919) % DOCS; // spread over the whole table, not one hot row
+  rows.push(await closedLoop(
+    { family: 'meta-update', group: 'single key/value update', impl: 'kura', size: 0 },
+    { op: (i) => store.setMeta(digests[pick(i)], { k: String(i) }), count: n },
+  ));
+  rows.push(await closedLoop(
+    { family: 'meta-update', group: 'single key/value update', impl: 'cacache', size: 0 },
+    { op: (i) => cacache.index.insert(cache, `k${pick(i)}`, integrity[pick(i)], { metadata: { k: String(i) } }), count: nc },
+  ));
+  const batches = full ? 200 : 60;
+  const batch = await closedLoop(
+    { family: 'meta-update', group: `${BATCH}-update batch`, impl: 'kura', size: 0 },
+    {
+      op: (r) => store.updateMeta(Array.from({ length: BATCH }, (_, i) => ({ digest: digests[pick(r * BATCH + i)], meta: { b: String(r * BATCH + i) } }))),
+      count: batches,
+      warmup: 5,
+    },
+  );
+  rows.push({ ...batch, updatesPerSec: batch.opsPerSec * BATCH });
+  rows.push(await closedLoop(
+    { family: 'meta-update', group: 'tag add or remove', impl: 'kura', size: 0 },
+    { op: (i) => (i & 1 ? store.removeTags(digests[pick(i >> 1)], ['hot']) : store.addTags(digests[pick(i >> 1)], ['hot'])), count: n },
+  ));
+  log('updates done');
+  return rows;
+}
+
+async function lookupFigures({ store, cache, digests, integrity }, full) {
+  const rows = [];
+  const { kura: n, cacache: nc } = counts(full);
+  const pick = (i) => Math.abs(i * 104_729) % DOCS;
+  rows.push(await closedLoop({ family: 'meta-lookup', group: 'stat (size, path, tags, metadata)', impl: 'kura', size: 0 },
+    { op: (i) => store.stat(digests[pick(i)]), count: n }));
+  rows.push(await closedLoop({ family: 'meta-lookup', group: 'stat (size, path, tags, metadata)', impl: 'cacache', size: 0 },
+    { op: (i) => cacache.get.info(cache, `k${pick(i)}`), count: nc }));
+  rows.push(await closedLoop({ family: 'meta-lookup', group: 'has', impl: 'kura', size: 0 },
+    { op: (i) => store.has(digests[pick(i)]), count: n }));
+  rows.push(await closedLoop({ family: 'meta-lookup', group: 'has', impl: 'cacache', size: 0 },
+    { op: (i) => cacache.get.hasContent(cache, integrity[pick(i)]), count: nc }));
+  log('lookups done');
+  return rows;
+}
+
+async function listFigures({ store, cache }, full) {
+  const rows = [];
+  const { pages, all: allRuns, ls } = counts(full);
+  rows.push(await closedLoop({ family: 'meta-list', group: 'list, one page of 100', impl: 'kura', size: 0 },
+    { op: () => store.list({ limit: 100 }), count: pages }));
+  rows.push(await closedLoop({ family: 'meta-list', group: 'list by tag, one page of 100', impl: 'kura', size: 0 },
+    { op: (i) => store.list({ tag: `t${Math.abs(i) % TAGS}`, limit: 100 }), count: pages }));
+  rows.push(await closedLoop({ family: 'meta-list', group: 'list by path prefix (100 documents)', impl: 'kura', size: 0 },
+    { op: (i) => store.list({ pathPrefix: `dir-${Math.abs(i) % DIRS}/`, limit: 100 }), count: pages }));
+  // The whole index: Kura pages through it by cursor; cacache has only "read every bucket".
+  const all = async () => {
+    let seen = 0;
+    let cursor;
+    do {
+      const page = await store.list({ limit: 1000, cursor });
+      seen += page.items.length;
+      cursor = page.nextCursor;
+    } while (cursor);
+    if (seen !== DOCS) throw new Error(`listed ${seen} of ${DOCS} documents`);
+  };
+  rows.push(await closedLoop({ family: 'meta-list', group: `list all ${DOCS.toLocaleString('en-US')}`, impl: 'kura', size: 0 },
+    { op: all, count: allRuns, warmup: 2 }));
+  rows.push(await closedLoop({ family: 'meta-list', group: `list all ${DOCS.toLocaleString('en-US')}`, impl: 'cacache', size: 0 },
+    {
+      op: async () => {
+        const entries = await cacache.ls(cache);
+        if (Object.keys(entries).length !== DOCS) throw new Error('cacache listed a different number of entries');
+      },
+      count: ls,
+      warmup: 1,
+    }));
+  log('lists done');
+  return rows;
+}
+
+export async function run({ full = false } = {}) {
+  const root = mkdtempSync(join(tmpdir(), 'kura-bench-meta-'));
+  let filled;
+  try {
+    const t = performance.now();
+    filled = await fill(root);
+    // A search sees every committed change, so it waits for the full-text index to catch up
+    // with the fill: the figures then carry each update's own re-indexing, not the backlog.
+    await filled.store.search('drain');
+    log(`${DOCS} documents in both stores, index up to date (${((performance.now() - t) / 1000).toFixed(0)} s)`);
+    return [
+      ...(await updateFigures(filled, full)),
+      ...(await lookupFigures(filled, full)),
+      ...(await listFigures(filled, full)),
+    ];
+  } finally {
+    await filled?.store.close();
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+const perSecond = { header: 'updates/s', value: (r) => r.updatesPerSec && fmt.ops(r.updatesPerSec) };
+export const families = {
+  'meta-update': { title: `metadata updates over ${DOCS.toLocaleString('en-US')} documents (batch: one updateMeta call; kura/peer = ops ratio)`, extra: [perSecond] },
+  'meta-lookup': { title: 'lookups by digest (cacache: by key, or by integrity for has)' },
+  'meta-list': { title: `listing over ${DOCS.toLocaleString('en-US')} documents (${TAGS} tags, ${DIRS} directories)` },
+};
+
+export function targets(rows) {
+  const single = find(rows, { family: 'meta-update', group: 'single key/value update', impl: 'kura' });
+  const batch = find(rows, { family: 'meta-update', group: `${BATCH}-update batch`, impl: 'kura' });
+  return [
+    target('single metadata update >= 50,000 ops/s', single?.opsPerSec, 50_000, { unit: 'ops/s' }),
+    target('batched metadata updates >= 500,000 updates/s', batch?.updatesPerSec, 500_000, { unit: 'updates/s' }),
+  ];
+}
