@@ -157,10 +157,16 @@ export async function runStreaming(sizes) {
   const results = [];
   for (const name of ['sha256', 'blake3']) {
     const check = randomBytes(3 * PIECE + 1234, 98); // pieces and a ragged tail
-    const peers = await checkDigests(await streamingPeers(name), check, hex(KURA_STREAMING[name](check)));
+    const expected = hex(KURA_STREAMING[name](check));
+    // Kura's streamed digest must be its one-shot digest (which runHashes checks against every
+    // peer) and, for SHA-256, node:crypto's: a wrong Kura hasher stops the run.
+    const oneShot = hex(name === 'sha256' ? kuraSha256(check) : kuraBlake3(check));
+    const native = name === 'sha256' ? createHash('sha256').update(check).digest('hex') : oneShot;
+    if (expected !== oneShot || expected !== native) throw new Error(`kura ${name} streamed ${expected}, one-shot ${oneShot}, node:crypto ${native}`);
+    const peers = await checkDigests(await streamingPeers(name), check, expected);
     for (const size of sizes) {
       const data = randomBytes(size, size + 5);
-      const meta = { family: 'hash-stream', group: `${name} streamed in 64 KiB pieces`, size };
+      const meta = { family: 'hash-stream', group: `${name} streamed in ${sizeLabel(PIECE)} pieces`, size };
       results.push(await measure(`${name} streaming kura ${sizeLabel(size)}`, () => KURA_STREAMING[name](data), size, { ...meta, impl: 'kura' }));
       for (const p of peers) {
         if (p.error) {

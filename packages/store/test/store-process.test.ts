@@ -74,25 +74,31 @@ describe('bounded memory', () => {
   }, 300_000);
 });
 
+/** The child's journal line once its stdout writes start queueing inside it (pipe full). */
+const QUEUED = 'stdout-queued';
+
 /**
  * One round of a crash loop: a writer child (`write` or `mixed`, durability full) runs until it
  * has said `want` acks on stdout, then `delayMs` more, and is killed with SIGKILL. With `stall`,
- * the parent first stops reading the child's stdout until the child's journal has run `stall`
- * lines past what the parent had read (or 20 s passed): the pipe fills, the child's stdout
- * writes queue inside it and die with it, as when a loaded parent reads late. Returns the
- * journal — every line the child told, in order, up to the kill; the child writes each to the
- * file before its next step — and how many of those lines stdout never delivered.
+ * the parent instead stops reading the child's stdout at that point until the child's journal
+ * says its stdout writes queue inside it and has `stall` more lines after that (or 20 s passed),
+ * then kills it: the queued lines die with the child, as when a loaded parent reads late.
+ * Returns the journal — every line the child told, in order, up to the kill; the child writes
+ * each to the file before its next step — how many of those stdout never delivered, and whether
+ * the child's stdout was backed up.
  */
-async function killedWriter(mode: 'write' | 'mixed', dir: string, first: number, want: number, delayMs: number, stall = 0): Promise<{ told: string[]; unread: number }> {
+async function killedWriter(mode: 'write' | 'mixed', dir: string, first: number, want: number, delayMs: number, stall = 0): Promise<{ told: string[]; unread: number; queued: boolean }> {
   const journal = join(dirname(dir), `journal-${first}`);
   const child = spawn(process.execPath, [CHILD, mode, dir, String(first), journal], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const closed = new Promise((r) => child.once('close', r));
   // A line is whole once its \n is there. No journal yet: the child told nothing.
   const toldSoFar = () => (existsSync(journal) ? readFileSync(journal, 'utf8').split('\n').slice(0, -1) : []);
   let received = 0;
-  let exited: number | null = null;
+  let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  let poll: ReturnType<typeof setInterval> | undefined;
   await new Promise<void>((resolve) => {
-    child.on('exit', (code) => {
-      exited = code;
+    child.once('exit', (code, signal) => {
+      exited = { code, signal };
       resolve(); // a child that dies on its own fails the check below instead of hanging
     });
     let acks = 0;
@@ -102,26 +108,31 @@ async function killedWriter(mode: 'write' | 'mixed', dir: string, first: number,
       if (stall === 0) return void setTimeout(resolve, delayMs);
       child.stdout!.pause();
       const until = Date.now() + 20_000;
-      const poll = setInterval(() => {
-        if (toldSoFar().length < received + stall && Date.now() < until) return;
-        clearInterval(poll);
+      poll = setInterval(() => {
+        const told = toldSoFar();
+        const at = told.indexOf(QUEUED);
+        if ((at < 0 || told.length - at <= stall) && Date.now() < until) return;
         resolve();
       }, 50);
     });
   });
-  expect(exited, 'the writer child exited by itself (see its stderr)').toBe(null);
+  clearInterval(poll);
+  expect(exited, 'the writer child ended by itself (see its stderr)').toBe(undefined);
   child.kill('SIGKILL');
   child.stdout!.resume();
-  await new Promise((r) => child.on('close', r));
+  await closed;
   const told = toldSoFar();
-  return { told, unread: Math.max(0, told.length - received) };
+  return { told, unread: Math.max(0, told.length - received), queued: told.includes(QUEUED) };
 }
 
 describe('crash safety', () => {
   // 50 rounds in CI (about a minute); `pnpm test:crash` runs thousands.
   const ITERATIONS = Number(process.env.KURA_CRASH_ITERATIONS ?? 50);
+  // Every round re-reads every acknowledged document, so a loop's time grows with the square
+  // of its rounds: 50 take about a minute, 200 about 11 minutes here.
+  const TIMEOUT = 120_000 + ITERATIONS * ITERATIONS * 30;
 
-  it(`kill -9 during puts: every acknowledged put survives, verify is clean (${ITERATIONS} rounds)`, { timeout: 60_000 + ITERATIONS * 3000 }, async () => {
+  it(`kill -9 during puts: every acknowledged put survives, verify is clean (${ITERATIONS} rounds)`, { timeout: TIMEOUT }, async () => {
     const dir = `${tempDir()}/store`;
     await (await Store.init(dir, { chunking: { avg: 4096 } })).close();
     const acked = new Map<number, string>();
@@ -130,7 +141,8 @@ describe('crash safety', () => {
     for (let round = 0; round < ITERATIONS; round++) {
       const { told } = await killedWriter('write', dir, next, 1 + (round % 4), (round * 7) % 30);
       for (const l of told) {
-        const [, n, digest] = l.split(' ');
+        const [what, n, digest] = l.split(' ');
+        if (what !== 'ack') continue;
         acked.set(Number(n), digest!);
         next = Math.max(next, Number(n) + 1);
       }
@@ -164,7 +176,7 @@ describe('crash safety', () => {
     });
   });
 
-  it(`kill -9 during puts, deletes and gc: acknowledged puts survive, acknowledged deletes stay deleted (${Math.ceil(ITERATIONS / 2)} rounds)`, { timeout: 60_000 + ITERATIONS * 3000 }, async () => {
+  it(`kill -9 during puts, deletes and gc: acknowledged puts survive, acknowledged deletes stay deleted (${Math.ceil(ITERATIONS / 2)} rounds)`, { timeout: TIMEOUT }, async () => {
     const dir = `${tempDir()}/store`;
     await (await Store.init(dir, { chunking: { avg: 4096 }, compression: false })).close();
     const live = new Map<number, string>(); // acknowledged puts not deleted since
@@ -176,10 +188,13 @@ describe('crash safety', () => {
     let checks = 0;
     const rounds = Math.ceil(ITERATIONS / 2);
     for (let round = 0; round < rounds; round++) {
-      // Every 25th round and the last, the kill comes long after the parent stopped reading:
-      // the case that once made this harness report deleted documents as lost.
-      const stall = round % 25 === 24 || round === rounds - 1 ? 1000 : 0;
-      const { told, unread } = await killedWriter('mixed', dir, next, 3 + (round % 9), (round * 13) % 40, stall);
+      // Every 25th round and the last, the kill comes long after the parent stopped reading,
+      // 200 steps after the child's stdout backed up: the case that once made this harness
+      // report deleted documents as lost.
+      const stall = round % 25 === 24 || round === rounds - 1 ? 200 : 0;
+      const { told, unread, queued } = await killedWriter('mixed', dir, next, 3 + (round % 9), (round * 13) % 40, stall);
+      // The stall must have produced what it is for: a child whose stdout was backed up.
+      if (stall) expect(queued, `round ${round}: the child's stdout never backed up in 20 s`).toBe(true);
       unreadAtKill += unread;
       transcript.set(round, told);
       const inFlight = new Set<number>(); // a delete that started but was not acknowledged

@@ -30,7 +30,7 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqlDataba
   }, path);
   // One transaction function for every call (it runs the callback it is given): making one per
   // call cost ~7% of a single metadata update's main-thread time.
-  const inTransaction = db.transaction((fn: () => unknown) => fn());
+  const runInTransaction = db.transaction((fn: () => unknown) => fn());
   return {
     exec: (sql) => guard(() => void db.exec(sql)),
     prepare: <Row>(sql: string) => typedErrors(db.prepare(sql) as unknown as SqlStatement<Row>),
@@ -39,8 +39,8 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqlDataba
     // with SQLITE_BUSY_SNAPSHOT when the checkpointer reset the WAL in between (no wait is
     // possible then): seen as "database is locked" under sustained metadata updates.
     transaction: options.readonly
-      ? <T>(fn: () => T): T => guard(() => inTransaction(fn) as T)
-      : <T>(fn: () => T): T => guard(() => inTransaction.immediate(fn) as T),
+      ? <T>(fn: () => T): T => guard(() => runInTransaction(fn) as T)
+      : <T>(fn: () => T): T => guard(() => runInTransaction.immediate(fn) as T),
     get inTransaction() {
       return db.inTransaction;
     },
