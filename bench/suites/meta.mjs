@@ -1,6 +1,6 @@
 /**
- * The `meta` suite: @kura/store's metadata layer (SQLite rows, no chunk bytes) over 10,000
- * documents — key/value updates one by one and batched, tag changes, lookups, and listing with
+ * The `meta` suite: @kura/store's metadata layer (SQLite rows, no chunk bytes) over 4,000
+ * documents (10,000 with --full) — key/value updates one by one and batched, tag changes, lookups, and listing with
  * filters and cursor pagination — with cacache's index (the JavaScript content-addressable store
  * people use; an index of JSON lines in hashed bucket files) measured in the same run wherever it
  * has the same operation. Durability 'normal' for Kura (WAL, survives kill -9); cacache's index
@@ -17,7 +17,7 @@ import { documents } from '../lib/documents.mjs';
 import { find, fmt, target } from '../lib/report.mjs';
 
 const log = (msg) => process.stderr.write(`[meta] ${msg}\n`);
-const DOCS = 10_000;
+let DOCS = 10_000; // --full; quick: 4,000 (set by run)
 const TAGS = 10; // document i carries tag `t${i % TAGS}`
 const DIRS = 100; // and path `dir-${i % DIRS}/doc-${i}`
 const BATCH = 500;
@@ -44,7 +44,7 @@ async function fill(root) {
 }
 
 /** Ops per Kura figure and per cacache figure (cacache's are ~10x slower each). */
-const counts = (full) => (full ? { kura: 50_000, cacache: 20_000, pages: 3_000, all: 40, ls: 10 } : { kura: 10_000, cacache: 2_000, pages: 300, all: 10, ls: 3 });
+const counts = (full) => (full ? { kura: 50_000, cacache: 20_000, pages: 3_000, all: 40, ls: 10 } : { kura: 5_000, cacache: 1_000, pages: 200, all: 5, ls: 2 });
 
 /**
  * A Kura write figure, then (untimed) the full-text index brought up to date: every update
@@ -149,6 +149,7 @@ async function listFigures({ store, cache }, full) {
 }
 
 export async function run({ full = false } = {}) {
+  DOCS = full ? 10_000 : 4_000;
   const root = mkdtempSync(join(tmpdir(), 'kura-bench-meta-'));
   let filled;
   try {
@@ -173,11 +174,11 @@ const perSecond = { header: 'updates/s', value: (r) => r.updatesPerSec && fmt.op
 const indexCatchUp = { header: 'index catch-up', value: (r) => r.indexMs !== undefined && fmt.time(r.indexMs) };
 export const families = {
   'meta-update': {
-    title: `metadata updates over ${DOCS.toLocaleString('en-US')} documents (batch: one updateMeta call; kura/peer = ops ratio; index catch-up: untimed re-indexing of the updated documents afterwards)`,
+    title: `metadata updates over 4,000 documents (10,000 with --full; batch: one updateMeta call; kura/peer = ops ratio; index catch-up: untimed re-indexing of the updated documents afterwards)`,
     extra: [perSecond, indexCatchUp],
   },
   'meta-lookup': { title: 'lookups by digest (cacache: by key, or by integrity for has)' },
-  'meta-list': { title: `listing over ${DOCS.toLocaleString('en-US')} documents (${TAGS} tags, ${DIRS} directories)` },
+  'meta-list': { title: `listing over 4,000 documents (10,000 with --full; ${TAGS} tags, ${DIRS} directories)` },
 };
 
 export function targets(rows) {
