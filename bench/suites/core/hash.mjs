@@ -81,75 +81,47 @@ function inPieces(data, update) {
  * is the cost of streaming.
  */
 async function streamingPeers(name) {
+  const hashWasm = (create) => async () => {
+    const h = await (await import('hash-wasm'))[create]();
+    return streamed(() => h.init(), (x) => x.digest('binary')); // one hasher, re-initialized
+  };
   if (name === 'sha256') {
     return Promise.all([
       loadPeer('kura one-shot', () => kuraSha256),
-      loadPeer('node:crypto', () => (d) => {
-        const h = createHash('sha256');
-        inPieces(d, (p) => h.update(p));
-        return h.digest();
-      }),
-      loadPeer('hash-wasm', async () => {
-        const { createSHA256 } = await import('hash-wasm');
-        const h = await createSHA256();
-        return (d) => {
-          h.init();
-          inPieces(d, (p) => h.update(p));
-          return h.digest('binary');
-        };
-      }),
+      loadPeer('node:crypto', () => streamed(() => createHash('sha256'))),
+      loadPeer('hash-wasm', hashWasm('createSHA256')),
       loadPeer('noble', async () => {
         const { sha256 } = await import('@noble/hashes/sha2.js');
-        return (d) => {
-          const h = sha256.create();
-          inPieces(d, (p) => h.update(p));
-          return h.digest();
-        };
+        return streamed(() => sha256.create());
       }),
     ]);
   }
   return Promise.all([
     loadPeer('kura one-shot', () => kuraBlake3),
-    loadPeer('hash-wasm', async () => {
-      const { createBLAKE3 } = await import('hash-wasm');
-      const h = await createBLAKE3();
-      return (d) => {
-        h.init();
-        inPieces(d, (p) => h.update(p));
-        return h.digest('binary');
-      };
-    }),
+    loadPeer('hash-wasm', hashWasm('createBLAKE3')),
     loadPeer('blake3-wasm', async () => {
       const m = await import('blake3-wasm');
-      const createHash = m.createHash ?? m.default.createHash;
-      return (d) => {
-        const h = createHash();
-        inPieces(d, (p) => h.update(p));
-        return h.digest();
-      };
+      return streamed(m.createHash ?? m.default.createHash);
     }),
     loadPeer('noble', async () => {
       const { blake3 } = await import('@noble/hashes/blake3.js');
-      return (d) => {
-        const h = blake3.create();
-        inPieces(d, (p) => h.update(p));
-        return h.digest();
-      };
+      return streamed(() => blake3.create());
     }),
   ]);
 }
 
+/** A digest function: a hasher from `start`, fed the input in PIECE pieces, then `finish`. */
+function streamed(start, finish = (h) => h.digest()) {
+  return (d) => {
+    const h = start();
+    inPieces(d, (p) => h.update(p));
+    return finish(h);
+  };
+}
+
 const KURA_STREAMING = {
-  sha256: (d) => {
-    const h = new Sha256();
-    inPieces(d, (p) => h.update(p));
-    return h.digest();
-  },
-  blake3: (d) => {
-    const h = new Blake3();
-    inPieces(d, (p) => h.update(p));
-    return h.digest();
-  },
+  sha256: streamed(() => new Sha256()),
+  blake3: streamed(() => new Blake3()),
 };
 
 /** Family `hash-stream`: streamed in PIECE pieces vs one-shot, at each of `sizes`. */
