@@ -306,6 +306,8 @@ export class Writer {
         }
         let outcomes: unknown[];
         try {
+          // Records gathered in memory reach the platform before rows point at them (§8).
+          this.#open?.writer.drain?.();
           outcomes = this.runBatch(batch);
         } catch (e) {
           batch.forEach((j) => j.reject(e));

@@ -8,6 +8,11 @@
  * - `PackWriter.append(...parts)` appends the parts, in order and contiguously, synchronously,
  *   and returns the offset the first starts at. Appended bytes are readable at once through `read`, but durable only after `sync()`
  *   resolves. `close()` ends writing (the pack is sealed from then on).
+ * - A writer may gather appends in memory (OPFS: one platform call per MiB, not per record).
+ *   Then `drain()` hands them to the platform synchronously: from then on they survive a crash
+ *   of this process, as appends to a file in Node do at once (power loss needs `sync()`). The
+ *   store drains the open pack before every metadata commit (FORMAT.md §8); `sync`, `close`,
+ *   `read` and `list` see every append.
  * - `read(name, offset, length)` returns up to `length` bytes: fewer only when the pack is
  *   shorter (the caller treats that as damage); a missing pack throws `PackMissingError`.
  * - `remove(name)` deletes a pack; removing a missing pack is not an error.
@@ -19,6 +24,8 @@ export interface PackWriter {
   /** Bytes written so far, header included. */
   readonly size: number;
   append(...parts: Uint8Array[]): number;
+  /** Writes out appends gathered in memory, if the writer gathers them. */
+  drain?(): void;
   sync(): Promise<void>;
   close(): Promise<void>;
 }

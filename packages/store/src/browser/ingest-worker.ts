@@ -2,7 +2,7 @@
  * The body of a browser ingest worker (browser/ingest-pool.ts): reads Blobs, runs the kernel
  * (ingest/serve.ts). Kept apart from the store so the worker bundle carries only the core.
  */
-import { serveIngest } from '../ingest/serve.js';
+import { serveIngest, type HashedSource } from '../ingest/serve.js';
 import type { ToWorker } from '../ingest/protocol.js';
 
 /** FileReaderSync exists in dedicated workers (lib.webworker; not in lib.dom). */
@@ -22,12 +22,38 @@ async function* blobPieces(blob: Blob): AsyncGenerator<Uint8Array> {
   }
 }
 
+/**
+ * Files up to this size are read whole and hashed by SubtleCrypto (native SHA-256, several
+ * times the wasm speed, off this thread in Chromium) while the kernel chunks them; larger
+ * ones stream through the kernel's wasm SHA-256 (SubtleCrypto has no incremental digest, and
+ * holding more would cost the tab too much memory: the buffer plus SubtleCrypto's copy).
+ * Decision 0014.
+ */
+export const NATIVE_DIGEST_MAX = 128 << 20;
+
+/** 1 MiB pieces of one buffer, the size the kernel takes per call. */
+async function* sliced(whole: Promise<ArrayBuffer>): AsyncGenerator<Uint8Array> {
+  const bytes = new Uint8Array(await whole);
+  for (let at = 0; at < bytes.length; at += 1 << 20) yield bytes.subarray(at, at + (1 << 20));
+}
+
+function openHashed(blob: Blob): HashedSource | undefined {
+  // SubtleCrypto exists only in secure contexts (https, localhost, 127.0.0.1).
+  const subtle = globalThis.crypto?.subtle;
+  if (!subtle || blob.size > NATIVE_DIGEST_MAX) return undefined;
+  const whole = blob.arrayBuffer();
+  // digest() copies the bytes when called, so the kernel reading the same buffer is safe.
+  const digest = whole.then((b) => subtle.digest('SHA-256', b)).then((d) => new Uint8Array(d));
+  return { pieces: sliced(whole), digest };
+}
+
 export function serveBrowserIngest(): void {
   const scope = self as unknown as { postMessage(m: unknown, t: Transferable[]): void; onmessage: ((ev: MessageEvent) => void) | null };
   const handle = serveIngest<Blob>({
     post: (m, transfer) => scope.postMessage(m, transfer),
     open: (blob) => blobPieces(blob),
     readWhole: (blob) => new Uint8Array(new FileReaderSync().readAsArrayBuffer(blob)),
+    openHashed,
   });
   scope.onmessage = (ev: MessageEvent<ToWorker<Blob>>) => handle(ev.data);
   scope.postMessage({ type: 'ready' }, []); // the pool holds its messages until this

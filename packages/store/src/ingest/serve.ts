@@ -12,6 +12,18 @@ export interface IngestHost<S> {
   open(source: S, regularOnly: boolean): Iterable<Uint8Array> | AsyncIterable<Uint8Array>;
   /** A small source whole, synchronously (a batch is answered in one go). */
   readWhole(source: S): Uint8Array;
+  /**
+   * Optional: the source's pieces with its SHA-256 taken by a native hasher over the same
+   * bytes (browsers: SubtleCrypto, which only hashes whole buffers), or undefined to use
+   * `open` (the Ingester's own hasher). Tried first.
+   */
+  openHashed?(source: S): HashedSource | undefined;
+}
+
+export interface HashedSource {
+  pieces: AsyncIterable<Uint8Array>;
+  /** The 32-byte SHA-256 of exactly the bytes `pieces` yields. */
+  digest: Promise<Uint8Array>;
 }
 
 class Cancelled extends Error {}
@@ -58,10 +70,19 @@ export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => v
     send({ type: 'small', id, results });
   };
 
-  const ingestSource = async (id: number, source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>, options: IngestOptions) => {
+  const ingestSource = async (
+    id: number,
+    source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>,
+    options: IngestOptions,
+    nativeDigest?: Promise<Uint8Array>,
+  ) => {
     const flow: { inFlight: number; wake?: () => void; cancelled?: boolean } = { inFlight: 0 };
     credits.set(id, flow);
-    const ingester = new Ingester(options);
+    // With a native digest the kernel skips its own SHA-256; the digest is awaited before
+    // finish() asks for it.
+    let native: Uint8Array | undefined;
+    const hasher = () => ({ update: () => undefined, digest: () => native! });
+    const ingester = new Ingester(nativeDigest ? { ...options, documentHasher: hasher } : options);
     try {
       const emit = async (chunks: IngestChunk[]) => {
         if (chunks.length === 0) return;
@@ -72,6 +93,7 @@ export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => v
         if (flow.cancelled) throw new Cancelled();
       };
       for await (const piece of source) await emit(ingester.update(piece));
+      if (nativeDigest) native = await nativeDigest;
       await emit(ingester.finish());
       const r = ingester.result!;
       send({ type: 'end', id, digest: r.digest, size: r.size, chunks: r.chunks });
@@ -87,13 +109,18 @@ export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => v
   return (msg) => {
     if (msg.type === 'file') {
       let source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>;
+      let digest: Promise<Uint8Array> | undefined;
       try {
-        source = host.open(msg.source, msg.regularOnly ?? false);
+        const hashed = host.openHashed?.(msg.source);
+        if (hashed) {
+          ({ pieces: source, digest } = hashed);
+          digest.catch(() => undefined); // a failed read rejects both; the loop reports it
+        } else source = host.open(msg.source, msg.regularOnly ?? false);
       } catch (e) {
         send({ type: 'error', id: msg.id, ...shape(e) });
         return;
       }
-      void ingestSource(msg.id, source, msg.options);
+      void ingestSource(msg.id, source, msg.options, digest);
     } else if (msg.type === 'bytes') void ingestSource(msg.id, slices(msg.bytes), msg.options);
     else if (msg.type === 'small') ingestSmall(msg.id, msg.sources, msg.options);
     else {
