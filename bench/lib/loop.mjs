@@ -1,3 +1,5 @@
+import { trace } from './measure.mjs';
+
 /**
  * Closed-loop throughput for asynchronous operations (store puts, gets): `concurrency` loops
  * each await one op and start the next, until `count` ops are done. Unlike a tinybench task,
@@ -5,6 +7,7 @@
  * row shape as measure.mjs; latencies are per op, including time queued behind others.
  */
 export async function closedLoop(meta, { op, count, concurrency = 1, bytesPerOp = 0, warmup = Math.min(50, count) }) {
+  const wall = performance.now();
   for (let i = 0; i < warmup; i++) await op(-1 - i);
   const latencies = new Float64Array(count);
   let next = 0;
@@ -19,6 +22,7 @@ export async function closedLoop(meta, { op, count, concurrency = 1, bytesPerOp 
     }),
   );
   const seconds = (performance.now() - started) / 1000;
+  trace(`${meta.group} ${meta.impl} x${concurrency}`, wall);
   latencies.sort();
   const q = (p) => latencies[Math.min(count - 1, Math.floor(p * (count - 1)))];
   const opsPerSec = count / seconds;

@@ -11,7 +11,7 @@ import { Bench } from 'tinybench';
 
 /** Per-task budgets. Minimum iterations are low so a 10 MiB op on a slow peer stays cheap. */
 const BUDGETS = {
-  quick: { time: 120, warmupTime: 30, iterations: 5, warmupIterations: 2 },
+  quick: { time: 60, warmupTime: 15, iterations: 3, warmupIterations: 1 },
   full: { time: 1500, warmupTime: 400, iterations: 10, warmupIterations: 3 },
 };
 let budget = BUDGETS.quick;
@@ -45,6 +45,7 @@ export async function measure(name, fn, bytesPerOp, meta = {}) {
   const bench = new Bench({ name, ...budget, ...times, retainSamples: true, throws: true, timestampProvider: 'hrtimeNow' });
   bench.add(name, task, { async });
   let result;
+  const wall = performance.now();
   try {
     // Sync tasks run with runSync: no promise or microtask turn inside the timed window.
     if (async) await bench.run();
@@ -56,6 +57,7 @@ export async function measure(name, fn, bytesPerOp, meta = {}) {
     if (!peer) throw error;
     return { ...base, unavailable: `failed while measured: ${error.message}` };
   }
+  trace(name, wall);
   const l = result.latency;
   return {
     ...base,
@@ -73,6 +75,14 @@ export async function measure(name, fn, bytesPerOp, meta = {}) {
     batch,
     ...extra,
   };
+}
+
+/**
+ * KURA_BENCH_TRACE=1 prints each figure's wall time (setup excluded) on stderr: the way to find
+ * what to trim when the quick run grows past its budget.
+ */
+export function trace(name, startedMs) {
+  if (process.env.KURA_BENCH_TRACE) process.stderr.write(`  [trace] ${((performance.now() - startedMs) / 1000).toFixed(1)} s  ${name}\n`);
 }
 
 /** Runs fn `n` times per sample; tinybench records the mean per call and charges the whole. */

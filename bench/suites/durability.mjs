@@ -22,7 +22,7 @@ export async function run({ full = false } = {}) {
   const rows = [];
   try {
     for (const size of [KiB, 100 * KiB]) {
-      const count = size === KiB ? (full ? 4000 : 1500) : full ? 600 : 300;
+      const count = size === KiB ? (full ? 4000 : 500) : full ? 600 : 100;
       const corpus = textLike(count * size + size + 8192, 91 + size, 2048);
       const doc = (i) => corpus.subarray((i % count) * size + (i % 7), (i % count) * size + (i % 7) + size);
       for (const durability of ['normal', 'full']) {
@@ -53,7 +53,7 @@ export async function run({ full = false } = {}) {
 async function recovery(root, full) {
   const dir = join(root, 'recovery');
   await (await Store.init(dir)).close();
-  const seconds = full ? 8 : 3;
+  const seconds = full ? 8 : 2;
   const script = `
     const { Store } = await import(${JSON.stringify(STORE_ENTRY)});
     const s = await Store.open(${JSON.stringify(dir)});

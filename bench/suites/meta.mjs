@@ -44,7 +44,7 @@ async function fill(root) {
 }
 
 /** Ops per Kura figure and per cacache figure (cacache's are ~10x slower each). */
-const counts = (full) => (full ? { kura: 50_000, cacache: 20_000, pages: 3_000, all: 40, ls: 10 } : { kura: 5_000, cacache: 1_000, pages: 200, all: 5, ls: 2 });
+const counts = (full) => (full ? { kura: 50_000, cacache: 20_000, pages: 3_000, all: 40, ls: 10 } : { kura: 3_000, cacache: 400, pages: 150, all: 4, ls: 1 });
 
 /**
  * A Kura write figure, then (untimed) the full-text index brought up to date: every update

@@ -53,7 +53,7 @@ export async function run({ full = false } = {}) {
     for (const [group, q, filter = {}] of queries) {
       const hits = (await store.search(q, { limit: 20, ...filter })).length;
       rows.push({
-        ...(await closedLoop({ family: 'search', group, impl: 'kura', size: 0 }, { op: () => store.search(q, { limit: 20, ...filter }), count: full ? 2000 : 500, warmup: 20 })),
+        ...(await closedLoop({ family: 'search', group, impl: 'kura', size: 0 }, { op: () => store.search(q, { limit: 20, ...filter }), count: full ? 2000 : 300, warmup: 20 })),
         query: q,
         hits,
       });

@@ -53,6 +53,7 @@ export async function run({ full = false } = {}) {
       const bytes = makeTree(src, files);
       execFileSync('sync');
       let restoreSeconds = Infinity;
+      let run = 0;
       const snapSeconds = await best(runs, async () => {
         const dir = mkdtempSync(join(root, 'store-'));
         const store = await Store.init(join(dir, 's'));
@@ -60,10 +61,12 @@ export async function run({ full = false } = {}) {
         const snap = await store.snapshot(src);
         const seconds = (performance.now() - t) / 1000;
         if (snap.files !== files) throw new Error(`snapshot saw ${snap.files} files, not ${files}`);
-        const out = join(dir, 'out');
-        const r = performance.now();
-        await store.restore(snap.id, out);
-        restoreSeconds = Math.min(restoreSeconds, (performance.now() - r) / 1000);
+        // Quick: restore once (writing 10,000 files is bound by this disk's file creation).
+        if (full || run++ === 0) {
+          const r = performance.now();
+          await store.restore(snap.id, join(dir, 'out'));
+          restoreSeconds = Math.min(restoreSeconds, (performance.now() - r) / 1000);
+        }
         await store.close();
         rmSync(dir, { recursive: true, force: true });
         return seconds;

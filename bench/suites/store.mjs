@@ -27,14 +27,14 @@ function dirSize(dir) {
 }
 
 /**
- * Ops for a cacache figure: at most 1,000 in quick runs (its 1 KB puts and gets run at a few
+ * Ops for a cacache figure: at most 400 in quick runs (its 1 KB puts and gets run at a few
  * hundred per second here: the same count as Kura's took most of `pnpm bench`'s 3 minutes).
  */
-const peerCount = (count, full) => (full ? count : Math.min(count, 1000));
+const peerCount = (count, full) => (full ? count : Math.min(count, 400));
 
 async function ingestFigures(root, full) {
   const rows = [];
-  for (const [size, count] of [[KiB, full ? 50_000 : 3_000], [100 * KiB, full ? 3_000 : 400]]) {
+  for (const [size, count] of [[KiB, full ? 50_000 : 3_000], [100 * KiB, full ? 3_000 : 250]]) {
     const docs = documents(count + 60, size, size);
     for (const concurrency of [1, IN_FLIGHT]) {
       const dir = mkdtempSync(join(root, 'kura-'));
@@ -62,7 +62,7 @@ async function getAndVerifyFigures(root, full) {
   const dir = mkdtempSync(join(root, 'kura-'));
   const cdir = mkdtempSync(join(root, 'cacache-'));
   const store = await Store.init(join(dir, 's'));
-  const small = documents(1000, KiB, 11);
+  const small = documents(full ? 1000 : 300, KiB, 11);
   const digests = [];
   for (const [i, d] of small.entries()) {
     digests.push((await store.put(d)).digest);
@@ -74,9 +74,9 @@ async function getAndVerifyFigures(root, full) {
     bigDigests.push((await store.put(d)).digest);
     await cacache.put(cdir, `b${i}`, d);
   }
-  const n = full ? 50_000 : 20_000;
+  const n = full ? 50_000 : 5_000;
   for (const [label, list, keys, size] of [['get 1 KB', digests, 's', KiB], ['get 1 MB', bigDigests, 'b', MiB]]) {
-    const count = size === KiB ? n : full ? 2000 : 600;
+    const count = size === KiB ? n : full ? 2000 : 250;
     rows.push(await closedLoop(
       { family: 'store-get', group: label, impl: 'kura', size },
       { op: (i) => store.getBytes(list[Math.abs(i) % list.length]), count, bytesPerOp: size },
@@ -104,7 +104,7 @@ async function getAndVerifyFigures(root, full) {
 
 /** Bulk: many files of unique text, Kura on all cores vs `restic backup` of the same tree. */
 async function bulkFigures(root, full) {
-  const total = full ? 1024 * MiB : 256 * MiB; // quick keeps `pnpm bench` under 3 minutes
+  const total = full ? 1024 * MiB : 128 * MiB; // quick keeps `pnpm bench` under 3 minutes
   const fileSize = 4 * MiB;
   const src = join(root, 'bulk-input');
   mkdirSync(src);
@@ -192,7 +192,7 @@ export function targets(rows) {
   const out = [];
   const bulk = rows.find((r) => r.family === 'store-bulk' && r.impl.startsWith('kura (putFiles'));
   const restic = rows.find((r) => r.family === 'store-bulk' && r.impl.startsWith('restic') && !r.unavailable);
-  // The issue's figure is 1 GiB (--full); quick measures 256 MiB of the same data.
+  // The issue's figure is 1 GiB (--full); quick measures 128 MiB of the same data.
   out.push(target(`bulk ingest (${bulk ? bulk.size / MiB : '?'} MiB text, zstd, all cores) >= 150 MB/s`, bulk?.mbPerSec, 150, { unit: 'MB/s' }));
   out.push(target('bulk ingest >= 1.0x restic backup', bulk && restic ? bulk.mbPerSec / restic.mbPerSec : undefined, 1.0,
     { detail: bulk && restic ? `kura ${fmt.mbps(bulk.mbPerSec)} / restic ${fmt.mbps(restic.mbPerSec)} MB/s` : '', missing: 'restic not measured' }));
