@@ -65,6 +65,34 @@ export interface PutOptions {
   onChunk?: (chunk: ChunkEvent) => void;
 }
 
+/**
+ * Puts that must commit in the order they were started (putFiles lists documents in input
+ * order) and still share group commits: a put waits until every earlier one has *queued* its
+ * commit (or failed), not until it has committed, so a whole window of puts joins one
+ * transaction. Waiting for the commit itself gave each document its own transaction.
+ */
+export class CommitOrder {
+  #tail: Promise<void> = Promise.resolve();
+
+  /**
+   * The next place in line: `turn` resolves when the earlier puts have queued; call `done`
+   * once this one has (or failed). A put that fails early still releases the next one only
+   * after its own turn: the puts before it may not have queued yet.
+   */
+  next(): CommitTurn {
+    const turn = this.#tail;
+    let done!: () => void;
+    const mine = new Promise<void>((resolve) => (done = resolve));
+    this.#tail = turn.then(() => mine);
+    return { turn, done };
+  }
+}
+
+export interface CommitTurn {
+  turn: Promise<void>;
+  done: () => void;
+}
+
 /** Chunks of one document, in order, ending with its digest (the generator's return value). */
 export type ChunkStream = AsyncGenerator<IngestChunk, IngestResult, undefined>;
 
@@ -85,7 +113,7 @@ export async function putDocument(
   ctx: PutContext,
   stream: ChunkStream,
   meta: ResolvedMeta,
-  commitAfter?: Promise<unknown>,
+  order?: CommitTurn,
   /** False for a snapshot's files: kept for the snapshot, not listed (FORMAT.md §13). */
   listed = true,
   onChunk?: (chunk: ChunkEvent) => void,
@@ -171,9 +199,8 @@ export async function putDocument(
     const digestBytes = hexToBytes(digest.slice(7));
 
     const counts = manifest.counts();
-    // Ordered batches: this document commits only after the one before it (putFiles).
-    if (commitAfter) await commitAfter.catch(() => undefined);
-    await writer.commit(() => {
+    if (order) await order.turn;
+    const queued = writer.commit(() => {
       const now = Date.now();
       for (const [key, c] of repairs) {
         const k = hexToBytes(key);
@@ -204,10 +231,13 @@ export async function putDocument(
       if (listed) st.enqueueIndex.run(docId);
       if (meta.path !== undefined) addVersion(st, meta.path, docId, now);
     });
+    order?.done(); // queued: the next put in line may queue its commit behind this one
+    await queued;
     committed = true;
     for (const key of unrowed.keys()) writer.settle(key);
     return { digest, size, chunks: manifest.count, newChunks, newBytesStored: newBytes };
   } finally {
+    order?.done(); // a put that failed before queuing must not hold up the ones after it
     // A failed put's records must not stay pending: with no put using their pack, GC could
     // reclaim it under a later put that shared them. Puts that already share them keep
     // their own copy of the location and hold the pack.

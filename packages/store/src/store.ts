@@ -21,7 +21,7 @@ import { formatDigest, hexToBytes, parseDigest } from './hex.js';
 import { decodeManifest } from './manifest.js';
 import { InitOptions, ListQuery, MetaUpdate, OpenOptions, PutMeta, documentFilters, parse, toMillis, type Durability } from './options.js';
 import { RECORD_HEADER_SIZE } from './pack-record.js';
-import { ingestHere, putDocument, type ChunkStream, type PutOptions, type PutResult } from './put.js';
+import { ingestHere, putDocument, type ChunkStream, type CommitTurn, type PutOptions, type PutResult } from './put.js';
 import { Reader } from './read.js';
 import { SCHEMA_VERSION, migrate, schemaVersion } from './schema.js';
 import { prepareStatements, type DocRow, type Statements } from './statements.js';
@@ -247,9 +247,13 @@ export class Store {
    * trusted as computed by the kernel; the ingest pools (Node worker threads, browser Web
    * Workers: ingest/pool.ts) are the producers.
    */
-  async putChunks(stream: ChunkStream, meta: PutMeta = {}, options: { commitAfter?: Promise<unknown>; listed?: boolean } & PutOptions = {}): Promise<PutResult> {
-    this.#writable('put');
-    return this.#indexed(putDocument(this.#putContext(), stream, parse(PutMeta, meta, 'put meta'), options.commitAfter, options.listed ?? true, options.onChunk));
+  async putChunks(stream: ChunkStream, meta: PutMeta = {}, options: { order?: CommitTurn; listed?: boolean } & PutOptions = {}): Promise<PutResult> {
+    try {
+      this.#writable('put');
+      return await this.#indexed(putDocument(this.#putContext(), stream, parse(PutMeta, meta, 'put meta'), options.order, options.listed ?? true, options.onChunk));
+    } finally {
+      options.order?.done(); // refused before putDocument ran: the puts behind it go on
+    }
   }
 
   // ---- chunk-level sync (FORMAT.md §12) ------------------------------------------------------

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { expectSameBytes, newStore, randomBytes, tempDir, textBytes } from './helpers/store.js';
@@ -34,6 +34,52 @@ describe('putFiles: ingest on worker threads', () => {
     }
     // Committed in input order, whatever order the workers finished in.
     expect((await store.list({ tag: 'batch' })).items.map((i) => i.path)).toEqual(files.map((f) => f.meta.path).filter((p) => p !== 'missing'));
+    expect((await store.verify()).ok).toBe(true);
+  });
+
+  it('batches small files yet keeps input order for outcomes and commits, with links, errors and large files among them', async () => {
+    const { store } = await newStore();
+    const dir = tempDir();
+    type F = { path: string; meta: { path: string; tags: unknown[] } };
+    const files: F[] = [];
+    const add = (name: string, bytes?: Uint8Array, tags: unknown[] = ['mixed']) => {
+      const path = join(dir, name);
+      if (bytes) writeFileSync(path, bytes);
+      files.push({ path, meta: { path: name, tags } });
+    };
+    // 150 small files (three batches' worth) with a large file, a missing path, a link, an
+    // empty file and a put refused for its metadata at different places among them.
+    for (let i = 0; i < 150; i++) {
+      if (i === 20) add('large.bin', randomBytes(7, 300_000));
+      if (i === 70) add('missing');
+      if (i === 90) {
+        writeFileSync(join(dir, 'outside.txt'), textBytes(99, 1234)); // bytes no other file has
+        symlinkSync(join(dir, 'outside.txt'), join(dir, 'link.txt'));
+        add('link.txt');
+      }
+      if (i === 100) add('empty', new Uint8Array(0));
+      if (i === 110) add('bad-meta.txt', textBytes(5, 100), [42]);
+      add(`s${i}.txt`, textBytes(100 + i, 200 + i * 37));
+    }
+    const outcomes = [];
+    for await (const o of store.putFiles(files, { workers: 2 })) outcomes.push(o);
+    expect(outcomes.map((o) => o.path)).toEqual(files.map((f) => f.path));
+    const failed = outcomes.filter((o) => o.error).map((o) => o.path.slice(dir.length + 1));
+    expect(failed).toEqual(['missing', 'bad-meta.txt']);
+    expect(outcomes.find((o) => o.path.endsWith('bad-meta.txt'))!.error).toMatchObject({ code: 'INVALID_INPUT' });
+    for (const o of outcomes.filter((o) => !o.error)) {
+      const bytes = readFileSync(o.path); // follows the link, as putFiles must
+      expect(o.result!.digest).toBe(sha(bytes));
+      expectSameBytes(await store.getBytes(o.result!.digest), bytes);
+    }
+    // Committed in input order across batches and the files between them.
+    const listed = [];
+    for (let cursor: string | undefined, page; (page = await store.list({ tag: 'mixed', limit: 50, ...(cursor ? { cursor } : {}) })); ) {
+      listed.push(...page.items.map((d) => d.path));
+      if (!page.nextCursor) break;
+      cursor = page.nextCursor;
+    }
+    expect(listed).toEqual(files.filter((f) => !['missing', 'bad-meta.txt'].includes(f.meta.path)).map((f) => f.meta.path));
     expect((await store.verify()).ok).toBe(true);
   });
 

@@ -2,12 +2,12 @@
  * @kura/store for Node: Store.init / Store.open on a directory (FORMAT.md §5), with
  * better-sqlite3 metadata, file-system packs, the writer lock and file-path puts.
  */
-import { closeSync, constants as fsConstants, createReadStream, existsSync, fstatSync, mkdirSync, openSync, readSync, readdirSync, rmSync } from 'node:fs';
+import { closeSync, constants as fsConstants, createReadStream, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { InvalidInputError } from '@kura/core';
 import { NotFoundError } from '../errors.js';
 import { InitOptions as InitOptionsSchema, PutMeta as PutMetaSchema, parse, type InitOptions, type OpenOptions, type PutMeta } from '../options.js';
-import type { PutResult } from '../put.js';
+import { CommitOrder, type CommitTurn, type PutResult } from '../put.js';
 import type { PutInput } from '../store.js';
 import { availableParallelism } from 'node:os';
 import { IngestPool } from './ingest-pool.js';
@@ -105,8 +105,28 @@ export interface FilePutOutcome {
 /** Buffers at least this large are ingested on a worker: below, messaging costs more than it saves. */
 export const WORKER_PUT_MIN = 64 * 1024;
 
-/** Small files per worker message when a snapshot puts many of them. */
+/** Small files per worker message when a snapshot or putFiles puts many of them. */
 const SMALL_BATCH = 64;
+
+/**
+ * A regular file (not a link: the workers read small files without following links) below
+ * WORKER_PUT_MIN. Anything else, or a path that cannot be read, takes the one-file path,
+ * which follows links and reports the error as before.
+ */
+function isSmallRegularFile(path: string): boolean {
+  try {
+    const st = lstatSync(path);
+    return st.isFile() && st.size < WORKER_PUT_MIN;
+  } catch {
+    return false;
+  }
+}
+
+/** A put that failed before it started: frees its place in the commit order. */
+function settleTurn(turn: CommitTurn, error: Error): Promise<never> {
+  turn.done();
+  return Promise.reject(error);
+}
 
 export class Store extends StoreCore {
   #pool: IngestPool | undefined;
@@ -143,25 +163,49 @@ export class Store extends StoreCore {
    */
   async *putFiles(files: Iterable<FileToPut> | AsyncIterable<FileToPut>, options: { workers?: number } = {}): AsyncGenerator<FilePutOutcome> {
     const pool = new IngestPool(options.workers);
-    const window: Promise<FilePutOutcome>[] = [];
     const ingest = this.ingestOptions();
-    let previous: Promise<unknown> = Promise.resolve();
+    const opts = { chunking: ingest.chunking, compression: ingest.compression };
+    // Byte work runs in parallel; commits keep input order (documents are listed in it) and
+    // still share transactions (CommitOrder). Small regular files go to the workers in
+    // batches of SMALL_BATCH, one message each way: one per file cost more than its ingest.
+    const order = new CommitOrder();
+    const outcome = (f: FileToPut, put: Promise<PutResult>): Promise<FilePutOutcome> =>
+      put.then(
+        (result) => ({ path: f.path, result }),
+        (error: unknown) => ({ path: f.path, error }),
+      );
+    /** Groups of outcomes in input order: one small batch, or one other file. */
+    const window: Promise<FilePutOutcome[]>[] = [];
+    let batch: FileToPut[] = [];
+    const sendBatch = () => {
+      const group = batch;
+      const turns = group.map(() => order.next());
+      batch = [];
+      window.push(
+        pool.ingestSmallFiles(group.map((f) => f.path), opts).then(
+          (streams) => Promise.all(streams.map((s, i) => outcome(group[i]!, s instanceof Error ? settleTurn(turns[i]!, s) : this.putChunks(s, group[i]!.meta ?? {}, { order: turns[i]! })))),
+          (error: unknown) => {
+            turns.forEach((t) => t.done());
+            return group.map((f) => ({ path: f.path, error }));
+          },
+        ),
+      );
+    };
     try {
       for await (const f of files) {
-        const stream = pool.ingestFile(f.path, { chunking: ingest.chunking, compression: ingest.compression });
-        // Byte work runs in parallel; commits keep input order, so documents are listed in it.
-        const put = this.putChunks(stream, f.meta ?? {}, { commitAfter: previous });
-        previous = put;
-        window.push(
-          put.then(
-            (result) => ({ path: f.path, result }),
-            (error: unknown) => ({ path: f.path, error }),
-          ),
-        );
-        // Two documents per worker keep every worker busy while the oldest commits.
-        if (window.length >= pool.size * 2) yield await window.shift()!;
+        if (isSmallRegularFile(f.path)) {
+          batch.push(f);
+          if (batch.length === SMALL_BATCH) sendBatch();
+        } else {
+          if (batch.length) sendBatch();
+          const stream = pool.ingestFile(f.path, opts);
+          window.push(outcome(f, this.putChunks(stream, f.meta ?? {}, { order: order.next() })).then((o) => [o]));
+        }
+        // Two groups per worker keep every worker busy while the oldest commits.
+        while (window.length >= pool.size * 2) yield* await window.shift()!;
       }
-      while (window.length) yield await window.shift()!;
+      if (batch.length) sendBatch();
+      while (window.length) yield* await window.shift()!;
     } finally {
       await Promise.allSettled(window);
       await pool.close();

@@ -6,12 +6,12 @@ import type { ToWorker } from '../ingest/protocol.js';
 
 const port = parentPort!;
 
-/** Opens a file without following a link, and only if it is a regular file (snapshots). */
+/** Opens a file without following a link, and only if it is a regular file (snapshots, small files of putFiles). */
 function openRegular(path: string): number {
   const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
   if (!fstatSync(fd).isFile()) {
     closeSync(fd);
-    throw new Error(`${path} is no longer a regular file (changed while the snapshot ran)`);
+    throw new Error(`${path} is no longer a regular file (changed while it was being stored)`);
   }
   return fd;
 }
@@ -20,7 +20,7 @@ const handle = serveIngest<string>({
   post: (m, transfer) => port.postMessage(m, transfer),
   open: (path, regularOnly) =>
     regularOnly ? createReadStream('', { fd: openRegular(path), highWaterMark: 1 << 20 }) : createReadStream(path, { highWaterMark: 1 << 20 }),
-  // Small files of a snapshot: not following a link planted since the scan.
+  // Small files of a snapshot or putFiles, seen as regular files: not following a link planted since.
   readWhole: (path) => {
     const fd = openRegular(path);
     try {
