@@ -46,6 +46,37 @@ describe.each(databases)('SqlDatabase conformance: %s', (_name, make) => {
     db.close();
   });
 
+  it('round-trips edge values: empty and large text and blobs, non-BMP text, number limits, bigint and real parameters', () => {
+    const db = make();
+    db.exec('CREATE TABLE v (id INTEGER PRIMARY KEY, x ANY) STRICT');
+    const big = new Uint8Array(3 << 20).map((_, i) => (i * 131) >>> 3);
+    const values: [unknown, unknown][] = [
+      ['', ''],
+      [new Uint8Array(0), new Uint8Array(0)],
+      ['a😀b\u00e9\u4e2d', 'a😀b\u00e9\u4e2d'],
+      ['x'.repeat(200_000), 'x'.repeat(200_000)],
+      [big, big],
+      [Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
+      [-Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER],
+      [0, 0],
+      [1.5, 1.5],
+      [-2.25e300, -2.25e300],
+      [7n, 7],
+      [null, null],
+    ];
+    const insert = db.prepare('INSERT INTO v (x) VALUES (?)');
+    for (const [v] of values) insert.run(v as never);
+    const rows = db.prepare<{ x: unknown }>('SELECT x FROM v ORDER BY id').all();
+    rows.forEach((r, i) => {
+      const want = values[i]![1];
+      if (want instanceof Uint8Array) {
+        expect(r.x).toBeInstanceOf(Uint8Array);
+        expect(Buffer.compare(Buffer.from(r.x as Uint8Array), Buffer.from(want))).toBe(0);
+      } else expect(r.x).toStrictEqual(want);
+    });
+    db.close();
+  });
+
   it('transactions commit, roll back on throw, and nest as savepoints', () => {
     const db = make();
     db.exec('CREATE TABLE t (x INTEGER PRIMARY KEY)');
@@ -83,6 +114,25 @@ describe.each(databases)('SqlDatabase conformance: %s', (_name, make) => {
     db.prepare('INSERT INTO t(v) VALUES (?)').run('b');
     expect([...db.prepare<{ v: string }>('SELECT v FROM t ORDER BY id').iterate()].map((x) => x.v)).toEqual(['a', 'b']);
     expect(db.prepare('UPDATE t SET v = ?').run('z').changes).toBe(2);
+  });
+
+  it('throws SQLite errors with the extended result code as `code`, as better-sqlite3 does', () => {
+    const db = make();
+    db.exec('CREATE TABLE k (id INTEGER PRIMARY KEY, u TEXT UNIQUE)');
+    const insert = db.prepare('INSERT INTO k VALUES (?, ?)');
+    insert.run(1, 'a');
+    const codeOf = (fn: () => unknown) => {
+      try {
+        fn();
+      } catch (e) {
+        return (e as { code?: unknown }).code;
+      }
+      return 'no error';
+    };
+    expect(codeOf(() => insert.run(1, 'b'))).toBe('SQLITE_CONSTRAINT_PRIMARYKEY');
+    expect(codeOf(() => insert.run(2, 'a'))).toBe('SQLITE_CONSTRAINT_UNIQUE');
+    expect(insert.run(2, 'b').changes).toBe(1); // the statement works after a failure
+    db.close();
   });
 
   it('refuses a wrong parameter count and a statement re-entered while iterating', () => {
