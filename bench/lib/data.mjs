@@ -68,23 +68,27 @@ function vocabulary(next, count) {
  */
 export function textLike(size, seed = 7, vocabSize = 1024) {
   const next = splitmix32(seed);
-  const words = vocabulary(next, vocabSize);
-  const parts = [];
+  // ASCII words as bytes, written straight into the output: the same bytes the string-joining
+  // version made (same draws, same order), ~10x faster (the suites generate hundreds of MiB).
+  const words = vocabulary(next, vocabSize).map((w) => Uint8Array.from(w, (c) => c.charCodeAt(0)));
+  const out = new Uint8Array(size + 4096); // a line never exceeds 4 KiB: it may run past size
   let length = 0;
   while (length < size) {
-    const indent = '  '.repeat(next() % 4);
-    let line = indent;
+    for (let k = next() % 4; k > 0; k--) {
+      out[length++] = 32;
+      out[length++] = 32;
+    }
     const n = 3 + (next() % 9);
     for (let i = 0; i < n; i++) {
       // min of two draws skews toward the front of the list (the keywords)
       const r = Math.min(next() % words.length, next() % words.length);
-      line += (i ? ' ' : '') + words[r];
+      if (i) out[length++] = 32;
+      const w = words[r];
+      for (let j = 0; j < w.length; j++) out[length++] = w[j]; // set() costs more for a few bytes
     }
-    line += '\n';
-    parts.push(line);
-    length += line.length;
+    out[length++] = 10;
   }
-  return new TextEncoder().encode(parts.join('')).subarray(0, size);
+  return out.subarray(0, size);
 }
 
 /**
