@@ -8,7 +8,8 @@
  * - `PackWriter.append(...parts)` appends the parts, in order and contiguously, synchronously,
  *   and returns the offset the first starts at. Appended bytes are readable at once through `read`, but durable only after `sync()`
  *   resolves. `close()` ends writing (the pack is sealed from then on).
- * - A writer may gather appends in memory (OPFS: one platform call per MiB, not per record).
+ * - A writer may gather appends in memory (files: one pwrite per 256 KiB, OPFS: one write per
+ *   MiB, instead of one per record).
  *   Then `drain()` hands them to the platform synchronously: from then on they survive a crash
  *   of this process, as appends to a file in Node do at once (power loss needs `sync()`). The
  *   store drains the open pack before every metadata commit (FORMAT.md §8); `sync`, `close`,

@@ -29,8 +29,18 @@ const rethrow = (e: unknown): never => {
 /** Open read descriptors kept per store; older ones are closed first. */
 const READ_FDS = 64;
 
+/**
+ * Appends are gathered up to this many bytes and written with one pwrite: a write per
+ * record cost ~10 µs of the main thread, a fifth of a 1 KB put (decision 0017). They are
+ * written before every metadata commit (PackWriter.drain), so kill -9 loses none that a
+ * committed row points at.
+ */
+const WRITE_BUFFER = 256 * 1024;
+
 export class FsPackStore implements PackStore {
   readonly #readFds = new Map<string, number>();
+  /** Per pack being written, the function that writes out its gathered appends. */
+  readonly #drains = new Map<string, () => void>();
 
   constructor(readonly dir: string) {}
 
@@ -48,6 +58,27 @@ export class FsPackStore implements PackStore {
     await syncDir(sub).catch(rethrow);
     let size = 0;
     let open = true;
+    const drains = this.#drains;
+    /** Appended bytes not yet written: the pack's bytes from `size - gathered` to `size`. */
+    const buffer = new Uint8Array(WRITE_BUFFER);
+    let gathered = 0;
+    /** Writes `parts` at `position`, all of them (a failed write throws; nothing is skipped). */
+    const writeAt = (parts: Uint8Array[], position: number) => {
+      let pending = parts.filter((p) => p.length > 0);
+      while (pending.length) {
+        let n = io(() => writevSync(fd, pending, position));
+        position += n;
+        while (pending.length && n >= pending[0]!.length) n -= pending.shift()!.length;
+        if (n > 0) pending[0] = pending[0]!.subarray(n);
+      }
+    };
+    /** Writes the gathered bytes; after a failure they stay gathered, so a retry writes them. */
+    const drain = () => {
+      if (gathered === 0) return;
+      writeAt([buffer.subarray(0, gathered)], size - gathered);
+      gathered = 0;
+    };
+    drains.set(name, drain);
     return {
       name,
       get size() {
@@ -56,22 +87,30 @@ export class FsPackStore implements PackStore {
       append(...parts) {
         if (!open) throw new Error(`pack ${name} is closed`);
         const at = size;
-        // One writev per record (header + payload): no copy into a joined buffer.
-        let position = at;
-        let pending = parts.filter((p) => p.length > 0);
-        while (pending.length) {
-          let n = io(() => writevSync(fd, pending, position));
-          position += n;
-          while (pending.length && n >= pending[0]!.length) n -= pending.shift()!.length;
-          if (n > 0) pending[0] = pending[0]!.subarray(n);
+        const total = parts.reduce((n, p) => n + p.length, 0);
+        if (gathered + total > buffer.length) drain();
+        if (total > buffer.length) writeAt(parts, at); // a large record: one writev, no copy
+        else {
+          for (const p of parts) {
+            buffer.set(p, gathered);
+            gathered += p.length;
+          }
         }
-        size = position;
+        size += total;
         return at;
       },
-      sync: () => fdatasyncAsync(fd).catch(rethrow),
+      drain() {
+        if (open) drain();
+      },
+      sync: async () => {
+        if (open) drain();
+        await fdatasyncAsync(fd).catch(rethrow);
+      },
       async close() {
         if (open) {
+          drain();
           open = false;
+          drains.delete(name);
           io(() => closeSync(fd));
         }
       },
@@ -79,6 +118,7 @@ export class FsPackStore implements PackStore {
   }
 
   async read(name: string, offset: number, length: number): Promise<Uint8Array> {
+    this.#drains.get(name)?.(); // appended bytes are readable at once (the contract)
     const fd = this.readFd(name);
     const buf = new Uint8Array(length);
     let got = 0;
@@ -109,6 +149,7 @@ export class FsPackStore implements PackStore {
   }
 
   async remove(name: string): Promise<void> {
+    this.#drains.delete(name);
     const fd = this.#readFds.get(name);
     if (fd !== undefined) {
       this.#readFds.delete(name);
@@ -118,6 +159,7 @@ export class FsPackStore implements PackStore {
   }
 
   async list(): Promise<PackInfo[]> {
+    this.#drains.forEach((drain) => drain()); // sizes on disk include every append
     const out: PackInfo[] = [];
     let subs: string[];
     try {
@@ -136,6 +178,8 @@ export class FsPackStore implements PackStore {
   }
 
   async close(): Promise<void> {
+    this.#drains.forEach((drain) => drain());
+    this.#drains.clear();
     for (const fd of this.#readFds.values()) closeSync(fd);
     this.#readFds.clear();
   }
