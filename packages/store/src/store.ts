@@ -21,7 +21,7 @@ import { formatDigest, hexToBytes, parseDigest } from './hex.js';
 import { decodeManifest } from './manifest.js';
 import { InitOptions, ListQuery, MetaUpdate, OpenOptions, PutMeta, documentFilters, parse, toMillis, type Durability } from './options.js';
 import { RECORD_HEADER_SIZE } from './pack-record.js';
-import { ingestHere, putDocument, type ChunkStream, type CommitTurn, type PutOptions, type PutResult } from './put.js';
+import { ingestHere, putDocument, type ChunkStream, type CommitTurn, type PutOptions, type PutResult, type ResolvedMeta } from './put.js';
 import { Reader } from './read.js';
 import { SCHEMA_VERSION, migrate, schemaVersion } from './schema.js';
 import { prepareStatements, type DocRow, type Statements } from './statements.js';
@@ -248,12 +248,18 @@ export class Store {
    * Workers: ingest/pool.ts) are the producers.
    */
   async putChunks(stream: ChunkStream, meta: PutMeta = {}, options: { order?: CommitTurn; listed?: boolean } & PutOptions = {}): Promise<PutResult> {
+    let checked: ResolvedMeta;
     try {
       this.#writable('put');
-      return await this.#indexed(putDocument(this.#putContext(), stream, parse(PutMeta, meta, 'put meta'), options.order, options.listed ?? true, options.onChunk));
-    } finally {
-      options.order?.done(); // refused before putDocument ran: the puts behind it go on
+      checked = parse(PutMeta, meta, 'put meta');
+    } catch (e) {
+      // Refused before it started: the producer (a worker) is told to stop, and the puts
+      // behind this one in a commit order go on.
+      options.order?.done();
+      await stream.return?.(undefined as never).catch(() => undefined);
+      throw e;
     }
+    return this.#indexed(putDocument(this.#putContext(), stream, checked, options.order, options.listed ?? true, options.onChunk));
   }
 
   // ---- chunk-level sync (FORMAT.md §12) ------------------------------------------------------

@@ -59,13 +59,14 @@ describe('putFiles: ingest on worker threads', () => {
       }
       if (i === 100) add('empty', new Uint8Array(0));
       if (i === 110) add('bad-meta.txt', textBytes(5, 100), [42]);
+      if (i === 120) add('bad-meta-large.bin', randomBytes(8, 400_000), [42]); // its worker is told to stop
       add(`s${i}.txt`, textBytes(100 + i, 200 + i * 37));
     }
     const outcomes = [];
     for await (const o of store.putFiles(files, { workers: 2 })) outcomes.push(o);
     expect(outcomes.map((o) => o.path)).toEqual(files.map((f) => f.path));
     const failed = outcomes.filter((o) => o.error).map((o) => o.path.slice(dir.length + 1));
-    expect(failed).toEqual(['missing', 'bad-meta.txt']);
+    expect(failed).toEqual(['missing', 'bad-meta.txt', 'bad-meta-large.bin']);
     expect(outcomes.find((o) => o.path.endsWith('bad-meta.txt'))!.error).toMatchObject({ code: 'INVALID_INPUT' });
     for (const o of outcomes.filter((o) => !o.error)) {
       const bytes = readFileSync(o.path); // follows the link, as putFiles must
@@ -79,7 +80,7 @@ describe('putFiles: ingest on worker threads', () => {
       if (!page.nextCursor) break;
       cursor = page.nextCursor;
     }
-    expect(listed).toEqual(files.filter((f) => !['missing', 'bad-meta.txt'].includes(f.meta.path)).map((f) => f.meta.path));
+    expect(listed).toEqual(files.filter((f) => !['missing', 'bad-meta.txt', 'bad-meta-large.bin'].includes(f.meta.path)).map((f) => f.meta.path));
     expect((await store.verify()).ok).toBe(true);
   });
 
