@@ -2,7 +2,7 @@
  * The body of a browser ingest worker (browser/ingest-pool.ts): reads Blobs, runs the kernel
  * (ingest/serve.ts). Kept apart from the store so the worker bundle carries only the core.
  */
-import { serveIngest, type HashedSource } from '../ingest/serve.js';
+import { serveIngest, slices, type HashedSource } from '../ingest/serve.js';
 import type { ToWorker } from '../ingest/protocol.js';
 
 /** FileReaderSync exists in dedicated workers (lib.webworker; not in lib.dom). */
@@ -31,10 +31,9 @@ async function* blobPieces(blob: Blob): AsyncGenerator<Uint8Array> {
  */
 export const NATIVE_DIGEST_MAX = 128 << 20;
 
-/** 1 MiB pieces of one buffer, the size the kernel takes per call. */
+/** The kernel's pieces of a buffer still being read. */
 async function* sliced(whole: Promise<ArrayBuffer>): AsyncGenerator<Uint8Array> {
-  const bytes = new Uint8Array(await whole);
-  for (let at = 0; at < bytes.length; at += 1 << 20) yield bytes.subarray(at, at + (1 << 20));
+  yield* slices(new Uint8Array(await whole));
 }
 
 function openHashed(blob: Blob): HashedSource | undefined {

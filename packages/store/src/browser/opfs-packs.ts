@@ -7,6 +7,7 @@
  * A sync access handle locks its file exclusively, so a file is opened once and its handle
  * shared by the writer and all reads; a bounded number stay open (oldest closed first).
  */
+import { GatheredAppends } from '../backend/gathered-appends.js';
 import { PackMissingError, type PackInfo, type PackStore, type PackWriter } from '../backend/packs.js';
 
 /** The parts of FileSystemSyncAccessHandle used here (lib.webworker; not in lib.dom). */
@@ -105,50 +106,29 @@ export class OpfsPackStore implements PackStore {
       this.#writing.delete(name);
       throw e;
     }
-    let size = 0;
     let open = true;
     const writing = this.#writing;
     const drains = this.#drains;
-    /** Appended bytes not yet written: the pack's bytes from `size - gathered` to `size`. */
-    const buffer = new Uint8Array(WRITE_BUFFER);
-    let gathered = 0;
-    const writeAt = (bytes: Uint8Array, at: number) => {
-      for (let done = 0; done < bytes.length; ) {
-        const n = h.write(bytes.subarray(done), { at: at + done });
-        if (n <= 0) throw new Error(`pack ${name}: short write`);
-        done += n;
+    const appends = new GatheredAppends(WRITE_BUFFER, (parts, position) => {
+      for (const p of parts) {
+        for (let done = 0; done < p.length; ) {
+          const n = h.write(p.subarray(done), { at: position + done });
+          if (n <= 0) throw new Error(`pack ${name}: short write`);
+          done += n;
+        }
+        position += p.length;
       }
-    };
-    const drain = () => {
-      if (gathered === 0) return;
-      writeAt(buffer.subarray(0, gathered), size - gathered);
-      gathered = 0;
-    };
+    });
+    const drain = () => appends.drain();
     drains.set(name, drain);
     return {
       name,
       get size() {
-        return size;
+        return appends.size;
       },
       append(...parts) {
         if (!open) throw new Error(`pack ${name} is closed`);
-        const at = size;
-        const total = parts.reduce((n, p) => n + p.length, 0);
-        if (gathered + total > buffer.length) drain();
-        if (total > buffer.length) {
-          let o = at;
-          for (const p of parts) {
-            writeAt(p, o);
-            o += p.length;
-          }
-        } else {
-          for (const p of parts) {
-            buffer.set(p, gathered);
-            gathered += p.length;
-          }
-        }
-        size += total;
-        return at;
+        return appends.append(parts);
       },
       drain() {
         if (open) drain();

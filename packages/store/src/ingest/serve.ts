@@ -34,7 +34,7 @@ function shape(e: unknown): ErrorShape {
 }
 
 /** 1 MiB pieces, the size the kernel takes per call. */
-function* slices(bytes: Uint8Array): Generator<Uint8Array> {
+export function* slices(bytes: Uint8Array): Generator<Uint8Array> {
   for (let at = 0; at < bytes.length; at += 1 << 20) yield bytes.subarray(at, at + (1 << 20));
 }
 

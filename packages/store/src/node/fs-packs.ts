@@ -8,6 +8,7 @@ import { closeSync, fdatasync, fsync, mkdirSync, openSync, readSync, readdirSync
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PackMissingError, type PackInfo, type PackStore, type PackWriter } from '../backend/packs.js';
+import { GatheredAppends } from '../backend/gathered-appends.js';
 import { storageError } from '../errors.js';
 
 const fdatasyncAsync = promisify(fdatasync);
@@ -56,14 +57,10 @@ export class FsPackStore implements PackStore {
     });
     // The new directory entry must survive a crash too.
     await syncDir(sub).catch(rethrow);
-    let size = 0;
     let open = true;
     const drains = this.#drains;
-    /** Appended bytes not yet written: the pack's bytes from `size - gathered` to `size`. */
-    const buffer = new Uint8Array(WRITE_BUFFER);
-    let gathered = 0;
-    /** Writes `parts` at `position`, all of them (a failed write throws; nothing is skipped). */
-    const writeAt = (parts: Uint8Array[], position: number) => {
+    // One writev per call: a large record goes out uncopied, header and payload together.
+    const appends = new GatheredAppends(WRITE_BUFFER, (parts, position) => {
       let pending = parts.filter((p) => p.length > 0);
       while (pending.length) {
         let n = io(() => writevSync(fd, pending, position));
@@ -71,33 +68,17 @@ export class FsPackStore implements PackStore {
         while (pending.length && n >= pending[0]!.length) n -= pending.shift()!.length;
         if (n > 0) pending[0] = pending[0]!.subarray(n);
       }
-    };
-    /** Writes the gathered bytes; after a failure they stay gathered, so a retry writes them. */
-    const drain = () => {
-      if (gathered === 0) return;
-      writeAt([buffer.subarray(0, gathered)], size - gathered);
-      gathered = 0;
-    };
+    });
+    const drain = () => appends.drain();
     drains.set(name, drain);
     return {
       name,
       get size() {
-        return size;
+        return appends.size;
       },
       append(...parts) {
         if (!open) throw new Error(`pack ${name} is closed`);
-        const at = size;
-        const total = parts.reduce((n, p) => n + p.length, 0);
-        if (gathered + total > buffer.length) drain();
-        if (total > buffer.length) writeAt(parts, at); // a large record: one writev, no copy
-        else {
-          for (const p of parts) {
-            buffer.set(p, gathered);
-            gathered += p.length;
-          }
-        }
-        size += total;
-        return at;
+        return appends.append(parts);
       },
       drain() {
         if (open) drain();
