@@ -6,7 +6,7 @@ import { statSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
 
-const { path, intervalMs } = workerData as { path: string; intervalMs: number };
+const { path, intervalMs, walLimit } = workerData as { path: string; intervalMs: number; walLimit?: number };
 // A short wait for the writer's lock: this thread may wait, the writer's commits are short.
 let db: Database.Database;
 try {
@@ -48,7 +48,7 @@ const timer = setInterval(() => {
   checkpoint('PASSIVE');
   // Right after a PASSIVE pass few frames are left to copy: the TRUNCATE holds commits (and
   // the writer's thread, which waits in SQLite's busy handler) for as short a time as it can.
-  if (walSize() > WAL_LIMIT) checkpoint('TRUNCATE');
+  if (walSize() > (walLimit ?? WAL_LIMIT)) checkpoint('TRUNCATE');
 }, intervalMs);
 parentPort!.on('message', (m: string) => {
   if (m !== 'stop') return;

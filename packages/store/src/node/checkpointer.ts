@@ -21,8 +21,12 @@ export interface Checkpointer {
   stop(): Promise<void>;
 }
 
-export async function startCheckpointer(path: string, intervalMs = 200): Promise<Checkpointer> {
-  const worker = new Worker(workerUrl(), { workerData: { path, intervalMs } });
+/**
+ * `walLimit` (bytes past which a TRUNCATE runs; checkpoint-worker.ts WAL_LIMIT by default) and
+ * `intervalMs` are there for tests, which make the TRUNCATE race every commit.
+ */
+export async function startCheckpointer(path: string, { intervalMs = 200, walLimit }: { intervalMs?: number; walLimit?: number } = {}): Promise<Checkpointer> {
+  const worker = new Worker(workerUrl(), { workerData: { path, intervalMs, walLimit } });
   worker.unref(); // a store left open must not keep the process alive
   await new Promise<void>((resolve, reject) => {
     worker.once('message', (m: 'ready' | { failed: { code?: string; message: string } }) => {

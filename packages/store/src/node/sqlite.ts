@@ -29,8 +29,30 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqlDataba
     return db;
   }, path);
   // One transaction function for every call (it runs the callback it is given): making one per
-  // call cost ~7% of a single metadata update's main-thread time.
-  const runInTransaction = db.transaction((fn: () => unknown) => fn());
+  // call cost ~7% of a single metadata update's main-thread time. `entered` tells a BEGIN that
+  // failed (nothing ran, nothing changed: safe to try again) from a failure inside or after fn.
+  let entered = false;
+  const runInTransaction = db.transaction((fn: () => unknown) => {
+    entered = true;
+    return fn();
+  });
+  const timeout = options.timeout ?? 5000;
+  const beginWrite = <T>(fn: () => T): T => {
+    const deadline = performance.now() + timeout;
+    for (;;) {
+      entered = false;
+      try {
+        return runInTransaction.immediate(fn) as T;
+      } catch (e) {
+        // SQLite's busy timeout adds up the sleeps it planned, not the time that passed: when
+        // signals cut those sleeps short (the V8 profiler's SIGPROF, every millisecond), BEGIN
+        // IMMEDIATE gave up after ~80 ms behind the checkpointer's TRUNCATE (checkpoint-worker.ts)
+        // and a put failed with "database is locked". The deadline here is real time.
+        if (entered || !isBusy(e) || performance.now() > deadline) throw e;
+        Atomics.wait(pause, 0, 0, 1);
+      }
+    }
+  };
   return {
     exec: (sql) => guard(() => void db.exec(sql)),
     prepare: <Row>(sql: string) => typedErrors(db.prepare(sql) as unknown as SqlStatement<Row>),
@@ -40,7 +62,7 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqlDataba
     // possible then): seen as "database is locked" under sustained metadata updates.
     transaction: options.readonly
       ? <T>(fn: () => T): T => guard(() => runInTransaction(fn) as T)
-      : <T>(fn: () => T): T => guard(() => runInTransaction.immediate(fn) as T),
+      : <T>(fn: () => T): T => guard(() => beginWrite(fn)),
     get inTransaction() {
       return db.inTransaction;
     },
@@ -49,6 +71,13 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqlDataba
       if (!options.readonly) guard(() => db.pragma(`synchronous = ${d === 'full' ? 'FULL' : 'NORMAL'}`));
     },
   };
+}
+
+/** A one-element buffer to sleep on: Atomics.wait blocks this thread for a millisecond. */
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+function isBusy(e: unknown): boolean {
+  return (e as { code?: unknown })?.code === 'SQLITE_BUSY' || (e as { code?: unknown })?.code === 'SQLITE_BUSY_SNAPSHOT';
 }
 
 /** Runs `fn`, turning SQLite's I/O and disk-full results into IO_ERROR / STORAGE_FULL. */
