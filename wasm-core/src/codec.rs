@@ -131,6 +131,24 @@ impl Codec {
     }
 
     /// Appends one zstd frame of `src` to `out`; returns its length.
+    /// How a chunk is stored: a zstd frame appended to `out` (returns its length) when the
+    /// chunk does not look random and the frame saves enough (`worth_compressing`), else
+    /// `None` and `out` unchanged (the chunk is stored raw). The ingest kernel and
+    /// `kura_chunk_encode` (chunks compressed after deduplication) share this one policy.
+    pub fn encode_append(&mut self, src: &[u8], level: i32, out: &mut Vec<u8>) -> Result<Option<usize>, Error> {
+        if likely_incompressible(src) {
+            return Ok(None);
+        }
+        let start = out.len();
+        let n = self.compress_append(src, level, out)?;
+        if worth_compressing(src.len(), n) {
+            Ok(Some(n))
+        } else {
+            out.truncate(start);
+            Ok(None)
+        }
+    }
+
     pub fn compress_append(&mut self, src: &[u8], level: i32, out: &mut Vec<u8>) -> Result<usize, Error> {
         Self::check_level(level)?;
         if level != self.level {

@@ -235,6 +235,21 @@ pub extern "C" fn kura_zstd_compress(level: i32, len: u32) -> i32 {
     }
 }
 
+/// Encodes one chunk (the input region's first `len` bytes) as the ingest kernel would:
+/// returns the zstd frame's length (the frame in the output region), or 0 when the chunk is
+/// to be stored raw (output region empty), or `-code`.
+#[unsafe(no_mangle)]
+pub extern "C" fn kura_chunk_encode(level: i32, len: u32) -> i32 {
+    let result = OUT.with_borrow_mut(|out| {
+        out.clear();
+        with_input(len, |data| with_codec(|c| c.encode_append(data, level, out)))
+    });
+    match result {
+        Ok(n) => n.unwrap_or(0) as i32,
+        Err(e) => fail(e),
+    }
+}
+
 /// Decompresses a frame of `len` bytes into exactly `expected` bytes of the output region;
 /// returns `expected` or `-code` (never writes more than `expected`).
 #[unsafe(no_mangle)]

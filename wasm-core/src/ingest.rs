@@ -6,7 +6,7 @@
 //! a record per chunk and a payload area — that the caller reads at once.
 
 use crate::cdc::{Params, StreamChunker};
-use crate::codec::{CODEC_RAW, CODEC_ZSTD, Codec, likely_incompressible, worth_compressing};
+use crate::codec::{CODEC_RAW, CODEC_ZSTD, Codec};
 use crate::error::Error;
 use crate::hash::{Digest32, Sha256, blake3};
 
@@ -106,13 +106,10 @@ impl Ingest {
     ) -> Result<(), Error> {
         let key = blake3(bytes);
         let mut payload = Payload::Raw(at);
-        if let Some(level) = level.filter(|_| !likely_incompressible(bytes)) {
+        if let Some(level) = level {
             let start = payloads.len();
-            let n = codec.compress_append(bytes, level, payloads)?;
-            if worth_compressing(bytes.len(), n) {
+            if let Some(n) = codec.encode_append(bytes, level, payloads)? {
                 payload = Payload::Zstd(start, n);
-            } else {
-                payloads.truncate(start);
             }
         }
         let codec_byte = if matches!(payload, Payload::Zstd(..)) { CODEC_ZSTD } else { CODEC_RAW };

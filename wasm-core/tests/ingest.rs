@@ -65,6 +65,38 @@ fn agrees_with_separate_operations() {
 }
 
 #[test]
+fn encoding_raw_chunks_afterwards_gives_the_kernels_payloads() {
+    // Chunks deduplicated before compression (the store's workers) are encoded one by one with
+    // `encode_append`: the stored form must be exactly what the kernel would have emitted.
+    let p = Params::new(1024, 4096, 16384, 7).unwrap();
+    let mut data = text_bytes(3, 150_000);
+    data.extend(random_bytes(4, 60_000));
+    data.extend(vec![0u8; 40_000]);
+    let (fused, _, _) = run(&p, Some(3), &[&data]);
+    let (raw, _, _) = run(&p, None, &[&data]);
+    assert_eq!(fused.len(), raw.len());
+    let mut codec = Codec::new();
+    let mut kinds = [0, 0];
+    for (f, r) in fused.iter().zip(&raw) {
+        assert_eq!((f.offset, f.len, f.key), (r.offset, r.len, r.key));
+        assert_eq!(r.codec, CODEC_RAW);
+        let mut out = vec![7u8]; // appends after what is there
+        match codec.encode_append(&r.payload, 3, &mut out).unwrap() {
+            Some(n) => {
+                assert_eq!((f.codec, n), (CODEC_ZSTD, out.len() - 1));
+                assert_eq!(&out[1..], &f.payload[..]);
+            }
+            None => {
+                assert_eq!(f.codec, CODEC_RAW);
+                assert_eq!(out, [7u8]);
+            }
+        }
+        kinds[f.codec as usize] += 1;
+    }
+    assert!(kinds[0] > 0 && kinds[1] > 0, "raw and zstd chunks both covered: {kinds:?}");
+}
+
+#[test]
 fn without_compression_payloads_are_the_raw_chunks() {
     let p = Params::default_params();
     let data = text_bytes(9, 150_000);

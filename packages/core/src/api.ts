@@ -15,6 +15,7 @@ export { chunk, chunkLengths, chunkStream, Chunker, type ChunkSpan } from './chu
 export {
   compress,
   decompress,
+  encodeChunk,
   CODEC_RAW,
   CODEC_ZSTD,
   LEVEL_MIN,

@@ -32,6 +32,20 @@ export function compress(data: Uint8Array, level: number = DEFAULT_LEVEL): Uint8
   return output();
 }
 
+/**
+ * A chunk's stored form, decided as the ingest kernel decides it: one zstd frame when the
+ * chunk does not look random and the frame saves at least 1/16, else the raw bytes (the same
+ * array). For chunks the kernel emitted raw and a store compresses only once it knows it
+ * lacks them (deduplication before compression).
+ */
+export function encodeChunk(raw: Uint8Array, level: number = DEFAULT_LEVEL): { codec: CodecId; payload: Uint8Array } {
+  assertBytes(raw, 'raw');
+  assertLevel(level);
+  assertInteger(raw.length, 'raw.length', 0, MAX_FRAME_INPUT);
+  const n = check(wasm().kura_chunk_encode(level, copyIn(raw)), 'encodeChunk');
+  return n === 0 ? { codec: CODEC_RAW, payload: raw } : { codec: CODEC_ZSTD, payload: output() };
+}
+
 /** Exactly `rawLength` bytes from `frame`, or `CorruptDataError`. */
 export function decompress(frame: Uint8Array, rawLength: number): Uint8Array {
   assertBytes(frame, 'frame');

@@ -10,6 +10,7 @@ import {
   blake3,
   chunkLengths,
   decompress,
+  encodeChunk,
   ingest,
   type IngestChunk,
   type IngestOptions,
@@ -98,5 +99,30 @@ describe('fused ingest kernel', () => {
     expect(ing.result?.size).toBe(0);
     expect(() => ing.update(new Uint8Array(1))).toThrow(InvalidStateError);
     expect(() => ing.finish()).toThrow(InvalidStateError);
+  });
+});
+
+describe('encodeChunk: compressing after deduplication', () => {
+  it('turns each raw chunk into exactly the payload and codec the kernel emits', async () => {
+    // Text, random (stored raw by the entropy check) and zeros, so both codecs are covered.
+    const data = concatBytes([textBytes(5, 150_000), randomBytes(6, 60_000), new Uint8Array(40_000)]);
+    const fused = await run([data], { compression: 3 });
+    const raw = await run([data], { compression: false });
+    expect(raw.chunks.map((c) => [c.offset, c.length, c.key])).toEqual(fused.chunks.map((c) => [c.offset, c.length, c.key]));
+    const seen = new Set<number>();
+    raw.chunks.forEach((r, i) => {
+      const f = fused.chunks[i]!;
+      const e = encodeChunk(r.payload, 3);
+      expect(e.codec).toBe(f.codec);
+      expectSameBytes(e.payload, f.payload, `chunk ${i}`);
+      if (e.codec === CODEC_ZSTD) expectSameBytes(decompress(e.payload, r.length), r.payload, `chunk ${i} round trip`);
+      else expect(e.payload).toBe(r.payload); // raw: the same array, no copy
+      seen.add(e.codec);
+    });
+    expect([...seen].sort()).toEqual([CODEC_RAW, CODEC_ZSTD]);
+  });
+
+  it('refuses a bad level', () => {
+    expect(() => encodeChunk(new Uint8Array(10), 0)).toThrow(InvalidInputError);
   });
 });

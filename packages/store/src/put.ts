@@ -18,6 +18,7 @@ import { DigestMismatchError } from './errors.js';
 import { hexInto, hexToBytes } from './hex.js';
 import { ManifestBuilder } from './manifest.js';
 import { RECORD_HEADER_SIZE } from './pack-record.js';
+import type { KnownChunks } from './ingest/known-chunks.js';
 import type { Statements } from './statements.js';
 import type { StoredChunk, Writer } from './writer.js';
 
@@ -37,6 +38,8 @@ export interface PutContext {
   chunking: ResolvedChunkParams;
   compression: number | false;
   documentHasher?: DocumentHasherChoice | undefined;
+  /** Told every chunk found stored or committed, when ingest workers share it. */
+  known?: KnownChunks | undefined;
 }
 
 export interface ResolvedMeta {
@@ -151,6 +154,7 @@ export async function putDocument(
     if (stored && !stored.damaged) {
       writer.pin(c.key);
       pinned.add(c.key);
+      ctx.known?.add(c.key);
       return false;
     }
     if (stored) {
@@ -234,7 +238,11 @@ export async function putDocument(
     order?.done(); // queued: the next put in line may queue its commit behind this one
     await queued;
     committed = true;
-    for (const key of unrowed.keys()) writer.settle(key);
+    for (const key of unrowed.keys()) {
+      writer.settle(key);
+      ctx.known?.add(key);
+    }
+    for (const key of repairs.keys()) ctx.known?.add(key);
     return { digest, size, chunks: manifest.count, newChunks, newBytesStored: newBytes };
   } finally {
     order?.done(); // a put that failed before queuing must not hold up the ones after it

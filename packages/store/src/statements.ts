@@ -72,6 +72,8 @@ export function prepareStatements(db: SqlDatabase) {
     chunkShareable: p<{ damaged: number }>(
       'SELECT EXISTS (SELECT 1 FROM damaged d WHERE d.key = c.key) AS damaged FROM chunks c WHERE c.key = ?',
     ),
+    /** Chunk keys in key order, a page after `key` (known-chunks preload). */
+    chunkKeysAfter: p<{ key: Uint8Array }>('SELECT key FROM chunks WHERE key > ? ORDER BY key LIMIT ?'),
     chunkRepair: p('UPDATE chunks SET pack_id = ?, offset = ?, raw_len = ?, stored_len = ?, codec = ? WHERE key = ?'),
     damagedMark: p('INSERT INTO damaged(key, reason, found_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET reason = excluded.reason'),
     damagedClear: p('DELETE FROM damaged WHERE key = ?'),

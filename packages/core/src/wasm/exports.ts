@@ -30,6 +30,8 @@ export interface KuraWasmExports {
   kura_cdc_free(h: number): void;
 
   kura_zstd_compress(level: number, len: number): number;
+  /** Frame length (frame in the output region), 0 for "store raw", or -code. */
+  kura_chunk_encode(level: number, len: number): number;
   kura_zstd_decompress(len: number, expected: number): number;
 
   kura_ingest_new(

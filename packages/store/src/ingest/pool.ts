@@ -8,6 +8,7 @@
 import type { IngestChunk, IngestOptions, IngestResult } from '@kura/core';
 import { KuraError } from '@kura/core';
 import type { ChunkStream } from '../put.js';
+import type { KnownChunks } from './known-chunks.js';
 import type { ErrorShape, FromWorker, SmallResult, ToWorker } from './protocol.js';
 
 export interface PoolWorker<S> {
@@ -37,7 +38,8 @@ export class IngestPoolCore<S> {
   readonly #batches = new Map<number, { worker: PoolWorker<S>; resolve: (r: SmallResult[]) => void; reject: (e: Error) => void }>();
   #nextId = 1;
 
-  constructor(size: number, spawn: SpawnWorker<S>) {
+  /** `known`: chunks the store holds; workers then compress only the others. */
+  constructor(size: number, spawn: SpawnWorker<S>, known?: KnownChunks) {
     this.size = Math.max(1, size);
     for (let i = 0; i < this.size; i++) {
       let w: PoolWorker<S> | undefined = undefined;
@@ -45,6 +47,7 @@ export class IngestPoolCore<S> {
         (m) => this.#receive(m),
         (e) => this.#failWorker(w!, e),
       );
+      if (known) w.post({ type: 'known', table: known.buffer });
       this.#workers.push(w);
       this.#load.set(w, 0);
     }

@@ -12,6 +12,8 @@ export type ToWorker<S> =
   | { type: 'file'; id: number; source: S; options: IngestOptions; regularOnly?: boolean }
   | { type: 'bytes'; id: number; bytes: Uint8Array; options: IngestOptions }
   | { type: 'small'; id: number; sources: S[]; options: IngestOptions }
+  /** Sent once, first: the store's KnownChunks table (known-chunks.ts). */
+  | { type: 'known'; table: SharedArrayBuffer }
   | { type: 'ack'; id: number }
   | { type: 'cancel'; id: number };
 

@@ -3,7 +3,8 @@
  * names and streams the chunks back (protocol.ts). Platform-neutral: the host says how to post
  * and how to read a source (Node: file descriptors; browsers: Blobs).
  */
-import { Ingester, KuraError, type IngestChunk, type IngestOptions } from '@kura/core';
+import { DEFAULT_LEVEL, Ingester, KuraError, encodeChunk, type IngestChunk, type IngestOptions } from '@kura/core';
+import { KnownChunks } from './known-chunks.js';
 import { WINDOW, type ErrorShape, type FromWorker, type SmallResult, type ToWorker } from './protocol.js';
 
 export interface IngestHost<S> {
@@ -41,6 +42,29 @@ export function* slices(bytes: Uint8Array): Generator<Uint8Array> {
 /** Returns the handler for messages from the pool. */
 export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => void {
   const credits = new Map<number, { inFlight: number; wake?: () => void; cancelled?: boolean }>();
+  let known: KnownChunks | undefined;
+
+  /**
+   * The kernel for one source. Once the store has said which chunks it holds, the kernel
+   * emits raw chunks and only those the store lacks are compressed (`encodeChunk`, the
+   * kernel's own policy): re-adding a changed file compresses only its changed chunks.
+   */
+  const kernel = (options: IngestOptions) => {
+    const level = options.compression === undefined ? DEFAULT_LEVEL : options.compression;
+    const skip = known !== undefined && known.size > 0 && level !== false ? known : undefined;
+    const ingester = new Ingester(skip ? { ...options, compression: false } : options);
+    const encode = (chunks: IngestChunk[]): IngestChunk[] => {
+      if (!skip) return chunks;
+      for (const c of chunks) {
+        if (skip.has(c.key)) continue; // sent raw; the store has it (or keeps it raw: known-chunks.ts)
+        const e = encodeChunk(c.payload, level as number);
+        c.codec = e.codec;
+        c.payload = e.payload;
+      }
+      return chunks;
+    };
+    return { ingester, encode };
+  };
 
   const send = (msg: FromWorker) => {
     // Each payload is its own copy out of wasm memory (a fresh ArrayBuffer): safe to transfer.
@@ -56,9 +80,9 @@ export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => v
   /** Many small sources, one message each way: per-source messaging would cost more than the ingest. */
   const ingestSmall = (id: number, sources: S[], options: IngestOptions) => {
     const results: SmallResult[] = sources.map((source) => {
-      const ingester = new Ingester(options);
+      const { ingester, encode } = kernel(options);
       try {
-        const chunks = [...ingester.update(host.readWhole(source)), ...ingester.finish()];
+        const chunks = encode([...ingester.update(host.readWhole(source)), ...ingester.finish()]);
         const r = ingester.result!;
         return { chunks, digest: r.digest, size: r.size, count: r.chunks };
       } catch (e) {
@@ -82,12 +106,12 @@ export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => v
     // finish() asks for it.
     let native: Uint8Array | undefined;
     const hasher = () => ({ update: () => undefined, digest: () => native! });
-    const ingester = new Ingester(nativeDigest ? { ...options, documentHasher: hasher } : options);
+    const { ingester, encode } = kernel(nativeDigest ? { ...options, documentHasher: hasher } : options);
     try {
       const emit = async (chunks: IngestChunk[]) => {
         if (chunks.length === 0) return;
         if (flow.cancelled) throw new Cancelled();
-        send({ type: 'chunks', id, chunks });
+        send({ type: 'chunks', id, chunks: encode(chunks) });
         flow.inFlight++;
         while (flow.inFlight >= WINDOW && !flow.cancelled) await new Promise<void>((r) => (flow.wake = r));
         if (flow.cancelled) throw new Cancelled();
@@ -107,7 +131,8 @@ export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => v
   };
 
   return (msg) => {
-    if (msg.type === 'file') {
+    if (msg.type === 'known') known = new KnownChunks(msg.table);
+    else if (msg.type === 'file') {
       let source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>;
       let digest: Promise<Uint8Array> | undefined;
       try {

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { IngestOptions } from '@kura/core';
 import { IngestPoolCore } from '../ingest/pool.js';
+import type { KnownChunks } from '../ingest/known-chunks.js';
 import type { FromWorker } from '../ingest/protocol.js';
 import type { ChunkStream } from '../put.js';
 
@@ -16,13 +17,17 @@ function workerUrl(): URL {
 }
 
 export class IngestPool extends IngestPoolCore<string> {
-  constructor(size = availableParallelism()) {
-    super(size, (onMessage, onError) => {
-      const w = new Worker(workerUrl());
-      w.on('message', (m: FromWorker) => onMessage(m));
-      w.on('error', onError);
-      return { post: (m, transfer) => w.postMessage(m, transfer ?? []), terminate: () => w.terminate() };
-    });
+  constructor(size = availableParallelism(), known?: KnownChunks) {
+    super(
+      size,
+      (onMessage, onError) => {
+        const w = new Worker(workerUrl());
+        w.on('message', (m: FromWorker) => onMessage(m));
+        w.on('error', onError);
+        return { post: (m, transfer) => w.postMessage(m, transfer ?? []), terminate: () => w.terminate() };
+      },
+      known,
+    );
   }
 
   /** `regularOnly`: refuse a link or a non-regular file at `path` (snapshots read what they scanned). */
