@@ -69,4 +69,17 @@ describe('kura snapshot, snapshots, diff, restore, rm-snapshot', () => {
     expect(kura(['diff', '--store', store, '1', 'x']).code).toBe(2);
     expect(kura(['verify', '--store', store]).code).toBe(0);
   });
+
+  it('a second snapshot does not read unchanged files, and says so; --reread reads them', async () => {
+    const store = join(root, 'store-again');
+    const tree = join(root, 'tree-again');
+    mkdirSync(tree);
+    for (let i = 0; i < 5; i++) writeFileSync(join(tree, `f${i}.txt`), `file ${i}\n`);
+    expect(kura(['init', '--store', store]).code).toBe(0);
+    await new Promise((r) => setTimeout(r, 2300)); // past RECENT_MS: stamps are trusted
+    expect(JSON.parse(kura(['snapshot', '--store', store, '--json', tree]).stdout)).toMatchObject({ files: 5, reused: 0 });
+    const again = kura(['snapshot', '--store', store, tree]);
+    expect(again.stdout).toMatch(/^snapshot 2: 5 files \(5 unchanged, not read\), /);
+    expect(JSON.parse(kura(['snapshot', '--store', store, '--json', '--reread', tree]).stdout)).toMatchObject({ files: 5, reused: 0 });
+  });
 });

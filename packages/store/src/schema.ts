@@ -2,7 +2,7 @@
 import { FormatMismatchError } from './errors.js';
 import type { SqlDatabase } from './backend/sql.js';
 
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /** MIGRATIONS[n] takes a database from user_version n to n + 1. */
 const MIGRATIONS: string[] = [
@@ -79,6 +79,11 @@ const MIGRATIONS: string[] = [
     files INTEGER NOT NULL,
     bytes INTEGER NOT NULL
   ) STRICT;
+  `,
+  // 4: what each file of a snapshotted directory looked like when it was read (FORMAT.md
+  // §13.4): a later snapshot reuses the document of a file whose stamp is unchanged.
+  `
+  CREATE TABLE file_cache (path TEXT PRIMARY KEY, stamp TEXT NOT NULL, digest BLOB NOT NULL) STRICT, WITHOUT ROWID;
   `,
 ];
 

@@ -115,6 +115,13 @@ export function prepareStatements(db: SqlDatabase) {
     snapshotGet: p<SnapshotRow>('SELECT * FROM snapshots WHERE id = ?'),
     snapshotsAll: p<SnapshotRow>('SELECT * FROM snapshots ORDER BY id'),
     snapshotDelete: p('DELETE FROM snapshots WHERE id = ?'),
+    /** A snapshotted file's stamp and the document its bytes were (§13.4). */
+    fileCacheGet: p<{ stamp: string; digest: Uint8Array }>('SELECT stamp, digest FROM file_cache WHERE path = ?'),
+    fileCacheSet: p('INSERT INTO file_cache(path, stamp, digest) VALUES (?, ?, ?) ON CONFLICT(path) DO UPDATE SET stamp = excluded.stamp, digest = excluded.digest'),
+    fileCacheDelete: p('DELETE FROM file_cache WHERE path = ?'),
+    /** Cached paths in [from, to): the files once seen under one directory. */
+    fileCacheRange: p<{ path: string }>('SELECT path FROM file_cache WHERE path >= ? AND path < ?'),
+    docSizeByDigest: p<{ size: number }>('SELECT size FROM documents WHERE digest = ?'),
     /** Inserts a new document; changes = 0 when the digest exists already. */
     docInsert: p(
       'INSERT INTO documents(digest, size, chunk_count, manifest, path, media_type, created_at, updated_at, listed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(digest) DO NOTHING',

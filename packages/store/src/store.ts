@@ -375,6 +375,40 @@ export class Store {
     return this.#b.db.transaction(() => commitSnapshot(this.#st, root, label, Date.now()));
   }
 
+  /**
+   * For platform snapshots of real directories (FORMAT.md §13.4): per file, the digest its
+   * bytes had when a snapshot last read it, if its stamp is unchanged and a document with that
+   * digest and size still exists; undefined where it must be read.
+   */
+  protected cachedDigests(files: readonly { path: string; stamp: string; size: number }[]): (`sha256:${string}` | undefined)[] {
+    this.#open();
+    return files.map((f) => {
+      const c = this.#st.fileCacheGet.get(f.path);
+      if (!c || c.stamp !== f.stamp) return undefined;
+      return this.#st.docSizeByDigest.get(c.digest)?.size === f.size ? formatDigest(c.digest) : undefined;
+    });
+  }
+
+  /**
+   * Records the stamps of files a snapshot of `dir` just read (`recent` ones are forgotten:
+   * §13.4), and forgets files once seen under `dir` that are gone. A hint, not data: its own
+   * transaction, after the snapshot's.
+   */
+  protected recordStamps(dir: string, read: readonly { path: string; stamp: string; recent: boolean; digest: string }[], present: ReadonlySet<string>): void {
+    this.#writable('snapshot');
+    this.#b.db.transaction(() => {
+      for (const f of read) {
+        if (f.recent) this.#st.fileCacheDelete.run(f.path);
+        else this.#st.fileCacheSet.run(f.path, f.stamp, parseDigest(f.digest));
+      }
+      // Paths under dir sort from "dir/" up to "dir0" ('0' follows '/').
+      const under = dir.endsWith('/') ? dir : `${dir}/`;
+      for (const { path } of this.#st.fileCacheRange.all(under, `${under.slice(0, -1)}0`)) {
+        if (!present.has(path)) this.#st.fileCacheDelete.run(path);
+      }
+    });
+  }
+
   /** All snapshots, oldest first. */
   async snapshots(): Promise<SnapshotInfo[]> {
     this.#open();

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, linkSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, linkSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, renameSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { randomBytes, textBytes } from '../../core/test/helpers/data.js';
+import { RECENT_MS } from '../src/node/snapshots.js';
 import { decodeTree, encodeTree } from '../src/snapshot.js';
 import { newStore, reopen, tempDir } from './helpers/store.js';
 import { recordReliability } from './helpers/reliability.js';
@@ -339,5 +340,110 @@ describe('snapshots', () => {
     const out = join(tempDir(), 'out');
     expect((await store.restore(snap.id, out)).files).toBe(2000);
     expect(describeTree(out)).toEqual(describeTree(src));
+  });
+});
+
+describe('snapshots of a directory snapshotted before (unchanged files are not read again)', () => {
+  /** Past the window in which a file's stamp is not trusted (RECENT_MS). */
+  const settle = () => new Promise((r) => setTimeout(r, RECENT_MS + 300));
+
+  it('reuses files whose stamp is unchanged, reads changed and recent ones, and restores the right bytes', { timeout: 60_000 }, async () => {
+    const { store, dir } = await newStore();
+    const src = join(tempDir(), 'src');
+    mkdirSync(src);
+    makeTree(src);
+    await settle();
+    const a = await store.snapshot(src);
+    expect(a.reused).toBe(0); // nothing recorded yet
+    const b = await store.snapshot(src);
+    expect(b.reused).toBe(a.files);
+    expect(b.tree).toBe(a.tree);
+
+    // Same size, and the modification time put back: only the change time tells.
+    const path = join(src, 'docs', 'a.txt');
+    const before = statSync(path);
+    const edited = textBytes(99, 10_000);
+    writeFileSync(path, edited);
+    utimesSync(path, before.atime, before.mtime);
+    expect(statSync(path).mtimeMs).toBe(before.mtimeMs);
+    await settle(); // not "recent" any more: the stamp alone must show the change
+    const c = await store.snapshot(src);
+    expect(c.reused).toBe(a.files - 1);
+    expect(c.tree).not.toBe(a.tree);
+    expect((await store.diffSnapshots(a.id, c.id)).changed.map((e) => e.path)).toEqual(['docs/a.txt']);
+
+    // A file changed under RECENT_MS before a scan is read again even with its stamp unchanged
+    // (it may change again within the same timestamp tick), until it settles.
+    writeFileSync(join(src, 'README.md'), textBytes(98, 3000));
+    expect((await store.snapshot(src)).reused).toBe(a.files - 1);
+    expect((await store.snapshot(src)).reused).toBe(a.files - 1);
+    await settle();
+    expect((await store.snapshot(src)).reused).toBe(a.files - 1); // read once more, now settled
+    expect((await store.snapshot(src)).reused).toBe(a.files);
+
+    // A store opened again reads the same table; `reread` ignores it.
+    await store.close();
+    const again = await reopen(dir);
+    const d = await again.snapshot(src);
+    expect(d.reused).toBe(a.files);
+    expect((await again.snapshot(src, { reread: true })).reused).toBe(0);
+
+    const out = join(tempDir(), 'out');
+    await again.restore(d.id, out);
+    expect(describeTree(out)).toEqual(describeTree(src));
+    expect(readFileSync(join(out, 'docs', 'a.txt'))).toEqual(Buffer.from(edited));
+    expect((await again.verify()).ok).toBe(true);
+  });
+
+  it('a file replaced by another of the same size and times is read again (new inode)', { timeout: 60_000 }, async () => {
+    const { store } = await newStore();
+    const src = join(tempDir(), 'src');
+    mkdirSync(src);
+    writeFileSync(join(src, 'f.txt'), 'first version');
+    writeFileSync(join(src, 'g.txt'), 'unchanged');
+    await settle();
+    await store.snapshot(src);
+    const st = statSync(join(src, 'f.txt'));
+    writeFileSync(join(src, 'f.new'), 'other version');
+    utimesSync(join(src, 'f.new'), st.atime, st.mtime);
+    renameSync(join(src, 'f.new'), join(src, 'f.txt'));
+    await settle();
+    const s = await store.snapshot(src);
+    expect(s.reused).toBe(1);
+    const out = join(tempDir(), 'out');
+    await store.restore(s.id, out);
+    expect(readFileSync(join(out, 'f.txt'), 'utf8')).toBe('other version');
+  });
+
+  it('documents deleted since (snapshot removed, GC) are read again, even between the check and the commit', { timeout: 60_000 }, async () => {
+    const { store } = await newStore();
+    const src = join(tempDir(), 'src');
+    mkdirSync(src);
+    makeTree(src);
+    await settle();
+    const a = await store.snapshot(src);
+    await store.deleteSnapshot(a.id);
+    await store.gc();
+    const b = await store.snapshot(src);
+    expect(b.reused).toBe(0); // the recorded documents are gone: every file read
+    // Now the documents vanish after the stamps were checked, before the snapshot commits.
+    const commit = store.createSnapshot.bind(store);
+    let raced = false;
+    store.createSnapshot = async (root, options) => {
+      if (!raced) {
+        raced = true;
+        await store.deleteSnapshot(b.id);
+        await store.gc();
+      }
+      return commit(root, options);
+    };
+    const c = await store.snapshot(src);
+    expect(raced).toBe(true);
+    expect(c.reused).toBe(0);
+    expect(c.tree).toBe(a.tree);
+    const out = join(tempDir(), 'out');
+    await store.restore(c.id, out);
+    expect(describeTree(out)).toEqual(describeTree(src));
+    expect((await store.verify()).ok).toBe(true);
   });
 });

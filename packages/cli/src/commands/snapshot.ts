@@ -1,6 +1,6 @@
 /**
  * Directory snapshots (docs/FORMAT.md §13):
- *   kura snapshot DIR [--label L] [--no-mtime] [--json]   record a tree
+ *   kura snapshot DIR [--label L] [--no-mtime] [--reread] [--json]   record a tree
  *   kura snapshots [--json]                               list them
  *   kura restore ID DIR [--overwrite] [--json]            recreate one
  *   kura diff A B [--json]                                what changed between two
@@ -33,13 +33,15 @@ export function register(program: Command): void {
     .argument('<dir>', 'the directory')
     .option('--label <text>', 'a label to find it by')
     .option('--no-mtime', 'leave modification times out (an untouched tree then keeps its id when files are merely touched)')
-    .option('--json', 'one JSON object: {"id","label","createdAt","files","bytes","tree","skipped"}')
-    .action(async (dir: string, opts: { label?: string; mtime: boolean; json?: boolean }, cmd: Command) => {
+    .option('--reread', 'read every file, even those unchanged since an earlier snapshot read them')
+    .option('--json', 'one JSON object: {"id","label","createdAt","files","bytes","tree","skipped","reused"}')
+    .action(async (dir: string, opts: { label?: string; mtime: boolean; reread?: boolean; json?: boolean }, cmd: Command) => {
       await withStore(cmd, { readonly: false }, async (store) => {
-        const s = await store.snapshot(dir, { mtime: opts.mtime, ...(opts.label !== undefined ? { label: opts.label } : {}) });
+        const s = await store.snapshot(dir, { mtime: opts.mtime, reread: opts.reread ?? false, ...(opts.label !== undefined ? { label: opts.label } : {}) });
         if (opts.json) return writeJson(s);
         for (const p of s.skipped) process.stderr.write(`kura: skipped ${p}: not a file, directory or symlink\n`);
-        await write(`snapshot ${s.id}: ${count(s.files)} files, ${bytes(s.bytes)}${s.label ? ` (${s.label})` : ''}\n`);
+        const unread = s.reused ? ` (${count(s.reused)} unchanged, not read)` : '';
+        await write(`snapshot ${s.id}: ${count(s.files)} files${unread}, ${bytes(s.bytes)}${s.label ? ` (${s.label})` : ''}\n`);
       });
     });
 

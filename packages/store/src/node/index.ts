@@ -21,7 +21,7 @@ import { openSqlite } from './sqlite.js';
 
 export * from '../index.js';
 export { IngestPool } from './ingest-pool.js';
-export type { RestoreReport } from './snapshots.js';
+export { RECENT_MS, type RestoreReport } from './snapshots.js';
 export { FsPackStore } from './fs-packs.js';
 export { openSqlite } from './sqlite.js';
 
@@ -225,12 +225,38 @@ export class Store extends StoreCore {
    * and named in `skipped`. `mtime: false` leaves times out (then unchanged trees keep their
    * digests across touches).
    */
-  async snapshot(dir: string, options: { label?: string; mtime?: boolean } = {}): Promise<SnapshotInfo & { skipped: string[] }> {
+  async snapshot(
+    dir: string,
+    options: { label?: string; mtime?: boolean; reread?: boolean } = {},
+  ): Promise<SnapshotInfo & { skipped: string[]; reused: number }> {
     this.assertWritable('snapshot');
-    const scan = scanDirectory(resolve(dir), { mtime: options.mtime ?? true });
-    await this.#putScanned(scan.files);
-    const info = await this.createSnapshot(scan.root, options.label !== undefined ? { label: options.label } : {});
-    return { ...info, skipped: scan.skipped };
+    const root = resolve(dir);
+    const scan = scanDirectory(root, { mtime: options.mtime ?? true });
+    // Files whose stamp is what an earlier snapshot read keep that document, unread
+    // (FORMAT.md §13.4); `reread` reads every file.
+    const cached = options.reread ? [] : this.cachedDigests(scan.files);
+    const reused: ScannedFile[] = [];
+    const read: ScannedFile[] = [];
+    scan.files.forEach((f, i) => {
+      const digest = f.recent ? undefined : cached[i];
+      if (digest === undefined) return read.push(f);
+      f.entry.digest = digest;
+      reused.push(f);
+    });
+    await this.#putScanned(read);
+    const label = options.label !== undefined ? { label: options.label } : {};
+    let info: SnapshotInfo;
+    try {
+      info = await this.createSnapshot(scan.root, label);
+    } catch (e) {
+      // A reused document deleted meanwhile (its snapshots removed, then GC): read them all.
+      if (!(e instanceof NotFoundError) || reused.length === 0) throw e;
+      await this.#putScanned(reused);
+      read.push(...reused.splice(0));
+      info = await this.createSnapshot(scan.root, label);
+    }
+    this.recordStamps(root, read.map((f) => ({ path: f.path, stamp: f.stamp, recent: f.recent, digest: f.entry.digest })), new Set(scan.files.map((f) => f.path)));
+    return { ...info, skipped: scan.skipped, reused: reused.length };
   }
 
   /**

@@ -32,7 +32,21 @@ export interface ScannedFile {
   path: string;
   size: number;
   entry: FileEntry;
+  /**
+   * What the file looked like (device, inode, size, modification and change times): equal
+   * stamps at two scans mean the same bytes, unless `recent` (FORMAT.md §13.4).
+   */
+  stamp: string;
+  /** Modified or changed less than RECENT_MS before the scan began: its stamp is not trusted. */
+  recent: boolean;
 }
+
+/**
+ * A file modified this close to a scan may change again within the same timestamp tick after
+ * it was read, leaving its stamp as it was: such files are read again next time (like git's
+ * "racily clean" entries).
+ */
+export const RECENT_MS = 2000;
 
 export interface Scan {
   root: DirNode;
@@ -45,6 +59,7 @@ export interface Scan {
 export function scanDirectory(dir: string, options: { mtime: boolean }): Scan {
   const files: ScannedFile[] = [];
   const skipped: string[] = [];
+  const settledBefore = Date.now() - RECENT_MS;
   const top = lstatSync(dir);
   if (!top.isDirectory()) throw new InvalidInputError(`${dir} is not a directory`, 'dir');
   const scan = (path: string, name: string, mode: number, mtime: number): DirNode => {
@@ -65,7 +80,8 @@ export function scanDirectory(dir: string, options: { mtime: boolean }): Scan {
       else if (st.isFile()) {
         const entry: FileEntry = { type: 'file', name: entryName, mode: m, size: st.size, digest: 'sha256:', ...(options.mtime ? { mtime: t } : {}) };
         node.entries.push(entry);
-        files.push({ path: full, size: st.size, entry });
+        const stamp = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+        files.push({ path: full, size: st.size, entry, stamp, recent: Math.max(st.mtimeMs, st.ctimeMs) >= settledBefore });
       } else skipped.push(full);
     }
     return node;
