@@ -28,8 +28,12 @@ const nextTurn: (fn: () => void) => void =
   typeof setImmediate === 'function' ? (fn) => void setImmediate(fn) : (fn) => void setTimeout(fn, 0);
 
 export class Indexer {
-  #draining: Promise<void> | undefined;
+  #draining: Promise<boolean> | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
+  /** Callers of `drain` waiting: a run in progress must not stop for puts then. */
+  #urgent = 0;
+  /** When a write last queued documents (performance.now()). */
+  #lastWrite = 0;
 
   constructor(
     readonly db: SqlDatabase,
@@ -38,6 +42,8 @@ export class Indexer {
     readonly writable: boolean,
     /** Resolves when no put is in flight: background indexing yields to ingest. */
     readonly idle: () => Promise<void> = () => Promise.resolve(),
+    /** Whether a put is in flight now. */
+    readonly busy: () => boolean = () => false,
   ) {}
 
   /**
@@ -48,10 +54,15 @@ export class Indexer {
    */
   schedule(): void {
     if (!this.writable) return;
+    this.#lastWrite = performance.now();
+    this.#arm();
+  }
+
+  #arm(): void {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
-      void this.idle().then(() => nextTurn(() => void this.drain().catch(() => undefined))); // retried by the next drain
+      void this.idle().then(() => nextTurn(() => void this.#start().catch(() => undefined))); // retried by the next drain
     }, QUIET_MS);
     (this.#timer as { unref?: () => void }).unref?.(); // never keeps a process alive
   }
@@ -63,20 +74,48 @@ export class Indexer {
   }
 
   /** Brings the index up to date with every committed change. */
-  drain(): Promise<void> {
-    if (!this.writable) return Promise.resolve();
-    this.#draining ??= this.#run().finally(() => {
-      this.#draining = undefined;
-    });
-    return this.#draining;
+  async drain(): Promise<void> {
+    if (!this.writable) return;
+    this.#urgent++;
+    try {
+      // A background run that was already stopping for a put returns unfinished: go again.
+      while (!(await this.#start()));
+    } finally {
+      this.#urgent--;
+    }
   }
 
-  async #run(): Promise<void> {
+  #start(): Promise<boolean> {
+    return (this.#draining ??= this.#run().finally(() => {
+      this.#draining = undefined;
+    }));
+  }
+
+  /**
+   * A background run stops, between documents, as soon as a put is in flight or writes have
+   * not paused for QUIET_MS (nobody waits for it; puts do). Measured: runs that began in
+   * momentary lulls of `putFiles` indexed 32 MiB of text beside the ingest, which then ran at
+   * ~60 instead of ~85-100 MB/s. `drain` callers (search, close) wait for the whole queue.
+   */
+  #yieldToPuts(): boolean {
+    return this.#urgent === 0 && (this.busy() || performance.now() - this.#lastWrite < QUIET_MS);
+  }
+
+  /** True once the queue is empty; false when a background run stopped for a put (re-armed). */
+  async #run(): Promise<boolean> {
     for (;;) {
+      if (this.#yieldToPuts()) {
+        this.#arm();
+        return false;
+      }
       const queued = this.st.queueBatch.all(BATCH);
-      if (queued.length === 0) return;
+      if (queued.length === 0) return true;
       const entries: { id: number; seq: number; fields?: [string | null, string, string, string] }[] = [];
       for (const q of queued) {
+        // Reads resolve through microtasks only: without a turn of the event loop here, a
+        // put waiting on a timer or a socket could never start, and never be yielded to.
+        if (this.#urgent === 0) await new Promise<void>((r) => nextTurn(r));
+        if (this.#yieldToPuts()) break; // what is read so far is written below
         const doc = this.st.docById.get(q.doc_id);
         entries.push({ id: q.doc_id, seq: q.seq, ...(doc ? { fields: await this.#fields(doc) } : {}) });
       }

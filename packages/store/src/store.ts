@@ -158,7 +158,7 @@ export class Store {
     this.#st = prepareStatements(b.db);
     this.#writer = new Writer(b.db, this.#st, b.packs, opts.durability, opts.packSize);
     this.#reader = new Reader(this.#st, b.packs, (id) => this.#writer.packName(id), (id) => this.#writer.forgetPack(id), b.documentHasher, config.chunking.max);
-    this.#indexer = new Indexer(b.db, this.#st, this.#reader, !opts.readonly, () => this.#writer.idle());
+    this.#indexer = new Indexer(b.db, this.#st, this.#reader, !opts.readonly, () => this.#writer.idle(), () => this.#writer.busy);
     this.#indexer.schedule(); // whatever a previous session left queued
   }
 

@@ -116,6 +116,11 @@ export class Writer {
     if (this.#activePuts === 0) this.#idleWaiters.splice(0).forEach((wake) => wake());
   }
 
+  /** Whether a put is in progress. */
+  get busy(): boolean {
+    return this.#activePuts > 0;
+  }
+
   /** Resolves when no put is in progress (close drains them). */
   idle(): Promise<void> {
     return this.#activePuts === 0 ? Promise.resolve() : new Promise((r) => this.#idleWaiters.push(r));

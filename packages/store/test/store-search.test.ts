@@ -1,5 +1,8 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { newStore, randomBytes, reopen } from './helpers/store.js';
+import { QUIET_MS } from '../src/search.js';
+import { newStore, randomBytes, reopen, textBytes } from './helpers/store.js';
 
 const text = (t: string) => new TextEncoder().encode(t);
 
@@ -156,5 +159,41 @@ describe('versions', () => {
     expect(await store.has(digests[2]!)).toBe(true); // the document stays
     await store.delete(digests[0]!);
     expect((await store.versions('p')).map((v) => v.version)).toEqual([2, 4]);
+  });
+});
+
+describe('background indexing', () => {
+  it('waits while puts keep coming, even when it started in a lull, and catches up once they pause', { timeout: 60_000 }, async () => {
+    const { store, dir } = await newStore();
+    // The committed queue, as another process would see it.
+    const queued = () => {
+      const db = new Database(join(dir, 'kura.db'), { readonly: true });
+      try {
+        return (db.prepare('SELECT count(*) AS n FROM search_queue').get() as { n: number }).n;
+      } finally {
+        db.close();
+      }
+    };
+    const doc = (i: number) => {
+      const b = textBytes(i, 64 * 1024);
+      b.set(new TextEncoder().encode(`doc ${i} `));
+      return b;
+    };
+    for (let i = 0; i < 300; i++) await store.put(doc(i));
+    // A lull long enough for a background run to start, then puts again, never pausing as
+    // long: the run must stop at the first put, not go on through the queue beside them.
+    await new Promise((r) => setTimeout(r, QUIET_MS + 30));
+    const until = performance.now() + 3000;
+    let i = 300;
+    while (performance.now() < until) {
+      await store.put(doc(i++));
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(queued()).toBeGreaterThan(250);
+    // Writes paused: the index catches up without anyone asking.
+    const deadline = performance.now() + 30_000;
+    while (queued() > 0 && performance.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(queued()).toBe(0);
+    expect((await store.search(`doc ${i - 1}`)).length).toBeGreaterThan(0);
   });
 });
