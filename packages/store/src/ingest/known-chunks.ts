@@ -36,50 +36,46 @@ export class KnownChunks {
 
   /** Adds a 64-hex chunk key (store's thread only). Does nothing once the table is half full. */
   add(key: string): void {
-    const [hi, lo] = fingerprint(key);
-    this.#add(hi, lo);
+    this.#add(...fingerprint(parseInt(key.slice(0, 8), 16), parseInt(key.slice(8, 16), 16)));
   }
 
   /** Adds a key given as its 32 bytes. */
   addBytes(key: Uint8Array): void {
-    const hi = ((key[0]! << 24) | (key[1]! << 16) | (key[2]! << 8) | key[3]!) | 0;
-    const lo = ((key[4]! << 24) | (key[5]! << 16) | (key[6]! << 8) | key[7]!) | 0;
-    this.#add(hi, hi === 0 && lo === 0 ? 1 : lo);
+    const word = (i: number) => (key[i]! << 24) | (key[i + 1]! << 16) | (key[i + 2]! << 8) | key[i + 3]!;
+    this.#add(...fingerprint(word(0), word(4)));
   }
 
   get full(): boolean {
     return Atomics.load(this.#words, 0) >= KnownChunks.SLOTS / 2;
   }
 
-  #add(hi: number, lo: number): void {
-    const w = this.#words;
-    if (Atomics.load(w, 0) >= KnownChunks.SLOTS / 2) return;
-    for (let i = 0, slot = lo & (KnownChunks.SLOTS - 1); i < KnownChunks.MAX_PROBES; i++, slot = (slot + 1) & (KnownChunks.SLOTS - 1)) {
-      const at = 2 + 2 * slot;
-      const h = Atomics.load(w, at);
-      const l = Atomics.load(w, at + 1);
-      if (h === hi && l === lo) return;
-      if (h === 0 && l === 0) {
-        // lo first: a reader that sees the new hi sees its lo too (Atomics are ordered).
-        Atomics.store(w, at + 1, lo);
-        Atomics.store(w, at, hi);
-        Atomics.add(w, 0, 1);
-        return;
-      }
-    }
+  has(key: string): boolean {
+    const [hi, lo] = fingerprint(parseInt(key.slice(0, 8), 16), parseInt(key.slice(8, 16), 16));
+    const at = this.#probe(hi, lo);
+    return at >= 0 && Atomics.load(this.#words, at) === hi && Atomics.load(this.#words, at + 1) === lo;
   }
 
-  has(key: string): boolean {
-    const [hi, lo] = fingerprint(key);
+  #add(hi: number, lo: number): void {
+    const w = this.#words;
+    if (this.full) return;
+    const at = this.#probe(hi, lo);
+    if (at < 0 || Atomics.load(w, at) !== 0 || Atomics.load(w, at + 1) !== 0) return; // no room near, or there already
+    // lo first: a reader that sees the new hi sees its lo too (Atomics are ordered).
+    Atomics.store(w, at + 1, lo);
+    Atomics.store(w, at, hi);
+    Atomics.add(w, 0, 1);
+  }
+
+  /** The word index of the slot holding (hi, lo), or of the empty slot where it would go; -1 if neither is within MAX_PROBES. */
+  #probe(hi: number, lo: number): number {
     const w = this.#words;
     for (let i = 0, slot = lo & (KnownChunks.SLOTS - 1); i < KnownChunks.MAX_PROBES; i++, slot = (slot + 1) & (KnownChunks.SLOTS - 1)) {
       const at = 2 + 2 * slot;
       const h = Atomics.load(w, at);
       const l = Atomics.load(w, at + 1);
-      if (h === hi && l === lo) return true;
-      if (h === 0 && l === 0) return false;
+      if ((h === hi && l === lo) || (h === 0 && l === 0)) return at;
     }
-    return false;
+    return -1;
   }
 
   /** Forgets every key (after GC deleted chunks; store's thread only). */
@@ -88,9 +84,9 @@ export class KnownChunks {
   }
 }
 
-/** The key's first 8 bytes as two int32 words; never both 0 (that marks an empty slot). */
-function fingerprint(key: string): [number, number] {
-  const hi = parseInt(key.slice(0, 8), 16) | 0;
-  const lo = parseInt(key.slice(8, 16), 16) | 0;
+/** A key's first 8 bytes as two int32 words; never both 0 (that marks an empty slot). */
+function fingerprint(hiWord: number, loWord: number): [number, number] {
+  const hi = hiWord | 0;
+  const lo = loWord | 0;
   return [hi, hi === 0 && lo === 0 ? 1 : lo];
 }
