@@ -109,102 +109,116 @@ export function ingestHere(ctx: PutContext, source: ByteSource): ChunkStream {
 }
 
 /**
- * Stores a document from its chunk stream (from `ingestHere`, or from a worker that ran the
- * same kernel with the store's parameters).
+ * Runs `fn` once the current synchronous step has ended: opening or sealing a pack writes rows,
+ * which must not happen inside a caller's read transaction (putReadyDocuments). A put that
+ * waits for room re-checks pending records when it appends (writer.ts), and a chunk stored
+ * meanwhile by another put only gets a second, unreferenced record, as before.
  */
-export async function putDocument(
-  ctx: PutContext,
-  stream: ChunkStream,
-  meta: ResolvedMeta,
-  order?: CommitTurn,
-  /** False for a snapshot's files: kept for the snapshot, not listed (FORMAT.md §13). */
-  listed = true,
-  onChunk?: (chunk: ChunkEvent) => void,
-): Promise<PutResult> {
-  const { writer, st } = ctx;
-  const manifest = new ManifestBuilder();
-  const keyBuffer = new Uint8Array(32); // reused per lookup: the statement runs synchronously
+function afterThisStep<T>(fn: () => Promise<T>): Promise<T> {
+  return Promise.resolve().then(fn);
+}
+
+/**
+ * One document's way into the store: its chunks are placed (shared with the store or with
+ * other puts in progress, or appended to the open pack), then its rows are committed. Streamed
+ * puts (`putDocument`) and batches of documents ingested whole (`putReadyDocuments`) share it.
+ * Call `release` exactly once, whatever happened.
+ */
+class DocumentPut {
+  readonly manifest = new ManifestBuilder();
   /** Chunks without a row that this put needs rows for: its own and other pending puts'. */
-  const unrowed = new Map<string, StoredChunk>();
+  readonly #unrowed = new Map<string, StoredChunk>();
   /** Fresh copies of chunks verify found damaged: their rows are repointed at commit. */
-  const repairs = new Map<string, StoredChunk>();
-  const pinned = new Set<string>();
-  const packsUsed: number[] = [];
-  const wrote: string[] = [];
-  let committed = false;
-  let newChunks = 0;
-  let newBytes = 0;
+  readonly #repairs = new Map<string, StoredChunk>();
+  readonly #pinned = new Set<string>();
+  readonly #packsUsed: number[] = [];
+  readonly #wrote: string[] = [];
+  readonly #key = new Uint8Array(32); // reused per lookup: the statement runs synchronously
+  #committed = false;
+  newChunks = 0;
+  newBytes = 0;
 
-  const usePack = (id: number) => {
-    writer.usePack(id);
-    packsUsed.push(id);
-  };
+  constructor(readonly ctx: PutContext) {
+    ctx.writer.putStarted();
+  }
 
-  /** Places one chunk; true when this put wrote it. */
-  const place = async (c: { key: string; length: number; codec: number; payload: Uint8Array }): Promise<boolean> => {
+  #usePack(id: number): void {
+    this.ctx.writer.usePack(id);
+    this.#packsUsed.push(id);
+  }
+
+  /**
+   * Places one chunk; true when this put wrote it. Synchronous unless the pack must be opened
+   * or rotated first, or a damaged copy is being replaced: a batch of small documents then
+   * places all its chunks without an await, in one read transaction.
+   */
+  place(c: IngestChunk): boolean | Promise<boolean> {
+    const { writer, st } = this.ctx;
     // Readers refuse any chunk above the store's max as damage (read.ts): a chunk stream from a
     // producer with other parameters must be refused here, not stored unreadable.
-    if (c.length > ctx.chunking.max || c.payload.length > ctx.chunking.max) {
-      throw new InvalidInputError(`a chunk is at most ${ctx.chunking.max} bytes in this store; this one is ${c.length}`, 'chunk');
+    if (c.length > this.ctx.chunking.max || c.payload.length > this.ctx.chunking.max) {
+      throw new InvalidInputError(`a chunk is at most ${this.ctx.chunking.max} bytes in this store; this one is ${c.length}`, 'chunk');
     }
-    manifest.add(c.key, c.length);
-    if (unrowed.has(c.key) || pinned.has(c.key) || repairs.has(c.key)) return false;
+    this.manifest.add(c.key, c.length);
+    if (this.#unrowed.has(c.key) || this.#pinned.has(c.key) || this.#repairs.has(c.key)) return false;
     // Check and pin/claim without an await in between (see writer.ts).
-    const stored = st.chunkShareable.get(hexInto(c.key, keyBuffer, 0));
+    const stored = st.chunkShareable.get(hexInto(c.key, this.#key, 0));
     if (stored && !stored.damaged) {
       writer.pin(c.key);
-      pinned.add(c.key);
-      ctx.known?.add(c.key);
+      this.#pinned.add(c.key);
+      this.ctx.known?.add(c.key);
       return false;
     }
+    const location = { key: c.key, codec: c.codec, rawLen: c.length, storedLen: c.payload.length };
     if (stored) {
       // The stored copy is damaged: this put carries good bytes, so it writes them again.
       writer.pin(c.key);
-      pinned.add(c.key);
-      const { chunk } = await writer.appendCopy({ key: c.key, codec: c.codec, rawLen: c.length, storedLen: c.payload.length }, c.payload);
-      usePack(chunk.packId);
-      repairs.set(c.key, chunk);
-      newChunks++;
-      newBytes += RECORD_HEADER_SIZE + c.payload.length;
-      return true;
+      this.#pinned.add(c.key);
+      return afterThisStep(() => writer.appendCopy(location, c.payload)).then(({ chunk }) => {
+        this.#usePack(chunk.packId);
+        this.#repairs.set(c.key, chunk);
+        this.newChunks++;
+        this.newBytes += RECORD_HEADER_SIZE + c.payload.length;
+        return true;
+      });
     }
     const pending = writer.pending(c.key);
     if (pending) {
-      usePack(pending.packId);
-      unrowed.set(c.key, pending);
+      this.#usePack(pending.packId);
+      this.#unrowed.set(c.key, pending);
       return false;
     }
-    const { chunk, written } = await writer.append(
-      { key: c.key, codec: c.codec, rawLen: c.length, storedLen: c.payload.length },
-      c.payload,
-    );
-    usePack(chunk.packId);
-    unrowed.set(c.key, chunk);
-    if (written) {
-      wrote.push(c.key);
-      newChunks++;
-      newBytes += RECORD_HEADER_SIZE + c.payload.length;
-    }
-    return written;
-  };
+    const appended = (a: { chunk: StoredChunk; written: boolean }): boolean => {
+      this.#usePack(a.chunk.packId);
+      this.#unrowed.set(c.key, a.chunk);
+      if (a.written) {
+        this.#wrote.push(c.key);
+        this.newChunks++;
+        this.newBytes += RECORD_HEADER_SIZE + c.payload.length;
+      }
+      return a.written;
+    };
+    const now = writer.appendNow(location, c.payload);
+    return now ? appended(now) : afterThisStep(() => writer.append(location, c.payload)).then(appended);
+  }
 
-  writer.putStarted();
-  try {
-    let step = await stream.next();
-    while (!step.done) {
-      const fresh = await place(step.value);
-      onChunk?.({ length: step.value.length, fresh });
-      step = await stream.next();
+  /** Refuses a document whose digest is not the one the caller expects. */
+  check(result: IngestResult, meta: ResolvedMeta): void {
+    if (meta.expectDigest !== undefined && meta.expectDigest !== result.digest) {
+      throw new DigestMismatchError(`the bytes hash to ${result.digest}, not ${meta.expectDigest}`, meta.expectDigest, result.digest);
     }
-    const { digest, size } = step.value;
-    if (meta.expectDigest !== undefined && meta.expectDigest !== digest) {
-      throw new DigestMismatchError(`the bytes hash to ${digest}, not ${meta.expectDigest}`, meta.expectDigest, digest);
-    }
-    const digestBytes = hexToBytes(digest.slice(7));
+  }
 
+  /** Queues the document's rows (in commit order); resolves once they are committed. */
+  queue(result: IngestResult, meta: ResolvedMeta, listed: boolean): Promise<void> {
+    const { st } = this.ctx;
+    const { size } = result;
+    const digestBytes = hexToBytes(result.digest.slice(7));
+    const manifest = this.manifest;
     const counts = manifest.counts();
-    if (order) await order.turn;
-    const queued = writer.commit(() => {
+    const unrowed = this.#unrowed;
+    const repairs = this.#repairs;
+    return this.ctx.writer.commit(() => {
       const now = Date.now();
       for (const [key, c] of repairs) {
         const k = hexToBytes(key);
@@ -235,26 +249,152 @@ export async function putDocument(
       if (listed) st.enqueueIndex.run(docId);
       if (meta.path !== undefined) addVersion(st, meta.path, docId, now);
     });
-    order?.done(); // queued: the next put in line may queue its commit behind this one
-    await queued;
-    committed = true;
-    for (const key of unrowed.keys()) {
-      writer.settle(key);
-      ctx.known?.add(key);
+  }
+
+  /** After the commit: later puts find the rows of the chunks this one wrote. */
+  committed(result: IngestResult): PutResult {
+    this.#committed = true;
+    for (const key of this.#unrowed.keys()) {
+      this.ctx.writer.settle(key);
+      this.ctx.known?.add(key);
     }
-    for (const key of repairs.keys()) ctx.known?.add(key);
-    return { digest, size, chunks: manifest.count, newChunks, newBytesStored: newBytes };
-  } finally {
-    order?.done(); // a put that failed before queuing must not hold up the ones after it
+    for (const key of this.#repairs.keys()) this.ctx.known?.add(key);
+    return { digest: result.digest, size: result.size, chunks: this.manifest.count, newChunks: this.newChunks, newBytesStored: this.newBytes };
+  }
+
+  get isCommitted(): boolean {
+    return this.#committed;
+  }
+
+  release(): void {
+    const { writer } = this.ctx;
     // A failed put's records must not stay pending: with no put using their pack, GC could
     // reclaim it under a later put that shared them. Puts that already share them keep
     // their own copy of the location and hold the pack.
-    if (!committed) {
-      wrote.forEach((k) => writer.settle(k));
-      await stream.return?.(undefined as never).catch(() => undefined);
-    }
+    if (!this.#committed) this.#wrote.forEach((k) => writer.settle(k));
     writer.putEnded();
-    pinned.forEach((k) => writer.unpin(k));
-    packsUsed.forEach((id) => writer.releasePack(id));
+    this.#pinned.forEach((k) => writer.unpin(k));
+    this.#packsUsed.forEach((id) => writer.releasePack(id));
   }
+}
+
+export async function putDocument(
+  ctx: PutContext,
+  stream: ChunkStream,
+  meta: ResolvedMeta,
+  order?: CommitTurn,
+  /** False for a snapshot's files: kept for the snapshot, not listed (FORMAT.md §13). */
+  listed = true,
+  onChunk?: (chunk: ChunkEvent) => void,
+): Promise<PutResult> {
+  const put = new DocumentPut(ctx);
+  try {
+    let step = await stream.next();
+    while (!step.done) {
+      const fresh = await put.place(step.value);
+      onChunk?.({ length: step.value.length, fresh });
+      step = await stream.next();
+    }
+    const result = step.value;
+    put.check(result, meta);
+    if (order) await order.turn;
+    const queued = put.queue(result, meta, listed);
+    order?.done(); // queued: the next put in line may queue its commit behind this one
+    await queued;
+    return put.committed(result);
+  } finally {
+    order?.done(); // a put that failed before queuing must not hold up the ones after it
+    if (!put.isCommitted) await stream.return?.(undefined as never).catch(() => undefined);
+    put.release();
+  }
+}
+
+/** A document an ingest worker read and ingested whole (a small file or Blob). */
+export interface ReadyDocument {
+  chunks: IngestChunk[];
+  result: IngestResult;
+  meta?: ResolvedMeta | undefined;
+  onChunk?: ((chunk: ChunkEvent) => void) | undefined;
+}
+
+/**
+ * Stores documents whose chunks are all at hand (ingest workers answer a batch of small
+ * sources in one message): one pass over their chunks with no stream, generator or await per
+ * document (the open pack takes their records synchronously), and one commit job each, queued
+ * together, so they share a transaction. Per document, its result or the error that refused
+ * it; one failing document does not fail the others. `order`: the batch's place in a commit
+ * order (all of its documents take it together).
+ */
+export async function putReadyDocuments(
+  ctx: PutContext,
+  docs: readonly (ReadyDocument | Error)[],
+  listed: boolean,
+  order?: CommitTurn,
+): Promise<(PutResult | Error)[]> {
+  const out: (PutResult | Error | undefined)[] = new Array(docs.length);
+  // Every put starts before the read transactions below (starting one may open a pack: a write).
+  const puts = docs.map((doc) => (doc instanceof Error ? undefined : new DocumentPut(ctx)));
+  try {
+    let d = 0;
+    let c = 0;
+    /**
+     * Places chunk after chunk until one must wait for the pack (opened or rotated), then
+     * returns that wait; called again, goes on where it stopped. The lookups of a step share
+     * one read transaction: one SQLite snapshot and lock instead of one per chunk.
+     */
+    const step = (): { wait: Promise<void> } | undefined => {
+      for (; d < docs.length; d++, c = 0) {
+        const doc = docs[d]!;
+        if (doc instanceof Error) {
+          out[d] = doc;
+          continue;
+        }
+        const put = puts[d]!;
+        try {
+          while (c < doc.chunks.length) {
+            const chunk = doc.chunks[c++]!;
+            const placed = put.place(chunk);
+            if (typeof placed !== 'boolean') {
+              const at = d;
+              const wait = placed.then(
+                (fresh) => doc.onChunk?.({ length: chunk.length, fresh }),
+                (e: unknown) => {
+                  out[at] = asError(e); // its other chunks are not placed
+                  d = at + 1;
+                  c = 0;
+                },
+              );
+              return { wait }; // (not the promise itself: a transaction function may not return one)
+            }
+            doc.onChunk?.({ length: chunk.length, fresh: placed });
+          }
+          put.check(doc.result, doc.meta ?? {});
+        } catch (e) {
+          out[d] = asError(e);
+        }
+      }
+      return undefined;
+    };
+    for (let paused = ctx.writer.db.read(step); paused; paused = ctx.writer.db.read(step)) await paused.wait;
+    if (order) await order.turn;
+    const queued = puts.map((put, i) => {
+      if (!put || out[i]) return undefined;
+      const doc = docs[i] as ReadyDocument;
+      return put.queue(doc.result, doc.meta ?? {}, listed);
+    });
+    order?.done();
+    const settled = await Promise.allSettled(queued);
+    settled.forEach((s, i) => {
+      if (!queued[i]) return;
+      out[i] = s.status === 'fulfilled' ? puts[i]!.committed((docs[i] as ReadyDocument).result) : asError(s.reason);
+    });
+    return out as (PutResult | Error)[];
+  } finally {
+    order?.done();
+    puts.forEach((p) => p?.release());
+  }
+}
+
+function asError(e: unknown): Error {
+  return e instanceof Error ? e : new Error(String(e));
 }

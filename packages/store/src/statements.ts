@@ -121,6 +121,7 @@ export function prepareStatements(db: SqlDatabase) {
     fileCacheDelete: p('DELETE FROM file_cache WHERE path = ?'),
     /** Cached paths in [from, to): the files once seen under one directory. */
     fileCacheRange: p<{ path: string }>('SELECT path FROM file_cache WHERE path >= ? AND path < ?'),
+    fileCacheAny: p<{ one: number }>('SELECT 1 AS one FROM file_cache WHERE path >= ? AND path < ? LIMIT 1'),
     docSizeByDigest: p<{ size: number }>('SELECT size FROM documents WHERE digest = ?'),
     /** Inserts a new document; changes = 0 when the digest exists already. */
     docInsert: p(

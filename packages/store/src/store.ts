@@ -9,6 +9,8 @@ import {
   type ByteSource,
   type Digest,
   type DocumentHasherChoice,
+  type IngestChunk,
+  type IngestResult,
   type ResolvedChunkParams,
 } from '@kura/core';
 import type { PackStore } from './backend/packs.js';
@@ -21,7 +23,7 @@ import { formatDigest, hexToBytes, parseDigest } from './hex.js';
 import { decodeManifest } from './manifest.js';
 import { InitOptions, ListQuery, MetaUpdate, OpenOptions, PutMeta, documentFilters, parse, toMillis, type Durability } from './options.js';
 import { RECORD_HEADER_SIZE } from './pack-record.js';
-import { ingestHere, putDocument, type ChunkStream, type CommitTurn, type PutOptions, type PutResult, type ResolvedMeta } from './put.js';
+import { ingestHere, putDocument, putReadyDocuments, type ChunkEvent, type ChunkStream, type CommitTurn, type PutOptions, type PutResult, type ReadyDocument, type ResolvedMeta } from './put.js';
 import { Reader } from './read.js';
 import { SCHEMA_VERSION, migrate, schemaVersion } from './schema.js';
 import { prepareStatements, type DocRow, type Statements } from './statements.js';
@@ -89,6 +91,14 @@ export interface StoreConfig {
 }
 
 export type PutInput = ByteSource | string;
+
+/** A document an ingest worker produced whole: its chunks in order, digest and size (`putReady`). */
+export interface ReadyInput {
+  chunks: IngestChunk[];
+  result: IngestResult;
+  meta?: PutMeta | undefined;
+  onChunk?: ((chunk: ChunkEvent) => void) | undefined;
+}
 
 export interface DocumentHead {
   digest: Digest;
@@ -264,6 +274,33 @@ export class Store {
     return this.#indexed(putDocument(this.#putContext(), stream, checked, options.order, options.listed ?? true, options.onChunk));
   }
 
+  /**
+   * Stores documents an ingest worker read and ingested whole (its answer to a batch of small
+   * files or Blobs) in one pass and one group commit (put.ts `putReadyDocuments`), instead of
+   * a chunk stream and a commit per document. Per document, its result or the error that
+   * refused it (its meta, or its bytes).
+   */
+  async putReady(
+    docs: readonly (ReadyInput | Error)[],
+    options: { order?: CommitTurn; listed?: boolean } = {},
+  ): Promise<(PutResult | Error)[]> {
+    try {
+      this.#writable('put');
+    } catch (e) {
+      options.order?.done();
+      throw e;
+    }
+    const ready = docs.map((d): ReadyDocument | Error => {
+      if (d instanceof Error || d.meta === undefined) return d as ReadyDocument | Error;
+      try {
+        return { ...d, meta: parse(PutMeta, d.meta, 'put meta') };
+      } catch (e) {
+        return e as Error;
+      }
+    });
+    return this.#indexed(putReadyDocuments(this.#putContext(), ready, options.listed ?? true, options.order));
+  }
+
   // ---- chunk-level sync (FORMAT.md §12) ------------------------------------------------------
 
   /** Of these chunk keys (BLAKE3, 64 hex), the ones the store has no good copy of, first-seen order. */
@@ -387,6 +424,13 @@ export class Store {
       if (!c || c.stamp !== f.stamp) return undefined;
       return this.#st.docSizeByDigest.get(c.digest)?.size === f.size ? formatDigest(c.digest) : undefined;
     });
+  }
+
+  /** Whether an earlier snapshot recorded the stamp of any file under `dir` (§13.4). */
+  protected hasStamps(dir: string): boolean {
+    this.#open();
+    const under = dir.endsWith('/') ? dir : `${dir}/`;
+    return this.#st.fileCacheAny.get(under, `${under.slice(0, -1)}0`) !== undefined;
   }
 
   /**

@@ -168,17 +168,35 @@ export class Writer {
    * `written` is false when another put wrote the same chunk while this one waited.
    */
   async append(c: ChunkLocation, payload: Uint8Array): Promise<{ chunk: StoredChunk; written: boolean }> {
-    return this.inRoom(RECORD_HEADER_SIZE + payload.length, (pack) => {
-      // Synchronous from the room check to the registration: another put may look for this
-      // key next, and another may seal the pack at its next await.
-      const already = this.#pending.get(c.key);
-      if (already) return { chunk: already, written: false };
-      const offset = pack.writer.append(recordHeader(c, this.#header), payload);
-      pack.dirty = true;
-      const stored: StoredChunk = { ...c, packId: pack.id, offset };
-      this.#pending.set(c.key, stored);
-      return { chunk: stored, written: true };
-    });
+    return this.inRoom(RECORD_HEADER_SIZE + payload.length, (pack) => this.#appendTo(pack, c, payload));
+  }
+
+  /**
+   * `append` without waiting, when the open pack has room now; undefined when it must be
+   * opened or sealed first (then `append`). Lets a batch of small documents place every
+   * record in one synchronous pass.
+   */
+  appendNow(c: ChunkLocation, payload: Uint8Array): { chunk: StoredChunk; written: boolean } | undefined {
+    const pack = this.#open;
+    if (!pack || this.#full(pack, RECORD_HEADER_SIZE + payload.length)) return undefined;
+    return this.#appendTo(pack, c, payload);
+  }
+
+  #appendTo(pack: OpenPack, c: ChunkLocation, payload: Uint8Array): { chunk: StoredChunk; written: boolean } {
+    // Synchronous from the room check to the registration: another put may look for this
+    // key next, and another may seal the pack at its next await.
+    const already = this.#pending.get(c.key);
+    if (already) return { chunk: already, written: false };
+    const offset = pack.writer.append(recordHeader(c, this.#header), payload);
+    pack.dirty = true;
+    const stored: StoredChunk = { ...c, packId: pack.id, offset };
+    this.#pending.set(c.key, stored);
+    return { chunk: stored, written: true };
+  }
+
+  /** Whether `length` more bytes would take the pack past its target (a lone record always fits). */
+  #full(pack: OpenPack, length: number): boolean {
+    return pack.writer.size > PACK_HEADER_SIZE && pack.writer.size + length > this.packTarget;
   }
 
   /** Appends a chunk record that is not registered as pending (a repair of a damaged chunk). */
@@ -213,7 +231,7 @@ export class Writer {
       if (!this.#open) opened = true;
       const pack = await this.openPack();
       if (pack !== this.#open) continue; // sealed by another put while we waited
-      if (pack.writer.size > PACK_HEADER_SIZE && pack.writer.size + length > this.packTarget) {
+      if (this.#full(pack, length)) {
         await this.seal(pack);
         continue;
       }

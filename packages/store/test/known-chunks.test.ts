@@ -84,8 +84,7 @@ describe('the ingest worker with a known-chunks table', () => {
         readWhole: () => new Uint8Array(0),
       });
     });
-    if (known) handle({ type: 'known', table: known.buffer });
-    handle({ type: 'bytes', id: 1, bytes, options: { chunking: { min: 1024, avg: 4096, max: 16384 }, compression: 3 } });
+    handle({ type: 'bytes', id: 1, bytes, options: { chunking: { min: 1024, avg: 4096, max: 16384 }, compression: 3 }, ...(known ? { known: known.buffer } : {}) });
     await done;
     return chunks;
   }

@@ -10,6 +10,9 @@
  * - `transaction(fn)` runs `fn` in a transaction and commits, or rolls back and rethrows; a
  *   nested call runs in a savepoint, so an inner failure can be caught without losing the
  *   outer transaction.
+ * - `read(fn)` runs `fn`'s statements in one read transaction: one snapshot and one lock for
+ *   all of them instead of one per statement (~4x cheaper per lookup in WAL mode). Inside a
+ *   transaction it just runs `fn`. `fn` should only read.
  * - Errors for constraint violations and busy locks are thrown as they come; the store maps
  *   the few it expects.
  */
@@ -31,6 +34,7 @@ export interface SqlDatabase {
   exec(sql: string): void;
   prepare<Row = Record<string, unknown>>(sql: string): SqlStatement<Row>;
   transaction<T>(fn: () => T): T;
+  read<T>(fn: () => T): T;
   readonly inTransaction: boolean;
   close(): void;
 }

@@ -280,6 +280,22 @@ export class WasmDatabase implements SqlDatabase {
     }
   }
 
+  read<T>(fn: () => T): T {
+    if (this.#depth > 0) return fn();
+    this.raw.exec('BEGIN');
+    this.#depth++;
+    try {
+      const result = fn();
+      this.raw.exec('COMMIT');
+      return result;
+    } catch (e) {
+      if (this.inTransaction) this.raw.exec('ROLLBACK');
+      throw e;
+    } finally {
+      this.#depth--;
+    }
+  }
+
   get inTransaction(): boolean {
     return this.raw.pointer !== undefined && this.#sqlite3.capi.sqlite3_get_autocommit(this.raw.pointer) === 0;
   }

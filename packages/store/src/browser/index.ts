@@ -144,13 +144,10 @@ export class BrowserStore extends StoreCore {
     for (let i = 0; i < small.length; i += SMALL_BATCH) {
       const batch = small.slice(i, i + SMALL_BATCH);
       tasks.push(async () => {
-        const streams = await pool!.ingestSmall(batch.map((x) => x.item.blob), opts).catch((e: unknown) => batch.map(() => e as Error));
-        await Promise.all(
-          streams.map((s, j) => {
-            const { item, index } = batch[j]!;
-            return settle(index, s instanceof Error ? Promise.reject(s) : this.putChunks(s, item.meta ?? {}, item.onChunk ? { onChunk: item.onChunk } : {}));
-          }),
-        );
+        const ready = await pool!.ingestSmall(batch.map((x) => x.item.blob), opts).catch((e: unknown) => batch.map(() => e as Error));
+        const inputs = ready.map((r, j) => (r instanceof Error ? r : { ...r, meta: batch[j]!.item.meta, onChunk: batch[j]!.item.onChunk }));
+        const results = await this.putReady(inputs).catch((e: unknown) => batch.map(() => e as Error));
+        await Promise.all(results.map((r, j) => settle(batch[j]!.index, r instanceof Error ? Promise.reject(r) : Promise.resolve(r))));
       });
     }
     for (const { item, index } of indexed) {

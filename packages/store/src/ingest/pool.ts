@@ -14,15 +14,31 @@ import type { ErrorShape, FromWorker, SmallResult, ToWorker } from './protocol.j
 export interface PoolWorker<S> {
   post(message: ToWorker<S>, transfer?: ArrayBuffer[]): void;
   terminate(): unknown;
+  /**
+   * Optional (Node): whether the worker keeps the process alive. A pool kept warm between
+   * uses holds it only while work is in flight, so an idle pool never keeps a process running.
+   */
+  hold?(busy: boolean): void;
 }
 
 /** Starts one worker that calls `onMessage` with its messages and `onError` when it dies. */
 export type SpawnWorker<S> = (onMessage: (m: FromWorker) => void, onError: (e: Error) => void) => PoolWorker<S>;
 
+/** A source ingested whole: its chunks in order and its digest, size and chunk count. */
+export interface ReadyChunks {
+  chunks: IngestChunk[];
+  result: IngestResult;
+}
+
 interface Job<S> {
   queue: (IngestChunk[] | { end: IngestResult } | { error: Error })[];
   wake: (() => void) | undefined;
   worker: PoolWorker<S>;
+}
+
+/** The message field that hands a worker the store's known-chunks table (shared, not copied). */
+function knownTable(known: KnownChunks | undefined): { known?: SharedArrayBuffer } {
+  return known ? { known: known.buffer } : {};
 }
 
 /** Rebuilds an error on this side: Kura's typed errors keep their code, platform errors theirs. */
@@ -37,9 +53,9 @@ export class IngestPoolCore<S> {
   readonly #jobs = new Map<number, Job<S>>();
   readonly #batches = new Map<number, { worker: PoolWorker<S>; resolve: (r: SmallResult[]) => void; reject: (e: Error) => void }>();
   #nextId = 1;
+  #broken = false;
 
-  /** `known`: chunks the store holds; workers then compress only the others. */
-  constructor(size: number, spawn: SpawnWorker<S>, known?: KnownChunks) {
+  constructor(size: number, spawn: SpawnWorker<S>) {
     this.size = Math.max(1, size);
     for (let i = 0; i < this.size; i++) {
       let w: PoolWorker<S> | undefined = undefined;
@@ -47,51 +63,61 @@ export class IngestPoolCore<S> {
         (m) => this.#receive(m),
         (e) => this.#failWorker(w!, e),
       );
-      if (known) w.post({ type: 'known', table: known.buffer });
       this.#workers.push(w);
       this.#load.set(w, 0);
+      w.hold?.(false);
     }
+  }
+
+  /** A worker died: its work failed, and a pool kept between uses must be replaced. */
+  get broken(): boolean {
+    return this.#broken;
+  }
+
+  /** Sources in flight on `w` go up (or down) by `n`; a worker holds the process only while busy. */
+  #addLoad(w: PoolWorker<S>, n: number): void {
+    const before = this.#load.get(w)!;
+    this.#load.set(w, before + n);
+    if ((before === 0) !== (before + n === 0)) w.hold?.(before === 0);
   }
 
   #leastBusy(): PoolWorker<S> {
     return [...this.#load].sort((a, b) => a[1] - b[1])[0]![0];
   }
 
-  /** The chunk stream of one source, computed on the least busy worker. */
-  ingestSource(source: S, options: IngestOptions, regularOnly = false): ChunkStream {
-    return this.#start((id) => ({ type: 'file', id, source, options, ...(regularOnly ? { regularOnly } : {}) }));
+  /**
+   * The chunk stream of one source, computed on the least busy worker. `known`: the chunks the
+   * store holds; the worker then compresses only the others (decision 0018).
+   */
+  ingestSource(source: S, options: IngestOptions, regularOnly = false, known?: KnownChunks): ChunkStream {
+    return this.#start((id) => ({ type: 'file', id, source, options, ...(regularOnly ? { regularOnly } : {}), ...knownTable(known) }));
   }
 
   /** The chunk stream of a buffer (copied to the worker; the caller keeps its bytes). */
-  ingestBytes(bytes: Uint8Array, options: IngestOptions): ChunkStream {
+  ingestBytes(bytes: Uint8Array, options: IngestOptions, known?: KnownChunks): ChunkStream {
     // Cloning a view would clone its whole ArrayBuffer; one exact copy is transferred instead.
     const copy = new Uint8Array(bytes); // a copy (Buffer#slice would be a view of the caller's memory)
-    return this.#start((id) => ({ type: 'bytes', id, bytes: copy, options }), [copy.buffer]);
+    return this.#start((id) => ({ type: 'bytes', id, bytes: copy, options, ...knownTable(known) }), [copy.buffer]);
   }
 
   /**
    * Small sources in one round trip: each read whole and ingested on the least busy worker.
-   * Per source, a chunk stream (or the error reading or ingesting it threw).
+   * Per source, its chunks and result (for the store's `putReady`), or the error reading or
+   * ingesting it threw.
    */
-  async ingestSmall(sources: S[], options: IngestOptions): Promise<(ChunkStream | Error)[]> {
+  async ingestSmall(sources: S[], options: IngestOptions, known?: KnownChunks): Promise<(ReadyChunks | Error)[]> {
     const worker = this.#leastBusy();
     const id = this.#nextId++;
-    this.#load.set(worker, this.#load.get(worker)! + sources.length);
+    this.#addLoad(worker, sources.length);
     try {
       const results = await new Promise<SmallResult[]>((resolve, reject) => {
         this.#batches.set(id, { worker, resolve, reject });
-        worker.post({ type: 'small', id, sources, options });
+        worker.post({ type: 'small', id, sources, options, ...knownTable(known) });
       });
-      return results.map((r) => {
-        if ('error' in r) return revive(r.error);
-        return (async function* () {
-          yield* r.chunks;
-          return { digest: r.digest, size: r.size, chunks: r.count };
-        })();
-      });
+      return results.map((r) => ('error' in r ? revive(r.error) : { chunks: r.chunks, result: { digest: r.digest, size: r.size, chunks: r.count } }));
     } finally {
       this.#batches.delete(id);
-      this.#load.set(worker, this.#load.get(worker)! - sources.length);
+      this.#addLoad(worker, -sources.length);
     }
   }
 
@@ -100,7 +126,7 @@ export class IngestPoolCore<S> {
     const id = this.#nextId++;
     const job: Job<S> = { queue: [], wake: undefined, worker };
     this.#jobs.set(id, job);
-    this.#load.set(worker, this.#load.get(worker)! + 1);
+    this.#addLoad(worker, 1);
     worker.post(message(id), transfer);
     return this.#stream(id, job);
   }
@@ -126,7 +152,7 @@ export class IngestPoolCore<S> {
       // Abandoned (the put failed or was refused): the worker stops and frees its input.
       if (!finished) job.worker.post({ type: 'cancel', id });
       this.#jobs.delete(id);
-      this.#load.set(job.worker, this.#load.get(job.worker)! - 1);
+      this.#addLoad(job.worker, -1);
     }
   }
 
@@ -141,6 +167,7 @@ export class IngestPoolCore<S> {
   }
 
   #failWorker(w: PoolWorker<S>, e: Error): void {
+    this.#broken = true;
     for (const b of this.#batches.values()) if (b.worker === w) b.reject(e);
     for (const job of this.#jobs.values()) {
       if (job.worker === w) {

@@ -8,12 +8,14 @@ import type { IngestChunk, IngestOptions } from '@kura/core';
 
 export const WINDOW = 4;
 
+/**
+ * `known`, on the messages that start work: the store's KnownChunks table (known-chunks.ts),
+ * shared memory, per message because one pool serves every store of a process (Node).
+ */
 export type ToWorker<S> =
-  | { type: 'file'; id: number; source: S; options: IngestOptions; regularOnly?: boolean }
-  | { type: 'bytes'; id: number; bytes: Uint8Array; options: IngestOptions }
-  | { type: 'small'; id: number; sources: S[]; options: IngestOptions }
-  /** Sent once, first: the store's KnownChunks table (known-chunks.ts). */
-  | { type: 'known'; table: SharedArrayBuffer }
+  | { type: 'file'; id: number; source: S; options: IngestOptions; regularOnly?: boolean; known?: SharedArrayBuffer }
+  | { type: 'bytes'; id: number; bytes: Uint8Array; options: IngestOptions; known?: SharedArrayBuffer }
+  | { type: 'small'; id: number; sources: S[]; options: IngestOptions; known?: SharedArrayBuffer }
   | { type: 'ack'; id: number }
   | { type: 'cancel'; id: number };
 

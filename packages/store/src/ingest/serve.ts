@@ -42,14 +42,13 @@ export function* slices(bytes: Uint8Array): Generator<Uint8Array> {
 /** Returns the handler for messages from the pool. */
 export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => void {
   const credits = new Map<number, { inFlight: number; wake?: () => void; cancelled?: boolean }>();
-  let known: KnownChunks | undefined;
 
   /**
-   * The kernel for one source. Once the store has said which chunks it holds, the kernel
+   * The kernel for one source. When the store says which chunks it holds (`known`), the kernel
    * emits raw chunks and only those the store lacks are compressed (`encodeChunk`, the
    * kernel's own policy): re-adding a changed file compresses only its changed chunks.
    */
-  const kernel = (options: IngestOptions) => {
+  const kernel = (options: IngestOptions, known: KnownChunks | undefined) => {
     const level = options.compression === undefined ? DEFAULT_LEVEL : options.compression;
     const skip = known !== undefined && known.size > 0 && level !== false ? known : undefined;
     const ingester = new Ingester(skip ? { ...options, compression: false } : options);
@@ -78,9 +77,9 @@ export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => v
   };
 
   /** Many small sources, one message each way: per-source messaging would cost more than the ingest. */
-  const ingestSmall = (id: number, sources: S[], options: IngestOptions) => {
+  const ingestSmall = (id: number, sources: S[], options: IngestOptions, known: KnownChunks | undefined) => {
     const results: SmallResult[] = sources.map((source) => {
-      const { ingester, encode } = kernel(options);
+      const { ingester, encode } = kernel(options, known);
       try {
         const chunks = encode([...ingester.update(host.readWhole(source)), ...ingester.finish()]);
         const r = ingester.result!;
@@ -98,6 +97,7 @@ export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => v
     id: number,
     source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>,
     options: IngestOptions,
+    known: KnownChunks | undefined,
     nativeDigest?: Promise<Uint8Array>,
   ) => {
     const flow: { inFlight: number; wake?: () => void; cancelled?: boolean } = { inFlight: 0 };
@@ -106,7 +106,7 @@ export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => v
     // finish() asks for it.
     let native: Uint8Array | undefined;
     const hasher = () => ({ update: () => undefined, digest: () => native! });
-    const { ingester, encode } = kernel(nativeDigest ? { ...options, documentHasher: hasher } : options);
+    const { ingester, encode } = kernel(nativeDigest ? { ...options, documentHasher: hasher } : options, known);
     try {
       const emit = async (chunks: IngestChunk[]) => {
         if (chunks.length === 0) return;
@@ -131,8 +131,16 @@ export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => v
   };
 
   return (msg) => {
-    if (msg.type === 'known') known = new KnownChunks(msg.table);
-    else if (msg.type === 'file') {
+    if (msg.type === 'ack' || msg.type === 'cancel') {
+      const flow = credits.get(msg.id);
+      if (!flow) return;
+      if (msg.type === 'cancel') flow.cancelled = true;
+      else flow.inFlight--;
+      flow.wake?.();
+      return;
+    }
+    const known = msg.known ? new KnownChunks(msg.known) : undefined;
+    if (msg.type === 'file') {
       let source: Iterable<Uint8Array> | AsyncIterable<Uint8Array>;
       let digest: Promise<Uint8Array> | undefined;
       try {
@@ -145,15 +153,8 @@ export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => v
         send({ type: 'error', id: msg.id, ...shape(e) });
         return;
       }
-      void ingestSource(msg.id, source, msg.options, digest);
-    } else if (msg.type === 'bytes') void ingestSource(msg.id, slices(msg.bytes), msg.options);
-    else if (msg.type === 'small') ingestSmall(msg.id, msg.sources, msg.options);
-    else {
-      const flow = credits.get(msg.id);
-      if (!flow) return;
-      if (msg.type === 'cancel') flow.cancelled = true;
-      else flow.inFlight--;
-      flow.wake?.();
-    }
+      void ingestSource(msg.id, source, msg.options, known, digest);
+    } else if (msg.type === 'bytes') void ingestSource(msg.id, slices(msg.bytes), msg.options, known);
+    else ingestSmall(msg.id, msg.sources, msg.options, known);
   };
 }

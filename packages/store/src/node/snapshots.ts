@@ -55,8 +55,11 @@ export interface Scan {
   skipped: string[];
 }
 
-/** Reads a directory tree: sorted, lstat (symlinks are recorded, never followed), O(entries). */
-export function scanDirectory(dir: string, options: { mtime: boolean }): Scan {
+/**
+ * Reads a directory tree: sorted, lstat (symlinks are recorded, never followed), O(entries).
+ * `onFile` hears each regular file's size as it is found.
+ */
+export function scanDirectory(dir: string, options: { mtime: boolean; onFile?: (size: number) => void }): Scan {
   const files: ScannedFile[] = [];
   const skipped: string[] = [];
   const settledBefore = Date.now() - RECENT_MS;
@@ -82,6 +85,7 @@ export function scanDirectory(dir: string, options: { mtime: boolean }): Scan {
         node.entries.push(entry);
         const stamp = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
         files.push({ path: full, size: st.size, entry, stamp, recent: Math.max(st.mtimeMs, st.ctimeMs) >= settledBefore });
+        options.onFile?.(st.size);
       } else skipped.push(full);
     }
     return node;

@@ -63,6 +63,8 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqlDataba
     transaction: options.readonly
       ? <T>(fn: () => T): T => guard(() => runInTransaction(fn) as T)
       : <T>(fn: () => T): T => guard(() => beginWrite(fn)),
+    // Deferred: a read takes no write lock (and never waits for the checkpointer's).
+    read: <T>(fn: () => T): T => (db.inTransaction ? fn() : guard(() => runInTransaction.deferred(fn) as T)),
     get inTransaction() {
       return db.inTransaction;
     },

@@ -1,0 +1,112 @@
+/**
+ * The ingest pool: workers hold the process only while they work, a dead worker fails its
+ * work and retires its pool, and the one pool a Node process shares between stores keeps
+ * each store's known-chunks table to that store's requests.
+ */
+import { execFile } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { IngestPoolCore, type PoolWorker } from '../src/ingest/pool.js';
+import type { FromWorker, ToWorker } from '../src/ingest/protocol.js';
+import { leasePool } from '../src/node/ingest-pool.js';
+import { expectSameBytes, newStore, tempDir, textBytes } from './helpers/store.js';
+
+const run = promisify(execFile);
+const options = { chunking: { avg: 65_536 }, compression: 3 as const };
+
+/** Fake workers that answer nothing until told: enough to watch holds and failures. */
+function fakePool(size: number) {
+  const workers: { holds: boolean[]; posted: ToWorker<string>[]; receive: (m: FromWorker) => void; fail: (e: Error) => void }[] = [];
+  const pool = new IngestPoolCore<string>(size, (onMessage, onError) => {
+    const w = { holds: [] as boolean[], posted: [] as ToWorker<string>[], receive: onMessage, fail: onError };
+    workers.push(w);
+    return {
+      post: (m) => void w.posted.push(m),
+      terminate: () => undefined,
+      hold: (busy) => void w.holds.push(busy),
+    } satisfies PoolWorker<string>;
+  });
+  return { pool, workers };
+}
+
+describe('ingest pool', () => {
+  it('a worker holds the process only while it has work', async () => {
+    const { pool, workers } = fakePool(1);
+    const w = workers[0]!;
+    expect(w.holds).toEqual([false]); // idle from the start
+    const batch = pool.ingestSmall(['a', 'b'], options);
+    expect(w.holds).toEqual([false, true]);
+    const second = pool.ingestSmall(['c'], options); // still busy: no change
+    expect(w.holds).toEqual([false, true]);
+    const id = (n: number) => (w.posted[n] as { id: number }).id;
+    w.receive({ type: 'small', id: id(0), results: [{ error: { message: 'x', kura: false } }, { error: { message: 'y', kura: false } }] });
+    await batch;
+    expect(w.holds).toEqual([false, true]);
+    w.receive({ type: 'small', id: id(1), results: [{ error: { message: 'z', kura: false } }] });
+    await second;
+    expect(w.holds).toEqual([false, true, false]);
+  });
+
+  it('a worker that dies fails the work it had and marks the pool broken', async () => {
+    const { pool, workers } = fakePool(2);
+    expect(pool.broken).toBe(false);
+    const batch = pool.ingestSmall(['a'], options);
+    const owner = workers.find((w) => w.posted.length === 1)!;
+    owner.fail(new Error('worker died'));
+    await expect(batch).rejects.toThrow('worker died');
+    expect(pool.broken).toBe(true);
+  });
+
+  it('leases share one pool, which a later lease reuses warm', () => {
+    const a = leasePool();
+    const b = leasePool();
+    expect(b.pool).toBe(a.pool);
+    a.release();
+    b.release();
+    b.release(); // twice: no effect
+    const c = leasePool();
+    expect(c.pool).toBe(a.pool);
+    c.release();
+  });
+
+  it('two stores sharing the pool at once each get their own known-chunks table', async () => {
+    // Store A holds the text's chunks; B does not. If B's requests carried A's table, B's
+    // worker would send them raw (as "known") and B would store them uncompressed.
+    const text = textBytes(5, 2 << 20);
+    const dir = tempDir();
+    const path = join(dir, 'text.txt');
+    writeFileSync(path, text);
+    const { store: a } = await newStore();
+    const { store: b } = await newStore();
+    const putFile = async (store: typeof a) => {
+      for await (const o of store.putFiles([{ path }])) {
+        if (o.error) throw o.error;
+        return o.result!;
+      }
+      throw new Error('no outcome');
+    };
+    await putFile(a);
+    const [again, fresh] = await Promise.all([putFile(a), putFile(b)]);
+    expect(again.newChunks).toBe(0);
+    expect(fresh.newChunks).toBe(fresh.chunks);
+    const stats = await b.stats();
+    expect(stats.storedBytes).toBeLessThan(stats.uniqueChunkBytes / 2); // compressed
+    expectSameBytes(await b.getBytes(fresh.digest), text);
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  it('an idle pool does not keep a process alive', async () => {
+    const dir = tempDir();
+    const tree = join(dir, 'tree');
+    mkdirSync(tree);
+    for (let i = 0; i < 300; i++) writeFileSync(join(tree, `f${i}.txt`), `file ${i} `.repeat(50)); // enough for workers
+    const started = Date.now();
+    const fixture = fileURLToPath(new URL('./fixtures/snapshot-exit.mjs', import.meta.url));
+    const { stdout } = await run(process.execPath, [fixture, join(dir, 'store'), tree], { timeout: 25_000 }); // the pool idles 30 s (POOL_IDLE_MS)
+    expect(stdout.trim()).toBe('300');
+    expect(Date.now() - started).toBeLessThan(25_000);
+  }, 30_000);
+});
