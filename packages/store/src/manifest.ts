@@ -37,16 +37,6 @@ export class ManifestBuilder {
   bytes(): Uint8Array {
     return this.#bytes.subarray(0, this.count * ENTRY_SIZE);
   }
-
-  /** How many times each key occurs. */
-  counts(): Map<string, number> {
-    const counts = new Map<string, number>();
-    for (let at = 0; at < this.count * ENTRY_SIZE; at += ENTRY_SIZE) {
-      const key = toHex(this.#bytes.subarray(at, at + 32));
-      counts.set(key, (counts.get(key) ?? 0) + 1);
-    }
-    return counts;
-  }
 }
 
 export function encodeManifest(entries: readonly { key: string; length: number }[]): Uint8Array {

@@ -108,6 +108,9 @@ export function ingestHere(ctx: PutContext, source: ByteSource): ChunkStream {
   });
 }
 
+/** Reused for each chunk lookup: the statement runs synchronously. */
+const KEY = new Uint8Array(32);
+
 /**
  * Runs `fn` once the current synchronous step has ended: opening or sealing a pack writes rows,
  * which must not happen inside a caller's read transaction (putReadyDocuments). A put that
@@ -126,14 +129,17 @@ function afterThisStep<T>(fn: () => Promise<T>): Promise<T> {
  */
 class DocumentPut {
   readonly manifest = new ManifestBuilder();
+  /** How many times the document names each chunk. */
+  readonly #counts = new Map<string, number>();
   /** Chunks without a row that this put needs rows for: its own and other pending puts'. */
   readonly #unrowed = new Map<string, StoredChunk>();
+  // The rarer cases are made on first use: a batch makes one DocumentPut per small file.
   /** Fresh copies of chunks verify found damaged: their rows are repointed at commit. */
-  readonly #repairs = new Map<string, StoredChunk>();
-  readonly #pinned = new Set<string>();
+  #repairs: Map<string, StoredChunk> | undefined;
+  /** Stored chunks this put shares (GC must not take them before it commits). */
+  #pinned: Set<string> | undefined;
   readonly #packsUsed: number[] = [];
   readonly #wrote: string[] = [];
-  readonly #key = new Uint8Array(32); // reused per lookup: the statement runs synchronously
   #committed = false;
   newChunks = 0;
   newBytes = 0;
@@ -160,12 +166,14 @@ class DocumentPut {
       throw new InvalidInputError(`a chunk is at most ${this.ctx.chunking.max} bytes in this store; this one is ${c.length}`, 'chunk');
     }
     this.manifest.add(c.key, c.length);
-    if (this.#unrowed.has(c.key) || this.#pinned.has(c.key) || this.#repairs.has(c.key)) return false;
+    const seen = this.#counts.get(c.key);
+    this.#counts.set(c.key, (seen ?? 0) + 1);
+    if (seen !== undefined) return false; // placed already
     // Check and pin/claim without an await in between (see writer.ts).
-    const stored = st.chunkShareable.get(hexInto(c.key, this.#key, 0));
+    const stored = st.chunkShareable.get(hexInto(c.key, KEY, 0));
     if (stored && !stored.damaged) {
       writer.pin(c.key);
-      this.#pinned.add(c.key);
+      (this.#pinned ??= new Set()).add(c.key);
       this.ctx.known?.add(c.key);
       return false;
     }
@@ -173,10 +181,10 @@ class DocumentPut {
     if (stored) {
       // The stored copy is damaged: this put carries good bytes, so it writes them again.
       writer.pin(c.key);
-      this.#pinned.add(c.key);
+      (this.#pinned ??= new Set()).add(c.key);
       return afterThisStep(() => writer.appendCopy(location, c.payload)).then(({ chunk }) => {
         this.#usePack(chunk.packId);
-        this.#repairs.set(c.key, chunk);
+        (this.#repairs ??= new Map()).set(c.key, chunk);
         this.newChunks++;
         this.newBytes += RECORD_HEADER_SIZE + c.payload.length;
         return true;
@@ -215,9 +223,9 @@ class DocumentPut {
     const { size } = result;
     const digestBytes = hexToBytes(result.digest.slice(7));
     const manifest = this.manifest;
-    const counts = manifest.counts();
+    const counts = this.#counts;
     const unrowed = this.#unrowed;
-    const repairs = this.#repairs;
+    const repairs = this.#repairs ?? new Map<string, StoredChunk>();
     return this.ctx.writer.commit(() => {
       const now = Date.now();
       for (const [key, c] of repairs) {
@@ -258,7 +266,7 @@ class DocumentPut {
       this.ctx.writer.settle(key);
       this.ctx.known?.add(key);
     }
-    for (const key of this.#repairs.keys()) this.ctx.known?.add(key);
+    for (const key of this.#repairs?.keys() ?? []) this.ctx.known?.add(key);
     return { digest: result.digest, size: result.size, chunks: this.manifest.count, newChunks: this.newChunks, newBytesStored: this.newBytes };
   }
 
@@ -273,7 +281,7 @@ class DocumentPut {
     // their own copy of the location and hold the pack.
     if (!this.#committed) this.#wrote.forEach((k) => writer.settle(k));
     writer.putEnded();
-    this.#pinned.forEach((k) => writer.unpin(k));
+    this.#pinned?.forEach((k) => writer.unpin(k));
     this.#packsUsed.forEach((id) => writer.releasePack(id));
   }
 }

@@ -419,11 +419,13 @@ export class Store {
    */
   protected cachedDigests(files: readonly { path: string; stamp: string; size: number }[]): (`sha256:${string}` | undefined)[] {
     this.#open();
-    return files.map((f) => {
-      const c = this.#st.fileCacheGet.get(f.path);
-      if (!c || c.stamp !== f.stamp) return undefined;
-      return this.#st.docSizeByDigest.get(c.digest)?.size === f.size ? formatDigest(c.digest) : undefined;
-    });
+    return this.#b.db.read(() =>
+      files.map((f) => {
+        const c = this.#st.fileCacheGet.get(f.path);
+        if (!c || c.stamp !== f.stamp) return undefined;
+        return this.#st.docSizeByDigest.get(c.digest)?.size === f.size ? formatDigest(c.digest) : undefined;
+      }),
+    );
   }
 
   /** Whether an earlier snapshot recorded the stamp of any file under `dir` (§13.4). */

@@ -189,7 +189,7 @@ export class Writer {
     if (already) return { chunk: already, written: false };
     const offset = pack.writer.append(recordHeader(c, this.#header), payload);
     pack.dirty = true;
-    const stored: StoredChunk = { ...c, packId: pack.id, offset };
+    const stored: StoredChunk = { key: c.key, codec: c.codec, rawLen: c.rawLen, storedLen: c.storedLen, packId: pack.id, offset };
     this.#pending.set(c.key, stored);
     return { chunk: stored, written: true };
   }

@@ -244,12 +244,13 @@ export class Store extends StoreCore {
     let lease: PoolLease | undefined;
     const pool = () => (lease ??= leasePool()).pool;
     let found = 0;
-    const onFile = options.reread || !this.hasStamps(root) ? (size: number) => void ((++found >= SMALL_BATCH * 4 || size >= WORKER_PUT_MIN) && pool()) : undefined;
+    const stamped = !options.reread && this.hasStamps(root);
+    const onFile = stamped ? undefined : (size: number) => void ((++found >= SMALL_BATCH * 4 || size >= WORKER_PUT_MIN) && pool());
     try {
       const scan = scanDirectory(root, { mtime: options.mtime ?? true, ...(onFile ? { onFile } : {}) });
       // Files whose stamp is what an earlier snapshot read keep that document, unread
       // (FORMAT.md §13.4); `reread` reads every file.
-      const cached = options.reread ? [] : this.cachedDigests(scan.files);
+      const cached = stamped ? this.cachedDigests(scan.files) : [];
       const reused: ScannedFile[] = [];
       const read: ScannedFile[] = [];
       scan.files.forEach((f, i) => {
