@@ -8,9 +8,11 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { IngestPoolCore, type PoolWorker } from '../src/ingest/pool.js';
-import type { FromWorker, ToWorker } from '../src/ingest/protocol.js';
+import type { ErrorShape, FromWorker, ToWorker } from '../src/ingest/protocol.js';
+import { packSmallResults, unpackSmallResults } from '../src/ingest/small-batch.js';
 import { leasePool } from '../src/node/ingest-pool.js';
 import { expectSameBytes, newStore, tempDir, textBytes } from './helpers/store.js';
 
@@ -42,10 +44,10 @@ describe('ingest pool', () => {
     const second = pool.ingestSmall(['c'], options); // still busy: no change
     expect(w.holds).toEqual([false, true]);
     const id = (n: number) => (w.posted[n] as { id: number }).id;
-    w.receive({ type: 'small', id: id(0), results: [{ error: { message: 'x', kura: false } }, { error: { message: 'y', kura: false } }] });
+    w.receive({ type: 'small', id: id(0), ...packSmallResults([{ error: { message: 'x', kura: false } }, { error: { message: 'y', kura: false } }]) });
     await batch;
     expect(w.holds).toEqual([false, true]);
-    w.receive({ type: 'small', id: id(1), results: [{ error: { message: 'z', kura: false } }] });
+    w.receive({ type: 'small', id: id(1), ...packSmallResults([{ error: { message: 'z', kura: false } }]) });
     await second;
     expect(w.holds).toEqual([false, true, false]);
   });
@@ -109,4 +111,39 @@ describe('ingest pool', () => {
     expect(stdout.trim()).toBe('300');
     expect(Date.now() - started).toBeLessThan(25_000);
   }, 30_000);
+});
+
+describe('packed small batches', () => {
+  const hex = fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => Buffer.from(b).toString('hex'));
+  const chunk = fc.record({ length: fc.nat({ max: 1 << 20 }), key: hex, codec: fc.constantFrom(0, 1), payload: fc.uint8Array({ maxLength: 300 }) });
+  const ok = fc.record({ digest: hex.map((h) => `sha256:${h}` as const), size: fc.nat({ max: 2 ** 40 }), chunks: fc.array(chunk, { maxLength: 4 }) });
+  const failed = fc.record({ message: fc.string(), code: fc.option(fc.constantFrom('ENOENT', 'INVALID_INPUT'), { nil: undefined }), kura: fc.boolean() });
+
+  it('unpack(pack(results)) gives every result back, payloads byte for byte, offsets from lengths', () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(ok, failed), { maxLength: 12 }), (items) => {
+        const results = items.map((r) =>
+          'digest' in r
+            ? { digest: r.digest, size: r.size, count: r.chunks.length, chunks: r.chunks.map((c) => ({ ...c, offset: -1 })) }
+            : { error: Object.fromEntries(Object.entries(r).filter(([, v]) => v !== undefined)) as ErrorShape },
+        );
+        const back = unpackSmallResults(structuredClone(packSmallResults(results)));
+        expect(back).toHaveLength(results.length);
+        results.forEach((r, i) => {
+          const b = back[i]!;
+          if ('error' in r) return expect(b).toEqual(r.error);
+          if (!('chunks' in b)) throw new Error(`result ${i} came back as an error`);
+          expect(b.result).toEqual({ digest: r.digest, size: r.size, chunks: r.count });
+          let offset = 0;
+          b.chunks.forEach((c, j) => {
+            const sent = r.chunks[j]!;
+            expect({ offset: c.offset, length: c.length, key: c.key, codec: c.codec }).toEqual({ offset, length: sent.length, key: sent.key, codec: sent.codec });
+            expect(Buffer.from(c.payload).equals(Buffer.from(sent.payload))).toBe(true);
+            offset += sent.length;
+          });
+          expect(b.chunks).toHaveLength(r.chunks.length);
+        });
+      }),
+    );
+  });
 });

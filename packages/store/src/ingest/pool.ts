@@ -9,7 +9,10 @@ import type { IngestChunk, IngestOptions, IngestResult } from '@kura/core';
 import { KuraError } from '@kura/core';
 import type { ChunkStream } from '../put.js';
 import type { KnownChunks } from './known-chunks.js';
-import type { ErrorShape, FromWorker, SmallResult, ToWorker } from './protocol.js';
+import type { ErrorShape, FromWorker, ToWorker } from './protocol.js';
+import { unpackSmallResults, type PackedSmall, type ReadyChunks } from './small-batch.js';
+
+export type { ReadyChunks } from './small-batch.js';
 
 export interface PoolWorker<S> {
   post(message: ToWorker<S>, transfer?: ArrayBuffer[]): void;
@@ -23,12 +26,6 @@ export interface PoolWorker<S> {
 
 /** Starts one worker that calls `onMessage` with its messages and `onError` when it dies. */
 export type SpawnWorker<S> = (onMessage: (m: FromWorker) => void, onError: (e: Error) => void) => PoolWorker<S>;
-
-/** A source ingested whole: its chunks in order and its digest, size and chunk count. */
-export interface ReadyChunks {
-  chunks: IngestChunk[];
-  result: IngestResult;
-}
 
 interface Job<S> {
   queue: (IngestChunk[] | { end: IngestResult } | { error: Error })[];
@@ -51,7 +48,7 @@ export class IngestPoolCore<S> {
   readonly #workers: PoolWorker<S>[] = [];
   readonly #load = new Map<PoolWorker<S>, number>();
   readonly #jobs = new Map<number, Job<S>>();
-  readonly #batches = new Map<number, { worker: PoolWorker<S>; resolve: (r: SmallResult[]) => void; reject: (e: Error) => void }>();
+  readonly #batches = new Map<number, { worker: PoolWorker<S>; resolve: (r: PackedSmall) => void; reject: (e: Error) => void }>();
   #nextId = 1;
   #broken = false;
 
@@ -110,11 +107,11 @@ export class IngestPoolCore<S> {
     const id = this.#nextId++;
     this.#addLoad(worker, sources.length);
     try {
-      const results = await new Promise<SmallResult[]>((resolve, reject) => {
+      const packed = await new Promise<PackedSmall>((resolve, reject) => {
         this.#batches.set(id, { worker, resolve, reject });
         worker.post({ type: 'small', id, sources, options, ...knownTable(known) });
       });
-      return results.map((r) => ('error' in r ? revive(r.error) : { chunks: r.chunks, result: { digest: r.digest, size: r.size, chunks: r.count } }));
+      return unpackSmallResults(packed).map((r) => ('chunks' in r ? r : revive(r)));
     } finally {
       this.#batches.delete(id);
       this.#addLoad(worker, -sources.length);
@@ -157,7 +154,7 @@ export class IngestPoolCore<S> {
   }
 
   #receive(m: FromWorker): void {
-    if (m.type === 'small') return this.#batches.get(m.id)?.resolve(m.results);
+    if (m.type === 'small') return this.#batches.get(m.id)?.resolve(m);
     const job = this.#jobs.get(m.id);
     if (!job) return;
     if (m.type === 'chunks') job.queue.push(m.chunks);

@@ -19,11 +19,6 @@ export type ToWorker<S> =
   | { type: 'ack'; id: number }
   | { type: 'cancel'; id: number };
 
-/** One small source's ingest, whole (a batch answers in one message). */
-export type SmallResult =
-  | { chunks: IngestChunk[]; digest: `sha256:${string}`; size: number; count: number }
-  | { error: ErrorShape };
-
 export interface ErrorShape {
   message: string;
   code?: string;
@@ -34,4 +29,5 @@ export type FromWorker =
   | { type: 'chunks'; id: number; chunks: IngestChunk[] }
   | ({ type: 'end'; id: number; digest: `sha256:${string}`; size: number; chunks: number })
   | ({ type: 'error'; id: number } & ErrorShape)
-  | { type: 'small'; id: number; results: SmallResult[] };
+  /** A batch of small sources answered whole, packed (small-batch.ts). */
+  | { type: 'small'; id: number; packed: ArrayBuffer; errors: ErrorShape[] };

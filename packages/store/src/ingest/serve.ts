@@ -5,7 +5,8 @@
  */
 import { DEFAULT_LEVEL, Ingester, KuraError, encodeChunk, type IngestChunk, type IngestOptions } from '@kura/core';
 import { KnownChunks } from './known-chunks.js';
-import { WINDOW, type ErrorShape, type FromWorker, type SmallResult, type ToWorker } from './protocol.js';
+import { WINDOW, type ErrorShape, type FromWorker, type ToWorker } from './protocol.js';
+import { packSmallResults, type SmallResult } from './small-batch.js';
 
 export interface IngestHost<S> {
   post(message: FromWorker, transfer: ArrayBuffer[]): void;
@@ -71,7 +72,7 @@ export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => v
       msg.type === 'chunks'
         ? msg.chunks.map((c) => c.payload.buffer as ArrayBuffer)
         : msg.type === 'small'
-          ? msg.results.flatMap((r) => ('chunks' in r ? r.chunks.map((c) => c.payload.buffer as ArrayBuffer) : []))
+          ? [msg.packed]
           : [];
     host.post(msg, transfer);
   };
@@ -90,7 +91,7 @@ export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => v
         ingester.dispose();
       }
     });
-    send({ type: 'small', id, results });
+    send({ type: 'small', id, ...packSmallResults(results) });
   };
 
   const ingestSource = async (
