@@ -38,9 +38,25 @@ describe('KnownChunks', () => {
     expect(keys.some((key) => k.has(key))).toBe(false);
   });
 
-  it('stops adding at half its slots, and every key it took stays findable', () => {
+  it('grows from a small table, keeps every key, and a worker holding an older table still finds the keys it had', () => {
     const k = new KnownChunks();
-    const half = KnownChunks.SLOTS / 2;
+    const first = k.buffer;
+    expect(first.byteLength).toBe(8 + 8 * KnownChunks.INITIAL_SLOTS);
+    const keys = Array.from({ length: KnownChunks.INITIAL_SLOTS }, (_, i) => hexKey(new TextEncoder().encode(`grow ${i}`)));
+    keys.forEach((key) => k.add(key));
+    expect(k.buffer).not.toBe(first);
+    expect(k.buffer.byteLength).toBe(8 + 8 * 4 * KnownChunks.INITIAL_SLOTS);
+    expect(k.size).toBe(keys.length);
+    expect(keys.every((key) => k.has(key))).toBe(true);
+    const old = new KnownChunks(first); // what a worker sent the first table sees
+    const before = keys.slice(0, KnownChunks.INITIAL_SLOTS / 2);
+    expect(before.every((key) => old.has(key))).toBe(true);
+    expect(old.has(keys.at(-1)!)).toBe(false);
+  });
+
+  it('stops adding at half its largest size, and every key it took stays findable', () => {
+    const k = new KnownChunks();
+    const half = KnownChunks.MAX_SLOTS / 2;
     const key = (i: number) => (i * 2654435761 >>> 0).toString(16).padStart(8, '0') + i.toString(16).padStart(8, '0') + '0'.repeat(48);
     for (let i = 0; i < half + 1000; i++) k.add(key(i));
     expect(k.full).toBe(true);
