@@ -395,6 +395,26 @@ describe('snapshots of a directory snapshotted before (unchanged files are not r
     expect((await again.verify()).ok).toBe(true);
   });
 
+  it('a first snapshot of many files (stat taken by the workers) records what lstat here would: a second snapshot reuses every file and makes the same tree', { timeout: 60_000 }, async () => {
+    const { store } = await newStore();
+    const src = join(tempDir(), 'src');
+    mkdirSync(src);
+    makeTree(src); // modes, times, links, a large file among them
+    for (let i = 0; i < 300; i++) writeFileSync(join(src, `many-${i}.txt`), `file ${i}\n`.repeat(i + 1));
+    chmodSync(join(src, 'many-7.txt'), 0o640);
+    utimesSync(join(src, 'many-8.txt'), 1_500_000_000.123, 1_500_000_000.123);
+    await settle();
+    const first = await store.snapshot(src);
+    expect(first.reused).toBe(0);
+    expect(first.files).toBe(308);
+    const second = await store.snapshot(src); // stat'ed on this thread, compared with the recorded stamps
+    expect(second.reused).toBe(first.files);
+    expect(second.tree).toBe(first.tree);
+    const out = join(tempDir(), 'out');
+    await store.restore(first.id, out);
+    expect(describeTree(out)).toEqual(describeTree(src));
+  });
+
   it('a file replaced by another of the same size and times is read again (new inode)', { timeout: 60_000 }, async () => {
     const { store } = await newStore();
     const src = join(tempDir(), 'src');

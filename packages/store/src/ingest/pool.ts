@@ -10,9 +10,9 @@ import { KuraError } from '@kura/core';
 import type { ChunkStream } from '../put.js';
 import type { KnownChunks } from './known-chunks.js';
 import type { ErrorShape, FromWorker, ToWorker } from './protocol.js';
-import { unpackSmallResults, type PackedSmall, type ReadyChunks } from './small-batch.js';
+import { unpackSmallResults, type PackedSmall, type ReadyChunks, type TooLarge } from './small-batch.js';
 
-export type { ReadyChunks } from './small-batch.js';
+export type { ReadyChunks, SourceStat, TooLarge } from './small-batch.js';
 
 export interface PoolWorker<S> {
   post(message: ToWorker<S>, transfer?: ArrayBuffer[]): void;
@@ -103,15 +103,27 @@ export class IngestPoolCore<S> {
    * ingesting it threw.
    */
   async ingestSmall(sources: S[], options: IngestOptions, known?: KnownChunks): Promise<(ReadyChunks | Error)[]> {
+    return (await this.#small(sources, options, known)).map((r) => (r instanceof Error || !('large' in r) ? r : new Error('a source was not read')));
+  }
+
+  /**
+   * `ingestSmall`, and each source's stat as the worker opened it (files: a snapshot's stamp and
+   * entry); a source of `statMax` bytes or more is not read (TooLarge: the caller streams it).
+   */
+  ingestSmallWithStat(sources: S[], options: IngestOptions, known: KnownChunks | undefined, statMax: number): Promise<(ReadyChunks | TooLarge | Error)[]> {
+    return this.#small(sources, options, known, statMax);
+  }
+
+  async #small(sources: S[], options: IngestOptions, known?: KnownChunks, statMax?: number): Promise<(ReadyChunks | TooLarge | Error)[]> {
     const worker = this.#leastBusy();
     const id = this.#nextId++;
     this.#addLoad(worker, sources.length);
     try {
       const packed = await new Promise<PackedSmall>((resolve, reject) => {
         this.#batches.set(id, { worker, resolve, reject });
-        worker.post({ type: 'small', id, sources, options, ...knownTable(known) });
+        worker.post({ type: 'small', id, sources, options, ...knownTable(known), ...(statMax !== undefined ? { statMax } : {}) });
       });
-      return unpackSmallResults(packed).map((r) => ('chunks' in r ? r : revive(r)));
+      return unpackSmallResults(packed).map((r) => ('message' in r ? revive(r) : r));
     } finally {
       this.#batches.delete(id);
       this.#addLoad(worker, -sources.length);

@@ -15,7 +15,8 @@ export const WINDOW = 4;
 export type ToWorker<S> =
   | { type: 'file'; id: number; source: S; options: IngestOptions; regularOnly?: boolean; known?: SharedArrayBuffer }
   | { type: 'bytes'; id: number; bytes: Uint8Array; options: IngestOptions; known?: SharedArrayBuffer }
-  | { type: 'small'; id: number; sources: S[]; options: IngestOptions; known?: SharedArrayBuffer }
+  /** `statMax`: answer each file's stat too, and do not read one of this many bytes or more. */
+  | { type: 'small'; id: number; sources: S[]; options: IngestOptions; known?: SharedArrayBuffer; statMax?: number }
   | { type: 'ack'; id: number }
   | { type: 'cancel'; id: number };
 

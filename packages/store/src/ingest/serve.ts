@@ -6,7 +6,7 @@
 import { DEFAULT_LEVEL, Ingester, KuraError, encodeChunk, type IngestChunk, type IngestOptions } from '@kura/core';
 import { KnownChunks } from './known-chunks.js';
 import { WINDOW, type ErrorShape, type FromWorker, type ToWorker } from './protocol.js';
-import { packSmallResults, type SmallResult } from './small-batch.js';
+import { packSmallResults, type SmallResult, type SourceStat } from './small-batch.js';
 
 export interface IngestHost<S> {
   post(message: FromWorker, transfer: ArrayBuffer[]): void;
@@ -14,6 +14,11 @@ export interface IngestHost<S> {
   open(source: S, regularOnly: boolean): Iterable<Uint8Array> | AsyncIterable<Uint8Array>;
   /** A small source whole, synchronously (a batch is answered in one go). */
   readWhole(source: S): Uint8Array;
+  /**
+   * Optional (files): the source's stat as opened, and its bytes unless it has `max` bytes or
+   * more. Used when a request asks for stats (`statMax`).
+   */
+  readWithStat?(source: S, max: number): { bytes?: Uint8Array | undefined; stat: SourceStat };
   /**
    * Optional: the source's pieces with its SHA-256 taken by a native hasher over the same
    * bytes (browsers: SubtleCrypto, which only hashes whole buffers), or undefined to use
@@ -78,13 +83,25 @@ export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => v
   };
 
   /** Many small sources, one message each way: per-source messaging would cost more than the ingest. */
-  const ingestSmall = (id: number, sources: S[], options: IngestOptions, known: KnownChunks | undefined) => {
+  const ingestSmall = (id: number, sources: S[], options: IngestOptions, known: KnownChunks | undefined, statMax: number | undefined) => {
+    const withStat = statMax !== undefined && host.readWithStat !== undefined;
     const results: SmallResult[] = sources.map((source) => {
+      let stat: SourceStat | undefined;
+      let bytes: Uint8Array;
+      try {
+        if (withStat) {
+          const read = host.readWithStat!(source, statMax!);
+          if (!read.bytes) return { large: read.stat };
+          ({ stat, bytes } = read as { stat: SourceStat; bytes: Uint8Array });
+        } else bytes = host.readWhole(source);
+      } catch (e) {
+        return { error: shape(e) };
+      }
       const { ingester, encode } = kernel(options, known);
       try {
-        const chunks = encode([...ingester.update(host.readWhole(source)), ...ingester.finish()]);
+        const chunks = encode([...ingester.update(bytes), ...ingester.finish()]);
         const r = ingester.result!;
-        return { chunks, digest: r.digest, size: r.size, count: r.chunks };
+        return { chunks, digest: r.digest, size: r.size, count: r.chunks, stat };
       } catch (e) {
         return { error: shape(e) };
       } finally {
@@ -156,6 +173,6 @@ export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => v
       }
       void ingestSource(msg.id, source, msg.options, known, digest);
     } else if (msg.type === 'bytes') void ingestSource(msg.id, slices(msg.bytes), msg.options, known);
-    else ingestSmall(msg.id, msg.sources, msg.options, known);
+    else ingestSmall(msg.id, msg.sources, msg.options, known, msg.statMax);
   };
 }

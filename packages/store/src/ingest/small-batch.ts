@@ -8,14 +8,33 @@
  * Layout (little-endian): u32 count, then per source a u8 kind:
  * - 0 (ingested): digest as 64 ASCII hex digits, f64 size, u32 chunk count, and per chunk its
  *   key as 64 ASCII hex digits, u32 length, u8 codec, u32 payload length, the payload;
- * - 1 (failed): u32 index into the message's `errors`.
+ * - 1 (failed): u32 index into the message's `errors`;
+ * - 2 (not read: at least the request's `statMax` bytes).
+ * Kinds 0 and 2 with bit 0x80 set are followed by the file's stat (what it was when opened):
+ * mode, dev, ino, size, mtimeMs, ctimeMs as f64.
  * Hex travels as ASCII because both sides want strings (map keys, digests).
  */
 import type { CodecId, IngestChunk, IngestResult } from '@kura/core';
 import type { ErrorShape } from './protocol.js';
 
+/** What a file was when a worker opened it (a snapshot's stamp and entry: node/snapshots.ts). */
+export interface SourceStat {
+  mode: number;
+  dev: number;
+  ino: number;
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+}
+
+const STAT_FIELDS = ['mode', 'dev', 'ino', 'size', 'mtimeMs', 'ctimeMs'] as const;
+const WITH_STAT = 0x80;
+
 /** One small source's ingest, whole, as the worker has it before packing. */
-export type SmallResult = { chunks: IngestChunk[]; digest: `sha256:${string}`; size: number; count: number } | { error: ErrorShape };
+export type SmallResult =
+  | { chunks: IngestChunk[]; digest: `sha256:${string}`; size: number; count: number; stat?: SourceStat | undefined }
+  | { error: ErrorShape }
+  | { large: SourceStat };
 
 export interface PackedSmall {
   packed: ArrayBuffer;
@@ -33,16 +52,23 @@ export function packSmallResults(results: readonly SmallResult[]): PackedSmall {
   for (const r of results) {
     total += 1;
     if ('error' in r) total += 4;
+    else if ('large' in r) total += 8 * STAT_FIELDS.length;
     else {
-      total += HEX + 8 + 4;
+      total += HEX + 8 + 4 + (r.stat ? 8 * STAT_FIELDS.length : 0);
       for (const c of r.chunks) total += HEX + 4 + 1 + 4 + c.payload.length;
     }
   }
   const out = new Uint8Array(total);
   const dv = new DataView(out.buffer);
   const errors: ErrorShape[] = [];
-  dv.setUint32(0, results.length, true);
   let at = 4;
+  const writeStat = (stat: SourceStat) => {
+    for (const field of STAT_FIELDS) {
+      dv.setFloat64(at, stat[field], true);
+      at += 8;
+    }
+  };
+  dv.setUint32(0, results.length, true);
   for (const r of results) {
     if ('error' in r) {
       out[at] = 1;
@@ -51,11 +77,17 @@ export function packSmallResults(results: readonly SmallResult[]): PackedSmall {
       at += 5;
       continue;
     }
-    out[at] = 0;
-    writeAscii(out, at + 1, r.digest, 7);
-    dv.setFloat64(at + 1 + HEX, r.size, true);
-    dv.setUint32(at + 9 + HEX, r.chunks.length, true);
-    at += 13 + HEX;
+    if ('large' in r) {
+      out[at++] = 2 | WITH_STAT;
+      writeStat(r.large);
+      continue;
+    }
+    out[at++] = r.stat ? WITH_STAT : 0;
+    if (r.stat) writeStat(r.stat);
+    writeAscii(out, at, r.digest, 7);
+    dv.setFloat64(at + HEX, r.size, true);
+    dv.setUint32(at + HEX + 8, r.chunks.length, true);
+    at += HEX + 12;
     for (const c of r.chunks) {
       writeAscii(out, at, c.key, 0);
       dv.setUint32(at + HEX, c.length, true);
@@ -72,27 +104,46 @@ export function packSmallResults(results: readonly SmallResult[]): PackedSmall {
 export interface ReadyChunks {
   chunks: IngestChunk[];
   result: IngestResult;
+  /** What the file was when the worker opened it, when the request asked (`statMax`). */
+  stat?: SourceStat | undefined;
+}
+
+/** A file the worker did not read: at least the request's `statMax` bytes. */
+export interface TooLarge {
+  large: SourceStat;
 }
 
 const ascii = new TextDecoder('latin1');
 
-/** Per source, its chunks (payloads are views of `packed`) or its error. */
-export function unpackSmallResults(p: PackedSmall): (ReadyChunks | ErrorShape)[] {
+/** Per source, its chunks (payloads are views of `packed`), its error, or its stat alone. */
+export function unpackSmallResults(p: PackedSmall): (ReadyChunks | TooLarge | ErrorShape)[] {
   const bytes = new Uint8Array(p.packed);
   const dv = new DataView(p.packed);
   const count = dv.getUint32(0, true);
-  const out: (ReadyChunks | ErrorShape)[] = [];
+  const out: (ReadyChunks | TooLarge | ErrorShape)[] = [];
   let at = 4;
+  const readStat = (): SourceStat => {
+    const v = STAT_FIELDS.map((_, i) => dv.getFloat64(at + 8 * i, true));
+    at += 8 * STAT_FIELDS.length;
+    return { mode: v[0]!, dev: v[1]!, ino: v[2]!, size: v[3]!, mtimeMs: v[4]!, ctimeMs: v[5]! };
+  };
   for (let i = 0; i < count; i++) {
-    if (bytes[at] === 1) {
+    const kind = bytes[at]!;
+    if (kind === 1) {
       out.push(p.errors[dv.getUint32(at + 1, true)]!);
       at += 5;
       continue;
     }
-    const digest = `sha256:${ascii.decode(bytes.subarray(at + 1, at + 1 + HEX))}` as const;
-    const size = dv.getFloat64(at + 1 + HEX, true);
-    const n = dv.getUint32(at + 9 + HEX, true);
-    at += 13 + HEX;
+    at++;
+    const stat = kind & WITH_STAT ? readStat() : undefined;
+    if ((kind & ~WITH_STAT) === 2) {
+      out.push({ large: stat! });
+      continue;
+    }
+    const digest = `sha256:${ascii.decode(bytes.subarray(at, at + HEX))}` as const;
+    const size = dv.getFloat64(at + HEX, true);
+    const n = dv.getUint32(at + HEX + 8, true);
+    at += HEX + 12;
     const chunks: IngestChunk[] = [];
     let offset = 0;
     for (let j = 0; j < n; j++) {
@@ -108,7 +159,7 @@ export function unpackSmallResults(p: PackedSmall): (ReadyChunks | ErrorShape)[]
       offset += length;
       at += HEX + 9 + stored;
     }
-    out.push({ chunks, result: { digest, size, chunks: n } });
+    out.push(stat ? { chunks, result: { digest, size, chunks: n }, stat } : { chunks, result: { digest, size, chunks: n } });
   }
   return out;
 }

@@ -4,17 +4,18 @@
  */
 import { closeSync, constants as fsConstants, createReadStream, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { InvalidInputError } from '@kura/core';
+import { InternalError, InvalidInputError } from '@kura/core';
 import { NotFoundError } from '../errors.js';
 import { InitOptions as InitOptionsSchema, PutMeta as PutMetaSchema, parse, type InitOptions, type OpenOptions, type PutMeta } from '../options.js';
 import { CommitOrder, type PutResult } from '../put.js';
 import type { PutInput } from '../store.js';
 import { availableParallelism } from 'node:os';
 import { leasePool, leasePoolOfSize, type IngestPool, type PoolLease } from './ingest-pool.js';
+import type { ReadyChunks } from '../ingest/pool.js';
 import { Store as StoreCore, type StoreBackends } from '../store.js';
 import { FsPackStore } from './fs-packs.js';
 import type { SnapshotInfo, WalkEntry } from '../snapshot.js';
-import { checkRestorable, prepareTarget, restoreEntries, scanDirectory, type RestoreReport, type ScannedFile } from './snapshots.js';
+import { applyStat, checkRestorable, prepareTarget, restoreEntries, scanDirectory, statFiles, type RestoreReport, type Scan, type ScannedFile } from './snapshots.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { acquireWriterLock } from './lock.js';
 import { openSqlite } from './sqlite.js';
@@ -121,6 +122,12 @@ const SMALL_BATCH = 64;
  * pool): batches of 64 -> 256 took the store's thread from ~83 to ~66 µs per file.
  */
 const SMALL_BATCH_MAX = 256;
+
+/** What was read is what a snapshot records, should the file have changed since the scan. */
+function record(f: ScannedFile, r: PutResult): void {
+  f.entry.digest = r.digest;
+  f.entry.size = r.size;
+}
 
 /**
  * A regular file (not a link: the workers read small files without following links) below
@@ -245,9 +252,13 @@ export class Store extends StoreCore {
     const pool = () => (lease ??= leasePool()).pool;
     let found = 0;
     const stamped = !options.reread && this.hasStamps(root);
-    const onFile = stamped ? undefined : (size: number) => void ((++found >= SMALL_BATCH * 4 || size >= WORKER_PUT_MIN) && pool());
+    const onFile = stamped ? undefined : () => void (++found === SMALL_BATCH * 4 && pool());
     try {
       const scan = scanDirectory(root, { mtime: options.mtime ?? true, ...(onFile ? { onFile } : {}) });
+      // A first snapshot of many files has the workers stat each file on the descriptor they
+      // read it from (no lstat per file here: ~8 µs each of this thread's time, the busier one).
+      const workersStat = !stamped && this.#workers > 0 && scan.files.length >= SMALL_BATCH * 4;
+      if (!workersStat) statFiles(scan, scan.files);
       // Files whose stamp is what an earlier snapshot read keep that document, unread
       // (FORMAT.md §13.4); `reread` reads every file.
       const cached = stamped ? this.cachedDigests(scan.files) : [];
@@ -259,7 +270,9 @@ export class Store extends StoreCore {
         f.entry.digest = digest;
         reused.push(f);
       });
-      await this.#putScanned(read, pool);
+      await this.#putScanned(read, pool, workersStat ? scan : undefined);
+      const unstated = scan.files.find((f) => f.size < 0);
+      if (unstated) throw new InternalError(`${unstated.path} was put without its stat`);
       const label = options.label !== undefined ? { label: options.label } : {};
       let info: SnapshotInfo;
       try {
@@ -267,7 +280,7 @@ export class Store extends StoreCore {
       } catch (e) {
         // A reused document deleted meanwhile (its snapshots removed, then GC): read them all.
         if (!(e instanceof NotFoundError) || reused.length === 0) throw e;
-        await this.#putScanned(reused, pool);
+        await this.#putScanned(reused, pool); // stat'ed here already (a repeated snapshot)
         read.push(...reused.splice(0));
         info = await this.createSnapshot(scan.root, label);
       }
@@ -280,50 +293,59 @@ export class Store extends StoreCore {
 
   /**
    * Puts a snapshot's files. Large ones stream through workers one by one. Small ones, when
-   * there are many, go to the workers in batches of SMALL_BATCH or more (read and ingested there, one
-   * message each way) and are stored a batch at a time (`putReady`) while this thread only
-   * deduplicates and commits; a few are read and put here, where messaging would cost more
-   * than it saves.
+   * there are many, go to the workers in batches of SMALL_BATCH or more (read and ingested
+   * there, one message each way) and are stored a batch at a time (`putReady`) while this
+   * thread only deduplicates and commits; a few are read and put here, where messaging would
+   * cost more than it saves. `statScan`: the files have no stat yet (a first snapshot): all go
+   * in batches, the workers stat them as they open them, and those too large to read whole
+   * come back unread and stream.
    */
-  async #putScanned(files: ScannedFile[], leased: () => IngestPool): Promise<void> {
+  async #putScanned(files: ScannedFile[], leased: () => IngestPool, statScan?: Scan): Promise<void> {
     const ingest = this.ingestOptions();
     const opts = { chunking: ingest.chunking, compression: ingest.compression };
-    const record = (f: ScannedFile, r: PutResult) => {
-      // What was read is what is recorded, should the file have changed since the scan.
-      f.entry.digest = r.digest;
-      f.entry.size = r.size;
-    };
-    const small = files.filter((f) => f.size < WORKER_PUT_MIN);
-    const large = files.filter((f) => f.size >= WORKER_PUT_MIN);
-    const pool = this.#workers > 0 && (small.length >= SMALL_BATCH * 4 || large.length > 0) ? leased() : undefined;
+    const small = statScan ? files : files.filter((f) => f.size < WORKER_PUT_MIN);
+    const large = statScan ? [] : files.filter((f) => f.size >= WORKER_PUT_MIN);
+    const batches = statScan !== undefined || small.length >= SMALL_BATCH * 4;
+    const pool = this.#workers > 0 && (batches || large.length > 0) ? leased() : undefined;
     const known = pool ? this.knownChunks() : undefined;
     const tasks: (() => Promise<void>)[] = [];
-    if (pool && small.length >= SMALL_BATCH * 4) {
+    const stream = (f: ScannedFile) => async () =>
+      record(
+        f,
+        pool
+          ? await this.putChunks(pool.ingestFile(f.path, opts, true, known), {}, { listed: false })
+          : await this.putForSnapshot(createReadStream('', { fd: openRegularFile(f.path), highWaterMark: 1 << 20 })),
+      );
+    if (pool && batches) {
       const size = Math.min(SMALL_BATCH_MAX, Math.max(SMALL_BATCH, Math.ceil(small.length / (pool.size * 8))));
       for (let i = 0; i < small.length; i += size) {
         const batch = small.slice(i, i + size);
         tasks.push(async () => {
-          const ready = await pool.ingestSmallFiles(batch.map((f) => f.path), opts, known);
+          const paths = batch.map((f) => f.path);
+          const answers = statScan ? await pool.ingestSmallWithStat(paths, opts, known, WORKER_PUT_MIN) : await pool.ingestSmallFiles(paths, opts, known);
+          const ready: ReadyChunks[] = [];
+          const readyFiles: ScannedFile[] = [];
+          answers.forEach((a, j) => {
+            if (a instanceof Error) throw a;
+            const f = batch[j]!;
+            if (statScan) applyStat(statScan, f, 'large' in a ? a.large : a.stat!);
+            if ('large' in a) tasks.push(stream(f)); // a lane still running (this one) takes it
+            else {
+              ready.push(a);
+              readyFiles.push(f);
+            }
+          });
           const results = await this.putReady(ready, { listed: false });
           results.forEach((r, j) => {
             if (r instanceof Error) throw r;
-            record(batch[j]!, r);
+            record(readyFiles[j]!, r);
           });
         });
       }
     } else {
       for (const f of small) tasks.push(async () => record(f, await this.putForSnapshot(readSmallFile(f.path, f.size))));
     }
-    for (const f of large) {
-      tasks.push(async () =>
-        record(
-          f,
-          pool
-            ? await this.putChunks(pool.ingestFile(f.path, opts, true, known), {}, { listed: false })
-            : await this.putForSnapshot(createReadStream('', { fd: openRegularFile(f.path), highWaterMark: 1 << 20 })),
-        ),
-      );
-    }
+    for (const f of large) tasks.push(stream(f));
     // A few tasks in flight: enough to keep the workers and the group commit busy.
     let next = 0;
     const lanes = pool ? pool.size * 4 : 32;

@@ -1,5 +1,5 @@
 /** A worker thread of the Node ingest pool: reads files by path (ingest/serve.ts does the rest). */
-import { closeSync, constants, createReadStream, fstatSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, constants, createReadStream, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { serveIngest } from '../ingest/serve.js';
 import type { ToWorker } from '../ingest/protocol.js';
@@ -8,12 +8,33 @@ const port = parentPort!;
 
 /** Opens a file without following a link, and only if it is a regular file (snapshots, small files of putFiles). */
 function openRegular(path: string): number {
+  return openRegularStat(path).fd;
+}
+
+function openRegularStat(path: string) {
   const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
-  if (!fstatSync(fd).isFile()) {
+  const stat = fstatSync(fd);
+  if (!stat.isFile()) {
     closeSync(fd);
     throw new Error(`${path} is no longer a regular file (changed while it was being stored)`);
   }
-  return fd;
+  return { fd, stat };
+}
+
+/** The rest of an open file from its start: `expected` bytes and whatever it grew by since. */
+function readAll(fd: number, expected: number): Uint8Array {
+  let buf = Buffer.allocUnsafe(expected + 1);
+  let n = 0;
+  for (;;) {
+    const got = readSync(fd, buf, n, buf.length - n, n);
+    if (got === 0) return buf.subarray(0, n);
+    n += got;
+    if (n === buf.length) {
+      const bigger = Buffer.allocUnsafe(buf.length * 2);
+      buf.copy(bigger);
+      buf = bigger;
+    }
+  }
 }
 
 const handle = serveIngest<string>({
@@ -25,6 +46,17 @@ const handle = serveIngest<string>({
     const fd = openRegular(path);
     try {
       return readFileSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  },
+  // A first snapshot's files: the stat is its stamp and entry (taken on the open file, before
+  // the read: a change after it shows as a new stamp next time).
+  readWithStat: (path, max) => {
+    const { fd, stat } = openRegularStat(path);
+    try {
+      const s = { mode: stat.mode, dev: stat.dev, ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs };
+      return stat.size >= max ? { stat: s } : { bytes: readAll(fd, stat.size), stat: s };
     } finally {
       closeSync(fd);
     }

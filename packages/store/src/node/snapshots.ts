@@ -27,7 +27,11 @@ import { join, posix } from 'node:path';
 import { InvalidInputError } from '@kura/core';
 import { badName, type DirNode, type FileEntry, type SymlinkEntry, type WalkEntry } from '../snapshot.js';
 
-/** A file found by the scan, to be put; `entry` gets its digest once it is. */
+/**
+ * A file found by the scan, to be put; `entry` gets its digest once it is. Its stat (size,
+ * stamp, recent, and the entry's mode, size and mtime) is filled by `statFiles` on this thread,
+ * or by the ingest worker that opens it (a first snapshot: `applyStat`); `size` is -1 until then.
+ */
 export interface ScannedFile {
   path: string;
   size: number;
@@ -53,13 +57,47 @@ export interface Scan {
   files: ScannedFile[];
   /** Entries that are neither files, directories nor symlinks (sockets, devices, fifos). */
   skipped: string[];
+  /** Files changed at or after this time (ms) are `recent`. */
+  settledBefore: number;
+  /** Whether entries record modification times. */
+  mtime: boolean;
+}
+
+/** The fields of a stat a snapshot keeps (lstat on this thread, fstat of the open file on a worker). */
+export interface FileStat {
+  mode: number;
+  dev: number;
+  ino: number;
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+}
+
+/** Fills a scanned file's stamp and entry from its stat. */
+export function applyStat(scan: Scan, f: ScannedFile, st: FileStat): void {
+  f.size = st.size;
+  f.entry.size = st.size;
+  f.entry.mode = st.mode & 0o7777;
+  if (scan.mtime) f.entry.mtime = Math.round(st.mtimeMs);
+  f.stamp = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+  f.recent = Math.max(st.mtimeMs, st.ctimeMs) >= scan.settledBefore;
+}
+
+/** lstat of each file on this thread (repeated snapshots compare stamps before reading anything). */
+export function statFiles(scan: Scan, files: readonly ScannedFile[]): void {
+  for (const f of files) {
+    const st = lstatSync(f.path);
+    if (!st.isFile()) throw new InvalidInputError(`${f.path} is no longer a regular file (changed while the snapshot ran)`, 'path');
+    applyStat(scan, f, st);
+  }
 }
 
 /**
- * Reads a directory tree: sorted, lstat (symlinks are recorded, never followed), O(entries).
- * `onFile` hears each regular file's size as it is found.
+ * Reads a directory tree: sorted, O(entries), entry types from the directory itself (symlinks
+ * are recorded, never followed); directories are lstat'ed here, files later (`statFiles`,
+ * `applyStat`). `onFile` hears of each regular file as it is found.
  */
-export function scanDirectory(dir: string, options: { mtime: boolean; onFile?: (size: number) => void }): Scan {
+export function scanDirectory(dir: string, options: { mtime: boolean; onFile?: (file: ScannedFile) => void }): Scan {
   const files: ScannedFile[] = [];
   const skipped: string[] = [];
   const settledBefore = Date.now() - RECENT_MS;
@@ -75,22 +113,23 @@ export function scanDirectory(dir: string, options: { mtime: boolean; onFile?: (
       const entryName = raw.toString('utf8');
       const why = badName(entryName);
       if (why) throw new InvalidInputError(`${full}: a snapshot cannot hold ${why}`, 'name');
-      const st = lstatSync(full);
-      const m = st.mode & 0o7777;
-      const t = Math.round(st.mtimeMs);
-      if (st.isDirectory()) node.entries.push(scan(full, entryName, m, t));
-      else if (st.isSymbolicLink()) node.entries.push({ type: 'symlink', name: entryName, target: readlinkSync(full) } satisfies SymlinkEntry);
-      else if (st.isFile()) {
-        const entry: FileEntry = { type: 'file', name: entryName, mode: m, size: st.size, digest: 'sha256:', ...(options.mtime ? { mtime: t } : {}) };
+      if (d.isDirectory()) {
+        const st = lstatSync(full);
+        if (!st.isDirectory()) throw new InvalidInputError(`${full} is no longer a directory (changed while the snapshot ran)`, 'path');
+        node.entries.push(scan(full, entryName, st.mode & 0o7777, Math.round(st.mtimeMs)));
+      } else if (d.isSymbolicLink()) node.entries.push({ type: 'symlink', name: entryName, target: readlinkSync(full) } satisfies SymlinkEntry);
+      else if (d.isFile()) {
+        const entry: FileEntry = { type: 'file', name: entryName, mode: 0, size: 0, digest: 'sha256:' };
         node.entries.push(entry);
-        const stamp = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
-        files.push({ path: full, size: st.size, entry, stamp, recent: Math.max(st.mtimeMs, st.ctimeMs) >= settledBefore });
-        options.onFile?.(st.size);
+        const file: ScannedFile = { path: full, size: -1, entry, stamp: '', recent: true };
+        files.push(file);
+        options.onFile?.(file);
       } else skipped.push(full);
     }
     return node;
   };
-  return { root: scan(dir, '', top.mode & 0o7777, Math.round(top.mtimeMs)), files, skipped };
+  const root = scan(dir, '', top.mode & 0o7777, Math.round(top.mtimeMs));
+  return { root, files, skipped, settledBefore, mtime: options.mtime };
 }
 
 export interface RestoreReport {
