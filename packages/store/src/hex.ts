@@ -21,22 +21,37 @@ export function hexInto(hex: string, out: Uint8Array, at: number): Uint8Array {
   return out;
 }
 
-const DIGEST = /^sha256:([0-9a-f]{64})$/;
-const KEY = /^[0-9a-f]{64}$/;
+/**
+ * Decodes `len` lowercase hex digits of `s` from `at`, or returns undefined if any is not one:
+ * validation and decoding in one pass (a regular expression first cost ~2 µs per digest, paid
+ * twice per file by a 10,000-file snapshot).
+ */
+function decodeHex(s: string, at: number, len: number): Uint8Array | undefined {
+  const out = new Uint8Array(len >> 1);
+  for (let i = 0, j = at; i < out.length; i++, j += 2) {
+    const hi = NIBBLE[s.charCodeAt(j)] ?? 255;
+    const lo = NIBBLE[s.charCodeAt(j + 1)] ?? 255;
+    if ((hi | lo) > 15) return undefined;
+    out[i] = (hi << 4) | lo;
+  }
+  return out;
+}
 
 /** `sha256:<hex>` (the public form) -> 32 bytes; anything else is INVALID_INPUT. */
 export function parseDigest(digest: unknown, field = 'digest'): Uint8Array {
-  if (typeof digest !== 'string' || !DIGEST.test(digest)) {
+  const bytes = typeof digest === 'string' && digest.length === 71 && digest.startsWith('sha256:') ? decodeHex(digest, 7, 64) : undefined;
+  if (!bytes) {
     throw new InvalidInputError(`${field} must be "sha256:" and 64 lowercase hex digits, got ${JSON.stringify(digest)?.slice(0, 80)}`, field);
   }
-  return hexToBytes(digest.slice(7));
+  return bytes;
 }
 
 export function parseKey(key: unknown, field = 'key'): Uint8Array {
-  if (typeof key !== 'string' || !KEY.test(key)) {
+  const bytes = typeof key === 'string' && key.length === 64 ? decodeHex(key, 0, 64) : undefined;
+  if (!bytes) {
     throw new InvalidInputError(`${field} must be 64 lowercase hex digits, got ${JSON.stringify(key)?.slice(0, 80)}`, field);
   }
-  return hexToBytes(key);
+  return bytes;
 }
 
 export function formatDigest(bytes: Uint8Array): `sha256:${string}` {
