@@ -108,7 +108,9 @@ export function scanDirectory(dir: string, options: { mtime: boolean; onFile?: (
     const dirents = readdirSync(path, { withFileTypes: true, encoding: 'buffer' }) as unknown as Dirent<Buffer>[];
     for (const d of dirents) {
       const raw = d.name as unknown as Buffer;
-      const full = join(path, raw.toString());
+      // Concatenated, not path.join: `path` is normalized and a name has no separator (join's
+      // normalizing was a visible part of a 10,000-file scan).
+      const full = path.endsWith('/') ? path + raw.toString() : `${path}/${raw.toString()}`;
       if (!isUtf8(raw)) throw new InvalidInputError(`${join(path, raw.toString('latin1'))}: the name is not valid UTF-8; a snapshot records names exactly`, 'name');
       const entryName = raw.toString('utf8');
       const why = badName(entryName);
