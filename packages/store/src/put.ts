@@ -286,6 +286,10 @@ class DocumentPut {
   }
 }
 
+/**
+ * Stores a document from its chunk stream (from `ingestHere`, or from a worker that ran the
+ * same kernel with the store's parameters).
+ */
 export async function putDocument(
   ctx: PutContext,
   stream: ChunkStream,
