@@ -4,6 +4,7 @@
  * each store's known-chunks table to that store's requests.
  */
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { IngestPoolCore, type PoolWorker } from '../src/ingest/pool.js';
 import type { ErrorShape, FromWorker, ToWorker } from '../src/ingest/protocol.js';
 import { packSmallResults, unpackSmallResults } from '../src/ingest/small-batch.js';
+import { serveIngest } from '../src/ingest/serve.js';
 import { leasePool } from '../src/node/ingest-pool.js';
 import { expectSameBytes, newStore, tempDir, textBytes } from './helpers/store.js';
 
@@ -145,5 +147,31 @@ describe('packed small batches', () => {
         });
       }),
     );
+  });
+});
+
+describe('a worker reading a batch with readMany (browsers: Blob reads overlapped)', () => {
+  it('ingests every source it read and answers an error for the one it could not', async () => {
+    const texts = ['first', 'second', 'third'].map((w) => new TextEncoder().encode(w.repeat(300)));
+    let handle!: ReturnType<typeof serveIngest<number>>;
+    const answer = new Promise<FromWorker>((resolve) => {
+      handle = serveIngest<number>({
+        post: (m) => resolve(m),
+        open: () => [],
+        readWhole: () => {
+          throw new Error('readMany must be used for a batch');
+        },
+        readMany: async (sources) => sources.map((i) => (i === 1 ? new Error('blob gone') : texts[i]!)),
+      });
+    });
+    handle({ type: 'small', id: 7, sources: [0, 1, 2], options });
+    const m = await answer;
+    if (m.type !== 'small') throw new Error(`unexpected ${m.type}`);
+    const [a, b, c] = unpackSmallResults(m);
+    expect(b).toMatchObject({ message: 'blob gone' });
+    for (const [r, i] of [[a, 0], [c, 2]] as const) {
+      if (!r || !('chunks' in r)) throw new Error(`source ${i} failed`);
+      expect(r.result.digest).toBe(`sha256:${createHash('sha256').update(texts[i]!).digest('hex')}`);
+    }
   });
 });

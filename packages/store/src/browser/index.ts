@@ -11,6 +11,7 @@ import { StorageUnavailableError, StoreLockedError } from '../errors.js';
 import { InitOptions as InitOptionsSchema, parse, type Durability, type InitOptions, type OpenOptions, type PutMeta } from '../options.js';
 import type { ChunkEvent, PutResult } from '../put.js';
 import type { PutInput } from '../store.js';
+import { POOL_IDLE_MS } from '../ingest/pool.js';
 import { BrowserIngestPool } from './ingest-pool.js';
 import { schemaVersion } from '../schema.js';
 import { Store as StoreCore, type StoreBackends } from '../store.js';
@@ -99,13 +100,45 @@ const SMALL_BATCH = 64;
 /** Blobs up to this size are read whole when put on this thread. */
 const READ_WHOLE = 1 << 20;
 
+/**
+ * The ingest workers of this realm (a store's dedicated worker), shared by the stores it opens
+ * one after another and ended POOL_IDLE_MS after the last one closes: a new pool loads the wasm
+ * core in each worker, and fresh workers run their first files unoptimized (decision 0020).
+ * The first store's worker factory makes it; a pool whose worker died is not handed out again.
+ */
+let shared: { pool: BrowserIngestPool; users: number; idle?: ReturnType<typeof setTimeout> | undefined } | undefined;
+
+function leasePool(makeWorker: () => Worker): { pool: BrowserIngestPool; fresh: boolean; release: () => void } {
+  const fresh = !shared || shared.pool.broken;
+  if (fresh) shared = { pool: new BrowserIngestPool(makeWorker), users: 0 };
+  const entry = shared!;
+  clearTimeout(entry.idle);
+  entry.users++;
+  let released = false;
+  return {
+    pool: entry.pool,
+    fresh,
+    release: () => {
+      if (released) return;
+      released = true;
+      if (--entry.users > 0) return;
+      const end = () => {
+        if (shared === entry && entry.users === 0) shared = undefined;
+        void entry.pool.close();
+      };
+      if (entry !== shared || entry.pool.broken) end();
+      else entry.idle = setTimeout(end, POOL_IDLE_MS);
+    },
+  };
+}
+
 export class BrowserStore extends StoreCore {
   #makeWorker: (() => Worker) | undefined;
-  #pool: BrowserIngestPool | undefined;
+  #lease: ReturnType<typeof leasePool> | undefined;
 
   #ingestPool(): BrowserIngestPool | undefined {
-    if (!this.#pool && this.#makeWorker) this.#pool = new BrowserIngestPool(this.#makeWorker);
-    return this.#pool;
+    if (!this.#lease && this.#makeWorker) this.#lease = leasePool(this.#makeWorker);
+    return this.#lease?.pool;
   }
 
   /** A Blob (File) is ingested on the ingest workers when the store has them. */
@@ -183,8 +216,8 @@ export class BrowserStore extends StoreCore {
     try {
       await super.close();
     } finally {
-      await this.#pool?.close();
-      this.#pool = undefined;
+      this.#lease?.release();
+      this.#lease = undefined;
     }
   }
 
@@ -230,7 +263,7 @@ export class BrowserStore extends StoreCore {
       store.#makeWorker = ingestWorker;
       // The ingest workers start now, not at the first put: loading and compiling the wasm
       // core takes ~100 ms, which would otherwise delay the first drop.
-      if (!store.readonly) store.#ingestPool()?.warm(store.ingestOptions());
+      if (!store.readonly && store.#ingestPool() && store.#lease!.fresh) store.#lease!.pool.warm(store.ingestOptions());
       return store;
     } catch (e) {
       try {

@@ -52,6 +52,8 @@ export function serveBrowserIngest(): void {
     post: (m, transfer) => scope.postMessage(m, transfer),
     open: (blob) => blobPieces(blob),
     readWhole: (blob) => new Uint8Array(new FileReaderSync().readAsArrayBuffer(blob)),
+    // A Blob read is a round trip to the browser's blob store: a batch's reads go out together.
+    readMany: (blobs) => Promise.all(blobs.map((b) => b.arrayBuffer().then((a) => new Uint8Array(a), (e: unknown) => (e instanceof Error ? e : new Error(String(e)))))),
     openHashed,
   });
   scope.onmessage = (ev: MessageEvent<ToWorker<Blob>>) => handle(ev.data);

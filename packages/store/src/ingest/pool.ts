@@ -14,6 +14,15 @@ import { unpackSmallResults, type PackedSmall, type ReadyChunks, type TooLarge }
 
 export type { ReadyChunks, SourceStat, TooLarge } from './small-batch.js';
 
+/**
+ * How long a pool kept between uses (one per Node process, one per browser store worker)
+ * outlives its last user. Starting a worker costs ~80 ms of CPU (Node; ~100 ms to load the wasm
+ * core in Chromium), and a fresh one runs its first thousands of files unoptimized while V8
+ * compiles its hot code: measured, a 10,000-file snapshot spent ~165 µs per file of CPU off the
+ * main thread with new workers and ~75 with warm ones (decision 0020).
+ */
+export const POOL_IDLE_MS = 30_000;
+
 export interface PoolWorker<S> {
   post(message: ToWorker<S>, transfer?: ArrayBuffer[]): void;
   terminate(): unknown;

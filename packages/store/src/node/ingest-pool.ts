@@ -7,7 +7,9 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { IngestOptions } from '@kura/core';
-import { IngestPoolCore, type ReadyChunks } from '../ingest/pool.js';
+import { IngestPoolCore, POOL_IDLE_MS, type ReadyChunks } from '../ingest/pool.js';
+
+export { POOL_IDLE_MS };
 import type { KnownChunks } from '../ingest/known-chunks.js';
 import type { FromWorker } from '../ingest/protocol.js';
 import type { ChunkStream } from '../put.js';
@@ -54,14 +56,6 @@ export class IngestPool extends IngestPoolCore<string> {
     await super.close();
   }
 }
-
-/**
- * How long the shared pool outlives its last user. Starting a worker costs ~80 ms of CPU, and
- * a fresh one runs its first thousands of files unoptimized while V8 compiles its hot code:
- * measured, a 10,000-file snapshot spent ~165 µs per file of CPU off the main thread with
- * new workers and ~75 with warm ones (6.5k vs 9.5k files/s).
- */
-export const POOL_IDLE_MS = 30_000;
 
 let shared: { pool: IngestPool; users: number; idle?: NodeJS.Timeout | undefined } | undefined;
 
