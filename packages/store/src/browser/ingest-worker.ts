@@ -46,14 +46,42 @@ function openHashed(blob: Blob): HashedSource | undefined {
   return { pieces: sliced(whole), digest };
 }
 
+/** A Blob's bytes, or the error reading it gave. */
+function readOne(blob: Blob): Promise<Uint8Array | Error> {
+  return blob.arrayBuffer().then(
+    (a) => new Uint8Array(a),
+    (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
+  );
+}
+
+/**
+ * A batch of small Blobs in one read: a Blob read is a round trip to the browser's blob store,
+ * so the batch is read as one Blob made of them (no copy until read) and cut by their sizes.
+ * Measured in Chromium, 1,000 small files: reading them one after another (FileReaderSync) left
+ * the workers waiting most of the time. If the whole read fails (a file changed or vanished),
+ * each is read alone, so only that one fails.
+ */
+async function readMany(blobs: Blob[]): Promise<(Uint8Array | Error)[]> {
+  const total = blobs.reduce((n, b) => n + b.size, 0);
+  try {
+    const all = new Uint8Array(await new Blob(blobs).arrayBuffer());
+    if (all.length === total) {
+      let at = 0;
+      return blobs.map((b) => all.subarray(at, (at += b.size)));
+    }
+  } catch {
+    // one of them could not be read: find which, below
+  }
+  return Promise.all(blobs.map(readOne));
+}
+
 export function serveBrowserIngest(): void {
   const scope = self as unknown as { postMessage(m: unknown, t: Transferable[]): void; onmessage: ((ev: MessageEvent) => void) | null };
   const handle = serveIngest<Blob>({
     post: (m, transfer) => scope.postMessage(m, transfer),
     open: (blob) => blobPieces(blob),
     readWhole: (blob) => new Uint8Array(new FileReaderSync().readAsArrayBuffer(blob)),
-    // A Blob read is a round trip to the browser's blob store: a batch's reads go out together.
-    readMany: (blobs) => Promise.all(blobs.map((b) => b.arrayBuffer().then((a) => new Uint8Array(a), (e: unknown) => (e instanceof Error ? e : new Error(String(e)))))),
+    readMany,
     openHashed,
   });
   scope.onmessage = (ev: MessageEvent<ToWorker<Blob>>) => handle(ev.data);
