@@ -37,20 +37,3 @@ Object.assign(window, {
     },
   },
 });
-import { BrowserIngestPool } from '@kura/store/browser';
-import { resolveChunkParams } from '@kura/core';
-Object.assign((window as any).kuraBench, {
-  async poolOnly(url: string) {
-    const [f] = await files(url, undefined, 'x');
-    const pool = new BrowserIngestPool(() => new Worker(new URL('./worker/ingest.worker.ts', import.meta.url), { type: 'module' }));
-    const opts = { chunking: resolveChunkParams({ avg: 16384, seed: 1n }), compression: 3 as const };
-    // warm
-    for await (const _ of pool.ingestSource(new Blob([new Uint8Array(1000)]), opts)) void _;
-    const t = performance.now();
-    let n = 0;
-    for await (const c of pool.ingestSource(f!, opts)) n += c.length;
-    const ms = performance.now() - t;
-    await pool.close();
-    return { ms, n };
-  },
-});
