@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
-import { IngestPoolCore, type PoolWorker } from '../src/ingest/pool.js';
+import { describe, expect, it, vi } from 'vitest';
+import { IngestPoolCore, POOL_IDLE_MS, PoolShare, type PoolWorker } from '../src/ingest/pool.js';
 import type { ErrorShape, FromWorker, ToWorker } from '../src/ingest/protocol.js';
 import { packSmallResults, unpackSmallResults } from '../src/ingest/small-batch.js';
 import { serveIngest } from '../src/ingest/serve.js';
@@ -74,6 +74,39 @@ describe('ingest pool', () => {
     const c = leasePool();
     expect(c.pool).toBe(a.pool);
     c.release();
+  });
+
+  it('a shared pool closes POOL_IDLE_MS after its last release, and a broken one is replaced at once', async () => {
+    vi.useFakeTimers();
+    try {
+      const made: { broken: boolean; closed: boolean; close(): Promise<void> }[] = [];
+      const share = new PoolShare(() => {
+        const p = { broken: false, closed: false, close: async () => void (p.closed = true) };
+        made.push(p);
+        return p;
+      });
+      const a = share.lease();
+      const b = share.lease();
+      expect([a.fresh, b.fresh, b.pool === a.pool]).toEqual([true, false, true]);
+      a.release();
+      b.release();
+      vi.advanceTimersByTime(POOL_IDLE_MS - 1);
+      const c = share.lease(); // within the idle time: the same pool, warm
+      expect(c.pool).toBe(a.pool);
+      c.release();
+      vi.advanceTimersByTime(POOL_IDLE_MS);
+      expect(made[0]!.closed).toBe(true);
+      const d = share.lease(); // after it: a new one
+      expect([d.fresh, made.length]).toEqual([true, 2]);
+      made[1]!.broken = true;
+      const e = share.lease();
+      expect([e.fresh, made.length]).toEqual([true, 3]);
+      d.release(); // the broken one closes with its last user, without waiting
+      expect(made[1]!.closed).toBe(true);
+      e.release();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('two stores sharing the pool at once each get their own known-chunks table', async () => {

@@ -11,7 +11,7 @@ import { StorageUnavailableError, StoreLockedError } from '../errors.js';
 import { InitOptions as InitOptionsSchema, parse, type Durability, type InitOptions, type OpenOptions, type PutMeta } from '../options.js';
 import type { ChunkEvent, PutResult } from '../put.js';
 import type { PutInput } from '../store.js';
-import { POOL_IDLE_MS } from '../ingest/pool.js';
+import { PoolShare } from '../ingest/pool.js';
 import { BrowserIngestPool } from './ingest-pool.js';
 import { schemaVersion } from '../schema.js';
 import { Store as StoreCore, type StoreBackends } from '../store.js';
@@ -104,32 +104,13 @@ const READ_WHOLE = 1 << 20;
  * The ingest workers of this realm (a store's dedicated worker), shared by the stores it opens
  * one after another and ended POOL_IDLE_MS after the last one closes: a new pool loads the wasm
  * core in each worker, and fresh workers run their first files unoptimized (decision 0020).
- * The first store's worker factory makes it; a pool whose worker died is not handed out again.
+ * The first store's worker factory makes it.
  */
-let shared: { pool: BrowserIngestPool; users: number; idle?: ReturnType<typeof setTimeout> | undefined } | undefined;
+let share: PoolShare<BrowserIngestPool> | undefined;
 
-function leasePool(makeWorker: () => Worker): { pool: BrowserIngestPool; fresh: boolean; release: () => void } {
-  const fresh = !shared || shared.pool.broken;
-  if (fresh) shared = { pool: new BrowserIngestPool(makeWorker), users: 0 };
-  const entry = shared!;
-  clearTimeout(entry.idle);
-  entry.users++;
-  let released = false;
-  return {
-    pool: entry.pool,
-    fresh,
-    release: () => {
-      if (released) return;
-      released = true;
-      if (--entry.users > 0) return;
-      const end = () => {
-        if (shared === entry && entry.users === 0) shared = undefined;
-        void entry.pool.close();
-      };
-      if (entry !== shared || entry.pool.broken) end();
-      else entry.idle = setTimeout(end, POOL_IDLE_MS);
-    },
-  };
+function leasePool(makeWorker: () => Worker) {
+  share ??= new PoolShare(() => new BrowserIngestPool(makeWorker));
+  return share.lease();
 }
 
 export class BrowserStore extends StoreCore {

@@ -23,6 +23,44 @@ export type { ReadyChunks, SourceStat, TooLarge } from './small-batch.js';
  */
 export const POOL_IDLE_MS = 30_000;
 
+/**
+ * One pool kept between uses (a Node process's, a browser store worker's): leases share it;
+ * after the last release it lives POOL_IDLE_MS more, then closes; a pool whose worker died is
+ * not handed out again. The idle timer never keeps a Node process alive.
+ */
+export class PoolShare<P extends { readonly broken: boolean; close(): Promise<void> }> {
+  #entry: { pool: P; users: number; idle?: ReturnType<typeof setTimeout> | undefined } | undefined;
+
+  constructor(readonly make: () => P) {}
+
+  /** The shared pool (`fresh`: made for this lease); call `release` once, when done. */
+  lease(): { pool: P; fresh: boolean; release(): void } {
+    const fresh = !this.#entry || this.#entry.pool.broken;
+    if (fresh) this.#entry = { pool: this.make(), users: 0 };
+    const entry = this.#entry!;
+    clearTimeout(entry.idle);
+    entry.idle = undefined;
+    entry.users++;
+    let released = false;
+    const end = () => {
+      if (this.#entry === entry && entry.users === 0) this.#entry = undefined;
+      void entry.pool.close();
+    };
+    return {
+      pool: entry.pool,
+      fresh,
+      release: () => {
+        if (released) return;
+        released = true;
+        if (--entry.users > 0) return;
+        if (entry !== this.#entry || entry.pool.broken) return end();
+        entry.idle = setTimeout(end, POOL_IDLE_MS);
+        (entry.idle as { unref?: () => void }).unref?.(); // Node: an idle pool never holds the process
+      },
+    };
+  }
+}
+
 export interface PoolWorker<S> {
   post(message: ToWorker<S>, transfer?: ArrayBuffer[]): void;
   terminate(): unknown;

@@ -7,7 +7,7 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { IngestOptions } from '@kura/core';
-import { IngestPoolCore, POOL_IDLE_MS, type ReadyChunks } from '../ingest/pool.js';
+import { IngestPoolCore, POOL_IDLE_MS, PoolShare, type ReadyChunks } from '../ingest/pool.js';
 
 export { POOL_IDLE_MS };
 import type { KnownChunks } from '../ingest/known-chunks.js';
@@ -57,7 +57,7 @@ export class IngestPool extends IngestPoolCore<string> {
   }
 }
 
-let shared: { pool: IngestPool; users: number; idle?: NodeJS.Timeout | undefined } | undefined;
+const share = new PoolShare(() => new IngestPool());
 
 /** A use of the process's shared pool; `release` once done (then another may reuse it warm). */
 export interface PoolLease {
@@ -68,34 +68,11 @@ export interface PoolLease {
 /**
  * The process's ingest pool (one worker per core), shared by every store: workers hold no
  * store state (each request carries the store's parameters and known-chunks table). Idle
- * workers never keep the process alive; the pool ends POOL_IDLE_MS after its last release. A
- * pool whose worker died is not handed out again.
+ * workers never keep the process alive; the pool ends POOL_IDLE_MS after its last release
+ * (PoolShare).
  */
 export function leasePool(): PoolLease {
-  if (!shared || shared.pool.broken) shared = { pool: new IngestPool(), users: 0 };
-  const entry = shared;
-  clearTimeout(entry.idle);
-  entry.idle = undefined;
-  entry.users++;
-  let released = false;
-  return {
-    pool: entry.pool,
-    release: () => {
-      if (released) return;
-      released = true;
-      if (--entry.users > 0) return;
-      if (entry !== shared || entry.pool.broken) {
-        if (entry === shared) shared = undefined;
-        void entry.pool.close();
-        return;
-      }
-      entry.idle = setTimeout(() => {
-        if (shared === entry && entry.users === 0) shared = undefined;
-        void entry.pool.close();
-      }, POOL_IDLE_MS);
-      entry.idle.unref();
-    },
-  };
+  return share.lease();
 }
 
 /** A pool of `size` workers for one use: the shared one when that is its size, else a new one. */
