@@ -2,7 +2,7 @@
  * @kura/store for Node: Store.init / Store.open on a directory (FORMAT.md §5), with
  * better-sqlite3 metadata, file-system packs, the writer lock and file-path puts.
  */
-import { closeSync, constants as fsConstants, createReadStream, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readSync, readdirSync, rmSync } from 'node:fs';
+import { closeSync, constants as fsConstants, createReadStream, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { InternalError, InvalidInputError } from '@kura/core';
 import { NotFoundError } from '../errors.js';
@@ -19,6 +19,7 @@ import { applyStat, checkRestorable, prepareTarget, restoreEntries, scanDirector
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { acquireWriterLock } from './lock.js';
 import { openSqlite } from './sqlite.js';
+import { readAll } from './read-all.js';
 
 export * from '../index.js';
 export { IngestPool, POOL_IDLE_MS } from './ingest-pool.js';
@@ -45,18 +46,7 @@ export function openRegularFile(path: string): number {
 function readSmallFile(path: string, expected: number): Uint8Array {
   const fd = openRegularFile(path);
   try {
-    let buf = Buffer.allocUnsafe(expected + 1);
-    let n = 0;
-    for (;;) {
-      const got = readSync(fd, buf, n, buf.length - n, null);
-      if (got === 0) return buf.subarray(0, n);
-      n += got;
-      if (n === buf.length) {
-        const bigger = Buffer.allocUnsafe(buf.length * 2);
-        buf.copy(bigger);
-        buf = bigger;
-      }
-    }
+    return readAll(fd, expected);
   } finally {
     closeSync(fd);
   }

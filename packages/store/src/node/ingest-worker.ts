@@ -1,6 +1,7 @@
 /** A worker thread of the Node ingest pool: reads files by path (ingest/serve.ts does the rest). */
-import { closeSync, constants, createReadStream, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, constants, createReadStream, fstatSync, openSync, readFileSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
+import { readAll } from './read-all.js';
 import { serveIngest } from '../ingest/serve.js';
 import type { ToWorker } from '../ingest/protocol.js';
 
@@ -19,22 +20,6 @@ function openRegularStat(path: string) {
     throw new Error(`${path} is no longer a regular file (changed while it was being stored)`);
   }
   return { fd, stat };
-}
-
-/** The rest of an open file from its start: `expected` bytes and whatever it grew by since. */
-function readAll(fd: number, expected: number): Uint8Array {
-  let buf = Buffer.allocUnsafe(expected + 1);
-  let n = 0;
-  for (;;) {
-    const got = readSync(fd, buf, n, buf.length - n, n);
-    if (got === 0) return buf.subarray(0, n);
-    n += got;
-    if (n === buf.length) {
-      const bigger = Buffer.allocUnsafe(buf.length * 2);
-      buf.copy(bigger);
-      buf = bigger;
-    }
-  }
 }
 
 const handle = serveIngest<string>({

@@ -25,6 +25,7 @@ import {
 } from 'node:fs';
 import { join, posix } from 'node:path';
 import { InvalidInputError } from '@kura/core';
+import type { SourceStat } from '../ingest/small-batch.js';
 import { badName, type DirNode, type FileEntry, type SymlinkEntry, type WalkEntry } from '../snapshot.js';
 
 /**
@@ -63,15 +64,8 @@ export interface Scan {
   mtime: boolean;
 }
 
-/** The fields of a stat a snapshot keeps (lstat on this thread, fstat of the open file on a worker). */
-export interface FileStat {
-  mode: number;
-  dev: number;
-  ino: number;
-  size: number;
-  mtimeMs: number;
-  ctimeMs: number;
-}
+/** The fields of a stat a snapshot keeps (lstat here, or fstat of the open file on a worker). */
+export type FileStat = SourceStat;
 
 /** Fills a scanned file's stamp and entry from its stat. */
 export function applyStat(scan: Scan, f: ScannedFile, st: FileStat): void {
