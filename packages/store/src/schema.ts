@@ -2,7 +2,7 @@
 import { FormatMismatchError } from './errors.js';
 import type { SqlDatabase } from './backend/sql.js';
 
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /** MIGRATIONS[n] takes a database from user_version n to n + 1. */
 const MIGRATIONS: string[] = [
@@ -84,6 +84,12 @@ const MIGRATIONS: string[] = [
   // §13.4): a later snapshot reuses the document of a file whose stamp is unchanged.
   `
   CREATE TABLE file_cache (path TEXT PRIMARY KEY, stamp TEXT NOT NULL, digest BLOB NOT NULL) STRICT, WITHOUT ROWID;
+  `,
+  // 5: those stamps one row per directory (decision 0021). The rows per file are dropped, not
+  // converted: a hint, whose loss costs one snapshot reading its files again.
+  `
+  DROP TABLE file_cache;
+  CREATE TABLE dir_stamps (dir TEXT PRIMARY KEY, files TEXT NOT NULL) STRICT, WITHOUT ROWID;
   `,
 ];
 

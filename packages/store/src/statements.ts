@@ -115,13 +115,13 @@ export function prepareStatements(db: SqlDatabase) {
     snapshotGet: p<SnapshotRow>('SELECT * FROM snapshots WHERE id = ?'),
     snapshotsAll: p<SnapshotRow>('SELECT * FROM snapshots ORDER BY id'),
     snapshotDelete: p('DELETE FROM snapshots WHERE id = ?'),
-    /** A snapshotted file's stamp and the document its bytes were (§13.4). */
-    fileCacheGet: p<{ stamp: string; digest: Uint8Array }>('SELECT stamp, digest FROM file_cache WHERE path = ?'),
-    fileCacheSet: p('INSERT INTO file_cache(path, stamp, digest) VALUES (?, ?, ?) ON CONFLICT(path) DO UPDATE SET stamp = excluded.stamp, digest = excluded.digest'),
-    fileCacheDelete: p('DELETE FROM file_cache WHERE path = ?'),
-    /** Cached paths in [from, to): the files once seen under one directory. */
-    fileCacheRange: p<{ path: string }>('SELECT path FROM file_cache WHERE path >= ? AND path < ?'),
-    fileCacheAny: p<{ one: number }>('SELECT 1 AS one FROM file_cache WHERE path >= ? AND path < ? LIMIT 1'),
+    /** A snapshotted directory's file stamps (§13.4): a JSON list of [name, stamp, digest hex]. */
+    dirStampsGet: p<{ files: string }>('SELECT files FROM dir_stamps WHERE dir = ?'),
+    dirStampsSet: p('INSERT INTO dir_stamps(dir, files) VALUES (?, ?) ON CONFLICT(dir) DO UPDATE SET files = excluded.files'),
+    dirStampsDelete: p('DELETE FROM dir_stamps WHERE dir = ?'),
+    /** Rows of a directory and of those below it (`dir`, then the range ["dir/", "dir0")). */
+    dirStampsUnder: p<{ dir: string; files: string }>('SELECT dir, files FROM dir_stamps WHERE dir = ? OR (dir >= ? AND dir < ?)'),
+    dirStampsAny: p<{ one: number }>('SELECT 1 AS one FROM dir_stamps WHERE dir = ? OR (dir >= ? AND dir < ?) LIMIT 1'),
     docSizeByDigest: p<{ size: number }>('SELECT size FROM documents WHERE digest = ?'),
     /** Inserts a new document; changes = 0 when the digest exists already. */
     docInsert: p(

@@ -415,6 +415,74 @@ describe('snapshots of a directory snapshotted before (unchanged files are not r
     expect(describeTree(out)).toEqual(describeTree(src));
   });
 
+  it('keeps stamps per directory: a subdirectory after its parent reuses them, gone directories lose their rows, a damaged row is ignored', { timeout: 60_000 }, async () => {
+    const { store, dir } = await newStore();
+    const src = join(tempDir(), 'src');
+    mkdirSync(src);
+    makeTree(src);
+    await settle();
+    const a = await store.snapshot(src);
+    // The parent's snapshot recorded its subdirectories' files: a snapshot of one of them reads nothing.
+    const sub = await store.snapshot(join(src, 'docs'));
+    expect(sub.reused).toBe(3); // a.txt, deep/same.txt, deep/deeper/blob.bin
+    const rows = () => {
+      const db = new Database(join(dir, 'kura.db'), { readonly: true });
+      try {
+        return db.prepare('SELECT dir, files FROM dir_stamps ORDER BY dir').all() as { dir: string; files: string }[];
+      } finally {
+        db.close();
+      }
+    };
+    // One row per directory holding regular files; none for empty or link-only ones.
+    expect(rows().map((r) => r.dir)).toEqual([src, join(src, 'bin'), join(src, 'docs'), join(src, 'docs', 'deep'), join(src, 'docs', 'deep', 'deeper')]);
+    const readme = JSON.parse(rows()[0]!.files) as [string, string, string][];
+    expect(readme.map((e) => e[0])).toEqual(['README.md', 'empty.txt', 'ünïcödé — 名前.txt']);
+    expect(`sha256:${readme[0]![2]}`).toBe(sha(readFileSync(join(src, 'README.md'))));
+
+    // A directory removed from the tree loses its row at the next snapshot of the tree.
+    execFileSync('rm', ['-r', join(src, 'docs', 'deep')]);
+    const b = await store.snapshot(src);
+    expect(b.reused).toBe(b.files);
+    expect(rows().map((r) => r.dir)).toEqual([src, join(src, 'bin'), join(src, 'docs')]);
+
+    // A row that does not decode is no row: its files are read again, and the snapshot is right.
+    await store.close();
+    const db = new Database(join(dir, 'kura.db'));
+    db.prepare('UPDATE dir_stamps SET files = ? WHERE dir = ?').run('{"not": "a list"', src);
+    db.prepare('UPDATE dir_stamps SET files = ? WHERE dir = ?').run(JSON.stringify([['run.sh', 'x', 'not hex'], 7]), join(src, 'bin'));
+    db.close();
+    const again = await reopen(dir);
+    const c = await again.snapshot(src);
+    expect(c.reused).toBe(1); // docs/a.txt; the root's three and bin's two are read
+    expect(c.tree).toBe(b.tree);
+    expect((await again.snapshot(src)).reused).toBe(c.files); // rows written again, whole
+  });
+
+  it('a store made before stamps were kept per directory (schema 4) opens, reads its files once, then reuses them', { timeout: 60_000 }, async () => {
+    const { store, dir } = await newStore();
+    const src = join(tempDir(), 'src');
+    mkdirSync(src);
+    makeTree(src);
+    await settle();
+    const a = await store.snapshot(src);
+    await store.close();
+    // Back to schema 4: one file_cache row per file, as an older Kura wrote them.
+    const db = new Database(join(dir, 'kura.db'));
+    db.exec('DROP TABLE dir_stamps; CREATE TABLE file_cache (path TEXT PRIMARY KEY, stamp TEXT NOT NULL, digest BLOB NOT NULL) STRICT, WITHOUT ROWID;');
+    db.prepare('INSERT INTO file_cache VALUES (?, ?, ?)').run(join(src, 'README.md'), 'x', Buffer.alloc(32));
+    db.pragma('user_version = 4');
+    db.close();
+    const again = await reopen(dir);
+    const b = await again.snapshot(src);
+    expect(b.reused).toBe(0);
+    expect(b.tree).toBe(a.tree);
+    expect((await again.snapshot(src)).reused).toBe(a.files);
+    const check = new Database(join(dir, 'kura.db'), { readonly: true });
+    expect(check.pragma('user_version', { simple: true })).toBe(5);
+    expect(check.prepare("SELECT name FROM sqlite_master WHERE name = 'file_cache'").get()).toBeUndefined();
+    check.close();
+  });
+
   it('a file replaced by another of the same size and times is read again (new inode)', { timeout: 60_000 }, async () => {
     const { store } = await newStore();
     const src = join(tempDir(), 'src');

@@ -274,7 +274,7 @@ export class Store extends StoreCore {
         read.push(...reused.splice(0));
         info = await this.createSnapshot(scan.root, label);
       }
-      this.recordStamps(root, read.map((f) => ({ path: f.path, stamp: f.stamp, recent: f.recent, digest: f.entry.digest })), new Set(scan.files.map((f) => f.path)));
+      this.recordStamps(root, scan.files.map((f) => ({ path: f.path, stamp: f.stamp, recent: f.recent, digest: f.entry.digest })));
       return { ...info, skipped: scan.skipped, reused: reused.length };
     } finally {
       lease?.release();
