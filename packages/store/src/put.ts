@@ -50,9 +50,13 @@ export interface ResolvedMeta {
   expectDigest?: string | undefined;
 }
 
-/** A new version at `path`, unless its latest version already is this document (FORMAT.md §11). */
-function addVersion(st: Statements, path: string, docId: number, now: number): void {
-  if (st.versionLatest.get(path)?.doc_id === docId) return;
+/**
+ * A new version at `path`, unless its latest version already is this document (FORMAT.md §11).
+ * `fresh`: the document was inserted just now (ids are never reused), so no version can name
+ * it yet: the lookup is skipped.
+ */
+function addVersion(st: Statements, path: string, docId: number, now: number, fresh = false): void {
+  if (!fresh && st.versionLatest.get(path)?.doc_id === docId) return;
   st.versionInsert.run(path, st.versionNext.get(path)!.last, docId, now);
 }
 
@@ -255,7 +259,7 @@ class DocumentPut {
       const docId = Number(inserted.lastInsertRowid);
       if (meta.meta || meta.tags) applyMeta(st, docId, { meta: meta.meta, addTags: meta.tags }, now, false);
       if (listed) st.enqueueIndex.run(docId);
-      if (meta.path !== undefined) addVersion(st, meta.path, docId, now);
+      if (meta.path !== undefined) addVersion(st, meta.path, docId, now, true);
     });
   }
 
