@@ -57,9 +57,20 @@ async function backends(dir: string, readonly: boolean): Promise<StoreBackends> 
   let checkpointer: Checkpointer | undefined;
   let db: ReturnType<typeof openSqlite> | undefined;
   try {
-    db = openSqlite(join(dir, DB_FILE), { readonly, manualCheckpoints: !readonly });
+    db = openSqlite(join(dir, DB_FILE), { readonly });
     const opened = db;
-    if (!readonly) checkpointer = await startCheckpointer(join(dir, DB_FILE));
+    // SQLite checkpoints inside commits (every 1000 pages, its default) until the worker does,
+    // and again should the worker fail (checkpointer.ts).
+    if (!readonly) {
+      const autoCheckpoints = (pages: number) => () => {
+        try {
+          opened.exec(`PRAGMA wal_autocheckpoint = ${pages}`);
+        } catch {
+          // The store closed meanwhile: nothing left to checkpoint for.
+        }
+      };
+      checkpointer = startCheckpointer(join(dir, DB_FILE), { onReady: autoCheckpoints(0), onUnavailable: autoCheckpoints(1000) });
+    }
     return {
       db: opened,
       packs: new FsPackStore(join(dir, 'packs')),
