@@ -41,9 +41,11 @@ export class Reader {
    * false skips BLAKE3 (record header and bounded decompression are still checked): only for
    * callers that verify the whole document's SHA-256 before any byte leaves.
    */
-  async chunk(key: string, hashCheck = true): Promise<Uint8Array> {
+  async chunk(key: string, hashCheck = true, known?: ChunkLoc): Promise<Uint8Array> {
     const keyBytes = hexToBytes(key);
-    let row = this.st.chunkLoc.get(keyBytes);
+    // `known`: its location, looked up by the caller (a restore, many at a time); a stale one
+    // (its pack gone since) is looked up again below, as when GC moves a chunk mid-read.
+    let row = known ?? this.st.chunkLoc.get(keyBytes);
     for (let attempt = 0; ; attempt++) {
       if (!row) throw new CorruptDataError(`chunk ${key} is missing from the index`, 'missing-chunk', { key });
       try {
@@ -102,13 +104,16 @@ export class Reader {
     return raw;
   }
 
-  /** The document's bytes as a stream; every chunk is checked, and the whole at the end. */
-  async *document(doc: DocRow): AsyncGenerator<Uint8Array, void, undefined> {
+  /**
+   * The document's bytes as a stream; every chunk is checked, and the whole at the end.
+   * `locs`: chunk locations the caller already looked up (any it lacks are looked up here).
+   */
+  async *document(doc: DocRow, locs?: ReadonlyMap<string, ChunkLoc>): AsyncGenerator<Uint8Array, void, undefined> {
     const digest = formatDigest(doc.digest);
     const hasher = documentHasher(this.hasher);
     let size = 0;
     for (const e of decodeManifest(doc.manifest)) {
-      const bytes = await this.chunkFor(e, digest, true);
+      const bytes = await this.chunkFor(e, digest, true, locs?.get(e.key));
       hasher.update(bytes);
       size += bytes.length;
       yield bytes;
@@ -183,9 +188,9 @@ export class Reader {
     }
   }
 
-  private async chunkFor(e: ManifestEntry, digest: string, hashCheck: boolean): Promise<Uint8Array> {
+  private async chunkFor(e: ManifestEntry, digest: string, hashCheck: boolean, known?: ChunkLoc): Promise<Uint8Array> {
     try {
-      const bytes = await this.chunk(e.key, hashCheck);
+      const bytes = await this.chunk(e.key, hashCheck, known);
       if (bytes.length !== e.length) {
         throw new CorruptDataError(`chunk ${e.key} has ${bytes.length} bytes, the manifest says ${e.length}`, 'manifest', { key: e.key });
       }

@@ -27,7 +27,7 @@ import { cachedDigests, hasStamps, recordStamps, type StampedFile } from './stam
 import { ingestHere, putDocument, putReadyDocuments, type ChunkEvent, type ChunkStream, type CommitTurn, type PutOptions, type PutResult, type ReadyDocument, type ResolvedMeta } from './put.js';
 import { Reader } from './read.js';
 import { SCHEMA_VERSION, migrate, schemaVersion } from './schema.js';
-import { prepareStatements, type DocRow, type Statements } from './statements.js';
+import { prepareStatements, type ChunkLoc, type DocRow, type Statements } from './statements.js';
 import { verifyStore, type VerifyProgress, type VerifyReport } from './verify.js';
 import { Indexer, search, type SearchHit, type SearchQuery } from './search.js';
 import { Writer } from './writer.js';
@@ -142,6 +142,9 @@ function randomSeed(): bigint {
   crypto.getRandomValues(b);
   return b.reduce((acc, x) => (acc << 8n) | BigInt(x), 0n);
 }
+
+/** Documents whose rows a restore looks up together (`documentStreams`). */
+const RESTORE_WINDOW = 256;
 
 export class Store {
   readonly config: StoreConfig;
@@ -449,6 +452,41 @@ export class Store {
   async *snapshotEntries(id: number): AsyncGenerator<WalkEntry> {
     this.#open();
     yield* walkTree(this.#st, formatDigest(requireSnapshot(this.#st, id).tree));
+  }
+
+  /**
+   * For restores (platform subclasses): a reader of the documents `digests` names, to be asked
+   * for in that order. Their rows and chunk locations are looked up RESTORE_WINDOW documents at
+   * a time in one read transaction: one statement at a time, outside a transaction, each took
+   * ~20-35 µs here (a read lock and WAL snapshot per statement), ~70 µs of a small file's
+   * ~250 µs restore. A document asked for out of order is looked up alone.
+   */
+  protected documentStreams(digests: readonly string[]): (digest: string) => Promise<AsyncIterable<Uint8Array>> {
+    let asked = 0;
+    let window = new Map<string, { row: DocRow; locs: Map<string, ChunkLoc> }>();
+    const lookUp = (from: number) =>
+      this.#b.db.read(() => {
+        const found = new Map<string, { row: DocRow; locs: Map<string, ChunkLoc> }>();
+        for (const digest of digests.slice(from, from + RESTORE_WINDOW)) {
+          if (found.has(digest)) continue;
+          const row = this.#st.docAnyByDigest.get(parseDigest(digest));
+          if (!row) continue; // asked for alone below: NOT_FOUND as before
+          const locs = new Map<string, ChunkLoc>();
+          for (const e of decodeManifest(row.manifest)) {
+            const loc = locs.has(e.key) ? undefined : this.#st.chunkLoc.get(hexToBytes(e.key));
+            if (loc) locs.set(e.key, loc);
+          }
+          found.set(digest, { row, locs });
+        }
+        return found;
+      });
+    return async (digest) => {
+      this.#open();
+      const i = asked++;
+      if (!window.has(digest) && digests[i] === digest) window = lookUp(i);
+      const hit = window.get(digest);
+      return hit ? this.#reader.document(hit.row, hit.locs) : (await this.document(digest, { unlisted: true })).stream();
+    };
   }
 
   /** Paths added, removed and changed from snapshot `a` to snapshot `b`. */

@@ -202,6 +202,35 @@ describe('snapshots', () => {
     expect(readdirSync(target).sort()).toEqual(['f', 'g']); // no temp file left behind
   });
 
+  it('a restore whose chunks GC moved after it looked their locations up reads them where they went', async () => {
+    const { store, dir } = await newStore();
+    const src = join(tempDir(), 'src');
+    mkdirSync(src);
+    for (let i = 0; i < 40; i++) writeFileSync(join(src, `f${i}.txt`), textBytes(i, 2000));
+    const fillers: string[] = [];
+    for (let i = 0; i < 20; i++) fillers.push((await store.put(randomBytes(1000 + i, 50_000))).digest);
+    const snap = await store.snapshot(src);
+    await store.close(); // seals the pack: GC compacts sealed packs only
+    const s = await reopen(dir);
+    for (const d of fillers) await s.delete(d); // the pack is now mostly garbage
+    // GC runs right after the restore looked up the locations of every file's chunks.
+    const t = s as unknown as { documentStreams(d: readonly string[]): (digest: string) => Promise<AsyncIterable<Uint8Array>> };
+    const streams = t.documentStreams.bind(s);
+    let report: Awaited<ReturnType<typeof s.gc>> | undefined;
+    t.documentStreams = (digests) => {
+      const read = streams(digests);
+      return async (digest) => {
+        const stream = await read(digest);
+        report ??= await s.gc();
+        return stream;
+      };
+    };
+    const out = join(tempDir(), 'out');
+    expect((await s.restore(snap.id, out)).files).toBe(40);
+    expect(report!.packsCompacted).toBeGreaterThan(0); // the locations looked up were stale
+    expect(describeTree(out)).toEqual(describeTree(src));
+  });
+
   it('crafted trees with traversal attempts restore nothing outside the target', async () => {
     const { store, dir } = await newStore();
     const src = join(tempDir(), 'src');

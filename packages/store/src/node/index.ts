@@ -370,7 +370,8 @@ export class Store extends StoreCore {
     const root = resolve(target);
     const overwrite = options.overwrite ?? false;
     prepareTarget(root, overwrite);
-    return restoreEntries(entries, root, overwrite, async (digest) => (await this.document(digest, { unlisted: true })).stream());
+    const files = entries.flatMap(({ entry }) => (entry.type === 'file' ? [entry.digest] : []));
+    return restoreEntries(entries, root, overwrite, this.documentStreams(files));
   }
 
   /** Creates a new store in `dir` (created if missing; must not already hold a store). */
