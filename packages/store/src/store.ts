@@ -527,10 +527,12 @@ export class Store {
   async versions(path: string): Promise<VersionInfo[]> {
     this.#open();
     if (typeof path !== 'string' || !path) throw new InvalidInputError('path must be a non-empty string', 'path');
-    return this.#st.versionsOf.all(path).map((v) => {
-      const doc = this.#st.docById.get(v.doc_id)!;
-      return { path, version: v.version, digest: formatDigest(doc.digest), size: doc.size, createdAt: new Date(v.created_at).toISOString() };
-    });
+    return this.#b.db.read(() =>
+      this.#st.versionsOf.all(path).map((v) => {
+        const doc = this.#st.docById.get(v.doc_id)!;
+        return { path, version: v.version, digest: formatDigest(doc.digest), size: doc.size, createdAt: new Date(v.created_at).toISOString() };
+      }),
+    );
   }
 
   /**
@@ -640,7 +642,7 @@ export class Store {
 
   async stat(digest: string): Promise<DocumentInfo> {
     this.#open();
-    return toInfo(this.#st, requireDoc(this.#st, digest));
+    return this.#b.db.read(() => toInfo(this.#st, requireDoc(this.#st, digest)));
   }
 
   /**
@@ -740,11 +742,16 @@ export class Store {
     where.push(...filters.where);
     params.push(...filters.params);
     const sql = `SELECT d.* FROM documents d ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY d.id LIMIT ?`;
-    const rows = this.#b.db.prepare<import('./statements.js').DocRow>(sql).all(...params, q.limit + 1);
-    const page = rows.slice(0, q.limit);
-    const result: ListResult = { items: page.map((r) => toInfo(this.#st, r)) };
-    if (rows.length > q.limit) result.nextCursor = String(page[page.length - 1]!.id);
-    return result;
+    const statement = this.#b.db.prepare<import('./statements.js').DocRow>(sql);
+    // One read transaction for the page and each document's tags and metadata: one snapshot,
+    // and one lock instead of two statements' worth per document (~16 µs each here).
+    return this.#b.db.read(() => {
+      const rows = statement.all(...params, q.limit + 1);
+      const page = rows.slice(0, q.limit);
+      const result: ListResult = { items: page.map((r) => toInfo(this.#st, r)) };
+      if (rows.length > q.limit) result.nextCursor = String(page[page.length - 1]!.id);
+      return result;
+    });
   }
 
   /** Every tag on a listed document, with how many documents carry it, by name. */
