@@ -492,13 +492,16 @@ export class Store {
   /** Paths added, removed and changed from snapshot `a` to snapshot `b`. */
   async diffSnapshots(a: number, b: number): Promise<SnapshotDiff> {
     this.#open();
-    return diffTrees(this.#st, formatDigest(requireSnapshot(this.#st, a).tree), formatDigest(requireSnapshot(this.#st, b).tree));
+    // One read transaction: one snapshot of both trees, and one lock for their many reads.
+    return this.#b.db.read(() => diffTrees(this.#st, formatDigest(requireSnapshot(this.#st, a).tree), formatDigest(requireSnapshot(this.#st, b).tree)));
   }
 
   /** Bytes that deleting the snapshot would free (its chunks no other document uses). */
   async snapshotExclusiveSize(id: number): Promise<number> {
     this.#open();
-    return snapshotExclusiveSize(this.#st, requireSnapshot(this.#st, id));
+    // A lookup per tree, document and chunk: in one read transaction, ~1.5 µs each instead of
+    // ~16 µs as statements of their own (fcntl locks per transaction).
+    return this.#b.db.read(() => snapshotExclusiveSize(this.#st, requireSnapshot(this.#st, id)));
   }
 
   /**
