@@ -376,12 +376,18 @@ describe('snapshots of a directory snapshotted before (unchanged files are not r
   /** Past the window in which a file's stamp is not trusted (RECENT_MS). */
   const settle = () => new Promise((r) => setTimeout(r, RECENT_MS + 300));
 
-  it('reuses files whose stamp is unchanged, reads changed and recent ones, and restores the right bytes', { timeout: 60_000 }, async () => {
+  /** A new store and a tree (makeTree) whose files' stamps are already trusted. */
+  async function settledTree() {
     const { store, dir } = await newStore();
     const src = join(tempDir(), 'src');
     mkdirSync(src);
     makeTree(src);
     await settle();
+    return { store, dir, src };
+  }
+
+  it('reuses files whose stamp is unchanged, reads changed and recent ones, and restores the right bytes', { timeout: 60_000 }, async () => {
+    const { store, dir, src } = await settledTree();
     const a = await store.snapshot(src);
     expect(a.reused).toBe(0); // nothing recorded yet
     const b = await store.snapshot(src);
@@ -445,11 +451,7 @@ describe('snapshots of a directory snapshotted before (unchanged files are not r
   });
 
   it('keeps stamps per directory: a subdirectory after its parent reuses them, gone directories lose their rows, a damaged row is ignored', { timeout: 60_000 }, async () => {
-    const { store, dir } = await newStore();
-    const src = join(tempDir(), 'src');
-    mkdirSync(src);
-    makeTree(src);
-    await settle();
+    const { store, dir, src } = await settledTree();
     const a = await store.snapshot(src);
     // The parent's snapshot recorded its subdirectories' files: a snapshot of one of them reads nothing.
     const sub = await store.snapshot(join(src, 'docs'));
@@ -488,11 +490,7 @@ describe('snapshots of a directory snapshotted before (unchanged files are not r
   });
 
   it('a store made before stamps were kept per directory (schema 4) opens, reads its files once, then reuses them', { timeout: 60_000 }, async () => {
-    const { store, dir } = await newStore();
-    const src = join(tempDir(), 'src');
-    mkdirSync(src);
-    makeTree(src);
-    await settle();
+    const { store, dir, src } = await settledTree();
     const a = await store.snapshot(src);
     await store.close();
     // Back to schema 4: one file_cache row per file, as an older Kura wrote them.
@@ -533,11 +531,7 @@ describe('snapshots of a directory snapshotted before (unchanged files are not r
   });
 
   it('documents deleted since (snapshot removed, GC) are read again, even between the check and the commit', { timeout: 60_000 }, async () => {
-    const { store } = await newStore();
-    const src = join(tempDir(), 'src');
-    mkdirSync(src);
-    makeTree(src);
-    await settle();
+    const { store, src } = await settledTree();
     const a = await store.snapshot(src);
     await store.deleteSnapshot(a.id);
     await store.gc();
