@@ -10,6 +10,8 @@ step "build TypeScript packages"
 for pkg in packages/core packages/store apps/server packages/cli; do
   (cd "$pkg" && pnpm exec tsc -p tsconfig.json)
 done
+step "bundle the kura command -> packages/cli/dist/bundle"
+(cd packages/cli && node scripts/bundle.mjs)
 step "build the browser demo -> apps/web/dist"
 # Type-checked, then bundled by Vite; the server serves apps/web/dist at /.
 (cd apps/web && pnpm exec tsc -p tsconfig.json && pnpm exec vite build --logLevel warn)

@@ -2,7 +2,7 @@
  * Exit codes scripts can rely on (docs/ERRORS.md): 0 ok, 1 error, 2 usage, 3 verify found
  * damage. Errors print one line on stderr, never a stack trace.
  */
-import { KuraError } from '@kura/core';
+import { isKuraError as isAnyKuraError, type KuraError } from '@kura/core';
 
 export const EXIT = { ok: 0, error: 1, usage: 2, damaged: 3 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
@@ -35,7 +35,7 @@ const FS_ERRORS: Record<string, string> = {
 
 /** One line for stderr. */
 export function describeError(e: unknown): string {
-  if (e instanceof KuraError) return `${e.message} [${e.code}]`;
+  if (isKuraError(e)) return `${e.message} [${e.code}]`;
   if (e instanceof Error) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code && code in FS_ERRORS) return FS_ERRORS[code]!;
@@ -56,9 +56,12 @@ export function exitCodeOf(e: unknown): ExitCode {
   return EXIT.error;
 }
 
-/** A KuraError, optionally with the given code (compare codes, not classes: docs/ERRORS.md). */
+/**
+ * A KuraError, optionally with the given code (compare codes, not classes: docs/ERRORS.md),
+ * from any copy of @kura/core (`kura serve` runs the server's own: core's isKuraError).
+ */
 export function isKuraError(e: unknown, code?: string): e is KuraError {
-  return e instanceof KuraError && (code === undefined || e.code === code);
+  return isAnyKuraError(e) && (code === undefined || e.code === code);
 }
 
 export function printError(message: string): void {

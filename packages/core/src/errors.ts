@@ -5,6 +5,9 @@
 
 export type KuraErrorCode = 'INVALID_INPUT' | 'CORRUPT_DATA' | 'INVALID_STATE' | 'INTERNAL' | (string & {});
 
+/** Marks every KuraError, whichever copy of this module made it (see isKuraError). */
+const KURA_ERROR: unique symbol = Symbol.for('kura.error') as never;
+
 export class KuraError extends Error {
   readonly code: KuraErrorCode;
 
@@ -13,6 +16,20 @@ export class KuraError extends Error {
     this.name = new.target.name;
     this.code = code;
   }
+
+  /** Always true: what isKuraError looks for. */
+  get [KURA_ERROR](): true {
+    return true;
+  }
+}
+
+/**
+ * Whether `e` is a KuraError, also when another copy of @kura/core made it: the bundled
+ * `kura` command loads the HTTP server's own copy for `kura serve`, and `instanceof` sees
+ * only its own class.
+ */
+export function isKuraError(e: unknown): e is KuraError {
+  return e instanceof Error && (e as unknown as Record<symbol, unknown>)[KURA_ERROR] === true;
 }
 
 /** An argument was rejected before any work was done; `field` names it. */
