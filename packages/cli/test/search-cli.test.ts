@@ -82,3 +82,28 @@ describe('references that are not digests', () => {
     expect(r.stderr).toMatch(/^kura: no document at deadbeef \[NOT_FOUND\]\n$/);
   });
 });
+
+describe('a path as the user named it when adding', () => {
+  it('not found, but stored relative to the folder added: the message names the stored path', () => {
+    const { store, tree } = setup(); // tree/guides/harbour.md is stored as guides/harbour.md
+    const hint = /; did you mean guides\/harbour\.md(@1)?\? \(kura add stores a file under its path relative to the folder added, or under its name\) \[NOT_FOUND\]\n$/;
+    for (const args of [
+      ['versions', join(tree, 'guides/harbour.md')],
+      ['get', join(tree, 'guides/harbour.md')],
+      ['get', 'tree/./guides/harbour.md@1'],
+      ['cat', 'tree/guides/harbour.md'],
+    ]) {
+      const r = kura([args[0]!, '--store', store, ...args.slice(1)]);
+      expect(r.code).toBe(1);
+      expect(r.stderr.split('\n')).toHaveLength(2); // one line
+      expect(r.stderr).toMatch(hint);
+      if (args[1]!.endsWith('@1')) expect(r.stderr).toContain('did you mean guides/harbour.md@1?');
+    }
+    // The hint names a path that works.
+    expect(kura(['get', '--store', store, 'guides/harbour.md@1']).stdout).toContain('harbour master');
+    // Nothing that ends the same way: no hint.
+    const none = kura(['get', '--store', store, 'tree/guides/lighthouse.md']);
+    expect(none.stderr).toBe('kura: no document at tree/guides/lighthouse.md [NOT_FOUND]\n');
+    expect(none.code).toBe(1);
+  });
+});

@@ -10,6 +10,7 @@ import { open, rename, rm } from 'node:fs/promises';
 import { docRef } from '../args.js';
 import { CliError, describeError, isKuraError } from '../exit.js';
 import { writeBytes } from '../output.js';
+import { withPathHint } from '../path-hint.js';
 import { withStore } from '../store.js';
 
 async function toStdout(store: Store, d: string): Promise<void> {
@@ -40,8 +41,13 @@ async function toFile(store: Store, d: string, file: string): Promise<void> {
   }
 }
 
-function resolve(store: Store, ref: ReturnType<typeof docRef>): Promise<string> {
-  return 'digest' in ref ? Promise.resolve(ref.digest) : store.resolve(ref.path);
+async function resolve(store: Store, ref: ReturnType<typeof docRef>): Promise<string> {
+  if ('digest' in ref) return ref.digest;
+  try {
+    return await store.resolve(ref.path);
+  } catch (e) {
+    throw await withPathHint(store, ref.path, e);
+  }
 }
 
 /** Damage is reported with the document it was found in (NOT_FOUND already names it). */

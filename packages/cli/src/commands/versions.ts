@@ -5,6 +5,7 @@
 import type { Command } from 'commander';
 import { bytes } from '../format.js';
 import { write, writeJson } from '../output.js';
+import { withPathHint } from '../path-hint.js';
 import { withStore } from '../store.js';
 
 export function register(program: Command): void {
@@ -16,7 +17,7 @@ export function register(program: Command): void {
     .action(async (path: string, opts: { json?: boolean }, cmd: Command) => {
       await withStore(cmd, { readonly: true }, async (store) => {
         const versions = await store.versions(path);
-        if (versions.length === 0) throw Object.assign(new Error(`no versions of ${path}`), { code: 'NOT_FOUND' });
+        if (versions.length === 0) throw await withPathHint(store, path, Object.assign(new Error(`no versions of ${path}`), { code: 'NOT_FOUND' }));
         for (const v of versions) {
           if (opts.json) await writeJson(v);
           else await write(`@${v.version}  ${v.digest}  ${bytes(v.size).padStart(9)}  ${v.createdAt}\n`);

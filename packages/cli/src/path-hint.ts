@@ -1,0 +1,33 @@
+/**
+ * When a path names nothing in the store, the stored path the user most likely meant.
+ * `kura add DIR` stores each file under its path relative to DIR and `kura add FILE` under
+ * FILE's name, so people ask for `docs/a.md` (or `./docs/a.md`, `/home/me/docs/a.md`) where
+ * the store has `a.md`: the path's trailing parts are tried, longest first.
+ */
+import type { Store } from '@kura/store';
+import { isKuraError } from './exit.js';
+
+/** A stored path with at least one version that `path` ends with, if any. */
+export async function storedPathHint(store: Store, path: string): Promise<string | undefined> {
+  const parts = path.split('/').filter((p) => p !== '' && p !== '.');
+  for (let i = 0; i < parts.length; i++) {
+    const candidate = parts.slice(i).join('/');
+    if (candidate !== path && (await store.versions(candidate)).length > 0) return candidate;
+  }
+  return undefined;
+}
+
+/** `ref` is PATH, PATH@N or PATH@<ISO time> (store.resolve): its path and the rest. */
+function splitRef(ref: string): { path: string; suffix: string } {
+  const m = /^(.+)(@(?:\d+|\d{4}-\d\d.*))$/.exec(ref);
+  return m ? { path: m[1]!, suffix: m[2]! } : { path: ref, suffix: '' };
+}
+
+/** A NOT_FOUND for a path names what the user probably meant, when the store has it. */
+export async function withPathHint(store: Store, ref: string, e: unknown): Promise<unknown> {
+  if (!isKuraError(e, 'NOT_FOUND') && (e as { code?: unknown })?.code !== 'NOT_FOUND') return e;
+  const { path, suffix } = splitRef(ref);
+  const hint = await storedPathHint(store, path);
+  if (hint === undefined) return e;
+  return Object.assign(new Error(`${(e as Error).message}; did you mean ${hint}${suffix}? (kura add stores a file under its path relative to the folder added, or under its name)`), { code: 'NOT_FOUND' });
+}
