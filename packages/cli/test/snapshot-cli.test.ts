@@ -55,7 +55,7 @@ describe('kura snapshot, snapshots, diff, restore, rm-snapshot', () => {
     expect(readlinkSync(join(out, 'entry'))).toBe('src/main.ts');
     const again = kura(['restore', '--store', store, '1', out]);
     expect(again.code).toBe(2);
-    expect(again.stderr).toMatch(/^kura: .*not empty.*\[INVALID_INPUT\]\n$/);
+    expect(again.stderr).toMatch(/^kura: .*not empty.*pass --overwrite.*\[INVALID_INPUT\]\n$/);
     expect(kura(['restore', '--store', store, '--overwrite', '2', out]).code).toBe(0);
     expect(readFileSync(join(out, 'src', 'main.ts'), 'utf8')).toBe('console.log(2);\n');
 

@@ -6,9 +6,10 @@
  *   kura diff A B [--json]                                what changed between two
  *   kura rm-snapshot ID... [--json]                       delete (kura gc reclaims the space)
  */
+import { InvalidInputError } from '@kura/core';
 import type { SnapshotDiff, SnapshotInfo, TreeEntry } from '@kura/store';
 import type { Command } from 'commander';
-import { usage } from '../exit.js';
+import { isKuraError, usage } from '../exit.js';
 import { bytes, count } from '../format.js';
 import { write, writeJson } from '../output.js';
 import { withStore } from '../store.js';
@@ -68,7 +69,16 @@ export function register(program: Command): void {
     .action(async (id: string, dir: string, opts: { overwrite?: boolean; json?: boolean }, cmd: Command) => {
       const n = snapshotId(id);
       await withStore(cmd, { readonly: true }, async (store) => {
-        const r = await store.restore(n, dir, { overwrite: opts.overwrite ?? false });
+        let r;
+        try {
+          r = await store.restore(n, dir, { overwrite: opts.overwrite ?? false });
+        } catch (e) {
+          // The store's message speaks of its `overwrite` option; here that is --overwrite.
+          if (isKuraError(e, 'INVALID_INPUT') && (e as { field?: string }).field === 'target' && /not empty/.test(e.message)) {
+            throw new InvalidInputError(`${dir} is not empty: restore into an empty or new directory, or pass --overwrite to replace the files the snapshot has`, 'target');
+          }
+          throw e;
+        }
         if (opts.json) return writeJson(r);
         await write(`restored snapshot ${n} to ${dir}: ${count(r.files)} files (${bytes(r.bytes)}), ${count(r.dirs)} directories, ${count(r.symlinks)} symlinks\n`);
       });
