@@ -6,7 +6,7 @@
  * two timed runs in a fresh store, one for the 10,000-file tree (--full: best of 5). For the
  * 10,000-file tree, also a second snapshot of the unchanged tree (its files are not read again:
  * FORMAT.md §13.4) next to restic's second backup of it (restic skips unchanged files too).
- * And the floor (peers/snapshot-floor.mjs): the 10,000-file tree through only the work any
+ * And the floor (peers/ingest-floor.mjs): the 10,000-file tree through only the work any
  * first snapshot must do, no store; what it reaches bounds what the store can on this machine.
  */
 import { execFileSync } from 'node:child_process';
@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RECENT_MS, Store } from '@kura/store';
 import { textLike } from '../lib/data.mjs';
-import { startFloor } from '../peers/snapshot-floor.mjs';
+import { startFloor } from '../peers/ingest-floor.mjs';
 import { find, fmt, target } from '../lib/report.mjs';
 
 const log = (msg) => process.stderr.write(`[snapshot] ${msg}\n`);

@@ -1,11 +1,11 @@
 /**
- * The snapshot suite's floor: the work any first snapshot of a tree of small files must do
- * here, and nothing else — walk the tree; in one worker per core read each file, SHA-256 it,
- * BLAKE3 and zstd its chunk with Kura's kernel; on the main thread append the frames to one
- * pack file and insert a chunk row and a document row per file (the store's own tables), 256
- * files per transaction; fsync once at the end. No tree objects, stamps, dedup lookups,
- * holds or per-batch durability. What it reaches on a machine bounds what the store can:
- * docs/findings/first-snapshot-cpu-budget.md.
+ * The ingest floor of the snapshot and store suites: the work any store must do to take in a
+ * set of files here, and nothing else — in one worker per core read each file whole, SHA-256
+ * it, chunk, BLAKE3 and zstd it with Kura's kernel; on the main thread append the frames to
+ * one pack file and insert a row per chunk and per document (the store's own tables), up to
+ * 256 files per transaction; fsync once at the end. No tree objects, stamps, dedup lookups,
+ * holds, metadata or per-batch durability. What it reaches on a machine bounds what the store
+ * can: docs/findings/first-snapshot-cpu-budget.md.
  */
 import { closeSync, fsyncSync, openSync, readdirSync, writeSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -28,10 +28,13 @@ const hexBytes = (bytes, at) => Buffer.from(Buffer.from(bytes.buffer, bytes.byte
 
 /** Workers that have run the kernel once (a store's pool is warm by its 10,000-file run too). */
 export async function startFloor({ level = 3, workers = availableParallelism() } = {}) {
-  const pool = Array.from({ length: workers }, () => new Worker(new URL('./snapshot-floor-worker.mjs', import.meta.url), { workerData: { level } }));
+  const pool = Array.from({ length: workers }, () => new Worker(new URL('./ingest-floor-worker.mjs', import.meta.url), { workerData: { level } }));
   const errors = new Promise((_, reject) => pool.forEach((w) => w.once('error', reject)));
   return {
-    /** Snapshots `src` into `dir` (made empty by the caller); returns the files stored. */
+    /**
+     * Stores the files under `src` (a directory, walked) or the files listed in `src` (an
+     * array of paths) into `dir` (made empty by the caller); returns the files stored.
+     */
     async run(src, dir) {
       const db = new Database(join(dir, 'meta.db'));
       db.pragma('journal_mode = WAL');
@@ -65,14 +68,16 @@ export async function startFloor({ level = 3, workers = availableParallelism() }
         return count;
       });
       try {
-        const files = walk(src);
+        const files = Array.isArray(src) ? src : walk(src);
         let next = 0;
         let stored = 0;
         await Promise.race([
           errors,
           new Promise((resolve) => {
+            // Up to BATCH files a message, and at least 4 messages per worker (a few large files).
+            const batch = Math.max(1, Math.min(BATCH, Math.ceil(files.length / (4 * pool.length))));
             const send = (w) => {
-              if (next * BATCH < files.length) w.postMessage({ id: next, paths: files.slice(next * BATCH, ++next * BATCH) });
+              if (next * batch < files.length) w.postMessage({ id: next, paths: files.slice(next * batch, ++next * batch) });
             };
             for (const w of pool) {
               w.removeAllListeners('message');

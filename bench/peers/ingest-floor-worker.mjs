@@ -1,6 +1,6 @@
 /**
- * A worker of the snapshot floor (snapshot-floor.mjs): reads each file of a batch whole, runs
- * Kura's ingest kernel over it (BLAKE3 chunk keys, zstd frames, the document's SHA-256 by
+ * A worker of the ingest floor (ingest-floor.mjs): reads each file of a batch whole, runs
+ * Kura's ingest kernel over it (chunk boundaries, BLAKE3 chunk keys, zstd frames, the document's SHA-256 by
  * node:crypto, as the store's workers do) and answers with one packed buffer:
  * u32 count, then per file: 64 hex digest, f64 size, u32 chunks, and per chunk 64 hex key,
  * u32 length, u8 codec, u32 payload length, the payload.
