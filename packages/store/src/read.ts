@@ -6,7 +6,6 @@
 import {
   CODEC_ZSTD,
   CorruptDataError,
-  KuraError,
   blake3,
   createDocumentHasher,
   decompress,
@@ -199,7 +198,7 @@ export class Reader {
       if (err instanceof CorruptDataError) {
         throw new CorruptDataError(`document ${digest}: ${err.message}`, err.reason, { key: err.key ?? e.key, digest }, { cause: err });
       }
-      throw err instanceof KuraError ? err : err;
+      throw err;
     }
   }
 }
