@@ -107,3 +107,28 @@ describe('a path as the user named it when adding', () => {
     expect(none.code).toBe(1);
   });
 });
+
+describe('kura tag and kura meta by path', () => {
+  it('PATH and PATH@N name the document get would read; a path that names nothing changes nothing', () => {
+    const { store, root } = setup();
+    const file = join(root, 'plan.md');
+    writeFileSync(file, 'plan one\n');
+    kura(['add', '--store', store, '--path', 'plans/plan.md', file]);
+    writeFileSync(file, 'plan two\n');
+    kura(['add', '--store', store, '--path', 'plans/plan.md', file]);
+    expect(kura(['tag', '--store', store, 'plans/plan.md', '--add', 'current']).code).toBe(0);
+    expect(kura(['tag', '--store', store, 'plans/plan.md@1', '--add', 'old']).code).toBe(0);
+    expect(kura(['meta', '--store', store, 'plans/plan.md', 'owner=ada']).code).toBe(0);
+    const byTag = (tag: string) => kura(['ls', '--store', store, '--json', '--tag', tag]).stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l).digest);
+    const [v1, v2] = kura(['versions', '--store', store, '--json', 'plans/plan.md']).stdout.trim().split('\n').map((l) => JSON.parse(l).digest);
+    expect(byTag('current')).toEqual([v2]);
+    expect(byTag('old')).toEqual([v1]);
+    expect(kura(['meta', '--store', store, 'plans/plan.md']).stdout).toBe('owner=ada\n');
+    expect(kura(['meta', '--store', store, v1]).stdout).toBe('');
+    // Named as added (the file's own path): not found, with the stored path in the message.
+    const wrong = kura(['tag', '--store', store, 'guides/../tree/guides/harbour.md', '--add', 'x']);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/did you mean guides\/harbour\.md\?.*\[NOT_FOUND\]\n$/);
+    expect(byTag('x')).toEqual([]);
+  });
+});

@@ -10,7 +10,7 @@ import { open, rename, rm } from 'node:fs/promises';
 import { docRef } from '../args.js';
 import { CliError, describeError, isKuraError } from '../exit.js';
 import { writeBytes } from '../output.js';
-import { withPathHint } from '../path-hint.js';
+import { resolveRef } from '../refs.js';
 import { withStore } from '../store.js';
 
 async function toStdout(store: Store, d: string): Promise<void> {
@@ -41,15 +41,6 @@ async function toFile(store: Store, d: string, file: string): Promise<void> {
   }
 }
 
-async function resolve(store: Store, ref: ReturnType<typeof docRef>): Promise<string> {
-  if ('digest' in ref) return ref.digest;
-  try {
-    return await store.resolve(ref.path);
-  } catch (e) {
-    throw await withPathHint(store, ref.path, e);
-  }
-}
-
 /** Damage is reported with the document it was found in (NOT_FOUND already names it). */
 function named(d: string, e: unknown): unknown {
   if (isKuraError(e, 'CORRUPT_DATA') && !e.message.includes(d)) return new CliError(`${d}: ${describeError(e)}`);
@@ -65,7 +56,7 @@ export function register(program: Command): void {
     .action(async (arg: string, opts: { output?: string }, cmd: Command) => {
       const ref = docRef(arg);
       await withStore(cmd, { readonly: true }, async (store) => {
-        const d = await resolve(store, ref);
+        const d = await resolveRef(store, ref);
         if (opts.output === undefined || opts.output === '-') await toStdout(store, d);
         else await toFile(store, d, opts.output);
       });
@@ -78,7 +69,7 @@ export function register(program: Command): void {
     .action(async (args: string[], _opts: unknown, cmd: Command) => {
       const refs = args.map(docRef);
       await withStore(cmd, { readonly: true }, async (store) => {
-        for (const ref of refs) await toStdout(store, await resolve(store, ref));
+        for (const ref of refs) await toStdout(store, await resolveRef(store, ref));
       });
     });
 }

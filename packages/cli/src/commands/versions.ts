@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import { bytes } from '../format.js';
 import { write, writeJson } from '../output.js';
-import { withPathHint } from '../path-hint.js';
+import { withPathHint } from '../refs.js';
 import { withStore } from '../store.js';
 
 export function register(program: Command): void {

@@ -1,11 +1,23 @@
 /**
- * When a path names nothing in the store, the stored path the user most likely meant.
- * `kura add DIR` stores each file under its path relative to DIR and `kura add FILE` under
- * FILE's name, so people ask for `docs/a.md` (or `./docs/a.md`, `/home/me/docs/a.md`) where
- * the store has `a.md`: the path's trailing parts are tried, longest first.
+ * Document references on the command line: a digest, or a path (PATH, PATH@N, PATH@<ISO
+ * time>: store.resolve). When a path names nothing, the stored path the user most likely
+ * meant: `kura add DIR` stores each file under its path relative to DIR and `kura add FILE`
+ * under FILE's name, so people ask for `docs/a.md` (or `./docs/a.md`, `/home/me/docs/a.md`)
+ * where the store has `a.md`: the path's trailing parts are tried, longest first.
  */
 import type { Store } from '@kura/store';
+import type { docRef } from './args.js';
 import { isKuraError } from './exit.js';
+
+/** The digest a parsed reference names (NOT_FOUND with a hint for a path that names nothing). */
+export async function resolveRef(store: Store, ref: ReturnType<typeof docRef>): Promise<string> {
+  if ('digest' in ref) return ref.digest;
+  try {
+    return await store.resolve(ref.path);
+  } catch (e) {
+    throw await withPathHint(store, ref.path, e);
+  }
+}
 
 /** A stored path with at least one version that `path` ends with, if any. */
 export async function storedPathHint(store: Store, path: string): Promise<string | undefined> {
