@@ -4,6 +4,7 @@
  */
 import type { PackStore } from './backend/packs.js';
 import type { SqlDatabase } from './backend/sql.js';
+import { breather } from './breather.js';
 import { bytesToHex } from './hex.js';
 import type { Reader } from './read.js';
 import type { ChunkRow, Statements } from './statements.js';
@@ -103,7 +104,9 @@ async function compact(
 ): Promise<number> {
   const moved: { key: Uint8Array; packId: number; offset: number; end: number }[] = [];
   let rewritten = 0;
+  const breathe = breather();
   for (const row of rows) {
+    await breathe(); // other work (puts, requests) goes on while a large pack is copied
     const key = bytesToHex(row.key);
     // Read through the checked path: damaged chunks are not copied (verify reports them).
     let payloadRecord: Uint8Array;

@@ -3,6 +3,7 @@
  * chunk with the documents it breaks.
  */
 import { CorruptDataError } from '@kura/core';
+import { breather } from './breather.js';
 import { bytesToHex, formatDigest, hexToBytes, parseDigest } from './hex.js';
 import { decodeTree } from './snapshot.js';
 import { decodeManifest } from './manifest.js';
@@ -62,6 +63,7 @@ export async function verifyStore(
 ): Promise<VerifyReport> {
   const report: VerifyReport = { ok: true, chunksChecked: 0, documentsChecked: 0, bytesChecked: 0, damagedChunks: [], damagedDocuments: [], treesChecked: 0, damagedTrees: [] };
   const damaged = new Map<string, DamagedChunk>();
+  const breathe = breather();
 
   const chunks = st.chunksAll.all();
   for (const row of chunks) {
@@ -78,6 +80,7 @@ export async function verifyStore(
     }
     report.chunksChecked++;
     onProgress?.({ phase: 'chunks', done: report.chunksChecked, total: chunks.length });
+    await breathe();
   }
 
   const docs = st.docsAll.all();
@@ -109,6 +112,7 @@ export async function verifyStore(
     }
     report.documentsChecked++;
     onProgress?.({ phase: 'documents', done: report.documentsChecked, total: docs.length });
+    await breathe();
   }
   report.damagedChunks = [...damaged.values()];
   record?.(report.damagedChunks.filter((c) => c.reason !== 'missing-chunk'));
@@ -125,6 +129,7 @@ export async function verifyStore(
       report.damagedTrees.push({ digest, reason: e.reason, message: e.message });
     }
     report.treesChecked++;
+    await breathe();
   }
   report.ok = report.damagedChunks.length === 0 && report.damagedDocuments.length === 0 && report.damagedTrees.length === 0;
   return report;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { randomBytes, textBytes } from '../../core/test/helpers/data.js';
-import { RECENT_MS } from '../src/node/snapshots.js';
+import { RECENT_MS, type RestoreProgress, type SnapshotProgress } from '../src/node/snapshots.js';
 import { decodeTree, encodeTree } from '../src/snapshot.js';
 import { newStore, reopen, tempDir } from './helpers/store.js';
 import { recordReliability } from './helpers/reliability.js';
@@ -361,13 +361,22 @@ describe('snapshots', () => {
       mkdirSync(join(src, `d${d}`), { recursive: true });
       for (let f = 0; f < 100; f++) writeFileSync(join(src, `d${d}`, `f${f}.txt`), `file ${d}/${f}\n`.repeat(f + 1));
     }
-    const snap = await store.snapshot(src);
+    const seen: SnapshotProgress[] = [];
+    const snap = await store.snapshot(src, { onProgress: (p) => seen.push(p) });
     expect(snap.files).toBe(2000);
+    // Progress: the total from the start, one call per file, ending at every file and byte.
+    expect(seen[0]).toEqual({ total: 2000, files: 0, bytes: 0, reused: 0 });
+    expect(seen.map((p) => p.files)).toEqual(Array.from({ length: 2001 }, (_, i) => i));
+    expect(seen.at(-1)).toEqual({ total: 2000, files: 2000, bytes: snap.bytes, reused: 0 });
+    expect(seen.every((p, i) => i === 0 || p.bytes > seen[i - 1]!.bytes)).toBe(true);
     let n = 0;
     for await (const e of store.snapshotEntries(snap.id)) if (e.entry.type === 'file') n++;
     expect(n).toBe(2000);
     const out = join(tempDir(), 'out');
-    expect((await store.restore(snap.id, out)).files).toBe(2000);
+    const restored: RestoreProgress[] = [];
+    expect((await store.restore(snap.id, out, { onProgress: (p) => restored.push(p) })).files).toBe(2000);
+    expect(restored.map((p) => p.files)).toEqual(Array.from({ length: 2000 }, (_, i) => i + 1));
+    expect(restored.at(-1)).toEqual({ total: 2000, files: 2000, bytes: snap.bytes });
     expect(describeTree(out)).toEqual(describeTree(src));
   });
 });
@@ -390,9 +399,12 @@ describe('snapshots of a directory snapshotted before (unchanged files are not r
     const { store, dir, src } = await settledTree();
     const a = await store.snapshot(src);
     expect(a.reused).toBe(0); // nothing recorded yet
-    const b = await store.snapshot(src);
+    const progress: SnapshotProgress[] = [];
+    const b = await store.snapshot(src, { onProgress: (p) => progress.push(p) });
     expect(b.reused).toBe(a.files);
     expect(b.tree).toBe(a.tree);
+    // Nothing to read: one call, every file done and reused, no bytes read.
+    expect(progress).toEqual([{ total: a.files, files: a.files, bytes: 0, reused: a.files }]);
 
     // Same size, and the modification time put back: only the change time tells.
     const path = join(src, 'docs', 'a.txt');

@@ -7,11 +7,12 @@
  *   kura rm-snapshot ID... [--json]                       delete (kura gc reclaims the space)
  */
 import { InvalidInputError } from '@kura/core';
-import type { SnapshotDiff, SnapshotInfo, TreeEntry } from '@kura/store';
+import type { RestoreProgress, SnapshotDiff, SnapshotInfo, SnapshotProgress, TreeEntry } from '@kura/store';
 import type { Command } from 'commander';
 import { isKuraError, usage } from '../exit.js';
-import { bytes, count } from '../format.js';
+import { bytes, count, rate } from '../format.js';
 import { write, writeJson } from '../output.js';
+import { Progress } from '../progress.js';
 import { withStore } from '../store.js';
 
 function snapshotId(value: string): number {
@@ -38,7 +39,30 @@ export function register(program: Command): void {
     .option('--json', 'one JSON object: {"id","label","createdAt","files","bytes","tree","skipped","reused"}')
     .action(async (dir: string, opts: { label?: string; mtime: boolean; reread?: boolean; json?: boolean }, cmd: Command) => {
       await withStore(cmd, { readonly: false }, async (store) => {
-        const s = await store.snapshot(dir, { mtime: opts.mtime, reread: opts.reread ?? false, ...(opts.label !== undefined ? { label: opts.label } : {}) });
+        // A bar on a terminal once the tree is scanned (the total is known then), unless --json.
+        let bar: Progress | undefined;
+        let read = 0;
+        let s: Awaited<ReturnType<typeof store.snapshot>>;
+        try {
+          s = await store.snapshot(dir, {
+            mtime: opts.mtime,
+            reread: opts.reread ?? false,
+            ...(opts.label !== undefined ? { label: opts.label } : {}),
+            ...(opts.json
+              ? {}
+              : {
+                  onProgress: (p: SnapshotProgress) => {
+                    bar ??= new Progress(p.total, true, ({ value, total, elapsed }) =>
+                      [`${count(value)}/${count(total)} files`, `${bytes(read)} read`, rate(read, elapsed / 1000), p.reused ? `${count(p.reused)} unchanged` : ''].filter(Boolean).join(' | '),
+                    );
+                    read = p.bytes;
+                    bar.set(p.files);
+                  },
+                }),
+          });
+        } finally {
+          (bar as Progress | undefined)?.stop();
+        }
         if (opts.json) return writeJson(s);
         for (const p of s.skipped) process.stderr.write(`kura: skipped ${p}: not a file, directory or symlink\n`);
         const unread = s.reused ? ` (${count(s.reused)} unchanged, not read)` : '';
@@ -70,14 +94,29 @@ export function register(program: Command): void {
       const n = snapshotId(id);
       await withStore(cmd, { readonly: true }, async (store) => {
         let r;
+        let bar: Progress | undefined;
+        let written = 0;
         try {
-          r = await store.restore(n, dir, { overwrite: opts.overwrite ?? false });
+          r = await store.restore(n, dir, {
+            overwrite: opts.overwrite ?? false,
+            ...(opts.json
+              ? {}
+              : {
+                  onProgress: (p: RestoreProgress) => {
+                    bar ??= new Progress(p.total, true, ({ value, total, elapsed }) => `${count(value)}/${count(total)} files | ${bytes(written)} | ${rate(written, elapsed / 1000)}`);
+                    written = p.bytes;
+                    bar.set(p.files);
+                  },
+                }),
+          });
         } catch (e) {
           // The store's message speaks of its `overwrite` option; here that is --overwrite.
           if (isKuraError(e, 'INVALID_INPUT') && (e as { field?: string }).field === 'target' && /not empty/.test(e.message)) {
             throw new InvalidInputError(`${dir} is not empty: restore into an empty or new directory, or pass --overwrite to replace the files the snapshot has`, 'target');
           }
           throw e;
+        } finally {
+          (bar as Progress | undefined)?.stop();
         }
         if (opts.json) return writeJson(r);
         await write(`restored snapshot ${n} to ${dir}: ${count(r.files)} files (${bytes(r.bytes)}), ${count(r.dirs)} directories, ${count(r.symlinks)} symlinks\n`);

@@ -15,7 +15,19 @@ import type { ReadyChunks } from '../ingest/pool.js';
 import { Store as StoreCore, type StoreBackends } from '../store.js';
 import { FsPackStore } from './fs-packs.js';
 import type { SnapshotInfo, WalkEntry } from '../snapshot.js';
-import { applyStat, checkRestorable, prepareTarget, restoreEntries, scanDirectory, statFiles, type RestoreReport, type Scan, type ScannedFile } from './snapshots.js';
+import {
+  applyStat,
+  checkRestorable,
+  prepareTarget,
+  restoreEntries,
+  scanDirectory,
+  statFiles,
+  type RestoreProgress,
+  type RestoreReport,
+  type Scan,
+  type ScannedFile,
+  type SnapshotProgress,
+} from './snapshots.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { acquireWriterLock } from './lock.js';
 import { openSqlite } from './sqlite.js';
@@ -23,7 +35,7 @@ import { readAll } from './read-all.js';
 
 export * from '../index.js';
 export { IngestPool, POOL_IDLE_MS } from './ingest-pool.js';
-export { RECENT_MS, type RestoreReport } from './snapshots.js';
+export { RECENT_MS, type RestoreProgress, type RestoreReport, type SnapshotProgress } from './snapshots.js';
 export { FsPackStore } from './fs-packs.js';
 export { openSqlite } from './sqlite.js';
 
@@ -125,7 +137,7 @@ const SMALL_BATCH = 64;
 const SMALL_BATCH_MAX = 256;
 
 /** What was read is what a snapshot records, should the file have changed since the scan. */
-function record(f: ScannedFile, r: PutResult): void {
+function recordRead(f: ScannedFile, r: PutResult): void {
   f.entry.digest = r.digest;
   f.entry.size = r.size;
 }
@@ -238,11 +250,12 @@ export class Store extends StoreCore {
    * for the snapshot, not listed), then its trees and the snapshot record are committed in one
    * transaction. Symlinks are recorded, not followed; sockets, fifos and devices are skipped
    * and named in `skipped`. `mtime: false` leaves times out (then unchanged trees keep their
-   * digests across touches).
+   * digests across touches). `onProgress` is called once the tree is scanned and then as each
+   * file is done (synchronously: what it throws ends the snapshot, which then records nothing).
    */
   async snapshot(
     dir: string,
-    options: { label?: string; mtime?: boolean; reread?: boolean } = {},
+    options: { label?: string; mtime?: boolean; reread?: boolean; onProgress?: (p: SnapshotProgress) => void } = {},
   ): Promise<SnapshotInfo & { skipped: string[]; reused: number }> {
     this.assertWritable('snapshot');
     const root = resolve(dir);
@@ -271,7 +284,18 @@ export class Store extends StoreCore {
         f.entry.digest = digest;
         reused.push(f);
       });
-      await this.#putScanned(read, pool, workersStat ? scan : undefined);
+      const { onProgress } = options;
+      const progress: SnapshotProgress = { total: scan.files.length, files: reused.length, bytes: 0, reused: reused.length };
+      onProgress?.({ ...progress });
+      const done = onProgress
+        ? (f: ScannedFile, r: PutResult) => {
+            recordRead(f, r);
+            progress.files++;
+            progress.bytes += r.size;
+            onProgress({ ...progress });
+          }
+        : recordRead;
+      await this.#putScanned(read, pool, workersStat ? scan : undefined, done);
       const unstated = scan.files.find((f) => f.size < 0);
       if (unstated) throw new InternalError(`${unstated.path} was put without its stat`);
       const label = options.label !== undefined ? { label: options.label } : {};
@@ -299,9 +323,9 @@ export class Store extends StoreCore {
    * thread only deduplicates and commits; a few are read and put here, where messaging would
    * cost more than it saves. `statScan`: the files have no stat yet (a first snapshot): all go
    * in batches, the workers stat them as they open them, and those too large to read whole
-   * come back unread and stream.
+   * come back unread and stream. `record` is told each file's put as it is done.
    */
-  async #putScanned(files: ScannedFile[], leased: () => IngestPool, statScan?: Scan): Promise<void> {
+  async #putScanned(files: ScannedFile[], leased: () => IngestPool, statScan?: Scan, record = recordRead): Promise<void> {
     const ingest = this.ingestOptions();
     const opts = { chunking: ingest.chunking, compression: ingest.compression };
     const small = statScan ? files : files.filter((f) => f.size < WORKER_PUT_MIN);
@@ -363,7 +387,7 @@ export class Store extends StoreCore {
    * checked first: a link that would point outside the target refuses the whole restore, and
    * nothing is written through an existing link. `target` must be empty unless `overwrite`.
    */
-  async restore(id: number, target: string, options: { overwrite?: boolean } = {}): Promise<RestoreReport> {
+  async restore(id: number, target: string, options: { overwrite?: boolean; onProgress?: (p: RestoreProgress) => void } = {}): Promise<RestoreReport> {
     const entries: WalkEntry[] = [];
     for await (const e of this.snapshotEntries(id)) entries.push(e);
     checkRestorable(entries);
@@ -371,7 +395,7 @@ export class Store extends StoreCore {
     const overwrite = options.overwrite ?? false;
     prepareTarget(root, overwrite);
     const files = entries.flatMap(({ entry }) => (entry.type === 'file' ? [entry.digest] : []));
-    return restoreEntries(entries, root, overwrite, this.documentStreams(files));
+    return restoreEntries(entries, root, overwrite, this.documentStreams(files), options.onProgress);
   }
 
   /** Creates a new store in `dir` (created if missing; must not already hold a store). */

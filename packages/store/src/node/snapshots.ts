@@ -25,6 +25,7 @@ import {
 } from 'node:fs';
 import { join, posix } from 'node:path';
 import { InvalidInputError } from '@kura/core';
+import { breather } from '../breather.js';
 import type { SourceStat } from '../ingest/small-batch.js';
 import { badName, type DirNode, type FileEntry, type SymlinkEntry, type WalkEntry } from '../snapshot.js';
 
@@ -135,6 +136,28 @@ export interface RestoreReport {
   bytes: number;
 }
 
+/** How far a snapshot has got (Store.snapshot's `onProgress`, called as each file is done). */
+export interface SnapshotProgress {
+  /** Regular files in the tree (known once the scan is done, before the first call). */
+  total: number;
+  /** Files done: read and stored, or unchanged since an earlier snapshot and not read. */
+  files: number;
+  /** Bytes of the files read so far. */
+  bytes: number;
+  /** Of `files`, those not read (unchanged). */
+  reused: number;
+}
+
+/** How far a restore has got (Store.restore's `onProgress`, called as each file is written). */
+export interface RestoreProgress {
+  /** Files in the snapshot. */
+  total: number;
+  /** Files written and checked. */
+  files: number;
+  /** Their bytes. */
+  bytes: number;
+}
+
 /** Why a symlink at `path` (below the target) pointing to `target` would escape, or undefined. */
 export function linkEscapes(path: string, target: string): string | undefined {
   if (target.startsWith('/')) return `an absolute link target ${JSON.stringify(target)}`;
@@ -203,10 +226,14 @@ export async function restoreEntries(
   target: string,
   overwrite: boolean,
   read: (digest: string) => Promise<AsyncIterable<Uint8Array>>,
+  onProgress?: (p: RestoreProgress) => void,
 ): Promise<RestoreReport> {
   const report: RestoreReport = { files: 0, dirs: 0, symlinks: 0, bytes: 0 };
+  const total = onProgress ? entries.filter((e) => e.entry.type === 'file').length : 0;
   const dirs: { full: string; mode: number; mtime?: number | undefined }[] = [];
+  const breathe = breather();
   for (const { path, entry } of entries) {
+    await breathe();
     const full = join(target, ...path.split('/'));
     if (entry.type === 'dir') {
       ensureDir(full, overwrite);
@@ -256,6 +283,7 @@ export async function restoreEntries(
         throw e;
       }
       report.files++;
+      onProgress?.({ total, files: report.files, bytes: report.bytes });
     }
   }
   // Directory modes and times last (deepest first): contents are written, and a read-only
