@@ -361,13 +361,20 @@ describe('snapshots', () => {
       mkdirSync(join(src, `d${d}`), { recursive: true });
       for (let f = 0; f < 100; f++) writeFileSync(join(src, `d${d}`, `f${f}.txt`), `file ${d}/${f}\n`.repeat(f + 1));
     }
-    const seen: SnapshotProgress[] = [];
-    const snap = await store.snapshot(src, { onProgress: (p) => seen.push(p) });
+    const progress: SnapshotProgress[] = [];
+    const snap = await store.snapshot(src, { onProgress: (p) => progress.push(p) });
     expect(snap.files).toBe(2000);
-    // Progress: the total from the start, one call per file, ending at every file and byte.
-    expect(seen[0]).toEqual({ total: 2000, files: 0, bytes: 0, reused: 0 });
+    // While scanning: after each of the 21 directories, the files found so far.
+    const scanned = progress.filter((p) => p.phase === 'scan');
+    expect(scanned).toHaveLength(21);
+    expect(scanned.every((p, i) => i === 0 || p.total >= scanned[i - 1]!.total)).toBe(true);
+    expect(scanned.at(-1)!.total).toBe(2000);
+    expect(progress.indexOf(scanned.at(-1)!)).toBe(20); // all before the files
+    // Then the total from the start, one call per file, ending at every file and byte.
+    const seen = progress.slice(21);
+    expect(seen[0]).toEqual({ phase: 'files', total: 2000, files: 0, bytes: 0, reused: 0 });
     expect(seen.map((p) => p.files)).toEqual(Array.from({ length: 2001 }, (_, i) => i));
-    expect(seen.at(-1)).toEqual({ total: 2000, files: 2000, bytes: snap.bytes, reused: 0 });
+    expect(seen.at(-1)).toEqual({ phase: 'files', total: 2000, files: 2000, bytes: snap.bytes, reused: 0 });
     expect(seen.every((p, i) => i === 0 || p.bytes > seen[i - 1]!.bytes)).toBe(true);
     let n = 0;
     for await (const e of store.snapshotEntries(snap.id)) if (e.entry.type === 'file') n++;
@@ -404,7 +411,7 @@ describe('snapshots of a directory snapshotted before (unchanged files are not r
     expect(b.reused).toBe(a.files);
     expect(b.tree).toBe(a.tree);
     // Nothing to read: one call, every file done and reused, no bytes read.
-    expect(progress).toEqual([{ total: a.files, files: a.files, bytes: 0, reused: a.files }]);
+    expect(progress.filter((p) => p.phase === 'files')).toEqual([{ phase: 'files', total: a.files, files: a.files, bytes: 0, reused: a.files }]);
 
     // Same size, and the modification time put back: only the change time tells.
     const path = join(src, 'docs', 'a.txt');

@@ -39,9 +39,11 @@ export function register(program: Command): void {
     .option('--json', 'one JSON object: {"id","label","createdAt","files","bytes","tree","skipped","reused"}')
     .action(async (dir: string, opts: { label?: string; mtime: boolean; reread?: boolean; json?: boolean }, cmd: Command) => {
       await withStore(cmd, { readonly: false }, async (store) => {
-        // A bar on a terminal once the tree is scanned (the total is known then), unless --json.
+        // A bar on a terminal, unless --json: files found while the tree is scanned, then files
+        // done of the tree's.
         let bar: Progress | undefined;
         let read = 0;
+        let last: SnapshotProgress | undefined;
         let s: Awaited<ReturnType<typeof store.snapshot>>;
         try {
           s = await store.snapshot(dir, {
@@ -52,10 +54,14 @@ export function register(program: Command): void {
               ? {}
               : {
                   onProgress: (p: SnapshotProgress) => {
+                    last = p;
                     bar ??= new Progress(p.total, true, ({ value, total, elapsed }) =>
-                      [`${count(value)}/${count(total)} files`, `${bytes(read)} read`, rate(read, elapsed / 1000), p.reused ? `${count(p.reused)} unchanged` : ''].filter(Boolean).join(' | '),
+                      last?.phase === 'scan'
+                        ? `scanning: ${count(last.total)} files found`
+                        : [`${count(value)}/${count(total)} files`, `${bytes(read)} read`, rate(read, elapsed / 1000), last?.reused ? `${count(last.reused)} unchanged` : ''].filter(Boolean).join(' | '),
                     );
                     read = p.bytes;
+                    bar.setTotal(p.total);
                     bar.set(p.files);
                   },
                 }),

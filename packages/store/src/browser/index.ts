@@ -9,6 +9,7 @@ import { InvalidInputError } from '@kura/core';
 import { WasmDatabase } from '../backend/sqlite-wasm.js';
 import { StorageUnavailableError, StoreLockedError } from '../errors.js';
 import { InitOptions as InitOptionsSchema, parse, type Durability, type InitOptions, type OpenOptions, type PutMeta } from '../options.js';
+import { runLanes } from '../lanes.js';
 import type { ChunkEvent, PutResult } from '../put.js';
 import type { PutInput } from '../store.js';
 import { PoolShare } from '../ingest/pool.js';
@@ -168,13 +169,7 @@ export class BrowserStore extends StoreCore {
       if (pool && item.blob.size < SMALL_BLOB) continue;
       tasks.push(() => settle(index, this.put(item.blob, item.meta ?? {}, item.onChunk ? { onChunk: item.onChunk } : {})));
     }
-    let next = 0;
-    const lanes = pool ? pool.size * 4 : 32;
-    const running = Promise.all(
-      Array.from({ length: Math.min(lanes, tasks.length) }, async () => {
-        for (let i = next++; i < tasks.length; i = next++) await tasks[i]!();
-      }),
-    );
+    const running = runLanes(tasks, pool ? pool.size * 4 : 32);
     let finished = false;
     void running.finally(() => {
       finished = true;

@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { InternalError, InvalidInputError } from '@kura/core';
 import { NotFoundError } from '../errors.js';
 import { InitOptions as InitOptionsSchema, PutMeta as PutMetaSchema, parse, type InitOptions, type OpenOptions, type PutMeta } from '../options.js';
+import { runLanes } from '../lanes.js';
 import { CommitOrder, type PutResult } from '../put.js';
 import type { PutInput } from '../store.js';
 import { availableParallelism } from 'node:os';
@@ -250,8 +251,9 @@ export class Store extends StoreCore {
    * for the snapshot, not listed), then its trees and the snapshot record are committed in one
    * transaction. Symlinks are recorded, not followed; sockets, fifos and devices are skipped
    * and named in `skipped`. `mtime: false` leaves times out (then unchanged trees keep their
-   * digests across touches). `onProgress` is called once the tree is scanned and then as each
-   * file is done (synchronously: what it throws ends the snapshot, which then records nothing).
+   * digests across touches). `onProgress` is called as the tree is scanned, once it is, and as
+   * each file is done (synchronously: what it throws ends the snapshot, which then records
+   * nothing).
    */
   async snapshot(
     dir: string,
@@ -268,7 +270,12 @@ export class Store extends StoreCore {
     const stamped = !options.reread && this.hasStamps(root);
     const onFile = stamped ? undefined : () => void (++found === SMALL_BATCH * 4 && pool());
     try {
-      const scan = scanDirectory(root, { mtime: options.mtime ?? true, ...(onFile ? { onFile } : {}) });
+      const { onProgress } = options;
+      const scan = await scanDirectory(root, {
+        mtime: options.mtime ?? true,
+        ...(onFile ? { onFile } : {}),
+        ...(onProgress ? { onDirectory: (found: number) => onProgress({ phase: 'scan', total: found, files: 0, bytes: 0, reused: 0 }) } : {}),
+      });
       // A first snapshot of many files has the workers stat each file on the descriptor they
       // read it from (no lstat per file here: ~8 µs each of this thread's time, the busier one).
       const workersStat = !stamped && this.#workers > 0 && scan.files.length >= SMALL_BATCH * 4;
@@ -284,8 +291,7 @@ export class Store extends StoreCore {
         f.entry.digest = digest;
         reused.push(f);
       });
-      const { onProgress } = options;
-      const progress: SnapshotProgress = { total: scan.files.length, files: reused.length, bytes: 0, reused: reused.length };
+      const progress: SnapshotProgress = { phase: 'files', total: scan.files.length, files: reused.length, bytes: 0, reused: reused.length };
       onProgress?.({ ...progress });
       const done = onProgress
         ? (f: ScannedFile, r: PutResult) => {
@@ -372,13 +378,7 @@ export class Store extends StoreCore {
     }
     for (const f of large) tasks.push(stream(f));
     // A few tasks in flight: enough to keep the workers and the group commit busy.
-    let next = 0;
-    const lanes = pool ? pool.size * 4 : 32;
-    await Promise.all(
-      Array.from({ length: Math.min(lanes, tasks.length) }, async () => {
-        for (let i = next++; i < tasks.length; i = next++) await tasks[i]!();
-      }),
-    );
+    await runLanes(tasks, pool ? pool.size * 4 : 32);
   }
 
   /**

@@ -90,16 +90,23 @@ export function statFiles(scan: Scan, files: readonly ScannedFile[]): void {
 /**
  * Reads a directory tree: sorted, O(entries), entry types from the directory itself (symlinks
  * are recorded, never followed); directories are lstat'ed here, files later (`statFiles`,
- * `applyStat`). `onFile` hears of each regular file as it is found.
+ * `applyStat`). `onFile` hears of each regular file as it is found, `onDirectory` of the files
+ * found so far after each directory. A tree of many directories takes seconds: the scan
+ * breathes between directories (breather.ts).
  */
-export function scanDirectory(dir: string, options: { mtime: boolean; onFile?: (file: ScannedFile) => void }): Scan {
+export async function scanDirectory(
+  dir: string,
+  options: { mtime: boolean; onFile?: (file: ScannedFile) => void; onDirectory?: (filesSoFar: number) => void },
+): Promise<Scan> {
   const files: ScannedFile[] = [];
   const skipped: string[] = [];
   const settledBefore = Date.now() - RECENT_MS;
   const top = lstatSync(dir);
   if (!top.isDirectory()) throw new InvalidInputError(`${dir} is not a directory`, 'dir');
-  const scan = (path: string, name: string, mode: number, mtime: number): DirNode => {
+  const breathe = breather();
+  const scan = async (path: string, name: string, mode: number, mtime: number): Promise<DirNode> => {
     const node: DirNode = { type: 'dir', name, mode, entries: [], ...(options.mtime ? { mtime } : {}) };
+    await breathe();
     const dirents = readdirSync(path, { withFileTypes: true, encoding: 'buffer' }) as unknown as Dirent<Buffer>[];
     for (const d of dirents) {
       const raw = d.name as unknown as Buffer;
@@ -113,7 +120,7 @@ export function scanDirectory(dir: string, options: { mtime: boolean; onFile?: (
       if (d.isDirectory()) {
         const st = lstatSync(full);
         if (!st.isDirectory()) throw new InvalidInputError(`${full} is no longer a directory (changed while the snapshot ran)`, 'path');
-        node.entries.push(scan(full, entryName, st.mode & 0o7777, Math.round(st.mtimeMs)));
+        node.entries.push(await scan(full, entryName, st.mode & 0o7777, Math.round(st.mtimeMs)));
       } else if (d.isSymbolicLink()) node.entries.push({ type: 'symlink', name: entryName, target: readlinkSync(full) } satisfies SymlinkEntry);
       else if (d.isFile()) {
         const entry: FileEntry = { type: 'file', name: entryName, mode: 0, size: 0, digest: 'sha256:' };
@@ -123,9 +130,10 @@ export function scanDirectory(dir: string, options: { mtime: boolean; onFile?: (
         options.onFile?.(file);
       } else skipped.push(full);
     }
+    options.onDirectory?.(files.length);
     return node;
   };
-  const root = scan(dir, '', top.mode & 0o7777, Math.round(top.mtimeMs));
+  const root = await scan(dir, '', top.mode & 0o7777, Math.round(top.mtimeMs));
   return { root, files, skipped, settledBefore, mtime: options.mtime };
 }
 
@@ -136,9 +144,13 @@ export interface RestoreReport {
   bytes: number;
 }
 
-/** How far a snapshot has got (Store.snapshot's `onProgress`, called as each file is done). */
+/**
+ * How far a snapshot has got (Store.snapshot's `onProgress`): while the tree is scanned
+ * (`scan`: after each directory, `total` = files found so far), then as each file is done.
+ */
 export interface SnapshotProgress {
-  /** Regular files in the tree (known once the scan is done, before the first call). */
+  phase: 'scan' | 'files';
+  /** Regular files in the tree (while scanning: found so far). */
   total: number;
   /** Files done: read and stored, or unchanged since an earlier snapshot and not read. */
   files: number;
