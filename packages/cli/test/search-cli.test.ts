@@ -29,6 +29,16 @@ function setup() {
   return { root, store, tree };
 }
 
+/** Adds each text in turn as the document at `path` (a version each, unless the same bytes). */
+function addVersions(store: string, root: string, path: string, texts: string[]): string {
+  const file = join(root, path.replaceAll('/', '_'));
+  for (const text of texts) {
+    writeFileSync(file, text);
+    kura(['add', '--store', store, '--path', path, file]);
+  }
+  return file;
+}
+
 describe('kura search', () => {
   it('ranks, highlights and prints JSON hits; filters by tag, type and prefix', () => {
     const { store } = setup();
@@ -55,12 +65,7 @@ describe('kura search', () => {
 describe('kura versions and kura get PATH@N', () => {
   it('lists versions and reads each one back', () => {
     const { store, root } = setup();
-    const file = join(root, 'draft.txt');
-    writeFileSync(file, 'first draft\n');
-    kura(['add', '--store', store, '--path', 'docs/draft.txt', file]);
-    writeFileSync(file, 'second draft\n');
-    kura(['add', '--store', store, '--path', 'docs/draft.txt', file]);
-    kura(['add', '--store', store, '--path', 'docs/draft.txt', file]); // same bytes: no version
+    const file = addVersions(store, root, 'docs/draft.txt', ['first draft\n', 'second draft\n', 'second draft\n']); // the same bytes again: no version
     const v = kura(['versions', '--store', store, '--json', 'docs/draft.txt']).stdout.trim().split('\n').map((l) => JSON.parse(l));
     expect(v.map((x) => x.version)).toEqual([1, 2]);
     expect(kura(['get', '--store', store, 'docs/draft.txt@1']).stdout).toBe('first draft\n');
@@ -111,11 +116,7 @@ describe('a path as the user named it when adding', () => {
 describe('kura tag and kura meta by path', () => {
   it('PATH and PATH@N name the document get would read; a path that names nothing changes nothing', () => {
     const { store, root } = setup();
-    const file = join(root, 'plan.md');
-    writeFileSync(file, 'plan one\n');
-    kura(['add', '--store', store, '--path', 'plans/plan.md', file]);
-    writeFileSync(file, 'plan two\n');
-    kura(['add', '--store', store, '--path', 'plans/plan.md', file]);
+    addVersions(store, root, 'plans/plan.md', ['plan one\n', 'plan two\n']);
     expect(kura(['tag', '--store', store, 'plans/plan.md', '--add', 'current']).code).toBe(0);
     expect(kura(['tag', '--store', store, 'plans/plan.md@1', '--add', 'old']).code).toBe(0);
     expect(kura(['meta', '--store', store, 'plans/plan.md', 'owner=ada']).code).toBe(0);
