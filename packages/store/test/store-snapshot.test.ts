@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, linkSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, renameSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, linkSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -575,5 +575,83 @@ describe('snapshots of a directory snapshotted before (unchanged files are not r
     await store.restore(c.id, out);
     expect(describeTree(out)).toEqual(describeTree(src));
     expect((await store.verify()).ok).toBe(true);
+  });
+});
+
+describe('a tree that changes while it is snapshotted', () => {
+  /** Deletes `paths` once the scan is done (the first progress call of phase 'files'). */
+  const deleteAfterScan = (paths: string[]) => {
+    let done = false;
+    return (p: SnapshotProgress) => {
+      if (p.phase !== 'files' || done) return;
+      done = true;
+      for (const path of paths) rmSync(path, { recursive: true, force: true });
+    };
+  };
+
+  it.each([
+    ['read on this thread (a few small files)', 10, 0],
+    ['read whole by the workers (many small files, stat taken there)', 400, 0],
+    ['streamed (a large file)', 10, 300_000],
+  ])('a file deleted after the scan is left out and named, whichever way it is read: %s', { timeout: 60_000 }, async (_how, count, largeSize) => {
+    const { store } = await newStore();
+    const src = join(tempDir(), 'src');
+    mkdirSync(join(src, 'sub'), { recursive: true });
+    for (let i = 0; i < count; i++) writeFileSync(join(src, `f${i}.txt`), `file ${i}\n`);
+    const victim = largeSize ? join(src, 'sub', 'large.bin') : join(src, 'f3.txt');
+    if (largeSize) writeFileSync(victim, randomBytes(5, largeSize));
+    writeFileSync(join(src, 'sub', 'stays.txt'), 'stays\n');
+    const snap = await store.snapshot(src, { onProgress: deleteAfterScan([victim]) });
+    expect(snap.vanished).toEqual([victim]);
+    expect(snap.files).toBe(count + 1 + (largeSize ? 1 : 0) - 1);
+    // The tree is the directory as it is now: restored, it equals the source.
+    const out = join(tempDir(), 'out');
+    await store.restore(snap.id, out);
+    expect(describeTree(out)).toEqual(describeTree(src));
+    // The next snapshot sees the same files (a directory the file left has a newer mtime).
+    const next = await store.snapshot(src);
+    expect(await store.diffSnapshots(snap.id, next.id)).toEqual({ added: [], removed: [], changed: [] });
+    expect((await store.verify()).ok).toBe(true);
+  });
+
+  it('a directory or link deleted during the scan is left out and named; other read errors still fail the snapshot', { timeout: 60_000 }, async () => {
+    const { store } = await newStore();
+    const src = join(tempDir(), 'src');
+    for (let d = 0; d < 30; d++) {
+      mkdirSync(join(src, `d${String(d).padStart(2, '0')}`), { recursive: true });
+      writeFileSync(join(src, `d${String(d).padStart(2, '0')}`, 'a.txt'), `dir ${d}\n`);
+    }
+    symlinkSync('d00/a.txt', join(src, 'zz-link'));
+    // Deleted from the scan's own progress calls: after the first directory is read, d29 and
+    // the link (listed already, read later) go.
+    let struck = false;
+    const snap = await store.snapshot(src, {
+      onProgress: (p) => {
+        if (p.phase === 'scan' && !struck) {
+          struck = true;
+          rmSync(join(src, 'd29'), { recursive: true });
+          rmSync(join(src, 'zz-link'));
+        }
+      },
+    });
+    expect(snap.vanished).toEqual([join(src, 'd29'), join(src, 'zz-link')]);
+    expect(snap.files).toBe(29);
+    const out = join(tempDir(), 'out');
+    await store.restore(snap.id, out);
+    expect(describeTree(out)).toEqual(describeTree(src));
+
+    // A file that cannot be read for another reason is not left out quietly.
+    const fifoDir = join(tempDir(), 'fifo');
+    mkdirSync(fifoDir);
+    writeFileSync(join(fifoDir, 'x.txt'), 'x');
+    await expect(
+      store.snapshot(fifoDir, {
+        onProgress: (p) => {
+          if (p.phase !== 'files') return;
+          rmSync(join(fifoDir, 'x.txt'));
+          mkdirSync(join(fifoDir, 'x.txt')); // a directory where the file was
+        },
+      }),
+    ).rejects.toThrow(/x\.txt/);
   });
 });

@@ -36,7 +36,7 @@ export function register(program: Command): void {
     .option('--label <text>', 'a label to find it by')
     .option('--no-mtime', 'leave modification times out (an untouched tree then keeps its id when files are merely touched)')
     .option('--reread', 'read every file, even those unchanged since an earlier snapshot read them')
-    .option('--json', 'one JSON object: {"id","label","createdAt","files","bytes","tree","skipped","reused"}')
+    .option('--json', 'one JSON object: {"id","label","createdAt","files","bytes","tree","skipped","reused","vanished"}')
     .action(async (dir: string, opts: { label?: string; mtime: boolean; reread?: boolean; json?: boolean }, cmd: Command) => {
       await withStore(cmd, { readonly: false }, async (store) => {
         // A bar on a terminal, unless --json: files found while the tree is scanned, then files
@@ -71,6 +71,7 @@ export function register(program: Command): void {
         }
         if (opts.json) return writeJson(s);
         for (const p of s.skipped) process.stderr.write(`kura: skipped ${p}: not a file, directory or symlink\n`);
+        for (const p of s.vanished) process.stderr.write(`kura: left out ${p}: deleted while the snapshot ran\n`);
         const unread = s.reused ? ` (${count(s.reused)} unchanged, not read)` : '';
         await write(`snapshot ${s.id}: ${count(s.files)} files${unread}, ${bytes(s.bytes)}${s.label ? ` (${s.label})` : ''}\n`);
       });

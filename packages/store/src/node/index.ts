@@ -22,6 +22,7 @@ import {
   prepareTarget,
   restoreEntries,
   scanDirectory,
+  leaveOut,
   statFiles,
   type RestoreProgress,
   type RestoreReport,
@@ -137,6 +138,12 @@ const SMALL_BATCH = 64;
  */
 const SMALL_BATCH_MAX = 256;
 
+/** Whether `e` says the file at `path` does not exist (any more): ENOENT naming it. */
+function vanished(e: unknown, path: string): boolean {
+  const err = e as { code?: unknown; path?: unknown; message?: unknown };
+  return err?.code === 'ENOENT' && (err.path === path || String(err.message).includes(path));
+}
+
 /** What was read is what a snapshot records, should the file have changed since the scan. */
 function recordRead(f: ScannedFile, r: PutResult): void {
   f.entry.digest = r.digest;
@@ -250,7 +257,8 @@ export class Store extends StoreCore {
    * Snapshots a directory (FORMAT.md §13): its files go through the deduplicating put (kept
    * for the snapshot, not listed), then its trees and the snapshot record are committed in one
    * transaction. Symlinks are recorded, not followed; sockets, fifos and devices are skipped
-   * and named in `skipped`. `mtime: false` leaves times out (then unchanged trees keep their
+   * and named in `skipped`; files and directories deleted while the snapshot ran are left out
+   * and named in `vanished`. `mtime: false` leaves times out (then unchanged trees keep their
    * digests across touches). `onProgress` is called as the tree is scanned, once it is, and as
    * each file is done (synchronously: what it throws ends the snapshot, which then records
    * nothing).
@@ -258,7 +266,7 @@ export class Store extends StoreCore {
   async snapshot(
     dir: string,
     options: { label?: string; mtime?: boolean; reread?: boolean; onProgress?: (p: SnapshotProgress) => void } = {},
-  ): Promise<SnapshotInfo & { skipped: string[]; reused: number }> {
+  ): Promise<SnapshotInfo & { skipped: string[]; reused: number; vanished: string[] }> {
     this.assertWritable('snapshot');
     const root = resolve(dir);
     // The shared ingest pool is leased once the scan has found enough files to need it, so
@@ -301,7 +309,17 @@ export class Store extends StoreCore {
             onProgress({ ...progress });
           }
         : recordRead;
-      await this.#putScanned(read, pool, workersStat ? scan : undefined, done);
+      // A file deleted between the scan and its read is left out of the tree (which then shows
+      // the directory as it is now) and named in `vanished`; any other failure fails the
+      // snapshot (decision 0024).
+      const gone = new Set<ScannedFile>();
+      const onGone = (f: ScannedFile) => {
+        gone.add(f);
+        progress.files++;
+        onProgress?.({ ...progress });
+      };
+      await this.#putScanned(read, pool, workersStat ? scan : undefined, done, onGone);
+      if (gone.size) leaveOut(scan, gone);
       const unstated = scan.files.find((f) => f.size < 0);
       if (unstated) throw new InternalError(`${unstated.path} was put without its stat`);
       const label = options.label !== undefined ? { label: options.label } : {};
@@ -311,12 +329,15 @@ export class Store extends StoreCore {
       } catch (e) {
         // A reused document deleted meanwhile (its snapshots removed, then GC): read them all.
         if (!(e instanceof NotFoundError) || reused.length === 0) throw e;
-        await this.#putScanned(reused, pool); // stat'ed here already (a repeated snapshot)
+        const goneNow = new Set<ScannedFile>();
+        await this.#putScanned(reused, pool, undefined, recordRead, (f) => goneNow.add(f)); // stat'ed here already (a repeated snapshot)
+        goneNow.forEach((f) => gone.add(f));
+        if (goneNow.size) leaveOut(scan, goneNow);
         read.push(...reused.splice(0));
         info = await this.createSnapshot(scan.root, label);
       }
       this.recordStamps(root, scan.files.map((f) => ({ path: f.path, stamp: f.stamp, recent: f.recent, digest: f.entry.digest })));
-      return { ...info, skipped: scan.skipped, reused: reused.length };
+      return { ...info, skipped: scan.skipped, reused: reused.length, vanished: [...scan.vanished, ...[...gone].map((f) => f.path)].sort() };
     } finally {
       lease?.release();
     }
@@ -329,9 +350,10 @@ export class Store extends StoreCore {
    * thread only deduplicates and commits; a few are read and put here, where messaging would
    * cost more than it saves. `statScan`: the files have no stat yet (a first snapshot): all go
    * in batches, the workers stat them as they open them, and those too large to read whole
-   * come back unread and stream. `record` is told each file's put as it is done.
+   * come back unread and stream. `record` is told each file's put as it is done; `gone`, of
+   * each file that no longer exists when it is read (else that fails the put).
    */
-  async #putScanned(files: ScannedFile[], leased: () => IngestPool, statScan?: Scan, record = recordRead): Promise<void> {
+  async #putScanned(files: ScannedFile[], leased: () => IngestPool, statScan: Scan | undefined, record = recordRead, gone?: (f: ScannedFile) => void): Promise<void> {
     const ingest = this.ingestOptions();
     const opts = { chunking: ingest.chunking, compression: ingest.compression };
     const small = statScan ? files : files.filter((f) => f.size < WORKER_PUT_MIN);
@@ -340,12 +362,22 @@ export class Store extends StoreCore {
     const pool = this.#workers > 0 && (batches || large.length > 0) ? leased() : undefined;
     const known = pool ? this.knownChunks() : undefined;
     const tasks: (() => Promise<void>)[] = [];
-    const stream = (f: ScannedFile) => async () =>
-      record(
-        f,
+    /** A file's put, or, when it vanished since the scan and the caller takes that, `gone`. */
+    const putOne = (f: ScannedFile, put: () => Promise<PutResult>) => async () => {
+      let r: PutResult;
+      try {
+        r = await put();
+      } catch (e) {
+        if (!gone || !vanished(e, f.path)) throw e;
+        return gone(f);
+      }
+      record(f, r);
+    };
+    const stream = (f: ScannedFile) =>
+      putOne(f, () =>
         pool
-          ? await this.putChunks(pool.ingestFile(f.path, opts, true, known), {}, { listed: false })
-          : await this.putForSnapshot(createReadStream('', { fd: openRegularFile(f.path), highWaterMark: 1 << 20 })),
+          ? this.putChunks(pool.ingestFile(f.path, opts, true, known), {}, { listed: false })
+          : this.putForSnapshot(createReadStream('', { fd: openRegularFile(f.path), highWaterMark: 1 << 20 })),
       );
     if (pool && batches) {
       const size = Math.min(SMALL_BATCH_MAX, Math.max(SMALL_BATCH, Math.ceil(small.length / (pool.size * 8))));
@@ -357,8 +389,11 @@ export class Store extends StoreCore {
           const ready: ReadyChunks[] = [];
           const readyFiles: ScannedFile[] = [];
           answers.forEach((a, j) => {
-            if (a instanceof Error) throw a;
             const f = batch[j]!;
+            if (a instanceof Error) {
+              if (!gone || !vanished(a, f.path)) throw a;
+              return gone(f);
+            }
             if (statScan) applyStat(statScan, f, 'large' in a ? a.large : a.stat!);
             if ('large' in a) tasks.push(stream(f)); // a lane still running (this one) takes it
             else {
@@ -374,7 +409,7 @@ export class Store extends StoreCore {
         });
       }
     } else {
-      for (const f of small) tasks.push(async () => record(f, await this.putForSnapshot(readSmallFile(f.path, f.size))));
+      for (const f of small) tasks.push(putOne(f, async () => this.putForSnapshot(readSmallFile(f.path, f.size))));
     }
     for (const f of large) tasks.push(stream(f));
     // A few tasks in flight: enough to keep the workers and the group commit busy.

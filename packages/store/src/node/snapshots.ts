@@ -59,6 +59,8 @@ export interface Scan {
   files: ScannedFile[];
   /** Entries that are neither files, directories nor symlinks (sockets, devices, fifos). */
   skipped: string[];
+  /** Directories and links deleted between their parent's listing and their own read. */
+  vanished: string[];
   /** Files changed at or after this time (ms) are `recent`. */
   settledBefore: number;
   /** Whether entries record modification times. */
@@ -100,14 +102,17 @@ export async function scanDirectory(
 ): Promise<Scan> {
   const files: ScannedFile[] = [];
   const skipped: string[] = [];
+  const vanished: string[] = [];
   const settledBefore = Date.now() - RECENT_MS;
   const top = lstatSync(dir);
   if (!top.isDirectory()) throw new InvalidInputError(`${dir} is not a directory`, 'dir');
   const breathe = breather();
-  const scan = async (path: string, name: string, mode: number, mtime: number): Promise<DirNode> => {
+  /** The tree below `path`; undefined when the directory was deleted since its parent was listed. */
+  const scan = async (path: string, name: string, mode: number, mtime: number): Promise<DirNode | undefined> => {
     const node: DirNode = { type: 'dir', name, mode, entries: [], ...(options.mtime ? { mtime } : {}) };
     await breathe();
-    const dirents = readdirSync(path, { withFileTypes: true, encoding: 'buffer' }) as unknown as Dirent<Buffer>[];
+    const dirents = orGone(() => readdirSync(path, { withFileTypes: true, encoding: 'buffer' }) as unknown as Dirent<Buffer>[]);
+    if (!dirents) return undefined;
     for (const d of dirents) {
       const raw = d.name as unknown as Buffer;
       // Concatenated, not path.join: `path` is normalized and a name has no separator (join's
@@ -118,11 +123,16 @@ export async function scanDirectory(
       const why = badName(entryName);
       if (why) throw new InvalidInputError(`${full}: a snapshot cannot hold ${why}`, 'name');
       if (d.isDirectory()) {
-        const st = lstatSync(full);
-        if (!st.isDirectory()) throw new InvalidInputError(`${full} is no longer a directory (changed while the snapshot ran)`, 'path');
-        node.entries.push(await scan(full, entryName, st.mode & 0o7777, Math.round(st.mtimeMs)));
-      } else if (d.isSymbolicLink()) node.entries.push({ type: 'symlink', name: entryName, target: readlinkSync(full) } satisfies SymlinkEntry);
-      else if (d.isFile()) {
+        const st = orGone(() => lstatSync(full));
+        if (st && !st.isDirectory()) throw new InvalidInputError(`${full} is no longer a directory (changed while the snapshot ran)`, 'path');
+        const sub = st && (await scan(full, entryName, st.mode & 0o7777, Math.round(st.mtimeMs)));
+        if (sub) node.entries.push(sub);
+        else vanished.push(full);
+      } else if (d.isSymbolicLink()) {
+        const target = orGone(() => readlinkSync(full));
+        if (target !== undefined) node.entries.push({ type: 'symlink', name: entryName, target } satisfies SymlinkEntry);
+        else vanished.push(full);
+      } else if (d.isFile()) {
         const entry: FileEntry = { type: 'file', name: entryName, mode: 0, size: 0, digest: 'sha256:' };
         node.entries.push(entry);
         const file: ScannedFile = { path: full, size: -1, entry, stamp: '', recent: true };
@@ -134,7 +144,29 @@ export async function scanDirectory(
     return node;
   };
   const root = await scan(dir, '', top.mode & 0o7777, Math.round(top.mtimeMs));
-  return { root, files, skipped, settledBefore, mtime: options.mtime };
+  if (!root) throw new InvalidInputError(`${dir} was deleted while the snapshot ran`, 'dir');
+  return { root, files, skipped, vanished, settledBefore, mtime: options.mtime };
+}
+
+/** `read()`, or undefined when what it reads does not exist (any more). */
+function orGone<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+}
+
+/** Takes files deleted since the scan out of its tree and its file list. */
+export function leaveOut(scan: Scan, gone: ReadonlySet<ScannedFile>): void {
+  const entries = new Set<FileEntry>([...gone].map((f) => f.entry));
+  const prune = (node: DirNode) => {
+    node.entries = node.entries.filter((e) => !(e.type === 'file' && entries.has(e)));
+    for (const e of node.entries) if (e.type === 'dir') prune(e);
+  };
+  prune(scan.root);
+  scan.files = scan.files.filter((f) => !gone.has(f));
 }
 
 export interface RestoreReport {
