@@ -19,12 +19,18 @@ export async function resolveRef(store: Store, ref: ReturnType<typeof docRef>): 
   }
 }
 
-/** A stored path with at least one version that `path` ends with, if any. */
-export async function storedPathHint(store: Store, path: string): Promise<string | undefined> {
+/**
+ * A stored path that `path` ends with and that has what was asked for (`suffix`: @N or
+ * @time, else any version); none when `path` itself is stored (then only the version is
+ * wrong).
+ */
+export async function storedPathHint(store: Store, path: string, suffix = ''): Promise<string | undefined> {
+  if ((await store.versions(path)).length > 0) return undefined;
   const parts = path.split('/').filter((p) => p !== '' && p !== '.');
   for (let i = 0; i < parts.length; i++) {
     const candidate = parts.slice(i).join('/');
-    if (candidate !== path && (await store.versions(candidate)).length > 0) return candidate;
+    if (candidate === path || (await store.versions(candidate)).length === 0) continue;
+    if (!suffix || (await store.resolve(candidate + suffix).then(() => true, () => false))) return candidate;
   }
   return undefined;
 }
@@ -39,7 +45,7 @@ function splitRef(ref: string): { path: string; suffix: string } {
 export async function withPathHint(store: Store, ref: string, e: unknown): Promise<unknown> {
   if (!isKuraError(e, 'NOT_FOUND') && (e as { code?: unknown })?.code !== 'NOT_FOUND') return e;
   const { path, suffix } = splitRef(ref);
-  const hint = await storedPathHint(store, path);
+  const hint = await storedPathHint(store, path, suffix);
   if (hint === undefined) return e;
   return Object.assign(new Error(`${(e as Error).message}; did you mean ${hint}${suffix}? (kura add stores a file under its path relative to the folder added, or under its name)`), { code: 'NOT_FOUND' });
 }

@@ -106,6 +106,9 @@ describe('a path as the user named it when adding', () => {
     }
     // The hint names a path that works.
     expect(kura(['get', '--store', store, 'guides/harbour.md@1']).stdout).toContain('harbour master');
+    // A stored path but a version it lacks: no hint, nor one for a version the other path lacks too.
+    expect(kura(['get', '--store', store, 'guides/harbour.md@9']).stderr).toBe('kura: no version 9 of guides/harbour.md [NOT_FOUND]\n');
+    expect(kura(['get', '--store', store, 'tree/guides/harbour.md@9']).stderr).toBe('kura: no version 9 of tree/guides/harbour.md [NOT_FOUND]\n');
     // Nothing that ends the same way: no hint.
     const none = kura(['get', '--store', store, 'tree/guides/lighthouse.md']);
     expect(none.stderr).toBe('kura: no document at tree/guides/lighthouse.md [NOT_FOUND]\n');

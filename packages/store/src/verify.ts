@@ -117,6 +117,7 @@ export async function verifyStore(
   report.damagedChunks = [...damaged.values()];
   record?.(report.damagedChunks.filter((c) => c.reason !== 'missing-chunk'));
   for (const t of st.treesAll.all()) {
+    if (!st.treeGet.get(t.digest)) continue; // its snapshot deleted (and GC run) while verify breathed
     const digest = formatDigest(t.digest);
     try {
       for (const e of decodeTree(t.body, digest)) {

@@ -33,8 +33,22 @@ describe('runLanes', () => {
     expect(started).toEqual(Array.from({ length: 40 }, (_, i) => i));
   });
 
-  it('rejects with the first failure; no tasks is nothing to do', async () => {
-    await expect(runLanes([async () => Promise.reject(new Error('boom'))], 3)).rejects.toThrow('boom');
+  it('after a failure starts no other task, and rejects only once the running ones have ended', async () => {
+    const started: number[] = [];
+    let running = 0;
+    const tasks = Array.from({ length: 20 }, (_, i) => async () => {
+      started.push(i);
+      running++;
+      try {
+        if (i === 1) throw new Error('boom');
+        await tick(20);
+      } finally {
+        running--;
+      }
+    });
+    await expect(runLanes(tasks, 3)).rejects.toThrow('boom');
+    expect(running).toBe(0); // nothing still running when the caller hears of the failure
+    expect(started).toEqual([0, 1, 2]); // the lane that failed took nothing more; nor did the others
     await expect(runLanes([], 3)).resolves.toBeUndefined();
   });
 });

@@ -614,6 +614,35 @@ describe('a tree that changes while it is snapshotted', () => {
     expect((await store.verify()).ok).toBe(true);
   });
 
+  it('a file deleted after its directory was listed, before it was stat-ed, is left out and named (first and repeated snapshots)', { timeout: 60_000 }, async () => {
+    const { store } = await newStore();
+    const src = join(tempDir(), 'src');
+    mkdirSync(join(src, 'sub'), { recursive: true });
+    for (let i = 0; i < 5; i++) writeFileSync(join(src, `f${i}.txt`), `file ${i}\n`);
+    writeFileSync(join(src, 'sub', 'a.txt'), 'a\n');
+    // The first progress call of the scan comes after `sub` is read, when the top directory
+    // has been listed already: its files are stat-ed only after the scan.
+    const deleteDuringScan = (path: string) => {
+      let done = false;
+      return (p: SnapshotProgress) => {
+        if (p.phase === 'scan' && !done) {
+          done = true;
+          rmSync(path);
+        }
+      };
+    };
+    const first = await store.snapshot(src, { onProgress: deleteDuringScan(join(src, 'f1.txt')) });
+    expect(first.vanished).toEqual([join(src, 'f1.txt')]);
+    expect(first.files).toBe(5);
+    await new Promise((r) => setTimeout(r, RECENT_MS + 300));
+    const again = await store.snapshot(src, { onProgress: deleteDuringScan(join(src, 'f2.txt')) });
+    expect(again.vanished).toEqual([join(src, 'f2.txt')]);
+    expect(again.files).toBe(4);
+    const out = join(tempDir(), 'out');
+    await store.restore(again.id, out);
+    expect(describeTree(out)).toEqual(describeTree(src));
+  });
+
   it('a directory or link deleted during the scan is left out and named; other read errors still fail the snapshot', { timeout: 60_000 }, async () => {
     const { store } = await newStore();
     const src = join(tempDir(), 'src');

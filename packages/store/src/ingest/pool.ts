@@ -87,7 +87,7 @@ function knownTable(known: KnownChunks | undefined): { known?: SharedArrayBuffer
 
 /** Rebuilds an error on this side: Kura's typed errors keep their code, platform errors theirs. */
 function revive(e: ErrorShape): Error {
-  return e.kura && e.code ? new KuraError(e.code, e.message) : Object.assign(new Error(e.message), e.code ? { code: e.code } : {});
+  return e.kura && e.code ? new KuraError(e.code, e.message) : Object.assign(new Error(e.message), e.code ? { code: e.code } : {}, e.path !== undefined ? { path: e.path } : {});
 }
 
 export class IngestPoolCore<S> {

@@ -23,6 +23,8 @@ export type ToWorker<S> =
 export interface ErrorShape {
   message: string;
   code?: string;
+  /** A file-system error's path (a snapshot tells a file deleted since its scan by it). */
+  path?: string;
   kura: boolean;
 }
 

@@ -41,8 +41,13 @@ export interface HashedSource {
 class Cancelled extends Error {}
 
 function shape(e: unknown): ErrorShape {
-  const err = e as Error & { code?: unknown };
-  return { message: err?.message ?? String(e), kura: e instanceof KuraError, ...(typeof err?.code === 'string' ? { code: err.code } : {}) };
+  const err = e as Error & { code?: unknown; path?: unknown };
+  return {
+    message: err?.message ?? String(e),
+    kura: e instanceof KuraError,
+    ...(typeof err?.code === 'string' ? { code: err.code } : {}),
+    ...(typeof err?.path === 'string' ? { path: err.path } : {}),
+  };
 }
 
 /** 1 MiB pieces, the size the kernel takes per call. */

@@ -138,10 +138,14 @@ const SMALL_BATCH = 64;
  */
 const SMALL_BATCH_MAX = 256;
 
-/** Whether `e` says the file at `path` does not exist (any more): ENOENT naming it. */
+/**
+ * Whether `e` says the file at `path` does not exist (any more): ENOENT from opening exactly
+ * that path (a worker's error carries the path too). An ENOENT about anything else — the
+ * store's own files — is a failure, never a file to leave out.
+ */
 function vanished(e: unknown, path: string): boolean {
-  const err = e as { code?: unknown; path?: unknown; message?: unknown };
-  return err?.code === 'ENOENT' && (err.path === path || String(err.message).includes(path));
+  const err = e as { code?: unknown; path?: unknown };
+  return err?.code === 'ENOENT' && err.path === path;
 }
 
 /** What was read is what a snapshot records, should the file have changed since the scan. */
@@ -287,7 +291,9 @@ export class Store extends StoreCore {
       // A first snapshot of many files has the workers stat each file on the descriptor they
       // read it from (no lstat per file here: ~8 µs each of this thread's time, the busier one).
       const workersStat = !stamped && this.#workers > 0 && scan.files.length >= SMALL_BATCH * 4;
-      if (!workersStat) statFiles(scan, scan.files);
+      // Files deleted since the scan listed them are left out (`vanished`; decision 0024).
+      const gone = new Set<ScannedFile>(workersStat ? [] : statFiles(scan, scan.files));
+      if (gone.size) leaveOut(scan, gone);
       // Files whose stamp is what an earlier snapshot read keep that document, unread
       // (FORMAT.md §13.4); `reread` reads every file.
       const cached = stamped ? this.cachedDigests(scan.files) : [];
@@ -312,14 +318,15 @@ export class Store extends StoreCore {
       // A file deleted between the scan and its read is left out of the tree (which then shows
       // the directory as it is now) and named in `vanished`; any other failure fails the
       // snapshot (decision 0024).
-      const gone = new Set<ScannedFile>();
+      const goneNow = new Set<ScannedFile>();
       const onGone = (f: ScannedFile) => {
-        gone.add(f);
+        goneNow.add(f);
         progress.files++;
         onProgress?.({ ...progress });
       };
       await this.#putScanned(read, pool, workersStat ? scan : undefined, done, onGone);
-      if (gone.size) leaveOut(scan, gone);
+      if (goneNow.size) leaveOut(scan, goneNow);
+      goneNow.forEach((f) => gone.add(f));
       const unstated = scan.files.find((f) => f.size < 0);
       if (unstated) throw new InternalError(`${unstated.path} was put without its stat`);
       const label = options.label !== undefined ? { label: options.label } : {};
@@ -329,10 +336,10 @@ export class Store extends StoreCore {
       } catch (e) {
         // A reused document deleted meanwhile (its snapshots removed, then GC): read them all.
         if (!(e instanceof NotFoundError) || reused.length === 0) throw e;
-        const goneNow = new Set<ScannedFile>();
-        await this.#putScanned(reused, pool, undefined, recordRead, (f) => goneNow.add(f)); // stat'ed here already (a repeated snapshot)
-        goneNow.forEach((f) => gone.add(f));
-        if (goneNow.size) leaveOut(scan, goneNow);
+        const goneLater = new Set<ScannedFile>();
+        await this.#putScanned(reused, pool, undefined, recordRead, (f) => goneLater.add(f)); // stat'ed here already (a repeated snapshot)
+        if (goneLater.size) leaveOut(scan, goneLater);
+        goneLater.forEach((f) => gone.add(f));
         read.push(...reused.splice(0));
         info = await this.createSnapshot(scan.root, label);
       }

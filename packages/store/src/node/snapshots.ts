@@ -80,13 +80,22 @@ export function applyStat(scan: Scan, f: ScannedFile, st: FileStat): void {
   f.recent = Math.max(st.mtimeMs, st.ctimeMs) >= scan.settledBefore;
 }
 
-/** lstat of each file on this thread (repeated snapshots compare stamps before reading anything). */
-export function statFiles(scan: Scan, files: readonly ScannedFile[]): void {
+/**
+ * lstat of each file on this thread (repeated snapshots compare stamps before reading
+ * anything). Returns the files deleted since the scan listed them.
+ */
+export function statFiles(scan: Scan, files: readonly ScannedFile[]): ScannedFile[] {
+  const gone: ScannedFile[] = [];
   for (const f of files) {
-    const st = lstatSync(f.path);
+    const st = orGone(() => lstatSync(f.path));
+    if (!st) {
+      gone.push(f);
+      continue;
+    }
     if (!st.isFile()) throw new InvalidInputError(`${f.path} is no longer a regular file (changed while the snapshot ran)`, 'path');
     applyStat(scan, f, st);
   }
+  return gone;
 }
 
 /**
