@@ -66,9 +66,18 @@ function readSmallFile(path: string, expected: number): Uint8Array {
   }
 }
 
+/**
+ * How long a writable store is open before its checkpoint worker starts. A `kura` command
+ * that writes is over in ~0.3 s: booting the worker for it cost ~25-40 ms of CPU on the other
+ * core, and closing waited for the boot (~20-100 ms of the command). Until the worker runs,
+ * SQLite checkpoints inside commits, as it does while a worker boots.
+ */
+const CHECKPOINTER_AFTER_MS = 250;
+
 async function backends(dir: string, readonly: boolean): Promise<StoreBackends> {
   const lock = readonly ? undefined : acquireWriterLock(dir);
   let checkpointer: Checkpointer | undefined;
+  let starting: ReturnType<typeof setTimeout> | undefined;
   let db: ReturnType<typeof openSqlite> | undefined;
   try {
     db = openSqlite(join(dir, DB_FILE), { readonly });
@@ -83,12 +92,16 @@ async function backends(dir: string, readonly: boolean): Promise<StoreBackends> 
           // The store closed meanwhile: nothing left to checkpoint for.
         }
       };
-      checkpointer = startCheckpointer(join(dir, DB_FILE), { onReady: autoCheckpoints(0), onUnavailable: autoCheckpoints(1000) });
+      starting = setTimeout(() => {
+        checkpointer = startCheckpointer(join(dir, DB_FILE), { onReady: autoCheckpoints(0), onUnavailable: autoCheckpoints(1000) });
+      }, CHECKPOINTER_AFTER_MS);
+      starting.unref(); // a store left open must not keep the process alive
     }
     return {
       db: opened,
       packs: new FsPackStore(join(dir, 'packs')),
       release: async () => {
+        clearTimeout(starting);
         await checkpointer?.stop();
         lock?.release();
       },
@@ -101,6 +114,7 @@ async function backends(dir: string, readonly: boolean): Promise<StoreBackends> 
     } catch {
       // Closing meets the error that failed the open; the lock below is released regardless.
     }
+    clearTimeout(starting);
     await checkpointer?.stop();
     lock?.release();
     throw e;
