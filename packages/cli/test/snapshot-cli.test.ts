@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -81,5 +81,26 @@ describe('kura snapshot, snapshots, diff, restore, rm-snapshot', () => {
     const again = kura(['snapshot', '--store', store, tree]);
     expect(again.stdout).toMatch(/^snapshot 2: 5 files \(5 unchanged, not read\), /);
     expect(JSON.parse(kura(['snapshot', '--store', store, '--json', '--reread', tree]).stdout)).toMatchObject({ files: 5, reused: 0 });
+  });
+
+  it('--exclude leaves out names and paths (repeatable) and says how many; a pattern that names nothing is a usage error', () => {
+    const store = join(root, 'store-exclude');
+    const tree = join(root, 'tree-exclude');
+    mkdirSync(join(tree, 'node_modules', 'dep'), { recursive: true });
+    mkdirSync(join(tree, 'build'));
+    writeFileSync(join(tree, 'node_modules', 'dep', 'index.js'), 'dep\n');
+    writeFileSync(join(tree, 'build', 'app.js'), 'app\n');
+    writeFileSync(join(tree, 'main.ts'), 'main\n');
+    writeFileSync(join(tree, 'debug.log'), 'log\n');
+    expect(kura(['init', '--store', store]).code).toBe(0);
+    const r = kura(['snapshot', '--store', store, '--exclude', 'node_modules', '--exclude', '*.log', '--exclude', '/build', tree]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^snapshot 1: 1 files \(3 excluded\), /);
+    const out = join(root, 'out-exclude');
+    expect(kura(['restore', '--store', store, '1', out]).code).toBe(0);
+    expect(readdirSync(out)).toEqual(['main.ts']);
+    const bad = kura(['snapshot', '--store', store, '--exclude', '/', tree]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^kura: the exclude pattern "\/" names nothing in the tree \[INVALID_INPUT\]\n$/);
   });
 });

@@ -684,3 +684,74 @@ describe('a tree that changes while it is snapshotted', () => {
     ).rejects.toThrow(/x\.txt/);
   });
 });
+
+describe('exclude patterns', () => {
+  /** A project: sources, dependencies and build output at several depths, logs, a .git. */
+  function project(root: string): void {
+    for (const dir of ['src/lib', 'node_modules/a', 'src/lib/node_modules/b', 'build/out', 'build/keep', '.git/objects', 'docs/cache', 'logs']) {
+      mkdirSync(join(root, dir), { recursive: true });
+    }
+    writeFileSync(join(root, 'src/main.ts'), 'main\n');
+    writeFileSync(join(root, 'src/lib/util.ts'), 'util\n');
+    writeFileSync(join(root, 'node_modules/a/index.js'), 'a\n');
+    writeFileSync(join(root, 'src/lib/node_modules/b/index.js'), 'b\n');
+    writeFileSync(join(root, 'build/out/app.js'), 'app\n');
+    writeFileSync(join(root, 'build/keep/notes.md'), 'keep\n');
+    writeFileSync(join(root, '.git/objects/x'), 'git\n');
+    writeFileSync(join(root, 'debug.log'), 'log\n');
+    writeFileSync(join(root, 'logs/.hidden.log'), 'log\n');
+    writeFileSync(join(root, 'docs/cache/page.html'), 'page\n');
+    writeFileSync(join(root, 'cache'), 'a file named cache\n');
+    symlinkSync('src/main.ts', join(root, 'main-link'));
+  }
+
+  it('leaves out names at any depth, paths from the root, directories only with a trailing /; restores the rest', async () => {
+    const { store } = await newStore();
+    const src = join(tempDir(), 'src');
+    project(src);
+    const snap = await store.snapshot(src, { exclude: ['node_modules', '*.log', '/build/out', '.git', 'cache/', 'main-link'] });
+    const paths: string[] = [];
+    for await (const e of store.snapshotEntries(snap.id)) paths.push(e.path);
+    expect(paths.sort()).toEqual(
+      ['build', 'build/keep', 'build/keep/notes.md', 'cache', 'docs', 'logs', 'src', 'src/lib', 'src/lib/util.ts', 'src/main.ts'].sort(),
+    );
+    // node_modules x2, debug.log, logs/.hidden.log, build/out, .git, docs/cache, main-link
+    expect(snap.excluded).toBe(8);
+    expect(snap.files).toBe(4);
+
+    // Restored: the source minus what was excluded.
+    const out = join(tempDir(), 'out');
+    await store.restore(snap.id, out);
+    const expected = describeTree(src);
+    for (const path of Object.keys(expected)) {
+      if (!paths.includes(path)) delete expected[path];
+    }
+    expect(describeTree(out)).toEqual(expected);
+
+    // The same patterns again: the same tree; none: everything.
+    await new Promise((r) => setTimeout(r, RECENT_MS + 300));
+    expect((await store.snapshot(src, { exclude: ['node_modules', '*.log', '/build/out', '.git', 'cache/', 'main-link'] })).tree).toBe(snap.tree);
+    expect((await store.snapshot(src)).files).toBe(11);
+  });
+
+  it('an excluded entry is not read or checked, so a name a snapshot cannot hold does not fail it', async () => {
+    const { store } = await newStore();
+    const src = join(tempDir(), 'src');
+    mkdirSync(join(src, 'ok'), { recursive: true });
+    writeFileSync(join(src, 'ok', 'a.txt'), 'a\n');
+    writeFileSync(join(src, 'bad\\name.txt'), 'a backslash is not allowed in a snapshot name\n');
+    await expect(store.snapshot(src)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    const snap = await store.snapshot(src, { exclude: ['bad*'] });
+    expect(snap.files).toBe(1);
+  });
+
+  it('refuses patterns that name nothing, before reading anything', async () => {
+    const { store } = await newStore();
+    const src = join(tempDir(), 'src');
+    mkdirSync(src);
+    for (const exclude of [[''], ['  '], ['/'], ['./'], ['..'], ['a\0b'], [42 as unknown as string]]) {
+      await expect(store.snapshot(src, { exclude })).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'exclude' });
+    }
+    expect(await store.snapshots()).toEqual([]);
+  });
+});

@@ -9,6 +9,7 @@
 import { InvalidInputError } from '@kura/core';
 import type { RestoreProgress, SnapshotDiff, SnapshotInfo, SnapshotProgress, TreeEntry } from '@kura/store';
 import type { Command } from 'commander';
+import { collect } from '../args.js';
 import { isKuraError, usage } from '../exit.js';
 import { bytes, count, rate } from '../format.js';
 import { write, writeJson } from '../output.js';
@@ -36,8 +37,9 @@ export function register(program: Command): void {
     .option('--label <text>', 'a label to find it by')
     .option('--no-mtime', 'leave modification times out (an untouched tree then keeps its id when files are merely touched)')
     .option('--reread', 'read every file, even those unchanged since an earlier snapshot read them')
-    .option('--json', 'one JSON object: {"id","label","createdAt","files","bytes","tree","skipped","reused","vanished"}')
-    .action(async (dir: string, opts: { label?: string; mtime: boolean; reread?: boolean; json?: boolean }, cmd: Command) => {
+    .option('--exclude <pattern>', 'leave out entries matching a glob: a name at any depth (node_modules, *.log), a path from DIR with / (build/out), directories only with a trailing / (repeatable)', collect)
+    .option('--json', 'one JSON object: {"id","label","createdAt","files","bytes","tree","skipped","reused","vanished","excluded"}')
+    .action(async (dir: string, opts: { label?: string; mtime: boolean; reread?: boolean; exclude?: string[]; json?: boolean }, cmd: Command) => {
       await withStore(cmd, { readonly: false }, async (store) => {
         // A bar on a terminal, unless --json: files found while the tree is scanned, then files
         // done of the tree's.
@@ -50,6 +52,7 @@ export function register(program: Command): void {
             mtime: opts.mtime,
             reread: opts.reread ?? false,
             ...(opts.label !== undefined ? { label: opts.label } : {}),
+            ...(opts.exclude ? { exclude: opts.exclude } : {}),
             ...(opts.json
               ? {}
               : {
@@ -72,8 +75,8 @@ export function register(program: Command): void {
         if (opts.json) return writeJson(s);
         for (const p of s.skipped) process.stderr.write(`kura: skipped ${p}: not a file, directory or symlink\n`);
         for (const p of s.vanished) process.stderr.write(`kura: left out ${p}: deleted while the snapshot ran\n`);
-        const unread = s.reused ? ` (${count(s.reused)} unchanged, not read)` : '';
-        await write(`snapshot ${s.id}: ${count(s.files)} files${unread}, ${bytes(s.bytes)}${s.label ? ` (${s.label})` : ''}\n`);
+        const notes = [s.reused ? `${count(s.reused)} unchanged, not read` : '', s.excluded ? `${count(s.excluded)} excluded` : ''].filter(Boolean);
+        await write(`snapshot ${s.id}: ${count(s.files)} files${notes.length ? ` (${notes.join('; ')})` : ''}, ${bytes(s.bytes)}${s.label ? ` (${s.label})` : ''}\n`);
       });
     });
 

@@ -31,6 +31,7 @@ import {
   type SnapshotProgress,
 } from './snapshots.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
+import { excluder } from './exclude.js';
 import { acquireWriterLock } from './lock.js';
 import { openSqlite } from './sqlite.js';
 import { readAll } from './read-all.js';
@@ -276,17 +277,19 @@ export class Store extends StoreCore {
    * for the snapshot, not listed), then its trees and the snapshot record are committed in one
    * transaction. Symlinks are recorded, not followed; sockets, fifos and devices are skipped
    * and named in `skipped`; files and directories deleted while the snapshot ran are left out
-   * and named in `vanished`. `mtime: false` leaves times out (then unchanged trees keep their
+   * and named in `vanished`; entries matching an `exclude` pattern (exclude.ts) are left out
+   * unread and counted in `excluded`. `mtime: false` leaves times out (then unchanged trees keep their
    * digests across touches). `onProgress` is called as the tree is scanned, once it is, and as
    * each file is done (synchronously: what it throws ends the snapshot, which then records
    * nothing).
    */
   async snapshot(
     dir: string,
-    options: { label?: string; mtime?: boolean; reread?: boolean; onProgress?: (p: SnapshotProgress) => void } = {},
-  ): Promise<SnapshotInfo & { skipped: string[]; reused: number; vanished: string[] }> {
+    options: { label?: string; mtime?: boolean; reread?: boolean; exclude?: string[]; onProgress?: (p: SnapshotProgress) => void } = {},
+  ): Promise<SnapshotInfo & { skipped: string[]; reused: number; vanished: string[]; excluded: number }> {
     this.assertWritable('snapshot');
     const root = resolve(dir);
+    const exclude = excluder(options.exclude); // bad patterns: refused before anything is read
     // The shared ingest pool is leased once the scan has found enough files to need it, so
     // cold workers start while the scan goes on; not on a repeated snapshot, whose files are
     // mostly unchanged and not read.
@@ -299,6 +302,7 @@ export class Store extends StoreCore {
       const { onProgress } = options;
       const scan = await scanDirectory(root, {
         mtime: options.mtime ?? true,
+        exclude,
         ...(onFile ? { onFile } : {}),
         ...(onProgress ? { onDirectory: (found: number) => onProgress({ phase: 'scan', total: found, files: 0, bytes: 0, reused: 0 }) } : {}),
       });
@@ -358,7 +362,7 @@ export class Store extends StoreCore {
         info = await this.createSnapshot(scan.root, label);
       }
       this.recordStamps(root, scan.files.map((f) => ({ path: f.path, stamp: f.stamp, recent: f.recent, digest: f.entry.digest })));
-      return { ...info, skipped: scan.skipped, reused: reused.length, vanished: [...scan.vanished, ...[...gone].map((f) => f.path)].sort() };
+      return { ...info, skipped: scan.skipped, reused: reused.length, excluded: scan.excluded, vanished: [...scan.vanished, ...[...gone].map((f) => f.path)].sort() };
     } finally {
       lease?.release();
     }

@@ -26,6 +26,7 @@ import {
 import { join, posix } from 'node:path';
 import { InvalidInputError } from '@kura/core';
 import { breather } from '../breather.js';
+import type { Excluder } from './exclude.js';
 import type { SourceStat } from '../ingest/small-batch.js';
 import { badName, type DirNode, type FileEntry, type SymlinkEntry, type WalkEntry } from '../snapshot.js';
 
@@ -61,6 +62,8 @@ export interface Scan {
   skipped: string[];
   /** Directories and links deleted between their parent's listing and their own read. */
   vanished: string[];
+  /** Entries left out by exclude patterns (an excluded directory counts once). */
+  excluded: number;
   /** Files changed at or after this time (ms) are `recent`. */
   settledBefore: number;
   /** Whether entries record modification times. */
@@ -107,8 +110,10 @@ export function statFiles(scan: Scan, files: readonly ScannedFile[]): ScannedFil
  */
 export async function scanDirectory(
   dir: string,
-  options: { mtime: boolean; onFile?: (file: ScannedFile) => void; onDirectory?: (filesSoFar: number) => void },
+  options: { mtime: boolean; exclude?: Excluder | undefined; onFile?: (file: ScannedFile) => void; onDirectory?: (filesSoFar: number) => void },
 ): Promise<Scan> {
+  const { exclude } = options;
+  let excluded = 0;
   const files: ScannedFile[] = [];
   const skipped: string[] = [];
   const vanished: string[] = [];
@@ -117,7 +122,7 @@ export async function scanDirectory(
   if (!top.isDirectory()) throw new InvalidInputError(`${dir} is not a directory`, 'dir');
   const breathe = breather();
   /** The tree below `path`; undefined when the directory was deleted since its parent was listed. */
-  const scan = async (path: string, name: string, mode: number, mtime: number): Promise<DirNode | undefined> => {
+  const scan = async (path: string, rel: string, name: string, mode: number, mtime: number): Promise<DirNode | undefined> => {
     const node: DirNode = { type: 'dir', name, mode, entries: [], ...(options.mtime ? { mtime } : {}) };
     await breathe();
     const dirents = orGone(() => readdirSync(path, { withFileTypes: true, encoding: 'buffer' }) as unknown as Dirent<Buffer>[]);
@@ -127,6 +132,13 @@ export async function scanDirectory(
       // Concatenated, not path.join: `path` is normalized and a name has no separator (join's
       // normalizing was a visible part of a 10,000-file scan).
       const full = path.endsWith('/') ? path + raw.toString() : `${path}/${raw.toString()}`;
+      // Excluded entries are left out before anything else: not read, and not checked either
+      // (a name a snapshot cannot hold does not fail it when it is excluded).
+      const relPath = rel ? `${rel}/${raw.toString()}` : raw.toString();
+      if (exclude?.(relPath, raw.toString(), d.isDirectory())) {
+        excluded++;
+        continue;
+      }
       if (!isUtf8(raw)) throw new InvalidInputError(`${join(path, raw.toString('latin1'))}: the name is not valid UTF-8; a snapshot records names exactly`, 'name');
       const entryName = raw.toString('utf8');
       const why = badName(entryName);
@@ -134,7 +146,7 @@ export async function scanDirectory(
       if (d.isDirectory()) {
         const st = orGone(() => lstatSync(full));
         if (st && !st.isDirectory()) throw new InvalidInputError(`${full} is no longer a directory (changed while the snapshot ran)`, 'path');
-        const sub = st && (await scan(full, entryName, st.mode & 0o7777, Math.round(st.mtimeMs)));
+        const sub = st && (await scan(full, relPath, entryName, st.mode & 0o7777, Math.round(st.mtimeMs)));
         if (sub) node.entries.push(sub);
         else vanished.push(full);
       } else if (d.isSymbolicLink()) {
@@ -152,9 +164,9 @@ export async function scanDirectory(
     options.onDirectory?.(files.length);
     return node;
   };
-  const root = await scan(dir, '', top.mode & 0o7777, Math.round(top.mtimeMs));
+  const root = await scan(dir, '', '', top.mode & 0o7777, Math.round(top.mtimeMs));
   if (!root) throw new InvalidInputError(`${dir} was deleted while the snapshot ran`, 'dir');
-  return { root, files, skipped, vanished, settledBefore, mtime: options.mtime };
+  return { root, files, skipped, vanished, excluded, settledBefore, mtime: options.mtime };
 }
 
 /** `read()`, or undefined when what it reads does not exist (any more). */
