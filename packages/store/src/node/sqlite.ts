@@ -10,6 +10,8 @@ export interface SqliteOptions {
   manualCheckpoints?: boolean;
   /** Milliseconds to wait for a lock before SQLITE_BUSY (readers racing a checkpoint). */
   timeout?: number;
+  /** Told after each write transaction commits. */
+  onCommit?: () => void;
 }
 
 export function openSqlite(path: string, options: SqliteOptions = {}): SqlDatabase & { setDurability(d: Durability): void } {
@@ -62,7 +64,11 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqlDataba
     // possible then): seen as "database is locked" under sustained metadata updates.
     transaction: options.readonly
       ? <T>(fn: () => T): T => guard(() => runInTransaction(fn) as T)
-      : <T>(fn: () => T): T => guard(() => beginWrite(fn)),
+      : <T>(fn: () => T): T => {
+          const result = guard(() => beginWrite(fn));
+          options.onCommit?.();
+          return result;
+        },
     // Deferred: a read takes no write lock (and never waits for the checkpointer's).
     read: <T>(fn: () => T): T => (db.inTransaction ? fn() : guard(() => runInTransaction.deferred(fn) as T)),
     get inTransaction() {

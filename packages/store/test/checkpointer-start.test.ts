@@ -1,0 +1,67 @@
+/**
+ * When a store starts its checkpoint worker (node/index.ts CHECKPOINTER_AFTER_MS / _WAL):
+ * not for a store opened, written and closed in a moment (a `kura` command), then or later;
+ * after a while for a store left open; at once for a burst of writes. Workers are counted as
+ * they are constructed (node:worker_threads wrapped), not guessed from the process's threads.
+ */
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it, vi } from 'vitest';
+import { newStore, randomBytes, reopen } from './helpers/store.js';
+
+const made = vi.hoisted(() => ({ urls: [] as string[] }));
+
+vi.mock('node:worker_threads', async (importOriginal) => {
+  const real = await importOriginal<typeof import('node:worker_threads')>();
+  class Counted extends real.Worker {
+    constructor(url: string | URL, options?: import('node:worker_threads').WorkerOptions) {
+      super(url, options);
+      made.urls.push(String(url));
+    }
+  }
+  return { ...real, Worker: Counted, default: { ...real, Worker: Counted } };
+});
+
+const checkpointers = () => made.urls.filter((u) => u.includes('checkpoint-worker')).length;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const walSize = (dir: string) => {
+  try {
+    return statSync(join(dir, 'kura.db-wal')).size;
+  } catch {
+    return 0;
+  }
+};
+
+describe('the checkpoint worker starts', () => {
+  it('not for a store opened, written and closed in a moment, then or later', async () => {
+    const { store, dir } = await newStore();
+    await store.close();
+    const before = checkpointers();
+    const quick = await reopen(dir);
+    await quick.put(new TextEncoder().encode('a quick write'));
+    expect(checkpointers()).toBe(before);
+    await quick.close();
+    await sleep(600);
+    expect(checkpointers()).toBe(before);
+  });
+
+  it('once a store has been open a while', async () => {
+    const { store } = await newStore();
+    const before = checkpointers();
+    await sleep(600);
+    expect(checkpointers()).toBe(before + 1);
+    await store.close();
+  });
+
+  it('at once when a burst of writes grows the WAL past 256 KiB', { timeout: 30_000 }, async () => {
+    const { store, dir } = await newStore();
+    const before = checkpointers();
+    const opened = performance.now();
+    for (let i = 0; i < 400 && walSize(dir) <= 256 << 10; i++) await store.put(randomBytes(900 + i, 64 << 10));
+    expect(walSize(dir)).toBeGreaterThan(256 << 10);
+    // Started by the WAL's size; a machine so slow that the burst took longer than the timer
+    // proves nothing either way.
+    if (performance.now() - opened < 240) expect(checkpointers()).toBe(before + 1);
+    await store.close();
+  });
+});
