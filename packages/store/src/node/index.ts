@@ -19,10 +19,10 @@ import type { SnapshotInfo, WalkEntry } from '../snapshot.js';
 import {
   applyStat,
   checkRestorable,
+  leaveOut,
   prepareTarget,
   restoreEntries,
   scanDirectory,
-  leaveOut,
   statFiles,
   type RestoreProgress,
   type RestoreReport,
@@ -302,10 +302,10 @@ export class Store extends StoreCore {
    * transaction. Symlinks are recorded, not followed; sockets, fifos and devices are skipped
    * and named in `skipped`; files and directories deleted while the snapshot ran are left out
    * and named in `vanished`; entries matching an `exclude` pattern (exclude.ts) are left out
-   * unread and counted in `excluded`. `mtime: false` leaves times out (then unchanged trees keep their
-   * digests across touches). `onProgress` is called as the tree is scanned, once it is, and as
-   * each file is done (synchronously: what it throws ends the snapshot, which then records
-   * nothing).
+   * unread and counted in `excluded`. `mtime: false` leaves times out (then unchanged trees
+   * keep their digests across touches). `onProgress` is called as the tree is scanned, once it
+   * is, and as each file is done (synchronously: what it throws ends the snapshot, which then
+   * records nothing).
    */
   async snapshot(
     dir: string,

@@ -134,7 +134,7 @@ export async function scanDirectory(
       const full = path.endsWith('/') ? path + raw.toString() : `${path}/${raw.toString()}`;
       // Excluded entries are left out before anything else: not read, and not checked either
       // (a name a snapshot cannot hold does not fail it when it is excluded).
-      const relPath = rel ? `${rel}/${raw.toString()}` : raw.toString();
+      const relPath = !exclude ? '' : rel ? `${rel}/${raw.toString()}` : raw.toString();
       if (exclude?.(relPath, raw.toString(), d.isDirectory())) {
         excluded++;
         continue;
