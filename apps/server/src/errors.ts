@@ -3,35 +3,60 @@
  * Store errors keep their codes; the HTTP layer adds its own. Bodies are always
  * `{ "error": { "code", "message", "requestId", ...details } }`, never a stack trace.
  */
-export const STATUS_OF: Record<string, number> = {
+import type { KuraErrorCode } from '@kura/core';
+
+/**
+ * The status of each library code. Exhaustive, so a code added to @kura/core does not compile
+ * until it has a line here. null: not in the catalog, since no client can meet it (a store that
+ * fails to open, a bug, the browser's own): answered as 500 INTERNAL, its text only in the log.
+ */
+export const LIBRARY_STATUS: Readonly<Record<KuraErrorCode, number | null>> = {
   INVALID_INPUT: 400,
   INVALID_QUERY: 400,
   DIGEST_MISMATCH: 400,
-  UNAUTHORIZED: 401,
-  FORBIDDEN: 403,
   NOT_FOUND: 404,
-  METHOD_NOT_ALLOWED: 405,
   MISSING_CHUNKS: 409,
-  UPLOAD_BUSY: 409,
+  AMBIGUOUS: 409,
   READ_ONLY: 409,
-  PAYLOAD_TOO_LARGE: 413,
-  UNSUPPORTED_MEDIA_TYPE: 415,
-  RANGE_NOT_SATISFIABLE: 416,
-  RATE_LIMITED: 429,
   INTERNAL: 500,
   CORRUPT_DATA: 500,
   IO_ERROR: 500,
   STORAGE_FULL: 507,
   STORE_CLOSED: 503,
   STORE_LOCKED: 503,
+  INVALID_STATE: null,
+  FORMAT_MISMATCH: null,
+  STORAGE_UNAVAILABLE: null,
+  SYNC_FAILED: null,
+};
+
+/** Codes only the HTTP layer answers with. */
+export const HTTP_ONLY_STATUS = {
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  METHOD_NOT_ALLOWED: 405,
+  UPLOAD_BUSY: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RANGE_NOT_SATISFIABLE: 416,
+  RATE_LIMITED: 429,
   UNAVAILABLE: 503,
+} satisfies Record<string, number>;
+
+export type HttpOnlyCode = keyof typeof HTTP_ONLY_STATUS;
+export type ServerErrorCode = KuraErrorCode | HttpOnlyCode;
+
+/** The whole catalog: the HTTP-only codes and the library codes that have a status. */
+export const STATUS_OF: Record<string, number> = {
+  ...HTTP_ONLY_STATUS,
+  ...Object.fromEntries(Object.entries(LIBRARY_STATUS).filter((e): e is [string, number] => e[1] !== null)),
 };
 
 /** A refusal of the HTTP layer with a catalog code; `details` are merged into the error body. */
 export class HttpError extends Error {
   readonly status: number;
   constructor(
-    readonly code: keyof typeof STATUS_OF & string,
+    readonly code: ServerErrorCode,
     message: string,
     readonly details: Record<string, unknown> = {},
     readonly headers: Record<string, string> = {},
@@ -49,7 +74,7 @@ export interface ErrorBody {
 export function detailsOf(err: unknown): Record<string, unknown> {
   const e = err as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  for (const k of ['field', 'expected', 'found', 'missing', 'reason', 'key', 'digest']) {
+  for (const k of ['field', 'expected', 'found', 'missing', 'reason', 'key', 'digest', 'paths']) {
     if (e[k] !== undefined && e[k] !== null) out[k] = e[k];
   }
   return out;

@@ -23,10 +23,11 @@ export const PutResult = z.object({
 });
 
 export const DocumentInfo = z.object({
-  digest: Digest,
+  path: z.string().nullable().describe('the entry\'s path; null for an upload without one (named by its digest)'),
+  digest: Digest.describe('the document the entry shows (its latest version)'),
   size: z.number().int(),
   chunks: z.number().int(),
-  path: z.string().nullable(),
+  version: z.number().int().nullable().describe('the latest version\'s number; null without a path'),
   mediaType: z.string().nullable(),
   tags: z.array(z.string()),
   meta: z.record(z.string(), z.string()),
@@ -54,7 +55,8 @@ export const SearchHit = z.object({
 });
 
 export const Stats = z.object({
-  documents: z.number().int(),
+  entries: z.number().int().describe('paths, and uploads without one'),
+  documents: z.number().int().describe('distinct documents the entries show'),
   logicalBytes: z.number().int(),
   uniqueChunkBytes: z.number().int(),
   storedBytes: z.number().int(),
@@ -100,7 +102,6 @@ export const SafePath = z
 const tag = z.string().min(1).max(256);
 export const MetaChange = z
   .object({
-    path: SafePath.nullable().optional(),
     mediaType: z.string().max(255).nullable().optional(),
     meta: z.record(z.string(), z.string().nullable()).optional().describe('null deletes a key'),
     addTags: z.array(tag).max(1000).optional(),
@@ -109,6 +110,7 @@ export const MetaChange = z
   .strict();
 
 export const DigestParams = z.object({ digest: z.string() });
+export const PathQuery = z.object({ path: z.string() }).strict();
 
 /** Error responses a route can give, for OpenAPI. */
 export function errors(...statuses: number[]): Record<number, typeof ErrorBody> {

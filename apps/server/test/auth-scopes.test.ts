@@ -32,6 +32,9 @@ const SCOPES: Record<string, Scope> = {
   'POST /v1/meta:batch': 'write',
   'GET /v1/paths/{*}': 'read',
   'GET /v1/versions': 'read',
+  'GET /v1/entry': 'read',
+  'PATCH /v1/entry': 'write',
+  'DELETE /v1/entry': 'write',
   'GET /v1/search': 'read',
   'POST /v1/chunks:missing': 'write',
   'PUT /v1/chunks/{key}': 'write',
@@ -92,7 +95,7 @@ describe('auth scopes', () => {
     const send = async (endpoint: string, token?: string): Promise<Res> => {
       const [method, path] = endpoint.split(' ') as [string, string];
       const body = ['POST', 'PUT', 'PATCH'].includes(method) ? { body: '{}', headers: { 'content-type': 'application/json' } } : {};
-      return call(s.url, method, `${fill(path)}${path === '/v1/search' ? '?q=scoped' : path === '/v1/versions' ? '?path=a/b' : ''}`, { ...body, ...(token ? { token } : {}) });
+      return call(s.url, method, `${fill(path)}${path === '/v1/search' ? '?q=scoped' : path === '/v1/versions' || path === '/v1/entry' ? '?path=a/b' : ''}`, { ...body, ...(token ? { token } : {}) });
     };
 
     let scopeChecks = 0;

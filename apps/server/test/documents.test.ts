@@ -270,3 +270,38 @@ describe('documents over HTTP', () => {
     expect(v.damagedDocuments.map((d: { digest: string }) => d.digest).sort()).toEqual([ds, dl].sort());
   });
 });
+
+describe('paths are entries over HTTP (decision 0025)', () => {
+  it('the same bytes at two paths list twice; tags go on one path; a digest that two paths show is 409 AMBIGUOUS', async () => {
+    const s = await startServer();
+    const body = textBytes(40, 500);
+    const d = sha(body);
+    for (const path of ['a/LICENSE', 'b/LICENSE']) expect((await call(s.url, 'POST', `/v1/documents?path=${path}`, { body })).status).toBe(201);
+    const list = (await call(s.url, 'GET', '/v1/documents')).json;
+    expect(list.items.map((e: { path: string; digest: string; version: number }) => [e.path, e.digest, e.version])).toEqual([
+      ['a/LICENSE', d, 1],
+      ['b/LICENSE', d, 1],
+    ]);
+    const json = { headers: { 'content-type': 'application/json' } };
+    const patched = await call(s.url, 'PATCH', '/v1/entry?path=a/LICENSE', { ...json, body: JSON.stringify({ addTags: ['legal'], meta: { owner: 'ada' } }) });
+    expect(patched.status).toBe(200);
+    expect(patched.json).toMatchObject({ path: 'a/LICENSE', tags: ['legal'], meta: { owner: 'ada' } });
+    expect((await call(s.url, 'GET', '/v1/entry?path=b/LICENSE')).json).toMatchObject({ path: 'b/LICENSE', tags: [], meta: {} });
+
+    const ambiguous = await call(s.url, 'PATCH', `/v1/documents/${d}/meta`, { ...json, body: JSON.stringify({ addTags: ['x'] }) });
+    expect(ambiguous.status).toBe(409);
+    expect(errorCode(ambiguous)).toBe('AMBIGUOUS');
+    expect(ambiguous.json.error.paths).toEqual(['a/LICENSE', 'b/LICENSE']);
+    expect((await call(s.url, 'GET', `/v1/documents/${d}/meta`)).status).toBe(409);
+    // A rename through PATCH (before schema 6) is no longer a change there is.
+    expect((await call(s.url, 'PATCH', '/v1/entry?path=a/LICENSE', { ...json, body: JSON.stringify({ path: 'c' }) })).status).toBe(400);
+
+    // Deleting one path leaves the other, and then the digest names one entry again.
+    expect((await call(s.url, 'DELETE', '/v1/entry?path=a/LICENSE')).status).toBe(204);
+    expect((await call(s.url, 'DELETE', '/v1/entry?path=a/LICENSE')).status).toBe(404);
+    expect((await call(s.url, 'GET', `/v1/documents/${d}/meta`)).json).toMatchObject({ path: 'b/LICENSE' });
+    expect((await call(s.url, 'GET', '/v1/paths/b/LICENSE')).status).toBe(200);
+    const stats = (await call(s.url, 'GET', '/v1/stats')).json;
+    expect(stats).toMatchObject({ entries: 1, documents: 1 });
+  });
+});

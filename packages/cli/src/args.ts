@@ -1,5 +1,6 @@
 /** Parsing option values typed by the user; anything malformed is a usage error (exit 2). */
 import { usage } from './exit.js';
+import { storePath } from './store-path.js';
 
 /** Commander argParser for repeatable options: `--tag a --tag b` -> ['a', 'b']. */
 export function collect(value: string, previous: string[] | undefined): string[] {
@@ -54,8 +55,15 @@ export function digest(value: string): `sha256:${string}` {
   return `sha256:${m[1]!.toLowerCase()}`;
 }
 
-/** A digest when the argument looks like one; otherwise a path reference (PATH, PATH@N, PATH@time). */
+/**
+ * A digest when the argument looks like one; otherwise a path reference (PATH, PATH@N,
+ * PATH@time) normalized as `kura add` stores paths (store-path.ts), so the argument that added
+ * a file also names it.
+ */
 export function docRef(value: string): { digest: `sha256:${string}` } | { path: string } {
   // Anything with the sha256: prefix is meant as a digest (and malformed is a usage error).
-  return DIGEST.test(value) || /^sha256:/i.test(value) ? { digest: digest(value) } : { path: value };
+  if (DIGEST.test(value) || /^sha256:/i.test(value)) return { digest: digest(value) };
+  const path = storePath(value);
+  if (!path) throw usage(`"${value}" names no path`);
+  return { path };
 }

@@ -1,9 +1,9 @@
 /**
  * Document references on the command line: a digest, or a path (PATH, PATH@N, PATH@<ISO
  * time>: store.resolve). When a path names nothing, the stored path the user most likely
- * meant: `kura add DIR` stores each file under its path relative to DIR and `kura add FILE`
- * under FILE's name, so people ask for `docs/a.md` (or `./docs/a.md`, `/home/me/docs/a.md`)
- * where the store has `a.md`: the path's trailing parts are tried, longest first.
+ * meant: `kura add` stores each file under the path it was given, relative to where it ran,
+ * so people ask for `/home/me/docs/a.md` (or `docs/a.md` in another directory) where the
+ * store has `docs/a.md` (or `a.md`): the path's trailing parts are tried, longest first.
  */
 import type { Store } from '@kura/store';
 import type { docRef } from './args.js';
@@ -47,5 +47,5 @@ export async function withPathHint(store: Store, ref: string, e: unknown): Promi
   const { path, suffix } = splitRef(ref);
   const hint = await storedPathHint(store, path, suffix);
   if (hint === undefined) return e;
-  return Object.assign(new Error(`${(e as Error).message}; did you mean ${hint}${suffix}? (kura add stores a file under its path relative to the folder added, or under its name)`), { code: 'NOT_FOUND' });
+  return Object.assign(new Error(`${(e as Error).message}; did you mean ${hint}${suffix}? (kura add stores each file under the path it was given, relative to where it ran)`), { code: 'NOT_FOUND' });
 }

@@ -7,12 +7,13 @@
  */
 import { lstat, readdir, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
+import { storePath } from './store-path.js';
 
 export interface InputFile {
   kind: 'file';
   /** What to read: the argument as given, or argument/relative/path for a file under a directory. */
   file: string;
-  /** The document's `path` metadata. */
+  /** The path it is stored under (decision 0025); undefined: a put without a path (stdin). */
   docPath: string | undefined;
   /** The size when listed (for the progress total). */
   size: number;
@@ -35,14 +36,29 @@ function under(dir: string, name: string): string {
   return dir.endsWith('/') ? `${dir}${name}` : `${dir}/${name}`;
 }
 
+/** Where the inputs go: their own paths, exactly `path` (one file or stdin), or under `as`. */
+export interface Placement {
+  /** --path: the store path of the one file or stdin argument (for a directory, its prefix). */
+  path?: string | undefined;
+  /** --as: a prefix replacing each argument's own directory part. */
+  as?: string | undefined;
+}
+
 /**
- * Lists the inputs of `args`, streaming. `pathOption` (--path) names the document of a single
- * file or stdin argument, and prefixes the paths of a directory's files.
+ * Lists the inputs of `args`, streaming. A file is stored under its path as given (normalized,
+ * `storePath`), a directory's files under the directory's path joined with theirs; `--as P`
+ * puts a file argument at P/<its name> and a directory's files under P; `--path P` names the
+ * one file or stdin argument (and prefixes a directory's files, as --as does). Every argument
+ * is checked before anything is listed.
  */
-export async function* listInputs(args: string[], pathOption: string | undefined): AsyncGenerator<Input> {
-  for (const arg of args) {
+export async function* listInputs(args: string[], place: Placement = {}): AsyncGenerator<Input> {
+  const prefix = place.as !== undefined ? storePath(place.as) : undefined;
+  const named = place.path !== undefined ? storePath(place.path) : undefined;
+  const join = (a: string, b: string) => (a && b ? `${a}/${b}` : a || b);
+  const own = args.map((a) => (a === STDIN ? '' : storePath(a)));
+  for (const [i, arg] of args.entries()) {
     if (arg === STDIN) {
-      yield { kind: 'file', file: STDIN, docPath: pathOption, size: 0 };
+      yield { kind: 'file', file: STDIN, docPath: named, size: 0 };
       continue;
     }
     let st;
@@ -53,9 +69,14 @@ export async function* listInputs(args: string[], pathOption: string | undefined
       continue;
     }
     if (st.isDirectory()) {
-      yield* walk(arg, pathOption ? pathOption.replace(/\/+$/, '') : '');
+      yield* walk(arg, named ?? prefix ?? own[i]!);
     } else if (st.isFile()) {
-      yield { kind: 'file', file: arg, docPath: pathOption ?? basename(arg), size: st.size };
+      const path = named ?? (prefix !== undefined ? join(prefix, basename(own[i]!)) : own[i]!);
+      if (!path) {
+        yield { kind: 'problem', file: arg, error: new Error('names no path to store it under') };
+        continue;
+      }
+      yield { kind: 'file', file: arg, docPath: path, size: st.size };
     } else {
       yield { kind: 'problem', file: arg, error: new Error('not a regular file') };
     }

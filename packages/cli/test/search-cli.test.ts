@@ -7,8 +7,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 const BIN = fileURLToPath(new URL('../bin/kura.js', import.meta.url));
 
-function kura(args: string[]) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { maxBuffer: 64 << 20 });
+function kura(args: string[], cwd?: string) {
+  const r = spawnSync(process.execPath, [BIN, ...args], { maxBuffer: 64 << 20, cwd });
   return { code: r.status, stdout: r.stdout.toString(), stderr: r.stderr.toString(), out: r.stdout };
 }
 
@@ -25,7 +25,7 @@ function setup() {
   writeFileSync(join(tree, 'notes.txt'), 'A note that mentions a harbour once.\n');
   writeFileSync(join(tree, 'image.bin'), Buffer.from([0, 1, 2, 104, 97, 114, 98, 111, 117, 114]));
   expect(kura(['init', '--store', store]).code).toBe(0);
-  expect(kura(['add', '--store', store, '--tag', 'docs', tree]).code).toBe(0);
+  expect(kura(['add', '--store', store, '--tag', 'docs', 'tree'], root).code).toBe(0); // stored as tree/...
   return { root, store, tree };
 }
 
@@ -45,12 +45,12 @@ describe('kura search', () => {
     const r = kura(['search', '--store', store, 'harbour']);
     expect(r.code).toBe(0);
     const paths = [...r.stdout.matchAll(/^sha256:[0-9a-f]{64} {2}(\S+)$/gm)].map((m) => m[1]);
-    expect(paths).toEqual(['guides/harbour.md', 'notes.txt']); // the binary is not text
+    expect(paths).toEqual(['tree/guides/harbour.md', 'tree/notes.txt']); // the binary is not text
     expect(r.stdout).toContain('[harbour]');
     const json = kura(['search', '--store', store, '--json', '--type', 'text/plain', 'harbour']).stdout.trim().split('\n').map((l) => JSON.parse(l));
-    expect(json.map((h) => h.path)).toEqual(['notes.txt']);
+    expect(json.map((h) => h.path)).toEqual(['tree/notes.txt']);
     expect(Object.keys(json[0])).toEqual(['digest', 'path', 'mediaType', 'size', 'score', 'snippet']);
-    expect(kura(['search', '--store', store, '--prefix', 'guides/', 'harbour']).stdout).not.toContain('notes.txt');
+    expect(kura(['search', '--store', store, '--prefix', 'tree/guides/', 'harbour']).stdout).not.toContain('notes.txt');
     expect(kura(['search', '--store', store, '--tag', 'nope', 'harbour']).stdout).toBe('');
   });
 
@@ -89,50 +89,57 @@ describe('references that are not digests', () => {
 });
 
 describe('a path as the user named it when adding', () => {
-  it('not found, but stored relative to the folder added: the message names the stored path', () => {
-    const { store, tree } = setup(); // tree/guides/harbour.md is stored as guides/harbour.md
-    const hint = /; did you mean guides\/harbour\.md(@1)?\? \(kura add stores a file under its path relative to the folder added, or under its name\) \[NOT_FOUND\]\n$/;
+  it('the argument that added a file names it; from elsewhere, the message names the stored path', () => {
+    const { store, root, tree } = setup(); // `kura add tree` in root: tree/guides/harbour.md
+    // Normalized as add normalizes: the same spelling, or another of the same path, works.
+    expect(kura(['get', '--store', store, './tree/./guides/harbour.md@1'], root).stdout).toContain('harbour master');
+    expect(kura(['cat', '--store', store, 'tree/sub/../guides/harbour.md']).stdout).toContain('harbour master');
+    // The absolute path of the file is another path (home/... as tar would store it).
+    const hint = /; did you mean tree\/guides\/harbour\.md(@1)?\? \(kura add stores each file under the path it was given, relative to where it ran\) \[NOT_FOUND\]\n$/;
     for (const args of [
       ['versions', join(tree, 'guides/harbour.md')],
       ['get', join(tree, 'guides/harbour.md')],
-      ['get', 'tree/./guides/harbour.md@1'],
-      ['cat', 'tree/guides/harbour.md'],
+      ['get', `${join(tree, 'guides/harbour.md')}@1`],
     ]) {
       const r = kura([args[0]!, '--store', store, ...args.slice(1)]);
       expect(r.code).toBe(1);
       expect(r.stderr.split('\n')).toHaveLength(2); // one line
       expect(r.stderr).toMatch(hint);
-      if (args[1]!.endsWith('@1')) expect(r.stderr).toContain('did you mean guides/harbour.md@1?');
+      if (args[1]!.endsWith('@1')) expect(r.stderr).toContain('did you mean tree/guides/harbour.md@1?');
     }
-    // The hint names a path that works.
-    expect(kura(['get', '--store', store, 'guides/harbour.md@1']).stdout).toContain('harbour master');
     // A stored path but a version it lacks: no hint, nor one for a version the other path lacks too.
-    expect(kura(['get', '--store', store, 'guides/harbour.md@9']).stderr).toBe('kura: no version 9 of guides/harbour.md [NOT_FOUND]\n');
     expect(kura(['get', '--store', store, 'tree/guides/harbour.md@9']).stderr).toBe('kura: no version 9 of tree/guides/harbour.md [NOT_FOUND]\n');
+    expect(kura(['get', '--store', store, 'x/tree/guides/harbour.md@9']).stderr).toBe('kura: no version 9 of x/tree/guides/harbour.md [NOT_FOUND]\n');
     // Nothing that ends the same way: no hint.
     const none = kura(['get', '--store', store, 'tree/guides/lighthouse.md']);
     expect(none.stderr).toBe('kura: no document at tree/guides/lighthouse.md [NOT_FOUND]\n');
     expect(none.code).toBe(1);
+    // A path that climbs above its start names nothing a store can hold: a usage error.
+    expect(kura(['get', '--store', store, '../tree/notes.txt']).code).toBe(2);
   });
 });
 
 describe('kura tag and kura meta by path', () => {
-  it('PATH and PATH@N name the document get would read; a path that names nothing changes nothing', () => {
-    const { store, root } = setup();
+  it('tags and metadata go on the path, across its versions; PATH@N is refused; a path that names nothing changes nothing', () => {
+    const { store, root, tree } = setup();
     addVersions(store, root, 'plans/plan.md', ['plan one\n', 'plan two\n']);
     expect(kura(['tag', '--store', store, 'plans/plan.md', '--add', 'current']).code).toBe(0);
-    expect(kura(['tag', '--store', store, 'plans/plan.md@1', '--add', 'old']).code).toBe(0);
+    // (Schema 6: tags belong to the path, not to one version; before, PATH@1 tagged version 1's document.)
+    const versioned = kura(['tag', '--store', store, 'plans/plan.md@1', '--add', 'old']);
+    expect(versioned.code).toBe(2);
+    expect(versioned.stderr).toMatch(/belong to a path, not to one of its versions: name plans\/plan\.md/);
     expect(kura(['meta', '--store', store, 'plans/plan.md', 'owner=ada']).code).toBe(0);
     const byTag = (tag: string) => kura(['ls', '--store', store, '--json', '--tag', tag]).stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l).digest);
     const [v1, v2] = kura(['versions', '--store', store, '--json', 'plans/plan.md']).stdout.trim().split('\n').map((l) => JSON.parse(l).digest);
     expect(byTag('current')).toEqual([v2]);
-    expect(byTag('old')).toEqual([v1]);
+    expect(byTag('old')).toEqual([]);
     expect(kura(['meta', '--store', store, 'plans/plan.md']).stdout).toBe('owner=ada\n');
-    expect(kura(['meta', '--store', store, v1]).stdout).toBe('');
-    // Named as added (the file's own path): not found, with the stored path in the message.
-    const wrong = kura(['tag', '--store', store, 'guides/../tree/guides/harbour.md', '--add', 'x']);
+    expect(kura(['meta', '--store', store, v1]).stdout).toBe(''); // an older version: no attributes
+    expect(kura(['meta', '--store', store, v2]).stdout).toBe('owner=ada\n'); // the path showing it
+    // Named by its absolute path: not found, with the stored path in the message.
+    const wrong = kura(['tag', '--store', store, join(tree, 'guides/harbour.md'), '--add', 'x']);
     expect(wrong.code).toBe(1);
-    expect(wrong.stderr).toMatch(/did you mean guides\/harbour\.md\?.*\[NOT_FOUND\]\n$/);
+    expect(wrong.stderr).toMatch(/did you mean tree\/guides\/harbour\.md\?.*\[NOT_FOUND\]\n$/);
     expect(byTag('x')).toEqual([]);
   });
 });

@@ -11,10 +11,10 @@ import { Store } from '@kura/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const BIN = fileURLToPath(new URL('../bin/kura.js', import.meta.url));
-const ADD_KEYS = ['path', 'digest', 'size', 'chunks', 'newChunks', 'newBytes'];
-const STATS_KEYS = ['documents', 'logicalBytes', 'uniqueChunkBytes', 'storedBytes', 'dedupRatio', 'compressionRatio'];
+const ADD_KEYS = ['path', 'entry', 'digest', 'size', 'chunks', 'newChunks', 'newBytes'];
+const STATS_KEYS = ['entries', 'documents', 'logicalBytes', 'uniqueChunkBytes', 'storedBytes', 'dedupRatio', 'compressionRatio'];
 const STATS_EXTRA = ['packBytes', 'chunks', 'packs'];
-const INFO_KEYS = ['digest', 'size', 'chunks', 'path', 'mediaType', 'tags', 'meta', 'createdAt', 'updatedAt'];
+const INFO_KEYS = ['path', 'digest', 'size', 'chunks', 'version', 'mediaType', 'tags', 'meta', 'createdAt', 'updatedAt'];
 const UNKNOWN = `sha256:${'0'.repeat(64)}`;
 
 interface Run {
@@ -116,16 +116,36 @@ describe('a store made with init and add', () => {
     expect(added.find((l) => l.path === 'tree/sub/data.bin').chunks).toBeGreaterThan(1);
   });
 
-  it('stores each document under its path relative to the directory, with a guessed media type', () => {
+  it('stores each file under its path as given (kura add tree: tree/...), with a guessed media type', () => {
     const docs = jsonLines(kura(['ls', '--json', ...s()]).stdout);
-    expect(docs.map((d) => d.path)).toEqual(Object.keys(files).sort());
+    expect(docs.map((d) => d.path)).toEqual(Object.keys(files).sort().map((rel) => `tree/${rel}`));
     for (const d of docs) expect(Object.keys(d)).toEqual(INFO_KEYS);
     const byPath = Object.fromEntries(docs.map((d) => [d.path, d]));
-    expect(byPath['a.txt']).toMatchObject({ mediaType: 'text/plain', tags: ['first'], meta: { batch: '1' } });
-    expect(byPath['notes.md'].mediaType).toBe('text/markdown');
-    expect(byPath['sub/deeper/config.json'].mediaType).toBe('application/json');
-    expect(byPath['sub/deeper/picture.png'].mediaType).toBe('image/png');
-    expect(byPath['empty'].mediaType).toBeNull();
+    expect(byPath['tree/a.txt']).toMatchObject({ mediaType: 'text/plain', tags: ['first'], meta: { batch: '1' }, version: 1 });
+    expect(byPath['tree/notes.md'].mediaType).toBe('text/markdown');
+    expect(byPath['tree/sub/deeper/config.json'].mediaType).toBe('application/json');
+    expect(byPath['tree/sub/deeper/picture.png'].mediaType).toBe('image/png');
+    expect(byPath['tree/empty'].mediaType).toBeNull();
+  });
+
+  it('the same files added as given, under --as, and with a .. that climbs out', () => {
+    const other = mkdtempSync(join(tmpdir(), 'kura-as-'));
+    try {
+      const st = ['--store', join(other, 'store')];
+      kura(['init', ...st]);
+      const add = (args: string[]) => jsonLines(kura(['add', '--json', ...args, ...st], { cwd: work }).stdout).map((l) => l.entry);
+      expect(add(['./tree/sub/../a.txt', 'tree/sub/deeper'])).toEqual(['tree/a.txt', 'tree/sub/deeper/config.json', 'tree/sub/deeper/picture.png']);
+      expect(add(['--as', 'elsewhere', 'tree/a.txt', 'tree/sub/deeper'])).toEqual(['elsewhere/a.txt', 'elsewhere/config.json', 'elsewhere/picture.png']);
+      expect(add(['--as', '.', 'tree/notes.md'])).toEqual(['notes.md']);
+      const up = kura(['add', '../tree/a.txt', ...st], { cwd: join(work, 'tree') });
+      expect(up.code).toBe(2);
+      expect(up.stderr).toMatch(/climbs above its start/);
+      // Three paths, one document: the bytes are stored once.
+      const stats = JSON.parse(kura(['stats', '--json', ...st]).stdout);
+      expect(stats).toMatchObject({ entries: 7, documents: 4 });
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+    }
   });
 
   it('re-adding the same tree stores nothing new', () => {
@@ -137,11 +157,12 @@ describe('a store made with init and add', () => {
   });
 
   it('prints a human line per file and a summary without --json', () => {
-    const r = kura(['add', join(work, 'tree', 'a.txt'), ...s()]);
+    // (The same path again: no new entry or version; the store lists the tree's files only.)
+    const r = kura(['add', join('tree', 'a.txt'), ...s()], { cwd: work });
     expect(r.code).toBe(0);
     const [line, summary] = r.stdout.split('\n');
-    expect(line).toBe(`${sha256(files['a.txt']!)}  ${join(work, 'tree', 'a.txt')}  12 B (0 B new)`);
-    expect(summary).toMatch(/^added 1 document: 12 B, 0 B newly stored/);
+    expect(line).toBe(`${sha256(files['a.txt']!)}  ${join('tree', 'a.txt')}  12 B (0 B new)`);
+    expect(summary).toMatch(/^added 1 file: 12 B, 0 B newly stored/);
   });
 
   it('get and cat return the original bytes; get -o writes a file', () => {
@@ -167,15 +188,15 @@ describe('a store made with init and add', () => {
 
   it('ls filters by tag, media type and path prefix', () => {
     const paths = (args: string[]) => jsonLines(kura(['ls', '--json', ...args, ...s()]).stdout).map((d) => d.path);
-    expect(paths(['--type', 'image/png'])).toEqual(['sub/deeper/picture.png']);
-    expect(paths(['--prefix', 'sub/'])).toEqual(['sub/data.bin', 'sub/deeper/config.json', 'sub/deeper/picture.png']);
-    expect(paths(['--prefix', 'sub/deeper/', '--type', 'application/json'])).toEqual(['sub/deeper/config.json']);
+    expect(paths(['--type', 'image/png'])).toEqual(['tree/sub/deeper/picture.png']);
+    expect(paths(['--prefix', 'tree/sub/'])).toEqual(['tree/sub/data.bin', 'tree/sub/deeper/config.json', 'tree/sub/deeper/picture.png']);
+    expect(paths(['--prefix', 'tree/sub/deeper/', '--type', 'application/json'])).toEqual(['tree/sub/deeper/config.json']);
     expect(paths(['--tag', 'first'])).toHaveLength(Object.keys(files).length);
     expect(paths(['--tag', 'nope'])).toEqual([]);
     expect(paths(['--since', '2000-01-01', '--until', '2999-01-01T00:00:00Z'])).toHaveLength(Object.keys(files).length);
     expect(paths(['--since', '2999-01-01'])).toEqual([]);
-    const human = kura(['ls', '--prefix', 'a.', ...s()]);
-    expect(human.stdout).toBe(`${sha256(files['a.txt']!)}        12 B  a.txt  [first]\n`);
+    const human = kura(['ls', '--prefix', 'tree/a.', ...s()]);
+    expect(human.stdout).toBe(`${sha256(files['a.txt']!)}        12 B  tree/a.txt  [first]\n`);
   });
 
   it('ls --limit/--cursor pages through every document exactly once', () => {
@@ -213,7 +234,7 @@ describe('a store made with init and add', () => {
     expect(kura(['meta', d, ...s()]).stdout).toBe('author=ada\nnote=a=b\n');
     const listed = jsonLines(kura(['ls', '--json', '--tag', 'review', ...s()]).stdout);
     expect(listed).toHaveLength(1);
-    expect(listed[0]).toMatchObject({ digest: d, path: 'notes.md', tags: ['draft', 'review'], meta: { author: 'ada', note: 'a=b' } });
+    expect(listed[0]).toMatchObject({ digest: d, path: 'tree/notes.md', tags: ['draft', 'review'], meta: { author: 'ada', note: 'a=b' } });
     const tj = JSON.parse(kura(['tag', d, '-r', 'draft', '--json', ...s()]).stdout);
     expect(tj.tags).toEqual(['review']);
   });
@@ -222,6 +243,7 @@ describe('a store made with init and add', () => {
     const before = JSON.parse(kura(['stats', '--json', ...s()]).stdout);
     expect(Object.keys(before)).toEqual([...STATS_KEYS, ...STATS_EXTRA]);
     expect(before.documents).toBe(Object.keys(files).length);
+    expect(before.entries).toBe(Object.keys(files).length);
     expect(before.dedupRatio).toBe(1);
     // Copies of the tree with a few bytes changed in the middle of the big file.
     for (const i of [1, 2]) {
@@ -242,7 +264,7 @@ describe('a store made with init and add', () => {
     expect(after.documents).toBe(before.documents + 2);
     expect(after.dedupRatio).toBeGreaterThan(1.5);
     const human = kura(['stats', ...s()]).stdout;
-    expect(human).toMatch(/^documents\s+8\n/);
+    expect(human).toMatch(/^entries\s+18\ndocuments\s+8\n/); // three trees of 6 files, 8 distinct
     expect(human).toMatch(/dedup ratio\s+\d+\.\d\dx/);
   });
 
@@ -271,8 +293,8 @@ describe('verify', () => {
     // Two calls: with several files, add's workers may append chunks in any order (only
     // commits keep input order), and this test needs two.bin's chunks to end the pack.
     const added = [
-      ...jsonLines(kura(['add', '--json', join(dir, 'one.txt'), ...s]).stdout),
-      ...jsonLines(kura(['add', '--json', join(dir, 'two.bin'), ...s]).stdout),
+      ...jsonLines(kura(['add', '--json', 'one.txt', ...s], { cwd: dir }).stdout),
+      ...jsonLines(kura(['add', '--json', 'two.bin', ...s], { cwd: dir }).stdout),
     ];
     const clean = kura(['verify', ...s]);
     expect(clean.code).toBe(0);
@@ -500,9 +522,9 @@ describe('progress bar', () => {
     };
     const shown = tty(`add ${q(dir)}`, join(tmp, 'progress1'));
     expect(shown).toMatch(/ [KMG]iB\/s \| dedup so far /);
-    expect(shown).toMatch(/added 1 document: 8\.00 MiB/);
+    expect(shown).toMatch(/added 1 file: 8\.00 MiB/);
     const json = tty(`add --json ${q(dir)}`, join(tmp, 'progress2'));
     expect(json).not.toMatch(/dedup so far/);
-    expect(json.replace(/\r/g, '')).toMatch(/^\{"path":"[^"]*big\.bin","digest":"sha256:[0-9a-f]{64}","size":8388608,/);
+    expect(json.replace(/\r/g, '')).toMatch(/^\{"path":"[^"]*big\.bin","entry":"[^"]*big\.bin","digest":"sha256:[0-9a-f]{64}","size":8388608,/);
   });
 });

@@ -102,3 +102,17 @@ export function storageError(e: unknown, file?: string): unknown {
   }
   return e;
 }
+
+/**
+ * A digest-addressed change names content that several entries show (decision 0025): which
+ * entry was meant is the caller's to say. Nothing changed.
+ */
+export class AmbiguousError extends KuraError {
+  constructor(
+    message: string,
+    /** Paths of the entries that show the document (the first few). */
+    readonly paths: string[],
+  ) {
+    super('AMBIGUOUS', message);
+  }
+}

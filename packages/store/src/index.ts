@@ -6,7 +6,7 @@ export type { PutResult, ChunkStream, ChunkEvent, PutOptions } from './put.js';
 export { TREE_FORMAT, encodeTree, decodeTree, badName } from './snapshot.js';
 export type { DirNode, FileEntry, DirEntry, SymlinkEntry, TreeEntry, SnapshotInfo, SnapshotDiff, WalkEntry } from './snapshot.js';
 export { MAX_SYNC_KEYS, DEFAULT_HOLD_MS, type ChunkPutResult } from './sync.js';
-export type { DocumentInfo } from './documents.js';
+export type { DocumentInfo, EntryInfo, EntryTarget } from './entries.js';
 export type { GcReport } from './gc.js';
 export type { VerifyReport, DamagedChunk, DamagedDocument, DamagedTree, VerifyProgress } from './verify.js';
 export type { InitOptions, OpenOptions, PutMeta, MetaUpdate, ListQuery, Durability } from './options.js';

@@ -2,58 +2,48 @@
  * Large metadata batches, set-based: the whole batch goes to SQLite as JSON and each kind of
  * change is one statement over `json_each`, so the per-update cost is SQLite's, not a
  * round trip through the driver per row. Same result as applying the updates one by one
- * (`applyMeta`), which the tests check; used only when every digest in the batch is distinct,
- * so no two updates touch the same document and their order cannot matter.
+ * (`applyMeta`), which the tests check; used only when every update names a distinct entry,
+ * so no two updates touch the same entry and their order cannot matter.
  */
-import { NotFoundError } from './errors.js';
 import type { SqlDatabase } from './backend/sql.js';
-import type { MetaChange } from './documents.js';
+import type { MetaChange } from './entries.js';
 
 export const BULK_MIN = 16;
 
-export interface DigestChange extends MetaChange {
-  digest: string;
+export interface EntryChange extends MetaChange {
+  entryId: number;
 }
 
 export function prepareBulk(db: SqlDatabase) {
-  // j.value: [digestHex, ...]; `unhex` turns the hex into the stored 32-byte BLOB.
-  const docs = `SELECT d.id AS id, j.value AS v FROM json_each(?) j JOIN documents d ON d.digest = unhex(j.value ->> 0)`;
+  // Each json_each row's value is [entryId, ...].
   return {
-    missing: db.prepare<{ d: string }>(
-      `SELECT j.value ->> 0 AS d FROM json_each(?) j LEFT JOIN documents d ON d.digest = unhex(j.value ->> 0) WHERE d.id IS NULL LIMIT 1`,
-    ),
-    setPath: db.prepare(`UPDATE documents SET path = s.v ->> 1 FROM (${docs}) s WHERE documents.id = s.id`),
-    setMediaType: db.prepare(`UPDATE documents SET media_type = s.v ->> 1 FROM (${docs}) s WHERE documents.id = s.id`),
+    setMediaType: db.prepare(`UPDATE entries SET media_type = s.v ->> 1 FROM (SELECT value AS v FROM json_each(?)) s WHERE entries.id = s.v ->> 0`),
     metaSet: db.prepare(
-      `INSERT INTO meta(doc_id, key, value) SELECT id, v ->> 1, v ->> 2 FROM (${docs}) WHERE true ON CONFLICT(doc_id, key) DO UPDATE SET value = excluded.value`,
+      `INSERT INTO meta(entry_id, key, value) SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?) WHERE true ON CONFLICT(entry_id, key) DO UPDATE SET value = excluded.value`,
     ),
-    metaDelete: db.prepare(`DELETE FROM meta WHERE (doc_id, key) IN (SELECT id, v ->> 1 FROM (${docs}))`),
-    tagAdd: db.prepare(`INSERT OR IGNORE INTO tags(doc_id, tag) SELECT id, v ->> 1 FROM (${docs})`),
-    tagRemove: db.prepare(`DELETE FROM tags WHERE (tag, doc_id) IN (SELECT v ->> 1, id FROM (${docs}))`),
-    touch: db.prepare(`UPDATE documents SET updated_at = ? WHERE digest IN (SELECT unhex(value ->> 0) FROM json_each(?))`),
+    metaDelete: db.prepare(`DELETE FROM meta WHERE (entry_id, key) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))`),
+    tagAdd: db.prepare(`INSERT OR IGNORE INTO tags(entry_id, tag) SELECT value ->> 0, value ->> 1 FROM json_each(?)`),
+    tagRemove: db.prepare(`DELETE FROM tags WHERE (tag, entry_id) IN (SELECT value ->> 1, value ->> 0 FROM json_each(?))`),
+    touch: db.prepare(`UPDATE entries SET updated_at = ? WHERE id IN (SELECT value ->> 0 FROM json_each(?))`),
     enqueue: db.prepare(
-      `INSERT INTO search_queue(doc_id) SELECT d.id FROM json_each(?) j JOIN documents d ON d.digest = unhex(j.value ->> 0) WHERE true ON CONFLICT(doc_id) DO UPDATE SET seq = seq + 1`,
+      `INSERT INTO search_queue(entry_id) SELECT value ->> 0 FROM json_each(?) WHERE true ON CONFLICT(entry_id) DO UPDATE SET seq = seq + 1`,
     ),
   };
 }
 
 export type Bulk = ReturnType<typeof prepareBulk>;
 
-/** Applies the changes inside the caller's transaction; NOT_FOUND (before any write) if a digest is unknown. */
-export function applyBulk(bulk: Bulk, changes: readonly DigestChange[], now: number): void {
-  const hex = (d: string) => d.slice(7);
-  const all = JSON.stringify(changes.map((c) => [hex(c.digest)]));
-  const missing = bulk.missing.get(all);
-  if (missing) throw new NotFoundError(`no document sha256:${missing.d}`);
-  const rows = (pick: (c: DigestChange) => unknown[][]) => {
+/** Applies the changes inside the caller's transaction (the entries exist: resolved by the caller). */
+export function applyBulk(bulk: Bulk, changes: readonly EntryChange[], now: number): void {
+  const rows = (pick: (c: EntryChange) => unknown[][]) => {
     const out: unknown[][] = [];
-    for (const c of changes) for (const r of pick(c)) out.push([hex(c.digest), ...r]);
+    for (const c of changes) for (const r of pick(c)) out.push([c.entryId, ...r]);
     return out;
   };
   const run = (stmt: { run(...p: (string | number)[]): unknown }, r: unknown[][]) => {
     if (r.length) stmt.run(JSON.stringify(r));
   };
-  run(bulk.setPath, rows((c) => (c.path !== undefined ? [[c.path]] : [])));
+  const all = JSON.stringify(changes.map((c) => [c.entryId]));
   run(bulk.setMediaType, rows((c) => (c.mediaType !== undefined ? [[c.mediaType]] : [])));
   run(bulk.metaSet, rows((c) => Object.entries(c.meta ?? {}).filter(([, v]) => v !== null)));
   run(bulk.metaDelete, rows((c) => Object.entries(c.meta ?? {}).filter(([, v]) => v === null).map(([k]) => [k])));

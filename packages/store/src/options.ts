@@ -90,17 +90,22 @@ export const PutMeta = z
   .strict();
 export type PutMeta = z.input<typeof PutMeta>;
 
-/** One entry of updateMeta: what to change on one document. `meta` values of null delete keys. */
+/**
+ * One change of updateMeta, to the entry a path or a digest names (decision 0025: a digest
+ * names the document's pathless entry, else the one entry showing it). `meta` values of null
+ * delete keys.
+ */
 export const MetaUpdate = z
   .object({
-    digest: z.string(),
-    path: docPath.nullable().optional(),
+    digest: z.string().optional(),
+    path: docPath.optional(),
     mediaType: mediaType.nullable().optional(),
     meta: z.record(metaKey, metaValue.nullable()).refine(fewKeys, `at most ${META_MAX_KEYS} metadata keys`).optional(),
     addTags: z.array(tag).max(1000).optional(),
     removeTags: z.array(tag).max(1000).optional(),
   })
-  .strict();
+  .strict()
+  .refine((u) => (u.digest === undefined) !== (u.path === undefined), { message: 'name the entry by digest or by path (one of them)', path: ['digest'] });
 export type MetaUpdate = z.input<typeof MetaUpdate>;
 
 export const ListQuery = z
@@ -129,35 +134,34 @@ export function toMillis(t: Date | string | number): number {
   return t instanceof Date ? t.getTime() : typeof t === 'string' ? Date.parse(t) : t;
 }
 
-/** SQL conditions (on `documents d`) and their parameters for the shared filters of list and search. */
-export function documentFilters(q: {
+/** SQL conditions (on `entries e`) and their parameters for the shared filters of list and search. */
+export function entryFilters(q: {
   tag?: string | undefined;
   mediaType?: string | undefined;
   pathPrefix?: string | undefined;
   since?: Date | string | number | undefined;
   until?: Date | string | number | undefined;
 }): { where: string[]; params: (string | number)[] } {
-  // Documents kept only for snapshots are not listed, searched or counted (FORMAT.md §13).
-  const where: string[] = ['d.listed = 1'];
+  const where: string[] = [];
   const params: (string | number)[] = [];
   if (q.tag !== undefined) {
-    where.push('EXISTS (SELECT 1 FROM tags t WHERE t.doc_id = d.id AND t.tag = ?)');
+    where.push('EXISTS (SELECT 1 FROM tags t WHERE t.entry_id = e.id AND t.tag = ?)');
     params.push(q.tag);
   }
   if (q.mediaType !== undefined) {
-    where.push('d.media_type = ?');
+    where.push('e.media_type = ?');
     params.push(q.mediaType);
   }
   if (q.pathPrefix) {
-    where.push('d.path >= ? AND d.path < ?');
+    where.push('e.path >= ? AND e.path < ?');
     params.push(q.pathPrefix, `${q.pathPrefix}\u{10ffff}`);
   }
   if (q.since !== undefined) {
-    where.push('d.created_at >= ?');
+    where.push('e.updated_at >= ?');
     params.push(toMillis(q.since));
   }
   if (q.until !== undefined) {
-    where.push('d.created_at < ?');
+    where.push('e.updated_at < ?');
     params.push(toMillis(q.until));
   }
   return { where, params };

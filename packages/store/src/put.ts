@@ -13,7 +13,7 @@ import {
   type IngestResult,
   type ResolvedChunkParams,
 } from '@kura/core';
-import { applyMeta } from './documents.js';
+import { recordPut } from './entries.js';
 import { DigestMismatchError } from './errors.js';
 import { hexInto, hexToBytes } from './hex.js';
 import { ManifestBuilder } from './manifest.js';
@@ -48,16 +48,6 @@ export interface ResolvedMeta {
   tags?: string[] | undefined;
   meta?: Record<string, string> | undefined;
   expectDigest?: string | undefined;
-}
-
-/**
- * A new version at `path`, unless its latest version already is this document (FORMAT.md §11).
- * `fresh`: the document was inserted just now (ids are never reused), so no version can name
- * it yet: the lookup is skipped.
- */
-function addVersion(st: Statements, path: string, docId: number, now: number, fresh = false): void {
-  if (!fresh && st.versionLatest.get(path)?.doc_id === docId) return;
-  st.versionInsert.run(path, st.versionNext.get(path)!.last, docId, now);
 }
 
 /** What a put reports per chunk, in document order (the browser demo draws its chunk map). */
@@ -237,29 +227,25 @@ class DocumentPut {
         st.chunkRepair.run(c.packId, c.offset, c.rawLen, c.storedLen, c.codec, k);
         st.damagedClear.run(k);
       }
-      const inserted = st.docInsert.run(digestBytes, size, manifest.count, manifest.bytes(), meta.path ?? null, meta.mediaType ?? null, now, now, listed ? 1 : 0);
+      const inserted = st.docInsert.run(digestBytes, size, manifest.count, manifest.bytes(), now);
+      let docId: number;
       if (inserted.changes === 0) {
-        // Same bytes again: only metadata changes; chunks this put wrote stay unreferenced.
-        // A user's put lists a document that only snapshots kept.
-        const existing = st.docAnyByDigest.get(digestBytes)!;
-        if (!listed) return;
-        st.docList.run(existing.id);
-        applyMeta(st, existing.id, { path: meta.path, mediaType: meta.mediaType, meta: meta.meta, addTags: meta.tags }, now);
-        if (meta.path !== undefined) addVersion(st, meta.path, existing.id, now);
-        return;
-      }
-      for (const [key, n] of counts) {
-        const c = unrowed.get(key);
-        if (c) {
-          st.chunkUpsert.run(hexToBytes(key), c.packId, c.offset, c.rawLen, c.storedLen, c.codec, n);
-        } else if (st.chunkAddRefs.run(n, hexToBytes(key)).changes !== 1) {
-          throw new InternalError(`chunk ${key} vanished before its document committed`);
+        // Same bytes again: chunks this put wrote stay unreferenced.
+        docId = st.docAnyByDigest.get(digestBytes)!.id;
+      } else {
+        for (const [key, n] of counts) {
+          const c = unrowed.get(key);
+          if (c) {
+            st.chunkUpsert.run(hexToBytes(key), c.packId, c.offset, c.rawLen, c.storedLen, c.codec, n);
+          } else if (st.chunkAddRefs.run(n, hexToBytes(key)).changes !== 1) {
+            throw new InternalError(`chunk ${key} vanished before its document committed`);
+          }
         }
+        docId = Number(inserted.lastInsertRowid);
       }
-      const docId = Number(inserted.lastInsertRowid);
-      if (meta.meta || meta.tags) applyMeta(st, docId, { meta: meta.meta, addTags: meta.tags }, now, false);
-      if (listed) st.enqueueIndex.run(docId);
-      if (meta.path !== undefined) addVersion(st, meta.path, docId, now, true);
+      // A user's put names the document at its path (or as a pathless entry); a snapshot's
+      // file is kept by the snapshot's trees alone (FORMAT.md §13).
+      if (listed) recordPut(st, docId, meta, now);
     });
   }
 
@@ -299,7 +285,7 @@ export async function putDocument(
   stream: ChunkStream,
   meta: ResolvedMeta,
   order?: CommitTurn,
-  /** False for a snapshot's files: kept for the snapshot, not listed (FORMAT.md §13). */
+  /** False for a snapshot's files: kept for the snapshot, no entry made (FORMAT.md §13). */
   listed = true,
   onChunk?: (chunk: ChunkEvent) => void,
 ): Promise<PutResult> {

@@ -2,7 +2,7 @@
 import { FormatMismatchError } from './errors.js';
 import type { SqlDatabase } from './backend/sql.js';
 
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 /** MIGRATIONS[n] takes a database from user_version n to n + 1. */
 const MIGRATIONS: string[] = [
@@ -90,6 +90,70 @@ const MIGRATIONS: string[] = [
   `
   DROP TABLE file_cache;
   CREATE TABLE dir_stamps (dir TEXT PRIMARY KEY, files TEXT NOT NULL) STRICT, WITHOUT ROWID;
+  `,
+  // 6: paths are entries, a document is content (decision 0025). One entry per versioned path
+  // (its latest version; the tags, metadata and media type of that document) in order of first
+  // version, then a pathless entry per listed document no version names. Documents keep their
+  // ids and count the versions and pathless entries naming them (refs). The search index is
+  // rebuilt per entry.
+  `
+  CREATE TABLE entries (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    path TEXT,
+    doc_id INTEGER NOT NULL,
+    media_type TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  ) STRICT;
+  INSERT INTO entries(path, doc_id, media_type, created_at, updated_at)
+    SELECT p.path, l.doc_id, d.media_type, p.first, MAX(d.updated_at, l.created_at)
+    FROM (SELECT path, MIN(created_at) AS first, MAX(version) AS last FROM versions GROUP BY path) p
+    JOIN versions l ON l.path = p.path AND l.version = p.last
+    JOIN documents d ON d.id = l.doc_id
+    ORDER BY p.first, p.path;
+  INSERT INTO entries(path, doc_id, media_type, created_at, updated_at)
+    SELECT NULL, d.id, d.media_type, d.created_at, d.updated_at FROM documents d
+    WHERE d.listed = 1 AND NOT EXISTS (SELECT 1 FROM versions v WHERE v.doc_id = d.id)
+    ORDER BY d.id;
+  CREATE UNIQUE INDEX entries_path ON entries(path) WHERE path IS NOT NULL;
+  CREATE UNIQUE INDEX entries_pathless ON entries(doc_id) WHERE path IS NULL;
+  CREATE INDEX entries_doc ON entries(doc_id);
+  CREATE INDEX entries_media ON entries(media_type) WHERE media_type IS NOT NULL;
+
+  CREATE TABLE entry_tags (entry_id INTEGER NOT NULL, tag TEXT NOT NULL, PRIMARY KEY (tag, entry_id)) STRICT, WITHOUT ROWID;
+  INSERT INTO entry_tags(entry_id, tag) SELECT e.id, t.tag FROM entries e JOIN tags t ON t.doc_id = e.doc_id;
+  DROP TABLE tags;
+  ALTER TABLE entry_tags RENAME TO tags;
+  CREATE INDEX tags_entry ON tags(entry_id);
+  CREATE TABLE entry_meta (entry_id INTEGER NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (entry_id, key)) STRICT, WITHOUT ROWID;
+  INSERT INTO entry_meta(entry_id, key, value) SELECT e.id, m.key, m.value FROM entries e JOIN meta m ON m.doc_id = e.doc_id;
+  DROP TABLE meta;
+  ALTER TABLE entry_meta RENAME TO meta;
+
+  CREATE TABLE documents6 (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    digest BLOB NOT NULL UNIQUE,
+    size INTEGER NOT NULL,
+    chunk_count INTEGER NOT NULL,
+    manifest BLOB NOT NULL,
+    created_at INTEGER NOT NULL,
+    refs INTEGER NOT NULL,
+    holds INTEGER NOT NULL
+  ) STRICT;
+  INSERT INTO documents6(id, digest, size, chunk_count, manifest, created_at, refs, holds)
+    SELECT d.id, d.digest, d.size, d.chunk_count, d.manifest, d.created_at,
+      (SELECT COUNT(*) FROM versions v WHERE v.doc_id = d.id) + (SELECT COUNT(*) FROM entries e WHERE e.doc_id = d.id AND e.path IS NULL),
+      d.holds
+    FROM documents d ORDER BY d.id;
+  DELETE FROM sqlite_sequence WHERE name = 'documents6';
+  INSERT INTO sqlite_sequence(name, seq) SELECT 'documents6', seq FROM sqlite_sequence WHERE name = 'documents';
+  DROP TABLE documents;
+  ALTER TABLE documents6 RENAME TO documents;
+
+  DELETE FROM search;
+  DROP TABLE search_queue;
+  CREATE TABLE search_queue (entry_id INTEGER PRIMARY KEY, seq INTEGER NOT NULL DEFAULT 0) STRICT;
+  INSERT INTO search_queue(entry_id) SELECT id FROM entries;
   `,
 ];
 

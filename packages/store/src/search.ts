@@ -5,9 +5,9 @@
 import { InvalidInputError, KuraError } from '@kura/core';
 import type { SqlDatabase } from './backend/sql.js';
 import { formatDigest } from './hex.js';
-import { ListQuery, documentFilters, parse } from './options.js';
+import { ListQuery, entryFilters, parse } from './options.js';
 import type { Reader } from './read.js';
-import type { DocRow, Statements } from './statements.js';
+import type { DocRow, EntryRow, Statements } from './statements.js';
 import { INDEXED_TEXT_MAX, SNIFF_BYTES, decodeText, looksLikeText, textByType } from './text.js';
 import { z } from 'zod';
 import { SNIPPET_SOURCE_MAX, makeSnippet, queryTerms } from './snippet.js';
@@ -116,8 +116,9 @@ export class Indexer {
         // put waiting on a timer or a socket could never start, and never be yielded to.
         if (this.#urgent === 0) await new Promise<void>((r) => nextTurn(r));
         if (this.#yieldToPuts()) break; // what is read so far is written below
-        const doc = this.st.docById.get(q.doc_id);
-        entries.push({ id: q.doc_id, seq: q.seq, ...(doc ? { fields: await this.#fields(doc) } : {}) });
+        const entry = this.st.entryById.get(q.entry_id);
+        const doc = entry && this.st.docById.get(entry.doc_id);
+        entries.push({ id: q.entry_id, seq: q.seq, ...(entry && doc ? { fields: await this.#fields(entry, doc) } : {}) });
       }
       this.db.transaction(() => {
         for (const e of entries) {
@@ -125,20 +126,21 @@ export class Indexer {
           // otherwise the queue row stays and the next round reads it again.
           if (this.st.queueDone.run(e.id, e.seq).changes === 0) continue;
           this.st.searchDelete.run(e.id);
-          if (e.fields && this.st.docById.get(e.id)) this.st.searchInsert.run(e.id, ...e.fields);
+          if (e.fields && this.st.entryById.get(e.id)) this.st.searchInsert.run(e.id, ...e.fields);
         }
       });
     }
   }
 
-  async #fields(doc: DocRow): Promise<[string | null, string, string, string]> {
-    const tags = this.st.tagsOf.all(doc.id).map((t) => t.tag).join(' ');
-    const meta = this.st.metaOf.all(doc.id).map((m) => `${m.key} ${m.value}`).join('\n');
-    return [doc.path, tags, meta, await this.#body(doc)];
+  /** An entry's columns: its path, tags, metadata, and the text of the document it shows. */
+  async #fields(entry: EntryRow, doc: DocRow): Promise<[string | null, string, string, string]> {
+    const tags = this.st.tagsOf.all(entry.id).map((t) => t.tag).join(' ');
+    const meta = this.st.metaOf.all(entry.id).map((m) => `${m.key} ${m.value}`).join('\n');
+    return [entry.path, tags, meta, await this.#body(doc, entry.media_type)];
   }
 
-  async #body(doc: DocRow): Promise<string> {
-    let text = textByType(doc.media_type);
+  async #body(doc: DocRow, mediaType: string | null): Promise<string> {
+    let text = textByType(mediaType);
     try {
       if (text === undefined) {
         const head = await this.#read(doc, Math.min(doc.size, SNIFF_BYTES));
@@ -205,13 +207,13 @@ export function toFtsQuery(query: string): string {
 export function search(db: SqlDatabase, query: string, options: SearchQuery): SearchHit[] {
   if (typeof query !== 'string') throw new InvalidInputError('query must be a string', 'query');
   const q = parse(SearchQuery, options, 'search options');
-  const filters = documentFilters(q);
+  const filters = entryFilters(q);
   const where = ['search MATCH ?', ...filters.where];
   const params: (string | number)[] = [toFtsQuery(query), ...filters.params];
-  const sql = `SELECT d.digest AS digest, d.path AS path, d.media_type AS media_type, d.size AS size,
+  const sql = `SELECT d.digest AS digest, e.path AS path, e.media_type AS media_type, d.size AS size,
       bm25(search, 4.0, 3.0, 2.0, 1.0) AS score,
       substr(search.body, 1, ${SNIPPET_SOURCE_MAX}) AS body, search.meta AS meta, search.tags AS tags, search.path AS spath
-    FROM search JOIN documents d ON d.id = search.rowid
+    FROM search JOIN entries e ON e.id = search.rowid JOIN documents d ON d.id = e.doc_id
     WHERE ${where.join(' AND ')} ORDER BY score LIMIT ? OFFSET ?`;
   let rows: {
     digest: Uint8Array;

@@ -4,7 +4,7 @@
  * sizing them. Reading a directory and writing files back are the platform's (node/snapshots.ts).
  */
 import { CorruptDataError, InvalidInputError, sha256, type Digest } from '@kura/core';
-import { purgeDocument } from './documents.js';
+import { purgeDocument } from './entries.js';
 import { NotFoundError } from './errors.js';
 import { formatDigest, hexToBytes, parseDigest } from './hex.js';
 import { decodeManifest } from './manifest.js';
@@ -203,8 +203,8 @@ export function requireSnapshot(st: Statements, id: number): SnapshotRow {
 
 /**
  * Removes a snapshot (in the caller's transaction): releases its root; a tree whose holds reach
- * 0 is deleted and releases its entries; a document whose holds reach 0 and that no user put
- * (unlisted) is deleted, its chunks left to GC.
+ * 0 is deleted and releases its entries; a document whose holds reach 0 and that no entry or
+ * version names is deleted, its chunks left to GC.
  */
 export function releaseSnapshot(st: Statements, row: SnapshotRow): void {
   st.snapshotDelete.run(row.id);
@@ -223,7 +223,7 @@ export function releaseSnapshot(st: Statements, row: SnapshotRow): void {
         const doc = st.docAnyByDigest.get(parseDigest(e.digest));
         if (!doc) continue;
         st.docHold.run(-1, doc.id);
-        if (doc.holds <= 1 && !doc.listed) purgeDocument(st, doc);
+        if (doc.holds <= 1 && doc.refs <= 0) purgeDocument(st, doc);
       }
     }
   }
@@ -319,7 +319,7 @@ export function snapshotExclusiveSize(st: Statements, row: SnapshotRow): number 
   const chunkDrops = new Map<string, number>();
   for (const [digest, n] of docDrops) {
     const doc = st.docAnyByDigest.get(parseDigest(digest));
-    if (!doc || doc.listed || doc.holds - n > 0) continue;
+    if (!doc || doc.refs > 0 || doc.holds - n > 0) continue;
     for (const e of decodeManifest(doc.manifest)) chunkDrops.set(e.key, (chunkDrops.get(e.key) ?? 0) + 1);
   }
   let bytes = 0;

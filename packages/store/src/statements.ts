@@ -19,14 +19,22 @@ export interface DocRow {
   size: number;
   chunk_count: number;
   manifest: Uint8Array;
+  created_at: number;
+  /** Versions and pathless entries naming this document (decision 0025). */
+  refs: number;
+  /** Tree entries (of all snapshots) naming this document. */
+  holds: number;
+}
+
+/** A path (or, with path null, a put without one) and what it shows now (decision 0025). */
+export interface EntryRow {
+  id: number;
   path: string | null;
+  /** The document of the latest version (a pathless entry: its document). */
+  doc_id: number;
   media_type: string | null;
   created_at: number;
   updated_at: number;
-  /** Tree entries (of all snapshots) naming this document. */
-  holds: number;
-  /** 1: put by a user (listed, searchable); 0: kept only because snapshots name it. */
-  listed: number;
 }
 
 export interface SnapshotRow {
@@ -97,13 +105,12 @@ export function prepareStatements(db: SqlDatabase) {
     chunkInPack: p<{ one: number }>('SELECT 1 AS one FROM chunks WHERE pack_id = ? LIMIT 1'),
     chunksAll: p<ChunkRow>('SELECT * FROM chunks ORDER BY pack_id, offset'),
 
-    /** Documents as users see them: listed ones only (FORMAT.md §13). */
-    docByDigest: p<DocRow>('SELECT * FROM documents WHERE digest = ? AND listed = 1'),
-    docIdByDigest: p<{ id: number }>('SELECT id FROM documents WHERE digest = ? AND listed = 1'),
-    /** Any document row, listed or kept only for snapshots. */
+    /** Documents some version or pathless entry names (not those only snapshots keep). */
+    docByDigest: p<DocRow>('SELECT * FROM documents WHERE digest = ? AND refs > 0'),
+    docIdByDigest: p<{ id: number }>('SELECT id FROM documents WHERE digest = ? AND refs > 0'),
+    /** Any document row, named by entries or kept only for snapshots. */
     docAnyByDigest: p<DocRow>('SELECT * FROM documents WHERE digest = ?'),
-    docList: p('UPDATE documents SET listed = 1 WHERE id = ? AND listed = 0'),
-    docUnlist: p('UPDATE documents SET listed = 0, path = NULL, media_type = NULL WHERE id = ?'),
+    docRef: p('UPDATE documents SET refs = refs + ? WHERE id = ?'),
     docHold: p('UPDATE documents SET holds = holds + ? WHERE id = ?'),
     docHoldByDigest: p('UPDATE documents SET holds = holds + ? WHERE digest = ?'),
     treeGet: p<{ body: Uint8Array; holds: number }>('SELECT body, holds FROM trees WHERE digest = ?'),
@@ -123,38 +130,44 @@ export function prepareStatements(db: SqlDatabase) {
     dirStampsUnder: p<{ dir: string; files: string }>('SELECT dir, files FROM dir_stamps WHERE dir = ? OR (dir >= ? AND dir < ?)'),
     dirStampsAny: p<{ one: number }>('SELECT 1 AS one FROM dir_stamps WHERE dir = ? OR (dir >= ? AND dir < ?) LIMIT 1'),
     docSizeByDigest: p<{ size: number }>('SELECT size FROM documents WHERE digest = ?'),
-    /** Inserts a new document; changes = 0 when the digest exists already. */
+    /** Inserts a new document (no refs yet); changes = 0 when the digest exists already. */
     docInsert: p(
-      'INSERT INTO documents(digest, size, chunk_count, manifest, path, media_type, created_at, updated_at, listed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(digest) DO NOTHING',
+      'INSERT INTO documents(digest, size, chunk_count, manifest, created_at, refs, holds) VALUES (?, ?, ?, ?, ?, 0, 0) ON CONFLICT(digest) DO NOTHING',
     ),
-    docTouch: p('UPDATE documents SET updated_at = ? WHERE id = ?'),
-    docSetPath: p('UPDATE documents SET path = ? WHERE id = ?'),
-    docSetMediaType: p('UPDATE documents SET media_type = ? WHERE id = ?'),
     docDelete: p('DELETE FROM documents WHERE id = ?'),
     docsAll: p<DocRow>('SELECT * FROM documents ORDER BY id'),
-
-    tagAdd: p('INSERT OR IGNORE INTO tags(doc_id, tag) VALUES (?, ?)'),
-    tagRemove: p('DELETE FROM tags WHERE doc_id = ? AND tag = ?'),
-    tagsOf: p<{ tag: string }>('SELECT tag FROM tags WHERE doc_id = ? ORDER BY tag'),
-    tagsDeleteDoc: p('DELETE FROM tags WHERE doc_id = ?'),
-
-    metaSet: p('INSERT INTO meta(doc_id, key, value) VALUES (?, ?, ?) ON CONFLICT(doc_id, key) DO UPDATE SET value = excluded.value'),
-    metaDelete: p('DELETE FROM meta WHERE doc_id = ? AND key = ?'),
-    metaOf: p<{ key: string; value: string }>('SELECT key, value FROM meta WHERE doc_id = ? ORDER BY key'),
-    metaDeleteDoc: p('DELETE FROM meta WHERE doc_id = ?'),
-
-    /** (Re)queues a document for indexing; `seq` tells the indexer its read went stale. */
-    enqueueIndex: p('INSERT INTO search_queue(doc_id) VALUES (?) ON CONFLICT(doc_id) DO UPDATE SET seq = seq + 1'),
-    queueBatch: p<{ doc_id: number; seq: number }>('SELECT doc_id, seq FROM search_queue ORDER BY doc_id LIMIT ?'),
-    queueDone: p('DELETE FROM search_queue WHERE doc_id = ? AND seq = ?'),
-    queueDropDoc: p('DELETE FROM search_queue WHERE doc_id = ?'),
-    searchDelete: p('DELETE FROM search WHERE rowid = ?'),
-    searchInsert: p('INSERT INTO search(rowid, path, tags, meta, body) VALUES (?, ?, ?, ?, ?)'),
     docById: p<DocRow>('SELECT * FROM documents WHERE id = ?'),
     /** A document's head: no manifest (the BLOB is most of the row). */
-    docHeadByDigest: p<Pick<DocRow, 'id' | 'digest' | 'size' | 'path' | 'media_type'>>(
-      'SELECT id, digest, size, path, media_type FROM documents WHERE digest = ? AND listed = 1',
-    ),
+    docHeadByDigest: p<Pick<DocRow, 'id' | 'digest' | 'size'>>('SELECT id, digest, size FROM documents WHERE digest = ? AND refs > 0'),
+
+    entryById: p<EntryRow>('SELECT * FROM entries WHERE id = ?'),
+    entryByPath: p<EntryRow>('SELECT * FROM entries WHERE path = ?'),
+    entryPathless: p<EntryRow>('SELECT * FROM entries WHERE doc_id = ? AND path IS NULL'),
+    /** Entries showing a document, oldest first (digest-addressed calls, decision 0025). */
+    entriesShowing: p<EntryRow>('SELECT * FROM entries WHERE doc_id = ? ORDER BY id LIMIT ?'),
+    entryInsert: p('INSERT INTO entries(path, doc_id, media_type, created_at, updated_at) VALUES (?, ?, ?, ?, ?)'),
+    entrySetDoc: p('UPDATE entries SET doc_id = ?, updated_at = ? WHERE id = ?'),
+    entrySetMediaType: p('UPDATE entries SET media_type = ? WHERE id = ?'),
+    entryTouch: p('UPDATE entries SET updated_at = ? WHERE id = ?'),
+    entryDelete: p('DELETE FROM entries WHERE id = ?'),
+
+    tagAdd: p('INSERT OR IGNORE INTO tags(entry_id, tag) VALUES (?, ?)'),
+    tagRemove: p('DELETE FROM tags WHERE entry_id = ? AND tag = ?'),
+    tagsOf: p<{ tag: string }>('SELECT tag FROM tags WHERE entry_id = ? ORDER BY tag'),
+    tagsDeleteEntry: p('DELETE FROM tags WHERE entry_id = ?'),
+
+    metaSet: p('INSERT INTO meta(entry_id, key, value) VALUES (?, ?, ?) ON CONFLICT(entry_id, key) DO UPDATE SET value = excluded.value'),
+    metaDelete: p('DELETE FROM meta WHERE entry_id = ? AND key = ?'),
+    metaOf: p<{ key: string; value: string }>('SELECT key, value FROM meta WHERE entry_id = ? ORDER BY key'),
+    metaDeleteEntry: p('DELETE FROM meta WHERE entry_id = ?'),
+
+    /** (Re)queues an entry for indexing; `seq` tells the indexer its read went stale. */
+    enqueueIndex: p('INSERT INTO search_queue(entry_id) VALUES (?) ON CONFLICT(entry_id) DO UPDATE SET seq = seq + 1'),
+    queueBatch: p<{ entry_id: number; seq: number }>('SELECT entry_id, seq FROM search_queue ORDER BY entry_id LIMIT ?'),
+    queueDone: p('DELETE FROM search_queue WHERE entry_id = ? AND seq = ?'),
+    queueDropEntry: p('DELETE FROM search_queue WHERE entry_id = ?'),
+    searchDelete: p('DELETE FROM search WHERE rowid = ?'),
+    searchInsert: p('INSERT INTO search(rowid, path, tags, meta, body) VALUES (?, ?, ?, ?, ?)'),
 
     versionLatest: p<{ version: number; doc_id: number; created_at: number }>('SELECT version, doc_id, created_at FROM versions WHERE path = ? ORDER BY version DESC LIMIT 1'),
     /** The next version number of a path (numbers are never reused). */
@@ -168,10 +181,13 @@ export function prepareStatements(db: SqlDatabase) {
       'SELECT doc_id, version, created_at FROM versions WHERE path = ? AND created_at <= ? ORDER BY version DESC LIMIT 1',
     ),
     versionDelete: p('DELETE FROM versions WHERE path = ? AND version = ?'),
-    versionsDeleteDoc: p('DELETE FROM versions WHERE doc_id = ?'),
+    /** The versions naming a document (deleting it by digest). */
+    versionsOfDoc: p<{ path: string; version: number }>('SELECT path, version FROM versions WHERE doc_id = ? ORDER BY path, version'),
+    versionsDeletePath: p<{ doc_id: number }>('DELETE FROM versions WHERE path = ? RETURNING doc_id'),
 
-    stats: p<{ documents: number; logical: number; snapshots: number }>(
-      'SELECT COALESCE(SUM(listed), 0) AS documents, COALESCE(SUM(size), 0) AS logical, (SELECT COUNT(*) FROM snapshots) AS snapshots FROM documents',
+    /** Entries, the distinct documents they show and the sum of those documents' sizes per entry. */
+    stats: p<{ entries: number; documents: number; logical: number; snapshots: number }>(
+      'SELECT COUNT(*) AS entries, COUNT(DISTINCT e.doc_id) AS documents, COALESCE(SUM(d.size), 0) AS logical, (SELECT COUNT(*) FROM snapshots) AS snapshots FROM entries e JOIN documents d ON d.id = e.doc_id',
     ),
     chunkStats: p<{ unique_bytes: number; stored: number; chunks: number }>(
       'SELECT COALESCE(SUM(raw_len), 0) AS unique_bytes, COALESCE(SUM(stored_len + 48), 0) AS stored, COUNT(*) AS chunks FROM chunks WHERE refs > 0',

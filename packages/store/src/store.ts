@@ -15,19 +15,19 @@ import {
 } from '@kura/core';
 import type { PackStore } from './backend/packs.js';
 import type { SqlDatabase } from './backend/sql.js';
-import { applyMeta, purgeDocument, requireDoc, requireDocId, toInfo, unlistDocument, type DocumentInfo } from './documents.js';
+import { applyMeta, deleteDocument, deletePath, deleteVersion, documentOnlyInfo, entryInfo, requireDoc, resolveEntry, type DocumentInfo, type EntryTarget } from './entries.js';
 import { FormatMismatchError, NotFoundError, ReadOnlyError, StoreClosedError } from './errors.js';
 import { collectGarbage, type GcReport } from './gc.js';
 import { BULK_MIN, applyBulk, prepareBulk, type Bulk } from './meta-batch.js';
 import { formatDigest, hexToBytes, parseDigest } from './hex.js';
 import { decodeManifest } from './manifest.js';
-import { InitOptions, ListQuery, MetaUpdate, OpenOptions, PutMeta, documentFilters, parse, toMillis, type Durability } from './options.js';
+import { InitOptions, ListQuery, MetaUpdate, OpenOptions, PutMeta, entryFilters, parse, toMillis, type Durability } from './options.js';
 import { RECORD_HEADER_SIZE } from './pack-record.js';
 import { cachedDigests, hasStamps, recordStamps, type StampedFile } from './stamps.js';
 import { ingestHere, putDocument, putReadyDocuments, type ChunkEvent, type ChunkStream, type CommitTurn, type PutOptions, type PutResult, type ReadyDocument, type ResolvedMeta } from './put.js';
 import { Reader } from './read.js';
 import { SCHEMA_VERSION, migrate, schemaVersion } from './schema.js';
-import { prepareStatements, type ChunkLoc, type DocRow, type Statements } from './statements.js';
+import { prepareStatements, type ChunkLoc, type DocRow, type EntryRow, type Statements } from './statements.js';
 import { verifyStore, type VerifyProgress, type VerifyReport } from './verify.js';
 import { Indexer, search, type SearchHit, type SearchQuery } from './search.js';
 import { Writer } from './writer.js';
@@ -64,8 +64,11 @@ export interface StoreBackends {
 }
 
 export interface StoreStats {
+  /** Paths, and puts without a path (decision 0025). */
+  entries: number;
+  /** Distinct documents the entries show. */
   documents: number;
-  /** Sum of document sizes. */
+  /** Sum of the sizes of the documents the entries show (one per entry). */
   logicalBytes: number;
   /** Raw bytes of the distinct chunks documents use. */
   uniqueChunkBytes: number;
@@ -387,19 +390,25 @@ export class Store {
     setTimeout(step, 0);
   }
 
-  /** Deletes a document; its chunks become garbage unless other documents use them. */
+  /**
+   * Removes a document from the namespace: every version naming it and its pathless entry
+   * (decision 0025). A snapshot that names it keeps its bytes; otherwise its chunks become
+   * garbage unless other documents use them. False when nothing named it.
+   */
   async delete(digest: string): Promise<boolean> {
     this.#writable('delete');
     const key = parseDigest(digest);
     return this.#b.db.transaction(() => {
       const doc = this.#st.docByDigest.get(key);
-      if (!doc) return false;
-      // A document a snapshot names is unlisted, not removed: the snapshot still needs its
-      // bytes; removing the last snapshot that names it removes it (FORMAT.md §13).
-      if (doc.holds > 0) unlistDocument(this.#st, doc);
-      else purgeDocument(this.#st, doc);
-      return true;
+      return doc ? deleteDocument(this.#st, doc, Date.now()) : false;
     });
+  }
+
+  /** Deletes a path's entry and all its versions. False when there is no such path. */
+  async deletePath(path: string): Promise<boolean> {
+    this.#writable('deletePath');
+    if (typeof path !== 'string' || !path) throw new InvalidInputError('path must be a non-empty string', 'path');
+    return this.#b.db.transaction(() => deletePath(this.#st, path));
   }
 
   // ---- snapshots (FORMAT.md §13) ---------------------------------------------------------
@@ -585,38 +594,42 @@ export class Store {
   async deleteVersion(path: string, version: number): Promise<boolean> {
     this.#writable('deleteVersion');
     if (!Number.isSafeInteger(version) || version < 1) throw new InvalidInputError('version must be a positive integer', 'version');
-    return this.#b.db.transaction(() => this.#st.versionDelete.run(path, version).changes === 1);
-  }
-
-  /** Sets (string) or removes (null) key/value metadata of one document. */
-  async setMeta(digest: string, kv: Record<string, string | null>): Promise<void> {
-    await this.updateMeta([{ digest, meta: kv }]);
-  }
-
-  async addTags(digest: string, tags: string[]): Promise<void> {
-    await this.updateMeta([{ digest, addTags: tags }]);
-  }
-
-  async removeTags(digest: string, tags: string[]): Promise<void> {
-    await this.updateMeta([{ digest, removeTags: tags }]);
+    return this.#b.db.transaction(() => deleteVersion(this.#st, path, version, Date.now()));
   }
 
   /**
-   * Applies many metadata changes in one transaction: all or none (an unknown digest is
-   * NOT_FOUND and nothing changes). Returns how many documents were updated; read them back
-   * with `stat` when needed.
+   * Sets (string) or removes (null) key/value metadata of one entry: `ref` is a path, or a
+   * digest naming the entry of that content (decision 0025; AMBIGUOUS when several show it).
+   */
+  async setMeta(ref: string, kv: Record<string, string | null>): Promise<void> {
+    await this.updateMeta([{ ...targetOf(ref), meta: kv }]);
+  }
+
+  async addTags(ref: string, tags: string[]): Promise<void> {
+    await this.updateMeta([{ ...targetOf(ref), addTags: tags }]);
+  }
+
+  async removeTags(ref: string, tags: string[]): Promise<void> {
+    await this.updateMeta([{ ...targetOf(ref), removeTags: tags }]);
+  }
+
+  /**
+   * Applies many metadata changes in one transaction: all or none (an unknown entry is
+   * NOT_FOUND, a digest several entries show AMBIGUOUS, and nothing changes). Returns how
+   * many updates were applied; read the entries back with `stat` when needed.
    */
   async updateMeta(updates: MetaUpdate[]): Promise<{ updated: number }> {
     this.#writable('updateMeta');
     if (!Array.isArray(updates)) throw new InvalidInputError('updates must be an array', 'updates');
     if (updates.length > 10_000) throw new InvalidInputError('at most 10,000 updates per batch', 'updates');
     const parsed = updates.map((u, i) => parse(MetaUpdate, u, `updates[${i}]`));
-    parsed.forEach((u, i) => parseDigest(u.digest, `updates[${i}].digest`));
+    parsed.forEach((u, i) => u.digest !== undefined && parseDigest(u.digest, `updates[${i}].digest`));
     const now = Date.now();
-    const distinct = parsed.length >= BULK_MIN && new Set(parsed.map((u) => u.digest)).size === parsed.length;
     this.#b.db.transaction(() => {
-      if (distinct) applyBulk((this.#bulk ??= prepareBulk(this.#b.db)), parsed, now);
-      else for (const u of parsed) applyMeta(this.#st, requireDocId(this.#st, u.digest), u, now);
+      const changes = parsed.map((u) => ({ ...u, entryId: resolveEntry(this.#st, u.digest !== undefined ? { digest: u.digest } : { path: u.path! }).id }));
+      const distinct = changes.length >= BULK_MIN && new Set(changes.map((c) => c.entryId)).size === changes.length;
+      if (distinct) applyBulk((this.#bulk ??= prepareBulk(this.#b.db)), changes, now);
+      else for (const c of changes) applyMeta(this.#st, c.entryId, c, now);
     });
     this.#indexer.schedule();
     return { updated: parsed.length };
@@ -643,9 +656,20 @@ export class Store {
     return this.#st.docIdByDigest.get(parseDigest(digest)) !== undefined;
   }
 
-  async stat(digest: string): Promise<DocumentInfo> {
+  /**
+   * An entry: `ref` is a path, or a digest naming the entry of that content (decision 0025:
+   * AMBIGUOUS when several entries show it). A document only older versions name shows its
+   * content with no path, tags or metadata.
+   */
+  async stat(ref: string): Promise<DocumentInfo> {
     this.#open();
-    return this.#b.db.read(() => toInfo(this.#st, requireDoc(this.#st, digest)));
+    const target = targetOf(ref);
+    return this.#b.db.read(() => {
+      const doc = 'digest' in target ? requireDoc(this.#st, target.digest) : undefined;
+      if (doc && !this.#st.entryPathless.get(doc.id) && this.#st.entriesShowing.all(doc.id, 1).length === 0) return documentOnlyInfo(doc);
+      const entry = resolveEntry(this.#st, target);
+      return entryInfo(this.#st, entry, doc ?? this.#st.docById.get(entry.doc_id)!);
+    });
   }
 
   /**
@@ -660,6 +684,7 @@ export class Store {
     // snapshots (a restore reads those).
     const h = options.unlisted ? this.#st.docAnyByDigest.get(parseDigest(digest)) : this.#st.docHeadByDigest.get(parseDigest(digest));
     if (!h) throw new NotFoundError(`no document ${digest}`);
+    const entry = this.#soleEntry(h.id);
     const st = this.#st;
     const reader = this.#reader;
     let full: DocRow | undefined;
@@ -671,12 +696,18 @@ export class Store {
     return {
       digest: formatDigest(h.digest),
       size: h.size,
-      path: h.path,
-      mediaType: h.media_type,
+      path: entry?.path ?? null,
+      mediaType: entry?.media_type ?? null,
       bytes: async () => reader.bytes(row()),
       stream: () => reader.document(row()),
       range: (start, end) => reader.range(row(), start, end),
     };
+  }
+
+  /** The entry a document's digest names without ambiguity (its pathless one, or the only one). */
+  #soleEntry(docId: number): EntryRow | undefined {
+    const showing = this.#st.entryPathless.get(docId) ?? this.#st.entriesShowing.all(docId, 2);
+    return Array.isArray(showing) ? (showing.length === 1 ? showing[0] : undefined) : showing;
   }
 
   /** The document as a stream of byte pieces; ends with CORRUPT_DATA if anything is damaged. */
@@ -690,7 +721,7 @@ export class Store {
   async manifest(digest: string, options: { unlisted?: boolean } = {}): Promise<{ key: string; length: number }[]> {
     this.#open();
     const doc = this.#st.docAnyByDigest.get(parseDigest(digest));
-    if (!doc || (!doc.listed && !options.unlisted)) throw new NotFoundError(`no document ${digest}`);
+    if (!doc || (doc.refs <= 0 && !options.unlisted)) throw new NotFoundError(`no document ${digest}`);
     return decodeManifest(doc.manifest).map((e) => ({ key: e.key, length: e.length }));
   }
 
@@ -729,7 +760,10 @@ export class Store {
     return out;
   }
 
-  /** Documents in insertion order, filtered, one page at a time. */
+  /**
+   * Entries (paths, and puts without one) in the order they were made, filtered, one page at
+   * a time; each with the document of its latest version.
+   */
   async list(query: ListQuery = {}): Promise<ListResult> {
     this.#open();
     const q = parse(ListQuery, query, 'list query');
@@ -738,31 +772,29 @@ export class Store {
     if (q.cursor !== undefined) {
       const after = /^[0-9]+$/.test(q.cursor) ? Number(q.cursor) : NaN;
       if (!Number.isSafeInteger(after)) throw new InvalidInputError('cursor is not one this store gave out', 'cursor');
-      where.push('d.id > ?');
+      where.push('e.id > ?');
       params.push(after);
     }
-    const filters = documentFilters(q);
+    const filters = entryFilters(q);
     where.push(...filters.where);
     params.push(...filters.params);
-    const sql = `SELECT d.* FROM documents d ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY d.id LIMIT ?`;
-    const statement = this.#b.db.prepare<import('./statements.js').DocRow>(sql);
-    // One read transaction for the page and each document's tags and metadata: one snapshot,
-    // and one lock instead of two statements' worth per document (~16 µs each here).
+    const sql = `SELECT e.*, d.digest, d.size, d.chunk_count FROM entries e JOIN documents d ON d.id = e.doc_id ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY e.id LIMIT ?`;
+    const statement = this.#b.db.prepare<EntryRow & Pick<DocRow, 'digest' | 'size' | 'chunk_count'>>(sql);
+    // One read transaction for the page and each entry's tags and metadata: one snapshot,
+    // and one lock instead of two statements' worth per entry (~16 µs each here).
     return this.#b.db.read(() => {
       const rows = statement.all(...params, q.limit + 1);
       const page = rows.slice(0, q.limit);
-      const result: ListResult = { items: page.map((r) => toInfo(this.#st, r)) };
+      const result: ListResult = { items: page.map((r) => entryInfo(this.#st, r, r)) };
       if (rows.length > q.limit) result.nextCursor = String(page[page.length - 1]!.id);
       return result;
     });
   }
 
-  /** Every tag on a listed document, with how many documents carry it, by name. */
-  async tags(): Promise<{ tag: string; documents: number }[]> {
+  /** Every tag on an entry, with how many entries carry it, by name. */
+  async tags(): Promise<{ tag: string; entries: number }[]> {
     this.#open();
-    return this.#b.db
-      .prepare<{ tag: string; documents: number }>('SELECT t.tag, COUNT(*) AS documents FROM tags t JOIN documents d ON d.id = t.doc_id WHERE d.listed = 1 GROUP BY t.tag ORDER BY t.tag')
-      .all();
+    return this.#b.db.prepare<{ tag: string; entries: number }>('SELECT tag, COUNT(*) AS entries FROM tags GROUP BY tag ORDER BY tag').all();
   }
 
   /** Bytes that deleting the document would free (stored bytes of chunks only it uses). */
@@ -797,6 +829,7 @@ export class Store {
     const c = this.#st.chunkStats.get()!;
     const p = this.#st.packStats.get()!;
     return {
+      entries: d.entries,
       documents: d.documents,
       logicalBytes: d.logical,
       uniqueChunkBytes: c.unique_bytes,
@@ -842,6 +875,12 @@ export class Store {
     this.#open();
     if (this.readonly) throw new ReadOnlyError(op);
   }
+}
+
+/** A reference as an entry target: `sha256:…` is a digest, anything else a path. */
+function targetOf(ref: string): EntryTarget {
+  if (typeof ref !== 'string' || !ref) throw new InvalidInputError('reference must be a non-empty string', 'ref');
+  return ref.startsWith('sha256:') ? { digest: ref } : { path: ref };
 }
 
 function readConfig(db: SqlDatabase): StoreConfig {

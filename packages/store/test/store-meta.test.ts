@@ -4,14 +4,16 @@ import { newStore, textBytes } from './helpers/store.js';
 const doc = (i: number) => textBytes(1000 + i, 2000 + i);
 
 describe('metadata and tags', () => {
-  it('put records path, media type, tags and key/value metadata; re-put merges', async () => {
+  it('put records path, media type, tags and key/value metadata; re-put at the path merges', async () => {
     const { store } = await newStore();
     const { digest } = await store.put(doc(1), { path: 'notes/a.md', mediaType: 'text/markdown', tags: ['x', 'y'], meta: { author: 'ann' } });
-    await store.put(doc(1), { tags: ['z'], meta: { lang: 'en' } });
+    await store.put(doc(1), { path: 'notes/a.md', tags: ['z'], meta: { lang: 'en' } });
     const info = await store.stat(digest);
+    expect(await store.stat('notes/a.md')).toEqual(info);
     expect(info).toMatchObject({
       digest,
       size: 2001,
+      version: 1,
       path: 'notes/a.md',
       mediaType: 'text/markdown',
       tags: ['x', 'y', 'z'],
@@ -113,7 +115,6 @@ describe('large batches (set-based path) match one-by-one updates', () => {
       fc.record(
         {
           digest: fc.constant(digest),
-          path: fc.option(fc.constantFrom('p/a', 'p/b'), { nil: undefined }),
           mediaType: fc.option(fc.constantFrom('text/plain', null), { nil: undefined }),
           meta: fc.dictionary(key, fc.option(fc.constantFrom('x', 'y'), { nil: null })),
           addTags: fc.array(tag, { maxLength: 2 }),

@@ -108,7 +108,11 @@ describe('deduplication', () => {
     expect(first.newChunks).toBe(first.chunks);
     expect(first.newBytesStored).toBeGreaterThan(data.length);
     expect(second).toMatchObject({ digest: first.digest, newChunks: 0, newBytesStored: 0 });
-    expect((await store.stat(first.digest)).path).toBe('b.bin');
+    // Two paths, one document (decision 0025).
+    expect((await store.list()).items.map((e) => [e.path, e.digest])).toEqual([
+      ['a.bin', first.digest],
+      ['b.bin', first.digest],
+    ]);
   });
 
   it('one byte changed in 10 MiB stores at most 3 new chunks', async () => {

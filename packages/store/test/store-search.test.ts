@@ -148,6 +148,8 @@ describe('versions', () => {
   });
 
   it('deleting a version keeps the others and never reuses its number; deleting a document drops its versions', async () => {
+    // (Schema 6: a document no version or entry names any more is deleted with its last
+    // version; before, documents outlived their versions.)
     const { store } = await newStore();
     const digests = [];
     for (const t of ['a', 'b', 'c']) digests.push((await store.put(text(t), { path: 'p' })).digest);
@@ -156,7 +158,8 @@ describe('versions', () => {
     expect((await store.versions('p')).map((v) => v.version)).toEqual([1, 2]);
     await store.put(text('d'), { path: 'p' });
     expect((await store.versions('p')).map((v) => v.version)).toEqual([1, 2, 4]);
-    expect(await store.has(digests[2]!)).toBe(true); // the document stays
+    expect(await store.has(digests[2]!)).toBe(false); // nothing names it now
+    expect(await store.has(digests[1]!)).toBe(true);
     await store.delete(digests[0]!);
     expect((await store.versions('p')).map((v) => v.version)).toEqual([2, 4]);
   });

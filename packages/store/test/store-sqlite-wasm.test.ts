@@ -76,7 +76,7 @@ describe('the store on sqlite-wasm', () => {
     expect(hits[0]!.snippet).toContain('granite');
     await expect(store.search('"unbalanced')).rejects.toMatchObject({ code: 'INVALID_QUERY' });
     expect((await store.list({ tag: 't' })).items.map((d) => d.digest)).toEqual([once.digest]);
-    expect(await store.tags()).toEqual([{ tag: 't', documents: 1 }]);
+    expect(await store.tags()).toEqual([{ tag: 't', entries: 1 }]); // (schema 6: tags count entries)
     const page1 = await store.list({ limit: 1 });
     const page2 = await store.list({ limit: 1, cursor: page1.nextCursor! });
     expect([...page1.items, ...page2.items].map((d) => d.digest)).toEqual([often.digest, once.digest]);

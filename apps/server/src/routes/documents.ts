@@ -7,7 +7,7 @@ import { digestParam } from '../http/digest.js';
 import { FilterQuery, filtersOf } from '../http/filters.js';
 import { PutQuery, putMetaFrom } from '../http/meta.js';
 import { sendDocument } from '../http/send.js';
-import { DigestParams, DocumentInfo, ListResult, MetaChange, PutResult, errors } from '../schemas.js';
+import { DigestParams, DocumentInfo, ListResult, MetaChange, PutResult, SafePath, errors } from '../schemas.js';
 
 export const ListQuery = z
   .object({
@@ -41,7 +41,7 @@ export default async function documents(app: FastifyInstance, opts: { maxDocumen
 
   r.get('/v1/documents', {
     config: { scope: 'read' },
-    schema: { summary: 'List documents, filtered, one page at a time', querystring: ListQuery, response: { 200: ListResult, ...errors(400, 401, 403) } },
+    schema: { summary: 'List entries (paths, and uploads without one), filtered, one page at a time', querystring: ListQuery, response: { 200: ListResult, ...errors(400, 401, 403) } },
     handler: async (request) => {
       const q = request.query;
       return app.store.list({ limit: q.limit, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}), ...filtersOf(q) });
@@ -65,7 +65,7 @@ export default async function documents(app: FastifyInstance, opts: { maxDocumen
 
   r.delete('/v1/documents/:digest', {
     config: { scope: 'write' },
-    schema: { summary: 'Delete a document (its chunks become garbage unless shared)', params: DigestParams, response: { 204: z.null(), ...errors(400, 401, 403, 404) } },
+    schema: { summary: 'Delete this content from every path and version naming it (its chunks become garbage unless shared)', params: DigestParams, response: { 204: z.null(), ...errors(400, 401, 403, 404) } },
     handler: async (request, reply) => {
       const digest = digestParam(request.params.digest);
       if (!(await app.store.delete(digest))) await app.store.stat(digest); // NOT_FOUND
@@ -76,17 +76,23 @@ export default async function documents(app: FastifyInstance, opts: { maxDocumen
 
   r.get('/v1/documents/:digest/meta', {
     config: { scope: 'read' },
-    schema: { summary: 'A document’s metadata', params: DigestParams, response: { 200: DocumentInfo, ...errors(400, 401, 403, 404) } },
+    schema: {
+      summary: 'The entry this content names: its path, tags and metadata (AMBIGUOUS when several paths show it)',
+      params: DigestParams,
+      response: { 200: DocumentInfo, ...errors(400, 401, 403, 404, 409) },
+    },
     handler: async (request) => app.store.stat(digestParam(request.params.digest)),
   });
 
   r.patch('/v1/documents/:digest/meta', {
     config: { scope: 'write' },
     schema: {
-      summary: 'Change a document’s path, media type, tags or key/value metadata',
+      summary: 'Change the media type, tags or key/value metadata of the entry this content names',
+      description:
+        'The digest names the document\'s upload without a path, else the one path showing it; when several paths show it the call fails with AMBIGUOUS (409, `paths` lists them) and nothing changes: use PATCH /v1/entry?path= instead.',
       params: DigestParams,
       body: MetaChange,
-      response: { 200: DocumentInfo, ...errors(400, 401, 403, 404) },
+      response: { 200: DocumentInfo, ...errors(400, 401, 403, 404, 409) },
     },
     handler: async (request) => {
       const digest = digestParam(request.params.digest);
@@ -99,11 +105,12 @@ export default async function documents(app: FastifyInstance, opts: { maxDocumen
     config: { scope: 'write' },
     schema: {
       summary: 'Up to 1,000 metadata changes in one transaction: all or none',
-      body: z.object({ updates: z.array(MetaChange.extend({ digest: z.string() })).min(1).max(1000) }).strict(),
-      response: { 200: z.object({ updated: z.number().int() }), ...errors(400, 401, 403, 404) },
+      description: 'Each update names its entry by `path` or by `digest` (as PATCH /v1/documents/{digest}/meta does).',
+      body: z.object({ updates: z.array(MetaChange.extend({ digest: z.string().optional(), path: SafePath.optional() })).min(1).max(1000) }).strict(),
+      response: { 200: z.object({ updated: z.number().int() }), ...errors(400, 401, 403, 404, 409) },
     },
     handler: async (request) => {
-      return app.store.updateMeta(request.body.updates); // digests checked there, as updates[i].digest
+      return app.store.updateMeta(request.body.updates); // checked there: one of digest and path, as updates[i].digest
     },
   });
 }

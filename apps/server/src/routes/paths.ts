@@ -4,7 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { HttpError } from '../errors.js';
 import { sendDocument } from '../http/send.js';
-import { SafePath, VersionInfo, errors } from '../schemas.js';
+import { DocumentInfo, MetaChange, PathQuery, SafePath, VersionInfo, errors } from '../schemas.js';
 import { timeOf } from '../http/filters.js';
 
 const Which = z
@@ -46,6 +46,37 @@ export default async function paths(app: FastifyInstance) {
       },
     });
   }
+
+  r.get('/v1/entry', {
+    config: { scope: 'read' },
+    schema: { summary: 'A path\'s entry: its latest version, media type, tags and metadata', querystring: PathQuery, response: { 200: DocumentInfo, ...errors(400, 401, 403, 404) } },
+    handler: async (request) => app.store.stat(pathParam(request.query.path)),
+  });
+
+  r.patch('/v1/entry', {
+    config: { scope: 'write' },
+    schema: {
+      summary: 'Change a path\'s media type, tags or key/value metadata (every version keeps them)',
+      querystring: PathQuery,
+      body: MetaChange,
+      response: { 200: DocumentInfo, ...errors(400, 401, 403, 404) },
+    },
+    handler: async (request) => {
+      const path = pathParam(request.query.path);
+      await app.store.updateMeta([{ path, ...request.body }]);
+      return app.store.stat(path);
+    },
+  });
+
+  r.delete('/v1/entry', {
+    config: { scope: 'write' },
+    schema: { summary: 'Delete a path with all its versions', querystring: PathQuery, response: { 204: z.null(), ...errors(400, 401, 403, 404) } },
+    handler: async (request, reply) => {
+      const path = pathParam(request.query.path);
+      if (!(await app.store.deletePath(path))) throw new HttpError('NOT_FOUND', `no path ${path}`);
+      return reply.code(204).send(null);
+    },
+  });
 
   r.get('/v1/versions', {
     config: { scope: 'read' },

@@ -116,7 +116,8 @@ export function App() {
       setList({ ...next, items: [...list!.items, ...next.items] });
     });
 
-  const onOpen = (digest: string) => run(async () => setDetails(await store.details(digest)));
+  /** `ref`: an entry's path, or a digest (a put without a path, or an older version's content). */
+  const onOpen = (ref: string) => run(async () => setDetails(await store.details(ref)));
 
   const onDownload = (digest: string) =>
     run(async () => {
@@ -131,18 +132,18 @@ export function App() {
       setTimeout(() => URL.revokeObjectURL(url), 60_000);
     });
 
-  const onDelete = (digest: string) =>
+  const onDelete = (ref: string) =>
     run(async () => {
-      await store.delete(digest);
-      if (details?.info.digest === digest) setDetails(undefined);
+      await store.delete(ref);
+      if (details && (details.info.path ?? details.info.digest) === ref) setDetails(undefined);
       await refresh();
     });
 
-  const onTags = (digest: string, add: string[], remove: string[]) =>
+  const onTags = (ref: string, add: string[], remove: string[]) =>
     run(async () => {
-      if (add.length) await store.addTags(digest, add);
-      if (remove.length) await store.removeTags(digest, remove);
-      setDetails(await store.details(digest));
+      if (add.length) await store.addTags(ref, add);
+      if (remove.length) await store.removeTags(ref, remove);
+      setDetails(await store.details(ref));
       await refresh();
     });
 

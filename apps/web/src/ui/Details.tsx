@@ -14,7 +14,8 @@ export function Details(props: {
   onClose: () => void;
   onDownload: (digest: string) => void;
   onOpen: (digest: string) => void;
-  onTags: (digest: string, add: string[], remove: string[]) => void;
+  /** Changes the tags of the entry named by its path (or digest, without one). */
+  onTags: (ref: string, add: string[], remove: string[]) => void;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
   const [tag, setTag] = useState('');
@@ -44,7 +45,7 @@ export function Details(props: {
             {info.tags.map((t) => (
               <li key={t}>
                 {t}
-                <button class="chip-x" aria-label={`Remove tag ${t}`} onClick={() => props.onTags(info.digest, [], [t])}>
+                <button class="chip-x" aria-label={`Remove tag ${t}`} onClick={() => props.onTags(info.path ?? info.digest, [], [t])}>
                   ×
                 </button>
               </li>
@@ -54,7 +55,7 @@ export function Details(props: {
             class="row"
             onSubmit={(e) => {
               e.preventDefault();
-              if (tag.trim()) props.onTags(info.digest, [tag.trim()], []);
+              if (tag.trim()) props.onTags(info.path ?? info.digest, [tag.trim()], []);
               setTag('');
             }}
           >

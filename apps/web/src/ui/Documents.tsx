@@ -16,14 +16,15 @@ function Snippet({ html }: { html: string }) {
 
 export function Documents(props: {
   list: ListState | undefined;
-  tags: { tag: string; documents: number }[];
+  tags: { tag: string; entries: number }[];
   query: { q: string; tag: string };
   busy: boolean;
   onQuery: (q: { q: string; tag: string }) => void;
   onMore: () => void;
-  onOpen: (digest: string) => void;
+  /** An entry's path, or the digest of one without a path. */
+  onOpen: (ref: string) => void;
   onDownload: (digest: string) => void;
-  onDelete: (digest: string) => void;
+  onDelete: (ref: string) => void;
 }) {
   const [q, setQ] = useState(props.query.q);
   return (
@@ -47,7 +48,7 @@ export function Documents(props: {
             <option value="">All tags</option>
             {props.tags.map((t) => (
               <option key={t.tag} value={t.tag}>
-                {t.tag} ({t.documents})
+                {t.tag} ({t.entries})
               </option>
             ))}
           </select>
@@ -77,7 +78,7 @@ export function Documents(props: {
           {props.list.items.map((d) => (
             <li key={d.digest} data-testid="doc" data-digest={d.digest}>
               <div class="doc-main">
-                <button class="link" onClick={() => props.onOpen(d.digest)} title="Details">
+                <button class="link" onClick={() => props.onOpen(d.path ?? d.digest)} title="Details">
                   {d.path ?? d.digest.slice(0, 19)}
                 </button>
                 <span class="muted small">
@@ -92,7 +93,7 @@ export function Documents(props: {
                 <button class="secondary" onClick={() => props.onDownload(d.digest)} aria-label={`Download ${d.path ?? d.digest}`} disabled={props.busy}>
                   Download
                 </button>
-                <button class="danger" onClick={() => props.onDelete(d.digest)} aria-label={`Delete ${d.path ?? d.digest}`} disabled={props.busy}>
+                <button class="danger" onClick={() => props.onDelete(d.path ?? d.digest)} aria-label={`Delete ${d.path ?? d.digest}`} disabled={props.busy}>
                   Delete
                 </button>
               </div>

@@ -5,7 +5,8 @@ import { bytes, ratio } from './format.js';
 export function Totals({ stats, storage }: { stats: StoreStats | undefined; storage: { usage: number; quota: number; persisted: boolean } | undefined }) {
   const items: [string, string, string][] = stats
     ? [
-        ['documents', 'Documents', String(stats.documents)],
+        ['entries', 'Files', String(stats.entries)],
+        ['documents', 'Distinct documents', String(stats.documents)],
         ['logical', 'Logical bytes', bytes(stats.logicalBytes)],
         ['stored', 'Stored bytes', bytes(stats.storedBytes)],
         ['dedup', 'Dedup ratio', ratio(stats.dedupRatio)],

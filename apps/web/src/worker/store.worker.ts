@@ -140,11 +140,12 @@ const api = {
 
   tags: async () => (await store()).tags(),
 
-  async details(digest: string) {
+  /** An entry (by path, or by digest: decision 0025), its versions and what deleting it frees. */
+  async details(ref: string) {
     const s = await store();
-    const info = await s.stat(digest);
+    const info = await s.stat(ref);
     const versions = info.path ? await s.versions(info.path) : [];
-    return { info, versions, exclusiveSize: await s.exclusiveSize(digest) };
+    return { info, versions, exclusiveSize: await s.exclusiveSize(info.digest) };
   },
 
   /** The document as a Blob, offered only after its bytes hashed to its digest. */
@@ -172,9 +173,10 @@ const api = {
     return { blob: new Blob([blob, ...(parts as BlobPart[])], { type: doc.mediaType ?? 'application/octet-stream' }), name };
   },
 
-  delete: async (digest: string) => (await store()).delete(digest),
-  addTags: async (digest: string, tags: string[]) => (await store()).addTags(digest, tags),
-  removeTags: async (digest: string, tags: string[]) => (await store()).removeTags(digest, tags),
+  /** A path with its versions, or (a digest) that content everywhere. */
+  delete: async (ref: string) => (ref.startsWith('sha256:') ? (await store()).delete(ref) : (await store()).deletePath(ref)),
+  addTags: async (ref: string, tags: string[]) => (await store()).addTags(ref, tags),
+  removeTags: async (ref: string, tags: string[]) => (await store()).removeTags(ref, tags),
   gc: async () => (await store()).gc(),
 
   /** Verify's report, each damaged document with its path (people know files by name). */

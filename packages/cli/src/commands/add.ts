@@ -1,12 +1,12 @@
 /**
- * `kura add PATH... [--tag T]... [--meta k=v]... [--path P] [--type MEDIA] [--json]
- * [--durability full|normal]`: stores files and directory trees (walk.ts says what a tree
- * adds), one at a time, in input order. `--json` prints one line per document once it is
- * committed: {"path","digest","size","chunks","newChunks","newBytes"}, where `path` is the
- * file as given (argument/relative/path under a directory argument) and the document's own
- * path metadata is the file's path relative to the directory argument (a file argument: its
- * basename; --path overrides it, or prefixes a directory's paths). Unreadable files are
- * reported on stderr and the rest still added; the exit code is then 1.
+ * `kura add PATH... [--tag T]... [--meta k=v]... [--as PREFIX | --path P] [--type MEDIA]
+ * [--json] [--durability full|normal]`: stores files and directory trees (walk.ts says what a
+ * tree adds), in input order, each under its path as given on the command line (normalized
+ * and relative: walk.ts `storePath`; decision 0025). `--json` prints one line per file once it
+ * is committed: {"path","entry","digest","size","chunks","newChunks","newBytes"}, where `path`
+ * is the file as given (argument/relative/path under a directory argument) and `entry` the
+ * path it is stored under (null for stdin without --path). Unreadable files are reported on
+ * stderr and the rest still added; the exit code is then 1.
  */
 import type { PutMeta, PutResult, Store } from '@kura/store';
 import { availableParallelism } from 'node:os';
@@ -26,6 +26,7 @@ interface AddOptions {
   tag?: string[];
   meta?: string[];
   path?: string;
+  as?: string;
   type?: string;
   json?: boolean;
   durability?: string;
@@ -56,22 +57,26 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .argument('<paths...>', 'files and directories to add (- for standard input)')
     .option('--tag <tag>', 'tag every document (repeatable)', collect)
     .option('--meta <key=value>', 'set metadata on every document (repeatable)', collect)
-    .option('--path <path>', 'document path for a single file or stdin; path prefix for a directory')
+    .option('--as <prefix>', 'store the files under PREFIX instead of their own directory part (a file: PREFIX/<name>; a directory: its files under PREFIX)')
+    .option('--path <path>', 'the path to store a single file or stdin under')
     .option('--type <media-type>', 'media type of every document (default: guessed from the extension)')
-    .option('--json', 'one JSON line per document: {"path","digest","size","chunks","newChunks","newBytes"}')
+    .option('--json', 'one JSON line per file: {"path","entry","digest","size","chunks","newChunks","newBytes"}')
     .option('--durability <mode>', 'full: fsync every document before it is reported; normal (default): faster')
     .option('--jobs <n>', `worker threads that chunk, hash and compress when adding several files (default ${availableParallelism()}; 1 = this thread)`)
     .addHelpText(
       'after',
       `
 Directories are added recursively in sorted order; only regular files are stored (symlinks to
-directories are not followed). A file under a directory gets its path relative to that
-directory as its document path; a file argument gets its basename. In --json output, "path" is
-the file as you named it (the directory argument joined with the relative path), "newBytes"
-the bytes this document added to pack files (0 when all of it was already stored).`,
+directories are not followed). Each file is stored under its path as you name it, normalized
+and relative, like tar: "kura add notes docs" stores notes/... and docs/...; "./a/../b" is
+"b"; "/home/me/x" is "home/me/x"; a ".." above the start is refused. Identical files at two
+paths are two entries sharing one document (stored once). In --json output, "path" is the file
+as you named it, "entry" the path it is stored under, "newBytes" the bytes this file added to
+pack files (0 when all of it was already stored).`,
     )
     .action(async (paths: string[], opts: AddOptions, cmd: Command) => {
       if (opts.path !== undefined && paths.length !== 1) throw usage('--path needs exactly one file or directory to add');
+      if (opts.path !== undefined && opts.as !== undefined) throw usage('give --path (one exact path) or --as (a prefix), not both');
       const meta = keyValues(opts.meta ?? [], '--meta', false) as Record<string, string>;
       const mode = durability(opts.durability);
       const jobs = opts.jobs === undefined ? availableParallelism() : wholeNumber(opts.jobs, '--jobs');
@@ -79,7 +84,7 @@ the bytes this document added to pack files (0 when all of it was already stored
       await withStore(cmd, { readonly: false, durability: mode }, async (store) => {
         // Listed first (cheap: names and sizes) so the progress bar knows the total.
         const inputs: Input[] = [];
-        for await (const input of listInputs(paths, opts.path)) inputs.push(input);
+        for await (const input of listInputs(paths, { path: opts.path, as: opts.as })) inputs.push(input);
         const t: Tally = { read: 0, logical: 0, stored: 0, documents: 0, failed: 0 };
         const bar = new Progress(totalSize(inputs), !opts.json, ({ value, total, elapsed }) =>
           [
@@ -101,6 +106,7 @@ the bytes this document added to pack files (0 when all of it was already stored
             t.stored += r.newBytesStored;
             const line = {
               path: input.file,
+              entry: input.docPath ?? null,
               digest: r.digest,
               size: r.size,
               chunks: r.chunks,
@@ -138,7 +144,7 @@ the bytes this document added to pack files (0 when all of it was already stored
           if (!opts.json) {
             const failed = t.failed ? `, ${t.failed} failed` : '';
             const saved = t.stored < t.logical ? `, ${bytes(t.logical - t.stored)} saved by dedup and compression` : '';
-            await bar.line(`added ${t.documents} document${t.documents === 1 ? '' : 's'}${failed}: ${bytes(t.logical)}, ${bytes(t.stored)} newly stored${saved}`);
+            await bar.line(`added ${t.documents} file${t.documents === 1 ? '' : 's'}${failed}: ${bytes(t.logical)}, ${bytes(t.stored)} newly stored${saved}`);
           }
         } finally {
           bar.stop();

@@ -1,9 +1,9 @@
 /**
  * `kura ls [--tag T] [--type M] [--prefix P] [--since ISO] [--until ISO] [--limit N]
- * [--cursor C] [--json]`: documents in the order they were added. Without --limit, every
+ * [--cursor C] [--json]`: entries (paths, and puts without one) in the order they were made. Without --limit, every
  * match is listed. With --limit N, one page of at most N; when more remain, the last line on
  * stderr is `kura: next cursor: C`, and `--cursor C` lists the next page. stdout stays pure:
- * with --json, every stdout line is one DocumentInfo object.
+ * with --json, every stdout line is one entry (DocumentInfo) object.
  */
 import type { DocumentInfo, ListQuery } from '@kura/store';
 import type { Command } from 'commander';
@@ -36,26 +36,29 @@ export function humanLine(d: DocumentInfo): string {
 export function register(program: Command): void {
   program
     .command('ls')
-    .description('list documents (filters combine with AND)')
-    .option('--tag <tag>', 'only documents with this tag')
-    .option('--type <media-type>', 'only documents of this media type')
-    .option('--prefix <path>', 'only documents whose path starts with this')
-    .option('--since <iso>', 'only documents added at or after this time (e.g. 2024-05-01T00:00:00Z)')
-    .option('--until <iso>', 'only documents added before this time')
-    .option('--limit <n>', `list one page of at most N documents (1..${PAGE_MAX}); default: all`)
+    .description('list paths (and puts without one) with their latest version; filters combine with AND')
+    .option('--tag <tag>', 'only paths with this tag')
+    .option('--type <media-type>', 'only paths of this media type')
+    .option('--prefix <path>', 'only paths that start with this')
+    .option('--since <iso>', 'only paths changed at or after this time (e.g. 2024-05-01T00:00:00Z)')
+    .option('--until <iso>', 'only paths changed before this time')
+    .option('--limit <n>', `list one page of at most N paths (1..${PAGE_MAX}); default: all`)
     .option('--cursor <c>', 'continue after the page that printed this cursor')
     .option('--json', 'one JSON object (DocumentInfo) per line')
     .addHelpText(
       'after',
       `
-Output: one line per document, "<digest>  <size>  <path>  [tags]", or with --json one
-DocumentInfo per line: {"digest","size","chunks","path","mediaType","tags","meta","createdAt","updatedAt"}.
+Output: one line per path, "<digest>  <size>  <path>  [tags]" (the digest of its latest
+version; "-" for a put without a path), or with --json one entry per line:
+{"path","digest","size","chunks","version","mediaType","tags","meta","createdAt","updatedAt"}.
+The same bytes at two paths list twice: two entries sharing one document.
 
 Pagination: without --limit every match is printed. With --limit N at most N are printed and,
 when more remain, the last line on stderr is "kura: next cursor: C" (stdout holds only
-documents, with or without --json). Run the same command with --cursor C for the next page;
-when no such line appears, the listing is complete. A cursor is a position in insertion
-order: later pages never repeat earlier ones, and documents added meanwhile come at the end.`,
+entries, with or without --json). Run the same command with --cursor C for the next page;
+when no such line appears, the listing is complete. A cursor is a position in the order paths
+were first added: later pages never repeat earlier ones, and paths added meanwhile come at the
+end.`,
     )
     .action(async (opts: LsOptions, cmd: Command) => {
       const limit = opts.limit === undefined ? undefined : wholeNumber(opts.limit, '--limit');

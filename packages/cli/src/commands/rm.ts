@@ -1,10 +1,11 @@
 /**
- * `kura rm DIGEST... [--json]`: deletes documents (their chunks are reclaimed by `kura gc`).
- * Silent on success; an unknown digest is reported and makes the exit code 1, the others are
- * still removed. --json prints {"digest","removed"} per digest.
+ * `kura rm REF... [--json]`: a PATH removes that path with all its versions; a digest removes
+ * that content from every path and version naming it (decision 0025). What nothing names any
+ * more is reclaimed by `kura gc`. Silent on success; a ref that names nothing is reported and
+ * makes the exit code 1, the others are still removed. --json prints {"digest","removed"} or {"path","removed"} per ref.
  */
 import type { Command } from 'commander';
-import { digest } from '../args.js';
+import { docRef } from '../args.js';
 import { EXIT, printError } from '../exit.js';
 import { writeJson } from '../output.js';
 import { withStore } from '../store.js';
@@ -12,19 +13,19 @@ import { withStore } from '../store.js';
 export function register(program: Command, setExit: (code: number) => void): void {
   program
     .command('rm')
-    .description('remove documents (run kura gc to reclaim their space)')
-    .argument('<digests...>', 'sha256:<64 hex digits>')
-    .option('--json', 'one line per digest: {"digest","removed"}')
+    .description('remove paths (with their versions) or content by digest (run kura gc to reclaim space)')
+    .argument('<refs...>', 'PATH, or sha256:<64 hex digits> (that content, at every path)')
+    .option('--json', 'one line per ref: {"digest","removed"} or {"path","removed"}')
     .action(async (args: string[], opts: { json?: boolean }, cmd: Command) => {
-      const ds = args.map(digest); // all checked before anything is removed
+      const refs = args.map(docRef); // all checked before anything is removed
       await withStore(cmd, { readonly: false }, async (store) => {
-        for (const d of ds) {
-          const removed = await store.delete(d);
+        for (const ref of refs) {
+          const removed = 'digest' in ref ? await store.delete(ref.digest) : await store.deletePath(ref.path);
           if (!removed) {
-            printError(`no document ${d}`);
+            printError('digest' in ref ? `no document ${ref.digest}` : `no path ${ref.path}`);
             setExit(EXIT.error);
           }
-          if (opts.json) await writeJson({ digest: d, removed });
+          if (opts.json) await writeJson({ ...ref, removed });
         }
       });
     });

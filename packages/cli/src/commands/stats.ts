@@ -1,6 +1,6 @@
 /**
  * `kura stats [--json]`: the store's sizes. --json prints one line with, in this order,
- * {"documents","logicalBytes","uniqueChunkBytes","storedBytes","dedupRatio","compressionRatio"}
+ * {"entries","documents","logicalBytes","uniqueChunkBytes","storedBytes","dedupRatio","compressionRatio"}
  * followed by {"packBytes","chunks","packs"}.
  */
 import type { StoreStats } from '@kura/store';
@@ -11,6 +11,7 @@ import { withStore } from '../store.js';
 
 export function statsJson(s: StoreStats) {
   return {
+    entries: s.entries,
     documents: s.documents,
     logicalBytes: s.logicalBytes,
     uniqueChunkBytes: s.uniqueChunkBytes,
@@ -26,6 +27,7 @@ export function statsJson(s: StoreStats) {
 function table(s: StoreStats): string {
   const sized = (n: number) => `${bytes(n)} (${count(n)} bytes)`;
   const rows: [string, string][] = [
+    ['entries', count(s.entries)],
     ['documents', count(s.documents)],
     ['logical bytes', sized(s.logicalBytes)],
     ['unique chunk bytes', sized(s.uniqueChunkBytes)],
@@ -42,8 +44,8 @@ function table(s: StoreStats): string {
 export function register(program: Command): void {
   program
     .command('stats')
-    .description('sizes of the store: documents, bytes, dedup and compression ratios')
-    .option('--json', 'one JSON line: documents, logicalBytes, uniqueChunkBytes, storedBytes, dedupRatio, compressionRatio, packBytes, chunks, packs')
+    .description('sizes of the store: entries, documents, bytes, dedup and compression ratios')
+    .option('--json', 'one JSON line: entries, documents, logicalBytes, uniqueChunkBytes, storedBytes, dedupRatio, compressionRatio, packBytes, chunks, packs')
     .action(async (opts: { json?: boolean }, cmd: Command) => {
       await withStore(cmd, { readonly: true }, async (store) => {
         const s = await store.stats();

@@ -1,0 +1,16 @@
+/** How a path on the command line becomes a path in the store (decision 0025). */
+import { posix } from 'node:path';
+import { usage } from './exit.js';
+
+/**
+ * The store path of a command-line argument (decision 0025): normalized and relative, as tar
+ * and restic record them — `./a/../b/` is `b`, `/home/me/x` is `home/me/x`, `.` is the empty
+ * prefix. A `..` that climbs above where it starts is refused (usage error): the store has no
+ * place above its root.
+ */
+export function storePath(arg: string): string {
+  const n = posix.normalize(arg.replace(/\\/g, '/')).replace(/^\/+/, '').replace(/\/+$/, '');
+  if (n === '..' || n.startsWith('../')) throw usage(`${arg}: a path that climbs above its start (..) cannot be stored as given; add it from its parent directory, or give --as PREFIX`);
+  return n === '.' ? '' : n;
+}
+

@@ -1,0 +1,132 @@
+/**
+ * Paths are entries, a document is content (decision 0025): identical bytes at two paths are
+ * two entries and one document; tags, metadata and media types live on entries; digest
+ * addressed changes name one entry or fail; deletes by path and by digest; stats over entries.
+ */
+import { describe, expect, it } from 'vitest';
+import { newStore } from './helpers/store.js';
+
+const utf8 = (s: string) => new TextEncoder().encode(s);
+
+describe('entries and documents', () => {
+  it('the same bytes at two paths are two entries, one document, stored once', async () => {
+    const { store } = await newStore();
+    const a = await store.put(utf8('MIT License\n'), { path: 'a/LICENSE', tags: ['a'] });
+    const b = await store.put(utf8('MIT License\n'), { path: 'b/LICENSE', tags: ['b'], mediaType: 'text/plain' });
+    expect(b).toMatchObject({ digest: a.digest, newChunks: 0, newBytesStored: 0 });
+    expect((await store.list()).items.map((e) => [e.path, e.digest, e.tags, e.mediaType])).toEqual([
+      ['a/LICENSE', a.digest, ['a'], null],
+      ['b/LICENSE', a.digest, ['b'], 'text/plain'],
+    ]);
+    expect(await store.getBytes(await store.resolve('a/LICENSE'))).toEqual(utf8('MIT License\n'));
+    const s = await store.stats();
+    expect({ entries: s.entries, documents: s.documents, logicalBytes: s.logicalBytes, uniqueChunkBytes: s.uniqueChunkBytes }).toEqual({
+      entries: 2,
+      documents: 1,
+      logicalBytes: 24,
+      uniqueChunkBytes: 12,
+    });
+  });
+
+  it('a tag or key set on one path never shows on another with the same bytes', async () => {
+    const { store } = await newStore();
+    await store.put(utf8('same'), { path: 'x' });
+    await store.put(utf8('same'), { path: 'y' });
+    await store.addTags('x', ['only-x']);
+    await store.setMeta('y', { k: 'y' });
+    expect(await store.stat('x')).toMatchObject({ tags: ['only-x'], meta: {} });
+    expect(await store.stat('y')).toMatchObject({ tags: [], meta: { k: 'y' } });
+    expect((await store.list({ tag: 'only-x' })).items.map((e) => e.path)).toEqual(['x']);
+    expect((await store.search('only')).map((h) => h.path)).toEqual(['x']);
+  });
+
+  it('tags and metadata stay with a path across its versions', async () => {
+    const { store } = await newStore();
+    await store.put(utf8('v1'), { path: 'notes/today.md', tags: ['notes'], meta: { lang: 'en' } });
+    await store.put(utf8('v2'), { path: 'notes/today.md' });
+    expect(await store.stat('notes/today.md')).toMatchObject({ version: 2, tags: ['notes'], meta: { lang: 'en' } });
+  });
+
+  it('a digest names the pathless entry, else the one path showing it; several paths are AMBIGUOUS and change nothing', async () => {
+    const { store } = await newStore();
+    const one = await store.put(utf8('one'), { path: 'p/one' });
+    await store.addTags(one.digest, ['by-digest']);
+    expect((await store.stat('p/one')).tags).toEqual(['by-digest']);
+
+    const two = await store.put(utf8('two'), { path: 'p/two' });
+    await store.put(utf8('two'), { path: 'q/two' });
+    const ambiguous = store.updateMeta([
+      { digest: one.digest, meta: { k: 'v' } },
+      { digest: two.digest, meta: { k: 'v' } },
+    ]);
+    await expect(ambiguous).rejects.toMatchObject({ code: 'AMBIGUOUS', paths: ['p/two', 'q/two'] });
+    expect((await store.stat('p/one')).meta).toEqual({}); // all or none
+    await expect(store.stat(two.digest)).rejects.toMatchObject({ code: 'AMBIGUOUS' });
+
+    // A put without a path makes the document's pathless entry, which the digest then names.
+    await store.put(utf8('two'), { tags: ['pathless'] });
+    expect(await store.stat(two.digest)).toMatchObject({ path: null, version: null, tags: ['pathless'] });
+    await store.setMeta(two.digest, { on: 'pathless' });
+    expect((await store.stat('p/two')).meta).toEqual({});
+    expect((await store.list()).items).toHaveLength(4);
+  });
+
+  it('an older version is readable by digest and shows no attributes; changing it by digest is NOT_FOUND', async () => {
+    const { store } = await newStore();
+    const v1 = await store.put(utf8('first'), { path: 'f', tags: ['t'] });
+    await store.put(utf8('second'), { path: 'f' });
+    expect(await store.has(v1.digest)).toBe(true);
+    expect(await store.getBytes(v1.digest)).toEqual(utf8('first'));
+    expect(await store.stat(v1.digest)).toMatchObject({ path: null, digest: v1.digest, tags: [], meta: {} });
+    await expect(store.addTags(v1.digest, ['x'])).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  it('deleting a path drops its versions; the document stays while another path names it', async () => {
+    const { store } = await newStore();
+    const d = await store.put(utf8('shared'), { path: 'a' });
+    await store.put(utf8('other'), { path: 'a' });
+    await store.put(utf8('shared'), { path: 'b' });
+    expect(await store.deletePath('a')).toBe(true);
+    expect(await store.deletePath('a')).toBe(false);
+    await expect(store.versions('a')).resolves.toEqual([]);
+    expect((await store.list()).items.map((e) => e.path)).toEqual(['b']);
+    expect(await store.getBytes(d.digest)).toEqual(utf8('shared'));
+    expect(await store.deletePath('b')).toBe(true);
+    expect(await store.has(d.digest)).toBe(false);
+    expect((await store.stats()).entries).toBe(0);
+    // Its chunks are garbage now.
+    expect((await store.gc()).chunksRemoved).toBe(2);
+  });
+
+  it('deleting by digest removes that content from every path; a path falls back to its previous version', async () => {
+    const { store } = await newStore();
+    const old = await store.put(utf8('old'), { path: 'x' });
+    const cur = await store.put(utf8('current'), { path: 'x' });
+    await store.put(utf8('current'), { path: 'y', tags: ['y'] });
+    await store.put(utf8('current'));
+    expect(await store.delete(cur.digest)).toBe(true);
+    expect(await store.delete(cur.digest)).toBe(false);
+    expect((await store.list()).items.map((e) => [e.path, e.digest, e.version])).toEqual([['x', old.digest, 1]]);
+    expect((await store.versions('x')).map((v) => v.version)).toEqual([1]);
+    expect(await store.has(cur.digest)).toBe(false);
+    // The path's next version keeps counting: numbers are never reused.
+    await store.put(utf8('newest'), { path: 'x' });
+    expect((await store.versions('x')).map((v) => v.version)).toEqual([1, 3]);
+  });
+
+  it('a snapshot keeps a document whose entries were deleted, and it is not listed', async () => {
+    const { store } = await newStore();
+    const d = await store.put(utf8('in a snapshot'), { path: 'kept' });
+    const snap = await store.createSnapshot({ type: 'dir', entries: [{ name: 'kept', type: 'file', mode: 0o644, size: 13, digest: d.digest }] } as never);
+    await store.deletePath('kept');
+    expect(await store.has(d.digest)).toBe(false);
+    expect((await store.list()).items).toEqual([]);
+    await store.gc();
+    const out = [];
+    for await (const e of store.snapshotEntries(snap.id)) out.push(e.path);
+    expect(out).toEqual(['kept']);
+    expect(await (await store.document(d.digest, { unlisted: true })).bytes()).toEqual(utf8('in a snapshot'));
+    await store.deleteSnapshot(snap.id);
+    expect((await store.gc()).chunksRemoved).toBe(1);
+  });
+});
