@@ -2,7 +2,7 @@
  * Exit codes scripts can rely on (docs/ERRORS.md): 0 ok, 1 error, 2 usage, 3 verify found
  * damage. Errors print one line on stderr, never a stack trace.
  */
-import { isKuraError as isAnyKuraError, type KuraError } from '@kura/core';
+import { isKuraError as isAnyKuraError, type KuraError, type KuraErrorCode } from '@kura/core';
 
 export const EXIT = { ok: 0, error: 1, usage: 2, damaged: 3 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
@@ -45,14 +45,37 @@ export function describeError(e: unknown): string {
 }
 
 /**
- * The exit code an uncaught error ends the command with: a CliError says its own; a value the
- * user typed that the store rejected (INVALID_INPUT, INVALID_QUERY) is usage (2); everything else —
- * NOT_FOUND, CORRUPT_DATA, STORE_LOCKED, FORMAT_MISMATCH, READ_ONLY, file-system errors — is 1.
- * Damage found by `kura verify` is 3, returned by that command, never thrown.
+ * The exit code of each library code: a value the user typed that the store rejected is usage
+ * (2); everything else is 1, damaged data included (damage found by `kura verify` is 3, returned
+ * by that command, never thrown). Exhaustive, so a code added to @kura/core needs a line here.
+ */
+export const EXIT_OF: Readonly<Record<KuraErrorCode, ExitCode>> = {
+  INVALID_INPUT: EXIT.usage,
+  INVALID_QUERY: EXIT.usage,
+  CORRUPT_DATA: EXIT.error,
+  INVALID_STATE: EXIT.error,
+  INTERNAL: EXIT.error,
+  NOT_FOUND: EXIT.error,
+  STORE_LOCKED: EXIT.error,
+  STORAGE_UNAVAILABLE: EXIT.error,
+  FORMAT_MISMATCH: EXIT.error,
+  READ_ONLY: EXIT.error,
+  STORE_CLOSED: EXIT.error,
+  DIGEST_MISMATCH: EXIT.error,
+  MISSING_CHUNKS: EXIT.error,
+  AMBIGUOUS: EXIT.error,
+  STORAGE_FULL: EXIT.error,
+  IO_ERROR: EXIT.error,
+  SYNC_FAILED: EXIT.error,
+};
+
+/**
+ * The exit code an uncaught error ends the command with: a CliError says its own, a KuraError
+ * its code's (EXIT_OF); anything else, file-system errors included, is 1.
  */
 export function exitCodeOf(e: unknown): ExitCode {
   if (e instanceof CliError) return e.exitCode;
-  if (isKuraError(e, 'INVALID_INPUT') || isKuraError(e, 'INVALID_QUERY')) return EXIT.usage;
+  if (isKuraError(e)) return EXIT_OF[e.code];
   return EXIT.error;
 }
 
@@ -60,7 +83,7 @@ export function exitCodeOf(e: unknown): ExitCode {
  * A KuraError, optionally with the given code (compare codes, not classes: docs/ERRORS.md),
  * from any copy of @kura/core (`kura serve` runs the server's own: core's isKuraError).
  */
-export function isKuraError(e: unknown, code?: string): e is KuraError {
+export function isKuraError(e: unknown, code?: KuraErrorCode): e is KuraError {
   return isAnyKuraError(e) && (code === undefined || e.code === code);
 }
 

@@ -3,7 +3,42 @@
  * (listed in docs/ERRORS.md); messages are for people and may change, codes never do.
  */
 
-export type KuraErrorCode = 'INVALID_INPUT' | 'CORRUPT_DATA' | 'INVALID_STATE' | 'INTERNAL' | (string & {});
+/**
+ * Every code a KuraError can carry, each a row of docs/ERRORS.md (test/error-codes.test.ts holds
+ * them together). Closed on purpose: the server's statuses and the CLI's exit codes are records
+ * over it, so a new code does not compile until both say what it means.
+ */
+export const KURA_ERROR_CODES = [
+  // core
+  'INVALID_INPUT',
+  'CORRUPT_DATA',
+  'INVALID_STATE',
+  'INTERNAL',
+  // store
+  'NOT_FOUND',
+  'STORE_LOCKED',
+  'STORAGE_UNAVAILABLE',
+  'FORMAT_MISMATCH',
+  'READ_ONLY',
+  'STORE_CLOSED',
+  'INVALID_QUERY',
+  'DIGEST_MISMATCH',
+  'MISSING_CHUNKS',
+  'AMBIGUOUS',
+  'STORAGE_FULL',
+  'IO_ERROR',
+  // the browser demo's sync (apps/web)
+  'SYNC_FAILED',
+] as const;
+
+export type KuraErrorCode = (typeof KURA_ERROR_CODES)[number];
+
+const KNOWN_CODES: ReadonlySet<string> = new Set(KURA_ERROR_CODES);
+
+/** Whether `s` is one of Kura's codes: check codes that arrive as strings (worker messages) before trusting them. */
+export function isKuraErrorCode(s: unknown): s is KuraErrorCode {
+  return typeof s === 'string' && KNOWN_CODES.has(s);
+}
 
 /** Marks every KuraError, whichever copy of this module made it (see isKuraError). */
 const KURA_ERROR: unique symbol = Symbol.for('kura.error') as never;
@@ -26,10 +61,10 @@ export class KuraError extends Error {
 /**
  * Whether `e` is a KuraError, also when another copy of @kura/core made it: the bundled
  * `kura` command loads the HTTP server's own copy for `kura serve`, and `instanceof` sees
- * only its own class.
+ * only its own class. Its code must be one this copy knows, so that `e.code` is honest.
  */
 export function isKuraError(e: unknown): e is KuraError {
-  return e instanceof Error && (e as unknown as Record<symbol, unknown>)[KURA_ERROR] === true;
+  return e instanceof Error && (e as unknown as Record<symbol, unknown>)[KURA_ERROR] === true && isKuraErrorCode((e as KuraError).code);
 }
 
 /** An argument was rejected before any work was done; `field` names it. */

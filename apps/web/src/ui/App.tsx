@@ -44,7 +44,7 @@ export function App() {
   const [added, setAdded] = useState<Added[]>([]);
   const [query, setQuery] = useState({ q: '', tag: '' });
   const [list, setList] = useState<ListState>();
-  const [tags, setTags] = useState<{ tag: string; documents: number }[]>([]);
+  const [tags, setTags] = useState<{ tag: string; entries: number }[]>([]);
   const [details, setDetails] = useState<DetailsData>();
   const [gc, setGc] = useState<GcReport>();
   const [verify, setVerify] = useState<Omit<VerifyReport, 'damagedDocuments'> & { damagedDocuments: (DamagedDocument & { path: string | null })[] }>();

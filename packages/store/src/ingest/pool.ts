@@ -6,7 +6,7 @@
  * browser/ingest-pool.ts).
  */
 import type { IngestChunk, IngestOptions, IngestResult } from '@kura/core';
-import { KuraError } from '@kura/core';
+import { InternalError, KuraError, isKuraErrorCode } from '@kura/core';
 import type { ChunkStream } from '../put.js';
 import type { KnownChunks } from './known-chunks.js';
 import type { ErrorShape, FromWorker, ToWorker } from './protocol.js';
@@ -87,7 +87,11 @@ function knownTable(known: KnownChunks | undefined): { known?: SharedArrayBuffer
 
 /** Rebuilds an error on this side: Kura's typed errors keep their code, platform errors theirs. */
 function revive(e: ErrorShape): Error {
-  return e.kura && e.code ? new KuraError(e.code, e.message) : Object.assign(new Error(e.message), e.code ? { code: e.code } : {}, e.path !== undefined ? { path: e.path } : {});
+  if (e.kura && e.code) {
+    // A code this side does not know (a worker of another build) is nothing a caller can act on.
+    return isKuraErrorCode(e.code) ? new KuraError(e.code, e.message) : new InternalError(`a worker failed with an unknown code ${e.code}: ${e.message}`);
+  }
+  return Object.assign(new Error(e.message), e.code ? { code: e.code } : {}, e.path !== undefined ? { path: e.path } : {});
 }
 
 export class IngestPoolCore<S> {
