@@ -8,7 +8,7 @@ import type { Digest } from '@kura/core';
 import { AmbiguousError, NotFoundError } from './errors.js';
 import { formatDigest, hexToBytes, parseDigest } from './hex.js';
 import { decodeManifest } from './manifest.js';
-import type { DocRow, EntryRow, Statements } from './statements.js';
+import type { DocRow, EntryView, Statements } from './statements.js';
 
 export interface EntryInfo {
   /** The entry's path; null for a put without one (a pathless entry, named by its digest). */
@@ -29,16 +29,16 @@ export interface EntryInfo {
 /** What `stat` and `list` return. (Before schema 6 this described a document; now an entry.) */
 export type DocumentInfo = EntryInfo;
 
-/** The public shape of an entry; `doc` is its document's row (or the parts listing joins in). */
-export function entryInfo(st: Statements, e: EntryRow, doc: Pick<DocRow, 'digest' | 'size' | 'chunk_count'>): EntryInfo {
+/** The public shape of an entry (read with statements.ts ENTRY_VIEW). */
+export function entryInfo(st: Statements, e: EntryView): EntryInfo {
   const meta: Record<string, string> = {};
   for (const m of st.metaOf.all(e.id)) meta[m.key] = m.value;
   return {
     path: e.path,
-    digest: formatDigest(doc.digest),
-    size: doc.size,
-    chunks: doc.chunk_count,
-    version: e.path === null ? null : (st.versionLatest.get(e.path)?.version ?? null),
+    digest: formatDigest(e.digest),
+    size: e.size,
+    chunks: e.chunk_count,
+    version: e.version,
     mediaType: e.media_type,
     tags: st.tagsOf.all(e.id).map((t) => t.tag),
     meta,
@@ -69,25 +69,50 @@ const AMBIGUOUS_SHOWN = 10;
 /**
  * The entry a target names (decision 0025): a path's entry; for a digest, the document's
  * pathless entry, else the one entry showing it. NOT_FOUND when there is none; AMBIGUOUS when
- * several entries show the document.
+ * several entries show the document. One statement when it names one.
  */
-export function resolveEntry(st: Statements, target: EntryTarget): EntryRow {
+export function resolveEntry(st: Statements, target: EntryTarget): EntryView {
   if ('path' in target) {
-    const e = st.entryByPath.get(target.path);
+    const e = st.entryViewByPath.get(target.path);
     if (!e) throw new NotFoundError(`no document at ${target.path}`);
     return e;
   }
+  const found = st.entriesOfDigest.all(parseDigest(target.digest));
+  if (found.length === 1 || (found.length > 1 && found[0]!.path === null)) return found[0]!;
   const doc = requireDoc(st, target.digest);
-  const pathless = st.entryPathless.get(doc.id);
-  if (pathless) return pathless;
-  const showing = st.entriesShowing.all(doc.id, AMBIGUOUS_SHOWN + 1);
-  if (showing.length === 1) return showing[0]!;
-  if (showing.length === 0) {
+  if (found.length === 0) {
     throw new NotFoundError(`no path shows ${target.digest} now (only older versions name it): name the path and version instead`);
   }
+  const showing = st.entriesShowing.all(doc.id, AMBIGUOUS_SHOWN + 1);
   const paths = showing.slice(0, AMBIGUOUS_SHOWN).map((e) => e.path ?? formatDigest(doc.digest));
   const more = showing.length > AMBIGUOUS_SHOWN ? ', …' : '';
   throw new AmbiguousError(`${target.digest} is the content of several paths (${paths.join(', ')}${more}): name one of them instead of the digest`, paths);
+}
+
+/** The id of the entry a target names: `resolveEntry`'s choice, in one lean statement when it names one. */
+export function resolveEntryId(st: Statements, target: EntryTarget): number {
+  if ('path' in target) {
+    const e = st.entryIdByPath.get(target.path);
+    if (e) return e.id;
+  } else {
+    const id = st.entryIdOfDigest.get(parseDigest(target.digest))?.id;
+    if (id != null) return id;
+  }
+  return resolveEntry(st, target).id; // throws NOT_FOUND or AMBIGUOUS
+}
+
+/**
+ * What `stat` shows for a target: its entry, or for a digest only older versions name, the
+ * document's content with no path or attributes.
+ */
+export function statTarget(st: Statements, target: EntryTarget): EntryInfo {
+  if ('digest' in target) {
+    const id = st.entryIdOfDigest.get(parseDigest(target.digest))?.id;
+    if (id != null) return entryInfo(st, st.entryViewById.get(id)!);
+    const doc = requireDoc(st, target.digest);
+    if (!st.entryPathless.get(doc.id) && st.entriesShowing.all(doc.id, 1).length === 0) return documentOnlyInfo(doc);
+  }
+  return entryInfo(st, resolveEntry(st, target)); // (a path; or AMBIGUOUS)
 }
 
 /** A change to one entry's attributes. Meta values of null delete keys. */

@@ -6,7 +6,8 @@
  * so no two updates touch the same entry and their order cannot matter.
  */
 import type { SqlDatabase } from './backend/sql.js';
-import type { MetaChange } from './entries.js';
+import { resolveEntryId, type EntryTarget, type MetaChange } from './entries.js';
+import type { Statements } from './statements.js';
 
 export const BULK_MIN = 16;
 
@@ -15,8 +16,13 @@ export interface EntryChange extends MetaChange {
 }
 
 export function prepareBulk(db: SqlDatabase) {
-  // Each json_each row's value is [entryId, ...].
   return {
+    // The entries of many targets at once: j.key is the target's index in the batch.
+    byDigest: db.prepare<{ i: number; id: number; pathless: number }>(
+      'SELECT j.key AS i, e.id AS id, e.path IS NULL AS pathless FROM json_each(?) j JOIN documents d ON d.digest = unhex(j.value) JOIN entries e ON e.doc_id = d.id',
+    ),
+    byPath: db.prepare<{ i: number; id: number; pathless: number }>('SELECT j.key AS i, e.id AS id, 0 AS pathless FROM json_each(?) j JOIN entries e ON e.path = j.value'),
+    // Below, each json_each row's value is [entryId, ...].
     setMediaType: db.prepare(`UPDATE entries SET media_type = s.v ->> 1 FROM (SELECT value AS v FROM json_each(?)) s WHERE entries.id = s.v ->> 0`),
     metaSet: db.prepare(
       `INSERT INTO meta(entry_id, key, value) SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?) WHERE true ON CONFLICT(entry_id, key) DO UPDATE SET value = excluded.value`,
@@ -32,6 +38,31 @@ export function prepareBulk(db: SqlDatabase) {
 }
 
 export type Bulk = ReturnType<typeof prepareBulk>;
+
+/**
+ * The entry ids of many targets (entries.ts `resolveEntryId` for each, with the same result):
+ * two statements for the whole batch; a target that names no entry, or several, is resolved
+ * alone, which throws its NOT_FOUND or AMBIGUOUS.
+ */
+export function resolveEntries(bulk: Bulk, st: Statements, targets: readonly EntryTarget[]): number[] {
+  const pathless: (number | undefined)[] = new Array(targets.length);
+  const only: (number | undefined)[] = new Array(targets.length);
+  const count = new Array<number>(targets.length).fill(0);
+  const take = (rows: { i: number; id: number; pathless: number }[], at: number[]) => {
+    for (const r of rows) {
+      const i = at[r.i]!;
+      if (r.pathless) pathless[i] = r.id;
+      only[i] = r.id;
+      count[i]!++;
+    }
+  };
+  const digests: number[] = [];
+  const paths: number[] = [];
+  targets.forEach((t, i) => ('digest' in t ? digests : paths).push(i));
+  if (digests.length) take(bulk.byDigest.all(JSON.stringify(digests.map((i) => (targets[i] as { digest: string }).digest.slice(7)))), digests);
+  if (paths.length) take(bulk.byPath.all(JSON.stringify(paths.map((i) => (targets[i] as { path: string }).path))), paths);
+  return targets.map((t, i) => pathless[i] ?? (count[i] === 1 ? only[i]! : resolveEntryId(st, t)));
+}
 
 /** Applies the changes inside the caller's transaction (the entries exist: resolved by the caller). */
 export function applyBulk(bulk: Bulk, changes: readonly EntryChange[], now: number): void {

@@ -37,6 +37,12 @@ export interface EntryRow {
   updated_at: number;
 }
 
+/** An entry with the parts of its document and version that listing and `stat` show. */
+export type EntryView = EntryRow & Pick<DocRow, 'digest' | 'size' | 'chunk_count'> & { version: number | null };
+
+/** The columns of an EntryView, over `entries e JOIN documents d` (the version by its primary key). */
+export const ENTRY_VIEW = 'e.*, d.digest, d.size, d.chunk_count, (SELECT MAX(v.version) FROM versions v WHERE v.path = e.path) AS version';
+
 export interface SnapshotRow {
   id: number;
   tree: Uint8Array;
@@ -141,6 +147,21 @@ export function prepareStatements(db: SqlDatabase) {
     docHeadByDigest: p<Pick<DocRow, 'id' | 'digest' | 'size'>>('SELECT id, digest, size FROM documents WHERE digest = ? AND refs > 0'),
 
     entryById: p<EntryRow>('SELECT * FROM entries WHERE id = ?'),
+    /**
+     * The entries a digest could name, with what `stat` shows of them, in one statement: the
+     * pathless one first, then by age; two rows are enough to tell one from several.
+     */
+    entriesOfDigest: p<EntryView>(`SELECT ${ENTRY_VIEW} FROM documents d JOIN entries e ON e.doc_id = d.id WHERE d.digest = ? ORDER BY e.path IS NOT NULL, e.id LIMIT 2`),
+    /**
+     * The same choice, its id only (what a metadata change needs), without a sort: the pathless
+     * entry, else the only entry; null when there are none or several.
+     */
+    entryIdOfDigest: p<{ id: number | null }>(
+      'SELECT COALESCE((SELECT e.id FROM entries e WHERE e.doc_id = d.id AND e.path IS NULL), (SELECT CASE WHEN COUNT(*) = 1 THEN MAX(x.id) END FROM (SELECT e.id FROM entries e WHERE e.doc_id = d.id LIMIT 2) x)) AS id FROM documents d WHERE d.digest = ?',
+    ),
+    entryIdByPath: p<{ id: number }>('SELECT id FROM entries WHERE path = ?'),
+    entryViewById: p<EntryView>(`SELECT ${ENTRY_VIEW} FROM entries e JOIN documents d ON d.id = e.doc_id WHERE e.id = ?`),
+    entryViewByPath: p<EntryView>(`SELECT ${ENTRY_VIEW} FROM entries e JOIN documents d ON d.id = e.doc_id WHERE e.path = ?`),
     entryByPath: p<EntryRow>('SELECT * FROM entries WHERE path = ?'),
     entryPathless: p<EntryRow>('SELECT * FROM entries WHERE doc_id = ? AND path IS NULL'),
     /** Entries showing a document, oldest first (digest-addressed calls, decision 0025). */

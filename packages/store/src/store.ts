@@ -15,10 +15,10 @@ import {
 } from '@kura/core';
 import type { PackStore } from './backend/packs.js';
 import type { SqlDatabase } from './backend/sql.js';
-import { applyMeta, deleteDocument, deletePath, deleteVersion, documentOnlyInfo, entryInfo, requireDoc, resolveEntry, type DocumentInfo, type EntryTarget } from './entries.js';
+import { applyMeta, deleteDocument, deletePath, deleteVersion, entryInfo, requireDoc, resolveEntryId, statTarget, type DocumentInfo, type EntryTarget } from './entries.js';
 import { FormatMismatchError, NotFoundError, ReadOnlyError, StoreClosedError } from './errors.js';
 import { collectGarbage, type GcReport } from './gc.js';
-import { BULK_MIN, applyBulk, prepareBulk, type Bulk } from './meta-batch.js';
+import { BULK_MIN, applyBulk, prepareBulk, resolveEntries, type Bulk } from './meta-batch.js';
 import { formatDigest, hexToBytes, parseDigest } from './hex.js';
 import { decodeManifest } from './manifest.js';
 import { InitOptions, ListQuery, MetaUpdate, OpenOptions, PutMeta, entryFilters, parse, toMillis, type Durability } from './options.js';
@@ -27,7 +27,7 @@ import { cachedDigests, hasStamps, recordStamps, type StampedFile } from './stam
 import { ingestHere, putDocument, putReadyDocuments, type ChunkEvent, type ChunkStream, type CommitTurn, type PutOptions, type PutResult, type ReadyDocument, type ResolvedMeta } from './put.js';
 import { Reader } from './read.js';
 import { SCHEMA_VERSION, migrate, schemaVersion } from './schema.js';
-import { prepareStatements, type ChunkLoc, type DocRow, type EntryRow, type Statements } from './statements.js';
+import { ENTRY_VIEW, prepareStatements, type ChunkLoc, type DocRow, type EntryRow, type EntryView, type Statements } from './statements.js';
 import { verifyStore, type VerifyProgress, type VerifyReport } from './verify.js';
 import { Indexer, search, type SearchHit, type SearchQuery } from './search.js';
 import { Writer } from './writer.js';
@@ -626,9 +626,15 @@ export class Store {
     parsed.forEach((u, i) => u.digest !== undefined && parseDigest(u.digest, `updates[${i}].digest`));
     const now = Date.now();
     this.#b.db.transaction(() => {
-      const changes = parsed.map((u) => ({ ...u, entryId: resolveEntry(this.#st, u.digest !== undefined ? { digest: u.digest } : { path: u.path! }).id }));
-      const distinct = changes.length >= BULK_MIN && new Set(changes.map((c) => c.entryId)).size === changes.length;
-      if (distinct) applyBulk((this.#bulk ??= prepareBulk(this.#b.db)), changes, now);
+      const targets = parsed.map((u): EntryTarget => (u.digest !== undefined ? { digest: u.digest } : { path: u.path! }));
+      if (parsed.length < BULK_MIN) {
+        parsed.forEach((u, i) => applyMeta(this.#st, resolveEntryId(this.#st, targets[i]!), u, now));
+        return;
+      }
+      const bulk = (this.#bulk ??= prepareBulk(this.#b.db));
+      const ids = resolveEntries(bulk, this.#st, targets); // all resolved before anything changes
+      const changes = parsed.map((u, i) => ({ ...u, entryId: ids[i]! }));
+      if (new Set(ids).size === ids.length) applyBulk(bulk, changes, now);
       else for (const c of changes) applyMeta(this.#st, c.entryId, c, now);
     });
     this.#indexer.schedule();
@@ -664,12 +670,7 @@ export class Store {
   async stat(ref: string): Promise<DocumentInfo> {
     this.#open();
     const target = targetOf(ref);
-    return this.#b.db.read(() => {
-      const doc = 'digest' in target ? requireDoc(this.#st, target.digest) : undefined;
-      if (doc && !this.#st.entryPathless.get(doc.id) && this.#st.entriesShowing.all(doc.id, 1).length === 0) return documentOnlyInfo(doc);
-      const entry = resolveEntry(this.#st, target);
-      return entryInfo(this.#st, entry, doc ?? this.#st.docById.get(entry.doc_id)!);
-    });
+    return this.#b.db.read(() => statTarget(this.#st, target));
   }
 
   /**
@@ -778,14 +779,14 @@ export class Store {
     const filters = entryFilters(q);
     where.push(...filters.where);
     params.push(...filters.params);
-    const sql = `SELECT e.*, d.digest, d.size, d.chunk_count FROM entries e JOIN documents d ON d.id = e.doc_id ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY e.id LIMIT ?`;
-    const statement = this.#b.db.prepare<EntryRow & Pick<DocRow, 'digest' | 'size' | 'chunk_count'>>(sql);
+    const sql = `SELECT ${ENTRY_VIEW} FROM entries e JOIN documents d ON d.id = e.doc_id ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY e.id LIMIT ?`;
+    const statement = this.#b.db.prepare<EntryView>(sql);
     // One read transaction for the page and each entry's tags and metadata: one snapshot,
     // and one lock instead of two statements' worth per entry (~16 µs each here).
     return this.#b.db.read(() => {
       const rows = statement.all(...params, q.limit + 1);
       const page = rows.slice(0, q.limit);
-      const result: ListResult = { items: page.map((r) => entryInfo(this.#st, r, r)) };
+      const result: ListResult = { items: page.map((r) => entryInfo(this.#st, r)) };
       if (rows.length > q.limit) result.nextCursor = String(page[page.length - 1]!.id);
       return result;
     });
