@@ -149,19 +149,21 @@ export interface PutAttributes {
  * the document's pathless entry. Either way the tags and metadata are merged into the entry
  * and a given media type replaces its own.
  */
-export function recordPut(st: Statements, docId: number, put: PutAttributes, now: number): void {
-  const entry = put.path !== undefined ? st.entryByPath.get(put.path) : st.entryPathless.get(docId);
+export function recordPut(st: Statements, docId: number, put: PutAttributes, now: number, fresh = false): void {
+  // A document inserted by this commit (`fresh`) has no entry yet, and was inserted with the
+  // one reference this put adds whichever way below (a new entry, or a new version).
+  const entry = put.path !== undefined ? st.entryByPath.get(put.path) : fresh ? undefined : st.entryPathless.get(docId);
   let id: number;
   if (!entry) {
     id = Number(st.entryInsert.run(put.path ?? null, docId, put.mediaType ?? null, now, now).lastInsertRowid);
-    st.docRef.run(1, docId);
+    if (!fresh) st.docRef.run(1, docId);
     if (put.path !== undefined) st.versionInsert.run(put.path, st.versionNext.get(put.path)!.last, docId, now);
   } else {
     id = entry.id;
     if (entry.doc_id !== docId) {
       // (A pathless entry is found by its document: only a path's entry can change documents.)
       st.versionInsert.run(put.path!, st.versionNext.get(put.path!)!.last, docId, now);
-      st.docRef.run(1, docId);
+      if (!fresh) st.docRef.run(1, docId);
       st.entrySetDoc.run(docId, now, id);
     }
     if (put.mediaType !== undefined) st.entrySetMediaType.run(put.mediaType, id);

@@ -227,7 +227,8 @@ class DocumentPut {
         st.chunkRepair.run(c.packId, c.offset, c.rawLen, c.storedLen, c.codec, k);
         st.damagedClear.run(k);
       }
-      const inserted = st.docInsert.run(digestBytes, size, manifest.count, manifest.bytes(), now);
+      // A user's put names a new document once (entries.ts recordPut, `fresh`).
+      const inserted = st.docInsert.run(digestBytes, size, manifest.count, manifest.bytes(), now, listed ? 1 : 0);
       let docId: number;
       if (inserted.changes === 0) {
         // Same bytes again: chunks this put wrote stay unreferenced.
@@ -245,7 +246,7 @@ class DocumentPut {
       }
       // A user's put names the document at its path (or as a pathless entry); a snapshot's
       // file is kept by the snapshot's trees alone (FORMAT.md §13).
-      if (listed) recordPut(st, docId, meta, now);
+      if (listed) recordPut(st, docId, meta, now, inserted.changes === 1);
     });
   }
 

@@ -136,9 +136,9 @@ export function prepareStatements(db: SqlDatabase) {
     dirStampsUnder: p<{ dir: string; files: string }>('SELECT dir, files FROM dir_stamps WHERE dir = ? OR (dir >= ? AND dir < ?)'),
     dirStampsAny: p<{ one: number }>('SELECT 1 AS one FROM dir_stamps WHERE dir = ? OR (dir >= ? AND dir < ?) LIMIT 1'),
     docSizeByDigest: p<{ size: number }>('SELECT size FROM documents WHERE digest = ?'),
-    /** Inserts a new document (no refs yet); changes = 0 when the digest exists already. */
+    /** Inserts a new document with its first refs (§11); changes = 0 when the digest exists already. */
     docInsert: p(
-      'INSERT INTO documents(digest, size, chunk_count, manifest, created_at, refs, holds) VALUES (?, ?, ?, ?, ?, 0, 0) ON CONFLICT(digest) DO NOTHING',
+      'INSERT INTO documents(digest, size, chunk_count, manifest, created_at, refs, holds) VALUES (?, ?, ?, ?, ?, ?, 0) ON CONFLICT(digest) DO NOTHING',
     ),
     docDelete: p('DELETE FROM documents WHERE id = ?'),
     docsAll: p<DocRow>('SELECT * FROM documents ORDER BY id'),
@@ -160,6 +160,10 @@ export function prepareStatements(db: SqlDatabase) {
       'SELECT COALESCE((SELECT e.id FROM entries e WHERE e.doc_id = d.id AND e.path IS NULL), (SELECT CASE WHEN COUNT(*) = 1 THEN MAX(x.id) END FROM (SELECT e.id FROM entries e WHERE e.doc_id = d.id LIMIT 2) x)) AS id FROM documents d WHERE d.digest = ?',
     ),
     entryIdByPath: p<{ id: number }>('SELECT id FROM entries WHERE path = ?'),
+    /** That entry's path and media type by the document's id (what an HTTP GET by digest shows); both ? are the id. */
+    soleEntryOfDoc: p<Pick<EntryRow, 'path' | 'media_type'>>(
+      'SELECT path, media_type FROM entries WHERE id = COALESCE((SELECT id FROM entries WHERE doc_id = ? AND path IS NULL), (SELECT CASE WHEN COUNT(*) = 1 THEN MAX(x.id) END FROM (SELECT id FROM entries WHERE doc_id = ? LIMIT 2) x))',
+    ),
     entryViewById: p<EntryView>(`SELECT ${ENTRY_VIEW} FROM entries e JOIN documents d ON d.id = e.doc_id WHERE e.id = ?`),
     entryViewByPath: p<EntryView>(`SELECT ${ENTRY_VIEW} FROM entries e JOIN documents d ON d.id = e.doc_id WHERE e.path = ?`),
     entryByPath: p<EntryRow>('SELECT * FROM entries WHERE path = ?'),

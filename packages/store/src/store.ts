@@ -27,7 +27,7 @@ import { cachedDigests, hasStamps, recordStamps, type StampedFile } from './stam
 import { ingestHere, putDocument, putReadyDocuments, type ChunkEvent, type ChunkStream, type CommitTurn, type PutOptions, type PutResult, type ReadyDocument, type ResolvedMeta } from './put.js';
 import { Reader } from './read.js';
 import { SCHEMA_VERSION, migrate, schemaVersion } from './schema.js';
-import { ENTRY_VIEW, prepareStatements, type ChunkLoc, type DocRow, type EntryRow, type EntryView, type Statements } from './statements.js';
+import { ENTRY_VIEW, prepareStatements, type ChunkLoc, type DocRow, type EntryView, type Statements } from './statements.js';
 import { verifyStore, type VerifyProgress, type VerifyReport } from './verify.js';
 import { Indexer, search, type SearchHit, type SearchQuery } from './search.js';
 import { Writer } from './writer.js';
@@ -685,7 +685,8 @@ export class Store {
     // snapshots (a restore reads those).
     const h = options.unlisted ? this.#st.docAnyByDigest.get(parseDigest(digest)) : this.#st.docHeadByDigest.get(parseDigest(digest));
     if (!h) throw new NotFoundError(`no document ${digest}`);
-    const entry = this.#soleEntry(h.id);
+    // The path and type of the entry the digest names (decision 0025), when it names one.
+    const entry = this.#st.soleEntryOfDoc.get(h.id, h.id);
     const st = this.#st;
     const reader = this.#reader;
     let full: DocRow | undefined;
@@ -703,12 +704,6 @@ export class Store {
       stream: () => reader.document(row()),
       range: (start, end) => reader.range(row(), start, end),
     };
-  }
-
-  /** The entry a document's digest names without ambiguity (its pathless one, or the only one). */
-  #soleEntry(docId: number): EntryRow | undefined {
-    const showing = this.#st.entryPathless.get(docId) ?? this.#st.entriesShowing.all(docId, 2);
-    return Array.isArray(showing) ? (showing.length === 1 ? showing[0] : undefined) : showing;
   }
 
   /** The document as a stream of byte pieces; ends with CORRUPT_DATA if anything is damaged. */

@@ -82,6 +82,11 @@ describe('the store on sqlite-wasm', () => {
     expect([...page1.items, ...page2.items].map((d) => d.digest)).toEqual([often.digest, once.digest]);
     expect(await store.delete(often.digest)).toBe(true);
     expect((await store.search('granite')).map((h) => h.digest)).toEqual([once.digest]);
+    // A path's entry with its versions (DELETE … RETURNING in SQLite-in-wasm too).
+    await store.put(textBytes('a second version'), { path: 'once.txt' });
+    expect(await store.deletePath('once.txt')).toBe(true);
+    expect(await store.has(once.digest)).toBe(false);
+    expect((await store.list()).items).toEqual([]);
   });
 
   it('GC reclaims what deleted documents alone used; verify finds a damaged chunk and get refuses it', async () => {
