@@ -45,7 +45,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
   stats.register(program);
   verify.register(program, setExit);
   gc.register(program);
-  snapshot.register(program);
+  snapshot.register(program, setExit);
   serve.register(program);
   hash.register(program, setExit);
   chunks.register(program);

@@ -7,6 +7,7 @@
  */
 import { lstat, readdir, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
+import { escapedName } from '@kura/store';
 import { storePath } from './store-path.js';
 
 export interface InputFile {
@@ -83,14 +84,37 @@ export async function* listInputs(args: string[], place: Placement = {}): AsyncG
   }
 }
 
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Linux allows any bytes but `/` and NUL in a name; Kura stores paths as UTF-8 text. Read as a
+ * string, such a name would come back with U+FFFD in it and name no file at all.
+ */
+export function notUtf8(): Error {
+  return Object.assign(new Error('the file name is not valid UTF-8, and Kura stores paths as UTF-8 text: rename it (e.g. with convmv) to store it'), {
+    code: 'NOT_UTF8',
+  });
+}
+
 async function* walk(dir: string, prefix: string): AsyncGenerator<Input> {
-  let names: string[];
+  const names: string[] = [];
   try {
-    names = (await readdir(dir)).sort(byName);
+    for (const raw of await readdir(dir, { encoding: 'buffer' })) {
+      let name: string;
+      try {
+        name = UTF8.decode(raw);
+      } catch {
+        const file = under(dir, escapedName(raw));
+        yield { kind: 'problem', file, error: notUtf8() };
+        continue;
+      }
+      names.push(name);
+    }
   } catch (error) {
     yield { kind: 'problem', file: dir, error };
     return;
   }
+  names.sort(byName);
   for (const name of names) {
     const file = under(dir, name);
     const docPath = prefix ? `${prefix}/${name}` : name;

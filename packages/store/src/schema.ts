@@ -116,8 +116,9 @@ const MIGRATIONS: string[] = [
     WHERE d.listed = 1 AND NOT EXISTS (SELECT 1 FROM versions v WHERE v.doc_id = d.id)
     ORDER BY d.id;
   CREATE UNIQUE INDEX entries_path ON entries(path) WHERE path IS NOT NULL;
-  CREATE UNIQUE INDEX entries_pathless ON entries(doc_id) WHERE path IS NULL;
-  CREATE INDEX entries_doc ON entries(doc_id);
+  -- By document, the pathless entry first (path NULL sorts first): one index serves both
+  -- lookups; one pathless entry per document is kept by entries.ts recordPut, the only writer.
+  CREATE INDEX entries_doc ON entries(doc_id, path);
   CREATE INDEX entries_media ON entries(media_type) WHERE media_type IS NOT NULL;
 
   CREATE TABLE entry_tags (entry_id INTEGER NOT NULL, tag TEXT NOT NULL, PRIMARY KEY (tag, entry_id)) STRICT, WITHOUT ROWID;

@@ -388,6 +388,23 @@ describe('snapshots', () => {
   });
 });
 
+describe('names that are not UTF-8', () => {
+  it('are left out of the tree and reported, escaped; the rest is recorded', async () => {
+    const { store } = await newStore();
+    const src = join(tempDir(), 'src');
+    mkdirSync(join(src, 'sub'), { recursive: true });
+    writeFileSync(join(src, 'good.txt'), 'kept');
+    // Linux allows any bytes in a name: a Latin-1 "été" and a lone 0xff.
+    writeFileSync(Buffer.concat([Buffer.from(`${src}/sub/`), Buffer.from([0xe9, 0x74, 0xe9]), Buffer.from('.txt')]), 'latin-1 name');
+    writeFileSync(Buffer.concat([Buffer.from(`${src}/bad`), Buffer.from([0xff])]), 'byte name');
+    const snap = await store.snapshot(src);
+    expect(snap.notUtf8.sort()).toEqual([join(src, 'bad\\xff'), join(src, 'sub', '\\xe9t\\xe9.txt')]);
+    const names: string[] = [];
+    for await (const e of store.snapshotEntries(snap.id)) names.push(e.path);
+    expect(names).toEqual(['good.txt', 'sub']);
+  });
+});
+
 describe('snapshots of a directory snapshotted before (unchanged files are not read again)', () => {
   /** Past the window in which a file's stamp is not trusted (RECENT_MS). */
   const settle = () => new Promise((r) => setTimeout(r, RECENT_MS + 300));

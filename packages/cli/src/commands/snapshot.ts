@@ -10,11 +10,12 @@ import { InvalidInputError } from '@kura/core';
 import type { RestoreProgress, SnapshotDiff, SnapshotInfo, SnapshotProgress, TreeEntry } from '@kura/store';
 import type { Command } from 'commander';
 import { collect } from '../args.js';
-import { isKuraError, usage } from '../exit.js';
+import { EXIT, isKuraError, usage } from '../exit.js';
 import { bytes, count, rate } from '../format.js';
 import { write, writeJson } from '../output.js';
 import { Progress } from '../progress.js';
 import { withStore } from '../store.js';
+import { notUtf8 } from '../walk.js';
 
 function snapshotId(value: string): number {
   if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(Number(value)) || Number(value) < 1) throw usage(`a snapshot id is a positive whole number, got "${value}"`);
@@ -29,7 +30,7 @@ function describe(e: TreeEntry): string {
   return `-> ${e.target}`;
 }
 
-export function register(program: Command): void {
+export function register(program: Command, setExit: (code: number) => void): void {
   program
     .command('snapshot')
     .description('record a directory tree: files deduplicated like add, symlinks as links, empty directories kept')
@@ -38,7 +39,7 @@ export function register(program: Command): void {
     .option('--no-mtime', 'leave modification times out (an untouched tree then keeps its id when files are merely touched)')
     .option('--reread', 'read every file, even those unchanged since an earlier snapshot read them')
     .option('--exclude <pattern>', 'leave out entries matching a glob: a name at any depth (node_modules, *.log), a path from DIR with / (build/out), directories only with a trailing / (repeatable)', collect)
-    .option('--json', 'one JSON object: {"id","label","createdAt","files","bytes","tree","skipped","reused","vanished","excluded"}')
+    .option('--json', 'one JSON object: {"id","label","createdAt","files","bytes","tree","skipped","notUtf8","reused","vanished","excluded"}')
     .action(async (dir: string, opts: { label?: string; mtime: boolean; reread?: boolean; exclude?: string[]; json?: boolean }, cmd: Command) => {
       await withStore(cmd, { readonly: false }, async (store) => {
         // A bar on a terminal, unless --json: files found while the tree is scanned, then files
@@ -72,8 +73,12 @@ export function register(program: Command): void {
         } finally {
           (bar as Progress | undefined)?.stop();
         }
+        // A name that is not UTF-8 cannot be recorded: the snapshot holds the rest, and the exit
+        // code says that something was left out (as `kura add` does for a file it cannot add).
+        if (s.notUtf8.length) setExit(EXIT.error);
         if (opts.json) return writeJson(s);
         for (const p of s.skipped) process.stderr.write(`kura: skipped ${p}: not a file, directory or symlink\n`);
+        for (const p of s.notUtf8) process.stderr.write(`kura: left out ${p}: ${notUtf8().message}\n`);
         for (const p of s.vanished) process.stderr.write(`kura: left out ${p}: deleted while the snapshot ran\n`);
         const notes = [s.reused ? `${count(s.reused)} unchanged, not read` : '', s.excluded ? `${count(s.excluded)} excluded` : ''].filter(Boolean);
         await write(`snapshot ${s.id}: ${count(s.files)} files${notes.length ? ` (${notes.join('; ')})` : ''}, ${bytes(s.bytes)}${s.label ? ` (${s.label})` : ''}\n`);

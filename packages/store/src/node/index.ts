@@ -40,6 +40,7 @@ export * from '../index.js';
 export { IngestPool, POOL_IDLE_MS } from './ingest-pool.js';
 export { RECENT_MS, type RestoreProgress, type RestoreReport, type SnapshotProgress } from './snapshots.js';
 export { FsPackStore } from './fs-packs.js';
+export { escapedName } from './names.js';
 export { openSqlite } from './sqlite.js';
 
 export const DB_FILE = 'kura.db';
@@ -300,7 +301,8 @@ export class Store extends StoreCore {
    * Snapshots a directory (FORMAT.md §13): its files go through the deduplicating put (kept
    * for the snapshot, not listed), then its trees and the snapshot record are committed in one
    * transaction. Symlinks are recorded, not followed; sockets, fifos and devices are skipped
-   * and named in `skipped`; files and directories deleted while the snapshot ran are left out
+   * and named in `skipped`; entries whose names are not UTF-8 are left out and named in
+   * `notUtf8`; files and directories deleted while the snapshot ran are left out
    * and named in `vanished`; entries matching an `exclude` pattern (exclude.ts) are left out
    * unread and counted in `excluded`. `mtime: false` leaves times out (then unchanged trees
    * keep their digests across touches). `onProgress` is called as the tree is scanned, once it
@@ -310,7 +312,7 @@ export class Store extends StoreCore {
   async snapshot(
     dir: string,
     options: { label?: string; mtime?: boolean; reread?: boolean; exclude?: string[]; onProgress?: (p: SnapshotProgress) => void } = {},
-  ): Promise<SnapshotInfo & { skipped: string[]; reused: number; vanished: string[]; excluded: number }> {
+  ): Promise<SnapshotInfo & { skipped: string[]; notUtf8: string[]; reused: number; vanished: string[]; excluded: number }> {
     this.assertWritable('snapshot');
     const root = resolve(dir);
     const exclude = excluder(options.exclude); // bad patterns: refused before anything is read
@@ -386,7 +388,7 @@ export class Store extends StoreCore {
         info = await this.createSnapshot(scan.root, label);
       }
       this.recordStamps(root, scan.files.map((f) => ({ path: f.path, stamp: f.stamp, recent: f.recent, digest: f.entry.digest })));
-      return { ...info, skipped: scan.skipped, reused: reused.length, excluded: scan.excluded, vanished: [...scan.vanished, ...[...gone].map((f) => f.path)].sort() };
+      return { ...info, skipped: scan.skipped, notUtf8: scan.notUtf8, reused: reused.length, excluded: scan.excluded, vanished: [...scan.vanished, ...[...gone].map((f) => f.path)].sort() };
     } finally {
       lease?.release();
     }

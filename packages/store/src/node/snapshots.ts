@@ -3,6 +3,7 @@
  * following, names checked), and restoring one without ever writing outside the target.
  */
 import { isUtf8 } from 'node:buffer';
+import { escapedName } from './names.js';
 import { randomBytes } from 'node:crypto';
 import {
   chmodSync,
@@ -60,6 +61,8 @@ export interface Scan {
   files: ScannedFile[];
   /** Entries that are neither files, directories nor symlinks (sockets, devices, fifos). */
   skipped: string[];
+  /** Entries left out because their names are not UTF-8 (paths shown as names.ts `escapedName`). */
+  notUtf8: string[];
   /** Directories and links deleted between their parent's listing and their own read. */
   vanished: string[];
   /** Entries left out by exclude patterns (an excluded directory counts once). */
@@ -116,6 +119,7 @@ export async function scanDirectory(
   let excluded = 0;
   const files: ScannedFile[] = [];
   const skipped: string[] = [];
+  const notUtf8: string[] = [];
   const vanished: string[] = [];
   const settledBefore = Date.now() - RECENT_MS;
   const top = lstatSync(dir);
@@ -139,7 +143,12 @@ export async function scanDirectory(
         excluded++;
         continue;
       }
-      if (!isUtf8(raw)) throw new InvalidInputError(`${join(path, raw.toString('latin1'))}: the name is not valid UTF-8; a snapshot records names exactly`, 'name');
+      if (!isUtf8(raw)) {
+        // A tree records names exactly, as UTF-8 text: such a name cannot be one. Left out and
+        // reported (like a socket), so one odd name does not cost the snapshot of the rest.
+        notUtf8.push(join(path, escapedName(raw)));
+        continue;
+      }
       const entryName = raw.toString('utf8');
       const why = badName(entryName);
       if (why) throw new InvalidInputError(`${full}: a snapshot cannot hold ${why}`, 'name');
@@ -166,7 +175,7 @@ export async function scanDirectory(
   };
   const root = await scan(dir, '', '', top.mode & 0o7777, Math.round(top.mtimeMs));
   if (!root) throw new InvalidInputError(`${dir} was deleted while the snapshot ran`, 'dir');
-  return { root, files, skipped, vanished, excluded, settledBefore, mtime: options.mtime };
+  return { root, files, skipped, notUtf8, vanished, excluded, settledBefore, mtime: options.mtime };
 }
 
 /** `read()`, or undefined when what it reads does not exist (any more). */
