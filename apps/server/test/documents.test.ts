@@ -114,9 +114,11 @@ describe('documents over HTTP', () => {
       headers: { 'x-kura-path': encodeURIComponent('notes/b ü.txt'), 'x-kura-tags': 'one, t%2Cwo', 'x-kura-meta': '{"owner":"ops"}', 'content-type': 'application/octet-stream' },
     });
     const ib = (await call(s.url, 'GET', `/v1/documents/${b.json.digest}/meta`)).json;
-    expect(ib).toMatchObject({ path: 'notes/b ü.txt', mediaType: null, meta: { owner: 'ops' } });
+    // octet-stream says nothing about the bytes: the type comes from the path (since issue 23;
+    // before, it was stored without one).
+    expect(ib).toMatchObject({ path: 'notes/b ü.txt', mediaType: 'text/plain', meta: { owner: 'ops' } });
     expect(ib.tags.sort()).toEqual(['one', 't,wo']);
-    expect((await call(s.url, 'GET', `/v1/documents/${b.json.digest}`)).headers['content-type']).toBe('application/octet-stream');
+    expect((await call(s.url, 'GET', `/v1/documents/${b.json.digest}`)).headers['content-type']).toMatch(/^text\/plain/);
     for (const [path, headers] of [
       ['/v1/documents?meta=%7Bbad', {}],
       ['/v1/documents?meta=%5B1%5D', {}],
@@ -303,5 +305,33 @@ describe('paths are entries over HTTP (decision 0025)', () => {
     expect((await call(s.url, 'GET', '/v1/paths/b/LICENSE')).status).toBe(200);
     const stats = (await call(s.url, 'GET', '/v1/stats')).json;
     expect(stats).toMatchObject({ entries: 1, documents: 1 });
+  });
+});
+
+describe('media types of uploads (one detection with kura add)', () => {
+  it("curl's default form type, octet-stream or none: detected from the path, then the bytes; a real type is kept", async () => {
+    const s = await startServer();
+    const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), randomBytes(41, 3000)]);
+    const typeOf = async (path: string, body: Uint8Array, contentType?: string) => {
+      const put = await call(s.url, 'POST', `/v1/documents${path ? `?path=${path}` : ''}`, { body, headers: contentType ? { 'content-type': contentType } : {} });
+      expect(put.status).toBe(201);
+      return (await call(s.url, 'GET', `/v1/documents/${put.json.digest}`)).headers['content-type'];
+    };
+    const form = 'application/x-www-form-urlencoded';
+    expect(await typeOf('img/photo.jpg', randomBytes(42, 2000), form)).toBe('image/jpeg'); // by the path
+    expect(await typeOf('', png, form)).toBe('image/png'); // by the bytes
+    expect(await typeOf('', textBytes(43, 900), 'application/octet-stream')).toMatch(/^text\/plain/);
+    expect(await typeOf('notes/a.md', textBytes(44, 900))).toMatch(/^text\/markdown/);
+    expect(await typeOf('', randomBytes(45, 700), form)).toBe('application/octet-stream'); // nothing to tell
+    expect(await typeOf('x.bin', textBytes(46, 900), 'text/csv')).toMatch(/^text\/csv/); // a type that says something is kept
+    // A streamed body (no length) is detected from its first bytes and stored whole.
+    async function* pieces() {
+      yield png.subarray(0, 3);
+      yield png.subarray(3, 700);
+      yield png.subarray(700);
+    }
+    const streamed = await call(s.url, 'POST', '/v1/documents?path=upload', { body: pieces(), headers: { 'content-type': form } });
+    expect(streamed.json.digest).toBe(sha(png));
+    expect((await call(s.url, 'GET', '/v1/paths/upload')).headers['content-type']).toBe('image/png');
   });
 });

@@ -15,3 +15,4 @@ export { PackMissingError, type PackStore, type PackWriter, type PackInfo } from
 export { MemoryPackStore } from './backend/memory-packs.js';
 export { WasmDatabase, openMemoryDatabase } from './backend/sqlite-wasm.js';
 export * from './errors.js';
+export { detectMediaType, guessMediaType, sniffMediaType, SNIFF_HEAD } from './media-types.js';

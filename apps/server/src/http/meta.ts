@@ -1,9 +1,10 @@
 /**
  * Document metadata that arrives beside a raw body: query parameters first, `x-kura-*`
  * headers as the alternative (percent-encoded where they carry text), and the request's
- * Content-Type as the media type when nothing more specific is given.
+ * Content-Type as the media type when nothing more specific is given and it says something
+ * about the bytes (else `withDetectedType` detects one).
  */
-import type { PutMeta } from '@kura/store';
+import { SNIFF_HEAD, detectMediaType, type PutMeta } from '@kura/store';
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { HttpError } from '../errors.js';
@@ -21,6 +22,9 @@ export const PutQuery = z
   })
   .strict();
 export type PutQuery = z.infer<typeof PutQuery>;
+
+/** Content types that do not describe a body's bytes. */
+const SAYS_NOTHING = /^\s*(application\/octet-stream|application\/x-www-form-urlencoded)\s*(;|$)/i;
 
 function header(request: FastifyRequest, name: string): string | undefined {
   const v = request.headers[name];
@@ -58,7 +62,9 @@ export function putMetaFrom(request: FastifyRequest, q: PutQuery): PutMeta {
     m.path = path;
   }
   const contentType = header(request, 'content-type');
-  const type = q.type ?? (contentType && !/^application\/octet-stream\b/i.test(contentType) ? contentType : undefined);
+  // No type, octet-stream, or the form type curl sends by default with --data-binary say
+  // nothing about the bytes: the route detects the type from the path and the first bytes.
+  const type = q.type ?? (contentType && !SAYS_NOTHING.test(contentType) ? contentType : undefined);
   if (type !== undefined) m.mediaType = type;
   const tags = q.tag !== undefined ? [q.tag].flat() : header(request, 'x-kura-tags')?.split(',').map((t) => decode(t.trim(), 'x-kura-tags')).filter(Boolean);
   if (tags?.length) m.tags = tags;
@@ -67,4 +73,41 @@ export function putMetaFrom(request: FastifyRequest, q: PutQuery): PutMeta {
   const digest = expectedDigest(q.digest ?? header(request, 'x-kura-sha256'), q.digest !== undefined ? 'digest' : 'x-kura-sha256');
   if (digest) m.expectDigest = digest;
   return m;
+}
+
+/**
+ * The put's media type when the request gave none: detected from its path and its first bytes
+ * (the same detection as `kura add`, @kura/store media-types.ts). Returns the body to put,
+ * whole: the head read from a stream is put back in front of the rest.
+ */
+export async function withDetectedType(
+  meta: PutMeta,
+  body: Uint8Array | AsyncIterable<Uint8Array>,
+): Promise<{ meta: PutMeta; body: Uint8Array | AsyncIterable<Uint8Array> }> {
+  if (meta.mediaType !== undefined) return { meta, body };
+  if (body instanceof Uint8Array) return { meta: typed(meta, detectMediaType(meta.path, body.subarray(0, SNIFF_HEAD))), body };
+  const it = body[Symbol.asyncIterator]();
+  const head: Uint8Array[] = [];
+  let have = 0;
+  let done = false;
+  while (have < SNIFF_HEAD) {
+    const r = await it.next();
+    if (r.done) {
+      done = true;
+      break;
+    }
+    head.push(r.value);
+    have += r.value.length;
+  }
+  const joined = Buffer.concat(head);
+  const rest = (async function* () {
+    if (joined.length) yield joined;
+    if (done) return;
+    for (let r = await it.next(); !r.done; r = await it.next()) yield r.value;
+  })();
+  return { meta: typed(meta, detectMediaType(meta.path, joined.subarray(0, SNIFF_HEAD))), body: rest };
+}
+
+function typed(meta: PutMeta, mediaType: string | undefined): PutMeta {
+  return mediaType === undefined ? meta : { ...meta, mediaType };
 }

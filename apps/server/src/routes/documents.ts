@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { acceptRawBodies, bodySource } from '../http/body.js';
 import { digestParam } from '../http/digest.js';
 import { FilterQuery, filtersOf } from '../http/filters.js';
-import { PutQuery, putMetaFrom } from '../http/meta.js';
+import { PutQuery, putMetaFrom, withDetectedType } from '../http/meta.js';
 import { sendDocument } from '../http/send.js';
 import { DigestParams, DocumentInfo, ListResult, MetaChange, PutResult, SafePath, errors } from '../schemas.js';
 
@@ -27,13 +27,13 @@ export default async function documents(app: FastifyInstance, opts: { maxDocumen
       schema: {
         summary: 'Store a document from the raw request body (streamed, any size up to the limit)',
         description:
-          'Metadata from the query (path, type, tag, meta) or headers (x-kura-path, x-kura-tags, x-kura-meta); media type defaults to Content-Type. An expected digest in x-kura-sha256 or ?digest= makes a mismatch fail with DIGEST_MISMATCH and store nothing reachable.',
+          'Metadata from the query (path, type, tag, meta) or headers (x-kura-path, x-kura-tags, x-kura-meta); media type defaults to Content-Type, and is detected from the path and the first bytes when that is absent, application/octet-stream or application/x-www-form-urlencoded (curl\'s default). An expected digest in x-kura-sha256 or ?digest= makes a mismatch fail with DIGEST_MISMATCH and store nothing reachable.',
         querystring: PutQuery,
         response: { 201: PutResult, ...errors(400, 401, 403, 413, 429) },
       },
       handler: async (request, reply) => {
-        const meta = putMetaFrom(request, request.query);
-        const result = await app.store.put(await bodySource(request, opts.maxDocumentSize), meta);
+        const { meta, body } = await withDetectedType(putMetaFrom(request, request.query), await bodySource(request, opts.maxDocumentSize));
+        const result = await app.store.put(body, meta);
         return reply.code(201).header('location', `/v1/documents/${result.digest}`).send(result);
       },
     });

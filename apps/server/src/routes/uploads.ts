@@ -3,13 +3,14 @@
  * PATCH appends (Content-Range must start at the current offset, else 416 with the offset),
  * GET/HEAD tell the offset, PUT ?digest= finishes into a document, DELETE cancels.
  */
-import { truncate } from 'node:fs/promises';
+import { open, truncate } from 'node:fs/promises';
+import { SNIFF_HEAD } from '@kura/store';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { HttpError } from '../errors.js';
 import { acceptRawBodies, bodyPieces, declaredLength } from '../http/body.js';
-import { PutQuery, putMetaFrom } from '../http/meta.js';
+import { PutQuery, putMetaFrom, withDetectedType } from '../http/meta.js';
 import { PutResult, errors } from '../schemas.js';
 import { UploadSessions, parseContentRange } from '../uploads/sessions.js';
 
@@ -106,7 +107,7 @@ export default async function uploads(app: FastifyInstance, opts: { sessions: Up
           await sessions.append(file, at, bodyPieces(request, maxDocumentSize - at), undefined);
           let r;
           try {
-            r = await app.store.put(file, meta);
+            r = await app.store.put(file, meta.mediaType !== undefined ? meta : (await withDetectedType(meta, await readHead(file))).meta);
           } catch (e) {
             await truncate(file, at); // the upload is as it was: a retry with its body appends it once
             throw e;
@@ -118,4 +119,16 @@ export default async function uploads(app: FastifyInstance, opts: { sessions: Up
       },
     });
   });
+}
+
+/** The first bytes of a staged upload, for detecting its type. */
+async function readHead(file: string): Promise<Uint8Array> {
+  const fh = await open(file, 'r');
+  try {
+    const buf = new Uint8Array(SNIFF_HEAD);
+    const { bytesRead } = await fh.read(buf, 0, SNIFF_HEAD, 0);
+    return buf.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
+  }
 }

@@ -8,14 +8,13 @@
  * path it is stored under (null for stdin without --path). Unreadable files are reported on
  * stderr and the rest still added; the exit code is then 1.
  */
-import type { PutMeta, PutResult, Store } from '@kura/store';
+import { detectMediaType, type PutMeta, type PutResult, type Store } from '@kura/store';
 import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
 import { createReadStream } from 'node:fs';
 import { collect, durability, keyValues, wholeNumber } from '../args.js';
 import { EXIT, describeError, isKuraError, usage } from '../exit.js';
 import { bytes, rate, ratio } from '../format.js';
-import { guessMediaType } from '../media-types.js';
 import { writeJson } from '../output.js';
 import { Progress } from '../progress.js';
 import { withStore } from '../store.js';
@@ -155,7 +154,7 @@ pack files (0 when all of it was already stored).`,
 }
 
 function metaFor(input: InputFile, opts: AddOptions, meta: Record<string, string>): PutMeta {
-  const mediaType = opts.type ?? (input.docPath ? guessMediaType(input.docPath) : undefined);
+  const mediaType = opts.type ?? (input.docPath ? detectMediaType(input.docPath) : undefined);
   return {
     ...(input.docPath !== undefined ? { path: input.docPath } : {}),
     ...(mediaType !== undefined ? { mediaType } : {}),
