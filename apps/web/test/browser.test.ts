@@ -71,6 +71,7 @@ beforeAll(async () => {
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
     acceptDownloads: true,
     viewport: { width: 1280, height: 900 },
+    permissions: ['clipboard-read', 'clipboard-write'],
   });
   page = context.pages()[0] ?? (await context.newPage());
   page.on('pageerror', (e) => console.error('page error:', e.message));
@@ -118,6 +119,12 @@ describe('the browser demo in Chromium', () => {
     expect(Number(await editedMap.getAttribute('data-new'))).toBeLessThanOrEqual(3);
     expect(await stat('documents')).toBe('3');
     expect(await stat('entries')).toBe('4');
+    // A digest is shown short; its title holds it whole, and a click copies it whole.
+    const digest = card('data.bin').getByTestId('copy-digest');
+    expect(await digest.getAttribute('title')).toBe(sha(data));
+    expect((await digest.textContent())!.length).toBeLessThan(sha(data).length);
+    await digest.click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(sha(data));
     expect(parseFloat(await stat('dedup'))).toBeGreaterThan(2.5) // three files' worth over about one's bytes;
     expect(parseFloat(await stat('compression'))).toBeGreaterThanOrEqual(1); // random bytes dominate: about 1
     await shot('02-added');

@@ -4,7 +4,8 @@ import type { Added, Progress } from '../protocol.js';
 import type { FileToAdd } from '../worker/store.worker.js';
 import { ChunkMap } from './ChunkMap.js';
 import { fromDrop, fromInput } from './files.js';
-import { bytes, rate, shortDigest } from './format.js';
+import { DigestCode } from './DigestCode.js';
+import { bytes, rate } from './format.js';
 
 export function ProgressBar({ p, label }: { p: Progress | undefined; label: string }) {
   if (!p) return null;
@@ -101,7 +102,7 @@ export function AddPanel(props: { busy: boolean; progress: Progress | undefined;
                 )}
               </div>
               {a.cells ? <ChunkMap cells={a.cells} chunks={a.chunks!} newChunks={a.newChunks!} /> : null}
-              {a.digest ? <code class="digest" title={a.digest}>{shortDigest(a.digest)}</code> : null}
+              {a.digest ? <DigestCode digest={a.digest} /> : null}
             </li>
           ))}
         </ol>

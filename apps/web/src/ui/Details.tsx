@@ -1,6 +1,7 @@
 /** A document's details in a modal dialog: digest, type, tags (editable), metadata, versions. */
 import type { DocumentInfo, VersionInfo } from '@kura/store/browser';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { DigestCode } from './DigestCode.js';
 import { bytes, when } from './format.js';
 
 export interface DetailsData {
@@ -103,11 +104,10 @@ export function Details(props: {
                   <td>{when(v.createdAt)}</td>
                   <td>{bytes(v.size)}</td>
                   <td>
-                    {v.digest === info.digest ? (
-                      <code>{v.digest.slice(7, 19)}</code>
-                    ) : (
-                      <button class="link" onClick={() => props.onOpen(v.digest)}>
-                        <code>{v.digest.slice(7, 19)}</code>
+                    <DigestCode digest={v.digest} />
+                    {v.digest === info.digest ? null : (
+                      <button class="link small" onClick={() => props.onOpen(v.digest)} aria-label={`Open version ${v.version}`}>
+                        open
                       </button>
                     )}
                   </td>

@@ -1,6 +1,7 @@
 /** The document list: search (FTS5, BM25), tag filter, paging, and per-row actions. */
 import type { DocumentInfo, SearchHit } from '@kura/store/browser';
 import { useState } from 'preact/hooks';
+import { DigestCode } from './DigestCode.js';
 import { bytes, when } from './format.js';
 
 export interface ListState {
@@ -76,11 +77,12 @@ export function Documents(props: {
       ) : (
         <ul class="docs" data-testid="doc-list">
           {props.list.items.map((d) => (
-            <li key={d.digest} data-testid="doc" data-digest={d.digest}>
+            <li key={d.path ?? d.digest} data-testid="doc" data-digest={d.digest}>
               <div class="doc-main">
                 <button class="link" onClick={() => props.onOpen(d.path ?? d.digest)} title="Details">
-                  {d.path ?? d.digest.slice(0, 19)}
+                  {d.path ?? 'without a path'}
                 </button>
+                <DigestCode digest={d.digest} />
                 <span class="muted small">
                   {bytes(d.size)}
                   {d.mediaType ? ` · ${d.mediaType}` : ''}
