@@ -508,7 +508,7 @@ describe('errors', () => {
 describe('progress bar', () => {
   const script = spawnSync('script', ['--version']).status === 0;
 
-  it.skipIf(!script)('add shows bytes/s and dedup so far on a terminal, and never with --json', () => {
+  it.skipIf(!script)('add and gc show progress on a terminal, and never with --json', () => {
     const dir = join(tmp, 'progress-in');
     mkdirSync(dir);
     writeFileSync(join(dir, 'big.bin'), randomBytes(8 << 20));
@@ -523,6 +523,16 @@ describe('progress bar', () => {
     const shown = tty(`add ${q(dir)}`, join(tmp, 'progress1'));
     expect(shown).toMatch(/ [KMG]iB\/s \| dedup so far /);
     expect(shown).toMatch(/added 1 file: 8\.00 MiB/);
+    // kura gc shows where it is too (chunk rows removed, then packs), and not with --json.
+    const small = join(tmp, 'progress3');
+    kura(['init', '--avg', '256', '--store', small]);
+    expect(kura(['add', join(dir, 'big.bin'), '--store', small]).code).toBe(0);
+    expect(kura(['rm', join(dir, 'big.bin'), '--store', small]).code).toBe(0);
+    const gcCmd = (json: string) => spawnSync('script', ['-qec', `${q(process.execPath)} ${q(BIN)} gc ${json} --store ${q(small)}`, '/dev/null'], { encoding: 'utf8' }).stdout;
+    const gc = gcCmd('');
+    expect(gc).toMatch(/removing unused chunks [\d,]+\/[\d,]+|deleting and compacting packs \d+\/\d+/);
+    expect(gc).toMatch(/freed [\d.]+ MiB: [\d,]+ chunks removed, 1 pack deleted/);
+    expect(gcCmd('--json')).not.toMatch(/removing|compacting/);
     const json = tty(`add --json ${q(dir)}`, join(tmp, 'progress2'));
     expect(json).not.toMatch(/dedup so far/);
     expect(json.replace(/\r/g, '')).toMatch(/^\{"path":"[^"]*big\.bin","entry":"[^"]*big\.bin","digest":"sha256:[0-9a-f]{64}","size":8388608,/);

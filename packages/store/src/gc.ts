@@ -27,19 +27,54 @@ export interface GcReport {
 /** A sealed pack is compacted when its live records fill less than this share of it. */
 export const COMPACT_BELOW = 0.5;
 
-export async function collectGarbage(db: SqlDatabase, st: Statements, packs: PackStore, writer: Writer, reader: Reader): Promise<GcReport> {
-  const report: GcReport = { chunksRemoved: 0, packsDeleted: 0, packsCompacted: 0, orphansDeleted: 0, bytesFreed: 0 };
+/** Unreferenced chunk rows deleted per transaction: the event loop gets a turn between them. */
+export const GC_BATCH = 4096;
 
-  // 1. Unreferenced chunk rows, in one synchronous transaction: no put can interleave.
-  // Chunks uploaded for a commit that has not come yet are held (FORMAT.md §7).
-  db.transaction(() => {
-    const now = Date.now();
-    st.holdsExpire.run(now);
-    for (const g of st.chunkGarbage.all(now)) {
-      if (writer.pinned(bytesToHex(g.key))) continue;
-      report.chunksRemoved += st.chunkDelete.run(g.key).changes;
-    }
-  });
+/**
+ * Where a GC is: `chunks` (unreferenced chunk rows deleted, of those found), then `packs`
+ * (sealed packs looked at, deleted or compacted, of those to do).
+ */
+export interface GcProgress {
+  phase: 'chunks' | 'packs';
+  done: number;
+  total: number;
+}
+
+export async function collectGarbage(
+  db: SqlDatabase,
+  st: Statements,
+  packs: PackStore,
+  writer: Writer,
+  reader: Reader,
+  onProgress?: (p: GcProgress) => void,
+): Promise<GcReport> {
+  const report: GcReport = { chunksRemoved: 0, packsDeleted: 0, packsCompacted: 0, orphansDeleted: 0, bytesFreed: 0 };
+  const breathe = breather();
+
+  // 1. Unreferenced chunk rows, in transactions of GC_BATCH with a turn of the event loop
+  // between them (a server running GC keeps answering; a CLI's bar moves). Puts may commit in
+  // between: each row is deleted only if it is still unreferenced, held by no upload and
+  // pinned by no put in progress when its batch runs (FORMAT.md §9).
+  db.transaction(() => st.holdsExpire.run(Date.now()));
+  const total = st.chunkGarbageCount.get(Date.now())!.n;
+  let done = 0;
+  onProgress?.({ phase: 'chunks', done, total });
+  // Paged by key: rows deleted leave the index, rows kept (pinned) stay behind `after`.
+  for (let after: Uint8Array = new Uint8Array(0); ; ) {
+    await breathe();
+    const page = st.chunkGarbagePage.all(after, Date.now(), GC_BATCH);
+    if (page.length === 0) break;
+    db.transaction(() => {
+      const now = Date.now();
+      for (const { key } of page) {
+        if (writer.pinned(bytesToHex(key))) continue;
+        report.chunksRemoved += st.chunkDelete.run(key, now).changes;
+      }
+    });
+    after = page[page.length - 1]!.key;
+    done += page.length;
+    onProgress?.({ phase: 'chunks', done: Math.min(done, total), total: Math.max(done, total) });
+  }
 
   // 2. Sealed packs: delete the empty, compact the mostly garbage. Every decision is taken in
   // one synchronous step after the last await, on rows read in that step: a put that was
@@ -64,16 +99,20 @@ export async function collectGarbage(db: SqlDatabase, st: Statements, packs: Pac
     }
   });
   const rows = toCompact.length ? st.chunksInPacks.all(JSON.stringify(toCompact.map((p) => p.id))) : [];
+  const packWork = empty.length + toCompact.length;
+  onProgress?.({ phase: 'packs', done: 0, total: packWork });
   for (const pack of empty) {
     writer.forgetPack(pack.id);
     await packs.remove(pack.name);
     report.packsDeleted++;
     report.bytesFreed += pack.size;
+    onProgress?.({ phase: 'packs', done: report.packsDeleted, total: packWork });
   }
   for (const pack of toCompact) {
     const mine = rows.filter((r) => r.pack_id === pack.id);
     report.bytesFreed += pack.size - (await compact(db, st, packs, writer, reader, pack.id, pack.name, mine));
     report.packsCompacted++;
+    onProgress?.({ phase: 'packs', done: report.packsDeleted + report.packsCompacted, total: packWork });
   }
 
   // 3. Orphans: files the database does not know (a crash between the steps above). Listed

@@ -7,7 +7,7 @@ export { TREE_FORMAT, encodeTree, decodeTree, badName } from './snapshot.js';
 export type { DirNode, FileEntry, DirEntry, SymlinkEntry, TreeEntry, SnapshotInfo, SnapshotDiff, WalkEntry } from './snapshot.js';
 export { MAX_SYNC_KEYS, DEFAULT_HOLD_MS, type ChunkPutResult } from './sync.js';
 export type { DocumentInfo, EntryInfo, EntryTarget } from './entries.js';
-export type { GcReport } from './gc.js';
+export type { GcProgress, GcReport } from './gc.js';
 export type { VerifyReport, DamagedChunk, DamagedDocument, DamagedTree, VerifyProgress } from './verify.js';
 export type { InitOptions, OpenOptions, PutMeta, MetaUpdate, ListQuery, Durability } from './options.js';
 export type { SqlDatabase, SqlStatement, SqlValue, RunResult } from './backend/sql.js';

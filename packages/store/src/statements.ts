@@ -99,12 +99,17 @@ export function prepareStatements(db: SqlDatabase) {
     chunkAddRefs: p('UPDATE chunks SET refs = refs + ? WHERE key = ?'),
     chunkMove: p('UPDATE chunks SET pack_id = ?, offset = ? WHERE key = ? AND pack_id = ?'),
     /** Unreferenced chunks, but for those an upload holds until after the given time. */
-    chunkGarbage: p<{ key: Uint8Array; pack_id: number; stored_len: number }>(
-      'SELECT key, pack_id, stored_len FROM chunks c WHERE refs = 0 AND NOT EXISTS (SELECT 1 FROM chunk_holds h WHERE h.key = c.key AND h.until > ?)',
+    chunkGarbageCount: p<{ n: number }>(
+      'SELECT COUNT(*) AS n FROM chunks c WHERE refs = 0 AND NOT EXISTS (SELECT 1 FROM chunk_holds h WHERE h.key = c.key AND h.until > ?)',
+    ),
+    /** A page of them after `key`, in key order (the partial index on refs = 0 holds them so). */
+    chunkGarbagePage: p<{ key: Uint8Array }>(
+      'SELECT key FROM chunks c WHERE refs = 0 AND key > ? AND NOT EXISTS (SELECT 1 FROM chunk_holds h WHERE h.key = c.key AND h.until > ?) ORDER BY key LIMIT ?',
     ),
     holdSet: p('INSERT INTO chunk_holds(key, until) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET until = max(until, excluded.until)'),
     holdsExpire: p('DELETE FROM chunk_holds WHERE until <= ?'),
-    chunkDelete: p('DELETE FROM chunks WHERE key = ? AND refs = 0'),
+    /** Deletes an unreferenced chunk row, unless an upload holds it until after `now`. */
+    chunkDelete: p('DELETE FROM chunks WHERE key = ? AND refs = 0 AND NOT EXISTS (SELECT 1 FROM chunk_holds h WHERE h.key = chunks.key AND h.until > ?)'),
     /** Chunks of the given packs (a JSON array of ids), by pack and offset: one scan (GC). */
     chunksInPacks: p<ChunkRow>('SELECT * FROM chunks WHERE pack_id IN (SELECT value FROM json_each(?)) ORDER BY pack_id, offset'),
     /** Any chunk still in the pack (a scan; GC only, after the count says none is). */

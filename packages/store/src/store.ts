@@ -17,7 +17,7 @@ import type { PackStore } from './backend/packs.js';
 import type { SqlDatabase } from './backend/sql.js';
 import { applyMeta, deleteDocument, deletePath, deleteVersion, entryInfo, requireDoc, resolveEntryId, statTarget, type DocumentInfo, type EntryTarget } from './entries.js';
 import { FormatMismatchError, NotFoundError, ReadOnlyError, StoreClosedError } from './errors.js';
-import { collectGarbage, type GcReport } from './gc.js';
+import { collectGarbage, type GcProgress, type GcReport } from './gc.js';
 import { BULK_MIN, applyBulk, prepareBulk, resolveEntries, type Bulk } from './meta-batch.js';
 import { formatDigest, hexToBytes, parseDigest } from './hex.js';
 import { decodeManifest } from './manifest.js';
@@ -641,10 +641,14 @@ export class Store {
     return { updated: parsed.length };
   }
 
-  /** Reclaims unreferenced chunks and compacts packs that are mostly garbage. */
-  async gc(): Promise<GcReport> {
+  /**
+   * Reclaims unreferenced chunks and compacts packs that are mostly garbage, giving the event
+   * loop turns as it goes. `onProgress` is told each step (a GC asked for while one runs
+   * shares it, and its own `onProgress` is not called).
+   */
+  async gc(onProgress?: (p: GcProgress) => void): Promise<GcReport> {
     this.#writable('gc');
-    this.#gcRunning ??= collectGarbage(this.#b.db, this.#st, this.#b.packs, this.#writer, this.#reader).finally(() => {
+    this.#gcRunning ??= collectGarbage(this.#b.db, this.#st, this.#b.packs, this.#writer, this.#reader, onProgress).finally(() => {
       this.#gcRunning = undefined;
       if (this.#known) {
         // Chunks it deleted would be sent raw, and stored uncompressed: start again.

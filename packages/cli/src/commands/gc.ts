@@ -1,7 +1,11 @@
-/** `kura gc [--json]`: reclaims the space of removed documents; --json prints the GcReport. */
-import type { GcReport } from '@kura/store';
+/**
+ * `kura gc [--json]`: reclaims the space of removed documents; --json prints the GcReport.
+ * Progress on stderr when it is a terminal: chunk rows removed, then packs deleted or compacted.
+ */
+import type { GcProgress, GcReport } from '@kura/store';
 import type { Command } from 'commander';
 import { bytes, count } from '../format.js';
+import { Progress } from '../progress.js';
 import { write, writeJson } from '../output.js';
 import { withStore } from '../store.js';
 
@@ -20,7 +24,20 @@ export function register(program: Command): void {
     .option('--json', 'one JSON line: {"chunksRemoved","packsDeleted","packsCompacted","orphansDeleted","bytesFreed"}')
     .action(async (opts: { json?: boolean }, cmd: Command) => {
       await withStore(cmd, { readonly: false }, async (store) => {
-        const r = await store.gc();
+        let phase: GcProgress['phase'] = 'chunks';
+        const bar = new Progress(0, !opts.json, ({ value, total }) =>
+          phase === 'chunks' ? `removing unused chunks ${count(value)}/${count(total)}` : `deleting and compacting packs ${count(value)}/${count(total)}`,
+        );
+        let r: GcReport;
+        try {
+          r = await store.gc((p) => {
+            phase = p.phase;
+            bar.setTotal(p.total);
+            bar.set(p.done);
+          });
+        } finally {
+          bar.stop();
+        }
         if (opts.json) await writeJson(r);
         else await write(summary(r));
       });
