@@ -12,11 +12,11 @@ import fastifyStatic from '@fastify/static';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Store } from '@kura/store';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { parseConfig, type ServerConfig, type ServerConfigInput } from './config.js';
 import { HttpError } from './errors.js';
-import { redactingLogger } from './logging.js';
+import { isPretty, logRequestsInOneLine, prettyLogger, redactingLogger } from './logging.js';
 import auth, { verifier } from './plugins/auth.js';
 import errors, { sendError } from './plugins/errors.js';
 import metrics from './plugins/metrics.js';
@@ -57,9 +57,13 @@ export const API_VERSION = '1.0.0';
 
 export async function build(options: BuildOptions = {}): Promise<FastifyInstance> {
   const config = parseConfig((options.config ?? {}) as ServerConfigInput);
+  const pretty = options.logger === undefined && isPretty(config.logFormat);
+  const base = (options.logger as Record<string, unknown> | undefined) ?? { level: config.logLevel };
   const app = Fastify({
-    // No token reaches the log, wherever a client put it (logging.ts).
-    logger: redactingLogger(config.tokens, (options.logger as Record<string, unknown> | undefined) ?? { level: config.logLevel }),
+    // No token reaches the log, wherever a client put it (logging.ts); people on a terminal
+    // get lines for people, one per request (config.logFormat).
+    logger: redactingLogger(config.tokens, pretty ? prettyLogger(base) : base),
+    ...(pretty ? { logController: new LogController({ disableRequestLogging: true }) } : {}),
     // A client's own request id is kept when it is a sane token; otherwise one is made.
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
@@ -78,6 +82,7 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
     // Errors fastify raises before routing (a malformed URL) get the API's error shape too.
     frameworkErrors: (err, request, reply) => void sendError(request, reply, err),
   });
+  if (pretty) logRequestsInOneLine(app);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   let closing = false;

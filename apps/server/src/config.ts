@@ -45,6 +45,11 @@ export const ServerConfig = z
     /** How long SIGTERM waits for requests in flight before cutting them off. */
     shutdownTimeoutMs: z.number().int().min(0).default(10_000),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /**
+     * `pretty`: one coloured line per request, for people (logging.ts); `json`: pino's JSON
+     * lines, for machines; `auto` (default): pretty when stdout is a terminal.
+     */
+    logFormat: z.enum(['auto', 'pretty', 'json']).default('auto'),
     /** Origins whose pages may call the API from a browser (CORS); `*` for any. None by default. */
     corsOrigins: z.array(z.union([z.literal('*'), z.url().transform((u) => new URL(u).origin)])).default([]),
     /** The built browser demo, served at `/` when the directory exists. */
@@ -114,6 +119,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
   if (env.KURA_IDLE_TIMEOUT_MS) c.idleTimeoutMs = int('KURA_IDLE_TIMEOUT_MS', env.KURA_IDLE_TIMEOUT_MS);
   if (env.KURA_SHUTDOWN_TIMEOUT_MS) c.shutdownTimeoutMs = int('KURA_SHUTDOWN_TIMEOUT_MS', env.KURA_SHUTDOWN_TIMEOUT_MS);
   if (env.KURA_LOG_LEVEL) c.logLevel = env.KURA_LOG_LEVEL as ServerConfigInput['logLevel'];
+  if (env.KURA_LOG_FORMAT) c.logFormat = env.KURA_LOG_FORMAT as ServerConfigInput['logFormat'];
   if (env.KURA_WEB_ROOT) c.webRoot = env.KURA_WEB_ROOT;
   if (env.KURA_CORS_ORIGINS) c.corsOrigins = env.KURA_CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean);
   return c;

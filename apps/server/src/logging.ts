@@ -9,7 +9,8 @@
  *   of the logged URL, whether or not they are tokens this server knows.
  * apps/server/test/auth-scopes.test.ts sends tokens everywhere and scans every line.
  */
-import type { FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import pretty from 'pino-pretty';
 import type { Token } from './config.js';
 
 const REDACTED = '[redacted]';
@@ -75,4 +76,33 @@ export function redactingLogger(tokens: Token[], base: Record<string, unknown>):
       },
     },
   };
+}
+
+/** Whether log lines are for people: `pretty`, or `auto` with stdout a terminal. */
+export function isPretty(format: 'auto' | 'pretty' | 'json', stdoutIsTty = process.stdout.isTTY === true): boolean {
+  return format === 'pretty' || (format === 'auto' && stdoutIsTty);
+}
+
+/**
+ * Pino options that print lines for people (pino-pretty: time, level, message, colours on a
+ * terminal) instead of JSON. The stream gets each line after `redactingLogger` has redacted it.
+ */
+export function prettyLogger(base: Record<string, unknown>, colorize = process.stdout.isTTY === true): Record<string, unknown> {
+  return {
+    ...base,
+    stream: pretty({ colorize, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,reqId,req,res,responseTime', singleLine: true, sync: true }),
+  };
+}
+
+/**
+ * One line per request instead of fastify's two (for `pretty` logs): method, URL (redacted),
+ * status, time, and the request id to quote.
+ */
+export function logRequestsInOneLine(app: FastifyInstance): void {
+  app.addHook('onResponse', async (request, reply) => {
+    const ms = reply.elapsedTime.toFixed(1);
+    const line = `${request.method} ${redactUrl(request.url)} ${reply.statusCode} ${ms} ms (${request.id})`;
+    if (reply.statusCode >= 500) request.log.error(line);
+    else request.log.info(line);
+  });
 }

@@ -14,6 +14,7 @@ interface ServeOptions {
   port?: string;
   auth: boolean;
   logLevel?: string;
+  logFormat?: string;
   maxDocumentSize?: string;
   rateLimit?: string;
   corsOrigin?: string[];
@@ -27,6 +28,7 @@ export function register(program: Command): void {
     .option('--port <n>', 'port (default: $KURA_PORT, else 8787; 0 picks a free one)')
     .option('--no-auth', 'serve without authentication (local use only; the log says so)')
     .option('--log-level <level>', 'fatal, error, warn, info (default), debug, trace or silent')
+    .option('--log-format <format>', 'pretty (a line per request, for people), json (for machines) or auto (default: pretty on a terminal)')
     .option('--max-document-size <bytes>', 'largest document accepted (default 64 GiB)')
     .option('--rate-limit <n>', 'requests per client per minute (0: no limit; default 600000)')
     .option('--cors-origin <origin...>', 'let pages on these origins call the API (e.g. http://localhost:5173; * for any)')
@@ -45,6 +47,7 @@ export function register(program: Command): void {
       if (opts.port !== undefined) input.port = wholeNumber(opts.port, '--port');
       if (!opts.auth) input.noAuth = true;
       if (opts.logLevel !== undefined) input.logLevel = opts.logLevel as never;
+      if (opts.logFormat !== undefined) input.logFormat = opts.logFormat as never; // checked by serve(): a usage error
       if (opts.maxDocumentSize !== undefined) input.maxDocumentSize = wholeNumber(opts.maxDocumentSize, '--max-document-size');
       if (opts.rateLimit !== undefined) input.rateLimit = wholeNumber(opts.rateLimit, '--rate-limit');
       if (opts.corsOrigin !== undefined) input.corsOrigins = opts.corsOrigin;
