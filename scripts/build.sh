@@ -18,24 +18,28 @@ for arg in "$@"; do
   esac
 done
 
-# up_to_date STAMP INPUT...: the stamp exists and no input (file or directory, searched
-# recursively) is newer than it.
+# up_to_date STAMP OUTPUT INPUT...: the stamp and the output exist and no input (file or
+# directory, searched recursively) is newer than the stamp. Stamps live in .build-stamps/
+# (git-ignored), never in an output directory that is published (dist/ is packed).
 up_to_date() {
-  local stamp=$1
-  shift
-  [ "$force" -eq 0 ] && [ -f "$stamp" ] && [ -z "$(find "$@" -newer "$stamp" -print -quit 2>/dev/null)" ]
+  local stamp=$1 output=$2
+  shift 2
+  [ "$force" -eq 0 ] && [ -f "$stamp" ] && [ -e "$output" ] && [ -z "$(find "$@" -newer "$stamp" -print -quit 2>/dev/null)" ]
 }
 
 # Stamps of steps a dry run would build: the steps on top of them would build too.
 pending=" "
 
-# build NAME STAMP "INPUT..." COMMAND...: runs COMMAND unless up to date, then touches STAMP.
+# build NAME OUTPUT "INPUT..." COMMAND...: runs COMMAND unless up to date, then touches the
+# step's stamp.
 build() {
-  local name=$1 stamp=$2 inputs=$3 input waits=0
+  local name=$1 output=$2 inputs=$3 input waits=0
+  local stamp
+  stamp=$(stamp "$output")
   shift 3
   for input in $inputs; do [[ "$pending" == *" $input "* ]] && waits=1; done
   # shellcheck disable=SC2086 # the inputs are a list of paths without spaces
-  if [ "$waits" -eq 0 ] && up_to_date "$stamp" $inputs; then
+  if [ "$waits" -eq 0 ] && up_to_date "$stamp" "$output" $inputs; then
     echo "up to date: $name"
     return
   fi
@@ -57,18 +61,19 @@ fi
 
 common="pnpm-lock.yaml tsconfig.base.json"
 wasm=packages/core/wasm/kura_core.wasm
-stamp() { echo "$1/dist/.built"; }
+# The stamp of the step that writes OUTPUT (a directory).
+stamp() { echo ".build-stamps/${1//\//_}"; }
 # cli imports apps/server (for `kura serve`), so the server builds before it.
-build packages/core "$(stamp packages/core)" "$common packages/core/src packages/core/tsconfig.json packages/core/package.json" \
+build packages/core packages/core/dist "$common packages/core/src packages/core/tsconfig.json packages/core/package.json" \
   bash -c 'cd packages/core && pnpm exec tsc -p tsconfig.json'
-build packages/store "$(stamp packages/store)" "$common packages/store/src packages/store/tsconfig.json packages/store/package.json $(stamp packages/core)" \
+build packages/store packages/store/dist "$common packages/store/src packages/store/tsconfig.json packages/store/package.json $(stamp packages/core/dist)" \
   bash -c 'cd packages/store && pnpm exec tsc -p tsconfig.json'
-build apps/server "$(stamp apps/server)" "$common apps/server/src apps/server/tsconfig.json apps/server/package.json $(stamp packages/store)" \
+build apps/server apps/server/dist "$common apps/server/src apps/server/tsconfig.json apps/server/package.json $(stamp packages/store/dist)" \
   bash -c 'cd apps/server && pnpm exec tsc -p tsconfig.json'
-build packages/cli "$(stamp packages/cli)" "$common packages/cli/src packages/cli/tsconfig.json packages/cli/package.json $(stamp apps/server)" \
+build packages/cli packages/cli/dist "$common packages/cli/src packages/cli/tsconfig.json packages/cli/package.json $(stamp apps/server/dist)" \
   bash -c 'cd packages/cli && pnpm exec tsc -p tsconfig.json'
-build "the kura command bundle -> packages/cli/dist/bundle" packages/cli/dist/bundle/.built "packages/cli/scripts $wasm $(stamp packages/cli)" \
+build "the kura command bundle -> packages/cli/dist/bundle" packages/cli/dist/bundle "packages/cli/scripts $wasm $(stamp packages/cli/dist)" \
   bash -c 'cd packages/cli && node scripts/bundle.mjs'
 # Type-checked, then bundled by Vite; the server serves apps/web/dist at /.
-build "the browser demo -> apps/web/dist" apps/web/dist/.built "$common apps/web/src apps/web/index.html apps/web/bench.html apps/web/vite.config.ts apps/web/tsconfig.json apps/web/package.json $wasm $(stamp packages/store)" \
+build "the browser demo -> apps/web/dist" apps/web/dist "$common apps/web/src apps/web/index.html apps/web/bench.html apps/web/vite.config.ts apps/web/tsconfig.json apps/web/package.json $wasm $(stamp packages/store/dist)" \
   bash -c 'cd apps/web && pnpm exec tsc -p tsconfig.json && pnpm exec vite build --logLevel warn'
