@@ -189,8 +189,11 @@ export const QUERY_MAX_CHARS = 4096;
 export const QUERY_MAX_TERMS = 64;
 
 /**
- * Plain words are quoted (each required: `http://x.org` or `10:30` are words here);
- * FTS5 syntax passes through unchanged.
+ * Plain words are quoted (`http://x.org` or `10:30` are words here) and OR-ed: a question in
+ * people's words matches the documents that share any of its terms, and BM25 ranks those that
+ * match more and rarer terms first (requiring every term, FTS5's default, made questions match
+ * almost nothing: nDCG@10 0.006 against 0.359 OR-ed on a labelled collection, SEMANTIC.md).
+ * FTS5 syntax passes through unchanged, for those who type it (`a AND b`, `"a phrase"`, `pre*`).
  */
 export function toFtsQuery(query: string): string {
   const q = query.trim();
@@ -198,10 +201,10 @@ export function toFtsQuery(query: string): string {
   if (q.length > QUERY_MAX_CHARS) throw new InvalidQueryError(`the query is longer than ${QUERY_MAX_CHARS} characters`);
   if (q.split(/\s+/).length > QUERY_MAX_TERMS) throw new InvalidQueryError(`the query has more than ${QUERY_MAX_TERMS} terms`);
   if (FTS_SYNTAX.test(q)) return q;
-  return q
-    .split(/\s+/)
-    .map((w) => `"${w.replace(/"/g, '""')}"`)
-    .join(' ');
+  // Only what the tokenizer indexes can match: a "word" of punctuation alone is no term.
+  const words = q.split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w));
+  if (words.length === 0) throw new InvalidQueryError(`the query ${JSON.stringify(query)} has no words to search for (letters or digits)`);
+  return words.map((w) => `"${w.replace(/"/g, '""')}"`).join(' OR ');
 }
 
 export function search(db: SqlDatabase, query: string, options: SearchQuery): SearchHit[] {

@@ -67,6 +67,23 @@ describe('search', () => {
     expect((await store.search('word')).length).toBe(1);
   });
 
+  it('a question in plain words finds documents sharing any of its terms, those matching more and rarer ones first', async () => {
+    const { store } = await newStore();
+    const filler = ' The text goes on about ordinary things for a while.'.repeat(6);
+    const moor = await store.put(text(`How to moor a boat in a harbour: tie up at the pier.${filler}`), { path: 'moor.txt' });
+    const master = await store.put(text(`The harbour master decides where visiting boats stay.${filler}`), { path: 'master.txt' });
+    const bread = await store.put(text(`Notes on baking bread.${filler}`), { path: 'bread.txt' });
+    // No document holds every word of the question (before, that meant no hit at all). The
+    // one sharing only common words ("the") comes last.
+    const hits = await store.search('where should I moor my boat in the harbour?');
+    expect(hits.map((h) => h.digest)).toEqual([moor.digest, master.digest, bread.digest]);
+    expect(hits[0]!.snippet).toContain('<mark>moor</mark>');
+    // Typed FTS syntax still means what it says: both terms required.
+    expect((await store.search('harbour AND master')).map((h) => h.digest)).toEqual([master.digest]);
+    // Punctuation alone is no term: a clear error, not a crash or an empty answer.
+    await expect(store.search('?! …')).rejects.toMatchObject({ code: 'INVALID_QUERY', message: expect.stringMatching(/no words to search for/) });
+  });
+
   it('plain words need no FTS syntax; FTS syntax works; malformed queries are INVALID_QUERY', async () => {
     const { store } = await newStore();
     const d = await store.put(text('state-of-the-art design, with quotes " and colons: fine'), { path: 'x' });

@@ -10,7 +10,7 @@ export default async function search(app: FastifyInstance) {
     config: { scope: 'read' },
     schema: {
       summary: 'Ranked full-text search with highlighted snippets',
-      description: 'Plain words match as words (all required); FTS5 syntax (AND, OR, NOT, "phrases", prefix*) is accepted. A malformed query is INVALID_QUERY.',
+      description: 'Plain words match as words, any of them (BM25 ranks documents matching more and rarer words first); FTS5 syntax (AND, OR, NOT, "phrases", prefix*) is accepted. A malformed query is INVALID_QUERY.',
       querystring: z
         .object({
           q: z.string().min(1).max(4096),

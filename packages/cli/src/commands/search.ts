@@ -21,7 +21,7 @@ export function register(program: Command): void {
   program
     .command('search')
     .description('full-text search over paths, tags, metadata and the text of text documents')
-    .argument('<query...>', 'words (all must match), or FTS5 syntax: OR, NOT, "a phrase", pre*')
+    .argument('<query...>', 'words, or a question (documents with more of its words rank first), or FTS5 syntax: AND, NOT, "a phrase", pre*')
     .option('--tag <tag>', 'only documents with this tag')
     .option('--type <media-type>', 'only documents of this media type')
     .option('--prefix <path>', 'only documents whose path starts with this')
