@@ -46,6 +46,15 @@ export { openSqlite } from './sqlite.js';
 export const DB_FILE = 'kura.db';
 
 /**
+ * While the worker checkpoints, SQLite's own checkpoint inside a commit stays on as a backstop,
+ * past the worker's TRUNCATE limit (checkpoint-worker.ts WAL_LIMIT, 256 MiB): when the worker
+ * thread lags (a busy machine: the WAL reached 450+ MiB in a test of 40,000 puts), the commit
+ * that passes ~312 MiB (80,000 pages of 4 KiB) checkpoints itself and the WAL is reused from
+ * its start, so it stays bounded whatever the worker's share of the CPU.
+ */
+const WAL_BACKSTOP_PAGES = 80_000;
+
+/**
  * Opens a file the scan saw as a regular file, refusing what has been swapped for a link or
  * something else since (a snapshot must not follow a link planted between scan and read).
  */
@@ -116,7 +125,7 @@ async function backends(dir: string, readonly: boolean): Promise<StoreBackends> 
       startNow = () => {
         clearTimeout(starting);
         startNow = undefined;
-        checkpointer = startCheckpointer(join(dir, DB_FILE), { onReady: autoCheckpoints(0), onUnavailable: autoCheckpoints(1000) });
+        checkpointer = startCheckpointer(join(dir, DB_FILE), { onReady: autoCheckpoints(WAL_BACKSTOP_PAGES), onUnavailable: autoCheckpoints(1000) });
       };
       starting = setTimeout(() => startNow?.(), CHECKPOINTER_AFTER_MS);
       starting.unref(); // a store left open must not keep the process alive
