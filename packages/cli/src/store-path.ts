@@ -9,7 +9,7 @@ import { usage } from './exit.js';
  * place above its root.
  */
 export function storePath(arg: string): string {
-  const n = posix.normalize(arg.replace(/\\/g, '/')).replace(/^\/+/, '').replace(/\/+$/, '');
+  const n = posix.normalize(arg).replace(/^\/+/, '').replace(/\/+$/, '');
   if (n === '..' || n.startsWith('../')) throw usage(`${arg}: a path that climbs above its start (..) cannot be stored as given; add it from its parent directory, or give --as PREFIX`);
   return n === '.' ? '' : n;
 }
