@@ -2,7 +2,7 @@
 import { FormatMismatchError } from './errors.js';
 import type { SqlDatabase } from './backend/sql.js';
 
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
 /** MIGRATIONS[n] takes a database from user_version n to n + 1. */
 const MIGRATIONS: string[] = [
@@ -156,6 +156,14 @@ const MIGRATIONS: string[] = [
   CREATE TABLE search_queue (entry_id INTEGER PRIMARY KEY, seq INTEGER NOT NULL DEFAULT 0) STRICT;
   INSERT INTO search_queue(entry_id) SELECT id FROM entries;
   `,
+  // 7: the index keeps no copy of the text it indexes (contentless; decision 0027): the text is
+  // in the packs already, compressed, and snippets are made from it at query time. Rebuilt.
+  `
+  DROP TABLE search;
+  CREATE VIRTUAL TABLE search USING fts5(path, tags, meta, body, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2');
+  DELETE FROM search_queue;
+  INSERT INTO search_queue(entry_id) SELECT id FROM entries;
+  `,
 ];
 
 export function schemaVersion(db: SqlDatabase): number {
@@ -171,6 +179,16 @@ export function migrate(db: SqlDatabase): void {
       String(SCHEMA_VERSION),
       String(current),
     );
+  }
+  if (current === 0) {
+    // A new database: every step in one transaction, so each page reaches the WAL once (one
+    // transaction per step wrote ~290 KiB of WAL for an empty store, which started the
+    // checkpoint worker of a store that had written nothing yet).
+    db.transaction(() => {
+      for (const step of MIGRATIONS) db.exec(step);
+      db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+    });
+    return;
   }
   for (let v = current; v < SCHEMA_VERSION; v++) {
     db.transaction(() => {

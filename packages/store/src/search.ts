@@ -140,27 +140,37 @@ export class Indexer {
   }
 
   async #body(doc: DocRow, mediaType: string | null): Promise<string> {
-    let text = textByType(mediaType);
-    try {
-      if (text === undefined) {
-        const head = await this.#read(doc, Math.min(doc.size, SNIFF_BYTES));
-        text = looksLikeText(head);
-      }
-      return text ? decodeText(await this.#read(doc, Math.min(doc.size, INDEXED_TEXT_MAX))) : '';
-    } catch {
-      return ''; // damaged: indexed by name only; verify reports it
-    }
+    return documentText(this.reader, doc, mediaType, INDEXED_TEXT_MAX);
   }
+}
 
-  async #read(doc: DocRow, n: number): Promise<Uint8Array> {
-    const out = new Uint8Array(n);
-    let at = 0;
-    for await (const piece of this.reader.range(doc, 0, n)) {
-      out.set(piece, at);
-      at += piece.length;
+/**
+ * The text of a text-like document (text.ts: by its media type, else by sniffing its first
+ * bytes), its first `max` bytes; '' for binary or damaged documents (indexed by name only;
+ * verify reports the damage). The index is built from it, and snippets are made from it again
+ * at query time: the index keeps no copy of the text (FORMAT.md §10).
+ */
+export async function documentText(reader: Reader, doc: DocRow, mediaType: string | null, max: number): Promise<string> {
+  let text = textByType(mediaType);
+  try {
+    if (text === undefined) {
+      const head = await readHead(reader, doc, Math.min(doc.size, SNIFF_BYTES));
+      text = looksLikeText(head);
     }
-    return out;
+    return text ? decodeText(await readHead(reader, doc, Math.min(doc.size, max))) : '';
+  } catch {
+    return '';
   }
+}
+
+async function readHead(reader: Reader, doc: DocRow, n: number): Promise<Uint8Array> {
+  const out = new Uint8Array(n);
+  let at = 0;
+  for await (const piece of reader.range(doc, 0, n)) {
+    out.set(piece, at);
+    at += piece.length;
+  }
+  return out;
 }
 
 export const SearchQuery = ListQuery.omit({ cursor: true, limit: true })
@@ -207,28 +217,22 @@ export function toFtsQuery(query: string): string {
   return words.map((w) => `"${w.replace(/"/g, '""')}"`).join(' OR ');
 }
 
-export function search(db: SqlDatabase, query: string, options: SearchQuery): SearchHit[] {
+/**
+ * Hits best first (BM25 over the index), each with a snippet made from the entry's path, tags,
+ * metadata and its document's first SNIPPET_SOURCE_MAX bytes of text, read back from the packs
+ * (the index is contentless: FORMAT.md §10).
+ */
+export async function search(db: SqlDatabase, st: Statements, reader: Reader, query: string, options: SearchQuery): Promise<SearchHit[]> {
   if (typeof query !== 'string') throw new InvalidInputError('query must be a string', 'query');
   const q = parse(SearchQuery, options, 'search options');
   const filters = entryFilters(q);
   const where = ['search MATCH ?', ...filters.where];
   const params: (string | number)[] = [toFtsQuery(query), ...filters.params];
-  const sql = `SELECT d.digest AS digest, e.path AS path, e.media_type AS media_type, d.size AS size,
-      bm25(search, 4.0, 3.0, 2.0, 1.0) AS score,
-      substr(search.body, 1, ${SNIPPET_SOURCE_MAX}) AS body, search.meta AS meta, search.tags AS tags, search.path AS spath
+  const sql = `SELECT e.id AS entry_id, d.id AS doc_id, d.digest AS digest, e.path AS path, e.media_type AS media_type, d.size AS size,
+      bm25(search, 4.0, 3.0, 2.0, 1.0) AS score
     FROM search JOIN entries e ON e.id = search.rowid JOIN documents d ON d.id = e.doc_id
     WHERE ${where.join(' AND ')} ORDER BY score LIMIT ? OFFSET ?`;
-  let rows: {
-    digest: Uint8Array;
-    path: string | null;
-    media_type: string | null;
-    size: number;
-    score: number;
-    body: string | null;
-    meta: string | null;
-    tags: string | null;
-    spath: string | null;
-  }[];
+  let rows: { entry_id: number; doc_id: number; digest: Uint8Array; path: string | null; media_type: string | null; size: number; score: number }[];
   try {
     rows = db.prepare<(typeof rows)[number]>(sql).all(...params, q.limit, q.offset);
   } catch (e) {
@@ -239,12 +243,23 @@ export function search(db: SqlDatabase, query: string, options: SearchQuery): Se
     throw e;
   }
   const terms = queryTerms(query);
-  return rows.map((r) => ({
-    digest: formatDigest(r.digest),
-    path: r.path,
-    mediaType: r.media_type,
-    size: r.size,
-    score: r.score,
-    snippet: makeSnippet([r.body, r.meta, r.tags, r.spath], terms),
-  }));
+  const hits: SearchHit[] = [];
+  for (const r of rows) {
+    const { tags, meta, doc } = db.read(() => ({
+      tags: st.tagsOf.all(r.entry_id).map((t) => t.tag).join(' '),
+      meta: st.metaOf.all(r.entry_id).map((m) => `${m.key} ${m.value}`).join('\n'),
+      doc: st.docById.get(r.doc_id),
+    }));
+    // A document deleted since the query ran has no text to show: its path still does.
+    const body = doc ? await documentText(reader, doc, r.media_type, SNIPPET_SOURCE_MAX) : '';
+    hits.push({
+      digest: formatDigest(r.digest),
+      path: r.path,
+      mediaType: r.media_type,
+      size: r.size,
+      score: r.score,
+      snippet: makeSnippet([body, meta, tags, r.path], terms),
+    });
+  }
+  return hits;
 }

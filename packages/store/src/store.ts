@@ -532,7 +532,7 @@ export class Store {
   async search(query: string, options: SearchQuery = {}): Promise<SearchHit[]> {
     this.#open();
     await this.#indexer.drain();
-    return search(this.#b.db, query, options);
+    return search(this.#b.db, this.#st, this.#reader, query, options);
   }
 
   /** The versions of a logical path, oldest first. */

@@ -5,6 +5,7 @@ import { Readable } from 'node:stream';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Store } from '../src/node/index.js';
+import { SCHEMA_VERSION } from '../src/schema.js';
 import { collect, concatBytes, expectSameBytes, newStore, randomBytes, reopen, splitAt, tempDir, textBytes } from './helpers/store.js';
 
 const sha = (b: Uint8Array) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
@@ -197,7 +198,7 @@ describe('store configuration', () => {
     await expect(Store.open(dir)).rejects.toMatchObject({ code: 'FORMAT_MISMATCH' });
     const db2 = new Database(join(dir, 'kura.db'));
     db2.prepare("UPDATE config SET value = '1' WHERE key = 'format_version'").run();
-    db2.pragma('user_version = 7');
+    db2.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
     db2.close();
     await expect(Store.open(dir)).rejects.toMatchObject({ code: 'FORMAT_MISMATCH' });
   });

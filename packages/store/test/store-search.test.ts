@@ -67,6 +67,26 @@ describe('search', () => {
     expect((await store.search('word')).length).toBe(1);
   });
 
+  it('the index keeps no copy of the text (contentless); snippets are made from the stored bytes', async () => {
+    const { store, dir } = await newStore();
+    const body = `${'Plenty of ordinary words to index here. '.repeat(8000)}and one rare kingfisher at the very end.`;
+    const d = await store.put(text(body), { path: 'birds.txt', mediaType: 'text/plain' });
+    const [hit] = await store.search('ordinary');
+    expect(hit).toMatchObject({ digest: d.digest, path: 'birds.txt' });
+    expect(hit!.snippet).toContain('<mark>ordinary</mark>');
+    await store.close();
+    const db = new Database(join(dir, 'kura.db'), { readonly: true });
+    try {
+      expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'search_content'").get()).toBeUndefined();
+      expect(db.prepare('SELECT body FROM search').get()).toEqual({ body: null });
+      // 320 KB of text: the index holds its terms and positions, not the text itself.
+      const index = (db.prepare("SELECT SUM(pgsize) AS bytes FROM dbstat WHERE name LIKE 'search%'").get() as { bytes: number }).bytes;
+      expect(index).toBeLessThan(body.length / 2); // with a copy of the text it was > body.length
+    } finally {
+      db.close();
+    }
+  });
+
   it('a question in plain words finds documents sharing any of its terms, those matching more and rarer ones first', async () => {
     const { store } = await newStore();
     const filler = ' The text goes on about ordinary things for a while.'.repeat(6);

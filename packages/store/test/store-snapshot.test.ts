@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { randomBytes, textBytes } from '../../core/test/helpers/data.js';
 import { RECENT_MS, type RestoreProgress, type SnapshotProgress } from '../src/node/snapshots.js';
+import { SCHEMA_VERSION } from '../src/schema.js';
 import { decodeTree, encodeTree } from '../src/snapshot.js';
 import { newStore, reopen, tempDir } from './helpers/store.js';
 import { recordReliability } from './helpers/reliability.js';
@@ -545,7 +546,7 @@ describe('snapshots of a directory snapshotted before (unchanged files are not r
     expect(b.reused).toBe(0);
     expect((await again.snapshot(src)).reused).toBe(b.files);
     const check = new Database(join(dir, 'kura.db'), { readonly: true });
-    expect(check.pragma('user_version', { simple: true })).toBe(6);
+    expect(check.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
     expect(check.prepare("SELECT name FROM sqlite_master WHERE name = 'file_cache'").get()).toBeUndefined();
     check.close();
   });
