@@ -110,7 +110,7 @@ export function statTarget(st: Statements, target: EntryTarget): EntryInfo {
     const id = st.entryIdOfDigest.get(parseDigest(target.digest))?.id;
     if (id != null) return entryInfo(st, st.entryViewById.get(id)!);
     const doc = requireDoc(st, target.digest);
-    if (!st.entryPathless.get(doc.id) && st.entriesShowing.all(doc.id, 1).length === 0) return documentOnlyInfo(doc);
+    if (st.entriesShowing.all(doc.id, 1).length === 0) return documentOnlyInfo(doc); // (pathless entries included)
   }
   return entryInfo(st, resolveEntry(st, target)); // (a path; or AMBIGUOUS)
 }
