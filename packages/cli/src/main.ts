@@ -17,6 +17,7 @@ import * as snapshot from './commands/snapshot.js';
 import * as stats from './commands/stats.js';
 import * as tag from './commands/tag.js';
 import * as verify from './commands/verify.js';
+import * as rebuild from './commands/rebuild.js';
 import * as versions from './commands/versions.js';
 import { EXIT, describeError, exitCodeOf, printError } from './exit.js';
 import { exitOnClosedPipe } from './output.js';
@@ -45,6 +46,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
   stats.register(program);
   verify.register(program, setExit);
   gc.register(program);
+  rebuild.register(program);
   snapshot.register(program, setExit);
   serve.register(program);
   hash.register(program, setExit);

@@ -357,6 +357,37 @@ describe('gc', () => {
   });
 });
 
+describe('rebuild', () => {
+  it('makes a damaged kura.db again from the log: the same paths, versions, tags and bytes', () => {
+    const store = join(tmp, 'rebuild');
+    const s = ['--store', store];
+    kura(['init', ...s]);
+    const dir = join(tmp, 'rebuild-in');
+    mkdirSync(join(dir, 'docs'), { recursive: true });
+    writeFileSync(join(dir, 'docs', 'a.txt'), 'first draft\n');
+    writeFileSync(join(dir, 'docs', 'b.bin'), randomBytes(150_000));
+    expect(kura(['add', 'docs', ...s], { cwd: dir }).code).toBe(0);
+    writeFileSync(join(dir, 'docs', 'a.txt'), 'second draft\n');
+    expect(kura(['add', 'docs/a.txt', ...s], { cwd: dir }).code).toBe(0);
+    expect(kura(['tag', 'docs/a.txt', '--add', 'draft', ...s]).code).toBe(0);
+    const ls = kura(['ls', '--json', ...s]).stdout;
+    const versions = kura(['versions', 'docs/a.txt', ...s]).stdout;
+
+    writeFileSync(join(store, 'kura.db'), 'this is not a database');
+    rmSync(join(store, 'kura.db-wal'), { force: true });
+    expectOneLineError(kura(['ls', ...s]), 1, /damaged.*kura rebuild/);
+
+    const r = kura(['rebuild', '--json', ...s]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ checkpoint: null, commits: expect.any(Number), seq: expect.any(Number) });
+    expect(kura(['ls', '--json', ...s]).stdout).toBe(ls);
+    expect(kura(['versions', 'docs/a.txt', ...s]).stdout).toBe(versions);
+    expect(kura(['cat', 'docs/a.txt@1', ...s]).stdout).toBe('first draft\n');
+    expect(kura(['verify', ...s]).code).toBe(0);
+    expect(kura(['rebuild', ...s]).stdout).toMatch(/^rebuilt .*kura\.db: \d+ commits replayed from the start of the log, up to commit \d+, in [0-9.]+ s\n$/);
+  });
+});
+
 describe('where the store is', () => {
   let work: string;
   let doc: Buffer;

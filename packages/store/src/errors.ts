@@ -98,7 +98,7 @@ export function storageError(e: unknown, file?: string): unknown {
   }
   if (code.startsWith('SQLITE_IOERR') || code === 'EIO') return new IoError(`${at}storage I/O error (${code}): ${e.message}`, { cause: e });
   if (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB') {
-    return new CorruptDataError(`${at}the store's database is damaged (${code}): ${e.message}`, 'database', {}, { cause: e });
+    return new CorruptDataError(`${at}the store's database is damaged (${code}): ${e.message}; kura rebuild makes it again from the store's log`, 'database', {}, { cause: e });
   }
   return e;
 }

@@ -48,6 +48,7 @@ export async function collectGarbage(
   reader: Reader,
   onProgress?: (p: GcProgress) => void,
 ): Promise<GcReport> {
+  const log = writer.log;
   const report: GcReport = { chunksRemoved: 0, packsDeleted: 0, packsCompacted: 0, orphansDeleted: 0, bytesFreed: 0 };
   const breathe = breather();
 
@@ -55,7 +56,6 @@ export async function collectGarbage(
   // between them (a server running GC keeps answering; a CLI's bar moves). Puts may commit in
   // between: each row is deleted only if it is still unreferenced, held by no upload and
   // pinned by no put in progress when its batch runs (FORMAT.md §9).
-  db.transaction(() => st.holdsExpire.run(Date.now()));
   const total = st.chunkGarbageCount.get(Date.now())!.n;
   let done = 0;
   onProgress?.({ phase: 'chunks', done, total });
@@ -64,13 +64,10 @@ export async function collectGarbage(
     await breathe();
     const page = st.chunkGarbagePage.all(after, Date.now(), GC_BATCH);
     if (page.length === 0) break;
-    db.transaction(() => {
-      const now = Date.now();
-      for (const { key } of page) {
-        if (writer.pinned(bytesToHex(key))) continue;
-        report.chunksRemoved += st.chunkDelete.run(key, now).changes;
-      }
-    });
+    // The condemnation is re-checked as it applies (catalog/ops.ts `condemn`): a row a put
+    // referenced since the page was read, or an upload holds, stays.
+    const keys = page.map((r) => bytesToHex(r.key)).filter((k) => !writer.pinned(k));
+    report.chunksRemoved += log.commit([{ op: 'condemn', keys }])[0] as number;
     after = page[page.length - 1]!.key;
     done += page.length;
     onProgress?.({ phase: 'chunks', done: Math.min(done, total), total: Math.max(done, total) });
@@ -84,20 +81,19 @@ export async function collectGarbage(
   const files = new Map((await packs.list()).map((p) => [p.name, p.size]));
   const empty: { id: number; name: string; size: number }[] = [];
   const toCompact: { id: number; name: string; size: number }[] = [];
-  db.transaction(() => {
+  db.read(() => {
     const live = new Map(st.packLiveBytes.all().map((r) => [r.pack_id, r.live]));
     for (const pack of st.packsSealed.all()) {
       if (writer.packInUse(pack.id)) continue;
       const size = files.get(pack.name) ?? pack.size;
       const liveBytes = live.get(pack.id) ?? 0;
-      if (liveBytes === 0) {
-        st.packDelete.run(pack.id); // the row first: a file without a row is an orphan
-        empty.push({ id: pack.id, name: pack.name, size });
-      } else if (liveBytes < (size - PACK_HEADER_SIZE) * COMPACT_BELOW) {
-        toCompact.push({ id: pack.id, name: pack.name, size });
-      }
+      if (liveBytes === 0) empty.push({ id: pack.id, name: pack.name, size });
+      else if (liveBytes < (size - PACK_HEADER_SIZE) * COMPACT_BELOW) toCompact.push({ id: pack.id, name: pack.name, size });
     }
   });
+  // The rows first (one commit), in the same synchronous step as the decision: a file without
+  // a row is an orphan.
+  log.commit(empty.map((p) => ({ op: 'drop-pack', name: p.name })));
   const rows = toCompact.length ? st.chunksInPacks.all(JSON.stringify(toCompact.map((p) => p.id))) : [];
   const packWork = empty.length + toCompact.length;
   onProgress?.({ phase: 'packs', done: 0, total: packWork });
@@ -141,7 +137,7 @@ async function compact(
   name: string,
   rows: ChunkRow[],
 ): Promise<number> {
-  const moved: { key: Uint8Array; packId: number; offset: number; end: number }[] = [];
+  const moved: { key: Uint8Array; packId: number; offset: number }[] = [];
   let rewritten = 0;
   const breathe = breather();
   for (const row of rows) {
@@ -157,21 +153,21 @@ async function compact(
     }
     const { chunk, opened } = await writer.appendRecordCopy(payloadRecord);
     writer.usePack(chunk.packId);
-    moved.push({ key: row.key, packId: chunk.packId, offset: chunk.offset, end: chunk.offset + payloadRecord.length });
+    moved.push({ key: row.key, packId: chunk.packId, offset: chunk.offset });
     rewritten += payloadRecord.length + (opened ? PACK_HEADER_SIZE : 0);
   }
   try {
     // Flushed before the rows point at the copies (durability order, FORMAT.md §8).
     // A sealed pack only loses rows (puts write to the open pack), so the rows read above
     // minus those moved (damaged ones stay for verify to report) are all that is left.
-    await writer.commit(() => {
-      let left = rows.length;
-      for (const m of moved) {
-        left -= st.chunkMove.run(m.packId, m.offset, m.key, packId).changes;
-        st.packGrow.run(m.end, m.packId);
-      }
-      if (left <= 0 && !st.chunkInPack.get(packId)) st.packDelete.run(packId);
-    });
+    await writer.commit([
+      {
+        op: 'move',
+        from: name,
+        rows: rows.length,
+        chunks: moved.map((m) => ({ key: bytesToHex(m.key), pack: writer.packName(m.packId), offset: m.offset })),
+      },
+    ]);
   } finally {
     for (const m of moved) {
       writer.releasePack(m.packId);

@@ -13,6 +13,7 @@ export type { InitOptions, OpenOptions, PutMeta, MetaUpdate, ListQuery, Durabili
 export type { SqlDatabase, SqlStatement, SqlValue, RunResult } from './backend/sql.js';
 export { PackMissingError, type PackStore, type PackWriter, type PackInfo } from './backend/packs.js';
 export { MemoryPackStore } from './backend/memory-packs.js';
+export { MemoryLogStore, type LogStore, type SegmentAppender } from './catalog/log-store.js';
 export { WasmDatabase, openMemoryDatabase } from './backend/sqlite-wasm.js';
 export * from './errors.js';
 export { detectMediaType, guessMediaType, sniffMediaType, SNIFF_HEAD } from './media-types.js';

@@ -3,7 +3,6 @@
  * chunks -> one group-committed transaction.
  */
 import {
-  InternalError,
   InvalidInputError,
   ingest,
   type ByteSource,
@@ -13,9 +12,10 @@ import {
   type IngestResult,
   type ResolvedChunkParams,
 } from '@kura/core';
-import { recordPut } from './entries.js';
+import type { Op } from './catalog/ops.js';
+import type { PutAttributes } from './entries.js';
 import { DigestMismatchError } from './errors.js';
-import { hexInto, hexToBytes } from './hex.js';
+import { bytesToHex, hexInto } from './hex.js';
 import { ManifestBuilder } from './manifest.js';
 import { RECORD_HEADER_SIZE } from './pack-record.js';
 import type { KnownChunks } from './ingest/known-chunks.js';
@@ -211,43 +211,40 @@ class DocumentPut {
     }
   }
 
-  /** Queues the document's rows (in commit order); resolves once they are committed. */
-  queue(result: IngestResult, meta: ResolvedMeta, listed: boolean): Promise<void> {
-    const { st } = this.ctx;
-    const { size } = result;
-    const digestBytes = hexToBytes(result.digest.slice(7));
-    const manifest = this.manifest;
-    const counts = this.#counts;
-    const unrowed = this.#unrowed;
-    const repairs = this.#repairs ?? new Map<string, StoredChunk>();
-    return this.ctx.writer.commit(() => {
-      const now = Date.now();
-      for (const [key, c] of repairs) {
-        const k = hexToBytes(key);
-        st.chunkRepair.run(c.packId, c.offset, c.rawLen, c.storedLen, c.codec, k);
-        st.damagedClear.run(k);
-      }
-      // A user's put names a new document once (entries.ts recordPut, `fresh`).
-      const inserted = st.docInsert.run(digestBytes, size, manifest.count, manifest.bytes(), now, listed ? 1 : 0);
-      let docId: number;
-      if (inserted.changes === 0) {
-        // Same bytes again: chunks this put wrote stay unreferenced.
-        docId = st.docAnyByDigest.get(digestBytes)!.id;
-      } else {
-        for (const [key, n] of counts) {
-          const c = unrowed.get(key);
-          if (c) {
-            st.chunkUpsert.run(hexToBytes(key), c.packId, c.offset, c.rawLen, c.storedLen, c.codec, n);
-          } else if (st.chunkAddRefs.run(n, hexToBytes(key)).changes !== 1) {
-            throw new InternalError(`chunk ${key} vanished before its document committed`);
-          }
-        }
-        docId = Number(inserted.lastInsertRowid);
-      }
-      // A user's put names the document at its path (or as a pathless entry); a snapshot's
-      // file is kept by the snapshot's trees alone (FORMAT.md §13).
-      if (listed) recordPut(st, docId, meta, now, inserted.changes === 1);
-    });
+  /** Queues the document's commit (in commit order); resolves once it is committed. */
+  queue(result: IngestResult, meta: ResolvedMeta, listed: boolean): Promise<unknown> {
+    const { writer } = this.ctx;
+    // Chunks by their ordinal among the manifest's distinct keys (catalog/ops.ts `put`): a
+    // 2 GiB document has ~130,000, so the operation stays flat numbers, not objects.
+    const packs = new Map<number, number>();
+    const placed: number[] = [];
+    const repaired: number[] = [];
+    const add = (to: number[], ordinal: number, c: StoredChunk) => {
+      let p = packs.get(c.packId);
+      if (p === undefined) packs.set(c.packId, (p = packs.size));
+      to.push(ordinal, p, c.offset, c.storedLen, c.codec);
+    };
+    let ordinal = 0;
+    for (const key of this.#counts.keys()) {
+      const c = this.#unrowed.get(key);
+      if (c) add(placed, ordinal, c);
+      const r = this.#repairs?.get(key);
+      if (r) add(repaired, ordinal, r);
+      ordinal++;
+    }
+    const op: Op = {
+      op: 'put',
+      digest: result.digest,
+      size: result.size,
+      manifest: bytesToHex(this.manifest.bytes()),
+      packs: [...packs.keys()].map((id) => writer.packName(id)),
+      places: placed,
+    };
+    if (repaired.length) op.repairs = repaired;
+    // A user's put names the document at its path (or as a pathless entry); a snapshot's
+    // file is kept by the snapshot's trees alone (FORMAT.md §13).
+    if (listed) op.entry = entryAttributes(meta);
+    return writer.commit([op]);
   }
 
   /** After the commit: later puts find the rows of the chunks this one wrote. */
@@ -396,6 +393,16 @@ export async function putReadyDocuments(
     order?.done();
     puts.forEach((p) => p?.release());
   }
+}
+
+/** The attributes a put gives its entry (what FORMAT.md §15.3's `put` carries). */
+function entryAttributes(meta: ResolvedMeta): PutAttributes {
+  const a: PutAttributes = {};
+  if (meta.path !== undefined) a.path = meta.path;
+  if (meta.mediaType !== undefined) a.mediaType = meta.mediaType;
+  if (meta.tags !== undefined && meta.tags.length) a.tags = meta.tags;
+  if (meta.meta !== undefined && Object.keys(meta.meta).length) a.meta = meta.meta;
+  return a;
 }
 
 function asError(e: unknown): Error {

@@ -2,7 +2,7 @@
 import { FormatMismatchError } from './errors.js';
 import type { SqlDatabase } from './backend/sql.js';
 
-export const SCHEMA_VERSION = 7;
+export const SCHEMA_VERSION = 8;
 
 /** MIGRATIONS[n] takes a database from user_version n to n + 1. */
 const MIGRATIONS: string[] = [
@@ -163,6 +163,18 @@ const MIGRATIONS: string[] = [
   CREATE VIRTUAL TABLE search USING fts5(path, tags, meta, body, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2');
   DELETE FROM search_queue;
   INSERT INTO search_queue(entry_id) SELECT id FROM entries;
+  `,
+  // 8: the catalog is a replay of the commit log (decision 0026, FORMAT.md §15): the position
+  // this database has applied. No row yet: a store from before the log, whose first open
+  // writes a checkpoint of its catalog at seq 0 (catalog/open.ts).
+  `
+  CREATE TABLE log_state (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    seq INTEGER NOT NULL,
+    hash BLOB NOT NULL,
+    segment TEXT NOT NULL,
+    seg_end INTEGER NOT NULL
+  ) STRICT;
   `,
 ];
 

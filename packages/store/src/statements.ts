@@ -64,13 +64,19 @@ export function prepareStatements(db: SqlDatabase) {
   const p = <R>(sql: string): SqlStatement<R> => db.prepare<R>(sql);
   return {
     configAll: p<{ key: string; value: string }>('SELECT key, value FROM config'),
+    logHeadGet: p<{ seq: number; hash: Uint8Array; segment: string; seg_end: number }>('SELECT seq, hash, segment, seg_end FROM log_state WHERE id = 1'),
+    logHeadSet: p(
+      'INSERT INTO log_state(id, seq, hash, segment, seg_end) VALUES (1, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash, segment = excluded.segment, seg_end = excluded.seg_end',
+    ),
     configSet: p('INSERT INTO config(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
 
     packById: p<PackRow>('SELECT * FROM packs WHERE id = ?'),
+    packByName: p<PackRow>('SELECT * FROM packs WHERE name = ?'),
     packInsert: p('INSERT INTO packs(name, size, sealed, created_at) VALUES (?, ?, 0, ?)'),
     packGrow: p('UPDATE packs SET size = MAX(size, ?) WHERE id = ?'),
     packSeal: p('UPDATE packs SET sealed = 1 WHERE id = ?'),
-    packSealAll: p('UPDATE packs SET sealed = 1 WHERE sealed = 0'),
+    /** Packs not sealed: at a writer's open, those a crashed writer left (decision 0026). */
+    packsOpen: p<PackRow>('SELECT * FROM packs WHERE sealed = 0 ORDER BY id'),
     packDelete: p('DELETE FROM packs WHERE id = ?'),
     packsAll: p<PackRow>('SELECT * FROM packs ORDER BY id'),
     packsSealed: p<PackRow>('SELECT * FROM packs WHERE sealed = 1 ORDER BY id'),

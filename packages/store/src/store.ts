@@ -15,10 +15,14 @@ import {
 } from '@kura/core';
 import type { PackStore } from './backend/packs.js';
 import type { SqlDatabase } from './backend/sql.js';
-import { applyMeta, deleteDocument, deletePath, deleteVersion, entryInfo, requireDoc, resolveEntryId, statTarget, type DocumentInfo, type EntryTarget } from './entries.js';
+import { CommitLog } from './catalog/commit-log.js';
+import type { LogStore } from './catalog/log-store.js';
+import { createCatalog, prepareCatalog } from './catalog/open.js';
+import type { MetaChange } from './entries.js';
+import type { Op, OpResult } from './catalog/ops.js';
+import { entryInfo, requireDoc, statTarget, type DocumentInfo, type EntryTarget } from './entries.js';
 import { FormatMismatchError, NotFoundError, ReadOnlyError, StoreClosedError } from './errors.js';
 import { collectGarbage, type GcProgress, type GcReport } from './gc.js';
-import { BULK_MIN, applyBulk, prepareBulk, resolveEntries, type Bulk } from './meta-batch.js';
 import { formatDigest, hexToBytes, parseDigest } from './hex.js';
 import { decodeManifest } from './manifest.js';
 import { InitOptions, ListQuery, MetaUpdate, OpenOptions, PutMeta, entryFilters, parse, toMillis, type Durability } from './options.js';
@@ -33,9 +37,7 @@ import { Indexer, search, type SearchHit, type SearchQuery } from './search.js';
 import { Writer } from './writer.js';
 import { KnownChunks } from './ingest/known-chunks.js';
 import {
-  commitSnapshot,
   diffTrees,
-  releaseSnapshot,
   requireSnapshot,
   snapshotExclusiveSize,
   snapshotInfo,
@@ -53,6 +55,8 @@ export const FORMAT_VERSION = 1;
 export interface StoreBackends {
   db: SqlDatabase;
   packs: PackStore;
+  /** The configuration object, log and checkpoints (FORMAT.md §15). */
+  log: LogStore;
   /** Called when the store closes, after everything else (releases the writer lock). */
   release?: () => void | Promise<void>;
   /** Turns a string `put` input (a file path) into bytes; absent where there are no files. */
@@ -160,20 +164,21 @@ export class Store {
   #compression: number | false;
   #closed = false;
   #gcRunning: Promise<GcReport> | undefined;
-  #bulk: Bulk | undefined;
+  readonly #log: CommitLog;
   #known: KnownChunks | undefined;
 
   protected constructor(
     b: StoreBackends,
     config: StoreConfig,
-    opts: { readonly: boolean; durability: Durability; compression: number | false; packSize: number | undefined },
+    opts: { readonly: boolean; durability: Durability; compression: number | false; packSize: number | undefined; log: CommitLog; st: Statements },
   ) {
     this.#b = b;
     this.config = config;
     this.readonly = opts.readonly;
     this.#compression = opts.compression;
-    this.#st = prepareStatements(b.db);
-    this.#writer = new Writer(b.db, this.#st, b.packs, opts.durability, opts.packSize);
+    this.#st = opts.st;
+    this.#log = opts.log;
+    this.#writer = new Writer(b.db, this.#st, opts.log, b.packs, opts.durability, opts.packSize);
     this.#reader = new Reader(this.#st, b.packs, (id) => this.#writer.packName(id), (id) => this.#writer.forgetPack(id), b.documentHasher, config.chunking.max);
     this.#indexer = new Indexer(b.db, this.#st, this.#reader, !opts.readonly, () => this.#writer.idle(), () => this.#writer.busy);
     this.#indexer.schedule(); // whatever a previous session left queued
@@ -186,19 +191,17 @@ export class Store {
     const chunking = resolveChunkParams({ avg: o.chunking.avg, seed });
     if (schemaVersion(b.db) !== 0) throw new InvalidInputError('a store already exists here', 'dir');
     migrate(b.db);
-    const createdAt = new Date().toISOString();
-    const st = prepareStatements(b.db);
-    b.db.transaction(() => {
-      const set = (k: string, v: string) => st.configSet.run(k, v);
-      set('format', FORMAT_NAME);
-      set('format_version', String(FORMAT_VERSION));
-      set('store_id', randomHex(16));
-      set('created_at', createdAt);
-      set('chunk_avg', String(chunking.avg));
-      set('chunk_seed', String(chunking.seed));
-      set('compression_level', o.compression === false ? 'none' : String(o.compression));
-      set('durability', o.durability);
-    });
+    const config = new Map([
+      ['format', FORMAT_NAME],
+      ['format_version', String(FORMAT_VERSION)],
+      ['store_id', randomHex(16)],
+      ['created_at', new Date().toISOString()],
+      ['chunk_avg', String(chunking.avg)],
+      ['chunk_seed', String(chunking.seed)],
+      ['compression_level', o.compression === false ? 'none' : String(o.compression)],
+      ['durability', o.durability],
+    ]);
+    await createCatalog(b.db, prepareStatements(b.db), b.log, config);
     return this.openBackends(b, { durability: o.durability, ...(packSize ? { packSize } : {}) });
   }
 
@@ -207,6 +210,9 @@ export class Store {
     const o = parse(OpenOptions, options, 'open options');
     if (!o.readonly) migrate(b.db);
     else if (schemaVersion(b.db) > SCHEMA_VERSION) migrate(b.db); // throws FORMAT_MISMATCH
+    const st = prepareStatements(b.db);
+    // The database is the log's replay: made when missing, brought up to the log's head.
+    if (!o.readonly) await prepareCatalog(b.db, st, b.log);
     const config = readConfig(b.db);
     if (o.chunking?.avg !== undefined && o.chunking.avg !== config.chunking.avg) {
       throw new FormatMismatchError(
@@ -221,10 +227,11 @@ export class Store {
     const durability = o.durability ?? config.durability;
     b.setDurability?.(durability);
     // `this`, not Store: platform subclasses (node/index.ts) get instances of themselves.
-    const store = new this(b, config, { readonly: o.readonly, durability, compression: o.compression ?? config.compression, packSize: o.packSize });
+    const log = o.readonly ? CommitLog.reader(b.db, st, b.log) : await CommitLog.open(b.db, st, b.log, true);
+    const store = new this(b, config, { readonly: o.readonly, durability, compression: o.compression ?? config.compression, packSize: o.packSize, log, st });
     if (!o.readonly) {
       // A pack left open by a crashed writer is sealed: its torn tail, if any, is garbage.
-      b.db.transaction(() => store.#st.packSealAll.run());
+      log.commit(st.packsOpen.all().map((p): Op => ({ op: 'pack-size', name: p.name, size: p.size, sealed: true })));
     }
     return store;
   }
@@ -397,18 +404,15 @@ export class Store {
    */
   async delete(digest: string): Promise<boolean> {
     this.#writable('delete');
-    const key = parseDigest(digest);
-    return this.#b.db.transaction(() => {
-      const doc = this.#st.docByDigest.get(key);
-      return doc ? deleteDocument(this.#st, doc, Date.now()) : false;
-    });
+    parseDigest(digest);
+    return (await this.#commit({ op: 'delete-document', digest })) as boolean;
   }
 
   /** Deletes a path's entry and all its versions. False when there is no such path. */
   async deletePath(path: string): Promise<boolean> {
     this.#writable('deletePath');
     if (typeof path !== 'string' || !path) throw new InvalidInputError('path must be a non-empty string', 'path');
-    return this.#b.db.transaction(() => deletePath(this.#st, path));
+    return (await this.#commit({ op: 'delete-path', path })) as boolean;
   }
 
   // ---- snapshots (FORMAT.md §13) ---------------------------------------------------------
@@ -422,7 +426,7 @@ export class Store {
     if (root?.type !== 'dir' || !Array.isArray(root.entries)) throw new InvalidInputError('a snapshot root is a directory node', 'root');
     const label = options.label ?? null;
     if (label !== null && (typeof label !== 'string' || label.length > 1024)) throw new InvalidInputError('label must be a string of at most 1024 characters', 'label');
-    return this.#b.db.transaction(() => commitSnapshot(this.#st, root, label, Date.now()));
+    return (await this.#commit({ op: 'snapshot', root, label })) as SnapshotInfo;
   }
 
   /** For platform snapshots of real directories (FORMAT.md §13.4): stamps.ts `cachedDigests`. */
@@ -519,7 +523,8 @@ export class Store {
    */
   async deleteSnapshot(id: number): Promise<void> {
     this.#writable('deleteSnapshot');
-    this.#b.db.transaction(() => releaseSnapshot(this.#st, requireSnapshot(this.#st, id)));
+    requireSnapshot(this.#st, id); // NOT_FOUND without a commit
+    await this.#commit({ op: 'rm-snapshot', id });
   }
 
   // ---- search and versions ---------------------------------------------------------------
@@ -594,7 +599,8 @@ export class Store {
   async deleteVersion(path: string, version: number): Promise<boolean> {
     this.#writable('deleteVersion');
     if (!Number.isSafeInteger(version) || version < 1) throw new InvalidInputError('version must be a positive integer', 'version');
-    return this.#b.db.transaction(() => deleteVersion(this.#st, path, version, Date.now()));
+    if (typeof path !== 'string' || !path) throw new InvalidInputError('path must be a non-empty string', 'path');
+    return (await this.#commit({ op: 'delete-version', path, version })) as boolean;
   }
 
   /**
@@ -624,19 +630,18 @@ export class Store {
     if (updates.length > 10_000) throw new InvalidInputError('at most 10,000 updates per batch', 'updates');
     const parsed = updates.map((u, i) => parse(MetaUpdate, u, `updates[${i}]`));
     parsed.forEach((u, i) => u.digest !== undefined && parseDigest(u.digest, `updates[${i}].digest`));
-    const now = Date.now();
-    this.#b.db.transaction(() => {
-      const targets = parsed.map((u): EntryTarget => (u.digest !== undefined ? { digest: u.digest } : { path: u.path! }));
-      if (parsed.length < BULK_MIN) {
-        parsed.forEach((u, i) => applyMeta(this.#st, resolveEntryId(this.#st, targets[i]!), u, now));
-        return;
-      }
-      const bulk = (this.#bulk ??= prepareBulk(this.#b.db));
-      const ids = resolveEntries(bulk, this.#st, targets); // all resolved before anything changes
-      const changes = parsed.map((u, i) => ({ ...u, entryId: ids[i]! }));
-      if (new Set(ids).size === ids.length) applyBulk(bulk, changes, now);
-      else for (const c of changes) applyMeta(this.#st, c.entryId, c, now);
-    });
+    const op: Op = {
+      op: 'meta',
+      updates: parsed.map((u) => {
+        const change: MetaChange = {};
+        if (u.mediaType !== undefined) change.mediaType = u.mediaType;
+        if (u.meta !== undefined) change.meta = u.meta;
+        if (u.addTags !== undefined) change.addTags = u.addTags;
+        if (u.removeTags !== undefined) change.removeTags = u.removeTags;
+        return { target: u.digest !== undefined ? { digest: u.digest } : { path: u.path! }, change };
+      }),
+    };
+    await this.#commit(op);
     this.#indexer.schedule();
     return { updated: parsed.length };
   }
@@ -855,6 +860,7 @@ export class Store {
       await this.#indexer.drain().catch(() => undefined); // readers then find it complete
       if (this.#gcRunning) await this.#gcRunning.catch(() => undefined);
       if (!this.readonly) await this.#writer.close();
+      await this.#log.close();
       await this.#b.packs.close();
       this.#b.db.close();
     } finally {
@@ -864,6 +870,13 @@ export class Store {
 
   #open(): void {
     if (this.#closed) throw new StoreClosedError();
+  }
+
+  /** One commit of one operation outside the group commit (deletes, metadata, snapshots). */
+  async #commit(op: Op): Promise<OpResult> {
+    const [result] = this.#log.commit([op]);
+    if (this.#writer.durability === 'full') await this.#log.sync();
+    return result;
   }
 
   /** For platform subclasses: throws unless the store is open for writing. */

@@ -74,7 +74,7 @@ export async function putChunk(ctx: PutContext, bytes: Uint8Array, expectKey: st
     writer.pin(key);
     release.push(() => writer.unpin(key));
     if (row && !row.damaged) {
-      await writer.commit(() => st.holdSet.run(k, holdUntil));
+      await writer.commit([{ op: 'hold', key, until: holdUntil }]);
       return { key, stored: false };
     }
     const payload = ctx.compression === false ? undefined : compress(bytes, ctx.compression);
@@ -91,21 +91,14 @@ export async function putChunk(ctx: PutContext, bytes: Uint8Array, expectKey: st
       const { chunk } = await writer.appendCopy(loc, body);
       writer.usePack(chunk.packId);
       release.push(() => writer.releasePack(chunk.packId));
-      await writer.commit(() => {
-        st.chunkRepair.run(chunk.packId, chunk.offset, chunk.rawLen, chunk.storedLen, chunk.codec, k);
-        st.damagedClear.run(k);
-        st.holdSet.run(k, holdUntil);
-      });
+      await writer.commit([{ op: 'hold', key, until: holdUntil, chunk: writer.placeOf(chunk), repair: true }]);
       return { key, stored: true };
     }
     const { chunk, written } = await writer.append(loc, body);
     writer.usePack(chunk.packId);
     release.push(() => writer.releasePack(chunk.packId));
     if (written) release.push(() => writer.settle(key));
-    await writer.commit(() => {
-      st.chunkUpsert.run(k, chunk.packId, chunk.offset, chunk.rawLen, chunk.storedLen, chunk.codec, 0);
-      st.holdSet.run(k, holdUntil);
-    });
+    await writer.commit([{ op: 'hold', key, until: holdUntil, chunk: writer.placeOf(chunk) }]);
     return { key, stored: written };
   } finally {
     release.forEach((r) => r());

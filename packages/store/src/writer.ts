@@ -9,6 +9,8 @@
 import { InternalError } from '@kura/core';
 import type { PackStore, PackWriter } from './backend/packs.js';
 import type { SqlDatabase } from './backend/sql.js';
+import type { CommitLog } from './catalog/commit-log.js';
+import type { ChunkPlace, Op, OpResult } from './catalog/ops.js';
 import type { Durability } from './options.js';
 import { PACK_HEADER_SIZE, RECORD_HEADER_SIZE, packHeader, recordHeader, type ChunkLocation } from './pack-record.js';
 import type { Statements } from './statements.js';
@@ -53,6 +55,13 @@ function randomName(): string {
   return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
 }
 
+/** A commit waiting for the next group commit: its operations and who awaits their results. */
+interface Job {
+  ops: readonly Op[];
+  resolve: (results: OpResult[]) => void;
+  reject: (e: unknown) => void;
+}
+
 export class Writer {
   #open: OpenPack | undefined;
   #opening: Promise<OpenPack> | undefined;
@@ -62,7 +71,7 @@ export class Writer {
   readonly #packUsers = new Counted<number>();
   /** Per chunk key: how many puts in progress share the committed chunk. */
   readonly #pins = new Counted<string>();
-  readonly #queue: { run: () => void; resolve: () => void; reject: (e: unknown) => void }[] = [];
+  readonly #queue: Job[] = [];
   #flushing = false;
   #scheduled = false;
   /** Puts between their first byte and their commit (see `commit`). */
@@ -77,6 +86,7 @@ export class Writer {
   constructor(
     readonly db: SqlDatabase,
     readonly st: Statements,
+    readonly log: CommitLog,
     readonly packs: PackStore,
     public durability: Durability,
     /** Seal packs at this size (PACK_TARGET_SIZE; smaller in tests to force rotation). */
@@ -96,6 +106,11 @@ export class Writer {
       this.#packNames.set(id, name);
     }
     return name;
+  }
+
+  /** Where a stored chunk is, as a commit names it (packs by name, never by row id). */
+  placeOf(c: StoredChunk): ChunkPlace {
+    return { key: c.key, pack: this.packName(c.packId), offset: c.offset, raw: c.rawLen, stored: c.storedLen, codec: c.codec };
   }
 
   forgetPack(id: number): void {
@@ -244,7 +259,8 @@ export class Writer {
     this.#opening ??= (async () => {
       const name = randomName();
       // The row is committed before the file exists: a file without a row is an orphan.
-      const id = Number(this.db.transaction(() => this.st.packInsert.run(name, PACK_HEADER_SIZE, Date.now())).lastInsertRowid);
+      this.log.commit([{ op: 'pack', name }]);
+      const id = this.st.packByName.get(name)!.id;
       const writer = await this.packs.create(name);
       writer.append(packHeader());
       if (this.durability === 'full') await writer.sync();
@@ -267,10 +283,7 @@ export class Writer {
     const done = (async () => {
       if (pack.dirty || this.durability === 'full') await pack.writer.sync();
       await pack.writer.close();
-      this.db.transaction(() => {
-        this.st.packGrow.run(pack.writer.size, pack.id);
-        this.st.packSeal.run(pack.id);
-      });
+      this.log.commit([{ op: 'pack-size', name: pack.writer.name, size: pack.writer.size, sealed: true }]);
     })();
     this.#sealing.add(done);
     try {
@@ -295,13 +308,13 @@ export class Writer {
   // ---- group commit ------------------------------------------------------------------------
 
   /**
-   * Runs `apply` inside a transaction after every record appended so far is durable. Commits
-   * that arrive while a flush is in progress share the next flush and transaction; each runs
-   * in its own savepoint, so one failure does not fail the others.
+   * Commits `ops` (catalog/ops.ts) after every record appended so far is durable, and resolves
+   * with their results. Commits that arrive while a flush is in progress share the next flush,
+   * transaction and log commit; a failing one fails alone (savepoints).
    */
-  commit(apply: () => void): Promise<void> {
+  commit(ops: readonly Op[]): Promise<OpResult[]> {
     return new Promise((resolve, reject) => {
-      this.#queue.push({ run: apply, resolve, reject });
+      this.#queue.push({ ops, resolve, reject });
       if (this.#flushing || this.#scheduled) return;
       // Flush a macrotask later, even when this put is alone: concurrent puts that are one
       // microtask chain behind — and, on a server, the requests read in the same event-loop
@@ -327,16 +340,21 @@ export class Writer {
           batch.forEach((j) => j.reject(e));
           continue;
         }
-        let outcomes: unknown[];
+        let outcomes: (OpResult[] | { failed: unknown })[];
         try {
           // Records gathered in memory reach the platform before rows point at them (§8).
           this.#open?.writer.drain?.();
           outcomes = this.runBatch(batch);
+          if (this.durability === 'full') await this.log.sync();
         } catch (e) {
           batch.forEach((j) => j.reject(e));
           continue;
         }
-        batch.forEach((j, i) => (outcomes[i] === undefined ? j.resolve() : j.reject(outcomes[i])));
+        batch.forEach((j, i) => {
+          const o = outcomes[i]!;
+          if (Array.isArray(o)) j.resolve(o);
+          else j.reject(o.failed);
+        });
       }
     } finally {
       this.#flushing = false;
@@ -344,35 +362,41 @@ export class Writer {
   }
 
   /**
-   * One transaction for the whole batch. A job that throws rolls the batch back; then each job
-   * runs in a savepoint of a second transaction so only the failing ones fail (rare path).
-   * Pack sizes are recorded once per batch.
+   * One transaction and one log commit for the whole batch. A job that throws rolls the batch
+   * back; then each job runs in a savepoint of a second transaction so only the failing ones
+   * fail (rare path). The open pack's size is recorded once per batch.
    */
-  private runBatch(batch: { run: () => void }[]): unknown[] {
-    const recordSizes = () => {
-      if (this.#open) this.st.packGrow.run(this.#open.writer.size, this.#open.id);
-    };
+  private runBatch(batch: Job[]): (OpResult[] | { failed: unknown })[] {
+    const time = Date.now();
+    const sizes = (): Op[] => (this.#open ? [{ op: 'pack-size', name: this.#open.writer.name, size: this.#open.writer.size }] : []);
     try {
-      this.db.transaction(() => {
-        for (const job of batch) job.run();
-        recordSizes();
+      const results: OpResult[][] = [];
+      this.log.transaction(time, (append, apply) => {
+        for (const job of batch) results.push(job.ops.map(apply));
+        const grow = sizes();
+        grow.forEach(apply);
+        append([...batch.flatMap((j) => j.ops), ...grow]);
       });
-      return batch.map(() => undefined);
+      return results;
     } catch (first) {
-      if (batch.length === 1) return [first];
+      if (batch.length === 1) return [{ failed: first }];
     }
-    return this.db.transaction(() => {
-      const outcomes = batch.map((job) => {
+    const outcomes: (OpResult[] | { failed: unknown })[] = [];
+    this.log.transaction(time, (append, apply) => {
+      const applied: Op[] = [];
+      for (const job of batch) {
         try {
-          this.db.transaction(job.run);
-          return undefined;
+          outcomes.push(this.db.transaction(() => job.ops.map(apply)));
+          applied.push(...job.ops);
         } catch (e) {
-          return e ?? new Error('commit failed');
+          outcomes.push({ failed: e ?? new Error('commit failed') });
         }
-      });
-      recordSizes();
-      return outcomes;
+      }
+      const grow = sizes();
+      grow.forEach(apply);
+      append([...applied, ...grow]);
     });
+    return outcomes;
   }
 
   async close(): Promise<void> {

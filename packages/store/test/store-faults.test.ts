@@ -13,6 +13,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MemoryPackStore } from '../src/backend/memory-packs.js';
+import { FsLogStore } from '../src/node/fs-log.js';
 import type { PackInfo, PackStore, PackWriter } from '../src/backend/packs.js';
 import { storageError } from '../src/errors.js';
 import { FsPackStore } from '../src/node/fs-packs.js';
@@ -133,7 +134,7 @@ const BACKENDS: Backend[] = [
     packs: () => new MemoryPackStore(),
     reopen: (dir, packs) => {
       const db = openSqlite(join(dir, 'kura.db'));
-      return Core.openBackends({ db, packs, setDurability: (d) => db.setDurability(d), release: () => db.close() });
+      return Core.openBackends({ db, packs, log: new FsLogStore(dir), setDurability: (d) => db.setDurability(d), release: () => db.close() });
     },
   },
 ];
@@ -154,7 +155,7 @@ async function workload(dir: string, failAt: number, inner: PackStore): Promise<
   };
   let store: Core | undefined;
   await attempt(async () => {
-    store = await Core.create({ db, packs, setDurability: (d) => db.setDurability(d) }, { chunking: { avg: 4096 }, durability: 'full' }, 64 * 1024);
+    store = await Core.create({ db, packs, log: new FsLogStore(dir), setDurability: (d) => db.setDurability(d) }, { chunking: { avg: 4096 }, durability: 'full' }, 64 * 1024);
   });
   if (store) {
     const s = store;

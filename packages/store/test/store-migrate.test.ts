@@ -4,9 +4,10 @@
  * every path, version, tag, metadata key, snapshot and byte is still there, in the entry model
  * of decision 0025.
  */
-import { cpSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { canonicalDump } from './helpers/dump.js';
 import { reopen, tempDir } from './helpers/store.js';
 
 const utf8 = (s: string) => new TextEncoder().encode(s);
@@ -21,9 +22,13 @@ const STDIN = 'sha256:789785d57ce88a40d9ee787690eb0bc544f1aea43ee3927fac241a366a
 const REMOVED = 'sha256:802e759519141488209a99f8cb814d8a6674d5c2b99996fbe0b20a41881b4c27';
 
 async function converted() {
+  return (await convertedIn()).store;
+}
+
+async function convertedIn() {
   const dir = join(tempDir(), 'store');
   cpSync(FIXTURE, dir, { recursive: true });
-  return reopen(dir);
+  return { store: await reopen(dir), dir };
 }
 
 describe('a schema-5 store', () => {
@@ -73,5 +78,21 @@ describe('a schema-5 store', () => {
     expect((await store.stat('LICENSE')).tags).toEqual(['fixture']);
     expect((await store.stat('b/LICENSE')).tags).toEqual(['b']);
     await expect(store.addTags(LICENSE, ['x'])).rejects.toMatchObject({ code: 'AMBIGUOUS', paths: ['LICENSE', 'b/LICENSE'] });
+  });
+
+  it('starts a log: its catalog is checkpointed at seq 0, and kura.db is rebuilt from checkpoint + commits', async () => {
+    const { store, dir } = await convertedIn();
+    expect(existsSync(join(dir, 'kura-store.json'))).toBe(true);
+    expect(readdirSync(join(dir, 'checkpoints'))).toEqual(['00000000000000000000']);
+    await store.put(utf8('after the log began\n'), { path: 'new.txt', tags: ['fresh'] });
+    await store.addTags('LICENSE', ['logged']);
+    await store.close();
+    const dump = canonicalDump(join(dir, 'kura.db'));
+    for (const f of ['kura.db', 'kura.db-wal', 'kura.db-shm']) rmSync(join(dir, f), { force: true });
+    const rebuilt = await reopen(dir);
+    expect((await rebuilt.stat('LICENSE')).tags).toEqual(['fixture', 'logged']);
+    expect((await rebuilt.search('harbour')).map((h) => h.path)).toEqual(['today.md', 'readme-copy.md']);
+    await rebuilt.close();
+    expect(canonicalDump(join(dir, 'kura.db'))).toBe(dump);
   });
 });

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import sqlite3InitModule from '@sqlite.org/sqlite-wasm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryPackStore } from '../src/backend/memory-packs.js';
+import { MemoryLogStore } from '../src/catalog/log-store.js';
 import { openMemoryDatabase } from '../src/backend/sqlite-wasm.js';
 import type { SqlDatabase } from '../src/backend/sql.js';
 import { openSqlite } from '../src/node/sqlite.js';
@@ -23,7 +24,7 @@ afterEach(async () => {
 
 async function core(db: SqlDatabase) {
   const packs = new MemoryPackStore();
-  const store = await Core.create({ db, packs }, { chunking: { avg: 4096, seed: 7 } }, 64 * 1024);
+  const store = await Core.create({ db, packs, log: new MemoryLogStore() }, { chunking: { avg: 4096, seed: 7 } }, 64 * 1024);
   open.push(store);
   return { store, packs };
 }

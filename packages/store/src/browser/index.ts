@@ -17,6 +17,7 @@ import { BrowserIngestPool } from './ingest-pool.js';
 import { schemaVersion } from '../schema.js';
 import { Store as StoreCore, type StoreBackends } from '../store.js';
 import { OpfsPackStore } from './opfs-packs.js';
+import { OpfsLogStore } from './opfs-log.js';
 
 export * from '../index.js';
 export { OpfsPackStore } from './opfs-packs.js';
@@ -223,9 +224,11 @@ export class BrowserStore extends StoreCore {
       db.exec('PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = PERSIST; PRAGMA cache_size = -16384; PRAGMA temp_store = MEMORY');
       const opened = db;
       const vfs = pool;
+      const log = new OpfsLogStore(dir);
       const b: StoreBackends = {
         db: opened,
         packs,
+        log,
         setDurability: (d: Durability) => opened.exec(`PRAGMA synchronous = ${d === 'full' ? 'FULL' : 'NORMAL'}`),
         // Pausing gives the pool's file handles back, so the store can be opened again (in
         // this worker or, after the lock, in another tab).
@@ -235,7 +238,9 @@ export class BrowserStore extends StoreCore {
         },
       };
       const { init, ingestWorker, ...open } = options;
-      const store = (schemaVersion(opened) === 0 ? await this.create(b, init ?? {}) : await this.openBackends(b, open)) as BrowserStore;
+      // A database that is missing while the configuration is there is rebuilt from the log.
+      const fresh = schemaVersion(opened) === 0 && (await log.readConfig()) === undefined;
+      const store = (fresh ? await this.create(b, init ?? {}) : await this.openBackends(b, open)) as BrowserStore;
       store.#makeWorker = ingestWorker;
       // The ingest workers start now, not at the first put: loading and compiling the wasm
       // core takes ~100 ms, which would otherwise delay the first drop.

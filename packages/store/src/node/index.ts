@@ -2,7 +2,7 @@
  * @kura/store for Node: Store.init / Store.open on a directory (FORMAT.md §5), with
  * better-sqlite3 metadata, file-system packs, the writer lock and file-path puts.
  */
-import { closeSync, constants as fsConstants, createReadStream, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { closeSync, constants as fsConstants, createReadStream, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { InternalError, InvalidInputError } from '@kura/core';
 import { NotFoundError } from '../errors.js';
@@ -15,6 +15,10 @@ import { leasePool, leasePoolOfSize, type IngestPool, type PoolLease } from './i
 import type { ReadyChunks } from '../ingest/pool.js';
 import { Store as StoreCore, type StoreBackends } from '../store.js';
 import { FsPackStore } from './fs-packs.js';
+import { CONFIG_FILE, FsLogStore } from './fs-log.js';
+import { readConfigObject, rebuildCatalog } from '../catalog/open.js';
+import { migrate } from '../schema.js';
+import { prepareStatements } from '../statements.js';
 import type { SnapshotInfo, WalkEntry } from '../snapshot.js';
 import {
   applyStat,
@@ -40,10 +44,16 @@ export * from '../index.js';
 export { IngestPool, POOL_IDLE_MS } from './ingest-pool.js';
 export { RECENT_MS, type RestoreProgress, type RestoreReport, type SnapshotProgress } from './snapshots.js';
 export { FsPackStore } from './fs-packs.js';
+export { FsLogStore } from './fs-log.js';
 export { escapedName } from './names.js';
 export { openSqlite } from './sqlite.js';
 
 export const DB_FILE = 'kura.db';
+
+/** A directory is a store when it has a configuration object, or a database (made before the log). */
+function isStore(root: string): boolean {
+  return existsSync(join(root, CONFIG_FILE)) || existsSync(join(root, DB_FILE));
+}
 
 /**
  * While the worker checkpoints, SQLite's own checkpoint inside a commit stays on as a backstop,
@@ -133,6 +143,7 @@ async function backends(dir: string, readonly: boolean): Promise<StoreBackends> 
     return {
       db: opened,
       packs: new FsPackStore(join(dir, 'packs')),
+      log: new FsLogStore(dir),
       release: async () => {
         clearTimeout(starting);
         startNow = undefined;
@@ -499,7 +510,7 @@ export class Store extends StoreCore {
     const root = resolve(dir);
     const existed = existsSync(root);
     if (existed) {
-      if (existsSync(join(root, DB_FILE))) throw new InvalidInputError(`${root} already holds a Kura store`, 'dir');
+      if (isStore(root)) throw new InvalidInputError(`${root} already holds a Kura store`, 'dir');
       const unexpected = readdirSync(root).filter((f) => !f.startsWith('.'));
       if (unexpected.length) throw new InvalidInputError(`${root} is not empty; a store needs a directory of its own`, 'dir');
     }
@@ -518,16 +529,63 @@ export class Store extends StoreCore {
       }
       await b?.release?.();
       // Leave nothing half-made behind: a later init must find the directory as it was.
-      for (const f of [DB_FILE, `${DB_FILE}-wal`, `${DB_FILE}-shm`, 'writer.lock', 'packs']) rmSync(join(root, f), { recursive: true, force: true });
+      for (const f of [DB_FILE, `${DB_FILE}-wal`, `${DB_FILE}-shm`, 'writer.lock', 'packs', CONFIG_FILE, 'log', 'checkpoints']) rmSync(join(root, f), { recursive: true, force: true });
       if (!existed) rmSync(root, { recursive: true, force: true });
       throw e;
+    }
+  }
+
+  /**
+   * Rebuilds `kura.db` from the store's log (FORMAT.md §15.4): the configuration, the newest
+   * checkpoint and every commit after it, into a new database that then replaces the old one
+   * (which is never read: it may be damaged). Holds the writer lock meanwhile.
+   */
+  static async rebuild(dir: string): Promise<{ seq: number; commits: number; checkpoint: number | undefined }> {
+    const root = resolve(dir);
+    if (!existsSync(join(root, CONFIG_FILE))) {
+      throw new NotFoundError(
+        existsSync(join(root, DB_FILE))
+          ? `${root} has no log yet (a store from before the log): open it for writing once, which starts its log`
+          : `no Kura store at ${root} (run kura init)`,
+      );
+    }
+    const lock = acquireWriterLock(root);
+    try {
+      const next = join(root, `${DB_FILE}.rebuild`);
+      for (const f of [next, `${next}-wal`, `${next}-shm`]) rmSync(f, { force: true });
+      const log = new FsLogStore(root);
+      const config = await readConfigObject(log);
+      if (!config) throw new NotFoundError(`${root}/${CONFIG_FILE} is empty`);
+      const db = openSqlite(next);
+      let result: { seq: number; commits: number; checkpoint: number | undefined };
+      try {
+        migrate(db);
+        const head = await rebuildCatalog(db, prepareStatements(db), log, config);
+        const checkpoints = await log.checkpoints();
+        const newest = checkpoints[checkpoints.length - 1];
+        const from = newest === undefined ? 0 : Number(newest);
+        result = { seq: head.seq, commits: head.seq - from, checkpoint: newest === undefined ? undefined : from };
+        db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+      } finally {
+        db.close();
+      }
+      // The old database's WAL must not be applied to the new file: removed first.
+      for (const f of [`${DB_FILE}-wal`, `${DB_FILE}-shm`]) rmSync(join(root, f), { force: true });
+      renameSync(next, join(root, DB_FILE));
+      for (const f of [`${next}-wal`, `${next}-shm`]) rmSync(f, { force: true });
+      return result;
+    } finally {
+      lock.release();
     }
   }
 
   /** Opens the store in `dir`; `readonly: true` to read alongside another process's writer. */
   static async open(dir: string, options: OpenOptions = {}): Promise<Store> {
     const root = resolve(dir);
-    if (!existsSync(join(root, DB_FILE))) throw new NotFoundError(`no Kura store at ${root} (run kura init)`);
+    if (!isStore(root)) throw new NotFoundError(`no Kura store at ${root} (run kura init)`);
+    if (options.readonly && !existsSync(join(root, DB_FILE))) {
+      throw new NotFoundError(`the store at ${root} has no database yet: open it for writing once (it is rebuilt from the log), or run kura rebuild`);
+    }
     const b = await backends(root, options.readonly ?? false);
     try {
       const store = (await this.openBackends(b, options)) as Store;

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { blake3 } from '@kura/core';
 import type { PackStore, PackWriter } from '../../src/backend/packs.js';
 import { FsPackStore } from '../../src/node/fs-packs.js';
+import { FsLogStore } from '../../src/node/fs-log.js';
 import { openSqlite } from '../../src/node/sqlite.js';
 import { Store as Core } from '../../src/store.js';
 import { tempDir } from './store.js';
@@ -51,7 +52,7 @@ export async function trackedCore(options: Parameters<typeof Core.create>[1], pa
   const dir = tempDir();
   const db = openSqlite(join(dir, 'kura.db'));
   const packs = new TrackingPacks(new FsPackStore(join(dir, 'packs')));
-  const store = await Core.create({ db, packs, setDurability: (d) => db.setDurability(d) }, options, packSize);
+  const store = await Core.create({ db, packs, log: new FsLogStore(dir), setDurability: (d) => db.setDurability(d) }, options, packSize);
   return { store, db, packs };
 }
 

@@ -1,0 +1,114 @@
+/**
+ * Checkpoints (FORMAT.md §15.5): the catalog's tables as they are after commit `seq`, so a
+ * rebuild starts there instead of at the first commit. A store made before the log gets one at
+ * seq 0 when it is first opened (its catalog has no commits to replay).
+ *
+ * Format: UTF-8 JSON lines. The first is the header {format, version, seq, hash, schema}; then,
+ * per table, a line {table, columns} followed by one JSON array per row (BLOB columns as
+ * lowercase hex); the last line is {rows, sha256} with the SHA-256 of every byte before it.
+ * Derived tables (search index and queue, damaged marks, snapshot stamps) are not included.
+ */
+import { CorruptDataError, sha256 } from '@kura/core';
+import type { SqlDatabase, SqlValue } from '../backend/sql.js';
+import { bytesToHex, hexToBytes } from '../hex.js';
+import type { LogHead } from './commit-log.js';
+
+export const CHECKPOINT_FORMAT = 'kura-checkpoint';
+export const CHECKPOINT_VERSION = 1;
+
+/** The tables a checkpoint holds, in load order, with their BLOB columns and row order. */
+export const CHECKPOINT_TABLES: readonly { name: string; blobs: readonly string[]; order: string }[] = [
+  { name: 'packs', blobs: [], order: 'id' },
+  { name: 'chunks', blobs: ['key'], order: 'key' },
+  { name: 'chunk_holds', blobs: ['key'], order: 'key' },
+  { name: 'documents', blobs: ['digest', 'manifest'], order: 'id' },
+  { name: 'entries', blobs: [], order: 'id' },
+  { name: 'tags', blobs: [], order: 'entry_id, tag' },
+  { name: 'meta', blobs: [], order: 'entry_id, key' },
+  { name: 'version_counters', blobs: [], order: 'path' },
+  { name: 'versions', blobs: [], order: 'path, version' },
+  { name: 'trees', blobs: ['digest', 'body'], order: 'digest' },
+  { name: 'snapshots', blobs: ['tree'], order: 'id' },
+  // AUTOINCREMENT's high-water marks: ids are never reused, after a replay either.
+  { name: 'sqlite_sequence', blobs: [], order: 'name' },
+];
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+function columnsOf(db: SqlDatabase, table: string): string[] {
+  if (table === 'sqlite_sequence') return ['name', 'seq'];
+  return db.prepare<{ name: string }>(`SELECT name FROM pragma_table_info('${table}') ORDER BY cid`).all().map((r) => r.name);
+}
+
+/** The catalog as a checkpoint at `head` (run inside a read transaction for one snapshot). */
+export function encodeCheckpoint(db: SqlDatabase, head: Pick<LogHead, 'seq' | 'hash'>, schema: number): Uint8Array {
+  const lines: string[] = [JSON.stringify({ format: CHECKPOINT_FORMAT, version: CHECKPOINT_VERSION, seq: head.seq, hash: bytesToHex(head.hash), schema })];
+  let rows = 0;
+  db.read(() => {
+    for (const t of CHECKPOINT_TABLES) {
+      const columns = columnsOf(db, t.name);
+      lines.push(JSON.stringify({ table: t.name, columns }));
+      const blob = columns.map((c) => t.blobs.includes(c));
+      for (const row of db.prepare<Record<string, SqlValue>>(`SELECT ${columns.join(', ')} FROM ${t.name} ORDER BY ${t.order}`).iterate()) {
+        lines.push(JSON.stringify(columns.map((c, i) => (blob[i] ? bytesToHex(row[c] as Uint8Array) : row[c]))));
+        rows++;
+      }
+    }
+  });
+  const body = encoder.encode(lines.join('\n') + '\n');
+  const trailer = encoder.encode(JSON.stringify({ rows, sha256: sha256(body).slice(7) }) + '\n');
+  const out = new Uint8Array(body.length + trailer.length);
+  out.set(body);
+  out.set(trailer, body.length);
+  return out;
+}
+
+/**
+ * Loads a checkpoint into an empty catalog (inside the caller's transaction) and returns the
+ * log position it stands for. A checkpoint whose hash or shape is wrong is CORRUPT_DATA.
+ */
+export function loadCheckpoint(db: SqlDatabase, bytes: Uint8Array, name: string): Pick<LogHead, 'seq' | 'hash'> {
+  const bad = (why: string) => new CorruptDataError(`checkpoint ${name} is damaged: ${why}`, 'checkpoint');
+  let text: string;
+  try {
+    text = decoder.decode(bytes);
+  } catch {
+    throw bad('not UTF-8');
+  }
+  const cut = text.lastIndexOf('\n', text.length - 2);
+  if (cut < 0 || !text.endsWith('\n')) throw bad('no trailer');
+  const trailer = JSON.parse(text.slice(cut + 1)) as { rows?: number; sha256?: string };
+  const bodyBytes = encoder.encode(text.slice(0, cut + 1));
+  if (sha256(bodyBytes).slice(7) !== trailer.sha256) throw bad('its hash does not match its bytes');
+  const lines = text.slice(0, cut).split('\n');
+  const header = JSON.parse(lines[0]!) as { format?: string; version?: number; seq?: number; hash?: string };
+  if (header.format !== CHECKPOINT_FORMAT || header.version !== CHECKPOINT_VERSION || !Number.isSafeInteger(header.seq) || typeof header.hash !== 'string') {
+    throw bad('not a Kura checkpoint of a version this Kura reads');
+  }
+  let insert: ((row: SqlValue[]) => void) | undefined;
+  let rows = 0;
+  for (const line of lines.slice(1)) {
+    const value = JSON.parse(line) as unknown;
+    if (!Array.isArray(value)) {
+      const { table, columns } = value as { table: string; columns: string[] };
+      const spec = CHECKPOINT_TABLES.find((t) => t.name === table);
+      if (!spec) throw bad(`unknown table ${table}`);
+      const blob = columns.map((c) => spec.blobs.includes(c));
+      const stmt = db.prepare(`INSERT INTO ${table}(${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`);
+      insert = (row) => void stmt.run(...row.map((v, i) => (blob[i] ? hexToBytes(v as string) : v)));
+      if (table === 'sqlite_sequence') db.exec('DELETE FROM sqlite_sequence');
+      continue;
+    }
+    if (!insert) throw bad('a row before its table');
+    insert(value as SqlValue[]);
+    rows++;
+  }
+  if (rows !== trailer.rows) throw bad(`${rows} rows, the trailer says ${trailer.rows}`);
+  return { seq: header.seq!, hash: hexToBytes(header.hash) };
+}
+
+/** A checkpoint's object name: its seq, 20 digits. */
+export function checkpointName(seq: number): string {
+  return String(seq).padStart(20, '0');
+}

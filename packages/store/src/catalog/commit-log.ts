@@ -1,0 +1,272 @@
+/**
+ * The commit log (FORMAT.md §15, decision 0026): every change to the catalog is a commit — a
+ * batch of operations — applied to the database and appended to the open log segment in one
+ * database transaction. The database records the position it has applied (`log_state`); a
+ * commit the log holds and the database lacks (a crash between the append and COMMIT) is
+ * applied at the next open, and a database can be rebuilt from the log alone (rebuild.ts).
+ */
+import { CorruptDataError, InternalError } from '@kura/core';
+import type { SqlDatabase } from '../backend/sql.js';
+import { bytesToHex, hexToBytes } from '../hex.js';
+import type { Statements } from '../statements.js';
+import { ZERO_HASH, encodeFrame, parseSegmentName, readFrames, sameHash, segmentName, type Frame } from './frame.js';
+import type { LogStore, SegmentAppender } from './log-store.js';
+import { applyOp, type ApplyContext, type Op, type OpResult } from './ops.js';
+
+/** A segment takes no more appends past this size; the next commit starts a new one. */
+export const SEGMENT_LIMIT = 1 << 20;
+
+/** What the database has applied: the last commit's seq and hash, and where the log goes on. */
+export interface LogHead {
+  seq: number;
+  hash: Uint8Array;
+  /** The segment holding that commit ('' before the first), and the offset after it. */
+  segment: string;
+  end: number;
+}
+
+/** One commit as read back: its seq, writer, time and operations. */
+export interface Commit {
+  seq: number;
+  hash: Uint8Array;
+  writer: string;
+  time: number;
+  ops: Op[];
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+export function encodeBody(writer: string, time: number, ops: readonly Op[]): Uint8Array {
+  return encoder.encode(JSON.stringify({ w: writer, t: time, ops }));
+}
+
+export function decodeCommit(f: Frame): Commit {
+  let body: { w?: unknown; t?: unknown; ops?: unknown };
+  try {
+    body = JSON.parse(decoder.decode(f.body)) as typeof body;
+  } catch (e) {
+    throw new CorruptDataError(`commit ${f.seq}'s body is not JSON: ${(e as Error).message}`, 'log');
+  }
+  if (typeof body.w !== 'string' || typeof body.t !== 'number' || !Array.isArray(body.ops)) {
+    throw new CorruptDataError(`commit ${f.seq} is not a Kura commit (writer, time, ops)`, 'log');
+  }
+  return { seq: f.seq, hash: f.hash.slice(), writer: body.w, time: body.t, ops: body.ops as Op[] };
+}
+
+export function readHead(st: Statements): LogHead | undefined {
+  const row = st.logHeadGet.get();
+  return row ? { seq: row.seq, hash: row.hash, segment: row.segment, end: row.seg_end } : undefined;
+}
+
+export function writeHead(st: Statements, h: LogHead): void {
+  st.logHeadSet.run(h.seq, h.hash, h.segment, h.end);
+}
+
+/**
+ * The commits after `head`, in order, from the segments `store` holds; the chain is checked
+ * (seq by seq, each `prev` the hash of the one before). `tail`: where the last intact frame of
+ * the newest segment ends, and whether bytes follow it (an append a crash tore).
+ */
+export async function commitsAfter(
+  store: LogStore,
+  head: Pick<LogHead, 'seq' | 'hash' | 'segment' | 'end'>,
+): Promise<{ commits: LoggedFrame[]; last: { segment: string; end: number; size: number } | undefined }> {
+  const names = (await store.segments()).filter((n) => parseSegmentName(n) !== undefined);
+  // The segment holding the head (or, before the first commit, every segment) and those after.
+  const from = head.segment ? names.filter((n) => n >= head.segment) : names;
+  const commits: LoggedFrame[] = [];
+  let seq = head.seq;
+  let prev = head.hash;
+  let last: { segment: string; end: number; size: number } | undefined;
+  for (const name of from) {
+    const bytes = await store.readSegment(name);
+    const start = name === head.segment ? head.end : 0;
+    const { frames, end } = readFrames(bytes, start);
+    for (const f of frames) {
+      if (f.seq <= seq) continue; // covered by a checkpoint the database was made from
+      if (f.seq !== seq + 1 || !sameHash(f.prev, prev)) {
+        throw new CorruptDataError(`the log's chain breaks at commit ${f.seq} in segment ${name} (expected ${seq + 1} after ${bytesToHex(prev).slice(0, 12)}…)`, 'log');
+      }
+      commits.push({ frame: f, segment: name });
+      seq = f.seq;
+      prev = f.hash;
+    }
+    // Bytes after the last frame of a segment that is not the newest are an append that failed
+    // (and whose truncation failed too): never committed. The chain check of the next
+    // segment's frames decides whether anything is missing.
+    last = { segment: name, end, size: bytes.length };
+  }
+  return { commits, last };
+}
+
+/** A frame and the segment it was read from. */
+export interface LoggedFrame {
+  frame: Frame;
+  segment: string;
+}
+
+export class CommitLog {
+  readonly #db: SqlDatabase;
+  readonly #st: Statements;
+  readonly #store: LogStore;
+  readonly #ctx: ApplyContext;
+  /** Chosen per open: which writer made a commit (a lost acknowledgement compares it, issue 21). */
+  readonly #writer: string;
+  #head: LogHead;
+  #appender: SegmentAppender | undefined;
+  #rotating: Promise<void> | undefined;
+
+  private constructor(db: SqlDatabase, st: Statements, store: LogStore, head: LogHead, appender: SegmentAppender | undefined) {
+    this.#db = db;
+    this.#st = st;
+    this.#store = store;
+    this.#ctx = { db, st };
+    this.#head = head;
+    this.#appender = appender;
+    const b = new Uint8Array(8);
+    crypto.getRandomValues(b);
+    this.#writer = bytesToHex(b);
+  }
+
+  /**
+   * Opens the log of a database whose `log_state` is set: applies the commits the log has
+   * beyond it, truncates a torn tail (a writer's open), and opens the newest segment for
+   * appends. A reader (`writable` false) only checks that the database is not ahead of the log.
+   */
+  static async open(db: SqlDatabase, st: Statements, store: LogStore, writable: boolean): Promise<CommitLog> {
+    const head = readHead(st);
+    if (!head) throw new InternalError('the database has no log position');
+    const { commits, last } = await commitsAfter(store, head);
+    if (head.seq > 0 && head.segment && !last) {
+      throw new CorruptDataError(`the database has applied commit ${head.seq}, but the log has no segment ${head.segment}: rebuild the database from the log (kura rebuild)`, 'log-behind');
+    }
+    if (!writable) return new CommitLog(db, st, store, head, undefined);
+    const log = new CommitLog(db, st, store, head, undefined);
+    log.#catchUp(commits);
+    if (last && last.end < last.size) {
+      // A torn append at the tail: never a commit (its transaction never committed).
+      const a = await store.openAppend(last.segment);
+      a.truncate(last.end);
+      await a.close();
+    }
+    await log.#openNewest(last);
+    return log;
+  }
+
+  /** A read-only store's: it never commits (the head is read when there is one). */
+  static reader(db: SqlDatabase, st: Statements, store: LogStore): CommitLog {
+    let head: LogHead | undefined;
+    try {
+      head = readHead(st);
+    } catch {
+      // A database from before the log, opened read-only: it is converted by its next writer.
+    }
+    return new CommitLog(db, st, store, head ?? emptyHead(), undefined);
+  }
+
+  get head(): LogHead {
+    return this.#head;
+  }
+
+  get writer(): string {
+    return this.#writer;
+  }
+
+  /** Applies commits the log holds beyond the database, each in its own transaction. */
+  #catchUp(commits: LoggedFrame[]): void {
+    for (const { frame, segment } of commits) {
+      const c = decodeCommit(frame);
+      const next = { seq: c.seq, hash: c.hash, segment, end: frame.offset + frame.length };
+      this.#db.transaction(() => {
+        for (const op of c.ops) applyOp(this.#ctx, op, c.time);
+        writeHead(this.#st, next);
+      });
+      this.#head = next;
+    }
+  }
+
+  async #openNewest(last: { segment: string; end: number } | undefined): Promise<void> {
+    if (last) {
+      this.#appender = await this.#store.openAppend(last.segment);
+      return;
+    }
+    await this.#startSegment();
+  }
+
+  /** Starts a new segment named for the next commit (retried if a commit lands meanwhile). */
+  async #startSegment(): Promise<void> {
+    for (;;) {
+      const name = segmentName(this.#head.seq + 1);
+      await this.#store.createSegment(name, new Uint8Array(0)); // false: it exists (empty, or ours from before)
+      if (segmentName(this.#head.seq + 1) !== name) continue; // a commit went to the old segment meanwhile
+      const next = await this.#store.openAppend(name);
+      const old = this.#appender;
+      this.#appender = next;
+      await old?.close();
+      return;
+    }
+  }
+
+  /**
+   * Applies `ops` and appends them as one commit, in one transaction: all or nothing. Must not
+   * run inside another transaction (its rollback would leave the commit in the log).
+   */
+  commit(ops: readonly Op[], time = Date.now()): OpResult[] {
+    if (ops.length === 0) return [];
+    let results: OpResult[] = [];
+    this.transaction(time, (append) => {
+      results = ops.map((op) => applyOp(this.#ctx, op, time));
+      append(ops);
+    });
+    return results;
+  }
+
+  /**
+   * Runs `fn` in a transaction in which it applies operations (`apply`) and appends what it
+   * applied as one commit (`append`, at most once; not at all when nothing changed). When the
+   * transaction fails, the appended frame is cut off again before the error is thrown.
+   */
+  transaction(time: number, fn: (append: (ops: readonly Op[]) => void, apply: (op: Op) => OpResult) => void): void {
+    if (this.#db.inTransaction) throw new InternalError('a commit must be its own transaction');
+    const appender = this.#appender;
+    if (!appender) throw new InternalError('the log is not open for writing');
+    const before = appender.size;
+    let next: LogHead | undefined;
+    const append = (ops: readonly Op[]) => {
+      if (ops.length === 0) return;
+      if (next) throw new InternalError('one commit per transaction');
+      const seq = this.#head.seq + 1;
+      const { bytes, hash } = encodeFrame(seq, this.#head.hash, encodeBody(this.#writer, time, ops));
+      appender.append(bytes);
+      next = { seq, hash, segment: appender.name, end: before + bytes.length };
+      writeHead(this.#st, next);
+    };
+    try {
+      this.#db.transaction(() => fn(append, (op) => applyOp(this.#ctx, op, time)));
+    } catch (e) {
+      if (next) appender.truncate(before);
+      throw e;
+    }
+    if (next) this.#head = next;
+    if (appender.size >= SEGMENT_LIMIT) this.#rotating ??= this.#startSegment().finally(() => (this.#rotating = undefined));
+  }
+
+  /** Makes appended commits durable (durability 'full' waits for it before acknowledging). */
+  async sync(): Promise<void> {
+    await this.#appender?.sync();
+  }
+
+  async close(): Promise<void> {
+    await this.#rotating?.catch(() => undefined);
+    await this.#appender?.close();
+    this.#appender = undefined;
+  }
+}
+
+/** The head a log starts from when there is nothing before it. */
+export function emptyHead(): LogHead {
+  return { seq: 0, hash: ZERO_HASH.slice(), segment: '', end: 0 };
+}
+
+export { hexToBytes };

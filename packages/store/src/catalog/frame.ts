@@ -1,0 +1,110 @@
+/**
+ * Commit frames (FORMAT.md §15.2): how one commit is laid out in a log segment, and how a
+ * segment's bytes are read back into commits. A frame that is short, or whose hash does not
+ * match its bytes, is not a commit: a reader stops there (a torn tail left by a crash).
+ *
+ *   offset 0   magic "KLG1"
+ *          4   body length n (u32, little-endian)
+ *          8   seq (u64, little-endian)
+ *         16   prev: the hash of the commit before (32 bytes; zeros before the first)
+ *         48   body: n bytes of UTF-8 JSON
+ *       48+n   hash: SHA-256 of bytes [0, 48+n)
+ */
+import { sha256 } from '@kura/core';
+import { hexToBytes } from '../hex.js';
+
+export const FRAME_MAGIC = new Uint8Array([0x4b, 0x4c, 0x47, 0x31]); // "KLG1"
+export const FRAME_HEAD = 48;
+export const FRAME_OVERHEAD = FRAME_HEAD + 32;
+/** Largest body a frame may carry (a snapshot of a large tree is the biggest commit). */
+export const MAX_BODY = 256 * 1024 * 1024;
+export const ZERO_HASH = new Uint8Array(32);
+
+export interface Frame {
+  seq: number;
+  prev: Uint8Array;
+  body: Uint8Array;
+  hash: Uint8Array;
+  /** Where the frame starts in its segment, and its length. */
+  offset: number;
+  length: number;
+}
+
+function hashOf(bytes: Uint8Array): Uint8Array {
+  return hexToBytes(sha256(bytes).slice(7));
+}
+
+/** One commit as bytes, and its hash (the next commit's `prev`). */
+export function encodeFrame(seq: number, prev: Uint8Array, body: Uint8Array): { bytes: Uint8Array; hash: Uint8Array } {
+  if (!Number.isSafeInteger(seq) || seq < 1) throw new RangeError(`a commit's seq is a positive integer, not ${seq}`);
+  if (body.length > MAX_BODY) throw new RangeError(`a commit body is at most ${MAX_BODY} bytes; this one is ${body.length}`);
+  const bytes = new Uint8Array(FRAME_OVERHEAD + body.length);
+  const view = new DataView(bytes.buffer);
+  bytes.set(FRAME_MAGIC, 0);
+  view.setUint32(4, body.length, true);
+  view.setBigUint64(8, BigInt(seq), true);
+  bytes.set(prev, 16);
+  bytes.set(body, FRAME_HEAD);
+  const hash = hashOf(bytes.subarray(0, FRAME_HEAD + body.length));
+  bytes.set(hash, FRAME_HEAD + body.length);
+  return { bytes, hash };
+}
+
+/**
+ * The frame at `offset`, or undefined when the bytes there are not a whole, intact frame.
+ * Does not check the chain (`seq`, `prev`): readFrames does.
+ */
+export function decodeFrame(bytes: Uint8Array, offset: number): Frame | undefined {
+  if (bytes.length - offset < FRAME_OVERHEAD) return undefined;
+  for (let i = 0; i < 4; i++) if (bytes[offset + i] !== FRAME_MAGIC[i]) return undefined;
+  const view = new DataView(bytes.buffer, bytes.byteOffset + offset);
+  const n = view.getUint32(4, true);
+  if (n > MAX_BODY || bytes.length - offset < FRAME_OVERHEAD + n) return undefined;
+  const seq = view.getBigUint64(8, true);
+  if (seq < 1n || seq > BigInt(Number.MAX_SAFE_INTEGER)) return undefined;
+  const hash = bytes.subarray(offset + FRAME_HEAD + n, offset + FRAME_OVERHEAD + n);
+  const want = hashOf(bytes.subarray(offset, offset + FRAME_HEAD + n));
+  for (let i = 0; i < 32; i++) if (hash[i] !== want[i]) return undefined;
+  return {
+    seq: Number(seq),
+    prev: bytes.subarray(offset + 16, offset + FRAME_HEAD),
+    body: bytes.subarray(offset + FRAME_HEAD, offset + FRAME_HEAD + n),
+    hash,
+    offset,
+    length: FRAME_OVERHEAD + n,
+  };
+}
+
+export function sameHash(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+export interface SegmentRead {
+  frames: Frame[];
+  /** The offset after the last intact frame: anything from here on is not a commit. */
+  end: number;
+}
+
+/** The intact frames of a segment from `offset` on, stopping at the first that is not. */
+export function readFrames(bytes: Uint8Array, offset = 0): SegmentRead {
+  const frames: Frame[] = [];
+  let at = offset;
+  for (;;) {
+    const f = decodeFrame(bytes, at);
+    if (!f) break;
+    frames.push(f);
+    at += f.length;
+  }
+  return { frames, end: at };
+}
+
+/** A segment's object name: the seq of its first commit, 20 digits (lexicographic = numeric). */
+export function segmentName(firstSeq: number): string {
+  return String(firstSeq).padStart(20, '0');
+}
+
+export function parseSegmentName(name: string): number | undefined {
+  return /^[0-9]{20}$/.test(name) ? Number(name) : undefined;
+}

@@ -1,0 +1,125 @@
+/**
+ * Where the catalog's truth lives (FORMAT.md §5, §15): the store's configuration object, the
+ * log's segments and the checkpoints, beside the packs. Implementations: memory (tests and
+ * stores that live as long as the process), a local directory (node/fs-log.ts), the browser's
+ * origin-private file system (browser/opfs-log.ts); an object store later (issue 21).
+ *
+ * Contract:
+ * - Objects are created only if their name is free (`create*` answers false when it is taken)
+ *   and never appear torn under their final name: a crash leaves the whole object or none.
+ * - `segments()` and `checkpoints()` list names in ascending order (names are zero-padded, so
+ *   lexicographic order is numeric order).
+ * - A segment may be reopened for appends (`openAppend`): `append` writes synchronously — it
+ *   runs inside a database transaction — and the bytes survive a crash of this process as soon
+ *   as it returns (power loss needs `sync()`); `truncate` cuts a frame a failed transaction
+ *   appended. Readers treat a segment as a run of frames and stop at the first that is not
+ *   intact, so an append torn by a crash is never read as a commit.
+ */
+export interface SegmentAppender {
+  readonly name: string;
+  /** Bytes in the segment, appends included. */
+  readonly size: number;
+  append(bytes: Uint8Array): void;
+  truncate(size: number): void;
+  sync(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface LogStore {
+  /** The configuration object (`kura-store.json`), or undefined when there is none. */
+  readConfig(): Promise<Uint8Array | undefined>;
+  /** Creates the configuration object; false when one exists (it is never replaced). */
+  createConfig(bytes: Uint8Array): Promise<boolean>;
+  segments(): Promise<string[]>;
+  readSegment(name: string): Promise<Uint8Array>;
+  createSegment(name: string, bytes: Uint8Array): Promise<boolean>;
+  openAppend(name: string): Promise<SegmentAppender>;
+  checkpoints(): Promise<string[]>;
+  readCheckpoint(name: string): Promise<Uint8Array>;
+  createCheckpoint(name: string, bytes: Uint8Array): Promise<boolean>;
+}
+
+/** Bytes that grow in place (a segment open for appends). */
+class Growable {
+  bytes = new Uint8Array(256);
+  length = 0;
+  append(data: Uint8Array): void {
+    if (this.length + data.length > this.bytes.length) {
+      const next = new Uint8Array(Math.max(this.bytes.length * 2, this.length + data.length));
+      next.set(this.bytes.subarray(0, this.length));
+      this.bytes = next;
+    }
+    this.bytes.set(data, this.length);
+    this.length += data.length;
+  }
+  view(): Uint8Array {
+    return this.bytes.slice(0, this.length);
+  }
+}
+
+export class MemoryLogStore implements LogStore {
+  #config: Uint8Array | undefined;
+  readonly #segments = new Map<string, Growable>();
+  readonly #checkpoints = new Map<string, Uint8Array>();
+
+  async readConfig(): Promise<Uint8Array | undefined> {
+    return this.#config?.slice();
+  }
+
+  async createConfig(bytes: Uint8Array): Promise<boolean> {
+    if (this.#config) return false;
+    this.#config = bytes.slice();
+    return true;
+  }
+
+  async segments(): Promise<string[]> {
+    return [...this.#segments.keys()].sort();
+  }
+
+  async readSegment(name: string): Promise<Uint8Array> {
+    const s = this.#segments.get(name);
+    if (!s) throw new Error(`no log segment ${name}`);
+    return s.view();
+  }
+
+  async createSegment(name: string, bytes: Uint8Array): Promise<boolean> {
+    if (this.#segments.has(name)) return false;
+    const g = new Growable();
+    g.append(bytes);
+    this.#segments.set(name, g);
+    return true;
+  }
+
+  async openAppend(name: string): Promise<SegmentAppender> {
+    const g = this.#segments.get(name);
+    if (!g) throw new Error(`no log segment ${name}`);
+    return {
+      name,
+      get size() {
+        return g.length;
+      },
+      append: (bytes) => g.append(bytes),
+      truncate: (size) => {
+        g.length = Math.min(g.length, size);
+      },
+      sync: async () => undefined,
+      close: async () => undefined,
+    };
+  }
+
+  async checkpoints(): Promise<string[]> {
+    return [...this.#checkpoints.keys()].sort();
+  }
+
+  async readCheckpoint(name: string): Promise<Uint8Array> {
+    const c = this.#checkpoints.get(name);
+    if (!c) throw new Error(`no checkpoint ${name}`);
+    return c.slice();
+  }
+
+  async createCheckpoint(name: string, bytes: Uint8Array): Promise<boolean> {
+    if (this.#checkpoints.has(name)) return false;
+    this.#checkpoints.set(name, bytes.slice());
+    return true;
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * How a store's database comes to match its log (FORMAT.md §15.4): a new store starts both; a
+ * store from before the log gets a checkpoint of its catalog at seq 0; a database that is
+ * missing is rebuilt from the configuration object, the newest checkpoint and the commits
+ * after it; an existing one applies whatever the log has beyond it (commit-log.ts).
+ */
+import { CorruptDataError, InvalidInputError } from '@kura/core';
+import type { SqlDatabase } from '../backend/sql.js';
+import { NotFoundError } from '../errors.js';
+import { SCHEMA_VERSION } from '../schema.js';
+import type { Statements } from '../statements.js';
+import { checkpointName, encodeCheckpoint, loadCheckpoint } from './checkpoint.js';
+import { commitsAfter, decodeCommit, emptyHead, readHead, writeHead, type LogHead } from './commit-log.js';
+import type { LogStore } from './log-store.js';
+import { applyOp, type ApplyContext } from './ops.js';
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+/** Commits replayed per transaction by a rebuild. */
+const REPLAY_BATCH = 1000;
+
+export function encodeConfig(config: ReadonlyMap<string, string>): Uint8Array {
+  return encoder.encode(JSON.stringify(Object.fromEntries([...config].sort(([a], [b]) => (a < b ? -1 : 1))), null, 2) + '\n');
+}
+
+export async function readConfigObject(log: LogStore): Promise<Map<string, string> | undefined> {
+  const bytes = await log.readConfig();
+  if (!bytes || bytes.length === 0) return undefined; // (an empty file: a create that never finished)
+  let value: unknown;
+  try {
+    value = JSON.parse(decoder.decode(bytes));
+  } catch (e) {
+    throw new CorruptDataError(`the store's configuration (kura-store.json) is not JSON: ${(e as Error).message}`, 'config');
+  }
+  if (typeof value !== 'object' || value === null || Object.values(value).some((v) => typeof v !== 'string')) {
+    throw new CorruptDataError("the store's configuration (kura-store.json) is not a map of strings", 'config');
+  }
+  return new Map(Object.entries(value as Record<string, string>));
+}
+
+/** A new store: its configuration object, then the database's config rows and an empty log position. */
+export async function createCatalog(db: SqlDatabase, st: Statements, log: LogStore, config: ReadonlyMap<string, string>): Promise<void> {
+  if (!(await log.createConfig(encodeConfig(config)))) throw new InvalidInputError('a store already exists here', 'dir');
+  db.transaction(() => {
+    for (const [k, v] of config) st.configSet.run(k, v);
+    writeHead(st, emptyHead());
+  });
+}
+
+/**
+ * Brings a migrated database to its log before the store opens for writing: a database from
+ * before the log is checkpointed at seq 0 (and its configuration object written); an empty
+ * database is rebuilt. Returns true when it rebuilt.
+ */
+export async function prepareCatalog(db: SqlDatabase, st: Statements, log: LogStore): Promise<boolean> {
+  const config = await readConfigObject(log);
+  const rows = new Map(st.configAll.all().map((r) => [r.key, r.value]));
+  if (rows.size === 0) {
+    if (!config) throw new NotFoundError('not a Kura store (no store configuration)');
+    await rebuildCatalog(db, st, log, config);
+    return true;
+  }
+  if (!config) await log.createConfig(encodeConfig(rows));
+  if (!readHead(st)) {
+    // Made before the log: its catalog so far is the checkpoint the log starts after.
+    const head = emptyHead();
+    const name = checkpointName(0);
+    if (!(await log.checkpoints()).includes(name)) await log.createCheckpoint(name, encodeCheckpoint(db, head, SCHEMA_VERSION));
+    db.transaction(() => writeHead(st, head));
+  }
+  return false;
+}
+
+/**
+ * Fills an empty (migrated) database from the log: the configuration, the newest checkpoint,
+ * then every commit after it, REPLAY_BATCH per transaction.
+ */
+export async function rebuildCatalog(db: SqlDatabase, st: Statements, log: LogStore, config: ReadonlyMap<string, string>): Promise<LogHead> {
+  const names = await log.checkpoints();
+  const newest = names[names.length - 1];
+  let head = emptyHead();
+  const bytes = newest === undefined ? undefined : await log.readCheckpoint(newest);
+  db.transaction(() => {
+    for (const [k, v] of config) st.configSet.run(k, v);
+    if (bytes) head = { ...loadCheckpoint(db, bytes, newest!), segment: '', end: 0 };
+    writeHead(st, head);
+  });
+  const { commits } = await commitsAfter(log, head);
+  const ctx: ApplyContext = { db, st };
+  for (let i = 0; i < commits.length; i += REPLAY_BATCH) {
+    const batch = commits.slice(i, i + REPLAY_BATCH);
+    db.transaction(() => {
+      for (const { frame, segment } of batch) {
+        const c = decodeCommit(frame);
+        for (const op of c.ops) applyOp(ctx, op, c.time);
+        head = { seq: c.seq, hash: c.hash, segment, end: frame.offset + frame.length };
+      }
+      writeHead(st, head);
+    });
+  }
+  // The search index is derived (FORMAT.md §10): every entry is indexed again, those of the
+  // checkpoint included.
+  db.transaction(() => db.exec('INSERT INTO search_queue(entry_id) SELECT id FROM entries WHERE true ON CONFLICT(entry_id) DO NOTHING'));
+  return head;
+}

@@ -1,0 +1,218 @@
+/**
+ * The operations a commit carries (FORMAT.md §15.3) and the one function that applies them to
+ * the database: used as a writer commits and when a database is rebuilt from the log, so a
+ * replay gives the same rows, ids and version numbers the writers saw. Every operation is a
+ * function of the database before it, its own fields and its commit's time — never of the
+ * clock, a random number or another database's row ids (packs are named, not numbered).
+ */
+import { InternalError } from '@kura/core';
+import type { SqlDatabase } from '../backend/sql.js';
+import {
+  applyMeta,
+  deleteDocument,
+  deletePath,
+  deleteVersion,
+  recordPut,
+  resolveEntryId,
+  type EntryTarget,
+  type MetaChange,
+  type PutAttributes,
+} from '../entries.js';
+import { bytesToHex, hexToBytes, parseDigest } from '../hex.js';
+import { ENTRY_SIZE } from '../manifest.js';
+import { BULK_MIN, applyBulk, prepareBulk, resolveEntries, type Bulk } from '../meta-batch.js';
+import { PACK_HEADER_SIZE } from '../pack-record.js';
+import { commitSnapshot, releaseSnapshot, requireSnapshot, type DirNode, type SnapshotInfo } from '../snapshot.js';
+import type { Statements } from '../statements.js';
+
+/** Where a chunk's record is: key (BLAKE3 hex), pack name, offset and lengths, codec. */
+export interface ChunkPlace {
+  key: string;
+  pack: string;
+  offset: number;
+  raw: number;
+  stored: number;
+  codec: number;
+}
+
+export type Op =
+  /** A writer started a pack (its row; the file follows). */
+  | { op: 'pack'; name: string }
+  /** A pack's size grew to at least `size`; `sealed`: no more appends. */
+  | { op: 'pack-size'; name: string; size: number; sealed?: true }
+  /**
+   * A document: digest (`sha256:…`), size, manifest (hex of FORMAT.md §7's blob); where the
+   * chunks this put wrote are (`places`, a chunk the store had is not listed) and fresh copies
+   * of damaged chunks (`repairs`), each as flat runs of 5 numbers [ordinal of the key among the
+   * manifest's distinct keys in order, index into `packs`, offset, stored length, codec]; and
+   * its entry's attributes (absent: a snapshot's file, no entry).
+   */
+  | { op: 'put'; digest: string; size: number; manifest: string; packs: string[]; places: number[]; repairs?: number[]; entry?: PutAttributes }
+  /** An uploaded chunk (FORMAT.md §12), kept until `until`; `chunk` when written (`repair`: replacing a damaged copy). */
+  | { op: 'hold'; key: string; until: number; chunk?: ChunkPlace; repair?: true }
+  /** Metadata changes, all or none. A digest target is resolved here, in log order. */
+  | { op: 'meta'; updates: { target: EntryTarget; change: MetaChange }[] }
+  | { op: 'delete-version'; path: string; version: number }
+  | { op: 'delete-path'; path: string }
+  | { op: 'delete-document'; digest: string }
+  | { op: 'snapshot'; root: DirNode; label: string | null }
+  | { op: 'rm-snapshot'; id: number }
+  /** GC: unreferenced chunk rows go, unless a put or an upload hold took them meanwhile. */
+  | { op: 'condemn'; keys: string[] }
+  /**
+   * GC compaction: chunks copied out of pack `from`, which held `rows` chunk rows when GC read
+   * them; its row goes once every one has moved or gone and none is left in it.
+   */
+  | { op: 'move'; from: string; rows: number; chunks: { key: string; pack: string; offset: number }[] }
+  /** GC: a sealed pack no chunk row points into (decided in the step that commits it). */
+  | { op: 'drop-pack'; name: string };
+
+/** What applying an operation answers (a snapshot its info, a delete whether it found anything, a condemnation its count). */
+export type OpResult = SnapshotInfo | boolean | number | undefined;
+
+export interface ApplyContext {
+  db: SqlDatabase;
+  st: Statements;
+  bulk?: Bulk;
+}
+
+function packId(st: Statements, name: string): number {
+  const row = st.packByName.get(name);
+  if (!row) throw new InternalError(`a commit names pack ${name}, which has no row`);
+  return row.id;
+}
+
+export function applyOp(ctx: ApplyContext, op: Op, time: number): OpResult {
+  const { st } = ctx;
+  switch (op.op) {
+    case 'pack':
+      st.packInsert.run(op.name, PACK_HEADER_SIZE, time);
+      return undefined;
+    case 'pack-size': {
+      const id = packId(st, op.name);
+      st.packGrow.run(op.size, id);
+      if (op.sealed) st.packSeal.run(id);
+      return undefined;
+    }
+    case 'put':
+      applyPut(st, op, time);
+      return undefined;
+    case 'hold': {
+      const k = hexToBytes(op.key);
+      if (op.chunk) {
+        const c = op.chunk;
+        if (op.repair) {
+          st.chunkRepair.run(packId(st, c.pack), c.offset, c.raw, c.stored, c.codec, k);
+          st.damagedClear.run(k);
+        } else {
+          st.chunkUpsert.run(k, packId(st, c.pack), c.offset, c.raw, c.stored, c.codec, 0);
+        }
+      }
+      st.holdSet.run(k, op.until);
+      return undefined;
+    }
+    case 'meta':
+      applyMetaUpdates(ctx, op.updates, time);
+      return undefined;
+    case 'delete-version':
+      return deleteVersion(st, op.path, op.version, time);
+    case 'delete-path':
+      return deletePath(st, op.path);
+    case 'delete-document': {
+      const doc = st.docByDigest.get(parseDigest(op.digest));
+      return doc ? deleteDocument(st, doc, time) : false;
+    }
+    case 'snapshot':
+      return commitSnapshot(st, op.root, op.label, time);
+    case 'rm-snapshot':
+      releaseSnapshot(st, requireSnapshot(st, op.id));
+      return undefined;
+    case 'condemn': {
+      st.holdsExpire.run(time);
+      let removed = 0;
+      for (const key of op.keys) removed += st.chunkDelete.run(hexToBytes(key), time).changes;
+      return removed;
+    }
+    case 'move': {
+      const from = packId(st, op.from);
+      let left = op.rows;
+      for (const m of op.chunks) left -= st.chunkMove.run(packId(st, m.pack), m.offset, hexToBytes(m.key), from).changes;
+      if (left <= 0 && !st.chunkInPack.get(from)) st.packDelete.run(from);
+      return undefined;
+    }
+    case 'drop-pack': {
+      const row = st.packByName.get(op.name);
+      if (row) st.packDelete.run(row.id);
+      return undefined;
+    }
+    default:
+      throw new InternalError(`unknown operation ${(op as { op: unknown }).op}`);
+  }
+}
+
+/** A document's rows (FORMAT.md §8): its chunk references, then its entry or version. */
+function applyPut(st: Statements, op: Extract<Op, { op: 'put' }>, time: number): void {
+  const manifest = hexToBytes(op.manifest);
+  // The manifest's distinct keys in order of first appearance, with how often each appears and
+  // its raw length.
+  const distinct = new Map<string, { n: number; raw: number }>();
+  const view = new DataView(manifest.buffer, manifest.byteOffset, manifest.byteLength);
+  for (let at = 0; at + ENTRY_SIZE <= manifest.length; at += ENTRY_SIZE) {
+    const key = bytesToHex(manifest.subarray(at, at + 32));
+    const d = distinct.get(key);
+    if (d) d.n++;
+    else distinct.set(key, { n: 1, raw: view.getUint32(at + 32, true) });
+  }
+  const keys = [...distinct.keys()];
+  const packIds = op.packs.map((name) => packId(st, name));
+  const runs = (flat: readonly number[], fn: (key: string, pack: number, offset: number, stored: number, codec: number) => void) => {
+    for (let i = 0; i + 5 <= flat.length; i += 5) {
+      const key = keys[flat[i]!];
+      const pack = packIds[flat[i + 1]!];
+      if (key === undefined || pack === undefined) throw new InternalError(`a put of ${op.digest} places a chunk outside its manifest or packs`);
+      fn(key, pack, flat[i + 2]!, flat[i + 3]!, flat[i + 4]!);
+    }
+  };
+  runs(op.repairs ?? [], (key, pack, offset, stored, codec) => {
+    const k = hexToBytes(key);
+    st.chunkRepair.run(pack, offset, distinct.get(key)!.raw, stored, codec, k);
+    st.damagedClear.run(k);
+  });
+  const digest = parseDigest(op.digest);
+  // A user's put names a new document once (entries.ts recordPut, `fresh`).
+  const inserted = st.docInsert.run(digest, op.size, manifest.length / ENTRY_SIZE, manifest, time, op.entry ? 1 : 0);
+  let docId: number;
+  if (inserted.changes === 0) {
+    // Same bytes again: chunks this put wrote stay unreferenced (GC reclaims their records).
+    docId = st.docAnyByDigest.get(digest)!.id;
+  } else {
+    const placed = new Set<string>();
+    runs(op.places, (key, pack, offset, stored, codec) => {
+      placed.add(key);
+      st.chunkUpsert.run(hexToBytes(key), pack, offset, distinct.get(key)!.raw, stored, codec, distinct.get(key)!.n);
+    });
+    for (const [key, d] of distinct) {
+      if (placed.has(key)) continue;
+      if (st.chunkAddRefs.run(d.n, hexToBytes(key)).changes !== 1) throw new InternalError(`chunk ${key} vanished before its document committed`);
+    }
+    docId = Number(inserted.lastInsertRowid);
+  }
+  // A user's put names the document at its path (or as a pathless entry); a snapshot's file is
+  // kept by the snapshot's trees alone (FORMAT.md §13).
+  if (op.entry) recordPut(st, docId, op.entry, time, inserted.changes === 1);
+}
+
+/** All resolved before anything changes: an unknown or ambiguous target changes nothing. */
+function applyMetaUpdates(ctx: ApplyContext, updates: { target: EntryTarget; change: MetaChange }[], time: number): void {
+  const { st } = ctx;
+  if (updates.length < BULK_MIN) {
+    const ids = updates.map((u) => resolveEntryId(st, u.target));
+    updates.forEach((u, i) => applyMeta(st, ids[i]!, u.change, time));
+    return;
+  }
+  const bulk = (ctx.bulk ??= prepareBulk(ctx.db));
+  const ids = resolveEntries(bulk, st, updates.map((u) => u.target));
+  const changes = updates.map((u, i) => ({ ...u.change, entryId: ids[i]! }));
+  if (new Set(ids).size === ids.length) applyBulk(bulk, changes, time);
+  else for (const c of changes) applyMeta(st, c.entryId, c, time);
+}

@@ -1,0 +1,157 @@
+/**
+ * The catalog's objects in a store directory (FORMAT.md §5): `kura-store.json`, `log/<20
+ * digits>` and `checkpoints/<20 digits>`. An object is written whole to a temporary name and
+ * then linked to its final name (`link(2)` fails with EEXIST when the name is taken), so a
+ * crash never leaves one torn under its name and two writers never both create one name.
+ * Appends to the open segment are synchronous `pwrite`s: they run inside a database
+ * transaction (decision 0026).
+ */
+import { closeSync, fdatasync, fstatSync, fsync, ftruncateSync, linkSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { randomBytes } from 'node:crypto';
+import type { LogStore, SegmentAppender } from '../catalog/log-store.js';
+import { storageError } from '../errors.js';
+
+const fdatasyncAsync = promisify(fdatasync);
+const fsyncAsync = promisify(fsync);
+
+export const CONFIG_FILE = 'kura-store.json';
+const NAME = /^[0-9]{20}$/;
+
+function io<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (e) {
+    throw storageError(e);
+  }
+}
+
+async function syncDir(dir: string): Promise<void> {
+  const fd = openSync(dir, 'r');
+  try {
+    await fsyncAsync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export class FsLogStore implements LogStore {
+  readonly #log: string;
+  readonly #checkpoints: string;
+
+  constructor(readonly dir: string) {
+    this.#log = join(dir, 'log');
+    this.#checkpoints = join(dir, 'checkpoints');
+  }
+
+  /** Writes `bytes` to a temporary file in `dir`, syncs it and links it to `name`: false if taken. */
+  async #createWhole(dir: string, name: string, bytes: Uint8Array): Promise<boolean> {
+    io(() => mkdirSync(dir, { recursive: true }));
+    const tmp = join(dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`);
+    const fd = io(() => openSync(tmp, 'wx'));
+    try {
+      io(() => {
+        for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
+      });
+      await fdatasyncAsync(fd).catch((e) => {
+        throw storageError(e);
+      });
+    } finally {
+      closeSync(fd);
+    }
+    try {
+      linkSync(tmp, join(dir, name));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw storageError(e);
+    } finally {
+      rmSync(tmp, { force: true });
+    }
+    await syncDir(dir).catch((e) => {
+      throw storageError(e);
+    });
+    return true;
+  }
+
+  #read(path: string): Uint8Array {
+    return io(() => new Uint8Array(readFileSync(path)));
+  }
+
+  #list(dir: string): string[] {
+    try {
+      return readdirSync(dir).filter((n) => NAME.test(n)).sort();
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw storageError(e);
+    }
+  }
+
+  async readConfig(): Promise<Uint8Array | undefined> {
+    try {
+      return new Uint8Array(readFileSync(join(this.dir, CONFIG_FILE)));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw storageError(e);
+    }
+  }
+
+  createConfig(bytes: Uint8Array): Promise<boolean> {
+    return this.#createWhole(this.dir, CONFIG_FILE, bytes);
+  }
+
+  async segments(): Promise<string[]> {
+    return this.#list(this.#log);
+  }
+
+  async readSegment(name: string): Promise<Uint8Array> {
+    return this.#read(join(this.#log, name));
+  }
+
+  createSegment(name: string, bytes: Uint8Array): Promise<boolean> {
+    return this.#createWhole(this.#log, name, bytes);
+  }
+
+  async openAppend(name: string): Promise<SegmentAppender> {
+    const fd = io(() => openSync(join(this.#log, name), 'r+'));
+    let size = fstatSync(fd).size;
+    let open = true;
+    return {
+      name,
+      get size() {
+        return size;
+      },
+      append(bytes: Uint8Array) {
+        io(() => {
+          for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at, size + at);
+        });
+        size += bytes.length;
+      },
+      truncate(to: number) {
+        if (to >= size) return;
+        io(() => ftruncateSync(fd, to));
+        size = to;
+      },
+      async sync() {
+        if (open) await fdatasyncAsync(fd).catch((e) => Promise.reject(storageError(e)));
+      },
+      async close() {
+        if (!open) return;
+        open = false;
+        closeSync(fd);
+      },
+    };
+  }
+
+  async checkpoints(): Promise<string[]> {
+    return this.#list(this.#checkpoints);
+  }
+
+  async readCheckpoint(name: string): Promise<Uint8Array> {
+    return this.#read(join(this.#checkpoints, name));
+  }
+
+  createCheckpoint(name: string, bytes: Uint8Array): Promise<boolean> {
+    return this.#createWhole(this.#checkpoints, name, bytes);
+  }
+}

@@ -1,0 +1,249 @@
+/**
+ * The commit log (FORMAT.md §15): frames that are torn or damaged are never read as commits;
+ * the database is a replay of the log (deleting kura.db, or `Store.rebuild`, gives the same
+ * catalog row for row, ids and counts included, and the same search results); a commit the
+ * log holds and the database lacks (a crash between the append and COMMIT) is applied at the
+ * next open; a torn tail is cut off.
+ */
+import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { decodeFrame, encodeFrame, readFrames, FRAME_OVERHEAD } from '../src/catalog/frame.js';
+import { commitsAfter, decodeCommit, emptyHead, encodeBody } from '../src/catalog/commit-log.js';
+import { FsLogStore } from '../src/node/fs-log.js';
+import { Store } from '../src/node/index.js';
+import { canonicalDump } from './helpers/dump.js';
+import { newStore, reopen, tempDir, track } from './helpers/store.js';
+
+const textBytes = (s: string) => new TextEncoder().encode(s);
+
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const WORDS = ['otter', 'heron', 'maple', 'granite', 'lantern', 'quartz', 'meadow', 'falcon', 'harbor', 'willow'];
+
+/** A document of words (searchable) and random bytes (so chunks differ), from the generator. */
+function docOf(r: () => number, size: number): Uint8Array {
+  const words = Array.from({ length: 40 }, () => WORDS[Math.floor(r() * WORDS.length)]).join(' ');
+  const tail = new Uint8Array(size);
+  for (let i = 0; i < size; i++) tail[i] = Math.floor(r() * 256);
+  return new Uint8Array([...textBytes(words + '\n'), ...tail]);
+}
+
+/**
+ * Every kind of change the catalog knows, seeded: puts (same and different bytes, same and
+ * different paths, pathless), tags and metadata (single and batched), deletes of versions,
+ * paths and documents, snapshots of a real directory and their removal, chunk uploads and
+ * commits, and GC with compaction (small packs).
+ */
+async function workload(store: Store, scratch: string, seed: number): Promise<void> {
+  const r = rng(seed);
+  const paths = Array.from({ length: 12 }, (_, i) => `dir${i % 3}/file${i}.txt`);
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(r() * xs.length)]!;
+  const docs: Uint8Array[] = Array.from({ length: 8 }, () => docOf(r, 500 + Math.floor(r() * 6000)));
+  const digests: string[] = [];
+  for (let step = 0; step < 140; step++) {
+    const x = r();
+    try {
+      if (x < 0.35) {
+        const res = await store.put(pick(docs), r() < 0.85 ? { path: pick(paths), tags: r() < 0.3 ? [pick(WORDS)] : [] } : {});
+        digests.push(res.digest);
+      } else if (x < 0.45) {
+        await store.addTags(pick(paths), [pick(WORDS)]);
+      } else if (x < 0.52) {
+        await store.setMeta(pick(paths), { [pick(WORDS)]: r() < 0.8 ? pick(WORDS) : null });
+      } else if (x < 0.55) {
+        // 20 updates: the set-based batch path (meta-batch.ts).
+        await store.updateMeta(paths.map((p) => ({ path: p, addTags: [pick(WORDS)], meta: { batch: String(step) } })));
+      } else if (x < 0.6) {
+        const p = pick(paths);
+        const versions = await store.versions(p).catch(() => []);
+        if (versions.length) await store.deleteVersion(p, pick(versions).version);
+      } else if (x < 0.63) {
+        await store.deletePath(pick(paths));
+      } else if (x < 0.66 && digests.length) {
+        await store.delete(pick(digests));
+      } else if (x < 0.72) {
+        // A real directory: some files shared with the store, some new.
+        const d = join(scratch, `snap${step}`);
+        mkdirSync(join(d, 'sub'), { recursive: true });
+        writeFileSync(join(d, 'a.txt'), pick(docs));
+        writeFileSync(join(d, 'sub', 'b.txt'), docOf(r, 300));
+        await store.snapshot(d, { label: `step ${step}`, mtime: false });
+      } else if (x < 0.75) {
+        const snaps = await store.snapshots();
+        if (snaps.length) await store.deleteSnapshot(pick(snaps).id);
+      } else if (x < 0.78) {
+        const bytes = docOf(r, 2000);
+        const keys: string[] = [];
+        const put = await store.putChunk(bytes.subarray(0, 1000));
+        keys.push(put.key);
+        keys.push((await store.putChunk(bytes.subarray(1000))).key);
+        await store.commitChunks(keys, { path: `uploaded/${step}` });
+      } else if (x < 0.8) {
+        await store.gc();
+      } else {
+        await store.put(docOf(r, 3000), { path: pick(paths), mediaType: 'text/plain', meta: { step: String(step) } });
+      }
+    } catch (e) {
+      // A delete of what is gone, a version just removed: NOT_FOUND is an answer, not a failure.
+      if ((e as { code?: string }).code !== 'NOT_FOUND') throw e;
+    }
+  }
+  await store.gc();
+}
+
+async function searches(store: Store): Promise<string[]> {
+  const out: string[] = [];
+  for (const q of WORDS.slice(0, 5)) for (const h of await store.search(q, { limit: 50 })) out.push(`${q} ${h.path} ${h.digest} ${h.snippet}`);
+  return out;
+}
+
+function removeDatabase(dir: string): void {
+  for (const f of ['kura.db', 'kura.db-wal', 'kura.db-shm']) rmSync(join(dir, f), { force: true });
+}
+
+describe('commit frames', () => {
+  const body = encodeBody('0123456789abcdef', 1700000000000, [{ op: 'delete-path', path: 'a/b.txt' }]);
+  const { bytes, hash } = encodeFrame(7, new Uint8Array(32).fill(9), body);
+
+  it('read back whole: seq, prev, body and hash', () => {
+    const f = decodeFrame(bytes, 0)!;
+    expect(f.seq).toBe(7);
+    expect([...f.prev]).toEqual(new Array(32).fill(9));
+    expect(new TextDecoder().decode(f.body)).toBe(new TextDecoder().decode(body));
+    expect(Buffer.from(f.hash).equals(Buffer.from(hash))).toBe(true);
+    expect(f.length).toBe(FRAME_OVERHEAD + body.length);
+    // The hash is SHA-256 of the bytes before it (an independent hasher).
+    const { createHash } = require('node:crypto') as typeof import('node:crypto');
+    expect(createHash('sha256').update(bytes.subarray(0, bytes.length - 32)).digest('hex')).toBe(Buffer.from(hash).toString('hex'));
+  });
+
+  it('a frame cut at any byte is not a commit', () => {
+    for (let n = 0; n < bytes.length; n++) expect(decodeFrame(bytes.subarray(0, n), 0), `cut at ${n}`).toBeUndefined();
+  });
+
+  it('a frame with any one bit flipped is not a commit', () => {
+    for (let i = 0; i < bytes.length; i++) {
+      for (const bit of [0, 3, 7]) {
+        const bad = bytes.slice();
+        bad[i]! ^= 1 << bit;
+        expect(decodeFrame(bad, 0), `byte ${i} bit ${bit}`).toBeUndefined();
+      }
+    }
+  });
+
+  it('a segment reads up to its first bad frame', () => {
+    const a = encodeFrame(1, new Uint8Array(32), body);
+    const b = encodeFrame(2, a.hash, body);
+    const seg = new Uint8Array([...a.bytes, ...b.bytes, ...b.bytes.subarray(0, 30)]);
+    const read = readFrames(seg);
+    expect(read.frames.map((f) => f.seq)).toEqual([1, 2]);
+    expect(read.end).toBe(a.bytes.length + b.bytes.length);
+  });
+});
+
+describe('the database is a replay of the log', () => {
+  for (const seed of [1, 2, 3]) {
+    it(`deleting kura.db loses nothing: same catalog row for row and same search results (seed ${seed})`, async () => {
+      const { store: created, dir } = await newStore({ chunking: { avg: 1024 } });
+      await created.close();
+      const store = await reopen(dir, { packSize: 16 * 1024 }); // small packs: rotation and compaction
+      await workload(store, tempDir('kura-scratch-'), seed);
+      const before = await searches(store);
+      expect(before.length).toBeGreaterThan(0);
+      await store.close();
+      const dump = canonicalDump(join(dir, 'kura.db'));
+      expect(dump).toMatch(/# snapshots\nid=/); // the workload reached every table it means to
+      expect(dump).toMatch(/# chunk_holds\nkey=/);
+      expect(dump).toMatch(/# tags\nentry_id=/);
+      expect(dump).toMatch(/# meta\nentry_id=/);
+      expect(dump).toMatch(/version=3 /); // paths with several versions
+      expect(dump).toMatch(/path=null/); // pathless entries
+      expect(dump.split('\n').filter((l) => l.startsWith('id=') && l.includes('sealed=1')).length).toBeGreaterThan(2); // packs rotated
+
+      removeDatabase(dir);
+      const rebuilt = await reopen(dir);
+      expect(await searches(rebuilt)).toEqual(before);
+      const report = await rebuilt.verify();
+      expect(report.damagedChunks.length + report.damagedDocuments.length).toBe(0);
+      await rebuilt.close();
+      expect(canonicalDump(join(dir, 'kura.db'))).toBe(dump);
+
+      // `Store.rebuild` (kura rebuild) replaces a database it never reads: here, garbage.
+      writeFileSync(join(dir, 'kura.db'), 'not a database');
+      const r = await Store.rebuild(dir);
+      expect(r.checkpoint).toBeUndefined();
+      expect(r.seq).toBeGreaterThan(100);
+      expect(canonicalDump(join(dir, 'kura.db'))).toBe(dump);
+    }, 120_000);
+  }
+
+  it('a commit the log holds and the database lacks (a crash before COMMIT) is applied at the next open', async () => {
+    const { store, dir } = await newStore({ chunking: { avg: 1024 } });
+    await store.put(textBytes('hello'), { path: 'notes/a.txt' });
+    await store.close();
+    const log = new FsLogStore(dir);
+    const { commits, last } = await commitsAfter(log, emptyHead());
+    const head = commits[commits.length - 1]!.frame;
+    const frame = encodeFrame(head.seq + 1, head.hash, encodeBody('feedfacefeedface', Date.now(), [{ op: 'meta', updates: [{ target: { path: 'notes/a.txt' }, change: { addTags: ['recovered'] } }] }]));
+    appendFileSync(join(dir, 'log', last!.segment), frame.bytes);
+
+    const again = await reopen(dir);
+    expect((await again.stat('notes/a.txt')).tags).toEqual(['recovered']);
+    await again.addTags('notes/a.txt', ['after']); // the next commit chains on the recovered one
+    await again.close();
+    const after = await commitsAfter(log, emptyHead());
+    expect(after.commits.map((c) => c.frame.seq)).toEqual(Array.from({ length: head.seq + 2 }, (_, i) => i + 1));
+    expect(decodeCommit(after.commits[after.commits.length - 1]!.frame).ops).toEqual([
+      { op: 'meta', updates: [{ target: { path: 'notes/a.txt' }, change: { addTags: ['after'] } }] },
+    ]);
+  });
+
+  it('a frame torn at any length (a crash mid-append) is cut off and never applied', async () => {
+    const { store, dir } = await newStore({ chunking: { avg: 1024 } });
+    await store.put(textBytes('hello'), { path: 'a.txt' });
+    await store.close();
+    const log = new FsLogStore(dir);
+    const { commits, last } = await commitsAfter(log, emptyHead());
+    const head = commits[commits.length - 1]!.frame;
+    const frame = encodeFrame(head.seq + 1, head.hash, encodeBody('feedfacefeedface', Date.now(), [{ op: 'delete-path', path: 'a.txt' }])).bytes;
+    const segment = join(dir, 'log', last!.segment);
+    const intact = readFileSync(segment);
+    for (const n of [1, 4, 8, 47, 48, 60, frame.length - 33, frame.length - 1]) {
+      writeFileSync(segment, Buffer.concat([intact, frame.subarray(0, n)]));
+      const s = track(await Store.open(dir));
+      expect((await s.stat('a.txt')).path, `torn at ${n}`).toBe('a.txt');
+      expect(statSync(segment).size).toBe(intact.length);
+      await s.close();
+    }
+  });
+
+  it('opening without kura.db read-only is refused with a way out; the configuration object makes it a store', async () => {
+    const { store, dir } = await newStore();
+    await store.put(textBytes('x'), { path: 'x' });
+    await store.close();
+    removeDatabase(dir);
+    await expect(Store.open(dir, { readonly: true })).rejects.toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining('kura rebuild') });
+    expect(existsSync(join(dir, 'kura-store.json'))).toBe(true);
+    await expect(Store.init(dir)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    const s = await reopen(dir);
+    expect((await s.stat('x')).size).toBe(1);
+  });
+
+  it('a database ahead of its log (the log was lost) is refused as damage, not silently trusted', async () => {
+    const { store, dir } = await newStore();
+    await store.put(textBytes('x'), { path: 'x' });
+    await store.close();
+    for (const f of readdirSync(join(dir, 'log'))) rmSync(join(dir, 'log', f));
+    await expect(Store.open(dir)).rejects.toMatchObject({ code: 'CORRUPT_DATA', reason: 'log-behind' });
+  });
+});
