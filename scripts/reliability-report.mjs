@@ -16,6 +16,9 @@ const status = process.argv[3] ?? 'unknown';
 const SOURCES = [
   'crash-puts',
   'crash-mixed',
+  'writers-2',
+  'writers-4',
+  'writers-8',
   'faults-packs',
   'faults-packs-memory',
   'faults-sqlite',

@@ -55,8 +55,11 @@ export class DigestMismatchError extends KuraError {
 
 /** A document was committed from chunk keys, and the store lacks some of them. Nothing was stored. */
 export class MissingChunksError extends KuraError {
-  constructor(readonly missing: string[]) {
-    super('MISSING_CHUNKS', `${missing.length} chunk${missing.length === 1 ? '' : 's'} of the manifest ${missing.length === 1 ? 'is' : 'are'} not in the store`);
+  constructor(
+    readonly missing: string[],
+    message = `${missing.length} chunk${missing.length === 1 ? '' : 's'} of the manifest ${missing.length === 1 ? 'is' : 'are'} not in the store`,
+  ) {
+    super('MISSING_CHUNKS', message);
   }
 }
 

@@ -10,6 +10,8 @@ import type { Reader } from './read.js';
 import type { ChunkRow, Statements } from './statements.js';
 import { PACK_HEADER_SIZE, RECORD_HEADER_SIZE } from './pack-record.js';
 import type { Writer } from './writer.js';
+import type { CommitLog } from './catalog/commit-log.js';
+import type { Op } from './catalog/ops.js';
 
 export interface GcReport {
   /** Chunk rows removed (unreferenced chunks). */
@@ -40,6 +42,27 @@ export interface GcProgress {
   total: number;
 }
 
+/**
+ * Seals the packs that writers which are no longer alive left open (their torn tails, if any,
+ * are garbage); a live writer's open pack is left alone. Without liveness (one writer at a
+ * time), every open pack but this writer's is abandoned.
+ */
+/** This writer's id, and the other writers of the store that are alive (node/lock.ts). */
+export interface Liveness {
+  id: string;
+  alive(id: string): boolean;
+  /** The ids of the other writers alive now. */
+  others(): string[];
+}
+
+/** How long a chunk stays unreferenced before GC reclaims it while other writers are alive. */
+export const DEFAULT_GC_MARGIN_MS = 60 * 60 * 1000;
+
+export function sealAbandonedPacks(log: CommitLog, st: Statements, liveness?: Liveness): void {
+  const abandoned = st.packsOpen.all().filter((p) => p.writer !== log.writer && (p.writer === null || !liveness?.alive(p.writer)));
+  log.commit(abandoned.map((p): Op => ({ op: 'pack-size', name: p.name, size: p.size, sealed: true })));
+}
+
 export async function collectGarbage(
   db: SqlDatabase,
   st: Statements,
@@ -47,8 +70,15 @@ export async function collectGarbage(
   writer: Writer,
   reader: Reader,
   onProgress?: (p: GcProgress) => void,
+  liveness?: Liveness,
+  marginMs = DEFAULT_GC_MARGIN_MS,
 ): Promise<GcReport> {
   const log = writer.log;
+  sealAbandonedPacks(log, st, liveness);
+  // Alone, a chunk's pins are all in this process (writer.ts): unreferenced rows go now. With
+  // other writers alive, their puts may share a chunk this process cannot see pinned: a row
+  // goes only once it has been unreferenced for the margin (FORMAT.md §9).
+  const before = liveness?.others().length ? Date.now() - marginMs : undefined;
   const report: GcReport = { chunksRemoved: 0, packsDeleted: 0, packsCompacted: 0, orphansDeleted: 0, bytesFreed: 0 };
   const breathe = breather();
 
@@ -67,7 +97,7 @@ export async function collectGarbage(
     // The condemnation is re-checked as it applies (catalog/ops.ts `condemn`): a row a put
     // referenced since the page was read, or an upload holds, stays.
     const keys = page.map((r) => bytesToHex(r.key)).filter((k) => !writer.pinned(k));
-    report.chunksRemoved += log.commit([{ op: 'condemn', keys }])[0] as number;
+    report.chunksRemoved += log.commit([before === undefined ? { op: 'condemn', keys } : { op: 'condemn', keys, before }])[0] as number;
     after = page[page.length - 1]!.key;
     done += page.length;
     onProgress?.({ phase: 'chunks', done: Math.min(done, total), total: Math.max(done, total) });
@@ -91,9 +121,10 @@ export async function collectGarbage(
       else if (liveBytes < (size - PACK_HEADER_SIZE) * COMPACT_BELOW) toCompact.push({ id: pack.id, name: pack.name, size });
     }
   });
-  // The rows first (one commit), in the same synchronous step as the decision: a file without
-  // a row is an orphan.
-  log.commit(empty.map((p) => ({ op: 'drop-pack', name: p.name })));
+  // The rows first (one commit, which re-checks them: another process may have committed rows
+  // into one since), then the files of those dropped: a file without a row is an orphan.
+  const dropped = new Set(empty.length ? (log.commit([{ op: 'drop-packs', names: empty.map((p) => p.name) }])[0] as string[]) : []);
+  for (let i = empty.length - 1; i >= 0; i--) if (!dropped.has(empty[i]!.name)) empty.splice(i, 1);
   const rows = toCompact.length ? st.chunksInPacks.all(JSON.stringify(toCompact.map((p) => p.id))) : [];
   const packWork = empty.length + toCompact.length;
   onProgress?.({ phase: 'packs', done: 0, total: packWork });

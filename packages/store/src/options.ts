@@ -53,6 +53,12 @@ export const OpenOptions = z
     ingestWorkers: z.number().int().min(0).max(64).optional(),
     /** Pack size at which packs are sealed (default 64 MiB). A tuning knob; tests use it small. */
     packSize: z.number().int().min(4096).max(1 << 30).optional(),
+    /**
+     * While other writers have the store open, GC reclaims a chunk only once it has been
+     * unreferenced this long (default one hour; FORMAT.md §9): a put in another process that
+     * shares it meanwhile keeps it.
+     */
+    gcMarginMs: z.number().int().min(0).max(30 * 24 * 3600 * 1000).optional(),
   })
   .strict();
 export type OpenOptions = z.input<typeof OpenOptions>;

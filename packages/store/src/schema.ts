@@ -166,7 +166,10 @@ const MIGRATIONS: string[] = [
   `,
   // 8: the catalog is a replay of the commit log (decision 0026, FORMAT.md §15): the position
   // this database has applied. No row yet: a store from before the log, whose first open
-  // writes a checkpoint of its catalog at seq 0 (catalog/open.ts).
+  // writes a checkpoint of its catalog at seq 0 (catalog/open.ts). Packs record the writer
+  // that opened them (several writers: only a dead writer's open pack is sealed by another);
+  // while other writers are alive, GC reclaims a chunk only once it was found unreferenced a
+  // margin ago (condemned.since; FORMAT.md §9).
   `
   CREATE TABLE log_state (
     id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -175,6 +178,8 @@ const MIGRATIONS: string[] = [
     segment TEXT NOT NULL,
     seg_end INTEGER NOT NULL
   ) STRICT;
+  ALTER TABLE packs ADD COLUMN writer TEXT;
+  CREATE TABLE condemned (key BLOB PRIMARY KEY, since INTEGER NOT NULL) STRICT, WITHOUT ROWID;
   `,
 ];
 

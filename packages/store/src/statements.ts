@@ -58,6 +58,8 @@ export interface PackRow {
   size: number;
   sealed: number;
   created_at: number;
+  /** The writer that opened it (FORMAT.md §5), null in stores from before the log. */
+  writer: string | null;
 }
 
 export function prepareStatements(db: SqlDatabase) {
@@ -72,7 +74,7 @@ export function prepareStatements(db: SqlDatabase) {
 
     packById: p<PackRow>('SELECT * FROM packs WHERE id = ?'),
     packByName: p<PackRow>('SELECT * FROM packs WHERE name = ?'),
-    packInsert: p('INSERT INTO packs(name, size, sealed, created_at) VALUES (?, ?, 0, ?)'),
+    packInsert: p('INSERT INTO packs(name, size, sealed, created_at, writer) VALUES (?, ?, 0, ?, ?)'),
     packGrow: p('UPDATE packs SET size = MAX(size, ?) WHERE id = ?'),
     packSeal: p('UPDATE packs SET sealed = 1 WHERE id = ?'),
     /** Packs not sealed: at a writer's open, those a crashed writer left (decision 0026). */
@@ -112,12 +114,20 @@ export function prepareStatements(db: SqlDatabase) {
     chunkGarbagePage: p<{ key: Uint8Array }>(
       'SELECT key FROM chunks c WHERE refs = 0 AND key > ? AND NOT EXISTS (SELECT 1 FROM chunk_holds h WHERE h.key = c.key AND h.until > ?) ORDER BY key LIMIT ?',
     ),
+    /** GC with other writers alive (FORMAT.md §9): when a chunk was first found unreferenced. */
+    condemnedSince: p<{ since: number }>('SELECT since FROM condemned WHERE key = ?'),
+    condemnedMark: p('INSERT INTO condemned(key, since) VALUES (?, ?) ON CONFLICT(key) DO NOTHING'),
+    condemnedClear: p('DELETE FROM condemned WHERE key = ?'),
+    /** Marks of chunks a put has referenced again since. */
+    condemnedRevived: p('DELETE FROM condemned WHERE key IN (SELECT c.key FROM condemned c JOIN chunks k ON k.key = c.key WHERE k.refs > 0)'),
     holdSet: p('INSERT INTO chunk_holds(key, until) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET until = max(until, excluded.until)'),
     holdsExpire: p('DELETE FROM chunk_holds WHERE until <= ?'),
     /** Deletes an unreferenced chunk row, unless an upload holds it until after `now`. */
     chunkDelete: p('DELETE FROM chunks WHERE key = ? AND refs = 0 AND NOT EXISTS (SELECT 1 FROM chunk_holds h WHERE h.key = chunks.key AND h.until > ?)'),
     /** Chunks of the given packs (a JSON array of ids), by pack and offset: one scan (GC). */
     chunksInPacks: p<ChunkRow>('SELECT * FROM chunks WHERE pack_id IN (SELECT value FROM json_each(?)) ORDER BY pack_id, offset'),
+    /** Of the given packs (a JSON array of ids), those a chunk row points into: one scan (GC). */
+    packsWithChunks: p<{ pack_id: number }>('SELECT DISTINCT pack_id FROM chunks WHERE pack_id IN (SELECT value FROM json_each(?))'),
     /** Any chunk still in the pack (a scan; GC only, after the count says none is). */
     chunkInPack: p<{ one: number }>('SELECT 1 AS one FROM chunks WHERE pack_id = ? LIMIT 1'),
     chunksAll: p<ChunkRow>('SELECT * FROM chunks ORDER BY pack_id, offset'),

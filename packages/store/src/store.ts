@@ -22,7 +22,7 @@ import type { MetaChange } from './entries.js';
 import type { Op, OpResult } from './catalog/ops.js';
 import { entryInfo, requireDoc, statTarget, type DocumentInfo, type EntryTarget } from './entries.js';
 import { FormatMismatchError, NotFoundError, ReadOnlyError, StoreClosedError } from './errors.js';
-import { collectGarbage, type GcProgress, type GcReport } from './gc.js';
+import { collectGarbage, sealAbandonedPacks, type GcProgress, type GcReport, type Liveness } from './gc.js';
 import { formatDigest, hexToBytes, parseDigest } from './hex.js';
 import { decodeManifest } from './manifest.js';
 import { InitOptions, ListQuery, MetaUpdate, OpenOptions, PutMeta, entryFilters, parse, toMillis, type Durability } from './options.js';
@@ -65,6 +65,11 @@ export interface StoreBackends {
   documentHasher?: DocumentHasherChoice;
   /** Applies the durability mode to the database (e.g. PRAGMA synchronous). */
   setDurability?: (d: Durability) => void;
+  /**
+   * This writer's id and whether another writer is alive (FORMAT.md §5), where several
+   * processes may write one store; absent: one writer (this one) at a time.
+   */
+  writer?: Liveness;
 }
 
 export interface StoreStats {
@@ -164,14 +169,16 @@ export class Store {
   #compression: number | false;
   #closed = false;
   #gcRunning: Promise<GcReport> | undefined;
+  readonly #gcMarginMs: number | undefined;
   readonly #log: CommitLog;
   #known: KnownChunks | undefined;
 
   protected constructor(
     b: StoreBackends,
     config: StoreConfig,
-    opts: { readonly: boolean; durability: Durability; compression: number | false; packSize: number | undefined; log: CommitLog; st: Statements },
+    opts: { readonly: boolean; durability: Durability; compression: number | false; packSize: number | undefined; gcMarginMs?: number | undefined; log: CommitLog; st: Statements },
   ) {
+    this.#gcMarginMs = opts.gcMarginMs;
     this.#b = b;
     this.config = config;
     this.readonly = opts.readonly;
@@ -227,12 +234,9 @@ export class Store {
     const durability = o.durability ?? config.durability;
     b.setDurability?.(durability);
     // `this`, not Store: platform subclasses (node/index.ts) get instances of themselves.
-    const log = o.readonly ? CommitLog.reader(b.db, st, b.log) : await CommitLog.open(b.db, st, b.log, true);
-    const store = new this(b, config, { readonly: o.readonly, durability, compression: o.compression ?? config.compression, packSize: o.packSize, log, st });
-    if (!o.readonly) {
-      // A pack left open by a crashed writer is sealed: its torn tail, if any, is garbage.
-      log.commit(st.packsOpen.all().map((p): Op => ({ op: 'pack-size', name: p.name, size: p.size, sealed: true })));
-    }
+    const log = o.readonly ? CommitLog.reader(b.db, st, b.log) : await CommitLog.open(b.db, st, b.log, b.writer?.id);
+    const store = new this(b, config, { readonly: o.readonly, durability, compression: o.compression ?? config.compression, packSize: o.packSize, gcMarginMs: o.gcMarginMs, log, st });
+    if (!o.readonly) sealAbandonedPacks(log, st, b.writer);
     return store;
   }
 
@@ -653,7 +657,7 @@ export class Store {
    */
   async gc(onProgress?: (p: GcProgress) => void): Promise<GcReport> {
     this.#writable('gc');
-    this.#gcRunning ??= collectGarbage(this.#b.db, this.#st, this.#b.packs, this.#writer, this.#reader, onProgress).finally(() => {
+    this.#gcRunning ??= collectGarbage(this.#b.db, this.#st, this.#b.packs, this.#writer, this.#reader, onProgress, this.#b.writer, this.#gcMarginMs).finally(() => {
       this.#gcRunning = undefined;
       if (this.#known) {
         // Chunks it deleted would be sent raw, and stored uncompressed: start again.

@@ -259,7 +259,7 @@ export class Writer {
     this.#opening ??= (async () => {
       const name = randomName();
       // The row is committed before the file exists: a file without a row is an orphan.
-      this.log.commit([{ op: 'pack', name }]);
+      this.log.commit([{ op: 'pack', name, writer: this.log.writer }]);
       const id = this.st.packByName.get(name)!.id;
       const writer = await this.packs.create(name);
       writer.append(packHeader());

@@ -77,14 +77,14 @@ describe('docs/FORMAT.md', () => {
     walk(dir);
     const documented = [
       /^kura\.db(-wal|-shm)?$/,
-      /^writer\.lock$/,
+      /^writers\/[0-9a-f]{16}\.lock$/,
       /^packs\/([0-9a-f]{2})\/\1[0-9a-f]{30}\.pack$/,
       /^kura-store\.json$/,
       /^log\/[0-9]{20}$/,
       /^checkpoints\/[0-9]{20}$/,
     ];
     for (const f of files) expect(documented.some((re) => re.test(f)), `${f} is not in FORMAT.md §5`).toBe(true);
-    for (const name of ['kura.db', 'writer.lock', 'packs/<aa>/<name>.pack', 'kura-store.json', 'log/<20 digits>', 'checkpoints/<20 digits>']) expect(FORMAT).toContain(name);
+    for (const name of ['kura.db', 'writers/<id>.lock', 'packs/<aa>/<name>.pack', 'kura-store.json', 'log/<20 digits>', 'checkpoints/<20 digits>']) expect(FORMAT).toContain(name);
     expect(files).toContain('kura-store.json');
     expect(files.some((f) => f.startsWith('log/'))).toBe(true);
   });

@@ -208,6 +208,44 @@ describe('the database is a replay of the log', () => {
     ]);
   });
 
+  it('a frame a dead writer left is applied by the next commit of a writer that was open all along', async () => {
+    const { store, dir } = await newStore({ chunking: { avg: 1024 } });
+    await store.put(textBytes('hello'), { path: 'a.txt' });
+    const log = new FsLogStore(dir);
+    const { commits, last } = await commitsAfter(log, emptyHead());
+    const head = commits[commits.length - 1]!.frame;
+    // Another process appended this under the write lock and died before its COMMIT.
+    const frame = encodeFrame(head.seq + 1, head.hash, encodeBody('deaddeaddeaddead', Date.now(), [{ op: 'meta', updates: [{ target: { path: 'a.txt' }, change: { addTags: ['stranded'] } }] }]));
+    appendFileSync(join(dir, 'log', last!.segment), frame.bytes);
+    await store.put(textBytes('world'), { path: 'b.txt' });
+    expect((await store.stat('a.txt')).tags).toEqual(['stranded']);
+    await store.close();
+    const after = await commitsAfter(log, emptyHead());
+    expect(after.commits.map((c) => c.frame.seq)).toEqual(after.commits.map((_, i) => i + 1));
+    expect(decodeCommit(after.commits[head.seq]!.frame).writer).toBe('deaddeaddeaddead');
+  });
+
+  it('the log goes on in a new segment past 1 MiB, and a rebuild reads across segments', async () => {
+    const { store, dir } = await newStore({ chunking: { avg: 1024 } });
+    await store.put(textBytes('x'), { path: 'x' });
+    const big = 'v'.repeat(4000);
+    for (let i = 0; i < 300; i++) await store.setMeta('x', { [`k${i}`]: big }); // ~1.2 MB of commits
+    await store.close();
+    const segments = readdirSync(join(dir, 'log')).filter((n) => /^\d{20}$/.test(n));
+    expect(segments.length).toBeGreaterThanOrEqual(2);
+    // Each segment is named for its first commit.
+    for (const name of segments) {
+      const { frames } = readFrames(new Uint8Array(readFileSync(join(dir, 'log', name))));
+      if (frames.length) expect(frames[0]!.seq).toBe(Number(name));
+    }
+    const dump = canonicalDump(join(dir, 'kura.db'));
+    removeDatabase(dir);
+    const again = await reopen(dir);
+    expect(Object.keys((await again.stat('x')).meta).length).toBe(300);
+    await again.close();
+    expect(canonicalDump(join(dir, 'kura.db'))).toBe(dump);
+  });
+
   it('a frame torn at any length (a crash mid-append) is cut off and never applied', async () => {
     const { store, dir } = await newStore({ chunking: { avg: 1024 } });
     await store.put(textBytes('hello'), { path: 'a.txt' });

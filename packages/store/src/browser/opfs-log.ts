@@ -120,6 +120,10 @@ export class OpfsLogStore implements LogStore {
         h.truncate(to);
         size = to;
       },
+      refresh() {
+        size = h.getSize();
+        return size;
+      },
       async sync() {
         if (open) h.flush();
       },

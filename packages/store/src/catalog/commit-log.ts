@@ -10,7 +10,7 @@ import type { SqlDatabase } from '../backend/sql.js';
 import { bytesToHex, hexToBytes } from '../hex.js';
 import type { Statements } from '../statements.js';
 import { ZERO_HASH, encodeFrame, parseSegmentName, readFrames, sameHash, segmentName, type Frame } from './frame.js';
-import type { LogStore, SegmentAppender } from './log-store.js';
+import type { LogStore, SegmentAppender, SharedSegments } from './log-store.js';
 import { applyOp, type ApplyContext, type Op, type OpResult } from './ops.js';
 
 /** A segment takes no more appends past this size; the next commit starts a new one. */
@@ -117,32 +117,34 @@ export class CommitLog {
   #appender: SegmentAppender | undefined;
   #rotating: Promise<void> | undefined;
 
-  private constructor(db: SqlDatabase, st: Statements, store: LogStore, head: LogHead, appender: SegmentAppender | undefined) {
+  private constructor(db: SqlDatabase, st: Statements, store: LogStore, head: LogHead, writer = newWriterId()) {
     this.#db = db;
     this.#st = st;
     this.#store = store;
     this.#ctx = { db, st };
     this.#head = head;
-    this.#appender = appender;
-    const b = new Uint8Array(8);
-    crypto.getRandomValues(b);
-    this.#writer = bytesToHex(b);
+    this.#writer = writer;
   }
 
   /**
-   * Opens the log of a database whose `log_state` is set: applies the commits the log has
-   * beyond it, truncates a torn tail (a writer's open), and opens the newest segment for
-   * appends. A reader (`writable` false) only checks that the database is not ahead of the log.
+   * Opens the log of a database whose `log_state` is set, for a writer: applies the commits the
+   * log holds beyond the database (a writer that crashed between its append and COMMIT), cuts
+   * a torn tail and opens the newest segment for appends. With shared segments (several
+   * writers) all of it happens under the database's write lock, as at every commit.
    */
-  static async open(db: SqlDatabase, st: Statements, store: LogStore, writable: boolean): Promise<CommitLog> {
+  static async open(db: SqlDatabase, st: Statements, store: LogStore, writer?: string): Promise<CommitLog> {
     const head = readHead(st);
     if (!head) throw new InternalError('the database has no log position');
-    const { commits, last } = await commitsAfter(store, head);
-    if (head.seq > 0 && head.segment && !last) {
+    if (head.segment && !(await store.segments()).includes(head.segment)) {
       throw new CorruptDataError(`the database has applied commit ${head.seq}, but the log has no segment ${head.segment}: rebuild the database from the log (kura rebuild)`, 'log-behind');
     }
-    if (!writable) return new CommitLog(db, st, store, head, undefined);
-    const log = new CommitLog(db, st, store, head, undefined);
+    const log = new CommitLog(db, st, store, head, writer);
+    if (store.shared) {
+      const shared = store.shared;
+      db.transaction(() => log.#catchUpLocked(shared));
+      return log;
+    }
+    const { commits, last } = await commitsAfter(store, head);
     log.#catchUp(commits);
     if (last && last.end < last.size) {
       // A torn append at the tail: never a commit (its transaction never committed).
@@ -150,7 +152,8 @@ export class CommitLog {
       a.truncate(last.end);
       await a.close();
     }
-    await log.#openNewest(last);
+    if (last) log.#appender = await store.openAppend(last.segment);
+    else await log.#startSegment();
     return log;
   }
 
@@ -162,7 +165,7 @@ export class CommitLog {
     } catch {
       // A database from before the log, opened read-only: it is converted by its next writer.
     }
-    return new CommitLog(db, st, store, head ?? emptyHead(), undefined);
+    return new CommitLog(db, st, store, head ?? emptyHead());
   }
 
   get head(): LogHead {
@@ -173,7 +176,7 @@ export class CommitLog {
     return this.#writer;
   }
 
-  /** Applies commits the log holds beyond the database, each in its own transaction. */
+  /** Applies commits the log holds beyond the database, each in its own transaction (one writer). */
   #catchUp(commits: LoggedFrame[]): void {
     for (const { frame, segment } of commits) {
       const c = decodeCommit(frame);
@@ -186,15 +189,62 @@ export class CommitLog {
     }
   }
 
-  async #openNewest(last: { segment: string; end: number } | undefined): Promise<void> {
-    if (last) {
-      this.#appender = await this.#store.openAppend(last.segment);
-      return;
+  /**
+   * Inside the write transaction, with shared segments: takes the head other writers left in
+   * the database, moves to its segment, applies intact frames found after it (stranded by a
+   * writer that died between its append and COMMIT: nobody else appends while this lock is
+   * held) and cuts what follows them; follows into the next segment when the current one is
+   * full and a writer started the next one. Then the next commit appends at the head.
+   */
+  #catchUpLocked(shared: SharedSegments): void {
+    let head = readHead(this.#st)!;
+    let segment = head.segment;
+    let offset = head.end;
+    if (!segment) {
+      // Nothing applied from the log yet (a new store, or one rebuilt from a checkpoint): the
+      // segment that holds the next commit, made when there is none.
+      const names = shared.listSync();
+      segment = names.filter((n) => n <= segmentName(head.seq + 1)).at(-1) ?? names[0] ?? segmentName(head.seq + 1);
+      if (!names.includes(segment)) shared.createSync(segment, new Uint8Array(0));
+      offset = 0;
     }
-    await this.#startSegment();
+    for (;;) {
+      if (this.#appender?.name !== segment) this.#switchTo(shared.openSync(segment));
+      const appender = this.#appender!;
+      const size = appender.refresh();
+      if (size > offset) {
+        const bytes = shared.readSync(segment, offset);
+        const { frames, end } = readFrames(bytes);
+        for (const f of frames) {
+          if (f.seq <= head.seq) continue; // before the head (a segment read from its start)
+          if (f.seq !== head.seq + 1 || !sameHash(f.prev, head.hash)) {
+            throw new CorruptDataError(`the log's chain breaks at commit ${f.seq} in segment ${segment} (expected ${head.seq + 1})`, 'log');
+          }
+          const c = decodeCommit(f);
+          for (const op of c.ops) applyOp(this.#ctx, op, c.time);
+          head = { seq: c.seq, hash: c.hash, segment, end: offset + f.offset + f.length };
+          writeHead(this.#st, head);
+        }
+        if (offset + end < size) appender.truncate(offset + end); // torn: never committed
+      }
+      // A full segment is followed by one named for the next seq: a writer that died after
+      // creating it (and before its COMMIT) left its frame there.
+      if (appender.size >= SEGMENT_LIMIT && shared.existsSync(segmentName(head.seq + 1))) {
+        segment = segmentName(head.seq + 1);
+        offset = 0;
+        continue;
+      }
+      break;
+    }
+    this.#head = head;
   }
 
-  /** Starts a new segment named for the next commit (retried if a commit lands meanwhile). */
+  #switchTo(appender: SegmentAppender): void {
+    void this.#appender?.close();
+    this.#appender = appender;
+  }
+
+  /** Starts a new segment named for the next commit (one writer; retried if a commit lands meanwhile). */
   async #startSegment(): Promise<void> {
     for (;;) {
       const name = segmentName(this.#head.seq + 1);
@@ -223,33 +273,53 @@ export class CommitLog {
   }
 
   /**
-   * Runs `fn` in a transaction in which it applies operations (`apply`) and appends what it
-   * applied as one commit (`append`, at most once; not at all when nothing changed). When the
+   * Runs `fn` in a write transaction in which it applies operations (`apply`) and appends what
+   * it applied as one commit (`append`, at most once; not at all when nothing changed). With
+   * shared segments the transaction first catches up with other writers' commits. When the
    * transaction fails, the appended frame is cut off again before the error is thrown.
    */
   transaction(time: number, fn: (append: (ops: readonly Op[]) => void, apply: (op: Op) => OpResult) => void): void {
     if (this.#db.inTransaction) throw new InternalError('a commit must be its own transaction');
-    const appender = this.#appender;
-    if (!appender) throw new InternalError('the log is not open for writing');
-    const before = appender.size;
+    const shared = this.#store.shared;
+    let undo: (() => void) | undefined;
     let next: LogHead | undefined;
+    let started: SegmentAppender | undefined;
     const append = (ops: readonly Op[]) => {
       if (ops.length === 0) return;
       if (next) throw new InternalError('one commit per transaction');
+      const appender = this.#appender;
+      if (!appender) throw new InternalError('the log is not open for writing');
       const seq = this.#head.seq + 1;
       const { bytes, hash } = encodeFrame(seq, this.#head.hash, encodeBody(this.#writer, time, ops));
-      appender.append(bytes);
-      next = { seq, hash, segment: appender.name, end: before + bytes.length };
+      if (shared && appender.size >= SEGMENT_LIMIT) {
+        // A full segment: this commit starts the next, created whole with its frame.
+        const name = segmentName(seq);
+        if (!shared.createSync(name, bytes)) throw new InternalError(`log segment ${name} appeared under the write lock`);
+        started = shared.openSync(name);
+        const made = started;
+        undo = () => made.truncate(0); // empty: the next commit fills it
+        next = { seq, hash, segment: name, end: bytes.length };
+      } else {
+        const before = appender.size;
+        appender.append(bytes);
+        undo = () => appender.truncate(before);
+        next = { seq, hash, segment: appender.name, end: before + bytes.length };
+      }
       writeHead(this.#st, next);
     };
     try {
-      this.#db.transaction(() => fn(append, (op) => applyOp(this.#ctx, op, time)));
+      this.#db.transaction(() => {
+        if (shared) this.#catchUpLocked(shared);
+        fn(append, (op) => applyOp(this.#ctx, op, time));
+      });
     } catch (e) {
-      if (next) appender.truncate(before);
+      undo?.();
+      if (started) void started.close();
       throw e;
     }
+    if (started) this.#switchTo(started);
     if (next) this.#head = next;
-    if (appender.size >= SEGMENT_LIMIT) this.#rotating ??= this.#startSegment().finally(() => (this.#rotating = undefined));
+    if (!shared && this.#appender && this.#appender.size >= SEGMENT_LIMIT) this.#rotating ??= this.#startSegment().finally(() => (this.#rotating = undefined));
   }
 
   /** Makes appended commits durable (durability 'full' waits for it before acknowledging). */
@@ -262,6 +332,13 @@ export class CommitLog {
     await this.#appender?.close();
     this.#appender = undefined;
   }
+}
+
+/** A writer's id: 16 random hex digits, new at every open (FORMAT.md §15.2 `w`). */
+export function newWriterId(): string {
+  const b = new Uint8Array(8);
+  crypto.getRandomValues(b);
+  return bytesToHex(b);
 }
 
 /** The head a log starts from when there is nothing before it. */

@@ -17,12 +17,31 @@
  */
 export interface SegmentAppender {
   readonly name: string;
-  /** Bytes in the segment, appends included. */
+  /** Bytes in the segment as this appender last saw it, its own appends included. */
   readonly size: number;
   append(bytes: Uint8Array): void;
   truncate(size: number): void;
+  /** Reads the segment's size again (other processes append to it too: SharedSegments). */
+  refresh(): number;
   sync(): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * Synchronous access to the segments, for writers that share one log through one database
+ * (several processes on a local directory, decision 0026): a writer catches up with the log,
+ * appends and starts segments inside the database's write transaction, which is synchronous.
+ * A store without it (the browser's: one writer per origin) rotates segments between commits.
+ */
+export interface SharedSegments {
+  openSync(name: string): SegmentAppender;
+  /** Creates a segment whole holding `bytes`; false when the name is taken. */
+  createSync(name: string, bytes: Uint8Array): boolean;
+  existsSync(name: string): boolean;
+  /** Segment names in ascending order. */
+  listSync(): string[];
+  /** The segment's bytes from `offset` to its end. */
+  readSync(name: string, offset: number): Uint8Array;
 }
 
 export interface LogStore {
@@ -37,6 +56,8 @@ export interface LogStore {
   checkpoints(): Promise<string[]>;
   readCheckpoint(name: string): Promise<Uint8Array>;
   createCheckpoint(name: string, bytes: Uint8Array): Promise<boolean>;
+  /** Present where several writers may share the log (local directories, memory). */
+  readonly shared?: SharedSegments;
 }
 
 /** Bytes that grow in place (a segment open for appends). */
@@ -61,6 +82,23 @@ export class MemoryLogStore implements LogStore {
   #config: Uint8Array | undefined;
   readonly #segments = new Map<string, Growable>();
   readonly #checkpoints = new Map<string, Uint8Array>();
+  readonly shared: SharedSegments = {
+    openSync: (name) => this.#appender(name),
+    createSync: (name, bytes) => {
+      if (this.#segments.has(name)) return false;
+      const g = new Growable();
+      g.append(bytes);
+      this.#segments.set(name, g);
+      return true;
+    },
+    existsSync: (name) => this.#segments.has(name),
+    listSync: () => [...this.#segments.keys()].sort(),
+    readSync: (name, offset) => {
+      const g = this.#segments.get(name);
+      if (!g) throw new Error(`no log segment ${name}`);
+      return g.bytes.slice(offset, g.length);
+    },
+  };
 
   async readConfig(): Promise<Uint8Array | undefined> {
     return this.#config?.slice();
@@ -83,14 +121,14 @@ export class MemoryLogStore implements LogStore {
   }
 
   async createSegment(name: string, bytes: Uint8Array): Promise<boolean> {
-    if (this.#segments.has(name)) return false;
-    const g = new Growable();
-    g.append(bytes);
-    this.#segments.set(name, g);
-    return true;
+    return this.shared.createSync(name, bytes);
   }
 
   async openAppend(name: string): Promise<SegmentAppender> {
+    return this.#appender(name);
+  }
+
+  #appender(name: string): SegmentAppender {
     const g = this.#segments.get(name);
     if (!g) throw new Error(`no log segment ${name}`);
     return {
@@ -102,6 +140,7 @@ export class MemoryLogStore implements LogStore {
       truncate: (size) => {
         g.length = Math.min(g.length, size);
       },
+      refresh: () => g.length,
       sync: async () => undefined,
       close: async () => undefined,
     };

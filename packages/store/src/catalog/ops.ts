@@ -6,6 +6,7 @@
  * clock, a random number or another database's row ids (packs are named, not numbered).
  */
 import { InternalError } from '@kura/core';
+import { MissingChunksError } from '../errors.js';
 import type { SqlDatabase } from '../backend/sql.js';
 import {
   applyMeta,
@@ -36,8 +37,8 @@ export interface ChunkPlace {
 }
 
 export type Op =
-  /** A writer started a pack (its row; the file follows). */
-  | { op: 'pack'; name: string }
+  /** Writer `writer` started a pack (its row; the file follows). */
+  | { op: 'pack'; name: string; writer: string }
   /** A pack's size grew to at least `size`; `sealed`: no more appends. */
   | { op: 'pack-size'; name: string; size: number; sealed?: true }
   /**
@@ -57,18 +58,22 @@ export type Op =
   | { op: 'delete-document'; digest: string }
   | { op: 'snapshot'; root: DirNode; label: string | null }
   | { op: 'rm-snapshot'; id: number }
-  /** GC: unreferenced chunk rows go, unless a put or an upload hold took them meanwhile. */
-  | { op: 'condemn'; keys: string[] }
+  /**
+   * GC: unreferenced chunk rows go, unless a put or an upload hold took them meanwhile. With
+   * `before` (other writers alive, FORMAT.md §9) a row goes only if it was marked unreferenced
+   * at or before that time; an unmarked one is marked now.
+   */
+  | { op: 'condemn'; keys: string[]; before?: number }
   /**
    * GC compaction: chunks copied out of pack `from`, which held `rows` chunk rows when GC read
    * them; its row goes once every one has moved or gone and none is left in it.
    */
   | { op: 'move'; from: string; rows: number; chunks: { key: string; pack: string; offset: number }[] }
-  /** GC: a sealed pack no chunk row points into (decided in the step that commits it). */
-  | { op: 'drop-pack'; name: string };
+  /** GC: sealed packs no chunk row points into; one a chunk row points into again stays. */
+  | { op: 'drop-packs'; names: string[] };
 
 /** What applying an operation answers (a snapshot its info, a delete whether it found anything, a condemnation its count). */
-export type OpResult = SnapshotInfo | boolean | number | undefined;
+export type OpResult = SnapshotInfo | boolean | number | string[] | undefined;
 
 export interface ApplyContext {
   db: SqlDatabase;
@@ -76,9 +81,9 @@ export interface ApplyContext {
   bulk?: Bulk;
 }
 
-function packId(st: Statements, name: string): number {
+function packId(st: Statements, name: string, op: Op['op']): number {
   const row = st.packByName.get(name);
-  if (!row) throw new InternalError(`a commit names pack ${name}, which has no row`);
+  if (!row) throw new InternalError(`a ${op} operation names pack ${name}, which has no row`);
   return row.id;
 }
 
@@ -86,10 +91,10 @@ export function applyOp(ctx: ApplyContext, op: Op, time: number): OpResult {
   const { st } = ctx;
   switch (op.op) {
     case 'pack':
-      st.packInsert.run(op.name, PACK_HEADER_SIZE, time);
+      st.packInsert.run(op.name, PACK_HEADER_SIZE, time, op.writer);
       return undefined;
     case 'pack-size': {
-      const id = packId(st, op.name);
+      const id = packId(st, op.name, op.op);
       st.packGrow.run(op.size, id);
       if (op.sealed) st.packSeal.run(id);
       return undefined;
@@ -102,10 +107,10 @@ export function applyOp(ctx: ApplyContext, op: Op, time: number): OpResult {
       if (op.chunk) {
         const c = op.chunk;
         if (op.repair) {
-          st.chunkRepair.run(packId(st, c.pack), c.offset, c.raw, c.stored, c.codec, k);
+          st.chunkRepair.run(packId(st, c.pack, op.op), c.offset, c.raw, c.stored, c.codec, k);
           st.damagedClear.run(k);
         } else {
-          st.chunkUpsert.run(k, packId(st, c.pack), c.offset, c.raw, c.stored, c.codec, 0);
+          st.chunkUpsert.run(k, packId(st, c.pack, op.op), c.offset, c.raw, c.stored, c.codec, 0);
         }
       }
       st.holdSet.run(k, op.until);
@@ -130,20 +135,45 @@ export function applyOp(ctx: ApplyContext, op: Op, time: number): OpResult {
     case 'condemn': {
       st.holdsExpire.run(time);
       let removed = 0;
-      for (const key of op.keys) removed += st.chunkDelete.run(hexToBytes(key), time).changes;
+      if (op.before === undefined) {
+        for (const key of op.keys) {
+          const k = hexToBytes(key);
+          if (st.chunkDelete.run(k, time).changes) (removed++, st.condemnedClear.run(k));
+        }
+        return removed;
+      }
+      st.condemnedRevived.run();
+      for (const key of op.keys) {
+        const k = hexToBytes(key);
+        const since = st.condemnedSince.get(k)?.since;
+        if (since === undefined) {
+          if (st.chunkExists.get(k)?.refs === 0) st.condemnedMark.run(k, time);
+        } else if (since <= op.before && st.chunkDelete.run(k, time).changes) {
+          removed++;
+          st.condemnedClear.run(k);
+        }
+      }
       return removed;
     }
     case 'move': {
-      const from = packId(st, op.from);
+      const from = packId(st, op.from, op.op);
       let left = op.rows;
-      for (const m of op.chunks) left -= st.chunkMove.run(packId(st, m.pack), m.offset, hexToBytes(m.key), from).changes;
+      for (const m of op.chunks) left -= st.chunkMove.run(packId(st, m.pack, op.op), m.offset, hexToBytes(m.key), from).changes;
       if (left <= 0 && !st.chunkInPack.get(from)) st.packDelete.run(from);
       return undefined;
     }
-    case 'drop-pack': {
-      const row = st.packByName.get(op.name);
-      if (row) st.packDelete.run(row.id);
-      return undefined;
+    case 'drop-packs': {
+      // Re-checked here, in the commit: another writer may have committed rows into one of
+      // them since GC looked (its records were written before the pack was sealed). One scan.
+      const rows = op.names.map((n) => st.packByName.get(n)).filter((r) => r !== undefined);
+      const used = new Set(st.packsWithChunks.all(JSON.stringify(rows.map((r) => r.id))).map((r) => r.pack_id));
+      const dropped: string[] = [];
+      for (const r of rows) {
+        if (used.has(r.id)) continue;
+        st.packDelete.run(r.id);
+        dropped.push(r.name);
+      }
+      return dropped;
     }
     default:
       throw new InternalError(`unknown operation ${(op as { op: unknown }).op}`);
@@ -164,12 +194,16 @@ function applyPut(st: Statements, op: Extract<Op, { op: 'put' }>, time: number):
     else distinct.set(key, { n: 1, raw: view.getUint32(at + 32, true) });
   }
   const keys = [...distinct.keys()];
-  const packIds = op.packs.map((name) => packId(st, name));
+  // A pack or a shared chunk another writer's GC reclaimed while this put was in progress
+  // (FORMAT.md §9): the put is refused, nothing changes, and putting again stores it.
+  const packIds = op.packs.map((name) => st.packByName.get(name)?.id);
   const runs = (flat: readonly number[], fn: (key: string, pack: number, offset: number, stored: number, codec: number) => void) => {
     for (let i = 0; i + 5 <= flat.length; i += 5) {
       const key = keys[flat[i]!];
-      const pack = packIds[flat[i + 1]!];
-      if (key === undefined || pack === undefined) throw new InternalError(`a put of ${op.digest} places a chunk outside its manifest or packs`);
+      const p = flat[i + 1]!;
+      if (key === undefined || p >= op.packs.length) throw new InternalError(`a put of ${op.digest} places a chunk outside its manifest or packs`);
+      const pack = packIds[p];
+      if (pack === undefined) throw reclaimed([key], `pack ${op.packs[p]}`);
       fn(key, pack, flat[i + 2]!, flat[i + 3]!, flat[i + 4]!);
     }
   };
@@ -193,13 +227,17 @@ function applyPut(st: Statements, op: Extract<Op, { op: 'put' }>, time: number):
     });
     for (const [key, d] of distinct) {
       if (placed.has(key)) continue;
-      if (st.chunkAddRefs.run(d.n, hexToBytes(key)).changes !== 1) throw new InternalError(`chunk ${key} vanished before its document committed`);
+      if (st.chunkAddRefs.run(d.n, hexToBytes(key)).changes !== 1) throw reclaimed([key], `chunk ${key}`);
     }
     docId = Number(inserted.lastInsertRowid);
   }
   // A user's put names the document at its path (or as a pathless entry); a snapshot's file is
   // kept by the snapshot's trees alone (FORMAT.md §13).
   if (op.entry) recordPut(st, docId, op.entry, time, inserted.changes === 1);
+}
+
+function reclaimed(keys: string[], what: string): MissingChunksError {
+  return new MissingChunksError(keys, `${what} was reclaimed by GC (in another process) while this put was in progress: nothing was stored; put it again`);
 }
 
 /** All resolved before anything changes: an unknown or ambiguous target changes nothing. */

@@ -6,11 +6,11 @@
  * Appends to the open segment are synchronous `pwrite`s: they run inside a database
  * transaction (decision 0026).
  */
-import { closeSync, fdatasync, fstatSync, fsync, ftruncateSync, linkSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fdatasync, fdatasyncSync, fstatSync, fsync, fsyncSync, ftruncateSync, linkSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
-import type { LogStore, SegmentAppender } from '../catalog/log-store.js';
+import type { LogStore, SegmentAppender, SharedSegments } from '../catalog/log-store.js';
 import { storageError } from '../errors.js';
 
 const fdatasyncAsync = promisify(fdatasync);
@@ -39,10 +39,67 @@ async function syncDir(dir: string): Promise<void> {
 export class FsLogStore implements LogStore {
   readonly #log: string;
   readonly #checkpoints: string;
+  readonly shared: SharedSegments;
 
   constructor(readonly dir: string) {
     this.#log = join(dir, 'log');
     this.#checkpoints = join(dir, 'checkpoints');
+    this.shared = {
+      openSync: (name) => this.#appender(name),
+      createSync: (name, bytes) => this.#createWholeSync(this.#log, name, bytes),
+      existsSync: (name) => existsSync(join(this.#log, name)),
+      listSync: () => this.#list(this.#log),
+      readSync: (name, offset) =>
+        io(() => {
+          const fd = openSync(join(this.#log, name), 'r');
+          try {
+            const size = fstatSync(fd).size;
+            const out = new Uint8Array(Math.max(0, size - offset));
+            for (let at = 0; at < out.length; ) {
+              const n = readSync(fd, out, at, out.length - at, offset + at);
+              if (n === 0) return out.subarray(0, at);
+              at += n;
+            }
+            return out;
+          } finally {
+            closeSync(fd);
+          }
+        }),
+    };
+  }
+
+  /** `#createWhole` without awaiting: inside a database transaction (a new segment of a shared log). */
+  #createWholeSync(dir: string, name: string, bytes: Uint8Array): boolean {
+    io(() => mkdirSync(dir, { recursive: true }));
+    const tmp = join(dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`);
+    try {
+      const fd = io(() => openSync(tmp, 'wx'));
+      try {
+        io(() => {
+          for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
+          fdatasyncSync(fd);
+        });
+      } finally {
+        closeSync(fd);
+      }
+      try {
+        linkSync(tmp, join(dir, name));
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+        throw storageError(e);
+      }
+    } finally {
+      rmSync(tmp, { force: true });
+    }
+    io(() => {
+      const d = openSync(dir, 'r');
+      try {
+        fsyncSync(d);
+      } finally {
+        closeSync(d);
+      }
+    });
+    return true;
   }
 
   /** Writes `bytes` to a temporary file in `dir`, syncs it and links it to `name`: false if taken. */
@@ -113,6 +170,10 @@ export class FsLogStore implements LogStore {
   }
 
   async openAppend(name: string): Promise<SegmentAppender> {
+    return this.#appender(name);
+  }
+
+  #appender(name: string): SegmentAppender {
     const fd = io(() => openSync(join(this.#log, name), 'r+'));
     let size = fstatSync(fd).size;
     let open = true;
@@ -131,6 +192,10 @@ export class FsLogStore implements LogStore {
         if (to >= size) return;
         io(() => ftruncateSync(fd, to));
         size = to;
+      },
+      refresh() {
+        size = io(() => fstatSync(fd).size);
+        return size;
       },
       async sync() {
         if (open) await fdatasyncAsync(fd).catch((e) => Promise.reject(storageError(e)));

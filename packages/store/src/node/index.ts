@@ -5,7 +5,7 @@
 import { closeSync, constants as fsConstants, createReadStream, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { InternalError, InvalidInputError } from '@kura/core';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError, StoreLockedError } from '../errors.js';
 import { InitOptions as InitOptionsSchema, PutMeta as PutMetaSchema, parse, type InitOptions, type OpenOptions, type PutMeta } from '../options.js';
 import { runLanes } from '../lanes.js';
 import { CommitOrder, type PutResult } from '../put.js';
@@ -36,7 +36,8 @@ import {
 } from './snapshots.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { excluder } from './exclude.js';
-import { acquireWriterLock } from './lock.js';
+import { liveWriters, registerWriter, writerAlive } from './lock.js';
+import { newWriterId } from '../catalog/commit-log.js';
 import { openSqlite } from './sqlite.js';
 import { readAll } from './read-all.js';
 
@@ -109,7 +110,8 @@ function walSize(path: string): number {
 }
 
 async function backends(dir: string, readonly: boolean): Promise<StoreBackends> {
-  const lock = readonly ? undefined : acquireWriterLock(dir);
+  const id = newWriterId();
+  const lock = readonly ? undefined : registerWriter(dir, id);
   let checkpointer: Checkpointer | undefined;
   let starting: ReturnType<typeof setTimeout> | undefined;
   let startNow: (() => void) | undefined;
@@ -144,6 +146,7 @@ async function backends(dir: string, readonly: boolean): Promise<StoreBackends> 
       db: opened,
       packs: new FsPackStore(join(dir, 'packs')),
       log: new FsLogStore(dir),
+      ...(lock ? { writer: { id, alive: (other: string) => other === id || writerAlive(dir, other), others: () => liveWriters(dir).filter((w) => w !== id) } } : {}),
       release: async () => {
         clearTimeout(starting);
         startNow = undefined;
@@ -529,7 +532,7 @@ export class Store extends StoreCore {
       }
       await b?.release?.();
       // Leave nothing half-made behind: a later init must find the directory as it was.
-      for (const f of [DB_FILE, `${DB_FILE}-wal`, `${DB_FILE}-shm`, 'writer.lock', 'packs', CONFIG_FILE, 'log', 'checkpoints']) rmSync(join(root, f), { recursive: true, force: true });
+      for (const f of [DB_FILE, `${DB_FILE}-wal`, `${DB_FILE}-shm`, 'writers', 'packs', CONFIG_FILE, 'log', 'checkpoints']) rmSync(join(root, f), { recursive: true, force: true });
       if (!existed) rmSync(root, { recursive: true, force: true });
       throw e;
     }
@@ -538,7 +541,7 @@ export class Store extends StoreCore {
   /**
    * Rebuilds `kura.db` from the store's log (FORMAT.md §15.4): the configuration, the newest
    * checkpoint and every commit after it, into a new database that then replaces the old one
-   * (which is never read: it may be damaged). Holds the writer lock meanwhile.
+   * (which is never read: it may be damaged). Refused (STORE_LOCKED) while a writer is open.
    */
   static async rebuild(dir: string): Promise<{ seq: number; commits: number; checkpoint: number | undefined }> {
     const root = resolve(dir);
@@ -549,8 +552,9 @@ export class Store extends StoreCore {
           : `no Kura store at ${root} (run kura init)`,
       );
     }
-    const lock = acquireWriterLock(root);
-    try {
+    const live = liveWriters(root);
+    if (live.length) throw new StoreLockedError(`${root} is open for writing by ${live.length === 1 ? 'another process' : `${live.length} other processes`}; close them before rebuilding its database`);
+    {
       const next = join(root, `${DB_FILE}.rebuild`);
       for (const f of [next, `${next}-wal`, `${next}-shm`]) rmSync(f, { force: true });
       const log = new FsLogStore(root);
@@ -574,8 +578,6 @@ export class Store extends StoreCore {
       renameSync(next, join(root, DB_FILE));
       for (const f of [`${next}-wal`, `${next}-shm`]) rmSync(f, { force: true });
       return result;
-    } finally {
-      lock.release();
     }
   }
 
