@@ -12,7 +12,7 @@ import {
   type IngestResult,
   type ResolvedChunkParams,
 } from '@kura/core';
-import type { Op } from './catalog/ops.js';
+import { knownManifest, type Distinct, type Op } from './catalog/ops.js';
 import type { PutAttributes } from './entries.js';
 import { DigestMismatchError } from './errors.js';
 import { bytesToHex, hexInto } from './hex.js';
@@ -124,7 +124,7 @@ function afterThisStep<T>(fn: () => Promise<T>): Promise<T> {
 class DocumentPut {
   readonly manifest = new ManifestBuilder();
   /** How many times the document names each chunk. */
-  readonly #counts = new Map<string, number>();
+  readonly #counts: Distinct = new Map();
   /** Chunks without a row that this put needs rows for: its own and other pending puts'. */
   readonly #unrowed = new Map<string, StoredChunk>();
   // The rarer cases are made on first use: a batch makes one DocumentPut per small file.
@@ -161,8 +161,11 @@ class DocumentPut {
     }
     this.manifest.add(c.key, c.length);
     const seen = this.#counts.get(c.key);
-    this.#counts.set(c.key, (seen ?? 0) + 1);
-    if (seen !== undefined) return false; // placed already
+    if (seen !== undefined) {
+      seen.n++;
+      return false; // placed already
+    }
+    this.#counts.set(c.key, { n: 1, raw: c.length });
     // Check and pin/claim without an await in between (see writer.ts).
     const stored = st.chunkShareable.get(hexInto(c.key, KEY, 0));
     if (stored && !stored.damaged) {
@@ -232,11 +235,12 @@ class DocumentPut {
       if (r) add(repaired, ordinal, r);
       ordinal++;
     }
+    const manifest = this.manifest.bytes();
     const op: Op = {
       op: 'put',
       digest: result.digest,
       size: result.size,
-      manifest: bytesToHex(this.manifest.bytes()),
+      manifest: bytesToHex(manifest),
       packs: [...packs.keys()].map((id) => writer.packName(id)),
       places: placed,
     };
@@ -244,6 +248,7 @@ class DocumentPut {
     // A user's put names the document at its path (or as a pathless entry); a snapshot's
     // file is kept by the snapshot's trees alone (FORMAT.md §13).
     if (listed) op.entry = entryAttributes(meta);
+    knownManifest.set(op, { bytes: manifest, distinct: this.#counts }); // (what applying it would compute)
     return writer.commit([op]);
   }
 

@@ -668,6 +668,15 @@ export class Store {
     return this.#gcRunning;
   }
 
+  /**
+   * Writes a checkpoint of the catalog at the newest commit (FORMAT.md §15.5): a rebuild then
+   * starts there. Writers make one by themselves every CHECKPOINT_EVERY commits. Answers its seq.
+   */
+  async checkpoint(): Promise<{ seq: number }> {
+    this.#writable('checkpoint');
+    return { seq: await this.#log.checkpoint() };
+  }
+
   // ---- reading -----------------------------------------------------------------------------
 
   async has(digest: string): Promise<boolean> {

@@ -119,9 +119,9 @@ describe('commit frames', () => {
     const f = decodeFrame(bytes, 0)!;
     expect(f.seq).toBe(7);
     expect([...f.prev]).toEqual(new Array(32).fill(9));
-    expect(new TextDecoder().decode(f.body)).toBe(new TextDecoder().decode(body));
+    expect(new TextDecoder().decode(f.body)).toBe(body);
     expect(Buffer.from(f.hash).equals(Buffer.from(hash))).toBe(true);
-    expect(f.length).toBe(FRAME_OVERHEAD + body.length);
+    expect(f.length).toBe(FRAME_OVERHEAD + body.length); // (ASCII: a byte per character)
     // The hash is SHA-256 of the bytes before it (an independent hasher).
     const { createHash } = require('node:crypto') as typeof import('node:crypto');
     expect(createHash('sha256').update(bytes.subarray(0, bytes.length - 32)).digest('hex')).toBe(Buffer.from(hash).toString('hex'));
@@ -139,6 +139,13 @@ describe('commit frames', () => {
         expect(decodeFrame(bad, 0), `byte ${i} bit ${bit}`).toBeUndefined();
       }
     }
+  });
+
+  it('a body that is not ASCII is framed as its UTF-8 bytes', () => {
+    const text = encodeBody('0123456789abcdef', 1, [{ op: 'delete-path', path: 'ünïcödé — 名前.txt' }]);
+    const f = decodeFrame(encodeFrame(1, new Uint8Array(32), text).bytes, 0)!;
+    expect(new TextDecoder().decode(f.body)).toBe(text);
+    expect(f.body.length).toBe(new TextEncoder().encode(text).length);
   });
 
   it('a segment reads up to its first bad frame', () => {
@@ -223,6 +230,23 @@ describe('the database is a replay of the log', () => {
     const after = await commitsAfter(log, emptyHead());
     expect(after.commits.map((c) => c.frame.seq)).toEqual(after.commits.map((_, i) => i + 1));
     expect(decodeCommit(after.commits[head.seq]!.frame).writer).toBe('deaddeaddeaddead');
+  });
+
+  it('a checkpoint bounds the replay: a rebuild starts there and gives the same catalog', async () => {
+    const { store, dir } = await newStore({ chunking: { avg: 1024 } });
+    await workload(store, tempDir('kura-scratch-'), 7);
+    const { seq } = await store.checkpoint();
+    expect(readdirSync(join(dir, 'checkpoints'))).toEqual([String(seq).padStart(20, '0')]);
+    await store.put(textBytes('after the checkpoint'), { path: 'late.txt', tags: ['late'] });
+    await store.deletePath('dir0/file0.txt');
+    await store.close();
+    const dump = canonicalDump(join(dir, 'kura.db'));
+    writeFileSync(join(dir, 'kura.db'), 'damaged');
+    const r = await Store.rebuild(dir);
+    expect(r.checkpoint).toBe(seq);
+    expect(r.commits).toBe(r.seq - seq);
+    expect(r.commits).toBeLessThan(5);
+    expect(canonicalDump(join(dir, 'kura.db'))).toBe(dump);
   });
 
   it('the log goes on in a new segment past 1 MiB, and a rebuild reads across segments', async () => {

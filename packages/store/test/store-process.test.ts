@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { Store } from '../src/node/index.js';
 // @ts-expect-error plain JS fixture shared with the child process
 import { docBytes } from './fixtures/docgen.mjs';
-import { expectSameBytes, newStore, reopen, tempDir } from './helpers/store.js';
+import { batchEnded, expectSameBytes, newStore, reopen, tempDir } from './helpers/store.js';
 import { recordReliability } from './helpers/reliability.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/child.mjs', import.meta.url));
@@ -38,6 +38,7 @@ describe('several writers, many readers', () => {
   it('a second writer process opens the store while one writes; readers in other processes work', async () => {
     const { store, dir } = await newStore();
     const { digest } = await store.put(docBytes(1));
+    await batchEnded(); // run() blocks this thread: the batch of commits ends first (decision 0028)
     expect(run(['try', dir])).toBe('opened');
     expect(run(['read', dir, digest])).toBe(String(docBytes(1).length));
     await store.close();

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Store } from '../src/node/index.js';
 import { SCHEMA_VERSION } from '../src/schema.js';
-import { collect, concatBytes, expectSameBytes, newStore, randomBytes, reopen, splitAt, tempDir, textBytes } from './helpers/store.js';
+import { collect, concatBytes, expectSameBytes, newStore, randomBytes, reopen, splitAt, tempDir, textBytes, batchEnded } from './helpers/store.js';
 
 const sha = (b: Uint8Array) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
 const MiB = 1 << 20;
@@ -214,6 +214,7 @@ describe('store configuration', () => {
   it('a read-only store reads but refuses writes; a closed store refuses everything', async () => {
     const { store, dir } = await newStore();
     const { digest } = await store.put(textBytes(1, 5000));
+    await batchEnded(); // another connection sees the put once the writer's batch ended (decision 0028)
     const ro = await reopen(dir, { readonly: true });
     expect(await ro.has(digest)).toBe(true);
     await expect(ro.put(new Uint8Array(1))).rejects.toMatchObject({ code: 'READ_ONLY' });

@@ -8,7 +8,7 @@ import { randomBytes, textBytes } from '../../core/test/helpers/data.js';
 import { RECENT_MS, type RestoreProgress, type SnapshotProgress } from '../src/node/snapshots.js';
 import { SCHEMA_VERSION } from '../src/schema.js';
 import { decodeTree, encodeTree } from '../src/snapshot.js';
-import { newStore, reopen, tempDir } from './helpers/store.js';
+import { newStore, reopen, tempDir, batchEnded } from './helpers/store.js';
 import { recordReliability } from './helpers/reliability.js';
 
 const sha = (b: Uint8Array) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
@@ -493,7 +493,8 @@ describe('snapshots of a directory snapshotted before (unchanged files are not r
     // The parent's snapshot recorded its subdirectories' files: a snapshot of one of them reads nothing.
     const sub = await store.snapshot(join(src, 'docs'));
     expect(sub.reused).toBe(3); // a.txt, deep/same.txt, deep/deeper/blob.bin
-    const rows = () => {
+    const rows = async () => {
+      await batchEnded(); // a direct read sees the snapshot's rows once its batch ended (decision 0028)
       const db = new Database(join(dir, 'kura.db'), { readonly: true });
       try {
         return db.prepare('SELECT dir, files FROM dir_stamps ORDER BY dir').all() as { dir: string; files: string }[];
@@ -502,8 +503,8 @@ describe('snapshots of a directory snapshotted before (unchanged files are not r
       }
     };
     // One row per directory holding regular files; none for empty or link-only ones.
-    expect(rows().map((r) => r.dir)).toEqual([src, join(src, 'bin'), join(src, 'docs'), join(src, 'docs', 'deep'), join(src, 'docs', 'deep', 'deeper')]);
-    const readme = JSON.parse(rows()[0]!.files) as [string, string, string][];
+    expect((await rows()).map((r) => r.dir)).toEqual([src, join(src, 'bin'), join(src, 'docs'), join(src, 'docs', 'deep'), join(src, 'docs', 'deep', 'deeper')]);
+    const readme = JSON.parse((await rows())[0]!.files) as [string, string, string][];
     expect(readme.map((e) => e[0])).toEqual(['README.md', 'empty.txt', 'ünïcödé — 名前.txt']);
     expect(`sha256:${readme[0]![2]}`).toBe(sha(readFileSync(join(src, 'README.md'))));
 
@@ -511,7 +512,7 @@ describe('snapshots of a directory snapshotted before (unchanged files are not r
     execFileSync('rm', ['-r', join(src, 'docs', 'deep')]);
     const b = await store.snapshot(src);
     expect(b.reused).toBe(b.files);
-    expect(rows().map((r) => r.dir)).toEqual([src, join(src, 'bin'), join(src, 'docs')]);
+    expect((await rows()).map((r) => r.dir)).toEqual([src, join(src, 'bin'), join(src, 'docs')]);
 
     // A row that does not decode is no row: its files are read again, and the snapshot is right.
     await store.close();

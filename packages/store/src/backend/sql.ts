@@ -30,8 +30,25 @@ export interface SqlStatement<Row = Record<string, unknown>> {
   iterate(...params: SqlValue[]): IterableIterator<Row>;
 }
 
+/**
+ * A write transaction left open across calls (catalog/commit-log.ts batches commits in one):
+ * `begin` takes the write lock (BEGIN IMMEDIATE, waiting as `transaction` does), `transaction`
+ * calls meanwhile run as savepoints inside it, `commit` / `rollback` end it.
+ */
+export interface SqlBatch {
+  /**
+   * `yieldLock` ends the batch (it commits): called when another connection in this process
+   * wants the write lock, which it could otherwise wait for forever on this one thread.
+   */
+  begin(yieldLock: () => void): void;
+  commit(): void;
+  rollback(): void;
+}
+
 export interface SqlDatabase {
   exec(sql: string): void;
+  /** Present where a write transaction may stay open across calls (better-sqlite3). */
+  readonly batch?: SqlBatch;
   prepare<Row = Record<string, unknown>>(sql: string): SqlStatement<Row>;
   transaction<T>(fn: () => T): T;
   read<T>(fn: () => T): T;

@@ -6,15 +6,36 @@
  * applied at the next open, and a database can be rebuilt from the log alone (rebuild.ts).
  */
 import { CorruptDataError, InternalError } from '@kura/core';
-import type { SqlDatabase } from '../backend/sql.js';
+import type { SqlBatch, SqlDatabase } from '../backend/sql.js';
 import { bytesToHex, hexToBytes } from '../hex.js';
 import type { Statements } from '../statements.js';
 import { ZERO_HASH, encodeFrame, parseSegmentName, readFrames, sameHash, segmentName, type Frame } from './frame.js';
 import type { LogStore, SegmentAppender, SharedSegments } from './log-store.js';
 import { applyOp, type ApplyContext, type Op, type OpResult } from './ops.js';
+import { checkpointName, encodeCheckpoint } from './checkpoint.js';
+import { SCHEMA_VERSION } from '../schema.js';
 
 /** A segment takes no more appends past this size; the next commit starts a new one. */
 export const SEGMENT_LIMIT = 1 << 20;
+
+/**
+ * Commits follow each other in one open database transaction (a batch) for at most this long,
+ * or until the event loop turns (decision 0028): each is acknowledged once its frame is in the
+ * log and its operations applied (a savepoint), and the database's COMMIT — most of a small
+ * commit's cost — is paid once per batch. Other processes wait this long at most for the write
+ * lock, and see the batch's commits when it ends.
+ */
+export const BATCH_MS = 2;
+
+/**
+ * A writer checkpoints the catalog (FORMAT.md §15.5) after this many commits since the newest
+ * checkpoint, so a rebuild replays at most about this many.
+ */
+export const CHECKPOINT_EVERY = 10_000;
+
+/** The next macrotask: setImmediate where it exists (Node), else a zero timeout. */
+const nextTurn: (fn: () => void) => void =
+  typeof setImmediate === 'function' ? (fn) => void setImmediate(fn) : (fn) => void setTimeout(fn, 0);
 
 /** What the database has applied: the last commit's seq and hash, and where the log goes on. */
 export interface LogHead {
@@ -34,11 +55,11 @@ export interface Commit {
   ops: Op[];
 }
 
-const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
-export function encodeBody(writer: string, time: number, ops: readonly Op[]): Uint8Array {
-  return encoder.encode(JSON.stringify({ w: writer, t: time, ops }));
+/** A commit's body: the JSON FORMAT.md §15.2 describes (encodeFrame makes it UTF-8). */
+export function encodeBody(writer: string, time: number, ops: readonly Op[]): string {
+  return JSON.stringify({ w: writer, t: time, ops });
 }
 
 export function decodeCommit(f: Frame): Commit {
@@ -116,6 +137,11 @@ export class CommitLog {
   #head: LogHead;
   #appender: SegmentAppender | undefined;
   #rotating: Promise<void> | undefined;
+  /** The open batch (BATCH_MS), when commits share one database transaction. */
+  #batch: { started: number } | undefined;
+  /** The seq of the newest checkpoint this writer knows, and the one being written. */
+  #checkpointed = 0;
+  #checkpointing: Promise<number> | undefined;
 
   private constructor(db: SqlDatabase, st: Statements, store: LogStore, head: LogHead, writer = newWriterId()) {
     this.#db = db;
@@ -139,6 +165,7 @@ export class CommitLog {
       throw new CorruptDataError(`the database has applied commit ${head.seq}, but the log has no segment ${head.segment}: rebuild the database from the log (kura rebuild)`, 'log-behind');
     }
     const log = new CommitLog(db, st, store, head, writer);
+    log.#checkpointed = Number((await store.checkpoints()).at(-1) ?? 0);
     if (store.shared) {
       const shared = store.shared;
       db.transaction(() => log.#catchUpLocked(shared));
@@ -279,8 +306,9 @@ export class CommitLog {
    * transaction fails, the appended frame is cut off again before the error is thrown.
    */
   transaction(time: number, fn: (append: (ops: readonly Op[]) => void, apply: (op: Op) => OpResult) => void): void {
-    if (this.#db.inTransaction) throw new InternalError('a commit must be its own transaction');
     const shared = this.#store.shared;
+    if (this.#db.inTransaction && !this.#batch) throw new InternalError('a commit must be its own transaction');
+    if (shared && this.#db.batch && !this.#batch) this.#beginBatch(shared, this.#db.batch);
     let undo: (() => void) | undefined;
     let next: LogHead | undefined;
     let started: SegmentAppender | undefined;
@@ -294,8 +322,13 @@ export class CommitLog {
       if (shared && appender.size >= SEGMENT_LIMIT) {
         // A full segment: this commit starts the next, created whole with its frame.
         const name = segmentName(seq);
-        if (!shared.createSync(name, bytes)) throw new InternalError(`log segment ${name} appeared under the write lock`);
-        started = shared.openSync(name);
+        if (shared.createSync(name, bytes)) started = shared.openSync(name);
+        else {
+          // Left empty by a commit of this batch that failed (its undo below): ours to fill.
+          started = shared.openSync(name);
+          if (started.refresh() !== 0) throw new InternalError(`log segment ${name} holds frames the head does not know`);
+          started.append(bytes);
+        }
         const made = started;
         undo = () => made.truncate(0); // empty: the next commit fills it
         next = { seq, hash, segment: name, end: bytes.length };
@@ -308,8 +341,10 @@ export class CommitLog {
       writeHead(this.#st, next);
     };
     try {
+      // In a batch: a savepoint of it (the catch-up ran when it began; nobody else appends
+      // while it holds the lock). Otherwise: a transaction of its own.
       this.#db.transaction(() => {
-        if (shared) this.#catchUpLocked(shared);
+        if (shared && !this.#batch) this.#catchUpLocked(shared);
         fn(append, (op) => applyOp(this.#ctx, op, time));
       });
     } catch (e) {
@@ -319,7 +354,62 @@ export class CommitLog {
     }
     if (started) this.#switchTo(started);
     if (next) this.#head = next;
+    if (this.#head.seq - this.#checkpointed >= CHECKPOINT_EVERY && !this.#checkpointing) void this.checkpoint().catch(() => undefined);
+    if (this.#batch && performance.now() - this.#batch.started >= BATCH_MS) this.endBatch();
     if (!shared && this.#appender && this.#appender.size >= SEGMENT_LIMIT) this.#rotating ??= this.#startSegment().finally(() => (this.#rotating = undefined));
+  }
+
+  #beginBatch(shared: SharedSegments, batch: SqlBatch): void {
+    batch.begin(() => this.endBatch()); // waits for the write lock, like any write transaction
+    try {
+      this.#catchUpLocked(shared);
+    } catch (e) {
+      batch.rollback();
+      throw e;
+    }
+    this.#batch = { started: performance.now() };
+    nextTurn(() => this.endBatch());
+  }
+
+  /**
+   * Ends the open batch: its commits reach the database for other connections. Should the
+   * COMMIT fail, they are in the log all the same: the next transaction's catch-up applies them
+   * again.
+   */
+  endBatch(): void {
+    if (!this.#batch) return;
+    this.#batch = undefined;
+    const batch = this.#db.batch!;
+    try {
+      batch.commit();
+    } catch {
+      try {
+        batch.rollback();
+      } catch {
+        // (the connection rolled back already)
+      }
+    }
+  }
+
+  /**
+   * Writes a checkpoint of the catalog at the current head (FORMAT.md §15.5) and answers its
+   * seq; the one being written when one is. Read in one read transaction: the rows and the
+   * head it records are one state (inside a batch, the batch's acknowledged commits included).
+   */
+  checkpoint(): Promise<number> {
+    this.#checkpointing ??= (async () => {
+      await new Promise<void>((resolve) => nextTurn(resolve)); // not inside the caller's commit
+      const { seq, bytes } = this.#db.read(() => {
+        const head = readHead(this.#st)!;
+        return { seq: head.seq, bytes: encodeCheckpoint(this.#db, head, SCHEMA_VERSION) };
+      });
+      if (seq > this.#checkpointed) {
+        await this.#store.createCheckpoint(checkpointName(seq), bytes); // false: another writer made it
+        this.#checkpointed = seq;
+      }
+      return seq;
+    })().finally(() => (this.#checkpointing = undefined));
+    return this.#checkpointing;
   }
 
   /** Makes appended commits durable (durability 'full' waits for it before acknowledging). */
@@ -328,6 +418,8 @@ export class CommitLog {
   }
 
   async close(): Promise<void> {
+    await this.#checkpointing?.catch(() => undefined);
+    this.endBatch();
     await this.#rotating?.catch(() => undefined);
     await this.#appender?.close();
     this.#appender = undefined;

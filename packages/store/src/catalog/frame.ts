@@ -34,19 +34,34 @@ function hashOf(bytes: Uint8Array): Uint8Array {
   return hexToBytes(sha256(bytes).slice(7));
 }
 
-/** One commit as bytes, and its hash (the next commit's `prev`). */
-export function encodeFrame(seq: number, prev: Uint8Array, body: Uint8Array): { bytes: Uint8Array; hash: Uint8Array } {
+const encoder = new TextEncoder();
+
+/**
+ * One commit as bytes, and its hash (the next commit's `prev`). A string body is UTF-8 encoded
+ * straight into the frame (a large put's body is megabytes: no second copy when it is ASCII).
+ */
+export function encodeFrame(seq: number, prev: Uint8Array, body: Uint8Array | string): { bytes: Uint8Array; hash: Uint8Array } {
   if (!Number.isSafeInteger(seq) || seq < 1) throw new RangeError(`a commit's seq is a positive integer, not ${seq}`);
-  if (body.length > MAX_BODY) throw new RangeError(`a commit body is at most ${MAX_BODY} bytes; this one is ${body.length}`);
-  const bytes = new Uint8Array(FRAME_OVERHEAD + body.length);
+  let bytes: Uint8Array;
+  let n: number;
+  if (typeof body === 'string') {
+    bytes = new Uint8Array(FRAME_OVERHEAD + body.length);
+    const r = encoder.encodeInto(body, bytes.subarray(FRAME_HEAD, FRAME_HEAD + body.length));
+    if (r.read === body.length && r.written === body.length) n = body.length;
+    else return encodeFrame(seq, prev, encoder.encode(body)); // not ASCII: its length first
+  } else {
+    n = body.length;
+    bytes = new Uint8Array(FRAME_OVERHEAD + n);
+    bytes.set(body, FRAME_HEAD);
+  }
+  if (n > MAX_BODY) throw new RangeError(`a commit body is at most ${MAX_BODY} bytes; this one is ${n}`);
   const view = new DataView(bytes.buffer);
   bytes.set(FRAME_MAGIC, 0);
-  view.setUint32(4, body.length, true);
+  view.setUint32(4, n, true);
   view.setBigUint64(8, BigInt(seq), true);
   bytes.set(prev, 16);
-  bytes.set(body, FRAME_HEAD);
-  const hash = hashOf(bytes.subarray(0, FRAME_HEAD + body.length));
-  bytes.set(hash, FRAME_HEAD + body.length);
+  const hash = hashOf(bytes.subarray(0, FRAME_HEAD + n));
+  bytes.set(hash, FRAME_HEAD + n);
   return { bytes, hash };
 }
 

@@ -39,11 +39,18 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqlDataba
     return fn();
   });
   const timeout = options.timeout ?? 5000;
-  const beginWrite = <T>(fn: () => T): T => {
+  const beginWrite = <T>(fn: () => T, mode: 'run' | 'open' = 'run'): T => {
+    // Another connection of this process holding a batch open would wait for this thread,
+    // which waits for it: it commits first.
+    if (!db.inTransaction) yieldOthers(db);
     const deadline = performance.now() + timeout;
     for (;;) {
       entered = false;
       try {
+        if (mode === 'open') {
+          db.exec('BEGIN IMMEDIATE'); // left open: SqlBatch
+          return undefined as T;
+        }
         return runInTransaction.immediate(fn) as T;
       } catch (e) {
         // SQLite's busy timeout adds up the sleeps it planned, not the time that passed: when
@@ -57,7 +64,7 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqlDataba
   };
   return {
     exec: (sql) => guard(() => void db.exec(sql)),
-    prepare: <Row>(sql: string) => typedErrors(db.prepare(sql) as unknown as SqlStatement<Row>),
+    prepare: <Row>(sql: string) => typedErrors(db, db.prepare(sql) as unknown as SqlStatement<Row>),
     // Writers take the write lock when they begin (BEGIN IMMEDIATE), waiting for it through the
     // busy timeout. A deferred transaction that read first and then wrote could fail at once
     // with SQLITE_BUSY_SNAPSHOT when the checkpointer reset the WAL in between (no wait is
@@ -69,8 +76,31 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqlDataba
           options.onCommit?.();
           return result;
         },
+    ...(options.readonly
+      ? {}
+      : {
+          batch: {
+            begin: (yieldLock: () => void) => {
+              guard(() => beginWrite(() => undefined, 'open'));
+              openBatches.set(db, yieldLock);
+            },
+            commit: () => {
+              openBatches.delete(db);
+              guard(() => db.exec('COMMIT'));
+              options.onCommit?.();
+            },
+            rollback: () => {
+              openBatches.delete(db);
+              guard(() => void (db.inTransaction && db.exec('ROLLBACK')));
+            },
+          },
+        }),
     // Deferred: a read takes no write lock (and never waits for the checkpointer's).
-    read: <T>(fn: () => T): T => (db.inTransaction ? fn() : guard(() => runInTransaction.deferred(fn) as T)),
+    read: <T>(fn: () => T): T => {
+      if (db.inTransaction) return fn();
+      yieldOthers(db);
+      return guard(() => runInTransaction.deferred(fn) as T);
+    },
     get inTransaction() {
       return db.inTransaction;
     },
@@ -79,6 +109,18 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqlDataba
       if (!options.readonly) guard(() => db.pragma(`synchronous = ${d === 'full' ? 'FULL' : 'NORMAL'}`));
     },
   };
+}
+
+/** The connections of this process holding a batch open (SqlBatch), and how to end each. */
+const openBatches = new Map<Database.Database, () => void>();
+
+/**
+ * Ends the batches other connections of this process hold open: one that wants the write lock
+ * would wait for this thread forever, and one that reads must see what they acknowledged.
+ */
+function yieldOthers(db: Database.Database): void {
+  if (openBatches.size === 0) return;
+  for (const [other, yieldLock] of openBatches) if (other !== db) yieldLock();
 }
 
 /** A one-element buffer to sleep on: Atomics.wait blocks this thread for a millisecond. */
@@ -102,10 +144,13 @@ function guard<T>(fn: () => T, file?: string): T {
  * frame can fail with SQLITE_IOERR_READ as well as a write. Other errors (constraints, busy)
  * pass unchanged; the store maps the few it expects.
  */
-function typedErrors<Row>(s: SqlStatement<Row>): SqlStatement<Row> {
+function typedErrors<Row>(db: Database.Database, s: SqlStatement<Row>): SqlStatement<Row> {
   // try/catch in each method rather than guard(() => ...): no closure per call on the hot path.
+  // A statement outside a transaction is a read or write of its own: other connections of this
+  // process end their batches first (yieldOthers), as for `read` and `transaction`.
   return {
     run(...p) {
+      if (openBatches.size && !db.inTransaction) yieldOthers(db);
       try {
         return s.run(...p);
       } catch (e) {
@@ -113,6 +158,7 @@ function typedErrors<Row>(s: SqlStatement<Row>): SqlStatement<Row> {
       }
     },
     get(...p) {
+      if (openBatches.size && !db.inTransaction) yieldOthers(db);
       try {
         return s.get(...p);
       } catch (e) {
@@ -120,6 +166,7 @@ function typedErrors<Row>(s: SqlStatement<Row>): SqlStatement<Row> {
       }
     },
     all(...p) {
+      if (openBatches.size && !db.inTransaction) yieldOthers(db);
       try {
         return s.all(...p);
       } catch (e) {
@@ -127,6 +174,7 @@ function typedErrors<Row>(s: SqlStatement<Row>): SqlStatement<Row> {
       }
     },
     *iterate(...p) {
+      if (openBatches.size && !db.inTransaction) yieldOthers(db);
       try {
         yield* s.iterate(...p);
       } catch (e) {

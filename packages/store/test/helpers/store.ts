@@ -35,6 +35,13 @@ export async function newStore(options: InitOptions = {}): Promise<{ store: Stor
   return { store, dir };
 }
 
+/**
+ * A turn of the event loop: a writer's commits reach other connections (another Store, a
+ * process, a direct SQLite read) when its batch of commits ends, at the latest then (decision
+ * 0028). Its own reads see them at once.
+ */
+export const batchEnded = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 export async function reopen(dir: string, options = {}): Promise<Store> {
   const store = await Store.open(dir, options);
   open.push(store);
