@@ -31,7 +31,7 @@ export const BATCH_MS = 2;
  * A writer checkpoints the catalog (FORMAT.md §15.5) after this many commits since the newest
  * checkpoint, so a rebuild replays at most about this many.
  */
-export const CHECKPOINT_EVERY = 10_000;
+export const CHECKPOINT_EVERY = 50_000;
 
 /** The next macrotask: setImmediate where it exists (Node), else a zero timeout. */
 const nextTurn: (fn: () => void) => void =
