@@ -376,7 +376,7 @@ export class Writer {
         const grow = sizes();
         grow.forEach(apply);
         append([...batch.flatMap((j) => j.ops), ...grow]);
-      });
+      }, false);
       return results;
     } catch (first) {
       if (batch.length === 1) return [{ failed: first }];
@@ -395,7 +395,7 @@ export class Writer {
       const grow = sizes();
       grow.forEach(apply);
       append([...applied, ...grow]);
-    });
+    }, false);
     return outcomes;
   }
 

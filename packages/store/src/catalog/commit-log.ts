@@ -305,10 +305,16 @@ export class CommitLog {
    * shared segments the transaction first catches up with other writers' commits. When the
    * transaction fails, the appended frame is cut off again before the error is thrown.
    */
-  transaction(time: number, fn: (append: (ops: readonly Op[]) => void, apply: (op: Op) => OpResult) => void): void {
+  transaction(
+    time: number,
+    fn: (append: (ops: readonly Op[]) => void, apply: (op: Op) => OpResult) => void,
+    /** False: a transaction of its own even where batches exist (a group commit is one already). */
+    batched = true,
+  ): void {
     const shared = this.#store.shared;
+    if (!batched) this.endBatch();
     if (this.#db.inTransaction && !this.#batch) throw new InternalError('a commit must be its own transaction');
-    if (shared && this.#db.batch && !this.#batch) this.#beginBatch(shared, this.#db.batch);
+    if (batched && shared && this.#db.batch && !this.#batch) this.#beginBatch(shared, this.#db.batch);
     let undo: (() => void) | undefined;
     let next: LogHead | undefined;
     let started: SegmentAppender | undefined;
@@ -338,7 +344,9 @@ export class CommitLog {
         undo = () => appender.truncate(before);
         next = { seq, hash, segment: appender.name, end: before + bytes.length };
       }
-      writeHead(this.#st, next);
+      // In a batch, the head is written once, when it ends (endBatch): a crash rolls back the
+      // whole batch, head and rows alike, so the database never holds one without the other.
+      if (!this.#batch) writeHead(this.#st, next);
     };
     try {
       // In a batch: a savepoint of it (the catch-up ran when it began; nobody else appends
@@ -381,6 +389,7 @@ export class CommitLog {
     this.#batch = undefined;
     const batch = this.#db.batch!;
     try {
+      writeHead(this.#st, this.#head);
       batch.commit();
     } catch {
       try {
@@ -399,6 +408,7 @@ export class CommitLog {
   checkpoint(): Promise<number> {
     this.#checkpointing ??= (async () => {
       await new Promise<void>((resolve) => nextTurn(resolve)); // not inside the caller's commit
+      this.endBatch(); // its head is in the database from then on
       const { seq, bytes } = this.#db.read(() => {
         const head = readHead(this.#st)!;
         return { seq: head.seq, bytes: encodeCheckpoint(this.#db, head, SCHEMA_VERSION) };

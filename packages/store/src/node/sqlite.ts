@@ -39,6 +39,9 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqlDataba
     return fn();
   });
   const timeout = options.timeout ?? 5000;
+  // A batch's BEGIN and COMMIT, prepared once (exec compiles its text every time).
+  let beginImmediate: Database.Statement | undefined;
+  let commitStatement: Database.Statement | undefined;
   const beginWrite = <T>(fn: () => T, mode: 'run' | 'open' = 'run'): T => {
     // Another connection of this process holding a batch open would wait for this thread,
     // which waits for it: it commits first.
@@ -48,7 +51,7 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqlDataba
       entered = false;
       try {
         if (mode === 'open') {
-          db.exec('BEGIN IMMEDIATE'); // left open: SqlBatch
+          (beginImmediate ??= db.prepare('BEGIN IMMEDIATE')).run(); // left open: SqlBatch
           return undefined as T;
         }
         return runInTransaction.immediate(fn) as T;
@@ -86,7 +89,7 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqlDataba
             },
             commit: () => {
               openBatches.delete(db);
-              guard(() => db.exec('COMMIT'));
+              guard(() => (commitStatement ??= db.prepare('COMMIT')).run());
               options.onCommit?.();
             },
             rollback: () => {
