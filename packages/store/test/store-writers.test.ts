@@ -29,13 +29,18 @@ const sha = (b: Uint8Array) => `sha256:${createHash('sha256').update(b).digest('
 
 interface Writer {
   journal: string;
-  closed: Promise<unknown>;
+  closed: Promise<void>;
   kill(): void;
 }
 
 function startWriter(args: string[], journal: string): Writer {
-  const child = spawn(process.execPath, [CHILD, ...args, journal], { stdio: ['ignore', 'ignore', 'inherit'] });
-  const closed = new Promise((r) => child.once('close', r));
+  const child = spawn(process.execPath, [CHILD, ...args, journal], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  // A writer must end only by the test's SIGKILL: one that dies by itself failed (its stderr says why).
+  const closed = new Promise<void>((resolve, reject) =>
+    child.once('close', (code, signal) => (signal === 'SIGKILL' ? resolve() : reject(new Error(`writer ${args.join(' ')} ended by itself (${code ?? signal}): ${stderr}`)))),
+  );
   return { journal, closed, kill: () => child.kill('SIGKILL') };
 }
 

@@ -94,7 +94,10 @@ export function applyOp(ctx: ApplyContext, op: Op, time: number): OpResult {
       st.packInsert.run(op.name, PACK_HEADER_SIZE, time, op.writer);
       return undefined;
     case 'pack-size': {
-      const id = packId(st, op.name, op.op);
+      // A pack another writer's GC dropped meanwhile (it found it sealed and empty) has no row
+      // to grow: nothing to do; a put that names it is refused on its own (MISSING_CHUNKS).
+      const id = st.packByName.get(op.name)?.id;
+      if (id === undefined) return undefined;
       st.packGrow.run(op.size, id);
       if (op.sealed) st.packSeal.run(id);
       return undefined;
@@ -156,7 +159,9 @@ export function applyOp(ctx: ApplyContext, op: Op, time: number): OpResult {
       return removed;
     }
     case 'move': {
-      const from = packId(st, op.from, op.op);
+      // Another writer's GC compacted or dropped the pack first: nothing left to move.
+      const from = st.packByName.get(op.from)?.id;
+      if (from === undefined) return undefined;
       let left = op.rows;
       for (const m of op.chunks) left -= st.chunkMove.run(packId(st, m.pack, op.op), m.offset, hexToBytes(m.key), from).changes;
       if (left <= 0 && !st.chunkInPack.get(from)) st.packDelete.run(from);
