@@ -3,39 +3,28 @@
  * Node wires it to better-sqlite3 and the file system (node/index.ts); the browser wires it
  * to SQLite-in-wasm and OPFS (browser/index.ts).
  */
-import {
-  InvalidInputError,
-  resolveChunkParams,
-  type ByteSource,
-  type Digest,
-  type DocumentHasherChoice,
-  type IngestChunk,
-  type IngestResult,
-  type ResolvedChunkParams,
-} from '@kura/core';
-import type { PackStore } from './backend/packs.js';
-import type { SqlDatabase } from './backend/sql.js';
+import { InvalidInputError, resolveChunkParams, type ByteSource, type Digest, type ResolvedChunkParams } from '@kura/core';
 import { CommitLog } from './catalog/commit-log.js';
-import type { LogStore } from './catalog/log-store.js';
 import { createCatalog, prepareCatalog } from './catalog/open.js';
 import type { MetaChange } from './entries.js';
 import type { Op, OpResult } from './catalog/ops.js';
-import { entryInfo, requireDoc, statTarget, type DocumentInfo, type EntryTarget } from './entries.js';
-import { FormatMismatchError, NotFoundError, ReadOnlyError, StoreClosedError } from './errors.js';
-import { collectGarbage, sealAbandonedPacks, type GcProgress, type GcReport, type Liveness } from './gc.js';
+import { requireDoc, statTarget, type DocumentInfo, type EntryTarget } from './entries.js';
+import { FormatMismatchError, ReadOnlyError, StoreClosedError } from './errors.js';
+import { collectGarbage, sealAbandonedPacks, type GcProgress, type GcReport } from './gc.js';
 import { formatDigest, hexToBytes, parseDigest } from './hex.js';
-import { decodeManifest } from './manifest.js';
-import { InitOptions, ListQuery, MetaUpdate, OpenOptions, PutMeta, entryFilters, parse, toMillis, type Durability } from './options.js';
-import { RECORD_HEADER_SIZE } from './pack-record.js';
+import { InitOptions, ListQuery, MetaUpdate, OpenOptions, PutMeta, parse, type Durability } from './options.js';
 import { cachedDigests, hasStamps, recordStamps, type StampedFile } from './stamps.js';
-import { ingestHere, putDocument, putReadyDocuments, type ChunkEvent, type ChunkStream, type CommitTurn, type PutOptions, type PutResult, type ReadyDocument, type ResolvedMeta } from './put.js';
+import { ingestHere, putDocument, putReadyDocuments, type ChunkStream, type CommitTurn, type PutOptions, type PutResult, type ReadyDocument, type ResolvedMeta } from './put.js';
 import { Reader } from './read.js';
 import { SCHEMA_VERSION, migrate, schemaVersion } from './schema.js';
-import { ENTRY_VIEW, prepareStatements, type ChunkLoc, type DocRow, type EntryView, type Statements } from './statements.js';
+import { prepareStatements, type Statements } from './statements.js';
 import { verifyStore, type VerifyProgress, type VerifyReport } from './verify.js';
 import { Indexer, search, type SearchHit, type SearchQuery } from './search.js';
 import { Writer } from './writer.js';
-import { KnownChunks } from './ingest/known-chunks.js';
+import { chunkBytes, documentStreams, manifestOf, openDocument, rangeBytes, type DocumentReads } from './document-reads.js';
+import { exclusiveSize, listEntries, pathVersion, resolveRef, storeStats, tagCounts, versionsOf, type CatalogReads } from './queries.js';
+import { FORMAT_NAME, FORMAT_VERSION, readConfig, type DocumentReader, type ListResult, type PutInput, type ReadyInput, type StoreBackends, type StoreConfig, type StoreStats, type VersionInfo } from './store-types.js';
+import { KnownChunks, preloadKnown } from './ingest/known-chunks.js';
 import {
   diffTrees,
   requireSnapshot,
@@ -49,100 +38,6 @@ import {
 } from './snapshot.js';
 import { DEFAULT_HOLD_MS, checkKeys, missingChunks, putChunk, storedChunks, type ChunkPutResult } from './sync.js';
 
-export const FORMAT_NAME = 'kura-store';
-export const FORMAT_VERSION = 1;
-
-export interface StoreBackends {
-  db: SqlDatabase;
-  packs: PackStore;
-  /** The configuration object, log and checkpoints (FORMAT.md §15). */
-  log: LogStore;
-  /** Called when the store closes, after everything else (releases the writer lock). */
-  release?: () => void | Promise<void>;
-  /** Turns a string `put` input (a file path) into bytes; absent where there are no files. */
-  openPath?: (path: string) => ByteSource;
-  /** Document SHA-256 for puts and reads (default: the platform default of @kura/core). */
-  documentHasher?: DocumentHasherChoice;
-  /** Applies the durability mode to the database (e.g. PRAGMA synchronous). */
-  setDurability?: (d: Durability) => void;
-  /**
-   * This writer's id and whether another writer is alive (FORMAT.md §5), where several
-   * processes may write one store; absent: one writer (this one) at a time.
-   */
-  writer?: Liveness;
-}
-
-export interface StoreStats {
-  /** Paths, and puts without a path (decision 0025). */
-  entries: number;
-  /** Distinct documents the entries show. */
-  documents: number;
-  /** Sum of the sizes of the documents the entries show (one per entry). */
-  logicalBytes: number;
-  /** Raw bytes of the distinct chunks documents use. */
-  uniqueChunkBytes: number;
-  /** Bytes those chunks take in packs (payloads and record headers). */
-  storedBytes: number;
-  /** Bytes of all pack files, garbage included (what GC can shrink). */
-  packBytes: number;
-  chunks: number;
-  packs: number;
-  /** logicalBytes / uniqueChunkBytes (1 when empty). */
-  dedupRatio: number;
-  /** uniqueChunkBytes / storedBytes (1 when empty). */
-  compressionRatio: number;
-}
-
-export interface StoreConfig {
-  formatVersion: number;
-  storeId: string;
-  chunking: ResolvedChunkParams;
-  compression: number | false;
-  /** Default durability of sessions that do not choose one. */
-  durability: Durability;
-  createdAt: string;
-}
-
-export type PutInput = ByteSource | string;
-
-/** A document an ingest worker produced whole: its chunks in order, digest and size (`putReady`). */
-export interface ReadyInput {
-  chunks: IngestChunk[];
-  result: IngestResult;
-  meta?: PutMeta | undefined;
-  onChunk?: ((chunk: ChunkEvent) => void) | undefined;
-}
-
-export interface DocumentHead {
-  digest: Digest;
-  size: number;
-  path: string | null;
-  mediaType: string | null;
-}
-
-export interface DocumentReader extends DocumentHead {
-  /** The whole document, checked against its digest before it is returned. */
-  bytes(): Promise<Uint8Array>;
-  /** Byte pieces, each chunk checked against its key; ends with CORRUPT_DATA on damage. */
-  stream(): AsyncIterable<Uint8Array>;
-  /** Bytes [start, end), reading only the chunks that hold them. */
-  range(start: number, end: number): AsyncIterable<Uint8Array>;
-}
-
-export interface VersionInfo {
-  path: string;
-  version: number;
-  digest: Digest;
-  size: number;
-  createdAt: string;
-}
-
-export interface ListResult {
-  items: DocumentInfo[];
-  /** Pass as `cursor` for the next page; absent on the last page. */
-  nextCursor?: string;
-}
-
 function randomHex(bytes: number): string {
   const b = new Uint8Array(bytes);
   crypto.getRandomValues(b);
@@ -154,9 +49,6 @@ function randomSeed(): bigint {
   crypto.getRandomValues(b);
   return b.reduce((acc, x) => (acc << 8n) | BigInt(x), 0n);
 }
-
-/** Documents whose rows a restore looks up together (`documentStreams`). */
-const RESTORE_WINDOW = 256;
 
 export class Store {
   readonly config: StoreConfig;
@@ -171,6 +63,9 @@ export class Store {
   #gcRunning: Promise<GcReport> | undefined;
   readonly #gcMarginMs: number | undefined;
   readonly #log: CommitLog;
+  /** What the catalog reads need (queries.ts), and the document reads (document-reads.ts). */
+  readonly #reads: CatalogReads;
+  readonly #docs: DocumentReads;
   #known: KnownChunks | undefined;
 
   protected constructor(
@@ -185,8 +80,10 @@ export class Store {
     this.#compression = opts.compression;
     this.#st = opts.st;
     this.#log = opts.log;
+    this.#reads = { db: b.db, st: opts.st };
     this.#writer = new Writer(b.db, this.#st, opts.log, b.packs, opts.durability, opts.packSize);
     this.#reader = new Reader(this.#st, b.packs, (id) => this.#writer.packName(id), (id) => this.#writer.forgetPack(id), b.documentHasher, config.chunking.max);
+    this.#docs = { db: b.db, st: this.#st, reader: this.#reader };
     this.#indexer = new Indexer(b.db, this.#st, this.#reader, !opts.readonly, () => this.#writer.idle(), () => this.#writer.busy);
     this.#indexer.schedule(); // whatever a previous session left queued
   }
@@ -370,35 +267,10 @@ export class Store {
   protected knownChunks(): KnownChunks | undefined {
     if (!KnownChunks.available()) return undefined;
     if (!this.#known) {
-      this.#known = new KnownChunks();
-      this.#preloadKnown(this.#known);
+      const known = (this.#known = new KnownChunks());
+      preloadKnown(known, this.#st, () => !this.#closed && this.#known === known);
     }
     return this.#known;
-  }
-
-  /**
-   * Loads the keys already stored, a page per event-loop turn (puts go on meanwhile), so a
-   * new process re-adding files compresses only what changed. Measured: ~8,192 keys in a
-   * few milliseconds; stops when the table is full or the store closes.
-   */
-  #preloadKnown(known: KnownChunks): void {
-    const PAGE = 8192;
-    let after: Uint8Array = new Uint8Array(0); // sorts before every key
-    const step = () => {
-      if (this.#closed || this.#known !== known || known.full) return;
-      let rows: { key: Uint8Array }[];
-      try {
-        rows = this.#st.chunkKeysAfter.all(after, PAGE);
-      } catch {
-        return; // a failing disk shows in the puts themselves; the table is only a shortcut
-      }
-      for (const r of rows) known.addBytes(r.key);
-      if (rows.length === PAGE) {
-        after = rows[PAGE - 1]!.key;
-        setTimeout(step, 0);
-      }
-    };
-    setTimeout(step, 0);
   }
 
   /**
@@ -471,38 +343,12 @@ export class Store {
     yield* walkTree(this.#st, formatDigest(requireSnapshot(this.#st, id).tree));
   }
 
-  /**
-   * For restores (platform subclasses): a reader of the documents `digests` names, to be asked
-   * for in that order. Their rows and chunk locations are looked up RESTORE_WINDOW documents at
-   * a time in one read transaction: one statement at a time, outside a transaction, each took
-   * ~20-35 µs here (a read lock and WAL snapshot per statement), ~70 µs of a small file's
-   * ~250 µs restore. A document asked for out of order is looked up alone.
-   */
+  /** For restores (platform subclasses): document-reads.ts `documentStreams`. */
   protected documentStreams(digests: readonly string[]): (digest: string) => Promise<AsyncIterable<Uint8Array>> {
-    let asked = 0;
-    let window = new Map<string, { row: DocRow; locs: Map<string, ChunkLoc> }>();
-    const lookUp = (from: number) =>
-      this.#b.db.read(() => {
-        const found = new Map<string, { row: DocRow; locs: Map<string, ChunkLoc> }>();
-        for (const digest of digests.slice(from, from + RESTORE_WINDOW)) {
-          if (found.has(digest)) continue;
-          const row = this.#st.docAnyByDigest.get(parseDigest(digest));
-          if (!row) continue; // asked for alone below: NOT_FOUND as before
-          const locs = new Map<string, ChunkLoc>();
-          for (const e of decodeManifest(row.manifest)) {
-            const loc = locs.has(e.key) ? undefined : this.#st.chunkLoc.get(hexToBytes(e.key));
-            if (loc) locs.set(e.key, loc);
-          }
-          found.set(digest, { row, locs });
-        }
-        return found;
-      });
+    const next = documentStreams(this.#docs, digests, async (digest) => (await this.document(digest, { unlisted: true })).stream());
     return async (digest) => {
       this.#open();
-      const i = asked++;
-      if (!window.has(digest) && digests[i] === digest) window = lookUp(i);
-      const hit = window.get(digest);
-      return hit ? this.#reader.document(hit.row, hit.locs) : (await this.document(digest, { unlisted: true })).stream();
+      return next(digest);
     };
   }
 
@@ -547,13 +393,7 @@ export class Store {
   /** The versions of a logical path, oldest first. */
   async versions(path: string): Promise<VersionInfo[]> {
     this.#open();
-    if (typeof path !== 'string' || !path) throw new InvalidInputError('path must be a non-empty string', 'path');
-    return this.#b.db.read(() =>
-      this.#st.versionsOf.all(path).map((v) => {
-        const doc = this.#st.docById.get(v.doc_id)!;
-        return { path, version: v.version, digest: formatDigest(doc.digest), size: doc.size, createdAt: new Date(v.created_at).toISOString() };
-      }),
-    );
+    return versionsOf(this.#reads, path);
   }
 
   /**
@@ -562,15 +402,7 @@ export class Store {
    */
   async resolve(ref: string): Promise<Digest> {
     this.#open();
-    if (typeof ref !== 'string' || !ref) throw new InvalidInputError('reference must be a non-empty string', 'ref');
-    if (/^sha256:/.test(ref)) return formatDigest(requireDoc(this.#st, ref).digest);
-    const at = ref.lastIndexOf('@');
-    const suffix = at > 0 ? ref.slice(at + 1) : '';
-    if (/^[0-9]+$/.test(suffix)) return (await this.pathVersion(ref.slice(0, at), { version: Number(suffix) })).digest;
-    if (suffix && !Number.isNaN(Date.parse(suffix)) && /^\d{4}-\d\d/.test(suffix)) {
-      return (await this.pathVersion(ref.slice(0, at), { at: suffix })).digest;
-    }
-    return (await this.pathVersion(ref)).digest;
+    return resolveRef(this.#reads, ref);
   }
 
   /**
@@ -579,24 +411,7 @@ export class Store {
    */
   async pathVersion(path: string, which: { version?: number; at?: Date | string | number } = {}): Promise<VersionInfo> {
     this.#open();
-    if (typeof path !== 'string' || !path) throw new InvalidInputError('path must be a non-empty string', 'path');
-    let row: { doc_id: number; version: number; created_at: number } | undefined;
-    if (which.version !== undefined) {
-      if (!Number.isSafeInteger(which.version) || which.version < 1) throw new InvalidInputError('version must be a positive integer', 'version');
-      row = this.#st.versionGet.get(path, which.version);
-    } else if (which.at !== undefined) {
-      const t = toMillis(which.at);
-      if (Number.isNaN(t)) throw new InvalidInputError('at must be a time (ISO 8601 or milliseconds)', 'at');
-      row = this.#st.versionAt.get(path, t);
-    } else {
-      row = this.#st.versionLatest.get(path);
-    }
-    if (!row) {
-      const what = which.version !== undefined ? `version ${which.version} of ${path}` : which.at !== undefined ? `version of ${path} at ${String(which.at)}` : `document at ${path}`;
-      throw new NotFoundError(`no ${what}`);
-    }
-    const doc = this.#st.docById.get(row.doc_id)!;
-    return { path, version: row.version, digest: formatDigest(doc.digest), size: doc.size, createdAt: new Date(row.created_at).toISOString() };
+    return pathVersion(this.#reads, path, which);
   }
 
   /** Deletes one version of a path; the others keep their numbers, the document stays. */
@@ -659,10 +474,11 @@ export class Store {
     this.#writable('gc');
     this.#gcRunning ??= collectGarbage(this.#b.db, this.#st, this.#b.packs, this.#writer, this.#reader, onProgress, this.#b.writer, this.#gcMarginMs).finally(() => {
       this.#gcRunning = undefined;
-      if (this.#known) {
+      const known = this.#known;
+      if (known) {
         // Chunks it deleted would be sent raw, and stored uncompressed: start again.
-        this.#known.clear();
-        this.#preloadKnown(this.#known);
+        known.clear();
+        preloadKnown(known, this.#st, () => !this.#closed && this.#known === known);
       }
     });
     return this.#gcRunning;
@@ -702,30 +518,7 @@ export class Store {
    */
   async document(digest: string, options: { unlisted?: boolean } = {}): Promise<DocumentReader> {
     this.#open();
-    // The head without the manifest (a read served from a cache never needs it); the full
-    // row is read by id when bytes are wanted. `unlisted`: also documents kept only by
-    // snapshots (a restore reads those).
-    const h = options.unlisted ? this.#st.docAnyByDigest.get(parseDigest(digest)) : this.#st.docHeadByDigest.get(parseDigest(digest));
-    if (!h) throw new NotFoundError(`no document ${digest}`);
-    // The path and type of the entry the digest names (decision 0025), when it names one.
-    const entry = this.#st.soleEntryOfDoc.get(h.id, h.id);
-    const st = this.#st;
-    const reader = this.#reader;
-    let full: DocRow | undefined;
-    const row = (): DocRow => {
-      full ??= st.docById.get(h.id);
-      if (!full) throw new NotFoundError(`no document ${digest} (deleted while being read)`);
-      return full;
-    };
-    return {
-      digest: formatDigest(h.digest),
-      size: h.size,
-      path: entry?.path ?? null,
-      mediaType: entry?.media_type ?? null,
-      bytes: async () => reader.bytes(row()),
-      stream: () => reader.document(row()),
-      range: (start, end) => reader.range(row(), start, end),
-    };
+    return openDocument(this.#docs, digest, options.unlisted ?? false);
   }
 
   /** The document as a stream of byte pieces; ends with CORRUPT_DATA if anything is damaged. */
@@ -738,17 +531,14 @@ export class Store {
   /** A document's chunks in order: their keys (BLAKE3, hex) and raw lengths. */
   async manifest(digest: string, options: { unlisted?: boolean } = {}): Promise<{ key: string; length: number }[]> {
     this.#open();
-    const doc = this.#st.docAnyByDigest.get(parseDigest(digest));
-    if (!doc || (doc.refs <= 0 && !options.unlisted)) throw new NotFoundError(`no document ${digest}`);
-    return decodeManifest(doc.manifest).map((e) => ({ key: e.key, length: e.length }));
+    return manifestOf(this.#docs, digest, options.unlisted ?? false);
   }
 
   /** One chunk's raw bytes, checked against its key (CORRUPT_DATA when damaged). */
   async chunk(key: string): Promise<Uint8Array> {
     this.#open();
     checkKeys([key], 'key');
-    if (!this.#st.chunkGet.get(hexToBytes(key))) throw new NotFoundError(`no chunk ${key}`);
-    return this.#reader.chunk(key);
+    return chunkBytes(this.#docs, key);
   }
 
   /** The whole document, checked against its digest before it is returned. */
@@ -765,17 +555,7 @@ export class Store {
 
   async getRange(digest: string, start: number, end: number): Promise<Uint8Array> {
     this.#open();
-    const doc = requireDoc(this.#st, digest);
-    if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start || end > doc.size) {
-      throw new InvalidInputError(`range [${start}, ${end}) is not within the document's ${doc.size} bytes`, 'range');
-    }
-    const out = new Uint8Array(end - start);
-    let at = 0;
-    for await (const piece of this.#reader.range(doc, start, end)) {
-      out.set(piece, at);
-      at += piece.length;
-    }
-    return out;
+    return rangeBytes(this.#docs, digest, start, end);
   }
 
   /**
@@ -784,50 +564,19 @@ export class Store {
    */
   async list(query: ListQuery = {}): Promise<ListResult> {
     this.#open();
-    const q = parse(ListQuery, query, 'list query');
-    const where: string[] = [];
-    const params: (string | number)[] = [];
-    if (q.cursor !== undefined) {
-      const after = /^[0-9]+$/.test(q.cursor) ? Number(q.cursor) : NaN;
-      if (!Number.isSafeInteger(after)) throw new InvalidInputError('cursor is not one this store gave out', 'cursor');
-      where.push('e.id > ?');
-      params.push(after);
-    }
-    const filters = entryFilters(q);
-    where.push(...filters.where);
-    params.push(...filters.params);
-    const sql = `SELECT ${ENTRY_VIEW} FROM entries e JOIN documents d ON d.id = e.doc_id ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY e.id LIMIT ?`;
-    const statement = this.#b.db.prepare<EntryView>(sql);
-    // One read transaction for the page and each entry's tags and metadata: one snapshot,
-    // and one lock instead of two statements' worth per entry (~16 µs each here).
-    return this.#b.db.read(() => {
-      const rows = statement.all(...params, q.limit + 1);
-      const page = rows.slice(0, q.limit);
-      const result: ListResult = { items: page.map((r) => entryInfo(this.#st, r)) };
-      if (rows.length > q.limit) result.nextCursor = String(page[page.length - 1]!.id);
-      return result;
-    });
+    return listEntries(this.#reads, query);
   }
 
   /** Every tag on an entry, with how many entries carry it, by name. */
   async tags(): Promise<{ tag: string; entries: number }[]> {
     this.#open();
-    return this.#b.db.prepare<{ tag: string; entries: number }>('SELECT tag, COUNT(*) AS entries FROM tags GROUP BY tag ORDER BY tag').all();
+    return tagCounts(this.#reads);
   }
 
   /** Bytes that deleting the document would free (stored bytes of chunks only it uses). */
   async exclusiveSize(digest: string): Promise<number> {
     this.#open();
-    const doc = requireDoc(this.#st, digest);
-    if (doc.holds > 0) return 0; // a snapshot names it: deleting it only unlists it
-    const counts = new Map<string, number>();
-    for (const e of decodeManifest(doc.manifest)) counts.set(e.key, (counts.get(e.key) ?? 0) + 1);
-    let bytes = 0;
-    for (const [k, n] of counts) {
-      const row = this.#st.chunkGet.get(hexToBytes(k));
-      if (row && row.refs <= n) bytes += RECORD_HEADER_SIZE + row.stored_len;
-    }
-    return bytes;
+    return exclusiveSize(this.#reads, digest);
   }
 
   async verify(onProgress?: (p: VerifyProgress) => void): Promise<VerifyReport> {
@@ -843,21 +592,7 @@ export class Store {
 
   async stats(): Promise<StoreStats> {
     this.#open();
-    const d = this.#st.stats.get()!;
-    const c = this.#st.chunkStats.get()!;
-    const p = this.#st.packStats.get()!;
-    return {
-      entries: d.entries,
-      documents: d.documents,
-      logicalBytes: d.logical,
-      uniqueChunkBytes: c.unique_bytes,
-      storedBytes: c.stored,
-      packBytes: p.bytes,
-      chunks: c.chunks,
-      packs: p.packs,
-      dedupRatio: c.unique_bytes > 0 ? d.logical / c.unique_bytes : 1,
-      compressionRatio: c.stored > 0 ? c.unique_bytes / c.stored : 1,
-    };
+    return storeStats(this.#reads);
   }
 
   /**
@@ -909,24 +644,7 @@ function targetOf(ref: string): EntryTarget {
   return ref.startsWith('sha256:') ? { digest: ref } : { path: ref };
 }
 
-function readConfig(db: SqlDatabase): StoreConfig {
-  const st = prepareStatements(db);
-  const c = new Map(st.configAll.all().map((r) => [r.key, r.value]));
-  if (c.get('format') !== FORMAT_NAME) throw new NotFoundError('not a Kura store (no store configuration)');
-  const version = Number(c.get('format_version'));
-  if (version > FORMAT_VERSION) {
-    throw new FormatMismatchError(`this store is format ${version}; this Kura reads up to ${FORMAT_VERSION}: upgrade Kura`, String(FORMAT_VERSION), String(version));
-  }
-  const level = c.get('compression_level');
-  return {
-    formatVersion: version,
-    storeId: c.get('store_id') ?? '',
-    chunking: resolveChunkParams({ avg: Number(c.get('chunk_avg')), seed: BigInt(c.get('chunk_seed') ?? '0') }),
-    compression: level === 'none' || level === undefined ? false : Number(level),
-    durability: c.get('durability') === 'full' ? 'full' : 'normal',
-    createdAt: c.get('created_at') ?? '',
-  };
-}
-
 export type { Digest };
 export { formatDigest };
+export { FORMAT_NAME, FORMAT_VERSION };
+export type { DocumentHead, DocumentReader, ListResult, PutInput, ReadyInput, StoreBackends, StoreConfig, StoreStats, VersionInfo } from './store-types.js';
