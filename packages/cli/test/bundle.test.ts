@@ -5,7 +5,7 @@
  * carries all its JavaScript, and its worker threads and kura_core.wasm are where the bundled
  * code looks for them. A missing piece fails here rather than on a user's machine.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { createHash, randomBytes } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServe } from './helpers/serve.js';
 
 const cli = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(cli, 'bin/kura.js');
@@ -84,17 +85,8 @@ describe('the bundled kura command', () => {
 describe('kura serve from the bundle (the server loaded as it is, with its own copy of the store)', () => {
   it('serves the store; a rebuild while it runs, or a server on a folder that is not a store, fails with a typed one-line error', async () => {
     const store = join(root, 'served');
-    const server = spawn(process.execPath, [BIN, '--store', store, 'serve', '--no-auth', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const { server, url } = await startServe(BIN, store);
     try {
-      let log = '';
-      const url = await new Promise<string>((resolve, reject) => {
-        server.stdout.on('data', (d: Buffer) => {
-          log += d.toString();
-          const m = /"url":"(http:\/\/[^"]+)"/.exec(log);
-          if (m) resolve(m[1]!);
-        });
-        server.once('exit', (code) => reject(new Error(`kura serve exited (${code}): ${log}`)));
-      });
       const res = await fetch(`${url}/v1/stats`);
       expect(res.status).toBe(200);
       expect(await res.json()).toMatchObject({ documents: 0 });

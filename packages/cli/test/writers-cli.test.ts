@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { startServe } from './helpers/serve.js';
 
 const BIN = fileURLToPath(new URL('../bin/kura.js', import.meta.url));
 const root = mkdtempSync(join(tmpdir(), 'kura-writers-'));
@@ -41,17 +42,8 @@ describe('kura serve, two kura add and a kura snapshot on one store at once', ()
   it('all commit; the server serves what the others added; verify is clean', { timeout: 120_000 }, async () => {
     const store = join(root, 'store');
     expect((await kura(['init', '--store', store])).code).toBe(0);
-    const server = spawn(process.execPath, [BIN, '--store', store, 'serve', '--no-auth', '--port', '0', '--log-format', 'json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const { server, url } = await startServe(BIN, store, ['--log-format', 'json']);
     try {
-      let log = '';
-      const url = await new Promise<string>((resolve, reject) => {
-        server.stdout.on('data', (d: Buffer) => {
-          log += d.toString();
-          const m = /"url":"(http:\/\/[^"]+)"/.exec(log);
-          if (m) resolve(m[1]!);
-        });
-        server.once('exit', (code) => reject(new Error(`kura serve exited (${code}): ${log}`)));
-      });
       const a = tree('a', 40);
       const b = tree('b', 40);
       const c = tree('c', 30);

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { decodeFrame, encodeFrame, readFrames, FRAME_OVERHEAD } from '../src/catalog/frame.js';
 import { commitsAfter, decodeCommit, emptyHead, encodeBody } from '../src/catalog/commit-log.js';
+import type { Op } from '../src/catalog/ops.js';
 import { FsLogStore } from '../src/node/fs-log.js';
 import { Store } from '../src/node/index.js';
 import { canonicalDump } from './helpers/dump.js';
@@ -107,6 +108,16 @@ async function searches(store: Store): Promise<string[]> {
   return out;
 }
 
+/**
+ * The next frame of the store's log, as a writer would append it: chained on the newest commit,
+ * by `writer`, carrying `ops`. Also where the newest segment is and the head's seq.
+ */
+async function nextFrame(dir: string, writer: string, ops: Op[]): Promise<{ bytes: Uint8Array; segment: string; seq: number }> {
+  const { commits, last } = await commitsAfter(new FsLogStore(dir), emptyHead());
+  const head = commits[commits.length - 1]!.frame;
+  return { bytes: encodeFrame(head.seq + 1, head.hash, encodeBody(writer, Date.now(), ops)).bytes, segment: join(dir, 'log', last!.segment), seq: head.seq };
+}
+
 function removeDatabase(dir: string): void {
   for (const f of ['kura.db', 'kura.db-wal', 'kura.db-shm']) rmSync(join(dir, f), { force: true });
 }
@@ -199,17 +210,15 @@ describe('the database is a replay of the log', () => {
     await store.put(textBytes('hello'), { path: 'notes/a.txt' });
     await store.close();
     const log = new FsLogStore(dir);
-    const { commits, last } = await commitsAfter(log, emptyHead());
-    const head = commits[commits.length - 1]!.frame;
-    const frame = encodeFrame(head.seq + 1, head.hash, encodeBody('feedfacefeedface', Date.now(), [{ op: 'meta', updates: [{ target: { path: 'notes/a.txt' }, change: { addTags: ['recovered'] } }] }]));
-    appendFileSync(join(dir, 'log', last!.segment), frame.bytes);
+    const frame = await nextFrame(dir, 'feedfacefeedface', [{ op: 'meta', updates: [{ target: { path: 'notes/a.txt' }, change: { addTags: ['recovered'] } }] }]);
+    appendFileSync(frame.segment, frame.bytes);
 
     const again = await reopen(dir);
     expect((await again.stat('notes/a.txt')).tags).toEqual(['recovered']);
     await again.addTags('notes/a.txt', ['after']); // the next commit chains on the recovered one
     await again.close();
     const after = await commitsAfter(log, emptyHead());
-    expect(after.commits.map((c) => c.frame.seq)).toEqual(Array.from({ length: head.seq + 2 }, (_, i) => i + 1));
+    expect(after.commits.map((c) => c.frame.seq)).toEqual(Array.from({ length: frame.seq + 2 }, (_, i) => i + 1));
     expect(decodeCommit(after.commits[after.commits.length - 1]!.frame).ops).toEqual([
       { op: 'meta', updates: [{ target: { path: 'notes/a.txt' }, change: { addTags: ['after'] } }] },
     ]);
@@ -218,18 +227,15 @@ describe('the database is a replay of the log', () => {
   it('a frame a dead writer left is applied by the next commit of a writer that was open all along', async () => {
     const { store, dir } = await newStore({ chunking: { avg: 1024 } });
     await store.put(textBytes('hello'), { path: 'a.txt' });
-    const log = new FsLogStore(dir);
-    const { commits, last } = await commitsAfter(log, emptyHead());
-    const head = commits[commits.length - 1]!.frame;
     // Another process appended this under the write lock and died before its COMMIT.
-    const frame = encodeFrame(head.seq + 1, head.hash, encodeBody('deaddeaddeaddead', Date.now(), [{ op: 'meta', updates: [{ target: { path: 'a.txt' }, change: { addTags: ['stranded'] } }] }]));
-    appendFileSync(join(dir, 'log', last!.segment), frame.bytes);
+    const frame = await nextFrame(dir, 'deaddeaddeaddead', [{ op: 'meta', updates: [{ target: { path: 'a.txt' }, change: { addTags: ['stranded'] } }] }]);
+    appendFileSync(frame.segment, frame.bytes);
     await store.put(textBytes('world'), { path: 'b.txt' });
     expect((await store.stat('a.txt')).tags).toEqual(['stranded']);
     await store.close();
-    const after = await commitsAfter(log, emptyHead());
+    const after = await commitsAfter(new FsLogStore(dir), emptyHead());
     expect(after.commits.map((c) => c.frame.seq)).toEqual(after.commits.map((_, i) => i + 1));
-    expect(decodeCommit(after.commits[head.seq]!.frame).writer).toBe('deaddeaddeaddead');
+    expect(decodeCommit(after.commits[frame.seq]!.frame).writer).toBe('deaddeaddeaddead');
   });
 
   it('a checkpoint bounds the replay: a rebuild starts there and gives the same catalog', async () => {
@@ -274,11 +280,7 @@ describe('the database is a replay of the log', () => {
     const { store, dir } = await newStore({ chunking: { avg: 1024 } });
     await store.put(textBytes('hello'), { path: 'a.txt' });
     await store.close();
-    const log = new FsLogStore(dir);
-    const { commits, last } = await commitsAfter(log, emptyHead());
-    const head = commits[commits.length - 1]!.frame;
-    const frame = encodeFrame(head.seq + 1, head.hash, encodeBody('feedfacefeedface', Date.now(), [{ op: 'delete-path', path: 'a.txt' }])).bytes;
-    const segment = join(dir, 'log', last!.segment);
+    const { bytes: frame, segment } = await nextFrame(dir, 'feedfacefeedface', [{ op: 'delete-path', path: 'a.txt' }]);
     const intact = readFileSync(segment);
     for (const n of [1, 4, 8, 47, 48, 60, frame.length - 33, frame.length - 1]) {
       writeFileSync(segment, Buffer.concat([intact, frame.subarray(0, n)]));

@@ -6,7 +6,7 @@
  * Appends to the open segment are synchronous `pwrite`s: they run inside a database
  * transaction (decision 0026).
  */
-import { closeSync, existsSync, fdatasync, fdatasyncSync, fstatSync, fsync, fsyncSync, ftruncateSync, linkSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fdatasync, fdatasyncSync, fstatSync, fsyncSync, ftruncateSync, linkSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
@@ -14,7 +14,6 @@ import type { LogStore, SegmentAppender, SharedSegments } from '../catalog/log-s
 import { storageError } from '../errors.js';
 
 const fdatasyncAsync = promisify(fdatasync);
-const fsyncAsync = promisify(fsync);
 
 export const CONFIG_FILE = 'kura-store.json';
 const NAME = /^[0-9]{20}$/;
@@ -24,15 +23,6 @@ function io<T>(fn: () => T): T {
     return fn();
   } catch (e) {
     throw storageError(e);
-  }
-}
-
-async function syncDir(dir: string): Promise<void> {
-  const fd = openSync(dir, 'r');
-  try {
-    await fsyncAsync(fd);
-  } finally {
-    closeSync(fd);
   }
 }
 
@@ -46,7 +36,7 @@ export class FsLogStore implements LogStore {
     this.#checkpoints = join(dir, 'checkpoints');
     this.shared = {
       openSync: (name) => this.#appender(name),
-      createSync: (name, bytes) => this.#createWholeSync(this.#log, name, bytes),
+      createSync: (name, bytes) => this.#createWhole(this.#log, name, bytes),
       existsSync: (name) => existsSync(join(this.#log, name)),
       listSync: () => this.#list(this.#log),
       readSync: (name, offset) =>
@@ -68,8 +58,12 @@ export class FsLogStore implements LogStore {
     };
   }
 
-  /** `#createWhole` without awaiting: inside a database transaction (a new segment of a shared log). */
-  #createWholeSync(dir: string, name: string, bytes: Uint8Array): boolean {
+  /**
+   * Writes `bytes` to a temporary file in `dir`, syncs it and links it to `name`: false if taken.
+   * Synchronous: a segment is started inside a database transaction (a shared log); the other
+   * objects are written rarely (the configuration once, a checkpoint per 50,000 commits).
+   */
+  #createWhole(dir: string, name: string, bytes: Uint8Array): boolean {
     io(() => mkdirSync(dir, { recursive: true }));
     const tmp = join(dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`);
     try {
@@ -102,35 +96,6 @@ export class FsLogStore implements LogStore {
     return true;
   }
 
-  /** Writes `bytes` to a temporary file in `dir`, syncs it and links it to `name`: false if taken. */
-  async #createWhole(dir: string, name: string, bytes: Uint8Array): Promise<boolean> {
-    io(() => mkdirSync(dir, { recursive: true }));
-    const tmp = join(dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`);
-    const fd = io(() => openSync(tmp, 'wx'));
-    try {
-      io(() => {
-        for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
-      });
-      await fdatasyncAsync(fd).catch((e) => {
-        throw storageError(e);
-      });
-    } finally {
-      closeSync(fd);
-    }
-    try {
-      linkSync(tmp, join(dir, name));
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
-      throw storageError(e);
-    } finally {
-      rmSync(tmp, { force: true });
-    }
-    await syncDir(dir).catch((e) => {
-      throw storageError(e);
-    });
-    return true;
-  }
-
   #read(path: string): Uint8Array {
     return io(() => new Uint8Array(readFileSync(path)));
   }
@@ -153,7 +118,7 @@ export class FsLogStore implements LogStore {
     }
   }
 
-  createConfig(bytes: Uint8Array): Promise<boolean> {
+  async createConfig(bytes: Uint8Array): Promise<boolean> {
     return this.#createWhole(this.dir, CONFIG_FILE, bytes);
   }
 
@@ -165,7 +130,7 @@ export class FsLogStore implements LogStore {
     return this.#read(join(this.#log, name));
   }
 
-  createSegment(name: string, bytes: Uint8Array): Promise<boolean> {
+  async createSegment(name: string, bytes: Uint8Array): Promise<boolean> {
     return this.#createWhole(this.#log, name, bytes);
   }
 
@@ -216,7 +181,7 @@ export class FsLogStore implements LogStore {
     return this.#read(join(this.#checkpoints, name));
   }
 
-  createCheckpoint(name: string, bytes: Uint8Array): Promise<boolean> {
+  async createCheckpoint(name: string, bytes: Uint8Array): Promise<boolean> {
     return this.#createWhole(this.#checkpoints, name, bytes);
   }
 }
