@@ -4,12 +4,12 @@
  */
 import { InvalidInputError } from '@kura/core';
 import type { SqlDatabase } from './backend/sql.js';
-import { requireDoc } from './entries.js';
+import { requireDoc } from './catalog/entries.js';
 import { NotFoundError } from './errors.js';
 import { formatDigest, hexToBytes, parseDigest } from './hex.js';
-import { decodeManifest } from './manifest.js';
-import type { Reader } from './read.js';
-import type { ChunkLoc, DocRow, Statements } from './statements.js';
+import { decodeManifest } from './bytes/manifest.js';
+import type { Reader } from './bytes/read.js';
+import type { ChunkLoc, DocRow, Statements } from './catalog/statements.js';
 import type { DocumentReader } from './store-types.js';
 
 export interface DocumentReads {

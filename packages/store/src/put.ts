@@ -13,14 +13,14 @@ import {
   type ResolvedChunkParams,
 } from '@kura/core';
 import { knownManifest, type Distinct, type Op } from './catalog/ops.js';
-import type { PutAttributes } from './entries.js';
+import type { PutAttributes } from './catalog/entries.js';
 import { DigestMismatchError } from './errors.js';
 import { bytesToHex, hexInto } from './hex.js';
-import { ManifestBuilder } from './manifest.js';
-import { RECORD_HEADER_SIZE } from './pack-record.js';
+import { ManifestBuilder } from './bytes/manifest.js';
+import { RECORD_HEADER_SIZE } from './bytes/pack-record.js';
 import type { KnownChunks } from './ingest/known-chunks.js';
-import type { Statements } from './statements.js';
-import type { StoredChunk, Writer } from './writer.js';
+import type { Statements } from './catalog/statements.js';
+import type { StoredChunk, Writer } from './bytes/writer.js';
 
 export interface PutResult {
   digest: Digest;

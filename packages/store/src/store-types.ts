@@ -3,12 +3,12 @@ import { resolveChunkParams, type ByteSource, type Digest, type DocumentHasherCh
 import type { PackStore } from './backend/packs.js';
 import type { SqlDatabase } from './backend/sql.js';
 import type { LogStore } from './catalog/log-store.js';
-import type { DocumentInfo } from './entries.js';
+import type { DocumentInfo } from './catalog/entries.js';
 import { FormatMismatchError, NotFoundError } from './errors.js';
-import type { Liveness } from './gc.js';
+import type { Liveness } from './bytes/gc.js';
 import type { Durability, PutMeta } from './options.js';
 import type { ChunkEvent } from './put.js';
-import { prepareStatements } from './statements.js';
+import { prepareStatements } from './catalog/statements.js';
 
 export const FORMAT_NAME = 'kura-store';
 export const FORMAT_VERSION = 1;

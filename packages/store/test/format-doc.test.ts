@@ -9,7 +9,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { SCHEMA_VERSION } from '../src/schema.js';
+import { SCHEMA_VERSION } from '../src/catalog/schema.js';
 import { newStore } from './helpers/store.js';
 
 const FORMAT = readFileSync(new URL('../../../docs/FORMAT.md', import.meta.url), 'utf8');

@@ -10,6 +10,7 @@ import { Worker } from 'node:worker_threads';
 import { CODEC_RAW, CODEC_ZSTD, Ingester, blake3, type IngestChunk } from '@kura/core';
 import { describe, expect, it } from 'vitest';
 import { KnownChunks } from '../src/ingest/known-chunks.js';
+import { knownChunks, type StoreContext } from '../src/store-context.js';
 import type { FromWorker } from '../src/ingest/protocol.js';
 import { serveIngest } from '../src/ingest/serve.js';
 import { concatBytes, expectSameBytes, newStore, randomBytes, reopen, tempDir, textBytes } from './helpers/store.js';
@@ -143,7 +144,7 @@ describe('a store whose workers skip compressing known chunks', () => {
     }
     throw new Error('no outcome');
   };
-  const table = (store: object) => (store as { knownChunks(): KnownChunks }).knownChunks();
+  const table = (store: object) => knownChunks((store as unknown as { context(): StoreContext }).context());
 
   it('re-adding a changed file in a new process stores only the changed chunks, compressed', async () => {
     const { store, dir } = await newStore();

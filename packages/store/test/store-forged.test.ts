@@ -18,7 +18,7 @@ import Database from 'better-sqlite3';
 import { CODEC_RAW, CODEC_ZSTD, blake3, compress, decompress } from '@kura/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '../src/node/index.js';
-import { PACK_HEADER_SIZE, packHeader, recordHeader } from '../src/pack-record.js';
+import { PACK_HEADER_SIZE, packHeader, recordHeader } from '../src/bytes/pack-record.js';
 import { streamOf, trackedCore } from './helpers/backends.js';
 import { recordReliability } from './helpers/reliability.js';
 import { collect, concatBytes, expectSameBytes, randomBytes, reopen, tempDir, textBytes } from './helpers/store.js';

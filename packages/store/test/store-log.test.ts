@@ -9,7 +9,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSyn
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { decodeFrame, encodeFrame, readFrames, FRAME_OVERHEAD } from '../src/catalog/frame.js';
-import { commitsAfter, decodeCommit, emptyHead, encodeBody } from '../src/catalog/commit-log.js';
+import { commitsAfter, decodeCommit, emptyHead, encodeBody } from '../src/catalog/commits.js';
 import type { Op } from '../src/catalog/ops.js';
 import { FsLogStore } from '../src/node/fs-log.js';
 import { Store } from '../src/node/index.js';

@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Store } from '../src/node/index.js';
-import { SCHEMA_VERSION } from '../src/schema.js';
+import { SCHEMA_VERSION } from '../src/catalog/schema.js';
 import { collect, concatBytes, expectSameBytes, newStore, randomBytes, reopen, splitAt, tempDir, textBytes, batchEnded } from './helpers/store.js';
 
 const sha = (b: Uint8Array) => `sha256:${createHash('sha256').update(b).digest('hex')}`;

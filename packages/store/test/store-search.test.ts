@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { QUIET_MS } from '../src/search.js';
+import { QUIET_MS } from '../src/catalog/search.js';
 import { newStore, randomBytes, reopen, textBytes } from './helpers/store.js';
 
 const text = (t: string) => new TextEncoder().encode(t);
@@ -41,7 +41,7 @@ describe('search', () => {
   });
 
   it('snippets show the first match in context, with prefix and accent-insensitive marks', async () => {
-    const { makeSnippet, queryTerms } = await import('../src/snippet.js');
+    const { makeSnippet, queryTerms } = await import('../src/catalog/snippet.js');
     const body = 'one two three four five six seven eight Café nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen';
     expect(makeSnippet([body], queryTerms('cafe'))).toBe('…three four five six seven eight <mark>Café</mark> nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen');
     expect(makeSnippet([null, 'owner ann'], queryTerms('own*'))).toBe('<mark>owner</mark> ann');
@@ -49,7 +49,7 @@ describe('search', () => {
   });
 
   it('snippets are HTML fragments: document text is escaped, only the marks are markup', async () => {
-    const { makeSnippet, queryTerms } = await import('../src/snippet.js');
+    const { makeSnippet, queryTerms } = await import('../src/catalog/snippet.js');
     const body = '<script>alert("x")</script> & <mark>fake</mark> harbour \'q\'';
     expect(makeSnippet([body], queryTerms('harbour'))).toBe(
       '…alert(&quot;x&quot;)&lt;/script&gt; &amp; &lt;mark&gt;fake&lt;/mark&gt; <mark>harbour</mark> &#39;q&#39;',

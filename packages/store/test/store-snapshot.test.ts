@@ -6,8 +6,8 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { randomBytes, textBytes } from '../../core/test/helpers/data.js';
 import { RECENT_MS, type RestoreProgress, type SnapshotProgress } from '../src/node/snapshots.js';
-import { SCHEMA_VERSION } from '../src/schema.js';
-import { decodeTree, encodeTree } from '../src/snapshot.js';
+import { SCHEMA_VERSION } from '../src/catalog/schema.js';
+import { decodeTree, encodeTree } from '../src/catalog/snapshot.js';
 import { newStore, reopen, tempDir, batchEnded } from './helpers/store.js';
 import { recordReliability } from './helpers/reliability.js';
 
@@ -215,10 +215,10 @@ describe('snapshots', () => {
     const s = await reopen(dir);
     for (const d of fillers) await s.delete(d); // the pack is now mostly garbage
     // GC runs right after the restore looked up the locations of every file's chunks.
-    const t = s as unknown as { documentStreams(d: readonly string[]): (digest: string) => Promise<AsyncIterable<Uint8Array>> };
-    const streams = t.documentStreams.bind(s);
+    const t = s as unknown as { restoreStreams(d: readonly string[]): (digest: string) => Promise<AsyncIterable<Uint8Array>> };
+    const streams = t.restoreStreams.bind(s);
     let report: Awaited<ReturnType<typeof s.gc>> | undefined;
-    t.documentStreams = (digests) => {
+    t.restoreStreams = (digests) => {
       const read = streams(digests);
       return async (digest) => {
         const stream = await read(digest);

@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { commitsAfter, emptyHead } from '../src/catalog/commit-log.js';
+import { commitsAfter, emptyHead } from '../src/catalog/commits.js';
 import { FsLogStore } from '../src/node/fs-log.js';
 import { Store } from '../src/node/index.js';
 // @ts-expect-error plain JS fixture shared with the child process

@@ -14,7 +14,7 @@ import type { ChunkEvent, PutResult } from '../put.js';
 import type { PutInput } from '../store.js';
 import { PoolShare } from '../ingest/pool.js';
 import { BrowserIngestPool } from './ingest-pool.js';
-import { schemaVersion } from '../schema.js';
+import { schemaVersion } from '../catalog/schema.js';
 import { Store as StoreCore, type StoreBackends } from '../store.js';
 import { OpfsPackStore } from './opfs-packs.js';
 import { OpfsLogStore } from './opfs-log.js';
@@ -129,7 +129,7 @@ export class BrowserStore extends StoreCore {
     if (typeof Blob !== 'undefined' && input instanceof Blob) {
       const pool = this.readonly ? undefined : this.#ingestPool();
       if (pool) {
-        this.assertWritable('put');
+        this.context('put');
         return this.putChunks(pool.ingestSource(input, this.ingestOptions()), meta, options);
       }
       return super.put(input.size <= READ_WHOLE ? new Uint8Array(await input.arrayBuffer()) : input.stream(), meta, options);
@@ -144,7 +144,7 @@ export class BrowserStore extends StoreCore {
    * item as it completes; a failing item does not stop the others.
    */
   async *putBlobs(items: BlobToPut[]): AsyncGenerator<BlobPutOutcome> {
-    this.assertWritable('put');
+    this.context('put');
     const pool = this.#ingestPool();
     const opts = this.ingestOptions();
     const outcomes: BlobPutOutcome[] = [];

@@ -11,7 +11,7 @@
 import { CorruptDataError, sha256 } from '@kura/core';
 import type { SqlDatabase, SqlValue } from '../backend/sql.js';
 import { bytesToHex, hexToBytes } from '../hex.js';
-import type { LogHead } from './commit-log.js';
+import type { LogHead } from './commits.js';
 
 export const CHECKPOINT_FORMAT = 'kura-checkpoint';
 export const CHECKPOINT_VERSION = 1;

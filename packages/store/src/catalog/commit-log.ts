@@ -7,13 +7,13 @@
  */
 import { CorruptDataError, InternalError } from '@kura/core';
 import type { SqlBatch, SqlDatabase } from '../backend/sql.js';
-import { bytesToHex, hexToBytes } from '../hex.js';
-import type { Statements } from '../statements.js';
-import { ZERO_HASH, encodeFrame, parseSegmentName, readFrames, sameHash, segmentName, type Frame } from './frame.js';
+import type { Statements } from './statements.js';
+import { commitsAfter, decodeCommit, emptyHead, encodeBody, newWriterId, readHead, writeHead, type LoggedFrame, type LogHead } from './commits.js';
+import { encodeFrame, readFrames, sameHash, segmentName } from './frame.js';
 import type { LogStore, SegmentAppender, SharedSegments } from './log-store.js';
 import { applyOp, type ApplyContext, type Op, type OpResult } from './ops.js';
 import { checkpointName, encodeCheckpoint } from './checkpoint.js';
-import { SCHEMA_VERSION } from '../schema.js';
+import { SCHEMA_VERSION } from './schema.js';
 
 /** A segment takes no more appends past this size; the next commit starts a new one. */
 export const SEGMENT_LIMIT = 1 << 20;
@@ -36,96 +36,6 @@ export const CHECKPOINT_EVERY = 50_000;
 /** The next macrotask: setImmediate where it exists (Node), else a zero timeout. */
 const nextTurn: (fn: () => void) => void =
   typeof setImmediate === 'function' ? (fn) => void setImmediate(fn) : (fn) => void setTimeout(fn, 0);
-
-/** What the database has applied: the last commit's seq and hash, and where the log goes on. */
-export interface LogHead {
-  seq: number;
-  hash: Uint8Array;
-  /** The segment holding that commit ('' before the first), and the offset after it. */
-  segment: string;
-  end: number;
-}
-
-/** One commit as read back: its seq, writer, time and operations. */
-export interface Commit {
-  seq: number;
-  hash: Uint8Array;
-  writer: string;
-  time: number;
-  ops: Op[];
-}
-
-const decoder = new TextDecoder('utf-8', { fatal: true });
-
-/** A commit's body: the JSON FORMAT.md §15.2 describes (encodeFrame makes it UTF-8). */
-export function encodeBody(writer: string, time: number, ops: readonly Op[]): string {
-  return JSON.stringify({ w: writer, t: time, ops });
-}
-
-export function decodeCommit(f: Frame): Commit {
-  let body: { w?: unknown; t?: unknown; ops?: unknown };
-  try {
-    body = JSON.parse(decoder.decode(f.body)) as typeof body;
-  } catch (e) {
-    throw new CorruptDataError(`commit ${f.seq}'s body is not JSON: ${(e as Error).message}`, 'log');
-  }
-  if (typeof body.w !== 'string' || typeof body.t !== 'number' || !Array.isArray(body.ops)) {
-    throw new CorruptDataError(`commit ${f.seq} is not a Kura commit (writer, time, ops)`, 'log');
-  }
-  return { seq: f.seq, hash: f.hash.slice(), writer: body.w, time: body.t, ops: body.ops as Op[] };
-}
-
-export function readHead(st: Statements): LogHead | undefined {
-  const row = st.logHeadGet.get();
-  return row ? { seq: row.seq, hash: row.hash, segment: row.segment, end: row.seg_end } : undefined;
-}
-
-export function writeHead(st: Statements, h: LogHead): void {
-  st.logHeadSet.run(h.seq, h.hash, h.segment, h.end);
-}
-
-/**
- * The commits after `head`, in order, from the segments `store` holds; the chain is checked
- * (seq by seq, each `prev` the hash of the one before). `tail`: where the last intact frame of
- * the newest segment ends, and whether bytes follow it (an append a crash tore).
- */
-export async function commitsAfter(
-  store: LogStore,
-  head: Pick<LogHead, 'seq' | 'hash' | 'segment' | 'end'>,
-): Promise<{ commits: LoggedFrame[]; last: { segment: string; end: number; size: number } | undefined }> {
-  const names = (await store.segments()).filter((n) => parseSegmentName(n) !== undefined);
-  // The segment holding the head (or, before the first commit, every segment) and those after.
-  const from = head.segment ? names.filter((n) => n >= head.segment) : names;
-  const commits: LoggedFrame[] = [];
-  let seq = head.seq;
-  let prev = head.hash;
-  let last: { segment: string; end: number; size: number } | undefined;
-  for (const name of from) {
-    const bytes = await store.readSegment(name);
-    const start = name === head.segment ? head.end : 0;
-    const { frames, end } = readFrames(bytes, start);
-    for (const f of frames) {
-      if (f.seq <= seq) continue; // covered by a checkpoint the database was made from
-      if (f.seq !== seq + 1 || !sameHash(f.prev, prev)) {
-        throw new CorruptDataError(`the log's chain breaks at commit ${f.seq} in segment ${name} (expected ${seq + 1} after ${bytesToHex(prev).slice(0, 12)}…)`, 'log');
-      }
-      commits.push({ frame: f, segment: name });
-      seq = f.seq;
-      prev = f.hash;
-    }
-    // Bytes after the last frame of a segment that is not the newest are an append that failed
-    // (and whose truncation failed too): never committed. The chain check of the next
-    // segment's frames decides whether anything is missing.
-    last = { segment: name, end, size: bytes.length };
-  }
-  return { commits, last };
-}
-
-/** A frame and the segment it was read from. */
-export interface LoggedFrame {
-  frame: Frame;
-  segment: string;
-}
 
 export class CommitLog {
   readonly #db: SqlDatabase;
@@ -436,16 +346,3 @@ export class CommitLog {
   }
 }
 
-/** A writer's id: 16 random hex digits, new at every open (FORMAT.md §15.2 `w`). */
-export function newWriterId(): string {
-  const b = new Uint8Array(8);
-  crypto.getRandomValues(b);
-  return bytesToHex(b);
-}
-
-/** The head a log starts from when there is nothing before it. */
-export function emptyHead(): LogHead {
-  return { seq: 0, hash: ZERO_HASH.slice(), segment: '', end: 0 };
-}
-
-export { hexToBytes };

@@ -7,10 +7,10 @@
 import { CorruptDataError, InvalidInputError } from '@kura/core';
 import type { SqlDatabase } from '../backend/sql.js';
 import { NotFoundError } from '../errors.js';
-import { SCHEMA_VERSION } from '../schema.js';
-import type { Statements } from '../statements.js';
+import { SCHEMA_VERSION } from './schema.js';
+import type { Statements } from './statements.js';
 import { checkpointName, encodeCheckpoint, loadCheckpoint } from './checkpoint.js';
-import { commitsAfter, decodeCommit, emptyHead, readHead, writeHead, type LogHead } from './commit-log.js';
+import { commitsAfter, decodeCommit, emptyHead, readHead, writeHead, type LogHead } from './commits.js';
 import type { LogStore } from './log-store.js';
 import { applyOp, type ApplyContext } from './ops.js';
 

@@ -18,13 +18,13 @@ import {
   type EntryTarget,
   type MetaChange,
   type PutAttributes,
-} from '../entries.js';
+} from './entries.js';
 import { bytesToHex, hexToBytes, parseDigest } from '../hex.js';
-import { ENTRY_SIZE } from '../manifest.js';
-import { BULK_MIN, applyBulk, prepareBulk, resolveEntries, type Bulk } from '../meta-batch.js';
-import { PACK_HEADER_SIZE } from '../pack-record.js';
-import { commitSnapshot, releaseSnapshot, requireSnapshot, type DirNode, type SnapshotInfo } from '../snapshot.js';
-import type { Statements } from '../statements.js';
+import { ENTRY_SIZE } from '../bytes/manifest.js';
+import { BULK_MIN, applyBulk, prepareBulk, resolveEntries, type Bulk } from './meta-batch.js';
+import { PACK_HEADER_SIZE } from '../bytes/pack-record.js';
+import { commitSnapshot, releaseSnapshot, requireSnapshot, type DirNode, type SnapshotInfo } from './snapshot.js';
+import type { Statements } from './statements.js';
 
 /** Where a chunk's record is: key (BLAKE3 hex), pack name, offset and lengths, codec. */
 export interface ChunkPlace {

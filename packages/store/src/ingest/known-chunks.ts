@@ -11,7 +11,7 @@
  *   record (FORMAT.md §8) that takes more room, never a lost or wrong byte;
  * - "unknown" for a stored chunk (not added yet, table full, a torn read): a wasted compression.
  */
-import type { Statements } from '../statements.js';
+import type { Statements } from '../catalog/statements.js';
 
 export class KnownChunks {
   /**

@@ -29,7 +29,7 @@ import { InvalidInputError } from '@kura/core';
 import { breather } from '../breather.js';
 import type { Excluder } from './exclude.js';
 import type { SourceStat } from '../ingest/small-batch.js';
-import { badName, type DirNode, type FileEntry, type SymlinkEntry, type WalkEntry } from '../snapshot.js';
+import { badName, type DirNode, type FileEntry, type SymlinkEntry, type WalkEntry } from '../catalog/snapshot.js';
 
 /**
  * A file found by the scan, to be put; `entry` gets its digest once it is. Its stat (size,

@@ -1,6 +1,6 @@
 /** Byte layouts of pack files (docs/FORMAT.md §6): the pack header and chunk records. */
 import { CODEC_RAW, CODEC_ZSTD, CorruptDataError } from '@kura/core';
-import { bytesToHex, hexInto } from './hex.js';
+import { bytesToHex, hexInto } from '../hex.js';
 
 export const PACK_MAGIC = new TextEncoder().encode('KURAPACK');
 export const PACK_VERSION = 1;

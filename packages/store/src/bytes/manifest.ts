@@ -3,7 +3,7 @@
  * (docs/FORMAT.md §7): chunk_count × (key 32 bytes | raw_len u32 LE).
  */
 import { toHex } from '@kura/core';
-import { hexInto, hexToBytes } from './hex.js';
+import { hexInto, hexToBytes } from '../hex.js';
 
 export const ENTRY_SIZE = 36;
 

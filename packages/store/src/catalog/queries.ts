@@ -4,15 +4,15 @@
  * than one row.
  */
 import { InvalidInputError, type Digest } from '@kura/core';
-import type { SqlDatabase } from './backend/sql.js';
+import type { SqlDatabase } from '../backend/sql.js';
 import { entryInfo, requireDoc } from './entries.js';
-import { NotFoundError } from './errors.js';
-import { formatDigest, hexToBytes } from './hex.js';
-import { decodeManifest } from './manifest.js';
-import { ListQuery, entryFilters, parse, toMillis } from './options.js';
-import { RECORD_HEADER_SIZE } from './pack-record.js';
+import { NotFoundError } from '../errors.js';
+import { formatDigest, hexToBytes } from '../hex.js';
+import { decodeManifest } from '../bytes/manifest.js';
+import { ListQuery, entryFilters, parse, toMillis } from '../options.js';
+import { RECORD_HEADER_SIZE } from '../bytes/pack-record.js';
 import { ENTRY_VIEW, type EntryView, type Statements } from './statements.js';
-import type { ListResult, StoreStats, VersionInfo } from './store-types.js';
+import type { ListResult, StoreStats, VersionInfo } from '../store-types.js';
 
 export interface CatalogReads {
   db: SqlDatabase;

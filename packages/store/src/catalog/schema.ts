@@ -1,6 +1,6 @@
 /** The SQLite schema (docs/FORMAT.md §7) and its migrations. */
-import { FormatMismatchError } from './errors.js';
-import type { SqlDatabase } from './backend/sql.js';
+import { FormatMismatchError } from '../errors.js';
+import type { SqlDatabase } from '../backend/sql.js';
 
 export const SCHEMA_VERSION = 8;
 

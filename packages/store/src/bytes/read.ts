@@ -12,12 +12,12 @@ import {
   type DocumentHasher,
   type DocumentHasherChoice,
 } from '@kura/core';
-import { PackMissingError, type PackStore } from './backend/packs.js';
-import { InvalidInputError } from './errors.js';
-import { bytesToHex, formatDigest, hexToBytes } from './hex.js';
+import { PackMissingError, type PackStore } from '../backend/packs.js';
+import { InvalidInputError } from '../errors.js';
+import { bytesToHex, formatDigest, hexToBytes } from '../hex.js';
 import { decodeManifest, entryAt, type ManifestEntry } from './manifest.js';
 import { RECORD_HEADER_SIZE, checkRecord } from './pack-record.js';
-import type { ChunkLoc, DocRow, Statements } from './statements.js';
+import type { ChunkLoc, DocRow, Statements } from '../catalog/statements.js';
 
 /** The platform's document hasher unless the store was given one (see @kura/core). */
 export function documentHasher(choice: DocumentHasherChoice | undefined): DocumentHasher {

@@ -5,10 +5,10 @@
  * the reassembled bytes at commit, so a client can never make a document name bytes it lacks.
  */
 import { CODEC_RAW, CODEC_ZSTD, InvalidInputError, blake3, compress, createDocumentHasher, toHex, type Digest } from '@kura/core';
-import { DigestMismatchError, MissingChunksError } from './errors.js';
-import { hexToBytes } from './hex.js';
+import { DigestMismatchError, MissingChunksError } from '../errors.js';
+import { hexToBytes } from '../hex.js';
 import type { ChunkLocation } from './pack-record.js';
-import type { ChunkStream, PutContext } from './put.js';
+import type { ChunkStream, PutContext } from '../put.js';
 import type { Reader } from './read.js';
 
 /** Most keys one missing-chunks query or one commit may name. */

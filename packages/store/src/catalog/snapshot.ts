@@ -5,10 +5,10 @@
  */
 import { CorruptDataError, InvalidInputError, sha256, type Digest } from '@kura/core';
 import { purgeDocument } from './entries.js';
-import { NotFoundError } from './errors.js';
-import { formatDigest, hexToBytes, parseDigest } from './hex.js';
-import { decodeManifest } from './manifest.js';
-import { RECORD_HEADER_SIZE } from './pack-record.js';
+import { NotFoundError } from '../errors.js';
+import { formatDigest, hexToBytes, parseDigest } from '../hex.js';
+import { decodeManifest } from '../bytes/manifest.js';
+import { RECORD_HEADER_SIZE } from '../bytes/pack-record.js';
 import type { SnapshotRow, Statements } from './statements.js';
 
 export const TREE_FORMAT = 'kura-tree/1';

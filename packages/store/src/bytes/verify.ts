@@ -3,12 +3,12 @@
  * chunk with the documents it breaks.
  */
 import { CorruptDataError } from '@kura/core';
-import { breather } from './breather.js';
-import { bytesToHex, formatDigest, hexToBytes, parseDigest } from './hex.js';
-import { decodeTree } from './snapshot.js';
+import { breather } from '../breather.js';
+import { bytesToHex, formatDigest, hexToBytes, parseDigest } from '../hex.js';
+import { decodeTree } from '../catalog/snapshot.js';
 import { decodeManifest } from './manifest.js';
 import type { Reader } from './read.js';
-import type { Statements } from './statements.js';
+import type { Statements } from '../catalog/statements.js';
 
 export interface DamagedChunk {
   key: string;

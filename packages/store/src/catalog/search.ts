@@ -3,10 +3,10 @@
  * batches, drained after commits and before every query.
  */
 import { InvalidInputError, KuraError } from '@kura/core';
-import type { SqlDatabase } from './backend/sql.js';
-import { formatDigest } from './hex.js';
-import { ListQuery, entryFilters, parse } from './options.js';
-import type { Reader } from './read.js';
+import type { SqlDatabase } from '../backend/sql.js';
+import { formatDigest } from '../hex.js';
+import { ListQuery, entryFilters, parse } from '../options.js';
+import type { Reader } from '../bytes/read.js';
 import type { DocRow, EntryRow, Statements } from './statements.js';
 import { INDEXED_TEXT_MAX, SNIFF_BYTES, decodeText, looksLikeText, textByType } from './text.js';
 import { z } from 'zod';

@@ -1,5 +1,5 @@
 /** Every SQL statement the store runs, prepared once per database. */
-import type { SqlDatabase, SqlStatement } from './backend/sql.js';
+import type { SqlDatabase, SqlStatement } from '../backend/sql.js';
 
 export interface ChunkRow {
   key: Uint8Array;

@@ -5,7 +5,7 @@
  * (`applyMeta`), which the tests check; used only when every update names a distinct entry,
  * so no two updates touch the same entry and their order cannot matter.
  */
-import type { SqlDatabase } from './backend/sql.js';
+import type { SqlDatabase } from '../backend/sql.js';
 import { resolveEntryId, type EntryTarget, type MetaChange } from './entries.js';
 import type { Statements } from './statements.js';
 

@@ -5,9 +5,9 @@
  * put without a path, and carries the tags, metadata and media type.
  */
 import type { Digest } from '@kura/core';
-import { AmbiguousError, NotFoundError } from './errors.js';
-import { formatDigest, hexToBytes, parseDigest } from './hex.js';
-import { decodeManifest } from './manifest.js';
+import { AmbiguousError, NotFoundError } from '../errors.js';
+import { formatDigest, hexToBytes, parseDigest } from '../hex.js';
+import { decodeManifest } from '../bytes/manifest.js';
 import type { DocRow, EntryView, Statements } from './statements.js';
 
 export interface EntryInfo {

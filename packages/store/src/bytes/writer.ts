@@ -7,13 +7,13 @@
  * puts and to GC. The comments mark the places where that matters.
  */
 import { InternalError } from '@kura/core';
-import type { PackStore, PackWriter } from './backend/packs.js';
-import type { SqlDatabase } from './backend/sql.js';
-import type { CommitLog } from './catalog/commit-log.js';
-import type { ChunkPlace, Op, OpResult } from './catalog/ops.js';
-import type { Durability } from './options.js';
+import type { PackStore, PackWriter } from '../backend/packs.js';
+import type { SqlDatabase } from '../backend/sql.js';
+import type { CommitLog } from '../catalog/commit-log.js';
+import type { ChunkPlace, Op, OpResult } from '../catalog/ops.js';
+import type { Durability } from '../options.js';
 import { PACK_HEADER_SIZE, RECORD_HEADER_SIZE, packHeader, recordHeader, type ChunkLocation } from './pack-record.js';
-import type { Statements } from './statements.js';
+import type { Statements } from '../catalog/statements.js';
 
 /** Packs are sealed once they reach this size. */
 export const PACK_TARGET_SIZE = 64 * 1024 * 1024;

@@ -8,7 +8,7 @@
  * 100 directories writes and reads 100 rows, and a directory whose files did not change is not
  * written again.
  */
-import { hexToBytes } from './hex.js';
+import { hexToBytes } from '../hex.js';
 import type { Statements } from './statements.js';
 
 export interface StampedFile {

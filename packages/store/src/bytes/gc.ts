@@ -2,16 +2,16 @@
  * Garbage collection (FORMAT.md §9), safe while puts continue in the same process: pinned
  * chunks, the open pack and packs with records of puts in progress are left alone.
  */
-import type { PackStore } from './backend/packs.js';
-import type { SqlDatabase } from './backend/sql.js';
-import { breather } from './breather.js';
-import { bytesToHex } from './hex.js';
+import type { PackStore } from '../backend/packs.js';
+import type { SqlDatabase } from '../backend/sql.js';
+import { breather } from '../breather.js';
+import { bytesToHex } from '../hex.js';
 import type { Reader } from './read.js';
-import type { ChunkRow, Statements } from './statements.js';
+import type { ChunkRow, Statements } from '../catalog/statements.js';
 import { PACK_HEADER_SIZE, RECORD_HEADER_SIZE } from './pack-record.js';
 import type { Writer } from './writer.js';
-import type { CommitLog } from './catalog/commit-log.js';
-import type { Op } from './catalog/ops.js';
+import type { CommitLog } from '../catalog/commit-log.js';
+import type { Op } from '../catalog/ops.js';
 
 export interface GcReport {
   /** Chunk rows removed (unreferenced chunks). */
@@ -63,16 +63,21 @@ export function sealAbandonedPacks(log: CommitLog, st: Statements, liveness?: Li
   log.commit(abandoned.map((p): Op => ({ op: 'pack-size', name: p.name, size: p.size, sealed: true })));
 }
 
-export async function collectGarbage(
-  db: SqlDatabase,
-  st: Statements,
-  packs: PackStore,
-  writer: Writer,
-  reader: Reader,
-  onProgress?: (p: GcProgress) => void,
-  liveness?: Liveness,
-  marginMs = DEFAULT_GC_MARGIN_MS,
-): Promise<GcReport> {
+/** What GC works with: the store's context (store-context.ts), or the parts of it GC reads. */
+export interface GcContext {
+  db: SqlDatabase;
+  st: Statements;
+  writer: Writer;
+  reader: Reader;
+  b: { packs: PackStore; writer?: Liveness | undefined };
+  gcMarginMs?: number | undefined;
+}
+
+export async function collectGarbage(ctx: GcContext, onProgress?: (p: GcProgress) => void): Promise<GcReport> {
+  const { db, st, writer } = ctx;
+  const packs = ctx.b.packs;
+  const liveness = ctx.b.writer;
+  const marginMs = ctx.gcMarginMs ?? DEFAULT_GC_MARGIN_MS;
   const log = writer.log;
   sealAbandonedPacks(log, st, liveness);
   // Alone, a chunk's pins are all in this process (writer.ts): unreferenced rows go now. With
@@ -137,7 +142,7 @@ export async function collectGarbage(
   }
   for (const pack of toCompact) {
     const mine = rows.filter((r) => r.pack_id === pack.id);
-    report.bytesFreed += pack.size - (await compact(db, st, packs, writer, reader, pack.id, pack.name, mine));
+    report.bytesFreed += pack.size - (await compact(ctx, pack.id, pack.name, mine));
     report.packsCompacted++;
     onProgress?.({ phase: 'packs', done: report.packsDeleted + report.packsCompacted, total: packWork });
   }
@@ -158,16 +163,9 @@ export async function collectGarbage(
 }
 
 /** Moves a pack's live chunks to the open pack, then drops the pack. Returns bytes rewritten. */
-async function compact(
-  db: SqlDatabase,
-  st: Statements,
-  packs: PackStore,
-  writer: Writer,
-  reader: Reader,
-  packId: number,
-  name: string,
-  rows: ChunkRow[],
-): Promise<number> {
+async function compact(ctx: GcContext, packId: number, name: string, rows: ChunkRow[]): Promise<number> {
+  const { st, writer, reader } = ctx;
+  const packs = ctx.b.packs;
   const moved: { key: Uint8Array; packId: number; offset: number }[] = [];
   let rewritten = 0;
   const breathe = breather();

@@ -1,0 +1,111 @@
+/**
+ * What every part of an open store works with, made once when it opens and handed whole to
+ * the modules that do the work (store-open.ts, store-writes.ts, queries.ts, document-reads.ts,
+ * put.ts) instead of their pieces as positional arguments. It satisfies their narrower
+ * contexts (`CatalogReads`, `DocumentReads`, `PutContext`) as it is.
+ */
+import type { DocumentHasherChoice, ResolvedChunkParams } from '@kura/core';
+import type { SqlDatabase } from './backend/sql.js';
+import type { CommitLog } from './catalog/commit-log.js';
+import type { Op, OpResult } from './catalog/ops.js';
+import { ReadOnlyError, StoreClosedError } from './errors.js';
+import type { GcReport } from './bytes/gc.js';
+import { KnownChunks, preloadKnown } from './ingest/known-chunks.js';
+import type { Durability } from './options.js';
+import { Reader } from './bytes/read.js';
+import { Indexer } from './catalog/search.js';
+import type { Statements } from './catalog/statements.js';
+import type { StoreBackends, StoreConfig } from './store-types.js';
+import { Writer } from './bytes/writer.js';
+
+export interface StoreContext {
+  readonly b: StoreBackends;
+  readonly db: SqlDatabase;
+  readonly st: Statements;
+  readonly config: StoreConfig;
+  readonly readonly: boolean;
+  readonly log: CommitLog;
+  readonly writer: Writer;
+  readonly reader: Reader;
+  readonly indexer: Indexer;
+  readonly chunking: ResolvedChunkParams;
+  readonly compression: number | false;
+  readonly documentHasher: DocumentHasherChoice | undefined;
+  /** How long a chunk stays unreferenced before GC reclaims it while other writers are alive. */
+  readonly gcMarginMs: number | undefined;
+  /** The chunks this store holds, for ingest workers: made on first use (`knownChunks`). */
+  known: KnownChunks | undefined;
+  closed: boolean;
+  /** The GC in progress, which a second `gc` call shares. */
+  gcRunning: Promise<GcReport> | undefined;
+}
+
+export interface ContextOptions {
+  readonly: boolean;
+  durability: Durability;
+  compression: number | false;
+  packSize: number | undefined;
+  gcMarginMs: number | undefined;
+  log: CommitLog;
+  st: Statements;
+}
+
+/** Wires an open store's parts; the indexer starts on what a previous session left queued. */
+export function makeContext(b: StoreBackends, config: StoreConfig, o: ContextOptions): StoreContext {
+  const writer = new Writer(b.db, o.st, o.log, b.packs, o.durability, o.packSize);
+  const reader = new Reader(o.st, b.packs, (id) => writer.packName(id), (id) => writer.forgetPack(id), b.documentHasher, config.chunking.max);
+  const indexer = new Indexer(b.db, o.st, reader, !o.readonly, () => writer.idle(), () => writer.busy);
+  indexer.schedule();
+  return {
+    b,
+    db: b.db,
+    st: o.st,
+    config,
+    readonly: o.readonly,
+    log: o.log,
+    writer,
+    reader,
+    indexer,
+    chunking: config.chunking,
+    compression: o.compression,
+    documentHasher: b.documentHasher,
+    gcMarginMs: o.gcMarginMs,
+    known: undefined,
+    closed: false,
+    gcRunning: undefined,
+  };
+}
+
+/** The context of a store that is still open (else STORE_CLOSED). */
+export function usable(ctx: StoreContext): StoreContext {
+  if (ctx.closed) throw new StoreClosedError();
+  return ctx;
+}
+
+/** The context of a store open for writing (else STORE_CLOSED or READ_ONLY naming `op`). */
+export function writable(ctx: StoreContext, op: string): StoreContext {
+  usable(ctx);
+  if (ctx.readonly) throw new ReadOnlyError(op);
+  return ctx;
+}
+
+/** One commit of one operation outside the group commit (deletes, metadata, snapshots). */
+export async function commitOne(ctx: StoreContext, op: Op): Promise<OpResult> {
+  const [result] = ctx.log.commit([op]);
+  if (ctx.writer.durability === 'full') await ctx.log.sync();
+  return result;
+}
+
+/**
+ * The chunks this store holds, for ingest workers (decision 0018): made on first use, by a
+ * platform that runs workers and has SharedArrayBuffer; from then on every put tells it the
+ * chunks it found or committed.
+ */
+export function knownChunks(ctx: StoreContext): KnownChunks | undefined {
+  if (!KnownChunks.available()) return undefined;
+  if (!ctx.known) {
+    const known = (ctx.known = new KnownChunks());
+    preloadKnown(known, ctx.st, () => !ctx.closed && ctx.known === known);
+  }
+  return ctx.known;
+}

@@ -1,0 +1,73 @@
+/**
+ * Creating a store in empty backends and opening one (FORMAT.md §5, §15): the schema, the
+ * configuration, the catalog brought up to the log's head, and the parts of a StoreContext.
+ */
+import { InvalidInputError, resolveChunkParams } from '@kura/core';
+import { CommitLog } from './catalog/commit-log.js';
+import { createCatalog, prepareCatalog } from './catalog/open.js';
+import { FormatMismatchError } from './errors.js';
+import { bytesToHex } from './hex.js';
+import { InitOptions, OpenOptions, parse } from './options.js';
+import { SCHEMA_VERSION, migrate, schemaVersion } from './catalog/schema.js';
+import { prepareStatements } from './catalog/statements.js';
+import type { ContextOptions } from './store-context.js';
+import { FORMAT_NAME, FORMAT_VERSION, readConfig, type StoreBackends, type StoreConfig } from './store-types.js';
+
+function randomBytes(n: number): Uint8Array {
+  const b = new Uint8Array(n);
+  crypto.getRandomValues(b);
+  return b;
+}
+
+/** Writes a new store's schema, configuration and first checkpoint; open it with `openParts`. */
+export async function createStore(b: StoreBackends, options: InitOptions): Promise<{ durability: InitOptions['durability'] }> {
+  const o = parse(InitOptions, options, 'init options');
+  const seed = o.chunking.seed === 'random' ? randomBytes(8).reduce((acc, x) => (acc << 8n) | BigInt(x), 0n) : BigInt(o.chunking.seed);
+  const chunking = resolveChunkParams({ avg: o.chunking.avg, seed });
+  if (schemaVersion(b.db) !== 0) throw new InvalidInputError('a store already exists here', 'dir');
+  migrate(b.db);
+  const config = new Map([
+    ['format', FORMAT_NAME],
+    ['format_version', String(FORMAT_VERSION)],
+    ['store_id', bytesToHex(randomBytes(16))],
+    ['created_at', new Date().toISOString()],
+    ['chunk_avg', String(chunking.avg)],
+    ['chunk_seed', String(chunking.seed)],
+    ['compression_level', o.compression === false ? 'none' : String(o.compression)],
+    ['durability', o.durability],
+  ]);
+  await createCatalog(b.db, prepareStatements(b.db), b.log, config);
+  return { durability: o.durability };
+}
+
+/**
+ * Opens the store in `b`: migrates its schema (a writer), brings the database up to the log's
+ * head (made from the log when missing), checks the options against the configuration and
+ * opens the log. Answers what a StoreContext is made of.
+ */
+export async function openParts(b: StoreBackends, options: OpenOptions): Promise<{ config: StoreConfig; opts: ContextOptions }> {
+  const o = parse(OpenOptions, options, 'open options');
+  if (!o.readonly) migrate(b.db);
+  else if (schemaVersion(b.db) > SCHEMA_VERSION) migrate(b.db); // throws FORMAT_MISMATCH
+  const st = prepareStatements(b.db);
+  // The database is the log's replay: made when missing, brought up to the log's head.
+  if (!o.readonly) await prepareCatalog(b.db, st, b.log);
+  const config = readConfig(b.db);
+  if (o.chunking?.avg !== undefined && o.chunking.avg !== config.chunking.avg) {
+    throw new FormatMismatchError(
+      `this store chunks with avg ${config.chunking.avg}, not ${o.chunking.avg}; chunking is fixed when a store is created`,
+      String(o.chunking.avg),
+      String(config.chunking.avg),
+    );
+  }
+  if (o.chunking?.seed !== undefined && o.chunking.seed !== 'random' && BigInt(o.chunking.seed) !== config.chunking.seed) {
+    throw new FormatMismatchError('this store was created with another chunking seed', String(o.chunking.seed), String(config.chunking.seed));
+  }
+  const durability = o.durability ?? config.durability;
+  b.setDurability?.(durability);
+  const log = o.readonly ? CommitLog.reader(b.db, st, b.log) : await CommitLog.open(b.db, st, b.log, b.writer?.id);
+  return {
+    config,
+    opts: { readonly: o.readonly, durability, compression: o.compression ?? config.compression, packSize: o.packSize, gcMarginMs: o.gcMarginMs, log, st },
+  };
+}

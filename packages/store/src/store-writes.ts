@@ -1,0 +1,203 @@
+/**
+ * The store's writes that do more than commit one operation: puts from every kind of source,
+ * chunk uploads, metadata batches, GC and closing. The Store facade (store.ts) checks that
+ * the store is open for writing and calls these with its context.
+ */
+import { InvalidInputError, type ByteSource } from '@kura/core';
+import type { Op } from './catalog/ops.js';
+import type { MetaChange } from './catalog/entries.js';
+import { collectGarbage, type GcProgress, type GcReport } from './bytes/gc.js';
+import { preloadKnown } from './ingest/known-chunks.js';
+import { hexToBytes, parseDigest } from './hex.js';
+import { MetaUpdate, PutMeta, parse } from './options.js';
+import { ingestHere, putDocument, putReadyDocuments, type ChunkStream, type CommitTurn, type PutOptions, type PutResult, type ReadyDocument, type ResolvedMeta } from './put.js';
+import { commitOne, type StoreContext } from './store-context.js';
+import { requireSnapshot, type DirNode, type SnapshotInfo } from './catalog/snapshot.js';
+import type { PutInput, ReadyInput } from './store-types.js';
+import { DEFAULT_HOLD_MS, checkKeys, putChunk as putOneChunk, storedChunks, type ChunkPutResult } from './bytes/sync.js';
+
+/** Where puts come from besides a caller's bytes. */
+export interface PutChunksOptions extends PutOptions {
+  /** The commit order a batch of puts keeps (put.ts CommitOrder). */
+  order?: CommitTurn;
+  /** False: a snapshot's file (kept by its trees, no entry). */
+  listed?: boolean;
+}
+
+/** Schedules the search index once the put is done, whatever its outcome. */
+async function indexed<T>(ctx: StoreContext, work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } finally {
+    ctx.indexer.schedule();
+  }
+}
+
+/** A put on this thread: bytes, a stream, or (where files exist) a file path. */
+export function put(ctx: StoreContext, input: PutInput, meta: PutMeta, options: PutOptions): Promise<PutResult> {
+  const m = parse(PutMeta, meta, 'put meta');
+  let source: ByteSource;
+  if (typeof input === 'string') {
+    if (!ctx.b.openPath) throw new InvalidInputError('file paths are not supported on this platform', 'input');
+    source = ctx.b.openPath(input);
+  } else {
+    source = input;
+  }
+  return indexed(ctx, putDocument(ctx, ingestHere(ctx, source), m, undefined, true, options.onChunk));
+}
+
+/** A put on this thread of a snapshot's file (kept, not listed). */
+export function putForSnapshot(ctx: StoreContext, source: ByteSource): Promise<PutResult> {
+  return putDocument(ctx, ingestHere(ctx, source), {}, undefined, false);
+}
+
+/**
+ * A document whose chunks were produced elsewhere (a worker running the same kernel with the
+ * store's chunking and compression). Refused (`allowed` throws, or the meta is bad) before it
+ * starts, the producer is told to stop and the puts behind this one in a commit order go on.
+ */
+export async function putChunks(allowed: () => StoreContext, stream: ChunkStream, meta: PutMeta, options: PutChunksOptions): Promise<PutResult> {
+  let ctx: StoreContext;
+  let checked: ResolvedMeta;
+  try {
+    ctx = allowed();
+    checked = parse(PutMeta, meta, 'put meta');
+  } catch (e) {
+    options.order?.done();
+    await stream.return?.(undefined as never).catch(() => undefined);
+    throw e;
+  }
+  return indexed(ctx, putDocument(ctx, stream, checked, options.order, options.listed ?? true, options.onChunk));
+}
+
+/** Documents an ingest worker read and ingested whole, in one pass and one group commit. */
+export async function putReady(allowed: () => StoreContext, docs: readonly (ReadyInput | Error)[], options: Omit<PutChunksOptions, 'onChunk'>): Promise<(PutResult | Error)[]> {
+  let ctx: StoreContext;
+  try {
+    ctx = allowed();
+  } catch (e) {
+    options.order?.done(); // refused: the puts behind this one in a commit order go on
+    throw e;
+  }
+  const ready = docs.map((d): ReadyDocument | Error => {
+    if (d instanceof Error || d.meta === undefined) return d as ReadyDocument | Error;
+    try {
+      return { ...d, meta: parse(PutMeta, d.meta, 'put meta') };
+    } catch (e) {
+      return e as Error;
+    }
+  });
+  return indexed(ctx, putReadyDocuments(ctx, ready, options.listed ?? true, options.order));
+}
+
+/** One uploaded chunk, held for a later `commitChunks` (FORMAT.md §12). */
+export function putChunk(ctx: StoreContext, bytes: Uint8Array, options: { expectKey?: string; holdMs?: number }): Promise<ChunkPutResult> {
+  if (options.expectKey !== undefined) checkKeys([options.expectKey], 'expectKey');
+  const hold = options.holdMs ?? DEFAULT_HOLD_MS;
+  if (!Number.isSafeInteger(hold) || hold < 0) throw new InvalidInputError('holdMs must be a non-negative integer', 'holdMs');
+  return putOneChunk(ctx, bytes, options.expectKey, Date.now() + hold);
+}
+
+/** A document made of stored chunks, read back and hashed (FORMAT.md §12). */
+export function commitChunks(ctx: StoreContext, keys: string[], meta: PutMeta): Promise<PutResult> {
+  checkKeys(keys, 'chunks');
+  const m = parse(PutMeta, meta, 'put meta');
+  return indexed(ctx, putDocument(ctx, storedChunks(ctx, ctx.reader, keys), m));
+}
+
+/** Many metadata changes as one commit: all or none (catalog/ops.ts `meta`). */
+export async function updateMeta(ctx: StoreContext, updates: MetaUpdate[]): Promise<{ updated: number }> {
+  if (!Array.isArray(updates)) throw new InvalidInputError('updates must be an array', 'updates');
+  if (updates.length > 10_000) throw new InvalidInputError('at most 10,000 updates per batch', 'updates');
+  const parsed = updates.map((u, i) => parse(MetaUpdate, u, `updates[${i}]`));
+  parsed.forEach((u, i) => u.digest !== undefined && parseDigest(u.digest, `updates[${i}].digest`));
+  const op: Op = {
+    op: 'meta',
+    updates: parsed.map((u) => {
+      const change: MetaChange = {};
+      if (u.mediaType !== undefined) change.mediaType = u.mediaType;
+      if (u.meta !== undefined) change.meta = u.meta;
+      if (u.addTags !== undefined) change.addTags = u.addTags;
+      if (u.removeTags !== undefined) change.removeTags = u.removeTags;
+      return { target: u.digest !== undefined ? { digest: u.digest } : { path: u.path! }, change };
+    }),
+  };
+  await commitOne(ctx, op);
+  ctx.indexer.schedule();
+  return { updated: parsed.length };
+}
+
+/** GC (gc.ts); a second call while one runs shares it. */
+export function gc(ctx: StoreContext, onProgress?: (p: GcProgress) => void): Promise<GcReport> {
+  ctx.gcRunning ??= collectGarbage(ctx, onProgress).finally(() => {
+    ctx.gcRunning = undefined;
+    const known = ctx.known;
+    if (known) {
+      // Chunks it deleted would be sent raw, and stored uncompressed: start again.
+      known.clear();
+      preloadKnown(known, ctx.st, () => !ctx.closed && ctx.known === known);
+    }
+  });
+  return ctx.gcRunning;
+}
+
+/**
+ * Lets puts in progress finish, finishes pending commits and the search index's queue, seals
+ * the open pack and releases the backends.
+ */
+export async function close(ctx: StoreContext): Promise<void> {
+  try {
+    await ctx.writer.idle();
+    ctx.indexer.stop();
+    await ctx.indexer.drain().catch(() => undefined); // readers then find it complete
+    if (ctx.gcRunning) await ctx.gcRunning.catch(() => undefined);
+    if (!ctx.readonly) await ctx.writer.close();
+    await ctx.log.close();
+    await ctx.b.packs.close();
+    ctx.db.close();
+  } finally {
+    await ctx.b.release?.();
+  }
+}
+
+/** Removes a document from the namespace (decision 0025); false when nothing named it. */
+export async function deleteDocument(ctx: StoreContext, digest: string): Promise<boolean> {
+  parseDigest(digest);
+  return (await commitOne(ctx, { op: 'delete-document', digest })) as boolean;
+}
+
+export async function deletePath(ctx: StoreContext, path: string): Promise<boolean> {
+  checkPath(path);
+  return (await commitOne(ctx, { op: 'delete-path', path })) as boolean;
+}
+
+export async function deleteVersion(ctx: StoreContext, path: string, version: number): Promise<boolean> {
+  if (!Number.isSafeInteger(version) || version < 1) throw new InvalidInputError('version must be a positive integer', 'version');
+  checkPath(path);
+  return (await commitOne(ctx, { op: 'delete-version', path, version })) as boolean;
+}
+
+function checkPath(path: unknown): asserts path is string {
+  if (typeof path !== 'string' || !path) throw new InvalidInputError('path must be a non-empty string', 'path');
+}
+
+/** A snapshot of a tree whose files are in the store (FORMAT.md §13), in one commit. */
+export async function createSnapshot(ctx: StoreContext, root: DirNode, label: string | null): Promise<SnapshotInfo> {
+  if (root?.type !== 'dir' || !Array.isArray(root.entries)) throw new InvalidInputError('a snapshot root is a directory node', 'root');
+  if (label !== null && (typeof label !== 'string' || label.length > 1024)) throw new InvalidInputError('label must be a string of at most 1024 characters', 'label');
+  return (await commitOne(ctx, { op: 'snapshot', root, label })) as SnapshotInfo;
+}
+
+export async function deleteSnapshot(ctx: StoreContext, id: number): Promise<void> {
+  requireSnapshot(ctx.st, id); // NOT_FOUND without a commit
+  await commitOne(ctx, { op: 'rm-snapshot', id });
+}
+
+/** What verify calls with the damaged chunks it finds: marks them (FORMAT.md §10), one transaction. */
+export function markDamaged(ctx: StoreContext): (keys: { key: string; reason: string }[]) => void {
+  return (keys) => {
+    const now = Date.now();
+    ctx.db.transaction(() => keys.forEach((k) => ctx.st.damagedMark.run(hexToBytes(k.key), k.reason, now)));
+  };
+}
+
