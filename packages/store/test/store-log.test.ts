@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeFrame, encodeFrame, readFrames, FRAME_OVERHEAD } from '../src/catalog/frame.js';
 import { commitsAfter, decodeCommit, emptyHead, encodeBody } from '../src/catalog/commits.js';
 import type { Op } from '../src/catalog/ops.js';
+import { packHeader } from '../src/bytes/pack-record.js';
 import { FsLogStore } from '../src/node/fs-log.js';
 import { Store } from '../src/node/index.js';
 import { canonicalDump } from './helpers/dump.js';
@@ -236,6 +237,28 @@ describe('the database is a replay of the log', () => {
     const after = await commitsAfter(new FsLogStore(dir), emptyHead());
     expect(after.commits.map((c) => c.frame.seq)).toEqual(after.commits.map((_, i) => i + 1));
     expect(decodeCommit(after.commits[frame.seq]!.frame).writer).toBe('deaddeaddeaddead');
+  });
+
+  it('a pack file whose row only a dead writer\'s stranded commit holds is no orphan to GC', async () => {
+    const { store, dir } = await newStore({ chunking: { avg: 1024 } });
+    await store.put(textBytes('hello'), { path: 'a.txt' });
+    await new Promise((r) => setImmediate(r)); // its batch ends
+    // Another process committed a pack row to the log, created the file (and would have put
+    // documents into it), and died before its COMMIT: this writer's database lacks the row.
+    const name = 'ab'.repeat(16);
+    const frame = await nextFrame(dir, 'deaddeaddeaddead', [{ op: 'pack', name, writer: 'deaddeaddeaddead' }]);
+    appendFileSync(frame.segment, frame.bytes);
+    const file = join(dir, 'packs', 'ab', `${name}.pack`);
+    mkdirSync(join(dir, 'packs', 'ab'), { recursive: true });
+    writeFileSync(file, packHeader());
+    const report = await store.gc();
+    expect(report.orphansDeleted).toBe(0);
+    expect(existsSync(file)).toBe(true);
+    // Applied before GC decided: the pack is known, and (its writer dead, nothing in it) goes
+    // as an empty pack at the next GC, row first.
+    expect((await store.gc()).packsDeleted).toBe(1);
+    expect(existsSync(file)).toBe(false);
+    expect((await store.verify()).ok).toBe(true);
   });
 
   it('a checkpoint bounds the replay: a rebuild starts there and gives the same catalog', async () => {

@@ -12,6 +12,7 @@ import { PACK_HEADER_SIZE, RECORD_HEADER_SIZE } from './pack-record.js';
 import type { Writer } from './writer.js';
 import type { CommitLog } from '../catalog/commit-log.js';
 import type { Op } from '../catalog/ops.js';
+import { crashPoint } from '../crash-points.js';
 
 export interface GcReport {
   /** Chunk rows removed (unreferenced chunks). */
@@ -103,6 +104,7 @@ export async function collectGarbage(ctx: GcContext, onProgress?: (p: GcProgress
     // referenced since the page was read, or an upload holds, stays.
     const keys = page.map((r) => bytesToHex(r.key)).filter((k) => !writer.pinned(k));
     report.chunksRemoved += log.commit([before === undefined ? { op: 'condemn', keys } : { op: 'condemn', keys, before }])[0] as number;
+    crashPoint('condemned');
     after = page[page.length - 1]!.key;
     done += page.length;
     onProgress?.({ phase: 'chunks', done: Math.min(done, total), total: Math.max(done, total) });
@@ -136,6 +138,7 @@ export async function collectGarbage(ctx: GcContext, onProgress?: (p: GcProgress
   for (const pack of empty) {
     writer.forgetPack(pack.id);
     await packs.remove(pack.name);
+    crashPoint('pack-removed');
     report.packsDeleted++;
     report.bytesFreed += pack.size;
     onProgress?.({ phase: 'packs', done: report.packsDeleted, total: packWork });
@@ -151,7 +154,11 @@ export async function collectGarbage(ctx: GcContext, onProgress?: (p: GcProgress
   // first, rows read after the await: a pack's row is committed before its file exists, so a
   // listed file whose row is missing now was never a live pack.
   const listed = await packs.list();
-  const known = new Set(st.packsAll.all().map((p) => p.name));
+  // The rows are read under the write lock, after the commits other writers appended are
+  // applied (CommitLog.readApplied): a pack's row can be in the log and not yet in this
+  // database — another writer's batch not yet committed, or a writer that died between its
+  // append and its COMMIT, whose acknowledged puts name the pack. Such a file is no orphan.
+  const known = log.readApplied(() => new Set(st.packsAll.all().map((p) => p.name)));
   for (const { name, size } of listed) {
     if (!known.has(name)) {
       await packs.remove(name);
@@ -185,6 +192,7 @@ async function compact(ctx: GcContext, packId: number, name: string, rows: Chunk
     moved.push({ key: row.key, packId: chunk.packId, offset: chunk.offset });
     rewritten += payloadRecord.length + (opened ? PACK_HEADER_SIZE : 0);
   }
+  if (moved.length) crashPoint('records-moved');
   try {
     // Flushed before the rows point at the copies (durability order, FORMAT.md §8).
     // A sealed pack only loses rows (puts write to the open pack), so the rows read above
@@ -206,6 +214,7 @@ async function compact(ctx: GcContext, packId: number, name: string, rows: Chunk
   if (!st.packById.get(packId)) {
     writer.forgetPack(packId);
     await packs.remove(name);
+    crashPoint('pack-removed');
   }
   return rewritten;
 }

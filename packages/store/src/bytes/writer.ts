@@ -14,6 +14,7 @@ import type { ChunkPlace, Op, OpResult } from '../catalog/ops.js';
 import type { Durability } from '../options.js';
 import { PACK_HEADER_SIZE, RECORD_HEADER_SIZE, packHeader, recordHeader, type ChunkLocation } from './pack-record.js';
 import type { Statements } from '../catalog/statements.js';
+import { crashPoint } from '../crash-points.js';
 
 /** Packs are sealed once they reach this size. */
 export const PACK_TARGET_SIZE = 64 * 1024 * 1024;
@@ -204,6 +205,7 @@ export class Writer {
     if (already) return { chunk: already, written: false };
     const offset = pack.writer.append(recordHeader(c, this.#header), payload);
     pack.dirty = true;
+    crashPoint('record-appended');
     const stored: StoredChunk = { key: c.key, codec: c.codec, rawLen: c.rawLen, storedLen: c.storedLen, packId: pack.id, offset };
     this.#pending.set(c.key, stored);
     return { chunk: stored, written: true };
@@ -258,10 +260,12 @@ export class Writer {
     if (this.#open) return this.#open;
     this.#opening ??= (async () => {
       const name = randomName();
-      // The row is committed before the file exists: a file without a row is an orphan.
+      // The row is committed before the file exists: a file no row names once every commit in
+      // the log is applied is an orphan (gc.ts).
       this.log.commit([{ op: 'pack', name, writer: this.log.writer }]);
       const id = this.st.packByName.get(name)!.id;
       const writer = await this.packs.create(name);
+      crashPoint('pack-created');
       writer.append(packHeader());
       if (this.durability === 'full') await writer.sync();
       this.#packNames.set(id, name);
@@ -283,6 +287,7 @@ export class Writer {
     const done = (async () => {
       if (pack.dirty || this.durability === 'full') await pack.writer.sync();
       await pack.writer.close();
+      crashPoint('pack-sealing');
       this.log.commit([{ op: 'pack-size', name: pack.writer.name, size: pack.writer.size, sealed: true }]);
     })();
     this.#sealing.add(done);

@@ -21,6 +21,9 @@ export const CHECKPOINT_TABLES: readonly { name: string; blobs: readonly string[
   { name: 'packs', blobs: [], order: 'id' },
   { name: 'chunks', blobs: ['key'], order: 'key' },
   { name: 'chunk_holds', blobs: ['key'], order: 'key' },
+  // When GC first found a chunk unreferenced (FORMAT.md §9): a condemnation with a margin
+  // replays to the same rows only from the same marks.
+  { name: 'condemned', blobs: ['key'], order: 'key' },
   { name: 'documents', blobs: ['digest', 'manifest'], order: 'id' },
   { name: 'entries', blobs: [], order: 'id' },
   { name: 'tags', blobs: [], order: 'entry_id, tag' },

@@ -14,6 +14,7 @@ import type { LogStore, SegmentAppender, SharedSegments } from './log-store.js';
 import { applyOp, type ApplyContext, type Op, type OpResult } from './ops.js';
 import { checkpointName, encodeCheckpoint } from './checkpoint.js';
 import { SCHEMA_VERSION } from './schema.js';
+import { crashPoint } from '../crash-points.js';
 
 /** A segment takes no more appends past this size; the next commit starts a new one. */
 export const SEGMENT_LIMIT = 1 << 20;
@@ -247,11 +248,13 @@ export class CommitLog {
         }
         const made = started;
         undo = () => made.truncate(0); // empty: the next commit fills it
+        crashPoint('segment-started');
         next = { seq, hash, segment: name, end: bytes.length };
       } else {
         const before = appender.size;
         appender.append(bytes);
         undo = () => appender.truncate(before);
+        crashPoint('frame-appended');
         next = { seq, hash, segment: appender.name, end: before + bytes.length };
       }
       // In a batch, the head is written once, when it ends (endBatch): a crash rolls back the
@@ -272,9 +275,22 @@ export class CommitLog {
     }
     if (started) this.#switchTo(started);
     if (next) this.#head = next;
+    if (next && !this.#batch) crashPoint('committed');
     if (this.#head.seq - this.#checkpointed >= CHECKPOINT_EVERY && !this.#checkpointing) void this.checkpoint().catch(() => undefined);
     if (this.#batch && performance.now() - this.#batch.started >= BATCH_MS) this.endBatch();
     if (!shared && this.#appender && this.#appender.size >= SEGMENT_LIMIT) this.#rotating ??= this.#startSegment().finally(() => (this.#rotating = undefined));
+  }
+
+  /**
+   * Runs `fn` on the database with every commit the log holds applied: under the write lock,
+   * after the catch-up (other writers' batches have ended, and a dead writer's stranded
+   * commits are applied), as a transaction that commits nothing of its own. For decisions a
+   * commit cannot re-check itself, such as which pack files no row names.
+   */
+  readApplied<T>(fn: () => T): T {
+    let out: T | undefined;
+    this.transaction(Date.now(), () => void (out = fn()), false);
+    return out as T;
   }
 
   #beginBatch(shared: SharedSegments, batch: SqlBatch): void {
@@ -300,6 +316,7 @@ export class CommitLog {
     const batch = this.#db.batch!;
     try {
       writeHead(this.#st, this.#head);
+      crashPoint('batch-ending');
       batch.commit();
     } catch {
       try {
@@ -325,6 +342,7 @@ export class CommitLog {
       });
       if (seq > this.#checkpointed) {
         await this.#store.createCheckpoint(checkpointName(seq), bytes); // false: another writer made it
+        crashPoint('checkpoint-written');
         this.#checkpointed = seq;
       }
       return seq;

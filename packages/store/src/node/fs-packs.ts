@@ -152,7 +152,16 @@ export class FsPackStore implements PackStore {
       if (!/^[0-9a-f]{2}$/.test(sub)) continue;
       for (const f of readdirSync(join(this.dir, sub))) {
         const m = /^([0-9a-f]{32})\.pack$/.exec(f);
-        if (m) out.push({ name: m[1]!, size: statSync(join(this.dir, sub, f)).size });
+        if (!m) continue;
+        let size: number;
+        try {
+          size = statSync(join(this.dir, sub, f)).size;
+        } catch (e) {
+          // Removed since the directory was read (another writer's GC): not listed.
+          if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue;
+          throw e;
+        }
+        out.push({ name: m[1]!, size });
       }
     }
     return out;
