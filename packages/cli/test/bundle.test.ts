@@ -59,9 +59,9 @@ describe('the bundled kura command', () => {
 
     const snap = kura('snapshot', tree, '--json');
     expect(snap.code).toBe(0);
-    const id = (JSON.parse(snap.stdout) as { id: number }).id;
+    const id = (JSON.parse(snap.stdout) as { id: string }).id;
     const out = join(root, 'restored');
-    expect(kura('restore', String(id), out).code).toBe(0);
+    expect(kura('restore', id, out).code).toBe(0);
     expect(readFileSync(join(out, 'sub/large.bin')).equals(large)).toBe(true);
 
     const got = kura('get', `sha256:${createHash('sha256').update(large).digest('hex')}`);

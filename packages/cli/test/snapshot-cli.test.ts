@@ -27,46 +27,50 @@ describe('kura snapshot, snapshots, diff, restore, rm-snapshot', () => {
 
     const one = kura(['snapshot', '--store', store, '--label', 'before', tree]);
     expect(one.code).toBe(0);
-    expect(one.stdout).toMatch(/^snapshot 1: 2 files, .* \(before\)\n$/);
+    expect(one.stdout).toMatch(/^snapshot [0-9a-f]{12}: 2 files, .* \(before\)\n$/);
+    const first = one.stdout.slice('snapshot '.length, 'snapshot '.length + 12); // as printed: a prefix of the id
     writeFileSync(join(tree, 'src', 'main.ts'), 'console.log(2);\n');
     writeFileSync(join(tree, 'new.txt'), 'new\n');
     rmSync(join(tree, 'notes.md'));
     const two = JSON.parse(kura(['snapshot', '--store', store, '--json', tree]).stdout);
-    expect(two).toMatchObject({ id: 2, files: 2, label: null, skipped: [] });
+    expect(two).toMatchObject({ id: expect.stringMatching(/^[0-9a-f]{32}$/), files: 2, label: null, skipped: [] });
     expect(two.tree).toMatch(/^sha256:[0-9a-f]{64}$/);
 
     const list = kura(['snapshots', '--store', store, '--json']).stdout.trim().split('\n').map((l) => JSON.parse(l));
-    expect(list.map((s) => [s.id, s.label])).toEqual([
-      [1, 'before'],
-      [2, null],
+    expect(list.map((s) => [s.id.slice(0, 12), s.label])).toEqual([
+      [first, 'before'],
+      [two.id.slice(0, 12), null],
     ]);
+    const human = kura(['snapshots', '--store', store]).stdout.split('\n').filter(Boolean);
+    expect(human.map((l) => l.split(' ')[0])).toEqual([first, two.id.slice(0, 12)]);
 
-    const diff = kura(['diff', '--store', store, '1', '2']);
+    const diff = kura(['diff', '--store', store, first, two.id.slice(0, 6)]);
     expect(diff.code).toBe(0);
     expect(diff.stdout.split('\n').filter(Boolean).map((l) => l.split('  ')[0])).toEqual(['+ new.txt', '- notes.md', '~ src/main.ts']);
-    const dj = JSON.parse(kura(['diff', '--store', store, '--json', '1', '2']).stdout);
+    const dj = JSON.parse(kura(['diff', '--store', store, '--json', list[0].id, two.id]).stdout);
     expect(dj.changed[0]).toMatchObject({ path: 'src/main.ts', a: { type: 'file' }, b: { type: 'file' } });
 
     const out = join(root, 'out');
-    const r = kura(['restore', '--store', store, '1', out]);
+    const r = kura(['restore', '--store', store, first, out]);
     expect(r.code).toBe(0);
     expect(readFileSync(join(out, 'src', 'main.ts'), 'utf8')).toBe('console.log(1);\n');
     expect(readFileSync(join(out, 'notes.md'), 'utf8')).toBe('# notes\n');
     expect(readlinkSync(join(out, 'entry'))).toBe('src/main.ts');
-    const again = kura(['restore', '--store', store, '1', out]);
+    const again = kura(['restore', '--store', store, first, out]);
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(/^kura: .*not empty.*pass --overwrite.*\[INVALID_INPUT\]\n$/);
-    expect(kura(['restore', '--store', store, '--overwrite', '2', out]).code).toBe(0);
+    expect(kura(['restore', '--store', store, '--overwrite', two.id, out]).code).toBe(0);
     expect(readFileSync(join(out, 'src', 'main.ts'), 'utf8')).toBe('console.log(2);\n');
 
-    const rm = kura(['rm-snapshot', '--store', store, '--json', '1']);
+    const rm = kura(['rm-snapshot', '--store', store, '--json', first]);
     expect(rm.code).toBe(0);
-    expect(JSON.parse(rm.stdout)).toMatchObject({ id: 1 });
+    expect(JSON.parse(rm.stdout)).toMatchObject({ id: list[0].id });
     expect(JSON.parse(rm.stdout).freedByGc).toBeGreaterThan(0); // notes.md and the old main.ts
-    const gone = kura(['restore', '--store', store, '1', join(root, 'out2')]);
+    const gone = kura(['restore', '--store', store, first, join(root, 'out2')]);
     expect(gone.code).toBe(1);
-    expect(gone.stderr).toMatch(/no snapshot 1 \[NOT_FOUND\]/);
-    expect(kura(['diff', '--store', store, '1', 'x']).code).toBe(2);
+    expect(gone.stderr).toMatch(new RegExp(`no snapshot ${first} \\[NOT_FOUND\\]`));
+    expect(kura(['diff', '--store', store, first, 'x']).code).toBe(2);
+    expect(kura(['restore', '--store', store, '1', join(root, 'out3')]).code).toBe(2); // not an id: too short
     expect(kura(['verify', '--store', store]).code).toBe(0);
   });
 
@@ -79,7 +83,7 @@ describe('kura snapshot, snapshots, diff, restore, rm-snapshot', () => {
     await new Promise((r) => setTimeout(r, 2300)); // past RECENT_MS: stamps are trusted
     expect(JSON.parse(kura(['snapshot', '--store', store, '--json', tree]).stdout)).toMatchObject({ files: 5, reused: 0 });
     const again = kura(['snapshot', '--store', store, tree]);
-    expect(again.stdout).toMatch(/^snapshot 2: 5 files \(5 unchanged, not read\), /);
+    expect(again.stdout).toMatch(/^snapshot [0-9a-f]{12}: 5 files \(5 unchanged, not read\), /);
     expect(JSON.parse(kura(['snapshot', '--store', store, '--json', '--reread', tree]).stdout)).toMatchObject({ files: 5, reused: 0 });
   });
 
@@ -95,9 +99,9 @@ describe('kura snapshot, snapshots, diff, restore, rm-snapshot', () => {
     expect(kura(['init', '--store', store]).code).toBe(0);
     const r = kura(['snapshot', '--store', store, '--exclude', 'node_modules', '--exclude', '*.log', '--exclude', '/build', tree]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^snapshot 1: 1 files \(3 excluded\), /);
+    expect(r.stdout).toMatch(/^snapshot [0-9a-f]{12}: 1 files \(3 excluded\), /);
     const out = join(root, 'out-exclude');
-    expect(kura(['restore', '--store', store, '1', out]).code).toBe(0);
+    expect(kura(['restore', '--store', store, r.stdout.split(/[ :]/)[1]!, out]).code).toBe(0);
     expect(readdirSync(out)).toEqual(['main.ts']);
     const bad = kura(['snapshot', '--store', store, '--exclude', '/', tree]);
     expect(bad.code).toBe(2);

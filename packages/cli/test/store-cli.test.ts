@@ -459,7 +459,8 @@ describe('errors', () => {
     [['ls', '--limit', '0'], /--limit must be between 1 and 10000/],
     [['ls', '--limit', 'ten'], /--limit must be a whole number/],
     [['ls', '--since', 'yesterday'], /--since must be an ISO 8601 date/],
-    [['ls', '--cursor', 'abc'], /--cursor must be a cursor printed by kura ls/],
+    [['ls', '--cursor', 'a#c'], /--cursor must be a cursor printed by kura ls/],
+    [['ls', '--cursor', 'abc'], /cursor is not one this store gave out \[INVALID_INPUT\]/], // well-formed, never given out
     [['meta', UNKNOWN, 'noequals'], /meta takes key=value/],
     [['add', '--meta', 'x', 'somefile'], /--meta takes key=value/],
     [['add', '--durability', 'sometimes', 'somefile'], /--durability must be full or normal/],

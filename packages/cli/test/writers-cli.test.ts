@@ -75,7 +75,7 @@ describe('kura serve, two kura add and a kura snapshot on one store at once', ()
       expect(paths.filter((p) => p.startsWith('b/')).length).toBe(42);
       expect(paths.filter((p) => p.startsWith('http/')).length).toBe(40);
       const snapshots = await kura(['snapshots', '--json', '--store', store]);
-      expect(snapshots.stdout).toContain(`"id":${JSON.parse(snap.stdout).id}`);
+      expect(snapshots.stdout).toContain(`"id":${JSON.stringify(JSON.parse(snap.stdout).id)}`);
       const lic = await fetch(`${url}/v1/paths/b/LICENSE`);
       expect(await lic.text()).toBe('MIT License\nthe same bytes in every tree\n');
       const v = await kura(['verify', '--store', store]);

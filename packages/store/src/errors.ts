@@ -111,11 +111,14 @@ export function storageError(e: unknown, file?: string): unknown {
  * entry was meant is the caller's to say. Nothing changed.
  */
 export class AmbiguousError extends KuraError {
-  constructor(
-    message: string,
-    /** Paths of the entries that show the document (the first few). */
-    readonly paths: string[],
-  ) {
+  /** When a digest named an entry: paths of the entries that show the document (the first few). */
+  readonly paths?: string[];
+  /** When a prefix named a snapshot: ids of the snapshots it names (the first few). */
+  readonly snapshots?: string[];
+
+  constructor(message: string, candidates: { paths: string[] } | { snapshots: string[] }) {
     super('AMBIGUOUS', message);
+    if ('paths' in candidates) this.paths = candidates.paths;
+    else this.snapshots = candidates.snapshots;
   }
 }

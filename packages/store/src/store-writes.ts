@@ -12,7 +12,7 @@ import { hexToBytes, parseDigest } from './hex.js';
 import { MetaUpdate, PutMeta, parse } from './options.js';
 import { ingestHere, putDocument, putReadyDocuments, type ChunkStream, type CommitTurn, type PutOptions, type PutResult, type ReadyDocument, type ResolvedMeta } from './put.js';
 import { commitOne, type StoreContext } from './store-context.js';
-import { requireSnapshot, type DirNode, type SnapshotInfo } from './catalog/snapshot.js';
+import { newSnapshotId, requireSnapshot, type DirNode, type SnapshotInfo } from './catalog/snapshot.js';
 import type { PutInput, ReadyInput } from './store-types.js';
 import { DEFAULT_HOLD_MS, checkKeys, putChunk as putOneChunk, storedChunks, type ChunkPutResult } from './bytes/sync.js';
 
@@ -185,12 +185,13 @@ function checkPath(path: unknown): asserts path is string {
 export async function createSnapshot(ctx: StoreContext, root: DirNode, label: string | null): Promise<SnapshotInfo> {
   if (root?.type !== 'dir' || !Array.isArray(root.entries)) throw new InvalidInputError('a snapshot root is a directory node', 'root');
   if (label !== null && (typeof label !== 'string' || label.length > 1024)) throw new InvalidInputError('label must be a string of at most 1024 characters', 'label');
-  return (await commitOne(ctx, { op: 'snapshot', root, label })) as SnapshotInfo;
+  return (await commitOne(ctx, { op: 'snapshot', root, label, id: newSnapshotId() })) as SnapshotInfo;
 }
 
-export async function deleteSnapshot(ctx: StoreContext, id: number): Promise<void> {
-  requireSnapshot(ctx.st, id); // NOT_FOUND without a commit
-  await commitOne(ctx, { op: 'rm-snapshot', id });
+/** Deletes the snapshot `id` (or a unique prefix) names: the log records its whole id. */
+export async function deleteSnapshot(ctx: StoreContext, id: string): Promise<void> {
+  const row = requireSnapshot(ctx.st, id); // NOT_FOUND, AMBIGUOUS without a commit
+  await commitOne(ctx, { op: 'rm-snapshot', id: row.uid });
 }
 
 /** What verify calls with the damaged chunks it finds: marks them (FORMAT.md §10), one transaction. */

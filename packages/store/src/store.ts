@@ -150,31 +150,31 @@ export class Store {
     return this.#r().st.snapshotsAll.all().map(snapshotInfo);
   }
 
-  async snapshotInfo(id: number): Promise<SnapshotInfo> {
+  async snapshotInfo(id: string): Promise<SnapshotInfo> {
     return snapshotInfo(requireSnapshot(this.#r().st, id));
   }
 
   /** Every entry of a snapshot, depth first, each directory before its contents. */
-  async *snapshotEntries(id: number): AsyncGenerator<WalkEntry> {
+  async *snapshotEntries(id: string): AsyncGenerator<WalkEntry> {
     const { st } = this.#r();
     yield* walkTree(st, formatDigest(requireSnapshot(st, id).tree));
   }
 
   /** Paths added, removed and changed from snapshot `a` to snapshot `b` (one read transaction). */
-  async diffSnapshots(a: number, b: number): Promise<SnapshotDiff> {
+  async diffSnapshots(a: string, b: string): Promise<SnapshotDiff> {
     const { db, st } = this.#r();
     return db.read(() => diffTrees(st, formatDigest(requireSnapshot(st, a).tree), formatDigest(requireSnapshot(st, b).tree)));
   }
 
   /** Bytes that deleting the snapshot would free (its chunks no other document uses). */
-  async snapshotExclusiveSize(id: number): Promise<number> {
+  async snapshotExclusiveSize(id: string): Promise<number> {
     const { db, st } = this.#r();
     // Many lookups: in one read transaction, ~1.5 µs each instead of ~16 µs on their own.
     return db.read(() => snapshotExclusiveSize(st, requireSnapshot(st, id)));
   }
 
   /** Deletes a snapshot; documents only it kept go with it, their chunks at the next `gc`. */
-  async deleteSnapshot(id: number): Promise<void> {
+  async deleteSnapshot(id: string): Promise<void> {
     await writes.deleteSnapshot(this.#w('deleteSnapshot'), id);
   }
 

@@ -94,6 +94,8 @@ describe('list', () => {
     const { store } = await newStore();
     await expect(store.list({ limit: 0 })).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'limit' });
     await expect(store.list({ cursor: 'abc' })).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'cursor' });
+    // Cursors are opaque (FORMAT.md §11): an entry id is not one.
+    await expect(store.list({ cursor: '7' })).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'cursor' });
     await expect(store.list({ since: 'yesterday' } as never)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
   });
 });

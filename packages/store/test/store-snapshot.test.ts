@@ -61,7 +61,7 @@ describe('snapshots', () => {
     mkdirSync(src);
     makeTree(src);
     const snap = await store.snapshot(src, { label: 'first' });
-    expect(snap).toMatchObject({ id: 1, label: 'first', files: 8, skipped: [] });
+    expect(snap).toMatchObject({ id: expect.stringMatching(/^[0-9a-f]{32}$/), label: 'first', files: 8, skipped: [] });
     expect(snap.bytes).toBe(3000 + 10_000 + 300_000 + 10_000 + 0 + 18 + 100 + 'names are UTF-8'.length);
     const out = join(tempDir(), 'out');
     const report = await store.restore(snap.id, out);
@@ -97,7 +97,9 @@ describe('snapshots', () => {
     expect(d.added.map((e) => e.path)).toEqual(['empty/new.txt']);
     expect(d.removed.map((e) => e.path).sort()).toEqual(['README.md', 'docs/dir-link']);
     expect(d.changed.map((e) => e.path).sort()).toEqual(['bin/secret', 'docs/a.txt', 'docs/deep/deeper/blob.bin']);
-    expect((await store.snapshots()).map((s) => s.id)).toEqual([1, 2, 3]);
+    // Ids from the log (FORMAT.md §13.3): 32 hex digits each, listed oldest first.
+    expect((await store.snapshots()).map((s) => s.id)).toEqual([a.id, b.id, c.id]);
+    for (const s of [a, b, c]) expect(s.id).toMatch(/^[0-9a-f]{32}$/);
   });
 
   it('snapshots are GC roots: deleting a document they name hides it; deleting the snapshot frees it', async () => {
@@ -157,7 +159,40 @@ describe('snapshots', () => {
     await s.gc();
     expect((await s.stats()).chunks).toBe(0);
     await expect(s.deleteSnapshot(s2.id)).rejects.toMatchObject({ code: 'NOT_FOUND' });
-    await expect(s.deleteSnapshot(0)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(s.deleteSnapshot('zzzz')).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(s.deleteSnapshot('abc')).rejects.toMatchObject({ code: 'INVALID_INPUT' }); // too short a prefix
+    await expect(s.deleteSnapshot(0 as unknown as string)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+  });
+
+  it('ids come from the log: any unique prefix of 4+ digits names one; a shared prefix is AMBIGUOUS; a rebuild keeps them', async () => {
+    const { store, dir } = await newStore({ chunking: { avg: 1024 } });
+    const src = join(tempDir(), 'src');
+    mkdirSync(src);
+    writeFileSync(join(src, 'f.txt'), 'one');
+    const a = await store.snapshot(src, { label: 'a' });
+    writeFileSync(join(src, 'f.txt'), 'two');
+    const b = await store.snapshot(src, { label: 'b' });
+    expect(a.id).not.toBe(b.id);
+    expect((await store.snapshotInfo(a.id.slice(0, 4))).label).toBe('a');
+    expect((await store.snapshotInfo(b.id.slice(0, 7))).label).toBe('b');
+    await expect(store.snapshotInfo('0000000000000000000000000000000g')).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    const absent = [...'0123456789abcdef'].find((c) => !a.id.startsWith(c) && !b.id.startsWith(c))!.repeat(4);
+    await expect(store.snapshotInfo(absent)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await store.close();
+    // Two ids sharing their first 6 digits (set in the database: random ids rarely do).
+    const db = new Database(join(dir, 'kura.db'));
+    db.prepare('UPDATE snapshots SET uid = ? WHERE uid = ?').run(`abcdef${a.id.slice(6)}`, a.id);
+    db.prepare('UPDATE snapshots SET uid = ? WHERE uid = ?').run(`abcdef${b.id.slice(6)}`, b.id);
+    db.close();
+    const s = await reopen(dir);
+    await expect(s.snapshotInfo('abcdef')).rejects.toMatchObject({ code: 'AMBIGUOUS', snapshots: [`abcdef${a.id.slice(6)}`, `abcdef${b.id.slice(6)}`].sort() });
+    expect((await s.snapshotInfo(`abcdef${a.id.slice(6, 8)}`)).label).toBe('a');
+    await s.close();
+    // The log holds the ids: a database rebuilt from it has the ones the writer drew.
+    const { Store } = await import('../src/node/index.js');
+    await Store.rebuild(dir);
+    const r = await reopen(dir);
+    expect((await r.snapshots()).map((x) => x.id)).toEqual([a.id, b.id]);
   });
 
   it('refuses a target that is not empty, and never writes through an existing link', async () => {

@@ -57,7 +57,7 @@ describe('several writer processes on one store', () => {
 
       const live = new Map<number, string>(); // acknowledged, not deleted since
       const gone = new Set<number>();
-      const snaps = new Map<number, string>(); // snapshot id -> tree
+      const snaps = new Map<string, string>(); // snapshot id -> tree
       let acks = 0;
       let kills = 0;
       let reclaimed = 0; // chunk rows GC removed while the others wrote
@@ -92,7 +92,7 @@ describe('several writer processes on one store', () => {
               inFlight.delete(Number(n));
               live.delete(Number(n));
               gone.add(Number(n));
-            } else if (what === 'snap') snaps.set(Number(n), digest!);
+            } else if (what === 'snap') snaps.set(n!, digest!);
             else if (what === 'gc' && n === 'done') reclaimed += Number(digest);
             else if (what === 'refused') refused++;
           }

@@ -63,7 +63,7 @@ end.`,
     .action(async (opts: LsOptions, cmd: Command) => {
       const limit = opts.limit === undefined ? undefined : wholeNumber(opts.limit, '--limit');
       if (limit !== undefined && (limit < 1 || limit > PAGE_MAX)) throw usage(`--limit must be between 1 and ${PAGE_MAX}, got ${limit}`);
-      if (opts.cursor !== undefined && !/^\d+$/.test(opts.cursor)) throw usage(`--cursor must be a cursor printed by kura ls, got "${opts.cursor}"`);
+      if (opts.cursor !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(opts.cursor)) throw usage(`--cursor must be a cursor printed by kura ls, got "${opts.cursor}"`);
       const since = isoDate(opts.since, '--since');
       const until = isoDate(opts.until, '--until');
       const query: ListQuery = {

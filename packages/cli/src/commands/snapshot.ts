@@ -17,12 +17,16 @@ import { Progress } from '../progress.js';
 import { withStore } from '../store.js';
 import { notUtf8 } from '../walk.js';
 
-function snapshotId(value: string): number {
-  if (!/^[0-9]+$/.test(value) || !Number.isSafeInteger(Number(value)) || Number(value) < 1) throw usage(`a snapshot id is a positive whole number, got "${value}"`);
-  return Number(value);
+/** A snapshot id as `kura snapshots` prints it, or any unique prefix of 4 or more of its digits. */
+function snapshotId(value: string): string {
+  if (!/^[0-9a-f]{4,32}$/.test(value)) throw usage(`a snapshot id is 4 to 32 hex digits (the start of an id kura snapshots lists), got "${value}"`);
+  return value;
 }
 
-const line = (s: SnapshotInfo) => `${String(s.id).padStart(4)}  ${s.createdAt}  ${count(s.files).padStart(7)} files  ${bytes(s.bytes).padStart(9)}  ${s.label ?? ''}`.trimEnd();
+/** Ids are shown by their first 12 digits, as git shortens commit ids; --json has them whole. */
+const SHORT_ID = 12;
+
+const line = (s: SnapshotInfo) => `${s.id.slice(0, SHORT_ID)}  ${s.createdAt}  ${count(s.files).padStart(7)} files  ${bytes(s.bytes).padStart(9)}  ${s.label ?? ''}`.trimEnd();
 
 function describe(e: TreeEntry): string {
   if (e.type === 'file') return `${e.digest} ${e.mode.toString(8)}`;
@@ -81,7 +85,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
         for (const p of s.notUtf8) process.stderr.write(`kura: left out ${p}: ${notUtf8().message}\n`);
         for (const p of s.vanished) process.stderr.write(`kura: left out ${p}: deleted while the snapshot ran\n`);
         const notes = [s.reused ? `${count(s.reused)} unchanged, not read` : '', s.excluded ? `${count(s.excluded)} excluded` : ''].filter(Boolean);
-        await write(`snapshot ${s.id}: ${count(s.files)} files${notes.length ? ` (${notes.join('; ')})` : ''}, ${bytes(s.bytes)}${s.label ? ` (${s.label})` : ''}\n`);
+        await write(`snapshot ${s.id.slice(0, SHORT_ID)}: ${count(s.files)} files${notes.length ? ` (${notes.join('; ')})` : ''}, ${bytes(s.bytes)}${s.label ? ` (${s.label})` : ''}\n`);
       });
     });
 
@@ -101,7 +105,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
   program
     .command('restore')
     .description('recreate a snapshot in DIR (created if missing; must be empty unless --overwrite); nothing is written outside DIR')
-    .argument('<id>', 'the snapshot id (kura snapshots)')
+    .argument('<id>', 'the snapshot id, or a unique prefix of 4+ digits (kura snapshots)')
     .argument('<dir>', 'where to restore it')
     .option('--overwrite', 'restore into a non-empty directory, replacing files the snapshot has')
     .option('--json', 'one JSON object: {"files","dirs","symlinks","bytes"}')
@@ -141,8 +145,8 @@ export function register(program: Command, setExit: (code: number) => void): voi
   program
     .command('diff')
     .description('paths added (+), removed (-) and changed (~) from snapshot A to snapshot B')
-    .argument('<a>', 'the older snapshot id')
-    .argument('<b>', 'the newer snapshot id')
+    .argument('<a>', 'the older snapshot id (or a unique prefix)')
+    .argument('<b>', 'the newer snapshot id (or a unique prefix)')
     .option('--json', 'one JSON object: {"added":[{path,entry}],"removed":[…],"changed":[{path,a,b}]}')
     .action(async (a: string, b: string, opts: { json?: boolean }, cmd: Command) => {
       const [x, y] = [snapshotId(a), snapshotId(b)];
@@ -161,16 +165,17 @@ export function register(program: Command, setExit: (code: number) => void): voi
   program
     .command('rm-snapshot')
     .description('delete snapshots; what only they kept goes (kura gc reclaims the space)')
-    .argument('<id...>', 'snapshot ids')
-    .option('--json', 'one JSON object per snapshot: {"id","freedByGc"} (bytes the next gc frees)')
+    .argument('<id...>', 'snapshot ids (or unique prefixes)')
+    .option('--json', 'one JSON object per snapshot: {"id" (whole),"freedByGc"} (bytes the next gc frees)')
     .action(async (ids: string[], opts: { json?: boolean }, cmd: Command) => {
       const ns = ids.map(snapshotId);
       await withStore(cmd, { readonly: false }, async (store) => {
-        for (const id of ns) {
+        for (const ref of ns) {
+          const { id } = await store.snapshotInfo(ref); // the whole id a prefix names
           const freed = await store.snapshotExclusiveSize(id);
           await store.deleteSnapshot(id);
           if (opts.json) await writeJson({ id, freedByGc: freed });
-          else await write(`deleted snapshot ${id}; kura gc will free ${bytes(freed)}\n`);
+          else await write(`deleted snapshot ${id.slice(0, SHORT_ID)}; kura gc will free ${bytes(freed)}\n`);
         }
       });
     });

@@ -86,7 +86,7 @@ export function resolveEntry(st: Statements, target: EntryTarget): EntryView {
   const showing = st.entriesShowing.all(doc.id, AMBIGUOUS_SHOWN + 1);
   const paths = showing.slice(0, AMBIGUOUS_SHOWN).map((e) => e.path ?? formatDigest(doc.digest));
   const more = showing.length > AMBIGUOUS_SHOWN ? ', …' : '';
-  throw new AmbiguousError(`${target.digest} is the content of several paths (${paths.join(', ')}${more}): name one of them instead of the digest`, paths);
+  throw new AmbiguousError(`${target.digest} is the content of several paths (${paths.join(', ')}${more}): name one of them instead of the digest`, { paths });
 }
 
 /** The id of the entry a target names: `resolveEntry`'s choice, in one lean statement when it names one. */

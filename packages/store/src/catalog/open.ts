@@ -7,7 +7,7 @@
 import { CorruptDataError, InvalidInputError } from '@kura/core';
 import type { SqlDatabase } from '../backend/sql.js';
 import { NotFoundError } from '../errors.js';
-import { SCHEMA_VERSION } from './schema.js';
+import { SCHEMA_VERSION, fillSnapshotIds } from './schema.js';
 import type { Statements } from './statements.js';
 import { checkpointName, encodeCheckpoint, loadCheckpoint } from './checkpoint.js';
 import { commitsAfter, decodeCommit, emptyHead, readHead, writeHead, type LogHead } from './commits.js';
@@ -84,6 +84,7 @@ export async function rebuildCatalog(db: SqlDatabase, st: Statements, log: LogSt
   db.transaction(() => {
     for (const [k, v] of config) st.configSet.run(k, v);
     if (bytes) head = { ...loadCheckpoint(db, bytes, newest!), segment: '', end: 0 };
+    fillSnapshotIds(db); // a checkpoint from before schema 9 has no ids: derived, as a migration does
     writeHead(st, head);
   });
   const { commits } = await commitsAfter(log, head);

@@ -6,7 +6,7 @@
  * clock, a random number or another database's row ids (packs are named, not numbered).
  */
 import { InternalError } from '@kura/core';
-import { MissingChunksError } from '../errors.js';
+import { MissingChunksError, NotFoundError } from '../errors.js';
 import type { SqlDatabase } from '../backend/sql.js';
 import {
   applyMeta,
@@ -56,8 +56,10 @@ export type Op =
   | { op: 'delete-version'; path: string; version: number }
   | { op: 'delete-path'; path: string }
   | { op: 'delete-document'; digest: string }
-  | { op: 'snapshot'; root: DirNode; label: string | null }
-  | { op: 'rm-snapshot'; id: number }
+  /** `id`: the snapshot's id (FORMAT.md §13, snapshot ids; absent in operations logged before schema 9). */
+  | { op: 'snapshot'; root: DirNode; label: string | null; id?: string }
+  /** `id`: the snapshot's whole id (a number: its row, in operations logged before schema 9). */
+  | { op: 'rm-snapshot'; id: string | number }
   /**
    * GC: unreferenced chunk rows go, unless a put or an upload hold took them meanwhile. With
    * `before` (other writers alive, FORMAT.md §9) a row goes only if it was marked unreferenced
@@ -131,10 +133,14 @@ export function applyOp(ctx: ApplyContext, op: Op, time: number): OpResult {
       return doc ? deleteDocument(st, doc, time) : false;
     }
     case 'snapshot':
-      return commitSnapshot(st, op.root, op.label, time);
-    case 'rm-snapshot':
-      releaseSnapshot(st, requireSnapshot(st, op.id));
+      return commitSnapshot(st, op.root, op.label, time, op.id);
+    case 'rm-snapshot': {
+      // A number is the snapshot's row: operations logged before schema 9 name it so.
+      const row = typeof op.id === 'number' ? st.snapshotGet.get(op.id) : requireSnapshot(st, op.id);
+      if (!row) throw new NotFoundError(`no snapshot ${op.id}`);
+      releaseSnapshot(st, row);
       return undefined;
+    }
     case 'condemn': {
       st.holdsExpire.run(time);
       let removed = 0;

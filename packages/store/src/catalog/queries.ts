@@ -74,6 +74,27 @@ export function resolveRef(c: CatalogReads, ref: string): Digest {
 }
 
 /**
+ * A list cursor (FORMAT.md §11): opaque to callers — base64url of `e` and the id of the last
+ * entry listed, the log's order of entries (the same after a rebuild, and on every server
+ * replaying the same log). Opaque so that what it holds may change without breaking callers.
+ */
+export function encodeCursor(entryId: number): string {
+  return btoa(`e${entryId}`).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+export function decodeCursor(cursor: string): number {
+  let text = '';
+  try {
+    if (/^[A-Za-z0-9_-]{1,32}$/.test(cursor)) text = atob(cursor.replace(/-/g, '+').replace(/_/g, '/'));
+  } catch {
+    // not base64: refused below
+  }
+  const m = /^e([0-9]{1,15})$/.exec(text);
+  if (!m) throw new InvalidInputError('cursor is not one this store gave out', 'cursor');
+  return Number(m[1]);
+}
+
+/**
  * Entries (paths, and puts without one) in the order they were made, filtered, one page at a
  * time; each with the document of its latest version.
  */
@@ -82,10 +103,8 @@ export function listEntries({ db, st }: CatalogReads, query: ListQuery): ListRes
   const where: string[] = [];
   const params: (string | number)[] = [];
   if (q.cursor !== undefined) {
-    const after = /^[0-9]+$/.test(q.cursor) ? Number(q.cursor) : NaN;
-    if (!Number.isSafeInteger(after)) throw new InvalidInputError('cursor is not one this store gave out', 'cursor');
     where.push('e.id > ?');
-    params.push(after);
+    params.push(decodeCursor(q.cursor));
   }
   const filters = entryFilters(q);
   where.push(...filters.where);
@@ -98,7 +117,7 @@ export function listEntries({ db, st }: CatalogReads, query: ListQuery): ListRes
     const rows = statement.all(...params, q.limit + 1);
     const page = rows.slice(0, q.limit);
     const result: ListResult = { items: page.map((r) => entryInfo(st, r)) };
-    if (rows.length > q.limit) result.nextCursor = String(page[page.length - 1]!.id);
+    if (rows.length > q.limit) result.nextCursor = encodeCursor(page[page.length - 1]!.id);
     return result;
   });
 }

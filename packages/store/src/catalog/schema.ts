@@ -1,8 +1,10 @@
 /** The SQLite schema (docs/FORMAT.md §7) and its migrations. */
+import { sha256 } from '@kura/core';
 import { FormatMismatchError } from '../errors.js';
 import type { SqlDatabase } from '../backend/sql.js';
+import { bytesToHex } from '../hex.js';
 
-export const SCHEMA_VERSION = 8;
+export const SCHEMA_VERSION = 9;
 
 /** MIGRATIONS[n] takes a database from user_version n to n + 1. */
 const MIGRATIONS: string[] = [
@@ -181,6 +183,14 @@ const MIGRATIONS: string[] = [
   ALTER TABLE packs ADD COLUMN writer TEXT;
   CREATE TABLE condemned (key BLOB PRIMARY KEY, since INTEGER NOT NULL) STRICT, WITHOUT ROWID;
   `,
+  // 9: snapshots are named by ids that come from the log (FORMAT.md §13, snapshot ids): 32 hex digits a
+  // writer draws at random and records in the snapshot's operation, so every replay — and
+  // every server reading the same log — gives the same id, and a few leading digits name one.
+  // Snapshots made before get an id derived from their row (fillSnapshotIds).
+  `
+  ALTER TABLE snapshots ADD COLUMN uid TEXT;
+  CREATE UNIQUE INDEX snapshots_uid ON snapshots(uid);
+  `,
 ];
 
 export function schemaVersion(db: SqlDatabase): number {
@@ -210,7 +220,25 @@ export function migrate(db: SqlDatabase): void {
   for (let v = current; v < SCHEMA_VERSION; v++) {
     db.transaction(() => {
       db.exec(MIGRATIONS[v]!);
+      if (v + 1 === 9) fillSnapshotIds(db);
       db.exec(`PRAGMA user_version = ${v + 1}`);
     });
   }
+}
+
+/**
+ * The id of a snapshot made before ids came from the log (a row without one): derived from
+ * its row alone — the same in a migrated database, after a checkpoint from before schema 9 is
+ * loaded, and when a snapshot operation without an id is replayed (its row id is the log's
+ * order, so every replay gives it).
+ */
+export function derivedSnapshotId(row: { id: number; created_at: number; tree: Uint8Array }): string {
+  return sha256(new TextEncoder().encode(`kura-snapshot ${row.id} ${row.created_at} ${bytesToHex(row.tree)}`)).slice(7, 7 + 32);
+}
+
+/** Gives every snapshot row without an id its derived id. */
+export function fillSnapshotIds(db: SqlDatabase): void {
+  const rows = db.prepare<{ id: number; created_at: number; tree: Uint8Array }>('SELECT id, created_at, tree FROM snapshots WHERE uid IS NULL').all();
+  const set = db.prepare('UPDATE snapshots SET uid = ? WHERE id = ?');
+  for (const r of rows) set.run(derivedSnapshotId(r), r.id);
 }

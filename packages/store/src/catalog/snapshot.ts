@@ -5,8 +5,9 @@
  */
 import { CorruptDataError, InvalidInputError, sha256, type Digest } from '@kura/core';
 import { purgeDocument } from './entries.js';
-import { NotFoundError } from '../errors.js';
-import { formatDigest, hexToBytes, parseDigest } from '../hex.js';
+import { AmbiguousError, NotFoundError } from '../errors.js';
+import { bytesToHex, formatDigest, hexToBytes, parseDigest } from '../hex.js';
+import { derivedSnapshotId } from './schema.js';
 import { decodeManifest } from '../bytes/manifest.js';
 import { RECORD_HEADER_SIZE } from '../bytes/pack-record.js';
 import type { SnapshotRow, Statements } from './statements.js';
@@ -51,7 +52,8 @@ export interface DirNode {
 }
 
 export interface SnapshotInfo {
-  id: number;
+  /** 32 hex digits from the log (FORMAT.md §13, snapshot ids); any unique prefix of 4 or more names it. */
+  id: string;
   label: string | null;
   createdAt: string;
   /** Files in the tree (symlinks and directories not counted). */
@@ -153,7 +155,7 @@ export function readTree(st: Statements, digest: string): TreeEntry[] {
  * bottom-up, inserts the trees that are new, and adds the holds they make — a new tree holds
  * its files and subtrees; the snapshot holds its root. Linear in the number of entries.
  */
-export function commitSnapshot(st: Statements, root: DirNode, label: string | null, now: number): SnapshotInfo {
+export function commitSnapshot(st: Statements, root: DirNode, label: string | null, now: number, uid: string | undefined): SnapshotInfo {
   let files = 0;
   let bytes = 0;
   const store = (dir: DirNode): Digest => {
@@ -186,19 +188,41 @@ export function commitSnapshot(st: Statements, root: DirNode, label: string | nu
   };
   const tree = store(root);
   st.treeHold.run(1, parseDigest(tree));
-  const id = Number(st.snapshotInsert.run(parseDigest(tree), label, now, files, bytes).lastInsertRowid);
+  const key = parseDigest(tree);
+  const rowid = Number(st.snapshotInsert.run(key, label, now, files, bytes, uid ?? null).lastInsertRowid);
+  // An operation from before ids came from the log: the id its row derives (schema.ts).
+  const id = uid ?? derivedSnapshotId({ id: rowid, created_at: now, tree: key });
+  if (uid === undefined) st.snapshotSetUid.run(id, rowid);
   return { id, label, createdAt: new Date(now).toISOString(), files, bytes, tree };
 }
 
 export function snapshotInfo(row: SnapshotRow): SnapshotInfo {
-  return { id: row.id, label: row.label, createdAt: new Date(row.created_at).toISOString(), files: row.files, bytes: row.bytes, tree: formatDigest(row.tree) };
+  return { id: row.uid, label: row.label, createdAt: new Date(row.created_at).toISOString(), files: row.files, bytes: row.bytes, tree: formatDigest(row.tree) };
 }
 
-export function requireSnapshot(st: Statements, id: number): SnapshotRow {
-  if (!Number.isSafeInteger(id) || id < 1) throw new InvalidInputError('a snapshot id is a positive integer', 'id');
-  const row = st.snapshotGet.get(id);
-  if (!row) throw new NotFoundError(`no snapshot ${id}`);
-  return row;
+/** A new snapshot's id: 32 random hex digits (128 bits), drawn by the writer and logged. */
+export function newSnapshotId(): string {
+  const b = new Uint8Array(16);
+  crypto.getRandomValues(b);
+  return bytesToHex(b);
+}
+
+const SNAPSHOT_REF = /^[0-9a-f]{4,32}$/;
+
+/**
+ * The snapshot an id names: the whole id or a prefix of at least 4 of its digits, as git
+ * takes a commit's (INVALID_INPUT when it is not one, NOT_FOUND, AMBIGUOUS when the prefix
+ * names several).
+ */
+export function requireSnapshot(st: Statements, ref: string): SnapshotRow {
+  if (typeof ref !== 'string' || !SNAPSHOT_REF.test(ref)) throw new InvalidInputError(`a snapshot id is 4 to 32 hex digits (a prefix of one), not ${JSON.stringify(ref)}`, 'id');
+  const rows = st.snapshotsByPrefix.all(ref, `${ref}g`);
+  if (rows.length === 0) throw new NotFoundError(`no snapshot ${ref}`);
+  if (rows.length > 1) {
+    const ids = rows.map((r) => r.uid);
+    throw new AmbiguousError(`snapshot id ${ref} names several snapshots (${ids.map((i) => i.slice(0, 12)).join(', ')}, ...): give more of its digits`, { snapshots: ids });
+  }
+  return rows[0]!;
 }
 
 /**

@@ -45,6 +45,8 @@ export const ENTRY_VIEW = 'e.*, d.digest, d.size, d.chunk_count, (SELECT MAX(v.v
 
 export interface SnapshotRow {
   id: number;
+  /** The id users see (FORMAT.md §13, snapshot ids). */
+  uid: string;
   tree: Uint8Array;
   label: string | null;
   created_at: number;
@@ -145,8 +147,11 @@ export function prepareStatements(db: SqlDatabase) {
     treeInsert: p('INSERT INTO trees(digest, body, holds) VALUES (?, ?, 0) ON CONFLICT(digest) DO NOTHING'),
     treeHold: p('UPDATE trees SET holds = holds + ? WHERE digest = ?'),
     treeDelete: p('DELETE FROM trees WHERE digest = ? AND holds <= 0'),
-    snapshotInsert: p('INSERT INTO snapshots(tree, label, created_at, files, bytes) VALUES (?, ?, ?, ?, ?)'),
+    snapshotInsert: p('INSERT INTO snapshots(tree, label, created_at, files, bytes, uid) VALUES (?, ?, ?, ?, ?, ?)'),
     snapshotGet: p<SnapshotRow>('SELECT * FROM snapshots WHERE id = ?'),
+    snapshotSetUid: p('UPDATE snapshots SET uid = ? WHERE id = ?'),
+    /** Snapshots whose id starts with the prefix ?1 (?2 is ?1 followed by 'g', after every hex digit); two tell it is ambiguous. */
+    snapshotsByPrefix: p<SnapshotRow>('SELECT * FROM snapshots WHERE uid >= ? AND uid < ? ORDER BY uid LIMIT 2'),
     snapshotsAll: p<SnapshotRow>('SELECT * FROM snapshots ORDER BY id'),
     snapshotDelete: p('DELETE FROM snapshots WHERE id = ?'),
     /** A snapshotted directory's file stamps (§13.4): a JSON list of [name, stamp, digest hex]. */

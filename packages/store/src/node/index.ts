@@ -100,7 +100,7 @@ export class Store extends StoreCore {
    * checked first: a link that would point outside the target refuses the whole restore, and
    * nothing is written through an existing link. `target` must be empty unless `overwrite`.
    */
-  async restore(id: number, target: string, options: { overwrite?: boolean; onProgress?: (p: RestoreProgress) => void } = {}): Promise<RestoreReport> {
+  async restore(id: string, target: string, options: { overwrite?: boolean; onProgress?: (p: RestoreProgress) => void } = {}): Promise<RestoreReport> {
     const entries: WalkEntry[] = [];
     for await (const e of this.snapshotEntries(id)) entries.push(e);
     checkRestorable(entries);
