@@ -6,7 +6,9 @@
  * next open; a torn tail is cut off.
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { decodeFrame, encodeFrame, readFrames, FRAME_OVERHEAD } from '../src/catalog/frame.js';
 import { commitsAfter, decodeCommit, emptyHead, encodeBody } from '../src/catalog/commits.js';
@@ -259,6 +261,27 @@ describe('the database is a replay of the log', () => {
     expect((await store.gc()).packsDeleted).toBe(1);
     expect(existsSync(file)).toBe(false);
     expect((await store.verify()).ok).toBe(true);
+  });
+
+  it('a snapshot operation logged without an id (before schema 9) replays to the id its row derives, every time', async () => {
+    const { store, dir } = await newStore({ chunking: { avg: 1024 } });
+    await store.put(textBytes('hello'), { path: 'a.txt' });
+    await store.close();
+    const frame = await nextFrame(dir, 'feedfacefeedface', [{ op: 'snapshot', root: { type: 'dir', name: '', mode: 0o755, entries: [] }, label: 'old' }]);
+    appendFileSync(frame.segment, frame.bytes);
+    const s = await reopen(dir);
+    const [snap] = await s.snapshots();
+    const db = new Database(join(dir, 'kura.db'), { readonly: true });
+    const row = db.prepare('SELECT id, created_at, tree FROM snapshots').get() as { id: number; created_at: number; tree: Uint8Array };
+    db.close();
+    // The derivation FORMAT.md §13 states, computed here independently.
+    const expected = createHash('sha256').update(`kura-snapshot ${row.id} ${row.created_at} ${Buffer.from(row.tree).toString('hex')}`).digest('hex').slice(0, 32);
+    expect(snap).toMatchObject({ id: expected, label: 'old' });
+    await s.close();
+    removeDatabase(dir);
+    await Store.rebuild(dir);
+    const r = await reopen(dir);
+    expect((await r.snapshots()).map((x) => x.id)).toEqual([expected]);
   });
 
   it('a checkpoint bounds the replay: a rebuild starts there and gives the same catalog', async () => {
