@@ -15,7 +15,7 @@ export const CRASH_POINTS = [
   'frame-appended',
   /** A commit started a new log segment (created whole with its frame), before the database commits. */
   'segment-started',
-  /** The database committed a commit, before its caller is told. */
+  /** A commit is in the log and applied (its transaction, or its savepoint in a batch), before its caller is told. */
   'committed',
   /** A batch's commits are acknowledged, before the batch's database COMMIT (decision 0028). */
   'batch-ending',

@@ -56,6 +56,8 @@ export function makeContext(b: StoreBackends, config: StoreConfig, o: ContextOpt
   const reader = new Reader(o.st, b.packs, (id) => writer.packName(id), (id) => writer.forgetPack(id), b.documentHasher, config.chunking.max);
   const indexer = new Indexer(b.db, o.st, reader, !o.readonly, () => writer.idle(), () => writer.busy);
   indexer.schedule();
+  // A batch stays open while puts are on their way (decision 0028): sequential puts share a COMMIT.
+  o.log.attach({ coming: () => writer.busy || writer.committing, openPack: () => writer.openPackRow });
   return {
     b,
     db: b.db,

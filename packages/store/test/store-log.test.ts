@@ -17,7 +17,7 @@ import { packHeader } from '../src/bytes/pack-record.js';
 import { FsLogStore } from '../src/node/fs-log.js';
 import { Store } from '../src/node/index.js';
 import { canonicalDump } from './helpers/dump.js';
-import { newStore, reopen, tempDir, track } from './helpers/store.js';
+import { batchEnded, newStore, reopen, tempDir, track } from './helpers/store.js';
 
 const textBytes = (s: string) => new TextEncoder().encode(s);
 
@@ -230,6 +230,7 @@ describe('the database is a replay of the log', () => {
   it('a frame a dead writer left is applied by the next commit of a writer that was open all along', async () => {
     const { store, dir } = await newStore({ chunking: { avg: 1024 } });
     await store.put(textBytes('hello'), { path: 'a.txt' });
+    await batchEnded(); // the write lock is free for another process
     // Another process appended this under the write lock and died before its COMMIT.
     const frame = await nextFrame(dir, 'deaddeaddeaddead', [{ op: 'meta', updates: [{ target: { path: 'a.txt' }, change: { addTags: ['stranded'] } }] }]);
     appendFileSync(frame.segment, frame.bytes);
@@ -244,7 +245,7 @@ describe('the database is a replay of the log', () => {
   it('a pack file whose row only a dead writer\'s stranded commit holds is no orphan to GC', async () => {
     const { store, dir } = await newStore({ chunking: { avg: 1024 } });
     await store.put(textBytes('hello'), { path: 'a.txt' });
-    await new Promise((r) => setImmediate(r)); // its batch ends
+    await batchEnded();
     // Another process committed a pack row to the log, created the file (and would have put
     // documents into it), and died before its COMMIT: this writer's database lacks the row.
     const name = 'ab'.repeat(16);

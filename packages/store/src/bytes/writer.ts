@@ -99,6 +99,11 @@ export class Writer {
     return this.#open?.id;
   }
 
+  /** The open pack's id and name. */
+  get openPackRow(): { id: number; name: string } | undefined {
+    return this.#open && { id: this.#open.id, name: this.#open.writer.name };
+  }
+
   packName(id: number): string {
     let name = this.#packNames.get(id);
     if (name === undefined) {
@@ -135,6 +140,11 @@ export class Writer {
   /** Whether a put is in progress. */
   get busy(): boolean {
     return this.#activePuts > 0;
+  }
+
+  /** Whether commits are queued or being made (the group commit). */
+  get committing(): boolean {
+    return this.#scheduled || this.#flushing || this.#queue.length > 0;
   }
 
   /** Resolves when no put is in progress (close drains them). */
@@ -381,7 +391,7 @@ export class Writer {
         const grow = sizes();
         grow.forEach(apply);
         append([...batch.flatMap((j) => j.ops), ...grow]);
-      }, false);
+      });
       return results;
     } catch (first) {
       if (batch.length === 1) return [{ failed: first }];
@@ -400,7 +410,7 @@ export class Writer {
       const grow = sizes();
       grow.forEach(apply);
       append([...applied, ...grow]);
-    }, false);
+    });
     return outcomes;
   }
 

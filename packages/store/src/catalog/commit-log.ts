@@ -53,6 +53,8 @@ export class CommitLog {
   /** The seq of the newest checkpoint this writer knows, and the one being written. */
   #checkpointed = 0;
   #checkpointing: Promise<number> | undefined;
+  /** Whether this writer has commits on their way (attach): a batch waits for them. */
+  #coming: () => boolean = () => false;
 
   private constructor(db: SqlDatabase, st: Statements, store: LogStore, head: LogHead, writer = newWriterId()) {
     this.#db = db;
@@ -275,7 +277,7 @@ export class CommitLog {
     }
     if (started) this.#switchTo(started);
     if (next) this.#head = next;
-    if (next && !this.#batch) crashPoint('committed');
+    if (next) crashPoint('committed');
     if (this.#head.seq - this.#checkpointed >= CHECKPOINT_EVERY && !this.#checkpointing) void this.checkpoint().catch(() => undefined);
     if (this.#batch && performance.now() - this.#batch.started >= BATCH_MS) this.endBatch();
     if (!shared && this.#appender && this.#appender.size >= SEGMENT_LIMIT) this.#rotating ??= this.#startSegment().finally(() => (this.#rotating = undefined));
@@ -301,8 +303,25 @@ export class CommitLog {
       batch.rollback();
       throw e;
     }
-    this.#batch = { started: performance.now() };
-    nextTurn(() => this.endBatch());
+    const mine = { started: performance.now() };
+    this.#batch = mine;
+    // Ends when the event loop turns — unless this writer has commits on their way (a put in
+    // progress, a group commit queued): then it stays open for them, BATCH_MS at most.
+    const end = () => {
+      if (this.#batch !== mine) return;
+      if (performance.now() - mine.started < BATCH_MS && this.#coming()) nextTurn(end);
+      else this.endBatch();
+    };
+    nextTurn(end);
+  }
+
+  /**
+   * Tells the log about this process's writer: whether commits are on their way (a batch
+   * waits for them, decision 0028) and its open pack (ops.ts ApplyContext).
+   */
+  attach(writer: { coming: () => boolean; openPack: () => { id: number; name: string } | undefined }): void {
+    this.#coming = writer.coming;
+    this.#ctx.openPack = writer.openPack;
   }
 
   /**

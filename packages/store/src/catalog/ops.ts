@@ -81,6 +81,11 @@ export interface ApplyContext {
   db: SqlDatabase;
   st: Statements;
   bulk?: Bulk;
+  /**
+   * This writer's open pack, when it has one: a put into it needs no lookup of its row (no
+   * other writer drops a live writer's open pack; a sealed one it may, so those are looked up).
+   */
+  openPack?: () => { id: number; name: string } | undefined;
 }
 
 function packId(st: Statements, name: string, op: Op['op']): number {
@@ -105,7 +110,7 @@ export function applyOp(ctx: ApplyContext, op: Op, time: number): OpResult {
       return undefined;
     }
     case 'put':
-      applyPut(st, op, time);
+      applyPut(ctx, op, time);
       return undefined;
     case 'hold': {
       const k = hexToBytes(op.key);
@@ -214,14 +219,16 @@ function distinctOf(manifest: Uint8Array): Distinct {
 }
 
 /** A document's rows (FORMAT.md §8): its chunk references, then its entry or version. */
-function applyPut(st: Statements, op: Extract<Op, { op: 'put' }>, time: number): void {
+function applyPut(ctx: ApplyContext, op: Extract<Op, { op: 'put' }>, time: number): void {
+  const { st } = ctx;
   const known = knownManifest.get(op);
   const manifest = known?.bytes ?? hexToBytes(op.manifest);
   const distinct = known?.distinct ?? distinctOf(manifest);
   const keys = [...distinct.keys()];
   // A pack or a shared chunk another writer's GC reclaimed while this put was in progress
   // (FORMAT.md §9): the put is refused, nothing changes, and putting again stores it.
-  const packIds = op.packs.map((name) => st.packByName.get(name)?.id);
+  const open = ctx.openPack?.();
+  const packIds = op.packs.map((name) => (name === open?.name ? open.id : st.packByName.get(name)?.id));
   const runs = (flat: readonly number[], fn: (key: string, pack: number, offset: number, stored: number, codec: number) => void) => {
     for (let i = 0; i + 5 <= flat.length; i += 5) {
       const key = keys[flat[i]!];

@@ -40,7 +40,7 @@ export async function newStore(options: InitOptions = {}): Promise<{ store: Stor
  * process, a direct SQLite read) when its batch of commits ends, at the latest then (decision
  * 0028). Its own reads see them at once.
  */
-export const batchEnded = () => new Promise<void>((resolve) => setImmediate(resolve));
+export const batchEnded = () => new Promise<void>((resolve) => setTimeout(() => setImmediate(resolve), 3)); // BATCH_MS, and a turn
 
 export async function reopen(dir: string, options = {}): Promise<Store> {
   const store = await Store.open(dir, options);
