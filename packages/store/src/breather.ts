@@ -8,7 +8,8 @@
  */
 export const BREATHE_MS = 25;
 
-const macrotask: (fn: () => void) => void =
+/** The next macrotask: setImmediate where it exists (Node), else a zero timeout. */
+export const nextTurn: (fn: () => void) => void =
   typeof setImmediate === 'function' ? (fn) => void setImmediate(fn) : (fn) => void setTimeout(fn, 0);
 
 /** `await breathe()` in a long loop: resolves at once, or after a turn of the event loop. */
@@ -17,7 +18,7 @@ export function breather(ms = BREATHE_MS): () => Promise<void> | undefined {
   return () => {
     if (performance.now() - last < ms) return undefined;
     return new Promise<void>((resolve) =>
-      macrotask(() => {
+      nextTurn(() => {
         last = performance.now();
         resolve();
       }),

@@ -57,3 +57,10 @@ export function parseKey(key: unknown, field = 'key'): Uint8Array {
 export function formatDigest(bytes: Uint8Array): `sha256:${string}` {
   return `sha256:${toHex(bytes)}`;
 }
+
+/** `bytes` random bytes as lowercase hex (ids and names: writers, packs, snapshots, stores). */
+export function randomHex(bytes: number): string {
+  const b = new Uint8Array(bytes);
+  crypto.getRandomValues(b);
+  return bytesToHex(b);
+}

@@ -6,30 +6,24 @@ import { InvalidInputError, resolveChunkParams } from '@kura/core';
 import { CommitLog } from './catalog/commit-log.js';
 import { createCatalog, prepareCatalog } from './catalog/open.js';
 import { FormatMismatchError } from './errors.js';
-import { bytesToHex } from './hex.js';
+import { randomHex } from './hex.js';
 import { InitOptions, OpenOptions, parse } from './options.js';
 import { SCHEMA_VERSION, migrate, schemaVersion } from './catalog/schema.js';
 import { prepareStatements } from './catalog/statements.js';
 import type { ContextOptions } from './store-context.js';
 import { FORMAT_NAME, FORMAT_VERSION, readConfig, type StoreBackends, type StoreConfig } from './store-types.js';
 
-function randomBytes(n: number): Uint8Array {
-  const b = new Uint8Array(n);
-  crypto.getRandomValues(b);
-  return b;
-}
-
 /** Writes a new store's schema, configuration and first checkpoint; open it with `openParts`. */
 export async function createStore(b: StoreBackends, options: InitOptions): Promise<{ durability: InitOptions['durability'] }> {
   const o = parse(InitOptions, options, 'init options');
-  const seed = o.chunking.seed === 'random' ? randomBytes(8).reduce((acc, x) => (acc << 8n) | BigInt(x), 0n) : BigInt(o.chunking.seed);
+  const seed = o.chunking.seed === 'random' ? BigInt(`0x${randomHex(8)}`) : BigInt(o.chunking.seed);
   const chunking = resolveChunkParams({ avg: o.chunking.avg, seed });
   if (schemaVersion(b.db) !== 0) throw new InvalidInputError('a store already exists here', 'dir');
   migrate(b.db);
   const config = new Map([
     ['format', FORMAT_NAME],
     ['format_version', String(FORMAT_VERSION)],
-    ['store_id', bytesToHex(randomBytes(16))],
+    ['store_id', randomHex(16)],
     ['created_at', new Date().toISOString()],
     ['chunk_avg', String(chunking.avg)],
     ['chunk_seed', String(chunking.seed)],

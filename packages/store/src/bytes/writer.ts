@@ -15,6 +15,9 @@ import type { Durability } from '../options.js';
 import { PACK_HEADER_SIZE, RECORD_HEADER_SIZE, packHeader, recordHeader, type ChunkLocation } from './pack-record.js';
 import type { Statements } from '../catalog/statements.js';
 import { crashPoint } from '../crash-points.js';
+import { nextTurn } from '../breather.js';
+import { Counted } from './counted.js';
+import { randomHex } from '../hex.js';
 
 /** Packs are sealed once they reach this size. */
 export const PACK_TARGET_SIZE = 64 * 1024 * 1024;
@@ -30,31 +33,6 @@ interface OpenPack {
   dirty: boolean;
 }
 
-/** A multiset: how many holders each value has; a value with none is absent. */
-class Counted<T> {
-  readonly #n = new Map<T, number>();
-  add(v: T): void {
-    this.#n.set(v, (this.#n.get(v) ?? 0) + 1);
-  }
-  remove(v: T): void {
-    const n = (this.#n.get(v) ?? 0) - 1;
-    if (n > 0) this.#n.set(v, n);
-    else this.#n.delete(v);
-  }
-  has(v: T): boolean {
-    return this.#n.has(v);
-  }
-}
-
-/** The next macrotask: setImmediate where it exists (Node), else a zero timeout. */
-const nextTurn: (fn: () => void) => void =
-  typeof setImmediate === 'function' ? (fn) => void setImmediate(fn) : (fn) => void setTimeout(fn, 0);
-
-function randomName(): string {
-  const b = new Uint8Array(16);
-  crypto.getRandomValues(b);
-  return Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
-}
 
 /** A commit waiting for the next group commit: its operations and who awaits their results. */
 interface Job {
@@ -269,7 +247,7 @@ export class Writer {
   private async openPack(): Promise<OpenPack> {
     if (this.#open) return this.#open;
     this.#opening ??= (async () => {
-      const name = randomName();
+      const name = randomHex(16);
       // The row is committed before the file exists: a file no row names once every commit in
       // the log is applied is an orphan (gc.ts).
       this.log.commit([{ op: 'pack', name, writer: this.log.writer }]);

@@ -15,6 +15,7 @@ import { applyOp, type ApplyContext, type Op, type OpResult } from './ops.js';
 import { checkpointName, encodeCheckpoint } from './checkpoint.js';
 import { SCHEMA_VERSION } from './schema.js';
 import { crashPoint } from '../crash-points.js';
+import { nextTurn } from '../breather.js';
 
 /** A segment takes no more appends past this size; the next commit starts a new one. */
 export const SEGMENT_LIMIT = 1 << 20;
@@ -34,9 +35,6 @@ export const BATCH_MS = 2;
  */
 export const CHECKPOINT_EVERY = 50_000;
 
-/** The next macrotask: setImmediate where it exists (Node), else a zero timeout. */
-const nextTurn: (fn: () => void) => void =
-  typeof setImmediate === 'function' ? (fn) => void setImmediate(fn) : (fn) => void setTimeout(fn, 0);
 
 export class CommitLog {
   readonly #db: SqlDatabase;

@@ -4,7 +4,7 @@
  * hash chain checked. The CommitLog (commit-log.ts) writes them; replay reads them.
  */
 import { CorruptDataError } from '@kura/core';
-import { bytesToHex } from '../hex.js';
+import { bytesToHex, randomHex } from '../hex.js';
 import type { Statements } from './statements.js';
 import { ZERO_HASH, parseSegmentName, readFrames, sameHash, type Frame } from './frame.js';
 import type { LogStore } from './log-store.js';
@@ -102,9 +102,7 @@ export interface LoggedFrame {
 
 /** A writer's id: 16 random hex digits, new at every open (FORMAT.md §15.2 `w`). */
 export function newWriterId(): string {
-  const b = new Uint8Array(8);
-  crypto.getRandomValues(b);
-  return bytesToHex(b);
+  return randomHex(8);
 }
 
 /** The head a log starts from when there is nothing before it. */

@@ -11,6 +11,7 @@ import type { DocRow, EntryRow, Statements } from './statements.js';
 import { INDEXED_TEXT_MAX, SNIFF_BYTES, decodeText, looksLikeText, textByType } from './text.js';
 import { z } from 'zod';
 import { SNIPPET_SOURCE_MAX, makeSnippet, queryTerms } from './snippet.js';
+import { nextTurn } from '../breather.js';
 
 /** A query FTS5 cannot parse. */
 export class InvalidQueryError extends KuraError {
@@ -24,8 +25,6 @@ const BATCH = 256;
 /** Background indexing starts after writes have paused this long. */
 export const QUIET_MS = 200;
 
-const nextTurn: (fn: () => void) => void =
-  typeof setImmediate === 'function' ? (fn) => void setImmediate(fn) : (fn) => void setTimeout(fn, 0);
 
 export class Indexer {
   #draining: Promise<boolean> | undefined;

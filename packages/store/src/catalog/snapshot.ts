@@ -6,7 +6,7 @@
 import { CorruptDataError, InvalidInputError, sha256, type Digest } from '@kura/core';
 import { purgeDocument } from './entries.js';
 import { AmbiguousError, NotFoundError } from '../errors.js';
-import { bytesToHex, formatDigest, hexToBytes, parseDigest } from '../hex.js';
+import { formatDigest, hexToBytes, parseDigest, randomHex } from '../hex.js';
 import { derivedSnapshotId } from './schema.js';
 import { decodeManifest } from '../bytes/manifest.js';
 import { RECORD_HEADER_SIZE } from '../bytes/pack-record.js';
@@ -202,9 +202,7 @@ export function snapshotInfo(row: SnapshotRow): SnapshotInfo {
 
 /** A new snapshot's id: 32 random hex digits (128 bits), drawn by the writer and logged. */
 export function newSnapshotId(): string {
-  const b = new Uint8Array(16);
-  crypto.getRandomValues(b);
-  return bytesToHex(b);
+  return randomHex(16);
 }
 
 const SNAPSHOT_REF = /^[0-9a-f]{4,32}$/;
