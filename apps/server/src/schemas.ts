@@ -84,6 +84,8 @@ export const VerifyReport = z.object({
   damagedDocuments: z.array(z.object({ digest: z.string(), reason: z.string(), message: z.string(), chunks: z.array(z.string()) })),
   treesChecked: z.number().int().describe('snapshot trees checked (hash, format, entries present)'),
   damagedTrees: z.array(z.object({ digest: z.string(), reason: z.string(), message: z.string() })),
+  packsChecked: z.number().int().describe('sealed packs checked: size on disk, and their index against the catalog'),
+  damagedPacks: z.array(z.object({ pack: z.string(), reason: z.string(), message: z.string() })),
 });
 
 /**

@@ -306,7 +306,9 @@ describe('verify', () => {
     expect(packs.length).toBeGreaterThan(0);
     const pack = packs.sort((a, b) => statSync(b).size - statSync(a).size)[0]!;
     const bytes = readFileSync(pack);
-    bytes[bytes.length - 10] = bytes[bytes.length - 10]! ^ 0x01;
+    // Before the index its writer appended at the seal (FORMAT.md §6): in two.bin's last chunk.
+    const end = bytes.toString('latin1', bytes.length - 4) === 'KEND' ? bytes.length - bytes.readUInt32LE(bytes.length - 8) : bytes.length;
+    bytes[end - 10] = bytes[end - 10]! ^ 0x01;
     writeFileSync(pack, bytes);
 
     const two = added.find((l) => l.path.endsWith('two.bin')).digest;

@@ -269,7 +269,7 @@ export class Store {
   /** Reads and checks every chunk, document and tree; a writer marks what is damaged. */
   async verify(onProgress?: (p: VerifyProgress) => void): Promise<VerifyReport> {
     const ctx = this.#r();
-    return verifyStore(ctx.st, ctx.reader, onProgress, ctx.readonly ? undefined : writes.markDamaged(ctx));
+    return verifyStore(ctx.st, ctx.reader, ctx.b.packs, onProgress, ctx.readonly ? undefined : writes.markDamaged(ctx));
   }
 
   async stats(): Promise<StoreStats> {

@@ -210,7 +210,7 @@ describe('fault injection in the pack store', () => {
         }
         const report = await reopened.verify();
         expect(report.damagedChunks, `fault at op ${k}`).toEqual([]);
-        expect(report.ok, `fault at op ${k}`).toBe(true);
+        expect(report.ok, `fault at op ${k}: ${JSON.stringify(report.damagedPacks)}`).toBe(true);
         for (const [digest, bytes] of outcome.acked) {
           expect(sha(await reopened.getBytes(digest)), `fault at op ${k}: ${digest}`).toBe(digest);
           expect((await reopened.getBytes(digest)).length).toBe(bytes.length);

@@ -1,7 +1,7 @@
 import { closeSync, openSync, readSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { collect, expectSameBytes, newStore, randomBytes, reopen, textBytes } from './helpers/store.js';
+import { collect, expectSameBytes, newStore, randomBytes, recordsEnd, reopen, textBytes } from './helpers/store.js';
 
 function packFiles(dir: string): string[] {
   const root = join(dir, 'packs');
@@ -41,7 +41,7 @@ describe('verify and damaged data', () => {
     const b = await s.put(badDoc);
     await s.close();
     const victimPack = packFiles(dir).find((f) => f !== packs[0])!;
-    flipByte(victimPack, statSync(victimPack).size - 10);
+    flipByte(victimPack, recordsEnd(victimPack) - 10);
     const s2 = await reopen(dir);
     const report = await s2.verify();
     expect(report.ok).toBe(false);
@@ -67,7 +67,7 @@ describe('verify and damaged data', () => {
     const { digest } = await store.put(data);
     await store.close();
     const pack = packFiles(dir)[0]!;
-    const size = statSync(pack).size;
+    const size = recordsEnd(pack);
     for (const at of [16, 20, 24, 28, 40, 60, size - 1]) {
       flipByte(pack, at);
       const s = await reopen(dir);
@@ -88,16 +88,40 @@ describe('verify and damaged data', () => {
     const pack = packFiles(dir)[0]!;
     const fd = openSync(pack, 'r+');
     const { ftruncateSync } = await import('node:fs');
-    ftruncateSync(fd, statSync(pack).size - 100);
+    ftruncateSync(fd, recordsEnd(pack) - 100);
     closeSync(fd);
     let s = await reopen(dir);
-    expect((await s.verify()).damagedDocuments.map((d) => d.digest)).toEqual([digest]);
+    const cut = await s.verify();
+    expect(cut.damagedDocuments.map((d) => d.digest)).toEqual([digest]);
+    expect(cut.damagedPacks).toEqual([expect.objectContaining({ reason: 'pack-size' })]);
     await s.close();
     rmSync(pack);
     s = await reopen(dir);
     const r = await s.verify();
     expect(r.damagedChunks.every((c) => c.reason === 'missing-pack')).toBe(true);
     await expect(s.getBytes(digest)).rejects.toMatchObject({ code: 'CORRUPT_DATA', reason: 'missing-pack' });
+  });
+});
+
+describe('pack indexes', () => {
+  it('a damaged or lying index is reported as the pack\'s damage; the chunks still read', async () => {
+    const { store, dir } = await newStore();
+    const { digest } = await store.put(randomBytes(7, 100_000));
+    await store.close();
+    const pack = packFiles(dir)[0]!;
+    const end = recordsEnd(pack);
+    expect(end).toBeLessThan(statSync(pack).size); // the writer sealed it with an index
+    flipByte(pack, end + 12 + 20); // the first entry's key: the hash no longer matches
+    let s = await reopen(dir);
+    let r = await s.verify();
+    expect(r).toMatchObject({ ok: false, packsChecked: 1, damagedChunks: [], damagedDocuments: [] });
+    expect(r.damagedPacks).toEqual([expect.objectContaining({ reason: 'pack-index' })]);
+    expect((await s.getBytes(digest)).length).toBe(100_000);
+    await s.close();
+    flipByte(pack, end + 12 + 20);
+    s = await reopen(dir);
+    r = await s.verify();
+    expect(r).toMatchObject({ ok: true, packsChecked: 1, damagedPacks: [] });
   });
 });
 
@@ -108,7 +132,7 @@ describe('repair by putting the original again', () => {
     const { digest } = await store.put(data);
     await store.close();
     const pack = packFiles(dir)[0]!;
-    flipByte(pack, statSync(pack).size - 5);
+    flipByte(pack, recordsEnd(pack) - 5);
     const s = await reopen(dir);
     expect((await s.verify()).damagedChunks).toHaveLength(1);
     const again = await s.put(data);

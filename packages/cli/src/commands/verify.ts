@@ -32,10 +32,12 @@ async function report(store: Store, r: VerifyReport): Promise<string> {
     if (!viaChunks.has(d.digest)) lines.push(`damaged document ${await describeDoc(store, d.digest)}: ${d.reason}: ${d.message}`);
   }
   for (const t of r.damagedTrees) lines.push(`damaged snapshot tree ${t.digest}: ${t.reason}: ${t.message}`);
+  for (const p of r.damagedPacks) lines.push(`damaged pack ${p.pack}: ${p.reason}: ${p.message}`);
   const trees = r.treesChecked ? `, ${plural(r.treesChecked, 'snapshot tree')}` : '';
   const checked = `${plural(r.chunksChecked, 'chunk')}, ${plural(r.documentsChecked, 'document')}${trees}, ${bytes(r.bytesChecked)} checked`;
   const parts = [plural(r.damagedChunks.length, 'chunk'), plural(r.damagedDocuments.length, 'document')];
   if (r.damagedTrees.length) parts.push(plural(r.damagedTrees.length, 'snapshot tree'));
+  if (r.damagedPacks.length) parts.push(plural(r.damagedPacks.length, 'pack'));
   lines.push(
     r.ok
       ? `ok: ${checked}`

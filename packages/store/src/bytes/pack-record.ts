@@ -1,6 +1,6 @@
 /** Byte layouts of pack files (docs/FORMAT.md §6): the pack header and chunk records. */
-import { CODEC_RAW, CODEC_ZSTD, CorruptDataError } from '@kura/core';
-import { bytesToHex, hexInto } from '../hex.js';
+import { CODEC_RAW, CODEC_ZSTD, CorruptDataError, sha256 } from '@kura/core';
+import { bytesToHex, hexInto, hexToBytes } from '../hex.js';
 
 export const PACK_MAGIC = new TextEncoder().encode('KURAPACK');
 export const PACK_VERSION = 1;
@@ -37,6 +37,12 @@ export function recordHeader(c: ChunkLocation, into: Uint8Array = new Uint8Array
   return into;
 }
 
+/** What a record's header says (a whole record, copied by GC's compaction). */
+export function recordLocation(rec: Uint8Array): ChunkLocation {
+  const dv = new DataView(rec.buffer, rec.byteOffset, RECORD_HEADER_SIZE);
+  return { codec: rec[4]!, rawLen: dv.getUint32(8, true), storedLen: dv.getUint32(12, true), key: bytesToHex(rec.subarray(16, 48)) };
+}
+
 /**
  * Checks a record read from a pack against what the database says it is and returns its
  * payload. Any difference is damage.
@@ -55,4 +61,80 @@ export function checkRecord(rec: Uint8Array, expected: ChunkLocation, where: str
   if (dv.getUint32(12, true) !== expected.storedLen) throw fail('stored length differs from the index');
   if (bytesToHex(rec.subarray(16, 48)) !== expected.key) throw fail('key differs from the index');
   return rec.subarray(RECORD_HEADER_SIZE, RECORD_HEADER_SIZE + expected.storedLen);
+}
+
+/**
+ * A sealed pack's index (FORMAT.md §6): every record the pack holds — its offset, codec,
+ * lengths and key — appended after the last record when its writer seals it, so the pack's
+ * contents can be listed from its tail (one ranged read on an object store) without the
+ * database or a scan of the whole file.
+ *
+ *   "KIDX" | version u32 (= 1) | count u32 | count × entry | SHA-256 of the bytes before it
+ *   | length u32 (of the whole index) | "KEND"
+ *   entry = offset u64 | codec u8 | 3 bytes 0 | raw_len u32 | stored_len u32 | key 32 bytes
+ */
+export const INDEX_MAGIC = new TextEncoder().encode('KIDX');
+export const INDEX_END = new TextEncoder().encode('KEND');
+export const INDEX_VERSION = 1;
+export const INDEX_ENTRY_SIZE = 52;
+const INDEX_HEAD = 12;
+const INDEX_TAIL = 40; // hash, length, end magic
+
+export interface PackIndexEntry extends ChunkLocation {
+  offset: number;
+}
+
+export function encodePackIndex(entries: readonly PackIndexEntry[]): Uint8Array {
+  const length = INDEX_HEAD + entries.length * INDEX_ENTRY_SIZE + INDEX_TAIL;
+  const out = new Uint8Array(length);
+  const dv = new DataView(out.buffer);
+  out.set(INDEX_MAGIC, 0);
+  dv.setUint32(4, INDEX_VERSION, true);
+  dv.setUint32(8, entries.length, true);
+  entries.forEach((e, i) => {
+    const at = INDEX_HEAD + i * INDEX_ENTRY_SIZE;
+    dv.setBigUint64(at, BigInt(e.offset), true);
+    out[at + 8] = e.codec;
+    dv.setUint32(at + 12, e.rawLen, true);
+    dv.setUint32(at + 16, e.storedLen, true);
+    hexInto(e.key, out, at + 20);
+  });
+  const body = length - INDEX_TAIL;
+  out.set(hexToBytes(sha256(out.subarray(0, body)).slice(7)), body);
+  dv.setUint32(body + 32, length, true);
+  out.set(INDEX_END, body + 36);
+  return out;
+}
+
+/**
+ * The index at the end of a pack's bytes (`tail`: the pack's last bytes, at least the whole
+ * index), or undefined when the pack has none (an open pack, or one sealed for a writer that
+ * died). An index that is there and does not check out is CORRUPT_DATA.
+ */
+export function decodePackIndex(tail: Uint8Array, pack: string): PackIndexEntry[] | undefined {
+  const n = tail.length;
+  if (n < INDEX_HEAD + INDEX_TAIL) return undefined;
+  for (let i = 0; i < 4; i++) if (tail[n - 4 + i] !== INDEX_END[i]) return undefined;
+  const dv = new DataView(tail.buffer, tail.byteOffset, n);
+  const length = dv.getUint32(n - 8, true);
+  const fail = (what: string) => new CorruptDataError(`pack ${pack}: its index ${what}`, 'pack-index');
+  if (length > n || length < INDEX_HEAD + INDEX_TAIL) throw fail(`claims ${length} bytes`);
+  const at = n - length;
+  const index = tail.subarray(at);
+  const body = length - INDEX_TAIL;
+  if (sha256(index.subarray(0, body)).slice(7) !== bytesToHex(index.subarray(body, body + 32))) throw fail('does not match its hash');
+  for (let i = 0; i < 4; i++) if (index[i] !== INDEX_MAGIC[i]) throw fail('has a bad magic');
+  if (dv.getUint32(at + 4, true) !== INDEX_VERSION) throw fail(`has version ${dv.getUint32(at + 4, true)}`);
+  const count = dv.getUint32(at + 8, true);
+  if (INDEX_HEAD + count * INDEX_ENTRY_SIZE !== body) throw fail(`counts ${count} entries in ${body} bytes`);
+  return Array.from({ length: count }, (_, i) => {
+    const e = at + INDEX_HEAD + i * INDEX_ENTRY_SIZE;
+    return {
+      offset: Number(dv.getBigUint64(e, true)),
+      codec: tail[e + 8]!,
+      rawLen: dv.getUint32(e + 12, true),
+      storedLen: dv.getUint32(e + 16, true),
+      key: bytesToHex(tail.subarray(e + 20, e + 52)),
+    };
+  });
 }

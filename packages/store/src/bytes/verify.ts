@@ -8,7 +8,9 @@ import { bytesToHex, formatDigest, hexToBytes, parseDigest } from '../hex.js';
 import { decodeTree } from '../catalog/snapshot.js';
 import { decodeManifest } from './manifest.js';
 import type { Reader } from './read.js';
-import type { Statements } from '../catalog/statements.js';
+import type { PackRow, Statements } from '../catalog/statements.js';
+import { PackMissingError, type PackStore } from '../backend/packs.js';
+import { INDEX_END, PACK_HEADER_SIZE, decodePackIndex, type PackIndexEntry } from './pack-record.js';
 
 export interface DamagedChunk {
   key: string;
@@ -37,6 +39,16 @@ export interface VerifyReport {
   /** Snapshot trees (FORMAT.md §13) checked: hash, format, and that what they name exists. */
   treesChecked: number;
   damagedTrees: DamagedTree[];
+  /** Sealed packs checked: their size on disk, and their index (FORMAT.md §6) against the chunk rows. */
+  packsChecked: number;
+  damagedPacks: DamagedPack[];
+}
+
+export interface DamagedPack {
+  pack: string;
+  /** `pack-size` (the file is not as long as its sealed row says) or `pack-index`. */
+  reason: string;
+  message: string;
 }
 
 export interface DamagedTree {
@@ -58,10 +70,22 @@ export interface VerifyProgress {
 export async function verifyStore(
   st: Statements,
   reader: Reader,
+  packs: PackStore,
   onProgress?: (p: VerifyProgress) => void,
   record?: (keys: { key: string; reason: string }[]) => void,
 ): Promise<VerifyReport> {
-  const report: VerifyReport = { ok: true, chunksChecked: 0, documentsChecked: 0, bytesChecked: 0, damagedChunks: [], damagedDocuments: [], treesChecked: 0, damagedTrees: [] };
+  const report: VerifyReport = {
+    ok: true,
+    chunksChecked: 0,
+    documentsChecked: 0,
+    bytesChecked: 0,
+    damagedChunks: [],
+    damagedDocuments: [],
+    treesChecked: 0,
+    damagedTrees: [],
+    packsChecked: 0,
+    damagedPacks: [],
+  };
   const damaged = new Map<string, DamagedChunk>();
   const breathe = breather();
 
@@ -132,6 +156,55 @@ export async function verifyStore(
     report.treesChecked++;
     await breathe();
   }
-  report.ok = report.damagedChunks.length === 0 && report.damagedDocuments.length === 0 && report.damagedTrees.length === 0;
+  for (const pack of st.packsSealed.all()) {
+    const damage = await checkPack(st, packs, pack);
+    if (damage && st.packById.get(pack.id)) report.damagedPacks.push(damage); // (not dropped by GC meanwhile)
+    report.packsChecked++;
+    await breathe();
+  }
+  report.ok = report.damagedChunks.length === 0 && report.damagedDocuments.length === 0 && report.damagedTrees.length === 0 && report.damagedPacks.length === 0;
   return report;
+}
+
+/**
+ * A sealed pack that holds chunks: its length against its row, and its index (when its writer
+ * wrote one) against the chunk rows in it: every row must be an entry at its offset, with its key, codec and
+ * lengths. A missing file is the chunks' damage (`missing-pack`), reported with them.
+ */
+async function checkPack(st: Statements, packs: PackStore, pack: PackRow): Promise<DamagedPack | undefined> {
+  const damaged = (reason: string, message: string): DamagedPack => ({ pack: pack.name, reason, message: `pack ${pack.name}: ${message}` });
+  // A pack no chunk row points into holds nothing to lose (GC drops it): a writer that failed
+  // before its header was written leaves such a file shorter than its row.
+  const rows = st.chunksInPacks.all(JSON.stringify([pack.id]));
+  if (rows.length === 0) return undefined;
+  let end: Uint8Array;
+  try {
+    end = await packs.read(pack.name, pack.size - 8, 8);
+  } catch (e) {
+    if (e instanceof PackMissingError) return undefined;
+    throw e;
+  }
+  if (end.length !== 8) return damaged('pack-size', `shorter than the ${pack.size} bytes it was sealed at`);
+  // Only the index is read: it ends with "KEND", after its length.
+  if (!INDEX_END.every((b, i) => end[4 + i] === b)) return undefined; // sealed for a writer that died: none (FORMAT.md §6)
+  const length = new DataView(end.buffer, end.byteOffset).getUint32(0, true);
+  if (length > pack.size - PACK_HEADER_SIZE) return damaged('pack-index', `its index claims ${length} bytes`);
+  const tail = await packs.read(pack.name, pack.size - length, length);
+  let index: PackIndexEntry[] | undefined;
+  try {
+    index = decodePackIndex(tail, pack.name);
+  } catch (e) {
+    if (!(e instanceof CorruptDataError)) throw e;
+    return damaged(e.reason, e.message);
+  }
+  if (!index) return damaged('pack-index', 'its index is shorter than its layout');
+  const at = new Map(index.map((e) => [e.offset, e]));
+  for (const row of rows) {
+    const e = at.get(row.offset);
+    const key = bytesToHex(row.key);
+    if (!e || e.key !== key || e.codec !== row.codec || e.rawLen !== row.raw_len || e.storedLen !== row.stored_len) {
+      return damaged('pack-index', `its index does not list chunk ${key} at offset ${row.offset} as the catalog does`);
+    }
+  }
+  return undefined;
 }

@@ -12,7 +12,7 @@ import type { SqlDatabase } from '../backend/sql.js';
 import type { CommitLog } from '../catalog/commit-log.js';
 import type { ChunkPlace, Op, OpResult } from '../catalog/ops.js';
 import type { Durability } from '../options.js';
-import { PACK_HEADER_SIZE, RECORD_HEADER_SIZE, packHeader, recordHeader, type ChunkLocation } from './pack-record.js';
+import { PACK_HEADER_SIZE, RECORD_HEADER_SIZE, encodePackIndex, packHeader, recordHeader, recordLocation, type ChunkLocation, type PackIndexEntry } from './pack-record.js';
 import type { Statements } from '../catalog/statements.js';
 import { crashPoint } from '../crash-points.js';
 import { nextTurn } from '../breather.js';
@@ -31,6 +31,8 @@ interface OpenPack {
   id: number;
   writer: PackWriter;
   dirty: boolean;
+  /** Every record appended, for the index written at the seal (FORMAT.md §6). */
+  records: PackIndexEntry[];
 }
 
 
@@ -193,6 +195,7 @@ export class Writer {
     if (already) return { chunk: already, written: false };
     const offset = pack.writer.append(recordHeader(c, this.#header), payload);
     pack.dirty = true;
+    pack.records.push({ key: c.key, codec: c.codec, rawLen: c.rawLen, storedLen: c.storedLen, offset });
     crashPoint('record-appended');
     const stored: StoredChunk = { key: c.key, codec: c.codec, rawLen: c.rawLen, storedLen: c.storedLen, packId: pack.id, offset };
     this.#pending.set(c.key, stored);
@@ -209,6 +212,7 @@ export class Writer {
     return this.inRoom(RECORD_HEADER_SIZE + payload.length, (pack) => {
       const offset = pack.writer.append(recordHeader(c, this.#header), payload);
       pack.dirty = true;
+      pack.records.push({ key: c.key, codec: c.codec, rawLen: c.rawLen, storedLen: c.storedLen, offset });
       return { chunk: { ...c, packId: pack.id, offset } };
     });
   }
@@ -219,6 +223,7 @@ export class Writer {
     return this.inRoom(record.length, (pack, opened) => {
       const offset = pack.writer.append(record);
       pack.dirty = true;
+      pack.records.push({ ...recordLocation(record), offset });
       return { chunk: { packId: pack.id, offset }, opened };
     });
   }
@@ -257,7 +262,7 @@ export class Writer {
       writer.append(packHeader());
       if (this.durability === 'full') await writer.sync();
       this.#packNames.set(id, name);
-      this.#open = { id, writer, dirty: false };
+      this.#open = { id, writer, dirty: false, records: [] };
       return this.#open;
     })().finally(() => {
       this.#opening = undefined;
@@ -273,6 +278,8 @@ export class Writer {
     if (!pack || pack !== this.#open) return;
     this.#open = undefined;
     const done = (async () => {
+      pack.writer.append(encodePackIndex(pack.records)); // after the last record (FORMAT.md §6)
+      pack.dirty = true;
       if (pack.dirty || this.durability === 'full') await pack.writer.sync();
       await pack.writer.close();
       crashPoint('pack-sealing');

@@ -1,5 +1,5 @@
 /** Temporary stores on disk and seeded data for the store tests. */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach } from 'vitest';
@@ -57,4 +57,10 @@ export async function collect(it: AsyncIterable<Uint8Array>): Promise<Uint8Array
   const parts: Uint8Array[] = [];
   for await (const p of it) parts.push(p);
   return concatBytes(parts);
+}
+
+/** Where a pack file's records end: before the index its writer appended at the seal (FORMAT.md §6). */
+export function recordsEnd(file: string): number {
+  const b = readFileSync(file);
+  return b.toString('latin1', b.length - 4) === 'KEND' ? b.length - b.readUInt32LE(b.length - 8) : b.length;
 }
