@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+const { CRASH_POINTS } = await import(new URL('../packages/store/dist/crash-points.js', import.meta.url).href);
 const out = process.argv[2];
 const status = process.argv[3] ?? 'unknown';
 const SOURCES = [
@@ -19,6 +20,7 @@ const SOURCES = [
   'writers-2',
   'writers-4',
   'writers-8',
+  ...CRASH_POINTS.map((p) => `crash-point-${p}`), // store-crash-points.test.ts, one per step
   'faults-packs',
   'faults-packs-memory',
   'faults-sqlite',

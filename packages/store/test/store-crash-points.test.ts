@@ -169,6 +169,7 @@ describe('a writer killed at each step of the commit protocol', () => {
 
       recordReliability(`crash-point-${point}`, `a writer killed at ${point}`, {
         rounds: ROUNDS,
+        'writer processes killed': ROUNDS + Math.floor(ROUNDS / 2),
         commits: commits.length,
         'acknowledged puts': crashed.acks + other.acks,
         'acknowledged deletes': crashed.gone.size + other.gone.size,
