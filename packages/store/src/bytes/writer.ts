@@ -35,7 +35,6 @@ interface OpenPack {
   records: PackIndexEntry[];
 }
 
-
 /** A commit waiting for the next group commit: its operations and who awaits their results. */
 interface Job {
   ops: readonly Op[];

@@ -35,7 +35,6 @@ export const BATCH_MS = 2;
  */
 export const CHECKPOINT_EVERY = 50_000;
 
-
 export class CommitLog {
   readonly #db: SqlDatabase;
   readonly #st: Statements;
@@ -219,7 +218,7 @@ export class CommitLog {
   transaction(
     time: number,
     fn: (append: (ops: readonly Op[]) => void, apply: (op: Op) => OpResult) => void,
-    /** False: a transaction of its own even where batches exist (a group commit is one already). */
+    /** False: a transaction of its own even where batches exist (readApplied: its catch-up must be committed when it returns). */
     batched = true,
   ): void {
     const shared = this.#store.shared;

@@ -25,7 +25,6 @@ const BATCH = 256;
 /** Background indexing starts after writes have paused this long. */
 export const QUIET_MS = 200;
 
-
 export class Indexer {
   #draining: Promise<boolean> | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
