@@ -114,6 +114,39 @@ export const MetaUpdate = z
   .refine((u) => (u.digest === undefined) !== (u.path === undefined), { message: 'name the entry by digest or by path (one of them)', path: ['digest'] });
 export type MetaUpdate = z.input<typeof MetaUpdate>;
 
+const UPDATE_KEYS = new Set(['digest', 'path', 'meta', 'addTags', 'removeTags']);
+const CONTROL = /[\u0000-\u001f]/;
+
+const plainTags = (v: unknown) =>
+  v === undefined || (Array.isArray(v) && v.length <= 1000 && v.every((t) => typeof t === 'string' && t.length >= 1 && t.length <= 256 && !CONTROL.test(t)));
+
+/**
+ * Whether MetaUpdate takes `u` exactly as it is (so its output would be `u`'s own fields): a
+ * digest or a path, metadata and tags within the limits, no media type. Checked before zod
+ * because a batch of 10,000 updates costs more to parse with it than to apply. False is not
+ * "invalid": zod decides then, and names the error. A property test holds every `u` this
+ * accepts to MetaUpdate accepting it unchanged.
+ */
+export function plainMetaUpdate(u: unknown): u is MetaUpdate {
+  if (typeof u !== 'object' || u === null || Object.getPrototypeOf(u) !== Object.prototype) return false;
+  const o = u as Record<string, unknown>;
+  for (const k of Object.keys(o)) if (!UPDATE_KEYS.has(k) || o[k] === undefined) return false;
+  if ('digest' in o === 'path' in o) return false;
+  if ('digest' in o && typeof o.digest !== 'string') return false;
+  if ('path' in o && !(typeof o.path === 'string' && o.path.length >= 1 && o.path.length <= 4096 && !o.path.includes('\u0000'))) return false;
+  const meta = o.meta;
+  if (meta !== undefined) {
+    if (typeof meta !== 'object' || meta === null || Object.getPrototypeOf(meta) !== Object.prototype) return false;
+    const keys = Object.keys(meta);
+    if (keys.length > META_MAX_KEYS) return false;
+    for (const k of keys) {
+      const v = (meta as Record<string, unknown>)[k];
+      if (k.length < 1 || k.length > 256 || k === '__proto__' || !(v === null || (typeof v === 'string' && v.length <= 64 * 1024))) return false;
+    }
+  }
+  return plainTags(o.addTags) && plainTags(o.removeTags);
+}
+
 export const ListQuery = z
   .object({
     tag: tag.optional(),

@@ -3,13 +3,13 @@
  * chunk uploads, metadata batches, GC and closing. The Store facade (store.ts) checks that
  * the store is open for writing and calls these with its context.
  */
-import { InvalidInputError, type ByteSource } from '@kura/core';
+import { DIGEST_PATTERN, InvalidInputError, type ByteSource } from '@kura/core';
 import type { Op } from './catalog/ops.js';
 import type { MetaChange } from './catalog/entries.js';
 import { collectGarbage, type GcProgress, type GcReport } from './bytes/gc.js';
 import { preloadKnown } from './ingest/known-chunks.js';
 import { hexToBytes, parseDigest } from './hex.js';
-import { MetaUpdate, PutMeta, parse } from './options.js';
+import { MetaUpdate, PutMeta, parse, plainMetaUpdate } from './options.js';
 import { ingestHere, putDocument, putReadyDocuments, type ChunkStream, type PutOptions, type PutResult, type ReadyDocument, type ResolvedMeta } from './put.js';
 import type { CommitTurn } from './commit-order.js';
 import { commitOne, type StoreContext } from './store-context.js';
@@ -110,8 +110,8 @@ export function commitChunks(ctx: StoreContext, keys: string[], meta: PutMeta): 
 export async function updateMeta(ctx: StoreContext, updates: MetaUpdate[]): Promise<{ updated: number }> {
   if (!Array.isArray(updates)) throw new InvalidInputError('updates must be an array', 'updates');
   if (updates.length > 10_000) throw new InvalidInputError('at most 10,000 updates per batch', 'updates');
-  const parsed = updates.map((u, i) => parse(MetaUpdate, u, `updates[${i}]`));
-  parsed.forEach((u, i) => u.digest !== undefined && parseDigest(u.digest, `updates[${i}].digest`));
+  const parsed = updates.map((u, i) => (plainMetaUpdate(u) ? u : parse(MetaUpdate, u, `updates[${i}]`)));
+  parsed.forEach((u, i) => u.digest !== undefined && !DIGEST_PATTERN.test(u.digest) && parseDigest(u.digest, `updates[${i}].digest`));
   const op: Op = {
     op: 'meta',
     updates: parsed.map((u) => {

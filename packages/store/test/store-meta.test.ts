@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { newStore, textBytes } from './helpers/store.js';
+import { MetaUpdate, plainMetaUpdate } from '../src/options.js';
+import { batchEnded, newStore, reopen, textBytes } from './helpers/store.js';
 
 const doc = (i: number) => textBytes(1000 + i, 2000 + i);
 
@@ -146,5 +147,116 @@ describe('large batches (set-based path) match one-by-one updates', () => {
     await expect(store.updateMeta(batch)).rejects.toMatchObject({ code: 'NOT_FOUND' });
     expect((await store.stat(digests[0]!)).meta).toEqual({});
     await expect(store.updateMeta([...batch.slice(0, 20), { digest: 'sha256:nothex', meta: {} }])).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'updates[20].digest' });
+  });
+});
+
+describe('the entry a target names, remembered between commits (decision 0033)', () => {
+  it('updatedAt is when the version last changed: tags, metadata and media type leave it', async () => {
+    const { store } = await newStore();
+    await store.put(doc(10), { path: 'a.txt' });
+    const first = await store.stat('a.txt');
+    await new Promise((r) => setTimeout(r, 5));
+    await store.setMeta('a.txt', { k: 'v' });
+    await store.addTags('a.txt', ['t']);
+    await store.updateMeta([{ path: 'a.txt', mediaType: 'text/plain' }]);
+    await store.put(doc(10), { path: 'a.txt', tags: ['u'] }); // the same bytes: no new version
+    expect((await store.stat('a.txt')).updatedAt).toBe(first.updatedAt);
+    await store.put(doc(11), { path: 'a.txt' });
+    const second = await store.stat('a.txt');
+    expect(second.version).toBe(2);
+    expect(Date.parse(second.updatedAt)).toBeGreaterThan(Date.parse(first.updatedAt));
+    await new Promise((r) => setTimeout(r, 5));
+    await store.deleteVersion('a.txt', 2); // the entry shows version 1 again: a change of version
+    expect(Date.parse((await store.stat('a.txt')).updatedAt)).toBeGreaterThan(Date.parse(second.updatedAt));
+  });
+
+  it('a digest another writer gave a new entry meanwhile is resolved again, one by one and in a batch', async () => {
+    const { store: a, dir } = await newStore();
+    const b = await reopen(dir);
+    const bytes = Array.from({ length: 20 }, (_, i) => textBytes(8000 + i, 80));
+    const digests: string[] = [];
+    for (const x of bytes) digests.push((await a.put(x)).digest);
+    await a.updateMeta(digests.map((digest) => ({ digest, meta: { round: '1' } }))); // 20: the set-based path
+    await a.setMeta(digests[0]!, { single: '1' });
+    await batchEnded();
+    // b replaces every document's pathless entry with a new one (new entry ids).
+    for (const [i, x] of bytes.entries()) {
+      expect(await b.delete(digests[i]!)).toBe(true);
+      await b.put(x);
+    }
+    await batchEnded();
+    await a.updateMeta(digests.map((digest) => ({ digest, meta: { round: '2' } })));
+    await a.setMeta(digests[0]!, { single: '2' });
+    await batchEnded();
+    for (const [i, d] of digests.entries()) {
+      expect((await b.stat(d)).meta).toEqual(i === 0 ? { round: '2', single: '2' } : { round: '2' });
+    }
+  });
+
+  it('a path this writer deleted and put again is resolved again', async () => {
+    const { store } = await newStore();
+    const paths = Array.from({ length: 20 }, (_, i) => `p/${i}`);
+    for (const [i, path] of paths.entries()) await store.put(textBytes(9000 + i, 50), { path });
+    await store.updateMeta(paths.map((path) => ({ path, meta: { round: '1' } })));
+    await store.setMeta(paths[0]!, { single: '1' });
+    for (const [i, path] of paths.entries()) {
+      await store.deletePath(path);
+      await store.put(textBytes(9100 + i, 50), { path });
+    }
+    await store.updateMeta(paths.map((path) => ({ path, meta: { round: '2' } })));
+    await store.setMeta(paths[0]!, { single: '2' });
+    for (const [i, path] of paths.entries()) {
+      expect((await store.stat(path)).meta).toEqual(i === 0 ? { round: '2', single: '2' } : { round: '2' });
+    }
+  });
+
+  it('a batch that fails after a target was remembered leaves nothing wrong behind', async () => {
+    const { store } = await newStore();
+    const paths = Array.from({ length: 20 }, (_, i) => `q/${i}`);
+    for (const [i, path] of paths.entries()) await store.put(textBytes(9200 + i, 50), { path });
+    const missing = { path: 'q/absent', meta: { x: '1' } };
+    await expect(store.updateMeta([...paths.map((path) => ({ path, meta: { x: '1' } })), missing])).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await store.updateMeta(paths.map((path) => ({ path, meta: { x: '2' } })));
+    expect((await store.stat(paths[19]!)).meta).toEqual({ x: '2' });
+  });
+});
+
+describe('plainMetaUpdate: the fast check before zod', () => {
+  it('accepts only what MetaUpdate accepts unchanged (property)', async () => {
+    const fc = (await import('fast-check')).default;
+    const edgeString = (max: number) =>
+      fc.oneof(fc.string({ maxLength: 8 }), fc.constantFrom('', 'a'.repeat(max), 'a'.repeat(max + 1), 'x\u0000y', 'x\u001fy', '__proto__', 'sha256:' + 'a'.repeat(64)));
+    const digest = fc.oneof(edgeString(71), fc.integer() as never);
+    const path = edgeString(4096);
+    const target = fc.oneof(fc.record({ digest }), fc.record({ path }), fc.record({ digest, path }), fc.constant({}));
+    const attributes = {
+      meta: fc.oneof(fc.dictionary(edgeString(256), fc.oneof(edgeString(65536), fc.constant(null), fc.integer() as never), { maxKeys: 4 }), fc.constant([] as never)),
+      addTags: fc.oneof(fc.array(edgeString(256), { maxLength: 3 }), fc.constant('t' as never)),
+      removeTags: fc.array(edgeString(256), { maxLength: 3 }),
+    };
+    const rest = fc.oneof(
+      { arbitrary: fc.record(attributes, { requiredKeys: [] }), weight: 6 },
+      { arbitrary: fc.record({ ...attributes, mediaType: fc.constantFrom('text/plain', null, 'nope'), extra: fc.constant(1) }, { requiredKeys: [] }), weight: 1 },
+    );
+    const update = fc.tuple(target, rest).map(([t, r]) => ({ ...t, ...r }));
+    let accepted = 0;
+    fc.assert(
+      fc.property(update, (u) => {
+        if (!plainMetaUpdate(u)) return;
+        accepted++;
+        const r = MetaUpdate.safeParse(u);
+        expect(r.success).toBe(true);
+        expect(r.data).toEqual(u);
+      }),
+      { numRuns: 5000 },
+    );
+    expect(accepted).toBeGreaterThan(50); // the property was not vacuous
+    // Limits, at and past the edge.
+    const many = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, 'v']));
+    expect(plainMetaUpdate({ path: 'p', meta: many(1000) })).toBe(true);
+    expect(plainMetaUpdate({ path: 'p', meta: many(1001) })).toBe(false);
+    expect(plainMetaUpdate({ path: 'p', addTags: Array(1001).fill('t') })).toBe(false);
+    expect(plainMetaUpdate({ path: 'p', digest: 'sha256:x' })).toBe(false);
+    expect(plainMetaUpdate(Object.assign(Object.create({ inherited: 1 }), { path: 'p' }))).toBe(false);
   });
 });

@@ -16,6 +16,7 @@ import { checkpointName, encodeCheckpoint } from './checkpoint.js';
 import { SCHEMA_VERSION } from './schema.js';
 import { crashPoint } from '../crash-points.js';
 import { nextTurn } from '../breather.js';
+import { TargetCache } from './target-cache.js';
 
 /** A segment takes no more appends past this size; the next commit starts a new one. */
 export const SEGMENT_LIMIT = 1 << 20;
@@ -57,7 +58,7 @@ export class CommitLog {
     this.#db = db;
     this.#st = st;
     this.#store = store;
-    this.#ctx = { db, st };
+    this.#ctx = { db, st, targets: new TargetCache() };
     this.#head = head;
     this.#writer = writer;
   }
@@ -119,7 +120,7 @@ export class CommitLog {
       const c = decodeCommit(frame);
       const next = { seq: c.seq, hash: c.hash, segment, end: frame.offset + frame.length };
       this.#db.transaction(() => {
-        for (const op of c.ops) applyOp(this.#ctx, op, c.time);
+        for (const op of c.ops) this.#apply(op, c.time);
         writeHead(this.#st, next);
       });
       this.#head = next;
@@ -135,6 +136,8 @@ export class CommitLog {
    */
   #catchUpLocked(shared: SharedSegments): void {
     let head = readHead(this.#st)!;
+    // Another writer committed since this one's last commit: what it changed is not in the cache.
+    if (head.seq !== this.#head.seq || !sameHash(head.hash, this.#head.hash)) this.#ctx.targets?.clear();
     let segment = head.segment;
     let offset = head.end;
     if (!segment) {
@@ -158,7 +161,7 @@ export class CommitLog {
             throw new CorruptDataError(`the log's chain breaks at commit ${f.seq} in segment ${segment} (expected ${head.seq + 1})`, 'log');
           }
           const c = decodeCommit(f);
-          for (const op of c.ops) applyOp(this.#ctx, op, c.time);
+          for (const op of c.ops) this.#apply(op, c.time);
           head = { seq: c.seq, hash: c.hash, segment, end: offset + f.offset + f.length };
           writeHead(this.#st, head);
         }
@@ -174,6 +177,19 @@ export class CommitLog {
       break;
     }
     this.#head = head;
+  }
+
+  /**
+   * applyOp with this writer's context. A failed operation's savepoint is rolled back: the
+   * target cache may name what it undid (an entry a put of the same savepoint made), so it goes.
+   */
+  #apply(op: Op, time: number): OpResult {
+    try {
+      return applyOp(this.#ctx, op, time);
+    } catch (e) {
+      this.#ctx.targets?.clear();
+      throw e;
+    }
   }
 
   #switchTo(appender: SegmentAppender): void {
@@ -203,7 +219,7 @@ export class CommitLog {
     if (ops.length === 0) return [];
     let results: OpResult[] = [];
     this.transaction(time, (append) => {
-      results = ops.map((op) => applyOp(this.#ctx, op, time));
+      results = ops.map((op) => this.#apply(op, time));
       append(ops);
     });
     return results;
@@ -265,11 +281,12 @@ export class CommitLog {
       // while it holds the lock). Otherwise: a transaction of its own.
       this.#db.transaction(() => {
         if (shared && !this.#batch) this.#catchUpLocked(shared);
-        fn(append, (op) => applyOp(this.#ctx, op, time));
+        fn(append, (op) => this.#apply(op, time));
       });
     } catch (e) {
       undo?.();
       if (started) void started.close();
+      this.#ctx.targets?.clear(); // it may hold what the rollback undid
       throw e;
     }
     if (started) this.#switchTo(started);
@@ -298,6 +315,7 @@ export class CommitLog {
       this.#catchUpLocked(shared);
     } catch (e) {
       batch.rollback();
+      this.#ctx.targets?.clear();
       throw e;
     }
     const mine = { started: performance.now() };
@@ -335,6 +353,7 @@ export class CommitLog {
       crashPoint('batch-ending');
       batch.commit();
     } catch {
+      this.#ctx.targets?.clear();
       try {
         batch.rollback();
       } catch {

@@ -123,8 +123,11 @@ export interface MetaChange {
   removeTags?: readonly string[] | undefined;
 }
 
-/** Applies one change to an entry (inside the caller's transaction) and queues it for the index. */
-export function applyMeta(st: Statements, entryId: number, change: MetaChange, now: number): void {
+/**
+ * Applies one change to an entry (inside the caller's transaction) and queues it for the index.
+ * `updated_at` stays: it is when the entry's version last changed (decision 0033).
+ */
+export function applyMeta(st: Statements, entryId: number, change: MetaChange): void {
   if (change.mediaType !== undefined) st.entrySetMediaType.run(change.mediaType, entryId);
   for (const [k, v] of Object.entries(change.meta ?? {})) {
     if (v === null) st.metaDelete.run(entryId, k);
@@ -132,8 +135,7 @@ export function applyMeta(st: Statements, entryId: number, change: MetaChange, n
   }
   for (const t of change.addTags ?? []) st.tagAdd.run(entryId, t);
   for (const t of change.removeTags ?? []) st.tagRemove.run(entryId, t);
-  st.entryTouch.run(now, entryId);
-  st.enqueueIndex.run(entryId); // path, tags and metadata are searchable
+  st.queueAdd.run(`[${entryId}]`); // path, tags and metadata are searchable
 }
 
 export interface PutAttributes {
@@ -167,19 +169,17 @@ export function recordPut(st: Statements, docId: number, put: PutAttributes, now
       st.entrySetDoc.run(docId, now, id);
     }
     if (put.mediaType !== undefined) st.entrySetMediaType.run(put.mediaType, id);
-    st.entryTouch.run(now, id);
   }
   for (const [k, v] of Object.entries(put.meta ?? {})) st.metaSet.run(id, k, v);
   for (const t of put.tags ?? []) st.tagAdd.run(id, t);
-  st.enqueueIndex.run(id);
+  st.queueAdd.run(`[${id}]`);
 }
 
 /** Removes an entry with its tags, metadata and search row (not its versions or documents). */
 function dropEntry(st: Statements, entryId: number): void {
   st.tagsDeleteEntry.run(entryId);
   st.metaDeleteEntry.run(entryId);
-  st.searchDelete.run(entryId);
-  st.queueDropEntry.run(entryId);
+  st.searchDelete.run(entryId); // (a queued id of it is skipped: ids are never reused)
   st.entryDelete.run(entryId);
 }
 
@@ -212,7 +212,7 @@ export function deleteVersion(st: Statements, path: string, version: number, now
     if (!latest) dropEntry(st, entry.id);
     else if (latest.doc_id !== entry.doc_id) {
       st.entrySetDoc.run(latest.doc_id, now, entry.id);
-      st.enqueueIndex.run(entry.id);
+      st.queueAdd.run(`[${entry.id}]`);
     }
   }
   releaseIfUnnamed(st, row.doc_id);

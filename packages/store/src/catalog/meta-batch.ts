@@ -1,21 +1,24 @@
 /**
- * Large metadata batches, set-based: the whole batch goes to SQLite as JSON and each kind of
- * change is one statement over `json_each`, so the per-update cost is SQLite's, not a
- * round trip through the driver per row. Same result as applying the updates one by one
- * (`applyMeta`), which the tests check; used only when every update names a distinct entry,
- * so no two updates touch the same entry and their order cannot matter.
+ * Large metadata batches, set-based: each kind of change is a few statements for the whole
+ * batch (the values bound many rows at a time, or as JSON over `json_each`), so the
+ * per-update cost is SQLite's, not a round trip through the driver per row. Same result as
+ * applying the updates one by one (`applyMeta`), which the tests check; used only when every
+ * update names a distinct entry, so no two updates touch the same entry and their order
+ * cannot matter.
  */
-import type { SqlDatabase } from '../backend/sql.js';
+import type { SqlDatabase, SqlStatement, SqlValue } from '../backend/sql.js';
 import { resolveEntryId, type EntryTarget, type MetaChange } from './entries.js';
+import { enqueue } from './search-queue.js';
 import type { Statements } from './statements.js';
+import type { TargetCache } from './target-cache.js';
 
 export const BULK_MIN = 16;
 
-export interface EntryChange extends MetaChange {
-  entryId: number;
-}
+/** Rows one multi-row upsert binds at most (3 values each: far below SQLite's 32,766). */
+const UPSERT_ROWS = 256;
 
 export function prepareBulk(db: SqlDatabase) {
+  const upserts = new Map<number, SqlStatement>();
   return {
     // The entries of many targets at once: j.key is the target's index in the batch.
     byDigest: db.prepare<{ i: number; id: number; pathless: number }>(
@@ -24,16 +27,19 @@ export function prepareBulk(db: SqlDatabase) {
     byPath: db.prepare<{ i: number; id: number; pathless: number }>('SELECT j.key AS i, e.id AS id, 0 AS pathless FROM json_each(?) j JOIN entries e ON e.path = j.value'),
     // Below, each json_each row's value is [entryId, ...].
     setMediaType: db.prepare(`UPDATE entries SET media_type = s.v ->> 1 FROM (SELECT value AS v FROM json_each(?)) s WHERE entries.id = s.v ->> 0`),
-    metaSet: db.prepare(
-      `INSERT INTO meta(entry_id, key, value) SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?) WHERE true ON CONFLICT(entry_id, key) DO UPDATE SET value = excluded.value`,
-    ),
+    /** An upsert of `rows` (entry, key, value) rows, made once per row count. */
+    metaSet(rows: number): SqlStatement {
+      let s = upserts.get(rows);
+      if (!s) {
+        const values = Array.from({ length: rows }, () => '(?, ?, ?)').join(', ');
+        s = db.prepare(`INSERT INTO meta(entry_id, key, value) VALUES ${values} ON CONFLICT(entry_id, key) DO UPDATE SET value = excluded.value`);
+        upserts.set(rows, s);
+      }
+      return s;
+    },
     metaDelete: db.prepare(`DELETE FROM meta WHERE (entry_id, key) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))`),
     tagAdd: db.prepare(`INSERT OR IGNORE INTO tags(entry_id, tag) SELECT value ->> 0, value ->> 1 FROM json_each(?)`),
     tagRemove: db.prepare(`DELETE FROM tags WHERE (tag, entry_id) IN (SELECT value ->> 1, value ->> 0 FROM json_each(?))`),
-    touch: db.prepare(`UPDATE entries SET updated_at = ? WHERE id IN (SELECT value ->> 0 FROM json_each(?))`),
-    enqueue: db.prepare(
-      `INSERT INTO search_queue(entry_id) SELECT value ->> 0 FROM json_each(?) WHERE true ON CONFLICT(entry_id) DO UPDATE SET seq = seq + 1`,
-    ),
   };
 }
 
@@ -41,10 +47,11 @@ export type Bulk = ReturnType<typeof prepareBulk>;
 
 /**
  * The entry ids of many targets (entries.ts `resolveEntryId` for each, with the same result):
- * two statements for the whole batch; a target that names no entry, or several, is resolved
- * alone, which throws its NOT_FOUND or AMBIGUOUS.
+ * those the cache knows, then two statements for the rest; a target that names no entry, or
+ * several, is resolved alone, which throws its NOT_FOUND or AMBIGUOUS.
  */
-export function resolveEntries(bulk: Bulk, st: Statements, targets: readonly EntryTarget[]): number[] {
+export function resolveEntries(bulk: Bulk, st: Statements, targets: readonly EntryTarget[], cache?: TargetCache): number[] {
+  const ids: (number | undefined)[] = targets.map((t) => cache?.get(t));
   const pathless: (number | undefined)[] = new Array(targets.length);
   const only: (number | undefined)[] = new Array(targets.length);
   const count = new Array<number>(targets.length).fill(0);
@@ -58,28 +65,48 @@ export function resolveEntries(bulk: Bulk, st: Statements, targets: readonly Ent
   };
   const digests: number[] = [];
   const paths: number[] = [];
-  targets.forEach((t, i) => ('digest' in t ? digests : paths).push(i));
+  targets.forEach((t, i) => ids[i] === undefined && ('digest' in t ? digests : paths).push(i));
   if (digests.length) take(bulk.byDigest.all(JSON.stringify(digests.map((i) => (targets[i] as { digest: string }).digest.slice(7)))), digests);
   if (paths.length) take(bulk.byPath.all(JSON.stringify(paths.map((i) => (targets[i] as { path: string }).path))), paths);
-  return targets.map((t, i) => pathless[i] ?? (count[i] === 1 ? only[i]! : resolveEntryId(st, t)));
+  return targets.map((t, i) => {
+    if (ids[i] !== undefined) return ids[i];
+    const id = pathless[i] ?? (count[i] === 1 ? only[i]! : resolveEntryId(st, t));
+    cache?.set(t, id);
+    return id;
+  });
 }
 
-/** Applies the changes inside the caller's transaction (the entries exist: resolved by the caller). */
-export function applyBulk(bulk: Bulk, changes: readonly EntryChange[], now: number): void {
-  const rows = (pick: (c: EntryChange) => unknown[][]) => {
-    const out: unknown[][] = [];
-    for (const c of changes) for (const r of pick(c)) out.push([c.entryId, ...r]);
-    return out;
+/** Applies change i to entry ids[i], inside the caller's transaction (the entries exist: resolved by the caller). */
+export function applyBulk(bulk: Bulk, st: Statements, ids: readonly number[], changes: readonly MetaChange[]): void {
+  const media: unknown[] = [];
+  const set: SqlValue[] = [];
+  const unset: unknown[] = [];
+  const add: unknown[] = [];
+  const remove: unknown[] = [];
+  for (let i = 0; i < changes.length; i++) {
+    const c = changes[i]!;
+    const id = ids[i]!;
+    if (c.mediaType !== undefined) media.push([id, c.mediaType]);
+    if (c.meta) {
+      for (const k of Object.keys(c.meta)) {
+        const v = c.meta[k]!;
+        if (v === null) unset.push([id, k]);
+        else set.push(id, k, v);
+      }
+    }
+    for (const t of c.addTags ?? []) add.push([id, t]);
+    for (const t of c.removeTags ?? []) remove.push([id, t]);
+  }
+  const run = (stmt: SqlStatement, rows: unknown[]) => {
+    if (rows.length) stmt.run(JSON.stringify(rows));
   };
-  const run = (stmt: { run(...p: (string | number)[]): unknown }, r: unknown[][]) => {
-    if (r.length) stmt.run(JSON.stringify(r));
-  };
-  const all = JSON.stringify(changes.map((c) => [c.entryId]));
-  run(bulk.setMediaType, rows((c) => (c.mediaType !== undefined ? [[c.mediaType]] : [])));
-  run(bulk.metaSet, rows((c) => Object.entries(c.meta ?? {}).filter(([, v]) => v !== null)));
-  run(bulk.metaDelete, rows((c) => Object.entries(c.meta ?? {}).filter(([, v]) => v === null).map(([k]) => [k])));
-  run(bulk.tagAdd, rows((c) => (c.addTags ?? []).map((t) => [t])));
-  run(bulk.tagRemove, rows((c) => (c.removeTags ?? []).map((t) => [t])));
-  bulk.touch.run(now, all);
-  bulk.enqueue.run(all);
+  run(bulk.setMediaType, media);
+  for (let at = 0; at < set.length; at += UPSERT_ROWS * 3) {
+    const values = set.slice(at, at + UPSERT_ROWS * 3);
+    bulk.metaSet(values.length / 3).run(...values);
+  }
+  run(bulk.metaDelete, unset);
+  run(bulk.tagAdd, add);
+  run(bulk.tagRemove, remove);
+  enqueue(st, ids);
 }

@@ -13,6 +13,7 @@ import { checkpointName, encodeCheckpoint, loadCheckpoint } from './checkpoint.j
 import { commitsAfter, decodeCommit, emptyHead, readHead, writeHead, type LogHead } from './commits.js';
 import type { LogStore } from './log-store.js';
 import { applyOp, type ApplyContext } from './ops.js';
+import { ENQUEUE_ALL } from './search-queue.js';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
@@ -102,6 +103,6 @@ export async function rebuildCatalog(db: SqlDatabase, st: Statements, log: LogSt
   }
   // The search index is derived (FORMAT.md §10): every entry is indexed again, those of the
   // checkpoint included.
-  db.transaction(() => db.exec('INSERT INTO search_queue(entry_id) SELECT id FROM entries WHERE true ON CONFLICT(entry_id) DO NOTHING'));
+  db.transaction(() => db.exec(`DELETE FROM search_queue; ${ENQUEUE_ALL}`));
   return head;
 }

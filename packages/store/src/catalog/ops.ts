@@ -25,6 +25,7 @@ import { BULK_MIN, applyBulk, prepareBulk, resolveEntries, type Bulk } from './m
 import { PACK_HEADER_SIZE } from '../bytes/pack-record.js';
 import { commitSnapshot, releaseSnapshot, requireSnapshot, type DirNode, type SnapshotInfo } from './snapshot.js';
 import type { Statements } from './statements.js';
+import type { TargetCache } from './target-cache.js';
 
 /** Where a chunk's record is: key (BLAKE3 hex), pack name, offset and lengths, codec. */
 export interface ChunkPlace {
@@ -86,7 +87,12 @@ export interface ApplyContext {
    * other writer drops a live writer's open pack; a sealed one it may, so those are looked up).
    */
   openPack?: () => { id: number; name: string } | undefined;
+  /** Which entry a target names, kept by a writer between its commits (target-cache.ts). */
+  targets?: TargetCache;
 }
+
+/** Operations that never change which entry a path or a digest names (the rest clear ApplyContext.targets). */
+const KEEPS_TARGETS: ReadonlySet<Op['op']> = new Set(['pack', 'pack-size', 'hold', 'meta', 'snapshot', 'rm-snapshot', 'condemn', 'move', 'drop-packs']);
 
 function packId(st: Statements, name: string, op: Op['op']): number {
   const row = st.packByName.get(name);
@@ -96,6 +102,7 @@ function packId(st: Statements, name: string, op: Op['op']): number {
 
 export function applyOp(ctx: ApplyContext, op: Op, time: number): OpResult {
   const { st } = ctx;
+  if (!KEEPS_TARGETS.has(op.op)) ctx.targets?.clear();
   switch (op.op) {
     case 'pack':
       st.packInsert.run(op.name, PACK_HEADER_SIZE, time, op.writer);
@@ -127,7 +134,7 @@ export function applyOp(ctx: ApplyContext, op: Op, time: number): OpResult {
       return undefined;
     }
     case 'meta':
-      applyMetaUpdates(ctx, op.updates, time);
+      applyMetaUpdates(ctx, op.updates);
       return undefined;
     case 'delete-version':
       return deleteVersion(st, op.path, op.version, time);
@@ -273,16 +280,23 @@ function reclaimed(keys: string[], what: string): MissingChunksError {
 }
 
 /** All resolved before anything changes: an unknown or ambiguous target changes nothing. */
-function applyMetaUpdates(ctx: ApplyContext, updates: { target: EntryTarget; change: MetaChange }[], time: number): void {
-  const { st } = ctx;
+function applyMetaUpdates(ctx: ApplyContext, updates: { target: EntryTarget; change: MetaChange }[]): void {
+  const { st, targets } = ctx;
   if (updates.length < BULK_MIN) {
-    const ids = updates.map((u) => resolveEntryId(st, u.target));
-    updates.forEach((u, i) => applyMeta(st, ids[i]!, u.change, time));
+    const ids = updates.map(({ target }) => {
+      let id = targets?.get(target);
+      if (id === undefined) {
+        id = resolveEntryId(st, target);
+        targets?.set(target, id);
+      }
+      return id;
+    });
+    updates.forEach((u, i) => applyMeta(st, ids[i]!, u.change));
     return;
   }
   const bulk = (ctx.bulk ??= prepareBulk(ctx.db));
-  const ids = resolveEntries(bulk, st, updates.map((u) => u.target));
-  const changes = updates.map((u, i) => ({ ...u.change, entryId: ids[i]! }));
-  if (new Set(ids).size === ids.length) applyBulk(bulk, changes, time);
-  else for (const c of changes) applyMeta(st, c.entryId, c, time);
+  const ids = resolveEntries(bulk, st, updates.map((u) => u.target), targets);
+  const changes = updates.map((u) => u.change);
+  if (new Set(ids).size === ids.length) applyBulk(bulk, st, ids, changes);
+  else changes.forEach((c, i) => applyMeta(st, ids[i]!, c));
 }

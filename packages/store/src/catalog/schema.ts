@@ -3,8 +3,9 @@ import { sha256 } from '@kura/core';
 import { FormatMismatchError } from '../errors.js';
 import type { SqlDatabase } from '../backend/sql.js';
 import { bytesToHex } from '../hex.js';
+import { QUEUE_ROW_MAX } from './search-queue.js';
 
-export const SCHEMA_VERSION = 9;
+export const SCHEMA_VERSION = 10;
 
 /** MIGRATIONS[n] takes a database from user_version n to n + 1. */
 const MIGRATIONS: string[] = [
@@ -190,6 +191,16 @@ const MIGRATIONS: string[] = [
   `
   ALTER TABLE snapshots ADD COLUMN uid TEXT;
   CREATE UNIQUE INDEX snapshots_uid ON snapshots(uid);
+  `,
+  // 10: the search queue holds lists of entry ids (decision 0033): a commit of 500 metadata
+  // changes queues them in two rows instead of 500. What was queued stays queued.
+  `
+  CREATE TABLE search_queue10 (id INTEGER PRIMARY KEY, entries TEXT NOT NULL) STRICT;
+  INSERT INTO search_queue10(entries)
+    SELECT json_group_array(entry_id) FROM (SELECT entry_id, (row_number() OVER (ORDER BY entry_id) - 1) / ${QUEUE_ROW_MAX} AS g FROM search_queue)
+    GROUP BY g ORDER BY g;
+  DROP TABLE search_queue;
+  ALTER TABLE search_queue10 RENAME TO search_queue;
   `,
 ];
 

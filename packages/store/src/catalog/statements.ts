@@ -199,7 +199,6 @@ export function prepareStatements(db: SqlDatabase) {
     entryInsert: p('INSERT INTO entries(path, doc_id, media_type, created_at, updated_at) VALUES (?, ?, ?, ?, ?)'),
     entrySetDoc: p('UPDATE entries SET doc_id = ?, updated_at = ? WHERE id = ?'),
     entrySetMediaType: p('UPDATE entries SET media_type = ? WHERE id = ?'),
-    entryTouch: p('UPDATE entries SET updated_at = ? WHERE id = ?'),
     entryDelete: p('DELETE FROM entries WHERE id = ?'),
 
     tagAdd: p('INSERT OR IGNORE INTO tags(entry_id, tag) VALUES (?, ?)'),
@@ -212,11 +211,10 @@ export function prepareStatements(db: SqlDatabase) {
     metaOf: p<{ key: string; value: string }>('SELECT key, value FROM meta WHERE entry_id = ? ORDER BY key'),
     metaDeleteEntry: p('DELETE FROM meta WHERE entry_id = ?'),
 
-    /** (Re)queues an entry for indexing; `seq` tells the indexer its read went stale. */
-    enqueueIndex: p('INSERT INTO search_queue(entry_id) VALUES (?) ON CONFLICT(entry_id) DO UPDATE SET seq = seq + 1'),
-    queueBatch: p<{ entry_id: number; seq: number }>('SELECT entry_id, seq FROM search_queue ORDER BY entry_id LIMIT ?'),
-    queueDone: p('DELETE FROM search_queue WHERE entry_id = ? AND seq = ?'),
-    queueDropEntry: p('DELETE FROM search_queue WHERE entry_id = ?'),
+    /** search-queue.ts: rows of entry ids to (re)index, oldest first. */
+    queueAdd: p('INSERT INTO search_queue(entries) VALUES (?)'),
+    queueRows: p<{ id: number; entries: string }>('SELECT id, entries FROM search_queue ORDER BY id LIMIT ?'),
+    queueDelete: p('DELETE FROM search_queue WHERE id = ?'),
     searchDelete: p('DELETE FROM search WHERE rowid = ?'),
     searchInsert: p('INSERT INTO search(rowid, path, tags, meta, body) VALUES (?, ?, ?, ?, ?)'),
 

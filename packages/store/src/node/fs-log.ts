@@ -9,9 +9,12 @@
 import { closeSync, existsSync, fdatasync, fdatasyncSync, fstatSync, fsyncSync, ftruncateSync, linkSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { LogStore, SegmentAppender, SharedSegments } from '../catalog/log-store.js';
+import { useFrameHash } from '../catalog/frame.js';
 import { storageError } from '../errors.js';
+
+useFrameHash((bytes) => createHash('sha256').update(bytes).digest());
 
 const fdatasyncAsync = promisify(fdatasync);
 
