@@ -122,14 +122,21 @@ describe('the store on sqlite-wasm', () => {
   it('answers like better-sqlite3 for the same operations', async () => {
     const [w, n] = [await wasmCore(), await core(openSqlite(':memory:'))];
     const docs = [randomBytes(4, 30_000), textBytes('alpha beta gamma '.repeat(500)), randomBytes(5, 1), new Uint8Array(0)];
+    const drop = (items: { createdAt?: string; updatedAt?: string }[]) => items.map(({ createdAt: _a, updatedAt: _u, ...rest }) => rest);
     for (const [i, doc] of docs.entries()) {
       const meta = { path: `d/${i}`, tags: [`t${i % 2}`], meta: { k: String(i) } };
       const [rw, rn] = [await w.store.put(doc, meta), await n.store.put(doc, meta)];
       expect(rw).toEqual(rn);
     }
+    // A batch large enough for the set-based path (multi-row upserts, JSON over json_each).
+    const many = Array.from({ length: 40 }, (_, i) => textBytes(`many ${i}`));
+    for (const [i, doc] of many.entries()) for (const s of [w.store, n.store]) await s.put(doc, { path: `m/${i}` });
+    const batch = many.map((_, i) => ({ path: `m/${i}`, meta: { a: String(i), b: i % 3 ? null : 'x' }, addTags: ['bulk'], ...(i % 5 ? {} : { mediaType: 'text/plain' }) }));
+    for (const s of [w.store, n.store]) await s.updateMeta(batch);
+    expect(drop((await w.store.list({ tag: 'bulk' })).items)).toEqual(drop((await n.store.list({ tag: 'bulk' })).items));
+    expect((await w.store.list({ tag: 'bulk' })).items).toHaveLength(40);
     const strip = (s: Awaited<ReturnType<Core['stats']>>) => ({ ...s });
     expect(strip(await w.store.stats())).toEqual(strip(await n.store.stats()));
-    const drop = (items: { createdAt?: string; updatedAt?: string }[]) => items.map(({ createdAt: _a, updatedAt: _u, ...rest }) => rest);
     expect(drop((await w.store.list({ tag: 't0' })).items)).toEqual(drop((await n.store.list({ tag: 't0' })).items));
     expect((await w.store.search('gamma')).map((h) => h.digest)).toEqual((await n.store.search('gamma')).map((h) => h.digest));
     const snap = { type: 'dir' as const, entries: [{ type: 'file' as const, name: 'x', digest: sha(docs[0]!), size: docs[0]!.length, mode: 0o644 }] };
