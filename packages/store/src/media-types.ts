@@ -5,6 +5,7 @@
  * package (~150 KiB of mime-db for a guess that only fills a metadata field); platform-neutral
  * (the browser store may use it too).
  */
+import { isUtf8 } from './utf8.js';
 
 const TYPES: Record<string, string> = {
   // text
@@ -113,7 +114,8 @@ const MAGIC: [number[], string][] = [
   [ascii('fLaC'), 'audio/flac'],
 ];
 
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
+const RIFF = ascii('RIFF');
+const WEBP = ascii('WEBP');
 
 /**
  * The media type a document's first bytes show: a known signature, else `text/plain` for
@@ -122,17 +124,10 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true });
  */
 export function sniffMediaType(head: Uint8Array): string | undefined {
   for (const [sig, type] of MAGIC) if (head.length >= sig.length && startsWith(head, sig)) return type;
-  if (startsWith(head, ascii('RIFF')) && startsWith(head, ascii('WEBP'), 8)) return 'image/webp'; // RIFF, a length, WEBP
+  if (startsWith(head, RIFF) && startsWith(head, WEBP, 8)) return 'image/webp'; // RIFF, a length, WEBP
   if (head.length === 0 || head.includes(0)) return undefined;
-  for (let cut = 0; cut < 4 && cut < head.length; cut++) {
-    try {
-      UTF8.decode(head.subarray(0, head.length - cut));
-      return 'text/plain';
-    } catch {
-      if (head.length < SNIFF_HEAD) return undefined; // the whole document: no cut character to forgive
-    }
-  }
-  return undefined;
+  // A head shorter than SNIFF_HEAD is the whole document: no character was cut at its end.
+  return isUtf8(head, head.length >= SNIFF_HEAD) ? 'text/plain' : undefined;
 }
 
 /** One detection for every writer: the name's extension first, then the bytes. */

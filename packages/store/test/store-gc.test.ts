@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { concatBytes, expectSameBytes, newStore, randomBytes, textBytes } from './helpers/store.js';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { batchEnded, concatBytes, expectSameBytes, newStore, randomBytes, reopen, textBytes } from './helpers/store.js';
 
 describe('delete, exclusiveSize and gc', () => {
   it('frees the chunks only the deleted document used, and reports the bytes', async () => {
@@ -127,5 +130,44 @@ describe('gc during a put in progress (deterministic interleavings)', () => {
     const r = await put;
     expectSameBytes(await s.getBytes(r.digest), concatBytes([mine, randomBytes(4, 10_000)]));
     expect((await s.verify()).ok).toBe(true);
+  });
+});
+
+describe('gc beside another live writer', () => {
+  it("leaves another writer's pack alone for the margin after its seal (its late commits may name it)", async () => {
+    const { store: init, dir } = await newStore();
+    await init.close();
+    const a = await reopen(dir, { packSize: 64 * 1024, gcMarginMs: 0 });
+    const b = await reopen(dir, { gcMarginMs: 60_000 });
+    const packRows = () => {
+      const db = new Database(join(dir, 'kura.db'), { readonly: true });
+      try {
+        return db.prepare('SELECT name, sealed FROM packs ORDER BY id').all() as { name: string; sealed: number }[];
+      } finally {
+        db.close();
+      }
+    };
+    // a's open pack loses its only document's chunks (a's own GC, margin 0: marked, then gone).
+    const z = await a.put(randomBytes(40, 40_000));
+    await batchEnded();
+    const first = packRows().at(-1)!;
+    await a.delete(z.digest);
+    await a.gc();
+    await new Promise((r) => setTimeout(r, 5));
+    await a.gc();
+    // Now a fills that pack: sealed just now, holding a little of the next document (which
+    // makes it one to compact rather than drop: neither may happen).
+    await a.put(randomBytes(41, 40_000));
+    await batchEnded();
+    const sealed = packRows().find((p) => p.name === first.name);
+    expect(sealed?.sealed).toBeGreaterThan(1); // sealed, and when
+    const report = await b.gc();
+    expect(report.packsDeleted + report.packsCompacted).toBe(0);
+    expect(packRows().map((p) => p.name)).toContain(first.name);
+    expect(existsSync(join(dir, 'packs', first.name.slice(0, 2), `${first.name}.pack`))).toBe(true);
+    // Its own writer's GC takes it (nothing of a's is in flight).
+    const own = await a.gc();
+    expect(own.packsDeleted + own.packsCompacted).toBeGreaterThan(0);
+    expect(packRows().map((p) => p.name)).not.toContain(first.name);
   });
 });

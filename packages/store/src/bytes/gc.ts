@@ -7,7 +7,7 @@ import type { SqlDatabase } from '../backend/sql.js';
 import { breather } from '../breather.js';
 import { bytesToHex } from '../hex.js';
 import type { Reader } from './read.js';
-import type { ChunkRow, Statements } from '../catalog/statements.js';
+import type { ChunkRow, PackRow, Statements } from '../catalog/statements.js';
 import { PACK_HEADER_SIZE, RECORD_HEADER_SIZE } from './pack-record.js';
 import type { Writer } from './writer.js';
 import type { CommitLog } from '../catalog/commit-log.js';
@@ -118,10 +118,17 @@ export async function collectGarbage(ctx: GcContext, onProgress?: (p: GcProgress
   const files = new Map((await packs.list()).map((p) => [p.name, p.size]));
   const empty: { id: number; name: string; size: number }[] = [];
   const toCompact: { id: number; name: string; size: number }[] = [];
+  // Another live writer's pack may still gain rows after its seal: puts in flight when it
+  // filled, and its own GC's moves, commit later (found by the crash-point runs: a second
+  // writer's GC dropped a pack this one's compaction had copied into). It is left alone for
+  // the margin after its seal, as that writer's pinned chunks are.
+  const others = new Set(liveness?.others() ?? []);
+  const recent = Date.now() - marginMs;
+  const theirs = (p: PackRow) => p.writer !== null && p.writer !== log.writer && others.has(p.writer) && p.sealed > recent;
   db.read(() => {
     const live = new Map(st.packLiveBytes.all().map((r) => [r.pack_id, r.live]));
     for (const pack of st.packsSealed.all()) {
-      if (writer.packInUse(pack.id)) continue;
+      if (writer.packInUse(pack.id) || theirs(pack)) continue;
       const size = files.get(pack.name) ?? pack.size;
       const liveBytes = live.get(pack.id) ?? 0;
       if (liveBytes === 0) empty.push({ id: pack.id, name: pack.name, size });

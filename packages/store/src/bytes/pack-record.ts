@@ -1,6 +1,7 @@
 /** Byte layouts of pack files (docs/FORMAT.md §6): the pack header and chunk records. */
-import { CODEC_RAW, CODEC_ZSTD, CorruptDataError, sha256 } from '@kura/core';
-import { bytesToHex, hexInto, hexToBytes } from '../hex.js';
+import { CODEC_RAW, CODEC_ZSTD, CorruptDataError } from '@kura/core';
+import { sha256Bytes } from '../sha256-bytes.js';
+import { bytesToHex, hexInto } from '../hex.js';
 
 export const PACK_MAGIC = new TextEncoder().encode('KURAPACK');
 export const PACK_VERSION = 1;
@@ -100,7 +101,7 @@ export function encodePackIndex(entries: readonly PackIndexEntry[]): Uint8Array 
     hexInto(e.key, out, at + 20);
   });
   const body = length - INDEX_TAIL;
-  out.set(hexToBytes(sha256(out.subarray(0, body)).slice(7)), body);
+  out.set(sha256Bytes(out.subarray(0, body)), body);
   dv.setUint32(body + 32, length, true);
   out.set(INDEX_END, body + 36);
   return out;
@@ -122,7 +123,7 @@ export function decodePackIndex(tail: Uint8Array, pack: string): PackIndexEntry[
   const at = n - length;
   const index = tail.subarray(at);
   const body = length - INDEX_TAIL;
-  if (sha256(index.subarray(0, body)).slice(7) !== bytesToHex(index.subarray(body, body + 32))) throw fail('does not match its hash');
+  if (bytesToHex(sha256Bytes(index.subarray(0, body))) !== bytesToHex(index.subarray(body, body + 32))) throw fail('does not match its hash');
   for (let i = 0; i < 4; i++) if (index[i] !== INDEX_MAGIC[i]) throw fail('has a bad magic');
   if (dv.getUint32(at + 4, true) !== INDEX_VERSION) throw fail(`has version ${dv.getUint32(at + 4, true)}`);
   const count = dv.getUint32(at + 8, true);

@@ -113,7 +113,9 @@ export class Writer {
 
   putEnded(): void {
     this.#activePuts--;
-    if (this.#activePuts === 0) this.#idleWaiters.splice(0).forEach((wake) => wake());
+    if (this.#activePuts > 0) return;
+    this.#idleWaiters.splice(0).forEach((wake) => wake());
+    if (!this.committing) this.log.nothingComing();
   }
 
   /** Whether a put is in progress. */
@@ -357,6 +359,7 @@ export class Writer {
       }
     } finally {
       this.#flushing = false;
+      if (!this.busy && !this.committing) this.log.nothingComing();
     }
   }
 

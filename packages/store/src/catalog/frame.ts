@@ -10,8 +10,7 @@
  *         48   body: n bytes of UTF-8 JSON
  *       48+n   hash: SHA-256 of bytes [0, 48+n)
  */
-import { sha256 } from '@kura/core';
-import { hexToBytes } from '../hex.js';
+import { sha256Bytes } from '../sha256-bytes.js';
 
 export const FRAME_MAGIC = new Uint8Array([0x4b, 0x4c, 0x47, 0x31]); // "KLG1"
 export const FRAME_HEAD = 48;
@@ -28,16 +27,6 @@ export interface Frame {
   /** Where the frame starts in its segment, and its length. */
   offset: number;
   length: number;
-}
-
-let hashOf = (bytes: Uint8Array): Uint8Array => hexToBytes(sha256(bytes).slice(7));
-
-/**
- * Has frames hashed by a platform's own SHA-256 (Node's native one is ~4x the wasm one's speed
- * on a 50 KB commit); the digests are the same, so frames made either way read either way.
- */
-export function useFrameHash(sha256Bytes: (bytes: Uint8Array) => Uint8Array): void {
-  hashOf = sha256Bytes;
 }
 
 const encoder = new TextEncoder();
@@ -66,7 +55,7 @@ export function encodeFrame(seq: number, prev: Uint8Array, body: Uint8Array | st
   view.setUint32(4, n, true);
   view.setBigUint64(8, BigInt(seq), true);
   bytes.set(prev, 16);
-  const hash = hashOf(bytes.subarray(0, FRAME_HEAD + n));
+  const hash = sha256Bytes(bytes.subarray(0, FRAME_HEAD + n));
   bytes.set(hash, FRAME_HEAD + n);
   return { bytes, hash };
 }
@@ -84,7 +73,7 @@ export function decodeFrame(bytes: Uint8Array, offset: number): Frame | undefine
   const seq = view.getBigUint64(8, true);
   if (seq < 1n || seq > BigInt(Number.MAX_SAFE_INTEGER)) return undefined;
   const hash = bytes.subarray(offset + FRAME_HEAD + n, offset + FRAME_OVERHEAD + n);
-  const want = hashOf(bytes.subarray(offset, offset + FRAME_HEAD + n));
+  const want = sha256Bytes(bytes.subarray(offset, offset + FRAME_HEAD + n));
   for (let i = 0; i < 32; i++) if (hash[i] !== want[i]) return undefined;
   return {
     seq: Number(seq),

@@ -113,7 +113,7 @@ export function applyOp(ctx: ApplyContext, op: Op, time: number): OpResult {
       const id = st.packByName.get(op.name)?.id;
       if (id === undefined) return undefined;
       st.packGrow.run(op.size, id);
-      if (op.sealed) st.packSeal.run(id);
+      if (op.sealed) st.packSeal.run(time, id);
       return undefined;
     }
     case 'put':

@@ -193,7 +193,8 @@ const MIGRATIONS: string[] = [
   CREATE UNIQUE INDEX snapshots_uid ON snapshots(uid);
   `,
   // 10: the search queue holds lists of entry ids (decision 0033): a commit of 500 metadata
-  // changes queues them in two rows instead of 500. What was queued stays queued.
+  // changes queues them in two rows instead of 500. What was queued stays queued. (And
+  // packs.sealed, 0 or 1 before, records when a pack was sealed: 1 reads as long ago.)
   `
   CREATE TABLE search_queue10 (id INTEGER PRIMARY KEY, entries TEXT NOT NULL) STRICT;
   INSERT INTO search_queue10(entries)

@@ -58,6 +58,7 @@ export interface PackRow {
   id: number;
   name: string;
   size: number;
+  /** 0 while open; once sealed, when (ms; 1 for packs sealed before schema 10). */
   sealed: number;
   created_at: number;
   /** The writer that opened it (FORMAT.md §5), null in stores from before the log. */
@@ -78,12 +79,13 @@ export function prepareStatements(db: SqlDatabase) {
     packByName: p<PackRow>('SELECT * FROM packs WHERE name = ?'),
     packInsert: p('INSERT INTO packs(name, size, sealed, created_at, writer) VALUES (?, ?, 0, ?, ?)'),
     packGrow: p('UPDATE packs SET size = MAX(size, ?) WHERE id = ?'),
-    packSeal: p('UPDATE packs SET sealed = 1 WHERE id = ?'),
+    /** Sealed at the commit's time (schema 10; 1 in stores from before: long ago). */
+    packSeal: p('UPDATE packs SET sealed = ? WHERE id = ? AND sealed = 0'),
     /** Packs not sealed: at a writer's open, those a crashed writer left (decision 0026). */
     packsOpen: p<PackRow>('SELECT * FROM packs WHERE sealed = 0 ORDER BY id'),
     packDelete: p('DELETE FROM packs WHERE id = ?'),
     packsAll: p<PackRow>('SELECT * FROM packs ORDER BY id'),
-    packsSealed: p<PackRow>('SELECT * FROM packs WHERE sealed = 1 ORDER BY id'),
+    packsSealed: p<PackRow>('SELECT * FROM packs WHERE sealed > 0 ORDER BY id'),
     packLiveBytes: p<{ pack_id: number; live: number; n: number }>(
       'SELECT pack_id, SUM(stored_len + 48) AS live, COUNT(*) AS n FROM chunks GROUP BY pack_id',
     ),

@@ -30,7 +30,8 @@ export class TargetCache {
   }
 
   clear(): void {
-    this.#byPath.clear();
-    this.#byDigest.clear();
+    // Every put clears it: an empty cache's clear should cost nothing.
+    if (this.#byPath.size) this.#byPath.clear();
+    if (this.#byDigest.size) this.#byDigest.clear();
   }
 }

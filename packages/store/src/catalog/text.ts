@@ -1,4 +1,5 @@
 /** Which documents are text, and their text for the search index (FORMAT.md §10). */
+import { isUtf8 } from '../utf8.js';
 
 /** Text indexed per document: the first 1 MiB. */
 export const INDEXED_TEXT_MAX = 1 << 20;
@@ -26,22 +27,11 @@ export function textByType(mediaType: string | null): boolean | undefined {
   return false;
 }
 
-const strict = new TextDecoder('utf-8', { fatal: true });
 const lenient = new TextDecoder('utf-8');
 
 /** No NUL byte and valid UTF-8 (a multi-byte character cut at the end of the sample is fine). */
 export function looksLikeText(sample: Uint8Array): boolean {
-  if (sample.includes(0)) return false;
-  let end = sample.length;
-  // Drop a trailing partial UTF-8 sequence: the sample may end inside a character.
-  for (let back = 0; back < 3 && end > 0 && (sample[end - 1]! & 0xc0) === 0x80; back++) end--;
-  if (end > 0 && sample[end - 1]! >= 0xc0) end--;
-  try {
-    strict.decode(sample.subarray(0, end));
-    return true;
-  } catch {
-    return false;
-  }
+  return !sample.includes(0) && isUtf8(sample, true);
 }
 
 /** The indexable text of a document's first bytes (invalid sequences become U+FFFD). */

@@ -2,6 +2,7 @@
  * A store directory's backends in Node (FORMAT.md §5): kura.db through better-sqlite3 with its
  * checkpoint worker, packs and the log as files, and this process's writer registration.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, createReadStream, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { StoreBackends } from '../store-types.js';
@@ -11,6 +12,10 @@ import { CONFIG_FILE, FsLogStore } from './fs-log.js';
 import { FsPackStore } from './fs-packs.js';
 import { liveWriters, registerWriter, writerAlive } from './lock.js';
 import { openSqlite } from './sqlite.js';
+import { useSha256 } from '../sha256-bytes.js';
+
+// Log frames and pack indexes hashed natively (sha256-bytes.ts).
+useSha256((bytes) => createHash('sha256').update(bytes).digest());
 
 export const DB_FILE = 'kura.db';
 
@@ -82,10 +87,11 @@ export async function backends(dir: string, readonly: boolean): Promise<StoreBac
       starting = setTimeout(() => startNow?.(), CHECKPOINTER_AFTER_MS);
       starting.unref(); // a store left open must not keep the process alive
     }
+    const log = new FsLogStore(dir);
     return {
       db: opened,
       packs: new FsPackStore(join(dir, 'packs')),
-      log: new FsLogStore(dir),
+      log,
       ...(lock ? { writer: { id, alive: (other: string) => other === id || writerAlive(dir, other), others: () => liveWriters(dir).filter((w) => w !== id) } } : {}),
       release: async () => {
         clearTimeout(starting);
@@ -94,7 +100,10 @@ export async function backends(dir: string, readonly: boolean): Promise<StoreBac
         lock?.release();
       },
       openPath: (path) => createReadStream(path, { highWaterMark: 1 << 20 }),
-      setDurability: (d) => opened.setDurability(d),
+      setDurability: (d) => {
+        opened.setDurability(d);
+        log.syncSegments = d === 'full';
+      },
     };
   } catch (e) {
     try {

@@ -9,12 +9,9 @@
 import { closeSync, existsSync, fdatasync, fdatasyncSync, fstatSync, fsyncSync, ftruncateSync, linkSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { LogStore, SegmentAppender, SharedSegments } from '../catalog/log-store.js';
-import { useFrameHash } from '../catalog/frame.js';
 import { storageError } from '../errors.js';
-
-useFrameHash((bytes) => createHash('sha256').update(bytes).digest());
 
 const fdatasyncAsync = promisify(fdatasync);
 
@@ -33,13 +30,18 @@ export class FsLogStore implements LogStore {
   readonly #log: string;
   readonly #checkpoints: string;
   readonly shared: SharedSegments;
+  /**
+   * Whether a new segment is synced (file and directory) before it is linked in: with
+   * durability 'full' only (FORMAT.md §15.4); the configuration and checkpoints always are.
+   */
+  syncSegments = true;
 
   constructor(readonly dir: string) {
     this.#log = join(dir, 'log');
     this.#checkpoints = join(dir, 'checkpoints');
     this.shared = {
       openSync: (name) => this.#appender(name),
-      createSync: (name, bytes) => this.#createWhole(this.#log, name, bytes),
+      createSync: (name, bytes) => this.#createWhole(this.#log, name, bytes, this.syncSegments),
       existsSync: (name) => existsSync(join(this.#log, name)),
       listSync: () => this.#list(this.#log),
       readSync: (name, offset) =>
@@ -66,7 +68,7 @@ export class FsLogStore implements LogStore {
    * Synchronous: a segment is started inside a database transaction (a shared log); the other
    * objects are written rarely (the configuration once, a checkpoint per 50,000 commits).
    */
-  #createWhole(dir: string, name: string, bytes: Uint8Array): boolean {
+  #createWhole(dir: string, name: string, bytes: Uint8Array, sync = true): boolean {
     io(() => mkdirSync(dir, { recursive: true }));
     const tmp = join(dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`);
     try {
@@ -74,7 +76,7 @@ export class FsLogStore implements LogStore {
       try {
         io(() => {
           for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at);
-          fdatasyncSync(fd);
+          if (sync) fdatasyncSync(fd);
         });
       } finally {
         closeSync(fd);
@@ -88,6 +90,7 @@ export class FsLogStore implements LogStore {
     } finally {
       rmSync(tmp, { force: true });
     }
+    if (!sync) return true;
     io(() => {
       const d = openSync(dir, 'r');
       try {
@@ -134,7 +137,7 @@ export class FsLogStore implements LogStore {
   }
 
   async createSegment(name: string, bytes: Uint8Array): Promise<boolean> {
-    return this.#createWhole(this.#log, name, bytes);
+    return this.#createWhole(this.#log, name, bytes, this.syncSegments);
   }
 
   async openAppend(name: string): Promise<SegmentAppender> {
