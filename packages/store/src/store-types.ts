@@ -1,5 +1,5 @@
 /** The store's public shapes: its backends, configuration, statistics and readers. */
-import { resolveChunkParams, type ByteSource, type Digest, type DocumentHasherChoice, type IngestChunk, type IngestResult, type ResolvedChunkParams } from '@kura/core';
+import { resolveChunkParams, type ByteSource, type Digest, type DocumentHasherChoice, type IngestChunk, type IngestOptions, type IngestResult, type ResolvedChunkParams } from '@kura/core';
 import type { PackStore } from './backend/packs.js';
 import type { SqlDatabase } from './backend/sql.js';
 import type { LogStore } from './catalog/log-store.js';
@@ -7,7 +7,8 @@ import type { DocumentInfo } from './catalog/entries.js';
 import { FormatMismatchError, NotFoundError } from './errors.js';
 import type { Liveness } from './bytes/gc.js';
 import type { Durability, PutMeta } from './options.js';
-import type { ChunkEvent } from './put.js';
+import type { ChunkEvent, ChunkStream } from './put.js';
+import type { KnownChunks } from './ingest/known-chunks.js';
 import { prepareStatements } from './catalog/statements.js';
 
 export const FORMAT_NAME = 'kura-store';
@@ -31,6 +32,18 @@ export interface StoreBackends {
    * processes may write one store; absent: one writer (this one) at a time.
    */
   writer?: Liveness;
+  /** Byte work off this thread, where the platform has workers (IngestWorkers). */
+  ingest?: IngestWorkers;
+}
+
+/**
+ * A platform's ingest workers as the store's puts use them: the chunk stream of a put's input
+ * computed on a worker, or undefined when this thread ingests it (small inputs, inputs the
+ * workers cannot read, no workers). Leased on first use, let go when the store closes.
+ */
+export interface IngestWorkers {
+  stream(input: PutInput, options: IngestOptions, known: KnownChunks | undefined): ChunkStream | undefined;
+  close(): void;
 }
 
 export interface StoreStats {
@@ -64,7 +77,8 @@ export interface StoreConfig {
   createdAt: string;
 }
 
-export type PutInput = ByteSource | string;
+/** Bytes, a stream, a Blob (a browser's File), or where files exist a file's path. */
+export type PutInput = ByteSource | Blob | string;
 
 /** A document an ingest worker produced whole: its chunks in order, digest and size (`putReady`). */
 export interface ReadyInput {

@@ -12,7 +12,7 @@ import { hexToBytes, parseDigest } from './hex.js';
 import { MetaUpdate, PutMeta, parse, plainMetaUpdate } from './options.js';
 import { ingestHere, putDocument, putReadyDocuments, type ChunkStream, type PutOptions, type PutResult, type ReadyDocument, type ResolvedMeta } from './put.js';
 import type { CommitTurn } from './commit-order.js';
-import { commitOne, type StoreContext } from './store-context.js';
+import { commitOne, knownChunks, type StoreContext } from './store-context.js';
 import { newSnapshotId, requireSnapshot, type DirNode, type SnapshotInfo } from './catalog/snapshot.js';
 import type { PutInput, ReadyInput } from './store-types.js';
 import { DEFAULT_HOLD_MS, checkKeys, putChunk as putOneChunk, storedChunks, type ChunkPutResult } from './bytes/sync.js';
@@ -34,15 +34,27 @@ async function indexed<T>(ctx: StoreContext, work: Promise<T>): Promise<T> {
   }
 }
 
-/** A put on this thread: bytes, a stream, or (where files exist) a file path. */
-export function put(ctx: StoreContext, input: PutInput, meta: PutMeta, options: PutOptions): Promise<PutResult> {
+/** Blobs up to this size are read whole when put on this thread (one read, not a stream). */
+const READ_WHOLE = 1 << 20;
+
+/**
+ * A put: on the platform's ingest workers when it takes the input (IngestWorkers), else on
+ * this thread — bytes, a stream, a Blob, or (where files exist) a file path. Everything that
+ * can refuse it is checked before a worker starts on it.
+ */
+export async function put(ctx: StoreContext, input: PutInput, meta: PutMeta, options: PutOptions): Promise<PutResult> {
   const m = parse(PutMeta, meta, 'put meta');
+  const { chunking, compression } = ctx;
+  const off = ctx.b.ingest?.stream(input, { chunking, compression }, knownChunks(ctx));
+  if (off) return putChunks(() => ctx, off, meta, options);
   let source: ByteSource;
   if (typeof input === 'string') {
     if (!ctx.b.openPath) throw new InvalidInputError('file paths are not supported on this platform', 'input');
     source = ctx.b.openPath(input);
+  } else if (typeof Blob !== 'undefined' && input instanceof Blob) {
+    source = input.size <= READ_WHOLE ? new Uint8Array(await input.arrayBuffer()) : input.stream();
   } else {
-    source = input;
+    source = input as ByteSource;
   }
   return indexed(ctx, putDocument(ctx, ingestHere(ctx, source), m, undefined, true, options.onChunk));
 }
@@ -157,7 +169,11 @@ export async function close(ctx: StoreContext): Promise<void> {
     await ctx.b.packs.close();
     ctx.db.close();
   } finally {
-    await ctx.b.release?.();
+    try {
+      ctx.b.ingest?.close();
+    } finally {
+      await ctx.b.release?.();
+    }
   }
 }
 

@@ -5,13 +5,13 @@
  * Web Lock: a second tab gets STORE_LOCKED.
  */
 import sqlite3InitModule, { type SAHPoolUtil, type Sqlite3Static } from '@sqlite.org/sqlite-wasm';
-import { InvalidInputError } from '@kura/core';
+import { InvalidInputError, type IngestOptions } from '@kura/core';
 import { WasmDatabase } from '../backend/sqlite-wasm.js';
 import { StorageUnavailableError, StoreLockedError } from '../errors.js';
 import { InitOptions as InitOptionsSchema, parse, type Durability, type InitOptions, type OpenOptions, type PutMeta } from '../options.js';
-import { runLanes } from '../lanes.js';
-import type { ChunkEvent, PutResult } from '../put.js';
-import type { PutInput } from '../store.js';
+import { putMany, type SourceOutcome } from '../put-many.js';
+import type { ChunkEvent } from '../put.js';
+import type { KnownChunks } from '../ingest/known-chunks.js';
 import { PoolShare } from '../ingest/pool.js';
 import { BrowserIngestPool } from './ingest-pool.js';
 import { schemaVersion } from '../catalog/schema.js';
@@ -89,18 +89,11 @@ export interface BlobToPut {
   onChunk?: (chunk: ChunkEvent) => void;
 }
 
-export interface BlobPutOutcome {
-  /** The item's position in the input. */
-  index: number;
-  result?: PutResult;
-  error?: unknown;
-}
+/** A Blob's outcome: its position in the input, and its result or error. */
+export type BlobPutOutcome = SourceOutcome;
 
 /** Blobs below this size go to the ingest workers in batches (one message each way per batch). */
 const SMALL_BLOB = 256 * 1024;
-const SMALL_BATCH = 64;
-/** Blobs up to this size are read whole when put on this thread. */
-const READ_WHOLE = 1 << 20;
 
 /**
  * The ingest workers of this realm (a store's dedicated worker), shared by the stores it opens
@@ -115,87 +108,44 @@ function leasePool(makeWorker: () => Worker) {
   return share.lease();
 }
 
+/**
+ * A store's puts of Blobs on the realm's ingest workers (IngestWorkers), when it was given a
+ * worker factory; the pool is leased on first use and let go when the store closes.
+ */
+function blobsOnWorkers(makeWorker: (() => Worker) | undefined) {
+  let lease: ReturnType<typeof leasePool> | undefined;
+  const pool = () => {
+    if (!lease && makeWorker) lease = leasePool(makeWorker);
+    return lease?.pool;
+  };
+  return {
+    pool,
+    /** Whether the pool was made by this store (its workers still load the core). */
+    fresh: () => lease?.fresh ?? false,
+    stream(input: unknown, options: IngestOptions, known: KnownChunks | undefined) {
+      return typeof Blob !== 'undefined' && input instanceof Blob ? pool()?.ingestSource(input, options, false, known) : undefined;
+    },
+    close() {
+      lease?.release();
+      lease = undefined;
+    },
+  };
+}
+
 export class BrowserStore extends StoreCore {
-  #makeWorker: (() => Worker) | undefined;
-  #lease: ReturnType<typeof leasePool> | undefined;
-
-  #ingestPool(): BrowserIngestPool | undefined {
-    if (!this.#lease && this.#makeWorker) this.#lease = leasePool(this.#makeWorker);
-    return this.#lease?.pool;
-  }
-
-  /** A Blob (File) is ingested on the ingest workers when the store has them. */
-  override async put(input: PutInput | Blob, meta: PutMeta = {}, options: { onChunk?: (chunk: ChunkEvent) => void } = {}): Promise<PutResult> {
-    if (typeof Blob !== 'undefined' && input instanceof Blob) {
-      const pool = this.readonly ? undefined : this.#ingestPool();
-      if (pool) {
-        this.context('put');
-        return this.putChunks(pool.ingestSource(input, this.ingestOptions()), meta, options);
-      }
-      return super.put(input.size <= READ_WHOLE ? new Uint8Array(await input.arrayBuffer()) : input.stream(), meta, options);
-    }
-    return super.put(input as PutInput, meta, options);
-  }
+  #workers: ReturnType<typeof blobsOnWorkers> | undefined;
 
   /**
    * Puts many Blobs (Files), each a document, using every core when the store has ingest
    * workers: small ones go to them in batches, large ones one by one, while this thread
-   * deduplicates and commits (many puts in flight share commits). Yields one outcome per
-   * item as it completes; a failing item does not stop the others.
+   * deduplicates and commits, in input order (put-many.ts). Yields one outcome per item,
+   * in input order; a failing item does not stop the others.
    */
-  async *putBlobs(items: BlobToPut[]): AsyncGenerator<BlobPutOutcome> {
-    this.context('put');
-    const pool = this.#ingestPool();
-    const opts = this.ingestOptions();
-    const outcomes: BlobPutOutcome[] = [];
-    let wake: (() => void) | undefined;
-    const settle = (index: number, p: Promise<PutResult>) =>
-      p.then(
-        (result) => outcomes.push({ index, result }),
-        (error: unknown) => outcomes.push({ index, error }),
-      ).finally(() => wake?.());
-    const tasks: (() => Promise<unknown>)[] = [];
-    const indexed = items.map((item, index) => ({ item, index }));
-    const small = pool ? indexed.filter((x) => x.item.blob.size < SMALL_BLOB) : [];
-    for (let i = 0; i < small.length; i += SMALL_BATCH) {
-      const batch = small.slice(i, i + SMALL_BATCH);
-      tasks.push(async () => {
-        const ready = await pool!.ingestSmall(batch.map((x) => x.item.blob), opts).catch((e: unknown) => batch.map(() => e as Error));
-        const inputs = ready.map((r, j) => (r instanceof Error ? r : { ...r, meta: batch[j]!.item.meta, onChunk: batch[j]!.item.onChunk }));
-        const results = await this.putReady(inputs).catch((e: unknown) => batch.map(() => e as Error));
-        await Promise.all(results.map((r, j) => settle(batch[j]!.index, r instanceof Error ? Promise.reject(r) : Promise.resolve(r))));
-      });
-    }
-    for (const { item, index } of indexed) {
-      if (pool && item.blob.size < SMALL_BLOB) continue;
-      tasks.push(() => settle(index, this.put(item.blob, item.meta ?? {}, item.onChunk ? { onChunk: item.onChunk } : {})));
-    }
-    const running = runLanes(tasks, pool ? pool.size * 4 : 32);
-    let finished = false;
-    void running.finally(() => {
-      finished = true;
-      wake?.();
-    });
-    let yielded = 0;
-    while (yielded < items.length) {
-      if (outcomes.length === 0) {
-        if (finished) break;
-        await new Promise<void>((r) => (wake = r));
-        continue;
-      }
-      yielded++;
-      yield outcomes.shift()!;
-    }
-    await running;
-  }
-
-  override async close(): Promise<void> {
-    try {
-      await super.close();
-    } finally {
-      this.#lease?.release();
-      this.#lease = undefined;
-    }
+  putBlobs(items: BlobToPut[]): AsyncGenerator<BlobPutOutcome> {
+    const host = { store: this, context: (op: string) => this.context(op) };
+    host.context('put');
+    const sources = items.map((i) => ({ source: i.blob, meta: i.meta, onChunk: i.onChunk }));
+    return putMany(host, sources, { pool: this.#workers?.pool(), small: (blob) => blob.size < SMALL_BLOB, here: (blob) => blob });
   }
 
   /**
@@ -238,13 +188,16 @@ export class BrowserStore extends StoreCore {
         },
       };
       const { init, ingestWorker, ...open } = options;
+      const workers = blobsOnWorkers(ingestWorker);
+      b.ingest = workers;
       // A database that is missing while the configuration is there is rebuilt from the log.
       const fresh = schemaVersion(opened) === 0 && (await log.readConfig()) === undefined;
       const store = (fresh ? await this.create(b, init ?? {}) : await this.openBackends(b, open)) as BrowserStore;
-      store.#makeWorker = ingestWorker;
+      store.#workers = workers;
       // The ingest workers start now, not at the first put: loading and compiling the wasm
       // core takes ~100 ms, which would otherwise delay the first drop.
-      if (!store.readonly && store.#ingestPool() && store.#lease!.fresh) store.#lease!.pool.warm(store.ingestOptions());
+      const ingest = store.readonly ? undefined : workers.pool();
+      if (ingest && workers.fresh()) ingest.warm(store.ingestOptions());
       return store;
     } catch (e) {
       try {

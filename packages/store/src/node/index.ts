@@ -8,15 +8,13 @@ import { join, resolve } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { InvalidInputError } from '@kura/core';
 import { NotFoundError } from '../errors.js';
-import { InitOptions as InitOptionsSchema, PutMeta as PutMetaSchema, parse, type InitOptions, type OpenOptions, type PutMeta } from '../options.js';
-import type { PutResult } from '../put.js';
-import { Store as StoreCore, type PutInput } from '../store.js';
+import { InitOptions as InitOptionsSchema, parse, type InitOptions, type OpenOptions } from '../options.js';
+import { Store as StoreCore } from '../store.js';
 import { documentStreams } from '../document-reads.js';
-import { knownChunks } from '../store-context.js';
 import type { WalkEntry } from '../catalog/snapshot.js';
 import { DB_FILE, backends, isStore } from './backends.js';
 import { CONFIG_FILE } from './fs-log.js';
-import { leasePool, type PoolLease } from './ingest-pool.js';
+import { bytesOnWorkers } from './ingest-pool.js';
 import { WORKER_PUT_MIN, putFiles, type FilePutOutcome, type FileToPut, type ManyPuts } from './put-many.js';
 import { rebuildDatabase, type RebuildReport } from './rebuild.js';
 import { snapshotDirectory, type SnapshotOptions, type SnapshotReport } from './snapshot-run.js';
@@ -35,38 +33,11 @@ export type { RebuildReport } from './rebuild.js';
 export type { SnapshotOptions, SnapshotReport } from './snapshot-run.js';
 
 export class Store extends StoreCore {
-  /** The shared ingest pool, leased on the first large put and released at close. */
-  #lease: PoolLease | undefined;
   #workers = availableParallelism();
 
   /** What put-many.ts and snapshot-run.ts work with. */
   #host(): ManyPuts & { store: Store } {
     return { store: this, context: (op) => this.context(op), workers: this.#workers };
-  }
-
-  /**
-   * In Node, a put of a large buffer runs the byte work on a worker thread, so concurrent
-   * puts use every core; everything else goes through the calling thread (StoreCore.put).
-   */
-  override async put(input: PutInput, meta: PutMeta = {}): Promise<PutResult> {
-    if (input instanceof Uint8Array && input.length >= WORKER_PUT_MIN && this.#workers > 0 && !this.readonly) {
-      // Everything that can refuse the put is checked before a worker starts on it.
-      const ctx = this.context('put');
-      parse(PutMetaSchema, meta, 'put meta');
-      this.#lease ??= leasePool();
-      const o = this.ingestOptions();
-      return this.putChunks(this.#lease.pool.ingestBytes(input, { chunking: o.chunking, compression: o.compression }, knownChunks(ctx)), meta);
-    }
-    return super.put(input, meta);
-  }
-
-  override async close(): Promise<void> {
-    try {
-      await super.close();
-    } finally {
-      this.#lease?.release();
-      this.#lease = undefined;
-    }
   }
 
   /**
@@ -139,6 +110,7 @@ export class Store extends StoreCore {
       // Opening the database creates its file: a failure there (a disk error, a full disk)
       // must be cleaned up too, or the directory "holds a store" that cannot be opened.
       b = await backends(root, false);
+      b.ingest = bytesOnWorkers(availableParallelism(), WORKER_PUT_MIN);
       return (await this.create(b, options)) as Store;
     } catch (e) {
       try {
@@ -170,9 +142,11 @@ export class Store extends StoreCore {
       throw new NotFoundError(`the store at ${root} has no database yet: open it for writing once (it is rebuilt from the log), or run kura rebuild`);
     }
     const b = await backends(root, options.readonly ?? false);
+    const workers = options.ingestWorkers ?? availableParallelism();
+    b.ingest = bytesOnWorkers(workers, WORKER_PUT_MIN);
     try {
       const store = (await this.openBackends(b, options)) as Store;
-      if (options.ingestWorkers !== undefined) store.#workers = options.ingestWorkers;
+      store.#workers = workers;
       return store;
     } catch (e) {
       b.db.close();

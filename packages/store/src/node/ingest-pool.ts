@@ -13,6 +13,7 @@ export { POOL_IDLE_MS };
 import type { KnownChunks } from '../ingest/known-chunks.js';
 import type { FromWorker } from '../ingest/protocol.js';
 import type { ChunkStream } from '../put.js';
+import type { IngestWorkers } from '../store-types.js';
 
 /** The compiled worker; from the TypeScript sources (tests), the built copy in dist. */
 function workerUrl(): URL {
@@ -80,4 +81,23 @@ export function leasePoolOfSize(size: number | undefined): PoolLease {
   if (size === undefined || size === availableParallelism()) return leasePool();
   const pool = new IngestPool(size);
   return { pool, release: () => void pool.close() };
+}
+
+/**
+ * The store's puts of large buffers on the shared pool (IngestWorkers): below WORKER_PUT_MIN,
+ * and with `workers` 0, this thread ingests them (messaging costs more than it saves).
+ */
+export function bytesOnWorkers(workers: number, min: number): IngestWorkers {
+  let lease: PoolLease | undefined;
+  return {
+    stream(input, options, known) {
+      if (workers <= 0 || !(input instanceof Uint8Array) || input.length < min) return undefined;
+      lease ??= leasePool();
+      return lease.pool.ingestBytes(input, options, known);
+    },
+    close() {
+      lease?.release();
+      lease = undefined;
+    },
+  };
 }

@@ -7,21 +7,19 @@ import { closeSync, constants as fsConstants, createReadStream, fstatSync, lstat
 import { InvalidInputError } from '@kura/core';
 import type { ReadyChunks } from '../ingest/pool.js';
 import { runLanes } from '../lanes.js';
+import { SMALL_BATCH, putMany, type ManyPuts as NeutralManyPuts, type SourceToPut } from '../put-many.js';
+
+export { SMALL_BATCH };
 import type { PutMeta } from '../options.js';
-import { CommitOrder } from '../commit-order.js';
 import type { PutResult } from '../put.js';
-import type { Store as StoreCore } from '../store.js';
-import { knownChunks, type StoreContext } from '../store-context.js';
+import { knownChunks } from '../store-context.js';
 import { putForSnapshot } from '../store-writes.js';
 import { leasePoolOfSize, type IngestPool } from './ingest-pool.js';
 import { readAll } from './read-all.js';
 import { applyStat, type Scan, type ScannedFile } from './snapshots.js';
 
-/** What the puts of many files work with: the store's public puts and its context. */
-export interface ManyPuts {
-  store: Pick<StoreCore, 'putChunks' | 'putReady' | 'ingestOptions'>;
-  /** The store's context, checked open for writing (`op` names the call refused otherwise). */
-  context: (op: string) => StoreContext;
+/** What the puts of many files work with (put-many.ts), and the ingest workers it may use. */
+export interface ManyPuts extends NeutralManyPuts {
   /** Ingest workers the store may use (0: every put on this thread). */
   workers: number;
 }
@@ -69,8 +67,6 @@ export interface FilePutOutcome {
  */
 export const WORKER_PUT_MIN = 64 * 1024;
 
-/** Small files per worker message when a snapshot or putFiles puts many of them (at least). */
-export const SMALL_BATCH = 64;
 
 /**
  * A snapshot's batches grow with the tree, to this many files, while every worker still gets
@@ -111,60 +107,27 @@ function isSmallRegularFile(path: string): boolean {
 }
 
 /**
- * Puts many files using every core: worker threads run the ingest kernel per file, this
- * thread deduplicates and commits, in input order. Yields one outcome per file, in input
- * order; a file that fails does not stop the others. `workers` defaults to the cores.
+ * Puts many files using every core (put-many.ts `putMany`): worker threads run the ingest
+ * kernel per file, this thread deduplicates and commits, in input order. Yields one outcome
+ * per file, in input order; a file that fails does not stop the others. `workers` defaults to
+ * the cores.
  */
 export async function* putFiles(h: ManyPuts, files: Iterable<FileToPut> | AsyncIterable<FileToPut>, options: { workers?: number } = {}): AsyncGenerator<FilePutOutcome> {
   const lease = leasePoolOfSize(options.workers);
-  const pool = lease.pool;
-  const known = knownChunks(h.context('put'));
-  const ingest = h.store.ingestOptions();
-  const opts = { chunking: ingest.chunking, compression: ingest.compression };
-  // Byte work runs in parallel; commits keep input order (documents are listed in it) and
-  // still share transactions (CommitOrder). Small regular files go to the workers in
-  // batches of SMALL_BATCH, one message each way: one per file cost more than its ingest.
-  const order = new CommitOrder();
-  const outcome = (f: FileToPut, put: Promise<PutResult>): Promise<FilePutOutcome> =>
-    put.then(
-      (result) => ({ path: f.path, result }),
-      (error: unknown) => ({ path: f.path, error }),
-    );
-  /** Groups of outcomes in input order: one small batch, or one other file. */
-  const window: Promise<FilePutOutcome[]>[] = [];
-  let batch: FileToPut[] = [];
-  const sendBatch = () => {
-    const group = batch;
-    const turn = order.next(); // the batch commits as one, in its place
-    batch = [];
-    window.push(
-      pool
-        .ingestSmallFiles(group.map((f) => f.path), opts, known)
-        .catch((error: unknown) => group.map(() => error as Error))
-        .then((ready) => h.store.putReady(ready.map((r, i) => (r instanceof Error ? r : { ...r, meta: group[i]!.meta })), { order: turn }))
-        .then(
-          (results) => results.map((r, i) => (r instanceof Error ? { path: group[i]!.path, error: r } : { path: group[i]!.path, result: r })),
-          (error: unknown) => group.map((f) => ({ path: f.path, error })),
-        ),
-    );
-  };
-  try {
+  const paths: (string | undefined)[] = [];
+  async function* items(): AsyncGenerator<SourceToPut<string>> {
     for await (const f of files) {
-      if (isSmallRegularFile(f.path)) {
-        batch.push(f);
-        if (batch.length === SMALL_BATCH) sendBatch();
-      } else {
-        if (batch.length) sendBatch();
-        const stream = pool.ingestFile(f.path, opts, false, known);
-        window.push(outcome(f, h.store.putChunks(stream, f.meta ?? {}, { order: order.next() })).then((o) => [o]));
-      }
-      // Two groups per worker keep every worker busy while the oldest commits.
-      while (window.length >= pool.size * 2) yield* await window.shift()!;
+      paths.push(f.path);
+      yield { source: f.path, meta: f.meta };
     }
-    if (batch.length) sendBatch();
-    while (window.length) yield* await window.shift()!;
+  }
+  try {
+    for await (const o of putMany(h, items(), { pool: lease.pool, small: isSmallRegularFile, here: (path) => path })) {
+      const path = paths[o.index]!;
+      paths[o.index] = undefined; // (a long walk's paths are not all kept)
+      yield o.result ? { path, result: o.result } : { path, error: o.error };
+    }
   } finally {
-    await Promise.allSettled(window);
     lease.release();
   }
 }
