@@ -20,7 +20,7 @@ export type Reply = { id: number; ok: true; value: unknown } | { id: number; ok:
 
 export interface Progress {
   type: 'progress';
-  task: 'add' | 'push' | 'pull' | 'verify';
+  task: 'add' | 'snapshot' | 'push' | 'pull' | 'verify';
   /** Bytes (add, push, pull) or items (verify) done so far, of `total`. */
   done: number;
   total: number;

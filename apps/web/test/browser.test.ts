@@ -51,6 +51,12 @@ async function addFiles(files: { name: string; mimeType: string; buffer: Buffer 
   await ready();
 }
 
+/** A size as the page shows it (format.ts `bytes`: "612.3 KiB"), in bytes (to ~0.1%). */
+function parseBytes(shown: string): number {
+  const [v, unit] = shown.split(' ');
+  return Number(v) * 1024 ** ['B', 'KiB', 'MiB', 'GiB', 'TiB'].indexOf(unit!);
+}
+
 /** The added-file card for `path` (the newest first). */
 const card = (path: string) => page.locator(`[data-testid=added][data-path="${path}"]`).first();
 
@@ -197,6 +203,33 @@ describe('the browser demo in Chromium', () => {
     expect(await stat('documents')).toBe('4');
     await page.getByRole('button', { name: 'Delete dropped.txt' }).click();
     await page.waitForFunction(() => document.querySelector('[data-testid=stat-documents]')?.textContent === '3', null, { timeout: 15_000 });
+  });
+
+  it('snapshots a picked folder, and a second snapshot of it changed a little stores only the change', async () => {
+    const folder = join(mkdtempSync(join(tmpdir(), 'kura-web-snap-')), 'holiday');
+    mkdirSync(join(folder, 'photos'), { recursive: true });
+    const photo = randomBytes(600_000);
+    writeFileSync(join(folder, 'photos', 'beach.raw'), photo);
+    writeFileSync(join(folder, 'notes.txt'), 'day one\n');
+    const snapshotOf = async (n: number) => {
+      await page.setInputFiles('[data-testid=snapshot-input]', folder);
+      await page.waitForFunction((k) => document.querySelectorAll('[data-testid=snapshot]').length >= k, n, { timeout: 60_000 });
+      await ready();
+    };
+    const storedBefore = await stat('stored');
+    await snapshotOf(1);
+    const first = page.locator('[data-testid=snapshot]').first();
+    expect(await first.getAttribute('data-label')).toBe('holiday');
+    expect(await first.textContent()).toContain('2 files');
+    writeFileSync(join(folder, 'notes.txt'), 'day one\nday two\n');
+    await snapshotOf(2);
+    expect(await page.locator('[data-testid=snapshot]').first().textContent()).toContain('2 files');
+    await shot('06-snapshots');
+    // The photo is stored once: the store grew by about its size, not twice that.
+    const grown = parseBytes(await stat('stored')) - parseBytes(storedBefore);
+    expect(grown).toBeGreaterThan(500_000);
+    expect(grown).toBeLessThan(900_000);
+    rmSync(folder, { recursive: true, force: true });
   });
 
   it('runs GC and verify clean', async () => {

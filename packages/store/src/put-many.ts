@@ -53,7 +53,13 @@ const HERE_IN_FLIGHT = 32;
  * Puts many sources; yields one outcome per source, in input order. A source that fails does
  * not stop the others.
  */
-export async function* putMany<S>(h: ManyPuts, items: Iterable<SourceToPut<S>> | AsyncIterable<SourceToPut<S>>, sources: ManySources<S>): AsyncGenerator<SourceOutcome> {
+export async function* putMany<S>(
+  h: ManyPuts,
+  items: Iterable<SourceToPut<S>> | AsyncIterable<SourceToPut<S>>,
+  sources: ManySources<S>,
+  /** `listed: false`: a snapshot's files (PutOptions). */
+  { listed = true }: { listed?: boolean } = {},
+): AsyncGenerator<SourceOutcome> {
   const { pool } = sources;
   const known = pool ? knownChunks(h.context('put')) : undefined;
   const { chunking, compression } = h.store.ingestOptions();
@@ -79,7 +85,7 @@ export async function* putMany<S>(h: ManyPuts, items: Iterable<SourceToPut<S>> |
           known,
         )
         .catch((error: unknown) => group.map(() => error as Error))
-        .then((ready) => h.store.putReady(ready.map((r, i) => (r instanceof Error ? r : { ...r, meta: group[i]!.item.meta, onChunk: group[i]!.item.onChunk })), { order: turn }))
+        .then((ready) => h.store.putReady(ready.map((r, i) => (r instanceof Error ? r : { ...r, meta: group[i]!.item.meta, onChunk: group[i]!.item.onChunk })), { order: turn, listed }))
         .then(
           (results) => results.map((r, i) => (r instanceof Error ? { index: group[i]!.index, error: r } : { index: group[i]!.index, result: r })),
           (error: unknown) => group.map((g) => ({ index: g.index, error })),
@@ -91,7 +97,7 @@ export async function* putMany<S>(h: ManyPuts, items: Iterable<SourceToPut<S>> |
   try {
     for await (const item of items) {
       const i = index++;
-      const options = item.onChunk ? { onChunk: item.onChunk } : {};
+      const options = { listed, ...(item.onChunk ? { onChunk: item.onChunk } : {}) };
       if (!pool) {
         window.push(settle(i, Promise.resolve().then(() => h.store.put(sources.here(item.source), item.meta ?? {}, options))));
       } else if (sources.small(item.source)) {

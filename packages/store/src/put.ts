@@ -61,6 +61,11 @@ export interface ChunkEvent {
 
 export interface PutOptions {
   onChunk?: (chunk: ChunkEvent) => void;
+  /**
+   * False: a file of a snapshot about to be made (snapshot-run.ts): the document is stored and
+   * kept for it, and no entry is made (FORMAT.md §13).
+   */
+  listed?: boolean;
 }
 
 /** Chunks of one document, in order, ending with its digest (the generator's return value). */

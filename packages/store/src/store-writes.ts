@@ -21,8 +21,6 @@ import { DEFAULT_HOLD_MS, checkKeys, putChunk as putOneChunk, storedChunks, type
 export interface PutChunksOptions extends PutOptions {
   /** The commit order a batch of puts keeps (put.ts CommitOrder). */
   order?: CommitTurn;
-  /** False: a snapshot's file (kept by its trees, no entry). */
-  listed?: boolean;
 }
 
 /** Schedules the search index once the put is done, whatever its outcome. */
@@ -56,7 +54,7 @@ export async function put(ctx: StoreContext, input: PutInput, meta: PutMeta, opt
   } else {
     source = input as ByteSource;
   }
-  return indexed(ctx, putDocument(ctx, ingestHere(ctx, source), m, undefined, true, options.onChunk));
+  return indexed(ctx, putDocument(ctx, ingestHere(ctx, source), m, undefined, options.listed ?? true, options.onChunk));
 }
 
 /** A put on this thread of a snapshot's file (kept, not listed). */

@@ -75,7 +75,7 @@ export function AddPanel(props: { busy: boolean; progress: Progress | undefined;
             <input
               type="file"
               multiple
-              {...{ webkitdirectory: '' }}
+              {...{ webkitdirectory: true }}
               disabled={props.busy}
               onChange={picked}
             />

@@ -1,5 +1,5 @@
 /** The page: state, the worker connection, and the sections. */
-import type { DamagedDocument, GcReport, StoreStats, VerifyReport } from '@kura/store/browser';
+import type { DamagedDocument, GcReport, SnapshotInfo, StoreStats, VerifyReport } from '@kura/store/browser';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { connect, StoreCallError } from '../client.js';
 import type { Added, Progress, WorkerEvent } from '../protocol.js';
@@ -9,6 +9,7 @@ import { AddPanel } from './AddPanel.js';
 import { Details, type DetailsData } from './Details.js';
 import { Documents, type ListState } from './Documents.js';
 import { Maintenance } from './Maintenance.js';
+import { Snapshots } from './Snapshots.js';
 import { SyncPanel } from './SyncPanel.js';
 import { Totals } from './Totals.js';
 
@@ -47,6 +48,7 @@ export function App() {
   const [tags, setTags] = useState<{ tag: string; entries: number }[]>([]);
   const [details, setDetails] = useState<DetailsData>();
   const [gc, setGc] = useState<GcReport>();
+  const [snapshots, setSnapshots] = useState<SnapshotInfo[]>([]);
   const [verify, setVerify] = useState<Omit<VerifyReport, 'damagedDocuments'> & { damagedDocuments: (DamagedDocument & { path: string | null })[] }>();
   const [sync, setSync] = useState<{ kind: 'push' | 'pull'; report: SyncReport }>();
   const addedRef = useRef<Added[]>([]);
@@ -62,11 +64,12 @@ export function App() {
 
   const refresh = useCallback(
     async (q = query) => {
-      const [s, l, t, st] = await Promise.all([store.stats(), store.list({ ...q }), store.tags(), store.storage()]);
+      const [s, l, t, st, sn] = await Promise.all([store.stats(), store.list({ ...q }), store.tags(), store.storage(), store.snapshots()]);
       setStats(s);
       setList(l);
       setTags(t);
       setStorage(st);
+      setSnapshots(sn);
     },
     [store, query],
   );
@@ -147,6 +150,13 @@ export function App() {
       await refresh();
     });
 
+  const onSnapshot = (files: FileToAdd[]) =>
+    run(async () => {
+      setProgress((p) => ({ ...p, snapshot: undefined }));
+      await store.snapshot(files);
+      await refresh();
+    });
+
   const onGc = () =>
     run(async () => {
       setGc(await store.gc());
@@ -210,6 +220,7 @@ export function App() {
             </div>
             <div class="col side">
               <Totals stats={stats} storage={storage} />
+              <Snapshots busy={busy || !ready} snapshots={snapshots} progress={progress.snapshot} onSnapshot={onSnapshot} />
               <Maintenance busy={busy || !ready} gc={gc} verify={verify} progress={progress.verify} onGc={onGc} onVerify={onVerify} onErase={onErase} />
               <SyncPanel busy={busy || !ready} progress={progress.push ?? progress.pull} report={sync} onSync={onSync} />
             </div>

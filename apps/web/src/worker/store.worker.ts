@@ -87,6 +87,24 @@ const api = {
 
   stats: async () => (await store()).stats(),
 
+  /**
+   * Snapshots a picked or dropped folder (BrowserStore.snapshotFiles): the tree below the
+   * folder the files share, labelled with its name unless a label is given.
+   */
+  async snapshot(files: FileToAdd[], label?: string) {
+    const s = await store();
+    const top = files[0]?.path.split('/')[0];
+    const shared = top !== undefined && files.every((f) => f.path.startsWith(`${top}/`));
+    const tree = files.map((f) => ({ path: shared ? f.path.slice(top!.length + 1) : f.path, file: f.file }));
+    const report = progress('snapshot');
+    const total = files.reduce((n, f) => n + f.file.size, 0);
+    const r = await s.snapshotFiles(tree, { label: label || (shared ? top! : 'files'), onProgress: (p) => p.phase === 'files' && report(p.bytes, total) });
+    report(total, total, undefined, true);
+    return r;
+  },
+
+  snapshots: async () => (await store()).snapshots(),
+
   async add(files: FileToAdd[], tags: string[]) {
     const s = await store();
     const total = files.reduce((n, f) => n + f.file.size, 0);

@@ -9,7 +9,9 @@ import { InvalidInputError, type IngestOptions } from '@kura/core';
 import { WasmDatabase } from '../backend/sqlite-wasm.js';
 import { StorageUnavailableError, StoreLockedError } from '../errors.js';
 import { InitOptions as InitOptionsSchema, parse, type Durability, type InitOptions, type OpenOptions, type PutMeta } from '../options.js';
-import { putMany, type SourceOutcome } from '../put-many.js';
+import { putMany, type ManySources, type SourceOutcome } from '../put-many.js';
+import { snapshotRun, type SnapshotReport, type SnapshotRunOptions } from '../snapshot-run.js';
+import { filesSource, type FileInTree } from './snapshot-files.js';
 import type { ChunkEvent } from '../put.js';
 import type { KnownChunks } from '../ingest/known-chunks.js';
 import { PoolShare } from '../ingest/pool.js';
@@ -23,6 +25,8 @@ export * from '../index.js';
 export { OpfsPackStore } from './opfs-packs.js';
 export { BrowserIngestPool } from './ingest-pool.js';
 export { WasmDatabase } from '../backend/sqlite-wasm.js';
+export { scanFiles, type FileInTree } from './snapshot-files.js';
+export type { SnapshotReport, SnapshotRunOptions } from '../snapshot-run.js';
 
 /** The database file's name inside the store's SQLite pool. */
 const DB_FILE = '/kura.db';
@@ -142,10 +146,33 @@ export class BrowserStore extends StoreCore {
    * in input order; a failing item does not stop the others.
    */
   putBlobs(items: BlobToPut[]): AsyncGenerator<BlobPutOutcome> {
-    const host = { store: this, context: (op: string) => this.context(op) };
-    host.context('put');
+    const host = this.#host('put');
     const sources = items.map((i) => ({ source: i.blob, meta: i.meta, onChunk: i.onChunk }));
-    return putMany(host, sources, { pool: this.#workers?.pool(), small: (blob) => blob.size < SMALL_BLOB, here: (blob) => blob });
+    return putMany(host, sources, this.#blobs());
+  }
+
+  /**
+   * Snapshots files given with their paths in a tree — a dropped or picked folder, each File
+   * with its path below it (`docs/a.txt`) — as Node snapshots a directory (snapshot-run.ts):
+   * the files go through the deduplicating put (kept for the snapshot, not listed), then the
+   * trees and the snapshot record are committed in one transaction. Files get mode 0644 and
+   * (unless `mtime: false`) their last-modified time; every file is read (browser/snapshot-files.ts).
+   */
+  async snapshotFiles(files: FileInTree[], options: SnapshotRunOptions & { mtime?: boolean } = {}): Promise<SnapshotReport> {
+    const host = this.#host('snapshot');
+    return snapshotRun(host, filesSource(host, files, this.#blobs(), options), options);
+  }
+
+  /** What put-many.ts and snapshot-run.ts work with, once the store is open for writing. */
+  #host(op: string) {
+    const host = { store: this, context: (o: string) => this.context(o) };
+    host.context(op);
+    return host;
+  }
+
+  /** This store's Blobs as put-many.ts reads them: small ones in batches on the workers. */
+  #blobs(): ManySources<Blob> {
+    return { pool: this.#workers?.pool(), small: (blob) => blob.size < SMALL_BLOB, here: (blob) => blob };
   }
 
   /**

@@ -17,6 +17,7 @@ import { putForSnapshot } from '../store-writes.js';
 import { leasePoolOfSize, type IngestPool } from './ingest-pool.js';
 import { readAll } from './read-all.js';
 import { applyStat, type Scan, type ScannedFile } from './snapshots.js';
+import { recordRead } from '../snapshot-run.js';
 
 /** What the puts of many files work with (put-many.ts), and the ingest workers it may use. */
 export interface ManyPuts extends NeutralManyPuts {
@@ -86,11 +87,6 @@ export function vanished(e: unknown, path: string): boolean {
   return err?.code === 'ENOENT' && err.path === path;
 }
 
-/** What was read is what a snapshot records, should the file have changed since the scan. */
-export function recordRead(f: ScannedFile, r: PutResult): void {
-  f.entry.digest = r.digest;
-  f.entry.size = r.size;
-}
 
 /**
  * A regular file (not a link: the workers read small files without following links) below
