@@ -1,4 +1,8 @@
-/** Runs the PackStore conformance checks against OpfsPackStore, each in a fresh directory. */
+/**
+ * Runs the PackStore conformance checks against OpfsPackStore, each in a fresh directory; then
+ * a whole store in OPFS loses its database and is rebuilt from its log.
+ */
+import { BrowserStore } from '../../../../packages/store/src/browser/index.js';
 import { OpfsPackStore } from '../../../../packages/store/src/browser/opfs-packs.js';
 import { packChecks } from '../../../../packages/store/test/conformance/packs.js';
 
@@ -12,5 +16,44 @@ for (const check of packChecks) {
   } catch (e) {
     results.push({ name: check.name, error: (e as Error).stack ?? String(e) });
   }
+}
+/** Paths, versions, tags, metadata, snapshots and search text; the database deleted; all the same after. */
+async function rebuiltFromLog(): Promise<void> {
+  const name = `rebuild${Date.now()}`;
+  const enc = (t: string) => new TextEncoder().encode(t);
+  const s = await BrowserStore.openOpfs(name, { init: {} });
+  await s.put(enc('first version of alpha, about herons'), { path: 'notes/alpha.txt', tags: ['birds'], meta: { by: 'ann' } });
+  await s.put(enc('second version of alpha, about herons and egrets'), { path: 'notes/alpha.txt' });
+  await s.put(enc('a pathless upload'), { tags: ['loose'] });
+  await s.put(enc('same bytes'), { path: 'x/one' });
+  await s.put(enc('same bytes'), { path: 'x/two' });
+  await s.setMeta('x/two', { k: 'v' });
+  await s.snapshotFiles([{ path: 'd/a.txt', file: new Blob(['snapshotted herons']) }, { path: 'b.txt', file: new Blob(['snap b']) }], { label: 'snap' });
+  const view = async (st: BrowserStore) =>
+    JSON.stringify({
+      list: (await st.list({ limit: 1000 })).items,
+      versions: await st.versions('notes/alpha.txt'),
+      snapshots: await st.snapshots(),
+      search: (await st.search('herons')).map((h) => [h.path, h.digest]),
+      stats: await st.stats(),
+    });
+  await s.close(); // (its open pack is sealed: the view is of the store as closed)
+  const reopened = await BrowserStore.openOpfs(name);
+  const before = await view(reopened);
+  await reopened.close();
+  const { deletedFiles } = await BrowserStore.rebuild(name);
+  if (deletedFiles < 1) throw new Error('rebuild deleted no database file');
+  const again = await BrowserStore.openOpfs(name);
+  const after = await view(again);
+  await again.close();
+  await BrowserStore.destroy(name);
+  if (after !== before) throw new Error(`the rebuilt catalog differs:\nbefore ${before}\nafter  ${after}`);
+  if ((JSON.parse(before) as { search: unknown[] }).search.length !== 1) throw new Error(`the search finds ${before}`);
+}
+try {
+  await rebuiltFromLog();
+  results.push({ name: 'store rebuilt from its log' });
+} catch (e) {
+  results.push({ name: 'store rebuilt from its log', error: (e as Error).stack ?? String(e) });
 }
 (self as unknown as Worker).postMessage(results);

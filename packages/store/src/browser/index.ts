@@ -7,7 +7,7 @@
 import sqlite3InitModule, { type SAHPoolUtil, type Sqlite3Static } from '@sqlite.org/sqlite-wasm';
 import { InvalidInputError, type IngestOptions } from '@kura/core';
 import { WasmDatabase } from '../backend/sqlite-wasm.js';
-import { StorageUnavailableError, StoreLockedError } from '../errors.js';
+import { NotFoundError, StorageUnavailableError, StoreLockedError } from '../errors.js';
 import { InitOptions as InitOptionsSchema, parse, type Durability, type InitOptions, type OpenOptions, type PutMeta } from '../options.js';
 import { putMany, type ManySources, type SourceOutcome } from '../put-many.js';
 import { snapshotRun, type SnapshotReport, type SnapshotRunOptions } from '../snapshot-run.js';
@@ -240,6 +240,33 @@ export class BrowserStore extends StoreCore {
   /** Whether this origin holds the store `name`. */
   static async exists(name = 'default'): Promise<boolean> {
     return (await storeDir(name, false)) !== undefined;
+  }
+
+  /**
+   * Rebuilds the database of the store `name` from its log (FORMAT.md §15.4), as Node's
+   * `Store.rebuild` does: the database is deleted, and the open that follows replays the
+   * newest checkpoint and the commits after it. For a database that is damaged or was lost;
+   * nothing of the store is in the database alone. The store must not be open (STORE_LOCKED).
+   * Answers how many database files (the database, its journal) were deleted.
+   */
+  static async rebuild(name = 'default'): Promise<{ deletedFiles: number }> {
+    if (!NAME.test(name)) throw new InvalidInputError('a browser store name is 1-64 letters, digits, - or _', 'name');
+    if (!(await storeDir(name, false))) throw new NotFoundError(`no browser store ${name}`);
+    const unlock = await acquireLock(name);
+    let deletedFiles = 0;
+    try {
+      const s3 = await sqlite3();
+      const pool = pools.get(name) ?? (await s3.installOpfsSAHPoolVfs({ name: `kura-${name}`, directory: `/kura/${name}/sqlite`, initialCapacity: 8 }));
+      pools.set(name, pool);
+      if (pool.isPaused()) await pool.unpauseVfs();
+      // The pool holds only this store's database and its journal.
+      for (const file of pool.getFileNames()) deletedFiles += pool.unlink(file) ? 1 : 0;
+      pool.pauseVfs();
+    } finally {
+      unlock();
+    }
+    await (await BrowserStore.openOpfs(name)).close();
+    return { deletedFiles };
   }
 
   /**
