@@ -1,9 +1,9 @@
 /**
  * Bundles the `kura` command (dist/main.js, from tsc) into dist/bundle/ with rolldown: loading
  * ~215 ES modules (95 of them zod's) took ~0.2 s of every command here; one bundle loads in a
- * fraction of that (decision 0022). The two worker threads of @kura/store are entries of
- * their own beside it, where the store looks for them (`./ingest-worker.js`,
- * `./checkpoint-worker.js` next to its code), and kura_core.wasm is copied to where the core
+ * fraction of that (decision 0022). The worker threads of @kura/store are entries of their
+ * own beside it, where the store looks for them (`./ingest-worker.js`,
+ * `./checkpoint-worker.js`, `./checkpoint-write-worker.js` next to its code), and kura_core.wasm is copied to where the core
  * looks for it (`../wasm/kura_core.wasm` from its code). Left outside: better-sqlite3 (native)
  * and @kura/server, which `kura serve` loads as it is (it finds the demo's files by its own
  * path).
@@ -29,6 +29,7 @@ await build({
     main: join(cli, 'dist/main.js'),
     'ingest-worker': join(storeNode, 'ingest-worker.js'),
     'checkpoint-worker': join(storeNode, 'checkpoint-worker.js'),
+    'checkpoint-write-worker': join(storeNode, 'checkpoint-write-worker.js'),
   },
   platform: 'node',
   external: [/^node:/, 'better-sqlite3', /^@kura\/server/],

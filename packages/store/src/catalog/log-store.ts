@@ -56,6 +56,11 @@ export interface LogStore {
   checkpoints(): Promise<string[]>;
   readCheckpoint(name: string): Promise<Uint8Array>;
   createCheckpoint(name: string, bytes: Uint8Array): Promise<boolean>;
+  /**
+   * Where the platform can: writes a checkpoint of the committed catalog on another thread
+   * (its own connection, one read transaction) and answers its seq (node/checkpoint-write.ts).
+   */
+  checkpointAway?: (schema: number) => Promise<number>;
   /** Present where several writers may share the log (local directories, memory). */
   readonly shared?: SharedSegments;
 }

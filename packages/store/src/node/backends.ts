@@ -9,6 +9,7 @@ import type { StoreBackends } from '../store-types.js';
 import { newWriterId } from '../catalog/commits.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { CONFIG_FILE, FsLogStore } from './fs-log.js';
+import { writeCheckpointAway } from './checkpoint-write.js';
 import { FsPackStore } from './fs-packs.js';
 import { liveWriters, registerWriter, writerAlive } from './lock.js';
 import { openSqlite } from './sqlite.js';
@@ -88,6 +89,7 @@ export async function backends(dir: string, readonly: boolean): Promise<StoreBac
       starting.unref(); // a store left open must not keep the process alive
     }
     const log = new FsLogStore(dir);
+    if (!readonly) log.checkpointAway = (schema) => writeCheckpointAway(dir, join(dir, DB_FILE), schema);
     return {
       db: opened,
       packs: new FsPackStore(join(dir, 'packs')),

@@ -35,6 +35,8 @@ export class FsLogStore implements LogStore {
    * durability 'full' only (FORMAT.md §15.4); the configuration and checkpoints always are.
    */
   syncSegments = true;
+  /** LogStore.checkpointAway (set by backends.ts for a writer). */
+  checkpointAway?: (schema: number) => Promise<number>;
 
   constructor(readonly dir: string) {
     this.#log = join(dir, 'log');
