@@ -11,7 +11,10 @@
 import { CorruptDataError, sha256 } from '@kura/core';
 import type { SqlDatabase, SqlValue } from '../backend/sql.js';
 import { bytesToHex, hexToBytes } from '../hex.js';
-import type { LogHead } from './commits.js';
+import { readHead, type LogHead } from './commits.js';
+import type { LogStore } from './log-store.js';
+import { SCHEMA_VERSION } from './schema.js';
+import type { Statements } from './statements.js';
 
 export const CHECKPOINT_FORMAT = 'kura-checkpoint';
 export const CHECKPOINT_VERSION = 1;
@@ -114,4 +117,20 @@ export function loadCheckpoint(db: SqlDatabase, bytes: Uint8Array, name: string)
 /** A checkpoint's object name: its seq, 20 digits. */
 export function checkpointName(seq: number): string {
   return String(seq).padStart(20, '0');
+}
+
+/**
+ * Writes a checkpoint of the committed catalog (§15.5) and answers its seq: on another thread
+ * where the platform can (LogStore.checkpointAway), else here, from one read transaction (the
+ * rows and the head it records are one state). Nothing is written when the head is at `after`
+ * or before it (a checkpoint of it exists); a name another writer took is left as it is.
+ */
+export async function writeCheckpoint(db: SqlDatabase, st: Statements, log: LogStore, after: number): Promise<number> {
+  if (log.checkpointAway) return log.checkpointAway(SCHEMA_VERSION);
+  const { seq, bytes } = db.read(() => {
+    const head = readHead(st)!;
+    return { seq: head.seq, bytes: encodeCheckpoint(db, head, SCHEMA_VERSION) };
+  });
+  if (seq > after) await log.createCheckpoint(checkpointName(seq), bytes);
+  return seq;
 }

@@ -12,8 +12,7 @@ import { commitsAfter, decodeCommit, emptyHead, encodeBody, newWriterId, readHea
 import { encodeFrame, readFrames, sameHash, segmentName } from './frame.js';
 import type { LogStore, SegmentAppender, SharedSegments } from './log-store.js';
 import { applyOp, type ApplyContext, type Op, type OpResult } from './ops.js';
-import { checkpointName, encodeCheckpoint } from './checkpoint.js';
-import { SCHEMA_VERSION } from './schema.js';
+import { writeCheckpoint } from './checkpoint.js';
 import { crashPoint } from '../crash-points.js';
 import { nextTurn } from '../breather.js';
 import { TargetCache } from './target-cache.js';
@@ -385,18 +384,8 @@ export class CommitLog {
     this.#checkpointing ??= (async () => {
       await new Promise<void>((resolve) => nextTurn(resolve)); // not inside the caller's commit
       this.endBatch(); // its head is in the database from then on
-      if (this.#store.checkpointAway) {
-        const seq = await this.#store.checkpointAway(SCHEMA_VERSION); // (a head at or after this one)
-        crashPoint('checkpoint-written');
-        this.#checkpointed = Math.max(this.#checkpointed, seq);
-        return seq;
-      }
-      const { seq, bytes } = this.#db.read(() => {
-        const head = readHead(this.#st)!;
-        return { seq: head.seq, bytes: encodeCheckpoint(this.#db, head, SCHEMA_VERSION) };
-      });
+      const seq = await writeCheckpoint(this.#db, this.#st, this.#store, this.#checkpointed);
       if (seq > this.#checkpointed) {
-        await this.#store.createCheckpoint(checkpointName(seq), bytes); // false: another writer made it
         crashPoint('checkpoint-written');
         this.#checkpointed = seq;
       }
