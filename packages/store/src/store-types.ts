@@ -42,7 +42,8 @@ export interface StoreBackends {
  * workers cannot read, no workers). Leased on first use, let go when the store closes.
  */
 export interface IngestWorkers {
-  stream(input: PutInput, options: IngestOptions, known: KnownChunks | undefined): ChunkStream | undefined;
+  /** `known`: the store's known-chunks table, made on first call (only a put on a worker needs it). */
+  stream(input: PutInput, options: IngestOptions, known: () => KnownChunks | undefined): ChunkStream | undefined;
   close(): void;
 }
 

@@ -43,7 +43,7 @@ const READ_WHOLE = 1 << 20;
 export async function put(ctx: StoreContext, input: PutInput, meta: PutMeta, options: PutOptions): Promise<PutResult> {
   const m = parse(PutMeta, meta, 'put meta');
   const { chunking, compression } = ctx;
-  const off = ctx.b.ingest?.stream(input, { chunking, compression }, knownChunks(ctx));
+  const off = ctx.b.ingest?.stream(input, { chunking, compression }, () => knownChunks(ctx));
   if (off) return putChunks(() => ctx, off, meta, options);
   let source: ByteSource;
   if (typeof input === 'string') {

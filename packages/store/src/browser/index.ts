@@ -126,8 +126,10 @@ function blobsOnWorkers(makeWorker: (() => Worker) | undefined) {
     pool,
     /** Whether the pool was made by this store (its workers still load the core). */
     fresh: () => lease?.fresh ?? false,
-    stream(input: unknown, options: IngestOptions, known: KnownChunks | undefined) {
-      return typeof Blob !== 'undefined' && input instanceof Blob ? pool()?.ingestSource(input, options, false, known) : undefined;
+    stream(input: unknown, options: IngestOptions, known: () => KnownChunks | undefined) {
+      if (!(typeof Blob !== 'undefined' && input instanceof Blob)) return undefined;
+      const p = pool();
+      return p?.ingestSource(input, options, false, known());
     },
     close() {
       lease?.release();

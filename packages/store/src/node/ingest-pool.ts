@@ -93,7 +93,7 @@ export function bytesOnWorkers(workers: number, min: number): IngestWorkers {
     stream(input, options, known) {
       if (workers <= 0 || !(input instanceof Uint8Array) || input.length < min) return undefined;
       lease ??= leasePool();
-      return lease.pool.ingestBytes(input, options, known);
+      return lease.pool.ingestBytes(input, options, known());
     },
     close() {
       lease?.release();
