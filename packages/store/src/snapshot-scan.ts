@@ -8,8 +8,9 @@ import type { DirNode, FileEntry } from './catalog/snapshot.js';
 
 /**
  * A file found by the scan, to be put; `entry` gets its digest once it is. Its stat (size,
- * stamp, recent, and the entry's mode, size and mtime) is filled by the platform (Node: `statFiles` on this thread,
- * or the ingest worker that opens it, `applyStat`); `size` is -1 until then.
+ * stamp, recent, and the entry's mode, size and mtime) is filled by the platform (Node:
+ * `statFiles` on this thread, or the ingest worker that opens it, `applyStat`); `size` is -1
+ * until then.
  */
 export interface ScannedFile {
   path: string;

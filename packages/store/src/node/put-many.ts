@@ -8,8 +8,6 @@ import { InvalidInputError } from '@kura/core';
 import type { ReadyChunks } from '../ingest/pool.js';
 import { runLanes } from '../lanes.js';
 import { SMALL_BATCH, putMany, type ManyPuts as NeutralManyPuts, type SourceToPut } from '../put-many.js';
-
-export { SMALL_BATCH };
 import type { PutMeta } from '../options.js';
 import type { PutResult } from '../put.js';
 import { knownChunks } from '../store-context.js';
@@ -18,6 +16,8 @@ import { leasePoolOfSize, type IngestPool } from './ingest-pool.js';
 import { readAll } from './read-all.js';
 import { applyStat, type Scan, type ScannedFile } from './snapshots.js';
 import { recordRead } from '../snapshot-run.js';
+
+export { SMALL_BATCH };
 
 /** What the puts of many files work with (put-many.ts), and the ingest workers it may use. */
 export interface ManyPuts extends NeutralManyPuts {
@@ -68,7 +68,6 @@ export interface FilePutOutcome {
  */
 export const WORKER_PUT_MIN = 64 * 1024;
 
-
 /**
  * A snapshot's batches grow with the tree, to this many files, while every worker still gets
  * several: each batch is one message each way and one commit job, and a larger transaction
@@ -86,7 +85,6 @@ export function vanished(e: unknown, path: string): boolean {
   const err = e as { code?: unknown; path?: unknown };
   return err?.code === 'ENOENT' && err.path === path;
 }
-
 
 /**
  * A regular file (not a link: the workers read small files without following links) below
