@@ -27,7 +27,7 @@ export const SEGMENT_LIMIT = 1 << 20;
  * commit's cost — is paid once per batch. Other processes wait this long at most for the write
  * lock, and see the batch's commits when it ends.
  */
-export const BATCH_MS = 4;
+export const BATCH_MS = 2;
 
 /**
  * A writer checkpoints the catalog (FORMAT.md §15.5) after this many commits since the newest
