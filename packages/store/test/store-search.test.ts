@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { QUIET_MS } from '../src/catalog/search.js';
+import { QUEUE_ROW_MAX, QueuedEntries } from '../src/catalog/search-queue.js';
 import { newStore, randomBytes, reopen, textBytes } from './helpers/store.js';
 
 const text = (t: string) => new TextEncoder().encode(t);
@@ -199,6 +200,44 @@ describe('versions', () => {
     expect(await store.has(digests[1]!)).toBe(true);
     await store.delete(digests[0]!);
     expect((await store.versions('p')).map((v) => v.version)).toEqual([2, 4]);
+  });
+});
+
+describe('the search queue', () => {
+  it('a commit batch of many puts writes one queue row per 256 entries, naming every entry', async () => {
+    // (Each put used to write a row of its own: 600 puts, 600 rows, 600 deletes by the indexer.)
+    const { store, dir } = await newStore();
+    await Promise.all(Array.from({ length: 600 }, (_, i) => store.put(text(`queued ${i}`))));
+    const db = new Database(join(dir, 'kura.db'), { readonly: true });
+    try {
+      const rows = db.prepare('SELECT entries FROM search_queue ORDER BY id').all() as { entries: string }[];
+      const ids = rows.flatMap((r) => JSON.parse(r.entries) as number[]);
+      const entries = (db.prepare('SELECT id FROM entries ORDER BY id').all() as { id: number }[]).map((r) => r.id);
+      expect(new Set(ids)).toEqual(new Set(entries));
+      expect(rows.every((r) => (JSON.parse(r.entries) as number[]).length <= QUEUE_ROW_MAX)).toBe(true);
+      expect(rows.length).toBeLessThan(60); // batches of many puts, not a row per put
+    } finally {
+      db.close();
+    }
+    expect((await store.search('queued 599')).length).toBeGreaterThan(0);
+  });
+
+  it('writes what was queued at flush, in rows of at most 256, and forgets what a rolled-back savepoint queued', () => {
+    const db = new Database(':memory:');
+    db.exec('CREATE TABLE search_queue (id INTEGER PRIMARY KEY, entries TEXT NOT NULL)');
+    const q = new QueuedEntries(db.prepare('INSERT INTO search_queue(entries) VALUES (?)'));
+    q.addAll(Array.from({ length: 300 }, (_, i) => i + 1));
+    const mark = q.mark;
+    q.add(1000);
+    q.add(1001);
+    q.undoTo(mark);
+    q.add(301);
+    q.flush();
+    q.flush(); // nothing left: no empty row
+    const rows = (db.prepare('SELECT entries FROM search_queue ORDER BY id').all() as { entries: string }[]).map((r) => JSON.parse(r.entries) as number[]);
+    expect(rows.map((r) => r.length)).toEqual([256, 45]);
+    expect(rows.flat()).toEqual(Array.from({ length: 301 }, (_, i) => i + 1));
+    db.close();
   });
 });
 

@@ -10,15 +10,13 @@ import type { SqlBatch, SqlDatabase } from '../backend/sql.js';
 import type { Statements } from './statements.js';
 import { commitsAfter, decodeCommit, emptyHead, encodeBody, newWriterId, readHead, writeHead, type LoggedFrame, type LogHead } from './commits.js';
 import { encodeFrame, readFrames, sameHash, segmentName } from './frame.js';
+import { SEGMENT_LIMIT, appendFrame, type AppendedFrame } from './frame-append.js';
 import type { LogStore, SegmentAppender, SharedSegments } from './log-store.js';
 import { applyOp, type ApplyContext, type Op, type OpResult } from './ops.js';
 import { writeCheckpoint } from './checkpoint.js';
 import { crashPoint } from '../crash-points.js';
 import { nextTurn } from '../breather.js';
 import { TargetCache } from './target-cache.js';
-
-/** A segment takes no more appends past this size; the next commit starts a new one. */
-export const SEGMENT_LIMIT = 1 << 20;
 
 /**
  * Commits follow each other in one open database transaction (a batch) for at most this long,
@@ -84,7 +82,7 @@ export class CommitLog {
     log.#checkpointed = Number((await store.checkpoints()).at(-1) ?? 0);
     if (store.shared) {
       const shared = store.shared;
-      db.transaction(() => log.#catchUpLocked(shared));
+      log.#write(() => log.#catchUpLocked(shared));
       return log;
     }
     const { commits, last } = await commitsAfter(store, head);
@@ -124,7 +122,7 @@ export class CommitLog {
     for (const { frame, segment } of commits) {
       const c = decodeCommit(frame);
       const next = { seq: c.seq, hash: c.hash, segment, end: frame.offset + frame.length };
-      this.#db.transaction(() => {
+      this.#write(() => {
         for (const op of c.ops) this.#apply(op, c.time);
         writeHead(this.#st, next);
       });
@@ -197,6 +195,31 @@ export class CommitLog {
     }
   }
 
+  /**
+   * A write transaction (a savepoint of the open batch, when there is one) that applies
+   * operations: the entries they queue for the index are written as rows before it commits, or
+   * before the batch does (endBatch); a rollback drops them.
+   */
+  #write(fn: () => void): void {
+    const queued = this.#st.queued;
+    const mark = queued.mark;
+    try {
+      this.#db.transaction(() => {
+        fn();
+        if (!this.#batch) queued.flush();
+      });
+    } catch (e) {
+      this.#rolledBack(mark);
+      throw e;
+    }
+  }
+
+  /** What a rollback undid is forgotten: what it queued for the index, the entries it named. */
+  #rolledBack(queuedMark: number): void {
+    this.#st.queued.undoTo(queuedMark);
+    this.#ctx.targets?.clear();
+  }
+
   #switchTo(appender: SegmentAppender): void {
     void this.#appender?.close();
     this.#appender = appender;
@@ -246,57 +269,35 @@ export class CommitLog {
     if (!batched) this.endBatch();
     if (this.#db.inTransaction && !this.#batch) throw new InternalError('a commit must be its own transaction');
     if (batched && shared && this.#db.batch && !this.#batch) this.#beginBatch(shared, this.#db.batch);
-    let undo: (() => void) | undefined;
-    let next: LogHead | undefined;
-    let started: SegmentAppender | undefined;
+    let appended: AppendedFrame | undefined;
     const append = (ops: readonly Op[]) => {
       if (ops.length === 0) return;
-      if (next) throw new InternalError('one commit per transaction');
-      const appender = this.#appender;
-      if (!appender) throw new InternalError('the log is not open for writing');
+      if (appended) throw new InternalError('one commit per transaction');
+      if (!this.#appender) throw new InternalError('the log is not open for writing');
       const seq = this.#head.seq + 1;
       const { bytes, hash } = encodeFrame(seq, this.#head.hash, encodeBody(this.#writer, time, ops));
-      if (shared && appender.size >= SEGMENT_LIMIT) {
-        // A full segment: this commit starts the next, created whole with its frame.
-        const name = segmentName(seq);
-        if (shared.createSync(name, bytes)) started = shared.openSync(name);
-        else {
-          // Left empty by a commit of this batch that failed (its undo below): ours to fill.
-          started = shared.openSync(name);
-          if (started.refresh() !== 0) throw new InternalError(`log segment ${name} holds frames the head does not know`);
-          started.append(bytes);
-        }
-        const made = started;
-        undo = () => made.truncate(0); // empty: the next commit fills it
-        crashPoint('segment-started');
-        next = { seq, hash, segment: name, end: bytes.length };
-      } else {
-        const before = appender.size;
-        appender.append(bytes);
-        undo = () => appender.truncate(before);
-        crashPoint('frame-appended');
-        next = { seq, hash, segment: appender.name, end: before + bytes.length };
-      }
+      appended = appendFrame(this.#appender, shared, seq, hash, bytes);
       // In a batch, the head is written once, when it ends (endBatch): a crash rolls back the
       // whole batch, head and rows alike, so the database never holds one without the other.
-      if (!this.#batch) writeHead(this.#st, next);
+      if (!this.#batch) writeHead(this.#st, appended.next);
     };
     try {
       // In a batch: a savepoint of it (the catch-up ran when it began; nobody else appends
       // while it holds the lock). Otherwise: a transaction of its own.
-      this.#db.transaction(() => {
+      this.#write(() => {
         if (shared && !this.#batch) this.#catchUpLocked(shared);
         fn(append, (op) => this.#apply(op, time));
       });
     } catch (e) {
-      undo?.();
-      if (started) void started.close();
-      this.#ctx.targets?.clear(); // it may hold what the rollback undid
+      appended?.undo();
+      void appended?.started?.close();
       throw e;
     }
-    if (started) this.#switchTo(started);
-    if (next) this.#head = next;
-    if (next) crashPoint('committed');
+    if (appended?.started) this.#switchTo(appended.started);
+    if (appended) {
+      this.#head = appended.next;
+      crashPoint('committed');
+    }
     if (this.#head.seq - this.#checkpointed >= CHECKPOINT_EVERY && !this.#checkpointing) void this.checkpoint().catch(() => undefined);
     if (this.#batch && performance.now() - this.#batch.started >= BATCH_MS) this.endBatch();
     if (!shared && this.#appender && this.#appender.size >= SEGMENT_LIMIT) this.#rotating ??= this.#startSegment().finally(() => (this.#rotating = undefined));
@@ -320,7 +321,7 @@ export class CommitLog {
       this.#catchUpLocked(shared);
     } catch (e) {
       batch.rollback();
-      this.#ctx.targets?.clear();
+      this.#rolledBack(0);
       throw e;
     }
     // Ends when the event loop turns — unless this writer has commits on their way (a put in
@@ -362,11 +363,12 @@ export class CommitLog {
     this.#batch = undefined;
     const batch = this.#db.batch!;
     try {
+      this.#st.queued.flush();
       writeHead(this.#st, this.#head);
       crashPoint('batch-ending');
       batch.commit();
     } catch {
-      this.#ctx.targets?.clear();
+      this.#rolledBack(0); // (the catch-up that applies its commits again queues them again)
       try {
         batch.rollback();
       } catch {

@@ -135,7 +135,7 @@ export function applyMeta(st: Statements, entryId: number, change: MetaChange): 
   }
   for (const t of change.addTags ?? []) st.tagAdd.run(entryId, t);
   for (const t of change.removeTags ?? []) st.tagRemove.run(entryId, t);
-  st.queueAdd.run(`[${entryId}]`); // path, tags and metadata are searchable
+  st.queued.add(entryId); // path, tags and metadata are searchable
 }
 
 export interface PutAttributes {
@@ -172,7 +172,7 @@ export function recordPut(st: Statements, docId: number, put: PutAttributes, now
   }
   for (const [k, v] of Object.entries(put.meta ?? {})) st.metaSet.run(id, k, v);
   for (const t of put.tags ?? []) st.tagAdd.run(id, t);
-  st.queueAdd.run(`[${id}]`);
+  st.queued.add(id);
 }
 
 /** Removes an entry with its tags, metadata and search row (not its versions or documents). */
@@ -212,7 +212,7 @@ export function deleteVersion(st: Statements, path: string, version: number, now
     if (!latest) dropEntry(st, entry.id);
     else if (latest.doc_id !== entry.doc_id) {
       st.entrySetDoc.run(latest.doc_id, now, entry.id);
-      st.queueAdd.run(`[${entry.id}]`);
+      st.queued.add(entry.id);
     }
   }
   releaseIfUnnamed(st, row.doc_id);

@@ -8,7 +8,6 @@
  */
 import type { SqlDatabase, SqlStatement, SqlValue } from '../backend/sql.js';
 import { resolveEntryId, type EntryTarget, type MetaChange } from './entries.js';
-import { enqueue } from './search-queue.js';
 import type { Statements } from './statements.js';
 import type { TargetCache } from './target-cache.js';
 
@@ -108,5 +107,5 @@ export function applyBulk(bulk: Bulk, st: Statements, ids: readonly number[], ch
   run(bulk.metaDelete, unset);
   run(bulk.tagAdd, add);
   run(bulk.tagRemove, remove);
-  enqueue(st, ids);
+  st.queued.addAll(ids);
 }

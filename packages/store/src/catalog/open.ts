@@ -103,6 +103,7 @@ export async function rebuildCatalog(db: SqlDatabase, st: Statements, log: LogSt
   }
   // The search index is derived (FORMAT.md §10): every entry is indexed again, those of the
   // checkpoint included.
+  st.queued.undoTo(0); // what the operations queued: all of it, below
   db.transaction(() => db.exec(`DELETE FROM search_queue; ${ENQUEUE_ALL}`));
   return head;
 }

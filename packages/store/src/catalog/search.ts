@@ -122,6 +122,9 @@ export class Indexer {
       const order: number[] = []; // distinct ids, in order of first appearance
       const first = new Map<number, number>(); // id -> its place in `order`
       let n = 0;
+      // Commits of a batch still open on this connection queued entries not yet written as rows
+      // (search-queue.ts): written now, into that batch. (None are pending outside a batch.)
+      this.st.queued.flush();
       for (const r of this.st.queueRows.all(READ_ROWS)) {
         const ids = JSON.parse(r.entries) as number[];
         let last = -1; // the row is indexed once `order` is, up to its latest-placed id

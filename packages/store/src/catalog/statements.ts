@@ -1,5 +1,6 @@
-/** Every SQL statement the store runs, prepared once per database. */
+/** Every SQL statement the store runs, prepared once per database (and the queue they feed). */
 import type { SqlDatabase, SqlStatement } from '../backend/sql.js';
+import { QueuedEntries } from './search-queue.js';
 
 export interface ChunkRow {
   key: Uint8Array;
@@ -214,7 +215,8 @@ export function prepareStatements(db: SqlDatabase) {
     metaDeleteEntry: p('DELETE FROM meta WHERE entry_id = ?'),
 
     /** search-queue.ts: rows of entry ids to (re)index, oldest first. */
-    queueAdd: p('INSERT INTO search_queue(entries) VALUES (?)'),
+    /** What the open write transaction queues (search-queue.ts); rows are written at its end. */
+    queued: new QueuedEntries(p('INSERT INTO search_queue(entries) VALUES (?)')),
     queueRows: p<{ id: number; entries: string }>('SELECT id, entries FROM search_queue ORDER BY id LIMIT ?'),
     queueDelete: p('DELETE FROM search_queue WHERE id = ?'),
     searchDelete: p('DELETE FROM search WHERE rowid = ?'),
