@@ -15,6 +15,9 @@ command -v zstd >/dev/null || missing+=(zstd)
 command -v restic >/dev/null || missing+=(restic)
 # chromium: the browser the browser tests drive (playwright-core, never a browser download).
 [ -x /usr/bin/chromium ] || missing+=(chromium)
+# groff and ghostscript (ps2pdf) make the PDFs the text-extraction tests search.
+command -v groff >/dev/null || missing+=(groff-base)
+command -v ps2pdf >/dev/null || missing+=(ghostscript)
 if [ ${#missing[@]} -gt 0 ]; then
   step "apt-get install ${missing[*]}"
   sudo=""

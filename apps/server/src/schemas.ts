@@ -54,6 +54,23 @@ export const SearchHit = z.object({
   snippet: z.string().describe('best passage, matches between <mark> and </mark>'),
 });
 
+export const IndexStatus = z.object({
+  queued: z.number().int().describe('entry changes waiting to be indexed'),
+  extracted: z.object({ ok: z.number().int(), capped: z.number().int(), failed: z.number().int() }).describe('documents whose text was extracted (PDF, DOCX, HTML), by outcome'),
+  problems: z
+    .array(
+      z.object({
+        digest: Digest,
+        path: z.string().nullable(),
+        kind: z.string(),
+        status: z.enum(['capped', 'failed']),
+        note: z.string().nullable(),
+        pages: z.number().int().nullable(),
+      }),
+    )
+    .describe('capped and failed extractions, newest first (100 at most)'),
+});
+
 export const Stats = z.object({
   entries: z.number().int().describe('paths, and uploads without one'),
   documents: z.number().int().describe('distinct documents the entries show'),

@@ -5,6 +5,7 @@ import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import { randomBytes, textBytes } from '../../../packages/core/test/helpers/data.js';
 import { call, closeAll, errorCode, startServer } from './helpers/server.js';
+import { makeDocx, makeHtml, makePdf } from '../../../packages/store/test/helpers/documents.js';
 
 const sha = (b: Uint8Array) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
 
@@ -236,6 +237,24 @@ describe('documents over HTTP', () => {
     expect(errorCode(await call(s.url, 'GET', '/v1/search?q=harbour%20AND%20('))).toBe('INVALID_QUERY');
     expect(errorCode(await call(s.url, 'GET', '/v1/search'))).toBe('INVALID_INPUT');
     expect(errorCode(await call(s.url, 'GET', '/v1/search?q=x&limit=abc'))).toBe('INVALID_INPUT');
+  });
+
+  it('finds uploaded PDF, DOCX and HTML by their text; GET /v1/index reports extraction and names failures', async () => {
+    const s = await startServer();
+    const pdf = makePdf(['An invoice for the echidnaviolin repair.']);
+    const docx = await makeDocx(['Agenda: the quollpiano recital.']);
+    await call(s.url, 'POST', '/v1/documents?path=invoice.pdf', { body: pdf, headers: { 'content-type': 'application/pdf' } });
+    await call(s.url, 'POST', '/v1/documents?path=agenda.docx', { body: docx });
+    await call(s.url, 'POST', '/v1/documents?path=page.html', { body: makeHtml('Notes', ['The wallabyoboe rehearsal.']), headers: { 'content-type': 'text/html' } });
+    await call(s.url, 'POST', '/v1/documents?path=broken.pdf', { body: 'not a pdf at all', headers: { 'content-type': 'application/pdf' } });
+    const status = await call(s.url, 'GET', '/v1/index?wait=true');
+    expect(status.status).toBe(200);
+    expect(status.json).toMatchObject({ queued: 0, extracted: { ok: 3, capped: 0, failed: 1 } });
+    expect(status.json.problems).toEqual([expect.objectContaining({ path: 'broken.pdf', kind: 'pdf', status: 'failed' })]);
+    for (const [word, path] of [['echidnaviolin', 'invoice.pdf'], ['quollpiano', 'agenda.docx'], ['wallabyoboe', 'page.html']]) {
+      expect((await call(s.url, 'GET', `/v1/search?q=${word}`)).json.hits.map((h: { path: string }) => h.path)).toEqual([path]);
+    }
+    expect(errorCode(await call(s.url, 'GET', '/v1/index?wait=maybe'))).toBe('INVALID_INPUT');
   });
 
   it('damaged data is reported, never served as good: 500 CORRUPT_DATA, or a cut stream', async () => {

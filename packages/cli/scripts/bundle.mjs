@@ -3,9 +3,9 @@
  * ~215 ES modules (95 of them zod's) took ~0.2 s of every command here; one bundle loads in a
  * fraction of that (decision 0022). The worker threads of @kura/store are entries of their
  * own beside it, where the store looks for them (`./ingest-worker.js`,
- * `./checkpoint-worker.js`, `./checkpoint-write-worker.js` next to its code), and kura_core.wasm is copied to where the core
- * looks for it (`../wasm/kura_core.wasm` from its code). Left outside: better-sqlite3 (native)
- * and @kura/server, which `kura serve` loads as it is (it finds the demo's files by its own
+ * `./checkpoint-worker.js`, `./checkpoint-write-worker.js`, `./extract-worker.js` next to its code), and kura_core.wasm is copied to where the core
+ * looks for it (`../wasm/kura_core.wasm` from its code). Left outside: better-sqlite3 (native),
+ * the text extractors (pdf.js finds its own worker module by its path) and @kura/server, which `kura serve` loads as it is (it finds the demo's files by its own
  * path).
  */
 import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
@@ -30,9 +30,12 @@ await build({
     'ingest-worker': join(storeNode, 'ingest-worker.js'),
     'checkpoint-worker': join(storeNode, 'checkpoint-worker.js'),
     'checkpoint-write-worker': join(storeNode, 'checkpoint-write-worker.js'),
+    'extract-worker': join(storeNode, 'extract-worker.js'),
   },
   platform: 'node',
-  external: [/^node:/, 'better-sqlite3', /^@kura\/server/],
+  // The extractors stay packages of their own (dependencies of this one): pdf.js loads its
+  // worker module by a path relative to itself, which a bundle would break.
+  external: [/^node:/, 'better-sqlite3', /^@kura\/server/, /^pdfjs-dist/, 'mammoth', 'html-to-text'],
   logLevel: 'warn',
   output: { dir: out, format: 'esm', entryFileNames: '[name].js', chunkFileNames: 'shared-[hash].js', sourcemap: true },
 });

@@ -8,6 +8,7 @@ import * as chunks from './commands/chunks.js';
 import * as gc from './commands/gc.js';
 import * as get from './commands/get.js';
 import * as hash from './commands/hash.js';
+import * as index from './commands/index.js';
 import * as init from './commands/init.js';
 import * as ls from './commands/ls.js';
 import * as rm from './commands/rm.js';
@@ -40,6 +41,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
   get.register(program);
   ls.register(program);
   search.register(program);
+  index.register(program);
   versions.register(program);
   rm.register(program, setExit);
   tag.register(program);

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { makeDocx, makeHtml, makePdf } from '../../store/test/helpers/documents.js';
 
 const BIN = fileURLToPath(new URL('../bin/kura.js', import.meta.url));
 
@@ -52,6 +53,30 @@ describe('kura search', () => {
     expect(Object.keys(json[0])).toEqual(['digest', 'path', 'mediaType', 'size', 'score', 'snippet']);
     expect(kura(['search', '--store', store, '--prefix', 'tree/guides/', 'harbour']).stdout).not.toContain('notes.txt');
     expect(kura(['search', '--store', store, '--tag', 'nope', 'harbour']).stdout).toBe('');
+  });
+
+  it('finds PDF, DOCX and HTML files by their text; kura index reports what extraction left and names failures', async () => {
+    const { store, root } = setup();
+    const docs = join(root, 'docs');
+    mkdirSync(docs);
+    writeFileSync(join(docs, 'minutes.pdf'), makePdf(['Minutes: the platypuskazoo was approved.']));
+    writeFileSync(join(docs, 'letter.docx'), await makeDocx(['Dear committee, about the kookaburratuba.']));
+    writeFileSync(join(docs, 'page.html'), makeHtml('Notes', ['The cassowarylute arrived.']));
+    writeFileSync(join(docs, 'broken.pdf'), '%PDF-1.4 and nothing else');
+    expect(kura(['add', '--store', store, 'docs'], root).code).toBe(0);
+    // `kura add` left the extraction for later (decision 0035): queued, not done.
+    const before = JSON.parse(kura(['index', '--store', store, '--json']).stdout);
+    expect(before.queued).toBe(4);
+    expect(before.extracted).toEqual({ ok: 0, capped: 0, failed: 0 });
+    // A search finishes it first.
+    expect(kura(['search', '--store', store, 'platypuskazoo']).stdout).toContain('docs/minutes.pdf');
+    expect(kura(['search', '--store', store, 'kookaburratuba']).stdout).toContain('docs/letter.docx');
+    expect(kura(['search', '--store', store, 'cassowarylute']).stdout).toContain('docs/page.html');
+    const after = kura(['index', '--store', store, '--wait']);
+    expect(after.code).toBe(0);
+    expect(after.stdout).toMatch(/queued {6}0 entries to index/);
+    expect(after.stdout).toMatch(/4 documents \(PDF, DOCX, HTML\): 3 ok, 0 capped, 1 failed/);
+    expect(after.stdout).toMatch(/sha256:[0-9a-f]{64} {2}docs\/broken\.pdf {2}pdf failed: pdf: /);
   });
 
   it('a malformed query is a usage error (exit 2) in one line', () => {

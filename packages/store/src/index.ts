@@ -2,6 +2,7 @@
 export { Store as StoreCore, FORMAT_NAME, FORMAT_VERSION } from './store.js';
 export type { StoreBackends, StoreStats, StoreConfig, ListResult, PutInput, VersionInfo, DocumentHead, DocumentReader } from './store.js';
 export { InvalidQueryError, type SearchHit, type SearchQuery } from './catalog/search.js';
+export type { ExtractionProblem, IndexStatus } from './catalog/index-status.js';
 export type { PutResult, ChunkStream, ChunkEvent, PutOptions } from './put.js';
 export { TREE_FORMAT, encodeTree, decodeTree, badName } from './catalog/snapshot.js';
 export type { DirNode, FileEntry, DirEntry, SymlinkEntry, TreeEntry, SnapshotInfo, SnapshotDiff, WalkEntry } from './catalog/snapshot.js';

@@ -11,6 +11,7 @@ import type { Op, OpResult } from './catalog/ops.js';
 import { ReadOnlyError, StoreClosedError } from './errors.js';
 import type { GcReport } from './bytes/gc.js';
 import { KnownChunks, preloadKnown } from './ingest/known-chunks.js';
+import { extractHere } from './extract/extract.js';
 import type { Durability } from './options.js';
 import { Reader } from './bytes/read.js';
 import { Indexer } from './catalog/search.js';
@@ -54,7 +55,8 @@ export interface ContextOptions {
 export function makeContext(b: StoreBackends, config: StoreConfig, o: ContextOptions): StoreContext {
   const writer = new Writer(b.db, o.st, o.log, b.packs, o.durability, o.packSize);
   const reader = new Reader(o.st, b.packs, (id) => writer.packName(id), (id) => writer.forgetPack(id), b.documentHasher, config.chunking.max);
-  const indexer = new Indexer(b.db, o.st, reader, !o.readonly, () => writer.idle(), () => writer.busy);
+  const extract = b.extractor ? b.extractor.extract.bind(b.extractor) : extractHere;
+  const indexer = new Indexer(b.db, o.st, reader, !o.readonly, () => writer.idle(), () => writer.busy, extract);
   indexer.schedule();
   // A batch stays open while puts are on their way (decision 0028): sequential puts share a COMMIT.
   o.log.attach({ coming: () => writer.busy || writer.committing, openPack: () => writer.openPackRow });

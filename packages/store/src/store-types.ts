@@ -9,6 +9,8 @@ import type { Liveness } from './bytes/gc.js';
 import type { Durability, PutMeta } from './options.js';
 import type { ChunkEvent, ChunkStream } from './put.js';
 import type { KnownChunks } from './ingest/known-chunks.js';
+import type { ExtractCaps, Extracted } from './extract/caps.js';
+import type { ExtractKind } from './extract/kind.js';
 import { prepareStatements } from './catalog/statements.js';
 
 export const FORMAT_NAME = 'kura-store';
@@ -34,6 +36,14 @@ export interface StoreBackends {
   writer?: Liveness;
   /** Byte work off this thread, where the platform has workers (IngestWorkers). */
   ingest?: IngestWorkers;
+  /** Where documents' text is extracted (decision 0035); absent: on this thread. */
+  extractor?: TextExtractor;
+}
+
+/** Extracts the text of PDF, DOCX and HTML documents for search (decision 0035); never throws. */
+export interface TextExtractor {
+  extract(kind: ExtractKind, bytes: Uint8Array, caps: ExtractCaps): Promise<Extracted>;
+  close(): Promise<void>;
 }
 
 /**

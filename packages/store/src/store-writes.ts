@@ -160,7 +160,8 @@ export async function close(ctx: StoreContext): Promise<void> {
   try {
     await ctx.writer.idle();
     ctx.indexer.stop();
-    await ctx.indexer.drain().catch(() => undefined); // readers then find it complete
+    // Readers then find it complete — but for text still to extract, left for the next run.
+    await ctx.indexer.drain({ extract: false }).catch(() => undefined);
     if (ctx.gcRunning) await ctx.gcRunning.catch(() => undefined);
     if (!ctx.readonly) await ctx.writer.close();
     await ctx.log.close();
@@ -169,6 +170,7 @@ export async function close(ctx: StoreContext): Promise<void> {
   } finally {
     try {
       ctx.b.ingest?.close();
+      await ctx.b.extractor?.close();
     } finally {
       await ctx.b.release?.();
     }

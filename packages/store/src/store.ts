@@ -13,6 +13,7 @@ import type { InitOptions, ListQuery, MetaUpdate, OpenOptions, PutMeta } from '.
 import type { ChunkStream, PutOptions, PutResult } from './put.js';
 import { verifyStore, type VerifyProgress, type VerifyReport } from './bytes/verify.js';
 import { search, type SearchHit, type SearchQuery } from './catalog/search.js';
+import { indexStatus, type IndexStatus } from './catalog/index-status.js';
 import { chunkBytes, manifestOf, openDocument, rangeBytes } from './document-reads.js';
 import { exclusiveSize, listEntries, pathVersion, resolveRef, storeStats, tagCounts, versionsOf } from './catalog/queries.js';
 import { FORMAT_NAME, FORMAT_VERSION, type DocumentReader, type ListResult, type PutInput, type ReadyInput, type StoreBackends, type StoreConfig, type StoreStats, type VersionInfo } from './store-types.js';
@@ -185,6 +186,16 @@ export class Store {
     const ctx = this.#r();
     await ctx.indexer.drain();
     return search(ctx.db, ctx.st, ctx.reader, query, options);
+  }
+
+  /**
+   * What the search index has still to do, and which documents' text could not be (fully)
+   * extracted (decision 0035); `wait: true` finishes the pending work first, extraction included.
+   */
+  async indexStatus(options: { wait?: boolean } = {}): Promise<IndexStatus> {
+    const ctx = this.#r();
+    if (options.wait) await ctx.indexer.drain();
+    return indexStatus(ctx.db, ctx.st);
   }
 
   /** The versions of a logical path, oldest first. */

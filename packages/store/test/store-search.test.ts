@@ -248,7 +248,8 @@ describe('background indexing', () => {
     const queued = () => {
       const db = new Database(join(dir, 'kura.db'), { readonly: true });
       try {
-        return (db.prepare('SELECT count(*) AS n FROM search_queue').get() as { n: number }).n;
+        // Entries queued (a batch of commits shares a row: decision 0033, amended).
+        return (db.prepare('SELECT COALESCE(SUM(json_array_length(entries)), 0) AS n FROM search_queue').get() as { n: number }).n;
       } finally {
         db.close();
       }

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { SearchHit, errors } from '../schemas.js';
+import { IndexStatus, SearchHit, errors } from '../schemas.js';
 import { FilterQuery, filtersOf } from '../http/filters.js';
 
 export default async function search(app: FastifyInstance) {
@@ -26,5 +26,16 @@ export default async function search(app: FastifyInstance) {
       const hits = await app.store.search(q.q, { limit: q.limit, offset: q.offset, ...filtersOf(q) });
       return { hits };
     },
+  });
+
+  app.withTypeProvider<ZodTypeProvider>().get('/v1/index', {
+    config: { scope: 'read' },
+    schema: {
+      summary: 'What the search index has still to do; documents whose text could not be extracted',
+      description: '`wait=true` finishes pending indexing and text extraction first.',
+      querystring: z.object({ wait: z.enum(['true', 'false']).default('false') }).strict(),
+      response: { 200: IndexStatus, ...errors(400, 401, 403) },
+    },
+    handler: async (request) => app.store.indexStatus({ wait: request.query.wait === 'true' }),
   });
 }

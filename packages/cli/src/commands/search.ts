@@ -20,7 +20,7 @@ interface SearchOptions {
 export function register(program: Command): void {
   program
     .command('search')
-    .description('full-text search over paths, tags, metadata and the text of text documents')
+    .description('full-text search over paths, tags, metadata and the text of documents (text files, PDF, DOCX, HTML)')
     .argument('<query...>', 'words, or a question (documents with more of its words rank first), or FTS5 syntax: AND, NOT, "a phrase", pre*')
     .option('--tag <tag>', 'only documents with this tag')
     .option('--type <media-type>', 'only documents of this media type')
@@ -30,7 +30,9 @@ export function register(program: Command): void {
     .option('--json', 'one JSON object per hit: {"digest","path","mediaType","size","score","snippet"}')
     .action(async (words: string[], opts: SearchOptions, cmd: Command) => {
       const query = words.join(' ');
-      await withStore(cmd, { readonly: true }, async (store) => {
+      // Writable: a search finishes the index first, text still to extract included (a
+      // `kura add` leaves that for later, decision 0035); several writers may share a store.
+      await withStore(cmd, { readonly: false }, async (store) => {
         const hits = await store.search(query, {
           ...(opts.tag ? { tag: opts.tag } : {}),
           ...(opts.type ? { mediaType: opts.type } : {}),

@@ -194,6 +194,7 @@ export function purgeDocument(st: Statements, doc: DocRow): void {
   const counts = new Map<string, number>();
   for (const e of decodeManifest(doc.manifest)) counts.set(e.key, (counts.get(e.key) ?? 0) + 1);
   for (const [k, n] of counts) st.chunkAddRefs.run(-n, hexToBytes(k));
+  st.docTextDelete.run(doc.id); // derived from it (decision 0035)
   st.docDelete.run(doc.id);
 }
 

@@ -3,9 +3,9 @@ import { sha256 } from '@kura/core';
 import { FormatMismatchError } from '../errors.js';
 import type { SqlDatabase } from '../backend/sql.js';
 import { bytesToHex } from '../hex.js';
-import { QUEUE_ROW_MAX } from './search-queue.js';
+import { ENQUEUE_ALL, QUEUE_ROW_MAX } from './search-queue.js';
 
-export const SCHEMA_VERSION = 10;
+export const SCHEMA_VERSION = 11;
 
 /** MIGRATIONS[n] takes a database from user_version n to n + 1. */
 const MIGRATIONS: string[] = [
@@ -202,6 +202,23 @@ const MIGRATIONS: string[] = [
     GROUP BY g ORDER BY g;
   DROP TABLE search_queue;
   ALTER TABLE search_queue10 RENAME TO search_queue;
+  `,
+  // 11: text extracted from PDF, DOCX and HTML documents, per document (decision 0035):
+  // derived (not in the log or checkpoints), zstd-compressed UTF-8 of \`bytes\` bytes. Every
+  // entry is indexed again, so documents stored before are extracted (and HTML loses its markup).
+  `
+  CREATE TABLE doc_text (
+    doc_id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL,
+    status TEXT NOT NULL,
+    text BLOB NOT NULL,
+    bytes INTEGER NOT NULL,
+    pages INTEGER,
+    note TEXT,
+    extracted_at INTEGER NOT NULL
+  ) STRICT;
+  DELETE FROM search_queue;
+  ${ENQUEUE_ALL};
   `,
 ];
 

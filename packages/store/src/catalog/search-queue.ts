@@ -42,7 +42,14 @@ export class QueuedEntries {
     const ids = this.#ids;
     if (ids.length === 0) return;
     this.#ids = [];
-    for (let i = 0; i < ids.length; i += QUEUE_ROW_MAX) this.insert.run(JSON.stringify(ids.slice(i, i + QUEUE_ROW_MAX)));
+    this.write(ids);
+  }
+
+  /** Writes rows of `ids` now, leaving what is pending alone (the indexer requeues entries); answers the rows' ids. */
+  write(ids: readonly number[]): number[] {
+    const rows: number[] = [];
+    for (let i = 0; i < ids.length; i += QUEUE_ROW_MAX) rows.push(Number(this.insert.run(JSON.stringify(ids.slice(i, i + QUEUE_ROW_MAX))).lastInsertRowid));
+    return rows;
   }
 }
 

@@ -7,8 +7,11 @@ import type { SqlDatabase } from '../backend/sql.js';
 import { formatDigest } from '../hex.js';
 import { ListQuery, entryFilters, parse } from '../options.js';
 import type { Reader } from '../bytes/read.js';
-import type { DocRow, EntryRow, Statements } from './statements.js';
-import { INDEXED_TEXT_MAX, SNIFF_BYTES, decodeText, looksLikeText, textByType } from './text.js';
+import type { EntryRow, Statements } from './statements.js';
+import { INDEXED_TEXT_MAX } from './text.js';
+import { documentBody, documentText, extractDocument, saveExtracted } from './doc-text.js';
+import type { ExtractCaps, Extracted } from '../extract/caps.js';
+import type { ExtractKind } from '../extract/kind.js';
 import { z } from 'zod';
 import { SNIPPET_SOURCE_MAX, makeSnippet, queryTerms } from './snippet.js';
 import { nextTurn } from '../breather.js';
@@ -45,6 +48,8 @@ export class Indexer {
     readonly idle: () => Promise<void> = () => Promise.resolve(),
     /** Whether a put is in flight now. */
     readonly busy: () => boolean = () => false,
+    /** Extracts a PDF's, DOCX's or HTML page's text (decision 0035). */
+    readonly extract?: (kind: ExtractKind, bytes: Uint8Array, caps: ExtractCaps) => Promise<Extracted>,
   ) {}
 
   /**
@@ -81,20 +86,24 @@ export class Indexer {
     this.#timer = undefined;
   }
 
-  /** Brings the index up to date with every committed change. */
-  async drain(): Promise<void> {
+  /**
+   * Brings the index up to date with every committed change. `extract: false` (a store
+   * closing) indexes what needs no extraction and leaves the rest queued for the next run:
+   * a `kura add` of a folder of PDFs must not wait for pdf.js.
+   */
+  async drain(options: { extract?: boolean } = {}): Promise<void> {
     if (!this.writable) return;
     this.#urgent++;
     try {
       // A background run that was already stopping for a put returns unfinished: go again.
-      while (!(await this.#start()));
+      while (!(await this.#start(options.extract ?? true)));
     } finally {
       this.#urgent--;
     }
   }
 
-  #start(): Promise<boolean> {
-    return (this.#draining ??= this.#run().finally(() => {
+  #start(extract = true): Promise<boolean> {
+    return (this.#draining ??= this.#run(extract).finally(() => {
       this.#draining = undefined;
     }));
   }
@@ -110,7 +119,10 @@ export class Indexer {
   }
 
   /** True once the queue is empty; false when a background run stopped for a put (re-armed). */
-  async #run(): Promise<boolean> {
+  async #run(extract: boolean): Promise<boolean> {
+    // Entries left for extraction are queued again in new rows, which this run skips. (Row ids
+    // can be reused once the table is empty: skipped by id, not by "after the last read".)
+    const requeued: number[] = [];
     for (;;) {
       if (this.#yieldToPuts()) {
         this.schedule(); // again once writes pause
@@ -125,7 +137,7 @@ export class Indexer {
       // Commits of a batch still open on this connection queued entries not yet written as rows
       // (search-queue.ts): written now, into that batch. (None are pending outside a batch.)
       this.st.queued.flush();
-      for (const r of this.st.queueRows.all(READ_ROWS)) {
+      for (const r of this.st.queueRows.all(JSON.stringify(requeued), READ_ROWS)) {
         const ids = JSON.parse(r.entries) as number[];
         let last = -1; // the row is indexed once `order` is, up to its latest-placed id
         for (const id of ids) {
@@ -141,6 +153,8 @@ export class Indexer {
       let gone = 0; // rows deleted
       do {
         const read = new Map<number, [string | null, string, string, string] | undefined>();
+        const extracted: { docId: number; kind: ExtractKind; r: Extracted }[] = [];
+        const later: number[] = []; // entries whose document awaits extraction
         let stopped = false;
         for (const id of order.slice(done, done + BATCH)) {
           // Reads resolve through microtasks only: without a turn of the event loop here, a
@@ -152,10 +166,25 @@ export class Indexer {
           }
           const entry = this.st.entryById.get(id);
           const doc = entry && this.st.docById.get(entry.doc_id);
-          read.set(id, entry && doc ? await this.#fields(entry, doc) : undefined);
+          if (!entry || !doc) {
+            read.set(id, undefined);
+            continue;
+          }
+          let body = await documentBody(this.reader, this.st, doc, entry.media_type, INDEXED_TEXT_MAX);
+          if ('extract' in body) {
+            if (extract && this.extract) {
+              const r = await extractDocument(this.reader, doc, body.extract, this.extract);
+              extracted.push({ docId: doc.id, kind: body.extract, r });
+              body = { text: r.text.length > INDEXED_TEXT_MAX ? r.text.slice(0, INDEXED_TEXT_MAX) : r.text };
+            } else later.push(id);
+          }
+          read.set(id, this.#fields(entry, 'text' in body ? body.text : ''));
         }
         done += read.size;
         this.db.transaction(() => {
+          const now = Date.now();
+          for (const x of extracted) saveExtracted(this.st, x.docId, x.kind, x.r, now);
+          requeued.push(...this.st.queued.write(later)); // indexed again once extraction may run
           // An entry changed since it was read is queued again in a newer row, which stays;
           // one deleted since has no row to index (ids are never reused).
           for (const [id, fields] of read) {
@@ -170,44 +199,11 @@ export class Indexer {
   }
 
   /** An entry's columns: its path, tags, metadata, and the text of the document it shows. */
-  async #fields(entry: EntryRow, doc: DocRow): Promise<[string | null, string, string, string]> {
+  #fields(entry: EntryRow, body: string): [string | null, string, string, string] {
     const tags = this.st.tagsOf.all(entry.id).map((t) => t.tag).join(' ');
     const meta = this.st.metaOf.all(entry.id).map((m) => `${m.key} ${m.value}`).join('\n');
-    return [entry.path, tags, meta, await this.#body(doc, entry.media_type)];
+    return [entry.path, tags, meta, body];
   }
-
-  async #body(doc: DocRow, mediaType: string | null): Promise<string> {
-    return documentText(this.reader, doc, mediaType, INDEXED_TEXT_MAX);
-  }
-}
-
-/**
- * The text of a text-like document (text.ts: by its media type, else by sniffing its first
- * bytes), its first `max` bytes; '' for binary or damaged documents (indexed by name only;
- * verify reports the damage). The index is built from it, and snippets are made from it again
- * at query time: the index keeps no copy of the text (FORMAT.md §10).
- */
-export async function documentText(reader: Reader, doc: DocRow, mediaType: string | null, max: number): Promise<string> {
-  let text = textByType(mediaType);
-  try {
-    if (text === undefined) {
-      const head = await readHead(reader, doc, Math.min(doc.size, SNIFF_BYTES));
-      text = looksLikeText(head);
-    }
-    return text ? decodeText(await readHead(reader, doc, Math.min(doc.size, max))) : '';
-  } catch {
-    return '';
-  }
-}
-
-async function readHead(reader: Reader, doc: DocRow, n: number): Promise<Uint8Array> {
-  const out = new Uint8Array(n);
-  let at = 0;
-  for await (const piece of reader.range(doc, 0, n)) {
-    out.set(piece, at);
-    at += piece.length;
-  }
-  return out;
 }
 
 export const SearchQuery = ListQuery.omit({ cursor: true, limit: true })
@@ -288,7 +284,7 @@ export async function search(db: SqlDatabase, st: Statements, reader: Reader, qu
       doc: st.docById.get(r.doc_id),
     }));
     // A document deleted since the query ran has no text to show: its path still does.
-    const body = doc ? await documentText(reader, doc, r.media_type, SNIPPET_SOURCE_MAX) : '';
+    const body = doc ? await documentText(reader, st, doc, r.media_type, SNIPPET_SOURCE_MAX) : '';
     hits.push({
       digest: formatDigest(r.digest),
       path: r.path,

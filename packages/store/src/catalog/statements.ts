@@ -66,6 +66,18 @@ export interface PackRow {
   writer: string | null;
 }
 
+export interface DocTextRow {
+  doc_id: number;
+  kind: string;
+  status: 'ok' | 'capped' | 'failed';
+  /** zstd-compressed UTF-8 of `bytes` bytes. */
+  text: Uint8Array;
+  bytes: number;
+  pages: number | null;
+  note: string | null;
+  extracted_at: number;
+}
+
 export function prepareStatements(db: SqlDatabase) {
   const p = <R>(sql: string): SqlStatement<R> => db.prepare<R>(sql);
   return {
@@ -217,9 +229,24 @@ export function prepareStatements(db: SqlDatabase) {
     /** search-queue.ts: rows of entry ids to (re)index, oldest first. */
     /** What the open write transaction queues (search-queue.ts); rows are written at its end. */
     queued: new QueuedEntries(p('INSERT INTO search_queue(entries) VALUES (?)')),
-    queueRows: p<{ id: number; entries: string }>('SELECT id, entries FROM search_queue ORDER BY id LIMIT ?'),
+    /** Rows in order but for those named (a JSON array: rows the indexer itself requeued this run). */
+    queueRows: p<{ id: number; entries: string }>('SELECT id, entries FROM search_queue WHERE id NOT IN (SELECT value FROM json_each(?)) ORDER BY id LIMIT ?'),
     queueDelete: p('DELETE FROM search_queue WHERE id = ?'),
+    queueLength: p<{ n: number }>('SELECT COALESCE(SUM(json_array_length(entries)), 0) AS n FROM search_queue'),
     searchDelete: p('DELETE FROM search WHERE rowid = ?'),
+
+    /** doc-text.ts: text extracted from a document (decision 0035); written only while the document exists. */
+    docTextGet: p<DocTextRow>('SELECT * FROM doc_text WHERE doc_id = ?'),
+    docTextPut: p(
+      'INSERT OR REPLACE INTO doc_text(doc_id, kind, status, text, bytes, pages, note, extracted_at) SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM documents WHERE id = ?)',
+    ),
+    docTextDelete: p('DELETE FROM doc_text WHERE doc_id = ?'),
+    docTextCounts: p<{ status: string; n: number }>('SELECT status, COUNT(*) AS n FROM doc_text GROUP BY status'),
+    /** Capped and failed extractions, newest first, with a path that shows each (if any). */
+    docTextProblems: p<{ digest: Uint8Array; kind: string; status: string; note: string | null; pages: number | null; path: string | null }>(
+      `SELECT d.digest, t.kind, t.status, t.note, t.pages, (SELECT e.path FROM entries e WHERE e.doc_id = t.doc_id ORDER BY e.path IS NULL, e.id LIMIT 1) AS path
+       FROM doc_text t JOIN documents d ON d.id = t.doc_id WHERE t.status <> 'ok' ORDER BY t.extracted_at DESC, t.doc_id DESC LIMIT ?`,
+    ),
     searchInsert: p('INSERT INTO search(rowid, path, tags, meta, body) VALUES (?, ?, ?, ?, ?)'),
 
     versionLatest: p<{ version: number; doc_id: number; created_at: number }>('SELECT version, doc_id, created_at FROM versions WHERE path = ? ORDER BY version DESC LIMIT 1'),

@@ -10,6 +10,7 @@ import { newWriterId } from '../catalog/commits.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { CONFIG_FILE, FsLogStore } from './fs-log.js';
 import { writeCheckpointAway } from './checkpoint-write.js';
+import { WorkerExtractor } from './extract-away.js';
 import { FsPackStore } from './fs-packs.js';
 import { liveWriters, registerWriter, writerAlive } from './lock.js';
 import { openSqlite } from './sqlite.js';
@@ -102,6 +103,7 @@ export async function backends(dir: string, readonly: boolean): Promise<StoreBac
         lock?.release();
       },
       openPath: (path) => createReadStream(path, { highWaterMark: 1 << 20 }),
+      ...(readonly ? {} : { extractor: new WorkerExtractor() }),
       setDurability: (d) => {
         opened.setDurability(d);
         log.syncSegments = d === 'full';
