@@ -21,6 +21,9 @@ export function connect(onEvent: (e: WorkerEvent) => void): Methods {
   let queued: Call[] | undefined = [];
   worker.onmessage = (ev: MessageEvent<Reply | WorkerEvent>) => {
     const m = ev.data;
+    // pdf.js, loaded in the worker to extract PDF text, announces itself on the worker's own
+    // channel ({sourceName, targetName, action}): not ours.
+    if (typeof m !== 'object' || m === null || !('type' in m || 'id' in m)) return;
     if ('type' in m) {
       if (m.type === 'ready') {
         queued?.forEach((c) => worker.postMessage(c));

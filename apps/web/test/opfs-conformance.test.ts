@@ -3,7 +3,7 @@
  * pack store, in a worker in Debian's Chromium: the page and worker are served from source by
  * Vite's dev server on 127.0.0.1.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +11,7 @@ import { chromium, type BrowserContext } from 'playwright-core';
 import { createServer, type ViteDevServer } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packChecks } from '../../../packages/store/test/conformance/packs.js';
+import { makeDocx, makeHtml, makePdf } from '../../../packages/store/test/helpers/documents.js';
 
 const WEB = fileURLToPath(new URL('..', import.meta.url));
 const REPO = fileURLToPath(new URL('../../..', import.meta.url));
@@ -21,6 +22,12 @@ let profile: string;
 let results: { name: string; error?: string }[];
 
 beforeAll(async () => {
+  // Real documents for the extraction check, fetched by the worker (made here: Node has groff).
+  const fixtures = join(WEB, 'test/opfs/fixtures');
+  mkdirSync(fixtures, { recursive: true });
+  writeFileSync(join(fixtures, 'doc.pdf'), makePdf(['Otters of the harbour', 'The second page mentions a quokkazeppelin at dawn.']));
+  writeFileSync(join(fixtures, 'doc.docx'), await makeDocx(['Minutes of the meeting', 'We agreed to buy a wombatlantern for the hall.']));
+  writeFileSync(join(fixtures, 'doc.html'), makeHtml('Field notes', ['A numbatcarousel turned all night.']));
   vite = await createServer({
     root: WEB,
     configFile: join(WEB, 'vite.config.ts'),
@@ -52,9 +59,15 @@ describe('a browser store rebuilt from its log (Chromium worker)', () => {
   });
 });
 
+describe('text extraction in a browser store (Chromium worker)', () => {
+  it('finds PDF, DOCX and HTML by words only inside them; a damaged PDF is reported', () => {
+    expect(results.find((x) => x.name === 'text extracted from PDF, DOCX and HTML')?.error).toBeUndefined();
+  });
+});
+
 describe('PackStore conformance: OPFS (Chromium worker)', () => {
   it('ran every check', () => {
-    expect(results.map((r) => r.name)).toEqual([...packChecks.map((c) => c.name), 'store rebuilt from its log']);
+    expect(results.map((r) => r.name)).toEqual([...packChecks.map((c) => c.name), 'text extracted from PDF, DOCX and HTML', 'store rebuilt from its log']);
   });
   for (const check of packChecks) {
     it(check.name, () => {

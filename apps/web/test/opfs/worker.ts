@@ -50,6 +50,35 @@ async function rebuiltFromLog(): Promise<void> {
   if (after !== before) throw new Error(`the rebuilt catalog differs:\nbefore ${before}\nafter  ${after}`);
   if ((JSON.parse(before) as { search: unknown[] }).search.length !== 1) throw new Error(`the search finds ${before}`);
 }
+/** PDF, DOCX and HTML files (made by the Node side of the test) found by words only inside them. */
+async function extractsText(): Promise<void> {
+  const name = `extract${Date.now()}`;
+  const s = await BrowserStore.openOpfs(name, { init: {} });
+  try {
+    const fixture = async (f: string) => new Uint8Array(await (await fetch(new URL(`./fixtures/${f}`, import.meta.url))).arrayBuffer());
+    await s.put(await fixture('doc.pdf'), { path: 'a/one' });
+    await s.put(await fixture('doc.docx'), { path: 'a/two' });
+    await s.put(await fixture('doc.html'), { path: 'a/three' });
+    await s.put(new TextEncoder().encode('%PDF-1.4 nothing more'), { path: 'a/broken' });
+    for (const [word, path] of [['quokkazeppelin', 'a/one'], ['wombatlantern', 'a/two'], ['numbatcarousel', 'a/three']]) {
+      const found = (await s.search(word)).map((h) => h.path);
+      if (JSON.stringify(found) !== JSON.stringify([path])) throw new Error(`${word} finds ${JSON.stringify(found)}, not ${path}`);
+    }
+    const status = await s.indexStatus();
+    if (JSON.stringify(status.extracted) !== JSON.stringify({ ok: 3, capped: 0, failed: 1 }) || status.problems[0]?.path !== 'a/broken') {
+      throw new Error(`index status ${JSON.stringify(status)}`);
+    }
+  } finally {
+    await s.close();
+    await BrowserStore.destroy(name);
+  }
+}
+try {
+  await extractsText();
+  results.push({ name: 'text extracted from PDF, DOCX and HTML' });
+} catch (e) {
+  results.push({ name: 'text extracted from PDF, DOCX and HTML', error: (e as Error).stack ?? String(e) });
+}
 try {
   await rebuiltFromLog();
   results.push({ name: 'store rebuilt from its log' });

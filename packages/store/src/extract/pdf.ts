@@ -8,10 +8,20 @@ type PdfJs = typeof import('pdfjs-dist');
 
 let loading: Promise<PdfJs> | undefined;
 
-/** Node needs the legacy build (the modern one assumes browser globals such as DOMMatrix). */
+/**
+ * Node needs the legacy build (the modern one assumes browser globals such as DOMMatrix). In a
+ * browser worker pdf.js cannot start a worker of its own (it looks for `window`): with its
+ * worker module loaded first (it sets `globalThis.pdfjsWorker`), it runs that on this thread.
+ */
 function pdfjs(): Promise<PdfJs> {
   const node = typeof process !== 'undefined' && !!process.versions?.node;
-  return (loading ??= (node ? import('pdfjs-dist/legacy/build/pdf.mjs') : import('pdfjs-dist')) as Promise<PdfJs>);
+  const load = async () => {
+    if (node) return (await import('pdfjs-dist/legacy/build/pdf.mjs')) as unknown as PdfJs;
+    // @ts-expect-error: the worker module has no type declarations; only its side effect is wanted
+    await import('pdfjs-dist/build/pdf.worker.mjs');
+    return import('pdfjs-dist');
+  };
+  return (loading ??= load());
 }
 
 export async function pdfText(bytes: Uint8Array, caps: ExtractCaps): Promise<Extracted> {
