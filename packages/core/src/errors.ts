@@ -27,6 +27,7 @@ export const KURA_ERROR_CODES = [
   'AMBIGUOUS',
   'STORAGE_FULL',
   'IO_ERROR',
+  'MODEL_UNAVAILABLE',
   // the browser demo's sync (apps/web)
   'SYNC_FAILED',
 ] as const;

@@ -35,6 +35,16 @@ export class ReadOnlyError extends KuraError {
   }
 }
 
+/** No embedding model can be used: missing files, wrong hashes, or a runtime that failed to load it. */
+export class ModelUnavailableError extends KuraError {
+  constructor(
+    message: string,
+    readonly model: string,
+  ) {
+    super('MODEL_UNAVAILABLE', message);
+  }
+}
+
 /** The store was closed. */
 export class StoreClosedError extends KuraError {
   constructor() {

@@ -17,4 +17,7 @@ export { MemoryPackStore } from './backend/memory-packs.js';
 export { MemoryLogStore, type LogStore, type SegmentAppender } from './catalog/log-store.js';
 export { WasmDatabase, openMemoryDatabase } from './backend/sqlite-wasm.js';
 export * from './errors.js';
+export { dot, normalize, type Embedder } from './semantic/embedder.js';
+export { HashingEmbedderForTests } from './semantic/hashing-embedder.js';
+export { MINILM } from './semantic/minilm.js';
 export { detectMediaType, guessMediaType, sniffMediaType, SNIFF_HEAD } from './media-types.js';
