@@ -12,6 +12,7 @@ import { ReadOnlyError, StoreClosedError } from './errors.js';
 import type { GcReport } from './bytes/gc.js';
 import { KnownChunks, preloadKnown } from './ingest/known-chunks.js';
 import { extractHere } from './extract/extract.js';
+import type { SemanticSearch } from './semantic/search-modes.js';
 import type { Durability } from './options.js';
 import { Reader } from './bytes/read.js';
 import { Indexer } from './catalog/search.js';
@@ -37,6 +38,8 @@ export interface StoreContext {
   /** The chunks this store holds, for ingest workers: made on first use (`knownChunks`). */
   known: KnownChunks | undefined;
   closed: boolean;
+  /** Semantic search, once an embedder is in use (Store.useEmbedder). */
+  semantic: SemanticSearch | undefined;
   /** The GC in progress, which a second `gc` call shares. */
   gcRunning: Promise<GcReport> | undefined;
 }
@@ -77,6 +80,7 @@ export function makeContext(b: StoreBackends, config: StoreConfig, o: ContextOpt
     known: undefined,
     closed: false,
     gcRunning: undefined,
+    semantic: undefined,
   };
 }
 

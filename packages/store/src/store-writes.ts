@@ -159,6 +159,7 @@ export function gc(ctx: StoreContext, onProgress?: (p: GcProgress) => void): Pro
 export async function close(ctx: StoreContext): Promise<void> {
   try {
     await ctx.writer.idle();
+    await ctx.semantic?.job.stop(); // (the embedder is its owner's to close)
     ctx.indexer.stop();
     // Readers then find it complete — but for text still to extract, left for the next run.
     await ctx.indexer.drain({ extract: false }).catch(() => undefined);

@@ -12,7 +12,9 @@ import { formatDigest, parseDigest } from './hex.js';
 import type { InitOptions, ListQuery, MetaUpdate, OpenOptions, PutMeta } from './options.js';
 import type { ChunkStream, PutOptions, PutResult } from './put.js';
 import { verifyStore, type VerifyProgress, type VerifyReport } from './bytes/verify.js';
-import { search, type SearchHit, type SearchQuery } from './catalog/search.js';
+import type { SearchHit, SearchQuery } from './catalog/search.js';
+import type { Embedder } from './semantic/embedder.js';
+import { searchStore, useEmbedder } from './store-search.js';
 import { indexStatus, type IndexStatus } from './catalog/index-status.js';
 import { chunkBytes, manifestOf, openDocument, rangeBytes } from './document-reads.js';
 import { exclusiveSize, listEntries, pathVersion, resolveRef, storeStats, tagCounts, versionsOf } from './catalog/queries.js';
@@ -181,11 +183,21 @@ export class Store {
 
   // ---- reading (queries.ts, document-reads.ts, search.ts) ---------------------------------
 
-  /** Full-text search (BM25, with snippets) that sees every committed change (search.ts). */
+  /**
+   * Search that sees every committed change: `keyword` (BM25 over paths, tags, metadata and
+   * text), `semantic` (the embedder's vectors) or `hybrid` (both, fused by reciprocal rank
+   * fusion) — the default once an embedder is in use, else keyword (decision 0036).
+   */
   async search(query: string, options: SearchQuery = {}): Promise<SearchHit[]> {
-    const ctx = this.#r();
-    await ctx.indexer.drain();
-    return search(ctx.db, ctx.st, ctx.reader, query, options);
+    return searchStore(this.#r(), query, options);
+  }
+
+  /**
+   * Puts an embedder in use (decision 0036): documents' text is embedded in the background,
+   * once per document and model, and search gains its semantic and hybrid modes.
+   */
+  useEmbedder(embedder: Embedder): void {
+    useEmbedder(this.#w('useEmbedder'), embedder);
   }
 
   /**

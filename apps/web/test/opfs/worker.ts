@@ -62,7 +62,7 @@ async function extractsText(): Promise<void> {
     await s.put(new TextEncoder().encode('%PDF-1.4 nothing more'), { path: 'a/broken' });
     for (const [word, path] of [['quokkazeppelin', 'a/one'], ['wombatlantern', 'a/two'], ['numbatcarousel', 'a/three']]) {
       const found = (await s.search(word)).map((h) => h.path);
-      if (JSON.stringify(found) !== JSON.stringify([path])) throw new Error(`${word} finds ${JSON.stringify(found)}, not ${path}`);
+      if (JSON.stringify(found) !== JSON.stringify([path])) throw new Error(`${word} finds ${JSON.stringify(found)}, not ${path}; ${JSON.stringify(await s.indexStatus())}`);
     }
     const status = await s.indexStatus();
     if (JSON.stringify(status.extracted) !== JSON.stringify({ ok: 3, capped: 0, failed: 1 }) || status.problems[0]?.path !== 'a/broken') {

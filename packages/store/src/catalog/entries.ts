@@ -194,7 +194,9 @@ export function purgeDocument(st: Statements, doc: DocRow): void {
   const counts = new Map<string, number>();
   for (const e of decodeManifest(doc.manifest)) counts.set(e.key, (counts.get(e.key) ?? 0) + 1);
   for (const [k, n] of counts) st.chunkAddRefs.run(-n, hexToBytes(k));
-  st.docTextDelete.run(doc.id); // derived from it (decision 0035)
+  st.docTextDelete.run(doc.id); // derived from it (decisions 0035, 0036)
+  st.vectorsDeleteDoc.run(doc.id);
+  st.embeddedDeleteDoc.run(doc.id);
   st.docDelete.run(doc.id);
 }
 

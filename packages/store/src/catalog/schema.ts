@@ -5,7 +5,7 @@ import type { SqlDatabase } from '../backend/sql.js';
 import { bytesToHex } from '../hex.js';
 import { ENQUEUE_ALL, QUEUE_ROW_MAX } from './search-queue.js';
 
-export const SCHEMA_VERSION = 11;
+export const SCHEMA_VERSION = 12;
 
 /** MIGRATIONS[n] takes a database from user_version n to n + 1. */
 const MIGRATIONS: string[] = [
@@ -219,6 +219,23 @@ const MIGRATIONS: string[] = [
   ) STRICT;
   DELETE FROM search_queue;
   ${ENQUEUE_ALL};
+  `,
+  // 12: vectors of documents' text for semantic search (decision 0036), per document and
+  // model: derived, like doc_text. \`doc_embedded\` marks a document done for a model (0 chunks:
+  // nothing of it is embedded); \`doc_vectors\` rows are int8 with a per-row scale.
+  `
+  CREATE TABLE doc_embedded (doc_id INTEGER NOT NULL, model TEXT NOT NULL, chunks INTEGER NOT NULL, PRIMARY KEY (doc_id, model)) STRICT, WITHOUT ROWID;
+  CREATE TABLE doc_vectors (
+    id INTEGER PRIMARY KEY,
+    doc_id INTEGER NOT NULL,
+    model TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    start INTEGER NOT NULL,
+    end INTEGER NOT NULL,
+    scale REAL NOT NULL,
+    vec BLOB NOT NULL
+  ) STRICT;
+  CREATE INDEX doc_vectors_doc ON doc_vectors(doc_id);
   `,
 ];
 

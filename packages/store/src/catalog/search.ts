@@ -13,7 +13,7 @@ import { documentBody, documentText, extractDocument, saveExtracted } from './do
 import type { ExtractCaps, Extracted } from '../extract/caps.js';
 import type { ExtractKind } from '../extract/kind.js';
 import { z } from 'zod';
-import { SNIPPET_SOURCE_MAX, makeSnippet, queryTerms } from './snippet.js';
+import { SNIPPET_SOURCE_MAX, escapeHtml, makeSnippet, queryTerms } from './snippet.js';
 import { nextTurn } from '../breather.js';
 
 /** A query FTS5 cannot parse. */
@@ -33,6 +33,8 @@ export const QUIET_MS = 200;
 
 export class Indexer {
   #draining: Promise<boolean> | undefined;
+  /** Told when a run has emptied the queue (semantic search embeds what it indexed). */
+  onIndexed: (() => void) | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
   /** Callers of `drain` waiting: a run in progress must not stop for puts then. */
   #urgent = 0;
@@ -148,7 +150,10 @@ export class Indexer {
         rows.push({ row: r.id, last });
         if ((n += ids.length) >= READ_IDS) break;
       }
-      if (rows.length === 0) return true;
+      if (rows.length === 0) {
+        this.onIndexed?.();
+        return true;
+      }
       let done = 0; // ids of `order` indexed
       let gone = 0; // rows deleted
       do {
@@ -210,19 +215,43 @@ export const SearchQuery = ListQuery.omit({ cursor: true, limit: true })
   .extend({
     limit: z.number().int().min(1).max(1000).default(20),
     offset: z.number().int().min(0).max(100_000).default(0),
+    /** keyword (BM25), semantic (vectors), hybrid (both, fused); default hybrid when a model is in use. */
+    mode: z.enum(['keyword', 'semantic', 'hybrid']).optional(),
+    /** Reciprocal rank fusion: its k, each side's weight, and how many hits of each side it fuses. */
+    rrfK: z.number().min(0).max(10_000).default(60),
+    weights: z.object({ keyword: z.number().min(0).max(100).default(1), semantic: z.number().min(0).max(100).default(1) }).strict().default({ keyword: 1, semantic: 1 }),
+    window: z.number().int().min(1).max(1000).default(100),
   })
   .strict();
 export type SearchQuery = z.input<typeof SearchQuery>;
+export type SearchMode = 'keyword' | 'semantic' | 'hybrid';
 
 export interface SearchHit {
   digest: `sha256:${string}`;
   path: string | null;
   mediaType: string | null;
   size: number;
-  /** BM25 (lower is better, as SQLite reports it); hits come best first. */
+  /**
+   * Hits come best first. Keyword mode: BM25 (lower is better, as SQLite reports it);
+   * semantic: the cosine similarity of the best chunk; hybrid: the fused score (higher is better).
+   */
   score: number;
   /** Best-matching passage, matched terms between `<mark>` and `</mark>`. */
   snippet: string;
+  /** Semantic and hybrid modes: this hit's rank (from 1) and score on each side that found it. */
+  keyword?: { rank: number; score: number };
+  semantic?: { rank: number; score: number };
+}
+
+/** An entry a search found, before its snippet is made. */
+export interface FoundEntry {
+  entry_id: number;
+  doc_id: number;
+  digest: Uint8Array;
+  path: string | null;
+  media_type: string | null;
+  size: number;
+  score: number;
 }
 
 /** FTS5 syntax: quotes, prefix *, grouping, ^, operators, or a column filter of ours. */
@@ -250,24 +279,17 @@ export function toFtsQuery(query: string): string {
   return words.map((w) => `"${w.replace(/"/g, '""')}"`).join(' OR ');
 }
 
-/**
- * Hits best first (BM25 over the index), each with a snippet made from the entry's path, tags,
- * metadata and its document's first SNIPPET_SOURCE_MAX bytes of text, read back from the packs
- * (the index is contentless: FORMAT.md §10).
- */
-export async function search(db: SqlDatabase, st: Statements, reader: Reader, query: string, options: SearchQuery): Promise<SearchHit[]> {
-  if (typeof query !== 'string') throw new InvalidInputError('query must be a string', 'query');
-  const q = parse(SearchQuery, options, 'search options');
+/** Entries best first by BM25 over the index (the index must be drained first). */
+export function keywordEntries(db: SqlDatabase, query: string, q: z.output<typeof SearchQuery>, limit: number, offset: number): FoundEntry[] {
   const filters = entryFilters(q);
   const where = ['search MATCH ?', ...filters.where];
   const params: (string | number)[] = [toFtsQuery(query), ...filters.params];
   const sql = `SELECT e.id AS entry_id, d.id AS doc_id, d.digest AS digest, e.path AS path, e.media_type AS media_type, d.size AS size,
       bm25(search, 4.0, 3.0, 2.0, 1.0) AS score
     FROM search JOIN entries e ON e.id = search.rowid JOIN documents d ON d.id = e.doc_id
-    WHERE ${where.join(' AND ')} ORDER BY score LIMIT ? OFFSET ?`;
-  let rows: { entry_id: number; doc_id: number; digest: Uint8Array; path: string | null; media_type: string | null; size: number; score: number }[];
+    WHERE ${where.join(' AND ')} ORDER BY score, e.id LIMIT ? OFFSET ?`;
   try {
-    rows = db.prepare<(typeof rows)[number]>(sql).all(...params, q.limit, q.offset);
+    return db.prepare<FoundEntry>(sql).all(...params, limit, offset);
   } catch (e) {
     const msg = (e as Error).message ?? '';
     if (/fts5|syntax error|no such column|unterminated|unknown special query/i.test(msg)) {
@@ -275,24 +297,56 @@ export async function search(db: SqlDatabase, st: Statements, reader: Reader, qu
     }
     throw e;
   }
+}
+
+/**
+ * A hit for each entry, with a snippet made from the entry's path, tags, metadata and its
+ * document's first SNIPPET_SOURCE_MAX bytes of text, read back from the packs (the index is
+ * contentless: FORMAT.md §10) — or, given `passage`, from that part of the text (a semantic hit's chunk).
+ */
+export async function toHits(
+  db: SqlDatabase,
+  st: Statements,
+  reader: Reader,
+  query: string,
+  found: readonly FoundEntry[],
+  extra: (f: FoundEntry) => Partial<SearchHit> & { passage?: { start: number; end: number } } = () => ({}),
+): Promise<SearchHit[]> {
   const terms = queryTerms(query);
   const hits: SearchHit[] = [];
-  for (const r of rows) {
+  for (const r of found) {
     const { tags, meta, doc } = db.read(() => ({
       tags: st.tagsOf.all(r.entry_id).map((t) => t.tag).join(' '),
       meta: st.metaOf.all(r.entry_id).map((m) => `${m.key} ${m.value}`).join('\n'),
       doc: st.docById.get(r.doc_id),
     }));
+    const { passage, ...more } = extra(r);
     // A document deleted since the query ran has no text to show: its path still does.
-    const body = doc ? await documentText(reader, st, doc, r.media_type, SNIPPET_SOURCE_MAX) : '';
+    // (A passage is in characters; the text is read in bytes: up to 4 a character.)
+    let body = doc ? await documentText(reader, st, doc, r.media_type, passage ? Math.min(passage.end * 4, INDEXED_TEXT_MAX) : SNIPPET_SOURCE_MAX) : '';
+    if (passage) body = body.slice(passage.start, passage.end);
     hits.push({
       digest: formatDigest(r.digest),
       path: r.path,
       mediaType: r.media_type,
       size: r.size,
       score: r.score,
-      snippet: makeSnippet([body, meta, tags, r.path], terms),
+      snippet: passage ? passageSnippet(body, terms) : makeSnippet([body, meta, tags, r.path], terms),
+      ...more,
     });
   }
   return hits;
+}
+
+/** A semantic hit's chunk as a snippet: its start, escaped, query words marked where they occur. */
+function passageSnippet(text: string, terms: ReturnType<typeof queryTerms>): string {
+  const cut = text.length > 300 ? `${text.slice(0, 300).replace(/\s+\S*$/, '')}…` : text;
+  return makeSnippet([cut], terms) || escapeHtml(cut.replace(/\s+/g, ' ').trim());
+}
+
+/** Keyword search (BM25, with snippets) over the drained index. */
+export async function search(db: SqlDatabase, st: Statements, reader: Reader, query: string, options: SearchQuery): Promise<SearchHit[]> {
+  if (typeof query !== 'string') throw new InvalidInputError('query must be a string', 'query');
+  const q = parse(SearchQuery, options, 'search options');
+  return toHits(db, st, reader, query, keywordEntries(db, query, q, q.limit, q.offset));
 }

@@ -241,6 +241,22 @@ export function prepareStatements(db: SqlDatabase) {
       'INSERT OR REPLACE INTO doc_text(doc_id, kind, status, text, bytes, pages, note, extracted_at) SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM documents WHERE id = ?)',
     ),
     docTextDelete: p('DELETE FROM doc_text WHERE doc_id = ?'),
+
+    /** semantic/embed-job.ts: documents still to embed for a model, with a media type an entry gives them. */
+    embedPending: p<{ id: number; media_type: string | null }>(
+      `SELECT d.id, (SELECT e.media_type FROM entries e WHERE e.doc_id = d.id ORDER BY e.media_type IS NULL, e.id LIMIT 1) AS media_type
+       FROM documents d WHERE d.refs > 0 AND d.id > ? AND NOT EXISTS (SELECT 1 FROM doc_embedded x WHERE x.doc_id = d.id AND x.model = ?) ORDER BY d.id LIMIT ?`,
+    ),
+    embedPendingCount: p<{ n: number }>('SELECT COUNT(*) AS n FROM documents d WHERE d.refs > 0 AND NOT EXISTS (SELECT 1 FROM doc_embedded x WHERE x.doc_id = d.id AND x.model = ?)'),
+    embeddedMark: p('INSERT OR REPLACE INTO doc_embedded(doc_id, model, chunks) SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM documents WHERE id = ?)'),
+    vectorAdd: p('INSERT INTO doc_vectors(doc_id, model, n, start, end, scale, vec) SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM documents WHERE id = ?)'),
+    vectorsAfter: p<{ id: number; doc_id: number; n: number; start: number; end: number; scale: number; vec: Uint8Array }>(
+      'SELECT id, doc_id, n, start, end, scale, vec FROM doc_vectors WHERE model = ? AND id > ? ORDER BY id',
+    ),
+    vectorCount: p<{ n: number; last: number | null }>('SELECT COUNT(*) AS n, MAX(id) AS last FROM doc_vectors WHERE model = ?'),
+    vectorsDeleteDoc: p('DELETE FROM doc_vectors WHERE doc_id = ?'),
+    vectorsDeleteDocModel: p('DELETE FROM doc_vectors WHERE doc_id = ? AND model = ?'),
+    embeddedDeleteDoc: p('DELETE FROM doc_embedded WHERE doc_id = ?'),
     docTextCounts: p<{ status: string; n: number }>('SELECT status, COUNT(*) AS n FROM doc_text GROUP BY status'),
     /** Capped and failed extractions, newest first, with a path that shows each (if any). */
     docTextProblems: p<{ digest: Uint8Array; kind: string; status: string; note: string | null; pages: number | null; path: string | null }>(

@@ -1,0 +1,134 @@
+/**
+ * Background embedding (decision 0036): every document with prose text — extracted (PDF, DOCX,
+ * HTML) or of a prose media type, or untyped text — is cut into chunks of ~200 tokens and each
+ * chunk embedded, once per document and model; vectors and a "done" mark are written per
+ * document, so the work resumes where it stopped. Like the indexer it waits for writes to
+ * pause and stops for a put; `drain` (a semantic search) finishes it.
+ */
+import type { SqlDatabase } from '../backend/sql.js';
+import type { Reader } from '../bytes/read.js';
+import { nextTurn } from '../breather.js';
+import { documentBody } from '../catalog/doc-text.js';
+import type { Statements } from '../catalog/statements.js';
+import { chunkText, type TextChunk } from './chunk-text.js';
+import type { Embedder } from './embedder.js';
+import { quantize } from './vectors.js';
+
+/** Text of a document embedded at most: the first 64 chunks of it. */
+export const EMBED_TEXT_MAX = 1 << 20;
+export const CHUNKS_MAX = 64;
+export const CHUNK_TOKENS = 200;
+/** Background embedding starts after writes have paused this long. */
+const QUIET_MS = 500;
+const PENDING_READ = 64;
+
+/** Media types of text that is prose (code and data are found by keyword search). */
+const PROSE = new Set(['text/plain', 'text/markdown', 'text/x-markdown', 'text/x-rst', 'text/html', 'application/xhtml+xml', 'text/rtf', 'text/enriched']);
+
+export function isProse(mediaType: string | null, extracted: boolean): boolean {
+  if (extracted || mediaType === null) return true;
+  return PROSE.has(mediaType.split(';')[0]!.trim().toLowerCase());
+}
+
+export class EmbedJob {
+  #running: Promise<boolean> | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #urgent = 0;
+  #lastWrite = 0;
+  #stopped = false;
+
+  constructor(
+    readonly db: SqlDatabase,
+    readonly st: Statements,
+    readonly reader: Reader,
+    readonly embedder: Embedder,
+    readonly busy: () => boolean,
+  ) {}
+
+  /** Writes happened: embed once they pause. */
+  schedule(): void {
+    if (this.#stopped) return;
+    this.#lastWrite = performance.now();
+    if (this.#timer) return;
+    const fire = () => {
+      this.#timer = undefined;
+      if (this.#stopped) return;
+      const wait = QUIET_MS - (performance.now() - this.#lastWrite);
+      if (wait > 0 || this.busy()) {
+        this.#timer = setTimeout(fire, Math.max(wait, 50));
+        this.#timer.unref?.();
+        return;
+      }
+      void this.#start().catch(() => undefined); // retried by the next drain
+    };
+    this.#timer = setTimeout(fire, QUIET_MS);
+    this.#timer.unref?.();
+  }
+
+  /** Embeds everything pending (a semantic search first does). */
+  async drain(): Promise<void> {
+    this.#urgent++;
+    try {
+      while (!(await this.#start()));
+    } finally {
+      this.#urgent--;
+    }
+  }
+
+  pending(): number {
+    return this.st.embedPendingCount.get(this.embedder.model)?.n ?? 0;
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    await this.#running?.catch(() => undefined);
+  }
+
+  #start(): Promise<boolean> {
+    return (this.#running ??= this.#run().finally(() => (this.#running = undefined)));
+  }
+
+  /** True when nothing is left; false when it stopped for a put (scheduled again). */
+  async #run(): Promise<boolean> {
+    const model = this.embedder.model;
+    let after = 0; // documents awaiting extraction are passed over: the next ones come after them
+    for (;;) {
+      const docs = this.db.read(() => this.st.embedPending.all(after, model, PENDING_READ));
+      if (docs.length === 0) return true;
+      for (const { id, media_type } of docs) {
+        after = id;
+        if (this.#stopped) return true;
+        if (this.#urgent === 0 && this.busy()) {
+          this.schedule();
+          return false;
+        }
+        const doc = this.st.docById.get(id);
+        if (!doc) continue;
+        const extracted = this.st.docTextGet.get(id) !== undefined;
+        const body = await documentBody(this.reader, this.st, doc, media_type, EMBED_TEXT_MAX);
+        if ('extract' in body) continue; // the indexer extracts it first; embedded after
+        const text = isProse(media_type, extracted) ? body.text : '';
+        const chunks = text.trim() ? chunkText(text, (s) => this.embedder.countTokens(s), CHUNK_TOKENS, CHUNKS_MAX) : [];
+        const vectors: Float32Array[] = [];
+        for (const c of chunks) {
+          if (this.#urgent === 0) await new Promise<void>((r) => nextTurn(r));
+          vectors.push(...(await this.embedder.embed([text.slice(c.start, c.end)])));
+        }
+        this.#save(id, chunks, vectors);
+      }
+    }
+  }
+
+  #save(docId: number, chunks: TextChunk[], vectors: Float32Array[]): void {
+    const model = this.embedder.model;
+    this.db.transaction(() => {
+      this.st.vectorsDeleteDocModel.run(docId, model); // (rows of a run that stopped before its mark)
+      chunks.forEach((c, n) => {
+        const { scale, q } = quantize(vectors[n]!);
+        this.st.vectorAdd.run(docId, model, n, c.start, c.end, scale, new Uint8Array(q.buffer, q.byteOffset, q.byteLength), docId);
+      });
+      this.st.embeddedMark.run(docId, model, chunks.length, docId);
+    });
+  }
+}

@@ -1,0 +1,29 @@
+/** Store.search and Store.useEmbedder (decision 0036): which mode answers, and the embedder wired in. */
+import { InvalidInputError } from '@kura/core';
+import { SearchQuery, search, toFtsQuery, type SearchHit } from './catalog/search.js';
+import { ModelUnavailableError } from './errors.js';
+import { parse } from './options.js';
+import { EmbedJob } from './semantic/embed-job.js';
+import type { Embedder } from './semantic/embedder.js';
+import { SemanticSearch } from './semantic/search-modes.js';
+import type { StoreContext } from './store-context.js';
+
+/** `mode` keyword, semantic or hybrid; by default hybrid once an embedder is in use, else keyword. */
+export async function searchStore(ctx: StoreContext, query: string, options: SearchQuery): Promise<SearchHit[]> {
+  await ctx.indexer.drain();
+  const mode = options.mode ?? (ctx.semantic ? 'hybrid' : 'keyword');
+  if (mode === 'keyword') return search(ctx.db, ctx.st, ctx.reader, query, options);
+  if (!ctx.semantic) {
+    throw new ModelUnavailableError(`${mode} search needs an embedding model, and this store has none in use (Store.useEmbedder; the local model: scripts/fetch-model.sh); keyword search works`, 'none');
+  }
+  if (typeof query !== 'string') throw new InvalidInputError('query must be a string', 'query');
+  toFtsQuery(query); // the refusals of keyword search: an empty query, too long, too many terms
+  return ctx.semantic.search(query, parse(SearchQuery, options, 'search options'), mode);
+}
+
+export function useEmbedder(ctx: StoreContext, embedder: Embedder): void {
+  const job = new EmbedJob(ctx.db, ctx.st, ctx.reader, embedder, () => ctx.writer.busy);
+  ctx.semantic = new SemanticSearch(ctx.db, ctx.st, ctx.reader, embedder, job);
+  ctx.indexer.onIndexed = () => job.schedule();
+  job.schedule();
+}

@@ -1,0 +1,99 @@
+/**
+ * Semantic and hybrid search on a real store with the real model (decision 0036), on the
+ * labelled set written for Kura (fixtures/retrieval-set.ts): questions that share no content
+ * word with their document are answered by meaning where keyword search cannot; the hashing
+ * embedder, which matches words, fails the same test — so the test checks meaning.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadMiniLmOnWorker } from '../src/node/embed-away.js';
+import type { Store } from '../src/node/index.js';
+import type { Embedder } from '../src/semantic/embedder.js';
+import { HashingEmbedderForTests } from '../src/semantic/hashing-embedder.js';
+import { RETRIEVAL_SET } from './fixtures/retrieval-set.js';
+import { newStore } from './helpers/store.js';
+
+const enc = (t: string) => new TextEncoder().encode(t);
+
+async function labelledStore(embedder?: Embedder): Promise<Store> {
+  const { store } = await newStore();
+  for (const d of RETRIEVAL_SET) await store.put(enc(d.text), { path: d.path });
+  if (embedder) store.useEmbedder(embedder);
+  return store;
+}
+
+/** How many questions put their document first. */
+async function firsts(store: Store, which: 'meaning' | 'keyword', mode: 'keyword' | 'semantic' | 'hybrid'): Promise<number> {
+  let n = 0;
+  for (const d of RETRIEVAL_SET) if ((await store.search(d[which], { mode, limit: 5 }))[0]?.path === d.path) n++;
+  return n;
+}
+
+let model: Embedder;
+beforeAll(async () => {
+  model = await loadMiniLmOnWorker();
+}, 60_000);
+afterAll(() => model?.close());
+
+describe('semantic and hybrid search (all-MiniLM-L6-v2)', () => {
+  it('answers questions by meaning where keyword search cannot; hybrid keeps keyword questions too', { timeout: 120_000 }, async () => {
+    const store = await labelledStore(model);
+    const total = RETRIEVAL_SET.length;
+    for (const d of RETRIEVAL_SET) expect(await store.search(d.meaning, { mode: 'keyword' })).toEqual([]); // no shared word
+    const keyword = await firsts(store, 'meaning', 'keyword');
+    const semantic = await firsts(store, 'meaning', 'semantic');
+    const hybrid = await firsts(store, 'meaning', 'hybrid');
+    console.log(`meaning-only questions, right document first: keyword ${keyword}/${total}, semantic ${semantic}/${total}, hybrid ${hybrid}/${total}`);
+    expect(keyword).toBe(0);
+    expect(semantic).toBeGreaterThanOrEqual(8);
+    expect(hybrid).toBeGreaterThanOrEqual(8);
+    expect(await firsts(store, 'keyword', 'keyword')).toBe(total);
+    expect(await firsts(store, 'keyword', 'hybrid')).toBe(total);
+  });
+
+  it('hits carry each side\'s rank and score, and a snippet from the matching chunk; hybrid is the default with a model', { timeout: 60_000 }, async () => {
+    const store = await labelledStore(model);
+    const [top] = await store.search('How often does my automobile require servicing?');
+    expect(top).toMatchObject({ path: 'cars/engine-oil.txt', semantic: { rank: 1 } });
+    expect(top!.semantic!.score).toBeGreaterThan(0.3);
+    expect(top!.snippet).toContain('Motor lubricant');
+    const both = (await store.search('dipstick lubricant', { mode: 'hybrid' }))[0]!;
+    expect(both).toMatchObject({ path: 'cars/engine-oil.txt', keyword: { rank: 1 }, semantic: { rank: 1 } });
+    expect(both.score).toBeCloseTo(2 / 61, 10);
+    const filtered = await store.search('How often does my automobile require servicing?', { mode: 'semantic', pathPrefix: 'pets/' });
+    expect(filtered.map((h) => h.path)).toEqual(['pets/felines.txt']);
+  });
+
+  it('embeds each document once, and drops its vectors with it', { timeout: 60_000 }, async () => {
+    let calls = 0;
+    const counting: Embedder = { ...model, model: model.model, dims: model.dims, maxTokens: model.maxTokens, countTokens: (t) => model.countTokens(t), embed: (t) => ((calls += t.length), model.embed(t)), close: async () => undefined };
+    const store = await labelledStore(counting);
+    await store.search('anything at all', { mode: 'semantic' });
+    const afterFirst = calls;
+    expect(afterFirst).toBe(RETRIEVAL_SET.length + 1); // one chunk each, and the query
+    await store.put(enc(RETRIEVAL_SET[0]!.text), { path: 'copies/felines.txt' }); // same bytes, another path
+    await store.search('anything at all', { mode: 'semantic' });
+    expect(calls).toBe(afterFirst + 1); // the query only
+    await store.deletePath('pets/felines.txt');
+    await store.deletePath('copies/felines.txt');
+    const hits = await store.search('How should I look after my new kitten?', { mode: 'semantic', limit: 20 });
+    expect(hits.map((h) => h.path)).not.toContain('pets/felines.txt');
+  });
+});
+
+describe('without a model', () => {
+  it('semantic and hybrid say so (MODEL_UNAVAILABLE); keyword search works', async () => {
+    const store = await labelledStore();
+    await expect(store.search('kitten', { mode: 'semantic' })).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE' });
+    await expect(store.search('kitten', { mode: 'hybrid' })).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE' });
+    expect((await store.search('litter'))[0]?.path).toBe('pets/felines.txt');
+  });
+});
+
+describe('the hashing embedder (tests only)', () => {
+  it('fails the meaning test the model passes', { timeout: 60_000 }, async () => {
+    const store = await labelledStore(new HashingEmbedderForTests());
+    const semantic = await firsts(store, 'meaning', 'semantic');
+    console.log(`hashing embedder: ${semantic}/${RETRIEVAL_SET.length} meaning-only questions answered first`);
+    expect(semantic).toBeLessThanOrEqual(3);
+  });
+});

@@ -1,0 +1,101 @@
+/**
+ * The pieces of semantic search that must be exact (decision 0036): chunking covers the text
+ * within the token budget, int8 rows keep the cosine within 1e-2, the scan's top-k equals a
+ * full sort of the same scores, and reciprocal rank fusion follows its formula.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { chunkText } from '../src/semantic/chunk-text.js';
+import { dot, normalize } from '../src/semantic/embedder.js';
+import { VectorIndex, fuseRanks, quantize } from '../src/semantic/vectors.js';
+
+const words = (s: string) => s.match(/\S+/g)?.length ?? 0;
+
+describe('chunkText', () => {
+  it('covers every word of the text, in order, each chunk within the budget (sentences kept whole when they fit)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(fc.integer({ min: 1, max: 120 }), fc.constantFrom('. ', '! ', '\n\n', ' ', '; ')), { minLength: 1, maxLength: 40 }),
+        fc.integer({ min: 5, max: 60 }),
+        (parts, target) => {
+          let text = '';
+          let n = 0;
+          for (const [count, end] of parts) {
+            for (let i = 0; i < count; i++) text += `w${n++} `;
+            text = text.trimEnd() + end;
+          }
+          const chunks = chunkText(text, words, target, 10_000);
+          // Every word lands in exactly one chunk, in order.
+          const seen = chunks.flatMap((c) => text.slice(c.start, c.end).match(/w\d+/g) ?? []);
+          expect(seen).toEqual(text.match(/w\d+/g));
+          for (const c of chunks) expect(words(text.slice(c.start, c.end))).toBeLessThanOrEqual(Math.ceil(target * 1.25));
+          for (let i = 1; i < chunks.length; i++) expect(chunks[i]!.start).toBeGreaterThanOrEqual(chunks[i - 1]!.end);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it('keeps short sentences together and stops at the chunk cap', () => {
+    const text = 'One two three. Four five six. Seven eight nine.';
+    expect(chunkText(text, words, 6).map((c) => text.slice(c.start, c.end))).toEqual(['One two three. Four five six.', 'Seven eight nine.']);
+    expect(chunkText('a. '.repeat(100), words, 1, 3)).toHaveLength(3);
+    expect(chunkText('   \n\n  ', words)).toEqual([]);
+  });
+});
+
+describe('vectors', () => {
+  const unit = fc.array(fc.float({ min: -1, max: 1, noNaN: true }), { minLength: 384, maxLength: 384 }).filter((a) => a.some((x) => Math.abs(x) > 1e-3)).map((a) => normalize(Float32Array.from(a)));
+
+  it('int8 rows keep each cosine within 1e-2 of f32', () => {
+    fc.assert(
+      fc.property(unit, unit, (a, b) => {
+        const { scale, q } = quantize(b);
+        let s = 0;
+        for (let i = 0; i < 384; i++) s += a[i]! * q[i]!;
+        expect(Math.abs(s * scale - dot(a, b))).toBeLessThan(1e-2);
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('top-k by document equals a full sort of the same scores, ties by document id', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.integer({ min: 1, max: 30 }), unit), { minLength: 1, maxLength: 60 }), unit, fc.integer({ min: 1, max: 40 }), (rows, query, k) => {
+        const index = new VectorIndex(384);
+        const expected = new Map<number, number>();
+        rows.forEach(([doc, v], n) => {
+          const { scale, q } = quantize(v);
+          index.add(doc, n, 0, 1, scale, q);
+          let s = 0;
+          for (let i = 0; i < 384; i++) s += query[i]! * q[i]!;
+          s *= Math.fround(scale); // (the index keeps scales as f32)
+          expected.set(doc, Math.max(expected.get(doc) ?? -Infinity, s));
+        });
+        const sorted = [...expected].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, k);
+        expect(index.top(query, k).map((h) => [h.docId, h.score])).toEqual(sorted);
+      }),
+      { numRuns: 100 },
+    );
+  });
+});
+
+describe('reciprocal rank fusion', () => {
+  it('sums weight / (k + rank) over the lists; one-sided hits count once; ties keep first appearance', () => {
+    const fused = fuseRanks(
+      [
+        { items: ['a', 'b', 'c'], weight: 1 },
+        { items: ['c', 'd', 'a'], weight: 1 },
+      ],
+      60,
+    );
+    const score = (x: string) => fused.find((f) => f.item === x)!;
+    expect(score('a').score).toBeCloseTo(1 / 61 + 1 / 63, 12);
+    expect(score('c').score).toBeCloseTo(1 / 63 + 1 / 61, 12);
+    expect(score('b')).toMatchObject({ score: 1 / 62, ranks: [2, undefined] });
+    expect(score('d')).toMatchObject({ score: 1 / 62, ranks: [undefined, 2] });
+    expect(fused.map((f) => f.item)).toEqual(['a', 'c', 'b', 'd']); // a and c tie: a came first; so do b and d
+    const weighted = fuseRanks([{ items: ['x'], weight: 2 }, { items: ['y'], weight: 1 }], 0);
+    expect(weighted.map((f) => [f.item, f.score])).toEqual([['x', 2], ['y', 1]]);
+  });
+});
