@@ -44,6 +44,11 @@ export const ServerConfig = z
     idleTimeoutMs: z.number().int().min(1000).default(60_000),
     /** How long SIGTERM waits for requests in flight before cutting them off. */
     shutdownTimeoutMs: z.number().int().min(0).default(10_000),
+    /**
+     * Semantic and hybrid search with the local model (decision 0036): `on` loads it (the
+     * server does not start without it), `auto` when installed, `off` (default, for now) keyword only.
+     */
+    semantic: z.enum(['on', 'auto', 'off']).default('off'),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     /**
      * `pretty`: one coloured line per request, for people (logging.ts); `json`: pino's JSON
@@ -118,6 +123,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
   if (env.KURA_UPLOAD_TTL_MS) c.uploadTtlMs = int('KURA_UPLOAD_TTL_MS', env.KURA_UPLOAD_TTL_MS);
   if (env.KURA_IDLE_TIMEOUT_MS) c.idleTimeoutMs = int('KURA_IDLE_TIMEOUT_MS', env.KURA_IDLE_TIMEOUT_MS);
   if (env.KURA_SHUTDOWN_TIMEOUT_MS) c.shutdownTimeoutMs = int('KURA_SHUTDOWN_TIMEOUT_MS', env.KURA_SHUTDOWN_TIMEOUT_MS);
+  if (env.KURA_SEMANTIC) c.semantic = env.KURA_SEMANTIC as ServerConfigInput['semantic'];
   if (env.KURA_LOG_LEVEL) c.logLevel = env.KURA_LOG_LEVEL as ServerConfigInput['logLevel'];
   if (env.KURA_LOG_FORMAT) c.logFormat = env.KURA_LOG_FORMAT as ServerConfigInput['logFormat'];
   if (env.KURA_WEB_ROOT) c.webRoot = env.KURA_WEB_ROOT;

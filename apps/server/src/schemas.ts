@@ -50,8 +50,10 @@ export const SearchHit = z.object({
   path: z.string().nullable(),
   mediaType: z.string().nullable(),
   size: z.number().int(),
-  score: z.number().describe('BM25; lower is better, hits come best first'),
+  score: z.number().describe('keyword mode: BM25, lower is better; semantic: cosine similarity; hybrid: the fused score (higher is better); hits come best first'),
   snippet: z.string().describe('best passage, matches between <mark> and </mark>'),
+  keyword: z.object({ rank: z.number().int(), score: z.number() }).optional().describe('semantic and hybrid modes: the keyword side, when it found this hit'),
+  semantic: z.object({ rank: z.number().int(), score: z.number() }).optional().describe('semantic and hybrid modes: the semantic side, when it found this hit'),
 });
 
 export const IndexStatus = z.object({

@@ -257,6 +257,24 @@ describe('documents over HTTP', () => {
     expect(errorCode(await call(s.url, 'GET', '/v1/index?wait=maybe'))).toBe('INVALID_INPUT');
   });
 
+  it('with KURA_SEMANTIC on, answers a question by meaning (mode=semantic, and hybrid by default); without, 503 MODEL_UNAVAILABLE', { timeout: 60_000 }, async () => {
+    const s = await startServer({ semantic: 'on' });
+    await call(s.url, 'POST', '/v1/documents?path=cars/oil.txt', { body: 'Motor lubricant should be replaced every 8,000 kilometres; check the dipstick monthly.', headers: { 'content-type': 'text/plain' } });
+    await call(s.url, 'POST', '/v1/documents?path=pets/cats.txt', { body: 'Felines need fresh water daily and a clean litter tray.', headers: { 'content-type': 'text/plain' } });
+    const q = encodeURIComponent('How often does my automobile require servicing?');
+    const semantic = await call(s.url, 'GET', `/v1/search?q=${q}&mode=semantic`);
+    expect(semantic.status).toBe(200);
+    expect(semantic.json.hits[0]).toMatchObject({ path: 'cars/oil.txt', semantic: { rank: 1 } });
+    const hybrid = await call(s.url, 'GET', `/v1/search?q=${q}`);
+    expect(hybrid.json.hits[0]).toMatchObject({ path: 'cars/oil.txt', semantic: { rank: 1 } });
+    expect(hybrid.json.hits[0].keyword).toBeUndefined(); // no shared word
+    const plain = await startServer();
+    const r = await call(plain.url, 'GET', `/v1/search?q=${q}&mode=hybrid`);
+    expect(r.status).toBe(503);
+    expect(errorCode(r)).toBe('MODEL_UNAVAILABLE');
+    expect((await call(plain.url, 'GET', '/v1/search?q=x&mode=vector')).status).toBe(400);
+  });
+
   it('damaged data is reported, never served as good: 500 CORRUPT_DATA, or a cut stream', async () => {
     const s = await startServer();
     const small = randomBytes(30, 3000);

@@ -48,7 +48,8 @@ describe('kura search', () => {
     const paths = [...r.stdout.matchAll(/^sha256:[0-9a-f]{64} {2}(\S+)$/gm)].map((m) => m[1]);
     expect(paths).toEqual(['tree/guides/harbour.md', 'tree/notes.txt']); // the binary is not text
     expect(r.stdout).toContain('[harbour]');
-    const json = kura(['search', '--store', store, '--json', '--type', 'text/plain', 'harbour']).stdout.trim().split('\n').map((l) => JSON.parse(l));
+    // (The keyword mode's shape; the default is hybrid where the model is installed: decision 0036.)
+    const json = kura(['search', '--store', store, '--json', '--mode', 'keyword', '--type', 'text/plain', 'harbour']).stdout.trim().split('\n').map((l) => JSON.parse(l));
     expect(json.map((h) => h.path)).toEqual(['tree/notes.txt']);
     expect(Object.keys(json[0])).toEqual(['digest', 'path', 'mediaType', 'size', 'score', 'snippet']);
     expect(kura(['search', '--store', store, '--prefix', 'tree/guides/', 'harbour']).stdout).not.toContain('notes.txt');
@@ -77,6 +78,27 @@ describe('kura search', () => {
     expect(after.stdout).toMatch(/queued {6}0 entries to index/);
     expect(after.stdout).toMatch(/4 documents \(PDF, DOCX, HTML\): 3 ok, 0 capped, 1 failed/);
     expect(after.stdout).toMatch(/sha256:[0-9a-f]{64} {2}docs\/broken\.pdf {2}pdf failed: pdf: /);
+  });
+
+  it('--mode semantic answers a question by meaning that keyword search cannot; hybrid is the default with the model', () => {
+    const { store, root } = setup();
+    writeFileSync(join(root, 'oil.txt'), 'Motor lubricant should be replaced every 8,000 kilometres; check the dipstick monthly.\n');
+    expect(kura(['add', '--store', store, 'oil.txt'], root).code).toBe(0);
+    const question = 'What maintenance does my automobile require?';
+    expect(kura(['search', '--store', store, '--mode', 'keyword', question]).stdout).toBe('');
+    const semantic = kura(['search', '--store', store, '--mode', 'semantic', '--json', question]).stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(semantic[0]).toMatchObject({ path: 'oil.txt', semantic: { rank: 1 } });
+    const hybrid = kura(['search', '--store', store, '--json', question]).stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(hybrid[0]).toMatchObject({ path: 'oil.txt', semantic: { rank: 1 } });
+    const bad = kura(['search', '--store', store, '--mode', 'vector', question]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--mode must be keyword, semantic or hybrid/);
+    // Without the model: keyword by default; semantic by name is MODEL_UNAVAILABLE, exit 1.
+    const env = { ...process.env, KURA_MODEL_DIR: join(root, 'no-model') };
+    const noModel = spawnSync(process.execPath, [BIN, 'search', '--store', store, '--mode', 'semantic', question], { env });
+    expect(noModel.status).toBe(1);
+    expect(noModel.stderr.toString()).toMatch(/MODEL_UNAVAILABLE/);
+    expect(spawnSync(process.execPath, [BIN, 'search', '--store', store, 'dipstick'], { env }).stdout.toString()).toContain('oil.txt');
   });
 
   it('a malformed query is a usage error (exit 2) in one line', () => {

@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { DB_FILE, Store } from '@kura/store';
+import { DB_FILE, loadMiniLmOnWorker, ModelUnavailableError, Store, type Embedder } from '@kura/store';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 
@@ -19,11 +19,36 @@ export async function openOrCreate(dir: string): Promise<Store> {
   return existsSync(join(dir, DB_FILE)) ? Store.open(dir) : Store.init(dir);
 }
 
+/** The local model for `semantic` (config.ts): loaded for `on`, for `auto` when installed. */
+async function embedder(semantic: 'on' | 'auto' | 'off', app: FastifyInstance): Promise<Embedder | undefined> {
+  if (semantic === 'off') return undefined;
+  try {
+    return await loadMiniLmOnWorker();
+  } catch (e) {
+    if (semantic === 'auto' && e instanceof ModelUnavailableError) {
+      app.log.warn({ err: e.message }, 'semantic search is off: no embedding model');
+      return undefined;
+    }
+    throw e;
+  }
+}
+
 export default fp(
-  async (app: FastifyInstance, opts: { dir: string; store?: Store | undefined }) => {
-    const store = opts.store ?? (await openOrCreate(opts.dir));
+  async (app: FastifyInstance, opts: { dir: string; store?: Store | undefined; semantic?: 'on' | 'auto' | 'off' }) => {
+    const model = await embedder(opts.semantic ?? 'off', app);
+    let store: Store;
+    try {
+      store = opts.store ?? (await openOrCreate(opts.dir));
+    } catch (e) {
+      await model?.close();
+      throw e;
+    }
+    if (model) store.useEmbedder(model);
     app.decorate('store', store);
-    if (!opts.store) app.addHook('onClose', async () => store.close());
+    app.addHook('onClose', async () => {
+      if (!opts.store) await store.close();
+      await model?.close();
+    });
   },
   { name: 'kura-store' },
 );

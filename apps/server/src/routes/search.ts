@@ -14,16 +14,17 @@ export default async function search(app: FastifyInstance) {
       querystring: z
         .object({
           q: z.string().min(1).max(4096),
+          mode: z.enum(['keyword', 'semantic', 'hybrid']).optional().describe('default: hybrid when the server has a model (KURA_SEMANTIC), else keyword'),
           ...FilterQuery,
           limit: z.coerce.number().int().min(1).max(1000).default(20),
           offset: z.coerce.number().int().min(0).max(100_000).default(0),
         })
         .strict(),
-      response: { 200: z.object({ hits: z.array(SearchHit) }), ...errors(400, 401, 403) },
+      response: { 200: z.object({ hits: z.array(SearchHit) }), ...errors(400, 401, 403, 503) },
     },
     handler: async (request) => {
       const q = request.query;
-      const hits = await app.store.search(q.q, { limit: q.limit, offset: q.offset, ...filtersOf(q) });
+      const hits = await app.store.search(q.q, { limit: q.limit, offset: q.offset, ...(q.mode ? { mode: q.mode } : {}), ...filtersOf(q) });
       return { hits };
     },
   });

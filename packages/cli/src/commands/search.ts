@@ -6,9 +6,12 @@
 import type { Command } from 'commander';
 import { wholeNumber } from '../args.js';
 import { writeJson, write } from '../output.js';
+import type { Embedder, Store } from '@kura/store';
+import { embedderFor, parseMode, type Mode } from '../embedder.js';
 import { withStore } from '../store.js';
 
 interface SearchOptions {
+  mode?: string;
   tag?: string;
   type?: string;
   prefix?: string;
@@ -20,37 +23,48 @@ interface SearchOptions {
 export function register(program: Command): void {
   program
     .command('search')
-    .description('full-text search over paths, tags, metadata and the text of documents (text files, PDF, DOCX, HTML)')
+    .description('search paths, tags, metadata and the text of documents (text files, PDF, DOCX, HTML) by words and, with the local model, by meaning')
     .argument('<query...>', 'words, or a question (documents with more of its words rank first), or FTS5 syntax: AND, NOT, "a phrase", pre*')
     .option('--tag <tag>', 'only documents with this tag')
     .option('--type <media-type>', 'only documents of this media type')
     .option('--prefix <path>', 'only documents whose path starts with this')
     .option('--limit <n>', 'at most N hits (default 20)')
     .option('--offset <n>', 'skip the first N hits (for the next page)')
-    .option('--json', 'one JSON object per hit: {"digest","path","mediaType","size","score","snippet"}')
+    .option('--mode <mode>', 'keyword, semantic (by meaning, the local model) or hybrid (both fused); default hybrid when the model is installed, else keyword')
+    .option('--json', 'one JSON object per hit: {"digest","path","mediaType","size","score","snippet"} and, for semantic and hybrid, "keyword"/"semantic": {"rank","score"}')
     .action(async (words: string[], opts: SearchOptions, cmd: Command) => {
       const query = words.join(' ');
-      // Writable: a search finishes the index first, text still to extract included (a
-      // `kura add` leaves that for later, decision 0035); several writers may share a store.
-      await withStore(cmd, { readonly: false }, async (store) => {
-        const hits = await store.search(query, {
-          ...(opts.tag ? { tag: opts.tag } : {}),
-          ...(opts.type ? { mediaType: opts.type } : {}),
-          ...(opts.prefix ? { pathPrefix: opts.prefix } : {}),
-          ...(opts.limit ? { limit: wholeNumber(opts.limit, '--limit') } : {}),
-          ...(opts.offset ? { offset: wholeNumber(opts.offset, '--offset') } : {}),
-        });
-        const tty = process.stdout.isTTY;
-        for (const h of hits) {
-          if (opts.json) {
-            await writeJson(h);
-            continue;
-          }
-          const snippet = unescapeHtml(h.snippet.replace(/\s+/g, ' ').replace(/<mark>(.*?)<\/mark>/g, tty ? '\x1b[1m$1\x1b[0m' : '[$1]'));
-          await write(`${h.digest}  ${h.path ?? '-'}\n    ${snippet}\n`);
-        }
-      });
+      const mode = parseMode(opts.mode);
+      const embedder = await embedderFor(mode);
+      try {
+        // Writable: a search finishes the index first, text still to extract and to embed
+        // included (`kura add` leaves that for later); several writers may share a store.
+        await withStore(cmd, { readonly: false }, async (store) => searchWith(store, embedder, query, mode, opts));
+      } finally {
+        await embedder?.close();
+      }
     });
+}
+
+async function searchWith(store: Store, embedder: Embedder | undefined, query: string, mode: Mode | undefined, opts: SearchOptions): Promise<void> {
+  if (embedder) store.useEmbedder(embedder);
+  const hits = await store.search(query, {
+    ...(mode ? { mode } : {}),
+    ...(opts.tag ? { tag: opts.tag } : {}),
+    ...(opts.type ? { mediaType: opts.type } : {}),
+    ...(opts.prefix ? { pathPrefix: opts.prefix } : {}),
+    ...(opts.limit ? { limit: wholeNumber(opts.limit, '--limit') } : {}),
+    ...(opts.offset ? { offset: wholeNumber(opts.offset, '--offset') } : {}),
+  });
+  const tty = process.stdout.isTTY;
+  for (const h of hits) {
+    if (opts.json) {
+      await writeJson(h);
+      continue;
+    }
+    const snippet = unescapeHtml(h.snippet.replace(/\s+/g, ' ').replace(/<mark>(.*?)<\/mark>/g, tty ? '\x1b[1m$1\x1b[0m' : '[$1]'));
+    await write(`${h.digest}  ${h.path ?? '-'}\n    ${snippet}\n`);
+  }
 }
 
 /** Snippets are HTML fragments (text escaped); the terminal wants the text back. */

@@ -18,6 +18,7 @@ interface ServeOptions {
   maxDocumentSize?: string;
   rateLimit?: string;
   corsOrigin?: string[];
+  semantic?: string;
 }
 
 export function register(program: Command): void {
@@ -32,6 +33,7 @@ export function register(program: Command): void {
     .option('--max-document-size <bytes>', 'largest document accepted (default 64 GiB)')
     .option('--rate-limit <n>', 'requests per client per minute (0: no limit; default 600000)')
     .option('--cors-origin <origin...>', 'let pages on these origins call the API (e.g. http://localhost:5173; * for any)')
+    .option('--semantic <when>', 'semantic and hybrid search with the local model: on (required), auto (when installed) or off (default: $KURA_SEMANTIC, else off)')
     .addHelpText('after', '\nWithout tokens or --no-auth, an admin token is generated for the run and printed.')
     .action(async (opts: ServeOptions, cmd: Command) => {
       // Loaded here so that the other verbs never load fastify.
@@ -51,6 +53,7 @@ export function register(program: Command): void {
       if (opts.maxDocumentSize !== undefined) input.maxDocumentSize = wholeNumber(opts.maxDocumentSize, '--max-document-size');
       if (opts.rateLimit !== undefined) input.rateLimit = wholeNumber(opts.rateLimit, '--rate-limit');
       if (opts.corsOrigin !== undefined) input.corsOrigins = opts.corsOrigin;
+      if (opts.semantic !== undefined) input.semantic = opts.semantic as never; // checked by serve(): a usage error
       try {
         await serve(input);
       } catch (e) {

@@ -1,0 +1,26 @@
+/**
+ * The local embedding model for commands that search (decision 0036): loaded when installed
+ * (scripts/fetch-model.sh), so search is hybrid by default; without it, keyword search — unless
+ * semantic or hybrid was asked for by name, which then fails MODEL_UNAVAILABLE.
+ */
+import { loadMiniLmOnWorker, ModelUnavailableError, type Embedder } from '@kura/store';
+import { usage } from './exit.js';
+
+export type Mode = 'keyword' | 'semantic' | 'hybrid';
+
+export function parseMode(mode: string | undefined): Mode | undefined {
+  if (mode === undefined) return undefined;
+  if (mode === 'keyword' || mode === 'semantic' || mode === 'hybrid') return mode;
+  throw usage(`--mode must be keyword, semantic or hybrid, not ${JSON.stringify(mode)}`);
+}
+
+/** The model for `mode` (undefined: keyword search needs none, or none is installed and none was asked for). */
+export async function embedderFor(mode: Mode | undefined): Promise<Embedder | undefined> {
+  if (mode === 'keyword') return undefined;
+  try {
+    return await loadMiniLmOnWorker();
+  } catch (e) {
+    if (mode === undefined && e instanceof ModelUnavailableError) return undefined;
+    throw e;
+  }
+}
