@@ -22,8 +22,10 @@ import * as rebuild from './commands/rebuild.js';
 import * as versions from './commands/versions.js';
 import { EXIT, describeError, exitCodeOf, printError } from './exit.js';
 import { exitOnClosedPipe } from './output.js';
+import { VERSION } from './version.js';
+import * as mcp from './commands/mcp.js';
 
-export const VERSION = '0.1.0';
+export { VERSION } from './version.js';
 
 export function buildProgram(setExit: (code: number) => void): Command {
   const program = new Command('kura')
@@ -53,6 +55,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
   serve.register(program);
   hash.register(program, setExit);
   chunks.register(program);
+  mcp.register(program);
   return program;
 }
 

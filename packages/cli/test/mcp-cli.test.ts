@@ -1,0 +1,56 @@
+/**
+ * `kura mcp` driven by a client from the official SDK over stdio, as an assistant would:
+ * lists the tools, adds a file, finds it by a question that shares no word with it, reads it
+ * back; a Kura error is a tool error carrying its code.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { spawnSync } from 'node:child_process';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const BIN = fileURLToPath(new URL('../bin/kura.js', import.meta.url));
+const roots: string[] = [];
+afterAll(() => roots.splice(0).forEach((r) => rmSync(r, { recursive: true, force: true })));
+
+const json = (r: unknown) => JSON.parse((r as { content: { text: string }[] }).content[0]!.text);
+
+describe('kura mcp', () => {
+  it('an MCP client lists the tools, adds a file, finds it by a question, reads it back', { timeout: 120_000 }, async () => {
+    const root = mkdtempSync(join(tmpdir(), 'kura-mcp-'));
+    roots.push(root);
+    const store = join(root, 'store');
+    expect(spawnSync(process.execPath, [BIN, 'init', '--store', store]).status).toBe(0);
+    const file = join(root, 'oil.txt');
+    writeFileSync(file, 'Motor lubricant should be replaced every 8,000 kilometres; check the dipstick monthly.\n');
+    const client = new Client({ name: 'kura-test', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp', '--store', store], stderr: 'pipe' }));
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual(['kura_add_file', 'kura_add_text', 'kura_get', 'kura_list', 'kura_search', 'kura_versions']);
+      const added = json(await client.callTool({ name: 'kura_add_file', arguments: { file, path: 'cars/oil.txt', tags: ['car'] } }));
+      expect(added).toMatchObject({ path: 'cars/oil.txt', digest: expect.stringMatching(/^sha256:/) });
+      await client.callTool({ name: 'kura_add_text', arguments: { text: 'Felines need fresh water daily and a clean litter tray.', path: 'pets/cats.txt' } });
+      const found = json(await client.callTool({ name: 'kura_search', arguments: { query: 'What maintenance does my automobile require?' } }));
+      expect(found.hits[0]).toMatchObject({ path: 'cars/oil.txt', semantic: { rank: 1 } });
+      const keyword = json(await client.callTool({ name: 'kura_search', arguments: { query: 'What maintenance does my automobile require?', mode: 'keyword' } }));
+      expect(keyword.hits).toEqual([]);
+      const read = json(await client.callTool({ name: 'kura_get', arguments: { ref: 'cars/oil.txt' } }));
+      expect(read.text).toContain('dipstick monthly');
+      const listed = json(await client.callTool({ name: 'kura_list', arguments: { tag: 'car' } }));
+      expect(listed.items.map((i: { path: string }) => i.path)).toEqual(['cars/oil.txt']);
+      expect(json(await client.callTool({ name: 'kura_versions', arguments: { path: 'cars/oil.txt' } })).versions).toHaveLength(1);
+      const missing = await client.callTool({ name: 'kura_get', arguments: { ref: 'no/such/path' } });
+      expect(missing.isError).toBe(true);
+      expect(missing._meta).toMatchObject({ code: 'NOT_FOUND' });
+      expect(json({ content: [{ text: JSON.stringify((missing.content as { text: string }[])[0]!.text) }] })).toMatch(/^NOT_FOUND: /);
+      const bad = await client.callTool({ name: 'kura_search', arguments: { query: 'x', limit: 1000 } }).catch((e: Error) => e);
+      expect(bad instanceof Error ? bad.message : JSON.stringify(bad)).toMatch(/limit|Input validation/i);
+    } finally {
+      await client.close();
+    }
+  });
+});
