@@ -16,8 +16,9 @@ export function formatTable(headers, rows, align = '') {
 }
 
 export const fmt = {
-  mbps: (v) => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)),
-  ops: (v) => (v >= 1e6 ? `${(v / 1e6).toFixed(2)}M` : v >= 1e4 ? `${(v / 1e3).toFixed(1)}k` : v.toFixed(v >= 100 ? 0 : 1)),
+  // (Blank for rows without the figure: a quality score has no MB/s.)
+  mbps: (v) => (!Number.isFinite(v) ? '' : v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2)),
+  ops: (v) => (!Number.isFinite(v) ? '' : v >= 1e6 ? `${(v / 1e6).toFixed(2)}M` : v >= 1e4 ? `${(v / 1e3).toFixed(1)}k` : v.toFixed(v >= 100 ? 0 : 1)),
   /** ms in, shown in the unit that keeps 3 significant figures. */
   time: (ms) => (!Number.isFinite(ms) ? '' : ms < 1 ? `${(ms * 1000).toFixed(ms < 0.01 ? 2 : 1)} µs` : ms < 1000 ? `${ms.toFixed(2)} ms` : `${(ms / 1000).toFixed(2)} s`),
   ratio: (v) => (Number.isFinite(v) ? `${v.toFixed(2)}x` : ''),

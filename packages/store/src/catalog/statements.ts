@@ -253,7 +253,9 @@ export function prepareStatements(db: SqlDatabase) {
     vectorsAfter: p<{ id: number; doc_id: number; n: number; start: number; end: number; scale: number; vec: Uint8Array }>(
       'SELECT id, doc_id, n, start, end, scale, vec FROM doc_vectors WHERE model = ? AND id > ? ORDER BY id',
     ),
-    vectorCount: p<{ n: number; last: number | null }>('SELECT COUNT(*) AS n, MAX(id) AS last FROM doc_vectors WHERE model = ?'),
+    /** Rows of every model, and the newest: cheap (COUNT(*) reads the small doc_id index), asked before each semantic query. */
+    vectorCount: p<{ n: number; last: number | null }>('SELECT COUNT(*) AS n, MAX(id) AS last FROM doc_vectors'),
+    vectorCountAfter: p<{ n: number }>('SELECT COUNT(*) AS n FROM doc_vectors WHERE id > ?'),
     vectorsDeleteDoc: p('DELETE FROM doc_vectors WHERE doc_id = ?'),
     vectorsDeleteDocModel: p('DELETE FROM doc_vectors WHERE doc_id = ? AND model = ?'),
     embeddedDeleteDoc: p('DELETE FROM doc_embedded WHERE doc_id = ?'),

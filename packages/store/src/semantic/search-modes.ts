@@ -29,15 +29,20 @@ export class SemanticSearch {
     this.index = new VectorIndex(embedder.dims);
   }
 
-  /** Brings the in-memory rows in step with the table: new rows appended; after deletes, all read again. */
+  /**
+   * Brings the in-memory rows in step with the table: rows added since are appended; after a
+   * delete (the table has fewer rows than seen plus added), all are read again. The check is
+   * over every model's rows (`count`): it costs an index count, not a scan of the vectors.
+   */
   refresh(): void {
     const model = this.embedder.model;
     this.db.read(() => {
-      const { n, last } = this.st.vectorCount.get(model)!;
+      const { n, last } = this.st.vectorCount.get()!;
       if (n === this.index.count && (last ?? 0) === this.index.lastRow) return;
+      const added = this.st.vectorCountAfter.get(this.index.lastRow)!.n;
       let rows = this.st.vectorsAfter.all(model, this.index.lastRow);
       let into = this.index;
-      if (this.index.count + rows.length !== n) {
+      if (this.index.count + added !== n) {
         into = new VectorIndex(this.embedder.dims);
         rows = this.st.vectorsAfter.all(model, 0);
         this.index = into;
