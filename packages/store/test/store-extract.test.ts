@@ -10,6 +10,7 @@ import { Store } from '../src/node/index.js';
 import { extractText } from '../src/extract/extract.js';
 import { extractKind } from '../src/extract/kind.js';
 import { EXTRACT_CAPS } from '../src/extract/caps.js';
+import { WorkerExtractor } from '../src/node/extract-away.js';
 import { makeDocx, makeHtml, makePdf } from './helpers/documents.js';
 import { batchEnded, newStore, tempDir } from './helpers/store.js';
 
@@ -114,6 +115,18 @@ describe('extractors', () => {
     expect(extractKind(enc('<p>fragment</p>'), 'text/html')).toBe('html');
     expect(extractKind(enc('PK\x03\x04 some other zip'), null)).toBeUndefined();
     expect(extractKind(enc('plain'), 'application/pdf')).toBe('pdf');
+  });
+
+  it('a document that runs over its time is stopped (its worker ended) and the next one extracts', { timeout: 60_000 }, async () => {
+    const extractor = new WorkerExtractor();
+    try {
+      const pdf = makePdf(['a page of words']);
+      const stopped = await extractor.extract('pdf', pdf, { ...EXTRACT_CAPS, ms: 1 }); // the worker alone takes longer to start
+      expect(stopped).toMatchObject({ status: 'failed', text: '', note: 'pdf: stopped after 1 ms' });
+      expect(await extractor.extract('pdf', pdf, EXTRACT_CAPS)).toMatchObject({ status: 'ok', text: 'a page of words' });
+    } finally {
+      await extractor.close();
+    }
   });
 
   it('keeps pages in order, a blank line between them; caps pages and text, and says so', async () => {

@@ -247,7 +247,6 @@ export function prepareStatements(db: SqlDatabase) {
       `SELECT d.id, (SELECT e.media_type FROM entries e WHERE e.doc_id = d.id ORDER BY e.media_type IS NULL, e.id LIMIT 1) AS media_type
        FROM documents d WHERE d.refs > 0 AND d.id > ? AND NOT EXISTS (SELECT 1 FROM doc_embedded x WHERE x.doc_id = d.id AND x.model = ?) ORDER BY d.id LIMIT ?`,
     ),
-    embedPendingCount: p<{ n: number }>('SELECT COUNT(*) AS n FROM documents d WHERE d.refs > 0 AND NOT EXISTS (SELECT 1 FROM doc_embedded x WHERE x.doc_id = d.id AND x.model = ?)'),
     embeddedMark: p('INSERT OR REPLACE INTO doc_embedded(doc_id, model, chunks) SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM documents WHERE id = ?)'),
     vectorAdd: p('INSERT INTO doc_vectors(doc_id, model, n, start, end, scale, vec) SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM documents WHERE id = ?)'),
     vectorsAfter: p<{ id: number; doc_id: number; n: number; start: number; end: number; scale: number; vec: Uint8Array }>(

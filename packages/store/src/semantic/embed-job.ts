@@ -75,10 +75,6 @@ export class EmbedJob {
     }
   }
 
-  pending(): number {
-    return this.st.embedPendingCount.get(this.embedder.model)?.n ?? 0;
-  }
-
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
