@@ -71,6 +71,15 @@ export const IndexStatus = z.object({
       }),
     )
     .describe('capped and failed extractions, newest first (100 at most)'),
+  embedding: z
+    .object({
+      model: z.string(),
+      documents: z.number().int().describe('documents embedded (those without prose with no chunks)'),
+      chunks: z.number().int().describe('chunks embedded over those documents'),
+      pending: z.number().int().describe('documents still to embed'),
+    })
+    .nullable()
+    .describe('background embedding for the model in use; null when the server has none (semantic search off)'),
 });
 
 export const Stats = z.object({

@@ -249,7 +249,7 @@ describe('documents over HTTP', () => {
     await call(s.url, 'POST', '/v1/documents?path=broken.pdf', { body: 'not a pdf at all', headers: { 'content-type': 'application/pdf' } });
     const status = await call(s.url, 'GET', '/v1/index?wait=true');
     expect(status.status).toBe(200);
-    expect(status.json).toMatchObject({ queued: 0, extracted: { ok: 3, capped: 0, failed: 1 } });
+    expect(status.json).toMatchObject({ queued: 0, extracted: { ok: 3, capped: 0, failed: 1 }, embedding: null }); // semantic search is off by default
     expect(status.json.problems).toEqual([expect.objectContaining({ path: 'broken.pdf', kind: 'pdf', status: 'failed' })]);
     for (const [word, path] of [['echidnaviolin', 'invoice.pdf'], ['quollpiano', 'agenda.docx'], ['wallabyoboe', 'page.html']]) {
       expect((await call(s.url, 'GET', `/v1/search?q=${word}`)).json.hits.map((h: { path: string }) => h.path)).toEqual([path]);
@@ -268,6 +268,8 @@ describe('documents over HTTP', () => {
     const hybrid = await call(s.url, 'GET', `/v1/search?q=${q}`);
     expect(hybrid.json.hits[0]).toMatchObject({ path: 'cars/oil.txt', semantic: { rank: 1 } });
     expect(hybrid.json.hits[0].keyword).toBeUndefined(); // no shared word
+    const status = await call(s.url, 'GET', '/v1/index?wait=true');
+    expect(status.json.embedding).toEqual({ model: 'all-MiniLM-L6-v2-int8@8199be6f', documents: 2, chunks: 2, pending: 0 });
     const plain = await startServer();
     const r = await call(plain.url, 'GET', `/v1/search?q=${q}&mode=hybrid`);
     expect(r.status).toBe(503);

@@ -78,6 +78,9 @@ describe('kura search', () => {
     expect(after.stdout).toMatch(/queued {6}0 entries to index/);
     expect(after.stdout).toMatch(/4 documents \(PDF, DOCX, HTML\): 3 ok, 0 capped, 1 failed/);
     expect(after.stdout).toMatch(/sha256:[0-9a-f]{64} {2}docs\/broken\.pdf {2}pdf failed: pdf: /);
+    // The model is installed (set-up fetches it): the searches embedded every document (the
+    // broken one with no chunks); nothing is left.
+    expect(after.stdout).toMatch(/embedded {4}\d+ documents in [1-9]\d* chunks?, 0 to embed \(all-MiniLM-L6-v2-int8@8199be6f\)/);
   });
 
   it('--mode semantic answers a question by meaning that keyword search cannot; hybrid is the default with the model', () => {
@@ -99,6 +102,8 @@ describe('kura search', () => {
     expect(noModel.status).toBe(1);
     expect(noModel.stderr.toString()).toMatch(/MODEL_UNAVAILABLE/);
     expect(spawnSync(process.execPath, [BIN, 'search', '--store', store, 'dipstick'], { env }).stdout.toString()).toContain('oil.txt');
+    expect(JSON.parse(spawnSync(process.execPath, [BIN, 'index', '--store', store, '--json'], { env }).stdout.toString()).embedding).toBeNull();
+    expect(spawnSync(process.execPath, [BIN, 'index', '--store', store], { env }).stdout.toString()).toMatch(/embedded {4}- \(no embedding model installed/);
   });
 
   it('a malformed query is a usage error (exit 2) in one line', () => {

@@ -1,5 +1,9 @@
-/** Store.search and Store.useEmbedder (decision 0036): which mode answers, and the embedder wired in. */
+/**
+ * Store.search and Store.useEmbedder (decision 0036): which mode answers, the embedder wired
+ * in, and finishing what the index has pending.
+ */
 import { InvalidInputError } from '@kura/core';
+import type { IndexStatus } from './catalog/index-status.js';
 import { SearchQuery, search, toFtsQuery, type SearchHit } from './catalog/search.js';
 import { ModelUnavailableError } from './errors.js';
 import { parse } from './options.js';
@@ -26,4 +30,17 @@ export function useEmbedder(ctx: StoreContext, embedder: Embedder): void {
   ctx.semantic = new SemanticSearch(ctx.db, ctx.st, ctx.reader, embedder, job);
   ctx.indexer.onIndexed = () => job.schedule();
   job.schedule();
+}
+
+const PROGRESS_MS = 250;
+
+/** Indexes, extracts and embeds everything pending; `onProgress` hears `status()` as it goes. */
+export async function finishIndexing(ctx: StoreContext, status: () => IndexStatus, onProgress?: (s: IndexStatus) => void): Promise<void> {
+  const timer = onProgress ? setInterval(() => onProgress(status()), PROGRESS_MS) : undefined;
+  try {
+    await ctx.indexer.drain();
+    await ctx.semantic?.job.drain();
+  } finally {
+    clearInterval(timer);
+  }
 }

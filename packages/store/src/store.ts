@@ -14,7 +14,7 @@ import type { ChunkStream, PutOptions, PutResult } from './put.js';
 import { verifyStore, type VerifyProgress, type VerifyReport } from './bytes/verify.js';
 import type { SearchHit, SearchQuery } from './catalog/search.js';
 import type { Embedder } from './semantic/embedder.js';
-import { searchStore, useEmbedder } from './store-search.js';
+import { finishIndexing, searchStore, useEmbedder } from './store-search.js';
 import { indexStatus, type IndexStatus } from './catalog/index-status.js';
 import { chunkBytes, manifestOf, openDocument, rangeBytes } from './document-reads.js';
 import { exclusiveSize, listEntries, pathVersion, resolveRef, storeStats, tagCounts, versionsOf } from './catalog/queries.js';
@@ -202,12 +202,15 @@ export class Store {
 
   /**
    * What the search index has still to do, and which documents' text could not be (fully)
-   * extracted (decision 0035); `wait: true` finishes the pending work first, extraction included.
+   * extracted (decision 0035), and how far background embedding is (0036); `wait: true`
+   * finishes the pending work first, extraction and embedding included, telling `onProgress`
+   * how it goes every quarter second.
    */
-  async indexStatus(options: { wait?: boolean } = {}): Promise<IndexStatus> {
+  async indexStatus(options: { wait?: boolean; onProgress?: (s: IndexStatus) => void } = {}): Promise<IndexStatus> {
     const ctx = this.#r();
-    if (options.wait) await ctx.indexer.drain();
-    return indexStatus(ctx.db, ctx.st);
+    const now = () => indexStatus(ctx.db, ctx.st, ctx.semantic?.embedder.model);
+    if (options.wait) await finishIndexing(ctx, now, options.onProgress);
+    return now();
   }
 
   /** The versions of a logical path, oldest first. */

@@ -80,6 +80,31 @@ describe('semantic and hybrid search (all-MiniLM-L6-v2)', () => {
   });
 });
 
+describe('index status', () => {
+  it('tells how far embedding is; wait embeds everything pending, reporting progress as it goes', { timeout: 60_000 }, async () => {
+    const hashing = new HashingEmbedderForTests();
+    // Slowed, so the quarter-second progress reports have something to report.
+    const slow: Embedder = Object.assign(Object.create(hashing) as Embedder, { embed: async (t: readonly string[]) => (await new Promise((r) => setTimeout(r, 40)), hashing.embed(t)) });
+    const store = await labelledStore(slow);
+    await store.put(enc('{"not": "prose"}'), { path: 'data.json', mediaType: 'application/json' });
+    const total = RETRIEVAL_SET.length + 1;
+    const before = (await store.indexStatus()).embedding!;
+    expect(before.model).toBe(hashing.model);
+    expect(before.documents + before.pending).toBe(total);
+    const heard: number[] = [];
+    const after = await store.indexStatus({ wait: true, onProgress: (s) => heard.push(s.embedding!.documents) });
+    expect(after.embedding).toEqual({ model: hashing.model, documents: total, chunks: RETRIEVAL_SET.length, pending: 0 }); // JSON: no prose, no chunks
+    expect(heard.length).toBeGreaterThan(0);
+    expect(heard).toEqual([...heard].sort((a, b) => a - b));
+    expect(heard.at(-1)!).toBeLessThanOrEqual(total);
+  });
+
+  it('says null for embedding when no embedder is in use', async () => {
+    const store = await labelledStore();
+    expect((await store.indexStatus({ wait: true })).embedding).toBeNull();
+  });
+});
+
 describe('without a model', () => {
   it('semantic and hybrid say so (MODEL_UNAVAILABLE); keyword search works', async () => {
     const store = await labelledStore();

@@ -33,7 +33,7 @@ export default async function search(app: FastifyInstance) {
     config: { scope: 'read' },
     schema: {
       summary: 'What the search index has still to do; documents whose text could not be extracted',
-      description: '`wait=true` finishes pending indexing and text extraction first.',
+      description: '`wait=true` finishes pending indexing, text extraction and embedding first.',
       querystring: z.object({ wait: z.enum(['true', 'false']).default('false') }).strict(),
       response: { 200: IndexStatus, ...errors(400, 401, 403) },
     },

@@ -27,9 +27,22 @@ export interface IndexStatus {
   extracted: { ok: number; capped: number; failed: number };
   /** The capped and failed ones, newest first (PROBLEMS_MAX at most). */
   problems: ExtractionProblem[];
+  /** Background embedding for the model in use (null: no embedder in use; decision 0036). */
+  embedding: EmbeddingStatus | null;
 }
 
-export function indexStatus(db: SqlDatabase, st: Statements): IndexStatus {
+export interface EmbeddingStatus {
+  model: string;
+  /** Documents embedded (those without prose count, with no chunks). */
+  documents: number;
+  /** Chunks embedded over those documents. */
+  chunks: number;
+  /** Documents still to embed (extraction first, for PDFs and the like). */
+  pending: number;
+}
+
+/** `model`: the embedder in use, if any. */
+export function indexStatus(db: SqlDatabase, st: Statements, model: string | undefined): IndexStatus {
   return db.read(() => {
     const extracted = { ok: 0, capped: 0, failed: 0 };
     for (const r of st.docTextCounts.all()) if (r.status in extracted) extracted[r.status as keyof typeof extracted] = r.n;
@@ -41,6 +54,11 @@ export function indexStatus(db: SqlDatabase, st: Statements): IndexStatus {
       note: p.note,
       pages: p.pages,
     }));
-    return { queued: st.queueLength.get()?.n ?? 0, extracted, problems };
+    let embedding: EmbeddingStatus | null = null;
+    if (model !== undefined) {
+      const c = st.embedCounts.get(model, model, model)!;
+      embedding = { model, documents: c.done, chunks: c.chunks ?? 0, pending: c.pending };
+    }
+    return { queued: st.queueLength.get()?.n ?? 0, extracted, problems, embedding };
   });
 }

@@ -247,6 +247,11 @@ export function prepareStatements(db: SqlDatabase) {
       `SELECT d.id, (SELECT e.media_type FROM entries e WHERE e.doc_id = d.id ORDER BY e.media_type IS NULL, e.id LIMIT 1) AS media_type
        FROM documents d WHERE d.refs > 0 AND d.id > ? AND NOT EXISTS (SELECT 1 FROM doc_embedded x WHERE x.doc_id = d.id AND x.model = ?) ORDER BY d.id LIMIT ?`,
     ),
+    /** catalog/index-status.ts: documents embedded (and their chunks) and still to embed, for a model. */
+    embedCounts: p<{ done: number; chunks: number | null; pending: number }>(
+      `SELECT (SELECT COUNT(*) FROM doc_embedded WHERE model = ?) AS done, (SELECT SUM(chunks) FROM doc_embedded WHERE model = ?) AS chunks,
+       (SELECT COUNT(*) FROM documents d WHERE d.refs > 0 AND NOT EXISTS (SELECT 1 FROM doc_embedded x WHERE x.doc_id = d.id AND x.model = ?)) AS pending`,
+    ),
     embeddedMark: p('INSERT OR REPLACE INTO doc_embedded(doc_id, model, chunks) SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM documents WHERE id = ?)'),
     vectorAdd: p('INSERT INTO doc_vectors(doc_id, model, n, start, end, scale, vec) SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM documents WHERE id = ?)'),
     vectorsAfter: p<{ id: number; doc_id: number; n: number; start: number; end: number; scale: number; vec: Uint8Array }>(
