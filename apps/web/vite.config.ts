@@ -13,12 +13,13 @@ export default defineConfig({
     // bench.html: the page `pnpm bench browser` drives (same worker, timing hooks).
     rollupOptions: { input: { main: 'index.html', bench: 'bench.html' } },
   },
-  // sqlite-wasm locates its .wasm relative to its own module: it must not be pre-bundled.
+  // sqlite-wasm and onnxruntime-web locate their .wasm relative to their own modules: they
+  // must not be pre-bundled (onnxruntime-web/wasm is one self-contained ES module anyway).
   // The store worker's own dependencies are named here: the dev server does not crawl workers,
   // and one found while a worker runs makes Vite optimize again and reload, failing the
   // worker's imports in flight (a PDF then "fails" to extract).
   optimizeDeps: {
-    exclude: ['@sqlite.org/sqlite-wasm', '@kura/core'],
+    exclude: ['@sqlite.org/sqlite-wasm', '@kura/core', 'onnxruntime-web'],
     include: ['pdfjs-dist', 'pdfjs-dist/build/pdf.worker.mjs', 'pdfjs-dist/legacy/build/pdf.mjs', 'mammoth', 'html-to-text', '@huggingface/tokenizers', 'zod', 'picomatch'].map((d) => `@kura/store > ${d}`),
   },
   server: { host: '127.0.0.1', port: 5173 },

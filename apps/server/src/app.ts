@@ -11,7 +11,7 @@ import rateLimit from '@fastify/rate-limit';
 import fastifyStatic from '@fastify/static';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { Store } from '@kura/store';
+import { MINILM, MODEL_PATH, defaultModelDir, type Store } from '@kura/store';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { parseConfig, type ServerConfig, type ServerConfigInput } from './config.js';
@@ -155,6 +155,12 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
   const webRoot = config.webRoot ?? DEFAULT_WEB_ROOT;
   if (existsSync(join(webRoot, 'index.html'))) {
     await app.register(fastifyStatic, { root: webRoot, prefix: '/', index: 'index.html' });
+    // The demo's store embeds in the browser, from the same model files (hash-checked there too).
+    const modelDir = defaultModelDir();
+    if (existsSync(join(modelDir, 'model.onnx'))) {
+      const files = new Set(Object.keys(MINILM.files).map((f) => `/${f}`));
+      await app.register(fastifyStatic, { root: modelDir, prefix: MODEL_PATH, decorateReply: false, index: false, allowedPath: (path) => files.has(path) });
+    }
   } else {
     app.get('/', { schema: { hide: true } }, async (_request, reply) =>
       reply

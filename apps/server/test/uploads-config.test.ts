@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { defaultModelDir, MINILM } from '@kura/store';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { request } from 'undici';
@@ -124,6 +125,18 @@ describe('the demo at /', () => {
     expect(js.headers['content-type']).toMatch(/javascript/);
     expect((await call(s.url, 'GET', '/../../etc/passwd')).status).toBe(404);
     expect((await call(s.url, 'GET', '/%2e%2e/%2e%2e/etc/passwd')).status).toBe(404);
+    // Beside it, the embedding model's three files (the demo embeds in the browser), and nothing else of that folder.
+    const config = await call(s.url, 'GET', '/models/all-MiniLM-L6-v2-int8/tokenizer_config.json');
+    expect(config.status).toBe(200);
+    expect(createHash('sha256').update(config.body).digest('hex')).toBe(MINILM.files['tokenizer_config.json']);
+    expect((await call(s.url, 'GET', '/models/all-MiniLM-L6-v2-int8/')).status).toBe(404);
+    expect((await call(s.url, 'GET', '/models/all-MiniLM-L6-v2-int8/..%2f..%2fetc%2fpasswd')).status).toBe(404);
+    writeFileSync(join(defaultModelDir(), 'stray.txt'), 'not a model file');
+    try {
+      expect((await call(s.url, 'GET', '/models/all-MiniLM-L6-v2-int8/stray.txt')).status).toBe(404);
+    } finally {
+      rmSync(join(defaultModelDir(), 'stray.txt'));
+    }
   });
 });
 

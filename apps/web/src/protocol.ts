@@ -46,6 +46,11 @@ export interface Added {
   error?: ErrorData;
 }
 
+export type SearchMode = 'keyword' | 'semantic' | 'hybrid';
+
+/** Search by meaning: the local model loading, in use, or not there (and why). */
+export type Semantic = { state: 'loading' } | { state: 'ready'; model: string } | { state: 'unavailable'; reason: string };
+
 /** Sent once the worker listens for calls. */
 export interface Ready {
   type: 'ready';

@@ -147,6 +147,36 @@ describe('the browser demo in Chromium', () => {
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=doc]').length === 4, null, { timeout: 15_000 });
   });
 
+  it('answers a question by meaning (the local model in a worker), with a mode switch and indexing progress', async () => {
+    await addFiles([{ name: 'oil.txt', mimeType: 'text/plain', buffer: Buffer.from('Motor lubricant should be replaced every 8,000 kilometres; check the dipstick monthly.\n') }]);
+    // The server serves the model beside the page; the page says when every document is understood.
+    await page.waitForFunction(() => {
+      const i = document.querySelector('[data-testid=indexing]');
+      return i?.getAttribute('data-state') === 'ready' && i.getAttribute('data-pending') === '0';
+    }, null, { timeout: 60_000 });
+    expect(await page.textContent('[data-testid=indexing]')).toMatch(/all 4 documents searchable by meaning/);
+    const question = 'How often does my automobile require servicing?'; // no word of the document
+    const search = async (mode: string) => {
+      await page.selectOption('[data-testid=search-mode]', mode);
+      await page.fill('[data-testid=search-input]', question);
+      await page.press('[data-testid=search-input]', 'Enter');
+      await ready();
+    };
+    await search('keyword');
+    await page.waitForSelector('[data-testid=empty]');
+    await search('semantic');
+    await page.waitForFunction(() => document.querySelector('[data-testid=doc] button.link')?.textContent === 'oil.txt', null, { timeout: 30_000 });
+    expect(await page.locator('[data-testid=matched-by]').first().textContent()).toBe('matched by meaning');
+    await search('hybrid');
+    await page.waitForFunction(() => document.querySelector('[data-testid=doc] button.link')?.textContent === 'oil.txt', null, { timeout: 30_000 });
+    await shot('03b-search-by-meaning');
+    await page.getByRole('button', { name: 'Clear' }).click();
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=doc]').length === 5, null, { timeout: 15_000 });
+    // The tests after this count the documents above: this one goes again.
+    await page.getByRole('button', { name: 'Delete oil.txt' }).click();
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=doc]').length === 4, null, { timeout: 15_000 });
+  });
+
   it('downloads documents byte for byte; details show the document and edit its tags; the list filters by tag', async () => {
     for (const [path, bytes] of [
       ['notes.txt', Buffer.from(text)],

@@ -21,5 +21,5 @@ export { WasmDatabase, openMemoryDatabase } from './backend/sqlite-wasm.js';
 export * from './errors.js';
 export { dot, normalize, type Embedder } from './semantic/embedder.js';
 export { HashingEmbedderForTests } from './semantic/hashing-embedder.js';
-export { MINILM } from './semantic/minilm.js';
+export { MINILM, MODEL_PATH } from './semantic/minilm.js';
 export { detectMediaType, guessMediaType, sniffMediaType, SNIFF_HEAD } from './media-types.js';

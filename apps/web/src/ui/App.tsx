@@ -2,12 +2,12 @@
 import type { DamagedDocument, GcReport, SnapshotInfo, StoreStats, VerifyReport } from '@kura/store/browser';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { connect, StoreCallError } from '../client.js';
-import type { Added, Progress, WorkerEvent } from '../protocol.js';
+import type { Added, Progress, SearchMode, Semantic, WorkerEvent } from '../protocol.js';
 import type { FileToAdd } from '../worker/store.worker.js';
 import type { SyncReport, SyncTarget } from '../worker/sync.js';
 import { AddPanel } from './AddPanel.js';
 import { Details, type DetailsData } from './Details.js';
-import { Documents, type ListState } from './Documents.js';
+import { Documents, type Indexing, type ListState, type Query } from './Documents.js';
 import { Maintenance } from './Maintenance.js';
 import { Snapshots } from './Snapshots.js';
 import { SyncPanel } from './SyncPanel.js';
@@ -29,6 +29,8 @@ function explain(e: unknown): string {
       return `Sync failed: ${e.message}`;
     case 'INVALID_QUERY':
       return `That search is not valid: ${e.message}`;
+    case 'MODEL_UNAVAILABLE':
+      return `Search by meaning is not available here: ${e.message}. Search by keywords still works.`;
     default:
       return e.message;
   }
@@ -43,7 +45,8 @@ export function App() {
   const [storage, setStorage] = useState<{ usage: number; quota: number; persisted: boolean }>();
   const [progress, setProgress] = useState<Record<string, Progress | undefined>>({});
   const [added, setAdded] = useState<Added[]>([]);
-  const [query, setQuery] = useState({ q: '', tag: '' });
+  const [query, setQuery] = useState<Query>({ q: '', tag: '', mode: 'hybrid' });
+  const [indexing, setIndexing] = useState<Indexing>();
   const [list, setList] = useState<ListState>();
   const [tags, setTags] = useState<{ tag: string; entries: number }[]>([]);
   const [details, setDetails] = useState<DetailsData>();
@@ -101,6 +104,29 @@ export function App() {
     })();
   }, []);
 
+  // What indexing has left (text to extract, documents to embed) and whether the model is
+  // there, asked every second: embedding runs in the background after adds.
+  useEffect(() => {
+    if (!ready) return;
+    let live = true;
+    const ask = () =>
+      store.indexing().then(
+        (i) => live && setIndexing(i),
+        () => undefined,
+      );
+    void ask();
+    const timer = setInterval(ask, 1000);
+    return () => {
+      live = false;
+      clearInterval(timer);
+    };
+  }, [ready, store]);
+
+  // Without the model, searches are by keyword (the other modes would only fail).
+  useEffect(() => {
+    if (indexing?.semantic.state === 'unavailable' && query.mode !== 'keyword') setQuery((q) => ({ ...q, mode: 'keyword' }));
+  }, [indexing?.semantic.state]);
+
   const onAdd = (files: FileToAdd[], t: string[]) =>
     run(async () => {
       setProgress((p) => ({ ...p, add: undefined }));
@@ -108,7 +134,7 @@ export function App() {
       await refresh();
     });
 
-  const onQuery = (q: { q: string; tag: string }) => {
+  const onQuery = (q: Query) => {
     setQuery(q);
     run(() => refresh(q));
   };
@@ -216,7 +242,7 @@ export function App() {
           <div class="grid" aria-busy={busy}>
             <div class="col">
               <AddPanel busy={busy || !ready} progress={progress.add} added={added} onAdd={onAdd} />
-              <Documents list={list} tags={tags} query={query} busy={busy} onQuery={onQuery} onMore={onMore} onOpen={onOpen} onDownload={onDownload} onDelete={onDelete} />
+              <Documents list={list} tags={tags} query={query} indexing={indexing} busy={busy} onQuery={onQuery} onMore={onMore} onOpen={onOpen} onDownload={onDownload} onDelete={onDelete} />
             </div>
             <div class="col side">
               <Totals stats={stats} storage={storage} />

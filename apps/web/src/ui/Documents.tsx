@@ -1,8 +1,56 @@
-/** The document list: search (FTS5, BM25), tag filter, paging, and per-row actions. */
+/**
+ * The document list: search (keyword: FTS5, BM25; by meaning: the local model; hybrid: both),
+ * what background indexing has left, tag filter, paging, and per-row actions.
+ */
 import type { DocumentInfo, SearchHit } from '@kura/store/browser';
 import { useState } from 'preact/hooks';
+import type { SearchMode, Semantic } from '../protocol.js';
 import { DigestCode } from './DigestCode.js';
 import { bytes, when } from './format.js';
+
+export interface Query {
+  q: string;
+  tag: string;
+  mode: SearchMode;
+}
+
+export interface Indexing {
+  semantic: Semantic;
+  queued: number;
+  embedding: { documents: number; chunks: number; pending: number } | null;
+}
+
+const MODES: { mode: SearchMode; label: string }[] = [
+  { mode: 'hybrid', label: 'Words and meaning' },
+  { mode: 'semantic', label: 'Meaning only' },
+  { mode: 'keyword', label: 'Words only' },
+];
+
+/** One line on what indexing has left and whether search by meaning is there. */
+function IndexingLine({ indexing }: { indexing: Indexing | undefined }) {
+  if (!indexing) return null;
+  const { semantic, queued, embedding } = indexing;
+  const parts: string[] = [];
+  if (queued > 0) parts.push(`${queued} change${queued === 1 ? '' : 's'} to index`);
+  if (semantic.state === 'loading') parts.push('loading the model for search by meaning…');
+  else if (semantic.state === 'unavailable') parts.push(`search by meaning is unavailable (${semantic.reason})`);
+  else if (embedding) {
+    const total = embedding.documents + embedding.pending;
+    if (embedding.pending > 0) parts.push(`understanding documents: ${embedding.documents} of ${total}`);
+    else parts.push(total === 0 ? 'search by meaning is ready' : `all ${total} document${total === 1 ? '' : 's'} searchable by meaning`);
+  }
+  const pending = embedding && embedding.pending > 0 && semantic.state === 'ready' ? embedding : undefined;
+  return (
+    <div class="indexing" data-testid="indexing" data-state={semantic.state} data-pending={String((embedding?.pending ?? 0) + queued)}>
+      <p class="muted small">{parts.join(' · ')}</p>
+      {pending ? (
+        <div class="bar" role="progressbar" aria-valuemin={0} aria-valuemax={pending.documents + pending.pending} aria-valuenow={pending.documents} aria-label="Documents understood">
+          <div class="fill" style={{ width: `${(100 * pending.documents) / (pending.documents + pending.pending)}%` }} />
+        </div>
+      ) : null}
+    </div>
+  );
+}
 
 export interface ListState {
   items: (DocumentInfo | SearchHit)[];
@@ -18,9 +66,10 @@ function Snippet({ html }: { html: string }) {
 export function Documents(props: {
   list: ListState | undefined;
   tags: { tag: string; entries: number }[];
-  query: { q: string; tag: string };
+  query: Query;
+  indexing: Indexing | undefined;
   busy: boolean;
-  onQuery: (q: { q: string; tag: string }) => void;
+  onQuery: (q: Query) => void;
   onMore: () => void;
   /** An entry's path, or the digest of one without a path. */
   onOpen: (ref: string) => void;
@@ -41,7 +90,17 @@ export function Documents(props: {
       >
         <label class="inline grow">
           Search
-          <input type="search" name="q" placeholder="words in names, tags, metadata or text" value={q} onInput={(e) => setQ(e.currentTarget.value)} data-testid="search-input" />
+          <input type="search" name="q" placeholder="words, or a question in your own words" value={q} onInput={(e) => setQ(e.currentTarget.value)} data-testid="search-input" />
+        </label>
+        <label class="inline">
+          Match
+          <select value={props.query.mode} onChange={(e) => props.onQuery({ ...props.query, q, mode: e.currentTarget.value as SearchMode })} data-testid="search-mode">
+            {MODES.map(({ mode, label }) => (
+              <option key={mode} value={mode} disabled={mode !== 'keyword' && props.indexing?.semantic.state === 'unavailable'}>
+                {label}
+              </option>
+            ))}
+          </select>
         </label>
         <label class="inline">
           Tag
@@ -68,6 +127,7 @@ export function Documents(props: {
           </button>
         ) : null}
       </form>
+      <IndexingLine indexing={props.indexing} />
       {!props.list ? (
         <p class="muted">Loading…</p>
       ) : props.list.items.length === 0 ? (
@@ -90,6 +150,11 @@ export function Documents(props: {
                   {'createdAt' in d ? ` · ${when(d.createdAt)}` : ''}
                 </span>
                 {'snippet' in d && d.snippet ? <Snippet html={d.snippet} /> : null}
+                {'score' in d && (d.keyword || d.semantic) ? (
+                  <span class="muted small" data-testid="matched-by">
+                    matched by {d.keyword && d.semantic ? 'words and meaning' : d.semantic ? 'meaning' : 'words'}
+                  </span>
+                ) : null}
               </div>
               <div class="doc-actions">
                 <button class="secondary" onClick={() => props.onDownload(d.digest)} aria-label={`Download ${d.path ?? d.digest}`} disabled={props.busy}>

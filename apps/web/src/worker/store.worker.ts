@@ -4,8 +4,8 @@
  * progress events while adds, syncs and verifies run.
  */
 import { CorruptDataError, Sha256 } from '@kura/core';
-import { BrowserStore, type ChunkEvent, type DocumentInfo, type ListResult, type SearchHit } from '@kura/store/browser';
-import { MAP_CELLS, type Added, type Call, type ErrorData, type Progress, type Reply, type WorkerEvent } from '../protocol.js';
+import { BrowserStore, MODEL_PATH, loadMiniLmOnWebWorker, type ChunkEvent, type DocumentInfo, type Embedder, type ListResult, type SearchHit } from '@kura/store/browser';
+import { MAP_CELLS, type Added, type Call, type ErrorData, type Progress, type Reply, type SearchMode, type Semantic, type WorkerEvent } from '../protocol.js';
 import { pull, push, type SyncTarget } from './sync.js';
 
 const STORE = 'default';
@@ -15,11 +15,42 @@ function store(): Promise<BrowserStore> {
   opening ??= BrowserStore.openOpfs(STORE, {
     // The kernel runs on other cores; this worker deduplicates, writes and commits.
     ingestWorker: () => new Worker(new URL('./ingest.worker.ts', import.meta.url), { type: 'module', name: 'kura-ingest' }),
-  }).catch((e) => {
-    opening = undefined; // let a later call try again (e.g. after the other tab closed)
-    throw e;
-  });
+  }).then(
+    (s) => {
+      void withModel(s); // in the background: the store is usable at once
+      return s;
+    },
+    (e) => {
+      opening = undefined; // let a later call try again (e.g. after the other tab closed)
+      throw e;
+    },
+  );
   return opening;
+}
+
+/**
+ * The local model (decision 0036), from the files the Kura server serves beside the page,
+ * run on a worker of its own; loaded once, put in use by every store this worker opens.
+ */
+let semantic: Semantic = { state: 'loading' };
+let model: Promise<Embedder | undefined> | undefined;
+const wired = new WeakSet<BrowserStore>();
+
+async function withModel(s: BrowserStore): Promise<void> {
+  model ??= loadMiniLmOnWebWorker(new URL(MODEL_PATH, self.location.origin).href, () => new Worker(new URL('./embed.worker.ts', import.meta.url), { type: 'module', name: 'kura-embed' })).then(
+    (e) => {
+      semantic = { state: 'ready', model: e.model };
+      return e;
+    },
+    (e: unknown) => {
+      semantic = { state: 'unavailable', reason: (e as Error).message };
+      return undefined;
+    },
+  );
+  const e = await model;
+  if (!e || wired.has(s) || opening === undefined || (await opening) !== s) return; // (an erased store)
+  wired.add(s);
+  s.useEmbedder(e);
 }
 
 const post = (e: WorkerEvent) => (self as unknown as Worker).postMessage(e);
@@ -144,12 +175,13 @@ const api = {
     return outcome;
   },
 
-  async list(query: { q?: string; tag?: string; cursor?: string; limit?: number }): Promise<{ items: (DocumentInfo | SearchHit)[]; nextCursor?: string; search: boolean }> {
+  async list(query: { q?: string; tag?: string; mode?: SearchMode; cursor?: string; limit?: number }): Promise<{ items: (DocumentInfo | SearchHit)[]; nextCursor?: string; search: boolean }> {
     const s = await store();
     const limit = query.limit ?? 50;
     if (query.q?.trim()) {
+      if (query.mode !== 'keyword') await withModel(s); // a search by meaning waits for the model to load (or not)
       const offset = query.cursor ? Number(query.cursor) : 0;
-      const hits = await s.search(query.q, { limit: limit + 1, offset, ...(query.tag ? { tag: query.tag } : {}) });
+      const hits = await s.search(query.q, { limit: limit + 1, offset, ...(query.mode ? { mode: query.mode } : {}), ...(query.tag ? { tag: query.tag } : {}) });
       return { items: hits.slice(0, limit), search: true, ...(hits.length > limit ? { nextCursor: String(offset + limit) } : {}) };
     }
     const page: ListResult = await s.list({ limit, ...(query.tag ? { tag: query.tag } : {}), ...(query.cursor ? { cursor: query.cursor } : {}) });
@@ -157,6 +189,12 @@ const api = {
   },
 
   tags: async () => (await store()).tags(),
+
+  /** Whether search by meaning is there, and what indexing (extraction, embedding) has left. */
+  async indexing(): Promise<{ semantic: Semantic; queued: number; embedding: { documents: number; chunks: number; pending: number } | null }> {
+    const status = await (await store()).indexStatus();
+    return { semantic, queued: status.queued, embedding: status.embedding };
+  },
 
   /** An entry (by path, or by digest: decision 0025), its versions and what deleting it frees. */
   async details(ref: string) {

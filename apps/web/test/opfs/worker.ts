@@ -1,12 +1,13 @@
 /**
  * Runs the PackStore conformance checks against OpfsPackStore, each in a fresh directory; then
- * a whole store in OPFS loses its database and is rebuilt from its log.
+ * a whole store in OPFS loses its database and is rebuilt from its log; text is extracted; the
+ * local model embeds as Node's does.
  */
-import { BrowserStore } from '../../../../packages/store/src/browser/index.js';
+import { BrowserStore, loadMiniLmOnWebWorker } from '../../../../packages/store/src/browser/index.js';
 import { OpfsPackStore } from '../../../../packages/store/src/browser/opfs-packs.js';
 import { packChecks } from '../../../../packages/store/test/conformance/packs.js';
 
-const results: { name: string; error?: string }[] = [];
+const results: { name: string; error?: string; detail?: string }[] = [];
 const root = await navigator.storage.getDirectory();
 let n = 0;
 for (const check of packChecks) {
@@ -78,6 +79,62 @@ try {
   results.push({ name: 'text extracted from PDF, DOCX and HTML' });
 } catch (e) {
   results.push({ name: 'text extracted from PDF, DOCX and HTML', error: (e as Error).stack ?? String(e) });
+}
+/** What the Node side wrote (opfs-conformance.test.ts): its vectors and rankings, and the texts. */
+interface NodeSide {
+  texts: string[];
+  vectors: number[][];
+  docs: { path: string; text: string }[];
+  questions: string[];
+  rankings: Record<'semantic' | 'hybrid', string[][]>;
+}
+
+/**
+ * The model on onnxruntime-web in a worker of its own: vectors within 1e-3 of Node's
+ * (onnxruntime-node), and the same rankings on the same content. Returns what it measured.
+ */
+async function embedsLikeNode(): Promise<string> {
+  const node = (await (await fetch(new URL('./fixtures/semantic.json', import.meta.url))).json()) as NodeSide;
+  // Files that are not the pinned ones are refused (here the dev server's fallback page).
+  const refused = await loadMiniLmOnWebWorker(new URL('fixtures/', self.location.href).href, () => new Worker(new URL('./embed.worker.ts', import.meta.url), { type: 'module' })).then(
+    () => 'loaded',
+    (e: { code?: string; message?: string }) => `${e.code}: ${e.message}`,
+  );
+  if (!/^MODEL_UNAVAILABLE: .*has sha256 [0-9a-f]{64}, not the pinned/.test(refused)) throw new Error(`a folder without the model: ${refused}`);
+  const model = await loadMiniLmOnWebWorker(new URL('fixtures/model/', self.location.href).href, () => new Worker(new URL('./embed.worker.ts', import.meta.url), { type: 'module' }));
+  try {
+    let worst = 0;
+    const t = performance.now();
+    for (let i = 0; i < node.texts.length; i++) {
+      const [v] = await model.embed([node.texts[i]!]);
+      node.vectors[i]!.forEach((x, d) => (worst = Math.max(worst, Math.abs(x - v![d]!))));
+    }
+    const rate = node.texts.length / ((performance.now() - t) / 1000);
+    if (!(worst <= 1e-3)) throw new Error(`a browser vector differs from Node's by ${worst} (> 1e-3)`);
+    const name = `semantic${Date.now()}`;
+    const s = await BrowserStore.openOpfs(name, { init: {} });
+    try {
+      for (const d of node.docs) await s.put(new TextEncoder().encode(d.text), { path: d.path });
+      s.useEmbedder(model);
+      for (const mode of ['semantic', 'hybrid'] as const) {
+        for (let i = 0; i < node.questions.length; i++) {
+          const got = (await s.search(node.questions[i]!, { mode, limit: 10 })).map((h) => h.path);
+          if (JSON.stringify(got) !== JSON.stringify(node.rankings[mode][i])) throw new Error(`${mode} "${node.questions[i]}": browser ${JSON.stringify(got)}, Node ${JSON.stringify(node.rankings[mode][i])}`);
+        }
+      }
+    } finally {
+      await s.close();
+      await BrowserStore.destroy(name);
+    }
+    return `largest difference from Node ${worst.toExponential(2)} over ${node.texts.length} vectors; ${rate.toFixed(1)} texts/s; ${node.questions.length * 2} rankings equal`;
+  } finally {
+    await model.close();
+  }
+}
+try {
+  results.push({ name: 'the model embeds as in Node', detail: await embedsLikeNode() });
+} catch (e) {
+  results.push({ name: 'the model embeds as in Node', error: (e as Error).stack ?? String(e) });
 }
 try {
   await rebuiltFromLog();

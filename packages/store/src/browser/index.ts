@@ -26,6 +26,8 @@ export { OpfsPackStore } from './opfs-packs.js';
 export { BrowserIngestPool } from './ingest-pool.js';
 export { WasmDatabase } from '../backend/sqlite-wasm.js';
 export { scanFiles, type FileInTree } from './snapshot-files.js';
+export { loadMiniLmOnWebWorker } from './embed-away.js';
+export { loadMiniLmWeb } from './minilm-web.js';
 export type { SnapshotReport, SnapshotRunOptions } from '../snapshot-run.js';
 
 /** The database file's name inside the store's SQLite pool. */

@@ -7,19 +7,9 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import type { InferenceSession, Tensor } from 'onnxruntime-node';
 import { ModelUnavailableError } from '../errors.js';
 import type { Embedder } from '../semantic/embedder.js';
-import { MINILM, MiniLmTokenizer, meanPool, type MiniLmFile } from '../semantic/minilm.js';
-
-/**
- * Texts per model call: one. The int8 model quantizes its activations per call (dynamic
- * quantization: one scale over the whole batch, padding included), so a text's vector would
- * depend on what it was batched with — 0.02 apart, measured — and Node and the browser would
- * disagree whenever they batch differently. Alone, it is also faster here (no padding): 43
- * texts of 156 tokens a second against 37-39 in batches of 16, one thread.
- */
-const BATCH = 1;
+import { MINILM, MiniLmEmbedder, MiniLmTokenizer, checkModelFile, type MiniLmFile, type MiniLmRuntime } from '../semantic/minilm.js';
 
 /** Where fetch-model.sh puts the model: $KURA_MODEL_DIR, else ~/.cache/kura/models/all-MiniLM-L6-v2-int8. */
 export function defaultModelDir(): string {
@@ -33,46 +23,8 @@ async function checkedFile(dir: string, name: MiniLmFile): Promise<Buffer> {
   } catch {
     throw new ModelUnavailableError(`the embedding model's ${name} is not in ${dir}: run scripts/fetch-model.sh (or set KURA_MODEL_DIR)`, MINILM.model);
   }
-  const sha = createHash('sha256').update(bytes).digest('hex');
-  if (sha !== MINILM.files[name]) {
-    throw new ModelUnavailableError(`${join(dir, name)} has sha256 ${sha}, not the pinned ${MINILM.files[name]}: refused (run scripts/fetch-model.sh)`, MINILM.model);
-  }
+  checkModelFile(name, bytes, createHash('sha256').update(bytes).digest('hex'), join(dir, name));
   return bytes;
-}
-
-class MiniLmNode implements Embedder {
-  readonly model = MINILM.model;
-  readonly dims = MINILM.dims;
-  readonly maxTokens = MINILM.maxTokens - 2;
-
-  constructor(
-    readonly session: InferenceSession,
-    readonly tensor: typeof Tensor,
-    readonly tokenizer: MiniLmTokenizer,
-  ) {}
-
-  countTokens(text: string): number {
-    return this.tokenizer.countTokens(text);
-  }
-
-  async embed(texts: readonly string[]): Promise<Float32Array[]> {
-    const out: Float32Array[] = [];
-    for (let i = 0; i < texts.length; i += BATCH) {
-      const batch = this.tokenizer.batch(texts.slice(i, i + BATCH));
-      const shape = [batch.size, batch.length];
-      const result = await this.session.run({
-        input_ids: new this.tensor('int64', batch.ids, shape),
-        attention_mask: new this.tensor('int64', batch.mask, shape),
-        token_type_ids: new this.tensor('int64', batch.types, shape),
-      });
-      out.push(...meanPool(result.last_hidden_state!.data as Float32Array, batch));
-    }
-    return out;
-  }
-
-  async close(): Promise<void> {
-    await this.session.release();
-  }
 }
 
 /**
@@ -90,7 +42,19 @@ export async function loadMiniLm(dir: string = defaultModelDir(), options: { thr
     const ort = await import('onnxruntime-node');
     const session = await ort.InferenceSession.create(model, { intraOpNumThreads: options.threads ?? 1, interOpNumThreads: 1, graphOptimizationLevel: 'all' });
     const tokenizer = new MiniLmTokenizer(JSON.parse(tokenizerJson.toString('utf8')), JSON.parse(tokenizerConfig.toString('utf8')));
-    return new MiniLmNode(session, ort.Tensor, tokenizer);
+    const runtime: MiniLmRuntime = {
+      async run(batch) {
+        const shape = [batch.size, batch.length];
+        const result = await session.run({
+          input_ids: new ort.Tensor('int64', batch.ids, shape),
+          attention_mask: new ort.Tensor('int64', batch.mask, shape),
+          token_type_ids: new ort.Tensor('int64', batch.types, shape),
+        });
+        return result.last_hidden_state!.data as Float32Array;
+      },
+      release: () => session.release(),
+    };
+    return new MiniLmEmbedder(runtime, tokenizer);
   } catch (e) {
     throw new ModelUnavailableError(`the embedding model could not be loaded: ${(e as Error).message}`, MINILM.model);
   }
