@@ -1,9 +1,10 @@
 /**
- * The local embedding model for commands that search (decision 0036): loaded when installed
- * (scripts/fetch-model.sh), so search is hybrid by default; without it, keyword search — unless
- * semantic or hybrid was asked for by name, which then fails MODEL_UNAVAILABLE.
+ * The embedder for commands that search (decision 0036): an OpenAI-compatible endpoint when
+ * KURA_EMBED_URL names one, else the local model when installed (scripts/fetch-model.sh), so
+ * search is hybrid by default; without either, keyword search — unless semantic or hybrid was
+ * asked for by name, or an endpoint was configured, which then fail MODEL_UNAVAILABLE.
  */
-import { loadMiniLmOnWorker, ModelUnavailableError, type Embedder } from '@kura/store';
+import { configuredEmbedder, embedEndpointConfigured, ModelUnavailableError, type Embedder } from '@kura/store';
 import { usage } from './exit.js';
 
 export type Mode = 'keyword' | 'semantic' | 'hybrid';
@@ -18,9 +19,9 @@ export function parseMode(mode: string | undefined): Mode | undefined {
 export async function embedderFor(mode: Mode | undefined): Promise<Embedder | undefined> {
   if (mode === 'keyword') return undefined;
   try {
-    return await loadMiniLmOnWorker();
+    return await configuredEmbedder();
   } catch (e) {
-    if (mode === undefined && e instanceof ModelUnavailableError) return undefined;
+    if (mode === undefined && !embedEndpointConfigured() && e instanceof ModelUnavailableError) return undefined;
     throw e;
   }
 }

@@ -1,10 +1,13 @@
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { loadMiniLm } from '../../store/src/node/minilm-node.js';
 import { makeDocx, makeHtml, makePdf } from '../../store/test/helpers/documents.js';
+import { startEmbeddingServer } from '../../store/test/helpers/embedding-server.js';
 
 const BIN = fileURLToPath(new URL('../bin/kura.js', import.meta.url));
 
@@ -104,6 +107,31 @@ describe('kura search', () => {
     expect(spawnSync(process.execPath, [BIN, 'search', '--store', store, 'dipstick'], { env }).stdout.toString()).toContain('oil.txt');
     expect(JSON.parse(spawnSync(process.execPath, [BIN, 'index', '--store', store, '--json'], { env }).stdout.toString()).embedding).toBeNull();
     expect(spawnSync(process.execPath, [BIN, 'index', '--store', store], { env }).stdout.toString()).toMatch(/embedded {4}- \(no embedding model installed/);
+  });
+
+  it('with KURA_EMBED_URL, searches by meaning through an OpenAI-compatible endpoint; one that is down fails loudly', { timeout: 60_000 }, async () => {
+    const { store, root } = setup();
+    writeFileSync(join(root, 'oil.txt'), 'Motor lubricant should be replaced every 8,000 kilometres; check the dipstick monthly.\n');
+    expect(kura(['add', '--store', store, 'oil.txt'], root).code).toBe(0);
+    const model = await loadMiniLm();
+    const endpoint = await startEmbeddingServer(model, { model: 'minilm', key: 'sk-cli-test' });
+    // (asynchronous: the endpoint answers from this process)
+    const run = (args: string[], env: NodeJS.ProcessEnv) => promisify(execFile)(process.execPath, [BIN, ...args], { env: { ...process.env, ...env } }).catch((e: { code: number; stdout: string; stderr: string }) => e);
+    const env = { KURA_EMBED_URL: endpoint.url, KURA_EMBED_MODEL: 'minilm', KURA_EMBED_API_KEY: 'sk-cli-test' };
+    try {
+      const r = await run(['search', '--store', store, '--mode', 'semantic', '--json', 'What maintenance does my automobile require?'], env);
+      expect(JSON.parse(r.stdout.split('\n')[0]!)).toMatchObject({ path: 'oil.txt', semantic: { rank: 1 } });
+      expect(endpoint.requests.some((q) => q.authorization === 'Bearer sk-cli-test')).toBe(true);
+      const status = JSON.parse((await run(['index', '--store', store, '--json'], env)).stdout);
+      expect(status.embedding).toMatchObject({ model: 'openai-compatible:minilm:384', pending: 0 });
+    } finally {
+      await endpoint.close();
+      await model.close();
+    }
+    const down = await run(['search', '--store', store, 'dipstick'], { ...env, KURA_EMBED_URL: endpoint.url }); // closed now
+    expect((down as { code: number }).code).toBe(1);
+    expect(down.stderr).toMatch(/^kura: the embedding endpoint http:\/\/127\.0\.0\.1:\d+\/v1\/embeddings failed 4 times: ECONNREFUSED \[MODEL_UNAVAILABLE\]\n$/);
+    expect(down.stderr).not.toContain('sk-cli-test');
   });
 
   it('a malformed query is a usage error (exit 2) in one line', () => {

@@ -22,4 +22,5 @@ export * from './errors.js';
 export { dot, normalize, type Embedder } from './semantic/embedder.js';
 export { HashingEmbedderForTests } from './semantic/hashing-embedder.js';
 export { MINILM, MODEL_PATH } from './semantic/minilm.js';
+export { loadHttpEmbedder, type HttpEmbedderOptions } from './semantic/http-embedder.js';
 export { detectMediaType, guessMediaType, sniffMediaType, SNIFF_HEAD } from './media-types.js';

@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { DB_FILE, loadMiniLmOnWorker, ModelUnavailableError, Store, type Embedder } from '@kura/store';
+import { configuredEmbedder, DB_FILE, ModelUnavailableError, Store, type Embedder } from '@kura/store';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 
@@ -19,11 +19,14 @@ export async function openOrCreate(dir: string): Promise<Store> {
   return existsSync(join(dir, DB_FILE)) ? Store.open(dir) : Store.init(dir);
 }
 
-/** The local model for `semantic` (config.ts): loaded for `on`, for `auto` when installed. */
+/**
+ * The embedder for `semantic` (config.ts): KURA_EMBED_URL's endpoint, else the local model;
+ * loaded for `on` (or the server does not start), for `auto` when it loads.
+ */
 async function embedder(semantic: 'on' | 'auto' | 'off', app: FastifyInstance): Promise<Embedder | undefined> {
   if (semantic === 'off') return undefined;
   try {
-    return await loadMiniLmOnWorker();
+    return await configuredEmbedder();
   } catch (e) {
     if (semantic === 'auto' && e instanceof ModelUnavailableError) {
       app.log.warn({ err: e.message }, 'semantic search is off: no embedding model');

@@ -30,6 +30,7 @@ export { openSqlite } from './sqlite.js';
 export { DB_FILE } from './backends.js';
 export { defaultModelDir, loadMiniLm } from './minilm-node.js';
 export { loadMiniLmOnWorker } from './embed-away.js';
+export { configuredEmbedder, embedEndpointConfigured } from './configured-embedder.js';
 export { WORKER_PUT_MIN, openRegularFile, type FilePutOutcome, type FileToPut } from './put-many.js';
 export type { RebuildReport } from './rebuild.js';
 export type { SnapshotOptions, SnapshotReport } from './snapshot-run.js';
