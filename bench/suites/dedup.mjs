@@ -15,12 +15,12 @@ import { Store } from '@kura/store';
 import { target } from '../lib/report.mjs';
 
 const CACHE = fileURLToPath(new URL('../.cache/corpus/', import.meta.url));
-const RELEASES = ['5.4.5', '5.5.4', '5.6.3', '5.7.3', '5.8.3'];
+export const RELEASES = ['5.4.5', '5.5.4', '5.6.3', '5.7.3', '5.8.3'];
 const MiB = 1024 * 1024;
 const log = (msg) => process.stderr.write(`[dedup] ${msg}\n`);
 
-/** The unpacked release, fetched and extracted once. */
-function release(version) {
+/** The unpacked release, fetched and extracted once (the search suite measures a store of them too). */
+export function release(version) {
   const dir = join(CACHE, `typescript-${version}`);
   if (existsSync(join(dir, 'package', 'package.json'))) return dir;
   mkdirSync(dir, { recursive: true });
@@ -30,7 +30,7 @@ function release(version) {
   return dir;
 }
 
-function filesOf(dir) {
+export function filesOf(dir) {
   return readdirSync(dir, { recursive: true, withFileTypes: true })
     .filter((e) => e.isFile())
     .map((e) => join(e.parentPath, e.name))
@@ -38,7 +38,7 @@ function filesOf(dir) {
 }
 
 const sizeOf = (files) => files.reduce((n, f) => n + statSync(f).size, 0);
-const dirSize = (dir) => filesOf(dir).reduce((n, f) => n + statSync(f).size, 0);
+export const dirSize = (dir) => filesOf(dir).reduce((n, f) => n + statSync(f).size, 0);
 
 export async function run({ full = false } = {}) {
   const versions = RELEASES.slice(0, full ? 5 : 3);
@@ -83,12 +83,13 @@ function row(group, impl, bytes, seconds, extra) {
   };
 }
 
-function restic(root, dirs, total) {
+/** `restic backup` of each of `dirs` into a new repository under `root`: its size and time, or why not. */
+export function resticBackup(root, dirs) {
   let version;
   try {
     version = execFileSync('restic', ['version'], { encoding: 'utf8' }).trim();
   } catch {
-    return [{ family: 'dedup', group: 'restic', impl: 'restic backup', size: total, unavailable: 'restic not installed (apt-get install restic)' }];
+    return { unavailable: 'restic not installed (apt-get install restic)' };
   }
   const repo = join(root, 'restic');
   const env = { ...process.env, RESTIC_PASSWORD: 'bench', RESTIC_REPOSITORY: repo, RESTIC_CACHE_DIR: join(root, 'restic-cache') };
@@ -96,9 +97,14 @@ function restic(root, dirs, total) {
   const started = performance.now();
   for (const d of dirs) execFileSync('restic', ['backup', '-q', '--compression', 'auto', d], { env, maxBuffer: 1 << 24 });
   const seconds = (performance.now() - started) / 1000;
-  const stored = dirSize(repo);
-  log(`restic: stored ${(stored / MiB).toFixed(1)} MiB, ${(total / 1e6 / seconds).toFixed(0)} MB/s`);
-  return [row('restic (its own chunker, avg ~1 MiB)', 'restic backup', total, seconds, { stored, version })];
+  return { stored: dirSize(repo), seconds, version };
+}
+
+function restic(root, dirs, total) {
+  const r = resticBackup(root, dirs);
+  if (r.unavailable) return [{ family: 'dedup', group: 'restic', impl: 'restic backup', size: total, unavailable: r.unavailable }];
+  log(`restic: stored ${(r.stored / MiB).toFixed(1)} MiB, ${(total / 1e6 / r.seconds).toFixed(0)} MB/s`);
+  return [row('restic (its own chunker, avg ~1 MiB)', 'restic backup', total, r.seconds, { stored: r.stored, version: r.version })];
 }
 
 export const families = {

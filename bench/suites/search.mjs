@@ -7,7 +7,9 @@
  * semantic and hybrid search on the labelled set written for Kura; embedding texts/s; and
  * semantic and hybrid query latency over the 10,000 documents carrying 10,000 and 100,000
  * chunk vectors (synthetic rows, real queries: the model embeds each query, the scan reads
- * every row, keyword search and fusion run as in use).
+ * every row, keyword search and fusion run as in use); puts and snapshots beside background
+ * embedding (search/beside.mjs). Always: text extraction pages/s (search/extraction.mjs) and
+ * the store's size on disk against restic's repository of the same trees (search/footprint.mjs).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -17,6 +19,9 @@ import { Store, loadMiniLmOnWorker, quantize, normalize } from '@kura/store';
 import { textLike } from '../lib/data.mjs';
 import { closedLoop } from '../lib/loop.mjs';
 import { find, target } from '../lib/report.mjs';
+import { besideEmbedding, besideFamily } from './search/beside.mjs';
+import { extraction, extractionFamily } from './search/extraction.mjs';
+import { footprint, footprintFamily } from './search/footprint.mjs';
 
 const DOCS = 10_000;
 const log = (msg) => process.stderr.write(`[search] ${msg}\n`);
@@ -71,15 +76,18 @@ export async function run({ full = false } = {}) {
     } catch (e) {
       log(`no embedding model (${e.message}): semantic figures skipped`);
     }
-    if (model) {
-      try {
+    try {
+      if (model) {
         rows.push(...(await quality(root, model)), await embedRate(model));
         rows.push(...(await semanticLatency(store, join(root, 's'), model, full)));
-      } finally {
-        await store.close();
-        await model.close();
       }
-    } else await store.close();
+      rows.push(...(await extraction(root, full, log)));
+      rows.push(...(await footprint(root, model, log)));
+      if (model) rows.push(...(await besideEmbedding(root, model, full, log)));
+    } finally {
+      await store.close();
+      await model?.close();
+    }
     return rows;
   } finally {
     rmSync(root, { recursive: true, force: true });
@@ -175,6 +183,9 @@ async function semanticLatency(store, dir, model, full) {
 const f3 = (x) => x.toFixed(3);
 
 export const families = {
+  extraction: extractionFamily,
+  footprint: footprintFamily,
+  beside: besideFamily,
   quality: {
     title: 'retrieval quality on the labelled set (test/fixtures/retrieval-set.json: 10 documents; meaning-only questions share no word with any document)',
     ratio: () => undefined,
@@ -213,6 +224,18 @@ export function targets(rows) {
   if (all('hybrid') && all('keyword') && all('semantic')) {
     const h = all('hybrid').ndcg;
     out.push(target('all: hybrid nDCG@10 >= keyword and >= semantic', h / Math.max(all('keyword').ndcg, all('semantic').ndcg), 1, { detail: `hybrid ${f3(h)}, keyword ${f3(all('keyword').ndcg)}, semantic ${f3(all('semantic').ndcg)}` }));
+  }
+  const kura = rows.find((r) => r.family === 'footprint' && r.impl === 'kura store directory' && !r.unavailable);
+  const restic = rows.find((r) => r.family === 'footprint' && r.impl === 'restic repository' && !r.unavailable);
+  out.push(target('store directory <= 1.5x restic repository, same trees (restic / kura >= 0.67)', kura && restic ? restic.stored / kura.stored : undefined, 1 / 1.5, {
+    detail: kura && restic ? `kura ${(kura.stored / 2 ** 20).toFixed(1)} MiB = ${(kura.stored / restic.stored).toFixed(2)}x restic ${(restic.stored / 2 ** 20).toFixed(1)} MiB` : '',
+    missing: 'corpus or restic unavailable',
+  }));
+  const beside = (group, impl) => rows.filter((r) => r.family === 'beside' && r.group.startsWith(group) && r.impl === impl).reduce((a, r) => a + r.opsPerSec, 0);
+  for (const [group, label] of [['1 KiB puts', 'puts/s'], ['snapshot', 'snapshots/s']]) {
+    const w = beside(group, 'embedding in the background');
+    const wo = beside(group, 'no embedder');
+    if (w && wo) out.push(target(`${group} beside background embedding within noise (>= 0.9x without an embedder)`, w / wo, 0.9, { detail: `${label} summed over rounds: ${w.toFixed(1)} with, ${wo.toFixed(1)} without` }));
   }
   const hybrid100k = find(rows, { family: 'semantic', chunks: 100_000, mode: 'hybrid' });
   if (hybrid100k) out.push(target('hybrid p99 < 50 ms at 100,000 chunks', 50 / hybrid100k.p99, 1, { detail: `p99 ${hybrid100k.p99.toFixed(1)} ms, p50 ${hybrid100k.p50.toFixed(1)} ms` }));

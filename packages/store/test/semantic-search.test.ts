@@ -99,6 +99,18 @@ describe('index status', () => {
     expect(heard.at(-1)!).toBeLessThanOrEqual(total);
   });
 
+  it('embeds untyped documents as prose unless their path names another type: code is keyword search\'s', async () => {
+    const { store } = await newStore();
+    store.useEmbedder(new HashingEmbedderForTests());
+    await store.put(enc('export function add(a, b) { return a + b; } // adds two numbers'), { path: 'src/add.js' });
+    await store.put(enc('Buy milk and call the plumber about the leaking tap.'), { path: 'notes/todo' });
+    await store.put(enc('# Read me\n\nThis project adds numbers.'), { path: 'README.md' });
+    await store.put(enc('A pathless note about gardening.'));
+    const e = (await store.indexStatus({ wait: true })).embedding!;
+    expect(e).toMatchObject({ documents: 4, chunks: 3, pending: 0 });
+    expect((await store.search('plumber tap', { mode: 'semantic' })).map((h) => h.path)).not.toContain('src/add.js');
+  });
+
   it('says null for embedding when no embedder is in use', async () => {
     const store = await labelledStore();
     expect((await store.indexStatus({ wait: true })).embedding).toBeNull();

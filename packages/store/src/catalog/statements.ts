@@ -243,8 +243,9 @@ export function prepareStatements(db: SqlDatabase) {
     docTextDelete: p('DELETE FROM doc_text WHERE doc_id = ?'),
 
     /** semantic/embed-job.ts: documents still to embed for a model, with a media type an entry gives them. */
-    embedPending: p<{ id: number; media_type: string | null }>(
-      `SELECT d.id, (SELECT e.media_type FROM entries e WHERE e.doc_id = d.id ORDER BY e.media_type IS NULL, e.id LIMIT 1) AS media_type
+    embedPending: p<{ id: number; media_type: string | null; path: string | null }>(
+      `SELECT d.id, (SELECT e.media_type FROM entries e WHERE e.doc_id = d.id ORDER BY e.media_type IS NULL, e.id LIMIT 1) AS media_type,
+              (SELECT e.path FROM entries e WHERE e.doc_id = d.id AND e.path IS NOT NULL ORDER BY e.id LIMIT 1) AS path
        FROM documents d WHERE d.refs > 0 AND d.id > ? AND NOT EXISTS (SELECT 1 FROM doc_embedded x WHERE x.doc_id = d.id AND x.model = ?) ORDER BY d.id LIMIT ?`,
     ),
     /** catalog/index-status.ts: documents embedded (and their chunks) and still to embed, for a model. */

@@ -1,6 +1,6 @@
 /**
  * Background embedding (decision 0036): every document with prose text — extracted (PDF, DOCX,
- * HTML) or of a prose media type, or untyped text — is cut into chunks of ~200 tokens and each
+ * HTML) or of a prose media type, or untyped text whose path does not name another type — is cut into chunks of ~200 tokens and each
  * chunk embedded, once per document and model; vectors and a "done" mark are written per
  * document, so the work resumes where it stopped. Like the indexer it waits for writes to
  * pause and stops for a put; `drain` (a semantic search) finishes it.
@@ -10,6 +10,7 @@ import type { Reader } from '../bytes/read.js';
 import { nextTurn } from '../breather.js';
 import { documentBody } from '../catalog/doc-text.js';
 import type { Statements } from '../catalog/statements.js';
+import { guessMediaType } from '../media-types.js';
 import { chunkText, type TextChunk } from './chunk-text.js';
 import type { Embedder } from './embedder.js';
 import { quantize } from './vectors.js';
@@ -92,7 +93,7 @@ export class EmbedJob {
     for (;;) {
       const docs = this.db.read(() => this.st.embedPending.all(after, model, PENDING_READ));
       if (docs.length === 0) return true;
-      for (const { id, media_type } of docs) {
+      for (const { id, media_type, path } of docs) {
         after = id;
         if (this.#stopped) return true;
         if (this.#urgent === 0 && this.busy()) {
@@ -104,7 +105,8 @@ export class EmbedJob {
         const extracted = this.st.docTextGet.get(id) !== undefined;
         const body = await documentBody(this.reader, this.st, doc, media_type, EMBED_TEXT_MAX);
         if ('extract' in body) continue; // the indexer extracts it first; embedded after
-        const text = isProse(media_type, extracted) ? body.text : '';
+        // Untyped (a library put, an upload without a type): the path's extension says (`.js` is code).
+        const text = isProse(media_type ?? (path === null ? undefined : guessMediaType(path)) ?? null, extracted) ? body.text : '';
         const chunks = text.trim() ? chunkText(text, (s) => this.embedder.countTokens(s), CHUNK_TOKENS, CHUNKS_MAX) : [];
         const vectors: Float32Array[] = [];
         for (const c of chunks) {
