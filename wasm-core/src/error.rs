@@ -19,6 +19,8 @@ pub enum Error {
     InvalidState,
     /// zstd failed while compressing (out of memory in practice).
     CompressFailed,
+    /// Vector rows or a query whose length does not fit the rows' dimensions.
+    InvalidShape,
 }
 
 impl Error {
@@ -32,6 +34,7 @@ impl Error {
             Error::FrameTooShort => 5,
             Error::InvalidState => 6,
             Error::CompressFailed => 7,
+            Error::InvalidShape => 8,
         }
     }
 }
@@ -46,6 +49,7 @@ impl fmt::Display for Error {
             Error::FrameTooShort => write!(f, "zstd frame is shorter than the expected raw length"),
             Error::InvalidState => write!(f, "operation on a finished or unknown handle"),
             Error::CompressFailed => write!(f, "zstd compression failed"),
+            Error::InvalidShape => write!(f, "vectors of the wrong length for the rows' dimensions"),
         }
     }
 }

@@ -18,6 +18,7 @@ use crate::codec::Codec;
 use crate::error::Error;
 use crate::hash::{Blake3, Sha256, blake3, sha256};
 use crate::ingest::Ingest;
+use crate::rows::Rows;
 
 thread_local! {
     static INPUT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
@@ -352,5 +353,65 @@ pub unsafe extern "C" fn kura_ingest_digest(h: *mut IngestHandle) -> *const u8 {
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn kura_ingest_free(h: *mut IngestHandle) {
+    drop(unsafe { Box::from_raw(h) });
+}
+
+// ---- vector rows (semantic search's scan) ---------------------------------------------
+
+/// Rows of `dims` int8 values; 0 (and `kura_last_error`) for a width `Rows::new` refuses.
+#[unsafe(no_mangle)]
+pub extern "C" fn kura_rows_new(dims: u32) -> *mut Rows {
+    match Rows::new(dims as usize) {
+        Ok(rows) => into_handle(rows),
+        Err(e) => {
+            fail(e);
+            std::ptr::null_mut()
+        }
+    }
+}
+
+/// Appends `count` rows from the input region: `count * dims` int8 values, then `count` f32
+/// scales (little-endian). Returns the rows held, or `-code`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kura_rows_push(h: *mut Rows, count: u32, len: u32) -> i32 {
+    let rows = unsafe { handle(h) };
+    with_input(len, |input| {
+        let values = input.len().saturating_sub(count as usize * 4);
+        let (data, scales) = input.split_at(values);
+        let data: Vec<i8> = data.iter().map(|&b| b as i8).collect();
+        let scales: Vec<f32> = scales.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+        match rows.push(&data, &scales) {
+            Ok(()) => rows.len() as i32,
+            Err(e) => fail(e),
+        }
+    })
+}
+
+/// Scores every row against the query in the input region (`dims` f32, little-endian) into the
+/// output region (one f32 per row, row order). Returns the row count, or `-code`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kura_rows_scores(h: *mut Rows, len: u32) -> i32 {
+    let rows = unsafe { handle(h) };
+    let query: Vec<f32> = with_input(len, |input| input.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect());
+    OUT.with_borrow_mut(|out| {
+        let mut scores = Vec::new();
+        match rows.scores(&query, &mut scores) {
+            Ok(()) => {
+                out.clear();
+                out.extend(scores.iter().flat_map(|s| s.to_le_bytes()));
+                scores.len() as i32
+            }
+            Err(e) => fail(e),
+        }
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kura_rows_clear(h: *mut Rows) {
+    unsafe { handle(h) }.clear();
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kura_rows_free(h: *mut Rows) {
     drop(unsafe { Box::from_raw(h) });
 }

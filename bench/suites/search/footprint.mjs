@@ -71,8 +71,8 @@ export const footprintFamily = {
   ratio: () => undefined,
   extra: [
     { header: 'stored', value: (r) => r.stored && `${(r.stored / MiB).toFixed(1)} MiB` },
-    { header: 'database', value: (r) => r.database !== undefined && `${(r.database / MiB).toFixed(1)} MiB` },
-    { header: 'packs', value: (r) => r.packs !== undefined && `${(r.packs / MiB).toFixed(1)} MiB` },
+    { header: 'database', value: (r) => (r.database === undefined ? '' : `${(r.database / MiB).toFixed(1)} MiB`) },
+    { header: 'packs', value: (r) => (r.packs === undefined ? '' : `${(r.packs / MiB).toFixed(1)} MiB`) },
     { header: 'chunks embedded', value: (r) => r.chunks },
   ],
 };

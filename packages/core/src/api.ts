@@ -35,3 +35,4 @@ export {
   type DocumentHasherChoice,
 } from './ingest.js';
 export { pieces, type ByteSource } from './source.js';
+export { VectorRows } from './vectors.js';

@@ -48,6 +48,12 @@ export interface KuraWasmExports {
   kura_ingest_records(h: number): number;
   kura_ingest_digest(h: number): number;
   kura_ingest_free(h: number): void;
+
+  kura_rows_new(dims: number): number;
+  kura_rows_push(h: number, count: number, len: number): number;
+  kura_rows_scores(h: number, len: number): number;
+  kura_rows_clear(h: number): void;
+  kura_rows_free(h: number): void;
 }
 
 /** Error codes of wasm-core/src/error.rs. */
@@ -59,4 +65,5 @@ export const WASM_ERROR = {
   frameTooShort: 5,
   invalidState: 6,
   compressFailed: 7,
+  invalidShape: 8,
 } as const;

@@ -97,6 +97,8 @@ export function wasmError(code: number, what: string): KuraError {
       return new CorruptDataError(`${what}: zstd frame is shorter than the expected length`, 'too-short');
     case WASM_ERROR.invalidState:
       return new InvalidStateError(`${what}: already finished`);
+    case WASM_ERROR.invalidShape:
+      return new InvalidInputError(`${what}: vectors of the wrong length for the rows' dimensions`, 'vectors');
     default:
       return new InternalError(`${what}: wasm core error ${code}`);
   }

@@ -45,6 +45,7 @@ export class SemanticSearch {
       if (this.index.count + added !== n) {
         into = new VectorIndex(this.embedder.dims);
         rows = this.st.vectorsAfter.all(model, 0);
+        this.index.dispose();
         this.index = into;
       }
       for (const r of rows) into.add(r.doc_id, r.n, r.start, r.end, r.scale, new Int8Array(r.vec.buffer, r.vec.byteOffset, r.vec.byteLength));

@@ -1,10 +1,10 @@
 /**
  * Vectors as stored and searched (decision 0036): each chunk's L2-normalised vector quantized
  * to int8 with one scale per row (388 bytes for 384 dimensions instead of 1,536), and an
- * exact scan that scores every row against the query in f32 (only the stored side is
- * quantized): the same code, and so the same ranking, in Node and in a browser.
+ * exact scan of every row in the wasm core (decision 0037): the same module, and so the same
+ * ranking, in Node and in a browser.
  */
-import { InvalidInputError } from '@kura/core';
+import { VectorRows } from '@kura/core';
 
 /** int8 values and the scale that gives them back: v[i] ≈ q[i] * scale. */
 export function quantize(v: Float32Array): { scale: number; q: Int8Array } {
@@ -26,46 +26,52 @@ export interface ChunkHit {
   score: number;
 }
 
-/** Rows held in memory for scanning, grown as rows are added (by increasing row id). */
+/**
+ * Rows held for scanning, grown as rows are added (by increasing row id): their values and
+ * scales in the wasm core (VectorRows: an exact integer scan, SIMD128), what each row is here.
+ */
 export class VectorIndex {
   #docs = new Int32Array(1024);
   #chunks = new Int32Array(1024 * 3); // n, start, end
-  #scales = new Float32Array(1024);
-  #data: Int8Array;
-  #rows = 0;
+  readonly #rows: VectorRows;
+  /** Rows added since the last scan, handed to the core in one push before the next. */
+  #pendingValues: Int8Array;
+  #pendingScales = new Float32Array(256);
+  #pending = 0;
+  #count = 0;
   /** The highest row id loaded, and how many rows the table had then (a delete changes it). */
   lastRow = 0;
   count = 0;
 
   constructor(readonly dims: number) {
-    // The scan sums four lanes at a time (top): every model here has 384 or 768 dimensions.
-    if (!Number.isInteger(dims) || dims <= 0 || dims % 4 !== 0) throw new InvalidInputError(`vectors of ${dims} dimensions: a positive multiple of 4 is needed`, 'dims');
-    this.#data = new Int8Array(1024 * dims);
+    this.#rows = new VectorRows(dims); // (refuses widths the core cannot scan)
+    this.#pendingValues = new Int8Array(256 * dims);
   }
 
   get size(): number {
-    return this.#rows;
+    return this.#count;
   }
 
   add(docId: number, n: number, start: number, end: number, scale: number, q: Int8Array): void {
-    if (this.#rows === this.#scales.length) this.#grow();
-    const r = this.#rows++;
+    if (this.#count === this.#docs.length) {
+      this.#docs = grown(this.#docs, (k) => new Int32Array(k));
+      this.#chunks = grown(this.#chunks, (k) => new Int32Array(k));
+    }
+    if (this.#pending === this.#pendingScales.length) {
+      this.#pendingScales = grown(this.#pendingScales, (k) => new Float32Array(k));
+      this.#pendingValues = grown(this.#pendingValues, (k) => new Int8Array(k));
+    }
+    const r = this.#count++;
     this.#docs[r] = docId;
     this.#chunks.set([n, start, end], r * 3);
-    this.#scales[r] = scale;
-    this.#data.set(q.subarray(0, this.dims), r * this.dims);
+    this.#pendingScales[this.#pending] = scale;
+    this.#pendingValues.set(q.subarray(0, this.dims), this.#pending * this.dims);
+    this.#pending++;
   }
 
-  #grow(): void {
-    const grow = <T extends Int32Array | Float32Array | Int8Array>(a: T, make: (n: number) => T): T => {
-      const b = make(a.length * 2);
-      b.set(a);
-      return b;
-    };
-    this.#docs = grow(this.#docs, (n) => new Int32Array(n));
-    this.#chunks = grow(this.#chunks, (n) => new Int32Array(n));
-    this.#scales = grow(this.#scales, (n) => new Float32Array(n));
-    this.#data = grow(this.#data, (n) => new Int8Array(n));
+  /** Frees the rows in the core (a replaced index is let go). */
+  dispose(): void {
+    this.#rows.dispose();
   }
 
   /**
@@ -74,8 +80,11 @@ export class VectorIndex {
    * `keep` refuses are passed over.
    */
   top(query: Float32Array, k: number, keep: (docId: number) => boolean = () => true): ChunkHit[] {
-    const d = this.dims;
-    const data = this.#data;
+    if (this.#pending > 0) {
+      this.#rows.push(this.#pendingValues.subarray(0, this.#pending * this.dims), this.#pendingScales.subarray(0, this.#pending));
+      this.#pending = 0;
+    }
+    const scores = this.#count > 0 ? this.#rows.scores(query) : new Float32Array(0);
     const docs = this.#docs;
     // A document's rows are consecutive (the embed job writes them in one transaction): its best
     // row is found per run of rows, and the map is touched once a run, not once a row (100,000
@@ -89,21 +98,8 @@ export class VectorIndex {
       const seen = best.get(runDoc);
       if (!seen || runScore > seen.score || (runScore === seen.score && runRow < seen.row)) best.set(runDoc, { row: runRow, score: runScore });
     };
-    for (let r = 0; r < this.#rows; r++) {
-      // Four sums, one per lane of four: ~25% faster than one running sum here (V8 keeps them
-      // in registers); the order is fixed, so every platform gets the same score.
-      let a = 0;
-      let b = 0;
-      let c = 0;
-      let e = 0;
-      const at = r * d;
-      for (let i = 0; i < d; i += 4) {
-        a += query[i]! * data[at + i]!;
-        b += query[i + 1]! * data[at + i + 1]!;
-        c += query[i + 2]! * data[at + i + 2]!;
-        e += query[i + 3]! * data[at + i + 3]!;
-      }
-      const s = (a + b + c + e) * this.#scales[r]!;
+    for (let r = 0; r < this.#count; r++) {
+      const s = scores[r]!;
       const doc = docs[r]!;
       if (doc !== runDoc) {
         closeRun();
@@ -127,19 +123,10 @@ export class VectorIndex {
   }
 }
 
-/** The score `top` gives a row: the query against the int8 row, in four lanes, times its scale. */
-export function rowScore(query: Float32Array, q: Int8Array, scale: number): number {
-  let a = 0;
-  let b = 0;
-  let c = 0;
-  let e = 0;
-  for (let i = 0; i < q.length; i += 4) {
-    a += query[i]! * q[i]!;
-    b += query[i + 1]! * q[i + 1]!;
-    c += query[i + 2]! * q[i + 2]!;
-    e += query[i + 3]! * q[i + 3]!;
-  }
-  return (a + b + c + e) * Math.fround(scale);
+function grown<T extends Int32Array | Float32Array | Int8Array>(a: T, make: (n: number) => T): T {
+  const b = make(a.length * 2);
+  b.set(a);
+  return b;
 }
 
 /** Reciprocal rank fusion (decision 0036): score(x) = sum over lists of weight / (k + rank), ranks from 1. */

@@ -1,0 +1,54 @@
+/**
+ * VectorRows (the wasm core's exact scan for semantic search, decision 0037) against a plain
+ * float dot product: scores within the int8 and i16 quantizations' reach, across the pieces a
+ * large push is cut into; refusals of wrong shapes; a disposed handle.
+ */
+import { describe, expect, it } from 'vitest';
+import { InvalidInputError, InvalidStateError, VectorRows } from '../src/node.js';
+
+function rand(seed: number) {
+  return () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32) * 2 - 1;
+}
+
+describe('VectorRows', () => {
+  it('scores each row as its scale times its dot product with the query, over pushes larger than one piece', () => {
+    const dims = 384;
+    const n = 12_000; // 4.7 MB: more than one 4 MiB piece
+    const r = rand(3);
+    const values = Int8Array.from({ length: n * dims }, () => Math.round(r() * 127));
+    // Rows and query of about unit length, as semantic search's are: scores within [-1, 1].
+    const scales = Float32Array.from({ length: n }, () => (r() + 1.5) / (127 * Math.sqrt(dims / 3)));
+    const query = Float32Array.from({ length: dims }, r);
+    const norm = Math.hypot(...query);
+    query.forEach((x, i) => (query[i] = x / norm));
+    const rows = new VectorRows(dims);
+    rows.push(values.subarray(0, 5 * dims), scales.subarray(0, 5));
+    rows.push(values.subarray(5 * dims), scales.subarray(5));
+    expect(rows.length).toBe(n);
+    const scores = rows.scores(query);
+    expect(scores.length).toBe(n);
+    let worst = 0;
+    for (let i = 0; i < n; i++) {
+      let dot = 0;
+      for (let d = 0; d < dims; d++) dot += query[d]! * values[i * dims + d]!;
+      worst = Math.max(worst, Math.abs(scores[i]! - dot * scales[i]!));
+    }
+    expect(worst).toBeLessThan(1e-4);
+    rows.clear();
+    expect(rows.length).toBe(0);
+    expect(rows.scores(query)).toEqual(new Float32Array(0));
+    rows.dispose();
+    rows.dispose(); // idempotent
+    expect(() => rows.scores(query)).toThrow(InvalidStateError);
+  });
+
+  it('refuses widths it cannot scan and vectors of the wrong length', () => {
+    for (const dims of [0, 100, 1040, 1.5]) expect(() => new VectorRows(dims)).toThrow(InvalidInputError);
+    const rows = new VectorRows(16);
+    expect(() => rows.push(new Int8Array(15), new Float32Array(1))).toThrow(InvalidInputError);
+    expect(() => rows.scores(new Float32Array(15))).toThrow(InvalidInputError);
+    rows.push(new Int8Array(16).fill(1), Float32Array.of(0.5));
+    expect(Array.from(rows.scores(new Float32Array(16)))).toEqual([0]); // a zero query scores 0
+    rows.dispose();
+  });
+});
