@@ -7,6 +7,9 @@
  * the same files on disk (what `kura add` does); with --full also, for the large ones,
  * `store.put(buffer)` from memory (no file reading at all: an upper bound). Fresh store each run.
  * The targets compare the browser with Node's putFiles.
+ * With the local model installed, embedding too: the same texts embedded one at a time by the
+ * page's store worker (onnxruntime-web on the demo's embedding worker; the server here serves
+ * the model's files as `kura serve` does) and by Node's (onnxruntime-node on a worker thread).
  * Quick: one run of each; --full: best of 4.
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,7 +17,7 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Store } from '@kura/store';
+import { MINILM, MODEL_PATH, Store, defaultModelDir, loadMiniLmOnWorker } from '@kura/store';
 import { randomBytes, textLike, MiB } from '../lib/data.mjs';
 import { fmt, target } from '../lib/report.mjs';
 
@@ -35,7 +38,8 @@ function row(group, impl, bytes, files, seconds, extra = {}) {
 async function serve(dataDir) {
   const server = createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
-    const [base, rel] = path.startsWith('/data/') ? [dataDir, path.slice(6)] : [DIST, path.slice(1) || 'index.html'];
+    const model = path.startsWith(MODEL_PATH) && path.slice(MODEL_PATH.length) in MINILM.files;
+    const [base, rel] = model ? [defaultModelDir(), path.slice(MODEL_PATH.length)] : path.startsWith('/data/') ? [dataDir, path.slice(6)] : [DIST, path.slice(1) || 'index.html'];
     const file = normalize(join(base, rel));
     if (!file.startsWith(base)) return res.writeHead(404).end();
     try {
@@ -142,6 +146,7 @@ export async function run({ full = false } = {}) {
     rows.push(row(group, 'kura browser (Chromium, OPFS)', smallBytes, 1000, b));
     rows.push(row(group, 'kura node (putFiles)', smallBytes, 1000, n));
     log(`${group}: browser ${(1000 / b).toFixed(0)} files/s, node ${(1000 / n).toFixed(0)} files/s`);
+    rows.push(...(await embedding(page)));
   } finally {
     await browser.close();
     server.close();
@@ -150,7 +155,46 @@ export async function run({ full = false } = {}) {
   return rows;
 }
 
+/** The labelled set's texts, five times over (~130 tokens): what the search suite's Node figure embeds. */
+const TEXTS = JSON.parse(readFileSync(new URL('../../packages/store/test/fixtures/retrieval-set.json', import.meta.url), 'utf8')).map((d) => `${d.text} `.repeat(5));
+const EMBEDS = 40;
+
+/** Texts embedded per second, one at a time, by the page's store worker and by Node's, same run. */
+async function embedding(page) {
+  const texts = Array.from({ length: EMBEDS }, (_, i) => TEXTS[i % TEXTS.length]);
+  let node;
+  try {
+    node = await loadMiniLmOnWorker();
+  } catch (e) {
+    return [{ family: 'embedding', group: 'embedding', impl: 'kura browser', unavailable: `no model (${e.message})` }];
+  }
+  try {
+    const b = await page.evaluate((t) => window.kuraBench.embed(t), texts);
+    await node.embed(texts.slice(0, 2)); // warm, as the page's is
+    const started = performance.now();
+    for (const t of texts) await node.embed([t]);
+    const n = performance.now() - started;
+    const group = `embedding texts of ~${Math.round(b.tokens)} tokens, one at a time`;
+    log(`${group}: browser ${((EMBEDS * 1000) / b.ms).toFixed(1)}/s, node ${((EMBEDS * 1000) / n).toFixed(1)}/s`);
+    return [
+      { ...row(group, 'kura browser (onnxruntime-web, 1 thread)', 0, EMBEDS, b.ms / 1000), family: 'embedding' },
+      { ...row(group, 'kura node (onnxruntime-node, 1 thread)', 0, EMBEDS, n / 1000), family: 'embedding' },
+    ];
+  } finally {
+    await node.close();
+  }
+}
+
 export const families = {
+  embedding: {
+    title: 'embedding with the local model (all-MiniLM-L6-v2 int8) in the browser store worker and in Node, same texts, same run; ratio = browser / node',
+    ratio: (r, all) => {
+      if (!r.impl.startsWith('kura browser')) return undefined;
+      const n = all.find((x) => x.group === r.group && x.impl.startsWith('kura node'));
+      return n ? r.opsPerSec / n.opsPerSec : undefined;
+    },
+    extra: [{ header: 'texts/s', value: (r) => r.opsPerSec.toFixed(1) }],
+  },
   browser: {
     title: 'adding files: browser store (Chromium, OPFS, ingest workers) vs Node store on the same files; ratio = browser / node putFiles MB/s',
     ratio: (r, all) => {

@@ -1,7 +1,8 @@
 /**
  * The page `pnpm bench browser` drives: the same store worker as the demo, with hooks to
  * start from an empty store and to time ingest of data the benchmark serves. Times cover the
- * `add` call only (File -> stream -> chunk, hash, compress -> OPFS packs + SQLite commit).
+ * `add` call only (File -> stream -> chunk, hash, compress -> OPFS packs + SQLite commit);
+ * and embedding texts with the store worker's model (onnxruntime-web on its own worker).
  */
 import { connect } from './client.js';
 
@@ -34,6 +35,15 @@ Object.assign(window, {
       const ms = performance.now() - t;
       const stats = await store.stats();
       return { ms, outcome, stats };
+    },
+    /**
+     * Times embedding `texts` one at a time with the store worker's model (a first call warms
+     * it), on an empty store: no background embedding of earlier adds shares the model's worker.
+     */
+    async embed(texts: string[]) {
+      await store.erase();
+      await store.timeEmbedding(texts.slice(0, 2));
+      return store.timeEmbedding(texts);
     },
   },
 });

@@ -190,6 +190,19 @@ const api = {
 
   tags: async () => (await store()).tags(),
 
+  /**
+   * For `pnpm bench browser`: embeds `texts` one at a time (as the background job does) with
+   * the store's model, on its worker; the milliseconds it took.
+   */
+  async timeEmbedding(texts: string[]): Promise<{ ms: number; tokens: number }> {
+    await withModel(await store());
+    const e = await model;
+    if (!e) throw Object.assign(new Error(`no model: ${semantic.state === 'unavailable' ? semantic.reason : 'not loaded'}`), { code: 'MODEL_UNAVAILABLE' });
+    const started = performance.now();
+    for (const t of texts) await e.embed([t]);
+    return { ms: performance.now() - started, tokens: texts.reduce((n, t) => n + e.countTokens(t), 0) / texts.length };
+  },
+
   /** Whether search by meaning is there, and what indexing (extraction, embedding) has left. */
   async indexing(): Promise<{ semantic: Semantic; queued: number; embedding: { documents: number; chunks: number; pending: number } | null }> {
     const status = await (await store()).indexStatus();
