@@ -163,6 +163,7 @@ export async function close(ctx: StoreContext): Promise<void> {
     ctx.indexer.stop();
     // Readers then find it complete — but for text still to extract, left for the next run.
     await ctx.indexer.drain({ extract: false }).catch(() => undefined);
+    await ctx.indexer.compact().catch(() => undefined); // (a smaller index; nothing is lost without it)
     if (ctx.gcRunning) await ctx.gcRunning.catch(() => undefined);
     if (!ctx.readonly) await ctx.writer.close();
     await ctx.log.close();

@@ -8,6 +8,7 @@ import { formatDigest } from '../hex.js';
 import { ListQuery, entryFilters, parse } from '../options.js';
 import type { Reader } from '../bytes/read.js';
 import type { EntryRow, Statements } from './statements.js';
+import { SearchCompaction } from './search-compaction.js';
 import { INDEXED_TEXT_MAX } from './text.js';
 import { documentBody, documentText, extractDocument, saveExtracted } from './doc-text.js';
 import type { ExtractCaps, Extracted } from '../extract/caps.js';
@@ -41,6 +42,9 @@ export class Indexer {
   /** When a write last queued documents (performance.now()). */
   #lastWrite = 0;
 
+  /** Merges the index's segments once this process has indexed enough text (decision 0038). */
+  readonly compaction: SearchCompaction;
+
   constructor(
     readonly db: SqlDatabase,
     readonly st: Statements,
@@ -52,7 +56,14 @@ export class Indexer {
     readonly busy: () => boolean = () => false,
     /** Extracts a PDF's, DOCX's or HTML page's text (decision 0035). */
     readonly extract?: (kind: ExtractKind, bytes: Uint8Array, caps: ExtractCaps) => Promise<Extracted>,
-  ) {}
+  ) {
+    this.compaction = new SearchCompaction(db);
+  }
+
+  /** Compacts the index if this process has indexed enough text since (a closing store does). */
+  async compact(): Promise<void> {
+    if (this.writable && this.compaction.due) await this.compaction.run();
+  }
 
   /**
    * Drains the queue once writes have paused for QUIET_MS and no put is in flight, off the
@@ -151,6 +162,11 @@ export class Indexer {
         if ((n += ids.length) >= READ_IDS) break;
       }
       if (rows.length === 0) {
+        // A background run compacts the index too, when due, yielding to puts like indexing.
+        if (this.#urgent === 0 && this.compaction.due && !(await this.compaction.run(() => this.#yieldToPuts()))) {
+          this.schedule();
+          return false;
+        }
         this.onIndexed?.();
         return true;
       }
@@ -183,7 +199,9 @@ export class Indexer {
               body = { text: r.text.length > INDEXED_TEXT_MAX ? r.text.slice(0, INDEXED_TEXT_MAX) : r.text };
             } else later.push(id);
           }
-          read.set(id, this.#fields(entry, 'text' in body ? body.text : ''));
+          const text = 'text' in body ? body.text : '';
+          this.compaction.note(text.length);
+          read.set(id, this.#fields(entry, text));
         }
         done += read.size;
         this.db.transaction(() => {

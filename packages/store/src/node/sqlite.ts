@@ -20,7 +20,12 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqlDataba
   const db = guard(() => {
     const db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false, timeout: options.timeout ?? 5000 });
     try {
-      if (!options.readonly) db.pragma('journal_mode = WAL');
+      if (!options.readonly) {
+        // Only a database with no tables yet takes it, and only before WAL mode writes the
+        // file's first page (catalog/schema.ts, decision 0038); for any other it changes nothing.
+        db.pragma('auto_vacuum = INCREMENTAL');
+        db.pragma('journal_mode = WAL');
+      }
       if (options.manualCheckpoints) db.pragma('wal_autocheckpoint = 0');
       db.pragma('cache_size = -16384'); // 16 MiB page cache: most lookups are by key, memory stays bounded
       db.pragma('temp_store = MEMORY');
