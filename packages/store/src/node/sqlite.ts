@@ -21,9 +21,10 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqlDataba
     const db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false, timeout: options.timeout ?? 5000 });
     try {
       if (!options.readonly) {
-        // Only a database with no tables yet takes it, and only before WAL mode writes the
-        // file's first page (catalog/schema.ts, decision 0038); for any other it changes nothing.
-        db.pragma('auto_vacuum = INCREMENTAL');
+        // A new (empty) database takes incremental auto-vacuum only before WAL mode writes its
+        // first page (catalog/schema.ts, decision 0038). Said to an existing one, the pragma
+        // would change nothing and may wait for its write lock: it is not said.
+        if (db.pragma('page_count', { simple: true }) === 0) db.pragma('auto_vacuum = INCREMENTAL');
         db.pragma('journal_mode = WAL');
       }
       if (options.manualCheckpoints) db.pragma('wal_autocheckpoint = 0');
