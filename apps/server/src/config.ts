@@ -48,7 +48,7 @@ export const ServerConfig = z
      * Semantic and hybrid search with the local model (decision 0036): `on` loads it (the
      * server does not start without it), `auto` when installed, `off` (default, for now) keyword only.
      */
-    semantic: z.enum(['on', 'auto', 'off']).default('off'),
+    semantic: z.enum(['on', 'auto', 'off']).default('auto'),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     /**
      * `pretty`: one coloured line per request, for people (logging.ts); `json`: pino's JSON

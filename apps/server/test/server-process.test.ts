@@ -88,7 +88,8 @@ async function startServer(store: string, settings: Record<string, string> = {})
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const child = spawn(process.execPath, [MAIN], {
-      env: envWith({ KURA_STORE: store, KURA_HOST: '127.0.0.1', KURA_PORT: String(port), ...settings }),
+      // Semantic search off: these tests bound the store's memory, not the model's (~220 MiB).
+      env: envWith({ KURA_STORE: store, KURA_HOST: '127.0.0.1', KURA_PORT: String(port), KURA_SEMANTIC: 'off', ...settings }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

@@ -178,7 +178,9 @@ describe('configuration', () => {
 
   it('reads KURA_* variables and validates every setting, naming the bad one', () => {
     const c = parseConfig(configFromEnv({ KURA_PORT: '9000', KURA_HOST: '0.0.0.0', KURA_NO_AUTH: '1', KURA_MAX_DOCUMENT_SIZE: '1000', KURA_STORE: 'x' }));
-    expect(c).toMatchObject({ port: 9000, host: '0.0.0.0', noAuth: true, maxDocumentSize: 1000 });
+    expect(c).toMatchObject({ port: 9000, host: '0.0.0.0', noAuth: true, maxDocumentSize: 1000, semantic: 'auto' }); // the model when it loads
+    expect(parseConfig(configFromEnv({ KURA_SEMANTIC: 'off' })).semantic).toBe('off');
+    expect(() => parseConfig(configFromEnv({ KURA_SEMANTIC: 'sometimes' }))).toThrow(/semantic/);
     expect(c.store).toMatch(/\/x$/);
     expect(() => configFromEnv({ KURA_PORT: 'eighty' })).toThrow(/KURA_PORT/);
     expect(() => parseConfig({ port: 70000 })).toThrow(/port/);

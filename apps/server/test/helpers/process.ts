@@ -50,7 +50,8 @@ export async function spawnServer(settings: Record<string, string> = {}): Promis
     // The caller's own KURA_* settings must not leak into the server under test.
     const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('KURA_')));
     const child = spawn(process.execPath, [MAIN], {
-      env: { ...env, KURA_LOG_LEVEL: 'info', KURA_STORE: join(dir, 'store'), KURA_HOST: '127.0.0.1', KURA_PORT: String(port), ...settings },
+      // Semantic search off unless asked: the tests bound the store's memory, not the model's.
+      env: { ...env, KURA_LOG_LEVEL: 'info', KURA_STORE: join(dir, 'store'), KURA_HOST: '127.0.0.1', KURA_PORT: String(port), KURA_SEMANTIC: 'off', ...settings },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

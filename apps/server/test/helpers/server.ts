@@ -18,7 +18,8 @@ const open: TestServer[] = [];
 
 export async function startServer(config: ServerConfigInput = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'kura-http-'));
-  const app = await build({ config: { store: join(dir, 'store'), noAuth: true, logLevel: 'silent', ...config } });
+  // Semantic search off unless a test asks (it loads the model and embeds in the background).
+  const app = await build({ config: { store: join(dir, 'store'), noAuth: true, logLevel: 'silent', semantic: 'off', ...config } });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const addr = app.server.address() as { port: number };
   const s: TestServer = {

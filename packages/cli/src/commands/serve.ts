@@ -33,7 +33,7 @@ export function register(program: Command): void {
     .option('--max-document-size <bytes>', 'largest document accepted (default 64 GiB)')
     .option('--rate-limit <n>', 'requests per client per minute (0: no limit; default 600000)')
     .option('--cors-origin <origin...>', 'let pages on these origins call the API (e.g. http://localhost:5173; * for any)')
-    .option('--semantic <when>', 'semantic and hybrid search with the local model: on (required), auto (when installed) or off (default: $KURA_SEMANTIC, else off)')
+    .option('--semantic <when>', 'semantic and hybrid search with the local model (or KURA_EMBED_URL\'s endpoint): on (required), auto (when it loads) or off (default: $KURA_SEMANTIC, else auto)')
     .addHelpText('after', '\nWithout tokens or --no-auth, an admin token is generated for the run and printed.')
     .action(async (opts: ServeOptions, cmd: Command) => {
       // Loaded here so that the other verbs never load fastify.

@@ -6,7 +6,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
  * and the URL it printed (its JSON log's "url"); rejects, with its output, if it exits first.
  */
 export async function startServe(bin: string, store: string, extra: string[] = []): Promise<{ server: ChildProcess; url: string }> {
-  const server = spawn(process.execPath, [bin, '--store', store, 'serve', '--no-auth', '--port', '0', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const server = spawn(process.execPath, [bin, '--store', store, 'serve', '--no-auth', '--port', '0', ...extra], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, KURA_SEMANTIC: process.env.KURA_SEMANTIC ?? 'off' }, // (--semantic in `extra` wins)
+  });
   let log = '';
   const url = await new Promise<string>((resolve, reject) => {
     server.stdout!.on('data', (d: Buffer) => {
