@@ -7,7 +7,7 @@
 import { Sha256 } from '@kura/core';
 import { ModelUnavailableError } from '../errors.js';
 import type { Embedder } from '../semantic/embedder.js';
-import { MINILM, MiniLmEmbedder, MiniLmTokenizer, checkModelFile, type MiniLmFile, type MiniLmRuntime } from '../semantic/minilm.js';
+import { MINILM, MiniLmEmbedder, MiniLmTokenizer, checkModelFile, ortRuntime, type MiniLmFile } from '../semantic/minilm.js';
 
 /** `name` from the folder at `base`, refused unless it hashes to its pinned SHA-256. */
 async function fetchChecked(base: string, name: MiniLmFile): Promise<Uint8Array> {
@@ -43,19 +43,7 @@ export async function loadMiniLmWeb(base: string): Promise<Embedder> {
     ort.env.wasm.numThreads = 1;
     ort.env.wasm.proxy = false;
     const session = await ort.InferenceSession.create(model, { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
-    const runtime: MiniLmRuntime = {
-      async run(batch) {
-        const shape = [batch.size, batch.length];
-        const result = await session.run({
-          input_ids: new ort.Tensor('int64', batch.ids, shape),
-          attention_mask: new ort.Tensor('int64', batch.mask, shape),
-          token_type_ids: new ort.Tensor('int64', batch.types, shape),
-        });
-        return result.last_hidden_state!.data as Float32Array;
-      },
-      release: () => session.release(),
-    };
-    return new MiniLmEmbedder(runtime, tokenizer);
+    return new MiniLmEmbedder(ortRuntime(session, ort.Tensor), tokenizer);
   } catch (e) {
     throw new ModelUnavailableError(`the embedding model could not be loaded: ${(e as Error).message}`, MINILM.model);
   }

@@ -9,7 +9,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { ModelUnavailableError } from '../errors.js';
 import type { Embedder } from '../semantic/embedder.js';
-import { MINILM, MiniLmEmbedder, MiniLmTokenizer, checkModelFile, type MiniLmFile, type MiniLmRuntime } from '../semantic/minilm.js';
+import { MINILM, MiniLmEmbedder, MiniLmTokenizer, checkModelFile, ortRuntime, type MiniLmFile } from '../semantic/minilm.js';
 
 /** Where fetch-model.sh puts the model: $KURA_MODEL_DIR, else ~/.cache/kura/models/all-MiniLM-L6-v2-int8. */
 export function defaultModelDir(): string {
@@ -42,19 +42,7 @@ export async function loadMiniLm(dir: string = defaultModelDir(), options: { thr
     const ort = await import('onnxruntime-node');
     const session = await ort.InferenceSession.create(model, { intraOpNumThreads: options.threads ?? 1, interOpNumThreads: 1, graphOptimizationLevel: 'all' });
     const tokenizer = new MiniLmTokenizer(JSON.parse(tokenizerJson.toString('utf8')), JSON.parse(tokenizerConfig.toString('utf8')));
-    const runtime: MiniLmRuntime = {
-      async run(batch) {
-        const shape = [batch.size, batch.length];
-        const result = await session.run({
-          input_ids: new ort.Tensor('int64', batch.ids, shape),
-          attention_mask: new ort.Tensor('int64', batch.mask, shape),
-          token_type_ids: new ort.Tensor('int64', batch.types, shape),
-        });
-        return result.last_hidden_state!.data as Float32Array;
-      },
-      release: () => session.release(),
-    };
-    return new MiniLmEmbedder(runtime, tokenizer);
+    return new MiniLmEmbedder(ortRuntime(session, ort.Tensor), tokenizer);
   } catch (e) {
     throw new ModelUnavailableError(`the embedding model could not be loaded: ${(e as Error).message}`, MINILM.model);
   }

@@ -115,6 +115,29 @@ export interface MiniLmRuntime {
   release(): Promise<void>;
 }
 
+/** What a runtime needs of onnxruntime: the API onnxruntime-node and onnxruntime-web share. */
+export interface OrtSession {
+  run(feeds: Record<string, unknown>): Promise<Record<string, { data: unknown }>>;
+  release(): Promise<void>;
+}
+export type OrtTensor = new (type: 'int64', data: BigInt64Array, dims: number[]) => unknown;
+
+/** The runtime over an onnxruntime session of the model (its three int64 inputs, one output). */
+export function ortRuntime(session: OrtSession, Tensor: OrtTensor): MiniLmRuntime {
+  return {
+    async run(batch) {
+      const shape = [batch.size, batch.length];
+      const result = await session.run({
+        input_ids: new Tensor('int64', batch.ids, shape),
+        attention_mask: new Tensor('int64', batch.mask, shape),
+        token_type_ids: new Tensor('int64', batch.types, shape),
+      });
+      return result.last_hidden_state!.data as Float32Array;
+    },
+    release: () => session.release(),
+  };
+}
+
 /** The model as an Embedder on a runtime (onnxruntime-node, onnxruntime-web): the same code on both. */
 export class MiniLmEmbedder implements Embedder {
   readonly model = MINILM.model;
