@@ -12,7 +12,7 @@ import {
   type IngestResult,
   type ResolvedChunkParams,
 } from '@kura/core';
-import { knownManifest, type Distinct, type Op } from './catalog/ops.js';
+import { knowManifest, type Distinct, type Op } from './catalog/ops.js';
 import type { PutAttributes } from './catalog/entries.js';
 import { DigestMismatchError } from './errors.js';
 import { bytesToHex, hexInto } from './hex.js';
@@ -214,7 +214,7 @@ class DocumentPut {
       ordinal++;
     }
     const manifest = this.manifest.bytes();
-    const op: Op = {
+    const op: Extract<Op, { op: 'put' }> = {
       op: 'put',
       digest: result.digest,
       size: result.size,
@@ -226,7 +226,7 @@ class DocumentPut {
     // A user's put names the document at its path (or as a pathless entry); a snapshot's
     // file is kept by the snapshot's trees alone (FORMAT.md §13).
     if (listed) op.entry = entryAttributes(meta);
-    knownManifest.set(op, { bytes: manifest, distinct: this.#counts }); // (what applying it would compute)
+    knowManifest(op, { bytes: manifest, distinct: this.#counts }); // (what applying it would compute)
     return writer.commit([op]);
   }
 

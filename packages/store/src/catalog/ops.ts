@@ -211,7 +211,20 @@ export type Distinct = Map<string, { n: number; raw: number }>;
  * (put.ts counts as it places chunks): the same manifest bytes and Distinct, without a second
  * copy of a large document's keys (a 2 GiB document has ~130,000).
  */
-export const knownManifest = new WeakMap<object, { bytes: Uint8Array; distinct: Distinct }>();
+export function knowManifest(op: Extract<Op, { op: 'put' }>, known: KnownManifest): void {
+  (op as { [KNOWN]?: KnownManifest })[KNOWN] = known;
+}
+
+interface KnownManifest {
+  bytes: Uint8Array;
+  distinct: Distinct;
+}
+
+/**
+ * A symbol-keyed property of the operation (JSON.stringify skips it, so the log never sees it),
+ * not a WeakMap: an ephemeron per put made every scavenge of a busy writer slower.
+ */
+const KNOWN = Symbol('known manifest');
 
 function distinctOf(manifest: Uint8Array): Distinct {
   const distinct: Distinct = new Map();
@@ -228,7 +241,7 @@ function distinctOf(manifest: Uint8Array): Distinct {
 /** A document's rows (FORMAT.md §8): its chunk references, then its entry or version. */
 function applyPut(ctx: ApplyContext, op: Extract<Op, { op: 'put' }>, time: number): void {
   const { st } = ctx;
-  const known = knownManifest.get(op);
+  const known = (op as { [KNOWN]?: KnownManifest })[KNOWN];
   const manifest = known?.bytes ?? hexToBytes(op.manifest);
   const distinct = known?.distinct ?? distinctOf(manifest);
   const keys = [...distinct.keys()];
