@@ -25,6 +25,7 @@ export const LIBRARY_STATUS: Readonly<Record<KuraErrorCode, number | null>> = {
   STORAGE_FULL: 507,
   STORE_CLOSED: 503,
   STORE_LOCKED: 503,
+  STORAGE_UNREACHABLE: 503,
   INVALID_STATE: null,
   FORMAT_MISMATCH: null,
   STORAGE_UNAVAILABLE: null,

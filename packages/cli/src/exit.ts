@@ -59,6 +59,7 @@ export const EXIT_OF: Readonly<Record<KuraErrorCode, ExitCode>> = {
   NOT_FOUND: EXIT.error,
   STORE_LOCKED: EXIT.error,
   STORAGE_UNAVAILABLE: EXIT.error,
+  STORAGE_UNREACHABLE: EXIT.error,
   FORMAT_MISMATCH: EXIT.error,
   READ_ONLY: EXIT.error,
   STORE_CLOSED: EXIT.error,

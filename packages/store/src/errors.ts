@@ -80,6 +80,17 @@ export class StorageUnavailableError extends KuraError {
   }
 }
 
+/**
+ * The object storage under the store did not answer, or kept failing (5xx, SlowDown, a reset
+ * connection) after the client's retries: a write may or may not have happened, and trying again
+ * is safe (objects are created conditionally). HTTP 503.
+ */
+export class StorageUnreachableError extends KuraError {
+  constructor(message: string, options?: ErrorOptions) {
+    super('STORAGE_UNREACHABLE', message, options);
+  }
+}
+
 /** The disk under the store is full (ENOSPC, EDQUOT, SQLITE_FULL); the operation did not happen. */
 export class StorageFullError extends KuraError {
   constructor(message: string, options?: ErrorOptions) {

@@ -5,12 +5,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
+import { freePort } from '../../../../packages/store/test/helpers/ports.js';
 
 export const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 
@@ -29,17 +29,7 @@ export interface ServerProcess {
 
 const running: ServerProcess[] = [];
 
-/** A port nobody listens on right now (the server is told it; port 0 would not be printed). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 /** Starts one over a fresh store; up once it logged its URL and /healthz answers. */
 export async function spawnServer(settings: Record<string, string> = {}): Promise<ServerProcess> {
