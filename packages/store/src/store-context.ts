@@ -99,7 +99,7 @@ export function writable(ctx: StoreContext, op: string): StoreContext {
 
 /** One commit of one operation outside the group commit (deletes, metadata, snapshots). */
 export async function commitOne(ctx: StoreContext, op: Op): Promise<OpResult> {
-  const [result] = ctx.log.commit([op]);
+  const [result] = await ctx.log.commitAsync([op]);
   if (ctx.writer.durability === 'full') await ctx.log.sync();
   return result;
 }

@@ -136,6 +136,11 @@ export class Store {
     return writes.gc(this.#w('gc'), onProgress);
   }
 
+  /** Applies what other writers committed: on object storage, by reading the log's new objects (decision 0040). */
+  async refresh(): Promise<{ commits: number }> {
+    return { commits: await this.#r().log.refresh() };
+  }
+
   /** Writes a checkpoint of the catalog at the newest commit (FORMAT.md §15.5); answers its seq. */
   async checkpoint(): Promise<{ seq: number }> {
     return { seq: await this.#w('checkpoint').log.checkpoint() };

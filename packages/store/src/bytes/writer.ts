@@ -62,6 +62,12 @@ export class Writer {
   readonly #sealing = new Set<Promise<void>>();
   /** Reused for every record header (appends are synchronous). */
   readonly #header = new Uint8Array(RECORD_HEADER_SIZE);
+  /**
+   * On an object store (decision 0040): operations of packs opened and uploaded since the last
+   * commit, which the next commit carries before its puts; and the ids packs have until then.
+   */
+  readonly #packOps: Op[] = [];
+  #provisional = 0;
 
   constructor(
     readonly db: SqlDatabase,
@@ -78,9 +84,9 @@ export class Writer {
     return this.#open?.id;
   }
 
-  /** The open pack's id and name. */
+  /** The open pack's row (none on an object store: a pack gets its row in the commit after its upload). */
   get openPackRow(): { id: number; name: string } | undefined {
-    return this.#open && { id: this.#open.id, name: this.#open.writer.name };
+    return this.#open && !this.log.publishes ? { id: this.#open.id, name: this.#open.writer.name } : undefined;
   }
 
   packName(id: number): string {
@@ -254,10 +260,16 @@ export class Writer {
     if (this.#open) return this.#open;
     this.#opening ??= (async () => {
       const name = randomHex(16);
-      // The row is committed before the file exists: a file no row names once every commit in
-      // the log is applied is an orphan (gc.ts).
-      this.log.commit([{ op: 'pack', name, writer: this.log.writer }]);
-      const id = this.st.packByName.get(name)!.id;
+      let id: number;
+      if (this.log.publishes) {
+        // Its row comes with the commit after its upload (seal); until then a provisional id.
+        id = --this.#provisional;
+      } else {
+        // The row is committed before the file exists: a file no row names once every commit
+        // in the log is applied is an orphan (gc.ts).
+        this.log.commit([{ op: 'pack', name, writer: this.log.writer }]);
+        id = this.st.packByName.get(name)!.id;
+      }
       const writer = await this.packs.create(name);
       crashPoint('pack-created');
       writer.append(packHeader());
@@ -282,9 +294,11 @@ export class Writer {
       pack.writer.append(encodePackIndex(pack.records)); // after the last record (FORMAT.md §6)
       pack.dirty = true;
       if (pack.dirty || this.durability === 'full') await pack.writer.sync();
-      await pack.writer.close();
+      await pack.writer.close(); // (on an object store, its upload)
       crashPoint('pack-sealing');
-      this.log.commit([{ op: 'pack-size', name: pack.writer.name, size: pack.writer.size, sealed: true }]);
+      const sealed: Op = { op: 'pack-size', name: pack.writer.name, size: pack.writer.size, sealed: true };
+      if (this.log.publishes) this.#packOps.push({ op: 'pack', name: pack.writer.name, writer: this.log.writer }, sealed);
+      else this.log.commit([sealed]);
     })();
     this.#sealing.add(done);
     try {
@@ -345,7 +359,7 @@ export class Writer {
         try {
           // Records gathered in memory reach the platform before rows point at them (§8).
           this.#open?.writer.drain?.();
-          outcomes = this.runBatch(batch);
+          outcomes = this.log.publishes ? await this.publishBatch(batch) : this.runBatch(batch);
           if (this.durability === 'full') await this.log.sync();
         } catch (e) {
           batch.forEach((j) => j.reject(e));
@@ -401,9 +415,34 @@ export class Writer {
     return outcomes;
   }
 
+  /**
+   * On an object store (decision 0040): uploads the open pack and waits for uploads in flight,
+   * then publishes the packs' operations and the batch's jobs as one commit.
+   */
+  private async publishBatch(batch: Job[]): Promise<(OpResult[] | { failed: unknown })[]> {
+    if (this.#open && this.#open.records.length > 0) await this.seal(this.#open);
+    await Promise.all(this.#sealing);
+    const packOps = this.#packOps.splice(0);
+    try {
+      const outcomes = await this.log.publish(packOps.length ? [packOps, ...batch.map((j) => j.ops)] : batch.map((j) => j.ops));
+      return packOps.length ? outcomes.slice(1) : outcomes;
+    } catch (e) {
+      this.#packOps.unshift(...packOps); // not in the log: the next commit carries them
+      throw e;
+    }
+  }
+
   async close(): Promise<void> {
     while (this.#flushing || this.#scheduled || this.#queue.length) await new Promise((r) => setTimeout(r, 1));
     await this.#opening?.catch(() => undefined); // a pack a put started opening is sealed too
+    if (this.log.publishes) {
+      // Records no commit names (puts that failed) are not worth an upload; packs uploaded
+      // since the last commit get their rows, so nothing in the bucket is unnamed.
+      this.#open = undefined;
+      await Promise.all(this.#sealing);
+      if (this.#packOps.length) await this.log.commitAsync(this.#packOps.splice(0));
+      return;
+    }
     await this.seal();
   }
 }

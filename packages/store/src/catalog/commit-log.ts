@@ -17,6 +17,7 @@ import { writeCheckpoint } from './checkpoint.js';
 import { crashPoint } from '../crash-points.js';
 import { nextTurn } from '../breather.js';
 import { TargetCache } from './target-cache.js';
+import { ObjectCommits, publishes, refuseSync, type JobOutcome } from './object-commits.js';
 
 /**
  * Commits follow each other in one open database transaction (a batch) for at most this long,
@@ -56,6 +57,8 @@ export class CommitLog {
   #checkpointing: Promise<number> | undefined;
   /** Whether this writer has commits on their way (attach): a batch waits for them. */
   #coming: () => boolean = () => false;
+  /** On an object store: commits are published before they are applied (decision 0040). */
+  readonly #objects: ObjectCommits | undefined;
 
   private constructor(db: SqlDatabase, st: Statements, store: LogStore, head: LogHead, writer = newWriterId()) {
     this.#db = db;
@@ -64,6 +67,18 @@ export class CommitLog {
     this.#ctx = { db, st, targets: new TargetCache() };
     this.#head = head;
     this.#writer = writer;
+    if (publishes(store)) {
+      this.#objects = new ObjectCommits({
+        db,
+        st,
+        ctx: this.#ctx,
+        store,
+        writer: this.#writer,
+        head: () => this.#head,
+        setHead: (h) => (this.#head = h),
+        apply: (op, time) => this.#apply(op, time),
+      });
+    }
   }
 
   /**
@@ -87,6 +102,7 @@ export class CommitLog {
     }
     const { commits, last } = await commitsAfter(store, head);
     log.#catchUp(commits);
+    if (log.#objects) return log; // segments are never appended to there
     if (last && last.end < last.size) {
       // A torn append at the tail: never a commit (its transaction never committed).
       const a = await store.openAppend(last.segment);
@@ -245,6 +261,7 @@ export class CommitLog {
    */
   commit(ops: readonly Op[], time = Date.now()): OpResult[] {
     if (ops.length === 0) return [];
+    if (this.#objects) refuseSync();
     let results: OpResult[] = [];
     this.transaction(time, (append) => {
       results = ops.map((op) => this.#apply(op, time));
@@ -265,6 +282,7 @@ export class CommitLog {
     /** False: a transaction of its own even where batches exist (readApplied: its catch-up must be committed when it returns). */
     batched = true,
   ): void {
+    if (this.#objects) refuseSync();
     const shared = this.#store.shared;
     if (!batched) this.endBatch();
     if (this.#db.inTransaction && !this.#batch) throw new InternalError('a commit must be its own transaction');
@@ -301,6 +319,39 @@ export class CommitLog {
     if (this.#head.seq - this.#checkpointed >= CHECKPOINT_EVERY && !this.#checkpointing) void this.checkpoint().catch(() => undefined);
     if (this.#batch && performance.now() - this.#batch.started >= BATCH_MS) this.endBatch();
     if (!shared && this.#appender && this.#appender.size >= SEGMENT_LIMIT) this.#rotating ??= this.#startSegment().finally(() => (this.#rotating = undefined));
+  }
+
+  /** Whether commits are published as objects before they are applied (an object store: decision 0040). */
+  get publishes(): boolean {
+    return this.#objects !== undefined;
+  }
+
+  /**
+   * Commits jobs as one commit and answers each one's results or failure: on an object store by
+   * publishing (each job validated, the passing ones published, then applied), else at once.
+   */
+  async publish(jobs: readonly (readonly Op[])[], time = Date.now()): Promise<JobOutcome[]> {
+    if (this.#objects) return this.#objects.publish(jobs, time);
+    return jobs.map((job) => {
+      try {
+        return this.commit(job, time);
+      } catch (e) {
+        return { failed: e };
+      }
+    });
+  }
+
+  /** `commit`, on any store: published first on an object store. */
+  async commitAsync(ops: readonly Op[], time = Date.now()): Promise<OpResult[]> {
+    if (!this.#objects) return this.commit(ops, time);
+    const [outcome] = await this.#objects.publish([ops], time);
+    if (!Array.isArray(outcome)) throw outcome!.failed;
+    return outcome;
+  }
+
+  /** Applies what other writers committed (an object store: by listing the log); answers how many commits. */
+  async refresh(): Promise<number> {
+    return this.#objects ? this.#objects.refresh() : 0;
   }
 
   /**

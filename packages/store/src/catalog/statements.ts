@@ -90,7 +90,9 @@ export function prepareStatements(db: SqlDatabase) {
 
     packById: p<PackRow>('SELECT * FROM packs WHERE id = ?'),
     packByName: p<PackRow>('SELECT * FROM packs WHERE name = ?'),
-    packInsert: p('INSERT INTO packs(name, size, sealed, created_at, writer) VALUES (?, ?, 0, ?, ?)'),
+    // OR IGNORE: a writer on an object store whose commit's answer was lost sends its packs'
+    // operations again in the next commit, and the lost one may have landed (decision 0040).
+    packInsert: p('INSERT OR IGNORE INTO packs(name, size, sealed, created_at, writer) VALUES (?, ?, 0, ?, ?)'),
     packGrow: p('UPDATE packs SET size = MAX(size, ?) WHERE id = ?'),
     /** Sealed at the commit's time (schema 10; 1 in stores from before: long ago). */
     packSeal: p('UPDATE packs SET sealed = ? WHERE id = ? AND sealed = 0'),

@@ -19,6 +19,8 @@ import { WORKER_PUT_MIN, putFiles, type FilePutOutcome, type FileToPut, type Man
 import { rebuildDatabase, type RebuildReport } from './rebuild.js';
 import { snapshotDirectory, type SnapshotOptions, type SnapshotReport } from './snapshot-run.js';
 import { checkRestorable, prepareTarget, restoreEntries, type RestoreProgress, type RestoreReport } from './snapshots.js';
+import { DB_FILE as CACHE_DB, defaultCacheDir, isObjectLocation, objectBackends, openObjectLocation, type LocationOptions } from './object-backends.js';
+import type { ObjectStore } from '../objects/object-store.js';
 
 export * from '../index.js';
 export { IngestPool, POOL_IDLE_MS } from './ingest-pool.js';
@@ -32,6 +34,9 @@ export { defaultModelDir, loadMiniLm } from './minilm-node.js';
 export { loadMiniLmOnWorker } from './embed-away.js';
 export { configuredEmbedder, embedEndpointConfigured } from './configured-embedder.js';
 export { WORKER_PUT_MIN, openRegularFile, type FilePutOutcome, type FileToPut } from './put-many.js';
+export { S3ObjectStore, parseS3Location, type S3Options } from './s3-objects.js';
+export { DirectoryObjectStore } from './dir-objects.js';
+export { defaultCacheDir, isObjectLocation, type LocationOptions } from './object-backends.js';
 export type { RebuildReport } from './rebuild.js';
 export type { SnapshotOptions, SnapshotReport } from './snapshot-run.js';
 
@@ -97,8 +102,15 @@ export class Store extends StoreCore {
     };
   }
 
-  /** Creates a new store in `dir` (created if missing; must not already hold a store). */
-  static async init(dir: string, options: InitOptions = {}): Promise<Store> {
+  /**
+   * Creates a new store in `dir` (created if missing; must not already hold a store), or in an
+   * object store when `dir` is an `s3://bucket/prefix` location (decision 0040).
+   */
+  static async init(dir: string, options: InitOptions & LocationOptions = {}): Promise<Store> {
+    if (isObjectLocation(dir)) {
+      const { cacheDir, s3, ...init } = options;
+      return this.initObjects(openObjectLocation(dir, { ...(s3 ? { s3 } : {}) }), { ...init, cacheDir: cacheDir ?? defaultCacheDir(dir) });
+    }
     parse(InitOptionsSchema, options, 'init options'); // bad options: fail before touching the disk
     const root = resolve(dir);
     const existed = existsSync(root);
@@ -137,8 +149,53 @@ export class Store extends StoreCore {
     return rebuildDatabase(dir);
   }
 
-  /** Opens the store in `dir`; `readonly: true` to read alongside another process's writer. */
-  static async open(dir: string, options: OpenOptions = {}): Promise<Store> {
+  /**
+   * Creates a new store in an object store (decision 0040); its database lives in `cacheDir`.
+   * The object store is closed with the store.
+   */
+  static async initObjects(objects: ObjectStore, options: InitOptions & { cacheDir: string }): Promise<Store> {
+    const { cacheDir, ...init } = options;
+    parse(InitOptionsSchema, init, 'init options');
+    // The cache is derived: whatever an earlier store left in it goes.
+    for (const f of [CACHE_DB, `${CACHE_DB}-wal`, `${CACHE_DB}-shm`]) rmSync(join(resolve(cacheDir), f), { force: true });
+    const b = await objectBackends(objects, cacheDir, false);
+    b.ingest = bytesOnWorkers(availableParallelism(), WORKER_PUT_MIN);
+    try {
+      return (await this.create(b, init)) as Store;
+    } catch (e) {
+      b.db.close();
+      await b.release?.();
+      throw e;
+    }
+  }
+
+  /** Opens the store in an object store (decision 0040), its database in `cacheDir` (made from the log when missing). */
+  static async openObjects(objects: ObjectStore, options: OpenOptions & { cacheDir: string }): Promise<Store> {
+    const { cacheDir, ...open } = options;
+    if (open.readonly) throw new InvalidInputError('a store on object storage opens for writing (its cache is made from the log); read-only replicas are not built yet', 'readonly');
+    const b = await objectBackends(objects, cacheDir, false);
+    const workers = open.ingestWorkers ?? availableParallelism();
+    b.ingest = bytesOnWorkers(workers, WORKER_PUT_MIN);
+    try {
+      const store = (await this.openBackends(b, open)) as Store;
+      store.#workers = workers;
+      return store;
+    } catch (e) {
+      b.db.close();
+      await b.release?.();
+      throw e;
+    }
+  }
+
+  /**
+   * Opens the store in `dir`, or at an `s3://bucket/prefix` location; `readonly: true` to read
+   * alongside another process's writer.
+   */
+  static async open(dir: string, options: OpenOptions & LocationOptions = {}): Promise<Store> {
+    if (isObjectLocation(dir)) {
+      const { cacheDir, s3, ...open } = options;
+      return this.openObjects(openObjectLocation(dir, { ...(s3 ? { s3 } : {}) }), { ...open, cacheDir: cacheDir ?? defaultCacheDir(dir) });
+    }
     const root = resolve(dir);
     if (!isStore(root)) throw new NotFoundError(`no Kura store at ${root} (run kura init)`);
     if (options.readonly && !existsSync(join(root, DB_FILE))) {

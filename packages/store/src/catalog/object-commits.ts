@@ -1,0 +1,174 @@
+/**
+ * Commits on an object store (decision 0040): each is published as an object of its own,
+ * `log/<seq>`, created only if the seq is free, and applied to the database only once it is in
+ * the log. One commit or refresh at a time per process (a turn); between validating a commit
+ * and applying it nothing else is applied, so the rows it makes are the ones every replay
+ * makes.
+ */
+import { CorruptDataError, InternalError } from '@kura/core';
+import type { SqlDatabase } from '../backend/sql.js';
+import type { Statements } from './statements.js';
+import { decodeCommit, encodeBody, writeHead, type LogHead } from './commits.js';
+import { encodeFrame, readFrames, sameHash, segmentName } from './frame.js';
+import type { LogStore } from './log-store.js';
+import type { ApplyContext, Op, OpResult } from './ops.js';
+
+/** How many segments a refresh reads at once (one at a time falls behind a busy log: SCALEOUT.md). */
+const READ_AHEAD = 16;
+
+/** A job's results, or why it failed (it is left out of the commit; the others go on). */
+export type JobOutcome = OpResult[] | { failed: unknown };
+
+/** What the commit log lends: its database, its head and how it applies one operation. */
+export interface PublishHost {
+  db: SqlDatabase;
+  st: Statements;
+  ctx: ApplyContext;
+  store: LogStore & { segmentsAfter(name: string): Promise<string[]> };
+  writer: string;
+  head(): LogHead;
+  setHead(head: LogHead): void;
+  apply(op: Op, time: number): OpResult;
+}
+
+const ROLLED_BACK = Symbol('validated');
+
+export class ObjectCommits {
+  #turn: Promise<unknown> = Promise.resolve();
+  /** Commits this process lost a race for and published again (for tests and benchmarks). */
+  retries = 0;
+
+  constructor(private readonly host: PublishHost) {}
+
+  /** Applies what other writers committed since the head; answers how many commits. */
+  refresh(): Promise<number> {
+    return this.#inTurn(() => this.#catchUp());
+  }
+
+  /**
+   * Publishes the jobs that pass against the log's newest state as one commit and applies
+   * them; the others fail alone. Resolves once the commit is in the log and applied.
+   */
+  publish(jobs: readonly (readonly Op[])[], time: number): Promise<JobOutcome[]> {
+    return this.#inTurn(async () => {
+      for (;;) {
+        await this.#catchUp();
+        const outcomes = this.#validate(jobs, time);
+        const passing = jobs.filter((_, i) => Array.isArray(outcomes[i]));
+        if (passing.length === 0) return outcomes;
+        const head = this.host.head();
+        const seq = head.seq + 1;
+        const { bytes, hash } = encodeFrame(seq, head.hash, encodeBody(this.host.writer, time, passing.flat()));
+        const name = segmentName(seq);
+        if (!(await createPatiently(this.host.store, name, bytes))) {
+          this.retries++; // another writer took the seq: its commit first, then this one again
+          continue;
+        }
+        const next: LogHead = { seq, hash, segment: name, end: bytes.length };
+        const { db, st } = this.host;
+        db.transaction(() => {
+          for (let i = 0; i < jobs.length; i++) {
+            if (!Array.isArray(outcomes[i])) continue;
+            // The state is the validated one: an operation that fails now is a bug, and the
+            // transaction rolls back (the commit is in the log: the next refresh applies it).
+            outcomes[i] = jobs[i]!.map((op) => this.host.apply(op, time));
+          }
+          st.queued.flush();
+          writeHead(st, next);
+        });
+        this.host.setHead(next);
+        return outcomes;
+      }
+    });
+  }
+
+  /** Runs every job in a savepoint of a transaction that is rolled back: which ones pass, with their results. */
+  #validate(jobs: readonly (readonly Op[])[], time: number): JobOutcome[] {
+    const { db, st, ctx } = this.host;
+    const outcomes: JobOutcome[] = [];
+    const mark = st.queued.mark;
+    try {
+      db.transaction(() => {
+        for (const job of jobs) {
+          try {
+            outcomes.push(db.transaction(() => job.map((op) => this.host.apply(op, time))));
+          } catch (e) {
+            outcomes.push({ failed: e ?? new Error('commit failed') });
+          }
+        }
+        throw ROLLED_BACK;
+      });
+    } catch (e) {
+      if (e !== ROLLED_BACK) throw e;
+    } finally {
+      st.queued.undoTo(mark);
+      ctx.targets?.clear(); // it may name entries the rollback took away
+    }
+    return outcomes;
+  }
+
+  async #catchUp(): Promise<number> {
+    let head = this.host.head();
+    const names = await this.host.store.segmentsAfter(head.segment);
+    let applied = 0;
+    for (let i = 0; i < names.length; i += READ_AHEAD) {
+      const batch = names.slice(i, i + READ_AHEAD);
+      const segments = await Promise.all(batch.map((n) => this.host.store.readSegment(n)));
+      const { db, st } = this.host;
+      db.transaction(() => {
+        segments.forEach((bytes, j) => {
+          const { frames } = readFrames(bytes);
+          for (const f of frames) {
+            if (f.seq <= head.seq) continue;
+            if (f.seq !== head.seq + 1 || !sameHash(f.prev, head.hash)) {
+              throw new CorruptDataError(`the log's chain breaks at commit ${f.seq} in segment ${batch[j]} (expected ${head.seq + 1})`, 'log');
+            }
+            const c = decodeCommit(f);
+            for (const op of c.ops) this.host.apply(op, c.time);
+            head = { seq: c.seq, hash: c.hash, segment: batch[j]!, end: f.offset + f.length };
+            applied++;
+          }
+        });
+        st.queued.flush();
+        writeHead(st, head);
+      });
+      this.host.setHead(head);
+    }
+    if (applied) this.host.ctx.targets?.clear(); // other writers' commits changed what targets name
+    return applied;
+  }
+
+  #inTurn<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#turn.then(fn, fn);
+    this.#turn = run.catch(() => undefined);
+    return run;
+  }
+}
+
+/** Attempts at creating one commit object when the storage does not answer (each create recognises its own earlier success). */
+const CREATE_ATTEMPTS = 4;
+
+/**
+ * Creates the commit object, trying again when the storage does not answer: the create is
+ * conditional and recognises its own bytes, so a retry of one whose answer was lost answers
+ * true, and one that never arrived is simply made now.
+ */
+async function createPatiently(store: LogStore, name: string, bytes: Uint8Array): Promise<boolean> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await store.createSegment(name, bytes);
+    } catch (e) {
+      if ((e as { code?: unknown })?.code !== 'STORAGE_UNREACHABLE' || attempt >= CREATE_ATTEMPTS) throw e;
+      await new Promise((r) => setTimeout(r, 20 * 3 ** attempt));
+    }
+  }
+}
+
+/** A log store that publishes commits as objects of their own (an object store's). */
+export function publishes(store: LogStore): store is PublishHost['store'] {
+  return typeof (store as { segmentsAfter?: unknown }).segmentsAfter === 'function';
+}
+
+export function refuseSync(): never {
+  throw new InternalError('a store on object storage commits by publishing (decision 0040): this path must await CommitLog.publish');
+}

@@ -1,0 +1,84 @@
+/**
+ * A store whose objects live in an object store (decision 0040), in Node: the configuration,
+ * log, checkpoints and packs there; the database (the log's replay) in a local cache
+ * directory, derived and disposable. `s3://bucket/prefix` locations open an S3ObjectStore.
+ */
+import { createHash } from 'node:crypto';
+import { mkdirSync, rmSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { StoreBackends } from '../store-types.js';
+import { newWriterId } from '../catalog/commits.js';
+import { readConfigObject } from '../catalog/open.js';
+import { ObjectLogStore } from '../objects/object-log.js';
+import { ObjectPackStore } from '../objects/object-packs.js';
+import type { ObjectStore } from '../objects/object-store.js';
+import { requireConditionalCreate } from '../objects/probe.js';
+import { WorkerExtractor } from './extract-away.js';
+import { openSqlite } from './sqlite.js';
+import { S3ObjectStore, type S3Options } from './s3-objects.js';
+
+/** Where a store on object storage keeps what is derived from it; and how to reach S3. */
+export interface LocationOptions {
+  /** The local cache (the database): default ~/.cache/kura/stores/<hash of the location>. */
+  cacheDir?: string;
+  /** The S3 endpoint, region and credentials, when not the environment's (s3-objects.ts). */
+  s3?: S3Options;
+}
+
+export const DB_FILE = 'kura.db';
+
+/** Whether `location` names an object store rather than a directory. */
+export function isObjectLocation(location: string): boolean {
+  return location.startsWith('s3://');
+}
+
+export function openObjectLocation(location: string, options: LocationOptions = {}): ObjectStore {
+  return new S3ObjectStore(location, options.s3);
+}
+
+export function defaultCacheDir(location: string): string {
+  const base = process.env.KURA_CACHE ?? join(homedir(), '.cache', 'kura');
+  return join(base, 'stores', createHash('sha256').update(location).digest('hex').slice(0, 16));
+}
+
+/**
+ * The backends of the store in `objects`, its database in `cacheDir`. A database left there by
+ * another store (another store id) is replaced: it is only ever a replay. `probe`: check first
+ * that the object store enforces conditional creates (objects/probe.ts).
+ */
+export async function objectBackends(objects: ObjectStore, cacheDir: string, readonly: boolean, probe = true): Promise<StoreBackends> {
+  const dir = resolve(cacheDir);
+  mkdirSync(dir, { recursive: true });
+  const log = new ObjectLogStore(objects);
+  if (probe && !readonly) await requireConditionalCreate(objects);
+  const config = await readConfigObject(log);
+  let db = openSqlite(join(dir, DB_FILE), { readonly: false });
+  const cachedId = cachedStoreId(db);
+  if (config && cachedId !== undefined && cachedId !== config.get('store_id')) {
+    db.close();
+    for (const f of [DB_FILE, `${DB_FILE}-wal`, `${DB_FILE}-shm`]) rmSync(join(dir, f), { force: true });
+    db = openSqlite(join(dir, DB_FILE), { readonly: false });
+  }
+  const id = newWriterId();
+  const opened = db;
+  return {
+    db: opened,
+    packs: new ObjectPackStore(objects),
+    log,
+    // Other writers are other servers: none is ever known dead (GC waits for its leases).
+    writer: { id, alive: () => true, others: () => [] },
+    release: () => objects.close(),
+    ...(readonly ? {} : { extractor: new WorkerExtractor() }),
+    setDurability: (d) => opened.setDurability(d),
+  };
+}
+
+function cachedStoreId(db: ReturnType<typeof openSqlite>): string | undefined {
+  try {
+    const row = db.prepare<{ value: string }>("SELECT value FROM config WHERE key = 'store_id'").get();
+    return row?.value;
+  } catch {
+    return undefined; // an empty database: no tables yet
+  }
+}

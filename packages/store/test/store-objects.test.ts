@@ -1,0 +1,164 @@
+/**
+ * A store on object storage (decision 0040): several Store instances — servers, each with its
+ * own cache directory — on one object store commit through the log (one object per commit,
+ * created only if its seq is free), see each other's commits after a refresh, agree on every
+ * identifier (canonical dumps equal), and a new cache is made from the log alone.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { Store } from '../src/node/index.js';
+import { MemoryObjectStore } from '../src/objects/memory-objects.js';
+import { FaultyObjectStore } from '../src/objects/faulty-objects.js';
+import { listAll, type ObjectStore } from '../src/objects/object-store.js';
+import { canonicalDump } from './helpers/dump.js';
+
+const text = (s: string) => new TextEncoder().encode(s);
+const str = (b: Uint8Array) => new TextDecoder().decode(b);
+const dirs: string[] = [];
+const cache = () => {
+  const d = mkdtempSync(join(tmpdir(), 'kura-objcache-'));
+  dirs.push(d);
+  return d;
+};
+const open: Store[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => s.close().catch(() => undefined)));
+});
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+/** An object store that outlives the Stores on it (each closes what it was given). */
+function shared(inner: ObjectStore): ObjectStore {
+  const methods = ['get', 'head', 'put', 'create', 'replace', 'delete', 'list', 'startUpload', 'uploadPart', 'completeUpload', 'abortUpload'] as const;
+  const out = { location: inner.location, close: async () => undefined } as Record<string, unknown>;
+  for (const m of methods) out[m] = (...args: unknown[]) => (inner[m] as (...a: unknown[]) => unknown).apply(inner, args);
+  return out as unknown as ObjectStore;
+}
+
+async function server(objects: ObjectStore, cacheDir = cache(), init = false): Promise<Store & { cacheDir: string }> {
+  const s = init ? await Store.initObjects(shared(objects), { cacheDir }) : await Store.openObjects(shared(objects), { cacheDir });
+  open.push(s);
+  return Object.assign(s, { cacheDir });
+}
+
+async function keys(objects: ObjectStore, prefix: string): Promise<string[]> {
+  const out: string[] = [];
+  for await (const o of listAll(objects, prefix)) out.push(o.key);
+  return out;
+}
+
+describe('a store on object storage', () => {
+  it('keeps the configuration, one object per commit and the packs in the bucket; a second server sees every commit', async () => {
+    const objects = new MemoryObjectStore();
+    const a = await server(objects, cache(), true);
+    const put = await a.put(text('hello from server A'), { path: 'docs/a.txt', tags: ['greeting'] });
+    await a.setMeta('docs/a.txt', { lang: 'en' });
+    expect(await keys(objects, 'kura-store.json')).toEqual(['kura-store.json']);
+    const log = await keys(objects, 'log/');
+    expect(log.length).toBeGreaterThanOrEqual(2);
+    expect(log.every((k) => /^log\/[0-9]{20}$/.test(k))).toBe(true);
+    expect((await keys(objects, 'packs/')).every((k) => /^packs\/[0-9a-f]{2}\/[0-9a-f]{32}\.pack$/.test(k))).toBe(true);
+
+    const b = await server(objects);
+    expect(str(await b.getBytes(put.digest))).toBe('hello from server A');
+    const info = await b.stat('docs/a.txt');
+    expect(info.tags).toEqual(['greeting']);
+    expect(info.meta).toEqual({ lang: 'en' });
+    // B writes; A sees it after a refresh.
+    await b.put(text('second version, from B'), { path: 'docs/a.txt' });
+    expect((await a.versions('docs/a.txt')).length).toBe(1);
+    expect((await a.refresh()).commits).toBeGreaterThan(0);
+    expect((await a.versions('docs/a.txt')).map((v) => v.version)).toEqual([1, 2]);
+    expect(canonicalDump(join(a.cacheDir, 'kura.db'))).toBe(canonicalDump(join(b.cacheDir, 'kura.db')));
+  });
+
+  it('two servers putting at once: every put is committed once, in one order both agree on (identical dumps, no gaps)', async () => {
+    const objects = new MemoryObjectStore();
+    const a = await server(objects, cache(), true);
+    const b = await server(objects);
+    const puts = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => (i % 2 ? a : b).put(text(`document ${i}`), { path: `p/${i % 7}.txt`, tags: [`t${i % 3}`] })),
+    );
+    await a.refresh();
+    await b.refresh();
+    const dumpA = canonicalDump(join(a.cacheDir, 'kura.db'));
+    expect(canonicalDump(join(b.cacheDir, 'kura.db'))).toBe(dumpA);
+    for (const [i, p] of puts.entries()) {
+      expect(str(await a.getBytes(p.digest))).toBe(`document ${i}`);
+      expect(str(await b.getBytes(p.digest))).toBe(`document ${i}`);
+    }
+    // Every path has one version per put to it, numbered without gaps, the same on both.
+    for (let k = 0; k < 7; k++) {
+      const n = Array.from({ length: 60 }, (_, i) => i).filter((i) => i % 7 === k).length;
+      expect((await a.versions(`p/${k}.txt`)).map((v) => v.version)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+    }
+    const seqs = (await keys(objects, 'log/')).map((k) => Number(k.slice(4)));
+    expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
+  });
+
+  it('a new cache directory is made from the log alone, and a cache of another store is replaced', async () => {
+    const objects = new MemoryObjectStore();
+    const a = await server(objects, cache(), true);
+    await a.put(text('kept in the bucket'), { path: 'x.txt', tags: ['t'] });
+    await a.createSnapshot({ 'x.txt': { type: 'file', digest: (await a.stat('x.txt')).digest, size: 18, mode: 0o644, mtime: 0 } } as never).catch(() => undefined);
+    const fresh = await server(objects);
+    await a.refresh();
+    expect(canonicalDump(join(fresh.cacheDir, 'kura.db'))).toBe(canonicalDump(join(a.cacheDir, 'kura.db')));
+    // A cache made for another store: replaced, never mixed in.
+    const other = new MemoryObjectStore();
+    const elsewhere = await server(other, cache(), true);
+    await elsewhere.put(text('another store'), { path: 'y.txt' });
+    const dir = elsewhere.cacheDir;
+    await elsewhere.close();
+    const reused = await server(objects, dir);
+    expect((await reused.list()).items.map((e) => e.path)).toEqual(['x.txt']);
+  });
+
+  it('commits whose answers are lost, or that fail before they are sent, lose nothing and duplicate nothing', async () => {
+    let n = 0;
+    const objects = new MemoryObjectStore();
+    // Every fourth create of a commit fails (half of them after it happened); one put in ten
+    // meets a run of failures longer than the writer's patience and fails, possibly committed.
+    const faulty = new FaultyObjectStore(objects, [], (op, key) => {
+      if (op !== 'create' || !key.startsWith('log/')) return undefined;
+      n++;
+      if (n % 40 < 5) return n % 2 ? 'after' : 'before';
+      return n % 4 === 0 ? (n % 8 === 0 ? 'after' : 'before') : undefined;
+    });
+    const a = await server(faulty, cache(), true);
+    const acknowledged: { digest: string; body: string }[] = [];
+    let failed = 0;
+    for (let i = 0; i < 40; i++) {
+      const body = `doc ${i}`;
+      try {
+        acknowledged.push({ digest: (await a.put(text(body), { path: `f/${i}` })).digest, body });
+      } catch (e) {
+        expect((e as { code?: string }).code).toBe('STORAGE_UNREACHABLE');
+        failed++;
+      }
+    }
+    expect(faulty.fired.length).toBeGreaterThan(10);
+    expect(failed).toBeGreaterThan(0);
+    // The writer goes on after failures: a put now commits.
+    acknowledged.push({ digest: (await a.put(text('after the storm'), { path: 'f/last' })).digest, body: 'after the storm' });
+    expect(acknowledged.length).toBeGreaterThan(0);
+    const b = await server(objects);
+    for (const { digest, body } of acknowledged) expect(str(await b.getBytes(digest))).toBe(body);
+    await a.refresh();
+    expect(canonicalDump(join(b.cacheDir, 'kura.db'))).toBe(canonicalDump(join(a.cacheDir, 'kura.db')));
+  });
+
+  it('refuses GC until its leases exist, and an object store that ignores conditional creates', async () => {
+    const objects = new MemoryObjectStore();
+    const a = await server(objects, cache(), true);
+    await expect(a.gc()).rejects.toMatchObject({ code: 'STORAGE_UNAVAILABLE' });
+    class IgnoresCondition extends MemoryObjectStore {
+      override async create(key: string, bytes: Uint8Array): Promise<boolean> {
+        await this.put(key, bytes);
+        return true;
+      }
+    }
+    await expect(Store.initObjects(new IgnoresCondition(), { cacheDir: cache() })).rejects.toMatchObject({ code: 'STORAGE_UNAVAILABLE' });
+  });
+});
