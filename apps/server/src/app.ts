@@ -11,7 +11,7 @@ import rateLimit from '@fastify/rate-limit';
 import fastifyStatic from '@fastify/static';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { MINILM, MODEL_PATH, defaultModelDir, type Store } from '@kura/store';
+import { MINILM, MODEL_PATH, defaultCacheDir, defaultModelDir, isObjectLocation, type Store } from '@kura/store';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { parseConfig, type ServerConfig, type ServerConfigInput } from './config.js';
@@ -140,7 +140,9 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
   app.decorate('bytesCache', new BytesCache(config.cacheBytes, CACHE_MAX_ENTRY));
-  const sessions = new UploadSessions(config.uploadDir ?? join(config.store, 'uploads'), config.uploadTtlMs);
+  // Staged uploads are this server's own: beside a directory store, or in an object store's cache.
+  const uploadDir = config.uploadDir ?? join(isObjectLocation(config.store) ? defaultCacheDir(config.store) : config.store, 'uploads');
+  const sessions = new UploadSessions(uploadDir, config.uploadTtlMs);
   app.addHook('onClose', async () => sessions.close());
 
   await app.register(documents, { maxDocumentSize: config.maxDocumentSize });

@@ -4,6 +4,7 @@
  */
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { isObjectLocation } from '@kura/store';
 
 export const SCOPES = ['read', 'write', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -82,7 +83,7 @@ export function parseConfig(input: ServerConfigInput): ServerConfig {
     throw new ConfigError(`${setting}: ${issue.message}`, setting);
   }
   const c = r.data;
-  c.store = resolve(c.store);
+  if (!isObjectLocation(c.store)) c.store = resolve(c.store);
   if (c.uploadDir) c.uploadDir = resolve(c.uploadDir);
   return c;
 }

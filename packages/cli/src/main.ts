@@ -35,7 +35,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .configureOutput({ outputError: (text) => process.stderr.write(text.startsWith('error:') ? `kura: ${text}` : text) })
     .showHelpAfterError('(run kura --help for usage)')
     // Program options are recognised before and after the verb: `kura --store D ls` = `kura ls --store D`.
-    .option('--store <dir>', 'the store directory (default: $KURA_STORE, else ./.kura)')
+    .option('--store <dir>', 'the store: a directory, or s3://bucket/prefix (default: $KURA_STORE, else ./.kura)')
+    .option('--endpoint <url>', 'the S3 server of an s3:// store (default: $AWS_ENDPOINT_URL_S3; credentials from $AWS_ACCESS_KEY_ID, $AWS_SECRET_ACCESS_KEY)')
     .configureHelp({ showGlobalOptions: true })
     .addHelpText('after', '\nExit codes: 0 ok, 1 error, 2 usage, 3 kura verify found damage. Errors are one line on stderr.');
   init.register(program);

@@ -2,7 +2,7 @@
  * Finding and opening the store: `--store DIR` (before or after the verb) > $KURA_STORE >
  * ./.kura. Read commands open it read-only, so they work while another process writes.
  */
-import { Store } from '@kura/store';
+import { Store, isObjectLocation } from '@kura/store';
 import type { Command } from 'commander';
 import { resolve } from 'node:path';
 import { CliError, describeError, isKuraError } from './exit.js';
@@ -10,11 +10,17 @@ import type { DurabilityArg } from './args.js';
 
 export const DEFAULT_STORE = '.kura';
 
-/** The store directory for this command, absolute. */
+/**
+ * The store for this command: a directory, absolute, or an s3:// location as given (its
+ * server from --endpoint, which sets AWS_ENDPOINT_URL_S3 for the S3 client).
+ */
 export function storeDir(cmd: Command): string {
-  const flag = cmd.optsWithGlobals().store as string | undefined;
+  const { store: flag, endpoint } = cmd.optsWithGlobals() as { store?: string; endpoint?: string };
   const env = process.env.KURA_STORE;
-  return resolve(flag ?? (env ? env : DEFAULT_STORE));
+  const location = flag ?? (env ? env : DEFAULT_STORE);
+  if (!isObjectLocation(location)) return resolve(location);
+  if (endpoint) process.env.AWS_ENDPOINT_URL_S3 = endpoint;
+  return location;
 }
 
 export interface OpenArgs {
@@ -24,7 +30,10 @@ export interface OpenArgs {
 
 export async function openStore(dir: string, args: OpenArgs): Promise<Store> {
   try {
-    return await Store.open(dir, { readonly: args.readonly, ...(args.durability ? { durability: args.durability } : {}) });
+    // A store on object storage has no lock to share with a writer: its reads open it as any
+    // server does (its cache is made from the log).
+    const readonly = args.readonly && !isObjectLocation(dir);
+    return await Store.open(dir, { readonly, ...(args.durability ? { durability: args.durability } : {}) });
   } catch (e) {
     if (isKuraError(e, 'STORE_LOCKED')) {
       throw new CliError(`${dir}: the store is locked: another process is writing to it (read commands still work) [STORE_LOCKED]`);

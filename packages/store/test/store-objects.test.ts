@@ -149,6 +149,26 @@ describe('a store on object storage', () => {
     expect(canonicalDump(join(b.cacheDir, 'kura.db'))).toBe(canonicalDump(join(a.cacheDir, 'kura.db')));
   });
 
+  it("a server sees another's commits by itself (polling), without being asked to refresh", async () => {
+    const objects = new MemoryObjectStore();
+    const a = await server(objects, cache(), true);
+    const b = await server(objects);
+    await new Promise((r) => setTimeout(r, 1500)); // both idle: polling backed off all the way
+    const lags: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const t = performance.now();
+      await a.put(text(`seen ${i}`), { path: `seen/${i}.txt` });
+      for (;;) {
+        if ((await b.list({ pathPrefix: 'seen/' })).items.length === i + 1) break;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      lags.push(performance.now() - t);
+    }
+    // The lag itself (p99 < 1 s, POLL_MAX_MS 750) is a benchmark figure, not an assertion here;
+    // this bound only catches a server that stopped polling.
+    expect(Math.max(...lags)).toBeLessThan(5000);
+  });
+
   it('refuses GC until its leases exist, and an object store that ignores conditional creates', async () => {
     const objects = new MemoryObjectStore();
     const a = await server(objects, cache(), true);

@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { configuredEmbedder, DB_FILE, ModelUnavailableError, Store, type Embedder } from '@kura/store';
+import { configuredEmbedder, DB_FILE, isObjectLocation, ModelUnavailableError, Store, type Embedder } from '@kura/store';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 
@@ -16,6 +16,15 @@ declare module 'fastify' {
 }
 
 export async function openOrCreate(dir: string): Promise<Store> {
+  if (isObjectLocation(dir)) {
+    // A bucket without a store gets one; any other failure (credentials, a dead endpoint) stops the server.
+    try {
+      return await Store.open(dir);
+    } catch (e) {
+      if ((e as { code?: unknown }).code !== 'NOT_FOUND') throw e;
+      return Store.init(dir);
+    }
+  }
   return existsSync(join(dir, DB_FILE)) ? Store.open(dir) : Store.init(dir);
 }
 

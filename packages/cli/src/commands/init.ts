@@ -5,7 +5,7 @@
  * (exit 1); a parameter that breaks a rule (e.g. --avg 1000) is a usage error (exit 2).
  */
 import { InvalidInputError, LEVEL_MAX, LEVEL_MIN, resolveChunkParams } from '@kura/core';
-import { Store } from '@kura/store';
+import { Store, isObjectLocation } from '@kura/store';
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -64,7 +64,7 @@ export function register(program: Command): void {
       const level = compression(opts.compression);
       const mode = durability(opts.durability);
       checkChunking(avg, s);
-      const created = !existsSync(dir);
+      const created = !isObjectLocation(dir) && !existsSync(dir);
       let store: Store;
       try {
         store = await Store.init(dir, {

@@ -102,7 +102,10 @@ export class CommitLog {
     }
     const { commits, last } = await commitsAfter(store, head);
     log.#catchUp(commits);
-    if (log.#objects) return log; // segments are never appended to there
+    if (log.#objects) {
+      log.#objects.startPolling(); // segments are never appended to there; others' commits come by polling
+      return log;
+    }
     if (last && last.end < last.size) {
       // A torn append at the tail: never a commit (its transaction never committed).
       const a = await store.openAppend(last.segment);
@@ -453,6 +456,7 @@ export class CommitLog {
   }
 
   async close(): Promise<void> {
+    await this.#objects?.stop();
     await this.#checkpointing?.catch(() => undefined);
     this.endBatch();
     await this.#rotating?.catch(() => undefined);

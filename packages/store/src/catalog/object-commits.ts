@@ -33,12 +33,68 @@ export interface PublishHost {
 
 const ROLLED_BACK = Symbol('validated');
 
+/**
+ * Refresh polling (decision 0040): 100 ms after anything new, backing off to 750 ms while
+ * nothing is — another server's commit is seen within a second (issue 21's target), for one
+ * LIST every 0.75 s from an idle server.
+ */
+export const POLL_MIN_MS = 100;
+export const POLL_MAX_MS = 750;
+
 export class ObjectCommits {
   #turn: Promise<unknown> = Promise.resolve();
   /** Commits this process lost a race for and published again (for tests and benchmarks). */
   retries = 0;
+  #poll: ReturnType<typeof setTimeout> | undefined;
+  #pollMs = POLL_MIN_MS;
+  #stopped = false;
 
   constructor(private readonly host: PublishHost) {}
+
+  /**
+   * Refreshes by itself from now on: POLL_MIN_MS after anything new (its own commits included),
+   * doubling to POLL_MAX_MS while nothing is. The timer never keeps the process alive.
+   */
+  startPolling(onError: (e: unknown) => void = () => undefined): void {
+    const tick = async () => {
+      this.#poll = undefined;
+      if (this.#stopped) return;
+      try {
+        const applied = await this.refresh();
+        this.#pollMs = applied ? POLL_MIN_MS : Math.min(POLL_MAX_MS, this.#pollMs * 2);
+      } catch (e) {
+        onError(e); // (an unreachable store: tried again at the next tick)
+        this.#pollMs = POLL_MAX_MS;
+      }
+      this.#arm(tick);
+    };
+    this.#arm(tick);
+    this.#tick = tick;
+  }
+
+  #tick: (() => Promise<void>) | undefined;
+
+  #arm(tick: () => Promise<void>): void {
+    if (this.#stopped) return;
+    this.#poll = setTimeout(() => void tick(), this.#pollMs);
+    this.#poll.unref?.();
+  }
+
+  /** Activity: the next poll comes soon again. */
+  #active(): void {
+    this.#pollMs = POLL_MIN_MS;
+    if (this.#poll && this.#tick) {
+      clearTimeout(this.#poll);
+      this.#arm(this.#tick);
+    }
+  }
+
+  /** Stops polling and waits for a refresh or commit in progress. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#poll);
+    await this.#turn;
+  }
 
   /** Applies what other writers committed since the head; answers how many commits. */
   refresh(): Promise<number> {
@@ -77,6 +133,7 @@ export class ObjectCommits {
           writeHead(st, next);
         });
         this.host.setHead(next);
+        this.#active();
         return outcomes;
       }
     });

@@ -34,7 +34,8 @@ export { defaultModelDir, loadMiniLm } from './minilm-node.js';
 export { loadMiniLmOnWorker } from './embed-away.js';
 export { configuredEmbedder, embedEndpointConfigured } from './configured-embedder.js';
 export { WORKER_PUT_MIN, openRegularFile, type FilePutOutcome, type FileToPut } from './put-many.js';
-export { S3ObjectStore, parseS3Location, type S3Options } from './s3-objects.js';
+export type { S3Options } from './s3-objects.js';
+export { parseS3Location } from './s3-location.js';
 export { DirectoryObjectStore } from './dir-objects.js';
 export { defaultCacheDir, isObjectLocation, type LocationOptions } from './object-backends.js';
 export type { RebuildReport } from './rebuild.js';
@@ -109,7 +110,7 @@ export class Store extends StoreCore {
   static async init(dir: string, options: InitOptions & LocationOptions = {}): Promise<Store> {
     if (isObjectLocation(dir)) {
       const { cacheDir, s3, ...init } = options;
-      return this.initObjects(openObjectLocation(dir, { ...(s3 ? { s3 } : {}) }), { ...init, cacheDir: cacheDir ?? defaultCacheDir(dir) });
+      return this.initObjects(await openObjectLocation(dir, { ...(s3 ? { s3 } : {}) }), { ...init, cacheDir: cacheDir ?? defaultCacheDir(dir) });
     }
     parse(InitOptionsSchema, options, 'init options'); // bad options: fail before touching the disk
     const root = resolve(dir);
@@ -194,7 +195,7 @@ export class Store extends StoreCore {
   static async open(dir: string, options: OpenOptions & LocationOptions = {}): Promise<Store> {
     if (isObjectLocation(dir)) {
       const { cacheDir, s3, ...open } = options;
-      return this.openObjects(openObjectLocation(dir, { ...(s3 ? { s3 } : {}) }), { ...open, cacheDir: cacheDir ?? defaultCacheDir(dir) });
+      return this.openObjects(await openObjectLocation(dir, { ...(s3 ? { s3 } : {}) }), { ...open, cacheDir: cacheDir ?? defaultCacheDir(dir) });
     }
     const root = resolve(dir);
     if (!isStore(root)) throw new NotFoundError(`no Kura store at ${root} (run kura init)`);

@@ -16,7 +16,10 @@ import type { ObjectStore } from '../objects/object-store.js';
 import { requireConditionalCreate } from '../objects/probe.js';
 import { WorkerExtractor } from './extract-away.js';
 import { openSqlite } from './sqlite.js';
-import { S3ObjectStore, type S3Options } from './s3-objects.js';
+import type { S3Options } from './s3-objects.js';
+import { isObjectLocation, parseS3Location } from './s3-location.js';
+
+export { isObjectLocation };
 
 /** Where a store on object storage keeps what is derived from it; and how to reach S3. */
 export interface LocationOptions {
@@ -28,12 +31,10 @@ export interface LocationOptions {
 
 export const DB_FILE = 'kura.db';
 
-/** Whether `location` names an object store rather than a directory. */
-export function isObjectLocation(location: string): boolean {
-  return location.startsWith('s3://');
-}
-
-export function openObjectLocation(location: string, options: LocationOptions = {}): ObjectStore {
+/** The object store a location names. The S3 client is loaded only here (~80 ms): a command on a local store never pays for it. */
+export async function openObjectLocation(location: string, options: LocationOptions = {}): Promise<ObjectStore> {
+  parseS3Location(location); // a bad location: refused before the client loads
+  const { S3ObjectStore } = await import('./s3-objects.js');
   return new S3ObjectStore(location, options.s3);
 }
 

@@ -40,6 +40,7 @@ import {
   type ObjectStore,
   type UploadedPart,
 } from '../objects/object-store.js';
+import { parseS3Location } from './s3-location.js';
 
 export interface S3Options {
   /** The server's URL (`http://127.0.0.1:7070`); AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, else AWS's own. */
@@ -54,15 +55,6 @@ export interface S3Options {
   maxAttempts?: number;
   /** Milliseconds a request may take before it is abandoned (and retried). Default 60,000. */
   requestTimeoutMs?: number;
-}
-
-/** `s3://bucket/prefix` as its bucket and key prefix (`prefix/`, or "" for the bucket's root). */
-export function parseS3Location(location: string): { bucket: string; prefix: string } {
-  const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(\/.*)?$/.exec(location);
-  if (!m) throw new InvalidInputError(`an S3 location is s3://bucket or s3://bucket/prefix (bucket: 3-63 lowercase letters, digits, dots and hyphens), not ${JSON.stringify(location)}`, 'location');
-  const prefix = (m[2] ?? '').replace(/^\/+|\/+$/g, '');
-  if (prefix) checkKey(prefix);
-  return { bucket: m[1]!, prefix: prefix ? `${prefix}/` : '' };
 }
 
 export class S3ObjectStore implements ObjectStore {

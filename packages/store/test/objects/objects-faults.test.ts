@@ -10,7 +10,8 @@ import { FaultyObjectStore } from '../../src/objects/faulty-objects.js';
 import { MemoryObjectStore } from '../../src/objects/memory-objects.js';
 import { requireConditionalCreate, PROBE_PREFIX } from '../../src/objects/probe.js';
 import { MIN_PART_SIZE } from '../../src/objects/object-store.js';
-import { S3ObjectStore, parseS3Location, multipartEtag } from '../../src/node/s3-objects.js';
+import { S3ObjectStore, multipartEtag } from '../../src/node/s3-objects.js';
+import { parseS3Location } from '../../src/node/s3-location.js';
 import { startFaultProxy, type FaultProxy } from '../helpers/fault-proxy.js';
 import { freePort, startS3Server, type S3Server, type S3ServerKind } from '../helpers/s3-servers.js';
 
