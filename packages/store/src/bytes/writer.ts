@@ -15,7 +15,7 @@ import type { Durability } from '../options.js';
 import { PACK_HEADER_SIZE, RECORD_HEADER_SIZE, encodePackIndex, packHeader, recordHeader, recordLocation, type ChunkLocation, type PackIndexEntry } from './pack-record.js';
 import type { Statements } from '../catalog/statements.js';
 import { crashPoint } from '../crash-points.js';
-import { nextTurn } from '../breather.js';
+import { GroupCommit } from './group-commit.js';
 import { Counted } from './counted.js';
 import { randomHex } from '../hex.js';
 
@@ -35,13 +35,6 @@ interface OpenPack {
   records: PackIndexEntry[];
 }
 
-/** A commit waiting for the next group commit: its operations and who awaits their results. */
-interface Job {
-  ops: readonly Op[];
-  resolve: (results: OpResult[]) => void;
-  reject: (e: unknown) => void;
-}
-
 export class Writer {
   #open: OpenPack | undefined;
   #opening: Promise<OpenPack> | undefined;
@@ -51,9 +44,6 @@ export class Writer {
   readonly #packUsers = new Counted<number>();
   /** Per chunk key: how many puts in progress share the committed chunk. */
   readonly #pins = new Counted<string>();
-  readonly #queue: Job[] = [];
-  #flushing = false;
-  #scheduled = false;
   /** Puts between their first byte and their commit (see `commit`). */
   #activePuts = 0;
   readonly #idleWaiters: (() => void)[] = [];
@@ -68,6 +58,7 @@ export class Writer {
    */
   readonly #packOps: Op[] = [];
   #provisional = 0;
+  readonly #group: GroupCommit;
 
   constructor(
     readonly db: SqlDatabase,
@@ -77,7 +68,19 @@ export class Writer {
     public durability: Durability,
     /** Seal packs at this size (PACK_TARGET_SIZE; smaller in tests to force rotation). */
     readonly packTarget = PACK_TARGET_SIZE,
-  ) {}
+  ) {
+    this.#group = new GroupCommit({
+      log,
+      db,
+      durability: () => this.durability,
+      syncAppends: () => this.syncAppends(),
+      drain: () => this.#open?.writer.drain?.(),
+      openPackSize: () => (this.#open ? [{ op: 'pack-size', name: this.#open.writer.name, size: this.#open.writer.size }] : []),
+      uploadForCommit: () => this.uploadForCommit(),
+      giveBack: (ops) => this.#packOps.unshift(...ops),
+      busy: () => this.busy,
+    });
+  }
 
   /** The open pack's id, which GC must never touch. */
   get openPackId(): number | undefined {
@@ -131,7 +134,7 @@ export class Writer {
 
   /** Whether commits are queued or being made (the group commit). */
   get committing(): boolean {
-    return this.#scheduled || this.#flushing || this.#queue.length > 0;
+    return this.#group.committing;
   }
 
   /** Resolves when no put is in progress (close drains them). */
@@ -320,120 +323,28 @@ export class Writer {
     await Promise.all(syncs);
   }
 
-  // ---- group commit ------------------------------------------------------------------------
+  // ---- group commit (group-commit.ts) --------------------------------------------------------
 
   /**
    * Commits `ops` (catalog/ops.ts) after every record appended so far is durable, and resolves
-   * with their results. Commits that arrive while a flush is in progress share the next flush,
-   * transaction and log commit; a failing one fails alone (savepoints).
+   * with their results; commits that arrive while one is being made share the next.
    */
   commit(ops: readonly Op[]): Promise<OpResult[]> {
-    return new Promise((resolve, reject) => {
-      this.#queue.push({ ops, resolve, reject });
-      if (this.#flushing || this.#scheduled) return;
-      // Flush a macrotask later, even when this put is alone: concurrent puts that are one
-      // microtask chain behind — and, on a server, the requests read in the same event-loop
-      // turn, whose puts never overlap this one — reach their commit by then and share the
-      // transaction (and, in 'full', the fsync). Committing at once when alone made every
-      // HTTP put its own transaction (1 KB POSTs at 16 clients: 3.2k/s against 3.7k/s).
-      this.#scheduled = true;
-      nextTurn(() => {
-        this.#scheduled = false;
-        void this.flush();
-      });
-    });
-  }
-
-  private async flush(): Promise<void> {
-    this.#flushing = true;
-    try {
-      while (this.#queue.length > 0) {
-        const batch = this.#queue.splice(0);
-        try {
-          await this.syncAppends();
-        } catch (e) {
-          batch.forEach((j) => j.reject(e));
-          continue;
-        }
-        let outcomes: (OpResult[] | { failed: unknown })[];
-        try {
-          // Records gathered in memory reach the platform before rows point at them (§8).
-          this.#open?.writer.drain?.();
-          outcomes = this.log.publishes ? await this.publishBatch(batch) : this.runBatch(batch);
-          if (this.durability === 'full') await this.log.sync();
-        } catch (e) {
-          batch.forEach((j) => j.reject(e));
-          continue;
-        }
-        batch.forEach((j, i) => {
-          const o = outcomes[i]!;
-          if (Array.isArray(o)) j.resolve(o);
-          else j.reject(o.failed);
-        });
-      }
-    } finally {
-      this.#flushing = false;
-      if (!this.busy && !this.committing) this.log.nothingComing();
-    }
+    return this.#group.commit(ops);
   }
 
   /**
-   * One transaction and one log commit for the whole batch. A job that throws rolls the batch
-   * back; then each job runs in a savepoint of a second transaction so only the failing ones
-   * fail (rare path). The open pack's size is recorded once per batch.
+   * On an object store (decision 0040): uploads the open pack, waits for uploads in flight and
+   * answers the packs' operations, which the next commit carries before its puts.
    */
-  private runBatch(batch: Job[]): (OpResult[] | { failed: unknown })[] {
-    const time = Date.now();
-    const sizes = (): Op[] => (this.#open ? [{ op: 'pack-size', name: this.#open.writer.name, size: this.#open.writer.size }] : []);
-    try {
-      const results: OpResult[][] = [];
-      this.log.transaction(time, (append, apply) => {
-        for (const job of batch) results.push(job.ops.map(apply));
-        const grow = sizes();
-        grow.forEach(apply);
-        append([...batch.flatMap((j) => j.ops), ...grow]);
-      });
-      return results;
-    } catch (first) {
-      if (batch.length === 1) return [{ failed: first }];
-    }
-    const outcomes: (OpResult[] | { failed: unknown })[] = [];
-    this.log.transaction(time, (append, apply) => {
-      const applied: Op[] = [];
-      for (const job of batch) {
-        try {
-          outcomes.push(this.db.transaction(() => job.ops.map(apply)));
-          applied.push(...job.ops);
-        } catch (e) {
-          outcomes.push({ failed: e ?? new Error('commit failed') });
-        }
-      }
-      const grow = sizes();
-      grow.forEach(apply);
-      append([...applied, ...grow]);
-    });
-    return outcomes;
-  }
-
-  /**
-   * On an object store (decision 0040): uploads the open pack and waits for uploads in flight,
-   * then publishes the packs' operations and the batch's jobs as one commit.
-   */
-  private async publishBatch(batch: Job[]): Promise<(OpResult[] | { failed: unknown })[]> {
+  private async uploadForCommit(): Promise<Op[]> {
     if (this.#open && this.#open.records.length > 0) await this.seal(this.#open);
     await Promise.all(this.#sealing);
-    const packOps = this.#packOps.splice(0);
-    try {
-      const outcomes = await this.log.publish(packOps.length ? [packOps, ...batch.map((j) => j.ops)] : batch.map((j) => j.ops));
-      return packOps.length ? outcomes.slice(1) : outcomes;
-    } catch (e) {
-      this.#packOps.unshift(...packOps); // not in the log: the next commit carries them
-      throw e;
-    }
+    return this.#packOps.splice(0);
   }
 
   async close(): Promise<void> {
-    while (this.#flushing || this.#scheduled || this.#queue.length) await new Promise((r) => setTimeout(r, 1));
+    await this.#group.drained();
     await this.#opening?.catch(() => undefined); // a pack a put started opening is sealed too
     if (this.log.publishes) {
       // Records no commit names (puts that failed) are not worth an upload; packs uploaded

@@ -9,7 +9,7 @@ import { CorruptDataError, InternalError } from '@kura/core';
 import type { SqlBatch, SqlDatabase } from '../backend/sql.js';
 import type { Statements } from './statements.js';
 import { commitsAfter, decodeCommit, emptyHead, encodeBody, newWriterId, readHead, writeHead, type LoggedFrame, type LogHead } from './commits.js';
-import { encodeFrame, readFrames, sameHash, segmentName } from './frame.js';
+import { encodeFrame, sameHash, segmentName } from './frame.js';
 import { SEGMENT_LIMIT, appendFrame, type AppendedFrame } from './frame-append.js';
 import type { LogStore, SegmentAppender, SharedSegments } from './log-store.js';
 import { applyOp, type ApplyContext, type Op, type OpResult } from './ops.js';
@@ -18,6 +18,7 @@ import { crashPoint } from '../crash-points.js';
 import { nextTurn } from '../breather.js';
 import { TargetCache } from './target-cache.js';
 import { ObjectCommits, publishes, refuseSync, type JobOutcome } from './object-commits.js';
+import { catchUpShared } from './shared-catch-up.js';
 
 /**
  * Commits follow each other in one open database transaction (a batch) for at most this long,
@@ -90,11 +91,18 @@ export class CommitLog {
   static async open(db: SqlDatabase, st: Statements, store: LogStore, writer?: string): Promise<CommitLog> {
     const head = readHead(st);
     if (!head) throw new InternalError('the database has no log position');
+    const log = new CommitLog(db, st, store, head, writer);
+    log.#checkpointed = Number((await store.checkpoints()).at(-1) ?? 0);
+    if (log.#objects) {
+      // One object per commit, never appended to: a listing after the head, then polling. (A
+      // head the bucket lacks breaks the chain at the next commit: CORRUPT_DATA, reason log.)
+      await log.#objects.refresh();
+      log.#objects.startPolling();
+      return log;
+    }
     if (head.segment && !(await store.segments()).includes(head.segment)) {
       throw new CorruptDataError(`the database has applied commit ${head.seq}, but the log has no segment ${head.segment}: rebuild the database from the log (kura rebuild)`, 'log-behind');
     }
-    const log = new CommitLog(db, st, store, head, writer);
-    log.#checkpointed = Number((await store.checkpoints()).at(-1) ?? 0);
     if (store.shared) {
       const shared = store.shared;
       log.#write(() => log.#catchUpLocked(shared));
@@ -102,10 +110,6 @@ export class CommitLog {
     }
     const { commits, last } = await commitsAfter(store, head);
     log.#catchUp(commits);
-    if (log.#objects) {
-      log.#objects.startPolling(); // segments are never appended to there; others' commits come by polling
-      return log;
-    }
     if (last && last.end < last.size) {
       // A torn append at the tail: never a commit (its transaction never committed).
       const a = await store.openAppend(last.segment);
@@ -149,56 +153,16 @@ export class CommitLog {
     }
   }
 
-  /**
-   * Inside the write transaction, with shared segments: takes the head other writers left in
-   * the database, moves to its segment, applies intact frames found after it (stranded by a
-   * writer that died between its append and COMMIT: nobody else appends while this lock is
-   * held) and cuts what follows them; follows into the next segment when the current one is
-   * full and a writer started the next one. Then the next commit appends at the head.
-   */
+  /** Inside the write transaction, with shared segments: catches up with other writers (shared-catch-up.ts). */
   #catchUpLocked(shared: SharedSegments): void {
-    let head = readHead(this.#st)!;
+    const stored = readHead(this.#st)!;
     // Another writer committed since this one's last commit: what it changed is not in the cache.
-    if (head.seq !== this.#head.seq || !sameHash(head.hash, this.#head.hash)) this.#ctx.targets?.clear();
-    let segment = head.segment;
-    let offset = head.end;
-    if (!segment) {
-      // Nothing applied from the log yet (a new store, or one rebuilt from a checkpoint): the
-      // segment that holds the next commit, made when there is none.
-      const names = shared.listSync();
-      segment = names.filter((n) => n <= segmentName(head.seq + 1)).at(-1) ?? names[0] ?? segmentName(head.seq + 1);
-      if (!names.includes(segment)) shared.createSync(segment, new Uint8Array(0));
-      offset = 0;
-    }
-    for (;;) {
-      if (this.#appender?.name !== segment) this.#switchTo(shared.openSync(segment));
-      const appender = this.#appender!;
-      const size = appender.refresh();
-      if (size > offset) {
-        const bytes = shared.readSync(segment, offset);
-        const { frames, end } = readFrames(bytes);
-        for (const f of frames) {
-          if (f.seq <= head.seq) continue; // before the head (a segment read from its start)
-          if (f.seq !== head.seq + 1 || !sameHash(f.prev, head.hash)) {
-            throw new CorruptDataError(`the log's chain breaks at commit ${f.seq} in segment ${segment} (expected ${head.seq + 1})`, 'log');
-          }
-          const c = decodeCommit(f);
-          for (const op of c.ops) this.#apply(op, c.time);
-          head = { seq: c.seq, hash: c.hash, segment, end: offset + f.offset + f.length };
-          writeHead(this.#st, head);
-        }
-        if (offset + end < size) appender.truncate(offset + end); // torn: never committed
-      }
-      // A full segment is followed by one named for the next seq: a writer that died after
-      // creating it (and before its COMMIT) left its frame there.
-      if (appender.size >= SEGMENT_LIMIT && shared.existsSync(segmentName(head.seq + 1))) {
-        segment = segmentName(head.seq + 1);
-        offset = 0;
-        continue;
-      }
-      break;
-    }
-    this.#head = head;
+    if (stored.seq !== this.#head.seq || !sameHash(stored.hash, this.#head.hash)) this.#ctx.targets?.clear();
+    this.#head = catchUpShared(this.#st, shared, stored, {
+      appender: () => this.#appender,
+      switchTo: (a) => this.#switchTo(a),
+      apply: (op, time) => this.#apply(op, time),
+    });
   }
 
   /**
@@ -329,19 +293,10 @@ export class CommitLog {
     return this.#objects !== undefined;
   }
 
-  /**
-   * Commits jobs as one commit and answers each one's results or failure: on an object store by
-   * publishing (each job validated, the passing ones published, then applied), else at once.
-   */
-  async publish(jobs: readonly (readonly Op[])[], time = Date.now()): Promise<JobOutcome[]> {
-    if (this.#objects) return this.#objects.publish(jobs, time);
-    return jobs.map((job) => {
-      try {
-        return this.commit(job, time);
-      } catch (e) {
-        return { failed: e };
-      }
-    });
+  /** On an object store: the jobs that pass, published as one commit and applied; each job's results or failure. */
+  publish(jobs: readonly (readonly Op[])[], time = Date.now()): Promise<JobOutcome[]> {
+    if (!this.#objects) throw new InternalError('only a store on object storage publishes its commits');
+    return this.#objects.publish(jobs, time);
   }
 
   /** `commit`, on any store: published first on an object store. */
