@@ -136,9 +136,13 @@ export class Store {
     return writes.gc(this.#w('gc'), onProgress);
   }
 
-  /** Applies what other writers committed: on object storage, by reading the log's new objects (decision 0040). */
-  async refresh(): Promise<{ commits: number }> {
-    return { commits: await this.#r().log.refresh() };
+  /**
+   * Applies what other writers committed — on object storage, by reading the log's new objects
+   * (decision 0040) — and answers how many commits that was and the newest commit's seq.
+   */
+  async refresh(): Promise<{ commits: number; seq: number }> {
+    const { log } = this.#r();
+    return { commits: await log.refresh(), seq: log.head.seq };
   }
 
   /** Writes a checkpoint of the catalog at the newest commit (FORMAT.md §15.5); answers its seq. */

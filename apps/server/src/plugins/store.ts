@@ -57,6 +57,11 @@ export default fp(
     }
     if (model) store.useEmbedder(model);
     app.decorate('store', store);
+    // A read that asks for freshness sees every commit other servers made before it was sent
+    // (a store on object storage refreshes by polling otherwise; decision 0040).
+    app.addHook('preHandler', async (req) => {
+      if (req.headers['x-kura-fresh'] === '1') await store.refresh();
+    });
     app.addHook('onClose', async () => {
       if (!opts.store) await store.close();
       await model?.close();

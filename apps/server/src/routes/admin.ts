@@ -44,6 +44,15 @@ export default async function admin(app: FastifyInstance, opts: { maxDocumentSiz
     handler: async () => app.store.gc(),
   });
 
+  r.post('/v1/refresh', {
+    config: { scope: 'read' },
+    schema: {
+      summary: "Apply what other servers committed (a store on object storage); the log's newest seq",
+      response: { 200: z.object({ commits: z.number().int().describe('commits applied now'), seq: z.number().int().describe('the newest commit this server has applied') }), ...errors(401, 403) },
+    },
+    handler: async () => app.store.refresh(),
+  });
+
   r.post('/v1/verify', {
     config: { scope: 'admin' },
     schema: { summary: 'Re-hash every chunk and document; report damage', response: { 200: VerifyReport, ...errors(401, 403) } },

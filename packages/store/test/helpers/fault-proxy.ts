@@ -1,7 +1,8 @@
 /**
  * An HTTP proxy in front of an S3 server that breaks requests on purpose and counts them
  * (`tc netem` is not available here: SCALEOUT.md). Headers pass unchanged — Host included, so
- * the client's SigV4 signature still holds upstream. A rule matches requests and:
+ * the client's SigV4 signature still holds upstream. A rule matches requests (or, for random
+ * workloads, a chance function decides per request) and:
  * - `reset`: closes the client's connection before forwarding (nothing happened);
  * - `drop-response`: forwards the request, lets the server finish it, then closes the client's
  *   connection without an answer (it happened; the answer was lost);
@@ -32,7 +33,10 @@ export interface FaultProxy {
   stop(): Promise<void>;
 }
 
-export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
+/** What a random workload's proxy does to one request: an action, or nothing. */
+export type ProxyChance = (r: ProxyRequest) => ProxyRule['action'] | undefined;
+
+export async function startFaultProxy(upstream: string, chance?: ProxyChance): Promise<FaultProxy> {
   const target = new URL(upstream);
   const agent = new Agent({ keepAlive: true, maxSockets: 64 });
   const rules: (ProxyRule & { left: number })[] = [];
@@ -43,7 +47,7 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
     count(r.method);
     const rule = rules.find((x) => x.left > 0 && x.match(r));
     if (rule) rule.left--;
-    const action = rule?.action;
+    const action = rule ? rule.action : chance?.(r);
     if (action === 'reset') {
       count('fault:reset');
       req.socket.destroy();
