@@ -107,8 +107,11 @@ export class ObjectCommits {
    */
   publish(jobs: readonly (readonly Op[])[], time: number): Promise<JobOutcome[]> {
     return this.#inTurn(async () => {
-      for (;;) {
-        await this.#catchUp();
+      // Optimistic: the first attempt goes for the seq after the head this server knows, with
+      // no listing (polling keeps the head close). Had another server taken it, the create says
+      // so, and the listing comes then (a LIST less per commit: ~1 ms of 3 on loopback).
+      for (let attempt = 0; ; attempt++) {
+        if (attempt > 0) await this.#catchUp();
         const outcomes = this.#validate(jobs, time);
         const passing = jobs.filter((_, i) => Array.isArray(outcomes[i]));
         if (passing.length === 0) return outcomes;
