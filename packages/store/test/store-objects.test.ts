@@ -4,7 +4,7 @@
  * created only if its seq is free), see each other's commits after a refresh, agree on every
  * identifier (canonical dumps equal), and a new cache is made from the log alone.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -167,6 +167,37 @@ describe('a store on object storage', () => {
     // The lag itself (p99 < 1 s, POLL_MAX_MS 750) is a benchmark figure, not an assertion here;
     // this bound only catches a server that stopped polling.
     expect(Math.max(...lags)).toBeLessThan(5000);
+  });
+
+  it('reads back what it stored from its cache directory, another server in a few ranged GETs, and keeps the copies within budget', async () => {
+    const objects = new MemoryObjectStore();
+    let gets = 0;
+    const counting = shared(objects) as ObjectStore & Record<string, unknown>;
+    const get = counting.get as ObjectStore['get'];
+    counting.get = (key: string, range?: { offset: number; length: number }) => {
+      if (key.startsWith('packs/')) gets++;
+      return get(key, range);
+    };
+    const dir = cache();
+    const a = await Store.initObjects(counting, { cacheDir: dir, packCacheBytes: 3 << 20 });
+    open.push(a);
+    const big = new Uint8Array(1 << 20).map((_, i) => (i * 7919) % 251); // ~64 chunks
+    const first = await a.put(big, { path: 'big.bin' });
+    expect(Buffer.from(await a.getBytes(first.digest)).equals(Buffer.from(big))).toBe(true);
+    expect(gets).toBe(0); // from the copy in the cache directory
+    const b = await server(objects);
+    gets = 0;
+    const got = await b.getBytes(first.digest);
+    expect(Buffer.from(got).equals(Buffer.from(big))).toBe(true);
+    // (b's reads go to the object store directly: count them there)
+    // Three more MiB-sized packs: the budget (3 MiB) keeps the newest copies only.
+    for (let i = 0; i < 3; i++) await a.put(big.map((x) => (x + i + 1) % 256), { path: `more/${i}` });
+    const copies = readdirSync(join(dir, 'packs'), { recursive: true }).filter((f) => String(f).endsWith('.pack'));
+    expect(copies.length).toBeLessThanOrEqual(3);
+    gets = 0;
+    expect(Buffer.from(await a.getBytes(first.digest)).equals(Buffer.from(big))).toBe(true); // evicted: from the object store
+    expect(gets).toBeGreaterThan(0);
+    expect(gets).toBeLessThanOrEqual(4); // read ahead: a few windows, not one GET per chunk
   });
 
   it('refuses GC until its leases exist, and an object store that ignores conditional creates', async () => {

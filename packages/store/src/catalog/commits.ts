@@ -67,8 +67,12 @@ export async function commitsAfter(
   head: Pick<LogHead, 'seq' | 'hash' | 'segment' | 'end'>,
 ): Promise<{ commits: LoggedFrame[]; last: { segment: string; end: number; size: number } | undefined }> {
   const names = (await store.segments()).filter((n) => parseSegmentName(n) !== undefined);
-  // The segment holding the head (or, before the first commit, every segment) and those after.
-  const from = head.segment ? names.filter((n) => n >= head.segment) : names;
+  // The segment holding the head and those after. Without one (a database made from a
+  // checkpoint), the segments that may hold commits after its seq: a segment holds the commits
+  // from its name's seq up to the next segment's, so one followed by a segment named at most
+  // seq + 1 holds none (on an object store, one commit per segment: the checkpoint spares a
+  // new server every GET before it).
+  const from = head.segment ? names.filter((n) => n >= head.segment) : names.filter((_, i) => !(i + 1 < names.length && Number(names[i + 1]) <= head.seq + 1));
   const commits: LoggedFrame[] = [];
   let seq = head.seq;
   let prev = head.hash;

@@ -109,8 +109,8 @@ export class Store extends StoreCore {
    */
   static async init(dir: string, options: InitOptions & LocationOptions = {}): Promise<Store> {
     if (isObjectLocation(dir)) {
-      const { cacheDir, s3, ...init } = options;
-      return this.initObjects(await openObjectLocation(dir, { ...(s3 ? { s3 } : {}) }), { ...init, cacheDir: cacheDir ?? defaultCacheDir(dir) });
+      const { cacheDir, s3, packCacheBytes, ...init } = options;
+      return this.initObjects(await openObjectLocation(dir, { ...(s3 ? { s3 } : {}) }), { ...init, cacheDir: cacheDir ?? defaultCacheDir(dir), ...(packCacheBytes !== undefined ? { packCacheBytes } : {}) });
     }
     parse(InitOptionsSchema, options, 'init options'); // bad options: fail before touching the disk
     const root = resolve(dir);
@@ -154,12 +154,12 @@ export class Store extends StoreCore {
    * Creates a new store in an object store (decision 0040); its database lives in `cacheDir`.
    * The object store is closed with the store.
    */
-  static async initObjects(objects: ObjectStore, options: InitOptions & { cacheDir: string }): Promise<Store> {
-    const { cacheDir, ...init } = options;
+  static async initObjects(objects: ObjectStore, options: InitOptions & { cacheDir: string; packCacheBytes?: number }): Promise<Store> {
+    const { cacheDir, packCacheBytes, ...init } = options;
     parse(InitOptionsSchema, init, 'init options');
     // The cache is derived: whatever an earlier store left in it goes.
     for (const f of [CACHE_DB, `${CACHE_DB}-wal`, `${CACHE_DB}-shm`]) rmSync(join(resolve(cacheDir), f), { force: true });
-    const b = await objectBackends(objects, cacheDir, false);
+    const b = await objectBackends(objects, cacheDir, false, true, packCacheBytes);
     b.ingest = bytesOnWorkers(availableParallelism(), WORKER_PUT_MIN);
     try {
       return (await this.create(b, init)) as Store;
@@ -171,10 +171,10 @@ export class Store extends StoreCore {
   }
 
   /** Opens the store in an object store (decision 0040), its database in `cacheDir` (made from the log when missing). */
-  static async openObjects(objects: ObjectStore, options: OpenOptions & { cacheDir: string }): Promise<Store> {
-    const { cacheDir, ...open } = options;
+  static async openObjects(objects: ObjectStore, options: OpenOptions & { cacheDir: string; packCacheBytes?: number }): Promise<Store> {
+    const { cacheDir, packCacheBytes, ...open } = options;
     if (open.readonly) throw new InvalidInputError('a store on object storage opens for writing (its cache is made from the log); read-only replicas are not built yet', 'readonly');
-    const b = await objectBackends(objects, cacheDir, false);
+    const b = await objectBackends(objects, cacheDir, false, true, packCacheBytes);
     const workers = open.ingestWorkers ?? availableParallelism();
     b.ingest = bytesOnWorkers(workers, WORKER_PUT_MIN);
     try {
@@ -194,8 +194,8 @@ export class Store extends StoreCore {
    */
   static async open(dir: string, options: OpenOptions & LocationOptions = {}): Promise<Store> {
     if (isObjectLocation(dir)) {
-      const { cacheDir, s3, ...open } = options;
-      return this.openObjects(await openObjectLocation(dir, { ...(s3 ? { s3 } : {}) }), { ...open, cacheDir: cacheDir ?? defaultCacheDir(dir) });
+      const { cacheDir, s3, packCacheBytes, ...open } = options;
+      return this.openObjects(await openObjectLocation(dir, { ...(s3 ? { s3 } : {}) }), { ...open, cacheDir: cacheDir ?? defaultCacheDir(dir), ...(packCacheBytes !== undefined ? { packCacheBytes } : {}) });
     }
     const root = resolve(dir);
     if (!isStore(root)) throw new NotFoundError(`no Kura store at ${root} (run kura init)`);

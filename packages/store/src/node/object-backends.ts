@@ -11,10 +11,10 @@ import type { StoreBackends } from '../store-types.js';
 import { newWriterId } from '../catalog/commits.js';
 import { readConfigObject } from '../catalog/open.js';
 import { ObjectLogStore } from '../objects/object-log.js';
-import { ObjectPackStore } from '../objects/object-packs.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import { requireConditionalCreate } from '../objects/probe.js';
 import { WorkerExtractor } from './extract-away.js';
+import { CachedPackStore, PACK_CACHE_BYTES } from './cached-packs.js';
 import { openSqlite } from './sqlite.js';
 import type { S3Options } from './s3-objects.js';
 import { isObjectLocation, parseS3Location } from './s3-location.js';
@@ -27,6 +27,8 @@ export interface LocationOptions {
   cacheDir?: string;
   /** The S3 endpoint, region and credentials, when not the environment's (s3-objects.ts). */
   s3?: S3Options;
+  /** Bytes of pack copies the cache directory keeps (cached-packs.ts; default 2 GiB). */
+  packCacheBytes?: number;
 }
 
 export const DB_FILE = 'kura.db';
@@ -48,7 +50,7 @@ export function defaultCacheDir(location: string): string {
  * another store (another store id) is replaced: it is only ever a replay. `probe`: check first
  * that the object store enforces conditional creates (objects/probe.ts).
  */
-export async function objectBackends(objects: ObjectStore, cacheDir: string, readonly: boolean, probe = true): Promise<StoreBackends> {
+export async function objectBackends(objects: ObjectStore, cacheDir: string, readonly: boolean, probe = true, packCacheBytes = PACK_CACHE_BYTES): Promise<StoreBackends> {
   const dir = resolve(cacheDir);
   mkdirSync(dir, { recursive: true });
   const log = new ObjectLogStore(objects);
@@ -65,7 +67,7 @@ export async function objectBackends(objects: ObjectStore, cacheDir: string, rea
   const opened = db;
   return {
     db: opened,
-    packs: new ObjectPackStore(objects),
+    packs: new CachedPackStore(objects, join(dir, 'packs'), packCacheBytes),
     log,
     // Other writers are other servers: none is ever known dead (GC waits for its leases).
     writer: { id, alive: () => true, others: () => [] },

@@ -32,6 +32,7 @@ import {
   checkPart,
   checkPrefix,
   checkRange,
+  isNotFound,
   sameBytes,
   type ByteRange,
   type ListOptions,
@@ -277,7 +278,7 @@ export class S3ObjectStore implements ObjectStore {
     try {
       return sameBytes(await this.get(key), bytes);
     } catch (e) {
-      if (e instanceof NotFoundError) return false; // deleted since: it held other bytes or none
+      if (isNotFound(e)) return false; // deleted since: it held other bytes or none
       throw e;
     }
   }

@@ -6,8 +6,7 @@
  */
 import { InternalError } from '@kura/core';
 import type { LogStore, SegmentAppender } from '../catalog/log-store.js';
-import { NotFoundError } from '../errors.js';
-import { listAll, type ObjectStore } from './object-store.js';
+import { isNotFound, listAll, type ObjectStore } from './object-store.js';
 
 export const CONFIG_KEY = 'kura-store.json';
 const LOG = 'log/';
@@ -21,7 +20,7 @@ export class ObjectLogStore implements LogStore {
     try {
       return await this.objects.get(CONFIG_KEY);
     } catch (e) {
-      if (e instanceof NotFoundError) return undefined;
+      if (isNotFound(e)) return undefined;
       throw e;
     }
   }

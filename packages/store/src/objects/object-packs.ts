@@ -2,11 +2,11 @@
  * Packs as objects `packs/<aa>/<name>.pack` (FORMAT.md §5, decision 0040). A pack is written
  * in memory and uploaded whole when it is closed (sealed, its index trailer appended by the
  * writer): an object is never visible half-written, and a commit names a pack only after its
- * upload (bytes/writer.ts). Reads are ranged GETs.
+ * upload (bytes/writer.ts). Reads are ranged GETs of windows that cover the chunks after the
+ * one asked for.
  */
 import { PackMissingError, type PackInfo, type PackStore, type PackWriter } from '../backend/packs.js';
-import { NotFoundError } from '../errors.js';
-import { listAll, type ObjectStore } from './object-store.js';
+import { isNotFound, listAll, type ObjectStore } from './object-store.js';
 
 const PREFIX = 'packs/';
 
@@ -14,14 +14,38 @@ export function packKey(name: string): string {
   return `${PREFIX}${name.slice(0, 2)}/${name}.pack`;
 }
 
+/** Ranged reads fetch at least this much (a document's chunks lie one after another in a pack). */
+const READ_MIN = 256 * 1024;
+/** Reads that go on where the last one in the pack ended fetch more, doubling up to this. */
+const READ_MAX = 8 * 1024 * 1024;
+/** Bytes of fetched windows kept for the reads that follow. */
+const WINDOWS_BYTES = 32 * 1024 * 1024;
+
+interface Window {
+  pack: string;
+  offset: number;
+  bytes: Uint8Array;
+}
+
 export class ObjectPackStore implements PackStore {
-  constructor(readonly objects: ObjectStore) {}
+  /** Recently fetched ranges, most recent last. */
+  readonly #windows: Window[] = [];
+  #windowBytes = 0;
+  /** Per pack: where the last read ended, and how much the next sequential one fetches. */
+  readonly #streak = new Map<string, { end: number; size: number }>();
+
+  constructor(
+    readonly objects: ObjectStore,
+    /** Told each sealed pack's bytes while they upload (a local copy: node/cached-packs.ts). */
+    private readonly keep?: (name: string, bytes: Uint8Array) => Promise<void>,
+  ) {}
 
   async create(name: string): Promise<PackWriter> {
     const parts: Uint8Array[] = [];
     let size = 0;
     let open = true;
     const objects = this.objects;
+    const keep = this.keep;
     return {
       name,
       get size() {
@@ -50,21 +74,48 @@ export class ObjectPackStore implements PackStore {
         }
         // Created only if absent: pack names are random, so a taken name is this upload's
         // own earlier attempt (create answers true for the same bytes).
-        if (!(await objects.create(packKey(name), bytes))) throw new Error(`pack ${name} exists with other bytes`);
+        const upload = objects.create(packKey(name), bytes);
+        // A copy that fails to be kept is only a cache miss later.
+        const [created] = await Promise.all([upload, keep?.(name, bytes).catch(() => undefined)]);
+        if (!created) throw new Error(`pack ${name} exists with other bytes`);
       },
     };
   }
 
+  /**
+   * A range of a pack: from a window fetched before when it lies inside one, else one ranged GET
+   * of at least READ_MIN bytes — more when reads walk through the pack (a document read in
+   * order costs a GET per few MiB, not one per chunk).
+   */
   async read(name: string, offset: number, length: number): Promise<Uint8Array> {
+    const hit = this.#windows.find((w) => w.pack === name && offset >= w.offset && offset + length <= w.offset + w.bytes.length);
+    const streak = this.#streak.get(name);
+    const sequential = streak !== undefined && streak.end === offset;
+    this.#streak.set(name, { end: offset + length, size: sequential ? Math.min(READ_MAX, streak.size * 2) : READ_MIN });
+    if (this.#streak.size > 1024) this.#streak.delete(this.#streak.keys().next().value!);
+    if (hit) return hit.bytes.slice(offset - hit.offset, offset - hit.offset + length);
+    const fetch = Math.max(length, this.#streak.get(name)!.size);
+    let bytes: Uint8Array;
     try {
-      return await this.objects.get(packKey(name), { offset, length });
+      bytes = await this.objects.get(packKey(name), { offset, length: fetch });
     } catch (e) {
-      if (e instanceof NotFoundError) throw new PackMissingError(name);
+      if (isNotFound(e)) throw new PackMissingError(name);
       throw e;
     }
+    if (bytes.length > length) this.#remember({ pack: name, offset, bytes });
+    return bytes.slice(0, length);
+  }
+
+  #remember(w: Window): void {
+    this.#windows.push(w);
+    this.#windowBytes += w.bytes.length;
+    while (this.#windowBytes > WINDOWS_BYTES && this.#windows.length > 1) this.#windowBytes -= this.#windows.shift()!.bytes.length;
   }
 
   remove(name: string): Promise<void> {
+    for (let i = this.#windows.length - 1; i >= 0; i--) {
+      if (this.#windows[i]!.pack === name) this.#windowBytes -= this.#windows.splice(i, 1)[0]!.bytes.length;
+    }
     return this.objects.delete(packKey(name));
   }
 

@@ -142,6 +142,11 @@ export async function* listAll(store: ObjectStore, prefix: string, startAfter?: 
   }
 }
 
+/** Whether an error is the contract's NOT_FOUND (by code: it may come from another thread's copy of the class). */
+export function isNotFound(e: unknown): boolean {
+  return (e as { code?: unknown })?.code === 'NOT_FOUND';
+}
+
 /** Whether two byte arrays hold the same bytes. */
 export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;

@@ -1,0 +1,278 @@
+/**
+ * The `scaleout` suite (issue 21): a store on S3-compatible storage beside the local store, in
+ * one run, on real servers it starts itself (versitygw and MinIO, scripts/fetch-s3-servers.sh):
+ * bulk ingest and its requests (a counting proxy in front of the server), 1 KB and 100 KB puts
+ * at 32 in flight, gets from a server with an empty cache, how soon one server sees another's
+ * commit, commits per second with 1, 2 and 4 servers, and a new server's cold start. The peer
+ * is `restic backup` (Debian's restic) to the same server, through the same counting proxy.
+ * Servers here are Store instances in this process, each with its own cache directory.
+ */
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Store } from '@kura/store';
+import { KiB, MiB, textLike } from '../lib/data.mjs';
+import { documents } from '../lib/documents.mjs';
+import { closedLoop } from '../lib/loop.mjs';
+import { find, fmt, target } from '../lib/report.mjs';
+import { startS3Server } from '../lib/s3-server.mjs';
+import { startCountingProxy } from '../lib/counting-proxy.mjs';
+
+const log = (msg) => process.stderr.write(`[scaleout] ${msg}\n`);
+const IN_FLIGHT = 32;
+const KINDS = ['versitygw', 'minio'];
+
+let prefixes = 0;
+/** A store at a fresh prefix of the server's bucket (each server its own cache directory). */
+function s3Store(root, srv, endpoint, init, prefix = `s${++prefixes}`, options = {}) {
+  const location = `s3://${srv.bucket}/${prefix}`;
+  const common = { cacheDir: mkdtempSync(join(root, 'cache-')), s3: { endpoint, credentials: srv.credentials }, ...options };
+  return { location, prefix, open: () => (init ? Store.init(location, common) : Store.open(location, common)) };
+}
+
+function row(family, group, impl, seconds, extra = {}) {
+  const ms = seconds * 1000;
+  return { family, group, impl, name: `${group} ${impl}`, opsPerSec: 1 / seconds, mean: ms, p50: ms, p95: ms, p99: ms, min: ms, max: ms, samples: 1, ...extra };
+}
+
+/** Files of unique text for the bulk figures. */
+function bulkInput(root, total) {
+  const src = join(root, 'bulk-input');
+  const fileSize = 4 * MiB;
+  for (let i = 0; i < total / fileSize; i++) {
+    const sub = join(src, `d${i % 8}`);
+    mkdirSync(sub, { recursive: true });
+    writeFileSync(join(sub, `f${i}.txt`), textLike(fileSize, 2000 + i, 256 + (i % 7) * 64));
+  }
+  const files = readdirSync(src, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => join(e.parentPath ?? e.path, e.name)).sort();
+  return { src, files };
+}
+
+async function bulk(root, kind, srv, proxy, input, total) {
+  const rows = [];
+  const ingest = async (store) => {
+    const t = performance.now();
+    for await (const o of store.putFiles(input.files.map((path) => ({ path })))) if (o.error) throw o.error;
+    await store.close(); // (uploads what is left; the local store seals its pack)
+    return (performance.now() - t) / 1000;
+  };
+  const local = await ingest(await Store.init(join(mkdtempSync(join(root, 'local-')), 's')));
+  rows.push(row('scaleout-bulk', `bulk ingest ${total / MiB} MiB (${kind})`, 'kura, local directory', local, { bytes: total, mbPerSec: total / 1e6 / local, size: total }));
+  proxy.take();
+  const s3 = await ingest(await s3Store(root, srv, proxy.endpoint, true).open());
+  const requests = proxy.take();
+  rows.push(row('scaleout-bulk', `bulk ingest ${total / MiB} MiB (${kind})`, `kura, ${kind}`, s3, { bytes: total, mbPerSec: total / 1e6 / s3, size: total, requests }));
+  log(`${kind} bulk: local ${(total / 1e6 / local).toFixed(0)} MB/s, s3 ${(total / 1e6 / s3).toFixed(0)} MB/s, ${requests.total} requests`);
+  let version = null;
+  try {
+    version = execFileSync('restic', ['version'], { encoding: 'utf8' }).trim();
+  } catch {
+    rows.push({ family: 'scaleout-bulk', group: `bulk ingest ${total / MiB} MiB (${kind})`, impl: `restic, ${kind}`, unavailable: 'restic not installed' });
+  }
+  if (version) {
+    const env = {
+      ...process.env,
+      RESTIC_PASSWORD: 'bench',
+      RESTIC_REPOSITORY: `s3:${proxy.endpoint}/${srv.bucket}/restic-${kind}`,
+      AWS_ACCESS_KEY_ID: srv.credentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: srv.credentials.secretAccessKey,
+      RESTIC_CACHE_DIR: mkdtempSync(join(root, 'restic-cache-')),
+    };
+    // (asynchronously: the counting proxy runs on this thread)
+    const run = promisify(execFile);
+    await run('restic', ['init', '-q', '-o', 's3.bucket-lookup=path'], { env });
+    proxy.take();
+    const t = performance.now();
+    await run('restic', ['backup', '-q', '-o', 's3.bucket-lookup=path', '--compression', 'auto', input.src], { env, maxBuffer: 1 << 24 });
+    const seconds = (performance.now() - t) / 1000;
+    const reqs = proxy.take();
+    rows.push(row('scaleout-bulk', `bulk ingest ${total / MiB} MiB (${kind})`, `restic, ${kind}`, seconds, { bytes: total, mbPerSec: total / 1e6 / seconds, size: total, requests: reqs, version }));
+    log(`${kind} restic: ${(total / 1e6 / seconds).toFixed(0)} MB/s, ${reqs.total} requests`);
+  }
+  return rows;
+}
+
+async function puts(root, kind, srv, proxy) {
+  const rows = [];
+  for (const [size, count] of [[KiB, 3000], [100 * KiB, 250]]) {
+    const docs = documents(count + 60, size, size);
+    const label = size === KiB ? '1 KB' : '100 KB';
+    for (const [impl, open] of [['local directory', () => Store.init(join(mkdtempSync(join(root, 'local-')), 's'))], [kind, () => s3Store(root, srv, proxy.endpoint, true).open()]]) {
+      const store = await open();
+      proxy.take();
+      const r = await closedLoop({ family: 'scaleout-put', group: `put ${label} x${IN_FLIGHT} (${kind})`, impl: `kura, ${impl}`, size }, {
+        op: (i) => store.put(docs[i < 0 ? count - i - 1 : i]),
+        count,
+        concurrency: IN_FLIGHT,
+        bytesPerOp: size,
+      });
+      await store.close();
+      if (impl === kind) {
+        const reqs = proxy.take();
+        r.requests = reqs;
+        r.requestsPerDoc = reqs.total / (count + Math.min(50, count));
+      }
+      rows.push(r);
+      log(`${kind} put ${label} ${impl}: ${r.opsPerSec.toFixed(0)} ops/s`);
+    }
+  }
+  return rows;
+}
+
+/** Gets of 1 MB documents from a server that has just opened the store with an empty cache, then again. */
+async function gets(root, kind, srv, proxy) {
+  const target = s3Store(root, srv, proxy.endpoint, true);
+  const writer = await target.open();
+  const docs = documents(24, MiB, 21);
+  const digests = [];
+  for (const d of docs) digests.push((await writer.put(d)).digest);
+  await writer.close();
+  const reader = await Store.open(target.location, { cacheDir: mkdtempSync(join(root, 'cache-')), s3: { endpoint: proxy.endpoint, credentials: srv.credentials } });
+  const rows = [];
+  for (const pass of ['cold (new cache)', 'warm (again)']) {
+    proxy.take();
+    const r = await closedLoop({ family: 'scaleout-get', group: `get 1 MB (${kind})`, impl: `kura, ${pass}`, size: MiB }, {
+      op: (i) => reader.getBytes(digests[Math.abs(i) % digests.length]),
+      count: digests.length,
+      concurrency: 4,
+      bytesPerOp: MiB,
+      warmup: 0,
+    });
+    r.requests = proxy.take();
+    rows.push(r);
+  }
+  await reader.close();
+  return rows;
+}
+
+/** How soon a commit on one server is seen on another that only polls (no refresh asked). */
+async function visibility(root, srv) {
+  const a0 = s3Store(root, srv, srv.endpoint, true);
+  const a = await a0.open();
+  const b = await Store.open(a0.location, { cacheDir: mkdtempSync(join(root, 'cache-')), s3: { endpoint: srv.endpoint, credentials: srv.credentials } });
+  const lags = [];
+  for (let i = 0; i < 30; i++) {
+    await new Promise((r) => setTimeout(r, 50 + (i % 5) * 170)); // now and then idle long enough to back off
+    const t = performance.now();
+    await a.put(new TextEncoder().encode(`visible ${i}`), { path: `lag/${i}` });
+    while ((await b.list({ pathPrefix: 'lag/' })).items.length < i + 1) await new Promise((r) => setTimeout(r, 2));
+    lags.push(performance.now() - t);
+  }
+  await a.close();
+  await b.close();
+  lags.sort((x, y) => x - y);
+  const q = (p) => lags[Math.min(lags.length - 1, Math.floor(p * (lags.length - 1)))];
+  return { family: 'scaleout-lag', group: 'visibility lag, server A to server B (versitygw)', impl: 'kura, polling', name: 'lag', opsPerSec: 0, mean: lags.reduce((x, y) => x + y, 0) / lags.length, p50: q(0.5), p95: q(0.95), p99: q(0.99), min: lags[0], max: lags.at(-1), samples: lags.length };
+}
+
+/** Metadata commits per second with 1, 2 and 4 servers on one bucket, each committing one at a time. */
+async function commitRates(root, srv, seconds) {
+  const rows = [];
+  for (const servers of [1, 2, 4]) {
+    const first = s3Store(root, srv, srv.endpoint, true);
+    const stores = [await first.open()];
+    for (let i = 1; i < servers; i++) stores.push(await Store.open(first.location, { cacheDir: mkdtempSync(join(root, 'cache-')), s3: { endpoint: srv.endpoint, credentials: srv.credentials } }));
+    await stores[0].put(new TextEncoder().encode('target'), { path: 'meta/target' });
+    for (const s of stores) await s.refresh();
+    let commits = 0;
+    const end = performance.now() + seconds * 1000;
+    await Promise.all(stores.map(async (s, k) => {
+      for (let i = 0; performance.now() < end; i++) {
+        await s.setMeta('meta/target', { [`s${k}`]: String(i) });
+        commits++;
+      }
+    }));
+    const elapsed = seconds;
+    for (const s of stores) await s.close();
+    rows.push({ family: 'scaleout-commits', group: 'metadata commits, one at a time per server (versitygw)', impl: `kura, ${servers} server${servers > 1 ? 's' : ''}`, name: `commits ${servers}`, opsPerSec: commits / elapsed, mean: 0, p50: 0, p95: 0, p99: 0, min: 0, max: 0, samples: commits });
+    log(`commits with ${servers} servers: ${(commits / elapsed).toFixed(0)}/s`);
+  }
+  return rows;
+}
+
+/** A new server (empty cache) opening a store of `count` documents: seconds and requests. */
+async function coldStart(root, srv, proxy, count) {
+  const t0 = s3Store(root, srv, srv.endpoint, true);
+  const writer = await t0.open();
+  const docs = documents(count, 200, 31);
+  await closedLoop({ family: 'setup', group: 'fill', impl: 'kura' }, { op: (i) => (i < 0 ? undefined : writer.put(docs[i], { path: `cold/${i}` })), count, concurrency: 64, warmup: 0 });
+  await writer.checkpoint();
+  await writer.close();
+  proxy.take();
+  const t = performance.now();
+  const fresh = await Store.open(t0.location, { cacheDir: mkdtempSync(join(root, 'cache-')), s3: { endpoint: proxy.endpoint, credentials: srv.credentials } });
+  const listed = (await fresh.stats()).entries;
+  const seconds = (performance.now() - t) / 1000;
+  const requests = proxy.take();
+  await fresh.close();
+  if (listed !== count) throw new Error(`cold start listed ${listed} entries, not ${count}`);
+  log(`cold start at ${count} documents: ${seconds.toFixed(2)} s, ${requests.total} requests`);
+  return row('scaleout-cold', `cold start of a new server (versitygw)`, `kura, ${count} documents`, seconds, { requests });
+}
+
+export async function run({ full = false } = {}) {
+  const root = mkdtempSync(join(tmpdir(), 'kura-bench-scaleout-'));
+  const rows = [];
+  try {
+    const total = full ? 512 * MiB : 64 * MiB;
+    const input = bulkInput(root, total);
+    for (const kind of KINDS) {
+      const srv = await startS3Server(kind);
+      const proxy = await startCountingProxy(srv.endpoint);
+      try {
+        rows.push(...(await bulk(root, kind, srv, proxy, input, total)));
+        rows.push(...(await puts(root, kind, srv, proxy)));
+        rows.push(...(await gets(root, kind, srv, proxy)));
+        if (kind === 'versitygw') {
+          rows.push(await visibility(root, srv));
+          rows.push(...(await commitRates(root, srv, full ? 10 : 3)));
+          for (const n of full ? [10_000, 100_000] : [10_000]) rows.push(await coldStart(root, srv, proxy, n));
+        }
+      } finally {
+        await proxy.stop();
+        await srv.stop();
+      }
+    }
+    return rows;
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+const reqs = (r) => r.requests && `${r.requests.total} (${['PUT', 'GET', 'POST', 'HEAD', 'DELETE'].filter((m) => r.requests[m]).map((m) => `${m} ${r.requests[m]}`).join(', ')})`;
+
+export const families = {
+  'scaleout-bulk': { title: 'bulk ingest: files of unique text, local directory vs S3 (and restic to the same server); requests counted by a proxy', extra: [{ header: 'requests', value: reqs }] },
+  'scaleout-put': { title: 'puts at 32 in flight: local directory vs S3', extra: [{ header: 'requests/doc', value: (r) => r.requestsPerDoc?.toFixed(3) }] },
+  'scaleout-get': { title: 'gets of 1 MB documents from a server with a new cache (4 in flight)', extra: [{ header: 'requests', value: reqs }] },
+  'scaleout-lag': { title: "visibility: from a put's answer on one server to the entry listed on another (polling only)" },
+  'scaleout-commits': { title: 'commits per second on one bucket' },
+  'scaleout-cold': { title: 'cold start: a new server opens the store (newest checkpoint, then the log after it)', extra: [{ header: 'requests', value: reqs }] },
+};
+
+export function targets(rows) {
+  const out = [];
+  for (const kind of KINDS) {
+    const group = rows.find((r) => r.family === 'scaleout-bulk' && r.group.endsWith(`(${kind})`))?.group;
+    const local = find(rows, { family: 'scaleout-bulk', group, impl: 'kura, local directory' });
+    const s3 = find(rows, { family: 'scaleout-bulk', group, impl: `kura, ${kind}` });
+    const restic = find(rows, { family: 'scaleout-bulk', group, impl: `restic, ${kind}` });
+    out.push(target(`bulk ingest to ${kind} >= 0.8x the local store`, s3 && local ? s3.mbPerSec / local.mbPerSec : undefined, 0.8,
+      { detail: s3 && local ? `${fmt.mbps(s3.mbPerSec)} / ${fmt.mbps(local.mbPerSec)} MB/s` : '' }));
+    out.push(target(`bulk ingest to ${kind} >= 1.2x restic to it`, s3 && restic ? s3.mbPerSec / restic.mbPerSec : undefined, 1.2,
+      { detail: s3 && restic ? `${fmt.mbps(s3.mbPerSec)} / ${fmt.mbps(restic.mbPerSec)} MB/s` : '', missing: 'restic not measured' }));
+    out.push(target(`requests per GB ingested to ${kind} <= restic's`, s3?.requests && restic?.requests ? restic.requests.total / s3.requests.total : undefined, 1,
+      { detail: s3?.requests && restic?.requests ? `kura ${s3.requests.total}, restic ${restic.requests.total} requests (ratio restic/kura)` : '', missing: 'restic not measured' }));
+    const put = find(rows, { family: 'scaleout-put', group: `put 1 KB x${IN_FLIGHT} (${kind})`, impl: `kura, ${kind}` });
+    const putLocal = find(rows, { family: 'scaleout-put', group: `put 1 KB x${IN_FLIGHT} (${kind})`, impl: 'kura, local directory' });
+    out.push(target(`1 KB puts to ${kind} >= 0.5x local (32 in flight)`, put && putLocal ? put.opsPerSec / putLocal.opsPerSec : undefined, 0.5,
+      { detail: put && putLocal ? `${fmt.ops(put.opsPerSec)} / ${fmt.ops(putLocal.opsPerSec)} ops/s` : '' }));
+  }
+  const lag = rows.find((r) => r.family === 'scaleout-lag');
+  out.push(target('visibility lag p99 < 1 s (default polling)', lag ? 1000 / lag.p99 : undefined, 1, { detail: lag ? `p50 ${lag.p50.toFixed(0)} ms, p99 ${lag.p99.toFixed(0)} ms` : '' }));
+  const cold = rows.filter((r) => r.family === 'scaleout-cold').at(-1);
+  out.push(target(`a new server serves the store in < 30 s (${cold?.impl ?? '?'})`, cold ? 30 / (cold.mean / 1000) : undefined, 1, { detail: cold ? `${(cold.mean / 1000).toFixed(1)} s, ${cold.requests?.total} requests` : '' }));
+  return out;
+}
