@@ -47,6 +47,7 @@ const SCOPES: Record<string, Scope> = {
   'PUT /v1/uploads/{id}': 'write',
   'GET /v1/stats': 'read',
   'GET /v1/config': 'read',
+  'POST /v1/refresh': 'read',
   'POST /v1/gc': 'admin',
   'POST /v1/verify': 'admin',
 };
