@@ -17,21 +17,11 @@ import { listAll } from '../../../packages/store/src/objects/object-store.js';
 import { canonicalDump } from '../../../packages/store/test/helpers/dump.js';
 import { startFaultProxy, type FaultProxy } from '../../../packages/store/test/helpers/fault-proxy.js';
 import { startS3Server, type S3Server } from '../../../packages/store/test/helpers/s3-servers.js';
+import { rng } from '../../../packages/store/test/helpers/random.js';
 import { spawnServer, stopAll, type ServerProcess } from './helpers/process.js';
 
 const OPS = Number(process.env.KURA_MULTI_OPS ?? 240);
 const SERVERS = 3;
-
-/** A small seeded generator: the same run every time (mulberry32). */
-function rng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) >>> 0;
-    let t = seed;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('three servers on one bucket, each through a faulty proxy', () => {
   let s3: S3Server;

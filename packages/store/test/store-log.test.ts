@@ -18,19 +18,9 @@ import { FsLogStore } from '../src/node/fs-log.js';
 import { Store } from '../src/node/index.js';
 import { canonicalDump } from './helpers/dump.js';
 import { batchEnded, newStore, reopen, tempDir, track } from './helpers/store.js';
+import { rng } from './helpers/random.js';
 
 const textBytes = (s: string) => new TextEncoder().encode(s);
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = ['otter', 'heron', 'maple', 'granite', 'lantern', 'quartz', 'meadow', 'falcon', 'harbor', 'willow'];
 

@@ -21,6 +21,7 @@ import { snapshotDirectory, type SnapshotOptions, type SnapshotReport } from './
 import { checkRestorable, prepareTarget, restoreEntries, type RestoreProgress, type RestoreReport } from './snapshots.js';
 import { DB_FILE as CACHE_DB, defaultCacheDir, isObjectLocation, objectBackends, openObjectLocation, type LocationOptions } from './object-backends.js';
 import type { ObjectStore } from '../objects/object-store.js';
+import type { StoreBackends } from '../store-types.js';
 
 export * from '../index.js';
 export { IngestPool, POOL_IDLE_MS } from './ingest-pool.js';
@@ -174,11 +175,15 @@ export class Store extends StoreCore {
   static async openObjects(objects: ObjectStore, options: OpenOptions & { cacheDir: string; packCacheBytes?: number }): Promise<Store> {
     const { cacheDir, packCacheBytes, ...open } = options;
     if (open.readonly) throw new InvalidInputError('a store on object storage opens for writing (its cache is made from the log); read-only replicas are not built yet', 'readonly');
-    const b = await objectBackends(objects, cacheDir, false, true, packCacheBytes);
-    const workers = open.ingestWorkers ?? availableParallelism();
+    return Store.#openOn(this, await objectBackends(objects, cacheDir, false, true, packCacheBytes), open);
+  }
+
+  /** Opens the store in `b` as a `cls` with this platform's ingest workers; `b` is let go when that fails. */
+  static async #openOn(cls: typeof Store, b: StoreBackends, options: OpenOptions): Promise<Store> {
+    const workers = options.ingestWorkers ?? availableParallelism();
     b.ingest = bytesOnWorkers(workers, WORKER_PUT_MIN);
     try {
-      const store = (await this.openBackends(b, open)) as Store;
+      const store = (await cls.openBackends(b, options)) as Store;
       store.#workers = workers;
       return store;
     } catch (e) {
@@ -202,17 +207,6 @@ export class Store extends StoreCore {
     if (options.readonly && !existsSync(join(root, DB_FILE))) {
       throw new NotFoundError(`the store at ${root} has no database yet: open it for writing once (it is rebuilt from the log), or run kura rebuild`);
     }
-    const b = await backends(root, options.readonly ?? false);
-    const workers = options.ingestWorkers ?? availableParallelism();
-    b.ingest = bytesOnWorkers(workers, WORKER_PUT_MIN);
-    try {
-      const store = (await this.openBackends(b, options)) as Store;
-      store.#workers = workers;
-      return store;
-    } catch (e) {
-      b.db.close();
-      await b.release?.();
-      throw e;
-    }
+    return Store.#openOn(this, await backends(root, options.readonly ?? false), options);
   }
 }
