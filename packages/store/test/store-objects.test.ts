@@ -192,7 +192,7 @@ describe('a store on object storage', () => {
     // (b's reads go to the object store directly: count them there)
     // Three more MiB-sized packs: the budget (3 MiB) keeps the newest copies only.
     for (let i = 0; i < 3; i++) await a.put(big.map((x) => (x + i + 1) % 256), { path: `more/${i}` });
-    const copies = readdirSync(join(dir, 'packs'), { recursive: true }).filter((f) => String(f).endsWith('.pack'));
+    const copies = readdirSync(join(dir, 'pack-copies'), { recursive: true }).filter((f) => String(f).endsWith('.pack'));
     expect(copies.length).toBeLessThanOrEqual(3);
     gets = 0;
     expect(Buffer.from(await a.getBytes(first.digest)).equals(Buffer.from(big))).toBe(true); // evicted: from the object store
@@ -211,5 +211,9 @@ describe('a store on object storage', () => {
       }
     }
     await expect(Store.initObjects(new IgnoresCondition(), { cacheDir: cache() })).rejects.toMatchObject({ code: 'STORAGE_UNAVAILABLE' });
+    // A cache directory is never a store's own: its files would be taken for a cache's.
+    const local = join(cache(), 'local');
+    await (await Store.init(local)).close();
+    await expect(Store.openObjects(shared(objects), { cacheDir: local })).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'cacheDir' });
   });
 });

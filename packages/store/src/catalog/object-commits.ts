@@ -47,6 +47,8 @@ export class ObjectCommits {
   retries = 0;
   #poll: ReturnType<typeof setTimeout> | undefined;
   #pollMs = POLL_MIN_MS;
+  /** The polling step (startPolling), re-armed sooner on activity. */
+  #tick: (() => Promise<void>) | undefined;
   #stopped = false;
 
   constructor(private readonly host: PublishHost) {}
@@ -68,11 +70,9 @@ export class ObjectCommits {
       }
       this.#arm(tick);
     };
-    this.#arm(tick);
     this.#tick = tick;
+    this.#arm(tick);
   }
-
-  #tick: (() => Promise<void>) | undefined;
 
   #arm(tick: () => Promise<void>): void {
     if (this.#stopped) return;

@@ -40,6 +40,15 @@ export async function readConfigObject(log: LogStore): Promise<Map<string, strin
   return new Map(Object.entries(value as Record<string, string>));
 }
 
+/** The store id a database was made for, or undefined when it has none yet (an empty database). */
+export function storeIdOf(db: SqlDatabase): string | undefined {
+  try {
+    return db.prepare<{ value: string }>("SELECT value FROM config WHERE key = 'store_id'").get()?.value;
+  } catch {
+    return undefined; // no tables yet
+  }
+}
+
 /** A new store: its configuration object, then the database's config rows and an empty log position. */
 export async function createCatalog(db: SqlDatabase, st: Statements, log: LogStore, config: ReadonlyMap<string, string>): Promise<void> {
   if (!(await log.createConfig(encodeConfig(config)))) throw new InvalidInputError('a store already exists here', 'dir');

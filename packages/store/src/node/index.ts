@@ -19,7 +19,7 @@ import { WORKER_PUT_MIN, putFiles, type FilePutOutcome, type FileToPut, type Man
 import { rebuildDatabase, type RebuildReport } from './rebuild.js';
 import { snapshotDirectory, type SnapshotOptions, type SnapshotReport } from './snapshot-run.js';
 import { checkRestorable, prepareTarget, restoreEntries, type RestoreProgress, type RestoreReport } from './snapshots.js';
-import { DB_FILE as CACHE_DB, defaultCacheDir, isObjectLocation, objectBackends, openObjectLocation, type LocationOptions } from './object-backends.js';
+import { defaultCacheDir, isObjectLocation, objectBackends, openObjectLocation, type LocationOptions } from './object-backends.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import type { StoreBackends } from '../store-types.js';
 
@@ -158,9 +158,8 @@ export class Store extends StoreCore {
   static async initObjects(objects: ObjectStore, options: InitOptions & { cacheDir: string; packCacheBytes?: number }): Promise<Store> {
     const { cacheDir, packCacheBytes, ...init } = options;
     parse(InitOptionsSchema, init, 'init options');
-    // The cache is derived: whatever an earlier store left in it goes.
-    for (const f of [CACHE_DB, `${CACHE_DB}-wal`, `${CACHE_DB}-shm`]) rmSync(join(resolve(cacheDir), f), { force: true });
-    const b = await objectBackends(objects, cacheDir, false, true, packCacheBytes);
+    // The cache is derived: whatever an earlier store left in it goes (objectBackends).
+    const b = await objectBackends(objects, cacheDir, false, true, packCacheBytes, true);
     b.ingest = bytesOnWorkers(availableParallelism(), WORKER_PUT_MIN);
     try {
       return (await this.create(b, init)) as Store;

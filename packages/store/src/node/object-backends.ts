@@ -4,18 +4,21 @@
  * directory, derived and disposable. `s3://bucket/prefix` locations open an S3ObjectStore.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { StoreBackends } from '../store-types.js';
 import { newWriterId } from '../catalog/commits.js';
-import { readConfigObject } from '../catalog/open.js';
+import { readConfigObject, storeIdOf } from '../catalog/open.js';
 import { ObjectLogStore } from '../objects/object-log.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import { requireConditionalCreate } from '../objects/probe.js';
 import { WorkerExtractor } from './extract-away.js';
 import { CachedPackStore, PACK_CACHE_BYTES } from './cached-packs.js';
 import { openSqlite } from './sqlite.js';
+import { DB_FILE } from './backends.js';
+import { CONFIG_FILE } from './fs-log.js';
+import { InvalidInputError } from '../errors.js';
 import type { S3Options } from './s3-objects.js';
 import { isObjectLocation, parseS3Location } from './s3-location.js';
 
@@ -30,8 +33,6 @@ export interface LocationOptions {
   /** Bytes of pack copies the cache directory keeps (cached-packs.ts; default 2 GiB). */
   packCacheBytes?: number;
 }
-
-export const DB_FILE = 'kura.db';
 
 /** The object store a location names. The S3 client is loaded only here (~80 ms): a command on a local store never pays for it. */
 export async function openObjectLocation(location: string, options: LocationOptions = {}): Promise<ObjectStore> {
@@ -50,24 +51,27 @@ export function defaultCacheDir(location: string): string {
  * another store (another store id) is replaced: it is only ever a replay. `probe`: check first
  * that the object store enforces conditional creates (objects/probe.ts).
  */
-export async function objectBackends(objects: ObjectStore, cacheDir: string, readonly: boolean, probe = true, packCacheBytes = PACK_CACHE_BYTES): Promise<StoreBackends> {
+export async function objectBackends(objects: ObjectStore, cacheDir: string, readonly: boolean, probe = true, packCacheBytes = PACK_CACHE_BYTES, fresh = false): Promise<StoreBackends> {
   const dir = resolve(cacheDir);
+  // What a cache holds is deleted when it belongs to another store: never a store's own files.
+  if (existsSync(join(dir, CONFIG_FILE)) || existsSync(join(dir, 'packs'))) throw new InvalidInputError(`${dir} holds a Kura store; the cache of a store on object storage needs a directory of its own`, 'cacheDir');
   mkdirSync(dir, { recursive: true });
+  if (fresh) clearCache(dir);
   const log = new ObjectLogStore(objects);
   if (probe && !readonly) await requireConditionalCreate(objects);
   const config = await readConfigObject(log);
   let db = openSqlite(join(dir, DB_FILE), { readonly: false });
-  const cachedId = cachedStoreId(db);
+  const cachedId = storeIdOf(db);
   if (config && cachedId !== undefined && cachedId !== config.get('store_id')) {
-    db.close();
-    for (const f of [DB_FILE, `${DB_FILE}-wal`, `${DB_FILE}-shm`]) rmSync(join(dir, f), { force: true });
+    db.close(); // another store's cache: its replay and its pack copies go
+    clearCache(dir);
     db = openSqlite(join(dir, DB_FILE), { readonly: false });
   }
   const id = newWriterId();
   const opened = db;
   return {
     db: opened,
-    packs: new CachedPackStore(objects, join(dir, 'packs'), packCacheBytes),
+    packs: new CachedPackStore(objects, join(dir, PACK_COPIES), packCacheBytes),
     log,
     // Other writers are other servers: none is ever known dead (GC waits for its leases).
     writer: { id, alive: () => true, others: () => [] },
@@ -77,11 +81,9 @@ export async function objectBackends(objects: ObjectStore, cacheDir: string, rea
   };
 }
 
-function cachedStoreId(db: ReturnType<typeof openSqlite>): string | undefined {
-  try {
-    const row = db.prepare<{ value: string }>("SELECT value FROM config WHERE key = 'store_id'").get();
-    return row?.value;
-  } catch {
-    return undefined; // an empty database: no tables yet
-  }
+/** Where a cache directory keeps its copies of packs (cached-packs.ts). */
+const PACK_COPIES = 'pack-copies';
+
+function clearCache(dir: string): void {
+  for (const f of [DB_FILE, `${DB_FILE}-wal`, `${DB_FILE}-shm`, PACK_COPIES]) rmSync(join(dir, f), { recursive: true, force: true });
 }
