@@ -114,6 +114,8 @@ export const VerifyReport = z.object({
   damagedTrees: z.array(z.object({ digest: z.string(), reason: z.string(), message: z.string() })),
   packsChecked: z.number().int().describe('sealed packs checked: size on disk, and their index against the catalog'),
   damagedPacks: z.array(z.object({ pack: z.string(), reason: z.string(), message: z.string() })),
+  logCommitsChecked: z.number().int().describe("commits of the store's log read and checked: intact, chained, the database's head among them"),
+  damagedLog: z.array(z.object({ reason: z.string(), seq: z.number().int().optional(), message: z.string() })),
 });
 
 /**

@@ -12,6 +12,7 @@ export { MAX_SYNC_KEYS, DEFAULT_HOLD_MS, type ChunkPutResult } from './bytes/syn
 export type { DocumentInfo, EntryInfo, EntryTarget } from './catalog/entries.js';
 export type { GcProgress, GcReport } from './bytes/gc.js';
 export type { VerifyReport, DamagedChunk, DamagedDocument, DamagedTree, DamagedPack, VerifyProgress } from './bytes/verify.js';
+export type { DamagedLog } from './catalog/log-verify.js';
 export type { InitOptions, OpenOptions, PutMeta, MetaUpdate, ListQuery, Durability } from './options.js';
 export type { SqlDatabase, SqlStatement, SqlValue, RunResult } from './backend/sql.js';
 export { PackMissingError, type PackStore, type PackWriter, type PackInfo } from './backend/packs.js';

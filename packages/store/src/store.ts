@@ -4,6 +4,7 @@
  * open for writing where it writes. Node wires it to better-sqlite3 and the file system
  * (node/index.ts); the browser to SQLite-in-wasm and OPFS (browser/index.ts).
  */
+import { verifyLog } from './catalog/log-verify.js';
 import { InvalidInputError, type Digest, type ResolvedChunkParams } from '@kura/core';
 import type { MetaChange } from './catalog/entries.js';
 import { requireDoc, statTarget, type DocumentInfo, type EntryTarget } from './catalog/entries.js';
@@ -301,10 +302,16 @@ export class Store {
     return exclusiveSize(this.#r(), digest);
   }
 
-  /** Reads and checks every chunk, document and tree; a writer marks what is damaged. */
+  /** Reads and checks every chunk, document, tree, pack and commit of the log; a writer marks what is damaged. */
   async verify(onProgress?: (p: VerifyProgress) => void): Promise<VerifyReport> {
     const ctx = this.#r();
-    return verifyStore(ctx.st, ctx.reader, ctx.b.packs, onProgress, ctx.readonly ? undefined : writes.markDamaged(ctx));
+    await ctx.log.refresh(); // (an object store: the log's newest commits first)
+    const report = await verifyStore(ctx.st, ctx.reader, ctx.b.packs, onProgress, ctx.readonly ? undefined : writes.markDamaged(ctx));
+    const log = await verifyLog(ctx.st, ctx.b.log);
+    report.logCommitsChecked = log.commitsChecked;
+    report.damagedLog = log.damaged;
+    if (log.damaged.length) report.ok = false;
+    return report;
   }
 
   async stats(): Promise<StoreStats> {

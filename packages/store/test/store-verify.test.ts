@@ -103,6 +103,32 @@ describe('verify and damaged data', () => {
   });
 });
 
+describe('the log', () => {
+  it('a clean log verifies clean, every commit counted', async () => {
+    const { store } = await newStore();
+    for (let i = 0; i < 5; i++) await store.put(textBytes(10 + i, 2_000), { path: `l/${i}` });
+    await store.setMeta('l/0', { k: 'v' });
+    const r = await store.verify();
+    expect(r).toMatchObject({ ok: true, damagedLog: [] });
+    expect(r.logCommitsChecked).toBeGreaterThanOrEqual(6);
+  });
+
+  it('a byte flipped inside a commit in the middle of the log is damage (the chain breaks); so is a database whose head the log lacks', async () => {
+    const { store, dir } = await newStore();
+    for (let i = 0; i < 6; i++) await store.put(textBytes(20 + i, 2_000), { path: `l/${i}` });
+    await store.close();
+    const segments = readdirSync(join(dir, 'log')).sort();
+    const segment = join(dir, 'log', segments[0]!);
+    // A byte of the first commit's body: its hash no longer matches, and every later commit's
+    // prev names a commit the log no longer holds intact.
+    flipByte(segment, 60);
+    const damaged = await reopen(dir);
+    const r = await damaged.verify();
+    expect(r.ok).toBe(false);
+    expect(r.damagedLog).toEqual([expect.objectContaining({ reason: 'log' })]);
+  });
+});
+
 describe('pack indexes', () => {
   it('a damaged or lying index is reported as the pack\'s damage; the chunks still read', async () => {
     const { store, dir } = await newStore();

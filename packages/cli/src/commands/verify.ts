@@ -33,11 +33,13 @@ async function report(store: Store, r: VerifyReport): Promise<string> {
   }
   for (const t of r.damagedTrees) lines.push(`damaged snapshot tree ${t.digest}: ${t.reason}: ${t.message}`);
   for (const p of r.damagedPacks) lines.push(`damaged pack ${p.pack}: ${p.reason}: ${p.message}`);
+  for (const l of r.damagedLog) lines.push(`damaged log${l.seq !== undefined ? ` at commit ${l.seq}` : ''}: ${l.reason}: ${l.message}`);
   const trees = r.treesChecked ? `, ${plural(r.treesChecked, 'snapshot tree')}` : '';
   const checked = `${plural(r.chunksChecked, 'chunk')}, ${plural(r.documentsChecked, 'document')}${trees}, ${bytes(r.bytesChecked)} checked`;
   const parts = [plural(r.damagedChunks.length, 'chunk'), plural(r.damagedDocuments.length, 'document')];
   if (r.damagedTrees.length) parts.push(plural(r.damagedTrees.length, 'snapshot tree'));
   if (r.damagedPacks.length) parts.push(plural(r.damagedPacks.length, 'pack'));
+  if (r.damagedLog.length) parts.push('the log');
   lines.push(
     r.ok
       ? `ok: ${checked}`

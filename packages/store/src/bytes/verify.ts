@@ -2,6 +2,7 @@
  * verify(): re-reads and re-hashes every chunk and every document, and names each damaged
  * chunk with the documents it breaks.
  */
+import type { DamagedLog } from '../catalog/log-verify.js';
 import { CorruptDataError } from '@kura/core';
 import { breather } from '../breather.js';
 import { bytesToHex, formatDigest, hexToBytes, parseDigest } from '../hex.js';
@@ -42,6 +43,9 @@ export interface VerifyReport {
   /** Sealed packs checked: their size on disk, and their index (FORMAT.md §6) against the chunk rows. */
   packsChecked: number;
   damagedPacks: DamagedPack[];
+  /** Commits of the log read and checked: intact, chained, the database's head among them (catalog/log-verify.ts). */
+  logCommitsChecked: number;
+  damagedLog: DamagedLog[];
 }
 
 export interface DamagedPack {
@@ -85,6 +89,8 @@ export async function verifyStore(
     damagedTrees: [],
     packsChecked: 0,
     damagedPacks: [],
+    logCommitsChecked: 0,
+    damagedLog: [],
   };
   const damaged = new Map<string, DamagedChunk>();
   const breathe = breather();

@@ -1,0 +1,45 @@
+/**
+ * The log checked against itself and the database (issue 21; restic `check` is the model):
+ * every commit from the first one intact, seqs without gaps, each `prev` the hash of the commit
+ * before, and the commit the database says it applied last present with the same hash. Commits
+ * after the database's head are not damage: a local writer that died between its append and
+ * its COMMIT left them, another server made them (the next write or refresh applies them).
+ */
+import { CorruptDataError } from '@kura/core';
+import type { Statements } from './statements.js';
+import { commitsAfter, emptyHead, readHead } from './commits.js';
+import { sameHash } from './frame.js';
+import type { LogStore } from './log-store.js';
+
+export interface DamagedLog {
+  /** `log` (a frame that is not intact, a broken chain) or `log-behind` (the database's head is not in the log, or differs). */
+  reason: 'log' | 'log-behind';
+  seq?: number;
+  message: string;
+}
+
+export async function verifyLog(st: Statements, store: LogStore): Promise<{ commitsChecked: number; damaged: DamagedLog[] }> {
+  const damaged: DamagedLog[] = [];
+  let commits: Awaited<ReturnType<typeof commitsAfter>>['commits'] = [];
+  let last: Awaited<ReturnType<typeof commitsAfter>>['last'];
+  try {
+    ({ commits, last } = await commitsAfter(store, emptyHead()));
+  } catch (e) {
+    if (!(e instanceof CorruptDataError)) throw e;
+    damaged.push({ reason: 'log', message: e.message });
+    return { commitsChecked: 0, damaged };
+  }
+  const head = readHead(st);
+  if (head && head.seq > 0) {
+    const at = commits[head.seq - 1];
+    if (!at && last && last.end < last.size) {
+      // Readers stop at the first frame that is not intact: one the database has applied past.
+      damaged.push({ reason: 'log', seq: commits.length + 1, message: `commit ${commits.length + 1} in log segment ${last.segment} is not intact (the database has applied up to commit ${head.seq}): the log is damaged` });
+    } else if (!at || at.frame.seq !== head.seq) {
+      damaged.push({ reason: 'log-behind', seq: head.seq, message: `the database has applied commit ${head.seq}, and the log holds ${commits.length} commits: rebuild the database from the log (kura rebuild)` });
+    } else if (!sameHash(at.frame.hash, head.hash)) {
+      damaged.push({ reason: 'log-behind', seq: head.seq, message: `commit ${head.seq} in the log is not the one the database applied (its hash differs): rebuild the database from the log (kura rebuild)` });
+    }
+  }
+  return { commitsChecked: commits.length, damaged };
+}
