@@ -3,7 +3,8 @@
  * one run, on real servers it starts itself (versitygw and MinIO, scripts/fetch-s3-servers.sh):
  * bulk ingest and its requests (a counting proxy in front of the server), 1 KB and 100 KB puts
  * at 32 in flight, gets from a server with an empty cache, how soon one server sees another's
- * commit, commits per second with 1, 2 and 4 servers, and a new server's cold start. The peer
+ * commit, commits per second with 1, 2 and 4 servers, a new server's cold start, and GC of a
+ * store that is 30% garbage (two runs on S3: one marks, one a margin later deletes). The peer
  * is `restic backup` (Debian's restic) to the same server, through the same counting proxy.
  * Servers here are Store instances in this process, each with its own cache directory.
  */
@@ -212,6 +213,42 @@ async function coldStart(root, srv, proxy, count) {
   return row('scaleout-cold', `cold start of a new server (versitygw)`, `kura, ${count} documents`, seconds, { requests });
 }
 
+/**
+ * GC of a store that is 30% garbage: documents of 1.6 MiB put one at a time (about a pack each:
+ * on S3 every commit uploads its pack, so the local store gets packs of 2 MiB to match), 30%
+ * of them deleted. Margin 0: on S3 the first run marks the chunks, the second deletes them and
+ * the packs they emptied (locally, alone, the first run does it all).
+ */
+async function gcBench(root, kind, srv, proxy) {
+  const count = 40;
+  const size = 1.6 * MiB;
+  const docs = Array.from({ length: count }, (_, i) => textLike(size, 7000 + i, 512 + (i % 5) * 128));
+  const rows = [];
+  const group = `GC, 30% of ${((count * size) / MiB).toFixed(0)} MiB garbage (${kind})`;
+  const local = async () => {
+    const dir = join(mkdtempSync(join(root, 'local-')), 's');
+    await (await Store.init(dir)).close();
+    return Store.open(dir, { packSize: 2 * MiB, gcMarginMs: 0 });
+  };
+  for (const [impl, open] of [['local directory', local], [kind, () => s3Store(root, srv, proxy.endpoint, true, undefined, { packSize: 2 * MiB, gcMarginMs: 0 }).open()]]) {
+    const store = await open();
+    for (let i = 0; i < count; i++) await store.put(docs[i], { path: `gc/${i}` });
+    for (let i = 0; i < count; i++) if (i % 10 < 3) await store.deletePath(`gc/${i}`);
+    const before = (await store.stats()).packBytes;
+    proxy.take();
+    const t = performance.now();
+    const runs = [await store.gc(), await store.gc()];
+    const seconds = (performance.now() - t) / 1000;
+    const requests = impl === kind ? proxy.take() : undefined;
+    const freed = runs.reduce((n, r) => n + r.bytesFreed, 0);
+    const after = (await store.stats()).packBytes;
+    await store.close();
+    rows.push(row('scaleout-gc', group, `kura, ${impl}`, seconds, { freedMB: freed / 1e6, packMB: `${(before / 1e6).toFixed(1)} → ${(after / 1e6).toFixed(1)}`, ...(requests ? { requests } : {}) }));
+    log(`${kind} gc ${impl}: ${seconds.toFixed(2)} s, freed ${(freed / 1e6).toFixed(1)} MB${requests ? `, ${requests.total} requests` : ''}`);
+  }
+  return rows;
+}
+
 export async function run({ full = false } = {}) {
   const root = mkdtempSync(join(tmpdir(), 'kura-bench-scaleout-'));
   const rows = [];
@@ -225,6 +262,7 @@ export async function run({ full = false } = {}) {
         rows.push(...(await bulk(root, kind, srv, proxy, input, total)));
         rows.push(...(await puts(root, kind, srv, proxy)));
         rows.push(...(await gets(root, kind, srv, proxy)));
+        rows.push(...(await gcBench(root, kind, srv, proxy)));
         if (kind === 'versitygw') {
           rows.push(await visibility(root, srv));
           rows.push(...(await commitRates(root, srv, full ? 10 : 3)));
@@ -249,6 +287,7 @@ export const families = {
   'scaleout-get': { title: 'gets of 1 MB documents from a server with a new cache (4 in flight)', extra: [{ header: 'requests', value: reqs }] },
   'scaleout-lag': { title: "visibility: from a put's answer on one server to the entry listed on another (polling only)" },
   'scaleout-commits': { title: 'commits per second on one bucket' },
+  'scaleout-gc': { title: 'GC of a store that is 30% garbage, two runs (margin 0): time, requests, bytes freed', extra: [{ header: 'freed MB', value: (r) => r.freedMB?.toFixed(1) }, { header: 'pack MB before → after', value: (r) => r.packMB }, { header: 'requests', value: reqs }] },
   'scaleout-cold': { title: 'cold start: a new server opens the store (newest checkpoint, then the log after it)', extra: [{ header: 'requests', value: reqs }] },
 };
 

@@ -37,6 +37,12 @@ export const ServerConfig = z
     rateWindowMs: size.default(60_000),
     /** Memory for the bytes of recently read small documents (checked before caching); 0: none. */
     cacheBytes: z.number().int().min(0).default(64 << 20),
+    /**
+     * GC's margin (FORMAT.md §9, decision 0041): while other writers are alive — on object
+     * storage, always — a chunk goes only once unreferenced this long, a dropped pack's object
+     * this long after its drop. Default (absent): one hour.
+     */
+    gcMarginMs: z.number().int().min(0).max(30 * 24 * 3600 * 1000).optional(),
     /** Resumable uploads untouched this long are deleted. */
     uploadTtlMs: size.default(24 * 60 * 60 * 1000),
     /** Where resumable uploads are staged (default `<store>/uploads`). */
@@ -121,6 +127,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
   if (env.KURA_MAX_DOCUMENT_SIZE) c.maxDocumentSize = int('KURA_MAX_DOCUMENT_SIZE', env.KURA_MAX_DOCUMENT_SIZE);
   if (env.KURA_RATE_LIMIT) c.rateLimit = int('KURA_RATE_LIMIT', env.KURA_RATE_LIMIT);
   if (env.KURA_CACHE_BYTES) c.cacheBytes = int('KURA_CACHE_BYTES', env.KURA_CACHE_BYTES);
+  if (env.KURA_GC_MARGIN_MS) c.gcMarginMs = int('KURA_GC_MARGIN_MS', env.KURA_GC_MARGIN_MS);
   if (env.KURA_UPLOAD_TTL_MS) c.uploadTtlMs = int('KURA_UPLOAD_TTL_MS', env.KURA_UPLOAD_TTL_MS);
   if (env.KURA_IDLE_TIMEOUT_MS) c.idleTimeoutMs = int('KURA_IDLE_TIMEOUT_MS', env.KURA_IDLE_TIMEOUT_MS);
   if (env.KURA_SHUTDOWN_TIMEOUT_MS) c.shutdownTimeoutMs = int('KURA_SHUTDOWN_TIMEOUT_MS', env.KURA_SHUTDOWN_TIMEOUT_MS);

@@ -101,6 +101,8 @@ export const GcReport = z.object({
   packsCompacted: z.number().int(),
   orphansDeleted: z.number().int(),
   bytesFreed: z.number().int(),
+  packsWaiting: z.number().int(),
+  bytesWaiting: z.number().int(),
 });
 
 export const VerifyReport = z.object({

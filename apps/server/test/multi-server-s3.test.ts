@@ -2,10 +2,11 @@
  * Several servers on one bucket (issue 21): three `kura-server` processes on loopback, each
  * reaching one versitygw through its own fault-injecting proxy (lost answers to commits, reset
  * connections, 503 SlowDown), take a bounded random workload over HTTP — puts of the same and
- * different bytes to the same and different paths, tags, metadata, deletes, version reads.
- * Afterwards every server refreshes; their catalogs are identical row for row; every
- * acknowledged put of a path nobody deleted reads back from every server with its bytes;
- * verify is clean on each; the log has no gaps.
+ * different bytes to the same and different paths, tags, metadata, deletes, version reads,
+ * and GC on any server (a margin of half a second: chunks and pack objects really go while
+ * the other servers read and write; decision 0041). Afterwards every server refreshes; their
+ * catalogs are identical row for row; every acknowledged put of a path nobody deleted reads
+ * back from every server with its bytes; verify is clean on each; the log has no gaps.
  */
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -22,6 +23,7 @@ import { spawnServer, stopAll, type ServerProcess } from './helpers/process.js';
 
 const OPS = Number(process.env.KURA_MULTI_OPS ?? 240);
 const SERVERS = 3;
+const GC_MARGIN_MS = 500;
 
 describe('three servers on one bucket, each through a faulty proxy', () => {
   let s3: S3Server;
@@ -54,6 +56,7 @@ describe('three servers on one bucket, each through a faulty proxy', () => {
           AWS_ACCESS_KEY_ID: s3.credentials.accessKeyId,
           AWS_SECRET_ACCESS_KEY: s3.credentials.secretAccessKey,
           AWS_ENDPOINT_URL_S3: proxies[i]!.endpoint,
+          KURA_GC_MARGIN_MS: String(GC_MARGIN_MS),
         }),
       );
       // The first creates the store; the others open it.
@@ -72,7 +75,18 @@ describe('three servers on one bucket, each through a faulty proxy', () => {
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
     const shared = Array.from({ length: 6 }, (_, i) => `shared body ${i}\n`.repeat(20 + i));
     const acked = new Map<string, string>(); // digest -> body, of puts to keep/ paths
-    const counts = { put: 0, putFailed: 0, patch: 0, deleted: 0, read: 0 };
+    const counts = { put: 0, putFailed: 0, patch: 0, deleted: 0, read: 0, gc: 0, gcRefused: 0 };
+    const freed = { chunksRemoved: 0, packsDeleted: 0, packsCompacted: 0 };
+    const gc = async (s: ServerProcess) => {
+      const res = await fetch(`${s.url}/v1/gc`, { method: 'POST' });
+      const body = await res.text();
+      // 503: another server holds the lease (STORE_LOCKED), or the storage kept failing.
+      expect([200, 503], body).toContain(res.status);
+      if (res.status !== 200) return void counts.gcRefused++;
+      counts.gc++;
+      const r = JSON.parse(body) as typeof freed;
+      for (const k of Object.keys(freed) as (keyof typeof freed)[]) freed[k] += r[k];
+    };
     /** Per kept path: puts acknowledged, and puts that failed (which may or may not have landed). */
     const perPath = new Map<string, { acked: number; failed: number }>();
     const fresh = { 'x-kura-fresh': '1' };
@@ -91,7 +105,8 @@ describe('three servers on one bucket, each through a faulty proxy', () => {
           if (tally) tally.acked++;
           counts.put++;
         } else {
-          expect([503, 500], await res.text()).toContain(res.status);
+          // 409: it shared a chunk another server's GC deleted meanwhile (MISSING_CHUNKS; nothing stored).
+          expect([503, 500, 409], await res.text()).toContain(res.status);
           if (tally) tally.failed++;
           counts.putFailed++;
         }
@@ -104,10 +119,12 @@ describe('three servers on one bucket, each through a faulty proxy', () => {
         });
         expect([200, 404, 503], await res.text()).toContain(res.status);
         counts.patch++;
-      } else if (x < 0.85) {
+      } else if (x < 0.84) {
         const res = await fetch(`${s.url}/v1/entry?path=${encodeURIComponent(`tmp/${Math.floor(random() * 6)}.txt`)}`, { method: 'DELETE', headers: fresh });
         expect([204, 404, 503], await res.text()).toContain(res.status);
         counts.deleted++;
+      } else if (x < 0.87) {
+        await gc(s);
       } else {
         const path = `keep/${Math.floor(random() * 12)}.txt`;
         const res = await fetch(`${s.url}/v1/versions?path=${encodeURIComponent(path)}`, { headers: fresh });
@@ -121,6 +138,15 @@ describe('three servers on one bucket, each through a faulty proxy', () => {
       while (next < OPS) await op(next++);
     }));
     expect(counts.put).toBeGreaterThan(OPS / 4);
+    // GC to the end on one server: what the workload left unreferenced is marked, then deleted a
+    // margin later, and the packs it emptied go a margin after their drop.
+    for (let round = 0; round < 3; round++) {
+      await gc(servers[round % SERVERS]!);
+      await new Promise((r) => setTimeout(r, GC_MARGIN_MS + 100));
+    }
+    expect(counts.gc).toBeGreaterThan(0);
+    expect(freed.chunksRemoved).toBeGreaterThan(0);
+    expect(freed.packsDeleted + freed.packsCompacted).toBeGreaterThan(0);
     const faults = proxies.reduce((n, p) => n + [...p.counts].filter(([k]) => k.startsWith('fault:')).reduce((m, [, v]) => m + v, 0), 0);
     expect(faults).toBeGreaterThan(5);
 
@@ -135,7 +161,7 @@ describe('three servers on one bucket, each through a faulty proxy', () => {
     // Every server refreshes: one head for all.
     const heads = await Promise.all(servers.map(async (s) => ((await (await fetch(`${s.url}/v1/refresh`, { method: 'POST' })).json()) as { seq: number }).seq));
     expect(new Set(heads).size).toBe(1);
-    console.log(`multi-server: ${JSON.stringify(counts)}, ${faults} faults injected, log head ${heads[0]}`);
+    console.log(`multi-server: ${JSON.stringify(counts)}, GC ${JSON.stringify(freed)}, ${faults} faults injected, log head ${heads[0]}`);
     // Every acknowledged put of a kept path reads back from every server.
     for (const s of servers) {
       for (const [digest, body] of acked) {

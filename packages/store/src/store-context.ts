@@ -57,12 +57,13 @@ export interface ContextOptions {
 /** Wires an open store's parts; the indexer starts on what a previous session left queued. */
 export function makeContext(b: StoreBackends, config: StoreConfig, o: ContextOptions): StoreContext {
   const writer = new Writer(b.db, o.st, o.log, b.packs, o.durability, o.packSize);
-  const reader = new Reader(o.st, b.packs, (id) => writer.packName(id), (id) => writer.forgetPack(id), b.documentHasher, config.chunking.max);
+  const refresh = o.log.publishes ? () => o.log.refresh() : undefined;
+  const reader = new Reader(o.st, b.packs, (id) => writer.packName(id), (id) => writer.forgetPack(id), b.documentHasher, config.chunking.max, refresh);
   const extract = b.extractor ? b.extractor.extract.bind(b.extractor) : extractHere;
   const indexer = new Indexer(b.db, o.st, reader, !o.readonly, () => writer.idle(), () => writer.busy, extract);
   indexer.schedule();
   // A batch stays open while puts are on their way (decision 0028): sequential puts share a COMMIT.
-  o.log.attach({ coming: () => writer.busy || writer.committing, openPack: () => writer.openPackRow });
+  o.log.attach({ coming: () => writer.busy || writer.committing, openPack: () => writer.openPackRow, packGone: (id) => writer.forgetPack(id) });
   return {
     b,
     db: b.db,

@@ -34,6 +34,8 @@ export interface StoreBackends {
    * processes may write one store; absent: one writer (this one) at a time.
    */
   writer?: Liveness;
+  /** On an object store: how far its clock is ahead of this process's (GC's guard, decision 0041). */
+  clockOffsetMs?: () => number | undefined;
   /** Byte work off this thread, where the platform has workers (IngestWorkers). */
   ingest?: IngestWorkers;
   /** Where documents' text is extracted (decision 0035); absent: on this thread. */

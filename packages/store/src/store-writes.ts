@@ -9,7 +9,6 @@ import type { MetaChange } from './catalog/entries.js';
 import { collectGarbage, type GcProgress, type GcReport } from './bytes/gc.js';
 import { preloadKnown } from './ingest/known-chunks.js';
 import { hexToBytes, parseDigest } from './hex.js';
-import { StorageUnavailableError } from './errors.js';
 import { MetaUpdate, PutMeta, parse, plainMetaUpdate } from './options.js';
 import { ingestHere, putDocument, putReadyDocuments, type ChunkStream, type PutOptions, type PutResult, type ReadyDocument, type ResolvedMeta } from './put.js';
 import type { CommitTurn } from './commit-order.js';
@@ -141,10 +140,6 @@ export async function updateMeta(ctx: StoreContext, updates: MetaUpdate[]): Prom
 
 /** GC (gc.ts); a second call while one runs shares it. */
 export function gc(ctx: StoreContext, onProgress?: (p: GcProgress) => void): Promise<GcReport> {
-  if (ctx.log.publishes) {
-    // Deleting packs another server is about to name needs leases and margins (decision 0040).
-    return Promise.reject(new StorageUnavailableError('GC of a store on object storage is not available yet: it needs the leases and margins that keep other servers\' packs safe (decision 0040)'));
-  }
   ctx.gcRunning ??= collectGarbage(ctx, onProgress).finally(() => {
     ctx.gcRunning = undefined;
     const known = ctx.known;

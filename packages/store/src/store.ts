@@ -48,7 +48,7 @@ export class Store {
     const { config, opts } = await openParts(b, options);
     // `this`, not Store: platform subclasses (node/index.ts) get instances of themselves.
     const store = new this(makeContext(b, config, opts));
-    if (!opts.readonly) sealAbandonedPacks(opts.log, opts.st, b.writer);
+    if (!opts.readonly) await sealAbandonedPacks(opts.log, opts.st, b.writer);
     return store;
   }
 

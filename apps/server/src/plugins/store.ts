@@ -15,17 +15,28 @@ declare module 'fastify' {
   }
 }
 
-export async function openOrCreate(dir: string): Promise<Store> {
+/** How the server opens its store (config.ts). */
+export interface StoreSettings {
+  gcMarginMs?: number | undefined;
+}
+
+export async function openOrCreate(dir: string, settings: StoreSettings = {}): Promise<Store> {
+  const options = settings.gcMarginMs === undefined ? {} : { gcMarginMs: settings.gcMarginMs };
+  // A new store is made, then opened as an existing one would be (with this server's options).
+  const create = async () => {
+    await (await Store.init(dir)).close();
+    return Store.open(dir, options);
+  };
   if (isObjectLocation(dir)) {
     // A bucket without a store gets one; any other failure (credentials, a dead endpoint) stops the server.
     try {
-      return await Store.open(dir);
+      return await Store.open(dir, options);
     } catch (e) {
       if ((e as { code?: unknown }).code !== 'NOT_FOUND') throw e;
-      return Store.init(dir);
+      return create();
     }
   }
-  return existsSync(join(dir, DB_FILE)) ? Store.open(dir) : Store.init(dir);
+  return existsSync(join(dir, DB_FILE)) ? Store.open(dir, options) : create();
 }
 
 /**
@@ -46,11 +57,11 @@ async function embedder(semantic: 'on' | 'auto' | 'off', app: FastifyInstance): 
 }
 
 export default fp(
-  async (app: FastifyInstance, opts: { dir: string; store?: Store | undefined; semantic?: 'on' | 'auto' | 'off' }) => {
+  async (app: FastifyInstance, opts: { dir: string; store?: Store | undefined; semantic?: 'on' | 'auto' | 'off'; settings?: StoreSettings }) => {
     const model = await embedder(opts.semantic ?? 'off', app);
     let store: Store;
     try {
-      store = opts.store ?? (await openOrCreate(opts.dir));
+      store = opts.store ?? (await openOrCreate(opts.dir, opts.settings));
     } catch (e) {
       await model?.close();
       throw e;

@@ -13,7 +13,9 @@ function summary(r: GcReport): string {
   const plural = (n: number, word: string) => `${count(n)} ${word}${n === 1 ? '' : 's'}`;
   return (
     `freed ${bytes(r.bytesFreed)}: ${plural(r.chunksRemoved, 'chunk')} removed, ${plural(r.packsDeleted, 'pack')} deleted, ` +
-    `${plural(r.packsCompacted, 'pack')} compacted, ${plural(r.orphansDeleted, 'orphan file')} deleted\n`
+    `${plural(r.packsCompacted, 'pack')} compacted, ${plural(r.orphansDeleted, 'orphan file')} deleted\n` +
+    // On an object store, packs a GC dropped are deleted by one that runs a margin later (decision 0041).
+    (r.packsWaiting ? `${plural(r.packsWaiting, 'dropped pack')} (${bytes(r.bytesWaiting)}) to be deleted by a GC after the margin\n` : '')
   );
 }
 
@@ -21,7 +23,7 @@ export function register(program: Command): void {
   program
     .command('gc')
     .description('reclaim the space of chunks no document uses any more')
-    .option('--json', 'one JSON line: {"chunksRemoved","packsDeleted","packsCompacted","orphansDeleted","bytesFreed"}')
+    .option('--json', 'one JSON line: {"chunksRemoved","packsDeleted","packsCompacted","orphansDeleted","bytesFreed","packsWaiting","bytesWaiting"}')
     .action(async (opts: { json?: boolean }, cmd: Command) => {
       await withStore(cmd, { readonly: false }, async (store) => {
         let phase: GcProgress['phase'] = 'chunks';

@@ -34,6 +34,8 @@ export interface PackWriter {
 export interface PackInfo {
   name: string;
   size: number;
+  /** When the object was written, by the object store's clock (object stores only: orphans' margin, decision 0041). */
+  modified?: number;
 }
 
 export interface PackStore {

@@ -33,6 +33,12 @@ export class Reader {
     readonly hasher: DocumentHasherChoice | undefined,
     /** The store's max chunk size (FORMAT.md §2): no record's raw or stored length exceeds it. */
     readonly maxChunk: number,
+    /**
+     * On an object store: applies what other servers committed. Another server's GC deletes a
+     * pack a margin after the commit that moved or dropped its chunks (decision 0041); a reader
+     * that has not seen that commit yet finds the rows after a refresh.
+     */
+    readonly refresh?: () => Promise<unknown>,
   ) {}
 
   /**
@@ -51,14 +57,25 @@ export class Reader {
         return await this.readRow(key, row, hashCheck);
       } catch (e) {
         if (!(e instanceof PackMissingError) || attempt > 0) throw this.asCorrupt(e, key);
-        // GC may have moved the chunk to another pack since we looked it up: look again.
+        // GC may have moved the chunk to another pack since we looked it up: look again (on an
+        // object store, after catching up with the log: the move may be another server's).
         this.forgetPack(row.pack_id);
+        if (this.refresh) await this.refresh();
         const again = this.st.chunkLoc.get(keyBytes);
-        if (again && again.pack_id === row.pack_id && again.offset === row.offset) {
+        // Compared by name: SQLite may have given a dropped pack's id to a newer one.
+        if (again && again.offset === row.offset && this.nameOf(again.pack_id) === e.pack) {
           throw new CorruptDataError(`chunk ${key}: ${e.message}`, 'missing-pack', { key });
         }
         row = again;
       }
+    }
+  }
+
+  private nameOf(id: number): string | undefined {
+    try {
+      return this.packName(id);
+    } catch {
+      return undefined;
     }
   }
 

@@ -16,6 +16,7 @@ import { PACK_HEADER_SIZE, RECORD_HEADER_SIZE, encodePackIndex, packHeader, reco
 import type { Statements } from '../catalog/statements.js';
 import { crashPoint } from '../crash-points.js';
 import { GroupCommit } from './group-commit.js';
+import { UPLOAD_MAX_AGE_MS } from './gc-reclaim.js';
 import { Counted } from './counted.js';
 import { randomHex } from '../hex.js';
 
@@ -297,10 +298,11 @@ export class Writer {
       pack.writer.append(encodePackIndex(pack.records)); // after the last record (FORMAT.md §6)
       pack.dirty = true;
       if (pack.dirty || this.durability === 'full') await pack.writer.sync();
+      const sealedAt = Date.now();
       await pack.writer.close(); // (on an object store, its upload)
       crashPoint('pack-sealing');
       const sealed: Op = { op: 'pack-size', name: pack.writer.name, size: pack.writer.size, sealed: true };
-      if (this.log.publishes) this.#packOps.push({ op: 'pack', name: pack.writer.name, writer: this.log.writer }, sealed);
+      if (this.log.publishes) this.#packOps.push(uploaded({ op: 'pack', name: pack.writer.name, writer: this.log.writer }, sealedAt), sealed);
       else this.log.commit([sealed]);
     })();
     this.#sealing.add(done);
@@ -340,7 +342,19 @@ export class Writer {
   private async uploadForCommit(): Promise<Op[]> {
     if (this.#open && this.#open.records.length > 0) await this.seal(this.#open);
     await Promise.all(this.#sealing);
-    return this.#packOps.splice(0);
+    return this.#takePackOps();
+  }
+
+  /**
+   * The uploaded packs' operations, but for packs sealed more than UPLOAD_MAX_AGE_MS ago (their
+   * commits kept failing): another server's GC may take such an object for an orphan (decision
+   * 0041). The puts that placed chunks in them fail with MISSING_CHUNKS; put again, they upload anew.
+   */
+  #takePackOps(): Op[] {
+    const ops = this.#packOps.splice(0);
+    const now = Date.now();
+    const stale = new Set(ops.filter((op) => op.op === 'pack' && now - uploadedAt(op) > UPLOAD_MAX_AGE_MS).map((op) => (op as { name: string }).name));
+    return stale.size ? ops.filter((op) => !('name' in op && stale.has(op.name))) : ops;
   }
 
   async close(): Promise<void> {
@@ -351,9 +365,22 @@ export class Writer {
       // since the last commit get their rows, so nothing in the bucket is unnamed.
       this.#open = undefined;
       await Promise.all(this.#sealing);
-      if (this.#packOps.length) await this.log.commitAsync(this.#packOps.splice(0));
+      const ops = this.#takePackOps();
+      if (ops.length) await this.log.commitAsync(ops);
       return;
     }
     await this.seal();
   }
+}
+
+/** When a pack's upload began: a symbol-keyed property of its `pack` operation, which the log never sees. */
+const UPLOADED = Symbol('uploaded at');
+
+function uploaded(op: Op, at: number): Op {
+  (op as { [UPLOADED]?: number })[UPLOADED] = at;
+  return op;
+}
+
+function uploadedAt(op: Op): number {
+  return (op as { [UPLOADED]?: number })[UPLOADED] ?? Date.now();
 }

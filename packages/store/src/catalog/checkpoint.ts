@@ -27,6 +27,9 @@ export const CHECKPOINT_TABLES: readonly { name: string; blobs: readonly string[
   // When GC first found a chunk unreferenced (FORMAT.md §9): a condemnation with a margin
   // replays to the same rows only from the same marks.
   { name: 'condemned', blobs: ['key'], order: 'key' },
+  // Packs dropped and not yet deleted, and the GC lease (decision 0041): from schema 13.
+  { name: 'dropped_packs', blobs: [], order: 'name' },
+  { name: 'gc_lease', blobs: [], order: 'id' },
   { name: 'documents', blobs: ['digest', 'manifest'], order: 'id' },
   { name: 'entries', blobs: [], order: 'id' },
   { name: 'tags', blobs: [], order: 'entry_id, tag' },

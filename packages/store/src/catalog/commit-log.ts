@@ -356,9 +356,10 @@ export class CommitLog {
    * Tells the log about this process's writer: whether commits are on their way (a batch
    * waits for them, decision 0028) and its open pack (ops.ts ApplyContext).
    */
-  attach(writer: { coming: () => boolean; openPack: () => { id: number; name: string } | undefined }): void {
+  attach(writer: { coming: () => boolean; openPack: () => { id: number; name: string } | undefined; packGone: (id: number) => void }): void {
     this.#coming = writer.coming;
     this.#ctx.openPack = writer.openPack;
+    this.#ctx.packGone = writer.packGone;
   }
 
   /**

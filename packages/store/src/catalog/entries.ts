@@ -193,7 +193,12 @@ function releaseIfUnnamed(st: Statements, docId: number): void {
 export function purgeDocument(st: Statements, doc: DocRow): void {
   const counts = new Map<string, number>();
   for (const e of decodeManifest(doc.manifest)) counts.set(e.key, (counts.get(e.key) ?? 0) + 1);
-  for (const [k, n] of counts) st.chunkAddRefs.run(-n, hexToBytes(k));
+  for (const [k, n] of counts) {
+    const key = hexToBytes(k);
+    // Unreferenced from now: a mark GC left from an earlier time it was unreferenced must not
+    // count (§9: a chunk goes a margin after it was last found unreferenced, not first).
+    if (st.chunkRelease.get(n, key)?.refs === 0) st.condemnedClear.run(key);
+  }
   st.docTextDelete.run(doc.id); // derived from it (decisions 0035, 0036)
   st.vectorsDeleteDoc.run(doc.id);
   st.embeddedDeleteDoc.run(doc.id);

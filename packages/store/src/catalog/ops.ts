@@ -73,7 +73,14 @@ export type Op =
    */
   | { op: 'move'; from: string; rows: number; chunks: { key: string; pack: string; offset: number }[] }
   /** GC: sealed packs no chunk row points into; one a chunk row points into again stays. */
-  | { op: 'drop-packs'; names: string[] };
+  | { op: 'drop-packs'; names: string[] }
+  /**
+   * GC on an object store (decision 0041): `holder` runs GC until the commit's time plus `ms`
+   * (0: releases it), unless another holder's lease has not run out; answers whether it holds.
+   */
+  | { op: 'gc-lease'; holder: string; ms: number }
+  /** GC: dropped packs whose files or objects are gone (FORMAT.md §9): their records go. */
+  | { op: 'forget-packs'; names: string[] };
 
 /** What applying an operation answers (a snapshot its info, a delete whether it found anything, a condemnation its count). */
 export type OpResult = SnapshotInfo | boolean | number | string[] | undefined;
@@ -89,10 +96,19 @@ export interface ApplyContext {
   openPack?: () => { id: number; name: string } | undefined;
   /** Which entry a target names, kept by a writer between its commits (target-cache.ts). */
   targets?: TargetCache;
+  /** Told the id of every pack row that goes: SQLite may give the id to the next pack. */
+  packGone?: (id: number) => void;
+}
+
+/** A pack's row goes: its file or object a margin later (dropped_packs, FORMAT.md §9). */
+function dropPack(ctx: ApplyContext, id: number, name: string, time: number): void {
+  ctx.st.packDelete.run(id);
+  ctx.st.packDropped.run(name, time);
+  ctx.packGone?.(id);
 }
 
 /** Operations that never change which entry a path or a digest names (the rest clear ApplyContext.targets). */
-const KEEPS_TARGETS: ReadonlySet<Op['op']> = new Set(['pack', 'pack-size', 'hold', 'meta', 'snapshot', 'rm-snapshot', 'condemn', 'move', 'drop-packs']);
+const KEEPS_TARGETS: ReadonlySet<Op['op']> = new Set(['pack', 'pack-size', 'hold', 'meta', 'snapshot', 'rm-snapshot', 'condemn', 'move', 'drop-packs', 'gc-lease', 'forget-packs']);
 
 function packId(st: Statements, name: string, op: Op['op']): number {
   const row = st.packByName.get(name);
@@ -182,7 +198,7 @@ export function applyOp(ctx: ApplyContext, op: Op, time: number): OpResult {
       if (from === undefined) return undefined;
       let left = op.rows;
       for (const m of op.chunks) left -= st.chunkMove.run(packId(st, m.pack, op.op), m.offset, hexToBytes(m.key), from).changes;
-      if (left <= 0 && !st.chunkInPack.get(from)) st.packDelete.run(from);
+      if (left <= 0 && !st.chunkInPack.get(from)) dropPack(ctx, from, op.from, time);
       return undefined;
     }
     case 'drop-packs': {
@@ -193,11 +209,20 @@ export function applyOp(ctx: ApplyContext, op: Op, time: number): OpResult {
       const dropped: string[] = [];
       for (const r of rows) {
         if (used.has(r.id)) continue;
-        st.packDelete.run(r.id);
+        dropPack(ctx, r.id, r.name, time);
         dropped.push(r.name);
       }
       return dropped;
     }
+    case 'gc-lease': {
+      const lease = st.gcLease.get();
+      if (lease && lease.holder !== op.holder && lease.until > time) return false;
+      st.gcLeaseSet.run(op.holder, time + op.ms);
+      return true;
+    }
+    case 'forget-packs':
+      for (const name of op.names) st.droppedForget.run(name);
+      return undefined;
     default:
       throw new InternalError(`unknown operation ${(op as { op: unknown }).op}`);
   }

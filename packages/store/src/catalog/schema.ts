@@ -5,7 +5,7 @@ import type { SqlDatabase } from '../backend/sql.js';
 import { bytesToHex } from '../hex.js';
 import { ENQUEUE_ALL, QUEUE_ROW_MAX } from './search-queue.js';
 
-export const SCHEMA_VERSION = 12;
+export const SCHEMA_VERSION = 13;
 
 /** MIGRATIONS[n] takes a database from user_version n to n + 1. */
 const MIGRATIONS: string[] = [
@@ -236,6 +236,13 @@ const MIGRATIONS: string[] = [
     vec BLOB NOT NULL
   ) STRICT;
   CREATE INDEX doc_vectors_doc ON doc_vectors(doc_id);
+  `,
+  // 13: GC on object storage (decision 0041): the lease that lets one collector run at a time,
+  // and the packs whose rows were dropped, with when — their files or objects are deleted a
+  // margin later (none on a local disk), then forgotten.
+  `
+  CREATE TABLE gc_lease (id INTEGER PRIMARY KEY CHECK (id = 1), holder TEXT NOT NULL, until INTEGER NOT NULL) STRICT;
+  CREATE TABLE dropped_packs (name TEXT PRIMARY KEY, at INTEGER NOT NULL) STRICT, WITHOUT ROWID;
   `,
 ];
 

@@ -99,6 +99,12 @@ export function prepareStatements(db: SqlDatabase) {
     /** Packs not sealed: at a writer's open, those a crashed writer left (decision 0026). */
     packsOpen: p<PackRow>('SELECT * FROM packs WHERE sealed = 0 ORDER BY id'),
     packDelete: p('DELETE FROM packs WHERE id = ?'),
+    /** A pack whose row went (FORMAT.md §9): its file or object goes a margin after `at`. */
+    packDropped: p('INSERT INTO dropped_packs(name, at) VALUES (?, ?) ON CONFLICT(name) DO NOTHING'),
+    droppedPacks: p<{ name: string; at: number }>('SELECT name, at FROM dropped_packs ORDER BY name'),
+    droppedForget: p('DELETE FROM dropped_packs WHERE name = ?'),
+    gcLease: p<{ holder: string; until: number }>('SELECT holder, until FROM gc_lease WHERE id = 1'),
+    gcLeaseSet: p('INSERT INTO gc_lease(id, holder, until) VALUES (1, ?, ?) ON CONFLICT(id) DO UPDATE SET holder = excluded.holder, until = excluded.until'),
     packsAll: p<PackRow>('SELECT * FROM packs ORDER BY id'),
     packsSealed: p<PackRow>('SELECT * FROM packs WHERE sealed > 0 ORDER BY id'),
     packLiveBytes: p<{ pack_id: number; live: number; n: number }>(
@@ -124,6 +130,7 @@ export function prepareStatements(db: SqlDatabase) {
       'INSERT INTO chunks(key, pack_id, offset, raw_len, stored_len, codec, refs) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET refs = refs + excluded.refs',
     ),
     chunkAddRefs: p('UPDATE chunks SET refs = refs + ? WHERE key = ?'),
+    chunkRelease: p<{ refs: number }>('UPDATE chunks SET refs = refs - ? WHERE key = ? RETURNING refs'),
     chunkMove: p('UPDATE chunks SET pack_id = ?, offset = ? WHERE key = ? AND pack_id = ?'),
     /** Unreferenced chunks, but for those an upload holds until after the given time. */
     chunkGarbageCount: p<{ n: number }>(

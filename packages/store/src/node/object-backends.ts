@@ -76,6 +76,7 @@ export async function objectBackends(objects: ObjectStore, cacheDir: string, rea
     // Other writers are other servers: none is ever known dead (GC waits for its leases).
     writer: { id, alive: () => true, others: () => [] },
     release: () => objects.close(),
+    clockOffsetMs: () => objects.clockOffsetMs?.(),
     ...(readonly ? {} : { extractor: new WorkerExtractor() }),
     setDurability: (d) => opened.setDurability(d),
   };

@@ -65,6 +65,7 @@ export class S3ObjectStore implements ObjectStore {
   readonly #prefix: string;
   /** Strings never to show in a message: the credentials, when given. */
   readonly #secrets: string[];
+  #clockOffset: number | undefined;
 
   constructor(location: string, options: S3Options = {}) {
     const { bucket, prefix } = parseS3Location(location);
@@ -93,11 +94,27 @@ export class S3ObjectStore implements ObjectStore {
         httpsAgent: new Agent(keepAlive),
       },
     });
+    // Each answer's Date: how far the server's clock is from ours (GC's clock-skew guard,
+    // decision 0041). Whole seconds, which a guard of a minute can afford.
+    this.#client.middlewareStack.add(
+      (next) => async (args) => {
+        const out = await next(args);
+        const date = (out.response as { headers?: Record<string, string> } | undefined)?.headers?.date;
+        const at = date ? Date.parse(date) : NaN;
+        if (Number.isFinite(at)) this.#clockOffset = at - Date.now();
+        return out;
+      },
+      { step: 'deserialize', name: 'kuraServerClock' },
+    );
     this.#secrets = options.credentials ? [options.credentials.accessKeyId, options.credentials.secretAccessKey].filter((s) => s.length >= 4) : [];
     for (const name of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN']) {
       const v = env[name];
       if (v && v.length >= 4) this.#secrets.push(v);
     }
+  }
+
+  clockOffsetMs(): number | undefined {
+    return this.#clockOffset;
   }
 
   async get(key: string, range?: ByteRange): Promise<Uint8Array> {

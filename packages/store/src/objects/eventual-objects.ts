@@ -17,11 +17,15 @@ export class EventualObjectStore implements ObjectStore {
   constructor(
     readonly inner: ObjectStore,
     readonly lagMs: number,
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number = () => Date.now(),
   ) {}
 
   get location(): string {
     return this.inner.location;
+  }
+
+  clockOffsetMs(): number | undefined {
+    return this.inner.clockOffsetMs?.();
   }
 
   get(key: string, range?: ByteRange): Promise<Uint8Array> {

@@ -41,6 +41,10 @@ export class FaultyObjectStore implements ObjectStore {
     return this.inner.location;
   }
 
+  clockOffsetMs(): number | undefined {
+    return this.inner.clockOffsetMs?.();
+  }
+
   add(fault: Fault): void {
     this.#faults.push({ ...fault, left: fault.times ?? 1 });
   }

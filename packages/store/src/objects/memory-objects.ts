@@ -34,7 +34,12 @@ export class MemoryObjectStore implements ObjectStore {
   #written = 0;
   #uploadsStarted = 0;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  /** `now`: the storage's clock (late-bound by default: a test's fake Date is followed). */
+  constructor(private readonly now: () => number = () => Date.now()) {}
+
+  clockOffsetMs(): number {
+    return this.now() - Date.now();
+  }
 
   async get(key: string, range?: ByteRange): Promise<Uint8Array> {
     checkKey(key);

@@ -123,7 +123,7 @@ export class ObjectPackStore implements PackStore {
     const out: PackInfo[] = [];
     for await (const o of listAll(this.objects, PREFIX)) {
       const m = /^packs\/[0-9a-f]{2}\/([0-9a-f]{32})\.pack$/.exec(o.key);
-      if (m) out.push({ name: m[1]!, size: o.size });
+      if (m) out.push({ name: m[1]!, size: o.size, modified: o.modified });
     }
     return out;
   }

@@ -88,6 +88,11 @@ export interface ObjectStore {
   /** Answers as `put` (the etag) or, with `ifAbsent`, as `create` does (the etag, or undefined when the key holds other bytes). */
   completeUpload(key: string, uploadId: string, parts: readonly UploadedPart[], options?: { ifAbsent?: boolean }): Promise<string | undefined>;
   abortUpload(key: string, uploadId: string): Promise<void>;
+  /**
+   * How far the storage's clock is ahead of this process's (ms), by its newest answer;
+   * undefined before one, or where both share one clock (a local directory).
+   */
+  clockOffsetMs?(): number | undefined;
   /** Lets go of connections and timers. */
   close(): Promise<void>;
 }
