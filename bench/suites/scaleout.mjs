@@ -230,7 +230,12 @@ async function gcBench(root, kind, srv, proxy) {
     await (await Store.init(dir)).close();
     return Store.open(dir, { packSize: 2 * MiB, gcMarginMs: 0 });
   };
-  for (const [impl, open] of [['local directory', local], [kind, () => s3Store(root, srv, proxy.endpoint, true, undefined, { packSize: 2 * MiB, gcMarginMs: 0 }).open()]]) {
+  const onS3 = async () => {
+    const target = s3Store(root, srv, proxy.endpoint, true);
+    await (await target.open()).close();
+    return Store.open(target.location, { cacheDir: mkdtempSync(join(root, 'cache-')), s3: { endpoint: proxy.endpoint, credentials: srv.credentials }, packSize: 2 * MiB, gcMarginMs: 0 });
+  };
+  for (const [impl, open] of [['local directory', local], [kind, onS3]]) {
     const store = await open();
     for (let i = 0; i < count; i++) await store.put(docs[i], { path: `gc/${i}` });
     for (let i = 0; i < count; i++) if (i % 10 < 3) await store.deletePath(`gc/${i}`);
@@ -243,7 +248,7 @@ async function gcBench(root, kind, srv, proxy) {
     const freed = runs.reduce((n, r) => n + r.bytesFreed, 0);
     const after = (await store.stats()).packBytes;
     await store.close();
-    rows.push(row('scaleout-gc', group, `kura, ${impl}`, seconds, { freedMB: freed / 1e6, packMB: `${(before / 1e6).toFixed(1)} → ${(after / 1e6).toFixed(1)}`, ...(requests ? { requests } : {}) }));
+    rows.push(row('scaleout-gc', group, `kura, ${impl}`, seconds, { size: count * size, freedMB: freed / 1e6, packMB: `${(before / 1e6).toFixed(1)} → ${(after / 1e6).toFixed(1)}`, ...(requests ? { requests } : {}) }));
     log(`${kind} gc ${impl}: ${seconds.toFixed(2)} s, freed ${(freed / 1e6).toFixed(1)} MB${requests ? `, ${requests.total} requests` : ''}`);
   }
   return rows;

@@ -11,7 +11,7 @@ import rateLimit from '@fastify/rate-limit';
 import fastifyStatic from '@fastify/static';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { MINILM, MODEL_PATH, defaultCacheDir, defaultModelDir, isObjectLocation, type Store } from '@kura/store';
+import { MINILM, MODEL_PATH, defaultModelDir, isObjectLocation, openObjectLocation, type Store } from '@kura/store';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { parseConfig, type ServerConfig, type ServerConfigInput } from './config.js';
@@ -27,7 +27,9 @@ import documents from './routes/documents.js';
 import paths from './routes/paths.js';
 import search from './routes/search.js';
 import uploads from './routes/uploads.js';
-import { UploadSessions } from './uploads/sessions.js';
+import { FileStaging } from './uploads/file-staging.js';
+import { ObjectStaging } from './uploads/object-staging.js';
+import type { UploadStaging } from './uploads/staging.js';
 import { BytesCache } from './http/cache.js';
 
 declare module 'fastify' {
@@ -140,16 +142,18 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
   app.decorate('bytesCache', new BytesCache(config.cacheBytes, CACHE_MAX_ENTRY));
-  // Staged uploads are this server's own: beside a directory store, or in an object store's cache.
-  const uploadDir = config.uploadDir ?? join(isObjectLocation(config.store) ? defaultCacheDir(config.store) : config.store, 'uploads');
-  const sessions = new UploadSessions(uploadDir, config.uploadTtlMs);
-  app.addHook('onClose', async () => sessions.close());
+  // Staged uploads: beside a directory store (this server's own), or in an object store's
+  // bucket, where every server of the store reaches them (decision 0042).
+  const staging: UploadStaging = isObjectLocation(config.store)
+    ? new ObjectStaging(await openObjectLocation(config.store), config.uploadTtlMs)
+    : new FileStaging(config.uploadDir ?? join(config.store, 'uploads'), config.uploadTtlMs);
+  app.addHook('onClose', async () => staging.close());
 
   await app.register(documents, { maxDocumentSize: config.maxDocumentSize });
   await app.register(paths);
   await app.register(search);
   await app.register(chunks);
-  await app.register(uploads, { sessions, maxDocumentSize: config.maxDocumentSize });
+  await app.register(uploads, { staging, maxDocumentSize: config.maxDocumentSize });
   await app.register(admin, { maxDocumentSize: config.maxDocumentSize });
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));

@@ -45,7 +45,7 @@ export const ServerConfig = z
     gcMarginMs: z.number().int().min(0).max(30 * 24 * 3600 * 1000).optional(),
     /** Resumable uploads untouched this long are deleted. */
     uploadTtlMs: size.default(24 * 60 * 60 * 1000),
-    /** Where resumable uploads are staged (default `<store>/uploads`). */
+    /** Where resumable uploads are staged (default `<store>/uploads`); a store on object storage stages them in its bucket (decision 0042). */
     uploadDir: z.string().min(1).optional(),
     /** A connection with no bytes moving for this long is closed (a stalled upload frees its lock). */
     idleTimeoutMs: z.number().int().min(1000).default(60_000),

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { randomBytes } from '../../../packages/core/test/helpers/data.js';
 import { ConfigError, configFromEnv, parseConfig, parseTokens } from '../src/config.js';
 import { parseRange } from '../src/http/range.js';
-import { parseContentRange } from '../src/uploads/sessions.js';
+import { parseContentRange } from '../src/uploads/staging.js';
 import { call, closeAll, errorCode, startServer } from './helpers/server.js';
 
 const sha = (b: Uint8Array) => `sha256:${createHash('sha256').update(b).digest('hex')}`;

@@ -3,7 +3,6 @@
  * PATCH appends (Content-Range must start at the current offset, else 416 with the offset),
  * GET/HEAD tell the offset, PUT ?digest= finishes into a document, DELETE cancels.
  */
-import { open, truncate } from 'node:fs/promises';
 import { SNIFF_HEAD } from '@kura/store';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -12,7 +11,7 @@ import { HttpError } from '../errors.js';
 import { acceptRawBodies, bodyPieces, declaredLength } from '../http/body.js';
 import { PutQuery, putMetaFrom, withDetectedType } from '../http/meta.js';
 import { PutResult, errors } from '../schemas.js';
-import { UploadSessions, parseContentRange } from '../uploads/sessions.js';
+import { parseContentRange, type UploadStaging } from '../uploads/staging.js';
 
 const Progress = z.object({ id: z.string(), location: z.string(), offset: z.number().int(), expiresAt: z.string() });
 const IdParams = z.object({ id: z.string() });
@@ -25,16 +24,16 @@ function progress(reply: FastifyReply, id: string, offset: number, expiresAt: Da
   return { id, location, offset, expiresAt: expiresAt.toISOString() };
 }
 
-export default async function uploads(app: FastifyInstance, opts: { sessions: UploadSessions; maxDocumentSize: number }) {
-  const { sessions, maxDocumentSize } = opts;
+export default async function uploads(app: FastifyInstance, opts: { staging: UploadStaging; maxDocumentSize: number }) {
+  const { staging, maxDocumentSize } = opts;
   const r = app.withTypeProvider<ZodTypeProvider>();
 
   r.post('/v1/uploads', {
     config: { scope: 'write' },
     schema: { summary: 'Start a resumable upload', response: { 202: Progress, ...errors(401, 403) } },
     handler: async (_request, reply) => {
-      const id = await sessions.create();
-      const { expiresAt } = await sessions.offset(id);
+      const id = await staging.create();
+      const { expiresAt } = await staging.offset(id);
       return reply.code(202).send(progress(reply, id, 0, expiresAt));
     },
   });
@@ -44,7 +43,7 @@ export default async function uploads(app: FastifyInstance, opts: { sessions: Up
     config: { scope: 'write' },
     schema: { summary: 'How many bytes of the upload arrived (also HEAD)', params: IdParams, response: { 200: Progress, ...errors(401, 403, 404) } },
     handler: async (request, reply) => {
-      const { offset, expiresAt } = await sessions.offset(request.params.id);
+      const { offset, expiresAt } = await staging.offset(request.params.id);
       return progress(reply, request.params.id, offset, expiresAt);
     },
   });
@@ -53,7 +52,7 @@ export default async function uploads(app: FastifyInstance, opts: { sessions: Up
     config: { scope: 'write' },
     schema: { summary: 'Cancel an upload', params: IdParams, response: { 204: z.null(), ...errors(401, 403, 404, 409) } },
     handler: async (request, reply) => {
-      await sessions.exclusive(request.params.id, async () => sessions.remove(request.params.id));
+      await staging.exclusive(request.params.id, async () => staging.remove(request.params.id));
       return reply.code(204).send(null);
     },
   });
@@ -72,7 +71,8 @@ export default async function uploads(app: FastifyInstance, opts: { sessions: Up
       handler: async (request, reply) => {
         const id = request.params.id;
         const range = parseContentRange(request.headers['content-range']);
-        const offset = await sessions.exclusive(id, async (file, at) => {
+        const offset = await staging.exclusive(id, async (upload) => {
+          const at = upload.offset;
           if (range && range.start !== at) {
             throw new HttpError('RANGE_NOT_SATISFIABLE', `this upload has ${at} bytes; append from there`, { offset: at }, {
               'x-kura-upload-offset': String(at),
@@ -83,9 +83,9 @@ export default async function uploads(app: FastifyInstance, opts: { sessions: Up
           if (range && declared !== undefined && declared !== range.length) {
             throw new HttpError('INVALID_INPUT', 'Content-Length differs from the Content-Range', { field: 'content-range' });
           }
-          return sessions.append(file, at, bodyPieces(request, maxDocumentSize - at), range?.length);
+          return upload.append(bodyPieces(request, maxDocumentSize - at), range?.length);
         });
-        const { expiresAt } = await sessions.offset(id);
+        const { expiresAt } = await staging.offset(id);
         return reply.code(202).send(progress(reply, id, offset, expiresAt));
       },
     });
@@ -103,32 +103,20 @@ export default async function uploads(app: FastifyInstance, opts: { sessions: Up
         const id = request.params.id;
         const meta = putMetaFrom(request, request.query);
         if (!meta.expectDigest) throw new HttpError('INVALID_INPUT', 'finishing an upload needs its digest (?digest= or x-kura-sha256)', { field: 'digest' });
-        const result = await sessions.exclusive(id, async (file, at) => {
-          await sessions.append(file, at, bodyPieces(request, maxDocumentSize - at), undefined);
+        const result = await staging.exclusive(id, async (upload) => {
+          await upload.append(bodyPieces(request, maxDocumentSize - upload.offset), undefined);
           let r;
           try {
-            r = await app.store.put(file, meta.mediaType !== undefined ? meta : (await withDetectedType(meta, await readHead(file))).meta);
+            r = await app.store.put(upload.bytes(), meta.mediaType !== undefined ? meta : (await withDetectedType(meta, await upload.head(SNIFF_HEAD))).meta);
           } catch (e) {
-            await truncate(file, at); // the upload is as it was: a retry with its body appends it once
+            await upload.rollback(); // the upload is as it was: a retry with its body appends it once
             throw e;
           }
-          await sessions.remove(id); // still held: no PATCH can slip in between
+          await staging.remove(id); // still held: no PATCH can slip in between
           return r;
         });
         return reply.code(201).header('location', `/v1/documents/${result.digest}`).send(result);
       },
     });
   });
-}
-
-/** The first bytes of a staged upload, for detecting its type. */
-async function readHead(file: string): Promise<Uint8Array> {
-  const fh = await open(file, 'r');
-  try {
-    const buf = new Uint8Array(SNIFF_HEAD);
-    const { bytesRead } = await fh.read(buf, 0, SNIFF_HEAD, 0);
-    return buf.subarray(0, bytesRead);
-  } finally {
-    await fh.close();
-  }
 }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { request } from 'undici';
-import { build } from '../../src/app.js';
+import { build, type BuildOptions } from '../../src/app.js';
 import type { ServerConfigInput } from '../../src/config.js';
 
 export interface TestServer {
@@ -16,10 +16,10 @@ export interface TestServer {
 
 const open: TestServer[] = [];
 
-export async function startServer(config: ServerConfigInput = {}): Promise<TestServer> {
+export async function startServer(config: ServerConfigInput = {}, options: Omit<BuildOptions, 'config'> = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'kura-http-'));
   // Semantic search off unless a test asks (it loads the model and embeds in the background).
-  const app = await build({ config: { store: join(dir, 'store'), noAuth: true, logLevel: 'silent', semantic: 'off', ...config } });
+  const app = await build({ config: { store: join(dir, 'store'), noAuth: true, logLevel: 'silent', semantic: 'off', ...config }, ...options });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const addr = app.server.address() as { port: number };
   const s: TestServer = {

@@ -38,7 +38,9 @@ export { WORKER_PUT_MIN, openRegularFile, type FilePutOutcome, type FileToPut } 
 export type { S3Options } from './s3-objects.js';
 export { parseS3Location } from './s3-location.js';
 export { DirectoryObjectStore } from './dir-objects.js';
-export { defaultCacheDir, isObjectLocation, type LocationOptions } from './object-backends.js';
+export { defaultCacheDir, isObjectLocation, openObjectLocation, type LocationOptions } from './object-backends.js';
+export { listAll, isNotFound, type ObjectStore, type ObjectInfo } from '../objects/object-store.js';
+export { MemoryObjectStore } from '../objects/memory-objects.js';
 export type { RebuildReport } from './rebuild.js';
 export type { SnapshotOptions, SnapshotReport } from './snapshot-run.js';
 

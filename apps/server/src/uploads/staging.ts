@@ -1,0 +1,90 @@
+/**
+ * Where resumable uploads wait for their last byte (routes/uploads.ts). A store in a directory
+ * stages them on this server's disk (file-staging.ts); a store on object storage stages them in
+ * its bucket (object-staging.ts, decision 0042), so a client's requests may land on any server.
+ */
+import type { PutInput } from '@kura/store';
+import { HttpError } from '../errors.js';
+
+/** Upload ids: 32 hex digits, drawn at random. */
+export const UPLOAD_ID = /^[0-9a-f]{32}$/;
+
+export function uploadNotFound(): HttpError {
+  return new HttpError('NOT_FOUND', 'no such upload (finished, cancelled or expired)');
+}
+
+export function uploadBusy(): HttpError {
+  return new HttpError('UPLOAD_BUSY', 'another request is writing to this upload; retry when it is done');
+}
+
+export function lengthMismatch(expected: number, got: number): HttpError {
+  return new HttpError('INVALID_INPUT', `Content-Range announced ${expected} bytes; the body had ${got}`, { field: 'content-range' });
+}
+
+/** One upload, held by one request (UploadStaging.exclusive). */
+export interface StagedUpload {
+  /** Bytes staged when the request took the upload. */
+  readonly offset: number;
+  /**
+   * Appends a body at the end; answers the new offset. What arrived stays when the client goes
+   * away mid-body (resuming continues from there); a body that breaks a rule (too large,
+   * shorter than its Content-Range said) is rolled back.
+   */
+  append(body: AsyncIterable<Uint8Array>, expectLength: number | undefined): Promise<number>;
+  /** The staged bytes, for the store's put. */
+  bytes(): PutInput;
+  /** The first `n` bytes (or fewer), for detecting the media type. */
+  head(n: number): Promise<Uint8Array>;
+  /** Back to `offset`: what this request appended goes. */
+  rollback(): Promise<void>;
+}
+
+export interface UploadStaging {
+  create(): Promise<string>;
+  /** Bytes received so far, and when the upload expires; NOT_FOUND for unknown or expired ids. */
+  offset(id: string): Promise<{ offset: number; expiresAt: Date }>;
+  /**
+   * Runs `work` with the upload to itself: one request at a time per upload on this server
+   * (another is UPLOAD_BUSY); across servers, appends at one offset are created only once.
+   */
+  exclusive<T>(id: string, work: (upload: StagedUpload) => Promise<T>): Promise<T>;
+  remove(id: string): Promise<void>;
+  /** Deletes uploads untouched for the TTL (never one a request here is writing); answers how many. */
+  sweep(now?: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** The uploads requests of this server are writing to (one at a time each). */
+export class BusyUploads {
+  readonly #busy = new Set<string>();
+
+  has(id: string): boolean {
+    return this.#busy.has(id);
+  }
+
+  async hold<T>(id: string, work: () => Promise<T>): Promise<T> {
+    if (this.#busy.has(id)) throw uploadBusy();
+    this.#busy.add(id);
+    try {
+      return await work();
+    } finally {
+      this.#busy.delete(id);
+    }
+  }
+}
+
+/**
+ * `Content-Range` of a PATCH: `bytes <first>-<last>/<total|*>` (RFC 9110) or `<first>-<last>`
+ * (OCI distribution). Returns the first byte and the body length it announces.
+ */
+export function parseContentRange(header: string | undefined): { start: number; length: number } | undefined {
+  if (header === undefined) return undefined;
+  const m = /^\s*(?:bytes\s+)?(\d+)-(\d+)(?:\/(?:\d+|\*))?\s*$/i.exec(header);
+  if (!m) throw new HttpError('INVALID_INPUT', 'Content-Range must be "bytes <first>-<last>/<total|*>" or "<first>-<last>"', { field: 'content-range' });
+  const start = Number(m[1]);
+  const last = Number(m[2]);
+  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(last) || last < start) {
+    throw new HttpError('INVALID_INPUT', 'Content-Range: last byte before first', { field: 'content-range' });
+  }
+  return { start, length: last - start + 1 };
+}
