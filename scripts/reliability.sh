@@ -32,7 +32,7 @@ pnpm exec vitest run --no-file-parallelism packages/store/test/store-process.tes
   packages/store/test/store-snapshot.test.ts packages/store/test/store-faults.test.ts \
   packages/store/test/store-sqlite-faults.test.ts packages/store/test/store-forged.test.ts \
   apps/server/test/protocol.test.ts apps/server/test/hostile.test.ts apps/server/test/soak.test.ts \
-  apps/server/test/auth-scopes.test.ts apps/server/test/multi-server-s3.test.ts \
-  -t 'agree on everything after a random workload|kill -9 during|killed at random moments|trials|crafted trees|never answers 5xx|each failing operation|every failing database|reader process refuses|cut, stalled, oversized|64 clients, mixed workload|403 to a token lacking|ever logged' \
+  apps/server/test/auth-scopes.test.ts apps/server/test/multi-server-s3.test.ts packages/store/test/store-s3-crash-points.test.ts \
+  -t 'agree on everything after a random workload|killed at each step|kill -9 during|killed at random moments|trials|crafted trees|never answers 5xx|each failing operation|every failing database|reader process refuses|cut, stalled, oversized|64 clients, mixed workload|403 to a token lacking|ever logged' \
   || status=failed
 node scripts/reliability-report.mjs "$KURA_RELIABILITY_OUT" "$status"

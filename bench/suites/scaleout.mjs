@@ -4,14 +4,15 @@
  * bulk ingest and its requests (a counting proxy in front of the server), 1 KB and 100 KB puts
  * at 32 in flight, gets from a server with an empty cache, how soon one server sees another's
  * commit, commits per second with 1, 2 and 4 servers, a new server's cold start, and GC of a
- * store that is 30% garbage (two runs on S3: one marks, one a margin later deletes). The peer
- * is `restic backup` (Debian's restic) to the same server, through the same counting proxy.
+ * store that is 30% garbage (two runs on S3: one marks, one a margin later deletes). The peers
+ * are `restic backup` (Debian's restic) and `kopia snapshot create` (built by scripts/fetch-kopia.sh)
+ * to the same server, through the same counting proxy.
  * Servers here are Store instances in this process, each with its own cache directory.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Store } from '@kura/store';
 import { KiB, MiB, textLike } from '../lib/data.mjs';
@@ -72,6 +73,7 @@ async function bulk(root, kind, srv, proxy, input, total) {
   } catch {
     rows.push({ family: 'scaleout-bulk', group: `bulk ingest ${total / MiB} MiB (${kind})`, impl: `restic, ${kind}`, unavailable: 'restic not installed' });
   }
+  rows.push(await kopia(root, kind, srv, proxy, input, total));
   if (version) {
     const env = {
       ...process.env,
@@ -120,6 +122,35 @@ async function puts(root, kind, srv, proxy) {
     }
   }
   return rows;
+}
+
+/** The kopia binary scripts/fetch-kopia.sh builds (the suite runs it first: instant when built). */
+const KOPIA = join(process.env.KURA_CACHE ?? join(homedir(), '.cache', 'kura'), 'bin', 'kopia');
+
+/** `kopia snapshot create` of the same tree to the same server (zstd, as Kura and restic compress): time and requests. */
+async function kopia(root, kind, srv, proxy, input, total) {
+  const group = `bulk ingest ${total / MiB} MiB (${kind})`;
+  const run = promisify(execFile);
+  try {
+    await run('bash', [join(import.meta.dirname, '..', '..', 'scripts', 'fetch-kopia.sh')], { maxBuffer: 1 << 24 });
+  } catch (e) {
+    return { family: 'scaleout-bulk', group, impl: `kopia, ${kind}`, unavailable: `kopia did not build: ${String(e.stderr ?? e).slice(-200)}` };
+  }
+  const version = (await run(KOPIA, ['--version'])).stdout.trim().split(/\s+/)[0];
+  const config = join(mkdtempSync(join(root, 'kopia-')), 'repository.config');
+  const env = { ...process.env, KOPIA_PASSWORD: 'bench-password', KOPIA_CHECK_FOR_UPDATES: 'false' };
+  const common = ['--config-file', config, '--cache-directory', mkdtempSync(join(root, 'kopia-cache-'))];
+  const endpoint = new URL(proxy.endpoint).host;
+  await run(KOPIA, ['repository', 'create', 's3', '--bucket', srv.bucket, '--prefix', `kopia-${kind}/`, '--endpoint', endpoint, '--disable-tls',
+    '--access-key', srv.credentials.accessKeyId, '--secret-access-key', srv.credentials.secretAccessKey, ...common], { env });
+  await run(KOPIA, ['policy', 'set', '--global', '--compression', 'zstd', ...common], { env });
+  proxy.take();
+  const t = performance.now();
+  await run(KOPIA, ['snapshot', 'create', input.src, ...common], { env, maxBuffer: 1 << 24 });
+  const seconds = (performance.now() - t) / 1000;
+  const requests = proxy.take();
+  log(`${kind} kopia: ${(total / 1e6 / seconds).toFixed(0)} MB/s, ${requests.total} requests`);
+  return row('scaleout-bulk', group, `kopia, ${kind}`, seconds, { bytes: total, mbPerSec: total / 1e6 / seconds, size: total, requests, version: `kopia ${version}` });
 }
 
 /** Gets of 1 MB documents from a server that has just opened the store with an empty cache, then again. */

@@ -1,12 +1,13 @@
 /**
  * Several servers on one bucket (issue 21): three `kura-server` processes on loopback, each
  * reaching one versitygw through its own fault-injecting proxy (lost answers to commits, reset
- * connections, 503 SlowDown), take a bounded random workload over HTTP — puts of the same and
+ * connections, 503 SlowDown; and versitygw restarts half way), take a bounded random workload over HTTP — puts of the same and
  * different bytes to the same and different paths, tags, metadata, deletes, version reads,
  * and GC on any server (a margin of half a second: chunks and pack objects really go while
  * the other servers read and write; decision 0041). Afterwards every server refreshes; their
- * catalogs are identical row for row; every acknowledged put of a path nobody deleted reads
- * back from every server with its bytes; verify is clean on each; the log has no gaps.
+ * catalogs are identical row for row (one of them made anew: its cache directory was deleted
+ * while it was stopped); every acknowledged put of a path nobody deleted reads back from every
+ * server with its bytes; verify is clean on each; the log has no gaps.
  */
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -31,6 +32,15 @@ describe('three servers on one bucket, each through a faulty proxy', () => {
   const servers: ServerProcess[] = [];
   const root = mkdtempSync(join(tmpdir(), 'kura-multi-'));
   const location = () => `s3://${s3.bucket}/multi`;
+  const settings = (i: number) => ({
+    KURA_STORE: location(),
+    KURA_NO_AUTH: '1',
+    KURA_CACHE: join(root, `cache-${i}`),
+    AWS_ACCESS_KEY_ID: s3.credentials.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: s3.credentials.secretAccessKey,
+    AWS_ENDPOINT_URL_S3: proxies[i]!.endpoint,
+    KURA_GC_MARGIN_MS: String(GC_MARGIN_MS),
+  });
   const cacheDb = (i: number) => join(root, `cache-${i}`, 'stores', createHash('sha256').update(location()).digest('hex').slice(0, 16), 'kura.db');
 
   beforeAll(async () => {
@@ -47,20 +57,8 @@ describe('three servers on one bucket, each through a faulty proxy', () => {
         }),
       );
     }
-    for (let i = 0; i < SERVERS; i++) {
-      servers.push(
-        await spawnServer({
-          KURA_STORE: location(),
-          KURA_NO_AUTH: '1',
-          KURA_CACHE: join(root, `cache-${i}`),
-          AWS_ACCESS_KEY_ID: s3.credentials.accessKeyId,
-          AWS_SECRET_ACCESS_KEY: s3.credentials.secretAccessKey,
-          AWS_ENDPOINT_URL_S3: proxies[i]!.endpoint,
-          KURA_GC_MARGIN_MS: String(GC_MARGIN_MS),
-        }),
-      );
-      // The first creates the store; the others open it.
-    }
+    // The first creates the store; the others open it.
+    for (let i = 0; i < SERVERS; i++) servers.push(await spawnServer(settings(i)));
   }, 120_000);
 
   afterAll(async () => {
@@ -91,6 +89,8 @@ describe('three servers on one bucket, each through a faulty proxy', () => {
     const perPath = new Map<string, { acked: number; failed: number }>();
     const fresh = { 'x-kura-fresh': '1' };
     const op = async (n: number) => {
+      // Half way, the S3 server restarts under the requests in flight (they fail with 503 or go through).
+      if (n === Math.floor(OPS / 2)) await s3.restart();
       const s = servers[n % SERVERS]!;
       const x = random();
       if (x < 0.55) {
@@ -158,6 +158,10 @@ describe('three servers on one bucket, each through a faulty proxy', () => {
       const { versions } = (await res.json()) as { versions: unknown[] };
       expect(versions.length, path).toBeLessThanOrEqual(a + f);
     }
+    // A server whose cache directory is deleted while it is stopped starts again from the bucket.
+    await servers[2]!.stop();
+    rmSync(join(root, 'cache-2'), { recursive: true, force: true });
+    servers[2] = await spawnServer(settings(2));
     // Every server refreshes: one head for all.
     const heads = await Promise.all(servers.map(async (s) => ((await (await fetch(`${s.url}/v1/refresh`, { method: 'POST' })).json()) as { seq: number }).seq));
     expect(new Set(heads).size).toBe(1);

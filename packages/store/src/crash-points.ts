@@ -17,6 +17,8 @@ export const CRASH_POINTS = [
   'segment-started',
   /** A commit is in the log and applied (its transaction, or its savepoint in a batch), before its caller is told. */
   'committed',
+  /** On an object store: a commit object is created in the bucket, before the database applies it (decision 0040). */
+  'published',
   /** A batch's commits are acknowledged, before the batch's database COMMIT (decision 0028). */
   'batch-ending',
   /** A pack is sealed on disk, before its sealed size is committed. */
@@ -32,6 +34,12 @@ export const CRASH_POINTS = [
 ] as const;
 
 export type CrashPoint = (typeof CRASH_POINTS)[number];
+
+/** Points only a store on object storage reaches (a directory's commits are never published). */
+export const OBJECT_STORE_ONLY = ['published'] as const satisfies readonly CrashPoint[];
+
+/** Points only a store in a directory reaches (log segments appended to, batches of commits). */
+export const DIRECTORY_ONLY = ['frame-appended', 'segment-started', 'batch-ending'] as const satisfies readonly CrashPoint[];
 
 const spec = typeof process === 'object' ? process.env?.KURA_CRASH_AT : undefined;
 const m = spec ? /^([a-z-]+):([1-9][0-9]*)$/.exec(spec) : null;

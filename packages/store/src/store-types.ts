@@ -36,6 +36,11 @@ export interface StoreBackends {
   writer?: Liveness;
   /** On an object store: how far its clock is ahead of this process's (GC's guard, decision 0041). */
   clockOffsetMs?: () => number | undefined;
+  /**
+   * On an object store: who holds the GC lease — the cache directory's id, kept across restarts,
+   * so a server killed while collecting takes its lease back when it starts again (decision 0041).
+   */
+  gcHolder?: string;
   /** Byte work off this thread, where the platform has workers (IngestWorkers). */
   ingest?: IngestWorkers;
   /** Where documents' text is extracted (decision 0035); absent: on this thread. */

@@ -11,30 +11,24 @@
  *
  * KURA_CRASH_POINT_ROUNDS=N runs N rounds per point (default 2: alone, then beside another).
  */
-import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { commitsAfter, emptyHead } from '../src/catalog/commits.js';
-import { CRASH_POINTS, type CrashPoint } from '../src/crash-points.js';
+import { CRASH_POINTS, OBJECT_STORE_ONLY, type CrashPoint } from '../src/crash-points.js';
 import { FsLogStore } from '../src/node/fs-log.js';
 import { Store } from '../src/node/index.js';
-// @ts-expect-error plain JS fixture shared with the child process
-import { docBytes } from './fixtures/docgen.mjs';
 import { canonicalDump } from './helpers/dump.js';
-import { expectSameBytes, tempDir } from './helpers/store.js';
+import { tempDir } from './helpers/store.js';
+import { Ledger, checkLedgers, expectSameDump, startChild, told } from './helpers/crash-children.js';
 import { recordReliability } from './helpers/reliability.js';
 
-const CHILD = fileURLToPath(new URL('./fixtures/child.mjs', import.meta.url));
 const ROUNDS = Number(process.env.KURA_CRASH_POINT_ROUNDS ?? 2);
 /** A writer that has not reached its point by then never will: the test fails. */
 const REACH_MS = 60_000;
-const sha = (b: Uint8Array) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
 
 /** Which time the point is reached: late enough for history around it, early enough to be quick. */
-const NTH: Record<CrashPoint, number> = {
+const NTH: Record<Exclude<CrashPoint, (typeof OBJECT_STORE_ONLY)[number]>, number> = {
   'pack-created': 4,
   'record-appended': 30,
   'frame-appended': 25,
@@ -48,88 +42,17 @@ const NTH: Record<CrashPoint, number> = {
   'checkpoint-written': 1,
 };
 
-interface Child {
-  journal: string;
-  /** How it ended: 'SIGKILL', or an error (it ended by itself: its stderr). */
-  ended: Promise<string>;
-  kill(): void;
-}
-
-function startChild(dir: string, first: number, journal: string, crashAt?: string): Child {
-  const env = { ...process.env };
-  if (crashAt) env.KURA_CRASH_AT = crashAt;
-  else delete env.KURA_CRASH_AT;
-  const child = spawn(process.execPath, [CHILD, 'crash', dir, String(first), journal], { stdio: ['ignore', 'ignore', 'pipe'], env });
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const ended = new Promise<string>((resolve) => child.once('close', (code, signal) => resolve(signal === 'SIGKILL' ? 'SIGKILL' : `ended by itself (${code ?? signal}): ${stderr}`)));
-  return { journal, ended, kill: () => child.kill('SIGKILL') };
-}
-
-const told = (journal: string) => (existsSync(journal) ? readFileSync(journal, 'utf8').split('\n').slice(0, -1) : []);
-
-/** What the writers were told: acknowledged puts, deletes and metadata. */
-class Ledger {
-  live = new Map<number, string>();
-  gone = new Set<number>();
-  /** The last acknowledged metadata value per document (a later one, in flight, may show). */
-  meta = new Map<number, number>();
-  acks = 0;
-  next = 0;
-
-  read(journal: string): void {
-    const inFlight = new Set<number>();
-    for (const l of told(journal)) {
-      const [what, a, b] = l.split(' ');
-      if (what === 'ack') {
-        this.live.set(Number(a), b!);
-        this.acks++;
-        this.next = Math.max(this.next, Number(a) + 2); // (+1: the put in flight may have committed)
-      } else if (what === 'deleting') inFlight.add(Number(a));
-      else if (what === 'deleted') {
-        inFlight.delete(Number(a));
-        this.live.delete(Number(a));
-        this.gone.add(Number(a));
-      } else if (what === 'meta') for (const n of a!.split(',')) this.meta.set(Number(n), Number(b));
-    }
-    // A delete the kill cut off happened or not: either is right, so it is left out of the checks.
-    for (const n of inFlight) {
-      this.live.delete(n);
-      this.meta.delete(n);
-    }
-  }
-}
-
 async function check(dir: string, ledgers: Ledger[], what: string): Promise<void> {
   const s = await Store.open(dir);
   try {
-    const report = await s.verify();
-    expect(report.damagedChunks, what).toEqual([]);
-    expect(report.ok, what).toBe(true);
-    for (const l of ledgers) {
-      for (const [n, digest] of l.live) {
-        expectSameBytes(await s.getBytes(digest), docBytes(n), `doc ${n} ${what}`);
-        const v = l.meta.get(n);
-        if (v !== undefined) expect(Number((await s.stat(`doc-${n}`)).meta.v), `doc ${n}'s metadata ${what}`).toBeGreaterThanOrEqual(v);
-      }
-      for (const n of l.gone) expect(await s.has(sha(docBytes(n))), `deleted doc ${n} ${what}`).toBe(false);
-    }
+    await checkLedgers(s, ledgers, what);
   } finally {
     await s.close();
   }
 }
 
-/** Equal dumps; else the first lines that differ, not two whole dumps. */
-function expectSameDump(rebuilt: string, made: string): void {
-  if (rebuilt === made) return;
-  const a = rebuilt.split('\n');
-  const b = made.split('\n');
-  const at = a.findIndex((l, i) => l !== b[i]);
-  expect(a.slice(Math.max(0, at - 2), at + 3).join('\n'), 'the rebuilt database (left) against the one the writers made').toBe(b.slice(Math.max(0, at - 2), at + 3).join('\n'));
-}
-
 describe('a writer killed at each step of the commit protocol', () => {
-  for (const point of CRASH_POINTS) {
+  for (const point of CRASH_POINTS.filter((p) => !(OBJECT_STORE_ONLY as readonly string[]).includes(p)) as (keyof typeof NTH)[]) {
     it(`${point}: nothing acknowledged is lost, alone and beside another writer (${ROUNDS} rounds)`, { timeout: 300_000 }, async () => {
       const root = tempDir();
       const dir = join(root, 'store');

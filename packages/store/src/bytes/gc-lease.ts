@@ -28,33 +28,34 @@ export class GcLease {
 
   private constructor(
     private readonly log: CommitLog,
+    private readonly holder: string,
     at: number,
   ) {
     this.#renewed = at;
   }
 
-  /** Takes the lease; STORE_LOCKED while another server's has not run out. */
-  static async take(log: CommitLog): Promise<GcLease> {
+  /** Takes the lease for `holder`; STORE_LOCKED while another holder's has not run out. */
+  static async take(log: CommitLog, holder: string): Promise<GcLease> {
     const at = Date.now();
-    await commitLease(log, LEASE_MS, at);
-    return new GcLease(log, at);
+    await commitLease(log, holder, LEASE_MS, at);
+    return new GcLease(log, holder, at);
   }
 
   /** Renews the lease once half of it has passed (before a commit of GC's). */
   async keep(): Promise<void> {
     const at = Date.now();
     if (at - this.#renewed < LEASE_MS / 2) return;
-    await commitLease(this.log, LEASE_MS, at);
+    await commitLease(this.log, this.holder, LEASE_MS, at);
     this.#renewed = at;
   }
 
   /** Lets another server run GC at once (a release that fails only leaves the lease to run out). */
   async release(): Promise<void> {
-    await commitLease(this.log, 0, Date.now()).catch(() => undefined);
+    await commitLease(this.log, this.holder, 0, Date.now()).catch(() => undefined);
   }
 }
 
-async function commitLease(log: CommitLog, ms: number, at: number): Promise<void> {
-  const [held] = await log.commitAsync([{ op: 'gc-lease', holder: log.writer, ms }], at);
+async function commitLease(log: CommitLog, holder: string, ms: number, at: number): Promise<void> {
+  const [held] = await log.commitAsync([{ op: 'gc-lease', holder, ms }], at);
   if (held !== true) throw new StoreLockedError('another server is running GC on this store (it holds the GC lease): try again when it is done');
 }

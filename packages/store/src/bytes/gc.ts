@@ -78,7 +78,7 @@ export interface GcContext {
   st: Statements;
   writer: Writer;
   reader: Reader;
-  b: { packs: PackStore; writer?: Liveness | undefined; clockOffsetMs?: (() => number | undefined) | undefined };
+  b: { packs: PackStore; writer?: Liveness | undefined; clockOffsetMs?: (() => number | undefined) | undefined; gcHolder?: string | undefined };
   gcMarginMs?: number | undefined;
 }
 
@@ -87,7 +87,7 @@ export async function collectGarbage(ctx: GcContext, onProgress?: (p: GcProgress
   // while this server holds the lease.
   if (!ctx.writer.log.publishes) return collect(ctx, undefined, onProgress);
   requireClock(ctx.b.clockOffsetMs?.());
-  const lease = await GcLease.take(ctx.writer.log);
+  const lease = await GcLease.take(ctx.writer.log, ctx.b.gcHolder ?? ctx.writer.log.writer);
   try {
     return await collect(ctx, lease, onProgress);
   } finally {

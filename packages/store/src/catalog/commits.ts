@@ -65,7 +65,12 @@ export function writeHead(st: Statements, h: LogHead): void {
 export async function commitsAfter(
   store: LogStore,
   head: Pick<LogHead, 'seq' | 'hash' | 'segment' | 'end'>,
-): Promise<{ commits: LoggedFrame[]; last: { segment: string; end: number; size: number } | undefined }> {
+): Promise<{
+  commits: LoggedFrame[];
+  last: { segment: string; end: number; size: number } | undefined;
+  /** Where the head's own commit is, when it was read (a head from a checkpoint names no segment). */
+  headAt: { segment: string; end: number } | undefined;
+}> {
   const names = (await store.segments()).filter((n) => parseSegmentName(n) !== undefined);
   // The segment holding the head and those after. Without one (a database made from a
   // checkpoint), the segments that may hold commits after its seq: a segment holds the commits
@@ -77,11 +82,16 @@ export async function commitsAfter(
   let seq = head.seq;
   let prev = head.hash;
   let last: { segment: string; end: number; size: number } | undefined;
+  let headAt: { segment: string; end: number } | undefined;
   for (const name of from) {
     const bytes = await store.readSegment(name);
     const start = name === head.segment ? head.end : 0;
     const { frames, end } = readFrames(bytes, start);
     for (const f of frames) {
+      if (f.seq === head.seq && head.seq > 0) {
+        if (!sameHash(f.hash, head.hash)) throw new CorruptDataError(`commit ${f.seq} in segment ${name} is not the one the database (or its checkpoint) applied`, 'log');
+        headAt = { segment: name, end: f.offset + f.length };
+      }
       if (f.seq <= seq) continue; // covered by a checkpoint the database was made from
       if (f.seq !== seq + 1 || !sameHash(f.prev, prev)) {
         throw new CorruptDataError(`the log's chain breaks at commit ${f.seq} in segment ${name} (expected ${seq + 1} after ${bytesToHex(prev).slice(0, 12)}…)`, 'log');
@@ -95,7 +105,7 @@ export async function commitsAfter(
     // segment's frames decides whether anything is missing.
     last = { segment: name, end, size: bytes.length };
   }
-  return { commits, last };
+  return { commits, last, headAt };
 }
 
 /** A frame and the segment it was read from. */

@@ -12,6 +12,7 @@ import { decodeCommit, encodeBody, writeHead, type LogHead } from './commits.js'
 import { encodeFrame, readFrames, sameHash, segmentName } from './frame.js';
 import type { LogStore } from './log-store.js';
 import type { ApplyContext, Op, OpResult } from './ops.js';
+import { crashPoint } from '../crash-points.js';
 
 /** How many segments a refresh reads at once (one at a time falls behind a busy log: SCALEOUT.md). */
 const READ_AHEAD = 16;
@@ -123,6 +124,7 @@ export class ObjectCommits {
           this.retries++; // another writer took the seq: its commit first, then this one again
           continue;
         }
+        crashPoint('published');
         const next: LogHead = { seq, hash, segment: name, end: bytes.length };
         const { db, st } = this.host;
         db.transaction(() => {
@@ -136,6 +138,7 @@ export class ObjectCommits {
           writeHead(st, next);
         });
         this.host.setHead(next);
+        crashPoint('committed');
         this.#active();
         return outcomes;
       }

@@ -97,7 +97,13 @@ export async function rebuildCatalog(db: SqlDatabase, st: Statements, log: LogSt
     fillSnapshotIds(db); // a checkpoint from before schema 9 has no ids: derived, as a migration does
     writeHead(st, head);
   });
-  const { commits } = await commitsAfter(log, head);
+  const { commits, headAt } = await commitsAfter(log, head);
+  if (!head.segment && headAt) {
+    // The checkpoint's commit, found: the head names its place, as a replay of it would (and a
+    // server on an object store lists the log after it, not from the start).
+    head = { ...head, ...headAt };
+    db.transaction(() => writeHead(st, head));
+  }
   const ctx: ApplyContext = { db, st };
   for (let i = 0; i < commits.length; i += REPLAY_BATCH) {
     const batch = commits.slice(i, i + REPLAY_BATCH);

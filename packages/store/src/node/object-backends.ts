@@ -4,7 +4,7 @@
  * directory, derived and disposable. `s3://bucket/prefix` locations open an S3ObjectStore.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { StoreBackends } from '../store-types.js';
@@ -77,10 +77,30 @@ export async function objectBackends(objects: ObjectStore, cacheDir: string, rea
     writer: { id, alive: () => true, others: () => [] },
     release: () => objects.close(),
     clockOffsetMs: () => objects.clockOffsetMs?.(),
+    gcHolder: cacheId(dir),
     ...(readonly ? {} : { extractor: new WorkerExtractor() }),
     setDurability: (d) => opened.setDurability(d),
   };
 }
+
+/**
+ * The cache directory's id (`server-id`, 16 hex digits, made once): the same after a restart,
+ * so a server killed while it held the GC lease takes it back when it starts again.
+ */
+function cacheId(dir: string): string {
+  const file = join(dir, SERVER_ID);
+  try {
+    const id = readFileSync(file, 'utf8').trim();
+    if (/^[0-9a-f]{16}$/.test(id)) return id;
+  } catch {
+    // (none yet)
+  }
+  const id = newWriterId();
+  writeFileSync(file, `${id}\n`);
+  return id;
+}
+
+const SERVER_ID = 'server-id';
 
 /** Where a cache directory keeps its copies of packs (cached-packs.ts). */
 const PACK_COPIES = 'pack-copies';
