@@ -107,6 +107,7 @@ export const GcReport = z.object({
 
 export const VerifyReport = z.object({
   ok: z.boolean(),
+  dataRead: z.boolean(),
   chunksChecked: z.number().int(),
   documentsChecked: z.number().int(),
   bytesChecked: z.number().int(),

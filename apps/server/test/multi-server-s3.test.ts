@@ -173,8 +173,8 @@ describe('three servers on one bucket, each through a faulty proxy', () => {
         expect(res.status).toBe(200);
         expect(await res.text()).toBe(body);
       }
-      const verify = (await (await fetch(`${s.url}/v1/verify`, { method: 'POST' })).json()) as { ok: boolean };
-      expect(verify.ok).toBe(true);
+      const verify = (await (await fetch(`${s.url}/v1/verify?readData=1`, { method: 'POST' })).json()) as { ok: boolean; dataRead: boolean };
+      expect(verify).toMatchObject({ ok: true, dataRead: true });
     }
     // The log: seqs 1..head, no gaps.
     const bucket = new S3ObjectStore(location(), { endpoint: s3.endpoint, credentials: s3.credentials });

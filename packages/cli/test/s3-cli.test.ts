@@ -88,6 +88,14 @@ describe('kura on an s3:// store', () => {
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toBe('uploaded through the server\n');
 
+    // verify: placement by default on a bucket, every byte with --read-data (the report says which).
+    const placement = await kura('two', ['verify']);
+    expect(placement.code, placement.stderr).toBe(0);
+    expect(placement.stdout).toContain('placement only');
+    const read = await kura('two', ['verify', '--read-data', '--json']);
+    expect(read.code, read.stderr).toBe(0);
+    expect(JSON.parse(read.stdout)).toMatchObject({ ok: true, dataRead: true, documentsChecked: 13 });
+
     const wrong = await kura('four', ['ls'], 'not-the-secret-0123456789');
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toContain('STORAGE_UNAVAILABLE');

@@ -302,11 +302,18 @@ export class Store {
     return exclusiveSize(this.#r(), digest);
   }
 
-  /** Reads and checks every chunk, document, tree, pack and commit of the log; a writer marks what is damaged. */
-  async verify(onProgress?: (p: VerifyProgress) => void): Promise<VerifyReport> {
+  /**
+   * Checks every chunk, document, tree, pack and commit of the log; a writer marks what is
+   * damaged. `readData` (default: on a local store, not on object storage, where it downloads
+   * the whole store): every chunk and document read and re-hashed; without it, the packs'
+   * presence, sizes and indexes against the rows.
+   */
+  async verify(onProgress?: (p: VerifyProgress) => void, options: { readData?: boolean } = {}): Promise<VerifyReport> {
     const ctx = this.#r();
     await ctx.log.refresh(); // (an object store: the log's newest commits first)
-    const report = await verifyStore(ctx.st, ctx.reader, ctx.b.packs, onProgress, ctx.readonly ? undefined : writes.markDamaged(ctx));
+    const readData = options.readData ?? !ctx.log.publishes;
+    const packs = ctx.b.packs.origin?.() ?? ctx.b.packs; // (what the bucket holds, not this server's copies)
+    const report = await verifyStore(ctx.st, ctx.reader.over(packs), packs, onProgress, ctx.readonly ? undefined : writes.markDamaged(ctx), readData);
     const log = await verifyLog(ctx.st, ctx.b.log);
     report.logCommitsChecked = log.commitsChecked;
     report.damagedLog = log.damaged;

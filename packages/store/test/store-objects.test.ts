@@ -13,6 +13,7 @@ import { MemoryObjectStore } from '../src/objects/memory-objects.js';
 import { FaultyObjectStore } from '../src/objects/faulty-objects.js';
 import { listAll, type ObjectStore } from '../src/objects/object-store.js';
 import { canonicalDump } from './helpers/dump.js';
+import { PACK_HEADER_SIZE, RECORD_HEADER_SIZE } from '../src/bytes/pack-record.js';
 
 const text = (s: string) => new TextEncoder().encode(s);
 const str = (b: Uint8Array) => new TextDecoder().decode(b);
@@ -215,5 +216,33 @@ describe('a store on object storage', () => {
     const local = join(cache(), 'local');
     await (await Store.init(local)).close();
     await expect(Store.openObjects(shared(objects), { cacheDir: local })).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'cacheDir' });
+  });
+
+  it('verify checks the bucket, not this server\'s copies: placement by default, every byte with readData', async () => {
+    const objects = new MemoryObjectStore();
+    const a = await server(objects, cache(), true);
+    const doc = text('a document whose bytes are checked in the bucket\n'.repeat(400));
+    const put = await a.put(doc, { path: 'checked.txt' });
+    const clean = await a.verify();
+    expect(clean).toMatchObject({ ok: true, dataRead: false, bytesChecked: 0, documentsChecked: 1 });
+    expect(clean.chunksChecked).toBeGreaterThan(0);
+    expect(clean.packsChecked).toBeGreaterThan(0);
+    expect(await a.verify(undefined, { readData: true })).toMatchObject({ ok: true, dataRead: true });
+    // One byte of the pack's first record flipped in the bucket (A still has its own copy).
+    const [pack] = await keys(objects, 'packs/');
+    const bytes = await objects.get(pack!);
+    bytes[PACK_HEADER_SIZE + RECORD_HEADER_SIZE + 5]! ^= 0xff;
+    await objects.put(pack!, bytes);
+    expect(str(await a.getBytes(put.digest))).toBe(str(doc)); // (served from A's copy, checked)
+    expect((await a.verify()).ok).toBe(true); // placement cannot see it
+    const read = await a.verify(undefined, { readData: true });
+    expect(read.ok).toBe(false);
+    expect(read.damagedChunks.map((c) => c.documents)).toEqual([[put.digest]]);
+    // The pack gone from the bucket: placement alone finds it.
+    await objects.delete(pack!);
+    const gone = await a.verify();
+    expect(gone.ok).toBe(false);
+    expect(gone.damagedChunks.every((c) => c.reason === 'missing-pack')).toBe(true);
+    expect(gone.damagedDocuments.map((d) => d.digest)).toEqual([put.digest]);
   });
 });

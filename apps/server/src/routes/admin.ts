@@ -55,7 +55,15 @@ export default async function admin(app: FastifyInstance, opts: { maxDocumentSiz
 
   r.post('/v1/verify', {
     config: { scope: 'admin' },
-    schema: { summary: 'Re-hash every chunk and document; report damage', response: { 200: VerifyReport, ...errors(401, 403) } },
-    handler: async () => app.store.verify(),
+    schema: {
+      summary: 'Check the store; report damage',
+      description: 'readData=1: re-read and re-hash every chunk and document (the default on a local store); readData=0: the packs, their sizes and indexes against the catalog (the default on object storage).',
+      querystring: z.object({ readData: z.enum(['0', '1', 'true', 'false']).optional() }),
+      response: { 200: VerifyReport, ...errors(400, 401, 403) },
+    },
+    handler: async (request) => {
+      const q = request.query.readData;
+      return app.store.verify(undefined, q === undefined ? {} : { readData: q === '1' || q === 'true' });
+    },
   });
 }

@@ -1,5 +1,7 @@
 /**
- * `kura verify [--json]`: re-reads and re-hashes every chunk and document. Exit 0 when clean,
+ * `kura verify [--read-data | --no-read-data] [--json]`: re-reads and re-hashes every chunk and
+ * document (on object storage only with --read-data; without, the packs' presence, sizes and
+ * indexes are checked against the catalog, as restic's `check` does). Exit 0 when clean,
  * 3 when anything is damaged. The report lists each damaged chunk with the documents it
  * breaks; --json prints the VerifyReport as one line. Progress on stderr when it is a terminal.
  */
@@ -35,7 +37,8 @@ async function report(store: Store, r: VerifyReport): Promise<string> {
   for (const p of r.damagedPacks) lines.push(`damaged pack ${p.pack}: ${p.reason}: ${p.message}`);
   for (const l of r.damagedLog) lines.push(`damaged log${l.seq !== undefined ? ` at commit ${l.seq}` : ''}: ${l.reason}: ${l.message}`);
   const trees = r.treesChecked ? `, ${plural(r.treesChecked, 'snapshot tree')}` : '';
-  const checked = `${plural(r.chunksChecked, 'chunk')}, ${plural(r.documentsChecked, 'document')}${trees}, ${bytes(r.bytesChecked)} checked`;
+  const read = r.dataRead ? `, ${bytes(r.bytesChecked)}` : ' (placement only: --read-data re-hashes the data)';
+  const checked = `${plural(r.chunksChecked, 'chunk')}, ${plural(r.documentsChecked, 'document')}${trees}${read} checked`;
   const parts = [plural(r.damagedChunks.length, 'chunk'), plural(r.damagedDocuments.length, 'document')];
   if (r.damagedTrees.length) parts.push(plural(r.damagedTrees.length, 'snapshot tree'));
   if (r.damagedPacks.length) parts.push(plural(r.damagedPacks.length, 'pack'));
@@ -52,18 +55,23 @@ export function register(program: Command, setExit: (code: number) => void): voi
   program
     .command('verify')
     .description('check every chunk and document against its hash (exit 3 if anything is damaged)')
+    .option('--read-data', 're-read and re-hash every chunk and document (the default on a local store)')
+    .option('--no-read-data', 'check packs and their indexes against the catalog without reading the data (the default on object storage)')
     .option('--json', 'the VerifyReport as one JSON line')
-    .action(async (opts: { json?: boolean }, cmd: Command) => {
+    .action(async (opts: { json?: boolean; readData?: boolean }, cmd: Command) => {
       await withStore(cmd, { readonly: true }, async (store) => {
         let phase = 'chunks';
         const bar = new Progress(0, !opts.json, ({ value, total }) => `verifying ${phase} ${count(value)}/${count(total)}`);
         let r: VerifyReport;
         try {
-          r = await store.verify((p) => {
-            if (p.phase !== phase) phase = p.phase;
-            bar.setTotal(p.total);
-            bar.set(p.done);
-          });
+          r = await store.verify(
+            (p) => {
+              if (p.phase !== phase) phase = p.phase;
+              bar.setTotal(p.total);
+              bar.set(p.done);
+            },
+            opts.readData === undefined ? {} : { readData: opts.readData },
+          );
         } finally {
           bar.stop();
         }

@@ -43,6 +43,8 @@ export interface PackStore {
   read(name: string, offset: number, length: number): Promise<Uint8Array>;
   remove(name: string): Promise<void>;
   list(): Promise<PackInfo[]>;
+  /** The packs as the storage holds them, past any local copy or cache (what verify checks); absent: this store is that. */
+  origin?(): PackStore;
   close(): Promise<void>;
 }
 

@@ -71,6 +71,11 @@ export class Reader {
     }
   }
 
+  /** The same reader over other packs (verify's: the storage's own, past any cache). */
+  over(packs: PackStore): Reader {
+    return packs === this.packs ? this : new Reader(this.st, packs, this.packName, this.forgetPack, this.hasher, this.maxChunk, this.refresh);
+  }
+
   private nameOf(id: number): string | undefined {
     try {
       return this.packName(id);

@@ -47,6 +47,11 @@ export class CachedPackStore implements PackStore {
   create(name: string): Promise<PackWriter> {
     return this.#inner.create(name); // (its upload keeps a copy here: #keep)
   }
+
+  /** The packs as the bucket holds them, past the copies here and the read windows (verify). */
+  origin(): PackStore {
+    return new ObjectPackStore(this.#inner.objects);
+  }
   async read(name: string, offset: number, length: number): Promise<Uint8Array> {
     const size = this.#copies.get(name);
     if (size !== undefined) {
