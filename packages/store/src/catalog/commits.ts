@@ -65,6 +65,12 @@ export function writeHead(st: Statements, h: LogHead): void {
 export async function commitsAfter(
   store: LogStore,
   head: Pick<LogHead, 'seq' | 'hash' | 'segment' | 'end'>,
+  /**
+   * Stop at the first commit that does not follow on, instead of failing: a log on object
+   * storage being written to (an object not yet whole or listed); the caller's catch-up goes on
+   * from there, patiently (object-commits.ts).
+   */
+  stopAtGap = false,
 ): Promise<{
   commits: LoggedFrame[];
   last: { segment: string; end: number; size: number } | undefined;
@@ -83,10 +89,11 @@ export async function commitsAfter(
   let prev = head.hash;
   let last: { segment: string; end: number; size: number } | undefined;
   let headAt: { segment: string; end: number } | undefined;
-  for (const name of from) {
+  scan: for (const name of from) {
     const bytes = await store.readSegment(name);
     const start = name === head.segment ? head.end : 0;
     const { frames, end } = readFrames(bytes, start);
+    if (stopAtGap && frames.length === 0 && start === 0) break;
     for (const f of frames) {
       if (f.seq === head.seq && head.seq > 0) {
         if (!sameHash(f.hash, head.hash)) throw new CorruptDataError(`commit ${f.seq} in segment ${name} is not the one the database (or its checkpoint) applied`, 'log');
@@ -94,6 +101,7 @@ export async function commitsAfter(
       }
       if (f.seq <= seq) continue; // covered by a checkpoint the database was made from
       if (f.seq !== seq + 1 || !sameHash(f.prev, prev)) {
+        if (stopAtGap) break scan;
         throw new CorruptDataError(`the log's chain breaks at commit ${f.seq} in segment ${name} (expected ${seq + 1} after ${bytesToHex(prev).slice(0, 12)}…)`, 'log');
       }
       commits.push({ frame: f, segment: name });

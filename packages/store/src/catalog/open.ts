@@ -12,6 +12,7 @@ import type { Statements } from './statements.js';
 import { checkpointName, encodeCheckpoint, loadCheckpoint } from './checkpoint.js';
 import { commitsAfter, decodeCommit, emptyHead, readHead, writeHead, type LogHead } from './commits.js';
 import type { LogStore } from './log-store.js';
+import { publishes } from './object-commits.js';
 import { applyOp, type ApplyContext } from './ops.js';
 import { ENQUEUE_ALL } from './search-queue.js';
 
@@ -97,7 +98,7 @@ export async function rebuildCatalog(db: SqlDatabase, st: Statements, log: LogSt
     fillSnapshotIds(db); // a checkpoint from before schema 9 has no ids: derived, as a migration does
     writeHead(st, head);
   });
-  const { commits, headAt } = await commitsAfter(log, head);
+  const { commits, headAt } = await commitsAfter(log, head, publishes(log));
   if (!head.segment && headAt) {
     // The checkpoint's commit, found: the head names its place, as a replay of it would (and a
     // server on an object store lists the log after it, not from the start).

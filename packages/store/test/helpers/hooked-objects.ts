@@ -13,6 +13,8 @@ export class HookedObjectStore implements ObjectStore {
   before: (op: HookedOp, key: string) => Promise<void> | void = () => undefined;
   /** Listings of prefixes it answers true for come back empty (a server that sees nothing new). */
   hide: (prefix: string) => boolean = () => false;
+  /** Keys listings leave out (a storage whose listings lag behind its writes, one key at a time). */
+  unlisted: (key: string) => boolean = () => false;
   /** Told every failure, before it reaches the caller. */
   failed: (op: HookedOp, key: string, e: unknown) => void = () => undefined;
 
@@ -51,7 +53,11 @@ export class HookedObjectStore implements ObjectStore {
   }
 
   list(prefix: string, options?: ListOptions): Promise<ListPage> {
-    return this.#run('list', prefix, async () => (this.hide(prefix) ? { objects: [], more: false } : this.inner.list(prefix, options)));
+    return this.#run('list', prefix, async () => {
+      if (this.hide(prefix)) return { objects: [], more: false };
+      const page = await this.inner.list(prefix, options);
+      return { ...page, objects: page.objects.filter((o) => !this.unlisted(o.key)) };
+    });
   }
 
   startUpload(key: string): Promise<string> {
