@@ -80,6 +80,8 @@ export class Writer {
       uploadForCommit: () => this.uploadForCommit(),
       giveBack: (ops) => this.#packOps.unshift(...ops),
       busy: () => this.busy,
+      activePuts: () => this.#activePuts,
+      openBytes: () => this.#open?.writer.size ?? 0,
     });
   }
 
@@ -123,6 +125,7 @@ export class Writer {
 
   putEnded(): void {
     this.#activePuts--;
+    this.#group.nudge();
     if (this.#activePuts > 0) return;
     this.#idleWaiters.splice(0).forEach((wake) => wake());
     if (!this.committing) this.log.nothingComing();
