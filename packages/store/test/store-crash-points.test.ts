@@ -20,12 +20,10 @@ import { FsLogStore } from '../src/node/fs-log.js';
 import { Store } from '../src/node/index.js';
 import { canonicalDump } from './helpers/dump.js';
 import { tempDir } from './helpers/store.js';
-import { Ledger, checkLedgers, expectSameDump, startChild, told } from './helpers/crash-children.js';
+import { Ledger, awaitCrash, checkLedgers, expectSameDump, startChild } from './helpers/crash-children.js';
 import { recordReliability } from './helpers/reliability.js';
 
 const ROUNDS = Number(process.env.KURA_CRASH_POINT_ROUNDS ?? 2);
-/** A writer that has not reached its point by then never will: the test fails. */
-const REACH_MS = 60_000;
 
 /** Which time the point is reached: late enough for history around it, early enough to be quick. */
 const NTH: Record<Exclude<CrashPoint, (typeof OBJECT_STORE_ONLY)[number]>, number> = {
@@ -64,21 +62,7 @@ describe('a writer killed at each step of the commit protocol', () => {
         const beside = round % 2 === 1;
         const a = startChild(dir, crashed.next, join(root, `journal-a-${round}`), `${point}:${NTH[point] + round}`);
         const b = beside ? startChild(dir, other.next, join(root, `journal-b-${round}`)) : undefined;
-        let late = false;
-        const timer = setTimeout(() => ((late = true), a.kill()), REACH_MS);
-        const end = await a.ended;
-        clearTimeout(timer);
-        expect(end, `round ${round}: the writer must die at ${point}`).toBe('SIGKILL');
-        expect(late, `round ${round}: the writer never reached ${point} in ${REACH_MS} ms`).toBe(false);
-        if (b) {
-          // The other writer goes on: its next commits take over from the dead one's.
-          const seen = told(b.journal).length;
-          for (let t = 0; t < 100 && told(b.journal).length < seen + 4; t++) await new Promise((r) => setTimeout(r, 50));
-          b.kill();
-          expect(await b.ended, `round ${round}: the other writer`).toBe('SIGKILL');
-          other.read(b.journal);
-        }
-        crashed.read(a.journal);
+        await awaitCrash({ a, b, point, n: round }, crashed, other);
         await check(dir, [crashed, other], `after a crash at ${point}, round ${round}`);
       }
       expect(crashed.acks).toBeGreaterThan(0);

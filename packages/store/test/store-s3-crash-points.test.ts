@@ -20,12 +20,11 @@ import { Store } from '../src/node/index.js';
 import { S3ObjectStore } from '../src/node/s3-objects.js';
 import { listAll } from '../src/objects/object-store.js';
 import { canonicalDump } from './helpers/dump.js';
-import { Ledger, checkLedgers, expectSameDump, startChild, told } from './helpers/crash-children.js';
+import { Ledger, awaitCrash, checkLedgers, expectSameDump, startChild } from './helpers/crash-children.js';
 import { recordReliability } from './helpers/reliability.js';
 import { startS3Server, type S3Server } from './helpers/s3-servers.js';
 
 const ROUNDS = Number(process.env.KURA_CRASH_POINT_ROUNDS ?? 2);
-const REACH_MS = 60_000;
 
 type ObjectPoint = Exclude<CrashPoint, (typeof DIRECTORY_ONLY)[number]>;
 const NTH: Record<ObjectPoint, number> = {
@@ -75,20 +74,7 @@ describe('a server of a store on object storage killed at each step of a commit'
         const beside = round % 2 === 1;
         const a = startChild(location, crashed.next, join(root, `journal-${point}-a-${round}`), `${point}:${nth(point, round)}`, { ...env, KURA_CACHE: cacheA });
         const b = beside ? startChild(location, other.next, join(root, `journal-${point}-b-${round}`), undefined, { ...env, KURA_CACHE: cacheB }) : undefined;
-        let late = false;
-        const timer = setTimeout(() => ((late = true), a.kill()), REACH_MS);
-        const end = await a.ended;
-        clearTimeout(timer);
-        expect(end, `round ${round}: the server must die at ${point}`).toBe('SIGKILL');
-        expect(late, `round ${round}: the server never reached ${point} in ${REACH_MS} ms`).toBe(false);
-        if (b) {
-          const seen = told(b.journal).length;
-          for (let t = 0; t < 100 && told(b.journal).length < seen + 4; t++) await new Promise((r) => setTimeout(r, 50));
-          b.kill();
-          expect(await b.ended, `round ${round}: the other server`).toBe('SIGKILL');
-          other.read(b.journal);
-        }
-        crashed.read(a.journal);
+        await awaitCrash({ a, b, point, n: round }, crashed, other);
         // The killed server back on its own cache, and a new one on an empty cache.
         const restarted = await Store.open(location, { cacheDir: cacheOf(cacheA, location), s3: s3Options });
         const freshDir = mkdtempSync(join(root, 'fresh-'));

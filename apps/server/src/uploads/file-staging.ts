@@ -9,7 +9,7 @@ import { mkdirSync } from 'node:fs';
 import { open, readdir, rm, stat, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HttpError } from '../errors.js';
-import { BusyUploads, UPLOAD_ID, lengthMismatch, uploadNotFound, type StagedUpload, type UploadStaging } from './staging.js';
+import { BusyUploads, UPLOAD_ID, sweepEvery, lengthMismatch, uploadNotFound, type StagedUpload, type UploadStaging } from './staging.js';
 
 export class FileStaging implements UploadStaging {
   readonly #busy = new BusyUploads();
@@ -20,8 +20,7 @@ export class FileStaging implements UploadStaging {
     readonly ttlMs: number,
   ) {
     mkdirSync(dir, { recursive: true });
-    this.#sweeper = setInterval(() => void this.sweep().catch(() => undefined), Math.min(ttlMs / 4, 60_000));
-    this.#sweeper.unref();
+    this.#sweeper = sweepEvery(ttlMs, () => this.sweep());
   }
 
   async close(): Promise<void> {

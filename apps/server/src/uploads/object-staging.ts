@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { listAll, type ObjectInfo, type ObjectStore } from '@kura/store';
 import { HttpError } from '../errors.js';
-import { BusyUploads, UPLOAD_ID, lengthMismatch, uploadBusy, uploadNotFound, type StagedUpload, type UploadStaging } from './staging.js';
+import { BusyUploads, UPLOAD_ID, sweepEvery, lengthMismatch, uploadBusy, uploadNotFound, type StagedUpload, type UploadStaging } from './staging.js';
 
 /** Bytes a request buffers before they go up as a piece (memory per request in flight). */
 export const PIECE_BYTES = 8 * 1024 * 1024;
@@ -38,8 +38,7 @@ export class ObjectStaging implements UploadStaging {
     readonly objects: ObjectStore,
     readonly ttlMs: number,
   ) {
-    this.#sweeper = setInterval(() => void this.sweep().catch(() => undefined), Math.min(ttlMs / 4, 60_000));
-    this.#sweeper.unref();
+    this.#sweeper = sweepEvery(ttlMs, () => this.sweep());
   }
 
   async close(): Promise<void> {

@@ -54,6 +54,13 @@ export interface UploadStaging {
   close(): Promise<void>;
 }
 
+/** Runs `sweep` every quarter of the TTL (a minute at most); the timer never keeps the process alive. */
+export function sweepEvery(ttlMs: number, sweep: () => Promise<unknown>): NodeJS.Timeout {
+  const timer = setInterval(() => void sweep().catch(() => undefined), Math.min(ttlMs / 4, 60_000));
+  timer.unref();
+  return timer;
+}
+
 /** The uploads requests of this server are writing to (one at a time each). */
 export class BusyUploads {
   readonly #busy = new Set<string>();

@@ -7,9 +7,10 @@
  * recognise its own success.
  */
 import { StorageUnreachableError } from '../errors.js';
-import type { ByteRange, ListOptions, ListPage, ObjectInfo, ObjectStore, UploadedPart } from './object-store.js';
+import type { ObjectStore } from './object-store.js';
+import { ForwardingObjectStore, type ObjectOp } from './forwarding-objects.js';
 
-export type ObjectOp = 'get' | 'head' | 'put' | 'create' | 'replace' | 'delete' | 'list' | 'startUpload' | 'uploadPart' | 'completeUpload' | 'abortUpload';
+export type { ObjectOp };
 
 export interface Fault {
   op: ObjectOp | '*';
@@ -23,26 +24,19 @@ export interface Fault {
   error?: () => Error;
 }
 
-export class FaultyObjectStore implements ObjectStore {
+export class FaultyObjectStore extends ForwardingObjectStore {
   readonly #faults: (Fault & { left: number })[] = [];
   /** Faults that fired, in order (op, key, when). */
   readonly fired: { op: ObjectOp; key: string; when: 'before' | 'after' }[] = [];
 
   constructor(
-    readonly inner: ObjectStore,
+    inner: ObjectStore,
     faults: readonly Fault[] = [],
     /** Asked on every call the listed faults spare: a random workload's faults. */
     private readonly chance?: (op: ObjectOp, key: string) => 'before' | 'after' | undefined,
   ) {
+    super(inner);
     faults.forEach((f) => this.add(f));
-  }
-
-  get location(): string {
-    return this.inner.location;
-  }
-
-  clockOffsetMs(): number | undefined {
-    return this.inner.clockOffsetMs?.();
   }
 
   add(fault: Fault): void {
@@ -54,55 +48,7 @@ export class FaultyObjectStore implements ObjectStore {
     return this.#faults.filter((f) => f.left > 0).length;
   }
 
-  get(key: string, range?: ByteRange): Promise<Uint8Array> {
-    return this.#run('get', key, () => this.inner.get(key, range));
-  }
-
-  head(key: string): Promise<ObjectInfo | undefined> {
-    return this.#run('head', key, () => this.inner.head(key));
-  }
-
-  put(key: string, bytes: Uint8Array): Promise<string> {
-    return this.#run('put', key, () => this.inner.put(key, bytes));
-  }
-
-  create(key: string, bytes: Uint8Array): Promise<boolean> {
-    return this.#run('create', key, () => this.inner.create(key, bytes));
-  }
-
-  replace(key: string, bytes: Uint8Array, etag: string): Promise<string | undefined> {
-    return this.#run('replace', key, () => this.inner.replace(key, bytes, etag));
-  }
-
-  delete(key: string): Promise<void> {
-    return this.#run('delete', key, () => this.inner.delete(key));
-  }
-
-  list(prefix: string, options?: ListOptions): Promise<ListPage> {
-    return this.#run('list', prefix, () => this.inner.list(prefix, options));
-  }
-
-  startUpload(key: string): Promise<string> {
-    return this.#run('startUpload', key, () => this.inner.startUpload(key));
-  }
-
-  uploadPart(key: string, uploadId: string, partNumber: number, bytes: Uint8Array): Promise<string> {
-    return this.#run('uploadPart', key, () => this.inner.uploadPart(key, uploadId, partNumber, bytes));
-  }
-
-  completeUpload(key: string, uploadId: string, parts: readonly UploadedPart[], options?: { ifAbsent?: boolean }): Promise<string | undefined> {
-    return this.#run('completeUpload', key, () => this.inner.completeUpload(key, uploadId, parts, options));
-  }
-
-  abortUpload(key: string, uploadId: string): Promise<void> {
-    return this.#run('abortUpload', key, () => this.inner.abortUpload(key, uploadId));
-  }
-
-  close(): Promise<void> {
-    return this.inner.close();
-  }
-
-  async #run<T>(op: ObjectOp, key: string, fn: () => Promise<T>): Promise<T> {
+  protected async run<T>(op: ObjectOp, key: string, fn: () => Promise<T>): Promise<T> {
     const fault = this.#faults.find((f) => f.left > 0 && (f.op === '*' || f.op === op) && (!f.key || f.key.test(key)));
     let when: 'before' | 'after' | undefined;
     let error: Error | undefined;

@@ -94,3 +94,29 @@ export function expectSameDump(rebuilt: string, made: string): void {
   const at = a.findIndex((l, i) => l !== b[i]);
   expect(a.slice(Math.max(0, at - 2), at + 3).join('\n'), 'the rebuilt database (left) against the one the writers made').toBe(b.slice(Math.max(0, at - 2), at + 3).join('\n'));
 }
+
+/** A writer that has not reached its crash point by then never will: the test fails. */
+export const REACH_MS = 60_000;
+
+/**
+ * Waits for `a` to kill itself at `point`; meanwhile `b` (beside it, when given) goes on, and is
+ * killed once it has written a few more steps (its next commits take over from the dead one's).
+ * Then both ledgers read what their writer was told.
+ */
+export async function awaitCrash(round: { a: Child; b: Child | undefined; point: string; n: number }, crashed: Ledger, other: Ledger): Promise<void> {
+  const { a, b, point, n } = round;
+  let late = false;
+  const timer = setTimeout(() => ((late = true), a.kill()), REACH_MS);
+  const end = await a.ended;
+  clearTimeout(timer);
+  expect(end, `round ${n}: the writer must die at ${point}`).toBe('SIGKILL');
+  expect(late, `round ${n}: the writer never reached ${point} in ${REACH_MS} ms`).toBe(false);
+  if (b) {
+    const seen = told(b.journal).length;
+    for (let t = 0; t < 100 && told(b.journal).length < seen + 4; t++) await new Promise((r) => setTimeout(r, 50));
+    b.kill();
+    expect(await b.ended, `round ${n}: the other writer`).toBe('SIGKILL');
+    other.read(b.journal);
+  }
+  crashed.read(a.journal);
+}

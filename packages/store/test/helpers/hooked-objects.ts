@@ -4,84 +4,33 @@
  * server has not seen yet, and a hook on each failure. It outlives the Stores opened on it:
  * closing it closes nothing (the test owns the inner store).
  */
-import type { ByteRange, ListOptions, ListPage, ObjectInfo, ObjectStore, UploadedPart } from '../../src/objects/object-store.js';
+import { ForwardingObjectStore, type ObjectOp } from '../../src/objects/forwarding-objects.js';
+import type { ListOptions, ListPage } from '../../src/objects/object-store.js';
 
-export type HookedOp = 'get' | 'head' | 'put' | 'create' | 'replace' | 'delete' | 'list' | 'startUpload' | 'uploadPart' | 'completeUpload' | 'abortUpload';
-
-export class HookedObjectStore implements ObjectStore {
+export class HookedObjectStore extends ForwardingObjectStore {
   /** Runs before every call: a promise stalls it, a throw fails it. */
-  before: (op: HookedOp, key: string) => Promise<void> | void = () => undefined;
+  before: (op: ObjectOp, key: string) => Promise<void> | void = () => undefined;
   /** Listings of prefixes it answers true for come back empty (a server that sees nothing new). */
   hide: (prefix: string) => boolean = () => false;
   /** Keys listings leave out (a storage whose listings lag behind its writes, one key at a time). */
   unlisted: (key: string) => boolean = () => false;
   /** Told every failure, before it reaches the caller. */
-  failed: (op: HookedOp, key: string, e: unknown) => void = () => undefined;
+  failed: (op: ObjectOp, key: string, e: unknown) => void = () => undefined;
 
-  constructor(readonly inner: ObjectStore) {}
-
-  get location(): string {
-    return this.inner.location;
-  }
-
-  clockOffsetMs(): number | undefined {
-    return this.inner.clockOffsetMs?.();
-  }
-
-  get(key: string, range?: ByteRange): Promise<Uint8Array> {
-    return this.#run('get', key, () => this.inner.get(key, range));
-  }
-
-  head(key: string): Promise<ObjectInfo | undefined> {
-    return this.#run('head', key, () => this.inner.head(key));
-  }
-
-  put(key: string, bytes: Uint8Array): Promise<string> {
-    return this.#run('put', key, () => this.inner.put(key, bytes));
-  }
-
-  create(key: string, bytes: Uint8Array): Promise<boolean> {
-    return this.#run('create', key, () => this.inner.create(key, bytes));
-  }
-
-  replace(key: string, bytes: Uint8Array, etag: string): Promise<string | undefined> {
-    return this.#run('replace', key, () => this.inner.replace(key, bytes, etag));
-  }
-
-  delete(key: string): Promise<void> {
-    return this.#run('delete', key, () => this.inner.delete(key));
-  }
-
-  list(prefix: string, options?: ListOptions): Promise<ListPage> {
-    return this.#run('list', prefix, async () => {
+  override list(prefix: string, options?: ListOptions): Promise<ListPage> {
+    return this.run('list', prefix, async () => {
       if (this.hide(prefix)) return { objects: [], more: false };
       const page = await this.inner.list(prefix, options);
       return { ...page, objects: page.objects.filter((o) => !this.unlisted(o.key)) };
     });
   }
 
-  startUpload(key: string): Promise<string> {
-    return this.#run('startUpload', key, () => this.inner.startUpload(key));
-  }
+  override async close(): Promise<void> {}
 
-  uploadPart(key: string, uploadId: string, partNumber: number, bytes: Uint8Array): Promise<string> {
-    return this.#run('uploadPart', key, () => this.inner.uploadPart(key, uploadId, partNumber, bytes));
-  }
-
-  completeUpload(key: string, uploadId: string, parts: readonly UploadedPart[], options?: { ifAbsent?: boolean }): Promise<string | undefined> {
-    return this.#run('completeUpload', key, () => this.inner.completeUpload(key, uploadId, parts, options));
-  }
-
-  abortUpload(key: string, uploadId: string): Promise<void> {
-    return this.#run('abortUpload', key, () => this.inner.abortUpload(key, uploadId));
-  }
-
-  async close(): Promise<void> {}
-
-  async #run<T>(op: HookedOp, key: string, fn: () => Promise<T>): Promise<T> {
+  protected async run<T>(op: ObjectOp, key: string, call: () => Promise<T>): Promise<T> {
     try {
       await this.before(op, key);
-      return await fn();
+      return await call();
     } catch (e) {
       this.failed(op, key, e);
       throw e;
