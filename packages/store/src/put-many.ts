@@ -92,7 +92,11 @@ export async function* putMany<S>(
         ),
     );
   };
-  const inFlight = pool ? pool.size * 2 : HERE_IN_FLIGHT; // two groups per worker keep every worker busy while the oldest commits
+  // Two groups per worker keep every worker busy while the oldest commits. On object storage,
+  // where each commit costs requests, eight: the group commit gathers what is in flight into
+  // one commit (bytes/group-commit.ts), so more in flight is fewer, larger commits.
+  const publishes = h.context('put').log.publishes;
+  const inFlight = pool ? pool.size * (publishes ? 8 : 2) : HERE_IN_FLIGHT;
   let index = 0;
   try {
     for await (const item of items) {

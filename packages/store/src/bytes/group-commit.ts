@@ -44,12 +44,12 @@ export interface GroupCommitHost {
 /**
  * On an object store a commit costs two requests or more (its packs, its log object): the
  * group commit waits for puts still on their way (ingesting) to queue theirs too — at most
- * GATHER_MS, and no longer once GATHER_BYTES wait to be uploaded. A bulk ingest then commits
- * every few files instead of every file (64 MiB of 4 MiB files: 21 PUTs before); a lone put
- * never waits.
+ * GATHER_MS, and no longer once a pack's worth (GATHER_BYTES) waits to be uploaded. A bulk
+ * ingest then commits every pack instead of every file (64 MiB of 4 MiB files: 21 PUTs
+ * before); a lone put never waits, and puts that all reach their commit at once neither.
  */
-export const GATHER_MS = 50;
-export const GATHER_BYTES = 16 * 1024 * 1024;
+export const GATHER_MS = 200;
+export const GATHER_BYTES = 64 * 1024 * 1024;
 
 export class GroupCommit {
   readonly #queue: Job[] = [];

@@ -55,8 +55,9 @@ export class ObjectCommits {
   constructor(private readonly host: PublishHost) {}
 
   /**
-   * Refreshes by itself from now on: POLL_MIN_MS after anything new (its own commits included),
-   * doubling to POLL_MAX_MS while nothing is. The timer never keeps the process alive.
+   * Refreshes by itself from now on: POLL_MIN_MS after another server's commit (seen by a poll,
+   * or by losing a race for a seq), doubling to POLL_MAX_MS while nothing is. The timer never
+   * keeps the process alive.
    */
   startPolling(onError: (e: unknown) => void = () => undefined): void {
     const tick = async () => {
@@ -139,7 +140,9 @@ export class ObjectCommits {
         });
         this.host.setHead(next);
         crashPoint('committed');
-        this.#active();
+        // A lost race: other servers are writing, so the next poll comes soon. This server's
+        // own commits say nothing about others (a lone writer ingesting polled 10 times a second).
+        if (attempt > 0) this.#active();
         return outcomes;
       }
     });
