@@ -25,6 +25,7 @@ import admin from './routes/admin.js';
 import chunks from './routes/chunks.js';
 import documents from './routes/documents.js';
 import paths from './routes/paths.js';
+import snapshots from './routes/snapshots.js';
 import search from './routes/search.js';
 import uploads from './routes/uploads.js';
 import { FileStaging } from './uploads/file-staging.js';
@@ -154,6 +155,7 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
   await app.register(search);
   await app.register(chunks);
   await app.register(uploads, { staging, maxDocumentSize: config.maxDocumentSize });
+  await app.register(snapshots);
   await app.register(admin, { maxDocumentSize: config.maxDocumentSize });
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));

@@ -23,6 +23,9 @@ type Scope = 'read' | 'write' | 'admin';
 
 /** The authoritative table: method and OpenAPI path -> the scope the endpoint needs. */
 const SCOPES: Record<string, Scope> = {
+  'POST /v1/snapshots': 'write',
+  'GET /v1/snapshots': 'read',
+  'DELETE /v1/snapshots/{id}': 'write',
   'POST /v1/documents': 'write',
   'GET /v1/documents': 'read',
   'GET /v1/documents/{digest}': 'read',

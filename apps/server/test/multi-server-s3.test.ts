@@ -3,7 +3,7 @@
  * reaching one versitygw through its own fault-injecting proxy (lost answers to commits, reset
  * connections, 503 SlowDown; and versitygw restarts half way), take a bounded random workload over HTTP — puts of the same and
  * different bytes to the same and different paths, tags, metadata, deletes, version reads,
- * and GC on any server (a margin of half a second: chunks and pack objects really go while
+ * snapshots made and deleted, and GC on any server (a margin of half a second: chunks and pack objects really go while
  * the other servers read and write; decision 0041). Afterwards every server refreshes; their
  * catalogs are identical row for row (one of them made anew: its cache directory was deleted
  * while it was stopped); every acknowledged put of a path nobody deleted reads back from every
@@ -73,7 +73,8 @@ describe('three servers on one bucket, each through a faulty proxy', () => {
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
     const shared = Array.from({ length: 6 }, (_, i) => `shared body ${i}\n`.repeat(20 + i));
     const acked = new Map<string, string>(); // digest -> body, of puts to keep/ paths
-    const counts = { put: 0, putFailed: 0, patch: 0, deleted: 0, read: 0, gc: 0, gcRefused: 0 };
+    const counts = { put: 0, putFailed: 0, patch: 0, deleted: 0, read: 0, gc: 0, gcRefused: 0, snapshot: 0, snapshotDeleted: 0 };
+    const snapshotIds: string[] = [];
     const freed = { chunksRemoved: 0, packsDeleted: 0, packsCompacted: 0 };
     const gc = async (s: ServerProcess) => {
       const res = await fetch(`${s.url}/v1/gc`, { method: 'POST' });
@@ -125,6 +126,23 @@ describe('three servers on one bucket, each through a faulty proxy', () => {
         counts.deleted++;
       } else if (x < 0.87) {
         await gc(s);
+      } else if (x < 0.9 && acked.size > 0) {
+        // A snapshot of up to three kept documents (their bytes are in the store for good).
+        const picked = [...acked].slice(0, 1 + Math.floor(random() * 3)).map(([digest, body], i) => ({ type: 'file', name: `f${i}`, mode: 0o644, size: Buffer.byteLength(body), digest }));
+        const res = await fetch(`${s.url}/v1/snapshots`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...fresh },
+          body: JSON.stringify({ label: `round ${n}`, root: { type: 'dir', name: '', mode: 0o755, entries: picked } }),
+        });
+        const text = await res.text();
+        expect([201, 503], text).toContain(res.status);
+        if (res.status === 201) snapshotIds.push((JSON.parse(text) as { id: string }).id);
+        counts.snapshot++;
+      } else if (x < 0.92 && snapshotIds.length > 0) {
+        const id = snapshotIds.splice(Math.floor(random() * snapshotIds.length), 1)[0]!;
+        const res = await fetch(`${s.url}/v1/snapshots/${id}`, { method: 'DELETE', headers: fresh });
+        expect([204, 503], await res.text()).toContain(res.status);
+        counts.snapshotDeleted++;
       } else {
         const path = `keep/${Math.floor(random() * 12)}.txt`;
         const res = await fetch(`${s.url}/v1/versions?path=${encodeURIComponent(path)}`, { headers: fresh });

@@ -1,0 +1,118 @@
+/**
+ * Snapshots over HTTP (FORMAT.md §13): a tree of files already in the store (put them first),
+ * recorded in one commit; listed; deleted. The tree arrives as JSON and is checked here without
+ * recursion (a body nested 20,000 deep must be a 400, not a stack overflow), and copied field by
+ * field: what reaches the log is exactly the tree, nothing else the client sent.
+ */
+import type { DirNode, FileEntry, SymlinkEntry } from '@kura/store';
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { HttpError } from '../errors.js';
+import { errors } from '../schemas.js';
+
+const SnapshotInfo = z.object({
+  id: z.string().describe('32 hex digits; any unique prefix of 4 or more names it'),
+  label: z.string().nullable(),
+  createdAt: z.string(),
+  files: z.number().int(),
+  bytes: z.number().int(),
+  tree: z.string().describe('the root tree’s digest'),
+});
+
+const IdParams = z.object({ id: z.string() });
+
+/** How deep a tree may nest, and how many entries it may hold. */
+const MAX_DEPTH = 256;
+const MAX_ENTRIES = 1_000_000;
+
+export default async function snapshots(app: FastifyInstance) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  r.post('/v1/snapshots', {
+    config: { scope: 'write' },
+    schema: {
+      summary: 'Record a snapshot of a tree whose files are in the store',
+      description:
+        'root: {type:"dir", name, mode, mtime?, entries:[{type:"file", name, mode, size, digest, mtime?} | {type:"symlink", name, target} | a dir]}. A file whose digest the store lacks: 404.',
+      body: z.object({ label: z.string().max(1024).optional(), root: z.record(z.string(), z.unknown()) }),
+      response: { 201: SnapshotInfo, ...errors(400, 401, 403, 404) },
+    },
+    handler: async (request, reply) => {
+      const root = treeOf(request.body.root);
+      const info = await app.store.createSnapshot(root, request.body.label === undefined ? {} : { label: request.body.label });
+      return reply.code(201).send(info);
+    },
+  });
+
+  r.get('/v1/snapshots', {
+    config: { scope: 'read' },
+    schema: { summary: 'Every snapshot, oldest first', response: { 200: z.object({ snapshots: z.array(SnapshotInfo) }), ...errors(401, 403) } },
+    handler: async () => ({ snapshots: await app.store.snapshots() }),
+  });
+
+  r.delete('/v1/snapshots/:id', {
+    config: { scope: 'write' },
+    schema: { summary: 'Delete a snapshot (its documents’ chunks go at the next GC)', params: IdParams, response: { 204: z.null(), ...errors(401, 403, 404, 409) } },
+    handler: async (request, reply) => {
+      await app.store.deleteSnapshot(request.params.id);
+      return reply.code(204).send(null);
+    },
+  });
+}
+
+type Raw = Record<string, unknown>;
+
+/** The tree `root` describes, checked and copied without recursion; INVALID_INPUT (field `root`) naming what is wrong. */
+export function treeOf(root: unknown): DirNode {
+  const bad = (where: string, what: string) => new HttpError('INVALID_INPUT', `root${where}: ${what}`, { field: 'root' });
+  const int = (v: unknown, max: number) => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 && v <= max;
+  const name = (o: Raw, where: string) => {
+    if (typeof o.name !== 'string' || o.name.length > 1024) throw bad(where, 'name must be a string of at most 1024 characters');
+    return o.name;
+  };
+  const mtime = (o: Raw, where: string): { mtime?: number } => {
+    if (o.mtime === undefined) return {};
+    if (!int(o.mtime, Number.MAX_SAFE_INTEGER)) throw bad(where, 'mtime must be milliseconds since the epoch');
+    return { mtime: o.mtime as number };
+  };
+  const mode = (o: Raw, where: string) => {
+    if (!int(o.mode, 0o7777)) throw bad(where, 'mode must be permission bits (0 to 0o7777)');
+    return o.mode as number;
+  };
+  const dir = (o: Raw, where: string): DirNode => {
+    if (!Array.isArray(o.entries)) throw bad(where, 'a directory has an entries array');
+    return { type: 'dir', name: name(o, where), mode: mode(o, where), ...mtime(o, where), entries: [] };
+  };
+  if (typeof root !== 'object' || root === null || (root as Raw).type !== 'dir') throw bad('', 'the root is a directory ({type: "dir", …})');
+  const top = dir(root as Raw, '');
+  const work: { raw: Raw; node: DirNode; where: string; depth: number }[] = [{ raw: root as Raw, node: top, where: '', depth: 0 }];
+  let count = 0;
+  while (work.length) {
+    const { raw, node, where, depth } = work.pop()!;
+    for (const [i, e] of (raw.entries as unknown[]).entries()) {
+      const at = `${where}.entries[${i}]`;
+      if (++count > MAX_ENTRIES) throw bad('', `more than ${MAX_ENTRIES} entries`);
+      if (typeof e !== 'object' || e === null) throw bad(at, 'an entry is an object');
+      const o = e as Raw;
+      if (o.type === 'file') {
+        if (!int(o.size, Number.MAX_SAFE_INTEGER)) throw bad(at, 'size must be a byte count');
+        if (typeof o.digest !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(o.digest)) throw bad(at, 'digest must be sha256:<64 hex digits>');
+        const f: FileEntry = { type: 'file', name: name(o, at), mode: mode(o, at), size: o.size as number, digest: o.digest as FileEntry['digest'], ...mtime(o, at) };
+        node.entries.push(f);
+      } else if (o.type === 'symlink') {
+        if (typeof o.target !== 'string' || o.target.length === 0 || o.target.length > 4096) throw bad(at, 'target must be a string of 1 to 4096 characters');
+        const l: SymlinkEntry = { type: 'symlink', name: name(o, at), target: o.target };
+        node.entries.push(l);
+      } else if (o.type === 'dir') {
+        if (depth + 1 > MAX_DEPTH) throw bad(at, `directories nest at most ${MAX_DEPTH} deep`);
+        const d = dir(o, at);
+        node.entries.push(d);
+        work.push({ raw: o, node: d, where: at, depth: depth + 1 });
+      } else {
+        throw bad(at, 'type must be "file", "symlink" or "dir"');
+      }
+    }
+  }
+  return top;
+}
