@@ -35,7 +35,7 @@ export function familyData(rows, spec) {
   const ratioOf = spec.ratio ?? ((row, all) => kuraOver(row, all, spec.baseline ?? 'kura'));
   const headers = ['group', 'impl', 'size', 'MB/s', 'ops/s', 'p50', 'p99', spec.ratioHeader ?? 'kura/peer', ...extra.map((e) => e.header)];
   const body = ordered(rows.filter((r) => !r.unavailable)).map((r) => [
-    r.group, r.impl, sizeLabel(r.size), fmt.mbps(r.mbPerSec), fmt.ops(r.opsPerSec), fmt.time(r.p50), fmt.time(r.p99),
+    r.group, r.impl, r.size === undefined ? '' : sizeLabel(r.size), fmt.mbps(r.mbPerSec), fmt.ops(r.opsPerSec), fmt.time(r.p50), fmt.time(r.p99),
     fmt.ratio(ratioOf(r, rows)), ...extra.map((e) => e.value(r) ?? ''),
   ]);
   const missing = new Map(rows.filter((r) => r.unavailable).map((r) => [r.impl, r.unavailable]));
