@@ -198,18 +198,25 @@ describe('three servers on one bucket, each through a faulty proxy', () => {
     const bucket = new S3ObjectStore(location(), { endpoint: s3.endpoint, credentials: s3.credentials });
     const seqs: number[] = [];
     const bodies = new Set<string>();
+    let carried = 0;
     for await (const o of listAll(bucket, 'log/')) {
       seqs.push(Number(o.key.slice('log/'.length)));
       // One frame per object (FORMAT.md §15.2, read here by hand): magic, body length, seq,
-      // prev, the JSON body. No commit's writer, time and operations appear twice.
+      // prev, the JSON body; after it, only a pack the commit carries (§15.4, decision 0044).
+      // No commit's writer, time and operations appear twice.
       const frame = await bucket.get(o.key);
       expect(Buffer.from(frame.subarray(0, 4)).toString()).toBe('KLG1');
       const n = new DataView(frame.buffer, frame.byteOffset).getUint32(4, true);
-      expect(frame.length).toBe(48 + n + 32);
       const body = Buffer.from(frame.subarray(48, 48 + n)).toString();
+      if (frame.length > 48 + n + 32) {
+        expect(Buffer.from(frame.subarray(48 + n + 32, 48 + n + 40)).toString()).toBe('KURAPACK');
+        expect(body).toContain('"inline":true');
+        carried++;
+      } else expect(frame.length).toBe(48 + n + 32);
       expect(bodies.has(body), `commit ${o.key} published twice`).toBe(false);
       bodies.add(body);
     }
+    expect(carried).toBeGreaterThan(0); // (small puts' packs ride in their commits)
     await bucket.close();
     expect(seqs).toEqual(Array.from({ length: heads[0]! }, (_, i) => i + 1));
     // Identical catalogs, row for row (read after the servers stop).

@@ -44,6 +44,11 @@ export async function openParts(b: StoreBackends, options: OpenOptions): Promise
   if (!o.readonly) migrate(b.db);
   else if (schemaVersion(b.db) > SCHEMA_VERSION) migrate(b.db); // throws FORMAT_MISMATCH
   const st = prepareStatements(b.db);
+  // Packs that commits carry are read from their log objects, where their rows say (decision 0044).
+  b.packs.locateWith?.((name) => {
+    const row = st.packByName.get(name);
+    return row?.log_seq != null ? { seq: row.log_seq, offset: row.log_offset ?? 0 } : undefined;
+  });
   // The database is the log's replay: made when missing, brought up to the log's head.
   if (!o.readonly) await prepareCatalog(b.db, st, b.log);
   const config = readConfig(b.db);

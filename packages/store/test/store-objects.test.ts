@@ -14,6 +14,8 @@ import { FaultyObjectStore } from '../src/objects/faulty-objects.js';
 import { listAll, type ObjectStore } from '../src/objects/object-store.js';
 import { canonicalDump } from './helpers/dump.js';
 import { PACK_HEADER_SIZE, RECORD_HEADER_SIZE } from '../src/bytes/pack-record.js';
+import { FRAME_OVERHEAD } from '../src/catalog/frame.js';
+import { CARRY_MAX } from '../src/bytes/writer.js';
 
 const text = (s: string) => new TextEncoder().encode(s);
 const str = (b: Uint8Array) => new TextDecoder().decode(b);
@@ -41,6 +43,24 @@ async function server(objects: ObjectStore, cacheDir = cache(), init = false): P
   const s = init ? await Store.initObjects(shared(objects), { cacheDir }) : await Store.openObjects(shared(objects), { cacheDir });
   open.push(s);
   return Object.assign(s, { cacheDir });
+}
+
+/** Bytes that do not compress. */
+function noise(n: number): Uint8Array {
+  const out = new Uint8Array(n);
+  for (let i = 0; i < n; i += 65536) crypto.getRandomValues(out.subarray(i, Math.min(n, i + 65536)));
+  return out;
+}
+
+/** The object holding the store's one document pack, and where in it the pack begins (after the frame, in a log object that carries it). */
+async function packPlace(objects: ObjectStore, kind: 'own' | 'carried'): Promise<{ key: string; offset: number }> {
+  if (kind === 'own') return { key: (await keys(objects, 'packs/'))[0]!, offset: 0 };
+  for (const key of await keys(objects, 'log/')) {
+    const bytes = await objects.get(key);
+    const frame = FRAME_OVERHEAD + new DataView(bytes.buffer, bytes.byteOffset).getUint32(4, true);
+    if (bytes.length > frame) return { key, offset: frame };
+  }
+  throw new Error('no log object carries a pack');
 }
 
 async function keys(objects: ObjectStore, prefix: string): Promise<string[]> {
@@ -218,31 +238,37 @@ describe('a store on object storage', () => {
     await expect(Store.openObjects(shared(objects), { cacheDir: local })).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'cacheDir' });
   });
 
-  it('verify checks the bucket, not this server\'s copies: placement by default, every byte with readData', async () => {
-    const objects = new MemoryObjectStore();
-    const a = await server(objects, cache(), true);
-    const doc = text('a document whose bytes are checked in the bucket\n'.repeat(400));
-    const put = await a.put(doc, { path: 'checked.txt' });
-    const clean = await a.verify();
-    expect(clean).toMatchObject({ ok: true, dataRead: false, bytesChecked: 0, documentsChecked: 1 });
-    expect(clean.chunksChecked).toBeGreaterThan(0);
-    expect(clean.packsChecked).toBeGreaterThan(0);
-    expect(await a.verify(undefined, { readData: true })).toMatchObject({ ok: true, dataRead: true });
-    // One byte of the pack's first record flipped in the bucket (A still has its own copy).
-    const [pack] = await keys(objects, 'packs/');
-    const bytes = await objects.get(pack!);
-    bytes[PACK_HEADER_SIZE + RECORD_HEADER_SIZE + 5]! ^= 0xff;
-    await objects.put(pack!, bytes);
-    expect(str(await a.getBytes(put.digest))).toBe(str(doc)); // (served from A's copy, checked)
-    expect((await a.verify()).ok).toBe(true); // placement cannot see it
-    const read = await a.verify(undefined, { readData: true });
-    expect(read.ok).toBe(false);
-    expect(read.damagedChunks.map((c) => c.documents)).toEqual([[put.digest]]);
-    // The pack gone from the bucket: placement alone finds it.
-    await objects.delete(pack!);
-    const gone = await a.verify();
-    expect(gone.ok).toBe(false);
-    expect(gone.damagedChunks.every((c) => c.reason === 'missing-pack')).toBe(true);
-    expect(gone.damagedDocuments.map((d) => d.digest)).toEqual([put.digest]);
-  });
+  // A pack of its own (a document larger than CARRY_MAX), and a small one carried by its commit's log object (decision 0044).
+  for (const kind of ['own', 'carried'] as const) {
+    it(`verify checks the bucket, not this server's copies: placement by default, every byte with readData (a pack ${kind === 'own' ? 'of its own' : 'its commit carries'})`, async () => {
+      const objects = new MemoryObjectStore();
+      const a = await server(objects, cache(), true);
+      const doc = kind === 'own' ? noise(CARRY_MAX + 100_000) : text('a document whose bytes are checked in the bucket\n'.repeat(400));
+      const put = await a.put(doc, { path: 'checked.txt' });
+      expect((await keys(objects, 'packs/')).length).toBe(kind === 'own' ? 1 : 0);
+      const clean = await a.verify();
+      expect(clean).toMatchObject({ ok: true, dataRead: false, bytesChecked: 0, documentsChecked: 1 });
+      expect(clean.chunksChecked).toBeGreaterThan(0);
+      expect(clean.packsChecked).toBeGreaterThan(0);
+      expect(await a.verify(undefined, { readData: true })).toMatchObject({ ok: true, dataRead: true });
+      // One byte of the pack's first record flipped in the bucket (A still has its own copy).
+      const { key, offset } = await packPlace(objects, kind);
+      const bytes = await objects.get(key);
+      bytes[offset + PACK_HEADER_SIZE + RECORD_HEADER_SIZE + 5]! ^= 0xff;
+      await objects.put(key, bytes);
+      expect(await a.getBytes(put.digest)).toEqual(doc); // (served from A's copy, checked)
+      expect((await a.verify()).ok).toBe(true); // placement cannot see it
+      const read = await a.verify(undefined, { readData: true });
+      expect(read.ok).toBe(false);
+      expect(read.damagedChunks.map((c) => c.documents)).toEqual([[put.digest]]);
+      // The pack gone from the bucket (a carried one cut off its log object): placement alone finds it.
+      if (kind === 'own') await objects.delete(key);
+      else await objects.put(key, bytes.slice(0, offset));
+      const gone = await a.verify();
+      expect(gone.ok).toBe(false);
+      expect(gone.damagedChunks.length).toBeGreaterThan(0);
+      expect(gone.damagedChunks.every((c) => c.reason === (kind === 'own' ? 'missing-pack' : 'pack-record'))).toBe(true);
+      expect(gone.damagedDocuments.map((d) => d.digest)).toEqual([put.digest]);
+    });
+  }
 });

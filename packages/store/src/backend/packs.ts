@@ -29,6 +29,17 @@ export interface PackWriter {
   drain?(): void;
   sync(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * Ends writing without storing the pack, and answers its bytes: a small pack that travels
+   * inside its commit's object instead (object stores only; decision 0044).
+   */
+  detach?(): Promise<Uint8Array>;
+}
+
+/** Where a pack carried by a commit lies (decision 0044): the commit's seq and the pack's offset in its log object. */
+export interface CarriedPlace {
+  seq: number;
+  offset: number;
 }
 
 export interface PackInfo {
@@ -45,6 +56,13 @@ export interface PackStore {
   list(): Promise<PackInfo[]>;
   /** The packs as the storage holds them, past any local copy or cache (what verify checks); absent: this store is that. */
   origin?(): PackStore;
+  /**
+   * Object stores: how to find the packs that commits carry (the catalog's rows, decision
+   * 0044); told once, when the store opens.
+   */
+  locateWith?(locate: (name: string) => CarriedPlace | undefined): void;
+  /** Object stores: for each carried pack, the bytes its log object holds from the pack's offset on (absent: no such object). */
+  carriedSizes?(places: ReadonlyMap<string, CarriedPlace>): Promise<Map<string, number>>;
   close(): Promise<void>;
 }
 

@@ -103,7 +103,7 @@ export async function verifyStore(
 
   const chunks = st.chunksAll.all();
   // Without reading data: each chunk's record must lie inside a pack that exists (one listing).
-  const listed = readData ? undefined : new Map((await packs.list()).map((p) => [p.name, p.size]));
+  const listed = readData ? undefined : await packSizes(packs, st);
   const packNames = readData ? undefined : new Map(st.packsAll.all().map((p) => [p.id, p.name]));
   for (const row of chunks) {
     const key = bytesToHex(row.key);
@@ -234,4 +234,12 @@ function placed(row: ChunkRow, packNames: ReadonlyMap<number, string>, listed: R
   if (row.offset < PACK_HEADER_SIZE || row.offset + RECORD_HEADER_SIZE + row.stored_len > size) {
     throw new CorruptDataError(`chunk ${key}: its record (${row.offset} + ${RECORD_HEADER_SIZE + row.stored_len}) is outside pack ${name} (${size} bytes)`, 'pack-record', { key });
   }
+}
+
+/** Every pack's size in the storage: the listing's, and for packs that commits carry what their log objects hold (decision 0044). */
+async function packSizes(packs: PackStore, st: Statements): Promise<Map<string, number>> {
+  const sizes = new Map((await packs.list()).map((p) => [p.name, p.size]));
+  const carried = new Map(st.packsCarried.all().map((r) => [r.name, { seq: r.log_seq, offset: r.log_offset }]));
+  if (carried.size && packs.carriedSizes) for (const [name, size] of await packs.carriedSizes(carried)) sizes.set(name, size);
+  return sizes;
 }

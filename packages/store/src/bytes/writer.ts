@@ -10,7 +10,7 @@ import { InternalError } from '@kura/core';
 import type { PackStore, PackWriter } from '../backend/packs.js';
 import type { SqlDatabase } from '../backend/sql.js';
 import type { CommitLog } from '../catalog/commit-log.js';
-import type { ChunkPlace, Op, OpResult } from '../catalog/ops.js';
+import { carriedBytes, carrying, type ChunkPlace, type Op, type OpResult } from '../catalog/ops.js';
 import type { Durability } from '../options.js';
 import { PACK_HEADER_SIZE, RECORD_HEADER_SIZE, encodePackIndex, packHeader, recordHeader, recordLocation, type ChunkLocation, type PackIndexEntry } from './pack-record.js';
 import type { Statements } from '../catalog/statements.js';
@@ -22,6 +22,12 @@ import { randomHex } from '../hex.js';
 
 /** Packs are sealed once they reach this size. */
 export const PACK_TARGET_SIZE = 64 * 1024 * 1024;
+/**
+ * On an object store, a pack at most this large when its commit comes travels inside the
+ * commit's object (decision 0044). Its bytes stay as long as the log object does, so GC cannot
+ * free them: the bound keeps that small.
+ */
+export const CARRY_MAX = 1024 * 1024;
 
 export interface StoredChunk extends ChunkLocation {
   packId: number;
@@ -294,7 +300,7 @@ export class Writer {
    * Seals the open pack (or `pack`, if it is still the open one): no more appends. Its sync is
    * tracked until done, so commits in durability 'full' wait for it (syncAppends).
    */
-  async seal(pack: OpenPack | undefined = this.#open): Promise<void> {
+  async seal(pack: OpenPack | undefined = this.#open, carried = false): Promise<void> {
     if (!pack || pack !== this.#open) return;
     this.#open = undefined;
     const done = (async () => {
@@ -302,10 +308,18 @@ export class Writer {
       pack.dirty = true;
       if (pack.dirty || this.durability === 'full') await pack.writer.sync();
       const sealedAt = Date.now();
+      const { name } = pack.writer;
+      const sealed: Op = { op: 'pack-size', name, size: pack.writer.size, sealed: true };
+      if (carried) {
+        // Not uploaded: its bytes ride in the next commit's object (decision 0044).
+        const op = carrying({ op: 'pack', name, writer: this.log.writer, inline: true }, await pack.writer.detach!());
+        crashPoint('pack-sealing');
+        this.#packOps.push(uploaded(op, sealedAt), sealed);
+        return;
+      }
       await pack.writer.close(); // (on an object store, its upload)
       crashPoint('pack-sealing');
-      const sealed: Op = { op: 'pack-size', name: pack.writer.name, size: pack.writer.size, sealed: true };
-      if (this.log.publishes) this.#packOps.push(uploaded({ op: 'pack', name: pack.writer.name, writer: this.log.writer }, sealedAt), sealed);
+      if (this.log.publishes) this.#packOps.push(uploaded({ op: 'pack', name, writer: this.log.writer }, sealedAt), sealed);
       else this.log.commit([sealed]);
     })();
     this.#sealing.add(done);
@@ -343,7 +357,13 @@ export class Writer {
    * answers the packs' operations, which the next commit carries before its puts.
    */
   private async uploadForCommit(): Promise<Op[]> {
-    if (this.#open && this.#open.records.length > 0) await this.seal(this.#open);
+    const open = this.#open;
+    if (open && open.records.length > 0) {
+      // A small pack goes inside the commit's object: one request for the commit, not two. (One
+      // per commit: a pack given back by a failed commit may already ride in the next.)
+      const carry = open.writer.size <= CARRY_MAX && open.writer.detach !== undefined && !this.#packOps.some((op) => carriedBytes(op));
+      await this.seal(open, carry);
+    }
     await Promise.all(this.#sealing);
     return this.#takePackOps();
   }

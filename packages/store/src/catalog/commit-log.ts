@@ -12,7 +12,7 @@ import { commitsAfter, decodeCommit, emptyHead, encodeBody, newWriterId, readHea
 import { encodeFrame, sameHash, segmentName } from './frame.js';
 import { SEGMENT_LIMIT, appendFrame, type AppendedFrame } from './frame-append.js';
 import type { LogStore, SegmentAppender, SharedSegments } from './log-store.js';
-import { applyOp, type ApplyContext, type Op, type OpResult } from './ops.js';
+import { applyOp, type ApplyContext, type CommitPlace, type Op, type OpResult } from './ops.js';
 import { writeCheckpoint } from './checkpoint.js';
 import { crashPoint } from '../crash-points.js';
 import { nextTurn } from '../breather.js';
@@ -77,7 +77,7 @@ export class CommitLog {
         writer: this.#writer,
         head: () => this.#head,
         setHead: (h) => (this.#head = h),
-        apply: (op, time) => this.#apply(op, time),
+        apply: (op, time, at) => this.#apply(op, time, at),
       });
     }
   }
@@ -146,7 +146,7 @@ export class CommitLog {
       const c = decodeCommit(frame);
       const next = { seq: c.seq, hash: c.hash, segment, end: frame.offset + frame.length };
       this.#write(() => {
-        for (const op of c.ops) this.#apply(op, c.time);
+        for (const op of c.ops) this.#apply(op, c.time, next);
         writeHead(this.#st, next);
       });
       this.#head = next;
@@ -169,9 +169,9 @@ export class CommitLog {
    * applyOp with this writer's context. A failed operation's savepoint is rolled back: the
    * target cache may name what it undid (an entry a put of the same savepoint made), so it goes.
    */
-  #apply(op: Op, time: number): OpResult {
+  #apply(op: Op, time: number, at?: CommitPlace): OpResult {
     try {
-      return applyOp(this.#ctx, op, time);
+      return applyOp(this.#ctx, op, time, at);
     } catch (e) {
       this.#ctx.targets?.clear();
       throw e;

@@ -11,7 +11,7 @@ import type { Statements } from './statements.js';
 import { decodeCommit, encodeBody, writeHead, type LogHead } from './commits.js';
 import { encodeFrame, readFrames, sameHash, segmentName } from './frame.js';
 import type { LogStore } from './log-store.js';
-import type { ApplyContext, Op, OpResult } from './ops.js';
+import { carriedBytes, type ApplyContext, type CommitPlace, type Op, type OpResult } from './ops.js';
 import { crashPoint } from '../crash-points.js';
 
 /** How many segments a refresh reads at once (one at a time falls behind a busy log: SCALEOUT.md). */
@@ -29,7 +29,7 @@ export interface PublishHost {
   writer: string;
   head(): LogHead;
   setHead(head: LogHead): void;
-  apply(op: Op, time: number): OpResult;
+  apply(op: Op, time: number, at?: CommitPlace): OpResult;
 }
 
 const ROLLED_BACK = Symbol('validated');
@@ -114,14 +114,15 @@ export class ObjectCommits {
       // so, and the listing comes then (a LIST less per commit: ~1 ms of 3 on loopback).
       for (let attempt = 0; ; attempt++) {
         if (attempt > 0) await this.#catchUp();
-        const outcomes = this.#validate(jobs, time);
-        const passing = jobs.filter((_, i) => Array.isArray(outcomes[i]));
-        if (passing.length === 0) return outcomes;
         const head = this.host.head();
         const seq = head.seq + 1;
-        const { bytes, hash } = encodeFrame(seq, head.hash, encodeBody(this.host.writer, time, passing.flat()));
+        const outcomes = this.#validate(jobs, time, seq);
+        const passing = jobs.filter((_, i) => Array.isArray(outcomes[i]));
+        if (passing.length === 0) return outcomes;
+        const ops = passing.flat();
+        const { bytes, hash } = encodeFrame(seq, head.hash, encodeBody(this.host.writer, time, ops));
         const name = segmentName(seq);
-        if (!(await createPatiently(this.host.store, name, bytes))) {
+        if (!(await createPatiently(this.host.store, name, withCarried(bytes, ops)))) {
           this.retries++; // another writer took the seq: its commit first, then this one again
           continue;
         }
@@ -133,7 +134,7 @@ export class ObjectCommits {
             if (!Array.isArray(outcomes[i])) continue;
             // The state is the validated one: an operation that fails now is a bug, and the
             // transaction rolls back (the commit is in the log: the next refresh applies it).
-            outcomes[i] = jobs[i]!.map((op) => this.host.apply(op, time));
+            outcomes[i] = jobs[i]!.map((op) => this.host.apply(op, time, next));
           }
           st.queued.flush();
           writeHead(st, next);
@@ -148,8 +149,12 @@ export class ObjectCommits {
     });
   }
 
-  /** Runs every job in a savepoint of a transaction that is rolled back: which ones pass, with their results. */
-  #validate(jobs: readonly (readonly Op[])[], time: number): JobOutcome[] {
+  /**
+   * Runs every job in a savepoint of a transaction that is rolled back: which ones pass, with
+   * their results. (A carried pack's offset is not known before the frame is encoded: its row
+   * here, rolled back, says 0.)
+   */
+  #validate(jobs: readonly (readonly Op[])[], time: number, seq: number): JobOutcome[] {
     const { db, st, ctx } = this.host;
     const outcomes: JobOutcome[] = [];
     const mark = st.queued.mark;
@@ -157,7 +162,7 @@ export class ObjectCommits {
       db.transaction(() => {
         for (const job of jobs) {
           try {
-            outcomes.push(db.transaction(() => job.map((op) => this.host.apply(op, time))));
+            outcomes.push(db.transaction(() => job.map((op) => this.host.apply(op, time, { seq, end: 0 }))));
           } catch (e) {
             outcomes.push({ failed: e ?? new Error('commit failed') });
           }
@@ -223,7 +228,7 @@ export class ObjectCommits {
       if (ready.length) {
         const { db, st } = this.host;
         db.transaction(() => {
-          for (const r of ready) for (const op of r.ops) this.host.apply(op, r.time);
+          for (const r of ready) for (const op of r.ops) this.host.apply(op, r.time, r.head);
           st.queued.flush();
           writeHead(st, head);
         });
@@ -240,6 +245,20 @@ export class ObjectCommits {
     this.#turn = run.catch(() => undefined);
     return run;
   }
+}
+
+/**
+ * A commit's log object: its frame, then the bytes of the pack it carries, if one of its
+ * operations is an inline `pack` (decision 0044: one request for a commit of small puts).
+ */
+function withCarried(frame: Uint8Array, ops: readonly Op[]): Uint8Array {
+  const carried = ops.map(carriedBytes).filter((b) => b !== undefined);
+  if (carried.length === 0) return frame;
+  if (carried.length > 1) throw new InternalError(`a commit carries one pack at most, not ${carried.length}`);
+  const bytes = new Uint8Array(frame.length + carried[0]!.length);
+  bytes.set(frame);
+  bytes.set(carried[0]!, frame.length);
+  return bytes;
 }
 
 /** Listings a catch-up reads before a log object that is not whole, or a missing seq, is damage (~1.3 s in all). */

@@ -111,8 +111,9 @@ export async function rebuildCatalog(db: SqlDatabase, st: Statements, log: LogSt
     db.transaction(() => {
       for (const { frame, segment } of batch) {
         const c = decodeCommit(frame);
-        for (const op of c.ops) applyOp(ctx, op, c.time);
-        head = { seq: c.seq, hash: c.hash, segment, end: frame.offset + frame.length };
+        const end = frame.offset + frame.length;
+        for (const op of c.ops) applyOp(ctx, op, c.time, { seq: c.seq, end });
+        head = { seq: c.seq, hash: c.hash, segment, end };
       }
       writeHead(st, head);
     });

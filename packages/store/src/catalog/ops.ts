@@ -38,8 +38,11 @@ export interface ChunkPlace {
 }
 
 export type Op =
-  /** Writer `writer` started a pack (its row; the file follows). */
-  | { op: 'pack'; name: string; writer: string }
+  /**
+   * Writer `writer` started a pack (its row; the file follows). `inline`: on an object store,
+   * the pack's bytes follow this commit's frame in its log object (decision 0044).
+   */
+  | { op: 'pack'; name: string; writer: string; inline?: true }
   /** A pack's size grew to at least `size`; `sealed`: no more appends. */
   | { op: 'pack-size'; name: string; size: number; sealed?: true }
   /**
@@ -82,6 +85,29 @@ export type Op =
   /** GC: dropped packs whose files or objects are gone (FORMAT.md §9): their records go. */
   | { op: 'forget-packs'; names: string[] };
 
+/**
+ * The commit an operation is applied from: its seq and where its frame ends in its log object
+ * or segment — where a pack it carries begins (decision 0044).
+ */
+export interface CommitPlace {
+  seq: number;
+  end: number;
+}
+
+/** A pack's bytes, riding on its `pack` operation until the commit that carries them is encoded: never in the log's JSON. */
+const CARRIED = Symbol('carried pack bytes');
+
+/** `op` (an inline `pack` operation) with the pack's bytes attached. */
+export function carrying(op: Op & { op: 'pack' }, bytes: Uint8Array): Op {
+  (op as { [CARRIED]?: Uint8Array })[CARRIED] = bytes;
+  return op;
+}
+
+/** The bytes an inline `pack` operation carries (carrying), if any. */
+export function carriedBytes(op: Op): Uint8Array | undefined {
+  return (op as { [CARRIED]?: Uint8Array })[CARRIED];
+}
+
 /** What applying an operation answers (a snapshot its info, a delete whether it found anything, a condemnation its count). */
 export type OpResult = SnapshotInfo | boolean | number | string[] | undefined;
 
@@ -116,12 +142,14 @@ function packId(st: Statements, name: string, op: Op['op']): number {
   return row.id;
 }
 
-export function applyOp(ctx: ApplyContext, op: Op, time: number): OpResult {
+export function applyOp(ctx: ApplyContext, op: Op, time: number, at?: CommitPlace): OpResult {
   const { st } = ctx;
   if (!KEEPS_TARGETS.has(op.op)) ctx.targets?.clear();
   switch (op.op) {
     case 'pack':
-      st.packInsert.run(op.name, PACK_HEADER_SIZE, time, op.writer);
+      if (!op.inline) st.packInsert.run(op.name, PACK_HEADER_SIZE, time, op.writer);
+      else if (at) st.packInsertInline.run(op.name, PACK_HEADER_SIZE, time, op.writer, at.seq, at.end);
+      else throw new InternalError(`pack ${op.name} is carried by its commit, but this replay does not say which commit (decision 0044)`);
       return undefined;
     case 'pack-size': {
       // A pack another writer's GC dropped meanwhile (it found it sealed and empty) has no row

@@ -5,7 +5,7 @@ import type { SqlDatabase } from '../backend/sql.js';
 import { bytesToHex } from '../hex.js';
 import { ENQUEUE_ALL, QUEUE_ROW_MAX } from './search-queue.js';
 
-export const SCHEMA_VERSION = 13;
+export const SCHEMA_VERSION = 14;
 
 /** MIGRATIONS[n] takes a database from user_version n to n + 1. */
 const MIGRATIONS: string[] = [
@@ -243,6 +243,12 @@ const MIGRATIONS: string[] = [
   `
   CREATE TABLE gc_lease (id INTEGER PRIMARY KEY CHECK (id = 1), holder TEXT NOT NULL, until INTEGER NOT NULL) STRICT;
   CREATE TABLE dropped_packs (name TEXT PRIMARY KEY, at INTEGER NOT NULL) STRICT, WITHOUT ROWID;
+  `,
+  // 14: small packs carried by their commit's log object on an object store (decision 0044):
+  // which commit, and where in its object the pack begins; null for a pack of its own.
+  `
+  ALTER TABLE packs ADD COLUMN log_seq INTEGER;
+  ALTER TABLE packs ADD COLUMN log_offset INTEGER;
   `,
 ];
 

@@ -64,6 +64,9 @@ export interface PackRow {
   created_at: number;
   /** The writer that opened it (FORMAT.md §5), null in stores from before the log. */
   writer: string | null;
+  /** A pack carried by a commit (decision 0044): that commit's seq, and where in its log object the pack begins; null for a pack of its own. */
+  log_seq: number | null;
+  log_offset: number | null;
 }
 
 export interface DocTextRow {
@@ -93,6 +96,8 @@ export function prepareStatements(db: SqlDatabase) {
     // OR IGNORE: a writer on an object store whose commit's answer was lost sends its packs'
     // operations again in the next commit, and the lost one may have landed (decision 0040).
     packInsert: p('INSERT OR IGNORE INTO packs(name, size, sealed, created_at, writer) VALUES (?, ?, 0, ?, ?)'),
+    packInsertInline: p('INSERT OR IGNORE INTO packs(name, size, sealed, created_at, writer, log_seq, log_offset) VALUES (?, ?, 0, ?, ?, ?, ?)'),
+    packsCarried: p<{ name: string; log_seq: number; log_offset: number }>('SELECT name, log_seq, log_offset FROM packs WHERE log_seq IS NOT NULL'),
     packGrow: p('UPDATE packs SET size = MAX(size, ?) WHERE id = ?'),
     /** Sealed at the commit's time (schema 10; 1 in stores from before: long ago). */
     packSeal: p('UPDATE packs SET sealed = ? WHERE id = ? AND sealed = 0'),

@@ -10,7 +10,7 @@
 import { mkdirSync, readdirSync, statSync } from 'node:fs';
 import { mkdir, open, rename, unlink, utimes, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { PackInfo, PackStore, PackWriter } from '../backend/packs.js';
+import type { CarriedPlace, PackInfo, PackStore, PackWriter } from '../backend/packs.js';
 import { ObjectPackStore } from '../objects/object-packs.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import { randomHex } from '../hex.js';
@@ -24,6 +24,11 @@ export class CachedPackStore implements PackStore {
   /** name -> size, least recently used first (a Map keeps insertion order). */
   readonly #copies = new Map<string, number>();
   #bytes = 0;
+  #locate: ((name: string) => CarriedPlace | undefined) | undefined;
+  /** Subdirectories made (or found) since this process began: one mkdir each, not one per copy. */
+  readonly #made = new Set<string>();
+  /** Copies being written (kept in memory until their file is in place). */
+  readonly #writing = new Map<string, Uint8Array>();
 
   constructor(
     objects: ObjectStore,
@@ -50,9 +55,23 @@ export class CachedPackStore implements PackStore {
 
   /** The packs as the bucket holds them, past the copies here and the read windows (verify). */
   origin(): PackStore {
-    return new ObjectPackStore(this.#inner.objects);
+    const origin = new ObjectPackStore(this.#inner.objects);
+    if (this.#locate) origin.locateWith(this.#locate);
+    return origin;
   }
+
+  locateWith(locate: (name: string) => CarriedPlace | undefined): void {
+    this.#locate = locate;
+    this.#inner.locateWith(locate);
+  }
+
+  carriedSizes(places: ReadonlyMap<string, CarriedPlace>): Promise<Map<string, number>> {
+    return this.#inner.carriedSizes(places);
+  }
+
   async read(name: string, offset: number, length: number): Promise<Uint8Array> {
+    const writing = this.#writing.get(name);
+    if (writing) return writing.slice(offset, offset + length);
     const size = this.#copies.get(name);
     if (size !== undefined) {
       try {
@@ -94,13 +113,23 @@ export class CachedPackStore implements PackStore {
     return join(this.#dir, name.slice(0, 2), `${name}.pack`);
   }
 
+  /** Keeps a copy of a pack: readable from memory at once, from its file once written. */
   async #keep(name: string, bytes: Uint8Array): Promise<void> {
-    const path = this.#path(name);
-    await mkdir(dirname(path), { recursive: true });
-    const tmp = `${path}.${randomHex(6)}.tmp`;
-    await writeFile(tmp, bytes);
-    await rename(tmp, path);
-    this.#add(name, bytes.length);
+    this.#writing.set(name, bytes);
+    try {
+      const path = this.#path(name);
+      const sub = dirname(path);
+      if (!this.#made.has(sub)) {
+        await mkdir(sub, { recursive: true });
+        this.#made.add(sub);
+      }
+      const tmp = `${path}.${randomHex(6)}.tmp`;
+      await writeFile(tmp, bytes);
+      await rename(tmp, path);
+      this.#add(name, bytes.length);
+    } finally {
+      this.#writing.delete(name);
+    }
     await this.#evict();
   }
 

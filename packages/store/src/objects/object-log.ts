@@ -7,9 +7,18 @@
 import { InternalError } from '@kura/core';
 import type { LogStore, SegmentAppender } from '../catalog/log-store.js';
 import { isNotFound, listAll, type ObjectStore } from './object-store.js';
+import { FRAME_MAGIC, FRAME_OVERHEAD } from '../catalog/frame.js';
+
+/** The length of the frame whose head `bytes` begin with (FORMAT.md §15.2), or undefined when they do not begin with one. */
+function frameLength(bytes: Uint8Array): number | undefined {
+  if (bytes.length < 8 || FRAME_MAGIC.some((b, i) => bytes[i] !== b)) return undefined;
+  return FRAME_OVERHEAD + new DataView(bytes.buffer, bytes.byteOffset, 8).getUint32(4, true);
+}
 
 export const CONFIG_KEY = 'kura-store.json';
-const LOG = 'log/';
+/** Bytes a read of a commit object asks for first: a commit of a few hundred puts, whole (larger ones take a second read). */
+const FIRST_READ = 256 * 1024;
+export const LOG = 'log/';
 const CHECKPOINTS = 'checkpoints/';
 const NAME = /^[0-9]{20}$/;
 
@@ -38,8 +47,22 @@ export class ObjectLogStore implements LogStore {
     return this.#names(LOG, name ? `${LOG}${name}` : undefined);
   }
 
-  readSegment(name: string): Promise<Uint8Array> {
-    return this.objects.get(`${LOG}${name}`);
+  /**
+   * The commit in `log/<name>`, without the pack it may carry (decision 0044): the first
+   * FIRST_READ bytes, and the rest of the frame when its header says it is longer. Bytes that
+   * are not a frame's head are answered as they are (the caller finds no commit in them).
+   */
+  async readSegment(name: string): Promise<Uint8Array> {
+    const key = `${LOG}${name}`;
+    const first = await this.objects.get(key, { offset: 0, length: FIRST_READ });
+    const length = frameLength(first);
+    if (length === undefined || length <= FIRST_READ) return length === undefined ? first : first.subarray(0, Math.min(length, first.length));
+    if (first.length < FIRST_READ) return first; // shorter than its frame: torn
+    const rest = await this.objects.get(key, { offset: FIRST_READ, length: length - FIRST_READ });
+    const bytes = new Uint8Array(FIRST_READ + rest.length);
+    bytes.set(first);
+    bytes.set(rest, FIRST_READ);
+    return bytes;
   }
 
   createSegment(name: string, bytes: Uint8Array): Promise<boolean> {

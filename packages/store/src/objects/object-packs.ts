@@ -3,9 +3,12 @@
  * in memory and uploaded whole when it is closed (sealed, its index trailer appended by the
  * writer): an object is never visible half-written, and a commit names a pack only after its
  * upload (bytes/writer.ts). Reads are ranged GETs of windows that cover the chunks after the
- * one asked for.
+ * one asked for. A small pack may instead travel inside its commit's log object (decision 0044):
+ * then it is read from there, at the offset its row says (locateWith).
  */
-import { PackMissingError, type PackInfo, type PackStore, type PackWriter } from '../backend/packs.js';
+import { PackMissingError, type CarriedPlace, type PackInfo, type PackStore, type PackWriter } from '../backend/packs.js';
+import { segmentName } from '../catalog/frame.js';
+import { LOG } from './object-log.js';
 import { isNotFound, listAll, type ObjectStore } from './object-store.js';
 
 const PREFIX = 'packs/';
@@ -34,11 +37,34 @@ export class ObjectPackStore implements PackStore {
   /** Per pack: where the last read ended, and how much the next sequential one fetches. */
   readonly #streak = new Map<string, { end: number; size: number }>();
 
+  #locate: ((name: string) => CarriedPlace | undefined) | undefined;
+
   constructor(
     readonly objects: ObjectStore,
     /** Told each sealed pack's bytes while they upload (a local copy: node/cached-packs.ts). */
     private readonly keep?: (name: string, bytes: Uint8Array) => Promise<void>,
   ) {}
+
+  locateWith(locate: (name: string) => CarriedPlace | undefined): void {
+    this.#locate = locate;
+  }
+
+  /** The object that holds pack `name`, and where in it the pack begins. */
+  #whereIs(name: string): { key: string; base: number } {
+    const carried = this.#locate?.(name);
+    return carried ? { key: `${LOG}${segmentName(carried.seq)}`, base: carried.offset } : { key: packKey(name), base: 0 };
+  }
+
+  async carriedSizes(places: ReadonlyMap<string, CarriedPlace>): Promise<Map<string, number>> {
+    const sizes = new Map<number, number>();
+    if (places.size) for await (const o of listAll(this.objects, LOG)) sizes.set(Number(o.key.slice(LOG.length)), o.size);
+    const out = new Map<string, number>();
+    for (const [name, p] of places) {
+      const size = sizes.get(p.seq);
+      if (size !== undefined) out.set(name, size - p.offset);
+    }
+    return out;
+  }
 
   async create(name: string): Promise<PackWriter> {
     const parts: Uint8Array[] = [];
@@ -46,6 +72,15 @@ export class ObjectPackStore implements PackStore {
     let open = true;
     const objects = this.objects;
     const keep = this.keep;
+    const concat = () => {
+      const bytes = new Uint8Array(size);
+      let at = 0;
+      for (const p of parts.splice(0)) {
+        bytes.set(p, at);
+        at += p.length;
+      }
+      return bytes;
+    };
     return {
       name,
       get size() {
@@ -63,15 +98,18 @@ export class ObjectPackStore implements PackStore {
       },
       // Durable only once uploaded: the commit that names the pack waits for close().
       async sync() {},
+      async detach() {
+        if (!open) throw new Error(`pack ${name} is closed`);
+        open = false;
+        const bytes = concat();
+        // The local copy is not waited for (the commit is): a copy that fails is a cache miss later.
+        void keep?.(name, bytes).catch(() => undefined);
+        return bytes;
+      },
       async close() {
         if (!open) return;
         open = false;
-        const bytes = new Uint8Array(size);
-        let at = 0;
-        for (const p of parts.splice(0)) {
-          bytes.set(p, at);
-          at += p.length;
-        }
+        const bytes = concat();
         // Created only if absent: pack names are random, so a taken name is this upload's
         // own earlier attempt (create answers true for the same bytes).
         const upload = objects.create(packKey(name), bytes);
@@ -95,9 +133,10 @@ export class ObjectPackStore implements PackStore {
     if (this.#streak.size > 1024) this.#streak.delete(this.#streak.keys().next().value!);
     if (hit) return hit.bytes.slice(offset - hit.offset, offset - hit.offset + length);
     const fetch = Math.max(length, this.#streak.get(name)!.size);
+    const { key, base } = this.#whereIs(name);
     let bytes: Uint8Array;
     try {
-      bytes = await this.objects.get(packKey(name), { offset, length: fetch });
+      bytes = await this.objects.get(key, { offset: base + offset, length: fetch });
     } catch (e) {
       if (isNotFound(e)) throw new PackMissingError(name);
       throw e;
