@@ -116,3 +116,18 @@ export function documentStreams(
     return hit ? reader.document(hit.row, hit.locs) : alone(digest);
   };
 }
+
+/** The document as a stream of byte pieces; ends with CORRUPT_DATA if anything is damaged. */
+export function documentStream({ st, reader }: DocumentReads, digest: string): AsyncIterable<Uint8Array> {
+  return reader.document(requireDoc(st, digest));
+}
+
+/** The whole document, checked against its digest before it is returned. */
+export function documentBytes({ st, reader }: DocumentReads, digest: string): Promise<Uint8Array> {
+  return reader.bytes(requireDoc(st, digest));
+}
+
+/** Bytes [start, end) as a stream, reading only the chunks that hold them. */
+export function rangeStream({ st, reader }: DocumentReads, digest: string, start: number, end: number): AsyncIterable<Uint8Array> {
+  return reader.range(requireDoc(st, digest), start, end);
+}

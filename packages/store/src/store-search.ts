@@ -1,9 +1,9 @@
 /**
  * Store.search and Store.useEmbedder (decision 0036): which mode answers, the embedder wired
- * in, and finishing what the index has pending.
+ * in, and what the index has pending (Store.indexStatus).
  */
 import { InvalidInputError } from '@kura/core';
-import type { IndexStatus } from './catalog/index-status.js';
+import { indexStatus, type IndexStatus } from './catalog/index-status.js';
 import { SearchQuery, search, toFtsQuery, type SearchHit } from './catalog/search.js';
 import { ModelUnavailableError } from './errors.js';
 import { parse } from './options.js';
@@ -34,13 +34,20 @@ export function useEmbedder(ctx: StoreContext, embedder: Embedder): void {
 
 const PROGRESS_MS = 250;
 
-/** Indexes, extracts and embeds everything pending; `onProgress` hears `status()` as it goes. */
-export async function finishIndexing(ctx: StoreContext, status: () => IndexStatus, onProgress?: (s: IndexStatus) => void): Promise<void> {
-  const timer = onProgress ? setInterval(() => onProgress(status()), PROGRESS_MS) : undefined;
+/**
+ * What the search index has still to do (catalog/index-status.ts); `wait`: indexes, extracts and
+ * embeds everything pending first, telling `onProgress` how it goes every PROGRESS_MS.
+ */
+export async function indexStatusOf(ctx: StoreContext, options: { wait?: boolean; onProgress?: (s: IndexStatus) => void }): Promise<IndexStatus> {
+  const now = () => indexStatus(ctx.db, ctx.st, ctx.semantic?.embedder.model);
+  if (!options.wait) return now();
+  const { onProgress } = options;
+  const timer = onProgress ? setInterval(() => onProgress(now()), PROGRESS_MS) : undefined;
   try {
     await ctx.indexer.drain();
     await ctx.semantic?.job.drain();
   } finally {
     clearInterval(timer);
   }
+  return now();
 }

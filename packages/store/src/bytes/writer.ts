@@ -10,13 +10,13 @@ import { InternalError } from '@kura/core';
 import type { PackStore, PackWriter } from '../backend/packs.js';
 import type { SqlDatabase } from '../backend/sql.js';
 import type { CommitLog } from '../catalog/commit-log.js';
-import { carriedBytes, carrying, type ChunkPlace, type Op, type OpResult } from '../catalog/ops.js';
+import type { ChunkPlace, Op, OpResult } from '../catalog/ops.js';
 import type { Durability } from '../options.js';
 import { PACK_HEADER_SIZE, RECORD_HEADER_SIZE, encodePackIndex, packHeader, recordHeader, recordLocation, type ChunkLocation, type PackIndexEntry } from './pack-record.js';
 import type { Statements } from '../catalog/statements.js';
 import { crashPoint } from '../crash-points.js';
 import { GroupCommit } from './group-commit.js';
-import { UPLOAD_MAX_AGE_MS } from './gc-reclaim.js';
+import { SealedPacks } from './sealed-packs.js';
 import { Counted } from './counted.js';
 import { randomHex } from '../hex.js';
 
@@ -60,10 +60,10 @@ export class Writer {
   /** Reused for every record header (appends are synchronous). */
   readonly #header = new Uint8Array(RECORD_HEADER_SIZE);
   /**
-   * On an object store (decision 0040): operations of packs opened and uploaded since the last
-   * commit, which the next commit carries before its puts; and the ids packs have until then.
+   * On an object store (decision 0040): packs sealed since the last commit, whose operations the
+   * next commit carries (sealed-packs.ts); and the ids packs have until then.
    */
-  readonly #packOps: Op[] = [];
+  readonly #sealed = new SealedPacks();
   #provisional = 0;
   readonly #group: GroupCommit;
 
@@ -84,7 +84,7 @@ export class Writer {
       drain: () => this.#open?.writer.drain?.(),
       openPackSize: () => (this.#open ? [{ op: 'pack-size', name: this.#open.writer.name, size: this.#open.writer.size }] : []),
       uploadForCommit: () => this.uploadForCommit(),
-      giveBack: (ops) => this.#packOps.unshift(...ops),
+      giveBack: (ops) => this.#sealed.giveBack(ops),
       busy: () => this.busy,
       activePuts: () => this.#activePuts,
       openBytes: () => this.#open?.writer.size ?? 0,
@@ -309,18 +309,17 @@ export class Writer {
       if (pack.dirty || this.durability === 'full') await pack.writer.sync();
       const sealedAt = Date.now();
       const { name } = pack.writer;
-      const sealed: Op = { op: 'pack-size', name, size: pack.writer.size, sealed: true };
       if (carried) {
         // Not uploaded: its bytes ride in the next commit's object (decision 0044).
-        const op = carrying({ op: 'pack', name, writer: this.log.writer, inline: true }, await pack.writer.detach!());
+        const bytes = await pack.writer.detach!();
         crashPoint('pack-sealing');
-        this.#packOps.push(uploaded(op, sealedAt), sealed);
+        this.#sealed.add(name, this.log.writer, pack.writer.size, sealedAt, bytes);
         return;
       }
       await pack.writer.close(); // (on an object store, its upload)
       crashPoint('pack-sealing');
-      if (this.log.publishes) this.#packOps.push(uploaded({ op: 'pack', name, writer: this.log.writer }, sealedAt), sealed);
-      else this.log.commit([sealed]);
+      if (this.log.publishes) this.#sealed.add(name, this.log.writer, pack.writer.size, sealedAt);
+      else this.log.commit([{ op: 'pack-size', name, size: pack.writer.size, sealed: true }]);
     })();
     this.#sealing.add(done);
     try {
@@ -361,23 +360,11 @@ export class Writer {
     if (open && open.records.length > 0) {
       // A small pack goes inside the commit's object: one request for the commit, not two. (One
       // per commit: a pack given back by a failed commit may already ride in the next.)
-      const carry = open.writer.size <= CARRY_MAX && open.writer.detach !== undefined && !this.#packOps.some((op) => carriedBytes(op));
+      const carry = open.writer.size <= CARRY_MAX && open.writer.detach !== undefined && !this.#sealed.carrying;
       await this.seal(open, carry);
     }
     await Promise.all(this.#sealing);
-    return this.#takePackOps();
-  }
-
-  /**
-   * The uploaded packs' operations, but for packs sealed more than UPLOAD_MAX_AGE_MS ago (their
-   * commits kept failing): another server's GC may take such an object for an orphan (decision
-   * 0041). The puts that placed chunks in them fail with MISSING_CHUNKS; put again, they upload anew.
-   */
-  #takePackOps(): Op[] {
-    const ops = this.#packOps.splice(0);
-    const now = Date.now();
-    const stale = new Set(ops.filter((op) => op.op === 'pack' && now - uploadedAt(op) > UPLOAD_MAX_AGE_MS).map((op) => (op as { name: string }).name));
-    return stale.size ? ops.filter((op) => !('name' in op && stale.has(op.name))) : ops;
+    return this.#sealed.take();
   }
 
   async close(): Promise<void> {
@@ -388,22 +375,10 @@ export class Writer {
       // since the last commit get their rows, so nothing in the bucket is unnamed.
       this.#open = undefined;
       await Promise.all(this.#sealing);
-      const ops = this.#takePackOps();
+      const ops = this.#sealed.take();
       if (ops.length) await this.log.commitAsync(ops);
       return;
     }
     await this.seal();
   }
-}
-
-/** When a pack's upload began: a symbol-keyed property of its `pack` operation, which the log never sees. */
-const UPLOADED = Symbol('uploaded at');
-
-function uploaded(op: Op, at: number): Op {
-  (op as { [UPLOADED]?: number })[UPLOADED] = at;
-  return op;
-}
-
-function uploadedAt(op: Op): number {
-  return (op as { [UPLOADED]?: number })[UPLOADED] ?? Date.now();
 }

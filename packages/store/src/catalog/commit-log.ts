@@ -6,7 +6,7 @@
  * applied at the next open, and a database can be rebuilt from the log alone (rebuild.ts).
  */
 import { CorruptDataError, InternalError } from '@kura/core';
-import type { SqlBatch, SqlDatabase } from '../backend/sql.js';
+import type { SqlDatabase } from '../backend/sql.js';
 import type { Statements } from './statements.js';
 import { commitsAfter, decodeCommit, emptyHead, encodeBody, newWriterId, readHead, writeHead, type LoggedFrame, type LogHead } from './commits.js';
 import { encodeFrame, sameHash, segmentName } from './frame.js';
@@ -19,27 +19,13 @@ import { nextTurn } from '../breather.js';
 import { TargetCache } from './target-cache.js';
 import { ObjectCommits, publishes, refuseSync, type JobOutcome } from './object-commits.js';
 import { catchUpShared } from './shared-catch-up.js';
-
-/**
- * Commits follow each other in one open database transaction (a batch) for at most this long,
- * or until the event loop turns (decision 0028): each is acknowledged once its frame is in the
- * log and its operations applied (a savepoint), and the database's COMMIT — most of a small
- * commit's cost — is paid once per batch. Other processes wait this long at most for the write
- * lock, and see the batch's commits when it ends.
- */
-export const BATCH_MS = 2;
+import { CommitBatches } from './commit-batch.js';
 
 /**
  * A writer checkpoints the catalog (FORMAT.md §15.5) after this many commits since the newest
  * checkpoint, so a rebuild replays at most about this many.
  */
 export const CHECKPOINT_EVERY = 50_000;
-
-/** Commits sharing one database transaction: when it began, and the timer that ends it at BATCH_MS. */
-interface Batch {
-  started: number;
-  cap: ReturnType<typeof setTimeout>;
-}
 
 export class CommitLog {
   readonly #db: SqlDatabase;
@@ -51,8 +37,8 @@ export class CommitLog {
   #head: LogHead;
   #appender: SegmentAppender | undefined;
   #rotating: Promise<void> | undefined;
-  /** The open batch (BATCH_MS), when commits share one database transaction. */
-  #batch: Batch | undefined;
+  /** Commits sharing one database transaction (commit-batch.ts; shared segments only). */
+  readonly #batches: CommitBatches;
   /** The seq of the newest checkpoint this writer knows, and the one being written. */
   #checkpointed = 0;
   #checkpointing: Promise<number> | undefined;
@@ -68,6 +54,14 @@ export class CommitLog {
     this.#ctx = { db, st, targets: new TargetCache() };
     this.#head = head;
     this.#writer = writer;
+    this.#batches = new CommitBatches({
+      db,
+      st,
+      head: () => this.#head,
+      coming: () => this.#coming(),
+      catchUp: () => this.#catchUpLocked(store.shared!),
+      rolledBack: () => this.#rolledBack(0),
+    });
     if (publishes(store)) {
       this.#objects = new ObjectCommits({
         db,
@@ -189,7 +183,7 @@ export class CommitLog {
     try {
       this.#db.transaction(() => {
         fn();
-        if (!this.#batch) queued.flush();
+        if (!this.#batches.open) queued.flush();
       });
     } catch (e) {
       this.#rolledBack(mark);
@@ -252,8 +246,8 @@ export class CommitLog {
     if (this.#objects) refuseSync();
     const shared = this.#store.shared;
     if (!batched) this.endBatch();
-    if (this.#db.inTransaction && !this.#batch) throw new InternalError('a commit must be its own transaction');
-    if (batched && shared && this.#db.batch && !this.#batch) this.#beginBatch(shared, this.#db.batch);
+    if (this.#db.inTransaction && !this.#batches.open) throw new InternalError('a commit must be its own transaction');
+    if (batched && shared && this.#db.batch && !this.#batches.open) this.#batches.begin(this.#db.batch);
     let appended: AppendedFrame | undefined;
     const append = (ops: readonly Op[]) => {
       if (ops.length === 0) return;
@@ -264,13 +258,13 @@ export class CommitLog {
       appended = appendFrame(this.#appender, shared, seq, hash, bytes);
       // In a batch, the head is written once, when it ends (endBatch): a crash rolls back the
       // whole batch, head and rows alike, so the database never holds one without the other.
-      if (!this.#batch) writeHead(this.#st, appended.next);
+      if (!this.#batches.open) writeHead(this.#st, appended.next);
     };
     try {
       // In a batch: a savepoint of it (the catch-up ran when it began; nobody else appends
       // while it holds the lock). Otherwise: a transaction of its own.
       this.#write(() => {
-        if (shared && !this.#batch) this.#catchUpLocked(shared);
+        if (shared && !this.#batches.open) this.#catchUpLocked(shared);
         fn(append, (op) => this.#apply(op, time));
       });
     } catch (e) {
@@ -284,7 +278,7 @@ export class CommitLog {
       crashPoint('committed');
     }
     if (this.#head.seq - this.#checkpointed >= CHECKPOINT_EVERY && !this.#checkpointing) void this.checkpoint().catch(() => undefined);
-    if (this.#batch && performance.now() - this.#batch.started >= BATCH_MS) this.endBatch();
+    this.#batches.committed();
     if (!shared && this.#appender && this.#appender.size >= SEGMENT_LIMIT) this.#rotating ??= this.#startSegment().finally(() => (this.#rotating = undefined));
   }
 
@@ -324,32 +318,9 @@ export class CommitLog {
     return out as T;
   }
 
-  #beginBatch(shared: SharedSegments, batch: SqlBatch): void {
-    batch.begin(() => this.endBatch()); // waits for the write lock, like any write transaction
-    try {
-      this.#catchUpLocked(shared);
-    } catch (e) {
-      batch.rollback();
-      this.#rolledBack(0);
-      throw e;
-    }
-    // Ends when the event loop turns — unless this writer has commits on their way (a put in
-    // progress, a group commit queued): then once it has none (nothingComing), BATCH_MS at
-    // most. Waited for, not polled: a check every turn keeps the event loop from sleeping,
-    // and spun ~10% of a busy server's CPU.
-    const mine = { started: performance.now(), cap: setTimeout(() => this.#batch === mine && this.endBatch(), BATCH_MS) };
-    this.#batch = mine;
-    nextTurn(() => this.#endIfQuiet(mine));
-  }
-
-  #endIfQuiet(batch: Batch): void {
-    if (this.#batch === batch && !this.#coming()) this.endBatch();
-  }
-
   /** The writer has no commit on its way any more: the open batch may end. */
   nothingComing(): void {
-    const batch = this.#batch;
-    if (batch) nextTurn(() => this.#endIfQuiet(batch));
+    this.#batches.nothingComing();
   }
 
   /**
@@ -362,29 +333,9 @@ export class CommitLog {
     this.#ctx.packGone = writer.packGone;
   }
 
-  /**
-   * Ends the open batch: its commits reach the database for other connections. Should the
-   * COMMIT fail, they are in the log all the same: the next transaction's catch-up applies them
-   * again.
-   */
+  /** Ends the open batch (commit-batch.ts): its commits reach the database for other connections. */
   endBatch(): void {
-    if (!this.#batch) return;
-    clearTimeout(this.#batch.cap);
-    this.#batch = undefined;
-    const batch = this.#db.batch!;
-    try {
-      this.#st.queued.flush();
-      writeHead(this.#st, this.#head);
-      crashPoint('batch-ending');
-      batch.commit();
-    } catch {
-      this.#rolledBack(0); // (the catch-up that applies its commits again queues them again)
-      try {
-        batch.rollback();
-      } catch {
-        // (the connection rolled back already)
-      }
-    }
+    this.#batches.end();
   }
 
   /**

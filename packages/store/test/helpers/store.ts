@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach } from 'vitest';
 import { Store } from '../../src/node/index.js';
-import { BATCH_MS } from '../../src/catalog/commit-log.js';
+import { BATCH_MS } from '../../src/catalog/commit-batch.js';
 import type { InitOptions } from '../../src/options.js';
 
 import { concatBytes } from '../../../core/test/helpers/data.js';

@@ -1,0 +1,109 @@
+/**
+ * Commits that share one database transaction (decision 0028): a local writer on shared
+ * segments keeps the write transaction open across consecutive commits — each acknowledged
+ * once its frame is in the log and its operations applied (a savepoint) — so the COMMIT, most of
+ * a small commit's cost, is paid once per batch. A batch ends when the event loop turns and the
+ * writer has no commit on its way, or after BATCH_MS at most.
+ */
+import type { SqlBatch, SqlDatabase } from '../backend/sql.js';
+import { nextTurn } from '../breather.js';
+import { crashPoint } from '../crash-points.js';
+import { writeHead, type LogHead } from './commits.js';
+import type { Statements } from './statements.js';
+
+/**
+ * Commits follow each other in one open database transaction for at most this long, or until
+ * the event loop turns. Other processes wait this long at most for the write lock, and see the
+ * batch's commits when it ends.
+ */
+export const BATCH_MS = 2;
+
+/** What the commit log lends its batches. */
+export interface BatchHost {
+  db: SqlDatabase;
+  st: Statements;
+  /** The head the batch's commits reached (written to the database when it ends). */
+  head(): LogHead;
+  /** Whether this process's writer has commits on their way (a put in progress, a group commit queued). */
+  coming(): boolean;
+  /** Under the write lock, as the batch begins: applies other writers' commits. */
+  catchUp(): void;
+  /** A rollback happened: what it queued for the index, and the entries it named, are forgotten. */
+  rolledBack(): void;
+}
+
+/** Commits sharing one database transaction: when it began, and the timer that ends it at BATCH_MS. */
+interface Batch {
+  started: number;
+  cap: ReturnType<typeof setTimeout>;
+}
+
+export class CommitBatches {
+  #batch: Batch | undefined;
+
+  constructor(private readonly host: BatchHost) {}
+
+  /** Whether a batch is open: commits are savepoints of its transaction. */
+  get open(): boolean {
+    return this.#batch !== undefined;
+  }
+
+  /** Begins a batch: waits for the write lock, catches up with other writers. */
+  begin(batch: SqlBatch): void {
+    batch.begin(() => this.end()); // waits for the write lock, like any write transaction
+    try {
+      this.host.catchUp();
+    } catch (e) {
+      batch.rollback();
+      this.host.rolledBack();
+      throw e;
+    }
+    // Ends when the event loop turns — unless this writer has commits on their way: then once
+    // it has none (nothingComing), BATCH_MS at most. Waited for, not polled: a check every turn
+    // keeps the event loop from sleeping, and spun ~10% of a busy server's CPU.
+    const mine = { started: performance.now(), cap: setTimeout(() => this.#batch === mine && this.end(), BATCH_MS) };
+    this.#batch = mine;
+    nextTurn(() => this.#endIfQuiet(mine));
+  }
+
+  /** After a commit: a batch open for BATCH_MS ends. */
+  committed(): void {
+    if (this.#batch && performance.now() - this.#batch.started >= BATCH_MS) this.end();
+  }
+
+  /** The writer has no commit on its way any more: the open batch may end. */
+  nothingComing(): void {
+    const batch = this.#batch;
+    if (batch) nextTurn(() => this.#endIfQuiet(batch));
+  }
+
+  #endIfQuiet(batch: Batch): void {
+    if (this.#batch === batch && !this.host.coming()) this.end();
+  }
+
+  /**
+   * Ends the open batch: its commits reach the database for other connections. Should the
+   * COMMIT fail, they are in the log all the same: the next transaction's catch-up applies them
+   * again.
+   */
+  end(): void {
+    if (!this.#batch) return;
+    clearTimeout(this.#batch.cap);
+    this.#batch = undefined;
+    const { db, st } = this.host;
+    const batch = db.batch!;
+    try {
+      st.queued.flush();
+      writeHead(st, this.host.head());
+      crashPoint('batch-ending');
+      batch.commit();
+    } catch {
+      this.host.rolledBack(); // (the catch-up that applies its commits again queues them again)
+      try {
+        batch.rollback();
+      } catch {
+        // (the connection rolled back already)
+      }
+    }
+  }
+}
