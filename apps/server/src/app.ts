@@ -130,7 +130,7 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
   // Auth after the rate limiter (see plugins/auth.ts) and before every route, /metrics included.
   await app.register(auth, { tokens: config.tokens, noAuth: config.noAuth });
   await app.register(metrics);
-  await app.register(storePlugin, { dir: config.store, store: options.store, semantic: config.semantic, settings: { gcMarginMs: config.gcMarginMs } });
+  await app.register(storePlugin, { dir: config.store, store: options.store, semantic: config.semantic, settings: { gcMarginMs: config.gcMarginMs, logRetentionMs: config.logRetentionMs } });
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

@@ -43,6 +43,7 @@ export const ServerConfig = z
      * this long after its drop. Default (absent): one hour.
      */
     gcMarginMs: z.number().int().min(0).max(30 * 24 * 3600 * 1000).optional(),
+    logRetentionMs: z.number().int().min(60 * 60 * 1000).max(365 * 24 * 3600 * 1000).optional(),
     /** Resumable uploads untouched this long are deleted. */
     uploadTtlMs: size.default(24 * 60 * 60 * 1000),
     /** Where resumable uploads are staged (default `<store>/uploads`); a store on object storage stages them in its bucket (decision 0042). */
@@ -128,6 +129,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
   if (env.KURA_RATE_LIMIT) c.rateLimit = int('KURA_RATE_LIMIT', env.KURA_RATE_LIMIT);
   if (env.KURA_CACHE_BYTES) c.cacheBytes = int('KURA_CACHE_BYTES', env.KURA_CACHE_BYTES);
   if (env.KURA_GC_MARGIN_MS) c.gcMarginMs = int('KURA_GC_MARGIN_MS', env.KURA_GC_MARGIN_MS);
+  if (env.KURA_LOG_RETENTION_MS) c.logRetentionMs = int('KURA_LOG_RETENTION_MS', env.KURA_LOG_RETENTION_MS);
   if (env.KURA_UPLOAD_TTL_MS) c.uploadTtlMs = int('KURA_UPLOAD_TTL_MS', env.KURA_UPLOAD_TTL_MS);
   if (env.KURA_IDLE_TIMEOUT_MS) c.idleTimeoutMs = int('KURA_IDLE_TIMEOUT_MS', env.KURA_IDLE_TIMEOUT_MS);
   if (env.KURA_SHUTDOWN_TIMEOUT_MS) c.shutdownTimeoutMs = int('KURA_SHUTDOWN_TIMEOUT_MS', env.KURA_SHUTDOWN_TIMEOUT_MS);

@@ -103,6 +103,8 @@ export const GcReport = z.object({
   bytesFreed: z.number().int(),
   packsWaiting: z.number().int(),
   bytesWaiting: z.number().int(),
+  logCommitsDeleted: z.number().int(),
+  checkpointsDeleted: z.number().int(),
 });
 
 export const VerifyReport = z.object({

@@ -59,6 +59,12 @@ export const OpenOptions = z
      * shares it meanwhile keeps it.
      */
     gcMarginMs: z.number().int().min(0).max(30 * 24 * 3600 * 1000).optional(),
+    /**
+     * On an object store: GC deletes the commits a checkpoint covers once the checkpoint is this
+     * old (default 7 days; decision 0045). A server stopped or paused longer starts again from
+     * a checkpoint.
+     */
+    logRetentionMs: z.number().int().min(60 * 60 * 1000).max(365 * 24 * 3600 * 1000).optional(),
   })
   .strict();
 export type OpenOptions = z.input<typeof OpenOptions>;

@@ -35,6 +35,8 @@ export interface StoreContext {
   readonly documentHasher: DocumentHasherChoice | undefined;
   /** How long a chunk stays unreferenced before GC reclaims it while other writers are alive. */
   readonly gcMarginMs: number | undefined;
+  /** On an object store: how long the commits a checkpoint covers are kept (decision 0045). */
+  readonly logRetentionMs: number | undefined;
   /** The chunks this store holds, for ingest workers: made on first use (`knownChunks`). */
   known: KnownChunks | undefined;
   closed: boolean;
@@ -50,6 +52,7 @@ export interface ContextOptions {
   compression: number | false;
   packSize: number | undefined;
   gcMarginMs: number | undefined;
+  logRetentionMs: number | undefined;
   log: CommitLog;
   st: Statements;
 }
@@ -63,8 +66,14 @@ export function makeContext(b: StoreBackends, config: StoreConfig, o: ContextOpt
   const indexer = new Indexer(b.db, o.st, reader, !o.readonly, () => writer.idle(), () => writer.busy, extract);
   indexer.schedule();
   // A batch stays open while puts are on their way (decision 0028): sequential puts share a COMMIT.
-  o.log.attach({ coming: () => writer.busy || writer.committing, openPack: () => writer.openPackRow, packGone: (id) => writer.forgetPack(id) });
-  return {
+  // A catalog replaced by a checkpoint's (decision 0045) may number packs otherwise and hold other chunks.
+  const rebased = () => {
+    writer.forgetPacks();
+    ctx.known = undefined;
+    indexer.schedule();
+  };
+  o.log.attach({ coming: () => writer.busy || writer.committing, openPack: () => writer.openPackRow, packGone: (id) => writer.forgetPack(id), rebased });
+  const ctx: StoreContext = {
     b,
     db: b.db,
     st: o.st,
@@ -78,11 +87,13 @@ export function makeContext(b: StoreBackends, config: StoreConfig, o: ContextOpt
     compression: o.compression,
     documentHasher: b.documentHasher,
     gcMarginMs: o.gcMarginMs,
+    logRetentionMs: o.logRetentionMs,
     known: undefined,
     closed: false,
     gcRunning: undefined,
     semantic: undefined,
   };
+  return ctx;
 }
 
 /** The context of a store that is still open (else STORE_CLOSED). */

@@ -64,9 +64,9 @@ export async function openParts(b: StoreBackends, options: OpenOptions): Promise
   }
   const durability = o.durability ?? config.durability;
   b.setDurability?.(durability);
-  const log = o.readonly ? CommitLog.reader(b.db, st, b.log) : await CommitLog.open(b.db, st, b.log, b.writer?.id);
+  const log = o.readonly ? CommitLog.reader(b.db, st, b.log) : await CommitLog.open(b.db, st, b.log, b.writer?.id, o.logRetentionMs);
   return {
     config,
-    opts: { readonly: o.readonly, durability, compression: o.compression ?? config.compression, packSize: o.packSize, gcMarginMs: o.gcMarginMs, log, st },
+    opts: { readonly: o.readonly, durability, compression: o.compression ?? config.compression, packSize: o.packSize, gcMarginMs: o.gcMarginMs, logRetentionMs: o.logRetentionMs, log, st },
   };
 }

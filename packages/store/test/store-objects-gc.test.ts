@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Store } from '../src/node/index.js';
 import { MemoryObjectStore } from '../src/objects/memory-objects.js';
@@ -274,6 +275,103 @@ describe('GC on object storage', () => {
     expect(await packObjects(objects)).not.toContain(uploaded[0]);
     expect(same(await a.getBytes(next.digest), bytes(10, 5000))).toBe(true);
     expect((await a.verify()).ok).toBe(true);
+  });
+});
+
+const DAY = 24 * HOUR;
+
+/** The seqs of the log objects and checkpoints in the bucket. */
+async function logSeqs(objects: ObjectStore, prefix: 'log/' | 'checkpoints/'): Promise<number[]> {
+  const out: number[] = [];
+  for await (const o of listAll(objects, prefix)) out.push(Number(o.key.slice(prefix.length)));
+  return out;
+}
+
+describe('log truncation (decision 0045)', () => {
+  it('deletes the commits a checkpoint covers once it is 7 days old — packs they carry moved out first — and a new server starts from it', async () => {
+    const objects = new MemoryObjectStore();
+    const a = await server(objects, true);
+    const docs = Array.from({ length: 8 }, (_, i) => bytes(400 + i, 3000 + i));
+    const puts = [];
+    for (let i = 0; i < docs.length; i++) puts.push(await a.put(docs[i]!, { path: `t/${i}` })); // a carried pack each
+    await a.deletePath('t/0');
+    const { seq: covered } = await a.checkpoint();
+    later(3 * DAY);
+    await a.put(bytes(499, 3000), { path: 't/after' });
+    expect(await a.gc()).toMatchObject({ logCommitsDeleted: 0, checkpointsDeleted: 0 }); // 3 days: nothing yet
+    expect((await logSeqs(objects, 'log/'))[0]).toBe(1);
+    later(5 * DAY);
+    const report = await a.gc();
+    expect(report.logCommitsDeleted).toBe(covered);
+    expect(report.packsCompacted).toBeGreaterThan(0); // the carried packs of commits up to the checkpoint
+    const log = await logSeqs(objects, 'log/');
+    expect(log[0]).toBe(covered + 1);
+    expect(log).toEqual(Array.from({ length: log.length }, (_, i) => covered + 1 + i)); // whole from its first object
+    expect(await logSeqs(objects, 'checkpoints/')).toContain(covered);
+    // Nothing left names a log object that is gone.
+    const db = new Database(join(a.cacheDir, 'kura.db'), { readonly: true });
+    const carriers = db.prepare('SELECT log_seq FROM packs WHERE log_seq IS NOT NULL').all() as { log_seq: number }[];
+    db.close();
+    expect(carriers.every((r) => r.log_seq > covered)).toBe(true);
+    // A new server: the checkpoint, then the log after it.
+    const c = await server(objects);
+    for (let i = 1; i < docs.length; i++) expect(same(await c.getBytes(puts[i]!.digest), docs[i]!)).toBe(true);
+    await expect(c.stat('t/0')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    expect(await c.verify(undefined, { readData: true })).toMatchObject({ ok: true });
+    expect(await a.verify(undefined, { readData: true })).toMatchObject({ ok: true });
+    await a.refresh();
+    expect(canonicalDump(join(c.cacheDir, 'kura.db'))).toBe(canonicalDump(join(a.cacheDir, 'kura.db')));
+  });
+
+  it('a server paused past the truncation starts again from the checkpoint, and its next commit goes after the log\'s head, not into a seq the truncation freed', async () => {
+    const objects = new MemoryObjectStore();
+    const a = await server(objects, true);
+    const b = await server(objects);
+    await a.put(bytes(500, 2000), { path: 'p/first' });
+    await b.refresh();
+    const behind = (await b.refresh()).seq;
+    // B is paused (a stopped process): none of its requests arrive.
+    let paused = true;
+    b.view.before = () => {
+      if (paused) throw Object.assign(new Error('injected: paused'), { code: 'STORAGE_UNREACHABLE' });
+    };
+    const puts = [];
+    for (let i = 0; i < 5; i++) puts.push(await a.put(bytes(510 + i, 2000), { path: `p/${i}` }));
+    await a.setMeta('p/first', { seen: 'by a' });
+    const { seq: covered } = await a.checkpoint();
+    expect(covered).toBeGreaterThan(behind + 1);
+    later(8 * DAY);
+    expect((await a.gc()).logCommitsDeleted).toBe(covered);
+    paused = false;
+    const late = await b.put(bytes(599, 2000), { path: 'p/late' });
+    // No commit was made again below the truncation; B's is after A's newest.
+    const log = await logSeqs(objects, 'log/');
+    expect(log[0]).toBe(covered + 1);
+    expect(log).toEqual(Array.from({ length: log.length }, (_, i) => covered + 1 + i));
+    await a.refresh();
+    expect((await a.stat('p/late')).digest).toBe(late.digest);
+    for (let i = 0; i < puts.length; i++) expect(same(await b.getBytes(puts[i]!.digest), bytes(510 + i, 2000))).toBe(true);
+    expect((await b.stat('p/first')).meta).toEqual({ seen: 'by a' });
+    expect(await b.verify(undefined, { readData: true })).toMatchObject({ ok: true });
+    expect(canonicalDump(join(b.cacheDir, 'kura.db'))).toBe(canonicalDump(join(a.cacheDir, 'kura.db')));
+  });
+
+  it('a server stopped past the truncation opens again from the checkpoint', async () => {
+    const objects = new MemoryObjectStore();
+    const a = await server(objects, true);
+    const bCache = cache();
+    const b0 = await Store.openObjects(new HookedObjectStore(objects), { cacheDir: bCache });
+    await b0.close();
+    for (let i = 0; i < 4; i++) await a.put(bytes(600 + i, 2000), { path: `s/${i}` });
+    const { seq: covered } = await a.checkpoint();
+    later(8 * DAY);
+    expect((await a.gc()).logCommitsDeleted).toBe(covered);
+    const b = await Store.openObjects(new HookedObjectStore(objects), { cacheDir: bCache });
+    open.push(b);
+    expect((await b.list({ limit: 100 })).items.map((e) => e.path).sort()).toEqual(['s/0', 's/1', 's/2', 's/3']);
+    await b.put(bytes(699, 2000), { path: 's/back' });
+    await a.refresh();
+    expect(canonicalDump(join(bCache, 'kura.db'))).toBe(canonicalDump(join(a.cacheDir, 'kura.db')));
   });
 });
 

@@ -18,10 +18,14 @@ declare module 'fastify' {
 /** How the server opens its store (config.ts). */
 export interface StoreSettings {
   gcMarginMs?: number | undefined;
+  logRetentionMs?: number | undefined;
 }
 
 export async function openOrCreate(dir: string, settings: StoreSettings = {}): Promise<Store> {
-  const options = settings.gcMarginMs === undefined ? {} : { gcMarginMs: settings.gcMarginMs };
+  const options = {
+    ...(settings.gcMarginMs === undefined ? {} : { gcMarginMs: settings.gcMarginMs }),
+    ...(settings.logRetentionMs === undefined ? {} : { logRetentionMs: settings.logRetentionMs }),
+  };
   // A new store is made, then opened as an existing one would be (with this server's options).
   const create = async () => {
     await (await Store.init(dir)).close();

@@ -15,7 +15,9 @@ function summary(r: GcReport): string {
     `freed ${bytes(r.bytesFreed)}: ${plural(r.chunksRemoved, 'chunk')} removed, ${plural(r.packsDeleted, 'pack')} deleted, ` +
     `${plural(r.packsCompacted, 'pack')} compacted, ${plural(r.orphansDeleted, 'orphan file')} deleted\n` +
     // On an object store, packs a GC dropped are deleted by one that runs a margin later (decision 0041).
-    (r.packsWaiting ? `${plural(r.packsWaiting, 'dropped pack')} (${bytes(r.bytesWaiting)}) to be deleted by a GC after the margin\n` : '')
+    (r.packsWaiting ? `${plural(r.packsWaiting, 'dropped pack')} (${bytes(r.bytesWaiting)}) to be deleted by a GC after the margin\n` : '') +
+    // And the log's commits a checkpoint has covered for the retention (decision 0045).
+    (r.logCommitsDeleted || r.checkpointsDeleted ? `log truncated: ${plural(r.logCommitsDeleted, 'commit')} and ${plural(r.checkpointsDeleted, 'checkpoint')} deleted\n` : '')
   );
 }
 
@@ -23,7 +25,7 @@ export function register(program: Command): void {
   program
     .command('gc')
     .description('reclaim the space of chunks no document uses any more')
-    .option('--json', 'one JSON line: {"chunksRemoved","packsDeleted","packsCompacted","orphansDeleted","bytesFreed","packsWaiting","bytesWaiting"}')
+    .option('--json', 'one JSON line: {"chunksRemoved","packsDeleted","packsCompacted","orphansDeleted","bytesFreed","packsWaiting","bytesWaiting","logCommitsDeleted","checkpointsDeleted"}')
     .action(async (opts: { json?: boolean }, cmd: Command) => {
       await withStore(cmd, { readonly: false }, async (store) => {
         let phase: GcProgress['phase'] = 'chunks';

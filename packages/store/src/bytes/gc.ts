@@ -15,6 +15,8 @@ import type { Op } from '../catalog/ops.js';
 import { crashPoint } from '../crash-points.js';
 import { ORPHAN_MARGIN_MS, reclaimPacks } from './gc-reclaim.js';
 import { GcLease, requireClock } from './gc-lease.js';
+import type { LogStore } from '../catalog/log-store.js';
+import { DEFAULT_LOG_RETENTION_MS, truncatable, truncateLog, truncationPoint } from '../catalog/log-truncate.js';
 
 export interface GcReport {
   /** Chunk rows removed (unreferenced chunks). */
@@ -33,6 +35,9 @@ export interface GcReport {
   /** On an object store: dropped packs whose objects wait for the margin (decision 0041), and their bytes. */
   packsWaiting: number;
   bytesWaiting: number;
+  /** On an object store: log objects and checkpoints deleted by the log's truncation (decision 0045). */
+  logCommitsDeleted: number;
+  checkpointsDeleted: number;
 }
 
 /** A sealed pack is compacted when its live records fill less than this share of it. */
@@ -78,8 +83,9 @@ export interface GcContext {
   st: Statements;
   writer: Writer;
   reader: Reader;
-  b: { packs: PackStore; writer?: Liveness | undefined; clockOffsetMs?: (() => number | undefined) | undefined; gcHolder?: string | undefined };
+  b: { packs: PackStore; log?: LogStore; writer?: Liveness | undefined; clockOffsetMs?: (() => number | undefined) | undefined; gcHolder?: string | undefined };
   gcMarginMs?: number | undefined;
+  logRetentionMs?: number | undefined;
 }
 
 export async function collectGarbage(ctx: GcContext, onProgress?: (p: GcProgress) => void): Promise<GcReport> {
@@ -108,7 +114,11 @@ async function collect(ctx: GcContext, lease: GcLease | undefined, onProgress?: 
   // puts may share a chunk this process cannot see pinned: a row goes only once it has been
   // unreferenced for the margin (FORMAT.md §9).
   const margined = objects || (liveness?.others().length ?? 0) > 0;
-  const report: GcReport = { chunksRemoved: 0, packsDeleted: 0, packsCompacted: 0, orphansDeleted: 0, bytesFreed: 0, packsWaiting: 0, bytesWaiting: 0 };
+  const report: GcReport = { chunksRemoved: 0, packsDeleted: 0, packsCompacted: 0, orphansDeleted: 0, bytesFreed: 0, packsWaiting: 0, bytesWaiting: 0, logCommitsDeleted: 0, checkpointsDeleted: 0 };
+  // On an object store the log is truncated once a checkpoint has existed for the retention
+  // (decision 0045): up to that checkpoint's seq, after the packs commits there carry are moved out (step 2).
+  const truncating = objects && ctx.b.log && truncatable(ctx.b.log) ? ctx.b.log : undefined;
+  const truncateTo = truncating && (await truncationPoint(truncating, Date.now() + (ctx.b.clockOffsetMs?.() ?? 0), ctx.logRetentionMs ?? DEFAULT_LOG_RETENTION_MS));
   const breathe = breather();
 
   // 1. Unreferenced chunk rows, in transactions of GC_BATCH with a turn of the event loop
@@ -158,8 +168,9 @@ async function collect(ctx: GcContext, lease: GcLease | undefined, onProgress?: 
       if (writer.packInUse(pack.id) || theirs(pack)) continue;
       const size = files.get(pack.name) ?? pack.size;
       const liveBytes = live.get(pack.id) ?? 0;
+      const carriedBeforeTruncation = truncateTo !== undefined && pack.log_seq !== null && pack.log_seq <= truncateTo;
       if (liveBytes === 0) empty.push(pack.name);
-      else if (liveBytes < (size - PACK_HEADER_SIZE) * COMPACT_BELOW) toCompact.push({ id: pack.id, name: pack.name, size });
+      else if (carriedBeforeTruncation || liveBytes < (size - PACK_HEADER_SIZE) * COMPACT_BELOW) toCompact.push({ id: pack.id, name: pack.name, size });
     }
   });
   // The rows go first (one commit, which re-checks them: another writer may have committed
@@ -197,6 +208,15 @@ async function collect(ctx: GcContext, lease: GcLease | undefined, onProgress?: 
   report.packsWaiting = reclaimed.packsWaiting;
   report.bytesWaiting = reclaimed.bytesWaiting;
   report.bytesFreed += reclaimed.bytesDeleted;
+
+  // 4. The log's truncation (decision 0045), with every commit up to that point applied here.
+  if (truncating && truncateTo !== undefined) {
+    await lease!.keep();
+    await log.refresh();
+    const truncated = await truncateLog(truncating, st, truncateTo);
+    report.logCommitsDeleted = truncated.commitsDeleted;
+    report.checkpointsDeleted = truncated.checkpointsDeleted;
+  }
   return report;
 }
 

@@ -120,6 +120,11 @@ export class Writer {
     this.#packNames.delete(id);
   }
 
+  /** The catalog was replaced by a checkpoint's (decision 0045): pack rows may have other ids. (Provisional ids, below 0, stay.) */
+  forgetPacks(): void {
+    for (const id of this.#packNames.keys()) if (id > 0) this.#packNames.delete(id);
+  }
+
   // ---- puts in progress --------------------------------------------------------------------
 
   putStarted(): void {

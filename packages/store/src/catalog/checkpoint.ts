@@ -73,6 +73,20 @@ export function encodeCheckpoint(db: SqlDatabase, head: Pick<LogHead, 'seq' | 'h
   return out;
 }
 
+/** Tables derived from the catalog (none in a checkpoint): emptied with it by clearCatalog, made again from it. */
+const DERIVED_TABLES = ['search_queue', 'damaged', 'dir_stamps', 'doc_text', 'doc_embedded', 'doc_vectors'];
+
+/**
+ * Empties the catalog and what is derived from it (inside the caller's transaction), for a
+ * checkpoint to be loaded in its place: a server whose head the log no longer holds (decision
+ * 0045). The configuration and the log position stay (the caller writes the new one).
+ */
+export function clearCatalog(db: SqlDatabase): void {
+  for (const t of [...CHECKPOINT_TABLES].reverse()) db.exec(`DELETE FROM ${t.name}`);
+  for (const t of DERIVED_TABLES) db.exec(`DELETE FROM ${t}`);
+  db.exec("INSERT INTO search(search) VALUES('delete-all')");
+}
+
 /**
  * Loads a checkpoint into an empty catalog (inside the caller's transaction) and returns the
  * log position it stands for. A checkpoint whose hash or shape is wrong is CORRUPT_DATA.

@@ -20,6 +20,8 @@ import { TargetCache } from './target-cache.js';
 import { ObjectCommits, publishes, refuseSync, type JobOutcome } from './object-commits.js';
 import { catchUpShared } from './shared-catch-up.js';
 import { CommitBatches } from './commit-batch.js';
+import { rebaseCatalog } from './open.js';
+import { DEFAULT_LOG_RETENTION_MS } from './log-truncate.js';
 
 /**
  * A writer checkpoints the catalog (FORMAT.md §15.5) after this many commits since the newest
@@ -44,10 +46,12 @@ export class CommitLog {
   #checkpointing: Promise<number> | undefined;
   /** Whether this writer has commits on their way (attach): a batch waits for them. */
   #coming: () => boolean = () => false;
+  /** Told when the catalog was replaced by a checkpoint's (decision 0045). */
+  #rebased: () => void = () => undefined;
   /** On an object store: commits are published before they are applied (decision 0040). */
   readonly #objects: ObjectCommits | undefined;
 
-  private constructor(db: SqlDatabase, st: Statements, store: LogStore, head: LogHead, writer = newWriterId()) {
+  private constructor(db: SqlDatabase, st: Statements, store: LogStore, head: LogHead, writer = newWriterId(), retentionMs = DEFAULT_LOG_RETENTION_MS) {
     this.#db = db;
     this.#st = st;
     this.#store = store;
@@ -72,6 +76,12 @@ export class CommitLog {
         head: () => this.#head,
         setHead: (h) => (this.#head = h),
         apply: (op, time, at) => this.#apply(op, time, at),
+        rebase: (bytes, name) => {
+          this.#head = rebaseCatalog(db, st, bytes, name);
+          this.#ctx.targets?.clear();
+          this.#rebased();
+        },
+        freshMs: retentionMs / 4,
       });
     }
   }
@@ -82,10 +92,10 @@ export class CommitLog {
    * a torn tail and opens the newest segment for appends. With shared segments (several
    * writers) all of it happens under the database's write lock, as at every commit.
    */
-  static async open(db: SqlDatabase, st: Statements, store: LogStore, writer?: string): Promise<CommitLog> {
+  static async open(db: SqlDatabase, st: Statements, store: LogStore, writer?: string, retentionMs?: number): Promise<CommitLog> {
     const head = readHead(st);
     if (!head) throw new InternalError('the database has no log position');
-    const log = new CommitLog(db, st, store, head, writer);
+    const log = new CommitLog(db, st, store, head, writer, retentionMs);
     log.#checkpointed = Number((await store.checkpoints()).at(-1) ?? 0);
     if (log.#objects) {
       // One object per commit, never appended to: a listing after the head, then polling. (A
@@ -327,8 +337,9 @@ export class CommitLog {
    * Tells the log about this process's writer: whether commits are on their way (a batch
    * waits for them, decision 0028) and its open pack (ops.ts ApplyContext).
    */
-  attach(writer: { coming: () => boolean; openPack: () => { id: number; name: string } | undefined; packGone: (id: number) => void }): void {
+  attach(writer: { coming: () => boolean; openPack: () => { id: number; name: string } | undefined; packGone: (id: number) => void; rebased: () => void }): void {
     this.#coming = writer.coming;
+    this.#rebased = writer.rebased;
     this.#ctx.openPack = writer.openPack;
     this.#ctx.packGone = writer.packGone;
   }

@@ -30,6 +30,13 @@ export interface PublishHost {
   head(): LogHead;
   setHead(head: LogHead): void;
   apply(op: Op, time: number, at?: CommitPlace): OpResult;
+  /** Replaces the catalog with a checkpoint's, and the head with its (decision 0045). */
+  rebase(checkpoint: Uint8Array, name: string): void;
+  /**
+   * How long a refresh counts as recent for a commit's first attempt (a quarter of the log's
+   * retention, decision 0045): older, the commit lists the log first.
+   */
+  freshMs: number;
 }
 
 const ROLLED_BACK = Symbol('validated');
@@ -51,6 +58,8 @@ export class ObjectCommits {
   /** The polling step (startPolling), re-armed sooner on activity. */
   #tick: (() => Promise<void>) | undefined;
   #stopped = false;
+  /** When a catch-up last read the log to its end (Date.now()). */
+  #caughtUpAt = -Infinity;
 
   constructor(private readonly host: PublishHost) {}
 
@@ -112,8 +121,10 @@ export class ObjectCommits {
       // Optimistic: the first attempt goes for the seq after the head this server knows, with
       // no listing (polling keeps the head close). Had another server taken it, the create says
       // so, and the listing comes then (a LIST less per commit: ~1 ms of 3 on loopback).
+      // A server whose last refresh is older than freshMs (it was paused) lists first: the seq
+      // after its head may be one the log's truncation deleted, free to create again (0045).
       for (let attempt = 0; ; attempt++) {
-        if (attempt > 0) await this.#catchUp();
+        if (attempt > 0 || Date.now() - this.#caughtUpAt > this.host.freshMs) await this.#catchUp();
         const head = this.host.head();
         const seq = head.seq + 1;
         const outcomes = this.#validate(jobs, time, seq);
@@ -186,8 +197,13 @@ export class ObjectCommits {
    */
   async #catchUp(): Promise<number> {
     let applied = 0;
+    const started = Date.now();
     for (let attempt = 1; ; attempt++) {
-      const names = await this.host.store.segmentsAfter(this.host.head().segment);
+      let names = await this.host.store.segmentsAfter(this.host.head().segment);
+      if (names.length && Number(names[0]) > this.host.head().seq + 1 && (await this.#rebase(Number(names[0])))) {
+        applied++;
+        names = names.filter((n) => Number(n) > this.host.head().seq);
+      }
       const { count, stalled } = await this.#apply(names);
       applied += count;
       if (!stalled) break;
@@ -195,7 +211,21 @@ export class ObjectCommits {
       await new Promise((r) => setTimeout(r, 10 * 2 ** attempt));
     }
     if (applied) this.host.ctx.targets?.clear(); // other writers' commits changed what targets name
+    this.#caughtUpAt = started;
     return applied;
+  }
+
+  /**
+   * The log after the head begins at `first`, past the commit after the head: truncated there
+   * (decision 0045) when a checkpoint covers the commits missing. Then the catalog starts again
+   * from the newest such checkpoint; answers whether it did (else it is a gap: #apply waits).
+   */
+  async #rebase(first: number): Promise<boolean> {
+    const { store } = this.host;
+    const covering = (await store.checkpoints()).filter((n) => Number(n) >= first - 1 && Number(n) > this.host.head().seq).at(-1);
+    if (covering === undefined) return false;
+    this.host.rebase(await store.readCheckpoint(covering), covering);
+    return true;
   }
 
   /** Applies the commits `names` hold, READ_AHEAD objects at a time, up to the first that does not follow on. */

@@ -9,7 +9,7 @@ import type { SqlDatabase } from '../backend/sql.js';
 import { NotFoundError } from '../errors.js';
 import { SCHEMA_VERSION, fillSnapshotIds } from './schema.js';
 import type { Statements } from './statements.js';
-import { checkpointName, encodeCheckpoint, loadCheckpoint } from './checkpoint.js';
+import { checkpointName, clearCatalog, encodeCheckpoint, loadCheckpoint } from './checkpoint.js';
 import { commitsAfter, decodeCommit, emptyHead, readHead, writeHead, type LogHead } from './commits.js';
 import type { LogStore } from './log-store.js';
 import { publishes } from './object-commits.js';
@@ -122,5 +122,25 @@ export async function rebuildCatalog(db: SqlDatabase, st: Statements, log: LogSt
   // checkpoint included.
   st.queued.undoTo(0); // what the operations queued: all of it, below
   db.transaction(() => db.exec(`DELETE FROM search_queue; ${ENQUEUE_ALL}`));
+  return head;
+}
+
+/**
+ * Replaces the catalog with a checkpoint's (decision 0045): a server whose head the log no
+ * longer holds — it was stopped or paused past the log's retention, and the commits after its
+ * head were truncated — starts again from the checkpoint that covers them, as a new server
+ * would. What is derived (the search index, extracted text, vectors) is made again. Answers
+ * the new head (naming no segment: the catch-up lists the log after its seq).
+ */
+export function rebaseCatalog(db: SqlDatabase, st: Statements, bytes: Uint8Array, name: string): LogHead {
+  let head = emptyHead();
+  st.queued.undoTo(0);
+  db.transaction(() => {
+    clearCatalog(db);
+    head = { ...loadCheckpoint(db, bytes, name), segment: '', end: 0 };
+    fillSnapshotIds(db);
+    writeHead(st, head);
+    db.exec(ENQUEUE_ALL);
+  });
   return head;
 }

@@ -77,6 +77,24 @@ export class ObjectLogStore implements LogStore {
     return this.#names(CHECKPOINTS);
   }
 
+  /** Checkpoint names with when each was written, by the storage's clock (log truncation, decision 0045). */
+  async checkpointsListed(): Promise<{ name: string; modified: number }[]> {
+    const out: { name: string; modified: number }[] = [];
+    for await (const o of listAll(this.objects, CHECKPOINTS)) {
+      const name = o.key.slice(CHECKPOINTS.length);
+      if (NAME.test(name)) out.push({ name, modified: o.modified });
+    }
+    return out;
+  }
+
+  deleteSegment(name: string): Promise<void> {
+    return this.objects.delete(`${LOG}${name}`);
+  }
+
+  deleteCheckpoint(name: string): Promise<void> {
+    return this.objects.delete(`${CHECKPOINTS}${name}`);
+  }
+
   readCheckpoint(name: string): Promise<Uint8Array> {
     return this.objects.get(`${CHECKPOINTS}${name}`);
   }
