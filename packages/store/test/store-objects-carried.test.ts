@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Store } from '../src/node/index.js';
 import { MemoryObjectStore } from '../src/objects/memory-objects.js';
-import { ObjectLogStore } from '../src/objects/object-log.js';
+import { FIRST_READ, ObjectLogStore } from '../src/objects/object-log.js';
 import { listAll, type ByteRange, type ObjectStore } from '../src/objects/object-store.js';
 import { decodeFrame, encodeFrame, ZERO_HASH } from '../src/catalog/frame.js';
 import { CARRY_MAX } from '../src/bytes/writer.js';
@@ -79,7 +79,7 @@ describe('packs carried by their commits', () => {
     const a = await server(objects, true);
     const b = await server(objects);
     a.view.reset();
-    const small = noise(CARRY_MAX - 64 * 1024); // (its pack, header and index included, under CARRY_MAX)
+    const small = noise(CARRY_MAX - 16 * 1024); // (its pack, header and index included, under CARRY_MAX)
     const put = await a.put(small, { path: 'small.bin' });
     expect(a.view.count('create log')).toBe(1);
     expect(a.view.calls.filter((c) => c.endsWith(' packs'))).toEqual([]);
@@ -87,10 +87,10 @@ describe('packs carried by their commits', () => {
     const [carrier] = [...(await sizes(objects, 'log/'))].filter(([, size]) => size > small.length);
     expect(carrier).toBeDefined();
 
-    // B catches up: it reads the commit's frame, not the megabyte after it.
+    // B catches up: it reads the commit's frame, not the pack after it (FIRST_READ at most).
     b.view.reset();
     await b.refresh();
-    expect(b.view.got).toBeLessThan(256 * 1024 + 1);
+    expect(b.view.got).toBeLessThan(FIRST_READ + 1);
     expect((await b.stat('small.bin')).digest).toBe(put.digest);
     b.view.reset();
     expect(await b.getBytes(put.digest)).toEqual(small);
@@ -181,9 +181,9 @@ describe('reading a commit object', () => {
     for (const [seq, bodyLength, tail] of [
       [1, 100, 0],
       [2, 100, 5000],
-      [3, 300 * 1024, 0], // longer than the first read (256 KiB)
-      [4, 300 * 1024, 700 * 1024],
-      [5, 256 * 1024 - 80, 10], // the frame ends exactly at the first read's end
+      [3, FIRST_READ + 50_000, 0], // longer than the first read
+      [4, FIRST_READ + 50_000, 700 * 1024],
+      [5, FIRST_READ - 80, 10], // the frame ends exactly at the first read's end
     ] as const) {
       const body = 'x'.repeat(bodyLength);
       const { bytes } = encodeFrame(seq, ZERO_HASH, body);

@@ -16,8 +16,11 @@ function frameLength(bytes: Uint8Array): number | undefined {
 }
 
 export const CONFIG_KEY = 'kura-store.json';
-/** Bytes a read of a commit object asks for first: a commit of a few hundred puts, whole (larger ones take a second read). */
-const FIRST_READ = 256 * 1024;
+/**
+ * Bytes a read of a commit object asks for first: the frame of a commit of ~200 small puts,
+ * whole (larger ones take a second read), and little of a pack after it (decision 0044).
+ */
+export const FIRST_READ = 64 * 1024;
 export const LOG = 'log/';
 const CHECKPOINTS = 'checkpoints/';
 const NAME = /^[0-9]{20}$/;
