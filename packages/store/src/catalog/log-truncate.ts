@@ -17,7 +17,8 @@ export const DEFAULT_LOG_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 export interface TruncatableLog {
   /** Checkpoint names with when they were written, by the storage's clock. */
   checkpointsListed(): Promise<{ name: string; modified: number }[]>;
-  segments(): Promise<string[]>;
+  /** The log's object names up to seq `last`, oldest first (a GC after the truncation lists one page, not the log). */
+  segmentsThrough(last: number): Promise<string[]>;
   deleteSegment(name: string): Promise<void>;
   deleteCheckpoint(name: string): Promise<void>;
 }
@@ -41,8 +42,7 @@ export async function truncateLog(log: TruncatableLog, st: Statements, upTo: num
   const carrier = st.packsCarried.all().reduce((min, r) => Math.min(min, r.log_seq), Infinity);
   const last = Math.min(upTo, carrier - 1);
   let commitsDeleted = 0;
-  for (const name of await log.segments()) {
-    if (Number(name) > last) break;
+  for (const name of await log.segmentsThrough(last)) {
     await log.deleteSegment(name);
     commitsDeleted++;
   }

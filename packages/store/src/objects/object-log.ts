@@ -90,6 +90,18 @@ export class ObjectLogStore implements LogStore {
     return out;
   }
 
+  /** The log's object names up to seq `last`, oldest first (a listing that stops there). */
+  async segmentsThrough(last: number): Promise<string[]> {
+    const names: string[] = [];
+    for await (const o of listAll(this.objects, LOG)) {
+      const name = o.key.slice(LOG.length);
+      if (!NAME.test(name)) continue;
+      if (Number(name) > last) break;
+      names.push(name);
+    }
+    return names;
+  }
+
   deleteSegment(name: string): Promise<void> {
     return this.objects.delete(`${LOG}${name}`);
   }
