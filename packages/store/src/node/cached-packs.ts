@@ -8,21 +8,29 @@
  * damage (records are checked against their keys) and removed by the next eviction.
  */
 import { mkdirSync, readdirSync, statSync } from 'node:fs';
-import { mkdir, open, rename, unlink, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, rename, unlink, utimes, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { CarriedPlace, PackInfo, PackStore, PackWriter } from '../backend/packs.js';
 import { ObjectPackStore } from '../objects/object-packs.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import { randomHex } from '../hex.js';
+import { ReadFds, preadFully } from './read-fds.js';
 
 /** The default budget of a cache directory's pack copies. */
 export const PACK_CACHE_BYTES = 2 * 1024 * 1024 * 1024;
 
+/**
+ * A copy's file time (the order of use a restart finds) is moved on at most this often: a
+ * utimes per read was a thread-pool hop per chunk record read.
+ */
+const TOUCH_MS = 60_000;
+
 export class CachedPackStore implements PackStore {
   readonly #inner: ObjectPackStore;
   readonly #dir: string;
-  /** name -> size, least recently used first (a Map keeps insertion order). */
-  readonly #copies = new Map<string, number>();
+  /** name -> size and when its file time was last set, least recently used first (a Map keeps insertion order). */
+  readonly #copies = new Map<string, { size: number; touched: number }>();
+  readonly #fds = new ReadFds();
   #bytes = 0;
   #locate: ((name: string) => CarriedPlace | undefined) | undefined;
   /** Subdirectories made (or found) since this process began: one mkdir each, not one per copy. */
@@ -46,7 +54,7 @@ export class CachedPackStore implements PackStore {
       const s = statSync(join(e.parentPath ?? dir, e.name));
       found.push({ name: m[1]!, size: s.size, at: s.mtimeMs });
     }
-    for (const f of found.sort((a, b) => a.at - b.at)) this.#add(f.name, f.size);
+    for (const f of found.sort((a, b) => a.at - b.at)) this.#add(f.name, f.size, f.at);
   }
 
   create(name: string): Promise<PackWriter> {
@@ -72,22 +80,12 @@ export class CachedPackStore implements PackStore {
   async read(name: string, offset: number, length: number): Promise<Uint8Array> {
     const writing = this.#writing.get(name);
     if (writing) return writing.slice(offset, offset + length);
-    const size = this.#copies.get(name);
-    if (size !== undefined) {
+    if (this.#copies.has(name)) {
       try {
-        const fd = await open(this.#path(name), 'r');
-        try {
-          const out = new Uint8Array(Math.max(0, Math.min(length, size - offset)));
-          for (let at = 0; at < out.length; ) {
-            const { bytesRead } = await fd.read(out, at, out.length - at, offset + at);
-            if (bytesRead === 0) return out.subarray(0, at);
-            at += bytesRead;
-          }
-          this.#touch(name, size);
-          return out;
-        } finally {
-          await fd.close();
-        }
+        // Synchronous, like FsPackStore's reads (read-fds.ts).
+        const out = preadFully(this.#fds.get(name, this.#path(name)), offset, length);
+        this.#touch(name);
+        return out;
       } catch {
         this.#drop(name); // gone meanwhile: the object store has it
       }
@@ -106,6 +104,7 @@ export class CachedPackStore implements PackStore {
   }
 
   close(): Promise<void> {
+    this.#fds.closeAll();
     return this.#inner.close();
   }
 
@@ -126,30 +125,35 @@ export class CachedPackStore implements PackStore {
       const tmp = `${path}.${randomHex(6)}.tmp`;
       await writeFile(tmp, bytes);
       await rename(tmp, path);
-      this.#add(name, bytes.length);
+      this.#add(name, bytes.length, Date.now());
     } finally {
       this.#writing.delete(name);
     }
     await this.#evict();
   }
 
-  #add(name: string, size: number): void {
+  #add(name: string, size: number, touched: number): void {
     this.#drop(name);
-    this.#copies.set(name, size);
+    this.#copies.set(name, { size, touched });
     this.#bytes += size;
   }
 
-  #touch(name: string, size: number): void {
+  #touch(name: string): void {
+    const copy = this.#copies.get(name)!;
     this.#copies.delete(name);
-    this.#copies.set(name, size);
-    void utimes(this.#path(name), new Date(), new Date()).catch(() => undefined); // (the order survives a restart)
+    this.#copies.set(name, copy);
+    const now = Date.now();
+    if (now - copy.touched < TOUCH_MS) return;
+    copy.touched = now;
+    void utimes(this.#path(name), new Date(now), new Date(now)).catch(() => undefined); // (the order survives a restart)
   }
 
   #drop(name: string): void {
-    const size = this.#copies.get(name);
-    if (size === undefined) return;
+    const copy = this.#copies.get(name);
+    if (copy === undefined) return;
     this.#copies.delete(name);
-    this.#bytes -= size;
+    this.#bytes -= copy.size;
+    this.#fds.drop(name);
   }
 
   async #evict(): Promise<void> {

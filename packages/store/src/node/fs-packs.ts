@@ -4,12 +4,13 @@
  * async API would cost more than the I/O. fdatasync is asynchronous, so a flush never blocks
  * the event loop.
  */
-import { closeSync, fdatasync, fsync, mkdirSync, openSync, readSync, readdirSync, rmSync, statSync, writevSync } from 'node:fs';
+import { closeSync, fdatasync, fsync, mkdirSync, openSync, readdirSync, rmSync, statSync, writevSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PackMissingError, type PackInfo, type PackStore, type PackWriter } from '../backend/packs.js';
 import { GatheredAppends } from '../backend/gathered-appends.js';
 import { storageError } from '../errors.js';
+import { ReadFds, preadFully } from './read-fds.js';
 
 const fdatasyncAsync = promisify(fdatasync);
 const fsyncAsync = promisify(fsync);
@@ -27,9 +28,6 @@ const rethrow = (e: unknown): never => {
   throw storageError(e);
 };
 
-/** Open read descriptors kept per store; older ones are closed first. */
-const READ_FDS = 64;
-
 /**
  * Appends are gathered up to this many bytes and written with one pwrite: a write per
  * record cost ~10 µs of the main thread, a fifth of a 1 KB put (decision 0017). They are
@@ -39,7 +37,7 @@ const READ_FDS = 64;
 const WRITE_BUFFER = 256 * 1024;
 
 export class FsPackStore implements PackStore {
-  readonly #readFds = new Map<string, number>();
+  readonly #readFds = new ReadFds();
   /** Per pack being written, the function that writes out its gathered appends. */
   readonly #drains = new Map<string, () => void>();
 
@@ -101,41 +99,21 @@ export class FsPackStore implements PackStore {
   async read(name: string, offset: number, length: number): Promise<Uint8Array> {
     this.#drains.get(name)?.(); // appended bytes are readable at once (the contract)
     const fd = this.readFd(name);
-    const buf = new Uint8Array(length);
-    let got = 0;
-    while (got < length) {
-      const n = io(() => readSync(fd, buf, got, length - got, offset + got));
-      if (n === 0) break;
-      got += n;
-    }
-    return got === length ? buf : buf.subarray(0, got);
+    return io(() => preadFully(fd, offset, length));
   }
 
   private readFd(name: string): number {
-    let fd = this.#readFds.get(name);
-    if (fd !== undefined) return fd;
     try {
-      fd = openSync(this.path(name), 'r');
+      return this.#readFds.get(name, this.path(name));
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new PackMissingError(name);
       throw storageError(e);
     }
-    if (this.#readFds.size >= READ_FDS) {
-      const [oldName, oldFd] = this.#readFds.entries().next().value!;
-      this.#readFds.delete(oldName);
-      closeSync(oldFd);
-    }
-    this.#readFds.set(name, fd);
-    return fd;
   }
 
   async remove(name: string): Promise<void> {
     this.#drains.delete(name);
-    const fd = this.#readFds.get(name);
-    if (fd !== undefined) {
-      this.#readFds.delete(name);
-      closeSync(fd);
-    }
+    this.#readFds.drop(name);
     io(() => rmSync(this.path(name), { force: true }));
   }
 
@@ -170,8 +148,7 @@ export class FsPackStore implements PackStore {
   async close(): Promise<void> {
     this.#drains.forEach((drain) => drain());
     this.#drains.clear();
-    for (const fd of this.#readFds.values()) closeSync(fd);
-    this.#readFds.clear();
+    this.#readFds.closeAll();
   }
 }
 
