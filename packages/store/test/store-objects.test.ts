@@ -190,6 +190,40 @@ describe('a store on object storage', () => {
     expect(Math.max(...lags)).toBeLessThan(5000);
   });
 
+  it('a server that keeps committing does not list the log to poll (each commit it creates shows where the log ends), and still sees a commit it did not make', async () => {
+    const objects = new MemoryObjectStore();
+    const a = await server(objects, cache(), true);
+    const b = await server(objects);
+    let lists = 0;
+    const list = objects.list.bind(objects);
+    objects.list = (prefix, options) => {
+      if (prefix.startsWith('log/')) lists++;
+      return list(prefix, options);
+    };
+    // 1.6 s of commits 40 ms apart: polling (100 ms, backing off to 750 ms) would have listed
+    // the log a few times meanwhile; B is idle and polls.
+    const listsOf = async (s: Store, ms: number) => {
+      const before = lists;
+      const t = performance.now();
+      for (let i = 0; performance.now() - t < ms; i++) {
+        await s.put(text(`busy ${i}`), { path: `busy/${i}` });
+        await new Promise((r) => setTimeout(r, 40));
+      }
+      return lists - before;
+    };
+    const idleLists = lists;
+    await new Promise((r) => setTimeout(r, 1600));
+    expect(lists - idleLists).toBeGreaterThan(0); // (B polls, and A while it is idle)
+    await b.close(); // only A now
+    const busy = await listsOf(a, 1600);
+    expect(busy).toBe(0);
+    // Another server's commit: A's next commit loses the race for the seq and catches up.
+    const c = await server(objects);
+    await c.put(text('from c'), { path: 'from-c' });
+    await a.put(text('after c'), { path: 'after-c' });
+    expect((await a.list({ pathPrefix: 'from-c' })).items.length).toBe(1);
+  });
+
   it('reads back what it stored from its cache directory, another server in a few ranged GETs, and keeps the copies within budget', async () => {
     const objects = new MemoryObjectStore();
     let gets = 0;

@@ -33,8 +33,8 @@ export interface PublishHost {
   /** Replaces the catalog with a checkpoint's, and the head with its (decision 0045). */
   rebase(checkpoint: Uint8Array, name: string): void;
   /**
-   * How long a refresh counts as recent for a commit's first attempt (a quarter of the log's
-   * retention, decision 0045): older, the commit lists the log first.
+   * How long knowing the log's end counts as recent for a commit's first attempt (a quarter of
+   * the log's retention, decision 0045): older, the commit lists the log first.
    */
   freshMs: number;
 }
@@ -58,8 +58,12 @@ export class ObjectCommits {
   /** The polling step (startPolling), re-armed sooner on activity. */
   #tick: (() => Promise<void>) | undefined;
   #stopped = false;
-  /** When a catch-up last read the log to its end (Date.now()). */
-  #caughtUpAt = -Infinity;
+  /**
+   * When this server last knew where the log ends (Date.now()): a catch-up that read it to its
+   * end, or a commit it created — the create of seq n succeeds only while n is free, so the log
+   * ended just before it.
+   */
+  #knewEndAt = -Infinity;
 
   constructor(private readonly host: PublishHost) {}
 
@@ -72,6 +76,10 @@ export class ObjectCommits {
     const tick = async () => {
       this.#poll = undefined;
       if (this.#stopped) return;
+      // A commit this server created since is as good as a poll: no LIST while it writes (a
+      // bulk ingest polled ~10 times), and no other server's commit is seen later for it.
+      const since = Date.now() - this.#knewEndAt;
+      if (since < this.#pollMs) return this.#arm(tick, this.#pollMs - since);
       try {
         const applied = await this.refresh();
         this.#pollMs = applied ? POLL_MIN_MS : Math.min(POLL_MAX_MS, this.#pollMs * 2);
@@ -85,9 +93,9 @@ export class ObjectCommits {
     this.#arm(tick);
   }
 
-  #arm(tick: () => Promise<void>): void {
+  #arm(tick: () => Promise<void>, ms = this.#pollMs): void {
     if (this.#stopped) return;
-    this.#poll = setTimeout(() => void tick(), this.#pollMs);
+    this.#poll = setTimeout(() => void tick(), ms);
     this.#poll.unref?.();
   }
 
@@ -121,10 +129,10 @@ export class ObjectCommits {
       // Optimistic: the first attempt goes for the seq after the head this server knows, with
       // no listing (polling keeps the head close). Had another server taken it, the create says
       // so, and the listing comes then (a LIST less per commit: ~1 ms of 3 on loopback).
-      // A server whose last refresh is older than freshMs (it was paused) lists first: the seq
-      // after its head may be one the log's truncation deleted, free to create again (0045).
+      // A server that has not known the log's end for freshMs (it was paused) lists first: the
+      // seq after its head may be one the log's truncation deleted, free to create again (0045).
       for (let attempt = 0; ; attempt++) {
-        if (attempt > 0 || Date.now() - this.#caughtUpAt > this.host.freshMs) await this.#catchUp();
+        if (attempt > 0 || Date.now() - this.#knewEndAt > this.host.freshMs) await this.#catchUp();
         const head = this.host.head();
         const seq = head.seq + 1;
         const outcomes = this.#validate(jobs, time, seq);
@@ -133,11 +141,13 @@ export class ObjectCommits {
         const ops = passing.flat();
         const { bytes, hash } = encodeFrame(seq, head.hash, encodeBody(this.host.writer, time, ops));
         const name = segmentName(seq);
+        const sent = Date.now();
         if (!(await createPatiently(this.host.store, name, withCarried(bytes, ops)))) {
           this.retries++; // another writer took the seq: its commit first, then this one again
           continue;
         }
         crashPoint('published');
+        this.#knewEndAt = Math.max(this.#knewEndAt, sent);
         const next: LogHead = { seq, hash, segment: name, end: bytes.length };
         const { db, st } = this.host;
         db.transaction(() => {
@@ -211,7 +221,7 @@ export class ObjectCommits {
       await new Promise((r) => setTimeout(r, 10 * 2 ** attempt));
     }
     if (applied) this.host.ctx.targets?.clear(); // other writers' commits changed what targets name
-    this.#caughtUpAt = started;
+    this.#knewEndAt = Math.max(this.#knewEndAt, started);
     return applied;
   }
 
