@@ -54,7 +54,11 @@ export class ObjectCommits {
   /** Commits this process lost a race for and published again (for tests and benchmarks). */
   retries = 0;
   #poll: ReturnType<typeof setTimeout> | undefined;
-  #pollMs = POLL_MIN_MS;
+  /**
+   * Backed off at first: opening caught up, and nothing says other servers are busy (a CLI's
+   * ingest listed the log every 100, 200, 400 ms while it gathered its first commit).
+   */
+  #pollMs = POLL_MAX_MS;
   /** The polling step (startPolling), re-armed sooner on activity. */
   #tick: (() => Promise<void>) | undefined;
   #stopped = false;
