@@ -270,6 +270,15 @@ describe('documents over HTTP', () => {
     expect(hybrid.json.hits[0].keyword).toBeUndefined(); // no shared word
     const status = await call(s.url, 'GET', '/v1/index?wait=true');
     expect(status.json.embedding).toEqual({ model: 'all-MiniLM-L6-v2-int8@8199be6f', documents: 2, chunks: 2, pending: 0 });
+    // A backlog (~4 s for the model here): a search waits waitMs (default 1 s) for it, then
+    // answers from what is embedded and says how many documents it could not see.
+    for (let i = 0; i < 200; i++) await call(s.url, 'POST', `/v1/documents?path=notes/${i}.txt`, { body: `Note ${i}: the engine was serviced and the oil replaced.`, headers: { 'content-type': 'text/plain' } });
+    const partial = await call(s.url, 'GET', `/v1/search?q=${q}&waitMs=50`);
+    expect(partial.status).toBe(200);
+    expect(partial.json.notEmbedded).toBeGreaterThan(100);
+    expect(partial.json.hits.length).toBeGreaterThan(0);
+    expect(errorCode(await call(s.url, 'GET', `/v1/search?q=${q}&waitMs=soon`))).toBe('INVALID_INPUT');
+    expect(errorCode(await call(s.url, 'GET', `/v1/search?q=${q}&waitMs=60000`))).toBe('INVALID_INPUT'); // past the connection's idle timeout
     const plain = await startServer();
     const r = await call(plain.url, 'GET', `/v1/search?q=${q}&mode=hybrid`);
     expect(r.status).toBe(503);

@@ -7,7 +7,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { KuraError } from '@kura/core';
-import type { Store } from '@kura/store';
+import { SEARCH_WAIT_MS, type Store } from '@kura/store';
 import { z } from 'zod';
 
 /** Characters of text one tool result carries at most (a document read is cut, and says so). */
@@ -101,13 +101,16 @@ export function registerTools(server: McpServer, store: Store): void {
     'kura_search',
     {
       title: 'Search',
-      description: 'Find documents by a question or words: `hybrid` (default when the local model is installed) fuses `keyword` (BM25) and `semantic` (by meaning). Hits are best first, with a snippet.',
+      description: 'Find documents by a question or words: `hybrid` (default when the local model is installed) fuses `keyword` (BM25) and `semantic` (by meaning). Hits are best first, with a snippet. `notEmbedded`, when present: documents added so recently that the semantic side could not see them yet (keyword search sees everything).',
       inputSchema: { query: z.string().min(1).max(4096), mode: z.enum(['keyword', 'semantic', 'hybrid']).optional(), limit: z.number().int().min(1).max(50).optional(), prefix: z.string().max(4096).optional(), tag: z.string().max(256).optional() },
     },
     ({ query, mode, limit, prefix, tag }) =>
       tool(async () => {
-        const hits = await store.search(query, { limit: limit ?? 10, ...(mode ? { mode } : {}), ...(prefix ? { pathPrefix: prefix } : {}), ...(tag ? { tag } : {}) });
-        return { hits: hits.map((h) => ({ path: h.path, digest: h.digest, mediaType: h.mediaType, size: h.size, score: h.score, snippet: h.snippet, ...(h.keyword ? { keyword: h.keyword } : {}), ...(h.semantic ? { semantic: h.semantic } : {}) })) };
+        const hits = await store.search(query, { limit: limit ?? 10, waitMs: SEARCH_WAIT_MS, ...(mode ? { mode } : {}), ...(prefix ? { pathPrefix: prefix } : {}), ...(tag ? { tag } : {}) });
+        return {
+          hits: hits.map((h) => ({ path: h.path, digest: h.digest, mediaType: h.mediaType, size: h.size, score: h.score, snippet: h.snippet, ...(h.keyword ? { keyword: h.keyword } : {}), ...(h.semantic ? { semantic: h.semantic } : {}) })),
+          ...(hits.notEmbedded ? { notEmbedded: hits.notEmbedded } : {}),
+        };
       }),
   );
   server.registerTool(

@@ -96,6 +96,13 @@ describe('kura search', () => {
     expect(semantic[0]).toMatchObject({ path: 'oil.txt', semantic: { rank: 1 } });
     const hybrid = kura(['search', '--store', store, '--json', question]).stdout.trim().split('\n').map((l) => JSON.parse(l));
     expect(hybrid[0]).toMatchObject({ path: 'oil.txt', semantic: { rank: 1 } });
+    // --wait-ms: documents not embedded in time are left out of the semantic ranking, and said so.
+    for (let i = 0; i < 30; i++) writeFileSync(join(root, `n${i}.txt`), `Note ${i}: the tyres were rotated and the brakes checked.\n`);
+    expect(kura(['add', '--store', store, ...Array.from({ length: 30 }, (_, i) => `n${i}.txt`)], root).code).toBe(0);
+    const hurried = kura(['search', '--store', store, '--mode', 'semantic', '--wait-ms', '0', question]);
+    expect(hurried.code).toBe(0);
+    expect(hurried.stderr).toMatch(/kura: \d+ documents are not embedded yet: the semantic ranking left them out \(kura index --wait/);
+    expect(kura(['search', '--store', store, '--wait-ms', 'soon', question]).code).toBe(2);
     const bad = kura(['search', '--store', store, '--mode', 'vector', question]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--mode must be keyword, semantic or hybrid/);

@@ -1,7 +1,7 @@
 /** @kura/store, platform-neutral part: the store logic and its backend contracts. */
 export { Store as StoreCore, FORMAT_NAME, FORMAT_VERSION } from './store.js';
 export type { StoreBackends, StoreStats, StoreConfig, ListResult, PutInput, VersionInfo, DocumentHead, DocumentReader } from './store.js';
-export { InvalidQueryError, type SearchHit, type SearchMode, type SearchQuery } from './catalog/search.js';
+export { InvalidQueryError, SEARCH_WAIT_MS, type SearchHit, type SearchHits, type SearchMode, type SearchQuery } from './catalog/search.js';
 export { fuseRanks, quantize, VectorIndex } from './semantic/vectors.js';
 export { chunkText } from './semantic/chunk-text.js';
 export type { ExtractionProblem, IndexStatus } from './catalog/index-status.js';

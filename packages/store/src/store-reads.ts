@@ -9,7 +9,7 @@ import { parseDigest } from './hex.js';
 import type { ListQuery } from './options.js';
 import type { VerifyProgress, VerifyReport } from './bytes/verify.js';
 import { verifyAll } from './store-verify.js';
-import type { SearchHit, SearchQuery } from './catalog/search.js';
+import type { SearchHits, SearchQuery } from './catalog/search.js';
 import { indexStatusOf, searchStore } from './store-search.js';
 import type { IndexStatus } from './catalog/index-status.js';
 import { chunkBytes, documentBytes, documentStream, manifestOf, openDocument, rangeBytes, rangeStream } from './document-reads.js';
@@ -87,11 +87,12 @@ export class StoreReads {
   // ---- search, entries, documents (queries.ts, document-reads.ts, store-search.ts) --------
 
   /**
-   * Search that sees every committed change: `keyword` (BM25 over paths, tags, metadata and
+   * Search that sees every committed change (semantic and hybrid within `waitMs`, when given:
+   * SearchHits.notEmbedded): `keyword` (BM25 over paths, tags, metadata and
    * text), `semantic` (the embedder's vectors) or `hybrid` (both, fused by reciprocal rank
    * fusion) — the default once an embedder is in use, else keyword (decision 0036).
    */
-  async search(query: string, options: SearchQuery = {}): Promise<SearchHit[]> {
+  async search(query: string, options: SearchQuery = {}): Promise<SearchHits> {
     return searchStore(this.#r(), query, options);
   }
 

@@ -4,7 +4,7 @@
  */
 import { InvalidInputError } from '@kura/core';
 import { indexStatus, type IndexStatus } from './catalog/index-status.js';
-import { SearchQuery, search, toFtsQuery, type SearchHit } from './catalog/search.js';
+import { SearchQuery, search, toFtsQuery, type SearchHits } from './catalog/search.js';
 import { ModelUnavailableError } from './errors.js';
 import { parse } from './options.js';
 import { EmbedJob } from './semantic/embed-job.js';
@@ -13,7 +13,7 @@ import { SemanticSearch } from './semantic/search-modes.js';
 import type { StoreContext } from './store-context.js';
 
 /** `mode` keyword, semantic or hybrid; by default hybrid once an embedder is in use, else keyword. */
-export async function searchStore(ctx: StoreContext, query: string, options: SearchQuery): Promise<SearchHit[]> {
+export async function searchStore(ctx: StoreContext, query: string, options: SearchQuery): Promise<SearchHits> {
   await ctx.indexer.drain();
   const mode = options.mode ?? (ctx.semantic ? 'hybrid' : 'keyword');
   if (mode === 'keyword') return search(ctx.db, ctx.st, ctx.reader, query, options);

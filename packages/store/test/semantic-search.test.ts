@@ -99,6 +99,32 @@ describe('index status', () => {
     expect(heard.at(-1)!).toBeLessThanOrEqual(total);
   });
 
+  it('a search with waitMs answers from what is embedded when the time runs out, says how many it could not see, and embedding goes on', { timeout: 60_000 }, async () => {
+    const hashing = new HashingEmbedderForTests();
+    const slow: Embedder = Object.assign(Object.create(hashing) as Embedder, { embed: async (t: readonly string[]) => (await new Promise((r) => setTimeout(r, 150)), hashing.embed(t)) });
+    const store = await labelledStore(slow);
+    const total = RETRIEVAL_SET.length; // 150 ms each: ~2 s to embed them all
+    const t = performance.now();
+    const partial = await store.search('kitten litter', { mode: 'hybrid', waitMs: 150 });
+    const took = performance.now() - t;
+    expect(took).toBeLessThan(1000); // not the whole backlog (~2 s: a bound that only catches a wait for all of it)
+    expect(partial.notEmbedded).toBeGreaterThan(0);
+    expect(partial.notEmbedded).toBeLessThan(total + 1);
+    expect(partial[0]?.path).toBe('pets/felines.txt'); // the keyword side saw it
+    // Keyword search never waits and is never partial.
+    expect((await store.search('litter', { mode: 'keyword', waitMs: 0 })).notEmbedded).toBeUndefined();
+    // The embedding it started goes on without a search waiting for it.
+    for (let i = 0; i < 400 && (await store.indexStatus()).embedding!.pending > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect((await store.indexStatus()).embedding!.pending).toBe(0);
+    const whole = await store.search('kitten litter', { mode: 'semantic', waitMs: 150 });
+    expect(whole.notEmbedded).toBeUndefined();
+    // Without waitMs a search waits for every document, as before.
+    await store.put(enc('Kittens need a litter tray and kitten food.'), { path: 'pets/new.txt' });
+    const all = await store.search('kitten litter', { mode: 'semantic', limit: 50 });
+    expect(all.notEmbedded).toBeUndefined();
+    expect(all.map((h) => h.path)).toContain('pets/new.txt');
+  });
+
   it('embeds untyped documents as prose unless their path names another type: code is keyword search\'s', async () => {
     const { store } = await newStore();
     store.useEmbedder(new HashingEmbedderForTests());

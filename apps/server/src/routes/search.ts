@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { IndexStatus, SearchHit, errors } from '../schemas.js';
+import { SEARCH_WAIT_MS } from '@kura/store';
 import { FilterQuery, filtersOf } from '../http/filters.js';
 
 export default async function search(app: FastifyInstance) {
@@ -18,14 +19,27 @@ export default async function search(app: FastifyInstance) {
           ...FilterQuery,
           limit: z.coerce.number().int().min(1).max(1000).default(20),
           offset: z.coerce.number().int().min(0).max(100_000).default(0),
+          waitMs: z.coerce
+            .number()
+            .int()
+            .min(0)
+            .max(50_000)
+            .default(SEARCH_WAIT_MS)
+            .describe('semantic and hybrid: how long to wait for documents still to embed; then the answer leaves them out and says how many (notEmbedded)'),
         })
         .strict(),
-      response: { 200: z.object({ hits: z.array(SearchHit) }), ...errors(400, 401, 403, 503) },
+      response: {
+        200: z.object({
+          hits: z.array(SearchHit),
+          notEmbedded: z.number().int().optional().describe('documents still to embed when waitMs ran out: the semantic side could not find them'),
+        }),
+        ...errors(400, 401, 403, 503),
+      },
     },
     handler: async (request) => {
       const q = request.query;
-      const hits = await app.store.search(q.q, { limit: q.limit, offset: q.offset, ...(q.mode ? { mode: q.mode } : {}), ...filtersOf(q) });
-      return { hits };
+      const hits = await app.store.search(q.q, { limit: q.limit, offset: q.offset, waitMs: q.waitMs, ...(q.mode ? { mode: q.mode } : {}), ...filtersOf(q) });
+      return { hits: [...hits], ...(hits.notEmbedded ? { notEmbedded: hits.notEmbedded } : {}) };
     },
   });
 

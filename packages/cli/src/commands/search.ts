@@ -17,6 +17,7 @@ interface SearchOptions {
   prefix?: string;
   limit?: string;
   offset?: string;
+  waitMs?: string;
   json?: boolean;
 }
 
@@ -30,6 +31,7 @@ export function register(program: Command): void {
     .option('--prefix <path>', 'only documents whose path starts with this')
     .option('--limit <n>', 'at most N hits (default 20)')
     .option('--offset <n>', 'skip the first N hits (for the next page)')
+    .option('--wait-ms <ms>', 'semantic and hybrid: wait at most this long for documents still to embed, then leave them out (and say how many); default: embed them all first')
     .option('--mode <mode>', 'keyword, semantic (by meaning, the local model) or hybrid (both fused); default hybrid when the model is installed, else keyword')
     .option('--json', 'one JSON object per hit: {"digest","path","mediaType","size","score","snippet"} and, for semantic and hybrid, "keyword"/"semantic": {"rank","score"}')
     .action(async (words: string[], opts: SearchOptions, cmd: Command) => {
@@ -55,7 +57,9 @@ async function searchWith(store: Store, embedder: Embedder | undefined, query: s
     ...(opts.prefix ? { pathPrefix: opts.prefix } : {}),
     ...(opts.limit ? { limit: wholeNumber(opts.limit, '--limit') } : {}),
     ...(opts.offset ? { offset: wholeNumber(opts.offset, '--offset') } : {}),
+    ...(opts.waitMs !== undefined ? { waitMs: wholeNumber(opts.waitMs, '--wait-ms') } : {}),
   });
+  if (hits.notEmbedded) process.stderr.write(`kura: ${hits.notEmbedded} document${hits.notEmbedded === 1 ? ' is' : 's are'} not embedded yet: the semantic ranking left ${hits.notEmbedded === 1 ? 'it' : 'them'} out (kura index --wait embeds everything)\n`);
   const tty = process.stdout.isTTY;
   for (const h of hits) {
     if (opts.json) {

@@ -239,9 +239,30 @@ export const SearchQuery = ListQuery.omit({ cursor: true, limit: true })
     rrfK: z.number().min(0).max(10_000).default(60),
     weights: z.object({ keyword: z.number().min(0).max(100).default(1), semantic: z.number().min(0).max(100).default(1) }).strict().default({ keyword: 1, semantic: 1 }),
     window: z.number().int().min(1).max(1000).default(100),
+    /**
+     * Semantic and hybrid: how long to wait for documents still to embed (milliseconds); past
+     * it the semantic side answers from what is embedded and the hits say how many it could
+     * not see (SearchHits.notEmbedded). Default: no limit, every committed document first.
+     */
+    waitMs: z.number().int().min(0).max(24 * 3_600_000).optional(),
   })
   .strict();
 export type SearchQuery = z.input<typeof SearchQuery>;
+
+/**
+ * Hits, best first. `notEmbedded`: a semantic or hybrid search whose `waitMs` ran out — how
+ * many documents were still to embed, which its semantic side could not find (keyword search
+ * always sees every committed change).
+ */
+export type SearchHits = SearchHit[] & { notEmbedded?: number };
+
+/**
+ * The `waitMs` a caller who answers people uses (the HTTP server, MCP): a search right after a
+ * large upload would otherwise wait for all of it to embed — minutes on the local model — past
+ * an HTTP connection's idle timeout or an assistant's patience. A second embeds ~50 documents
+ * of prose here: one just put is always in; a bulk upload's backlog is left to the background.
+ */
+export const SEARCH_WAIT_MS = 1_000;
 export type SearchMode = 'keyword' | 'semantic' | 'hybrid';
 
 export interface SearchHit {

@@ -66,12 +66,28 @@ export class EmbedJob {
     this.#timer.unref?.();
   }
 
-  /** Embeds everything pending (a semantic search first does). */
-  async drain(): Promise<void> {
+  /**
+   * Embeds everything pending (a semantic search first does); true once nothing is. With
+   * `budgetMs`, false when that time ran out first: the run goes on in the background, as a
+   * scheduled one would (yielding to puts), and a search answers from what is embedded.
+   */
+  async drain(budgetMs = Infinity): Promise<boolean> {
     this.#urgent++;
+    let gaveUp = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      while (!(await this.#start()));
+      const done = (async () => {
+        while (!gaveUp && !(await this.#start()));
+        return !gaveUp;
+      })();
+      if (!Number.isFinite(budgetMs)) return await done;
+      const late = new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), budgetMs);
+      });
+      return await Promise.race([done, late]);
     } finally {
+      gaveUp = true;
+      clearTimeout(timer);
       this.#urgent--;
     }
   }

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { SqlDatabase } from '../backend/sql.js';
 import type { Reader } from '../bytes/read.js';
 import { entryFilters } from '../options.js';
-import { keywordEntries, toHits, type FoundEntry, type SearchHit, type SearchQuery } from '../catalog/search.js';
+import { keywordEntries, toHits, type FoundEntry, type SearchHits, type SearchQuery } from '../catalog/search.js';
 import type { Statements } from '../catalog/statements.js';
 import type { Embedder } from './embedder.js';
 import type { EmbedJob } from './embed-job.js';
@@ -54,14 +54,19 @@ export class SemanticSearch {
     });
   }
 
-  /** Entries by semantic similarity, best first (`window` at most), with each one's best chunk. */
-  async entries(query: string, q: Query, window: number): Promise<{ found: FoundEntry[]; chunks: Map<number, ChunkHit> }> {
-    await this.job.drain(); // every committed document is embedded first
+  /**
+   * Entries by semantic similarity, best first (`window` at most), with each one's best chunk;
+   * `notEmbedded` when `q.waitMs` ran out before every committed document was embedded.
+   */
+  async entries(query: string, q: Query, window: number): Promise<{ found: FoundEntry[]; chunks: Map<number, ChunkHit>; notEmbedded?: number }> {
+    const complete = await this.job.drain(q.waitMs ?? Infinity); // every committed document first, or what the wait allows
+    const notEmbedded = complete ? 0 : this.db.read(() => this.st.embedCounts.get(this.embedder.model, this.embedder.model, this.embedder.model)!.pending);
     this.refresh();
     const [qv] = await this.embedder.embed([query]);
     const top = this.index.top(qv!, window);
     const chunks = new Map(top.map((c) => [c.docId, c]));
-    if (top.length === 0) return { found: [], chunks };
+    const partial = notEmbedded > 0 ? { notEmbedded } : {};
+    if (top.length === 0) return { found: [], chunks, ...partial };
     const filters = entryFilters(q);
     const rows = this.db.read(() =>
       this.db
@@ -76,20 +81,25 @@ export class SemanticSearch {
       .map((r) => ({ ...r, score: chunks.get(r.doc_id)!.score }))
       .sort((a, b) => b.score - a.score || a.doc_id - b.doc_id || a.entry_id - b.entry_id)
       .slice(0, window);
-    return { found, chunks };
+    return { found, chunks, ...partial };
   }
 
   /** Semantic or hybrid hits for `query` (the keyword index already drained). */
-  async search(query: string, q: Query, mode: 'semantic' | 'hybrid'): Promise<SearchHit[]> {
+  async search(query: string, q: Query, mode: 'semantic' | 'hybrid'): Promise<SearchHits> {
     const window = Math.max(q.window, q.offset + q.limit);
     const semantic = await this.entries(query, q, window);
+    const partial = async (found: Promise<SearchHits>): Promise<SearchHits> => {
+      const hits = await found;
+      if (semantic.notEmbedded) hits.notEmbedded = semantic.notEmbedded;
+      return hits;
+    };
     const passage = (f: FoundEntry) => {
       const c = semantic.chunks.get(f.doc_id);
       return c ? { passage: { start: c.start, end: c.end } } : {};
     };
     if (mode === 'semantic') {
       const page = semantic.found.slice(q.offset, q.offset + q.limit);
-      return toHits(this.db, this.st, this.reader, query, page, (f) => ({ ...passage(f), semantic: { rank: semantic.found.indexOf(f) + 1, score: f.score } }));
+      return partial(toHits(this.db, this.st, this.reader, query, page, (f) => ({ ...passage(f), semantic: { rank: semantic.found.indexOf(f) + 1, score: f.score } })));
     }
     const keyword = keywordEntries(this.db, query, q, window, 0);
     const byId = new Map<number, FoundEntry>();
@@ -103,12 +113,14 @@ export class SemanticSearch {
     ).slice(q.offset, q.offset + q.limit);
     const sides = new Map(fused.map((f) => [f.item, f]));
     const page = fused.map((f) => ({ ...byId.get(f.item)!, score: f.score }));
-    return toHits(this.db, this.st, this.reader, query, page, (f) => {
-      const [kr, sr] = sides.get(f.entry_id)!.ranks;
-      return {
-        ...(kr ? { keyword: { rank: kr, score: keyword[kr - 1]!.score } } : {}),
-        ...(sr ? { semantic: { rank: sr, score: semantic.found[sr - 1]!.score }, ...(kr ? {} : passage(f)) } : {}),
-      };
-    });
+    return partial(
+      toHits(this.db, this.st, this.reader, query, page, (f) => {
+        const [kr, sr] = sides.get(f.entry_id)!.ranks;
+        return {
+          ...(kr ? { keyword: { rank: kr, score: keyword[kr - 1]!.score } } : {}),
+          ...(sr ? { semantic: { rank: sr, score: semantic.found[sr - 1]!.score }, ...(kr ? {} : passage(f)) } : {}),
+        };
+      }),
+    );
   }
 }
