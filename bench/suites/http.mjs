@@ -5,6 +5,10 @@
  * a mixed read/write load, GETs of 1 KB and 1 MB documents, and the server's peak RSS.
  * Every figure counts failures (non-2xx or a transport error); a figure's latencies include
  * time queued behind other clients. Bounded in count per figure, so the suite ends in minutes.
+ * The server runs without the embedding model (KURA_SEMANTIC=off) and searches are keyword: these
+ * are the HTTP layer's figures; `pnpm bench search` measures ingest beside background embedding,
+ * and semantic search. (With the model, the thousands of uploads here leave a backlog of minutes
+ * that would embed during the read figures, and every hybrid search would wait on it.)
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -39,7 +43,7 @@ function rssOf(pid) {
 async function startServer(dir) {
   const port = await freePort();
   const child = spawn(process.execPath, [MAIN], {
-    env: { ...process.env, KURA_STORE: dir, KURA_PORT: String(port), KURA_NO_AUTH: '1', KURA_LOG_LEVEL: 'warn' },
+    env: { ...process.env, KURA_STORE: dir, KURA_PORT: String(port), KURA_NO_AUTH: '1', KURA_LOG_LEVEL: 'warn', KURA_SEMANTIC: 'off' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
@@ -149,7 +153,7 @@ export async function run({ full = false } = {}) {
     }
     // A search first: it brings the full-text index up to date (FORMAT.md §10), which the
     // server would otherwise do in the background during the figure (after a write pause).
-    await (await pool.request({ path: '/v1/search?q=warmup', method: 'GET' })).body.dump();
+    await (await pool.request({ path: '/v1/search?q=warmup&mode=keyword', method: 'GET' })).body.dump();
     await figure({ family: 'read', group: 'GET 1 KB uncached' }, (i) => send({ path: `/v1/documents/${cold[i]}`, method: 'GET' }, 200), cold.length, 16, 1000, 0);
     await figure({ family: 'read', group: 'GET 1 KB' }, (i) => send({ path: `/v1/documents/${small[Math.abs(i) % small.length]}`, method: 'GET' }, 200), 40_000 * scale, 16, 1000);
     await figure({ family: 'read', group: 'GET 1 MB' }, (i) => send({ path: `/v1/documents/${large[Math.abs(i) % large.length]}`, method: 'GET' }, 200), 400 * scale, 16, 1 << 20);
@@ -160,7 +164,7 @@ export async function run({ full = false } = {}) {
       const d = small[Math.abs(i) % small.length];
       if (k < 5) return send({ path: `/v1/documents/${d}`, method: 'GET' }, 200);
       if (k < 7) return send({ path: '/v1/documents', method: 'POST', body: body(1000) }, 201);
-      if (k < 9) return send({ path: `/v1/search?q=${['const', 'return', 'function', 'import'][k % 4]}&limit=10`, method: 'GET' }, 200);
+      if (k < 9) return send({ path: `/v1/search?q=${['const', 'return', 'function', 'import'][k % 4]}&limit=10&mode=keyword`, method: 'GET' }, 200);
       return send({ path: `/v1/documents/${d}/meta`, method: 'PATCH', body: JSON.stringify({ meta: { n: String(i) } }), headers: { 'content-type': 'application/json' } }, 200);
     };
     await figure({ family: 'mixed', group: 'mixed r/w' }, mixed, 6000 * scale, 16, 0);
