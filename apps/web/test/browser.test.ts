@@ -394,4 +394,22 @@ describe('the browser demo in Chromium', () => {
       rmSync(path, { force: true });
     }
   });
+
+  it('a search by meaning right after many text files answers within a second and says how many it could not see yet', async () => {
+    // A chunk of ~250 words takes the model here ~0.1 s: 60 such notes are a backlog of
+    // seconds, and a search waits one.
+    const words = 'the tyres were rotated and the brakes were checked at the garage before the long drive north'.split(' ');
+    const notes = Array.from({ length: 60 }, (_, i) => ({
+      name: `note-${i}.txt`,
+      mimeType: 'text/plain',
+      buffer: Buffer.from(`Note ${i}: ${Array.from({ length: 250 }, (_, w) => words[(w * 7 + i) % words.length]).join(' ')}.\n`),
+    }));
+    await addFiles(notes);
+    await page.selectOption('[data-testid=search-mode]', 'semantic');
+    await page.fill('[data-testid=search-input]', 'When was the car last looked at by a mechanic?');
+    await page.press('[data-testid=search-input]', 'Enter');
+    await page.waitForSelector('[data-testid=not-embedded]', { timeout: 30_000 });
+    const said = (await page.locator('[data-testid=not-embedded]').textContent())!;
+    expect(Number(/^(\d+) documents? (is|are) still being understood/.exec(said)?.[1])).toBeGreaterThan(0);
+  });
 });

@@ -56,6 +56,8 @@ export interface ListState {
   items: (DocumentInfo | SearchHit)[];
   nextCursor?: string;
   search: boolean;
+  /** A search by meaning answered before these documents were embedded: it could not see them. */
+  notEmbedded?: number;
 }
 
 /** Snippets come with <mark> around matched terms and everything else HTML-escaped by the store. */
@@ -128,6 +130,12 @@ export function Documents(props: {
         ) : null}
       </form>
       <IndexingLine indexing={props.indexing} />
+      {props.list?.search && props.list.notEmbedded ? (
+        <p class="muted small" data-testid="not-embedded">
+          {props.list.notEmbedded} document{props.list.notEmbedded === 1 ? ' is' : 's are'} still being understood: the search by meaning could not see{' '}
+          {props.list.notEmbedded === 1 ? 'it' : 'them'} yet (the search by words did).
+        </p>
+      ) : null}
       {!props.list ? (
         <p class="muted">Loading…</p>
       ) : props.list.items.length === 0 ? (

@@ -4,7 +4,7 @@
  * progress events while adds, syncs and verifies run.
  */
 import { CorruptDataError, Sha256 } from '@kura/core';
-import { BrowserStore, MODEL_PATH, loadMiniLmOnWebWorker, type ChunkEvent, type DocumentInfo, type Embedder, type ListResult, type SearchHit } from '@kura/store/browser';
+import { BrowserStore, MODEL_PATH, SEARCH_WAIT_MS, loadMiniLmOnWebWorker, type ChunkEvent, type DocumentInfo, type Embedder, type ListResult, type SearchHit } from '@kura/store/browser';
 import { MAP_CELLS, type Added, type Call, type ErrorData, type Progress, type Reply, type SearchMode, type Semantic, type WorkerEvent } from '../protocol.js';
 import { pull, push, type SyncTarget } from './sync.js';
 
@@ -175,14 +175,21 @@ const api = {
     return outcome;
   },
 
-  async list(query: { q?: string; tag?: string; mode?: SearchMode; cursor?: string; limit?: number }): Promise<{ items: (DocumentInfo | SearchHit)[]; nextCursor?: string; search: boolean }> {
+  async list(query: { q?: string; tag?: string; mode?: SearchMode; cursor?: string; limit?: number }): Promise<{ items: (DocumentInfo | SearchHit)[]; nextCursor?: string; search: boolean; notEmbedded?: number }> {
     const s = await store();
     const limit = query.limit ?? 50;
     if (query.q?.trim()) {
       if (query.mode !== 'keyword') await withModel(s); // a search by meaning waits for the model to load (or not)
       const offset = query.cursor ? Number(query.cursor) : 0;
-      const hits = await s.search(query.q, { limit: limit + 1, offset, ...(query.mode ? { mode: query.mode } : {}), ...(query.tag ? { tag: query.tag } : {}) });
-      return { items: hits.slice(0, limit), search: true, ...(hits.length > limit ? { nextCursor: String(offset + limit) } : {}) };
+      // A second at most for documents still to embed (a dropped folder's backlog embeds in the
+      // background at ~12 a second here): the page says how many the meaning side could not see.
+      const hits = await s.search(query.q, { limit: limit + 1, offset, waitMs: SEARCH_WAIT_MS, ...(query.mode ? { mode: query.mode } : {}), ...(query.tag ? { tag: query.tag } : {}) });
+      return {
+        items: hits.slice(0, limit),
+        search: true,
+        ...(hits.length > limit ? { nextCursor: String(offset + limit) } : {}),
+        ...(hits.notEmbedded ? { notEmbedded: hits.notEmbedded } : {}),
+      };
     }
     const page: ListResult = await s.list({ limit, ...(query.tag ? { tag: query.tag } : {}), ...(query.cursor ? { cursor: query.cursor } : {}) });
     return { ...page, search: false };
