@@ -190,6 +190,18 @@ describe('a store on object storage', () => {
     expect(Math.max(...lags)).toBeLessThan(5000);
   });
 
+  it('an open reads the configuration object once', async () => {
+    const objects = new MemoryObjectStore();
+    const dir = cache();
+    await (await Store.initObjects(shared(objects), { cacheDir: dir })).close();
+    const keys: string[] = [];
+    const get = objects.get.bind(objects);
+    objects.get = (key, range) => (keys.push(key), get(key, range));
+    const s = await server(objects, dir);
+    expect(keys.filter((k) => k === 'kura-store.json')).toHaveLength(1);
+    expect((await s.stats()).entries).toBe(0);
+  });
+
   it('a server that keeps committing does not list the log to poll (each commit it creates shows where the log ends), and still sees a commit it did not make', async () => {
     const objects = new MemoryObjectStore();
     const a = await server(objects, cache(), true);

@@ -26,11 +26,21 @@ const CHECKPOINTS = 'checkpoints/';
 const NAME = /^[0-9]{20}$/;
 
 export class ObjectLogStore implements LogStore {
+  /**
+   * The configuration object once read whole: it is only ever created (createConfig, a
+   * conditional create), never replaced, so an open reads it once (it was read twice: the
+   * cache directory's check, then the catalog's).
+   */
+  #config: Uint8Array | undefined;
+
   constructor(readonly objects: ObjectStore) {}
 
   async readConfig(): Promise<Uint8Array | undefined> {
+    if (this.#config) return this.#config;
     try {
-      return await this.objects.get(CONFIG_KEY);
+      const bytes = await this.objects.get(CONFIG_KEY);
+      if (bytes.length > 0) this.#config = bytes;
+      return bytes;
     } catch (e) {
       if (isNotFound(e)) return undefined;
       throw e;
