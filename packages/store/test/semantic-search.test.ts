@@ -125,6 +125,39 @@ describe('index status', () => {
     expect(all.map((h) => h.path)).toContain('pets/new.txt');
   });
 
+  it('background embedding goes on under a steady stream of puts, at a bounded share of the time', { timeout: 60_000 }, async () => {
+    const hashing = new HashingEmbedderForTests();
+    let embedMs = 0;
+    const slow: Embedder = Object.assign(Object.create(hashing) as Embedder, {
+      embed: async (t: readonly string[]) => {
+        const t0 = performance.now();
+        await new Promise((r) => setTimeout(r, 20));
+        embedMs += performance.now() - t0;
+        return hashing.embed(t);
+      },
+    });
+    const { store } = await newStore();
+    // A backlog longer than the test: 150 notes at 20 ms each, flat out 3 s.
+    for (let n = 0; n < 150; n++) await store.put(enc(`Note ${n}: the garden needs watering and the hedge trimming.`), { path: `notes/${n}.txt` });
+    store.useEmbedder(slow);
+    const embedded = async () => (await store.indexStatus()).embedding!.documents;
+    // Eight writers back to back: a put is always in flight, writes never go quiet.
+    const t = performance.now();
+    let i = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (performance.now() - t < 4500) {
+          const n = i++;
+          await store.put(enc(`{"n": ${n}}`), { path: `data/${n}.json`, mediaType: 'application/json' });
+        }
+      }),
+    );
+    const wall = performance.now() - t;
+    const during = await embedded();
+    expect(during).toBeGreaterThan(0); // it started (STARVED_MS) and went on beside the puts
+    expect(embedMs / wall).toBeLessThan(0.35); // at about DUTY of the time, not flat out
+  });
+
   it('embeds untyped documents as prose unless their path names another type: code is keyword search\'s', async () => {
     const { store } = await newStore();
     store.useEmbedder(new HashingEmbedderForTests());

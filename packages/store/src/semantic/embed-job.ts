@@ -3,7 +3,8 @@
  * HTML) or of a prose media type, or untyped text whose path does not name another type — is cut into chunks of ~200 tokens and each
  * chunk embedded, once per document and model; vectors and a "done" mark are written per
  * document, so the work resumes where it stopped. Like the indexer it waits for writes to
- * pause and stops for a put; `drain` (a semantic search) finishes it.
+ * pause — or for STARVED_MS of work waiting under a steady stream of them — and while writes
+ * go on it takes at most DUTY of the time; `drain` (a semantic search) finishes it.
  */
 import type { SqlDatabase } from '../backend/sql.js';
 import type { Reader } from '../bytes/read.js';
@@ -21,6 +22,16 @@ export const CHUNKS_MAX = 64;
 export const CHUNK_TOKENS = 200;
 /** Background embedding starts after writes have paused this long. */
 const QUIET_MS = 500;
+/**
+ * Or after work has waited this long without writes pausing: under a steady stream of puts the
+ * job never started, and only a search's drain embedded anything (decision 0036).
+ */
+const STARVED_MS = 2_000;
+/**
+ * The share of the time it takes while writes go on: after each document it pauses
+ * (1 / DUTY - 1) times as long as that document took. Without writes, it runs flat out.
+ */
+export const DUTY = 0.1;
 const PENDING_READ = 64;
 
 /** Media types of text that is prose (code and data are found by keyword search). */
@@ -36,6 +47,10 @@ export class EmbedJob {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #urgent = 0;
   #lastWrite = 0;
+  /** When work began waiting for a run (performance.now()); undefined while one runs. */
+  #waitingSince: number | undefined;
+  /** Ends a pause between documents early (a drain, a stop). */
+  #wake: (() => void) | undefined;
   #stopped = false;
 
   constructor(
@@ -46,33 +61,39 @@ export class EmbedJob {
     readonly busy: () => boolean,
   ) {}
 
-  /** Writes happened: embed once they pause. */
+  /** Writes happened: embed once they pause, or once work has waited STARVED_MS (at DUTY then). */
   schedule(): void {
     if (this.#stopped) return;
     this.#lastWrite = performance.now();
+    if (!this.#running) this.#waitingSince ??= this.#lastWrite;
     if (this.#timer) return;
     const fire = () => {
       this.#timer = undefined;
       if (this.#stopped) return;
-      const wait = QUIET_MS - (performance.now() - this.#lastWrite);
-      if (wait > 0 || this.busy()) {
-        this.#timer = setTimeout(fire, Math.max(wait, 50));
-        this.#timer.unref?.();
-        return;
-      }
+      const now = performance.now();
+      if (this.#running) return this.#arm(fire, QUIET_MS); // what was written meanwhile: after this run
+      this.#waitingSince ??= now;
+      const wait = QUIET_MS - (now - this.#lastWrite);
+      const starved = now - this.#waitingSince >= STARVED_MS;
+      if (!starved && (wait > 0 || this.busy())) return this.#arm(fire, Math.max(wait, 50));
       void this.#start().catch(() => undefined); // retried by the next drain
     };
-    this.#timer = setTimeout(fire, QUIET_MS);
+    this.#arm(fire, QUIET_MS);
+  }
+
+  #arm(fire: () => void, ms: number): void {
+    this.#timer = setTimeout(fire, ms);
     this.#timer.unref?.();
   }
 
   /**
    * Embeds everything pending (a semantic search first does); true once nothing is. With
    * `budgetMs`, false when that time ran out first: the run goes on in the background, as a
-   * scheduled one would (yielding to puts), and a search answers from what is embedded.
+   * scheduled one would (at DUTY while writes go on), and a search answers from what is embedded.
    */
   async drain(budgetMs = Infinity): Promise<boolean> {
     this.#urgent++;
+    this.#wake?.(); // a pause between documents ends: a search waits
     let gaveUp = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
@@ -95,28 +116,30 @@ export class EmbedJob {
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
+    this.#wake?.();
     await this.#running?.catch(() => undefined);
   }
 
   #start(): Promise<boolean> {
+    this.#waitingSince = undefined;
     return (this.#running ??= this.#run().finally(() => (this.#running = undefined)));
   }
 
-  /** True when nothing is left; false when it stopped for a put (scheduled again). */
+  /** Until nothing is left (true), or the job stops. */
   async #run(): Promise<boolean> {
     const model = this.embedder.model;
     let after = 0; // documents awaiting extraction are passed over: the next ones come after them
+    let took = 0; // how long the last document took (ms)
     for (;;) {
       const docs = this.db.read(() => this.st.embedPending.all(after, model, PENDING_READ));
       if (docs.length === 0) return true;
       for (const { id, media_type, path } of docs) {
         after = id;
+        if (this.#urgent === 0 && this.busy() && took > 0) await this.#pause(took * (1 / DUTY - 1));
         if (this.#stopped) return true;
-        if (this.#urgent === 0 && this.busy()) {
-          this.schedule();
-          return false;
-        }
+        const started = performance.now();
         const doc = this.st.docById.get(id);
+        took = 0; // (a document passed over costs no pause)
         if (!doc) continue;
         const extracted = this.st.docTextGet.get(id) !== undefined;
         const body = await documentBody(this.reader, this.st, doc, media_type, EMBED_TEXT_MAX);
@@ -130,8 +153,23 @@ export class EmbedJob {
           vectors.push(...(await this.embedder.embed([text.slice(c.start, c.end)])));
         }
         this.#save(id, chunks, vectors);
+        took = performance.now() - started;
       }
     }
+  }
+
+  /** Waits `ms`, or less when a drain or a stop wakes it. */
+  #pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      timer.unref?.(); // (background work never keeps a process alive)
+      this.#wake = done;
+    });
   }
 
   #save(docId: number, chunks: TextChunk[], vectors: Float32Array[]): void {
