@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { QUIET_MS } from '../src/catalog/search.js';
+import { STARVED_MS } from '../src/breather.js';
 import { QUEUE_ROW_MAX, QueuedEntries } from '../src/catalog/search-queue.js';
 import { newStore, randomBytes, reopen, textBytes } from './helpers/store.js';
 
@@ -242,7 +243,7 @@ describe('the search queue', () => {
 });
 
 describe('background indexing', () => {
-  it('waits while puts keep coming, even when it started in a lull, and catches up once they pause', { timeout: 60_000 }, async () => {
+  it('waits while puts keep coming, even when it started in a lull; past STARVED_MS goes on beside them, paced; catches up once they pause', { timeout: 60_000 }, async () => {
     const { store, dir } = await newStore();
     // The committed queue, as another process would see it.
     const queued = () => {
@@ -263,13 +264,21 @@ describe('background indexing', () => {
     // A lull long enough for a background run to start, then puts again, never pausing as
     // long: the run must stop at the first put, not go on through the queue beside them.
     await new Promise((r) => setTimeout(r, QUIET_MS + 30));
-    const until = performance.now() + 3000;
     let i = 300;
-    while (performance.now() < until) {
-      await store.put(doc(i++));
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    expect(queued()).toBeGreaterThan(250);
+    const putFor = async (ms: number) => {
+      const until = performance.now() + ms;
+      while (performance.now() < until) {
+        await store.put(doc(i++));
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    await putFor(STARVED_MS - 500);
+    expect(queued()).toBeGreaterThan(300); // the lull's run stopped at the first put
+    // Work waiting STARVED_MS: a run goes on beside the puts, at BACKGROUND_SHARE of the time.
+    const [queuedBefore, putBefore] = [queued(), i];
+    await putFor(3000);
+    const indexed = queuedBefore + (i - putBefore) - queued();
+    expect(indexed).toBeGreaterThan(50);
     // Writes paused: the index catches up without anyone asking.
     const deadline = performance.now() + 30_000;
     while (queued() > 0 && performance.now() < deadline) await new Promise((r) => setTimeout(r, 100));

@@ -15,7 +15,7 @@ import type { ExtractCaps, Extracted } from '../extract/caps.js';
 import type { ExtractKind } from '../extract/kind.js';
 import { z } from 'zod';
 import { SNIPPET_SOURCE_MAX, escapeHtml, makeSnippet, queryTerms } from './snippet.js';
-import { nextTurn } from '../breather.js';
+import { BACKGROUND_SHARE, DutyCycle, STARVED_MS, nextTurn } from '../breather.js';
 
 /** A query FTS5 cannot parse. */
 export class InvalidQueryError extends KuraError {
@@ -41,6 +41,11 @@ export class Indexer {
   #urgent = 0;
   /** When a write last queued documents (performance.now()). */
   #lastWrite = 0;
+  /** When work began waiting for a background run (performance.now()); undefined while one runs. */
+  #waitingSince: number | undefined;
+  /** The run in progress began starved (STARVED_MS): it goes on beside writes, paced. */
+  #paced = false;
+  readonly #duty = new DutyCycle(BACKGROUND_SHARE);
 
   /** Merges the index's segments once this process has indexed enough text (decision 0038). */
   readonly compaction: SearchCompaction;
@@ -68,12 +73,15 @@ export class Indexer {
   /**
    * Drains the queue once writes have paused for QUIET_MS and no put is in flight, off the
    * callers' path: indexing text costs about as much CPU as ingesting it, and batching it after
-   * a burst of puts is far cheaper than once per put. `search` and `close` drain at once, so
-   * no search ever misses a committed change.
+   * a burst of puts is far cheaper than once per put. Under a steady stream of writes, which
+   * never pause, a run starts once work has waited STARVED_MS and goes on beside them at
+   * BACKGROUND_SHARE of the time (before, nothing was indexed until a search drained it all).
+   * `search` and `close` drain at once, so no search ever misses a committed change.
    */
   schedule(): void {
     if (!this.writable) return;
     this.#lastWrite = performance.now();
+    if (!this.#draining) this.#waitingSince ??= this.#lastWrite;
     this.#arm();
   }
 
@@ -87,7 +95,15 @@ export class Indexer {
     const wait = Math.max(1, QUIET_MS - (performance.now() - this.#lastWrite));
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
-      if (performance.now() - this.#lastWrite < QUIET_MS) return this.#arm(); // written since: later
+      const now = performance.now();
+      // Under a steady stream of writes they never pause: past STARVED_MS a run starts anyway,
+      // and goes on beside them at BACKGROUND_SHARE of the time (breather.ts).
+      if (!this.#draining) this.#waitingSince ??= now;
+      if (!this.#draining && now - this.#waitingSince! >= STARVED_MS) {
+        this.#paced = true;
+        return void this.#start().catch(() => undefined);
+      }
+      if (now - this.#lastWrite < QUIET_MS) return this.#arm(); // written since: later
       void this.idle().then(() => nextTurn(() => void this.#start().catch(() => undefined))); // retried by the next drain
     }, wait);
     (this.#timer as { unref?: () => void }).unref?.(); // never keeps a process alive
@@ -107,6 +123,7 @@ export class Indexer {
   async drain(options: { extract?: boolean } = {}): Promise<void> {
     if (!this.writable) return;
     this.#urgent++;
+    this.#duty.wake(); // a paced run's pause ends: a search waits
     try {
       // A background run that was already stopping for a put returns unfinished: go again.
       while (!(await this.#start(options.extract ?? true)));
@@ -116,14 +133,16 @@ export class Indexer {
   }
 
   #start(extract = true): Promise<boolean> {
+    this.#waitingSince = undefined;
     return (this.#draining ??= this.#run(extract).finally(() => {
       this.#draining = undefined;
+      this.#paced = false;
     }));
   }
 
   /**
    * A background run stops, between documents, as soon as a put is in flight or writes have
-   * not paused for QUIET_MS (nobody waits for it; puts do). Measured: runs that began in
+   * not paused for QUIET_MS (nobody waits for it; puts do) — unless it began starved (paced). Measured: runs that began in
    * momentary lulls of `putFiles` indexed 32 MiB of text beside the ingest, which then ran at
    * ~60 instead of ~85-100 MB/s. `drain` callers (search, close) wait for the whole queue.
    */
@@ -131,13 +150,21 @@ export class Indexer {
     return this.#urgent === 0 && (this.busy() || performance.now() - this.#lastWrite < QUIET_MS);
   }
 
+  /** A background run stops for puts (false: it goes on) — unless it is paced, and paces itself here. */
+  async #stopForPuts(): Promise<boolean> {
+    if (!this.#paced) return this.#yieldToPuts();
+    await this.#duty.pace(this.#yieldToPuts());
+    return false;
+  }
+
   /** True once the queue is empty; false when a background run stopped for a put (re-armed). */
   async #run(extract: boolean): Promise<boolean> {
     // Entries left for extraction are queued again in new rows, which this run skips. (Row ids
     // can be reused once the table is empty: skipped by id, not by "after the last read".)
     const requeued: number[] = [];
+    this.#duty.begin();
     for (;;) {
-      if (this.#yieldToPuts()) {
+      if (await this.#stopForPuts()) {
         this.schedule(); // again once writes pause
         return false;
       }
@@ -181,7 +208,7 @@ export class Indexer {
           // Reads resolve through microtasks only: without a turn of the event loop here, a
           // put waiting on a timer or a socket could never start, and never be yielded to.
           if (this.#urgent === 0) await new Promise<void>((r) => nextTurn(r));
-          if (this.#yieldToPuts()) {
+          if (await this.#stopForPuts()) {
             stopped = true; // what is read so far is written below
             break;
           }

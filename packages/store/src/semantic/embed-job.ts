@@ -4,11 +4,12 @@
  * chunk embedded, once per document and model; vectors and a "done" mark are written per
  * document, so the work resumes where it stopped. Like the indexer it waits for writes to
  * pause — or for STARVED_MS of work waiting under a steady stream of them — and while writes
- * go on it takes at most DUTY of the time; `drain` (a semantic search) finishes it.
+ * go on it takes BACKGROUND_SHARE of the time (breather.ts); `drain` (a semantic search)
+ * finishes it.
  */
 import type { SqlDatabase } from '../backend/sql.js';
 import type { Reader } from '../bytes/read.js';
-import { nextTurn } from '../breather.js';
+import { BACKGROUND_SHARE, DutyCycle, STARVED_MS, nextTurn } from '../breather.js';
 import { documentBody } from '../catalog/doc-text.js';
 import type { Statements } from '../catalog/statements.js';
 import { guessMediaType } from '../media-types.js';
@@ -22,16 +23,6 @@ export const CHUNKS_MAX = 64;
 export const CHUNK_TOKENS = 200;
 /** Background embedding starts after writes have paused this long. */
 const QUIET_MS = 500;
-/**
- * Or after work has waited this long without writes pausing: under a steady stream of puts the
- * job never started, and only a search's drain embedded anything (decision 0036).
- */
-const STARVED_MS = 2_000;
-/**
- * The share of the time it takes while writes go on: after each document it pauses
- * (1 / DUTY - 1) times as long as that document took. Without writes, it runs flat out.
- */
-export const DUTY = 0.1;
 const PENDING_READ = 64;
 
 /** Media types of text that is prose (code and data are found by keyword search). */
@@ -49,8 +40,8 @@ export class EmbedJob {
   #lastWrite = 0;
   /** When work began waiting for a run (performance.now()); undefined while one runs. */
   #waitingSince: number | undefined;
-  /** Ends a pause between documents early (a drain, a stop). */
-  #wake: (() => void) | undefined;
+  /** Paces a run while writes go on; woken by a drain or a stop. */
+  readonly #duty = new DutyCycle(BACKGROUND_SHARE, 1);
   #stopped = false;
 
   constructor(
@@ -61,7 +52,7 @@ export class EmbedJob {
     readonly busy: () => boolean,
   ) {}
 
-  /** Writes happened: embed once they pause, or once work has waited STARVED_MS (at DUTY then). */
+  /** Writes happened: embed once they pause, or once work has waited STARVED_MS (paced then). */
   schedule(): void {
     if (this.#stopped) return;
     this.#lastWrite = performance.now();
@@ -89,11 +80,11 @@ export class EmbedJob {
   /**
    * Embeds everything pending (a semantic search first does); true once nothing is. With
    * `budgetMs`, false when that time ran out first: the run goes on in the background, as a
-   * scheduled one would (at DUTY while writes go on), and a search answers from what is embedded.
+   * scheduled one would (paced while writes go on), and a search answers from what is embedded.
    */
   async drain(budgetMs = Infinity): Promise<boolean> {
     this.#urgent++;
-    this.#wake?.(); // a pause between documents ends: a search waits
+    this.#duty.wake(); // a pause between documents ends: a search waits
     let gaveUp = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
@@ -116,7 +107,7 @@ export class EmbedJob {
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
-    this.#wake?.();
+    this.#duty.wake();
     await this.#running?.catch(() => undefined);
   }
 
@@ -129,17 +120,15 @@ export class EmbedJob {
   async #run(): Promise<boolean> {
     const model = this.embedder.model;
     let after = 0; // documents awaiting extraction are passed over: the next ones come after them
-    let took = 0; // how long the last document took (ms)
+    this.#duty.begin();
     for (;;) {
       const docs = this.db.read(() => this.st.embedPending.all(after, model, PENDING_READ));
       if (docs.length === 0) return true;
       for (const { id, media_type, path } of docs) {
         after = id;
-        if (this.#urgent === 0 && this.busy() && took > 0) await this.#pause(took * (1 / DUTY - 1));
+        await this.#duty.pace(this.#urgent === 0 && this.busy());
         if (this.#stopped) return true;
-        const started = performance.now();
         const doc = this.st.docById.get(id);
-        took = 0; // (a document passed over costs no pause)
         if (!doc) continue;
         const extracted = this.st.docTextGet.get(id) !== undefined;
         const body = await documentBody(this.reader, this.st, doc, media_type, EMBED_TEXT_MAX);
@@ -153,23 +142,8 @@ export class EmbedJob {
           vectors.push(...(await this.embedder.embed([text.slice(c.start, c.end)])));
         }
         this.#save(id, chunks, vectors);
-        took = performance.now() - started;
       }
     }
-  }
-
-  /** Waits `ms`, or less when a drain or a stop wakes it. */
-  #pause(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.#wake = undefined;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      timer.unref?.(); // (background work never keeps a process alive)
-      this.#wake = done;
-    });
   }
 
   #save(docId: number, chunks: TextChunk[], vectors: Float32Array[]): void {
