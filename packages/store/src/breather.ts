@@ -27,12 +27,6 @@ export function breather(ms = BREATHE_MS): () => Promise<void> | undefined {
 }
 
 /**
- * Background work that must go on under a steady stream of writes, at a bounded share of the
- * time (the search index's and the embeddings' jobs, decision 0036): `pace` between pieces of
- * work pauses, once a slice of work is done while writes go on, so that work takes `share` of
- * the time; without writes it never pauses. `wake` ends a pause at once (a search waits).
- */
-/**
  * Background jobs (the search index's, the embeddings') start once writes pause — or once work
  * has waited this long under a steady stream of them, which never pause: then nothing was
  * indexed or embedded until a search drained it all.
@@ -45,6 +39,13 @@ export const BACKGROUND_SHARE = 0.1;
 /** A DutyCycle's longest pause: a longer one would answer for time the work did not take. */
 const PAUSE_MAX_MS = 5_000;
 
+/**
+ * Background work that must go on under a steady stream of writes, at a bounded share of the
+ * time (the search index's and the embeddings' jobs, decisions 0007 and 0036): `pace` between
+ * pieces of work pauses, once a slice of work is done while writes go on, so that work takes
+ * `share` of the time; without writes it never pauses. `wake` ends a pause at once (a search
+ * waits).
+ */
 export class DutyCycle {
   #since = performance.now();
   #wake: (() => void) | undefined;

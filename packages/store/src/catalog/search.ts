@@ -142,9 +142,10 @@ export class Indexer {
 
   /**
    * A background run stops, between documents, as soon as a put is in flight or writes have
-   * not paused for QUIET_MS (nobody waits for it; puts do) — unless it began starved (paced). Measured: runs that began in
-   * momentary lulls of `putFiles` indexed 32 MiB of text beside the ingest, which then ran at
-   * ~60 instead of ~85-100 MB/s. `drain` callers (search, close) wait for the whole queue.
+   * not paused for QUIET_MS (nobody waits for it; puts do) — unless it began starved (paced).
+   * Measured: runs that began in momentary lulls of `putFiles` indexed 32 MiB of text beside
+   * the ingest, which then ran at ~60 instead of ~85-100 MB/s. `drain` callers (search, close)
+   * wait for the whole queue.
    */
   #yieldToPuts(): boolean {
     return this.#urgent === 0 && (this.busy() || performance.now() - this.#lastWrite < QUIET_MS);
