@@ -73,6 +73,11 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     routerOptions: { maxParamLength: 8192 },
+    // Opening the store is a plugin (plugins/store.ts) and takes what it takes: a new server on
+    // a bucket replays the log after the newest checkpoint, through retries when the storage
+    // falters. fastify's 10 s default stopped such a server with "Plugin did not start in
+    // time" instead of the open's own outcome (the S3 client's timeouts bound a dead endpoint).
+    pluginTimeout: 0,
     bodyLimit: config.maxJsonBody,
     // While draining, fastify would answer requests that still reach it (on connections kept
     // open, pipelined) with a 503 in its own body shape; the hook below answers UNAVAILABLE

@@ -13,6 +13,7 @@ import { MemoryObjectStore } from '../src/objects/memory-objects.js';
 import { FaultyObjectStore } from '../src/objects/faulty-objects.js';
 import { listAll, type ObjectStore } from '../src/objects/object-store.js';
 import { canonicalDump } from './helpers/dump.js';
+import { CHECKPOINT_EVERY_OBJECTS } from '../src/catalog/commit-log.js';
 import { PACK_HEADER_SIZE, RECORD_HEADER_SIZE } from '../src/bytes/pack-record.js';
 import { FRAME_OVERHEAD } from '../src/catalog/frame.js';
 import { CARRY_MAX } from '../src/bytes/writer.js';
@@ -188,6 +189,42 @@ describe('a store on object storage', () => {
     // The lag itself (p99 < 1 s, POLL_MAX_MS 750) is a benchmark figure, not an assertion here;
     // this bound only catches a server that stopped polling.
     expect(Math.max(...lags)).toBeLessThan(5000);
+  });
+
+  it('checkpoints by itself every CHECKPOINT_EVERY_OBJECTS commits; a new server reads only the commits after it, many at a time', { timeout: 120_000 }, async () => {
+    const objects = new MemoryObjectStore();
+    const a = await server(objects, cache(), true);
+    const n = CHECKPOINT_EVERY_OBJECTS + 40;
+    for (let i = 0; i < n; i++) await a.put(text(`note ${i}`), { path: `n/${i}` }); // one commit each
+    for (let i = 0; i < 200 && (await keys(objects, 'checkpoints/')).length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    const checkpoints = await keys(objects, 'checkpoints/');
+    expect(checkpoints).toHaveLength(1);
+    const covered = Number(checkpoints[0]!.slice('checkpoints/'.length));
+    expect(covered).toBeGreaterThanOrEqual(CHECKPOINT_EVERY_OBJECTS);
+    const more = 60;
+    for (let i = n; i < n + more; i++) await a.put(text(`note ${i}`), { path: `n/${i}` });
+    // A new server: the checkpoint, then the log objects after it — fetched several at once.
+    let inFlight = 0;
+    let most = 0;
+    let logReads = 0;
+    const get = objects.get.bind(objects);
+    objects.get = async (key, range) => {
+      if (!key.startsWith('log/')) return get(key, range);
+      logReads++;
+      most = Math.max(most, ++inFlight);
+      try {
+        await new Promise((r) => setTimeout(r, 5));
+        return await get(key, range);
+      } finally {
+        inFlight--;
+      }
+    };
+    const b = await server(objects);
+    objects.get = get; // (b indexes every document it now serves: at full speed)
+    expect(logReads).toBeLessThan(n + more - covered + 50);
+    expect(most).toBeGreaterThan(4);
+    expect((await b.stats()).entries).toBe(n + more);
+    expect(canonicalDump(join(b.cacheDir, 'kura.db'))).toBe(canonicalDump(join(a.cacheDir, 'kura.db')));
   });
 
   it('an open reads the configuration object once', async () => {

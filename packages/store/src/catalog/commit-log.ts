@@ -29,6 +29,14 @@ import { DEFAULT_LOG_RETENTION_MS } from './log-truncate.js';
  */
 export const CHECKPOINT_EVERY = 50_000;
 
+/**
+ * On object storage, after this many: a new server reads every commit object after the newest
+ * checkpoint, one GET each (16 at a time), so the log between checkpoints must stay short —
+ * ~0.5 s of a new server's start on loopback, seconds on a distant bucket. (None were written by
+ * themselves before: a new server replayed the whole log.)
+ */
+export const CHECKPOINT_EVERY_OBJECTS = 5_000;
+
 export class CommitLog {
   readonly #db: SqlDatabase;
   readonly #st: Statements;
@@ -44,6 +52,8 @@ export class CommitLog {
   /** The seq of the newest checkpoint this writer knows, and the one being written. */
   #checkpointed = 0;
   #checkpointing: Promise<number> | undefined;
+  /** #checkpointIfDue is listing the checkpoints. */
+  #listingCheckpoints = false;
   /** Whether this writer has commits on their way (attach): a batch waits for them. */
   #coming: () => boolean = () => false;
   /** Told when the catalog was replaced by a checkpoint's (decision 0045). */
@@ -298,17 +308,38 @@ export class CommitLog {
   }
 
   /** On an object store: the jobs that pass, published as one commit and applied; each job's results or failure. */
-  publish(jobs: readonly (readonly Op[])[], time = Date.now()): Promise<JobOutcome[]> {
+  async publish(jobs: readonly (readonly Op[])[], time = Date.now()): Promise<JobOutcome[]> {
     if (!this.#objects) throw new InternalError('only a store on object storage publishes its commits');
-    return this.#objects.publish(jobs, time);
+    const outcomes = await this.#objects.publish(jobs, time);
+    this.#checkpointIfDue();
+    return outcomes;
   }
 
   /** `commit`, on any store: published first on an object store. */
   async commitAsync(ops: readonly Op[], time = Date.now()): Promise<OpResult[]> {
     if (!this.#objects) return this.commit(ops, time);
-    const [outcome] = await this.#objects.publish([ops], time);
+    const [outcome] = await this.publish([ops], time);
     if (!Array.isArray(outcome)) throw outcome!.failed;
     return outcome;
+  }
+
+  /**
+   * On an object store, in the background: a checkpoint once CHECKPOINT_EVERY_OBJECTS commits
+   * follow the newest this server knows of — and still do once it has listed them (another
+   * server may have written one meanwhile: one LIST per that many commits).
+   */
+  #checkpointIfDue(): void {
+    const due = () => this.#head.seq - this.#checkpointed >= CHECKPOINT_EVERY_OBJECTS;
+    if (!due() || this.#checkpointing || this.#listingCheckpoints) return;
+    this.#listingCheckpoints = true;
+    void this.#store
+      .checkpoints()
+      .then((names) => {
+        this.#checkpointed = Math.max(this.#checkpointed, Number(names.at(-1) ?? 0));
+        if (due()) return this.checkpoint();
+      })
+      .catch(() => undefined) // (a checkpoint is an optimisation: the next commit tries again)
+      .finally(() => (this.#listingCheckpoints = false));
   }
 
   /** Applies what other writers committed (an object store: by listing the log); answers how many commits. */

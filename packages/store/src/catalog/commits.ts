@@ -89,8 +89,21 @@ export async function commitsAfter(
   let prev = head.hash;
   let last: { segment: string; end: number; size: number } | undefined;
   let headAt: { segment: string; end: number } | undefined;
-  scan: for (const name of from) {
-    const bytes = await store.readSegment(name);
+  // Up to readAhead segments in flight, consumed in order. (Each is caught as it is made: one
+  // that fails while an earlier one is read is thrown when its turn comes, not left unhandled.)
+  const ahead = Math.max(1, store.readAhead ?? 1);
+  const reads: Promise<Uint8Array>[] = [];
+  const fetch = (i: number) => {
+    if (i >= from.length) return;
+    const read = store.readSegment(from[i]!);
+    read.catch(() => undefined);
+    reads[i] = read;
+  };
+  for (let i = 0; i < ahead; i++) fetch(i);
+  scan: for (const [i, name] of from.entries()) {
+    const bytes = await reads[i]!;
+    delete reads[i];
+    fetch(i + ahead);
     const start = name === head.segment ? head.end : 0;
     const { frames, end } = readFrames(bytes, start);
     if (stopAtGap && frames.length === 0 && start === 0) break;

@@ -14,8 +14,6 @@ import type { LogStore } from './log-store.js';
 import { carriedBytes, type ApplyContext, type CommitPlace, type Op, type OpResult } from './ops.js';
 import { crashPoint } from '../crash-points.js';
 
-/** How many segments a refresh reads at once (one at a time falls behind a busy log: SCALEOUT.md). */
-const READ_AHEAD = 16;
 
 /** A job's results, or why it failed (it is left out of the commit; the others go on). */
 export type JobOutcome = OpResult[] | { failed: unknown };
@@ -242,11 +240,12 @@ export class ObjectCommits {
     return true;
   }
 
-  /** Applies the commits `names` hold, READ_AHEAD objects at a time, up to the first that does not follow on. */
+  /** Applies the commits `names` hold, the store's readAhead objects at a time, up to the first that does not follow on. */
   async #apply(names: readonly string[]): Promise<{ count: number; stalled?: CorruptDataError }> {
     let count = 0;
-    for (let i = 0; i < names.length; i += READ_AHEAD) {
-      const batch = names.slice(i, i + READ_AHEAD);
+    const ahead = Math.max(1, this.host.store.readAhead ?? 1);
+    for (let i = 0; i < names.length; i += ahead) {
+      const batch = names.slice(i, i + ahead);
       const segments = await Promise.all(batch.map((n) => this.host.store.readSegment(n)));
       let head = this.host.head();
       const ready: { ops: Op[]; time: number; head: LogHead }[] = [];

@@ -10,9 +10,10 @@ import { prepareStatements } from '../catalog/statements.js';
 import { FsLogStore } from './fs-log.js';
 import { openSqlite } from './sqlite.js';
 
-const { dir, dbPath, schema } = workerData as { dir: string; dbPath: string; schema: number };
+/** `dir`: the local store whose log gets the checkpoint; without it, the bytes go back to the parent (a store on object storage uploads them). */
+const { dir, dbPath, schema } = workerData as { dir?: string; dbPath: string; schema: number };
 
-async function run(): Promise<{ seq: number; created: boolean }> {
+async function run(): Promise<{ seq: number; created?: boolean; bytes?: Uint8Array }> {
   const db = openSqlite(dbPath, { readonly: true });
   try {
     const st = prepareStatements(db);
@@ -20,6 +21,7 @@ async function run(): Promise<{ seq: number; created: boolean }> {
       const head = readHead(st)!;
       return { seq: head.seq, bytes: encodeCheckpoint(db, head, schema) };
     });
+    if (dir === undefined) return { seq, bytes };
     const created = await new FsLogStore(dir).createCheckpoint(checkpointName(seq), bytes); // false: another writer made it
     return { seq, created };
   } finally {
@@ -28,7 +30,7 @@ async function run(): Promise<{ seq: number; created: boolean }> {
 }
 
 run().then(
-  (done) => parentPort!.postMessage({ done }),
+  (done) => parentPort!.postMessage({ done }, done.bytes ? [done.bytes.buffer as ArrayBuffer] : []),
   (e: unknown) => {
     const err = e as { code?: unknown; message?: unknown };
     parentPort!.postMessage({ failed: { code: typeof err?.code === 'string' ? err.code : undefined, message: String(err?.message ?? e) } });

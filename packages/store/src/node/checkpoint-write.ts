@@ -17,11 +17,24 @@ function workerUrl(): URL {
 }
 
 /** Writes a checkpoint of the committed catalog of the store in `dir`; answers its seq. */
-export function writeCheckpointAway(dir: string, dbPath: string, schema: number): Promise<number> {
+export async function writeCheckpointAway(dir: string, dbPath: string, schema: number): Promise<number> {
+  return (await away({ dir, dbPath, schema })).seq;
+}
+
+/**
+ * Encodes a checkpoint of the committed catalog in the database at `dbPath` on a worker and
+ * answers it (a store on object storage uploads it from its own thread: object-backends.ts).
+ */
+export async function encodeCheckpointAway(dbPath: string, schema: number): Promise<{ seq: number; bytes: Uint8Array }> {
+  const { seq, bytes } = await away({ dbPath, schema });
+  return { seq, bytes: bytes! };
+}
+
+function away(workerData: { dir?: string; dbPath: string; schema: number }): Promise<{ seq: number; bytes?: Uint8Array }> {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(workerUrl(), { workerData: { dir, dbPath, schema } });
-    worker.once('message', (m: { done?: { seq: number }; failed?: { code?: string; message: string } }) => {
-      if (m.done) resolve(m.done.seq);
+    const worker = new Worker(workerUrl(), { workerData });
+    worker.once('message', (m: { done?: { seq: number; bytes?: Uint8Array }; failed?: { code?: string; message: string } }) => {
+      if (m.done) resolve(m.done);
       else reject(storageError(Object.assign(new Error(m.failed!.message), { code: m.failed!.code })) as Error);
     });
     worker.once('error', reject);

@@ -10,6 +10,8 @@ import { join, resolve } from 'node:path';
 import type { StoreBackends } from '../store-types.js';
 import { newWriterId } from '../catalog/commits.js';
 import { readConfigObject, storeIdOf } from '../catalog/open.js';
+import { checkpointName } from '../catalog/checkpoint.js';
+import { encodeCheckpointAway } from './checkpoint-write.js';
 import { ObjectLogStore } from '../objects/object-log.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import { requireConditionalCreate } from '../objects/probe.js';
@@ -58,6 +60,14 @@ export async function objectBackends(objects: ObjectStore, cacheDir: string, rea
   mkdirSync(dir, { recursive: true });
   if (fresh) clearCache(dir);
   const log = new ObjectLogStore(objects);
+  // Checkpoints are encoded on a worker from the cache's database and uploaded from here.
+  if (!readonly) {
+    log.checkpointAway = async (schema) => {
+      const { seq, bytes } = await encodeCheckpointAway(join(dir, DB_FILE), schema);
+      await log.createCheckpoint(checkpointName(seq), bytes); // false: another server made it
+      return seq;
+    };
+  }
   if (probe && !readonly) await requireConditionalCreate(objects);
   const config = await readConfigObject(log);
   let db = openSqlite(join(dir, DB_FILE), { readonly: false });

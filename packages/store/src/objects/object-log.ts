@@ -21,6 +21,8 @@ export const CONFIG_KEY = 'kura-store.json';
  * whole (larger ones take a second read), and little of a pack after it (decision 0044).
  */
 export const FIRST_READ = 64 * 1024;
+/** How many log objects a reader fetches at once. */
+export const READ_AHEAD = 16;
 export const LOG = 'log/';
 const CHECKPOINTS = 'checkpoints/';
 const NAME = /^[0-9]{20}$/;
@@ -32,6 +34,11 @@ export class ObjectLogStore implements LogStore {
    * cache directory's check, then the catalog's).
    */
   #config: Uint8Array | undefined;
+
+  /** Log objects a reader fetches at once (LogStore.readAhead; SCALEOUT.md: one at a time falls behind). */
+  readonly readAhead = READ_AHEAD;
+  /** LogStore.checkpointAway (set by node/object-backends.ts for a writer). */
+  checkpointAway?: (schema: number) => Promise<number>;
 
   constructor(readonly objects: ObjectStore) {}
 
