@@ -13,7 +13,7 @@ import { MemoryObjectStore } from '../src/objects/memory-objects.js';
 import { FaultyObjectStore } from '../src/objects/faulty-objects.js';
 import { listAll, type ObjectStore } from '../src/objects/object-store.js';
 import { canonicalDump } from './helpers/dump.js';
-import { CHECKPOINT_EVERY_OBJECTS } from '../src/catalog/commit-log.js';
+import { CHECKPOINT_EVERY_OBJECTS } from '../src/catalog/checkpoint.js';
 import { PACK_HEADER_SIZE, RECORD_HEADER_SIZE } from '../src/bytes/pack-record.js';
 import { FRAME_OVERHEAD } from '../src/catalog/frame.js';
 import { CARRY_MAX } from '../src/bytes/writer.js';

@@ -131,6 +131,20 @@ export function loadCheckpoint(db: SqlDatabase, bytes: Uint8Array, name: string)
   return { seq: header.seq!, hash: hexToBytes(header.hash) };
 }
 
+/**
+ * A writer checkpoints the catalog (FORMAT.md §15.5) after this many commits since the newest
+ * checkpoint, so a rebuild replays at most about this many.
+ */
+export const CHECKPOINT_EVERY = 50_000;
+
+/**
+ * On object storage, after this many: a new server reads every commit object after the newest
+ * checkpoint, one GET each (16 at a time), so the log between checkpoints must stay short —
+ * ~0.5 s of a new server's start on loopback, seconds on a distant bucket. (None were written by
+ * themselves before: a new server replayed the whole log.)
+ */
+export const CHECKPOINT_EVERY_OBJECTS = 5_000;
+
 /** A checkpoint's object name: its seq, 20 digits. */
 export function checkpointName(seq: number): string {
   return String(seq).padStart(20, '0');

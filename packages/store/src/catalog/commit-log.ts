@@ -13,7 +13,7 @@ import { encodeFrame, sameHash, segmentName } from './frame.js';
 import { SEGMENT_LIMIT, appendFrame, type AppendedFrame } from './frame-append.js';
 import type { LogStore, SegmentAppender, SharedSegments } from './log-store.js';
 import { applyOp, type ApplyContext, type CommitPlace, type Op, type OpResult } from './ops.js';
-import { writeCheckpoint } from './checkpoint.js';
+import { CHECKPOINT_EVERY, CHECKPOINT_EVERY_OBJECTS, writeCheckpoint } from './checkpoint.js';
 import { crashPoint } from '../crash-points.js';
 import { nextTurn } from '../breather.js';
 import { TargetCache } from './target-cache.js';
@@ -22,20 +22,6 @@ import { catchUpShared } from './shared-catch-up.js';
 import { CommitBatches } from './commit-batch.js';
 import { rebaseCatalog } from './open.js';
 import { DEFAULT_LOG_RETENTION_MS } from './log-truncate.js';
-
-/**
- * A writer checkpoints the catalog (FORMAT.md §15.5) after this many commits since the newest
- * checkpoint, so a rebuild replays at most about this many.
- */
-export const CHECKPOINT_EVERY = 50_000;
-
-/**
- * On object storage, after this many: a new server reads every commit object after the newest
- * checkpoint, one GET each (16 at a time), so the log between checkpoints must stay short —
- * ~0.5 s of a new server's start on loopback, seconds on a distant bucket. (None were written by
- * themselves before: a new server replayed the whole log.)
- */
-export const CHECKPOINT_EVERY_OBJECTS = 5_000;
 
 export class CommitLog {
   readonly #db: SqlDatabase;

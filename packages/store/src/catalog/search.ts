@@ -5,7 +5,7 @@
 import { InvalidInputError, KuraError } from '@kura/core';
 import type { SqlDatabase } from '../backend/sql.js';
 import { formatDigest } from '../hex.js';
-import { ListQuery, entryFilters, parse } from '../options.js';
+import { entryFilters, parse } from '../options.js';
 import type { Reader } from '../bytes/read.js';
 import type { EntryRow, Statements } from './statements.js';
 import { SearchCompaction } from './search-compaction.js';
@@ -16,6 +16,9 @@ import type { ExtractKind } from '../extract/kind.js';
 import { z } from 'zod';
 import { SNIPPET_SOURCE_MAX, escapeHtml, makeSnippet, queryTerms } from './snippet.js';
 import { BACKGROUND_SHARE, DutyCycle, STARVED_MS, nextTurn } from '../breather.js';
+import { SearchQuery, type SearchHit } from './search-query.js';
+
+export { SEARCH_WAIT_MS, SearchQuery, type SearchHit, type SearchHits, type SearchMode } from './search-query.js';
 
 /** A query FTS5 cannot parse. */
 export class InvalidQueryError extends KuraError {
@@ -255,59 +258,6 @@ export class Indexer {
     const meta = this.st.metaOf.all(entry.id).map((m) => `${m.key} ${m.value}`).join('\n');
     return [entry.path, tags, meta, body];
   }
-}
-
-export const SearchQuery = ListQuery.omit({ cursor: true, limit: true })
-  .extend({
-    limit: z.number().int().min(1).max(1000).default(20),
-    offset: z.number().int().min(0).max(100_000).default(0),
-    /** keyword (BM25), semantic (vectors), hybrid (both, fused); default hybrid when a model is in use. */
-    mode: z.enum(['keyword', 'semantic', 'hybrid']).optional(),
-    /** Reciprocal rank fusion: its k, each side's weight, and how many hits of each side it fuses. */
-    rrfK: z.number().min(0).max(10_000).default(60),
-    weights: z.object({ keyword: z.number().min(0).max(100).default(1), semantic: z.number().min(0).max(100).default(1) }).strict().default({ keyword: 1, semantic: 1 }),
-    window: z.number().int().min(1).max(1000).default(100),
-    /**
-     * Semantic and hybrid: how long to wait for documents still to embed (milliseconds); past
-     * it the semantic side answers from what is embedded and the hits say how many it could
-     * not see (SearchHits.notEmbedded). Default: no limit, every committed document first.
-     */
-    waitMs: z.number().int().min(0).max(24 * 3_600_000).optional(),
-  })
-  .strict();
-export type SearchQuery = z.input<typeof SearchQuery>;
-
-/**
- * Hits, best first. `notEmbedded`: a semantic or hybrid search whose `waitMs` ran out — how
- * many documents were still to embed, which its semantic side could not find (keyword search
- * always sees every committed change).
- */
-export type SearchHits = SearchHit[] & { notEmbedded?: number };
-
-/**
- * The `waitMs` a caller who answers people uses (the HTTP server, MCP): a search right after a
- * large upload would otherwise wait for all of it to embed — minutes on the local model — past
- * an HTTP connection's idle timeout or an assistant's patience. A second embeds ~50 documents
- * of prose here: one just put is always in; a bulk upload's backlog is left to the background.
- */
-export const SEARCH_WAIT_MS = 1_000;
-export type SearchMode = 'keyword' | 'semantic' | 'hybrid';
-
-export interface SearchHit {
-  digest: `sha256:${string}`;
-  path: string | null;
-  mediaType: string | null;
-  size: number;
-  /**
-   * Hits come best first. Keyword mode: BM25 (lower is better, as SQLite reports it);
-   * semantic: the cosine similarity of the best chunk; hybrid: the fused score (higher is better).
-   */
-  score: number;
-  /** Best-matching passage, matched terms between `<mark>` and `</mark>`. */
-  snippet: string;
-  /** Semantic and hybrid modes: this hit's rank (from 1) and score on each side that found it. */
-  keyword?: { rank: number; score: number };
-  semantic?: { rank: number; score: number };
 }
 
 /** An entry a search found, before its snippet is made. */
