@@ -34,7 +34,7 @@ export function isProse(mediaType: string | null, extracted: boolean): boolean {
 }
 
 export class EmbedJob {
-  #running: Promise<boolean> | undefined;
+  #running: Promise<void> | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #urgent = 0;
   #lastWrite = 0;
@@ -85,20 +85,16 @@ export class EmbedJob {
   async drain(budgetMs = Infinity): Promise<boolean> {
     this.#urgent++;
     this.#duty.wake(); // a pause between documents ends: a search waits
-    let gaveUp = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      const done = (async () => {
-        while (!gaveUp && !(await this.#start()));
-        return !gaveUp;
-      })();
+      // A run in progress (in the background, paced) is joined: it goes flat out from now on.
+      const done = this.#start().then(() => true);
       if (!Number.isFinite(budgetMs)) return await done;
       const late = new Promise<false>((resolve) => {
         timer = setTimeout(() => resolve(false), budgetMs);
       });
       return await Promise.race([done, late]);
     } finally {
-      gaveUp = true;
       clearTimeout(timer);
       this.#urgent--;
     }
@@ -111,23 +107,23 @@ export class EmbedJob {
     await this.#running?.catch(() => undefined);
   }
 
-  #start(): Promise<boolean> {
+  #start(): Promise<void> {
     this.#waitingSince = undefined;
     return (this.#running ??= this.#run().finally(() => (this.#running = undefined)));
   }
 
-  /** Until nothing is left (true), or the job stops. */
-  async #run(): Promise<boolean> {
+  /** Until nothing is left, or the job stops. */
+  async #run(): Promise<void> {
     const model = this.embedder.model;
     let after = 0; // documents awaiting extraction are passed over: the next ones come after them
     this.#duty.begin();
     for (;;) {
       const docs = this.db.read(() => this.st.embedPending.all(after, model, PENDING_READ));
-      if (docs.length === 0) return true;
+      if (docs.length === 0) return;
       for (const { id, media_type, path } of docs) {
         after = id;
         await this.#duty.pace(this.#urgent === 0 && this.busy());
-        if (this.#stopped) return true;
+        if (this.#stopped) return;
         const doc = this.st.docById.get(id);
         if (!doc) continue;
         const extracted = this.st.docTextGet.get(id) !== undefined;
