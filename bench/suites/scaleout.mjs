@@ -69,9 +69,9 @@ async function bulk(root, kind, srv, proxy, input, total) {
   rows.push(row('scaleout-bulk', `bulk ingest ${total / MiB} MiB (${kind})`, 'kura, local directory', local, { bytes: total, mbPerSec: total / 1e6 / local, size: total }));
   const target = s3Store(root, srv, proxy.endpoint, true);
   await (await target.open()).close();
-  proxy.take();
+  await proxy.take();
   const s3 = await ingest(target.reopen);
-  const requests = proxy.take();
+  const requests = await proxy.take();
   rows.push(row('scaleout-bulk', `bulk ingest ${total / MiB} MiB (${kind})`, `kura, ${kind}`, s3, { bytes: total, mbPerSec: total / 1e6 / s3, size: total, requests }));
   log(`${kind} bulk: local ${(total / 1e6 / local).toFixed(0)} MB/s, s3 ${(total / 1e6 / s3).toFixed(0)} MB/s, ${requests.total} requests`);
   let version = null;
@@ -90,14 +90,14 @@ async function bulk(root, kind, srv, proxy, input, total) {
       AWS_SECRET_ACCESS_KEY: srv.credentials.secretAccessKey,
       RESTIC_CACHE_DIR: mkdtempSync(join(root, 'restic-cache-')),
     };
-    // (asynchronously: the counting proxy runs on this thread)
+    // (asynchronously, as every peer runs: the bench thread waits while the proxy counts)
     const run = promisify(execFile);
     await run('restic', ['init', '-q', '-o', 's3.bucket-lookup=path'], { env });
-    proxy.take();
+    await proxy.take();
     const t = performance.now();
     await run('restic', ['backup', '-q', '-o', 's3.bucket-lookup=path', '--compression', 'auto', input.src], { env, maxBuffer: 1 << 24 });
     const seconds = (performance.now() - t) / 1000;
-    const reqs = proxy.take();
+    const reqs = await proxy.take();
     rows.push(row('scaleout-bulk', `bulk ingest ${total / MiB} MiB (${kind})`, `restic, ${kind}`, seconds, { bytes: total, mbPerSec: total / 1e6 / seconds, size: total, requests: reqs, version }));
     log(`${kind} restic: ${(total / 1e6 / seconds).toFixed(0)} MB/s, ${reqs.total} requests`);
   }
@@ -111,7 +111,7 @@ async function puts(root, kind, srv, proxy) {
     const label = size === KiB ? '1 KB' : '100 KB';
     for (const [impl, open] of [['local directory', () => Store.init(join(mkdtempSync(join(root, 'local-')), 's'))], [kind, () => s3Store(root, srv, proxy.endpoint, true).open()]]) {
       const store = await open();
-      proxy.take();
+      await proxy.take();
       const r = await closedLoop({ family: 'scaleout-put', group: `put ${label} x${IN_FLIGHT} (${kind})`, impl: `kura, ${impl}`, size }, {
         op: (i) => store.put(docs[i < 0 ? count - i - 1 : i]),
         count,
@@ -120,7 +120,7 @@ async function puts(root, kind, srv, proxy) {
       });
       await store.close();
       if (impl === kind) {
-        const reqs = proxy.take();
+        const reqs = await proxy.take();
         r.requests = reqs;
         r.requestsPerDoc = reqs.total / (count + Math.min(50, count));
       }
@@ -151,11 +151,11 @@ async function kopia(root, kind, srv, proxy, input, total) {
   await run(KOPIA, ['repository', 'create', 's3', '--bucket', srv.bucket, '--prefix', `kopia-${kind}/`, '--endpoint', endpoint, '--disable-tls',
     '--access-key', srv.credentials.accessKeyId, '--secret-access-key', srv.credentials.secretAccessKey, '--cache-directory', mkdtempSync(join(root, 'kopia-cache-')), ...common], { env });
   await run(KOPIA, ['policy', 'set', '--global', '--compression', 'zstd', ...common], { env });
-  proxy.take();
+  await proxy.take();
   const t = performance.now();
   await run(KOPIA, ['snapshot', 'create', input.src, ...common], { env, maxBuffer: 1 << 24 });
   const seconds = (performance.now() - t) / 1000;
-  const requests = proxy.take();
+  const requests = await proxy.take();
   log(`${kind} kopia: ${(total / 1e6 / seconds).toFixed(0)} MB/s, ${requests.total} requests`);
   return row('scaleout-bulk', group, `kopia, ${kind}`, seconds, { bytes: total, mbPerSec: total / 1e6 / seconds, size: total, requests, version: `kopia ${version}` });
 }
@@ -171,7 +171,7 @@ async function gets(root, kind, srv, proxy) {
   const reader = await Store.open(target.location, { cacheDir: mkdtempSync(join(root, 'cache-')), s3: { endpoint: proxy.endpoint, credentials: srv.credentials } });
   const rows = [];
   for (const pass of ['cold (new cache)', 'warm (again)']) {
-    proxy.take();
+    await proxy.take();
     const r = await closedLoop({ family: 'scaleout-get', group: `get 1 MB (${kind})`, impl: `kura, ${pass}`, size: MiB }, {
       op: (i) => reader.getBytes(digests[Math.abs(i) % digests.length]),
       count: digests.length,
@@ -179,7 +179,7 @@ async function gets(root, kind, srv, proxy) {
       bytesPerOp: MiB,
       warmup: 0,
     });
-    r.requests = proxy.take();
+    r.requests = await proxy.take();
     rows.push(r);
   }
   await reader.close();
@@ -239,12 +239,12 @@ async function coldStart(root, srv, proxy, count) {
   await closedLoop({ family: 'setup', group: 'fill', impl: 'kura' }, { op: (i) => (i < 0 ? undefined : writer.put(docs[i], { path: `cold/${i}` })), count, concurrency: 64, warmup: 0 });
   await writer.checkpoint();
   await writer.close();
-  proxy.take();
+  await proxy.take();
   const t = performance.now();
   const fresh = await Store.open(t0.location, { cacheDir: mkdtempSync(join(root, 'cache-')), s3: { endpoint: proxy.endpoint, credentials: srv.credentials } });
   const listed = (await fresh.stats()).entries;
   const seconds = (performance.now() - t) / 1000;
-  const requests = proxy.take();
+  const requests = await proxy.take();
   await fresh.close();
   if (listed !== count) throw new Error(`cold start listed ${listed} entries, not ${count}`);
   log(`cold start at ${count} documents: ${seconds.toFixed(2)} s, ${requests.total} requests`);
@@ -278,11 +278,11 @@ async function gcBench(root, kind, srv, proxy) {
     for (let i = 0; i < count; i++) await store.put(docs[i], { path: `gc/${i}` });
     for (let i = 0; i < count; i++) if (i % 10 < 3) await store.deletePath(`gc/${i}`);
     const before = (await store.stats()).packBytes;
-    proxy.take();
+    await proxy.take();
     const t = performance.now();
     const runs = [await store.gc(), await store.gc()];
     const seconds = (performance.now() - t) / 1000;
-    const requests = impl === kind ? proxy.take() : undefined;
+    const requests = impl === kind ? await proxy.take() : undefined;
     const freed = runs.reduce((n, r) => n + r.bytesFreed, 0);
     const after = (await store.stats()).packBytes;
     await store.close();

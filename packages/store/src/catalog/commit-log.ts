@@ -18,6 +18,7 @@ import { crashPoint } from '../crash-points.js';
 import { nextTurn } from '../breather.js';
 import { TargetCache } from './target-cache.js';
 import { ObjectCommits, publishes, refuseSync, type JobOutcome } from './object-commits.js';
+import { applyJobs } from './commit-jobs.js';
 import { catchUpShared } from './shared-catch-up.js';
 import { CommitBatches } from './commit-batch.js';
 import { rebaseCatalog } from './open.js';
@@ -146,7 +147,7 @@ export class CommitLog {
       const c = decodeCommit(frame);
       const next = { seq: c.seq, hash: c.hash, segment, end: frame.offset + frame.length };
       this.#write(() => {
-        for (const op of c.ops) this.#apply(op, c.time, next);
+        applyJobs({ db: this.#db, st: this.#st, targets: this.#ctx.targets }, c, (op) => this.#apply(op, c.time, next));
         writeHead(this.#st, next);
       });
       this.#head = next;
@@ -162,6 +163,8 @@ export class CommitLog {
       appender: () => this.#appender,
       switchTo: (a) => this.#switchTo(a),
       apply: (op, time) => this.#apply(op, time),
+      db: this.#db,
+      targets: this.#ctx.targets,
     });
   }
 

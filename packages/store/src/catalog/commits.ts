@@ -26,17 +26,19 @@ export interface Commit {
   writer: string;
   time: number;
   ops: Op[];
+  /** How many operations each job has, in order, when its writer left the jobs to the replay (commit-jobs.ts). */
+  jobs?: number[];
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
-/** A commit's body: the JSON FORMAT.md §15.2 describes (encodeFrame makes it UTF-8). */
-export function encodeBody(writer: string, time: number, ops: readonly Op[]): string {
-  return JSON.stringify({ w: writer, t: time, ops });
+/** A commit's body: the JSON FORMAT.md §15.2 describes (encodeFrame makes it UTF-8); `jobs`: see commit-jobs.ts. */
+export function encodeBody(writer: string, time: number, ops: readonly Op[], jobs?: readonly number[]): string {
+  return JSON.stringify(jobs ? { w: writer, t: time, ops, jobs } : { w: writer, t: time, ops });
 }
 
 export function decodeCommit(f: Frame): Commit {
-  let body: { w?: unknown; t?: unknown; ops?: unknown };
+  let body: { w?: unknown; t?: unknown; ops?: unknown; jobs?: unknown };
   try {
     body = JSON.parse(decoder.decode(f.body)) as typeof body;
   } catch (e) {
@@ -45,7 +47,15 @@ export function decodeCommit(f: Frame): Commit {
   if (typeof body.w !== 'string' || typeof body.t !== 'number' || !Array.isArray(body.ops)) {
     throw new CorruptDataError(`commit ${f.seq} is not a Kura commit (writer, time, ops)`, 'log');
   }
-  return { seq: f.seq, hash: f.hash.slice(), writer: body.w, time: body.t, ops: body.ops as Op[] };
+  const c: Commit = { seq: f.seq, hash: f.hash.slice(), writer: body.w, time: body.t, ops: body.ops as Op[] };
+  if (body.jobs !== undefined) {
+    const jobs = body.jobs;
+    if (!Array.isArray(jobs) || !jobs.every((n) => Number.isSafeInteger(n) && n >= 0) || jobs.reduce((a: number, n: number) => a + n, 0) !== c.ops.length) {
+      throw new CorruptDataError(`commit ${f.seq}'s jobs do not divide its ${c.ops.length} operations`, 'log');
+    }
+    c.jobs = jobs as number[];
+  }
+  return c;
 }
 
 export function readHead(st: Statements): LogHead | undefined {

@@ -8,15 +8,21 @@
 import { CorruptDataError, InternalError } from '@kura/core';
 import type { SqlDatabase } from '../backend/sql.js';
 import type { Statements } from './statements.js';
-import { decodeCommit, encodeBody, writeHead, type LogHead } from './commits.js';
+import { decodeCommit, encodeBody, writeHead, type Commit, type LogHead } from './commits.js';
 import { encodeFrame, readFrames, sameHash, segmentName } from './frame.js';
 import type { LogStore } from './log-store.js';
 import { carriedBytes, type ApplyContext, type CommitPlace, type Op, type OpResult } from './ops.js';
+import { applyJobs, type JobOutcome } from './commit-jobs.js';
 import { crashPoint } from '../crash-points.js';
 
+export type { JobOutcome };
 
-/** A job's results, or why it failed (it is left out of the commit; the others go on). */
-export type JobOutcome = OpResult[] | { failed: unknown };
+/**
+ * Operations no caller's input can make fail: a batch of only these is published untried
+ * (decision 0047). A put fails only when GC reclaimed one of its chunks meanwhile, and then
+ * every replay refuses it alike.
+ */
+const UNTRIED: ReadonlySet<Op['op']> = new Set(['put', 'pack', 'pack-size']);
 
 /** What the commit log lends: its database, its head and how it applies one operation. */
 export interface PublishHost {
@@ -123,8 +129,8 @@ export class ObjectCommits {
   }
 
   /**
-   * Publishes the jobs that pass against the log's newest state as one commit and applies
-   * them; the others fail alone. Resolves once the commit is in the log and applied.
+   * Publishes the jobs as one commit and applies it; each job's outcome is what the replay of
+   * that commit decides (commit-jobs.ts). Resolves once the commit is in the log and applied.
    */
   publish(jobs: readonly (readonly Op[])[], time: number): Promise<JobOutcome[]> {
     return this.#inTurn(async () => {
@@ -137,28 +143,30 @@ export class ObjectCommits {
         if (attempt > 0 || Date.now() - this.#knewEndAt > this.host.freshMs) await this.#catchUp();
         const head = this.host.head();
         const seq = head.seq + 1;
-        const outcomes = this.#validate(jobs, time, seq);
-        const passing = jobs.filter((_, i) => Array.isArray(outcomes[i]));
-        if (passing.length === 0) return outcomes;
-        const ops = passing.flat();
-        const { bytes, hash } = encodeFrame(seq, head.hash, encodeBody(this.host.writer, time, ops));
+        // Jobs a caller's input may fail (a tag of a path that is not there, a snapshot to
+        // remove) are tried first, in a transaction rolled back, so that a refused one does
+        // not cost a commit; batches of puts are not (a third of a small put's commit).
+        const tried = jobs.every((job) => job.every((op) => UNTRIED.has(op.op))) ? undefined : this.#validate(jobs, time, seq);
+        const sent = tried ? jobs.filter((_, i) => Array.isArray(tried[i])) : jobs;
+        if (sent.length === 0) return tried!;
+        const ops = sent.flat();
+        const counts = sent.map((job) => job.length);
+        const { bytes, hash } = encodeFrame(seq, head.hash, encodeBody(this.host.writer, time, ops, counts));
         const name = segmentName(seq);
-        const sent = Date.now();
+        const started = Date.now();
         if (!(await createPatiently(this.host.store, name, withCarried(bytes, ops)))) {
           this.retries++; // another writer took the seq: its commit first, then this one again
           continue;
         }
         crashPoint('published');
-        this.#knewEndAt = Math.max(this.#knewEndAt, sent);
+        this.#knewEndAt = Math.max(this.#knewEndAt, started);
         const next: LogHead = { seq, hash, segment: name, end: bytes.length };
-        const { db, st } = this.host;
+        const { db, st, ctx } = this.host;
+        let applied: JobOutcome[] = [];
+        // (An error that is not a job's refusal rolls this back: the commit is in the log, and
+        // the next refresh applies it.)
         db.transaction(() => {
-          for (let i = 0; i < jobs.length; i++) {
-            if (!Array.isArray(outcomes[i])) continue;
-            // The state is the validated one: an operation that fails now is a bug, and the
-            // transaction rolls back (the commit is in the log: the next refresh applies it).
-            outcomes[i] = jobs[i]!.map((op) => this.host.apply(op, time, next));
-          }
+          applied = applyJobs({ db, st, targets: ctx.targets }, { seq, ops, jobs: counts }, (op) => this.host.apply(op, time, next));
           st.queued.flush();
           writeHead(st, next);
         });
@@ -167,7 +175,8 @@ export class ObjectCommits {
         // A lost race: other servers are writing, so the next poll comes soon. This server's
         // own commits say nothing about others (a lone writer ingesting polled 10 times a second).
         if (attempt > 0) this.#active();
-        return outcomes;
+        let k = 0;
+        return jobs.map((_, i) => (tried && !Array.isArray(tried[i]) ? tried[i]! : applied[k++]!));
       }
     });
   }
@@ -248,7 +257,7 @@ export class ObjectCommits {
       const batch = names.slice(i, i + ahead);
       const segments = await Promise.all(batch.map((n) => this.host.store.readSegment(n)));
       let head = this.host.head();
-      const ready: { ops: Op[]; time: number; head: LogHead }[] = [];
+      const ready: { c: Commit; head: LogHead }[] = [];
       let stalled: CorruptDataError | undefined;
       scan: for (let j = 0; j < segments.length; j++) {
         const bytes = segments[j]!;
@@ -265,13 +274,13 @@ export class ObjectCommits {
           }
           const c = decodeCommit(f);
           head = { seq: c.seq, hash: c.hash, segment: batch[j]!, end: f.offset + f.length };
-          ready.push({ ops: c.ops, time: c.time, head });
+          ready.push({ c, head });
         }
       }
       if (ready.length) {
         const { db, st } = this.host;
         db.transaction(() => {
-          for (const r of ready) for (const op of r.ops) this.host.apply(op, r.time, r.head);
+          for (const { c, head: at } of ready) applyJobs({ db, st, targets: this.host.ctx.targets }, c, (op) => this.host.apply(op, c.time, at));
           st.queued.flush();
           writeHead(st, head);
         });

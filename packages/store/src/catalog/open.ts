@@ -11,6 +11,7 @@ import { SCHEMA_VERSION, fillSnapshotIds } from './schema.js';
 import type { Statements } from './statements.js';
 import { checkpointName, clearCatalog, encodeCheckpoint, loadCheckpoint } from './checkpoint.js';
 import { commitsAfter, decodeCommit, emptyHead, readHead, writeHead, type LogHead } from './commits.js';
+import { applyJobs } from './commit-jobs.js';
 import type { LogStore } from './log-store.js';
 import { publishes } from './object-commits.js';
 import { applyOp, type ApplyContext } from './ops.js';
@@ -112,7 +113,7 @@ export async function rebuildCatalog(db: SqlDatabase, st: Statements, log: LogSt
       for (const { frame, segment } of batch) {
         const c = decodeCommit(frame);
         const end = frame.offset + frame.length;
-        for (const op of c.ops) applyOp(ctx, op, c.time, { seq: c.seq, end });
+        applyJobs(ctx, c, (op) => applyOp(ctx, op, c.time, { seq: c.seq, end }));
         head = { seq: c.seq, hash: c.hash, segment, end };
       }
       writeHead(st, head);

@@ -13,9 +13,14 @@ import { readFrames, sameHash, segmentName } from './frame.js';
 import { SEGMENT_LIMIT } from './frame-append.js';
 import type { SegmentAppender, SharedSegments } from './log-store.js';
 import type { Op, OpResult } from './ops.js';
+import type { SqlDatabase } from '../backend/sql.js';
+import type { TargetCache } from './target-cache.js';
+import { applyJobs } from './commit-jobs.js';
 
 /** What the commit log lends: its appender (switched to the head's segment) and how it applies an operation. */
 export interface CatchUpHost {
+  db: SqlDatabase;
+  targets?: TargetCache;
   appender(): SegmentAppender | undefined;
   switchTo(appender: SegmentAppender): void;
   apply(op: Op, time: number): OpResult;
@@ -47,7 +52,7 @@ export function catchUpShared(st: Statements, shared: SharedSegments, stored: Lo
           throw new CorruptDataError(`the log's chain breaks at commit ${f.seq} in segment ${segment} (expected ${head.seq + 1})`, 'log');
         }
         const c = decodeCommit(f);
-        for (const op of c.ops) host.apply(op, c.time);
+        applyJobs({ db: host.db, st, targets: host.targets }, c, (op) => host.apply(op, c.time));
         head = { seq: c.seq, hash: c.hash, segment, end: offset + f.offset + f.length };
         writeHead(st, head);
       }

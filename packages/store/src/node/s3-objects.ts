@@ -42,6 +42,7 @@ import {
   type UploadedPart,
 } from '../objects/object-store.js';
 import { parseS3Location } from './s3-location.js';
+import { SignedCreates } from './s3-signed-create.js';
 
 export interface S3Options {
   /** The server's URL (`http://127.0.0.1:7070`); AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, else AWS's own. */
@@ -66,6 +67,8 @@ export class S3ObjectStore implements ObjectStore {
   /** Strings never to show in a message: the credentials, when given. */
   readonly #secrets: string[];
   #clockOffset: number | undefined;
+  /** The log's creates without the SDK's middleware; the SDK's path when it is unsure. */
+  readonly #signed: SignedCreates;
 
   constructor(location: string, options: S3Options = {}) {
     const { bucket, prefix } = parseS3Location(location);
@@ -77,22 +80,20 @@ export class S3ObjectStore implements ObjectStore {
     // its release (package.json), so the warning would only be noise on every user's terminal.
     env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
     const endpoint = options.endpoint ?? env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL;
-    const keepAlive = { keepAlive: true, maxSockets: 64 };
+    const agents = { http: new HttpAgent({ keepAlive: true, maxSockets: 64 }), https: new Agent({ keepAlive: true, maxSockets: 64 }) };
+    const region = options.region ?? env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1';
+    const pathStyle = options.pathStyle ?? endpoint !== undefined;
+    const requestTimeout = options.requestTimeoutMs ?? 60_000;
     this.#client = new S3Client({
-      region: options.region ?? env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1',
+      region,
       ...(endpoint ? { endpoint } : {}),
-      forcePathStyle: options.pathStyle ?? endpoint !== undefined,
+      forcePathStyle: pathStyle,
       ...(options.credentials ? { credentials: options.credentials } : {}),
       maxAttempts: options.maxAttempts ?? 5,
       // Third-party servers do not all know the newer flexible checksums (SCALEOUT.md).
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
-      requestHandler: {
-        requestTimeout: options.requestTimeoutMs ?? 60_000,
-        connectionTimeout: 10_000,
-        httpAgent: new HttpAgent(keepAlive),
-        httpsAgent: new Agent(keepAlive),
-      },
+      requestHandler: { requestTimeout, connectionTimeout: 10_000, httpAgent: agents.http, httpsAgent: agents.https },
     });
     // Each answer's Date: how far the server's clock is from ours (GC's clock-skew guard,
     // decision 0041). Whole seconds, which a guard of a minute can afford.
@@ -100,12 +101,12 @@ export class S3ObjectStore implements ObjectStore {
       (next) => async (args) => {
         const out = await next(args);
         const date = (out.response as { headers?: Record<string, string> } | undefined)?.headers?.date;
-        const at = date ? Date.parse(date) : NaN;
-        if (Number.isFinite(at)) this.#clockOffset = at - Date.now();
+        if (date) this.#noteDate(date);
         return out;
       },
       { step: 'deserialize', name: 'kuraServerClock' },
     );
+    this.#signed = new SignedCreates(this.#client, { bucket, endpoint, region, pathStyle }, agents, requestTimeout, (date) => this.#noteDate(date));
     this.#secrets = options.credentials ? [options.credentials.accessKeyId, options.credentials.secretAccessKey].filter((s) => s.length >= 4) : [];
     for (const name of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN']) {
       const v = env[name];
@@ -115,6 +116,11 @@ export class S3ObjectStore implements ObjectStore {
 
   clockOffsetMs(): number | undefined {
     return this.#clockOffset;
+  }
+
+  #noteDate(date: string): void {
+    const at = Date.parse(date);
+    if (Number.isFinite(at)) this.#clockOffset = at - Date.now();
   }
 
   async get(key: string, range?: ByteRange): Promise<Uint8Array> {
@@ -158,6 +164,9 @@ export class S3ObjectStore implements ObjectStore {
 
   async create(key: string, bytes: Uint8Array): Promise<boolean> {
     checkKey(key);
+    const answer = await this.#signed.create(this.#prefix + key, bytes);
+    if (answer === 'created') return true;
+    if (answer === 'taken') return this.#holds(key, bytes); // (as a 412 below: the bytes decide)
     for (let attempt = 1; ; attempt++) {
       try {
         await this.#client.send(new PutObjectCommand({ Bucket: this.#bucket, Key: this.#prefix + key, Body: bytes, ContentLength: bytes.length, IfNoneMatch: '*' }));
