@@ -7,7 +7,7 @@
  * Packs never change once sealed, so a copy is never stale; a damaged copy is caught like any
  * damage (records are checked against their keys) and removed by the next eviction.
  */
-import { mkdirSync, readdirSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { mkdir, rename, unlink, utimes, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { CarriedPlace, PackInfo, PackStore, PackWriter } from '../backend/packs.js';
@@ -24,6 +24,9 @@ export const PACK_CACHE_BYTES = 2 * 1024 * 1024 * 1024;
  * utimes per read was a thread-pool hop per chunk record read.
  */
 const TOUCH_MS = 60_000;
+
+/** Copies up to this size are written synchronously (#keepNow): a commit's carried pack is at most CARRY_MAX. */
+const SYNC_COPY_MAX = 256 * 1024;
 
 export class CachedPackStore implements PackStore {
   readonly #inner: ObjectPackStore;
@@ -114,6 +117,10 @@ export class CachedPackStore implements PackStore {
 
   /** Keeps a copy of a pack: readable from memory at once, from its file once written. */
   async #keep(name: string, bytes: Uint8Array): Promise<void> {
+    if (bytes.length <= SYNC_COPY_MAX) {
+      this.#keepNow(name, bytes);
+      return this.#evict();
+    }
     this.#writing.set(name, bytes);
     try {
       const path = this.#path(name);
@@ -130,6 +137,25 @@ export class CachedPackStore implements PackStore {
       this.#writing.delete(name);
     }
     await this.#evict();
+  }
+
+  /**
+   * A small pack's copy, written synchronously: a commit of small puts carries one (decision
+   * 0044), and the promise API's open, write, close and rename cost its thread ~0.3 ms per
+   * commit against ~0.05 ms for the same calls made synchronously (a page-cache write, like
+   * FsPackStore's appends).
+   */
+  #keepNow(name: string, bytes: Uint8Array): void {
+    const path = this.#path(name);
+    const sub = dirname(path);
+    if (!this.#made.has(sub)) {
+      mkdirSync(sub, { recursive: true });
+      this.#made.add(sub);
+    }
+    const tmp = `${path}.${randomHex(6)}.tmp`;
+    writeFileSync(tmp, bytes);
+    renameSync(tmp, path);
+    this.#add(name, bytes.length, Date.now());
   }
 
   #add(name: string, size: number, touched: number): void {
