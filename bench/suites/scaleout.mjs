@@ -109,36 +109,52 @@ async function bulk(root, kind, srv, proxy, input, total) {
  * Puts at 32 in flight, timed straight against the server: the counting proxy (a worker
  * thread of this process) added ~0.3 ms and ~30 us of this process's CPU to each request, a
  * cost no deployment has and the local store beside it never pays. Their requests are counted
- * in a second, shorter run through the proxy.
+ * in a third, shorter run through the proxy. The local store and the S3 one are timed in turn,
+ * twice each (fresh stores), and each keeps its better run: a single run of either moved
+ * 1.5-2x between runs of one build here, the first of a process's runs slowest (its code not
+ * yet compiled hot).
  */
 async function puts(root, kind, srv, proxy) {
   const rows = [];
-  for (const [size, count] of [[KiB, 3000], [100 * KiB, 250]]) {
-    const docs = documents(2 * count + 120, size, size);
+  for (const [size, count] of [[KiB, 4000], [100 * KiB, 250]]) {
+    const per = size === KiB ? count / 2 : count;
+    const n = Math.ceil(count / 4);
+    const docs = documents(4 * (per + 60) + n + 60, size, size);
     const label = size === KiB ? '1 KB' : '100 KB';
-    const loop = (store, impl, from, n) =>
-      closedLoop({ family: 'scaleout-put', group: `put ${label} x${IN_FLIGHT} (${kind})`, impl: `kura, ${impl}`, size }, {
+    let next = 0;
+    const loop = async (store, impl, n) => {
+      const from = next;
+      next += n + 60;
+      const r = await closedLoop({ family: 'scaleout-put', group: `put ${label} x${IN_FLIGHT} (${kind})`, impl: `kura, ${impl}`, size }, {
         op: (i) => store.put(docs[from + (i < 0 ? n - i - 1 : i)]),
         count: n,
         concurrency: IN_FLIGHT,
         bytesPerOp: size,
       });
-    for (const [impl, open] of [['local directory', () => Store.init(join(mkdtempSync(join(root, 'local-')), 's'))], [kind, () => s3Store(root, srv, srv.endpoint, true).open()]]) {
-      const store = await open();
-      const r = await loop(store, impl, 0, count);
       await store.close();
-      if (impl === kind) {
-        const counted = await s3Store(root, srv, proxy.endpoint, true).open();
-        const n = Math.ceil(count / 3);
-        await proxy.take();
-        await loop(counted, impl, count + 60, n);
-        await counted.close();
-        const reqs = await proxy.take();
-        r.requests = reqs;
-        r.requestsPerDoc = reqs.total / (n + Math.min(50, n));
+      return r;
+    };
+    const impls = [
+      ['local directory', () => Store.init(join(mkdtempSync(join(root, 'local-')), 's'))],
+      [kind, () => s3Store(root, srv, srv.endpoint, true).open()],
+    ];
+    const best = new Map();
+    for (let round = 0; round < 2; round++) {
+      for (const [impl, open] of impls) {
+        const r = await loop(await open(), impl, per);
+        if (!best.has(impl) || r.opsPerSec > best.get(impl).opsPerSec) best.set(impl, r);
       }
-      rows.push(r);
-      log(`${kind} put ${label} ${impl}: ${r.opsPerSec.toFixed(0)} ops/s`);
+    }
+    const s3 = best.get(kind);
+    const counted = await s3Store(root, srv, proxy.endpoint, true).open();
+    await proxy.take();
+    await loop(counted, kind, n);
+    const reqs = await proxy.take();
+    s3.requests = reqs;
+    s3.requestsPerDoc = reqs.total / (n + Math.min(50, n));
+    for (const [impl] of impls) {
+      rows.push(best.get(impl));
+      log(`${kind} put ${label} ${impl}: ${best.get(impl).opsPerSec.toFixed(0)} ops/s (better of 2)`);
     }
   }
   return rows;
