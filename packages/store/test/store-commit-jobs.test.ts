@@ -17,6 +17,7 @@ import { encodeFrame, readFrames, segmentName } from '../src/catalog/frame.js';
 import type { Op } from '../src/catalog/ops.js';
 import type { StoreContext } from '../src/store-context.js';
 import { canonicalDump } from './helpers/dump.js';
+import { failure } from './helpers/failure.js';
 
 const text = (s: string) => new TextEncoder().encode(s);
 const dirs: string[] = [];
@@ -73,15 +74,6 @@ const putReclaimed = (path: string): Op => ({
   places: [0, 0, 100, 13, 0],
   entry: { path },
 });
-
-async function failure(p: Promise<unknown>): Promise<{ code?: string; message: string }> {
-  try {
-    await p;
-  } catch (e) {
-    return e as { code?: string; message: string };
-  }
-  throw new Error('expected a failure');
-}
 
 describe("a commit's jobs", () => {
   it('a commit from another server: its refused job changes nothing, the jobs around it apply, alike on every server and in a new cache', async () => {

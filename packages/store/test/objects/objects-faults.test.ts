@@ -14,18 +14,10 @@ import { S3ObjectStore, multipartEtag } from '../../src/node/s3-objects.js';
 import { parseS3Location } from '../../src/node/s3-location.js';
 import { startFaultProxy, type FaultProxy } from '../helpers/fault-proxy.js';
 import { freePort, startS3Server, type S3Server, type S3ServerKind } from '../helpers/s3-servers.js';
+import { failure } from '../helpers/failure.js';
 
 const text = (s: string) => new TextEncoder().encode(s);
 const str = (b: Uint8Array) => new TextDecoder().decode(b);
-
-async function failure(p: Promise<unknown>): Promise<{ code?: string; message: string }> {
-  try {
-    await p;
-  } catch (e) {
-    return e as { code?: string; message: string };
-  }
-  throw new Error('expected a failure');
-}
 
 describe('the faulty wrapper', () => {
   it('a fault before the call changes nothing; one after it changes the store and loses the answer', async () => {
