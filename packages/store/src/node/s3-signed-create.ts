@@ -12,7 +12,9 @@
  * taken — and everything else (an error status, a reset, a timeout) is `undefined`, for the
  * caller to send again through the SDK, whose retries, 409 handling and error mapping then
  * apply unchanged. A request whose answer was lost may have been written: the SDK's attempt then
- * meets a 412, and the caller's byte comparison decides, as for any retried create.
+ * meets a 412, and the caller's byte comparison decides, as for any retried create. A server
+ * that refuses one of these requests as such (400, 401, 403, 404, 501) gets only the SDK's from then
+ * on: a difference between the two costs one request, not one per commit.
  */
 import { request as httpRequest, type Agent as HttpAgent, type IncomingMessage } from 'node:http';
 import { request as httpsRequest, type Agent as HttpsAgent } from 'node:https';
@@ -36,6 +38,8 @@ export class SignedCreates {
   readonly #timeoutMs: number;
   readonly #onDate: (date: string) => void;
   #target: Target | undefined;
+  /** The server refused one of these requests as such: every create goes through the SDK. */
+  #off = false;
 
   constructor(
     client: S3Client,
@@ -56,6 +60,7 @@ export class SignedCreates {
 
   /** Creates `key` (the bucket's key, prefix included) if it is free: what the server said, or undefined when it said nothing sure. */
   async create(key: string, bytes: Uint8Array): Promise<CreateAnswer | undefined> {
+    if (this.#off) return undefined;
     try {
       const { url, signer } = this.#resolve();
       const path = `${url.pathname.replace(/\/$/, '')}/${key}`;
@@ -73,6 +78,10 @@ export class SignedCreates {
         { signingDate: new Date(Date.now() + (this.#client.config.systemClockOffset ?? 0)) },
       );
       const status = await this.#send(url, path, signed.headers, bytes);
+      // Refused as a request (a signature or an address the SDK would make otherwise, a server
+      // that wants something this path does not send): the SDK's path from now on, so that a
+      // difference costs one request, not one per commit.
+      if (status === 400 || status === 401 || status === 403 || status === 404 || status === 501) this.#off = true;
       return status === 200 ? 'created' : status === 412 ? 'taken' : undefined;
     } catch {
       return undefined; // (the SDK's attempt reports what is wrong, in the contract's terms)
@@ -92,7 +101,10 @@ export class SignedCreates {
       ...(this.#endpoint ? { Endpoint: this.#endpoint } : {}),
     });
     const scheme = (resolved.properties?.authSchemes as { name?: string; signingRegion?: string; signingName?: string }[] | undefined)?.[0];
-    if (scheme && scheme.name !== 'sigv4') throw new Error(`this bucket signs with ${scheme.name}`); // (S3 Express and the like: the SDK's path)
+    if (scheme && scheme.name !== 'sigv4') {
+      this.#off = true; // (S3 Express and the like sign otherwise: the SDK's path)
+      throw new Error(`this bucket signs with ${scheme.name}`);
+    }
     const signer = new SignatureV4({
       credentials: this.#client.config.credentials,
       region: scheme?.signingRegion ?? this.#region,

@@ -165,6 +165,14 @@ for (const kind of ['versitygw', 'minio'] as S3ServerKind[]) {
       expect(agents.map((a) => a.includes('aws-sdk-js'))).toEqual([false, true]);
       expect(str(await fresh.get('signed/conflict'))).toBe('mine');
       await fresh.close();
+      // A server that refuses these requests as such (here: credentials it does not know) gets
+      // only the SDK's after the first.
+      agents.length = 0;
+      const wrong = new S3ObjectStore(`s3://${server.bucket}/faults`, { endpoint: proxy.endpoint, credentials: { accessKeyId: 'kuraWRONGaccess', secretAccessKey: 'kuraWRONGsecret-0123456789' }, maxAttempts: 1 });
+      expect((await failure(wrong.create('signed/refused-1', text('x')))).code).toBe('STORAGE_UNAVAILABLE');
+      expect((await failure(wrong.create('signed/refused-2', text('x')))).code).toBe('STORAGE_UNAVAILABLE');
+      await wrong.close();
+      expect(agents.map((a) => a.includes('aws-sdk-js'))).toEqual([false, true, true]);
     });
 
     it("computes a multipart object's etag as the server does (MD5 of the parts' MD5s, dash, count)", async () => {
