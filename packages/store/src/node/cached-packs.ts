@@ -54,22 +54,10 @@ export class CachedPackStore implements PackStore {
     for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) {
       const m = /^([0-9a-f]{32})\.pack$/.exec(e.name);
       if (!e.isFile() || !m) continue;
-      this.#made.add(e.parentPath ?? dir);
       const s = statSync(join(e.parentPath ?? dir, e.name));
       found.push({ name: m[1]!, size: s.size, at: s.mtimeMs });
     }
     for (const f of found.sort((a, b) => a.at - b.at)) this.#add(f.name, f.size, f.at);
-    // The 256 subdirectories, made in the background now rather than by the first copy into
-    // each (a mkdir took ~0.15 ms of the committing thread, in nearly every one of a new
-    // server's first few hundred commits of small puts).
-    for (let i = 0; i < 256; i++) {
-      const sub = join(dir, i.toString(16).padStart(2, '0'));
-      if (this.#made.has(sub)) continue;
-      mkdir(sub, { recursive: true }).then(
-        () => this.#made.add(sub),
-        () => undefined, // (made when a copy needs it)
-      );
-    }
   }
 
   create(name: string): Promise<PackWriter> {
