@@ -70,9 +70,14 @@ describe('several writer processes on one store', () => {
           // One writer snapshots; the others put, delete their own earlier documents and run GC.
           running.push(w === writers - 1 ? startWriter(['snap', dir, src], journal) : startWriter(['mixed', dir, String(next[w]!)], journal));
         }
-        // Each writer runs 1.5-3 s and is then killed, at moments spread over its work.
+        // Each writer works 1.5-3 s and is then killed, at moments spread over its work: timed
+        // from its first journal line, not its start — eight processes starting at once on a
+        // loaded machine once spent the whole window opening the store (1 put acknowledged in
+        // two rounds). A writer silent for 60 s is killed all the same (the acks check fails).
         await Promise.all(
           running.map(async (r, w) => {
+            const until = performance.now() + 60_000;
+            while (told(r.journal).length === 0 && performance.now() < until) await new Promise((res) => setTimeout(res, 20));
             await new Promise((res) => setTimeout(res, 1500 + ((round * 7 + w * 13) % 16) * 100));
             r.kill();
             kills++;
