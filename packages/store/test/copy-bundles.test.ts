@@ -2,8 +2,9 @@
  * Small pack copies in bundles (decision 0048, node/copy-bundles.ts): a server on object
  * storage appends the copy of each small pack it uploads to a bundle file instead of creating a
  * file per pack. The copies read back byte for byte (in this run and after a restart, without a
- * GET), a torn tail costs only the torn copy (read from the object store), damage never comes
- * back as bytes, and bundles go whole, least recently used first, within the budget.
+ * GET), a torn tail costs only the torn copy (read from the object store), a damaged copy is
+ * read from the object store instead, and bundles go whole, least recently used first, within
+ * the budget.
  */
 import { appendFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -162,22 +163,49 @@ describe('a server on object storage keeps its small packs in bundles', () => {
     for (let i = 0; i < docs.length; i++) expect(Buffer.from(await a.getBytes(digests[i]!)).equals(Buffer.from(docs[i]!))).toBe(true);
   });
 
-  it('reports a damaged copy as damage, never as good bytes', async () => {
+  it('reads a document whose copy is damaged from the object store: damage in the cache is not damage of the store', async () => {
     const objects = new MemoryObjectStore();
+    const c = counted(objects);
     const cacheDir = temp();
-    const a = await Store.initObjects(objects, { cacheDir });
+    const a = await Store.initObjects(c.store, { cacheDir });
     open.push(a);
-    const doc = new Uint8Array(5000);
-    crypto.getRandomValues(doc); // stored as it is: the flipped byte is one of the document's
-    const { digest } = await a.put(doc);
+    const random = (n: number) => {
+      const b = new Uint8Array(n);
+      for (let j = 0; j < n; j += 65536) crypto.getRandomValues(b.subarray(j, Math.min(n, j + 65536)));
+      return b; // stored as it is: a flipped byte is one of the document's
+    };
+    const small = random(5000); // a bundled copy
+    const large = random(600_000); // a copy of its own (over 256 KiB)
+    const s = await a.put(small);
+    const l = await a.put(large, { path: 'large.bin' });
     await a.close();
-    const dir = join(cacheDir, 'pack-copies', 'bundles');
-    const file = join(dir, readdirSync(dir)[0]!);
-    const raw = readFileSync(file);
-    raw[24 + PACK_HEADER_SIZE + RECORD_HEADER_SIZE + 100] ^= 0xff;
-    writeFileSync(file, raw);
-    const b = await Store.openObjects(objects, { cacheDir });
+    const copies = join(cacheDir, 'pack-copies');
+    const bundle = join(copies, 'bundles', readdirSync(join(copies, 'bundles'))[0]!);
+    const own = readdirSync(copies, { recursive: true }).map(String).filter((f) => f.endsWith('.pack'));
+    expect(own.length).toBe(1);
+    for (const [file, at] of [
+      [bundle, 24 + PACK_HEADER_SIZE + RECORD_HEADER_SIZE + 100],
+      [join(copies, own[0]!), PACK_HEADER_SIZE + RECORD_HEADER_SIZE + 300_000],
+    ] as const) {
+      const raw = readFileSync(file);
+      raw[at] ^= 0xff;
+      writeFileSync(file, raw);
+    }
+    const b = await Store.openObjects(c.store, { cacheDir });
     open.push(b);
-    await expect(b.getBytes(digest)).rejects.toMatchObject({ code: 'CORRUPT_DATA' });
+    for (const [doc, want] of [
+      [s.digest, small],
+      [l.digest, large],
+    ] as const) {
+      c.reset();
+      expect(Buffer.from(await b.getBytes(doc)).equals(Buffer.from(want))).toBe(true); // (whole: one SHA-256 pass, then every chunk checked)
+      expect(c.gets()).toBeGreaterThan(0); // from the object store
+      const streamed: Buffer[] = [];
+      for await (const piece of b.get(doc)) streamed.push(Buffer.from(piece));
+      expect(Buffer.concat(streamed).equals(Buffer.from(want))).toBe(true);
+    }
+    const report = await b.verify(undefined, { readData: true });
+    expect(report.ok).toBe(true);
+    expect(report.damagedChunks).toEqual([]);
   });
 });

@@ -57,6 +57,11 @@ export interface PackStore {
   /** The packs as the storage holds them, past any local copy or cache (what verify checks); absent: this store is that. */
   origin?(): PackStore;
   /**
+   * Forgets this store's local copy of pack `name` (a cache's, which a reader found damaged):
+   * its next read goes to the storage. True when there was a copy; absent: no copies.
+   */
+  dropCopy?(name: string): boolean;
+  /**
    * Object stores: how to find the packs that commits carry (the catalog's rows, decision
    * 0044); told once, when the store opens.
    */

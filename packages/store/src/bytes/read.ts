@@ -116,7 +116,23 @@ export class Reader {
     } catch {
       throw new PackMissingError(`#${row.pack_id}`);
     }
-    const rec = await this.packs.read(name, row.offset, RECORD_HEADER_SIZE + row.stored_len);
+    const read = () => this.packs.read(name, row.offset, RECORD_HEADER_SIZE + row.stored_len);
+    const rec = await read();
+    try {
+      return this.checked(key, row, rec, name, hashCheck);
+    } catch (e) {
+      // Damage in a local copy (an object store's cache) is not damage of the store: the copy
+      // is dropped and the pack read again from the storage, which answers for itself.
+      if (!(e instanceof CorruptDataError) || !this.packs.dropCopy?.(name)) throw e;
+      this.copiesDropped++;
+      return this.checked(key, row, await read(), name, hashCheck);
+    }
+  }
+
+  /** Local copies found damaged and dropped (whole() reads a document again after one). */
+  private copiesDropped = 0;
+
+  private checked(key: string, row: ChunkLoc, rec: Uint8Array, name: string, hashCheck: boolean): Uint8Array {
     const payload = checkRecord(rec, { key, codec: row.codec, rawLen: row.raw_len, storedLen: row.stored_len }, `${name}@${row.offset}`);
     const raw = row.codec === CODEC_ZSTD ? decompress(payload, row.raw_len) : payload;
     if (hashCheck && blake3(raw) !== key) {
@@ -173,7 +189,7 @@ export class Reader {
     return doc.size;
   }
 
-  private async whole(doc: DocRow, sink: (bytes: Uint8Array, at: number) => void): Promise<void> {
+  private async whole(doc: DocRow, sink: (bytes: Uint8Array, at: number) => void, again = true): Promise<void> {
     const digest = formatDigest(doc.digest);
     const hasher = documentHasher(this.hasher);
     let at = 0;
@@ -185,7 +201,10 @@ export class Reader {
       at += bytes.length;
     }
     if (at === doc.size && bytesToHex(hasher.digest()) === bytesToHex(doc.digest)) return;
+    const dropped = this.copiesDropped;
     for await (const piece of this.document(doc)) void piece; // throws, naming the chunk
+    // No chunk failed its key: the damage was in a local copy, dropped on the way. Once more.
+    if (again && this.copiesDropped > dropped) return this.whole(doc, sink, false);
     throw new CorruptDataError(`document ${digest}: bytes do not hash to its digest`, 'digest-mismatch', { digest });
   }
 

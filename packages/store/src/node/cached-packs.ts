@@ -5,7 +5,8 @@
  * document it ingests; a bulk ingest of 64 MiB of text cost ~1,000 ranged GETs without it).
  * Bounded: past `budget` bytes the least recently used packs go (the object store keeps them).
  * Packs never change once sealed, so a copy is never stale; a damaged copy is caught like any
- * damage (records are checked against their keys) and removed by the next eviction.
+ * damage (records are checked against their keys), dropped, and the pack read from the object
+ * store instead (read.ts): damage in this cache is never reported as the store's.
  */
 import { mkdirSync, readdirSync, statSync } from 'node:fs';
 import { mkdir, rename, unlink, utimes, writeFile } from 'node:fs/promises';
@@ -126,6 +127,17 @@ export class CachedPackStore implements PackStore {
     if (!this.#copies.has(name)) return;
     this.#drop(name);
     await unlink(this.#path(name)).catch(() => undefined);
+  }
+
+  dropCopy(name: string): boolean {
+    if (this.#copies.has(name)) {
+      this.#drop(name);
+      void unlink(this.#path(name)).catch(() => undefined);
+      return true;
+    }
+    if (!this.#bundles.has(name)) return false;
+    this.#bundles.forget(name); // (its bytes go with their bundle)
+    return true;
   }
 
   list(): Promise<PackInfo[]> {
