@@ -5,7 +5,7 @@
  * thread, and its subdirectory, the first time, ~0.4 ms more — more than the puts themselves.
  * Appending the copy to an open bundle costs one `pwrite`, like a local pack append.
  *
- *   bundle-copies/<16 hex>.bundle: copy after copy, each
+ *   pack-copies/bundles/<16 hex digits>.bundle: copy after copy, each
  *     offset 0   magic "KPB1"
  *            4   the pack's name (16 bytes: its 32 hex digits)
  *           20   length n (u32, little-endian)
