@@ -2,8 +2,8 @@
 # Instructions per 1 KB put (32 in flight), all threads, counted by cachegrind: the put loop
 # runs at two sizes and the difference is divided by the extra puts, so start-up and
 # compilation cancel out. Immune to this machine's 1.5-2x swings in speed (a timed run is
-# not), so two builds compare in a number each; runs of one build differ by a few percent
-# (when V8 compiles what): run each build twice. Usage, from a tree's bench/: bash tools/put-instructions.sh [A B]
+# not) within ~5% (group commits and what V8 compiles when still follow timing): run each
+# build two or three times. Usage, from a tree's bench/: bash tools/put-instructions.sh [A B]
 # Needs valgrind (apt-get install -y valgrind); takes a few minutes (valgrind runs ~50x slower).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,0 +1,15 @@
+const stats = new Map();
+const wrap = (obj, name) => { const orig = obj[name]; obj[name] = function (...a) { const st = name + ' ' + new Error().stack.split('\n').slice(2, 4).map((s) => s.trim().replace(/\(file:\/\/\/work\/\w+\/packages\//, '(')).join(' < '); stats.set(st, (stats.get(st) ?? 0) + 1); return orig.apply(this, a); }; };
+for (const n of ['toString', 'utf8Slice', 'latin1Slice', 'hexSlice', 'asciiSlice', 'base64Slice', 'ucs2Slice']) if (Buffer.prototype[n]) wrap(Buffer.prototype, n);
+wrap(TextDecoder.prototype, 'decode');
+const { mkdtempSync } = await import('node:fs'); const { tmpdir } = await import('node:os'); const { join } = await import('node:path');
+const { Store } = await import('@kura/store');
+const { documents } = await import(process.cwd() + '/lib/documents.mjs');
+const N = 3200, C = 32;
+const docs = documents(N, 1024, 1024);
+const store = await Store.init(join(mkdtempSync(join(tmpdir(), 'bc-')), 's'));
+stats.clear();
+let next = 0;
+await Promise.all(Array.from({ length: C }, async () => { for (let i = next++; i < N; i = next++) await store.put(docs[i]); }));
+for (const [k, n] of [...stats].sort((a, b) => b[1] - a[1]).slice(0, 10)) console.log((n / N).toFixed(2), k);
+process.exit(0);

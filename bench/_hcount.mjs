@@ -1,0 +1,16 @@
+import crypto from 'node:crypto';
+const stats = new Map();
+const H = crypto.Hash.prototype; const orig = H.update;
+H.update = function (d, e) { const st = new Error().stack.split('\n').slice(2, 4).map((s) => s.trim().replace(/\(file:\/\/\/work\/\w+\/packages\//, '(')).join(' < '); const e2 = stats.get(st) ?? [0, 0]; e2[0]++; e2[1] += d.length ?? 0; stats.set(st, e2); return orig.call(this, d, e); };
+const { mkdtempSync } = await import('node:fs'); const { tmpdir } = await import('node:os'); const { join } = await import('node:path');
+const { Store } = await import('@kura/store');
+const { documents } = await import(process.cwd() + '/lib/documents.mjs');
+const N = 3200, C = 32;
+const docs = documents(N, 1024, 1024);
+console.log('doc size', docs[0].length);
+const store = await Store.init(join(mkdtempSync(join(tmpdir(), 'hc-')), 's'));
+stats.clear();
+let next = 0;
+await Promise.all(Array.from({ length: C }, async () => { for (let i = next++; i < N; i = next++) await store.put(docs[i]); }));
+for (const [k, [n, b]] of [...stats].sort((a, b) => b[1][1] - a[1][1]).slice(0, 8)) console.log((n / N).toFixed(2), 'calls/put', (b / N).toFixed(0), 'bytes/put', k);
+process.exit(0);

@@ -1,0 +1,18 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+const { Store } = await import('@kura/store');
+const { documents } = await import(process.cwd() + '/lib/documents.mjs');
+const N = 20000, C = 32;
+const docs = documents(N, 1024, 1024);
+const store = await Store.init(join(mkdtempSync(join(tmpdir(), 'p1k-')), 's'));
+const { Session } = await import('node:inspector/promises');
+const s = new Session(); s.connect(); await s.post('Profiler.enable'); await s.post('Profiler.start');
+let next = 0;
+const t = performance.now();
+await Promise.all(Array.from({ length: C }, async () => { for (let i = next++; i < N; i = next++) await store.put(docs[i]); }));
+console.log(process.cwd(), Math.round(N / ((performance.now() - t) / 1000)));
+const { profile } = await s.post('Profiler.stop');
+(await import('node:fs')).mkdirSync(process.argv[2], { recursive: true });
+(await import('node:fs')).writeFileSync(process.argv[2] + '/x.cpuprofile', JSON.stringify(profile));
+process.exit(0);

@@ -1,0 +1,13 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+const { Store } = await import('@kura/store');
+const { documents } = await import(process.cwd() + '/lib/documents.mjs');
+const N = Number(process.argv[2] ?? 2000), C = 32;
+const docs = documents(N, 1024, 1024);
+const store = await Store.init(join(mkdtempSync(join(tmpdir(), 'p1k-')), 's'));
+let next = 0;
+const t = performance.now();
+await Promise.all(Array.from({ length: C }, async () => { for (let i = next++; i < N; i = next++) await store.put(docs[i]); }));
+console.log(process.cwd().split('/')[2], Math.round(N / ((performance.now() - t) / 1000)));
+await store.close();

@@ -1,0 +1,14 @@
+const counts = new Map();
+const orig = TextDecoder.prototype.decode;
+TextDecoder.prototype.decode = function (b, o) { const k = `${this.encoding}:${b ? (b.length > 100 ? '>100' : b.length) : 0}:${new Error().stack.split('\n')[2]?.trim().slice(0, 90)}`; counts.set(k, (counts.get(k) ?? 0) + 1); return orig.call(this, b, o); };
+const { mkdtempSync } = await import('node:fs'); const { tmpdir } = await import('node:os'); const { join } = await import('node:path');
+const { Store } = await import('@kura/store');
+const { documents } = await import(process.cwd() + '/lib/documents.mjs');
+const N = 3200, C = 32;
+const docs = documents(N, 1024, 1024);
+const store = await Store.init(join(mkdtempSync(join(tmpdir(), 'td-')), 's'));
+counts.clear();
+let next = 0;
+await Promise.all(Array.from({ length: C }, async () => { for (let i = next++; i < N; i = next++) await store.put(docs[i]); }));
+for (const [k, v] of [...counts].sort((a, b) => b[1] - a[1]).slice(0, 12)) console.log((v / N).toFixed(2), k);
+process.exit(0);
