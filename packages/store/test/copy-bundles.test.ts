@@ -6,29 +6,18 @@
  * read from the object store instead, and bundles go whole, least recently used first, within
  * the budget.
  */
-import { appendFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, readFileSync, readdirSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Store } from '../src/node/index.js';
 import { MemoryObjectStore } from '../src/objects/memory-objects.js';
 import type { ObjectStore } from '../src/objects/object-store.js';
 import { CopyBundles } from '../src/node/copy-bundles.js';
 import { ReadFds } from '../src/node/read-fds.js';
 import { PACK_HEADER_SIZE, RECORD_HEADER_SIZE } from '../src/bytes/pack-record.js';
+import { collect, randomBytes, tempDir, track } from './helpers/store.js';
 
-const dirs: string[] = [];
-const temp = () => {
-  const d = mkdtempSync(join(tmpdir(), 'kura-bundles-'));
-  dirs.push(d);
-  return d;
-};
-const open: Store[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((s) => s.close().catch(() => undefined)));
-});
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
-
+const temp = () => tempDir('kura-bundles-');
 const name = (i: number) => i.toString(16).padStart(32, '0');
 const bytes = (n: number, seed: number) => new Uint8Array(n).map((_, i) => (i * 31 + seed * 7) % 251);
 
@@ -111,8 +100,7 @@ describe('a server on object storage keeps its small packs in bundles', () => {
     const objects = new MemoryObjectStore();
     const c = counted(objects);
     const cacheDir = temp();
-    const a = await Store.initObjects(c.store, { cacheDir });
-    open.push(a);
+    const a = track(await Store.initObjects(c.store, { cacheDir }));
     const docs = Array.from({ length: 40 }, (_, i) => bytes(3000 + i, i + 100));
     const digests: string[] = [];
     for (const d of docs) digests.push((await a.put(d)).digest); // one commit, one small pack each
@@ -124,8 +112,7 @@ describe('a server on object storage keeps its small packs in bundles', () => {
     expect(c.gets()).toBe(0);
     await a.close();
 
-    const b = await Store.openObjects(c.store, { cacheDir });
-    open.push(b);
+    const b = track(await Store.openObjects(c.store, { cacheDir }));
     c.reset();
     for (let i = 0; i < docs.length; i++) expect(Buffer.from(await b.getBytes(digests[i]!)).equals(Buffer.from(docs[i]!))).toBe(true);
     expect(c.gets()).toBe(0);
@@ -134,8 +121,7 @@ describe('a server on object storage keeps its small packs in bundles', () => {
     // The bundle's last copy torn: every document still reads whole; only that one's pack is fetched.
     const bundle = join(copies, 'bundles', readdirSync(join(copies, 'bundles'))[0]!);
     truncateSync(bundle, statSync(bundle).size - 10);
-    const d = await Store.openObjects(c.store, { cacheDir });
-    open.push(d);
+    const d = track(await Store.openObjects(c.store, { cacheDir }));
     c.reset();
     for (let i = 0; i < docs.length; i++) expect(Buffer.from(await d.getBytes(digests[i]!)).equals(Buffer.from(docs[i]!))).toBe(true);
     expect(c.gets()).toBeGreaterThan(0);
@@ -146,13 +132,8 @@ describe('a server on object storage keeps its small packs in bundles', () => {
     const objects = new MemoryObjectStore();
     const cacheDir = temp();
     // 2 MiB: bundles of 1 MiB (the smallest), so at most two (and the one being appended to past them, for a moment).
-    const a = await Store.initObjects(objects, { cacheDir, packCacheBytes: 2 << 20 });
-    open.push(a);
-    const docs = Array.from({ length: 60 }, (_, i) => {
-      const b = new Uint8Array(100_000);
-      for (let j = 0; j < b.length; j += 65536) crypto.getRandomValues(b.subarray(j, Math.min(b.length, j + 65536)));
-      return b;
-    });
+    const a = track(await Store.initObjects(objects, { cacheDir, packCacheBytes: 2 << 20 }));
+    const docs = Array.from({ length: 60 }, (_, i) => randomBytes(i + 1, 100_000));
     const digests: string[] = [];
     for (const d of docs) digests.push((await a.put(d)).digest); // ~100 KB packs, carried in their commits
     const dir = join(cacheDir, 'pack-copies', 'bundles');
@@ -167,15 +148,10 @@ describe('a server on object storage keeps its small packs in bundles', () => {
     const objects = new MemoryObjectStore();
     const c = counted(objects);
     const cacheDir = temp();
-    const a = await Store.initObjects(c.store, { cacheDir });
-    open.push(a);
-    const random = (n: number) => {
-      const b = new Uint8Array(n);
-      for (let j = 0; j < n; j += 65536) crypto.getRandomValues(b.subarray(j, Math.min(n, j + 65536)));
-      return b; // stored as it is: a flipped byte is one of the document's
-    };
-    const small = random(5000); // a bundled copy
-    const large = random(600_000); // a copy of its own (over 256 KiB)
+    const a = track(await Store.initObjects(c.store, { cacheDir }));
+    // Random bytes are stored as they are: a flipped byte is one of the document's.
+    const small = randomBytes(1, 5000); // a bundled copy
+    const large = randomBytes(2, 600_000); // a copy of its own (over 256 KiB)
     const s = await a.put(small);
     const l = await a.put(large, { path: 'large.bin' });
     await a.close();
@@ -191,8 +167,7 @@ describe('a server on object storage keeps its small packs in bundles', () => {
       raw[at] ^= 0xff;
       writeFileSync(file, raw);
     }
-    const b = await Store.openObjects(c.store, { cacheDir });
-    open.push(b);
+    const b = track(await Store.openObjects(c.store, { cacheDir }));
     for (const [doc, want] of [
       [s.digest, small],
       [l.digest, large],
@@ -200,9 +175,7 @@ describe('a server on object storage keeps its small packs in bundles', () => {
       c.reset();
       expect(Buffer.from(await b.getBytes(doc)).equals(Buffer.from(want))).toBe(true); // (whole: one SHA-256 pass, then every chunk checked)
       expect(c.gets()).toBeGreaterThan(0); // from the object store
-      const streamed: Buffer[] = [];
-      for await (const piece of b.get(doc)) streamed.push(Buffer.from(piece));
-      expect(Buffer.concat(streamed).equals(Buffer.from(want))).toBe(true);
+      expect(Buffer.from(await collect(b.get(doc))).equals(Buffer.from(want))).toBe(true);
     }
     const report = await b.verify(undefined, { readData: true });
     expect(report.ok).toBe(true);
