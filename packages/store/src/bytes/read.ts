@@ -116,16 +116,15 @@ export class Reader {
     } catch {
       throw new PackMissingError(`#${row.pack_id}`);
     }
-    const read = () => this.packs.read(name, row.offset, RECORD_HEADER_SIZE + row.stored_len);
-    const rec = await read();
+    const length = RECORD_HEADER_SIZE + row.stored_len;
     try {
-      return this.checked(key, row, rec, name, hashCheck);
+      return this.checked(key, row, await this.packs.read(name, row.offset, length), name, hashCheck);
     } catch (e) {
       // Damage in a local copy (an object store's cache) is not damage of the store: the copy
       // is dropped and the pack read again from the storage, which answers for itself.
       if (!(e instanceof CorruptDataError) || !this.packs.dropCopy?.(name)) throw e;
       this.copiesDropped++;
-      return this.checked(key, row, await read(), name, hashCheck);
+      return this.checked(key, row, await this.packs.read(name, row.offset, length), name, hashCheck);
     }
   }
 
