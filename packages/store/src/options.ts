@@ -120,7 +120,6 @@ export const MetaUpdate = z
   .refine((u) => (u.digest === undefined) !== (u.path === undefined), { message: 'name the entry by digest or by path (one of them)', path: ['digest'] });
 export type MetaUpdate = z.input<typeof MetaUpdate>;
 
-const UPDATE_KEYS = new Set(['digest', 'path', 'meta', 'addTags', 'removeTags']);
 const CONTROL = /[\u0000-\u001f]/;
 
 const plainTags = (v: unknown) =>
@@ -132,25 +131,34 @@ const plainTags = (v: unknown) =>
  * because a batch of 10,000 updates costs more to parse with it than to apply. False is not
  * "invalid": zod decides then, and names the error. A property test holds every `u` this
  * accepts to MetaUpdate accepting it unchanged.
+ *
+ * Named loads and for-in rather than Object.keys, a Set and `in`: those missed V8's inline
+ * caches on every call (a steady-state profile of single updates put ~6% of their time here).
  */
 export function plainMetaUpdate(u: unknown): u is MetaUpdate {
   if (typeof u !== 'object' || u === null || Object.getPrototypeOf(u) !== Object.prototype) return false;
-  const o = u as Record<string, unknown>;
-  for (const k of Object.keys(o)) if (!UPDATE_KEYS.has(k) || o[k] === undefined) return false;
-  if ('digest' in o === 'path' in o) return false;
-  if ('digest' in o && typeof o.digest !== 'string') return false;
-  if ('path' in o && !(typeof o.path === 'string' && o.path.length >= 1 && o.path.length <= 4096 && !o.path.includes('\u0000'))) return false;
-  const meta = o.meta;
+  const o = u as { digest?: unknown; path?: unknown; meta?: unknown; addTags?: unknown; removeTags?: unknown };
+  const { digest, path, meta, addTags, removeTags } = o;
+  // Every key one of the five, none of them undefined: as many keys as defined fields.
+  let keys = 0;
+  for (const k in o) {
+    if (k !== 'digest' && k !== 'path' && k !== 'meta' && k !== 'addTags' && k !== 'removeTags') return false;
+    keys++;
+  }
+  const defined = +(digest !== undefined) + +(path !== undefined) + +(meta !== undefined) + +(addTags !== undefined) + +(removeTags !== undefined);
+  if (keys !== defined) return false;
+  if (digest === undefined) {
+    if (!(typeof path === 'string' && path.length >= 1 && path.length <= 4096 && !path.includes('\u0000'))) return false;
+  } else if (typeof digest !== 'string' || path !== undefined) return false;
   if (meta !== undefined) {
     if (typeof meta !== 'object' || meta === null || Object.getPrototypeOf(meta) !== Object.prototype) return false;
-    const keys = Object.keys(meta);
-    if (keys.length > META_MAX_KEYS) return false;
-    for (const k of keys) {
+    let n = 0;
+    for (const k in meta) {
       const v = (meta as Record<string, unknown>)[k];
-      if (k.length < 1 || k.length > 256 || k === '__proto__' || !(v === null || (typeof v === 'string' && v.length <= 64 * 1024))) return false;
+      if (++n > META_MAX_KEYS || k.length < 1 || k.length > 256 || k === '__proto__' || !(v === null || (typeof v === 'string' && v.length <= 64 * 1024))) return false;
     }
   }
-  return plainTags(o.addTags) && plainTags(o.removeTags);
+  return plainTags(addTags) && plainTags(removeTags);
 }
 
 export const ListQuery = z

@@ -131,6 +131,17 @@ describe('commit frames', () => {
     expect(createHash('sha256').update(bytes.subarray(0, bytes.length - 32)).digest('hex')).toBe(Buffer.from(hash).toString('hex'));
   });
 
+  it('the header is little-endian: a seq past 2^32 and a body past 64 KiB, read by an independent DataView', () => {
+    const seq = 2 ** 40 + 2 ** 32 + 0x01020304; // each of the u64's bytes distinct
+    const big = encodeBody('0123456789abcdef', 1, [{ op: 'delete-path', path: 'x'.repeat(70_000) }]);
+    const framed = encodeFrame(seq, new Uint8Array(32), big).bytes;
+    const view = new DataView(framed.buffer, framed.byteOffset);
+    expect(String.fromCharCode(...framed.subarray(0, 4))).toBe('KLG1');
+    expect(view.getUint32(4, true)).toBe(big.length);
+    expect(view.getBigUint64(8, true)).toBe(BigInt(seq));
+    expect(decodeFrame(framed, 0)!.seq).toBe(seq);
+  });
+
   it('a frame cut at any byte is not a commit', () => {
     for (let n = 0; n < bytes.length; n++) expect(decodeFrame(bytes.subarray(0, n), 0), `cut at ${n}`).toBeUndefined();
   });

@@ -34,6 +34,8 @@ const encoder = new TextEncoder();
 /**
  * One commit as bytes, and its hash (the next commit's `prev`). A string body is UTF-8 encoded
  * straight into the frame (a large put's body is megabytes: no second copy when it is ASCII).
+ * The header is written byte by byte: a DataView and a BigInt made per frame were a visible
+ * part of a single metadata update's time.
  */
 export function encodeFrame(seq: number, prev: Uint8Array, body: Uint8Array | string): { bytes: Uint8Array; hash: Uint8Array } {
   if (!Number.isSafeInteger(seq) || seq < 1) throw new RangeError(`a commit's seq is a positive integer, not ${seq}`);
@@ -50,14 +52,21 @@ export function encodeFrame(seq: number, prev: Uint8Array, body: Uint8Array | st
     bytes.set(body, FRAME_HEAD);
   }
   if (n > MAX_BODY) throw new RangeError(`a commit body is at most ${MAX_BODY} bytes; this one is ${n}`);
-  const view = new DataView(bytes.buffer);
   bytes.set(FRAME_MAGIC, 0);
-  view.setUint32(4, n, true);
-  view.setBigUint64(8, BigInt(seq), true);
+  putU32(bytes, 4, n);
+  putU32(bytes, 8, seq % 0x1_0000_0000); // seq as a u64: low word, then high
+  putU32(bytes, 12, Math.floor(seq / 0x1_0000_0000));
   bytes.set(prev, 16);
   const hash = sha256Bytes(bytes.subarray(0, FRAME_HEAD + n));
   bytes.set(hash, FRAME_HEAD + n);
   return { bytes, hash };
+}
+
+function putU32(bytes: Uint8Array, at: number, v: number): void {
+  bytes[at] = v & 0xff;
+  bytes[at + 1] = (v >>> 8) & 0xff;
+  bytes[at + 2] = (v >>> 16) & 0xff;
+  bytes[at + 3] = v >>> 24;
 }
 
 /**
