@@ -173,6 +173,41 @@ describe('commit frames', () => {
   });
 });
 
+describe('a commit that fails inside a batch of commits (decision 0049)', () => {
+  it('rolls the batch back and applies its acknowledged commits again: none is lost, to this process, another connection or a rebuild', async () => {
+    const { store, dir } = await newStore();
+    await store.put(textBytes('first'), { path: 'a' });
+    const b = await store.put(textBytes('second'), { path: 'b' });
+    await batchEnded();
+    // Awaited one after another, without a turn of the event loop between them (metadata
+    // commits do not wait for one, as a put's group commit does): one batch.
+    await store.setMeta('a', { k: '1' });
+    await store.addTags('a', ['t']);
+    await store.setMeta('b', { k: '0' });
+    const logged = async () => (await commitsAfter(new FsLogStore(dir), emptyHead())).commits.map((c) => c.frame.seq);
+    const seqs = await logged();
+    await expect(store.setMeta('missing', { k: '2' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    expect(await logged()).toEqual(seqs); // the failed commit is not in the log
+    // At once, to this process: what was acknowledged before the failure.
+    expect(await store.stat('a')).toMatchObject({ meta: { k: '1' }, tags: ['t'] });
+    expect(new TextDecoder().decode(await store.getBytes(b.digest))).toBe('second');
+    expect(await store.stat('b')).toMatchObject({ digest: b.digest, meta: { k: '0' } });
+    await store.setMeta('b', { k: '3' }); // and the log goes on from there
+    await batchEnded();
+    const other = await reopen(dir); // another connection
+    expect(await other.stat('a')).toMatchObject({ meta: { k: '1' }, tags: ['t'] });
+    expect((await other.stat('b')).meta).toEqual({ k: '3' });
+    await other.close();
+    await store.close();
+    const dump = canonicalDump(join(dir, 'kura.db'));
+    removeDatabase(dir);
+    const rebuilt = await reopen(dir);
+    expect((await rebuilt.verify()).damagedDocuments).toEqual([]);
+    await rebuilt.close();
+    expect(canonicalDump(join(dir, 'kura.db'))).toBe(dump);
+  });
+});
+
 describe('the database is a replay of the log', () => {
   for (const seed of [1, 2, 3]) {
     it(`deleting kura.db loses nothing: same catalog row for row and same search results (seed ${seed})`, async () => {

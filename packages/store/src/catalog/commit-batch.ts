@@ -1,8 +1,9 @@
 /**
  * Commits that share one database transaction (decision 0028): a local writer on shared
  * segments keeps the write transaction open across consecutive commits — each acknowledged
- * once its frame is in the log and its operations applied (a savepoint) — so the COMMIT, most of
- * a small commit's cost, is paid once per batch. A batch ends when the event loop turns and the
+ * once its frame is in the log and its operations applied in that transaction — so the COMMIT,
+ * most of a small commit's cost, is paid once per batch. A commit that fails rolls the batch
+ * back, and the writer applies its earlier commits again from the log (decision 0049). A batch ends when the event loop turns and the
  * writer has no commit on its way, or after BATCH_MS at most.
  */
 import type { SqlBatch, SqlDatabase } from '../backend/sql.js';
@@ -79,6 +80,18 @@ export class CommitBatches {
 
   #endIfQuiet(batch: Batch): void {
     if (this.#batch === batch && !this.host.coming()) this.end();
+  }
+
+  /**
+   * Rolls the open batch back (a commit in it failed): its commits leave the database, not the
+   * log; the caller applies them again (commit-log.ts #recoverBatch).
+   */
+  abort(): void {
+    if (!this.#batch) return;
+    clearTimeout(this.#batch.cap);
+    this.#batch = undefined;
+    this.host.rolledBack();
+    this.host.db.batch!.rollback();
   }
 
   /**

@@ -182,9 +182,9 @@ export class CommitLog {
   }
 
   /**
-   * A write transaction (a savepoint of the open batch, when there is one) that applies
-   * operations: the entries they queue for the index are written as rows before it commits, or
-   * before the batch does (endBatch); a rollback drops them.
+   * A write transaction of its own that applies operations (commits in a batch run in the
+   * batch's transaction instead): the entries they queue for the index are written as rows
+   * before it commits; a rollback drops them.
    */
   #write(fn: () => void): void {
     const queued = this.#st.queued;
@@ -198,6 +198,19 @@ export class CommitLog {
       this.#rolledBack(mark);
       throw e;
     }
+  }
+
+  /**
+   * A commit failed inside a batch (decision 0049): the batch's transaction is rolled back
+   * whole — the commits before it in the batch with it, although they are in the log and
+   * acknowledged — and then, before anything else runs on this thread, a transaction of its
+   * own applies them again from the log, as after a crash inside a batch. A savepoint per
+   * commit spared this rare path and cost every commit two statements and a copy of each page
+   * it wrote (SQLite's sub-journal).
+   */
+  #recoverBatch(shared: SharedSegments): void {
+    this.#batches.abort();
+    this.#write(() => this.#catchUpLocked(shared));
   }
 
   /** What a rollback undid is forgotten: what it queued for the index, the entries it named. */
@@ -269,16 +282,22 @@ export class CommitLog {
       // whole batch, head and rows alike, so the database never holds one without the other.
       if (!this.#batches.open) writeHead(this.#st, appended.next);
     };
+    const inBatch = this.#batches.open;
     try {
-      // In a batch: a savepoint of it (the catch-up ran when it began; nobody else appends
-      // while it holds the lock). Otherwise: a transaction of its own.
-      this.#write(() => {
-        if (shared && !this.#batches.open) this.#catchUpLocked(shared);
-        fn(append, (op) => this.#apply(op, time));
-      });
+      // In a batch: straight in its transaction (the catch-up ran when it began; nobody else
+      // appends while it holds the lock), no savepoint — a failure ends the batch (below).
+      // Otherwise: a transaction of its own.
+      if (inBatch) fn(append, (op) => this.#apply(op, time));
+      else {
+        this.#write(() => {
+          if (shared) this.#catchUpLocked(shared);
+          fn(append, (op) => this.#apply(op, time));
+        });
+      }
     } catch (e) {
       appended?.undo();
       void appended?.started?.close();
+      if (inBatch) this.#recoverBatch(shared!);
       throw e;
     }
     if (appended?.started) this.#switchTo(appended.started);
