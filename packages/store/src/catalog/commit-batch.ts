@@ -3,8 +3,9 @@
  * segments keeps the write transaction open across consecutive commits — each acknowledged
  * once its frame is in the log and its operations applied in that transaction — so the COMMIT,
  * most of a small commit's cost, is paid once per batch. A commit that fails rolls the batch
- * back, and the writer applies its earlier commits again from the log (decision 0049). A batch ends when the event loop turns and the
- * writer has no commit on its way, or after BATCH_MS at most.
+ * back, and the writer applies its earlier commits again from the log (decision 0049). A batch
+ * ends when the event loop turns and the writer has no commit on its way, or after BATCH_MS at
+ * most.
  */
 import type { SqlBatch, SqlDatabase } from '../backend/sql.js';
 import { nextTurn } from '../breather.js';

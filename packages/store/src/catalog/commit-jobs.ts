@@ -3,10 +3,10 @@
  * that made the commit follow to decide what it changes.
  *
  * A commit whose body lists `jobs` (the number of operations of each, in order) was published
- * on an object store without being tried first: each job applies all or nothing, and one
- * that a refusal stops — an error its operations raise from the state they
- * meet (a path not found, a chunk GC reclaimed meanwhile, an ambiguous digest) — changes nothing
- * while the commit goes on. Every replay meets the same state before the commit, so every
+ * on an object store without being tried first: each job applies all or nothing, and one that
+ * a refusal stops — an error its operations raise from the state they meet (a path not found,
+ * a chunk GC reclaimed meanwhile, an ambiguous digest) — changes nothing while the commit goes
+ * on. Every replay meets the same state before the commit, so every
  * replay refuses the same jobs, and the writer answers each caller with its job's outcome from
  * the very same application. Any other error (the disk, SQLite, a bug) stops the replay: the
  * commit is applied later or never, never differently.
