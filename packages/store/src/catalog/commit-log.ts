@@ -13,9 +13,8 @@ import { encodeFrame, sameHash, segmentName } from './frame.js';
 import { SEGMENT_LIMIT, appendFrame, type AppendedFrame } from './frame-append.js';
 import type { LogStore, SegmentAppender, SharedSegments } from './log-store.js';
 import { applyOp, type ApplyContext, type CommitPlace, type Op, type OpResult } from './ops.js';
-import { CHECKPOINT_EVERY, CHECKPOINT_EVERY_OBJECTS, writeCheckpoint } from './checkpoint.js';
+import { CheckpointSchedule } from './checkpoint-schedule.js';
 import { crashPoint } from '../crash-points.js';
-import { nextTurn } from '../breather.js';
 import { TargetCache } from './target-cache.js';
 import { ObjectCommits, publishes, refuseSync, type JobOutcome } from './object-commits.js';
 import { applyJobs } from './commit-jobs.js';
@@ -36,11 +35,7 @@ export class CommitLog {
   #rotating: Promise<void> | undefined;
   /** Commits sharing one database transaction (commit-batch.ts; shared segments only). */
   readonly #batches: CommitBatches;
-  /** The seq of the newest checkpoint this writer knows, and the one being written. */
-  #checkpointed = 0;
-  #checkpointing: Promise<number> | undefined;
-  /** #checkpointIfDue is listing the checkpoints. */
-  #listingCheckpoints = false;
+  readonly #checkpoints: CheckpointSchedule;
   /** Whether this writer has commits on their way (attach): a batch waits for them. */
   #coming: () => boolean = () => false;
   /** Told when the catalog was replaced by a checkpoint's (decision 0045). */
@@ -55,6 +50,7 @@ export class CommitLog {
     this.#ctx = { db, st, targets: new TargetCache() };
     this.#head = head;
     this.#writer = writer;
+    this.#checkpoints = new CheckpointSchedule({ db, st, store, headSeq: () => this.#head.seq, endBatch: () => this.endBatch() });
     this.#batches = new CommitBatches({
       db,
       st,
@@ -93,7 +89,7 @@ export class CommitLog {
     const head = readHead(st);
     if (!head) throw new InternalError('the database has no log position');
     const log = new CommitLog(db, st, store, head, writer, retentionMs);
-    log.#checkpointed = Number((await store.checkpoints()).at(-1) ?? 0);
+    await log.#checkpoints.load();
     if (log.#objects) {
       // One object per commit, never appended to: a listing after the head, then polling. (A
       // head the bucket lacks breaks the chain at the next commit: CORRUPT_DATA, reason log.)
@@ -305,7 +301,7 @@ export class CommitLog {
       this.#head = appended.next;
       crashPoint('committed');
     }
-    if (this.#head.seq - this.#checkpointed >= CHECKPOINT_EVERY && !this.#checkpointing) void this.checkpoint().catch(() => undefined);
+    this.#checkpoints.afterCommit();
     this.#batches.committed();
     if (!shared && this.#appender && this.#appender.size >= SEGMENT_LIMIT) this.#rotating ??= this.#startSegment().finally(() => (this.#rotating = undefined));
   }
@@ -319,7 +315,7 @@ export class CommitLog {
   async publish(jobs: readonly (readonly Op[])[], time = Date.now()): Promise<JobOutcome[]> {
     if (!this.#objects) throw new InternalError('only a store on object storage publishes its commits');
     const outcomes = await this.#objects.publish(jobs, time);
-    this.#checkpointIfDue();
+    this.#checkpoints.afterPublish();
     return outcomes;
   }
 
@@ -329,25 +325,6 @@ export class CommitLog {
     const [outcome] = await this.publish([ops], time);
     if (!Array.isArray(outcome)) throw outcome!.failed;
     return outcome;
-  }
-
-  /**
-   * On an object store, in the background: a checkpoint once CHECKPOINT_EVERY_OBJECTS commits
-   * follow the newest this server knows of — and still do once it has listed them (another
-   * server may have written one meanwhile: one LIST per that many commits).
-   */
-  #checkpointIfDue(): void {
-    const due = () => this.#head.seq - this.#checkpointed >= CHECKPOINT_EVERY_OBJECTS;
-    if (!due() || this.#checkpointing || this.#listingCheckpoints) return;
-    this.#listingCheckpoints = true;
-    void this.#store
-      .checkpoints()
-      .then((names) => {
-        this.#checkpointed = Math.max(this.#checkpointed, Number(names.at(-1) ?? 0));
-        if (due()) return this.checkpoint();
-      })
-      .catch(() => undefined) // (a checkpoint is an optimisation: the next commit tries again)
-      .finally(() => (this.#listingCheckpoints = false));
   }
 
   /** Applies what other writers committed (an object store: by listing the log); answers how many commits. */
@@ -388,23 +365,9 @@ export class CommitLog {
     this.#batches.end();
   }
 
-  /**
-   * Writes a checkpoint of the catalog at the current head (FORMAT.md §15.5) and answers its
-   * seq; the one being written when one is. Read in one read transaction: the rows and the
-   * head it records are one state (inside a batch, the batch's acknowledged commits included).
-   */
+  /** Writes a checkpoint of the catalog at the current head (FORMAT.md §15.5) and answers its seq (checkpoint-schedule.ts). */
   checkpoint(): Promise<number> {
-    this.#checkpointing ??= (async () => {
-      await new Promise<void>((resolve) => nextTurn(resolve)); // not inside the caller's commit
-      this.endBatch(); // its head is in the database from then on
-      const seq = await writeCheckpoint(this.#db, this.#st, this.#store, this.#checkpointed);
-      if (seq > this.#checkpointed) {
-        crashPoint('checkpoint-written');
-        this.#checkpointed = seq;
-      }
-      return seq;
-    })().finally(() => (this.#checkpointing = undefined));
-    return this.#checkpointing;
+    return this.#checkpoints.write();
   }
 
   /** Makes appended commits durable (durability 'full' waits for it before acknowledging). */
@@ -414,7 +377,7 @@ export class CommitLog {
 
   async close(): Promise<void> {
     await this.#objects?.stop();
-    await this.#checkpointing?.catch(() => undefined);
+    await this.#checkpoints.settled();
     this.endBatch();
     await this.#rotating?.catch(() => undefined);
     await this.#appender?.close();
