@@ -153,17 +153,21 @@ export function gc(ctx: StoreContext, onProgress?: (p: GcProgress) => void): Pro
 }
 
 /**
- * Lets puts in progress finish, finishes pending commits and the search index's queue, seals
- * the open pack and releases the backends.
+ * Lets puts in progress finish, finishes pending commits and (on a local store) the search
+ * index's queue, seals the open pack and releases the backends.
  */
 export async function close(ctx: StoreContext): Promise<void> {
   try {
     await ctx.writer.idle();
     await ctx.semantic?.job.stop(); // (the embedder is its owner's to close)
     ctx.indexer.stop();
-    // Readers then find it complete — but for text still to extract, left for the next run.
-    await ctx.indexer.drain({ extract: false }).catch(() => undefined);
-    await ctx.indexer.compact().catch(() => undefined); // (a smaller index; nothing is lost without it)
+    // Local readers then find it complete — but for text still to extract, left for the next
+    // run. On object storage the index is this cache directory's alone: its next opener goes
+    // on with the queue, and a search drains it first (decision 0050).
+    if (!ctx.log.publishes) {
+      await ctx.indexer.drain({ extract: false }).catch(() => undefined);
+      await ctx.indexer.compact().catch(() => undefined); // (a smaller index; nothing is lost without it)
+    }
     if (ctx.gcRunning) await ctx.gcRunning.catch(() => undefined);
     if (!ctx.readonly) await ctx.writer.close();
     await ctx.log.close();

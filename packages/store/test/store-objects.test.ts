@@ -7,6 +7,7 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Store } from '../src/node/index.js';
 import { MemoryObjectStore } from '../src/objects/memory-objects.js';
@@ -135,6 +136,33 @@ describe('a store on object storage', () => {
     await elsewhere.close();
     const reused = await server(objects, dir);
     expect((await reused.list()).items.map((e) => e.path)).toEqual(['x.txt']);
+  });
+
+  it("closes without indexing: the cache's next opener goes on with the queue, and a search finds every text (decision 0050)", async () => {
+    const queued = (dbFile: string) => {
+      const db = new Database(dbFile, { readonly: true });
+      try {
+        return (db.prepare('SELECT COALESCE(SUM(json_array_length(entries)), 0) AS n FROM search_queue').get() as { n: number }).n;
+      } finally {
+        db.close();
+      }
+    };
+    const objects = new MemoryObjectStore();
+    const a = await server(objects, cache(), true);
+    for (let i = 0; i < 20; i++) await a.put(text(`report ${i} about the quokka census`), { path: `r/${i}.txt` });
+    const dir = a.cacheDir;
+    await a.close();
+    expect(queued(join(dir, 'kura.db'))).toBe(20); // left for this cache directory's next opener
+    const again = await server(objects, dir);
+    expect((await again.search('quokka', { limit: 50 })).map((h) => h.path).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `r/${i}.txt`).sort());
+    await again.close();
+    expect(queued(join(dir, 'kura.db'))).toBe(0);
+    // A local store's index is the store's: its close drains the queue.
+    const local = join(cache(), 's');
+    const l = await Store.init(local);
+    await l.put(text('a quokka at home'), { path: 'h.txt' });
+    await l.close();
+    expect(queued(join(local, 'kura.db'))).toBe(0);
   });
 
   it('commits whose answers are lost, or that fail before they are sent, lose nothing and duplicate nothing', async () => {
