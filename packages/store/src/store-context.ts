@@ -72,7 +72,7 @@ export function makeContext(b: StoreBackends, config: StoreConfig, o: ContextOpt
     ctx.known = undefined;
     indexer.schedule();
   };
-  o.log.attach({ coming: () => writer.busy || writer.committing, openPack: () => writer.openPackRow, packGone: (id) => writer.forgetPack(id), rebased });
+  o.log.attach({ coming: () => writer.busy || writer.committing, committing: () => writer.committing, openPack: () => writer.openPackRow, packGone: (id) => writer.forgetPack(id), rebased });
   const ctx: StoreContext = {
     b,
     db: b.db,

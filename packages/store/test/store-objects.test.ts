@@ -15,6 +15,7 @@ import { FaultyObjectStore } from '../src/objects/faulty-objects.js';
 import { listAll, type ObjectStore } from '../src/objects/object-store.js';
 import { canonicalDump } from './helpers/dump.js';
 import { CHECKPOINT_EVERY_OBJECTS } from '../src/catalog/checkpoint.js';
+import { POLL_DEFER_MAX_MS, POLL_MAX_MS } from '../src/catalog/object-commits.js';
 import { PACK_HEADER_SIZE, RECORD_HEADER_SIZE } from '../src/bytes/pack-record.js';
 import { FRAME_OVERHEAD } from '../src/catalog/frame.js';
 import { CARRY_MAX } from '../src/bytes/writer.js';
@@ -299,6 +300,37 @@ describe('a store on object storage', () => {
     await c.put(text('from c'), { path: 'from-c' });
     await a.put(text('after c'), { path: 'after-c' });
     expect((await a.list({ pathPrefix: 'from-c' })).items.length).toBe(1);
+  });
+
+  it('a poll waits for a commit on its way (its create shows where the log ends), but not past POLL_DEFER_MAX_MS', async () => {
+    const objects = new MemoryObjectStore();
+    const a = await server(objects, cache(), true);
+    let lists = 0;
+    let uploadMs = 0;
+    const list = objects.list.bind(objects);
+    objects.list = (prefix, options) => {
+      if (prefix.startsWith('log/')) lists++;
+      return list(prefix, options);
+    };
+    // Pack uploads that take longer than a poll's interval, like a bulk ingest's packs.
+    for (const m of ['put', 'create'] as const) {
+      const inner = objects[m].bind(objects) as (key: string, bytes: Uint8Array) => Promise<never>;
+      (objects as unknown as Record<string, unknown>)[m] = async (key: string, bytes: Uint8Array) => {
+        if (key.startsWith('packs/')) await new Promise((r) => setTimeout(r, uploadMs));
+        return inner(key, bytes);
+      };
+    }
+    const big = () => noise(CARRY_MAX + 1024); // (its own pack object: not carried in the commit)
+    await a.put(big(), { path: 'warm' });
+    uploadMs = 1.3 * POLL_MAX_MS;
+    const before = lists;
+    for (let i = 0; i < 3; i++) await a.put(big(), { path: `bulk/${i}` });
+    expect(lists - before).toBe(0); // (it listed the log between every two of these commits)
+    // A commit stuck longer than that: the polls go on beside it.
+    uploadMs = POLL_DEFER_MAX_MS + 2 * POLL_MAX_MS;
+    const stuck = lists;
+    await a.put(big(), { path: 'slow' });
+    expect(lists - stuck).toBeGreaterThan(0);
   });
 
   it('reads back what it stored from its cache directory, another server in a few ranged GETs, and keeps the copies within budget', async () => {

@@ -38,6 +38,8 @@ export class CommitLog {
   readonly #checkpoints: CheckpointSchedule;
   /** Whether this writer has commits on their way (attach): a batch waits for them. */
   #coming: () => boolean = () => false;
+  /** Whether its group commit has commits queued or being made (attach): a poll waits for them. */
+  #committing: () => boolean = () => false;
   /** Told when the catalog was replaced by a checkpoint's (decision 0045). */
   #rebased: () => void = () => undefined;
   /** On an object store: commits are published before they are applied (decision 0040). */
@@ -75,6 +77,7 @@ export class CommitLog {
           this.#rebased();
         },
         freshMs: retentionMs / 4,
+        committing: () => this.#committing(),
       });
     }
   }
@@ -353,8 +356,9 @@ export class CommitLog {
    * Tells the log about this process's writer: whether commits are on their way (a batch
    * waits for them, decision 0028) and its open pack (ops.ts ApplyContext).
    */
-  attach(writer: { coming: () => boolean; openPack: () => { id: number; name: string } | undefined; packGone: (id: number) => void; rebased: () => void }): void {
+  attach(writer: { coming: () => boolean; committing: () => boolean; openPack: () => { id: number; name: string } | undefined; packGone: (id: number) => void; rebased: () => void }): void {
     this.#coming = writer.coming;
+    this.#committing = writer.committing;
     this.#rebased = writer.rebased;
     this.#ctx.openPack = writer.openPack;
     this.#ctx.packGone = writer.packGone;

@@ -41,6 +41,8 @@ export interface PublishHost {
    * the log's retention, decision 0045): older, the commit lists the log first.
    */
   freshMs: number;
+  /** Whether this server has a commit on its way (gathering, uploading its packs or being created). */
+  committing(): boolean;
 }
 
 const ROLLED_BACK = Symbol('validated');
@@ -52,6 +54,11 @@ const ROLLED_BACK = Symbol('validated');
  */
 export const POLL_MIN_MS = 100;
 export const POLL_MAX_MS = 750;
+/**
+ * A poll waits for a commit of this server's on its way at most until this long after the log's
+ * end was last known: a commit stuck uploading a large pack does not hold back the others'.
+ */
+export const POLL_DEFER_MAX_MS = 2 * POLL_MAX_MS;
 
 export class ObjectCommits {
   #turn: Promise<unknown> = Promise.resolve();
@@ -88,6 +95,10 @@ export class ObjectCommits {
       // bulk ingest polled ~10 times), and no other server's commit is seen later for it.
       const since = Date.now() - this.#knewEndAt;
       if (since < this.#pollMs) return this.#arm(tick, this.#pollMs - since);
+      // So is one on its way (decision 0040's amendment): its create shows where the log ends,
+      // and a lost race catches up at once. A bulk ingest, committing a pack about every second,
+      // listed the log between every two of its commits: a third of its requests.
+      if (this.host.committing() && since < POLL_DEFER_MAX_MS) return this.#arm(tick, POLL_MIN_MS);
       try {
         const applied = await this.refresh();
         this.#pollMs = applied ? POLL_MIN_MS : Math.min(POLL_MAX_MS, this.#pollMs * 2);
