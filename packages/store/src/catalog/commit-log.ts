@@ -354,7 +354,8 @@ export class CommitLog {
 
   /**
    * Tells the log about this process's writer: whether commits are on their way (a batch
-   * waits for them, decision 0028) and its open pack (ops.ts ApplyContext).
+   * waits for them, decision 0028), whether its group commit is making one (a poll waits for
+   * it, decision 0040) and its open pack (ops.ts ApplyContext).
    */
   attach(writer: { coming: () => boolean; committing: () => boolean; openPack: () => { id: number; name: string } | undefined; packGone: (id: number) => void; rebased: () => void }): void {
     this.#coming = writer.coming;
