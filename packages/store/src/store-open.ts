@@ -65,6 +65,8 @@ export async function openParts(b: StoreBackends, options: OpenOptions): Promise
   const durability = o.durability ?? config.durability;
   b.setDurability?.(durability);
   const log = o.readonly ? CommitLog.reader(b.db, st, b.log) : await CommitLog.open(b.db, st, b.log, b.writer?.id, o.logRetentionMs);
+  // (Reads went on beside it; a store whose backends may not be written is refused here.)
+  await b.ready;
   return {
     config,
     opts: { readonly: o.readonly, durability, compression: o.compression ?? config.compression, packSize: o.packSize, gcMarginMs: o.gcMarginMs, logRetentionMs: o.logRetentionMs, log, st },

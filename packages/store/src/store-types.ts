@@ -45,6 +45,11 @@ export interface StoreBackends {
   ingest?: IngestWorkers;
   /** Where documents' text is extracted (decision 0035); absent: on this thread. */
   extractor?: TextExtractor;
+  /**
+   * Settles once the backends may be written: on an object store, the conditional-create probe
+   * run beside the open's reads (objects/probe.ts); a rejection refuses the store.
+   */
+  ready?: Promise<void>;
 }
 
 /** Extracts the text of PDF, DOCX and HTML documents for search (decision 0035); never throws. */

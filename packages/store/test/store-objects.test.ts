@@ -12,7 +12,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Store } from '../src/node/index.js';
 import { MemoryObjectStore } from '../src/objects/memory-objects.js';
 import { FaultyObjectStore } from '../src/objects/faulty-objects.js';
-import { listAll, type ObjectStore } from '../src/objects/object-store.js';
+import { listAll, type ByteRange, type ListOptions, type ListPage, type ObjectStore } from '../src/objects/object-store.js';
 import { canonicalDump } from './helpers/dump.js';
 import { CHECKPOINT_EVERY_OBJECTS } from '../src/catalog/checkpoint.js';
 import { POLL_DEFER_MAX_MS, POLL_MAX_MS } from '../src/catalog/object-commits.js';
@@ -378,11 +378,67 @@ describe('a store on object storage', () => {
         return true;
       }
     }
-    await expect(Store.initObjects(new IgnoresCondition(), { cacheDir: cache() })).rejects.toMatchObject({ code: 'STORAGE_UNAVAILABLE' });
+    const refused = new IgnoresCondition();
+    await expect(Store.initObjects(shared(refused), { cacheDir: cache() })).rejects.toMatchObject({ code: 'STORAGE_UNAVAILABLE' });
+    expect(await keys(refused, '')).toEqual([]); // nothing written but the probe, which is gone
+    // Opening a store there is refused too, and writes nothing: the open's reads go on beside
+    // the probe, its writes wait for it (decision 0040's amendment of 2026-11-27).
+    const copy = new IgnoresCondition();
+    for (const key of await keys(objects, '')) await copy.put(key, await objects.get(key));
+    const before = await keys(copy, '');
+    await expect(Store.openObjects(shared(copy), { cacheDir: cache() })).rejects.toMatchObject({ code: 'STORAGE_UNAVAILABLE' });
+    expect(await keys(copy, '')).toEqual(before);
     // A cache directory is never a store's own: its files would be taken for a cache's.
     const local = join(cache(), 'local');
     await (await Store.init(local)).close();
     await expect(Store.openObjects(shared(objects), { cacheDir: local })).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'cacheDir' });
+  });
+
+  it('opens with its reads beside the conditional-create probe, and writes nothing before the probe has passed', async () => {
+    // Writes take 40 ms each, as round trips to a distant bucket do: the probe is four requests
+    // in a row (create, create again, read back, delete), the open's reads three or more.
+    const events: string[] = [];
+    class Distant extends MemoryObjectStore {
+      override async get(key: string, range?: ByteRange): Promise<Uint8Array> {
+        events.push(`get ${key}`);
+        return super.get(key, range);
+      }
+      override async list(prefix: string, options?: ListOptions): Promise<ListPage> {
+        events.push(`list ${prefix}`);
+        return super.list(prefix, options);
+      }
+      override async create(key: string, bytes: Uint8Array): Promise<boolean> {
+        events.push(`create ${key}`);
+        await new Promise((r) => setTimeout(r, 40));
+        const created = await super.create(key, bytes);
+        events.push(`answered ${key}`);
+        return created;
+      }
+      override async delete(key: string): Promise<void> {
+        events.push(`delete ${key}`);
+        await new Promise((r) => setTimeout(r, 40));
+        await super.delete(key);
+        events.push(`deleted ${key}`);
+      }
+    }
+    const objects = new Distant();
+    const a = await server(objects, cache(), true);
+    const made = await a.put(text('made before the open'), { path: 'before.txt' });
+    await a.close();
+    events.length = 0;
+    const b = await server(objects);
+    const probeDone = events.findIndex((e) => e.startsWith('deleted probe/'));
+    const firstAnswer = events.findIndex((e) => e.startsWith('answered probe/'));
+    expect(probeDone).toBeGreaterThan(0);
+    // The configuration and the log were read while the probe's first create was on its way…
+    const reads = events.slice(0, firstAnswer).filter((e) => /^(get|list) /.test(e) && !e.includes('probe/'));
+    expect(reads.length).toBeGreaterThan(0);
+    // …and nothing but the probe wrote before it had passed.
+    const early = events.slice(0, probeDone).filter((e) => /^(create|delete) /.test(e) && !e.includes('probe/'));
+    expect(early).toEqual([]);
+    expect(str(await b.getBytes(made.digest))).toBe('made before the open');
+    await b.put(text('made after'), { path: 'after.txt' });
+    expect(events.slice(probeDone).some((e) => e.startsWith('create log/'))).toBe(true);
   });
 
   // A pack of its own (a document larger than CARRY_MAX), and a small one carried by its commit's log object (decision 0044).

@@ -14,7 +14,7 @@ import { checkpointName } from '../catalog/checkpoint.js';
 import { encodeCheckpointAway } from './checkpoint-write.js';
 import { ObjectLogStore } from '../objects/object-log.js';
 import type { ObjectStore } from '../objects/object-store.js';
-import { requireConditionalCreate } from '../objects/probe.js';
+import { ProbedObjectStore, requireConditionalCreate } from '../objects/probe.js';
 import { WorkerExtractor } from './extract-away.js';
 import { CachedPackStore, PACK_CACHE_BYTES } from './cached-packs.js';
 import { openSqlite } from './sqlite.js';
@@ -49,16 +49,20 @@ export function defaultCacheDir(location: string): string {
 }
 
 /**
- * The backends of the store in `objects`, its database in `cacheDir`. A database left there by
- * another store (another store id) is replaced: it is only ever a replay. `probe`: check first
- * that the object store enforces conditional creates (objects/probe.ts).
+ * The backends of the store in `bucket`, its database in `cacheDir`. A database left there by
+ * another store (another store id) is replaced: it is only ever a replay. `probe`: check that
+ * the object store enforces conditional creates (objects/probe.ts) before anything is written.
  */
-export async function objectBackends(objects: ObjectStore, cacheDir: string, readonly: boolean, probe = true, packCacheBytes = PACK_CACHE_BYTES, fresh = false): Promise<StoreBackends> {
+export async function objectBackends(bucket: ObjectStore, cacheDir: string, readonly: boolean, probe = true, packCacheBytes = PACK_CACHE_BYTES, fresh = false): Promise<StoreBackends> {
   const dir = resolve(cacheDir);
   // What a cache holds is deleted when it belongs to another store: never a store's own files.
   if (existsSync(join(dir, CONFIG_FILE)) || existsSync(join(dir, 'packs'))) throw new InvalidInputError(`${dir} holds a Kura store; the cache of a store on object storage needs a directory of its own`, 'cacheDir');
   mkdirSync(dir, { recursive: true });
   if (fresh) clearCache(dir);
+  // The probe goes on beside the open's reads; writes wait for it (ProbedObjectStore), and
+  // the open for its answer (`ready`).
+  const probed = probe && !readonly ? requireConditionalCreate(bucket) : Promise.resolve();
+  const objects = new ProbedObjectStore(bucket, probed);
   const log = new ObjectLogStore(objects);
   // Checkpoints are encoded on a worker from the cache's database and uploaded from here.
   if (!readonly) {
@@ -68,7 +72,6 @@ export async function objectBackends(objects: ObjectStore, cacheDir: string, rea
       return seq;
     };
   }
-  if (probe && !readonly) await requireConditionalCreate(objects);
   const config = await readConfigObject(log);
   let db = openSqlite(join(dir, DB_FILE), { readonly: false });
   const cachedId = storeIdOf(db);
@@ -90,6 +93,7 @@ export async function objectBackends(objects: ObjectStore, cacheDir: string, rea
     gcHolder: cacheId(dir),
     ...(readonly ? {} : { extractor: new WorkerExtractor() }),
     setDurability: (d) => opened.setDurability(d),
+    ready: probed,
   };
 }
 

@@ -7,6 +7,7 @@
  */
 import { StorageUnavailableError } from '../errors.js';
 import { randomHex } from '../hex.js';
+import { ForwardingObjectStore, type ObjectOp } from './forwarding-objects.js';
 import { sameBytes, type ObjectStore } from './object-store.js';
 
 /** Where the probe's object goes (FORMAT.md's layout keeps the name free). */
@@ -28,5 +29,34 @@ export async function requireConditionalCreate(store: ObjectStore): Promise<void
     if (!sameBytes(await store.get(key), first)) throw refuse('a refused create replaced the object all the same');
   } finally {
     await store.delete(key);
+  }
+}
+
+/** What a store may do before the probe has answered: nothing that writes. */
+const READS: ReadonlySet<ObjectOp> = new Set(['get', 'head', 'list']);
+
+/**
+ * An object store whose writes wait for the probe (decision 0040's amendment of 2026-11-27): an
+ * open reads the configuration and the log while the probe's four requests are on their way —
+ * one chain of round trips instead of two, one after the other — and nothing is written before
+ * the probe has passed; when it refuses the store, every write fails with its error.
+ */
+export class ProbedObjectStore extends ForwardingObjectStore {
+  #passed = false;
+
+  constructor(
+    inner: ObjectStore,
+    /** The probe (requireConditionalCreate on `inner`), started by the caller. */
+    readonly probed: Promise<void>,
+  ) {
+    super(inner);
+    probed.then(
+      () => (this.#passed = true),
+      () => undefined, // (the open awaits `probed` and fails with its error)
+    );
+  }
+
+  protected run<T>(op: ObjectOp, _key: string, call: () => Promise<T>): Promise<T> {
+    return this.#passed || READS.has(op) ? call() : this.probed.then(call);
   }
 }
