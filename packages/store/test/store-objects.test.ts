@@ -407,7 +407,12 @@ describe('a store on object storage', () => {
         events.push(`list ${prefix}`);
         return super.list(prefix, options);
       }
+      closed = false;
+      override async close(): Promise<void> {
+        this.closed = true; // (as a closed client refuses new requests)
+      }
       override async create(key: string, bytes: Uint8Array): Promise<boolean> {
+        if (this.closed) throw new Error('closed');
         events.push(`create ${key}`);
         await new Promise((r) => setTimeout(r, 40));
         const created = await super.create(key, bytes);
@@ -415,6 +420,7 @@ describe('a store on object storage', () => {
         return created;
       }
       override async delete(key: string): Promise<void> {
+        if (this.closed) throw new Error('closed');
         events.push(`delete ${key}`);
         await new Promise((r) => setTimeout(r, 40));
         await super.delete(key);
@@ -439,6 +445,11 @@ describe('a store on object storage', () => {
     expect(str(await b.getBytes(made.digest))).toBe('made before the open');
     await b.put(text('made after'), { path: 'after.txt' });
     expect(events.slice(probeDone).some((e) => e.startsWith('create log/'))).toBe(true);
+    // An open refused before the probe has answered lets it finish: no probe object is left.
+    await expect(Store.openObjects(objects, { cacheDir: cache(), chunking: { avg: 65536 } })).rejects.toMatchObject({ code: 'FORMAT_MISMATCH' });
+    expect(objects.closed).toBe(true);
+    await new Promise((r) => setTimeout(r, 200)); // (what was on its way has answered)
+    expect(await keys(objects, 'probe/')).toEqual([]);
   });
 
   // A pack of its own (a document larger than CARRY_MAX), and a small one carried by its commit's log object (decision 0044).

@@ -88,7 +88,11 @@ export async function objectBackends(bucket: ObjectStore, cacheDir: string, read
     log,
     // Other writers are other servers: none is ever known dead (GC waits for its leases).
     writer: { id, alive: () => true, others: () => [] },
-    release: () => objects.close(),
+    // (An open that failed early lets the probe finish first: no probe object left behind.)
+    release: async () => {
+      await probed.catch(() => undefined);
+      await objects.close();
+    },
     clockOffsetMs: () => objects.clockOffsetMs?.(),
     gcHolder: cacheId(dir),
     ...(readonly ? {} : { extractor: new WorkerExtractor() }),
