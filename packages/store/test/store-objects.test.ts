@@ -452,6 +452,61 @@ describe('a store on object storage', () => {
     expect(await keys(objects, 'probe/')).toEqual([]);
   });
 
+  it('servers committing without pause take turns: none waits while another commits on (turn-taking.ts)', async () => {
+    // Every request takes a millisecond, as on a near bucket. Before turn-taking, the server
+    // that won a seq kept winning: 1,821 commits to one server and 1 to the other in 3 s.
+    const marks: string[] = [];
+    class Near extends MemoryObjectStore {
+      override async get(key: string, range?: ByteRange): Promise<Uint8Array> {
+        await new Promise((r) => setTimeout(r, 1));
+        return super.get(key, range);
+      }
+      override async list(prefix: string, options?: ListOptions): Promise<ListPage> {
+        await new Promise((r) => setTimeout(r, 1));
+        return super.list(prefix, options);
+      }
+      override async create(key: string, bytes: Uint8Array): Promise<boolean> {
+        await new Promise((r) => setTimeout(r, 1));
+        return super.create(key, bytes);
+      }
+      override async put(key: string, bytes: Uint8Array): Promise<string> {
+        if (key.startsWith('waiting/')) marks.push(key);
+        return super.put(key, bytes);
+      }
+    }
+    const objects = new Near();
+    const first = await server(objects, cache(), true);
+    await first.put(text('the target'), { path: 'meta/target' });
+    // Alone, back to back: no mark, never a wait.
+    for (let i = 0; i < 100; i++) await first.setMeta('meta/target', { alone: String(i) });
+    expect(marks).toEqual([]);
+    const servers = [first, await server(objects), await server(objects)];
+    const made = servers.map(() => 0);
+    let longest = 0;
+    const until = performance.now() + 8_000;
+    await Promise.all(
+      servers.map(async (s, k) => {
+        while (made.reduce((a, b) => a + b) < 600 && performance.now() < until) {
+          const t = performance.now();
+          await s.setMeta('meta/target', { [`s${k}`]: String(made[k]) });
+          longest = Math.max(longest, performance.now() - t);
+          made[k]!++;
+        }
+      }),
+    );
+    const total = made.reduce((a, b) => a + b);
+    expect(total).toBeGreaterThanOrEqual(600);
+    for (const n of made) expect(n, `commits per server: ${made.join(', ')}`).toBeGreaterThanOrEqual(total * 0.1);
+    expect(longest).toBeLessThan(3_000);
+    expect(marks.length).toBeGreaterThan(0); // (the servers were contending: someone waited)
+    for (const s of servers) await s.refresh();
+    const dumps = servers.map((s) => canonicalDump(join(s.cacheDir, 'kura.db')));
+    expect(dumps[1]).toEqual(dumps[0]);
+    expect(dumps[2]).toEqual(dumps[0]);
+    for (const s of servers) await s.close();
+    expect(await keys(objects, 'waiting/')).toEqual([]); // each cleared its mark once it committed
+  });
+
   // A pack of its own (a document larger than CARRY_MAX), and a small one carried by its commit's log object (decision 0044).
   for (const kind of ['own', 'carried'] as const) {
     it(`verify checks the bucket, not this server's copies: placement by default, every byte with readData (a pack ${kind === 'own' ? 'of its own' : 'its commit carries'})`, async () => {

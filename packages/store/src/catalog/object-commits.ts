@@ -14,6 +14,7 @@ import type { LogStore } from './log-store.js';
 import { carriedBytes, type ApplyContext, type CommitPlace, type Op, type OpResult } from './ops.js';
 import { applyJobs, type JobOutcome } from './commit-jobs.js';
 import { crashPoint } from '../crash-points.js';
+import { TurnTaking, type WaitingMarks } from './turn-taking.js';
 
 export type { JobOutcome };
 
@@ -29,7 +30,8 @@ export interface PublishHost {
   db: SqlDatabase;
   st: Statements;
   ctx: ApplyContext;
-  store: LogStore & { segmentsAfter(name: string): Promise<string[]> };
+  /** (With WaitingMarks where servers take turns at the log: turn-taking.ts.) */
+  store: LogStore & { segmentsAfter(name: string): Promise<string[]> } & Partial<WaitingMarks>;
   writer: string;
   head(): LogHead;
   setHead(head: LogHead): void;
@@ -79,8 +81,12 @@ export class ObjectCommits {
    * ended just before it.
    */
   #knewEndAt = -Infinity;
+  readonly #turns: TurnTaking;
 
-  constructor(private readonly host: PublishHost) {}
+  constructor(private readonly host: PublishHost) {
+    const { store } = host;
+    this.#turns = new TurnTaking(host.writer, store.markWaiting && store.clearWaiting && store.othersWaiting ? (store as WaitingMarks) : undefined);
+  }
 
   /**
    * Refreshes by itself from now on: POLL_MIN_MS after another server's commit (seen by a poll,
@@ -132,6 +138,7 @@ export class ObjectCommits {
     this.#stopped = true;
     clearTimeout(this.#poll);
     await this.#turn;
+    await this.#turns.settled();
   }
 
   /** Applies what other writers committed since the head; answers how many commits. */
@@ -150,8 +157,11 @@ export class ObjectCommits {
       // so, and the listing comes then (a LIST less per commit: ~1 ms of 3 on loopback).
       // A server that has not known the log's end for freshMs (it was paused) lists first: the
       // seq after its head may be one the log's truncation deleted, free to create again (0045).
+      let lost = 0; // the seq this publish last lost a race for
       for (let attempt = 0; ; attempt++) {
-        if (attempt > 0 || Date.now() - this.#knewEndAt > this.host.freshMs) await this.#catchUp();
+        if (attempt % 2 === 1) await this.#follow(lost);
+        else if (attempt > 0 || Date.now() - this.#knewEndAt > this.host.freshMs) await this.#catchUp();
+        else await this.#turns.beforeFirstAttempt(); // (several servers committing: turn-taking.ts)
         const head = this.host.head();
         const seq = head.seq + 1;
         // Jobs a caller's input may fail (a tag of a path that is not there, a snapshot to
@@ -165,8 +175,12 @@ export class ObjectCommits {
         const { bytes, hash } = encodeFrame(seq, head.hash, encodeBody(this.host.writer, time, ops, counts));
         const name = segmentName(seq);
         const started = Date.now();
-        if (!(await createPatiently(this.host.store, name, withCarried(bytes, ops)))) {
+        const sentAt = performance.now();
+        const won = await createPatiently(this.host.store, name, withCarried(bytes, ops));
+        this.#turns.created(performance.now() - sentAt, won);
+        if (!won) {
           this.retries++; // another writer took the seq: its commit first, then this one again
+          lost = seq;
           continue;
         }
         crashPoint('published');
@@ -242,9 +256,35 @@ export class ObjectCommits {
       if (attempt >= CATCH_UP_ATTEMPTS) throw stalled;
       await new Promise((r) => setTimeout(r, 10 * 2 ** attempt));
     }
-    if (applied) this.host.ctx.targets?.clear(); // other writers' commits changed what targets name
+    if (applied) {
+      this.host.ctx.targets?.clear(); // other writers' commits changed what targets name
+      this.#turns.othersCommitted();
+    }
     this.#knewEndAt = Math.max(this.#knewEndAt, started);
     return applied;
+  }
+
+  /**
+   * After losing the race for `seq`: that commit is in the log, so it is read alone, with no
+   * listing (a LIST of a long log costs versitygw a scan of it) — a server that lost is a round
+   * trip behind the one that won, and turn-taking.ts can even that out, but not a listing's
+   * worth. Anything else than that one commit following on: a whole catch-up.
+   */
+  async #follow(seq: number): Promise<void> {
+    if (this.host.head().seq === seq - 1) {
+      let applied: { count: number; stalled?: CorruptDataError } | undefined;
+      try {
+        applied = await this.#apply([segmentName(seq)]);
+      } catch {
+        // (not readable yet where listings and reads lag: the catch-up below waits for it)
+      }
+      if (applied?.count === 1 && !applied.stalled) {
+        this.host.ctx.targets?.clear();
+        this.#turns.othersCommitted();
+        return;
+      }
+    }
+    await this.#catchUp();
   }
 
   /**

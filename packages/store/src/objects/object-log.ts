@@ -6,6 +6,7 @@
  */
 import { InternalError } from '@kura/core';
 import type { LogStore, SegmentAppender } from '../catalog/log-store.js';
+import type { WaitingMarks } from '../catalog/turn-taking.js';
 import { isNotFound, listAll, type ObjectStore } from './object-store.js';
 import { FRAME_MAGIC, FRAME_OVERHEAD } from '../catalog/frame.js';
 
@@ -26,8 +27,12 @@ export const READ_AHEAD = 16;
 export const LOG = 'log/';
 const CHECKPOINTS = 'checkpoints/';
 const NAME = /^[0-9]{20}$/;
+/** Writers waiting for a seq (catalog/turn-taking.ts), `waiting/<writer id>`, empty. */
+export const WAITING = 'waiting/';
+/** A mark this old is left behind by a writer that stopped: whoever lists it deletes it. */
+const STALE_MARK_MS = 10 * 60_000;
 
-export class ObjectLogStore implements LogStore {
+export class ObjectLogStore implements LogStore, WaitingMarks {
   /**
    * The configuration object once read whole: it is only ever created (createConfig, a
    * conditional create), never replaced, so an open reads it once (it was read twice: the
@@ -133,6 +138,26 @@ export class ObjectLogStore implements LogStore {
 
   createCheckpoint(name: string, bytes: Uint8Array): Promise<boolean> {
     return this.objects.create(`${CHECKPOINTS}${name}`, bytes);
+  }
+
+  async markWaiting(writer: string): Promise<void> {
+    await this.objects.put(`${WAITING}${writer}`, new Uint8Array(0));
+  }
+
+  clearWaiting(writer: string): Promise<void> {
+    return this.objects.delete(`${WAITING}${writer}`);
+  }
+
+  async othersWaiting(writer: string, freshMs: number): Promise<boolean> {
+    const now = Date.now() + (this.objects.clockOffsetMs?.() ?? 0); // (the storage's clock)
+    let waiting = false;
+    for await (const o of listAll(this.objects, WAITING)) {
+      if (o.key === `${WAITING}${writer}`) continue;
+      const age = now - o.modified;
+      if (age < freshMs) waiting = true;
+      else if (age > STALE_MARK_MS) void this.objects.delete(o.key).catch(() => undefined);
+    }
+    return waiting;
   }
 
   async #names(prefix: string, startAfter?: string): Promise<string[]> {
