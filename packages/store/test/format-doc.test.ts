@@ -77,7 +77,7 @@ describe('docs/FORMAT.md', () => {
     walk(dir);
     const documented = [
       /^kura\.db(-wal|-shm)?$/,
-      /^writers\/[0-9a-f]{16}\.lock$/,
+      /^writers\/[0-9a-f]{16}\.(lock|waiting)$/,
       /^packs\/([0-9a-f]{2})\/\1[0-9a-f]{30}\.pack$/,
       /^kura-store\.json$/,
       /^log\/[0-9]{20}$/,

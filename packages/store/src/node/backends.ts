@@ -13,6 +13,7 @@ import { writeCheckpointAway } from './checkpoint-write.js';
 import { WorkerExtractor } from './extract-away.js';
 import { FsPackStore } from './fs-packs.js';
 import { liveWriters, registerWriter, writerAlive } from './lock.js';
+import { LockTurns } from './lock-turns.js';
 import { openSqlite } from './sqlite.js';
 import { useSha256 } from '../sha256-bytes.js';
 
@@ -71,7 +72,7 @@ export async function backends(dir: string, readonly: boolean): Promise<StoreBac
   };
   let db: ReturnType<typeof openSqlite> | undefined;
   try {
-    db = openSqlite(join(dir, DB_FILE), { readonly, onCommit });
+    db = openSqlite(join(dir, DB_FILE), { readonly, onCommit, ...(lock ? { turns: new LockTurns(join(dir, 'writers'), id) } : {}) });
     const opened = db;
     // SQLite checkpoints inside commits (every 1000 pages, its default) until the worker does,
     // and again should the worker fail (checkpointer.ts).

@@ -3,6 +3,7 @@ import Database from 'better-sqlite3';
 import type { SqlDatabase, SqlStatement } from '../backend/sql.js';
 import { storageError } from '../errors.js';
 import type { Durability } from '../options.js';
+import type { LockTurns } from './lock-turns.js';
 
 export interface SqliteOptions {
   readonly?: boolean;
@@ -12,6 +13,8 @@ export interface SqliteOptions {
   timeout?: number;
   /** Told after each write transaction commits. */
   onCommit?: () => void;
+  /** Where several processes write: they take turns at the write lock (lock-turns.ts). */
+  turns?: LockTurns;
 }
 
 export function openSqlite(path: string, options: SqliteOptions = {}): SqlDatabase & { setDurability(d: Durability): void } {
@@ -40,34 +43,64 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqlDataba
   // call cost ~7% of a single metadata update's main-thread time. `entered` tells a BEGIN that
   // failed (nothing ran, nothing changed: safe to try again) from a failure inside or after fn.
   let entered = false;
+  const timeout = options.timeout ?? 5000;
+  // Taking turns (lock-turns.ts): a BEGIN is tried without SQLite's busy handler (busy_timeout
+  // 0, set back as soon as the lock is held), and the loop below tries again every millisecond.
+  const turns = options.readonly ? undefined : options.turns;
+  const untimed = turns && db.prepare('PRAGMA busy_timeout = 0');
+  const timed = turns && db.prepare(`PRAGMA busy_timeout = ${timeout}`);
+  let quick = false;
+  const locked = () => {
+    if (!quick) return;
+    quick = false;
+    timed!.get();
+    turns!.got();
+  };
   const runInTransaction = db.transaction((fn: () => unknown) => {
     entered = true;
+    locked();
     return fn();
   });
-  const timeout = options.timeout ?? 5000;
   // A batch's BEGIN and COMMIT, prepared once (exec compiles its text every time).
   let beginImmediate: Database.Statement | undefined;
   let commitStatement: Database.Statement | undefined;
   const beginWrite = <T>(fn: () => T, mode: 'run' | 'open' = 'run'): T => {
     // Another connection of this process holding a batch open would wait for this thread,
     // which waits for it: it commits first.
-    if (!db.inTransaction) yieldOthers(db);
+    if (!db.inTransaction) {
+      yieldOthers(db);
+      if (turns) {
+        turns.giveWay();
+        untimed!.get();
+        quick = true;
+      }
+    }
     const deadline = performance.now() + timeout;
-    for (;;) {
-      entered = false;
-      try {
-        if (mode === 'open') {
-          (beginImmediate ??= db.prepare('BEGIN IMMEDIATE')).run(); // left open: SqlBatch
-          return undefined as T;
+    try {
+      for (;;) {
+        entered = false;
+        try {
+          if (mode === 'open') {
+            (beginImmediate ??= db.prepare('BEGIN IMMEDIATE')).run(); // left open: SqlBatch
+            locked();
+            return undefined as T;
+          }
+          return runInTransaction.immediate(fn) as T;
+        } catch (e) {
+          // SQLite's busy timeout adds up the sleeps it planned, not the time that passed: when
+          // signals cut those sleeps short (the V8 profiler's SIGPROF, every millisecond), BEGIN
+          // IMMEDIATE gave up after ~80 ms behind the checkpointer's TRUNCATE (checkpoint-worker.ts)
+          // and a put failed with "database is locked". The deadline here is real time.
+          if (entered || !isBusy(e) || performance.now() > deadline) throw e;
+          if (turns) turns.retryLater();
+          else Atomics.wait(pause, 0, 0, 1);
         }
-        return runInTransaction.immediate(fn) as T;
-      } catch (e) {
-        // SQLite's busy timeout adds up the sleeps it planned, not the time that passed: when
-        // signals cut those sleeps short (the V8 profiler's SIGPROF, every millisecond), BEGIN
-        // IMMEDIATE gave up after ~80 ms behind the checkpointer's TRUNCATE (checkpoint-worker.ts)
-        // and a put failed with "database is locked". The deadline here is real time.
-        if (entered || !isBusy(e) || performance.now() > deadline) throw e;
-        Atomics.wait(pause, 0, 0, 1);
+      }
+    } finally {
+      if (quick) {
+        // (the lock was never held: the busy timeout back for every other statement)
+        quick = false;
+        timed!.get();
       }
     }
   };
