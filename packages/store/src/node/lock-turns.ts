@@ -28,6 +28,7 @@ export const FRESH_MS = 500;
 /** A mark this old is removed by whoever meets it. */
 const STALE_MS = 60_000;
 const MARK = /^([0-9a-f]{16})\.waiting$/;
+const LOCK = /^([0-9a-f]{16})\.lock$/;
 
 /** One millisecond-resolution sleep that blocks this thread (the lock is waited for synchronously). */
 const pause = new Int32Array(new SharedArrayBuffer(4));
@@ -38,6 +39,8 @@ export class LockTurns {
   /** When this writer's mark was last written (performance.now()); undefined: it has none. */
   #markedAt: number | undefined;
   #checkedAt = -Infinity;
+  /** Whether the last look found another writer registered (`<id>.lock`). */
+  #others = false;
   /** Other writers' marks found fresh by the last look (looked at again, one stat each, before each give-way). */
   #waiting: string[] = [];
 
@@ -50,16 +53,21 @@ export class LockTurns {
     this.#mark = join(dir, `${id}.waiting`);
   }
 
-  /** Before asking for the lock: lets it be for a moment while another writer waits for it. */
-  giveWay(): void {
+  /**
+   * Before asking for the lock: lets it be for a moment while another writer waits for it.
+   * Answers whether other writers have the store open: alone, a writer asks as it always did
+   * (SQLite's busy handler waits out the checkpointer), and spares the two PRAGMAs (~3-4 µs).
+   */
+  giveWay(): boolean {
     const now = performance.now();
     if (now - this.#checkedAt >= CHECK_MS) {
       this.#checkedAt = now;
-      this.#waiting = this.#lookForOthers();
+      this.#look();
     } else if (this.#waiting.length) {
       this.#waiting = this.#waiting.filter((mark) => fresh(mark)); // (gone once its writer has the lock)
     }
     if (this.#waiting.length) Atomics.wait(pause, 0, 0, GIVE_WAY_MS);
+    return this.#others;
   }
 
   /** Between two tries for the lock. */
@@ -88,16 +96,19 @@ export class LockTurns {
     rmSync(this.#mark, { force: true });
   }
 
-  /** Other writers' fresh marks; marks left long ago are removed. */
-  #lookForOthers(): string[] {
+  /** Whether other writers are registered, and their fresh marks; marks left long ago are removed. */
+  #look(): void {
     let names: string[];
     try {
       names = readdirSync(this.#dir);
     } catch {
-      return [];
+      names = [];
     }
     const waiting: string[] = [];
+    this.#others = false;
     for (const name of names) {
+      const lock = LOCK.exec(name);
+      if (lock && lock[1] !== this.id) this.#others = true;
       const m = MARK.exec(name);
       if (!m || m[1] === this.id) continue;
       const mark = join(this.#dir, name);
@@ -105,7 +116,7 @@ export class LockTurns {
       if (age < FRESH_MS) waiting.push(mark);
       else if (age > STALE_MS && age !== Infinity) rmSync(mark, { force: true });
     }
-    return waiting;
+    this.#waiting = waiting;
   }
 }
 

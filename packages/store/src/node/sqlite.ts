@@ -44,8 +44,9 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqlDataba
   // failed (nothing ran, nothing changed: safe to try again) from a failure inside or after fn.
   let entered = false;
   const timeout = options.timeout ?? 5000;
-  // Taking turns (lock-turns.ts): a BEGIN is tried without SQLite's busy handler (busy_timeout
-  // 0, set back as soon as the lock is held), and the loop below tries again every millisecond.
+  // Taking turns (lock-turns.ts): while other writers have the store open, a BEGIN is tried
+  // without SQLite's busy handler (busy_timeout 0, set back as soon as the lock is held or given
+  // up: `quick`), and the loop below tries again every RETRY_MS.
   const turns = options.readonly ? undefined : options.turns;
   const untimed = turns && db.prepare('PRAGMA busy_timeout = 0');
   const timed = turns && db.prepare(`PRAGMA busy_timeout = ${timeout}`);
@@ -69,8 +70,7 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqlDataba
     // which waits for it: it commits first.
     if (!db.inTransaction) {
       yieldOthers(db);
-      if (turns) {
-        turns.giveWay();
+      if (turns?.giveWay()) {
         untimed!.get();
         quick = true;
       }
@@ -92,7 +92,7 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqlDataba
           // IMMEDIATE gave up after ~80 ms behind the checkpointer's TRUNCATE (checkpoint-worker.ts)
           // and a put failed with "database is locked". The deadline here is real time.
           if (entered || !isBusy(e) || performance.now() > deadline) throw e;
-          if (turns) turns.retryLater();
+          if (quick) turns!.retryLater();
           else Atomics.wait(pause, 0, 0, 1);
         }
       }
