@@ -7,9 +7,10 @@
  * microseconds of letting it go, while the others slept. Two processes each making metadata
  * commits one after another for 3 s made 64,355 and 1; four putting 1 KB documents made
  * 1 / 1 / 7,764 / 136, and waited up to 3.9 s for one commit. So (node/sqlite.ts):
- * - a writer asks for the lock without SQLite's busy handler and tries again every
- *   millisecond itself; once a try has failed it says so, `writers/<id>.waiting` (its time
- *   renewed every RENEW_MS while it waits, removed once it has the lock);
+ * - while other writers have the store open, a writer asks for the lock without SQLite's busy
+ *   handler and tries again every RETRY_MS itself; once a try has failed it says so,
+ *   `writers/<id>.waiting` (its time renewed every RENEW_MS while it waits, removed once it has
+ *   the lock);
  * - a writer about to take the lock looks for another's fresh mark, at most every CHECK_MS, and
  *   while there is one it lets GIVE_WAY_MS pass first: the one waiting tries while it is free.
  * A lone writer never waits; it lists `writers/` at most 1000 / CHECK_MS times a second.
@@ -30,7 +31,7 @@ const STALE_MS = 60_000;
 const MARK = /^([0-9a-f]{16})\.waiting$/;
 const LOCK = /^([0-9a-f]{16})\.lock$/;
 
-/** One millisecond-resolution sleep that blocks this thread (the lock is waited for synchronously). */
+/** What Atomics.wait sleeps on: it blocks this thread (the lock is waited for synchronously, as SQLite's busy handler did). */
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
 export class LockTurns {
