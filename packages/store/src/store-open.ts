@@ -65,8 +65,14 @@ export async function openParts(b: StoreBackends, options: OpenOptions): Promise
   const durability = o.durability ?? config.durability;
   b.setDurability?.(durability);
   const log = o.readonly ? CommitLog.reader(b.db, st, b.log) : await CommitLog.open(b.db, st, b.log, b.writer?.id, o.logRetentionMs);
-  // (Reads went on beside it; a store whose backends may not be written is refused here.)
-  await b.ready;
+  // (Reads went on beside it; a store whose backends may not be written is refused here, its
+  // log closed: it polls once open.)
+  try {
+    await b.ready;
+  } catch (e) {
+    await log.close().catch(() => undefined);
+    throw e;
+  }
   return {
     config,
     opts: { readonly: o.readonly, durability, compression: o.compression ?? config.compression, packSize: o.packSize, gcMarginMs: o.gcMarginMs, logRetentionMs: o.logRetentionMs, log, st },

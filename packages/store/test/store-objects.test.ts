@@ -383,11 +383,22 @@ describe('a store on object storage', () => {
     expect(await keys(refused, '')).toEqual([]); // nothing written but the probe, which is gone
     // Opening a store there is refused too, and writes nothing: the open's reads go on beside
     // the probe, its writes wait for it (decision 0040's amendment of 2026-11-27).
-    const copy = new IgnoresCondition();
+    let lists = 0;
+    class Counted extends IgnoresCondition {
+      override async list(prefix: string, options?: ListOptions): Promise<ListPage> {
+        lists++;
+        return super.list(prefix, options);
+      }
+    }
+    const copy = new Counted();
     for (const key of await keys(objects, '')) await copy.put(key, await objects.get(key));
     const before = await keys(copy, '');
     await expect(Store.openObjects(shared(copy), { cacheDir: cache() })).rejects.toMatchObject({ code: 'STORAGE_UNAVAILABLE' });
     expect(await keys(copy, '')).toEqual(before);
+    // …and leaves nothing running: no poll lists the log of a store it refused.
+    lists = 0;
+    await new Promise((r) => setTimeout(r, POLL_MAX_MS + 250));
+    expect(lists).toBe(0);
     // A cache directory is never a store's own: its files would be taken for a cache's.
     const local = join(cache(), 'local');
     await (await Store.init(local)).close();

@@ -158,50 +158,54 @@ export class ObjectCommits {
       // A server that has not known the log's end for freshMs (it was paused) lists first: the
       // seq after its head may be one the log's truncation deleted, free to create again (0045).
       let lost = 0; // the seq this publish last lost a race for
-      for (let attempt = 0; ; attempt++) {
-        if (attempt % 2 === 1) await this.#follow(lost);
-        else if (attempt > 0 || Date.now() - this.#knewEndAt > this.host.freshMs) await this.#catchUp();
-        else await this.#turns.beforeFirstAttempt(); // (several servers committing: turn-taking.ts)
-        const head = this.host.head();
-        const seq = head.seq + 1;
-        // Jobs a caller's input may fail (a tag of a path that is not there, a snapshot to
-        // remove) are tried first, in a transaction rolled back, so that a refused one does
-        // not cost a commit; batches of puts are not (a third of a small put's commit).
-        const tried = jobs.every((job) => job.every((op) => UNTRIED.has(op.op))) ? undefined : this.#validate(jobs, time, seq);
-        const sent = tried ? jobs.filter((_, i) => Array.isArray(tried[i])) : jobs;
-        if (sent.length === 0) return tried!;
-        const ops = sent.flat();
-        const counts = sent.map((job) => job.length);
-        const { bytes, hash } = encodeFrame(seq, head.hash, encodeBody(this.host.writer, time, ops, counts));
-        const name = segmentName(seq);
-        const started = Date.now();
-        const sentAt = performance.now();
-        const won = await createPatiently(this.host.store, name, withCarried(bytes, ops));
-        this.#turns.created(performance.now() - sentAt, won);
-        if (!won) {
-          this.retries++; // another writer took the seq: its commit first, then this one again
-          lost = seq;
-          continue;
+      try {
+        for (let attempt = 0; ; attempt++) {
+          if (attempt % 2 === 1) await this.#follow(lost);
+          else if (attempt > 0 || Date.now() - this.#knewEndAt > this.host.freshMs) await this.#catchUp();
+          else await this.#turns.beforeFirstAttempt(); // (several servers committing: turn-taking.ts)
+          const head = this.host.head();
+          const seq = head.seq + 1;
+          // Jobs a caller's input may fail (a tag of a path that is not there, a snapshot to
+          // remove) are tried first, in a transaction rolled back, so that a refused one does
+          // not cost a commit; batches of puts are not (a third of a small put's commit).
+          const tried = jobs.every((job) => job.every((op) => UNTRIED.has(op.op))) ? undefined : this.#validate(jobs, time, seq);
+          const sent = tried ? jobs.filter((_, i) => Array.isArray(tried[i])) : jobs;
+          if (sent.length === 0) return tried!;
+          const ops = sent.flat();
+          const counts = sent.map((job) => job.length);
+          const { bytes, hash } = encodeFrame(seq, head.hash, encodeBody(this.host.writer, time, ops, counts));
+          const name = segmentName(seq);
+          const started = Date.now();
+          const sentAt = performance.now();
+          const won = await createPatiently(this.host.store, name, withCarried(bytes, ops));
+          this.#turns.created(performance.now() - sentAt, won);
+          if (!won) {
+            this.retries++; // another writer took the seq: its commit first, then this one again
+            lost = seq;
+            continue;
+          }
+          crashPoint('published');
+          this.#knewEndAt = Math.max(this.#knewEndAt, started);
+          const next: LogHead = { seq, hash, segment: name, end: bytes.length };
+          const { db, st, ctx } = this.host;
+          let applied: JobOutcome[] = [];
+          // (An error that is not a job's refusal rolls this back: the commit is in the log, and
+          // the next refresh applies it.)
+          db.transaction(() => {
+            applied = applyJobs({ db, st, targets: ctx.targets }, { seq, ops, jobs: counts }, (op) => this.host.apply(op, time, next));
+            st.queued.flush();
+            writeHead(st, next);
+          });
+          this.host.setHead(next);
+          crashPoint('committed');
+          // A lost race: other servers are writing, so the next poll comes soon. This server's
+          // own commits say nothing about others (a lone writer ingesting polled 10 times a second).
+          if (attempt > 0) this.#active();
+          let k = 0;
+          return jobs.map((_, i) => (tried && !Array.isArray(tried[i]) ? tried[i]! : applied[k++]!));
         }
-        crashPoint('published');
-        this.#knewEndAt = Math.max(this.#knewEndAt, started);
-        const next: LogHead = { seq, hash, segment: name, end: bytes.length };
-        const { db, st, ctx } = this.host;
-        let applied: JobOutcome[] = [];
-        // (An error that is not a job's refusal rolls this back: the commit is in the log, and
-        // the next refresh applies it.)
-        db.transaction(() => {
-          applied = applyJobs({ db, st, targets: ctx.targets }, { seq, ops, jobs: counts }, (op) => this.host.apply(op, time, next));
-          st.queued.flush();
-          writeHead(st, next);
-        });
-        this.host.setHead(next);
-        crashPoint('committed');
-        // A lost race: other servers are writing, so the next poll comes soon. This server's
-        // own commits say nothing about others (a lone writer ingesting polled 10 times a second).
-        if (attempt > 0) this.#active();
-        let k = 0;
-        return jobs.map((_, i) => (tried && !Array.isArray(tried[i]) ? tried[i]! : applied[k++]!));
+      } finally {
+        this.#turns.finished(); // (a mark this publish put goes, won or not)
       }
     });
   }

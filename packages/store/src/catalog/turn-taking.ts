@@ -87,12 +87,23 @@ export class TurnTaking {
     }
   }
 
+  /**
+   * A publish ended, won or not (refused, failed): a mark still standing goes, and the losses
+   * counted for it are forgotten.
+   */
+  finished(): void {
+    this.#lostInARow = 0;
+    if (this.#markedAt === undefined) return;
+    this.#markedAt = undefined;
+    this.#send((m) => m.clearWaiting(this.writer));
+  }
+
   /** A catch-up applied other writers' commits. */
   othersCommitted(): void {
     this.#othersAt = Date.now();
   }
 
-  /** Resolves once the marks sent so far have answered (a closing server leaves none behind). */
+  /** Resolves once the marks and clears sent so far have answered (with `finished`, a closing server leaves no mark behind). */
   settled(): Promise<void> {
     return this.#sent;
   }

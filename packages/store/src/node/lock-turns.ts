@@ -90,11 +90,11 @@ export class LockTurns {
     }
   }
 
-  /** This writer has the lock: its mark goes. */
+  /** This writer has the lock, or gave up waiting for it: its mark goes. */
   got(): void {
     if (this.#markedAt === undefined) return;
     this.#markedAt = undefined;
-    rmSync(this.#mark, { force: true });
+    remove(this.#mark);
   }
 
   /** Whether other writers are registered, and their fresh marks; marks left long ago are removed. */
@@ -115,7 +115,7 @@ export class LockTurns {
       const mark = join(this.#dir, name);
       const age = ageOf(mark);
       if (age < FRESH_MS) waiting.push(mark);
-      else if (age > STALE_MS && age !== Infinity) rmSync(mark, { force: true });
+      else if (age > STALE_MS && age !== Infinity) remove(mark);
     }
     this.#waiting = waiting;
   }
@@ -131,3 +131,12 @@ function ageOf(mark: string): number {
 }
 
 const fresh = (mark: string) => ageOf(mark) < FRESH_MS;
+
+/** Removes a mark; one that cannot be removed (permissions, a busy file system) costs only fairness, never a write. */
+function remove(mark: string): void {
+  try {
+    rmSync(mark, { force: true });
+  } catch {
+    // (left: it goes stale in FRESH_MS)
+  }
+}

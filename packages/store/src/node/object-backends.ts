@@ -72,13 +72,22 @@ export async function objectBackends(bucket: ObjectStore, cacheDir: string, read
       return seq;
     };
   }
-  const config = await readConfigObject(log);
-  let db = openSqlite(join(dir, DB_FILE), { readonly: false });
-  const cachedId = storeIdOf(db);
-  if (config && cachedId !== undefined && cachedId !== config.get('store_id')) {
-    db.close(); // another store's cache: its replay and its pack copies go
-    clearCache(dir);
+  let db: ReturnType<typeof openSqlite> | undefined;
+  try {
+    const config = await readConfigObject(log);
     db = openSqlite(join(dir, DB_FILE), { readonly: false });
+    const cachedId = storeIdOf(db);
+    if (config && cachedId !== undefined && cachedId !== config.get('store_id')) {
+      db.close(); // another store's cache: its replay and its pack copies go
+      db = undefined;
+      clearCache(dir);
+      db = openSqlite(join(dir, DB_FILE), { readonly: false });
+    }
+  } catch (e) {
+    db?.close();
+    await probed.catch(() => undefined); // (no probe object left behind)
+    await objects.close();
+    throw e;
   }
   const id = newWriterId();
   const opened = db;

@@ -82,7 +82,12 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqlDataba
         try {
           if (mode === 'open') {
             (beginImmediate ??= db.prepare('BEGIN IMMEDIATE')).run(); // left open: SqlBatch
-            locked();
+            try {
+              locked();
+            } catch (e) {
+              db.exec('ROLLBACK'); // (never a batch nobody ends)
+              throw e;
+            }
             return undefined as T;
           }
           return runInTransaction.immediate(fn) as T;
@@ -98,9 +103,10 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqlDataba
       }
     } finally {
       if (quick) {
-        // (the lock was never held: the busy timeout back for every other statement)
+        // (the lock was never held: the busy timeout back for every other statement, the mark gone)
         quick = false;
         timed!.get();
+        turns!.got();
       }
     }
   };
@@ -168,8 +174,10 @@ function yieldOthers(db: Database.Database): void {
 /** A one-element buffer to sleep on: Atomics.wait blocks this thread for a millisecond. */
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
+/** SQLITE_BUSY and its extended codes (_SNAPSHOT, _RECOVERY, _TIMEOUT): tried again until the deadline. */
 function isBusy(e: unknown): boolean {
-  return (e as { code?: unknown })?.code === 'SQLITE_BUSY' || (e as { code?: unknown })?.code === 'SQLITE_BUSY_SNAPSHOT';
+  const code = (e as { code?: unknown })?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
 }
 
 /** Runs `fn`, turning SQLite's I/O and disk-full results into IO_ERROR / STORAGE_FULL. */
