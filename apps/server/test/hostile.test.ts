@@ -32,8 +32,11 @@ const concat = (...parts: Uint8Array[]) => new Uint8Array(Buffer.concat(parts));
 
 // Our own connection pool, closed at the end: then any socket the server still holds is one
 // it failed to let go of.
+// Its idle sockets are let go well before the server's idle timeout (IDLE_MS) would close them:
+// a pooled socket reused as the server closed it failed a call with "other side closed" (CI,
+// 2026-11-27, under load), which says nothing about the server.
 const original = getGlobalDispatcher();
-const agent = new Agent();
+const agent = new Agent({ keepAliveTimeout: IDLE_MS / 4, keepAliveMaxTimeout: IDLE_MS / 4 });
 setGlobalDispatcher(agent);
 afterAll(async () => {
   await stopAll();

@@ -5,6 +5,7 @@
  * two processes made 64,355 and 1 commits in 3 s, and the other waited the whole time.
  */
 import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -13,15 +14,22 @@ import { tempDir } from './helpers/store.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/child.mjs', import.meta.url));
 
-function run(args: string[]): Promise<{ commits: number; longest: number }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CHILD, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-    child.once('close', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').at(-1)!)) : reject(new Error(`writer ${args[2]} ended with ${code}: ${err}`))));
+/** A writer process: `ready` once it has the store open, `done` with what it made. */
+function run(args: string[]): { ready: Promise<void>; done: Promise<{ commits: number; longest: number }> } {
+  const child = spawn(process.execPath, [CHILD, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  let opened: () => void;
+  const ready = new Promise<void>((r) => (opened = r));
+  child.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+    if (out.startsWith('ready\n')) opened();
   });
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const done = new Promise<{ commits: number; longest: number }>((resolve, reject) =>
+    child.once('close', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').at(-1)!)) : reject(new Error(`writer ${args[2]} ended with ${code}: ${err}`)))),
+  );
+  return { ready, done };
 }
 
 describe('writers on one store take turns at its write lock', () => {
@@ -30,9 +38,12 @@ describe('writers on one store take turns at its write lock', () => {
     const store = await Store.init(dir);
     await store.put(new TextEncoder().encode('the target'), { path: 'meta/target' });
     await store.close();
-    const start = Date.now() + 2_000; // (each process opens the store first)
-    const end = start + 1_500;
-    const made = await Promise.all([0, 1, 2].map((k) => run(['turns', dir, String(k), String(start), String(end)])));
+    // All three start together once each has the store open (opening takes a while under load).
+    const go = join(dir, '..', 'go');
+    const writers = [0, 1, 2].map((k) => run(['turns', dir, String(k), go]));
+    await Promise.all(writers.map((w) => w.ready));
+    writeFileSync(go, String(Date.now() + 1_500));
+    const made = await Promise.all(writers.map((w) => w.done));
     const total = made.reduce((n, m) => n + m.commits, 0);
     const what = made.map((m) => `${m.commits} commits, longest wait ${Math.round(m.longest)} ms`).join('; ');
     expect(total, what).toBeGreaterThan(300);
