@@ -3,11 +3,16 @@
  * not for a store opened, written and closed in a moment (a `kura` command), then or later;
  * after a while for a store left open; at once for a burst of writes. Workers are counted as
  * they are constructed (node:worker_threads wrapped), not guessed from the process's threads.
+ * An object store's cache directory holds a database too (the log's replay), written at each
+ * commit: its checkpoints go to the worker the same way.
  */
-import { statSync } from 'node:fs';
+import { mkdtempSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { newStore, randomBytes, reopen } from './helpers/store.js';
+import { Store } from '../src/node/index.js';
+import { MemoryObjectStore } from '../src/objects/memory-objects.js';
 
 const made = vi.hoisted(() => ({ urls: [] as string[] }));
 
@@ -64,4 +69,16 @@ describe('the checkpoint worker starts', () => {
     if (performance.now() - opened < 240) expect(checkpointers()).toBe(before + 1);
     await store.close();
   });
+
+  it("for an object store's cache database as for a local store's", { timeout: 30_000 }, async () => {
+    const cacheDir = mkdtempSync(join(tmpdir(), 'kura-ckpt-cache-'));
+    const store = await Store.initObjects(new MemoryObjectStore(), { cacheDir });
+    const before = checkpointers();
+    for (let i = 0; i < 400 && walSize(cacheDir) <= 256 << 10; i++) await store.put(randomBytes(1900 + i, 64 << 10));
+    expect(walSize(cacheDir)).toBeGreaterThan(256 << 10);
+    await sleep(300);
+    expect(checkpointers()).toBe(before + 1);
+    await store.close();
+  });
 });
+

@@ -18,6 +18,7 @@ import { ProbedObjectStore, requireConditionalCreate } from '../objects/probe.js
 import { WorkerExtractor } from './extract-away.js';
 import { CachedPackStore, PACK_CACHE_BYTES } from './cached-packs.js';
 import { openSqlite } from './sqlite.js';
+import { LazyCheckpointer } from './checkpointer.js';
 import { DB_FILE } from './backends.js';
 import { CONFIG_FILE } from './fs-log.js';
 import { InvalidInputError } from '../errors.js';
@@ -72,16 +73,19 @@ export async function objectBackends(bucket: ObjectStore, cacheDir: string, read
       return seq;
     };
   }
+  // (The cache's database is written even where the store is opened read-only: its replay.)
+  const checkpointer = new LazyCheckpointer(join(dir, DB_FILE));
+  const openDb = () => openSqlite(join(dir, DB_FILE), { readonly: false, onCommit: checkpointer.onCommit });
   let db: ReturnType<typeof openSqlite> | undefined;
   try {
     const config = await readConfigObject(log);
-    db = openSqlite(join(dir, DB_FILE), { readonly: false });
+    db = openDb();
     const cachedId = storeIdOf(db);
     if (config && cachedId !== undefined && cachedId !== config.get('store_id')) {
       db.close(); // another store's cache: its replay and its pack copies go
       db = undefined;
       clearCache(dir);
-      db = openSqlite(join(dir, DB_FILE), { readonly: false });
+      db = openDb();
     }
   } catch (e) {
     db?.close();
@@ -91,6 +95,7 @@ export async function objectBackends(bucket: ObjectStore, cacheDir: string, read
   }
   const id = newWriterId();
   const opened = db;
+  checkpointer.arm(opened);
   return {
     db: opened,
     packs: new CachedPackStore(objects, join(dir, PACK_COPIES), packCacheBytes),
@@ -99,6 +104,7 @@ export async function objectBackends(bucket: ObjectStore, cacheDir: string, read
     writer: { id, alive: () => true, others: () => [] },
     // (An open that failed early lets the probe finish first: no probe object left behind.)
     release: async () => {
+      await checkpointer.stop();
       await probed.catch(() => undefined);
       await objects.close();
     },
