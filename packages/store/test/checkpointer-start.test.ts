@@ -42,12 +42,17 @@ describe('the checkpoint worker starts', () => {
     const { store, dir } = await newStore();
     await store.close();
     const before = checkpointers();
+    const began = performance.now();
     const quick = await reopen(dir);
     await quick.put(new TextEncoder().encode('a quick write'));
-    expect(checkpointers()).toBe(before);
     await quick.close();
+    // A moment is less than the 250 ms after which a store left open starts its worker: under
+    // the full suite's load an open, a put and a close took longer here (and then starting the
+    // worker is right). Whatever it took, nothing starts once the store is closed.
+    const closed = checkpointers();
+    if (performance.now() - began < 200) expect(closed).toBe(before);
     await sleep(600);
-    expect(checkpointers()).toBe(before);
+    expect(checkpointers()).toBe(closed);
   });
 
   it('once a store has been open a while', async () => {
