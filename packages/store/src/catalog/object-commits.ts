@@ -12,7 +12,7 @@ import { decodeCommit, encodeBody, writeHead, type Commit, type LogHead } from '
 import { encodeFrame, readFrames, sameHash, segmentName } from './frame.js';
 import type { LogStore } from './log-store.js';
 import { carriedBytes, type ApplyContext, type CommitPlace, type Op, type OpResult } from './ops.js';
-import { applyJobs, type JobOutcome } from './commit-jobs.js';
+import { inJobsTransaction, type JobOutcome } from './commit-jobs.js';
 import { crashPoint } from '../crash-points.js';
 import { TurnTaking, type WaitingMarks } from './turn-taking.js';
 
@@ -188,13 +188,13 @@ export class ObjectCommits {
           this.#knewEndAt = Math.max(this.#knewEndAt, started);
           const next: LogHead = { seq, hash, segment: name, end: bytes.length };
           const { db, st, ctx } = this.host;
-          let applied: JobOutcome[] = [];
           // (An error that is not a job's refusal rolls this back: the commit is in the log, and
           // the next refresh applies it.)
-          db.transaction(() => {
-            applied = applyJobs({ db, st, targets: ctx.targets }, { seq, ops, jobs: counts }, (op) => this.host.apply(op, time, next));
+          const applied = inJobsTransaction({ db, st, targets: ctx.targets }, (applyJobs) => {
+            const outcomes = applyJobs({ seq, ops, jobs: counts }, (op) => this.host.apply(op, time, next));
             st.queued.flush();
             writeHead(st, next);
+            return outcomes;
           });
           this.host.setHead(next);
           crashPoint('committed');
@@ -334,8 +334,8 @@ export class ObjectCommits {
       }
       if (ready.length) {
         const { db, st } = this.host;
-        db.transaction(() => {
-          for (const { c, head: at } of ready) applyJobs({ db, st, targets: this.host.ctx.targets }, c, (op) => this.host.apply(op, c.time, at));
+        inJobsTransaction({ db, st, targets: this.host.ctx.targets }, (applyJobs) => {
+          for (const { c, head: at } of ready) applyJobs(c, (op) => this.host.apply(op, c.time, at));
           st.queued.flush();
           writeHead(st, head);
         });

@@ -11,7 +11,7 @@ import { SCHEMA_VERSION, fillSnapshotIds } from './schema.js';
 import type { Statements } from './statements.js';
 import { checkpointName, clearCatalog, encodeCheckpoint, loadCheckpoint } from './checkpoint.js';
 import { commitsAfter, decodeCommit, emptyHead, readHead, writeHead, type LogHead } from './commits.js';
-import { applyJobs } from './commit-jobs.js';
+import { inJobsTransaction } from './commit-jobs.js';
 import type { LogStore } from './log-store.js';
 import { publishes } from './object-commits.js';
 import { applyOp, type ApplyContext } from './ops.js';
@@ -109,11 +109,11 @@ export async function rebuildCatalog(db: SqlDatabase, st: Statements, log: LogSt
   const ctx: ApplyContext = { db, st };
   for (let i = 0; i < commits.length; i += REPLAY_BATCH) {
     const batch = commits.slice(i, i + REPLAY_BATCH);
-    db.transaction(() => {
+    inJobsTransaction(ctx, (applyJobs) => {
       for (const { frame, segment } of batch) {
         const c = decodeCommit(frame);
         const end = frame.offset + frame.length;
-        applyJobs(ctx, c, (op) => applyOp(ctx, op, c.time, { seq: c.seq, end }));
+        applyJobs(c, (op) => applyOp(ctx, op, c.time, { seq: c.seq, end }));
         head = { seq: c.seq, hash: c.hash, segment, end };
       }
       writeHead(st, head);
