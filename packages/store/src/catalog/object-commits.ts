@@ -218,12 +218,13 @@ export class ObjectCommits {
   #validate(jobs: readonly (readonly Op[])[], time: number, seq: number): JobOutcome[] {
     const { db, st, ctx } = this.host;
     const outcomes: JobOutcome[] = [];
+    const at = { seq, end: 0 };
     const mark = st.queued.mark;
     try {
       db.transaction(() => {
         for (const job of jobs) {
           try {
-            outcomes.push(db.transaction(() => job.map((op) => this.host.apply(op, time, { seq, end: 0 }))));
+            outcomes.push(db.transaction(() => job.map((op) => this.host.apply(op, time, at))));
           } catch (e) {
             outcomes.push({ failed: e ?? new Error('commit failed') });
           }

@@ -113,7 +113,8 @@ export async function rebuildCatalog(db: SqlDatabase, st: Statements, log: LogSt
       for (const { frame, segment } of batch) {
         const c = decodeCommit(frame);
         const end = frame.offset + frame.length;
-        applyJobs(c, (op) => applyOp(ctx, op, c.time, { seq: c.seq, end }));
+        const at = { seq: c.seq, end };
+        applyJobs(c, (op) => applyOp(ctx, op, c.time, at));
         head = { seq: c.seq, hash: c.hash, segment, end };
       }
       writeHead(st, head);

@@ -7,7 +7,7 @@
  */
 import { InternalError } from '@kura/core';
 import { MissingChunksError, NotFoundError } from '../errors.js';
-import type { SqlDatabase } from '../backend/sql.js';
+import type { RunResult, SqlDatabase } from '../backend/sql.js';
 import {
   applyMeta,
   deleteDocument,
@@ -124,6 +124,15 @@ export interface ApplyContext {
   targets?: TargetCache;
   /** Told the id of every pack row that goes: SQLite may give the id to the next pack. */
   packGone?: (id: number) => void;
+  /**
+   * The pack row the last `pack` operation made, and the application of a commit that made it
+   * (its CommitPlace, by identity): the puts after it in the same commit name it (on an object
+   * store, a commit of small puts names only the pack it carries), and each would otherwise
+   * look it up by name. An application of a commit runs its `pack` operations before the puts
+   * that name them, and a rolled-back one that is run again runs them again; another commit,
+   * or another application, has another place; a dropped pack forgets it.
+   */
+  madePack?: { at: CommitPlace; name: string; id: number } | undefined;
 }
 
 /** A pack's row goes: its file or object a margin later (dropped_packs, FORMAT.md §9). */
@@ -131,6 +140,7 @@ function dropPack(ctx: ApplyContext, id: number, name: string, time: number): vo
   ctx.st.packDelete.run(id);
   ctx.st.packDropped.run(name, time);
   ctx.packGone?.(id);
+  if (ctx.madePack?.id === id) ctx.madePack = undefined;
 }
 
 /** Operations that never change which entry a path or a digest names (the rest clear ApplyContext.targets). */
@@ -146,11 +156,16 @@ export function applyOp(ctx: ApplyContext, op: Op, time: number, at?: CommitPlac
   const { st } = ctx;
   if (!KEEPS_TARGETS.has(op.op)) ctx.targets?.clear();
   switch (op.op) {
-    case 'pack':
-      if (!op.inline) st.packInsert.run(op.name, PACK_HEADER_SIZE, time, op.writer);
-      else if (at) st.packInsertInline.run(op.name, PACK_HEADER_SIZE, time, op.writer, at.seq, at.end);
+    case 'pack': {
+      let made: RunResult;
+      if (!op.inline) made = st.packInsert.run(op.name, PACK_HEADER_SIZE, time, op.writer);
+      else if (at) made = st.packInsertInline.run(op.name, PACK_HEADER_SIZE, time, op.writer, at.seq, at.end);
       else throw new InternalError(`pack ${op.name} is carried by its commit, but this replay does not say which commit (decision 0044)`);
+      // (A row that was there already — a commit whose answer was lost, applied before — is
+      // looked up by the puts as before.)
+      ctx.madePack = made.changes === 1 && at ? { at, name: op.name, id: Number(made.lastInsertRowid) } : undefined;
       return undefined;
+    }
     case 'pack-size': {
       // A pack another writer's GC dropped meanwhile (it found it sealed and empty) has no row
       // to grow: nothing to do; a put that names it is refused on its own (MISSING_CHUNKS).
@@ -161,7 +176,7 @@ export function applyOp(ctx: ApplyContext, op: Op, time: number, at?: CommitPlac
       return undefined;
     }
     case 'put':
-      applyPut(ctx, op, time);
+      applyPut(ctx, op, time, at);
       return undefined;
     case 'hold': {
       const k = hexToBytes(op.key);
@@ -292,7 +307,7 @@ function distinctOf(manifest: Uint8Array): Distinct {
 }
 
 /** A document's rows (FORMAT.md §8): its chunk references, then its entry or version. */
-function applyPut(ctx: ApplyContext, op: Extract<Op, { op: 'put' }>, time: number): void {
+function applyPut(ctx: ApplyContext, op: Extract<Op, { op: 'put' }>, time: number, at: CommitPlace | undefined): void {
   const { st } = ctx;
   const known = (op as { [KNOWN]?: KnownManifest })[KNOWN];
   const manifest = known?.bytes ?? hexToBytes(op.manifest);
@@ -301,7 +316,8 @@ function applyPut(ctx: ApplyContext, op: Extract<Op, { op: 'put' }>, time: numbe
   // A pack or a shared chunk another writer's GC reclaimed while this put was in progress
   // (FORMAT.md §9): the put is refused, nothing changes, and putting again stores it.
   const open = ctx.openPack?.();
-  const packIds = op.packs.map((name) => (name === open?.name ? open.id : st.packByName.get(name)?.id));
+  const made = at && ctx.madePack?.at === at ? ctx.madePack : undefined;
+  const packIds = op.packs.map((name) => (name === open?.name ? open.id : name === made?.name ? made.id : st.packByName.get(name)?.id));
   const runs = (flat: readonly number[], fn: (key: string, pack: number, offset: number, stored: number, codec: number) => void) => {
     for (let i = 0; i + 5 <= flat.length; i += 5) {
       const key = keys[flat[i]!];
