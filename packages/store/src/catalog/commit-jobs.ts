@@ -60,7 +60,7 @@ class Interrupted {
 /**
  * Runs `fn` in a write transaction of its own, in which it applies commits' jobs through the
  * applier it is given. First every job straight in the transaction — no savepoint, so no copy
- * of each page a job writes (decision 0049's amendment: ~45 µs of a 1 KB put's ~270 on an
+ * of each page a job writes (decision 0049's amendment: ~26 µs of a 1 KB put's ~260 on an
  * object store). When a job of a commit with `jobs` fails — rarely: a refusal — the whole
  * transaction is rolled back, and `fn` runs again from the same state with the careful
  * applier (applyJobs: savepoints, each refused job left out), which decides as every replay
