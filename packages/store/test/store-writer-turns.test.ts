@@ -5,11 +5,13 @@
  * two processes made 64,355 and 1 commits in 3 s, and the other waited the whole time.
  */
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { Store } from '../src/node/index.js';
+import { backends } from '../src/node/backends.js';
+import { CHECK_MS } from '../src/node/lock-turns.js';
 import { tempDir } from './helpers/store.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/child.mjs', import.meta.url));
@@ -42,7 +44,9 @@ describe('writers on one store take turns at its write lock', () => {
     const go = join(dir, '..', 'go');
     const writers = [0, 1, 2].map((k) => run(['turns', dir, String(k), go]));
     await Promise.all(writers.map((w) => w.ready));
-    writeFileSync(go, String(Date.now() + 1_500));
+    // (Whole before it appears: a writer that found the file empty read its end as 0 and made no commit.)
+    writeFileSync(`${go}.tmp`, String(Date.now() + 1_500));
+    renameSync(`${go}.tmp`, go);
     const made = await Promise.all(writers.map((w) => w.done));
     const total = made.reduce((n, m) => n + m.commits, 0);
     const what = made.map((m) => `${m.commits} commits, longest wait ${Math.round(m.longest)} ms`).join('; ');
@@ -53,5 +57,31 @@ describe('writers on one store take turns at its write lock', () => {
     const { meta } = await after.stat('meta/target');
     made.forEach((m, k) => expect(meta[`w${k}`]).toBe(String(m.commits - 1)));
     await after.close();
+  });
+});
+
+describe('a batch is long only while its writer is alone (decision 0028, amended)', () => {
+  it("a writer's database says it is alone until another writer opens the store, and again after that one closes", async () => {
+    const dir = join(tempDir(), 's');
+    await (await Store.init(dir)).close();
+    const a = await backends(dir, false);
+    const write = async () => {
+      await new Promise((r) => setTimeout(r, CHECK_MS + 1)); // (the look at writers/ is at most every CHECK_MS)
+      a.db.transaction(() => a.db.exec('CREATE TABLE IF NOT EXISTS t (x); INSERT INTO t VALUES (1)'));
+    };
+    await write();
+    expect(a.db.batch!.alone!()).toBe(true);
+    const b = await backends(dir, false);
+    expect(a.db.batch!.alone!()).toBe(true); // (not looked since)
+    await write();
+    expect(a.db.batch!.alone!()).toBe(false);
+    const reader = await backends(dir, true); // a read-only opener never waits for the lock: it does not count
+    await b.release!();
+    b.db.close();
+    await write();
+    expect(a.db.batch!.alone!()).toBe(true);
+    reader.db.close();
+    await a.release!();
+    a.db.close();
   });
 });

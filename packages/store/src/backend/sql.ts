@@ -41,6 +41,8 @@ export interface SqlBatch {
    * wants the write lock, which it could otherwise wait for forever on this one thread.
    */
   begin(yieldLock: () => void): void;
+  /** Whether no other process has the store open for writing, as far as this connection last looked. */
+  alone?(): boolean;
   commit(): void;
   rollback(): void;
 }

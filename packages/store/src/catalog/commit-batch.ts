@@ -5,7 +5,7 @@
  * most of a small commit's cost, is paid once per batch. A commit that fails rolls the batch
  * back, and the writer applies its earlier commits again from the log (decision 0049). A batch
  * ends when the event loop turns and the writer has no commit on its way, or after BATCH_MS at
- * most.
+ * most (LONE_BATCH_MS while no other process writes the store).
  */
 import type { SqlBatch, SqlDatabase } from '../backend/sql.js';
 import { nextTurn } from '../breather.js';
@@ -19,6 +19,15 @@ import type { Statements } from './statements.js';
  * batch's commits when it ends.
  */
 export const BATCH_MS = 2;
+/**
+ * The cap while no other process has the store open for writing (decision 0028's amendment of
+ * 2026-11-27): nobody waits for the lock, so consecutive group commits share a COMMIT — at 32
+ * 1 KB puts in flight a group commit takes longer than BATCH_MS, and each paid a COMMIT of its
+ * own. A writer that opens the store meanwhile waits for this batch at most; the next batch
+ * begins with a look at `writers/` (node/lock-turns.ts), which finds it, and is capped at
+ * BATCH_MS again.
+ */
+export const LONE_BATCH_MS = 8;
 
 /** What the commit log lends its batches. */
 export interface BatchHost {
@@ -34,9 +43,11 @@ export interface BatchHost {
   rolledBack(): void;
 }
 
-/** Commits sharing one database transaction: when it began, and the timer that ends it at BATCH_MS. */
+/** Commits sharing one database transaction: when it began, its cap, and the timer that ends it there. */
 interface Batch {
   started: number;
+  /** How long it may stay open: BATCH_MS, or LONE_BATCH_MS while no other process writes the store. */
+  ms: number;
   cap: ReturnType<typeof setTimeout>;
 }
 
@@ -61,16 +72,17 @@ export class CommitBatches {
       throw e;
     }
     // Ends when the event loop turns — unless this writer has commits on their way: then once
-    // it has none (nothingComing), BATCH_MS at most. Waited for, not polled: a check every turn
+    // it has none (nothingComing), its cap at most. Waited for, not polled: a check every turn
     // keeps the event loop from sleeping, and spun ~10% of a busy server's CPU.
-    const mine = { started: performance.now(), cap: setTimeout(() => this.#batch === mine && this.end(), BATCH_MS) };
+    const ms = batch.alone?.() ? LONE_BATCH_MS : BATCH_MS;
+    const mine = { started: performance.now(), ms, cap: setTimeout(() => this.#batch === mine && this.end(), ms) };
     this.#batch = mine;
     nextTurn(() => this.#endIfQuiet(mine));
   }
 
-  /** After a commit: a batch open for BATCH_MS ends. */
+  /** After a commit: a batch open for its cap ends. */
   committed(): void {
-    if (this.#batch && performance.now() - this.#batch.started >= BATCH_MS) this.end();
+    if (this.#batch && performance.now() - this.#batch.started >= this.#batch.ms) this.end();
   }
 
   /** The writer has no commit on its way any more: the open batch may end. */

@@ -71,6 +71,11 @@ export class LockTurns {
     return this.#others;
   }
 
+  /** Whether another writer had the store open at the last look (at most CHECK_MS old when a transaction began). */
+  get othersOpen(): boolean {
+    return this.#others;
+  }
+
   /** Between two tries for the lock. */
   retryLater(): void {
     this.waited();

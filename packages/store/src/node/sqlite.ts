@@ -132,6 +132,7 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqlDataba
               guard(() => beginWrite(() => undefined, 'open'));
               openBatches.set(db, yieldLock);
             },
+            alone: () => !turns?.othersOpen,
             commit: () => {
               openBatches.delete(db);
               guard(() => (commitStatement ??= db.prepare('COMMIT')).run());

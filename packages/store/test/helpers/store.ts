@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach } from 'vitest';
 import { Store } from '../../src/node/index.js';
-import { BATCH_MS } from '../../src/catalog/commit-batch.js';
+import { LONE_BATCH_MS } from '../../src/catalog/commit-batch.js';
 import type { InitOptions } from '../../src/options.js';
 
 import { concatBytes } from '../../../core/test/helpers/data.js';
@@ -41,7 +41,7 @@ export async function newStore(options: InitOptions = {}): Promise<{ store: Stor
  * process, a direct SQLite read) when its batch of commits ends, at the latest then (decision
  * 0028). Its own reads see them at once.
  */
-export const batchEnded = () => new Promise<void>((resolve) => setTimeout(() => setImmediate(resolve), BATCH_MS + 1)); // BATCH_MS, and a turn
+export const batchEnded = () => new Promise<void>((resolve) => setTimeout(() => setImmediate(resolve), LONE_BATCH_MS + 1)); // the longest cap, and a turn
 
 export async function reopen(dir: string, options = {}): Promise<Store> {
   const store = await Store.open(dir, options);
