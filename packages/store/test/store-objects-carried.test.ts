@@ -18,6 +18,8 @@ import { CARRY_MAX } from '../src/bytes/writer.js';
 import { PACK_HEADER_SIZE, RECORD_HEADER_SIZE } from '../src/bytes/pack-record.js';
 import { HookedObjectStore } from './helpers/hooked-objects.js';
 import { canonicalDump } from './helpers/dump.js';
+import { batchEnded } from './helpers/store.js';
+import { OBJECT_BATCH_MS } from '../src/catalog/own-commits.js';
 
 const dirs: string[] = [];
 const open: Store[] = [];
@@ -135,6 +137,7 @@ describe('packs carried by their commits', () => {
     // Three commits of four puts each (a carried pack each), then three of every four deleted.
     for (let g = 0; g < 3; g++) puts.push(...(await Promise.all([0, 1, 2, 3].map((j) => a.put(docs[g * 4 + j]!, { path: `d/${g * 4 + j}` })))));
     expect((await sizes(objects, 'packs/')).size).toBe(0);
+    await batchEnded(OBJECT_BATCH_MS); // (read through another connection below)
     const rows = (sql: string) => {
       const db = new Database(join(a.cacheDir, 'kura.db'), { readonly: true });
       try {

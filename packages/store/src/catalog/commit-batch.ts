@@ -41,6 +41,8 @@ export interface BatchHost {
   catchUp(): void;
   /** A rollback happened: what it queued for the index, and the entries it named, are forgotten. */
   rolledBack(): void;
+  /** The cap while the database says it is alone (LONE_BATCH_MS by default). */
+  loneMs?: number;
 }
 
 /** Commits sharing one database transaction: when it began, its cap, and the timer that ends it there. */
@@ -74,7 +76,7 @@ export class CommitBatches {
     // Ends when the event loop turns — unless this writer has commits on their way: then once
     // it has none (nothingComing), its cap at most. Waited for, not polled: a check every turn
     // keeps the event loop from sleeping, and spun ~10% of a busy server's CPU.
-    const ms = batch.alone?.() ? LONE_BATCH_MS : BATCH_MS;
+    const ms = batch.alone?.() ? (this.host.loneMs ?? LONE_BATCH_MS) : BATCH_MS;
     const mine = { started: performance.now(), ms, cap: setTimeout(() => this.#batch === mine && this.end(), ms) };
     this.#batch = mine;
     nextTurn(() => this.#endIfQuiet(mine));

@@ -80,8 +80,12 @@ export function inJobsTransaction<T>(ctx: JobsContext, fn: (applyJobs: JobsAppli
   return db.transaction(() => fn((c, apply) => applyJobs(ctx, c, apply)));
 }
 
-/** Every job's operations in the caller's transaction, no savepoint: a failing job interrupts the transaction (inJobsTransaction). */
-const applyStraight: JobsApplier = (c, apply) => {
+/**
+ * Every job's operations in the caller's transaction, no savepoint: a failing job interrupts
+ * the transaction (inJobsTransaction), or the batch the caller holds open (object-commits.ts),
+ * which must then be rolled back whole.
+ */
+export const applyStraight: JobsApplier = (c, apply) => {
   const jobs = jobsOf(c);
   if (jobs === undefined) return [c.ops.map(apply)];
   try {

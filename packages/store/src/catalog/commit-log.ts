@@ -78,6 +78,7 @@ export class CommitLog {
         },
         freshMs: retentionMs / 4,
         committing: () => this.#committing(),
+        coming: () => this.#coming() || this.#committing(),
       });
     }
   }
@@ -350,6 +351,7 @@ export class CommitLog {
   /** The writer has no commit on its way any more: the open batch may end. */
   nothingComing(): void {
     this.#batches.nothingComing();
+    this.#objects?.nothingComing();
   }
 
   /**
@@ -368,6 +370,7 @@ export class CommitLog {
   /** Ends the open batch (commit-batch.ts): its commits reach the database for other connections. */
   endBatch(): void {
     this.#batches.end();
+    this.#objects?.endBatch();
   }
 
   /** Writes a checkpoint of the catalog at the current head (FORMAT.md §15.5) and answers its seq (checkpoint-schedule.ts). */

@@ -11,8 +11,10 @@ import type { Statements } from './statements.js';
 import { decodeCommit, encodeBody, writeHead, type Commit, type LogHead } from './commits.js';
 import { encodeFrame, readFrames, sameHash, segmentName } from './frame.js';
 import type { LogStore } from './log-store.js';
-import { carriedBytes, type ApplyContext, type CommitPlace, type Op, type OpResult } from './ops.js';
+import type { ApplyContext, CommitPlace, Op, OpResult } from './ops.js';
+import { createPatiently, withCarried } from './commit-object.js';
 import { inJobsTransaction, type JobOutcome } from './commit-jobs.js';
+import { OwnCommits } from './own-commits.js';
 import { crashPoint } from '../crash-points.js';
 import { TurnTaking, type WaitingMarks } from './turn-taking.js';
 
@@ -45,6 +47,8 @@ export interface PublishHost {
   freshMs: number;
   /** Whether this server has a commit on its way (gathering, uploading its packs or being created). */
   committing(): boolean;
+  /** Whether this server's writer has puts or commits on their way (a batch waits for them). */
+  coming(): boolean;
 }
 
 const ROLLED_BACK = Symbol('validated');
@@ -82,10 +86,13 @@ export class ObjectCommits {
    */
   #knewEndAt = -Infinity;
   readonly #turns: TurnTaking;
+  /** Applies this server's own commits, in batches where the cache's database has them. */
+  readonly #own: OwnCommits;
 
   constructor(private readonly host: PublishHost) {
     const { store } = host;
     this.#turns = new TurnTaking(host.writer, store.markWaiting && store.clearWaiting && store.othersWaiting ? (store as WaitingMarks) : undefined);
+    this.#own = new OwnCommits(host);
   }
 
   /**
@@ -139,11 +146,29 @@ export class ObjectCommits {
     clearTimeout(this.#poll);
     await this.#turn;
     await this.#turns.settled();
+    this.endBatch();
   }
 
-  /** Applies what other writers committed since the head; answers how many commits. */
+  /** Ends the open batch of this server's commits: they reach the cache's database file. */
+  endBatch(): void {
+    this.#own.endBatch();
+  }
+
+  /** The writer has nothing on its way any more: the open batch may end. */
+  nothingComing(): void {
+    this.#own.nothingComing();
+  }
+
+  /**
+   * Applies what other writers committed since the head; answers how many commits. The batch
+   * of this server's own commits ends first: after a refresh the cache's database file holds
+   * every commit this server knows.
+   */
   refresh(): Promise<number> {
-    return this.#inTurn(() => this.#catchUp());
+    return this.#inTurn(() => {
+      this.endBatch();
+      return this.#catchUp();
+    });
   }
 
   /**
@@ -187,16 +212,9 @@ export class ObjectCommits {
           crashPoint('published');
           this.#knewEndAt = Math.max(this.#knewEndAt, started);
           const next: LogHead = { seq, hash, segment: name, end: bytes.length };
-          const { db, st, ctx } = this.host;
           // (An error that is not a job's refusal rolls this back: the commit is in the log, and
           // the next refresh applies it.)
-          const applied = inJobsTransaction({ db, st, targets: ctx.targets }, (applyJobs) => {
-            const outcomes = applyJobs({ seq, ops, jobs: counts }, (op) => this.host.apply(op, time, next));
-            st.queued.flush();
-            writeHead(st, next);
-            return outcomes;
-          });
-          this.host.setHead(next);
+          const applied = this.#own.apply({ seq, ops, jobs: counts }, time, next);
           crashPoint('committed');
           // A lost race: other servers are writing, so the next poll comes soon. This server's
           // own commits say nothing about others (a lone writer ingesting polled 10 times a second).
@@ -216,6 +234,7 @@ export class ObjectCommits {
    * here, rolled back, says 0.)
    */
   #validate(jobs: readonly (readonly Op[])[], time: number, seq: number): JobOutcome[] {
+    this.endBatch(); // (its rollback must not be a savepoint's inside the batch)
     const { db, st, ctx } = this.host;
     const outcomes: JobOutcome[] = [];
     const at = { seq, end: 0 };
@@ -301,6 +320,7 @@ export class ObjectCommits {
     const { store } = this.host;
     const covering = (await store.checkpoints()).filter((n) => Number(n) >= first - 1 && Number(n) > this.host.head().seq).at(-1);
     if (covering === undefined) return false;
+    this.endBatch();
     this.host.rebase(await store.readCheckpoint(covering), covering);
     return true;
   }
@@ -335,6 +355,7 @@ export class ObjectCommits {
       }
       if (ready.length) {
         const { db, st } = this.host;
+        this.endBatch(); // (other servers' commits in a transaction of their own)
         inJobsTransaction({ db, st, targets: this.host.ctx.targets }, (applyJobs) => {
           for (const { c, head: at } of ready) applyJobs(c, (op) => this.host.apply(op, c.time, at));
           st.queued.flush();
@@ -355,41 +376,8 @@ export class ObjectCommits {
   }
 }
 
-/**
- * A commit's log object: its frame, then the bytes of the pack it carries, if one of its
- * operations is an inline `pack` (decision 0044: one request for a commit of small puts).
- */
-function withCarried(frame: Uint8Array, ops: readonly Op[]): Uint8Array {
-  const carried = ops.map(carriedBytes).filter((b) => b !== undefined);
-  if (carried.length === 0) return frame;
-  if (carried.length > 1) throw new InternalError(`a commit carries one pack at most, not ${carried.length}`);
-  const bytes = new Uint8Array(frame.length + carried[0]!.length);
-  bytes.set(frame);
-  bytes.set(carried[0]!, frame.length);
-  return bytes;
-}
-
 /** Listings a catch-up reads before a log object that is not whole, or a missing seq, is damage (~1.3 s in all). */
 const CATCH_UP_ATTEMPTS = 7;
-
-/** Attempts at creating one commit object when the storage does not answer (each create recognises its own earlier success). */
-const CREATE_ATTEMPTS = 4;
-
-/**
- * Creates the commit object, trying again when the storage does not answer: the create is
- * conditional and recognises its own bytes, so a retry of one whose answer was lost answers
- * true, and one that never arrived is simply made now.
- */
-async function createPatiently(store: LogStore, name: string, bytes: Uint8Array): Promise<boolean> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await store.createSegment(name, bytes);
-    } catch (e) {
-      if ((e as { code?: unknown })?.code !== 'STORAGE_UNREACHABLE' || attempt >= CREATE_ATTEMPTS) throw e;
-      await new Promise((r) => setTimeout(r, 20 * 3 ** attempt));
-    }
-  }
-}
 
 /** A log store that publishes commits as objects of their own (an object store's). */
 export function publishes(store: LogStore): store is PublishHost['store'] {

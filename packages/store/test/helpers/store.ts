@@ -41,7 +41,8 @@ export async function newStore(options: InitOptions = {}): Promise<{ store: Stor
  * process, a direct SQLite read) when its batch of commits ends, at the latest then (decision
  * 0028). Its own reads see them at once.
  */
-export const batchEnded = () => new Promise<void>((resolve) => setTimeout(() => setImmediate(resolve), LONE_BATCH_MS + 1)); // the longest cap, and a turn
+/** A batch of commits has ended (decision 0028): its cap (a lone local writer's by default; OBJECT_BATCH_MS for a server on object storage), and a turn. */
+export const batchEnded = (capMs = LONE_BATCH_MS) => new Promise<void>((resolve) => setTimeout(() => setImmediate(resolve), capMs + 1));
 
 export async function reopen(dir: string, options = {}): Promise<Store> {
   const store = await Store.open(dir, options);
