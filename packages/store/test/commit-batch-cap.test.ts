@@ -1,7 +1,8 @@
 /**
  * How long a batch of commits keeps its write transaction open (catalog/commit-batch.ts,
- * decision 0028's amendment of 2026-11-27): while commits keep coming, BATCH_MS when another
- * process has the store open for writing, LONE_BATCH_MS when none has. The batch is driven as
+ * decision 0028's amendments of 2026-11-27): while commits keep coming, BATCH_MS when another
+ * process has the store open for writing, LONE_BATCH_MS when none has; a lone batch does not
+ * end when nothing is coming, only at its cap. The batch is driven as
  * the commit log drives it — begin, a commit now and then, `committed()` after each — on a
  * recording SqlBatch, on fake timers (so a loaded machine cannot make it pass or fail), and what
  * is checked is when its COMMIT comes.
@@ -53,8 +54,13 @@ describe('a batch of commits', () => {
     expect(endOf(true, 3, 200)).toBe(LONE_BATCH_MS);
   });
 
-  it('ends at the next turn once nothing is coming, whatever its cap', () => {
-    expect(endOf(true, 0.5, 0)).toBeLessThan(BATCH_MS);
+  it('ends at the next turn once nothing is coming while another process writes; alone, at its cap', () => {
+    // A commit every 0.5 ms, none coming in between (a server's requests one after another):
+    // shared, each turn ends the batch; alone, its commits share it up to the cap.
     expect(endOf(false, 0.5, 0)).toBeLessThan(BATCH_MS);
+    expect(endOf(undefined, 0.5, 0)).toBeLessThan(BATCH_MS);
+    expect(endOf(true, 0.5, 0)).toBe(LONE_BATCH_MS);
+    // Alone, and idle after one commit: the cap's timer ends it (its commits reach the file).
+    expect(endOf(true, 100, 0)).toBe(LONE_BATCH_MS);
   });
 });

@@ -147,7 +147,7 @@ function dropPack(ctx: ApplyContext, id: number, name: string, time: number): vo
 const KEEPS_TARGETS: ReadonlySet<Op['op']> = new Set(['pack', 'pack-size', 'hold', 'meta', 'snapshot', 'rm-snapshot', 'condemn', 'move', 'drop-packs', 'gc-lease', 'forget-packs']);
 
 function packId(st: Statements, name: string, op: Op['op']): number {
-  const row = st.packByName.get(name);
+  const row = st.packIdByName.get(name);
   if (!row) throw new InternalError(`a ${op} operation names pack ${name}, which has no row`);
   return row.id;
 }
@@ -169,7 +169,7 @@ export function applyOp(ctx: ApplyContext, op: Op, time: number, at?: CommitPlac
     case 'pack-size': {
       // A pack another writer's GC dropped meanwhile (it found it sealed and empty) has no row
       // to grow: nothing to do; a put that names it is refused on its own (MISSING_CHUNKS).
-      const id = st.packByName.get(op.name)?.id;
+      const id = st.packIdByName.get(op.name)?.id;
       if (id === undefined) return undefined;
       st.packGrow.run(op.size, id);
       if (op.sealed) st.packSeal.run(time, id);
@@ -237,7 +237,7 @@ export function applyOp(ctx: ApplyContext, op: Op, time: number, at?: CommitPlac
     }
     case 'move': {
       // Another writer's GC compacted or dropped the pack first: nothing left to move.
-      const from = st.packByName.get(op.from)?.id;
+      const from = st.packIdByName.get(op.from)?.id;
       if (from === undefined) return undefined;
       let left = op.rows;
       for (const m of op.chunks) left -= st.chunkMove.run(packId(st, m.pack, op.op), m.offset, hexToBytes(m.key), from).changes;
@@ -317,7 +317,7 @@ function applyPut(ctx: ApplyContext, op: Extract<Op, { op: 'put' }>, time: numbe
   // (FORMAT.md §9): the put is refused, nothing changes, and putting again stores it.
   const open = ctx.openPack?.();
   const made = at && ctx.madePack?.at === at ? ctx.madePack : undefined;
-  const packIds = op.packs.map((name) => (name === open?.name ? open.id : name === made?.name ? made.id : st.packByName.get(name)?.id));
+  const packIds = op.packs.map((name) => (name === open?.name ? open.id : name === made?.name ? made.id : st.packIdByName.get(name)?.id));
   const runs = (flat: readonly number[], fn: (key: string, pack: number, offset: number, stored: number, codec: number) => void) => {
     for (let i = 0; i + 5 <= flat.length; i += 5) {
       const key = keys[flat[i]!];
