@@ -29,9 +29,10 @@ export const BATCH_MS = 2;
  *
  * A lone batch ends at its cap only, not when the event loop turns with nothing coming: a
  * server's requests one after another (an HTTP client awaiting each answer) leave the loop a
- * turn between them, and each then paid a BEGIN, a catch-up and a COMMIT of its own — ~20% of
- * the server's CPU for 1 KB POSTs (decision 0028's amendment of 2026-11-27, evening). The cost is
- * the same visibility window as above: what another process reads lags by LONE_BATCH_MS at most.
+ * turn between them, and each then paid a BEGIN, a catch-up and a COMMIT of its own: 23% of
+ * the server's main thread for 1 KB POSTs (decision 0028's amendment of 2026-11-27, evening).
+ * The cost is the visibility window above: what another process reads lags by LONE_BATCH_MS
+ * at most.
  */
 export const LONE_BATCH_MS = 8;
 
