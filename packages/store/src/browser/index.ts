@@ -5,7 +5,7 @@
  * Web Lock: a second tab gets STORE_LOCKED.
  */
 import sqlite3InitModule, { type SAHPoolUtil, type Sqlite3Static } from '@sqlite.org/sqlite-wasm';
-import { InvalidInputError, type IngestOptions } from '@kura/core';
+import { InternalError, InvalidInputError, type IngestOptions } from '@kura/core';
 import { WasmDatabase } from '../backend/sqlite-wasm.js';
 import { NotFoundError, StorageUnavailableError, StoreLockedError } from '../errors.js';
 import { InitOptions as InitOptionsSchema, parse, type Durability, type InitOptions, type OpenOptions, type PutMeta } from '../options.js';
@@ -140,6 +140,24 @@ function blobsOnWorkers(makeWorker: (() => Worker) | undefined) {
   };
 }
 
+/**
+ * Puts the store's database in WAL mode (decision 0052), as Node's is. This connection is the
+ * only one (the pool's handles are exclusive, the Web Lock keeps other tabs out), so it keeps
+ * its lock: every statement would otherwise re-read the header through the file handles before
+ * trusting its page cache. The lock is also what lets SQLite keep the WAL's index in the heap,
+ * the VFS having no shared memory; it must be taken before WAL mode is asked for.
+ */
+function walMode(db: WasmDatabase): void {
+  db.exec('PRAGMA locking_mode = EXCLUSIVE');
+  // A new (empty) database takes incremental auto-vacuum only before WAL mode writes its first
+  // page (decision 0038), as in node/sqlite.ts.
+  if (db.prepare<{ page_count: number }>('PRAGMA page_count').get()?.page_count === 0) db.exec('PRAGMA auto_vacuum = INCREMENTAL');
+  const mode = db.prepare<{ journal_mode: string }>('PRAGMA journal_mode = WAL').get()?.journal_mode;
+  // SQLite answers with the mode it stayed in when it cannot switch (a build without WAL).
+  if (mode !== 'wal') throw new InternalError(`the browser's SQLite stayed in journal mode ${mode} when asked for WAL`);
+  db.exec('PRAGMA cache_size = -16384; PRAGMA temp_store = MEMORY');
+}
+
 export class BrowserStore extends StoreCore {
   #workers: ReturnType<typeof blobsOnWorkers> | undefined;
 
@@ -197,12 +215,7 @@ export class BrowserStore extends StoreCore {
       pools.set(name, pool);
       if (pool.isPaused()) await pool.unpauseVfs();
       db = new WasmDatabase(s3, new pool.OpfsSAHPoolDb(DB_FILE));
-      // The VFS has no shared memory, hence no WAL; a persisted rollback journal avoids
-      // creating and deleting the journal file on every commit. This connection is the only
-      // one (the pool's handles are exclusive, the Web Lock keeps other tabs out), so it keeps
-      // its lock: otherwise every statement re-reads the header and probes for a hot journal
-      // through the file handles before trusting its page cache.
-      db.exec('PRAGMA locking_mode = EXCLUSIVE; PRAGMA journal_mode = PERSIST; PRAGMA cache_size = -16384; PRAGMA temp_store = MEMORY');
+      walMode(db);
       const opened = db;
       const vfs = pool;
       const log = new OpfsLogStore(dir);
@@ -251,7 +264,7 @@ export class BrowserStore extends StoreCore {
    * `Store.rebuild` does: the database is deleted, and the open that follows replays the
    * newest checkpoint and the commits after it. For a database that is damaged or was lost;
    * nothing of the store is in the database alone. The store must not be open (STORE_LOCKED).
-   * Answers how many database files (the database, its journal) were deleted.
+   * Answers how many database files (the database, its WAL) were deleted.
    */
   static async rebuild(name = 'default'): Promise<{ deletedFiles: number }> {
     if (!NAME.test(name)) throw new InvalidInputError('a browser store name is 1-64 letters, digits, - or _', 'name');
@@ -263,7 +276,7 @@ export class BrowserStore extends StoreCore {
       const pool = pools.get(name) ?? (await s3.installOpfsSAHPoolVfs({ name: `kura-${name}`, directory: `/kura/${name}/sqlite`, initialCapacity: 8 }));
       pools.set(name, pool);
       if (pool.isPaused()) await pool.unpauseVfs();
-      // The pool holds only this store's database and its journal.
+      // The pool holds only this store's database, its WAL and (made before decision 0052) its journal.
       for (const file of pool.getFileNames()) deletedFiles += pool.unlink(file) ? 1 : 0;
       pool.pauseVfs();
     } finally {

@@ -269,8 +269,8 @@ export function migrate(db: SqlDatabase): void {
   if (current === 0) {
     // Before any table: free pages can then go back to the file system a step at a time
     // (PRAGMA incremental_vacuum: the search index's compaction, decision 0038). Only a file
-    // with no page yet takes it; Node's backend says it before WAL mode writes the first page
-    // (node/sqlite.ts), the browser's (no WAL) here.
+    // with no page yet takes it; both backends say it before WAL mode writes the first page
+    // (node/sqlite.ts, browser/index.ts), so this is for databases without WAL (in memory).
     if (db.prepare<{ page_count: number }>('PRAGMA page_count').get()?.page_count === 0) db.exec('PRAGMA auto_vacuum = INCREMENTAL');
     // A new database: every step in one transaction, so each page reaches the WAL once (one
     // transaction per step wrote ~290 KiB of WAL for an empty store, which started the
