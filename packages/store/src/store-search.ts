@@ -26,7 +26,7 @@ export async function searchStore(ctx: StoreContext, query: string, options: Sea
 }
 
 export function useEmbedder(ctx: StoreContext, embedder: Embedder): void {
-  const job = new EmbedJob(ctx.db, ctx.st, ctx.reader, embedder, () => ctx.writer.busy);
+  const job = new EmbedJob(ctx.db, ctx.st, ctx.reader, embedder, () => ctx.indexer.writing());
   ctx.semantic = new SemanticSearch(ctx.db, ctx.st, ctx.reader, embedder, job);
   ctx.indexer.onIndexed = () => job.schedule();
   job.schedule();

@@ -158,6 +158,42 @@ describe('index status', () => {
     expect(embedMs / wall).toBeLessThan(0.35); // at about DUTY of the time, not flat out
   });
 
+  it('background embedding waits for a stream of puts with moments between them to pause', { timeout: 60_000 }, async () => {
+    // A client sending files one after another (or a browser's files on its ingest workers)
+    // leaves moments with no put in flight. Embedding that starts in one takes a core from
+    // the stream: it must wait for the writes to pause, as the indexer does.
+    const hashing = new HashingEmbedderForTests();
+    const calls: number[] = [];
+    const counting: Embedder = Object.assign(Object.create(hashing) as Embedder, {
+      embed: async (t: readonly string[]) => {
+        calls.push(performance.now());
+        return hashing.embed(t);
+      },
+    });
+    const { store } = await newStore();
+    for (let n = 0; n < 20; n++) await store.put(enc(`Note ${n}: the garden needs watering and the hedge trimming.`), { path: `notes/${n}.txt` });
+    store.useEmbedder(counting); // a backlog, and a job armed now
+    // 1.5 s of puts 5 ms apart: past the job's quiet time (500 ms), short of STARVED_MS.
+    const ends: number[] = [];
+    const t = performance.now();
+    for (let n = 0; performance.now() - t < 1500; n++) {
+      await store.put(enc(`Entry ${n}: the train left the station on time.`), { path: `log/${n}.txt` });
+      ends.push(performance.now());
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const last = ends.at(-1)!;
+    // An embedding that started within 100 ms of a put's end started while the stream went on
+    // (one that follows a stall of this process longer than that is not counted against it).
+    const during = calls.filter((c) => c < last && c - Math.max(...ends.filter((e) => e <= c)) < 100);
+    expect(during).toEqual([]);
+    // Once the puts pause, everything is embedded without a search asking for it.
+    const total = 20 + ends.length;
+    const deadline = performance.now() + 20_000;
+    while ((await store.indexStatus()).embedding!.documents < total && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect((await store.indexStatus()).embedding!.documents).toBe(total);
+    await store.close();
+  });
+
   it('embeds untyped documents as prose unless their path names another type: code is keyword search\'s', async () => {
     const { store } = await newStore();
     store.useEmbedder(new HashingEmbedderForTests());

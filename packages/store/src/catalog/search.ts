@@ -157,7 +157,17 @@ export class Indexer {
    * wait for the whole queue.
    */
   #yieldToPuts(): boolean {
-    return this.#urgent === 0 && (this.busy() || performance.now() - this.#lastWrite < QUIET_MS);
+    return this.#urgent === 0 && this.writing();
+  }
+
+  /**
+   * Whether writes go on: a put is in flight, or one ended less than QUIET_MS ago. Between the
+   * puts of a stream there are moments with none in flight (a client's next request on its way,
+   * a browser's files on the ingest workers); background work that starts in one competes with
+   * the stream. The embeddings' job asks this too.
+   */
+  writing(): boolean {
+    return this.busy() || performance.now() - this.#lastWrite < QUIET_MS;
   }
 
   /** A background run stops for puts (false: it goes on) — unless it is paced, and paces itself here. */

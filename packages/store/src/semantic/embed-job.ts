@@ -49,7 +49,8 @@ export class EmbedJob {
     readonly st: Statements,
     readonly reader: Reader,
     readonly embedder: Embedder,
-    readonly busy: () => boolean,
+    /** Whether writes go on (a put in flight or just made: the indexer's `writing`). */
+    readonly writing: () => boolean,
   ) {}
 
   /** Writes happened: embed once they pause, or once work has waited STARVED_MS (paced then). */
@@ -66,7 +67,7 @@ export class EmbedJob {
       this.#waitingSince ??= now;
       const wait = QUIET_MS - (now - this.#lastWrite);
       const starved = now - this.#waitingSince >= STARVED_MS;
-      if (!starved && (wait > 0 || this.busy())) return this.#arm(fire, Math.max(wait, 50));
+      if (!starved && (wait > 0 || this.writing())) return this.#arm(fire, Math.max(wait, 50));
       void this.#start().catch(() => undefined); // retried by the next drain
     };
     this.#arm(fire, QUIET_MS);
@@ -122,7 +123,7 @@ export class EmbedJob {
       if (docs.length === 0) return;
       for (const { id, media_type, path } of docs) {
         after = id;
-        await this.#duty.pace(this.#urgent === 0 && this.busy());
+        await this.#duty.pace(this.#urgent === 0 && this.writing());
         if (this.#stopped) return;
         const doc = this.st.docById.get(id);
         if (!doc) continue;
