@@ -276,7 +276,8 @@ export class BrowserStore extends StoreCore {
       const pool = pools.get(name) ?? (await s3.installOpfsSAHPoolVfs({ name: `kura-${name}`, directory: `/kura/${name}/sqlite`, initialCapacity: 8 }));
       pools.set(name, pool);
       if (pool.isPaused()) await pool.unpauseVfs();
-      // The pool holds only this store's database, its WAL and (made before decision 0052) its journal.
+      // The pool holds only this store's database and its WAL (and a rollback journal, left by
+      // a store last opened before decision 0052).
       for (const file of pool.getFileNames()) deletedFiles += pool.unlink(file) ? 1 : 0;
       pool.pauseVfs();
     } finally {
