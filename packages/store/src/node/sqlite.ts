@@ -47,14 +47,17 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqlDataba
   // Taking turns (lock-turns.ts): while other writers have the store open, a BEGIN is tried
   // without SQLite's busy handler (busy_timeout 0, set back as soon as the lock is held or given
   // up: `quick`), and the loop below tries again every RETRY_MS.
+  // The PRAGMAs are said with `exec` each time, never prepared: SQLite carries out PRAGMA
+  // busy_timeout when it compiles the statement, and a prepared one run again only reports the
+  // value (it left the busy handler on: decision 0051, amended 2026-11-27).
   const turns = options.readonly ? undefined : options.turns;
-  const untimed = turns && db.prepare('PRAGMA busy_timeout = 0');
-  const timed = turns && db.prepare(`PRAGMA busy_timeout = ${timeout}`);
+  const untimed = 'PRAGMA busy_timeout = 0';
+  const timed = `PRAGMA busy_timeout = ${timeout}`;
   let quick = false;
   const locked = () => {
     if (!quick) return;
     quick = false;
-    timed!.get();
+    db.exec(timed);
     turns!.got();
   };
   const runInTransaction = db.transaction((fn: () => unknown) => {
@@ -71,7 +74,7 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqlDataba
     if (!db.inTransaction) {
       yieldOthers(db);
       if (turns?.giveWay()) {
-        untimed!.get();
+        db.exec(untimed);
         quick = true;
       }
     }
@@ -105,7 +108,7 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqlDataba
       if (quick) {
         // (the lock was never held: the busy timeout back for every other statement, the mark gone)
         quick = false;
-        timed!.get();
+        db.exec(timed);
         turns!.got();
       }
     }
