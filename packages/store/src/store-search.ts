@@ -10,11 +10,11 @@ import { parse } from './options.js';
 import { EmbedJob } from './semantic/embed-job.js';
 import type { Embedder } from './semantic/embedder.js';
 import { SemanticSearch } from './semantic/search-modes.js';
-import type { StoreContext } from './store-context.js';
+import { drainIndex, type StoreContext } from './store-context.js';
 
 /** `mode` keyword, semantic or hybrid; by default hybrid once an embedder is in use, else keyword. */
 export async function searchStore(ctx: StoreContext, query: string, options: SearchQuery): Promise<SearchHits> {
-  await ctx.indexer.drain();
+  await drainIndex(ctx);
   const mode = options.mode ?? (ctx.semantic ? 'hybrid' : 'keyword');
   if (mode === 'keyword') return search(ctx.db, ctx.st, ctx.reader, query, options);
   if (!ctx.semantic) {
@@ -44,7 +44,7 @@ export async function indexStatusOf(ctx: StoreContext, options: { wait?: boolean
   const { onProgress } = options;
   const timer = onProgress ? setInterval(() => onProgress(now()), PROGRESS_MS) : undefined;
   try {
-    await ctx.indexer.drain();
+    await drainIndex(ctx);
     await ctx.semantic?.job.drain();
   } finally {
     clearInterval(timer);

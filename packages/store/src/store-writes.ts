@@ -12,7 +12,7 @@ import { hexToBytes, parseDigest } from './hex.js';
 import { MetaUpdate, PutMeta, parse, plainMetaUpdate } from './options.js';
 import { ingestHere, putDocument, putReadyDocuments, type ChunkStream, type PutOptions, type PutResult, type ReadyDocument, type ResolvedMeta } from './put.js';
 import type { CommitTurn } from './commit-order.js';
-import { commitOne, knownChunks, type StoreContext } from './store-context.js';
+import { commitOne, drainIndex, knownChunks, type StoreContext } from './store-context.js';
 import { newSnapshotId, requireSnapshot, type DirNode, type SnapshotInfo } from './catalog/snapshot.js';
 import type { PutInput, ReadyInput } from './store-types.js';
 import { DEFAULT_HOLD_MS, checkKeys, putChunk as putOneChunk, storedChunks, type ChunkPutResult } from './bytes/sync.js';
@@ -165,7 +165,7 @@ export async function close(ctx: StoreContext): Promise<void> {
     // run. On object storage the index is this cache directory's alone: its next opener goes
     // on with the queue, and a search drains it first (decision 0050).
     if (!ctx.log.publishes) {
-      await ctx.indexer.drain({ extract: false }).catch(() => undefined);
+      await drainIndex(ctx, { extract: false }).catch(() => undefined);
       await ctx.indexer.compact().catch(() => undefined); // (a smaller index; nothing is lost without it)
     }
     if (ctx.gcRunning) await ctx.gcRunning.catch(() => undefined);
