@@ -35,6 +35,12 @@ const BATCH = 256;
  * queue) for seconds, and their one transaction then held the event loop for ~100 ms.
  */
 const PACED_BATCH = 16;
+/**
+ * ... and at most about this much text (characters), whatever the count: 256 documents of up to
+ * INDEXED_TEXT_MAX each were up to 256 MiB held at once, and one transaction that held
+ * kura.db's write lock for the whole of their indexing while other writers waited.
+ */
+const BATCH_TEXT = 4 << 20;
 /** Queue rows, and the ids in them, read at a time (the ids deduplicated). */
 const READ_ROWS = 1024;
 const READ_IDS = 16_384;
@@ -224,6 +230,7 @@ export class Indexer {
         const extracted: { docId: number; kind: ExtractKind; r: Extracted }[] = [];
         const later: number[] = []; // entries whose document awaits extraction
         let stopped = false;
+        let textRead = 0;
         for (const id of order.slice(done, done + (this.#paced ? PACED_BATCH : BATCH))) {
           // Reads resolve through microtasks only: without a turn of the event loop here, a
           // put waiting on a timer or a socket could never start, and never be yielded to.
@@ -249,6 +256,7 @@ export class Indexer {
           const text = 'text' in body ? body.text : '';
           this.compaction.note(text.length);
           read.set(id, this.#fields(entry, text));
+          if ((textRead += text.length) >= BATCH_TEXT) break;
         }
         done += read.size;
         this.db.transaction(() => {
