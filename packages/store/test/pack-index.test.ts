@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { randomBytes, textBytes } from '../../core/test/helpers/data.js';
-import { decodePackIndex } from '../src/bytes/pack-record.js';
+import { PackIndexBuilder, decodePackIndex } from '../src/bytes/pack-record.js';
 import { Store } from '../src/node/index.js';
 import { tempDir, track } from './helpers/store.js';
 
@@ -124,5 +124,25 @@ describe('pack index', () => {
       bad[at] ^= 1;
       expect(() => decodePackIndex(new Uint8Array(bad), 'p'), `byte ${at}`).toThrow(expect.objectContaining({ code: 'CORRUPT_DATA', reason: 'pack-index' }));
     }
+  });
+
+  it('an index built record by record is the one FORMAT.md §6 describes, past 2^32 and past its first buffer', () => {
+    // 600 entries (the builder starts with room for 256), offsets up to ~2^40: each field read
+    // back by this file's own decoder, from the bytes alone.
+    const builder = new PackIndexBuilder();
+    const expected: Entry[] = [];
+    for (let i = 0; i < 600; i++) {
+      const key = createHash('sha256').update(String(i)).digest('hex');
+      const e = { offset: 16 + i * 2 ** 31 + (i % 7), codec: i % 2, raw: 1000 + i, stored: 900 + i, key };
+      builder.add({ key, codec: e.codec, rawLen: e.raw, storedLen: e.stored }, e.offset);
+      expected.push(e);
+    }
+    expect(builder.count).toBe(600);
+    const index = Buffer.from(builder.encode());
+    const read = readIndex(Buffer.concat([Buffer.alloc(16), index]))!;
+    expect(read.start).toBe(16);
+    expect(read.entries).toEqual(expected);
+    // An empty pack's index: no entries, still whole.
+    expect(readIndex(Buffer.from(new PackIndexBuilder().encode()))!.entries).toEqual([]);
   });
 });

@@ -85,26 +85,54 @@ export interface PackIndexEntry extends ChunkLocation {
   offset: number;
 }
 
-export function encodePackIndex(entries: readonly PackIndexEntry[]): Uint8Array {
-  const length = INDEX_HEAD + entries.length * INDEX_ENTRY_SIZE + INDEX_TAIL;
-  const out = new Uint8Array(length);
-  const dv = new DataView(out.buffer);
-  out.set(INDEX_MAGIC, 0);
-  dv.setUint32(4, INDEX_VERSION, true);
-  dv.setUint32(8, entries.length, true);
-  entries.forEach((e, i) => {
-    const at = INDEX_HEAD + i * INDEX_ENTRY_SIZE;
-    dv.setBigUint64(at, BigInt(e.offset), true);
-    out[at + 8] = e.codec;
-    dv.setUint32(at + 12, e.rawLen, true);
-    dv.setUint32(at + 16, e.storedLen, true);
-    hexInto(e.key, out, at + 20);
-  });
-  const body = length - INDEX_TAIL;
-  out.set(sha256Bytes(out.subarray(0, body)), body);
-  dv.setUint32(body + 32, length, true);
-  out.set(INDEX_END, body + 36);
-  return out;
+/**
+ * A pack's index, built as its records are appended: each entry's bytes are written at once,
+ * with no object kept per record. (An object per record lived until the seal; V8 pretenured
+ * its allocation site mid-burst and threw away the optimized append path that had inlined it,
+ * twice: 1 KB puts at 32 in flight recompiled `appendNow` three times in their first 0.4 s.)
+ */
+export class PackIndexBuilder {
+  #bytes = new Uint8Array(INDEX_HEAD + 256 * INDEX_ENTRY_SIZE);
+  #view = new DataView(this.#bytes.buffer);
+  #count = 0;
+
+  get count(): number {
+    return this.#count;
+  }
+
+  add(c: ChunkLocation, offset: number): void {
+    const at = INDEX_HEAD + this.#count * INDEX_ENTRY_SIZE;
+    if (at + INDEX_ENTRY_SIZE > this.#bytes.length) {
+      const grown = new Uint8Array(this.#bytes.length * 2);
+      grown.set(this.#bytes);
+      this.#bytes = grown;
+      this.#view = new DataView(grown.buffer);
+    }
+    const dv = this.#view;
+    // u64 as two u32 halves: a BigInt per record would allocate.
+    dv.setUint32(at, offset % 0x1_0000_0000, true);
+    dv.setUint32(at + 4, Math.floor(offset / 0x1_0000_0000), true);
+    this.#bytes[at + 8] = c.codec; // (9-11 stay 0)
+    dv.setUint32(at + 12, c.rawLen, true);
+    dv.setUint32(at + 16, c.storedLen, true);
+    hexInto(c.key, this.#bytes, at + 20);
+    this.#count++;
+  }
+
+  /** The whole index, to append after the pack's last record. */
+  encode(): Uint8Array {
+    const body = INDEX_HEAD + this.#count * INDEX_ENTRY_SIZE;
+    const out = new Uint8Array(body + INDEX_TAIL);
+    out.set(this.#bytes.subarray(0, body));
+    const dv = new DataView(out.buffer);
+    out.set(INDEX_MAGIC, 0);
+    dv.setUint32(4, INDEX_VERSION, true);
+    dv.setUint32(8, this.#count, true);
+    out.set(sha256Bytes(out.subarray(0, body)), body);
+    dv.setUint32(body + 32, out.length, true);
+    out.set(INDEX_END, body + 36);
+    return out;
+  }
 }
 
 /**

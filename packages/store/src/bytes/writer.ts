@@ -12,7 +12,7 @@ import type { SqlDatabase } from '../backend/sql.js';
 import type { CommitLog } from '../catalog/commit-log.js';
 import type { ChunkPlace, Op, OpResult } from '../catalog/ops.js';
 import type { Durability } from '../options.js';
-import { PACK_HEADER_SIZE, RECORD_HEADER_SIZE, encodePackIndex, packHeader, recordHeader, recordLocation, type ChunkLocation, type PackIndexEntry } from './pack-record.js';
+import { PACK_HEADER_SIZE, PackIndexBuilder, RECORD_HEADER_SIZE, packHeader, recordHeader, recordLocation, type ChunkLocation } from './pack-record.js';
 import type { Statements } from '../catalog/statements.js';
 import { crashPoint } from '../crash-points.js';
 import { GroupCommit } from './group-commit.js';
@@ -40,8 +40,8 @@ interface OpenPack {
   id: number;
   writer: PackWriter;
   dirty: boolean;
-  /** Every record appended, for the index written at the seal (FORMAT.md §6). */
-  records: PackIndexEntry[];
+  /** An index entry for every record appended, written after the last at the seal (FORMAT.md §6). */
+  index: PackIndexBuilder;
 }
 
 export class Writer {
@@ -222,7 +222,7 @@ export class Writer {
     if (already) return { chunk: already, written: false };
     const offset = pack.writer.append(recordHeader(c, this.#header), payload);
     pack.dirty = true;
-    pack.records.push({ key: c.key, codec: c.codec, rawLen: c.rawLen, storedLen: c.storedLen, offset });
+    pack.index.add(c, offset);
     crashPoint('record-appended');
     const stored: StoredChunk = { key: c.key, codec: c.codec, rawLen: c.rawLen, storedLen: c.storedLen, packId: pack.id, offset };
     this.#pending.set(c.key, stored);
@@ -239,7 +239,7 @@ export class Writer {
     return this.inRoom(RECORD_HEADER_SIZE + payload.length, (pack) => {
       const offset = pack.writer.append(recordHeader(c, this.#header), payload);
       pack.dirty = true;
-      pack.records.push({ key: c.key, codec: c.codec, rawLen: c.rawLen, storedLen: c.storedLen, offset });
+      pack.index.add(c, offset);
       return { chunk: { ...c, packId: pack.id, offset } };
     });
   }
@@ -250,7 +250,7 @@ export class Writer {
     return this.inRoom(record.length, (pack, opened) => {
       const offset = pack.writer.append(record);
       pack.dirty = true;
-      pack.records.push({ ...recordLocation(record), offset });
+      pack.index.add(recordLocation(record), offset);
       return { chunk: { packId: pack.id, offset }, opened };
     });
   }
@@ -295,7 +295,7 @@ export class Writer {
       writer.append(packHeader());
       if (this.durability === 'full') await writer.sync();
       this.#packNames.set(id, name);
-      this.#open = { id, writer, dirty: false, records: [] };
+      this.#open = { id, writer, dirty: false, index: new PackIndexBuilder() };
       return this.#open;
     })().finally(() => {
       this.#opening = undefined;
@@ -311,7 +311,7 @@ export class Writer {
     if (!pack || pack !== this.#open) return;
     this.#open = undefined;
     const done = (async () => {
-      pack.writer.append(encodePackIndex(pack.records)); // after the last record (FORMAT.md §6)
+      pack.writer.append(pack.index.encode()); // after the last record (FORMAT.md §6)
       pack.dirty = true;
       if (pack.dirty || this.durability === 'full') await pack.writer.sync();
       const sealedAt = Date.now();
@@ -364,7 +364,7 @@ export class Writer {
    */
   private async uploadForCommit(): Promise<Op[]> {
     const open = this.#open;
-    if (open && open.records.length > 0) {
+    if (open && open.index.count > 0) {
       // A small pack goes inside the commit's object: one request for the commit, not two. (One
       // per commit: a pack given back by a failed commit may already ride in the next.)
       const carry = open.writer.size <= CARRY_MAX && open.writer.detach !== undefined && !this.#sealed.carrying;

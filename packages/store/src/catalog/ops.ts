@@ -318,21 +318,17 @@ function applyPut(ctx: ApplyContext, op: Extract<Op, { op: 'put' }>, time: numbe
   const open = ctx.openPack?.();
   const made = at && ctx.madePack?.at === at ? ctx.madePack : undefined;
   const packIds = op.packs.map((name) => (name === open?.name ? open.id : name === made?.name ? made.id : st.packIdByName.get(name)?.id));
-  const runs = (flat: readonly number[], fn: (key: string, pack: number, offset: number, stored: number, codec: number) => void) => {
-    for (let i = 0; i + 5 <= flat.length; i += 5) {
-      const key = keys[flat[i]!];
-      const p = flat[i + 1]!;
-      if (key === undefined || p >= op.packs.length) throw new InternalError(`a put of ${op.digest} places a chunk outside its manifest or packs`);
-      const pack = packIds[p];
-      if (pack === undefined) throw reclaimed([key], `pack ${op.packs[p]}`);
-      fn(key, pack, flat[i + 2]!, flat[i + 3]!, flat[i + 4]!);
+  // Plain loops over the flat runs, not a callback per run: this is every put's apply, and
+  // the smaller function is optimized sooner in a writer's first second.
+  const repairs = op.repairs;
+  if (repairs) {
+    for (let i = 0; i + 5 <= repairs.length; i += 5) {
+      const key = runKey(op, keys, packIds, repairs, i);
+      const k = hexToBytes(key);
+      st.chunkRepair.run(packIds[repairs[i + 1]!]!, repairs[i + 2]!, distinct.get(key)!.raw, repairs[i + 3]!, repairs[i + 4]!, k);
+      st.damagedClear.run(k);
     }
-  };
-  runs(op.repairs ?? [], (key, pack, offset, stored, codec) => {
-    const k = hexToBytes(key);
-    st.chunkRepair.run(pack, offset, distinct.get(key)!.raw, stored, codec, k);
-    st.damagedClear.run(k);
-  });
+  }
   const digest = parseDigest(op.digest);
   // A user's put names a new document once (entries.ts recordPut, `fresh`).
   const inserted = st.docInsert.run(digest, op.size, manifest.length / ENTRY_SIZE, manifest, time, op.entry ? 1 : 0);
@@ -341,13 +337,17 @@ function applyPut(ctx: ApplyContext, op: Extract<Op, { op: 'put' }>, time: numbe
     // Same bytes again: chunks this put wrote stay unreferenced (GC reclaims their records).
     docId = st.docAnyByDigest.get(digest)!.id;
   } else {
-    const placed = new Set<string>();
-    runs(op.places, (key, pack, offset, stored, codec) => {
-      placed.add(key);
-      st.chunkUpsert.run(hexToBytes(key), pack, offset, distinct.get(key)!.raw, stored, codec, distinct.get(key)!.n);
-    });
+    const places = op.places;
+    const placed = new Uint8Array(keys.length); // by ordinal
+    for (let i = 0; i + 5 <= places.length; i += 5) {
+      const key = runKey(op, keys, packIds, places, i);
+      placed[places[i]!] = 1;
+      const d = distinct.get(key)!;
+      st.chunkUpsert.run(hexToBytes(key), packIds[places[i + 1]!]!, places[i + 2]!, d.raw, places[i + 3]!, places[i + 4]!, d.n);
+    }
+    let ordinal = 0;
     for (const [key, d] of distinct) {
-      if (placed.has(key)) continue;
+      if (placed[ordinal++]) continue;
       if (st.chunkAddRefs.run(d.n, hexToBytes(key)).changes !== 1) throw reclaimed([key], `chunk ${key}`);
     }
     docId = Number(inserted.lastInsertRowid);
@@ -355,6 +355,18 @@ function applyPut(ctx: ApplyContext, op: Extract<Op, { op: 'put' }>, time: numbe
   // A user's put names the document at its path (or as a pathless entry); a snapshot's file is
   // kept by the snapshot's trees alone (FORMAT.md §13).
   if (op.entry) recordPut(st, docId, op.entry, time, inserted.changes === 1);
+}
+
+/**
+ * The key of the run at `i` of a put's flat runs (ordinal, pack, offset, stored, codec: `put`
+ * in Op), once its ordinal and its pack are checked.
+ */
+function runKey(op: Extract<Op, { op: 'put' }>, keys: string[], packIds: (number | undefined)[], flat: readonly number[], i: number): string {
+  const key = keys[flat[i]!];
+  const p = flat[i + 1]!;
+  if (key === undefined || p >= op.packs.length) throw new InternalError(`a put of ${op.digest} places a chunk outside its manifest or packs`);
+  if (packIds[p] === undefined) throw reclaimed([key], `pack ${op.packs[p]}`);
+  return key;
 }
 
 function reclaimed(keys: string[], what: string): MissingChunksError {
