@@ -38,12 +38,6 @@ export function recordHeader(c: ChunkLocation, into: Uint8Array = new Uint8Array
   return into;
 }
 
-/** What a record's header says (a whole record, copied by GC's compaction). */
-export function recordLocation(rec: Uint8Array): ChunkLocation {
-  const dv = new DataView(rec.buffer, rec.byteOffset, RECORD_HEADER_SIZE);
-  return { codec: rec[4]!, rawLen: dv.getUint32(8, true), storedLen: dv.getUint32(12, true), key: bytesToHex(rec.subarray(16, 48)) };
-}
-
 /**
  * Checks a record read from a pack against what the database says it is and returns its
  * payload. Any difference is damage.
@@ -100,7 +94,12 @@ export class PackIndexBuilder {
     return this.#count;
   }
 
-  add(c: ChunkLocation, offset: number): void {
+  /**
+   * Adds the record at `offset` from its header (`recordHeader`'s 48 bytes): an entry is the
+   * offset, then the header's bytes after its magic (codec, 3 zero bytes, lengths, key), so
+   * nothing is decoded twice.
+   */
+  add(header: Uint8Array, offset: number): void {
     const at = INDEX_HEAD + this.#count * INDEX_ENTRY_SIZE;
     if (at + INDEX_ENTRY_SIZE > this.#bytes.length) {
       const grown = new Uint8Array(this.#bytes.length * 2);
@@ -108,14 +107,11 @@ export class PackIndexBuilder {
       this.#bytes = grown;
       this.#view = new DataView(grown.buffer);
     }
-    const dv = this.#view;
     // u64 as two u32 halves: a BigInt per record would allocate.
-    dv.setUint32(at, offset % 0x1_0000_0000, true);
-    dv.setUint32(at + 4, Math.floor(offset / 0x1_0000_0000), true);
-    this.#bytes[at + 8] = c.codec; // (9-11 stay 0)
-    dv.setUint32(at + 12, c.rawLen, true);
-    dv.setUint32(at + 16, c.storedLen, true);
-    hexInto(c.key, this.#bytes, at + 20);
+    this.#view.setUint32(at, offset % 0x1_0000_0000, true);
+    this.#view.setUint32(at + 4, Math.floor(offset / 0x1_0000_0000), true);
+    this.#bytes.set(header.subarray(4, RECORD_HEADER_SIZE), at + 8);
+    this.#bytes[at + 9] = this.#bytes[at + 10] = this.#bytes[at + 11] = 0; // (a copied record's own bytes there are not trusted)
     this.#count++;
   }
 

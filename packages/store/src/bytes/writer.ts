@@ -12,7 +12,7 @@ import type { SqlDatabase } from '../backend/sql.js';
 import type { CommitLog } from '../catalog/commit-log.js';
 import type { ChunkPlace, Op, OpResult } from '../catalog/ops.js';
 import type { Durability } from '../options.js';
-import { PACK_HEADER_SIZE, PackIndexBuilder, RECORD_HEADER_SIZE, packHeader, recordHeader, recordLocation, type ChunkLocation } from './pack-record.js';
+import { PACK_HEADER_SIZE, PackIndexBuilder, RECORD_HEADER_SIZE, packHeader, recordHeader, type ChunkLocation } from './pack-record.js';
 import type { Statements } from '../catalog/statements.js';
 import { crashPoint } from '../crash-points.js';
 import { GroupCommit } from './group-commit.js';
@@ -222,7 +222,7 @@ export class Writer {
     if (already) return { chunk: already, written: false };
     const offset = pack.writer.append(recordHeader(c, this.#header), payload);
     pack.dirty = true;
-    pack.index.add(c, offset);
+    pack.index.add(this.#header, offset);
     crashPoint('record-appended');
     const stored: StoredChunk = { key: c.key, codec: c.codec, rawLen: c.rawLen, storedLen: c.storedLen, packId: pack.id, offset };
     this.#pending.set(c.key, stored);
@@ -239,7 +239,7 @@ export class Writer {
     return this.inRoom(RECORD_HEADER_SIZE + payload.length, (pack) => {
       const offset = pack.writer.append(recordHeader(c, this.#header), payload);
       pack.dirty = true;
-      pack.index.add(c, offset);
+      pack.index.add(this.#header, offset);
       return { chunk: { ...c, packId: pack.id, offset } };
     });
   }
@@ -250,7 +250,7 @@ export class Writer {
     return this.inRoom(record.length, (pack, opened) => {
       const offset = pack.writer.append(record);
       pack.dirty = true;
-      pack.index.add(recordLocation(record), offset);
+      pack.index.add(record, offset);
       return { chunk: { packId: pack.id, offset }, opened };
     });
   }
