@@ -65,6 +65,51 @@ describe('long jobs let the event loop run', () => {
     expect(seen.at(-1)).toMatchObject({ phase: 'packs' }); // (the pack is still open: nothing to delete yet)
   });
 
+  it('search: timers fire while it indexes what a burst of puts queued', { timeout: 60_000 }, async () => {
+    // A search drains the index queue first. Before, it did so in microtasks alone: a server
+    // answered nothing else until every document queued by a burst of puts was indexed.
+    const { store } = await newStore();
+    const docs = Array.from({ length: 1500 }, (_, i) => textBytes(3000 + i, 4000));
+    for (let i = 0; i < docs.length; i += 50) await Promise.all(docs.slice(i, i + 50).map((d, j) => store.put(d, { path: `d/${i + j}.txt` })));
+    expect((await store.indexStatus()).queued).toBeGreaterThan(500); // (the background run waits for writes to pause)
+    const t = performance.now();
+    const { hits, turns } = await countingTurns(async (turns) => ({ hits: await store.search('txt', { limit: 1 }), turns: turns() }));
+    const ms = performance.now() - t;
+    expect((await store.indexStatus()).queued).toBe(0);
+    expect(hits).toHaveLength(1);
+    // A turn at least every few BREATHE_MS of the drain (the interval fires at most once a turn).
+    expect(turns).toBeGreaterThan(ms / (4 * BREATHE_MS));
+  });
+
+  it('search: a steady stream of writes does not keep it from answering, and it finds what was committed before it', { timeout: 60_000 }, async () => {
+    // Eight clients tag eight documents of ~1 MiB of text over and over, each sending its next
+    // request once the last is answered. Each tag queues its document again, and indexing it
+    // again reads its text anew. Were a search to wait for the rows queued during it as well,
+    // indexing them would let in more tags, which queue more rows: it would answer only once
+    // the clients stopped (here: after CAP tags in all).
+    const CAP = 400;
+    const { store } = await newStore();
+    for (let i = 0; i < 8; i++) await store.put(textBytes(700 + i, 1 << 20), { path: `big${i}.txt` });
+    await store.put(new TextEncoder().encode('a zebra before the search'), { path: 'before.txt' });
+    let searching = true;
+    let tags = 0;
+    const clients = Promise.all(
+      Array.from({ length: 8 }, async (_, i) => {
+        while (searching && tags < CAP) {
+          await new Promise((r) => setImmediate(r)); // the client's next request comes in
+          await store.addTags(`big${i}.txt`, [`t${tags++}`]);
+        }
+      }),
+    );
+    const hits = await store.search('zebra');
+    const tagsWhenAnswered = tags;
+    searching = false;
+    await clients;
+    expect(hits.map((h) => h.path)).toEqual(['before.txt']);
+    expect(tagsWhenAnswered).toBeGreaterThan(0); // requests were answered while it indexed
+    expect(tagsWhenAnswered).toBeLessThan(CAP); // and it answered while they went on
+  });
+
   it('a breather resolves at once until BREATHE_MS has passed, then after one macrotask', async () => {
     const breathe = breather();
     expect(breathe()).toBeUndefined();

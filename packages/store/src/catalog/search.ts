@@ -2,7 +2,7 @@
  * Full-text search (FORMAT.md §10): an FTS5 index kept up to date from `search_queue` in
  * batches, drained after commits and before every query.
  */
-import { InvalidInputError, KuraError } from '@kura/core';
+import { InvalidInputError } from '@kura/core';
 import type { SqlDatabase } from '../backend/sql.js';
 import { formatDigest } from '../hex.js';
 import { entryFilters, parse } from '../options.js';
@@ -15,17 +15,12 @@ import type { ExtractCaps, Extracted } from '../extract/caps.js';
 import type { ExtractKind } from '../extract/kind.js';
 import { z } from 'zod';
 import { SNIPPET_SOURCE_MAX, escapeHtml, makeSnippet, queryTerms } from './snippet.js';
-import { BACKGROUND_SHARE, DutyCycle, STARVED_MS, nextTurn } from '../breather.js';
+import { BACKGROUND_SHARE, DutyCycle, STARVED_MS, breather, nextTurn } from '../breather.js';
 import { SearchQuery, type SearchHit } from './search-query.js';
+import { InvalidQueryError, toFtsQuery } from './fts-query.js';
 
 export { SEARCH_WAIT_MS, SearchQuery, type SearchHit, type SearchHits, type SearchMode } from './search-query.js';
-
-/** A query FTS5 cannot parse. */
-export class InvalidQueryError extends KuraError {
-  constructor(message: string) {
-    super('INVALID_QUERY', message);
-  }
-}
+export { InvalidQueryError, QUERY_MAX_CHARS, QUERY_MAX_TERMS, toFtsQuery } from './fts-query.js';
 
 /** Documents indexed per transaction. */
 const BATCH = 256;
@@ -54,6 +49,8 @@ export class Indexer {
   #timer: ReturnType<typeof setTimeout> | undefined;
   /** Callers of `drain` waiting: a run in progress must not stop for puts then. */
   #urgent = 0;
+  /** The newest queue row a waiting `drain` needs indexed (see `drain`). */
+  #needed = 0;
   /** When a write last queued documents (performance.now()). */
   #lastWrite = 0;
   /** When work began waiting for a background run (performance.now()); undefined while one runs. */
@@ -131,12 +128,16 @@ export class Indexer {
   }
 
   /**
-   * Brings the index up to date with every committed change. `extract: false` (a store
-   * closing) indexes what needs no extraction and leaves the rest queued for the next run:
-   * a `kura add` of a folder of PDFs must not wait for pdf.js.
+   * Indexes every change committed before it began, with a turn of the event loop every
+   * BREATHE_MS (a search after a burst of puts held a server's other requests until all was
+   * indexed); puts committed meanwhile wait for the background, or a stream of them could keep
+   * a search from answering. `extract: false` (a store closing) leaves what needs extraction
+   * queued for the next run: a `kura add` of a folder of PDFs must not wait for pdf.js.
    */
   async drain(options: { extract?: boolean } = {}): Promise<void> {
     if (!this.writable) return;
+    const newest = this.st.queueNewest.get()?.id ?? 0;
+    this.#needed = this.#urgent > 0 ? Math.max(this.#needed, newest) : newest;
     this.#urgent++;
     this.#duty.wake(); // a paced run's pause ends: a search waits
     try {
@@ -188,6 +189,7 @@ export class Indexer {
     // Entries left for extraction are queued again in new rows, which this run skips. (Row ids
     // can be reused once the table is empty: skipped by id, not by "after the last read".)
     const requeued: number[] = [];
+    const breathe = breather();
     this.#duty.begin();
     for (;;) {
       if (await this.#stopForPuts()) {
@@ -235,6 +237,7 @@ export class Indexer {
           // Reads resolve through microtasks only: without a turn of the event loop here, a
           // put waiting on a timer or a socket could never start, and never be yielded to.
           if (this.#urgent === 0) await new Promise<void>((r) => nextTurn(r));
+          else await breathe();
           if (await this.#stopForPuts()) {
             stopped = true; // what is read so far is written below
             break;
@@ -273,6 +276,10 @@ export class Indexer {
         });
         if (stopped) break;
       } while (done < order.length); // (once at least: rows of no ids go too)
+      // Done for every waiting drain: later rows wait for the background. (Checked before any
+      // turn: once the queue is empty, a later change may get a reused row id.)
+      const next = this.st.queueRows.all(JSON.stringify(requeued), 1)[0];
+      if (this.#urgent > 0 && next && next.id > this.#needed) return (this.schedule(), true);
     }
   }
 
@@ -293,31 +300,6 @@ export interface FoundEntry {
   media_type: string | null;
   size: number;
   score: number;
-}
-
-/** FTS5 syntax: quotes, prefix *, grouping, ^, operators, or a column filter of ours. */
-const FTS_SYNTAX = /["*()^]|\b(AND|OR|NOT|NEAR)\b|(^|[\s(])(path|tags|meta|body)\s*:/;
-/** Limits that keep one query from holding the (synchronous) database for seconds. */
-export const QUERY_MAX_CHARS = 4096;
-export const QUERY_MAX_TERMS = 64;
-
-/**
- * Plain words are quoted (`http://x.org` or `10:30` are words here) and OR-ed: a question in
- * people's words matches the documents that share any of its terms, and BM25 ranks those that
- * match more and rarer terms first (requiring every term, FTS5's default, made questions match
- * almost nothing: nDCG@10 0.006 against 0.359 OR-ed on a labelled collection, SEMANTIC.md).
- * FTS5 syntax passes through unchanged, for those who type it (`a AND b`, `"a phrase"`, `pre*`).
- */
-export function toFtsQuery(query: string): string {
-  const q = query.trim();
-  if (!q) throw new InvalidQueryError('the query is empty');
-  if (q.length > QUERY_MAX_CHARS) throw new InvalidQueryError(`the query is longer than ${QUERY_MAX_CHARS} characters`);
-  if (q.split(/\s+/).length > QUERY_MAX_TERMS) throw new InvalidQueryError(`the query has more than ${QUERY_MAX_TERMS} terms`);
-  if (FTS_SYNTAX.test(q)) return q;
-  // Only what the tokenizer indexes can match: a "word" of punctuation alone is no term.
-  const words = q.split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w));
-  if (words.length === 0) throw new InvalidQueryError(`the query ${JSON.stringify(query)} has no words to search for (letters or digits)`);
-  return words.map((w) => `"${w.replace(/"/g, '""')}"`).join(' OR ');
 }
 
 /** Entries best first by BM25 over the index (the index must be drained first). */

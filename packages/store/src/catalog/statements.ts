@@ -248,6 +248,7 @@ export function prepareStatements(db: SqlDatabase) {
     /** Rows in order but for those named (a JSON array: rows the indexer itself requeued this run). */
     queueRows: p<{ id: number; entries: string }>('SELECT id, entries FROM search_queue WHERE id NOT IN (SELECT value FROM json_each(?)) ORDER BY id LIMIT ?'),
     queueDelete: p('DELETE FROM search_queue WHERE id = ?'),
+    queueNewest: p<{ id: number | null }>('SELECT MAX(id) AS id FROM search_queue'),
     queueLength: p<{ n: number }>('SELECT COALESCE(SUM(json_array_length(entries)), 0) AS n FROM search_queue'),
     searchDelete: p('DELETE FROM search WHERE rowid = ?'),
 
