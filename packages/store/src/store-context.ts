@@ -118,10 +118,12 @@ export async function commitOne(ctx: StoreContext, op: Op): Promise<OpResult> {
 
 /**
  * Brings the search index up to date now (a search, a wait for the index, a close). The open
- * batch of commits ends first: a drain that someone waits for runs without a turn of the event
- * loop, so the batch's timer waited for the whole drain and every index transaction ran inside
- * the batch, holding kura.db's write lock throughout — 0.3-0.55 s at a close after ~700 small
- * puts, while other writers' puts waited up to 1.4 s (decision 0051, amended).
+ * batch of commits ends first. When such a drain ran without turns of the event loop, the
+ * batch's timer waited for the whole drain and every index transaction ran inside the batch,
+ * holding kura.db's write lock throughout: 0.3-0.55 s at a close after ~700 small puts, while
+ * other writers' puts waited up to 1.4 s (decision 0051, amended). It now takes a turn every
+ * BREATHE_MS (decision 0007, amended), but a batch left open would still take in the index
+ * transactions until its timer got one.
  */
 export async function drainIndex(ctx: StoreContext, options?: { extract?: boolean }): Promise<void> {
   ctx.log.endBatch();
