@@ -46,7 +46,14 @@ function size(value: unknown, field: string): number {
   return value;
 }
 
+/**
+ * Parameters this module resolved (frozen): given again — a store gives its own to every put —
+ * they are taken as they are, not checked a second time.
+ */
+const RESOLVED = new WeakSet<object>([DEFAULT_CHUNK_PARAMS]);
+
 export function resolveChunkParams(params: ChunkParams = {}): ResolvedChunkParams {
+  if (RESOLVED.has(params)) return params as ResolvedChunkParams;
   if (params === null || typeof params !== 'object') {
     throw new InvalidInputError(`chunking parameters must be an object, got ${describe(params)}`, 'chunking');
   }
@@ -65,7 +72,9 @@ export function resolveChunkParams(params: ChunkParams = {}): ResolvedChunkParam
   if (max !== avg * 4) {
     throw new InvalidInputError(`chunking.max must equal 4 * avg = ${avg * 4}, got ${max}`, 'chunking.max');
   }
-  return { min, avg, max, seed: resolveSeed(params.seed) };
+  const resolved: ResolvedChunkParams = Object.freeze({ min, avg, max, seed: resolveSeed(params.seed) });
+  RESOLVED.add(resolved);
+  return resolved;
 }
 
 function resolveSeed(seed: unknown): bigint {

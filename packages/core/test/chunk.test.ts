@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Chunker, InvalidInputError, InvalidStateError, chunk, chunkLengths, chunkStream } from '../src/node.js';
+import { Chunker, InvalidInputError, InvalidStateError, chunk, chunkLengths, chunkStream, resolveChunkParams } from '../src/node.js';
 import { randomBytes, sharedPath, sharedVector, splitAt, textBytes } from './helpers/data.js';
 
 const image = readFileSync(sharedPath('SekienAkashita.jpg'));
@@ -117,6 +117,17 @@ describe('chunking parameters are validated with the rule in the message', () =>
     expect(run).toThrow(InvalidInputError);
     expect(run).toThrow(message);
     expect(run).toThrow(expect.objectContaining({ code: 'INVALID_INPUT', field }));
+  });
+
+  it('resolved parameters are frozen and taken again as they are; a copy is checked again', () => {
+    const p = resolveChunkParams({ avg: 1024, seed: 7 });
+    expect(p).toEqual({ min: 256, avg: 1024, max: 4096, seed: 7n });
+    expect(Object.isFrozen(p)).toBe(true);
+    expect(resolveChunkParams(p)).toBe(p);
+    // A copy changed after resolving is not one this module made: it is checked like any other.
+    expect(() => resolveChunkParams({ ...p, min: 1 } as never)).toThrow(/avg \/ 4 = 256/);
+    expect(resolveChunkParams({ ...p })).not.toBe(p);
+    expect(resolveChunkParams({ ...p })).toEqual(p);
   });
 
   it('a finished chunker refuses more input', () => {

@@ -103,6 +103,24 @@ export const PutMeta = z
 export type PutMeta = z.input<typeof PutMeta>;
 
 /**
+ * `parse(PutMeta, meta)`, without zod for a put that gives no attributes (`put(bytes)`, a
+ * snapshot's file): a plain object with no keys, or nothing. Zod's pass over an empty object
+ * was ~4 µs of a cold 1 KB put. Anything else goes to zod, which decides and names the error.
+ */
+export function parsePutMeta(meta: unknown): z.output<typeof PutMeta> {
+  if (meta === undefined || meta === null || emptyPlainObject(meta)) return {};
+  return parse(PutMeta, meta, 'put meta');
+}
+
+function emptyPlainObject(o: unknown): boolean {
+  if (typeof o !== 'object' || o === null) return false;
+  const proto = Object.getPrototypeOf(o);
+  if (proto !== Object.prototype && proto !== null) return false;
+  for (const _ in o) return false;
+  return true;
+}
+
+/**
  * One change of updateMeta, to the entry a path or a digest names (decision 0025: a digest
  * names the document's pathless entry, else the one entry showing it). `meta` values of null
  * delete keys.

@@ -9,7 +9,7 @@ import type { MetaChange } from './catalog/entries.js';
 import { collectGarbage, type GcProgress, type GcReport } from './bytes/gc.js';
 import { preloadKnown } from './ingest/known-chunks.js';
 import { hexToBytes, parseDigest } from './hex.js';
-import { MetaUpdate, PutMeta, parse, plainMetaUpdate } from './options.js';
+import { MetaUpdate, parse, parsePutMeta, plainMetaUpdate, type PutMeta } from './options.js';
 import { ingestHere, putDocument, putReadyDocuments, type ChunkStream, type PutOptions, type PutResult, type ReadyDocument, type ResolvedMeta } from './put.js';
 import type { CommitTurn } from './commit-order.js';
 import { commitOne, drainIndex, knownChunks, type StoreContext } from './store-context.js';
@@ -41,7 +41,7 @@ const READ_WHOLE = 1 << 20;
  * can refuse it is checked before a worker starts on it.
  */
 export async function put(ctx: StoreContext, input: PutInput, meta: PutMeta, options: PutOptions): Promise<PutResult> {
-  const m = parse(PutMeta, meta, 'put meta');
+  const m = parsePutMeta(meta);
   const { chunking, compression } = ctx;
   const off = ctx.b.ingest?.stream(input, { chunking, compression }, () => knownChunks(ctx));
   if (off) return putChunks(() => ctx, off, meta, options);
@@ -72,7 +72,7 @@ export async function putChunks(allowed: () => StoreContext, stream: ChunkStream
   let checked: ResolvedMeta;
   try {
     ctx = allowed();
-    checked = parse(PutMeta, meta, 'put meta');
+    checked = parsePutMeta(meta);
   } catch (e) {
     options.order?.done();
     await stream.return?.(undefined as never).catch(() => undefined);
@@ -93,7 +93,7 @@ export async function putReady(allowed: () => StoreContext, docs: readonly (Read
   const ready = docs.map((d): ReadyDocument | Error => {
     if (d instanceof Error || d.meta === undefined) return d as ReadyDocument | Error;
     try {
-      return { ...d, meta: parse(PutMeta, d.meta, 'put meta') };
+      return { ...d, meta: parsePutMeta(d.meta) };
     } catch (e) {
       return e as Error;
     }
@@ -112,7 +112,7 @@ export function putChunk(ctx: StoreContext, bytes: Uint8Array, options: { expect
 /** A document made of stored chunks, read back and hashed (FORMAT.md §12). */
 export function commitChunks(ctx: StoreContext, keys: string[], meta: PutMeta): Promise<PutResult> {
   checkKeys(keys, 'chunks');
-  const m = parse(PutMeta, meta, 'put meta');
+  const m = parsePutMeta(meta);
   return indexed(ctx, putDocument(ctx, storedChunks(ctx, ctx.reader, keys), m));
 }
 

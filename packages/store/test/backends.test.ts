@@ -92,7 +92,7 @@ describe.each(databases)('SqlDatabase conformance: %s', (_name, make) => {
     expect(count()).toBe(1);
     db.transaction(() => {
       ins.run(3);
-      expect(db.inTransaction).toBe(true);
+      expect(db.inTransaction()).toBe(true);
       try {
         db.transaction(() => {
           ins.run(4);
@@ -103,7 +103,7 @@ describe.each(databases)('SqlDatabase conformance: %s', (_name, make) => {
       }
     });
     expect(db.prepare<{ x: number }>('SELECT x FROM t ORDER BY x').all().map((r) => r.x)).toEqual([1, 3]);
-    expect(db.inTransaction).toBe(false);
+    expect(db.inTransaction()).toBe(false);
   });
 
   it('iterates and reports changes and rowids', () => {
@@ -155,6 +155,6 @@ describe.each(databases)('SqlDatabase conformance: %s', (_name, make) => {
     const db = make();
     db.exec('CREATE TABLE t (x INTEGER)');
     expect(() => db.transaction((async () => db.prepare('INSERT INTO t VALUES (1)').run()) as () => unknown)).toThrow();
-    expect(db.inTransaction).toBe(false);
+    expect(db.inTransaction()).toBe(false);
   });
 });

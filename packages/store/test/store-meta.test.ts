@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MetaUpdate, plainMetaUpdate } from '../src/options.js';
+import { MetaUpdate, PutMeta, parse, parsePutMeta, plainMetaUpdate } from '../src/options.js';
 import { batchEnded, newStore, reopen, textBytes } from './helpers/store.js';
 
 const doc = (i: number) => textBytes(1000 + i, 2000 + i);
@@ -258,5 +258,29 @@ describe('plainMetaUpdate: the fast check before zod', () => {
     expect(plainMetaUpdate({ path: 'p', addTags: Array(1001).fill('t') })).toBe(false);
     expect(plainMetaUpdate({ path: 'p', digest: 'sha256:x' })).toBe(false);
     expect(plainMetaUpdate(Object.assign(Object.create({ inherited: 1 }), { path: 'p' }))).toBe(false);
+  });
+});
+
+describe('parsePutMeta: no attributes without zod', () => {
+  it('answers what zod answers, for empty and other values', () => {
+    class Bare {}
+    const cases: unknown[] = [undefined, null, {}, Object.create(null), new Bare(), new Map(), [], 'x', 7, { path: 'a' }, { path: '' }, { nope: 1 }, { tags: undefined }];
+    for (const meta of cases) {
+      const viaZod = (() => {
+        try {
+          return { ok: parse(PutMeta, meta, 'put meta') };
+        } catch (e) {
+          return { error: (e as Error).message };
+        }
+      })();
+      const fast = (() => {
+        try {
+          return { ok: parsePutMeta(meta) };
+        } catch (e) {
+          return { error: (e as Error).message };
+        }
+      })();
+      expect(fast, `case ${cases.indexOf(meta)}`).toEqual(viaZod);
+    }
   });
 });

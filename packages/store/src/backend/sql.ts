@@ -54,6 +54,11 @@ export interface SqlDatabase {
   prepare<Row = Record<string, unknown>>(sql: string): SqlStatement<Row>;
   transaction<T>(fn: () => T): T;
   read<T>(fn: () => T): T;
-  readonly inTransaction: boolean;
+  /**
+   * Whether a transaction is open on this connection. A method, not a getter: an accessor in
+   * the Node adapter's object literal gave every adapter after a process's first dictionary
+   * properties, and each call on it a slow lookup (test/hidden-classes.test.ts).
+   */
+  inTransaction(): boolean;
   close(): void;
 }

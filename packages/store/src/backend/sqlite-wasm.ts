@@ -273,7 +273,7 @@ export class WasmDatabase implements SqlDatabase {
       return result;
     } catch (e) {
       // A failed COMMIT (or an error SQLite already rolled back) leaves nothing to undo.
-      if (this.inTransaction) this.raw.exec(outer ? 'ROLLBACK' : `ROLLBACK TO ${sp}; RELEASE ${sp}`);
+      if (this.inTransaction()) this.raw.exec(outer ? 'ROLLBACK' : `ROLLBACK TO ${sp}; RELEASE ${sp}`);
       throw e;
     } finally {
       this.#depth--;
@@ -289,14 +289,14 @@ export class WasmDatabase implements SqlDatabase {
       this.raw.exec('COMMIT');
       return result;
     } catch (e) {
-      if (this.inTransaction) this.raw.exec('ROLLBACK');
+      if (this.inTransaction()) this.raw.exec('ROLLBACK');
       throw e;
     } finally {
       this.#depth--;
     }
   }
 
-  get inTransaction(): boolean {
+  inTransaction(): boolean {
     return this.raw.pointer !== undefined && this.#sqlite3.capi.sqlite3_get_autocommit(this.raw.pointer) === 0;
   }
 

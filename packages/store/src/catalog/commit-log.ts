@@ -268,7 +268,7 @@ export class CommitLog {
     if (this.#objects) refuseSync();
     const shared = this.#store.shared;
     if (!batched) this.endBatch();
-    if (this.#db.inTransaction && !this.#batches.open) throw new InternalError('a commit must be its own transaction');
+    if (this.#db.inTransaction() && !this.#batches.open) throw new InternalError('a commit must be its own transaction');
     if (batched && shared && this.#db.batch && !this.#batches.open) this.#batches.begin(this.#db.batch);
     let appended: AppendedFrame | undefined;
     const append = (ops: readonly Op[]) => {

@@ -62,7 +62,7 @@ export class OwnCommits {
   apply(c: OwnCommit, time: number, at: LogHead): JobOutcome[] {
     const { db, st, ctx } = this.host;
     const batches = this.#batches;
-    if (batches && (batches.open || !db.inTransaction)) {
+    if (batches && (batches.open || !db.inTransaction())) {
       if (!batches.open) {
         batches.begin(db.batch!);
         this.#batched = { base: this.host.head(), commits: [] };

@@ -127,35 +127,34 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqlDataba
           options.onCommit?.();
           return result;
         },
-    ...(options.readonly
-      ? {}
+    // (Every property in every adapter, `batch` undefined when read-only: a spread or an
+    // accessor here made V8 give each adapter after a process's first its own dictionary of
+    // properties, and the code that had run against the first was thrown away.)
+    batch: options.readonly
+      ? undefined
       : {
-          batch: {
-            begin: (yieldLock: () => void) => {
-              guard(() => beginWrite(() => undefined, 'open'));
-              openBatches.set(db, yieldLock);
-            },
-            alone: () => !turns?.othersOpen,
-            commit: () => {
-              openBatches.delete(db);
-              guard(() => (commitStatement ??= db.prepare('COMMIT')).run());
-              options.onCommit?.();
-            },
-            rollback: () => {
-              openBatches.delete(db);
-              guard(() => void (db.inTransaction && db.exec('ROLLBACK')));
-            },
+          begin: (yieldLock: () => void) => {
+            guard(() => beginWrite(() => undefined, 'open'));
+            openBatches.set(db, yieldLock);
           },
-        }),
+          alone: () => !turns?.othersOpen,
+          commit: () => {
+            openBatches.delete(db);
+            guard(() => (commitStatement ??= db.prepare('COMMIT')).run());
+            options.onCommit?.();
+          },
+          rollback: () => {
+            openBatches.delete(db);
+            guard(() => void (db.inTransaction && db.exec('ROLLBACK')));
+          },
+        },
     // Deferred: a read takes no write lock (and never waits for the checkpointer's).
     read: <T>(fn: () => T): T => {
       if (db.inTransaction) return fn();
       yieldOthers(db);
       return guard(() => runInTransaction.deferred(fn) as T);
     },
-    get inTransaction() {
-      return db.inTransaction;
-    },
+    inTransaction: () => db.inTransaction,
     close: () => guard(() => db.close()),
     setDurability(d: Durability) {
       if (!options.readonly) guard(() => db.pragma(`synchronous = ${d === 'full' ? 'FULL' : 'NORMAL'}`));
