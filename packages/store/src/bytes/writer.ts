@@ -42,6 +42,8 @@ interface OpenPack {
   dirty: boolean;
   /** An index entry for every record appended, written after the last at the seal (FORMAT.md §6). */
   index: PackIndexBuilder;
+  /** Its id and name, as `openPackRow` answers every commit's apply: one object per pack, not one per put. */
+  row: { readonly id: number; readonly name: string };
 }
 
 export class Writer {
@@ -99,8 +101,8 @@ export class Writer {
   }
 
   /** The open pack's row (none on an object store: a pack gets its row in the commit after its upload). */
-  get openPackRow(): { id: number; name: string } | undefined {
-    return this.#open && !this.log.publishes ? { id: this.#open.id, name: this.#open.writer.name } : undefined;
+  get openPackRow(): { readonly id: number; readonly name: string } | undefined {
+    return this.#open && !this.log.publishes ? this.#open.row : undefined;
   }
 
   packName(id: number): string {
@@ -295,7 +297,7 @@ export class Writer {
       writer.append(packHeader());
       if (this.durability === 'full') await writer.sync();
       this.#packNames.set(id, name);
-      this.#open = { id, writer, dirty: false, index: new PackIndexBuilder() };
+      this.#open = { id, writer, dirty: false, index: new PackIndexBuilder(), row: { id, name: writer.name } };
       return this.#open;
     })().finally(() => {
       this.#opening = undefined;

@@ -312,12 +312,17 @@ function applyPut(ctx: ApplyContext, op: Extract<Op, { op: 'put' }>, time: numbe
   const known = (op as { [KNOWN]?: KnownManifest })[KNOWN];
   const manifest = known?.bytes ?? hexToBytes(op.manifest);
   const distinct = known?.distinct ?? distinctOf(manifest);
-  const keys = [...distinct.keys()];
+  // Arrays built by push, not by a spread or `map`: those make arrays of another elements
+  // kind once V8 optimizes them inline than when they run as builtins, and the optimized code
+  // met the other kind and was thrown away (a "wrong map" in runKey, once per writer).
+  const keys: string[] = [];
+  for (const key of distinct.keys()) keys.push(key);
   // A pack or a shared chunk another writer's GC reclaimed while this put was in progress
   // (FORMAT.md §9): the put is refused, nothing changes, and putting again stores it.
   const open = ctx.openPack?.();
   const made = at && ctx.madePack?.at === at ? ctx.madePack : undefined;
-  const packIds = op.packs.map((name) => (name === open?.name ? open.id : name === made?.name ? made.id : st.packIdByName.get(name)?.id));
+  const packIds: (number | undefined)[] = [];
+  for (const name of op.packs) packIds.push(name === open?.name ? open.id : name === made?.name ? made.id : st.packIdByName.get(name)?.id);
   // Plain loops over the flat runs, not a callback per run: this is every put's apply, and
   // the smaller function is optimized sooner in a writer's first second.
   const repairs = op.repairs;
