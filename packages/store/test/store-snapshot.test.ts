@@ -173,8 +173,15 @@ describe('snapshots', () => {
     writeFileSync(join(src, 'f.txt'), 'two');
     const b = await store.snapshot(src, { label: 'b' });
     expect(a.id).not.toBe(b.id);
-    expect((await store.snapshotInfo(a.id.slice(0, 4))).label).toBe('a');
-    expect((await store.snapshotInfo(b.id.slice(0, 7))).label).toBe('b');
+    // The shortest prefix (4 digits at least) that tells the two random ids apart.
+    const split = (x: string, y: string, from: number) => {
+      let i = from;
+      while (x[i] === y[i]) i++;
+      return Math.max(i + 1, 4);
+    };
+    const unique = split(a.id, b.id, 0);
+    expect((await store.snapshotInfo(a.id.slice(0, unique))).label).toBe('a');
+    expect((await store.snapshotInfo(b.id.slice(0, Math.max(unique, 7)))).label).toBe('b');
     await expect(store.snapshotInfo('0000000000000000000000000000000g')).rejects.toMatchObject({ code: 'INVALID_INPUT' });
     const absent = [...'0123456789abcdef'].find((c) => !a.id.startsWith(c) && !b.id.startsWith(c))!.repeat(4);
     await expect(store.snapshotInfo(absent)).rejects.toMatchObject({ code: 'NOT_FOUND' });
@@ -186,7 +193,7 @@ describe('snapshots', () => {
     db.close();
     const s = await reopen(dir);
     await expect(s.snapshotInfo('abcdef')).rejects.toMatchObject({ code: 'AMBIGUOUS', snapshots: [`abcdef${a.id.slice(6)}`, `abcdef${b.id.slice(6)}`].sort() });
-    expect((await s.snapshotInfo(`abcdef${a.id.slice(6, 8)}`)).label).toBe('a');
+    expect((await s.snapshotInfo(`abcdef${a.id.slice(6, split(a.id, b.id, 6))}`)).label).toBe('a');
     await s.close();
     // The log holds the ids: a database rebuilt from it has the ones the writer drew.
     const { Store } = await import('../src/node/index.js');
