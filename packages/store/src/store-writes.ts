@@ -4,8 +4,7 @@
  * the store is open for writing and calls these with its context.
  */
 import { DIGEST_PATTERN, InvalidInputError, type ByteSource } from '@kura/core';
-import type { Op } from './catalog/ops.js';
-import type { MetaChange } from './catalog/entries.js';
+import type { EntryTarget, MetaChange } from './catalog/entries.js';
 import { collectGarbage, type GcProgress, type GcReport } from './bytes/gc.js';
 import { preloadKnown } from './ingest/known-chunks.js';
 import { hexToBytes, parseDigest } from './hex.js';
@@ -120,22 +119,23 @@ export function commitChunks(ctx: StoreContext, keys: string[], meta: PutMeta): 
 export async function updateMeta(ctx: StoreContext, updates: MetaUpdate[]): Promise<{ updated: number }> {
   if (!Array.isArray(updates)) throw new InvalidInputError('updates must be an array', 'updates');
   if (updates.length > 10_000) throw new InvalidInputError('at most 10,000 updates per batch', 'updates');
-  const parsed = updates.map((u, i) => (plainMetaUpdate(u) ? u : parse(MetaUpdate, u, `updates[${i}]`)));
-  parsed.forEach((u, i) => u.digest !== undefined && !DIGEST_PATTERN.test(u.digest) && parseDigest(u.digest, `updates[${i}].digest`));
-  const op: Op = {
-    op: 'meta',
-    updates: parsed.map((u) => {
-      const change: MetaChange = {};
-      if (u.mediaType !== undefined) change.mediaType = u.mediaType;
-      if (u.meta !== undefined) change.meta = u.meta;
-      if (u.addTags !== undefined) change.addTags = u.addTags;
-      if (u.removeTags !== undefined) change.removeTags = u.removeTags;
-      return { target: u.digest !== undefined ? { digest: u.digest } : { path: u.path! }, change };
-    }),
-  };
-  await commitOne(ctx, op);
+  // Plain loops, not map and forEach: arrays that TurboFan builds inline can take another
+  // elements kind than the builtins' ("wrong map" deopts of this function while it warms up).
+  const changes: { target: EntryTarget; change: MetaChange }[] = [];
+  for (let i = 0; i < updates.length; i++) {
+    const given = updates[i];
+    const u = plainMetaUpdate(given) ? given : parse(MetaUpdate, given, `updates[${i}]`);
+    if (u.digest !== undefined && !DIGEST_PATTERN.test(u.digest)) parseDigest(u.digest, `updates[${i}].digest`);
+    const change: MetaChange = {};
+    if (u.mediaType !== undefined) change.mediaType = u.mediaType;
+    if (u.meta !== undefined) change.meta = u.meta;
+    if (u.addTags !== undefined) change.addTags = u.addTags;
+    if (u.removeTags !== undefined) change.removeTags = u.removeTags;
+    changes.push({ target: u.digest !== undefined ? { digest: u.digest } : { path: u.path! }, change });
+  }
+  await commitOne(ctx, { op: 'meta', updates: changes });
   ctx.indexer.schedule();
-  return { updated: parsed.length };
+  return { updated: changes.length };
 }
 
 /** GC (gc.ts); a second call while one runs shares it. */

@@ -382,15 +382,18 @@ function reclaimed(keys: string[], what: string): MissingChunksError {
 function applyMetaUpdates(ctx: ApplyContext, updates: { target: EntryTarget; change: MetaChange }[]): void {
   const { st, targets } = ctx;
   if (updates.length < BULK_MIN) {
-    const ids = updates.map(({ target }) => {
+    // Plain loops: see applyPut on the arrays TurboFan builds inline.
+    const ids: number[] = [];
+    for (let i = 0; i < updates.length; i++) {
+      const target = updates[i]!.target;
       let id = targets?.get(target);
       if (id === undefined) {
         id = resolveEntryId(st, target);
         targets?.set(target, id);
       }
-      return id;
-    });
-    updates.forEach((u, i) => applyMeta(st, ids[i]!, u.change));
+      ids.push(id);
+    }
+    for (let i = 0; i < updates.length; i++) applyMeta(st, ids[i]!, updates[i]!.change);
     return;
   }
   const bulk = (ctx.bulk ??= prepareBulk(ctx.db));
