@@ -10,19 +10,57 @@ export async function closedLoop(meta, { op, count, concurrency = 1, bytesPerOp 
   const wall = performance.now();
   for (let i = 0; i < warmup; i++) await op(-1 - i);
   const latencies = new Float64Array(count);
-  let next = 0;
+  const ms = await runOps(op, 0, count, concurrency, latencies);
+  trace(`${meta.group} ${meta.impl} x${concurrency}`, wall);
+  return rowOf(meta, latencies, ms / 1000, { concurrency, bytesPerOp });
+}
+
+/**
+ * Two closed loops measured in turns: each warms up, then their ops run in `rounds` blocks,
+ * one side's block after the other's, and each row sums its side's blocks. A figure that is
+ * only meaningful as a ratio to a floor (Kura's metadata updates against SQLite alone) then
+ * has both sides measured in the same seconds: run one after the other, the machine's speed,
+ * which moves 1.5-2x within minutes here, moved the ratio 0.4-0.95x between runs of one build.
+ * Answers one row per side, in closedLoop's shape.
+ */
+export async function interleavedLoops(sides, rounds) {
+  const wall = performance.now();
+  for (const { loop } of sides) {
+    const warmup = loop.warmup ?? Math.min(50, loop.count);
+    for (let i = 0; i < warmup; i++) await loop.op(-1 - i);
+  }
+  const latencies = sides.map(({ loop }) => new Float64Array(loop.count));
+  const ms = sides.map(() => 0);
+  for (let r = 0; r < rounds; r++) {
+    for (const [s, { loop }] of sides.entries()) {
+      const from = Math.floor((loop.count * r) / rounds);
+      const to = Math.floor((loop.count * (r + 1)) / rounds);
+      ms[s] += await runOps(loop.op, from, to, loop.concurrency ?? 1, latencies[s]);
+    }
+  }
+  trace(`${sides.map(({ meta }) => `${meta.group} ${meta.impl}`).join(' / ')}, interleaved`, wall);
+  return sides.map(({ meta, loop }, s) => rowOf(meta, latencies[s], ms[s] / 1000, { concurrency: loop.concurrency ?? 1, bytesPerOp: loop.bytesPerOp ?? 0 }));
+}
+
+/** Ops `from`..`to` (exclusive) by `concurrency` loops, each op's latency into `latencies`; the ms taken. */
+async function runOps(op, from, to, concurrency, latencies) {
+  let next = from;
   const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
-      for (let i = next++; i < count; i = next++) {
+      for (let i = next++; i < to; i = next++) {
         const t = performance.now();
         await op(i);
         latencies[i] = performance.now() - t;
       }
     }),
   );
-  const seconds = (performance.now() - started) / 1000;
-  trace(`${meta.group} ${meta.impl} x${concurrency}`, wall);
+  return performance.now() - started;
+}
+
+/** A result row from per-op latencies (sorted here) and the seconds the timed ops took. */
+function rowOf(meta, latencies, seconds, { concurrency, bytesPerOp }) {
+  const count = latencies.length;
   latencies.sort();
   const q = (p) => latencies[Math.min(count - 1, Math.floor(p * (count - 1)))];
   const opsPerSec = count / seconds;

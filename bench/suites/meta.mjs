@@ -13,7 +13,7 @@ import Database from 'better-sqlite3';
 import cacache from 'cacache';
 import { Store } from '@kura/store';
 import { KiB } from '../lib/data.mjs';
-import { closedLoop } from '../lib/loop.mjs';
+import { closedLoop, interleavedLoops } from '../lib/loop.mjs';
 import { documents } from '../lib/documents.mjs';
 import { find, fmt, target } from '../lib/report.mjs';
 
@@ -61,9 +61,14 @@ const counts = (full) => (full ? { kura: 50_000, cacache: 20_000, pages: 3_000, 
  */
 async function kuraWrites(store, meta, loop) {
   const row = await closedLoop(meta, loop);
+  return { ...row, indexMs: await catchUp(store) };
+}
+
+/** The index catch-up after a write figure (untimed): its ms. */
+async function catchUp(store) {
   const t = performance.now();
   await store.search('drain'); // a search waits for the index to see every committed change
-  return { ...row, indexMs: performance.now() - t };
+  return performance.now() - t;
 }
 
 /**
@@ -72,64 +77,70 @@ async function kuraWrites(store, meta, loop) {
  * store's settings (WAL, synchronous NORMAL), through better-sqlite3 with no store around it.
  * Each Kura update also stamps the document and queues it for re-indexing (three rows, not
  * one): this is the ceiling any per-update transaction can reach here, not a like-for-like peer.
+ * Its figures are measured in turns with Kura's (interleavedLoops), so that both see the
+ * machine at the same speed.
  */
-async function sqliteFloor(root, n, batches) {
+function sqliteFloor(root) {
   const db = new Database(join(root, 'floor.db'));
-  try {
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = NORMAL');
-    db.exec('CREATE TABLE meta (doc_id INTEGER NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (doc_id, key)) STRICT, WITHOUT ROWID');
-    const upsert = db.prepare('INSERT INTO meta (doc_id, key, value) VALUES (?, ?, ?) ON CONFLICT (doc_id, key) DO UPDATE SET value = excluded.value');
-    db.transaction(() => {
-      for (let i = 0; i < DOCS; i++) upsert.run(i, 'n', String(i));
-    }).immediate();
-    const pick = (i) => Math.abs(i * 7919) % DOCS; // as the Kura figures
-    const one = db.transaction((i) => upsert.run(pick(i), 'k', String(i)));
-    const many = db.transaction((r) => {
-      for (let i = 0; i < BATCH; i++) upsert.run(pick(r * BATCH + i), 'b', String(r * BATCH + i));
-    });
-    const single = await closedLoop({ family: 'meta-update', group: 'single key/value update', impl: 'SQLite alone', size: 0 },
-      { op: (i) => one.immediate(i), count: n, warmup: WARM_UPDATES });
-    const batch = await closedLoop({ family: 'meta-update', group: `${BATCH}-update batch`, impl: 'SQLite alone', size: 0 },
-      { op: (r) => many.immediate(r), count: batches, warmup: 5 });
-    return [single, { ...batch, updatesPerSec: batch.opsPerSec * BATCH }];
-  } finally {
-    db.close();
-  }
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.exec('CREATE TABLE meta (doc_id INTEGER NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (doc_id, key)) STRICT, WITHOUT ROWID');
+  const upsert = db.prepare('INSERT INTO meta (doc_id, key, value) VALUES (?, ?, ?) ON CONFLICT (doc_id, key) DO UPDATE SET value = excluded.value');
+  db.transaction(() => {
+    for (let i = 0; i < DOCS; i++) upsert.run(i, 'n', String(i));
+  }).immediate();
+  const pick = (i) => Math.abs(i * 7919) % DOCS; // as the Kura figures
+  const one = db.transaction((i) => upsert.run(pick(i), 'k', String(i)));
+  const many = db.transaction((r) => {
+    for (let i = 0; i < BATCH; i++) upsert.run(pick(r * BATCH + i), 'b', String(r * BATCH + i));
+  });
+  return { single: (i) => one.immediate(i), batch: (r) => many.immediate(r), close: () => db.close() };
 }
+
+/** Blocks per interleaved figure: enough turns that a slow moment falls on both sides alike. */
+const ROUNDS = 6;
 
 async function updateFigures({ store, cache, digests, integrity, root }, full) {
   const rows = [];
   const { kura: n, cacache: nc } = counts(full);
   const pick = (i) => Math.abs(i * 7919) % DOCS; // spread over the whole table, not one hot row
-  rows.push(await kuraWrites(store,
-    { family: 'meta-update', group: 'single key/value update', impl: 'kura', size: 0 },
-    { op: (i) => store.setMeta(digests[pick(i)], { k: String(i) }), count: n, warmup: WARM_UPDATES },
-  ));
-  // cacache replaces a key's whole entry: setting one key is read, merge, insert (with the
-  // size, so `get.info` still has it) — what a user must do for what setMeta does.
-  rows.push(await closedLoop(
-    { family: 'meta-update', group: 'single key/value update', impl: 'cacache', size: 0 },
-    {
-      op: async (i) => {
-        const key = `k${pick(i)}`;
-        const info = await cacache.get.info(cache, key);
-        await cacache.index.insert(cache, key, integrity[pick(i)], { size: info.size, metadata: { ...info.metadata, k: String(i) } });
+  const floor = sqliteFloor(root);
+  try {
+    const [single, floorSingle] = await interleavedLoops([
+      { meta: { family: 'meta-update', group: 'single key/value update', impl: 'kura', size: 0 },
+        loop: { op: (i) => store.setMeta(digests[pick(i)], { k: String(i) }), count: n, warmup: WARM_UPDATES } },
+      { meta: { family: 'meta-update', group: 'single key/value update', impl: 'SQLite alone', size: 0 },
+        loop: { op: floor.single, count: n, warmup: WARM_UPDATES } },
+    ], ROUNDS);
+    rows.push({ ...single, indexMs: await catchUp(store) }, floorSingle);
+    // cacache replaces a key's whole entry: setting one key is read, merge, insert (with the
+    // size, so `get.info` still has it) — what a user must do for what setMeta does.
+    rows.push(await closedLoop(
+      { family: 'meta-update', group: 'single key/value update', impl: 'cacache', size: 0 },
+      {
+        op: async (i) => {
+          const key = `k${pick(i)}`;
+          const info = await cacache.get.info(cache, key);
+          await cacache.index.insert(cache, key, integrity[pick(i)], { size: info.size, metadata: { ...info.metadata, k: String(i) } });
+        },
+        count: nc,
       },
-      count: nc,
-    },
-  ));
-  const batches = full ? 200 : 60;
-  const batch = await kuraWrites(store,
-    { family: 'meta-update', group: `${BATCH}-update batch`, impl: 'kura', size: 0 },
-    {
-      op: (r) => store.updateMeta(Array.from({ length: BATCH }, (_, i) => ({ digest: digests[pick(r * BATCH + i)], meta: { b: String(r * BATCH + i) } }))),
-      count: batches,
-      warmup: 5,
-    },
-  );
-  rows.push({ ...batch, updatesPerSec: batch.opsPerSec * BATCH });
-  rows.push(...(await sqliteFloor(root, n, batches)));
+    ));
+    const batches = full ? 200 : 60;
+    const [batch, floorBatch] = await interleavedLoops([
+      { meta: { family: 'meta-update', group: `${BATCH}-update batch`, impl: 'kura', size: 0 },
+        loop: {
+          op: (r) => store.updateMeta(Array.from({ length: BATCH }, (_, i) => ({ digest: digests[pick(r * BATCH + i)], meta: { b: String(r * BATCH + i) } }))),
+          count: batches,
+          warmup: 5,
+        } },
+      { meta: { family: 'meta-update', group: `${BATCH}-update batch`, impl: 'SQLite alone', size: 0 },
+        loop: { op: floor.batch, count: batches, warmup: 5 } },
+    ], ROUNDS);
+    rows.push({ ...batch, updatesPerSec: batch.opsPerSec * BATCH, indexMs: await catchUp(store) }, { ...floorBatch, updatesPerSec: floorBatch.opsPerSec * BATCH });
+  } finally {
+    floor.close();
+  }
   rows.push(await kuraWrites(store,
     { family: 'meta-update', group: 'tag add or remove', impl: 'kura', size: 0 },
     { op: (i) => (i & 1 ? store.removeTags(digests[pick(i >> 1)], ['hot']) : store.addTags(digests[pick(i >> 1)], ['hot'])), count: n, warmup: WARM_UPDATES },
