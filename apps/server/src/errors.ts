@@ -12,7 +12,6 @@ import type { KuraErrorCode } from '@kura/core';
  */
 export const LIBRARY_STATUS: Readonly<Record<KuraErrorCode, number | null>> = {
   INVALID_INPUT: 400,
-  INVALID_QUERY: 400,
   MODEL_UNAVAILABLE: 503,
   DIGEST_MISMATCH: 400,
   NOT_FOUND: 404,

@@ -39,6 +39,7 @@ const SCOPES: Record<string, Scope> = {
   'PATCH /v1/entry': 'write',
   'DELETE /v1/entry': 'write',
   'GET /v1/search': 'read',
+  'POST /v1/search': 'read',
   'GET /v1/index': 'read',
   'POST /v1/chunks:missing': 'write',
   'PUT /v1/chunks/{key}': 'write',

@@ -223,7 +223,7 @@ describe('documents over HTTP', () => {
     expect(versions.map((v: { digest: string }) => v.digest)).toEqual([v1.json.digest, v2.json.digest]);
   });
 
-  it('searches with snippets; a malformed query is INVALID_QUERY', async () => {
+  it('searches with snippets; any query is answered, malformed syntax read as words and said; POST takes long ones', async () => {
     const s = await startServer();
     await call(s.url, 'POST', '/v1/documents?path=a.txt&tag=sea', { body: 'the harbour at dawn', headers: { 'content-type': 'text/plain' } });
     await call(s.url, 'POST', '/v1/documents?path=b.txt', { body: 'mountains and rivers', headers: { 'content-type': 'text/plain' } });
@@ -234,8 +234,19 @@ describe('documents over HTTP', () => {
     expect(r.json.hits[0].snippet).toContain('<mark>harbour</mark>');
     expect((await call(s.url, 'GET', '/v1/search?q=harbour&tag=none')).json.hits).toHaveLength(0);
     expect((await call(s.url, 'GET', '/v1/search?q=rivers&type=text/plain')).json.hits).toHaveLength(1);
-    expect(errorCode(await call(s.url, 'GET', '/v1/search?q=harbour%20AND%20('))).toBe('INVALID_QUERY');
+    const malformed = await call(s.url, 'GET', '/v1/search?q=harbour%20AND%20(');
+    expect(malformed.status).toBe(200);
+    expect(malformed.json).toMatchObject({ hits: [{ path: 'a.txt' }], parsedAs: 'harbour', fallbacks: ['"AND" at the end was read as a word'] });
+    expect((await call(s.url, 'GET', '/v1/search?q=what%20is%20(the)%20harbour%3F')).json).toMatchObject({ hits: [{ path: 'a.txt' }], parsedAs: 'harbour?' });
+    const dangling = await call(s.url, 'GET', '/v1/search?q=harbour%20AND');
+    expect(dangling.json).toMatchObject({ hits: [{ path: 'a.txt' }], parsedAs: 'harbour', fallbacks: ['"AND" at the end was read as a word'] });
+    expect((await call(s.url, 'GET', '/v1/search?q=')).json).toEqual({ hits: [], parsedAs: '' });
     expect(errorCode(await call(s.url, 'GET', '/v1/search'))).toBe('INVALID_INPUT');
+    const long = `${'where is the harbour? '.repeat(600)}`;
+    const posted = await call(s.url, 'POST', '/v1/search', { body: JSON.stringify({ q: long, tag: 'sea', limit: 5 }), headers: { 'content-type': 'application/json' } });
+    expect(posted.status).toBe(200);
+    expect(posted.json.hits.map((h: { path: string }) => h.path)).toEqual(['a.txt']);
+    expect(errorCode(await call(s.url, 'POST', '/v1/search', { body: JSON.stringify({ q: 'x', limit: 'many' }), headers: { 'content-type': 'application/json' } }))).toBe('INVALID_INPUT');
     expect(errorCode(await call(s.url, 'GET', '/v1/search?q=x&limit=abc'))).toBe('INVALID_INPUT');
   });
 

@@ -51,7 +51,6 @@ export function describeError(e: unknown): string {
  */
 export const EXIT_OF: Readonly<Record<KuraErrorCode, ExitCode>> = {
   INVALID_INPUT: EXIT.usage,
-  INVALID_QUERY: EXIT.usage,
   MODEL_UNAVAILABLE: EXIT.error,
   CORRUPT_DATA: EXIT.error,
   INVALID_STATE: EXIT.error,

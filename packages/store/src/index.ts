@@ -1,10 +1,11 @@
 /** @kura/store, platform-neutral part: the store logic and its backend contracts. */
 export { Store as StoreCore, FORMAT_NAME, FORMAT_VERSION } from './store.js';
 export type { StoreBackends, StoreStats, StoreConfig, ListResult, PutInput, VersionInfo, DocumentHead, DocumentReader } from './store.js';
-export { InvalidQueryError, SEARCH_WAIT_MS, type SearchHit, type SearchHits, type SearchMode, type SearchQuery } from './catalog/search.js';
+export { SEARCH_WAIT_MS, type SearchHit, type SearchHits, type SearchMode, type SearchQuery } from './search/search-query.js';
+export { parseQuery, QUERY_TERMS_MAX, type ParsedQuery } from './search/grammar.js';
 export { fuseRanks, quantize, VectorIndex } from './semantic/vectors.js';
 export { chunkText } from './semantic/chunk-text.js';
-export type { ExtractionProblem, IndexStatus } from './catalog/index-status.js';
+export type { ExtractionProblem, IndexStatus } from './search/index-status.js';
 export type { PutResult, ChunkStream, ChunkEvent, PutOptions } from './put.js';
 export { TREE_FORMAT, encodeTree, decodeTree, badName } from './catalog/snapshot.js';
 export type { DirNode, FileEntry, DirEntry, SymlinkEntry, TreeEntry, SnapshotInfo, SnapshotDiff, WalkEntry } from './catalog/snapshot.js';

@@ -2,27 +2,25 @@
  * Store.search and Store.useEmbedder (decision 0036): which mode answers, the embedder wired
  * in, and what the index has pending (Store.indexStatus).
  */
-import { InvalidInputError } from '@kura/core';
-import { indexStatus, type IndexStatus } from './catalog/index-status.js';
-import { SearchQuery, search, toFtsQuery, type SearchHits } from './catalog/search.js';
+import { indexStatus, type IndexStatus } from './search/index-status.js';
+import { keywordSearch, semanticSearch } from './search/modes.js';
+import type { SearchHits, SearchQuery } from './search/search-query.js';
 import { ModelUnavailableError } from './errors.js';
-import { parse } from './options.js';
 import { EmbedJob } from './semantic/embed-job.js';
 import type { Embedder } from './semantic/embedder.js';
-import { SemanticSearch } from './semantic/search-modes.js';
+import { SemanticSearch } from './semantic/semantic-side.js';
 import { drainIndex, type StoreContext } from './store-context.js';
 
 /** `mode` keyword, semantic or hybrid; by default hybrid once an embedder is in use, else keyword. */
 export async function searchStore(ctx: StoreContext, query: string, options: SearchQuery): Promise<SearchHits> {
   await drainIndex(ctx);
   const mode = options.mode ?? (ctx.semantic ? 'hybrid' : 'keyword');
-  if (mode === 'keyword') return search(ctx.db, ctx.st, ctx.reader, query, options);
-  if (!ctx.semantic) {
+  if (mode === 'keyword') return keywordSearch(ctx, query, options);
+  const semantic = ctx.semantic;
+  if (!semantic) {
     throw new ModelUnavailableError(`${mode} search needs an embedding model, and this store has none in use (Store.useEmbedder; the local model: scripts/fetch-model.sh); keyword search works`, 'none');
   }
-  if (typeof query !== 'string') throw new InvalidInputError('query must be a string', 'query');
-  toFtsQuery(query); // the refusals of keyword search: an empty query, too long, too many terms
-  return ctx.semantic.search(query, parse(SearchQuery, options, 'search options'), mode);
+  return semanticSearch({ ...ctx, semantic }, query, options, mode);
 }
 
 export function useEmbedder(ctx: StoreContext, embedder: Embedder): void {
@@ -35,7 +33,7 @@ export function useEmbedder(ctx: StoreContext, embedder: Embedder): void {
 const PROGRESS_MS = 250;
 
 /**
- * What the search index has still to do (catalog/index-status.ts); `wait`: indexes, extracts and
+ * What the search index has still to do (search/index-status.ts); `wait`: indexes, extracts and
  * embeds everything pending first, telling `onProgress` how it goes every PROGRESS_MS.
  */
 export async function indexStatusOf(ctx: StoreContext, options: { wait?: boolean; onProgress?: (s: IndexStatus) => void }): Promise<IndexStatus> {

@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SearchCompaction } from '../src/catalog/search-compaction.js';
+import { SearchCompaction } from '../src/search/compaction.js';
 import { migrate } from '../src/catalog/schema.js';
 import { openSqlite } from '../src/node/sqlite.js';
 import { reopen, tempDir, textBytes } from './helpers/store.js';

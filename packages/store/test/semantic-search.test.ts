@@ -38,12 +38,15 @@ describe('semantic and hybrid search (all-MiniLM-L6-v2)', () => {
   it('answers questions by meaning where keyword search cannot; hybrid keeps keyword questions too', { timeout: 120_000 }, async () => {
     const store = await labelledStore(model);
     const total = RETRIEVAL_SET.length;
-    for (const d of RETRIEVAL_SET) expect(await store.search(d.meaning, { mode: 'keyword' })).toEqual([]); // no shared word
+    // No shared word, but for two that share a stem ("baked" and "bake", "hired" and "hiring").
+    const sharing: string[] = [];
+    for (const d of RETRIEVAL_SET) if ((await store.search(d.meaning, { mode: 'keyword' })).length) sharing.push(d.path);
+    expect(sharing.sort()).toEqual(['kitchen/bread.txt', 'work/interview.txt']);
     const keyword = await firsts(store, 'meaning', 'keyword');
     const semantic = await firsts(store, 'meaning', 'semantic');
     const hybrid = await firsts(store, 'meaning', 'hybrid');
     console.log(`meaning-only questions, right document first: keyword ${keyword}/${total}, semantic ${semantic}/${total}, hybrid ${hybrid}/${total}`);
-    expect(keyword).toBe(0);
+    expect(keyword).toBeLessThanOrEqual(2);
     expect(semantic).toBeGreaterThanOrEqual(8);
     expect(hybrid).toBeGreaterThanOrEqual(8);
     expect(await firsts(store, 'keyword', 'keyword')).toBe(total);

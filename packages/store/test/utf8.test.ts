@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isUtf8 } from '../src/utf8.js';
-import { looksLikeText } from '../src/catalog/text.js';
+import { looksLikeText } from '../src/search/text.js';
 import { sniffMediaType, SNIFF_HEAD } from '../src/media-types.js';
 
 const fatal = new TextDecoder('utf-8', { fatal: true });

@@ -1,4 +1,4 @@
-/** Full-text search over paths, tags, metadata and text. */
+/** Search over paths, tags, metadata and text (keyword, semantic, hybrid), and the index's status. */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -6,41 +6,75 @@ import { IndexStatus, SearchHit, errors } from '../schemas.js';
 import { SEARCH_WAIT_MS } from '@kura/store';
 import { FilterQuery, filtersOf } from '../http/filters.js';
 
+/** Characters of a query accepted: a pasted page, many times over (a GET's URL is bounded by the server's header limit first: POST for long ones). */
+export const QUERY_CHARS_MAX = 65_536;
+
+const QUERY_DESCRIPTION =
+  'Any text is a query: its words, any of them (BM25 ranks documents matching more and rarer words first; English words match by their stem, stop words are left out). Operators are honoured where well formed: "a phrase", prefix*, AND, OR, NOT (capitals), -word, path:P, tag:T, type:M; malformed operator syntax is read as words and `fallbacks` says so. Nothing is refused: a query with nothing to search for has no hits.';
+
+const SearchFields = {
+  q: z.string().max(QUERY_CHARS_MAX).describe('the query (docs/HTTP.md "Query language"); may be empty: no hits'),
+  mode: z.enum(['keyword', 'semantic', 'hybrid']).optional().describe('default: hybrid when the server has a model (KURA_SEMANTIC), else keyword'),
+  ...FilterQuery,
+};
+
+const SearchAnswer = z.object({
+  hits: z.array(SearchHit),
+  parsedAs: z.string().describe('how the query was read, in the query language\'s canonical form'),
+  fallbacks: z.array(z.string()).optional().describe('operator syntax that was not well formed and was read as words instead'),
+  notEmbedded: z.number().int().optional().describe('documents still to embed when waitMs ran out: the semantic side could not find them'),
+});
+
+const waitMs = z.coerce
+  .number()
+  .int()
+  .min(0)
+  .max(50_000)
+  .default(SEARCH_WAIT_MS)
+  .describe('semantic and hybrid: how long to wait for documents still to embed; then the answer leaves them out and says how many (notEmbedded)');
+
+type SearchArgs = { q: string; mode?: 'keyword' | 'semantic' | 'hybrid' | undefined; limit: number; offset: number; waitMs: number } & Parameters<typeof filtersOf>[0];
+
 export default async function search(app: FastifyInstance) {
+  const answer = async (a: SearchArgs) => {
+    const hits = await app.store.search(a.q, { limit: a.limit, offset: a.offset, waitMs: a.waitMs, ...(a.mode ? { mode: a.mode } : {}), ...filtersOf(a) });
+    return { hits: [...hits], parsedAs: hits.parsedAs, ...(hits.fallbacks ? { fallbacks: hits.fallbacks } : {}), ...(hits.notEmbedded ? { notEmbedded: hits.notEmbedded } : {}) };
+  };
+
   app.withTypeProvider<ZodTypeProvider>().get('/v1/search', {
     config: { scope: 'read' },
     schema: {
-      summary: 'Ranked full-text search with highlighted snippets',
-      description: 'Plain words match as words, any of them (BM25 ranks documents matching more and rarer words first); FTS5 syntax (AND, OR, NOT, "phrases", prefix*) is accepted. A malformed query is INVALID_QUERY.',
+      summary: 'Ranked search with highlighted snippets',
+      description: QUERY_DESCRIPTION,
       querystring: z
         .object({
-          q: z.string().min(1).max(4096),
-          mode: z.enum(['keyword', 'semantic', 'hybrid']).optional().describe('default: hybrid when the server has a model (KURA_SEMANTIC), else keyword'),
-          ...FilterQuery,
+          ...SearchFields,
           limit: z.coerce.number().int().min(1).max(1000).default(20),
           offset: z.coerce.number().int().min(0).max(100_000).default(0),
-          waitMs: z.coerce
-            .number()
-            .int()
-            .min(0)
-            .max(50_000)
-            .default(SEARCH_WAIT_MS)
-            .describe('semantic and hybrid: how long to wait for documents still to embed; then the answer leaves them out and says how many (notEmbedded)'),
+          waitMs,
         })
         .strict(),
-      response: {
-        200: z.object({
-          hits: z.array(SearchHit),
-          notEmbedded: z.number().int().optional().describe('documents still to embed when waitMs ran out: the semantic side could not find them'),
-        }),
-        ...errors(400, 401, 403, 503),
-      },
+      response: { 200: SearchAnswer, ...errors(400, 401, 403, 503) },
     },
-    handler: async (request) => {
-      const q = request.query;
-      const hits = await app.store.search(q.q, { limit: q.limit, offset: q.offset, waitMs: q.waitMs, ...(q.mode ? { mode: q.mode } : {}), ...filtersOf(q) });
-      return { hits: [...hits], ...(hits.notEmbedded ? { notEmbedded: hits.notEmbedded } : {}) };
+    handler: async (request) => answer(request.query),
+  });
+
+  app.withTypeProvider<ZodTypeProvider>().post('/v1/search', {
+    config: { scope: 'read' },
+    schema: {
+      summary: 'Ranked search, the query in a JSON body (for queries longer than a URL holds)',
+      description: `The same search as GET /v1/search, its parameters as a JSON object. ${QUERY_DESCRIPTION}`,
+      body: z
+        .object({
+          ...SearchFields,
+          limit: z.number().int().min(1).max(1000).default(20),
+          offset: z.number().int().min(0).max(100_000).default(0),
+          waitMs,
+        })
+        .strict(),
+      response: { 200: SearchAnswer, ...errors(400, 401, 403, 413, 503) },
     },
+    handler: async (request) => answer(request.body),
   });
 
   app.withTypeProvider<ZodTypeProvider>().get('/v1/index', {

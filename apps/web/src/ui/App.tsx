@@ -27,8 +27,6 @@ function explain(e: unknown): string {
       return `Damaged data: ${e.message}. Run Verify to see everything that is affected.`;
     case 'SYNC_FAILED':
       return `Sync failed: ${e.message}`;
-    case 'INVALID_QUERY':
-      return `That search is not valid: ${e.message}`;
     case 'MODEL_UNAVAILABLE':
       return `Search by meaning is not available here: ${e.message}. Search by keywords still works.`;
     default:

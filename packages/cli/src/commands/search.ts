@@ -1,7 +1,8 @@
 /**
  * `kura search QUERY [--tag T] [--type M] [--prefix P] [--limit N] [--offset N] [--json]`:
- * full-text search, best first. Human output: digest, path, and the snippet with matches in
- * bold on a terminal (between [ and ] otherwise); --json: one SearchHit per line.
+ * search, best first. Human output: digest, path, and the snippet with matches in bold on a
+ * terminal (between [ and ] otherwise); operator syntax read as words is said on stderr.
+ * --json: one SearchHit per line.
  */
 import type { Command } from 'commander';
 import { wholeNumber } from '../args.js';
@@ -25,7 +26,7 @@ export function register(program: Command): void {
   program
     .command('search')
     .description('search paths, tags, metadata and the text of documents (text files, PDF, DOCX, HTML) by words and, with the local model, by meaning')
-    .argument('<query...>', 'words, or a question (documents with more of its words rank first), or FTS5 syntax: AND, NOT, "a phrase", pre*')
+    .argument('<query...>', 'words or a question in your own words (documents with more of its words rank first); operators where well formed: "a phrase", pre*, AND, OR, NOT, -word, path:P, tag:T, type:M (see README)')
     .option('--tag <tag>', 'only documents with this tag')
     .option('--type <media-type>', 'only documents of this media type')
     .option('--prefix <path>', 'only documents whose path starts with this')
@@ -59,6 +60,7 @@ async function searchWith(store: Store, embedder: Embedder | undefined, query: s
     ...(opts.offset ? { offset: wholeNumber(opts.offset, '--offset') } : {}),
     ...(opts.waitMs !== undefined ? { waitMs: wholeNumber(opts.waitMs, '--wait-ms') } : {}),
   });
+  for (const f of hits.fallbacks ?? []) process.stderr.write(`kura: ${f} (searched: ${hits.parsedAs || 'nothing'})\n`);
   if (hits.notEmbedded) process.stderr.write(`kura: ${hits.notEmbedded} document${hits.notEmbedded === 1 ? ' is' : 's are'} not embedded yet: the semantic ranking left ${hits.notEmbedded === 1 ? 'it' : 'them'} out (kura index --wait embeds everything)\n`);
   const tty = process.stdout.isTTY;
   for (const h of hits) {

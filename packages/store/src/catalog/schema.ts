@@ -5,7 +5,7 @@ import type { SqlDatabase } from '../backend/sql.js';
 import { bytesToHex } from '../hex.js';
 import { ENQUEUE_ALL, QUEUE_ROW_MAX } from './search-queue.js';
 
-export const SCHEMA_VERSION = 14;
+export const SCHEMA_VERSION = 15;
 
 /** MIGRATIONS[n] takes a database from user_version n to n + 1. */
 const MIGRATIONS: string[] = [
@@ -249,6 +249,14 @@ const MIGRATIONS: string[] = [
   `
   ALTER TABLE packs ADD COLUMN log_seq INTEGER;
   ALTER TABLE packs ADD COLUMN log_offset INTEGER;
+  `,
+  // 15: the keyword index stems English words (porter) and indexes the words of scripts written
+  // without spaces, cut apart by Intl.Segmenter (decision 0054): rebuilt, every entry queued.
+  `
+  DROP TABLE search;
+  CREATE VIRTUAL TABLE search USING fts5(path, tags, meta, body, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2');
+  DELETE FROM search_queue;
+  ${ENQUEUE_ALL};
   `,
 ];
 

@@ -276,7 +276,7 @@ function statementsOf(db: SqlDatabase) {
               (SELECT e.path FROM entries e WHERE e.doc_id = d.id AND e.path IS NOT NULL ORDER BY e.id LIMIT 1) AS path
        FROM documents d WHERE d.refs > 0 AND d.id > ? AND NOT EXISTS (SELECT 1 FROM doc_embedded x WHERE x.doc_id = d.id AND x.model = ?) ORDER BY d.id LIMIT ?`,
     ),
-    /** catalog/index-status.ts: documents embedded (and their chunks) and still to embed, for a model. */
+    /** search/index-status.ts: documents embedded (and their chunks) and still to embed, for a model. */
     embedCounts: p<{ done: number; chunks: number | null; pending: number }>(
       `SELECT (SELECT COUNT(*) FROM doc_embedded WHERE model = ?) AS done, (SELECT SUM(chunks) FROM doc_embedded WHERE model = ?) AS chunks,
        (SELECT COUNT(*) FROM documents d WHERE d.refs > 0 AND NOT EXISTS (SELECT 1 FROM doc_embedded x WHERE x.doc_id = d.id AND x.model = ?)) AS pending`,

@@ -1,6 +1,6 @@
 /**
  * Which extractor a document's text needs (decision 0035): by its content first, then by the
- * media type of the entry being indexed. Text-like documents need none (catalog/text.ts).
+ * media type of the entry being indexed. Text-like documents need none (search/text.ts).
  */
 
 export type ExtractKind = 'pdf' | 'docx' | 'html';

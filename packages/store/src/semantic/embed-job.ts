@@ -10,7 +10,7 @@
 import type { SqlDatabase } from '../backend/sql.js';
 import type { Reader } from '../bytes/read.js';
 import { BACKGROUND_SHARE, DutyCycle, STARVED_MS, nextTurn } from '../breather.js';
-import { documentBody } from '../catalog/doc-text.js';
+import { documentBody } from '../search/doc-text.js';
 import type { Statements } from '../catalog/statements.js';
 import { guessMediaType } from '../media-types.js';
 import { chunkText, type TextChunk } from './chunk-text.js';

@@ -1,18 +1,18 @@
 /**
- * Semantic and hybrid search (decision 0036): the query embedded by the store's model, every
+ * The semantic side of search (decision 0036): the query embedded by the store's model, every
  * stored chunk scored (VectorIndex, an exact scan), each document by its best chunk, the
- * entries showing those documents filtered like keyword hits; hybrid fuses the keyword and
- * semantic rankings by reciprocal rank fusion.
+ * entries showing those documents filtered like keyword hits. The modes and their fusion are
+ * search/modes.ts's.
  */
 import { z } from 'zod';
 import type { SqlDatabase } from '../backend/sql.js';
 import type { Reader } from '../bytes/read.js';
-import { entryFilters } from '../options.js';
-import { keywordEntries, toHits, type FoundEntry, type SearchHits, type SearchQuery } from '../catalog/search.js';
+import type { FoundEntry } from '../search/keyword.js';
+import type { SearchQuery } from '../search/search-query.js';
 import type { Statements } from '../catalog/statements.js';
 import type { Embedder } from './embedder.js';
 import type { EmbedJob } from './embed-job.js';
-import { VectorIndex, fuseRanks, type ChunkHit } from './vectors.js';
+import { VectorIndex, type ChunkHit } from './vectors.js';
 
 type Query = z.output<typeof SearchQuery>;
 
@@ -58,7 +58,12 @@ export class SemanticSearch {
    * Entries by semantic similarity, best first (`window` at most), with each one's best chunk;
    * `notEmbedded` when `q.waitMs` ran out before every committed document was embedded.
    */
-  async entries(query: string, q: Query, window: number): Promise<{ found: FoundEntry[]; chunks: Map<number, ChunkHit>; notEmbedded?: number }> {
+  async entries(
+    query: string,
+    q: Query,
+    window: number,
+    filters: { where: string[]; params: (string | number)[] },
+  ): Promise<{ found: FoundEntry[]; chunks: Map<number, ChunkHit>; notEmbedded?: number }> {
     const complete = await this.job.drain(q.waitMs ?? Infinity); // every committed document first, or what the wait allows
     const notEmbedded = complete ? 0 : this.db.read(() => this.st.embedCounts.get(this.embedder.model, this.embedder.model, this.embedder.model)!.pending);
     this.refresh();
@@ -67,7 +72,6 @@ export class SemanticSearch {
     const chunks = new Map(top.map((c) => [c.docId, c]));
     const partial = notEmbedded > 0 ? { notEmbedded } : {};
     if (top.length === 0) return { found: [], chunks, ...partial };
-    const filters = entryFilters(q);
     const rows = this.db.read(() =>
       this.db
         .prepare<Omit<FoundEntry, 'score'>>(
@@ -82,45 +86,5 @@ export class SemanticSearch {
       .sort((a, b) => b.score - a.score || a.doc_id - b.doc_id || a.entry_id - b.entry_id)
       .slice(0, window);
     return { found, chunks, ...partial };
-  }
-
-  /** Semantic or hybrid hits for `query` (the keyword index already drained). */
-  async search(query: string, q: Query, mode: 'semantic' | 'hybrid'): Promise<SearchHits> {
-    const window = Math.max(q.window, q.offset + q.limit);
-    const semantic = await this.entries(query, q, window);
-    const partial = async (found: Promise<SearchHits>): Promise<SearchHits> => {
-      const hits = await found;
-      if (semantic.notEmbedded) hits.notEmbedded = semantic.notEmbedded;
-      return hits;
-    };
-    const passage = (f: FoundEntry) => {
-      const c = semantic.chunks.get(f.doc_id);
-      return c ? { passage: { start: c.start, end: c.end } } : {};
-    };
-    if (mode === 'semantic') {
-      const page = semantic.found.slice(q.offset, q.offset + q.limit);
-      return partial(toHits(this.db, this.st, this.reader, query, page, (f) => ({ ...passage(f), semantic: { rank: semantic.found.indexOf(f) + 1, score: f.score } })));
-    }
-    const keyword = keywordEntries(this.db, query, q, window, 0);
-    const byId = new Map<number, FoundEntry>();
-    for (const f of [...keyword, ...semantic.found]) if (!byId.has(f.entry_id)) byId.set(f.entry_id, f);
-    const fused = fuseRanks(
-      [
-        { items: keyword.map((f) => f.entry_id), weight: q.weights.keyword },
-        { items: semantic.found.map((f) => f.entry_id), weight: q.weights.semantic },
-      ],
-      q.rrfK,
-    ).slice(q.offset, q.offset + q.limit);
-    const sides = new Map(fused.map((f) => [f.item, f]));
-    const page = fused.map((f) => ({ ...byId.get(f.item)!, score: f.score }));
-    return partial(
-      toHits(this.db, this.st, this.reader, query, page, (f) => {
-        const [kr, sr] = sides.get(f.entry_id)!.ranks;
-        return {
-          ...(kr ? { keyword: { rank: kr, score: keyword[kr - 1]!.score } } : {}),
-          ...(sr ? { semantic: { rank: sr, score: semantic.found[sr - 1]!.score }, ...(kr ? {} : passage(f)) } : {}),
-        };
-      }),
-    );
   }
 }

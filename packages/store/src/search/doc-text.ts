@@ -7,7 +7,7 @@ import { compress, decompress } from '@kura/core';
 import type { Reader } from '../bytes/read.js';
 import { EXTRACT_CAPS, type ExtractCaps, type Extracted } from '../extract/caps.js';
 import { KIND_HEAD, extractKind, type ExtractKind } from '../extract/kind.js';
-import type { DocRow, Statements } from './statements.js';
+import type { DocRow, Statements } from '../catalog/statements.js';
 import { SNIFF_BYTES, decodeText, looksLikeText, textByType } from './text.js';
 
 /** A document's text, or the extraction it needs first. */

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { ListQuery } from '../options.js';
 
+
 export const SearchQuery = ListQuery.omit({ cursor: true, limit: true })
   .extend({
     limit: z.number().int().min(1).max(1000).default(20),
@@ -26,11 +27,13 @@ export const SearchQuery = ListQuery.omit({ cursor: true, limit: true })
 export type SearchQuery = z.input<typeof SearchQuery>;
 
 /**
- * Hits, best first. `notEmbedded`: a semantic or hybrid search whose `waitMs` ran out — how
- * many documents were still to embed, which its semantic side could not find (keyword search
- * always sees every committed change).
+ * Hits, best first. `parsedAs`: how the query was read (grammar.ts, in its canonical form);
+ * `fallbacks`: operator syntax that was not well formed and was read as words instead.
+ * `notEmbedded`: a semantic or hybrid search whose `waitMs` ran out — how many documents were
+ * still to embed, which its semantic side could not find (keyword search always sees every
+ * committed change).
  */
-export type SearchHits = SearchHit[] & { notEmbedded?: number };
+export type SearchHits = SearchHit[] & { parsedAs: string; fallbacks?: string[]; notEmbedded?: number };
 
 /**
  * The `waitMs` a caller who answers people uses (the HTTP server, MCP): a search right after a

@@ -4,7 +4,7 @@
  */
 import type { SqlDatabase } from '../backend/sql.js';
 import { formatDigest } from '../hex.js';
-import type { Statements } from './statements.js';
+import type { Statements } from '../catalog/statements.js';
 
 /** Extraction problems named in a status at most. */
 export const PROBLEMS_MAX = 100;

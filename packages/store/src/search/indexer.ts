@@ -1,26 +1,17 @@
 /**
- * Full-text search (FORMAT.md §10): an FTS5 index kept up to date from `search_queue` in
- * batches, drained after commits and before every query.
+ * The keyword index's upkeep (FORMAT.md §10): an FTS5 index kept up to date from the catalog's
+ * `search_queue` in batches, drained after commits and before every query.
  */
-import { InvalidInputError } from '@kura/core';
 import type { SqlDatabase } from '../backend/sql.js';
-import { formatDigest } from '../hex.js';
-import { entryFilters, parse } from '../options.js';
 import type { Reader } from '../bytes/read.js';
-import type { EntryRow, Statements } from './statements.js';
-import { SearchCompaction } from './search-compaction.js';
+import type { EntryRow, Statements } from '../catalog/statements.js';
+import { SearchCompaction } from './compaction.js';
 import { INDEXED_TEXT_MAX } from './text.js';
-import { documentBody, documentText, extractDocument, saveExtracted } from './doc-text.js';
+import { documentBody, extractDocument, saveExtracted } from './doc-text.js';
 import type { ExtractCaps, Extracted } from '../extract/caps.js';
 import type { ExtractKind } from '../extract/kind.js';
-import { z } from 'zod';
-import { SNIPPET_SOURCE_MAX, escapeHtml, makeSnippet, queryTerms } from './snippet.js';
 import { BACKGROUND_SHARE, DutyCycle, STARVED_MS, breather, nextTurn } from '../breather.js';
-import { SearchQuery, type SearchHit } from './search-query.js';
-import { InvalidQueryError, toFtsQuery } from './fts-query.js';
-
-export { SEARCH_WAIT_MS, SearchQuery, type SearchHit, type SearchHits, type SearchMode } from './search-query.js';
-export { InvalidQueryError, QUERY_MAX_CHARS, QUERY_MAX_TERMS, toFtsQuery } from './fts-query.js';
+import { spaceWords } from './words.js';
 
 /** Documents indexed per transaction. */
 const BATCH = 256;
@@ -287,89 +278,8 @@ export class Indexer {
   #fields(entry: EntryRow, body: string): [string | null, string, string, string] {
     const tags = this.st.tagsOf.all(entry.id).map((t) => t.tag).join(' ');
     const meta = this.st.metaOf.all(entry.id).map((m) => `${m.key} ${m.value}`).join('\n');
-    return [entry.path, tags, meta, body];
+    // Words of unspaced scripts are cut apart here, as queries' are (words.ts).
+    return [entry.path === null ? null : spaceWords(entry.path), spaceWords(tags), spaceWords(meta), spaceWords(body)];
   }
 }
 
-/** An entry a search found, before its snippet is made. */
-export interface FoundEntry {
-  entry_id: number;
-  doc_id: number;
-  digest: Uint8Array;
-  path: string | null;
-  media_type: string | null;
-  size: number;
-  score: number;
-}
-
-/** Entries best first by BM25 over the index (the index must be drained first). */
-export function keywordEntries(db: SqlDatabase, query: string, q: z.output<typeof SearchQuery>, limit: number, offset: number): FoundEntry[] {
-  const filters = entryFilters(q);
-  const where = ['search MATCH ?', ...filters.where];
-  const params: (string | number)[] = [toFtsQuery(query), ...filters.params];
-  const sql = `SELECT e.id AS entry_id, d.id AS doc_id, d.digest AS digest, e.path AS path, e.media_type AS media_type, d.size AS size,
-      bm25(search, 4.0, 3.0, 2.0, 1.0) AS score
-    FROM search JOIN entries e ON e.id = search.rowid JOIN documents d ON d.id = e.doc_id
-    WHERE ${where.join(' AND ')} ORDER BY score, e.id LIMIT ? OFFSET ?`;
-  try {
-    return db.prepare<FoundEntry>(sql).all(...params, limit, offset);
-  } catch (e) {
-    const msg = (e as Error).message ?? '';
-    if (/fts5|syntax error|no such column|unterminated|unknown special query/i.test(msg)) {
-      throw new InvalidQueryError(`cannot parse the query ${JSON.stringify(query)}: ${msg}`);
-    }
-    throw e;
-  }
-}
-
-/**
- * A hit for each entry, with a snippet made from the entry's path, tags, metadata and its
- * document's first SNIPPET_SOURCE_MAX bytes of text, read back from the packs (the index is
- * contentless: FORMAT.md §10) — or, given `passage`, from that part of the text (a semantic hit's chunk).
- */
-export async function toHits(
-  db: SqlDatabase,
-  st: Statements,
-  reader: Reader,
-  query: string,
-  found: readonly FoundEntry[],
-  extra: (f: FoundEntry) => Partial<SearchHit> & { passage?: { start: number; end: number } } = () => ({}),
-): Promise<SearchHit[]> {
-  const terms = queryTerms(query);
-  const hits: SearchHit[] = [];
-  for (const r of found) {
-    const { tags, meta, doc } = db.read(() => ({
-      tags: st.tagsOf.all(r.entry_id).map((t) => t.tag).join(' '),
-      meta: st.metaOf.all(r.entry_id).map((m) => `${m.key} ${m.value}`).join('\n'),
-      doc: st.docById.get(r.doc_id),
-    }));
-    const { passage, ...more } = extra(r);
-    // A document deleted since the query ran has no text to show: its path still does.
-    // (A passage is in characters; the text is read in bytes: up to 4 a character.)
-    let body = doc ? await documentText(reader, st, doc, r.media_type, passage ? Math.min(passage.end * 4, INDEXED_TEXT_MAX) : SNIPPET_SOURCE_MAX) : '';
-    if (passage) body = body.slice(passage.start, passage.end);
-    hits.push({
-      digest: formatDigest(r.digest),
-      path: r.path,
-      mediaType: r.media_type,
-      size: r.size,
-      score: r.score,
-      snippet: passage ? passageSnippet(body, terms) : makeSnippet([body, meta, tags, r.path], terms),
-      ...more,
-    });
-  }
-  return hits;
-}
-
-/** A semantic hit's chunk as a snippet: its start, escaped, query words marked where they occur. */
-function passageSnippet(text: string, terms: ReturnType<typeof queryTerms>): string {
-  const cut = text.length > 300 ? `${text.slice(0, 300).replace(/\s+\S*$/, '')}…` : text;
-  return makeSnippet([cut], terms) || escapeHtml(cut.replace(/\s+/g, ' ').trim());
-}
-
-/** Keyword search (BM25, with snippets) over the drained index. */
-export async function search(db: SqlDatabase, st: Statements, reader: Reader, query: string, options: SearchQuery): Promise<SearchHit[]> {
-  if (typeof query !== 'string') throw new InvalidInputError('query must be a string', 'query');
-  const q = parse(SearchQuery, options, 'search options');
-  return toHits(db, st, reader, query, keywordEntries(db, query, q, q.limit, q.offset));
-}

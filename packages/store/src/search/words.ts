@@ -1,0 +1,65 @@
+/**
+ * Words of every language, for the index and for queries alike (FORMAT.md §10, decision 0054).
+ *
+ * FTS5's unicode61 tokenizer splits at spaces and punctuation, so a run of Chinese, Japanese or
+ * Thai characters — scripts written without spaces — is one token, and a word inside a sentence
+ * is never found. Before the index (or a query) sees text, such runs are cut into words by
+ * `Intl.Segmenter` (ICU's dictionaries, in Node and in browsers) and the words joined by
+ * spaces; everything else is left as it is for unicode61, which folds case and accents.
+ *
+ * Only those runs go through the segmenter: V8's is ~1 MB/s on English and slows down on long
+ * inputs (a 64 KB string: 0.12 MB/s), while finding the runs is a regex scan (~650 MB/s).
+ * Runs are short (they end at every punctuation mark and space), so each segmentation is too.
+ */
+
+/** Scripts written without spaces between words. (Korean is: unicode61 handles it.) */
+const SCRIPTS = '\\p{scx=Han}\\p{scx=Hiragana}\\p{scx=Katakana}\\p{scx=Thai}\\p{scx=Lao}\\p{scx=Khmer}\\p{scx=Myanmar}';
+// Script_Extensions, not Script: `ー` (the prolonged sound mark in `タワー`) is Common by Script.
+const UNSPACED = new RegExp(`[${SCRIPTS}]+`, 'gu');
+const HAS_UNSPACED = new RegExp(`[${SCRIPTS}]`, 'u');
+
+let segmenter: Intl.Segmenter | undefined;
+
+/** The words of one unspaced run, in order. */
+export function segmentRun(run: string): string[] {
+  segmenter ??= new Intl.Segmenter(undefined, { granularity: 'word' });
+  const words: string[] = [];
+  for (const s of segmenter.segment(run)) if (s.isWordLike) words.push(s.segment);
+  return words;
+}
+
+/** Whether `text` holds characters of a script written without spaces. */
+export function hasUnspaced(text: string): boolean {
+  return HAS_UNSPACED.test(text);
+}
+
+/**
+ * `text` as the index sees it: every unspaced run cut into words separated by spaces; text
+ * without such runs is returned as it is (the same string: no copy).
+ */
+export function spaceWords(text: string): string {
+  if (!HAS_UNSPACED.test(text)) return text;
+  return text.replace(UNSPACED, (run) => ` ${segmentRun(run).join(' ')} `);
+}
+
+/** A letter or digit: what unicode61 keeps in a token (other characters separate tokens). */
+export const WORD_CHAR = /[\p{L}\p{N}]/u;
+
+const TOKEN = /[\p{L}\p{N}\p{M}_]+/gu;
+
+/** The words of `text` with where each starts, unspaced runs cut into their words. */
+export function wordsOf(text: string): { word: string; index: number }[] {
+  const out: { word: string; index: number }[] = [];
+  for (const m of text.matchAll(TOKEN)) {
+    if (!HAS_UNSPACED.test(m[0])) {
+      out.push({ word: m[0], index: m.index! });
+      continue;
+    }
+    segmenter ??= new Intl.Segmenter(undefined, { granularity: 'word' });
+    for (const s of segmenter.segment(m[0])) if (s.isWordLike) out.push({ word: s.segment, index: m.index! + s.index });
+  }
+  return out;
+}
+
+/** Case and accents folded, as unicode61 with remove_diacritics folds them. */
+export const fold = (s: string) => s.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase();

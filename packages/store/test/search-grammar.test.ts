@@ -1,0 +1,114 @@
+/**
+ * The query language (search/grammar.ts, docs/HTTP.md "Query language"): known readings of
+ * each operator and of each malformed form, the FTS5 expression each compiles to, and — over
+ * any string — a parse that never throws and an expression FTS5 itself always accepts.
+ */
+import Database from 'better-sqlite3';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { QUERY_TERMS_MAX, parseQuery } from '../src/search/grammar.js';
+import { filterSql, toMatch } from '../src/search/fts.js';
+import { spaceWords, wordsOf } from '../src/search/words.js';
+
+const read = (q: string) => {
+  const p = parseQuery(q);
+  return { parsedAs: p.parsedAs, fallbacks: p.fallbacks, match: toMatch(p) };
+};
+
+describe('the query language', () => {
+  it('reads plain words as words, any of them, stop words left out of a question', () => {
+    expect(read('harbour boats')).toEqual({ parsedAs: 'harbour OR boats', fallbacks: [], match: '("harbour" OR "boats")' });
+    expect(read('what is the revenue (quarterly)?').parsedAs).toBe('revenue OR (quarterly)?');
+    expect(read('what is the revenue (quarterly)?').match).toBe('("revenue" OR "(quarterly)?")');
+    // Only stop words: they are the question.
+    expect(read('to be or not to be').parsedAs).toBe('to OR be OR or OR not');
+    // Words inside punctuation stay one term: the index reads `e-mail` as the phrase "e mail".
+    expect(read('e-mail 10:30 http://x.org').match).toBe('("e-mail" OR "10:30" OR "http://x.org")');
+  });
+
+  it('honours each operator where it is well formed', () => {
+    expect(read('"harbour master" boats')).toMatchObject({ parsedAs: '"harbour master" OR boats', match: '("harbour master" OR "boats")' });
+    expect(read('harb*')).toMatchObject({ parsedAs: 'harb*', match: '"harb" *' });
+    expect(read('"harbour mas"*').match).toBe('"harbour mas" *');
+    expect(read('harbour AND master')).toMatchObject({ parsedAs: 'harbour AND master', match: '("harbour" AND "master")' });
+    expect(read('harbour OR master').match).toBe('("harbour" OR "master")');
+    expect(read('harbour NOT master')).toMatchObject({ parsedAs: 'harbour NOT master', match: '("harbour" NOT "master")' });
+    // AND binds tighter than juxtaposition (OR); NOT tighter than AND.
+    expect(read('x y AND z NOT w').match).toBe('("x" OR ("y" AND ("z" NOT "w")))');
+    expect(read('boats -harbour -"fish market"')).toMatchObject({ parsedAs: 'boats -harbour -"fish market"', match: '"boats" NOT ("harbour" OR "fish market")' });
+    expect(read('NOT harbour boats').match).toBe('"boats" NOT ("harbour")');
+    // Lower-case operators are words (stop words, here).
+    expect(read('harbour and master').parsedAs).toBe('harbour OR master');
+  });
+
+  it('takes field filters out of the words', () => {
+    const p = parseQuery('revenue path:reports/ tag:finance tag:q3 type:pdf path:"my docs/"');
+    expect(p.filters).toEqual({ path: ['reports/', 'my docs/'], tag: ['finance', 'q3'], type: ['pdf'] });
+    expect(p.parsedAs).toBe('revenue path:reports/ path:"my docs/" tag:finance tag:q3 type:pdf');
+    expect(p.text).toBe('revenue');
+    // Other prefixes with a colon are words: URLs, times, `note:`.
+    expect(parseQuery('note:urgent').filters).toEqual({ path: [], tag: [], type: [] });
+    expect(filterSql({ path: [], tag: [], type: ['text/*', 'json'] }).params).toEqual(['text/%', '%/json', '%+json']);
+    expect(filterSql({ path: [], tag: [], type: ['50%_off'] }).params).toEqual(['%/50\\%\\_off', '%+50\\%\\_off']);
+  });
+
+  it('reads malformed operator syntax as words, and says so', () => {
+    const cases: [string, string, RegExp][] = [
+      ['harbour AND', 'harbour', /"AND" at the end was read as a word/],
+      ['OR harbour', 'harbour', /"OR" at the start/],
+      ['"unbalanced quote', 'unbalanced OR quote', /unbalanced quote/],
+      ['harbour -', 'harbour', /"-" not followed by a word/],
+      ['*', '', /"\*" not after a word/],
+      ['harbour AND OR master', 'harbour OR master', /"AND" before another operator/],
+      ['harbour NOT', 'harbour', /"NOT" at the end/],
+      ['tag: boats', 'tag: OR boats', /"tag:" without a value/],
+    ];
+    for (const [q, parsedAs, said] of cases) {
+      const p = parseQuery(q);
+      expect({ q, parsedAs: p.parsedAs }).toEqual({ q, parsedAs });
+      expect(p.fallbacks.join('; '), q).toMatch(said);
+    }
+  });
+
+  it('has nothing to search for in punctuation, emoji, a lone NOT or filters alone: no expression, not an error', () => {
+    for (const q of ['', '   ', '?! …', '🙂🙂', '-', '""', '-harbour', 'NOT harbour', 'tag:finance', '()', '* * *']) {
+      const p = parseQuery(q);
+      expect({ q, match: toMatch(p) }).toEqual({ q, match: null });
+    }
+  });
+
+  it('cuts words of unspaced scripts apart, a question in them read as its words', () => {
+    expect(spaceWords('我今天去图书馆借书。')).toMatch(/图书/);
+    expect(spaceWords('plain English stays the same string')).toBe('plain English stays the same string');
+    const zh = parseQuery('图书馆在哪里');
+    expect(zh.expr && 'items' in zh.expr ? zh.expr.items.length : 1).toBeGreaterThan(1);
+    expect(toMatch(parseQuery('"图书馆"'))).toBe('"图书 馆"');
+    expect(wordsOf('in 我今天去图书馆借书 now').map((w) => w.word)).toEqual(['in', '我', '今天', '去', '图书', '馆', '借书', 'now']);
+  });
+
+  it(`searches the first ${QUERY_TERMS_MAX} distinct terms of a pasted page, and says so`, () => {
+    const page = Array.from({ length: 2000 }, (_, i) => `w${i}`).join(' ');
+    const p = parseQuery(page);
+    expect(p.expr && 'items' in p.expr ? p.expr.items.length : 0).toBe(QUERY_TERMS_MAX);
+    expect(p.fallbacks).toEqual([`only the first ${QUERY_TERMS_MAX} distinct terms were searched`]);
+    // Words said again are one term.
+    expect(parseQuery('boat boat boat harbour').parsedAs).toBe('boat OR harbour');
+  });
+
+  it('parses any string without throwing, into an expression FTS5 accepts', () => {
+    const db = new Database(':memory:');
+    db.exec("CREATE VIRTUAL TABLE t USING fts5(body, tokenize = 'porter unicode61 remove_diacritics 2'); INSERT INTO t(body) VALUES ('harbour master and boats'), ('东京 タワー')");
+    const run = db.prepare('SELECT rowid FROM t WHERE t MATCH ?');
+    const check = (q: string) => {
+      const match = toMatch(parseQuery(q));
+      if (match !== null) run.all(match); // throws on an FTS5 syntax error
+    };
+    const pieces = fc.constantFrom('AND', 'OR', 'NOT', '"', '-', '*', '(', ')', ':', 'path:', 'tag:', 'type:', '^', 'NEAR', '+', '{', '}', ' ', '图书馆', 'é', '\u0000', '🙂', 'harbour');
+    fc.assert(
+      fc.property(fc.array(fc.oneof(pieces, fc.string({ unit: 'grapheme', maxLength: 8 }), fc.string({ unit: 'binary', maxLength: 8 })), { maxLength: 40 }), (parts) => check(parts.join(''))),
+      { numRuns: 2000 },
+    );
+    fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 2000 }), check), { numRuns: 300 });
+    db.close();
+  });
+});
