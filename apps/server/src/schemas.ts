@@ -52,8 +52,9 @@ export const SearchHit = z.object({
   size: z.number().int(),
   score: z.number().describe('keyword mode: BM25, lower is better; semantic: cosine similarity; hybrid: the fused score (higher is better); hits come best first'),
   snippet: z.string().describe('best passage, matches between <mark> and </mark>'),
-  keyword: z.object({ rank: z.number().int(), score: z.number() }).optional().describe('semantic and hybrid modes: the keyword side, when it found this hit'),
-  semantic: z.object({ rank: z.number().int(), score: z.number() }).optional().describe('semantic and hybrid modes: the semantic side, when it found this hit'),
+  matched: z.array(z.enum(['keyword', 'semantic'])).describe('which sides found this hit: keyword (its terms), semantic (its meaning, above the relevance floor)'),
+  keyword: z.object({ rank: z.number().int(), score: z.number() }).optional().describe('the keyword side\'s rank and BM25 score, when it found this hit'),
+  semantic: z.object({ rank: z.number().int(), score: z.number() }).optional().describe('the semantic side\'s rank and cosine similarity, when it found this hit'),
 });
 
 export const IndexStatus = z.object({

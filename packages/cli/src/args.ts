@@ -14,6 +14,13 @@ export function wholeNumber(value: string, flag: string): number {
   return Number(value);
 }
 
+/** A cosine similarity, from -1 to 1. */
+export function cosine(value: string, flag: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < -1 || n > 1) throw usage(`${flag} must be a number from -1 to 1, got "${value}"`);
+  return n;
+}
+
 /** `k=v` pairs; `k=` means "no value" (null) where the caller allows it. */
 export function keyValues(pairs: string[], flag: string, allowDelete: boolean): Record<string, string | null> {
   const out: Record<string, string | null> = {};

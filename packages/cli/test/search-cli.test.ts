@@ -54,7 +54,8 @@ describe('kura search', () => {
     // (The keyword mode's shape; the default is hybrid where the model is installed: decision 0036.)
     const json = kura(['search', '--store', store, '--json', '--mode', 'keyword', '--type', 'text/plain', 'harbour']).stdout.trim().split('\n').map((l) => JSON.parse(l));
     expect(json.map((h) => h.path)).toEqual(['tree/notes.txt']);
-    expect(Object.keys(json[0])).toEqual(['digest', 'path', 'mediaType', 'size', 'score', 'snippet']);
+    expect(Object.keys(json[0])).toEqual(['digest', 'path', 'mediaType', 'size', 'score', 'snippet', 'matched', 'keyword']);
+    expect(json[0]).toMatchObject({ matched: ['keyword'], keyword: { rank: 1 } });
     expect(kura(['search', '--store', store, '--prefix', 'tree/guides/', 'harbour']).stdout).not.toContain('notes.txt');
     expect(kura(['search', '--store', store, '--tag', 'nope', 'harbour']).stdout).toBe('');
   });

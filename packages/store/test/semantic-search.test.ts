@@ -62,8 +62,12 @@ describe('semantic and hybrid search (all-MiniLM-L6-v2)', () => {
     const both = (await store.search('dipstick lubricant', { mode: 'hybrid' }))[0]!;
     expect(both).toMatchObject({ path: 'cars/engine-oil.txt', keyword: { rank: 1 }, semantic: { rank: 1 } });
     expect(both.score).toBeCloseTo(2 / 61, 10);
+    // Filters apply before the floor: the one document under pets/ is unrelated to cars, and
+    // below the relevance floor (search/floor.ts) it is no hit — unless minScore says otherwise.
     const filtered = await store.search('How often does my automobile require servicing?', { mode: 'semantic', pathPrefix: 'pets/' });
-    expect(filtered.map((h) => h.path)).toEqual(['pets/felines.txt']);
+    expect(filtered.map((h) => h.path)).toEqual([]);
+    const anyScore = await store.search('How often does my automobile require servicing?', { mode: 'semantic', pathPrefix: 'pets/', minScore: -1 });
+    expect(anyScore.map((h) => h.path)).toEqual(['pets/felines.txt']);
   });
 
   it('embeds each document once, and drops its vectors with it', { timeout: 60_000 }, async () => {

@@ -18,6 +18,8 @@ const SearchFields = {
   ...FilterQuery,
 };
 
+const minScore = z.coerce.number().min(-1).max(1).optional().describe('semantic and hybrid: the least cosine similarity of a semantic hit (default: the floor calibrated for the model)');
+
 const SearchAnswer = z.object({
   hits: z.array(SearchHit),
   parsedAs: z.string().describe('how the query was read, in the query language\'s canonical form'),
@@ -33,11 +35,11 @@ const waitMs = z.coerce
   .default(SEARCH_WAIT_MS)
   .describe('semantic and hybrid: how long to wait for documents still to embed; then the answer leaves them out and says how many (notEmbedded)');
 
-type SearchArgs = { q: string; mode?: 'keyword' | 'semantic' | 'hybrid' | undefined; limit: number; offset: number; waitMs: number } & Parameters<typeof filtersOf>[0];
+type SearchArgs = { q: string; mode?: 'keyword' | 'semantic' | 'hybrid' | undefined; limit: number; offset: number; waitMs: number; minScore?: number | undefined } & Parameters<typeof filtersOf>[0];
 
 export default async function search(app: FastifyInstance) {
   const answer = async (a: SearchArgs) => {
-    const hits = await app.store.search(a.q, { limit: a.limit, offset: a.offset, waitMs: a.waitMs, ...(a.mode ? { mode: a.mode } : {}), ...filtersOf(a) });
+    const hits = await app.store.search(a.q, { limit: a.limit, offset: a.offset, waitMs: a.waitMs, ...(a.mode ? { mode: a.mode } : {}), ...(a.minScore !== undefined ? { minScore: a.minScore } : {}), ...filtersOf(a) });
     return { hits: [...hits], parsedAs: hits.parsedAs, ...(hits.fallbacks ? { fallbacks: hits.fallbacks } : {}), ...(hits.notEmbedded ? { notEmbedded: hits.notEmbedded } : {}) };
   };
 
@@ -52,6 +54,7 @@ export default async function search(app: FastifyInstance) {
           limit: z.coerce.number().int().min(1).max(1000).default(20),
           offset: z.coerce.number().int().min(0).max(100_000).default(0),
           waitMs,
+          minScore,
         })
         .strict(),
       response: { 200: SearchAnswer, ...errors(400, 401, 403, 503) },
@@ -70,6 +73,7 @@ export default async function search(app: FastifyInstance) {
           limit: z.number().int().min(1).max(1000).default(20),
           offset: z.number().int().min(0).max(100_000).default(0),
           waitMs,
+          minScore,
         })
         .strict(),
       response: { 200: SearchAnswer, ...errors(400, 401, 403, 413, 503) },

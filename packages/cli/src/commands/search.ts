@@ -5,7 +5,7 @@
  * --json: one SearchHit per line.
  */
 import type { Command } from 'commander';
-import { wholeNumber } from '../args.js';
+import { cosine, wholeNumber } from '../args.js';
 import { writeJson, write } from '../output.js';
 import type { Embedder, Store } from '@kura/store';
 import { embedderFor, parseMode, type Mode } from '../embedder.js';
@@ -19,6 +19,7 @@ interface SearchOptions {
   limit?: string;
   offset?: string;
   waitMs?: string;
+  minScore?: string;
   json?: boolean;
 }
 
@@ -34,7 +35,8 @@ export function register(program: Command): void {
     .option('--offset <n>', 'skip the first N hits (for the next page)')
     .option('--wait-ms <ms>', 'semantic and hybrid: wait at most this long for documents still to embed, then leave them out (and say how many); default: embed them all first')
     .option('--mode <mode>', 'keyword, semantic (by meaning, the local model) or hybrid (both fused); default hybrid when the model is installed, else keyword')
-    .option('--json', 'one JSON object per hit: {"digest","path","mediaType","size","score","snippet"} and, for semantic and hybrid, "keyword"/"semantic": {"rank","score"}')
+    .option('--min-score <cosine>', 'semantic and hybrid: the least cosine similarity of a semantic hit (default: the floor calibrated for the model; -1: none)')
+    .option('--json', 'one JSON object per hit: {"digest","path","mediaType","size","score","snippet","matched"} and "keyword"/"semantic": {"rank","score"} for each side that found it')
     .action(async (words: string[], opts: SearchOptions, cmd: Command) => {
       const query = words.join(' ');
       const mode = parseMode(opts.mode);
@@ -59,6 +61,7 @@ async function searchWith(store: Store, embedder: Embedder | undefined, query: s
     ...(opts.limit ? { limit: wholeNumber(opts.limit, '--limit') } : {}),
     ...(opts.offset ? { offset: wholeNumber(opts.offset, '--offset') } : {}),
     ...(opts.waitMs !== undefined ? { waitMs: wholeNumber(opts.waitMs, '--wait-ms') } : {}),
+    ...(opts.minScore !== undefined ? { minScore: cosine(opts.minScore, '--min-score') } : {}),
   });
   for (const f of hits.fallbacks ?? []) process.stderr.write(`kura: ${f} (searched: ${hits.parsedAs || 'nothing'})\n`);
   if (hits.notEmbedded) process.stderr.write(`kura: ${hits.notEmbedded} document${hits.notEmbedded === 1 ? ' is' : 's are'} not embedded yet: the semantic ranking left ${hits.notEmbedded === 1 ? 'it' : 'them'} out (kura index --wait embeds everything)\n`);

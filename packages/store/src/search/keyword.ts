@@ -65,7 +65,7 @@ export async function toHits(
   reader: Reader,
   parsed: ParsedQuery,
   found: readonly FoundEntry[],
-  extra: (f: FoundEntry) => Partial<SearchHit> & { passage?: { start: number; end: number } } = () => ({}),
+  extra: (f: FoundEntry) => Pick<SearchHit, 'matched'> & Partial<SearchHit> & { passage?: { start: number; end: number } },
 ): Promise<SearchHit[]> {
   const terms = queryTerms(parsed);
   const hits: SearchHit[] = [];

@@ -42,7 +42,8 @@ export async function keywordSearch(s: Searcher, query: string, options: SearchQ
   const q = parse(SearchQuery, options, 'search options');
   const parsed = parseQuery(query);
   const found = s.db.read(() => keywordEntries(s.db, parsed, q, q.limit, q.offset));
-  return answer(await toHits(s.db, s.st, s.reader, parsed, found), parsed);
+  const hits = await toHits(s.db, s.st, s.reader, parsed, found, (f) => ({ matched: ['keyword'], keyword: { rank: q.offset + found.indexOf(f) + 1, score: f.score } }));
+  return answer(hits, parsed);
 }
 
 /** Semantic or hybrid hits for `query` (the keyword index drained first by the caller). */
@@ -63,7 +64,7 @@ export async function semanticSearch(s: Searcher & { semantic: SemanticSearch },
   };
   if (mode === 'semantic') {
     const page = found.slice(q.offset, q.offset + q.limit);
-    const hits = await toHits(s.db, s.st, s.reader, parsed, page, (f) => ({ ...passage(f), semantic: { rank: found.indexOf(f) + 1, score: f.score } }));
+    const hits = await toHits(s.db, s.st, s.reader, parsed, page, (f) => ({ ...passage(f), matched: ['semantic'], semantic: { rank: found.indexOf(f) + 1, score: f.score } }));
     return answer(hits, parsed, semantic.notEmbedded);
   }
   const keyword = s.db.read(() => keywordEntries(s.db, parsed, q, window, 0));
@@ -81,6 +82,7 @@ export async function semanticSearch(s: Searcher & { semantic: SemanticSearch },
   const hits = await toHits(s.db, s.st, s.reader, parsed, page, (f) => {
     const [kr, sr] = sides.get(f.entry_id)!.ranks;
     return {
+      matched: kr && sr ? ['keyword', 'semantic'] : kr ? ['keyword'] : ['semantic'],
       ...(kr ? { keyword: { rank: kr, score: keyword[kr - 1]!.score } } : {}),
       ...(sr ? { semantic: { rank: sr, score: found[sr - 1]!.score }, ...(kr ? {} : passage(f)) } : {}),
     };

@@ -17,6 +17,11 @@ export const SearchQuery = ListQuery.omit({ cursor: true, limit: true })
     weights: z.object({ keyword: z.number().min(0).max(100).default(1), semantic: z.number().min(0).max(100).default(1) }).strict().default({ keyword: 1, semantic: 1 }),
     window: z.number().int().min(1).max(1000).default(100),
     /**
+     * Semantic and hybrid: the least cosine similarity a semantic hit needs (floor.ts). Default:
+     * the floor calibrated for the store's model (none for a model not calibrated here).
+     */
+    minScore: z.number().min(-1).max(1).optional(),
+    /**
      * Semantic and hybrid: how long to wait for documents still to embed (milliseconds); past
      * it the semantic side answers from what is embedded and the hits say how many it could
      * not see (SearchHits.notEmbedded). Default: no limit, every committed document first.
@@ -56,7 +61,9 @@ export interface SearchHit {
   score: number;
   /** Best-matching passage, matched terms between `<mark>` and `</mark>`. */
   snippet: string;
-  /** Semantic and hybrid modes: this hit's rank (from 1) and score on each side that found it. */
+  /** Which sides found this hit: keyword (its terms), semantic (its meaning, above the floor), or both. */
+  matched: ('keyword' | 'semantic')[];
+  /** This hit's rank (from 1) and score on each side that found it. */
   keyword?: { rank: number; score: number };
   semantic?: { rank: number; score: number };
 }

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import type { SqlDatabase } from '../backend/sql.js';
 import type { Reader } from '../bytes/read.js';
+import { semanticFloor } from '../search/floor.js';
 import type { FoundEntry } from '../search/keyword.js';
 import type { SearchQuery } from '../search/search-query.js';
 import type { Statements } from '../catalog/statements.js';
@@ -68,7 +69,9 @@ export class SemanticSearch {
     const notEmbedded = complete ? 0 : this.db.read(() => this.st.embedCounts.get(this.embedder.model, this.embedder.model, this.embedder.model)!.pending);
     this.refresh();
     const [qv] = await this.embedder.embed([query]);
-    const top = this.index.top(qv!, window);
+    // Below the relevance floor the model's similarity says "unrelated" (search/floor.ts).
+    const floor = semanticFloor(this.embedder.model, q.minScore);
+    const top = this.index.top(qv!, window).filter((c) => c.score >= floor);
     const chunks = new Map(top.map((c) => [c.docId, c]));
     const partial = notEmbedded > 0 ? { notEmbedded } : {};
     if (top.length === 0) return { found: [], chunks, ...partial };
