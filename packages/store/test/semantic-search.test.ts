@@ -9,7 +9,7 @@ import { loadMiniLmOnWorker } from '../src/node/embed-away.js';
 import type { Store } from '../src/node/index.js';
 import type { Embedder } from '../src/semantic/embedder.js';
 import { HashingEmbedderForTests } from '../src/semantic/hashing-embedder.js';
-import { RETRIEVAL_SET } from './fixtures/retrieval-set.js';
+import { QUESTION_SET, RETRIEVAL_SET } from './fixtures/retrieval-set.js';
 import { newStore } from './helpers/store.js';
 
 const enc = (t: string) => new TextEncoder().encode(t);
@@ -51,6 +51,22 @@ describe('semantic and hybrid search (all-MiniLM-L6-v2)', () => {
     expect(hybrid).toBeGreaterThanOrEqual(8);
     expect(await firsts(store, 'keyword', 'keyword')).toBe(total);
     expect(await firsts(store, 'keyword', 'hybrid')).toBe(total);
+  });
+
+  it('answers questions as people type them (punctuation, quotes, other languages) and returns nothing for unrelated ones, in every mode', { timeout: 120_000 }, async () => {
+    const store = await labelledStore(model);
+    for (const d of QUESTION_SET.documents) await store.put(enc(d.text), { path: d.path });
+    for (const { q, expect: answer, kind } of QUESTION_SET.questions) {
+      for (const mode of ['keyword', 'semantic', 'hybrid'] as const) {
+        const hits = await store.search(q, { mode, limit: 5 });
+        if (answer === null) expect({ q, mode, paths: hits.map((h) => h.path) }).toEqual({ q, mode, paths: [] });
+        else if (mode === 'hybrid') expect({ q, kind, first: hits[0]?.path }).toEqual({ q, kind, first: answer });
+        else expect({ q, mode, found: hits.some((h) => h.path === answer) }).toEqual({ q, mode, found: true });
+      }
+    }
+    // The issue's example: a question about nothing in a store of two notes finds nothing.
+    const two = await labelledStore(model);
+    expect((await two.search('C++ templates')).map((h) => h.path)).toEqual([]);
   });
 
   it('hits carry each side\'s rank and score, and a snippet from the matching chunk; hybrid is the default with a model', { timeout: 60_000 }, async () => {

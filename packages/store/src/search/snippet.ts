@@ -11,7 +11,7 @@
 import type { Expr, ParsedQuery } from './grammar.js';
 import { stemmer } from 'stemmer';
 import { STOP_WORDS } from './stop-words.js';
-import { fold, wordsOf } from './words.js';
+import { fold, isHangul, wordsOf } from './words.js';
 
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ENTITIES[c]!);
@@ -23,7 +23,7 @@ const AFTER = 10;
 
 
 /** A query word as the index matches it: folded, and stemmed (porter: the index's tokenizer). */
-export type SnippetTerm = { word: string; prefix: boolean; stem: string };
+export type SnippetTerm = { word: string; prefix: boolean; stem: string; hangul: boolean };
 
 /** FTS5's porter tokenizer stems words of ASCII letters only; others match as they are. */
 export const stemOf = (folded: string) => (/^[a-z]+$/.test(folded) ? stemmer(folded) : folded);
@@ -36,7 +36,7 @@ export function queryTerms(parsed: ParsedQuery): SnippetTerm[] {
       const words = wordsOf(e.text);
       words.forEach((w, i) => {
         const word = fold(w.word);
-        terms.push({ word, prefix: e.kind === 'prefix' && i === words.length - 1, stem: stemOf(word) });
+        terms.push({ word, prefix: e.kind === 'prefix' && i === words.length - 1, stem: stemOf(word), hangul: isHangul(word) });
       });
     } else if (e.kind === 'not') walk(e.left);
     else e.items.forEach(walk);
@@ -49,7 +49,8 @@ export function queryTerms(parsed: ParsedQuery): SnippetTerm[] {
 function matches(token: string, terms: SnippetTerm[]): boolean {
   const t = fold(token);
   let stem: string | undefined;
-  return terms.some((q) => (q.prefix ? t.startsWith(q.word) : t === q.word || (stem ??= stemOf(t)) === q.stem));
+  // A Korean word is found at the start of its phrase (particles follow it: words.ts).
+  return terms.some((q) => (q.prefix || (q.hangul && t.length > q.word.length) ? t.startsWith(q.word) : t === q.word || (stem ??= stemOf(t)) === q.stem));
 }
 
 /** A snippet of the first of `fields` that contains a term; the start of the first field else. */

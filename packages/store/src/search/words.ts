@@ -34,13 +34,35 @@ export function hasUnspaced(text: string): boolean {
 }
 
 /**
- * `text` as the index sees it: every unspaced run cut into words separated by spaces; text
- * without such runs is returned as it is (the same string: no copy).
+ * Korean is written with spaces, but between phrases, not words: a noun carries its particle
+ * (`지하철은`, "the subway" + topic), and neither unicode61 nor ICU's segmenter separates them.
+ * A run of Hangul syllables is indexed as its overlapping pairs (`지하 하철 철은`), as Lucene's
+ * CJK analyzer does, so a word is found inside its phrase as the phrase of its pairs.
+ */
+const HANGUL_RUN = /\p{Script=Hangul}{2,}/gu;
+const HAS_HANGUL = /\p{Script=Hangul}/u;
+
+function hangulPairs(run: string): string {
+  const chars = [...run];
+  const pairs: string[] = [];
+  for (let i = 0; i + 1 < chars.length; i++) pairs.push(chars[i]! + chars[i + 1]!);
+  return ` ${pairs.join(' ')} `;
+}
+
+/**
+ * `text` as the index sees it: every unspaced run cut into words separated by spaces, Hangul
+ * runs as their pairs of syllables; text without such runs is returned as it is (the same
+ * string: no copy).
  */
 export function spaceWords(text: string): string {
-  if (!HAS_UNSPACED.test(text)) return text;
-  return text.replace(UNSPACED, (run) => ` ${segmentRun(run).join(' ')} `);
+  let out = text;
+  if (HAS_UNSPACED.test(out)) out = out.replace(UNSPACED, (run) => ` ${segmentRun(run).join(' ')} `);
+  if (HAS_HANGUL.test(out)) out = out.replace(HANGUL_RUN, hangulPairs);
+  return out;
 }
+
+/** Whether `word` is Hangul (a snippet marks it where a phrase starts with it: `지하철은`). */
+export const isHangul = (word: string) => HAS_HANGUL.test(word);
 
 /** A letter or digit: what unicode61 keeps in a token (other characters separate tokens). */
 export const WORD_CHAR = /[\p{L}\p{N}]/u;
