@@ -12,6 +12,7 @@ import { openMemoryDatabase } from '../src/backend/sqlite-wasm.js';
 import type { SqlDatabase } from '../src/backend/sql.js';
 import { openSqlite } from '../src/node/sqlite.js';
 import { Store as Core } from '../src/store.js';
+import { QUESTION_SET } from './fixtures/retrieval-set.js';
 import { randomBytes } from './helpers/store.js';
 
 const textBytes = (s: string) => new TextEncoder().encode(s);
@@ -139,6 +140,15 @@ describe('the store on sqlite-wasm', () => {
     expect(strip(await w.store.stats())).toEqual(strip(await n.store.stats()));
     expect(drop((await w.store.list({ tag: 't0' })).items)).toEqual(drop((await n.store.list({ tag: 't0' })).items));
     expect((await w.store.search('gamma')).map((h) => h.digest)).toEqual((await n.store.search('gamma')).map((h) => h.digest));
+    // Words of every script, ranked alike: the browser's SQLite build and Node's give the same
+    // hits in the same order, with the same scores (the segmentation before them is words.ts's,
+    // the same code in Chromium: apps/web/test/words-in-chromium.test.ts).
+    for (const d of QUESTION_SET.documents) for (const s of [w.store, n.store]) await s.put(textBytes(d.text), { path: d.path });
+    for (const { q } of QUESTION_SET.questions) {
+      const [hw, hn] = [await w.store.search(q), await n.store.search(q)];
+      expect({ q, hits: hw.map((h) => [h.path, h.score, h.snippet]) }).toEqual({ q, hits: hn.map((h) => [h.path, h.score, h.snippet]) });
+    }
+    expect((await w.store.search('图书馆')).map((h) => h.path)).toEqual(['zh/library.txt']);
     const snap = { type: 'dir' as const, entries: [{ type: 'file' as const, name: 'x', digest: sha(docs[0]!), size: docs[0]!.length, mode: 0o644 }] };
     const [sw, sn] = [await w.store.createSnapshot(snap), await n.store.createSnapshot(snap)];
     expect(sw.tree).toBe(sn.tree);
