@@ -21,6 +21,9 @@ pub enum Error {
     CompressFailed,
     /// Vector rows or a query whose length does not fit the rows' dimensions.
     InvalidShape,
+    /// A grep pattern that is not a regular expression, or whose automaton would be too large
+    /// (the regex crate's message is in the output region).
+    InvalidPattern,
 }
 
 impl Error {
@@ -35,6 +38,7 @@ impl Error {
             Error::InvalidState => 6,
             Error::CompressFailed => 7,
             Error::InvalidShape => 8,
+            Error::InvalidPattern => 9,
         }
     }
 }
@@ -50,6 +54,7 @@ impl fmt::Display for Error {
             Error::InvalidState => write!(f, "operation on a finished or unknown handle"),
             Error::CompressFailed => write!(f, "zstd compression failed"),
             Error::InvalidShape => write!(f, "vectors of the wrong length for the rows' dimensions"),
+            Error::InvalidPattern => write!(f, "not a usable regular expression"),
         }
     }
 }

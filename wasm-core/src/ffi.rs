@@ -16,6 +16,7 @@ use std::cell::{Cell, RefCell};
 use crate::cdc::{Params, StreamChunker, chunk_lengths};
 use crate::codec::Codec;
 use crate::error::Error;
+use crate::grep::{Grep, LineMatch};
 use crate::hash::{Blake3, Sha256, blake3, sha256};
 use crate::ingest::Ingest;
 use crate::rows::Rows;
@@ -413,5 +414,54 @@ pub unsafe extern "C" fn kura_rows_clear(h: *mut Rows) {
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn kura_rows_free(h: *mut Rows) {
+    drop(unsafe { Box::from_raw(h) });
+}
+
+// ---- grep (decision 0055) --------------------------------------------------------------
+
+/// A matcher for the pattern in the input region (UTF-8). 0 when it is not usable: then
+/// `kura_last_error` is InvalidPattern and the output region holds the reason (UTF-8).
+#[unsafe(no_mangle)]
+pub extern "C" fn kura_grep_new(ignore_case: u32, len: u32) -> *mut Grep {
+    let made = with_input(len, |input| match std::str::from_utf8(input) {
+        Ok(pattern) => Grep::new(pattern, ignore_case != 0),
+        Err(_) => Err("the pattern is not UTF-8".to_string()),
+    });
+    match made {
+        Ok(g) => into_handle(g),
+        Err(why) => {
+            set_out(why.as_bytes());
+            fail(Error::InvalidPattern);
+            std::ptr::null_mut()
+        }
+    }
+}
+
+thread_local! {
+    static LINES: RefCell<Vec<LineMatch>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The matching lines of the text in the input region, into the output region: five u32
+/// (little-endian) a line — its index in the text, its start and end, its first match's start
+/// and end (byte offsets). Returns the count.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kura_grep_lines(h: *mut Grep, len: u32) -> i32 {
+    let g = unsafe { handle(h) };
+    LINES.with_borrow_mut(|lines| {
+        with_input(len, |text| g.lines(text, lines));
+        OUT.with_borrow_mut(|out| {
+            out.clear();
+            for m in lines.iter() {
+                for v in [m.line, m.start, m.end, m.match_start, m.match_end] {
+                    out.extend_from_slice(&v.to_le_bytes());
+                }
+            }
+        });
+        lines.len() as i32
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kura_grep_free(h: *mut Grep) {
     drop(unsafe { Box::from_raw(h) });
 }

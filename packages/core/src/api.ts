@@ -36,3 +36,4 @@ export {
 } from './ingest.js';
 export { pieces, type ByteSource } from './source.js';
 export { VectorRows } from './vectors.js';
+export { LineMatcher, type LineMatch } from './grep.js';

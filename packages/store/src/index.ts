@@ -3,6 +3,7 @@ export { Store as StoreCore, FORMAT_NAME, FORMAT_VERSION } from './store.js';
 export type { StoreBackends, StoreStats, StoreConfig, ListResult, PutInput, VersionInfo, DocumentHead, DocumentReader } from './store.js';
 export { SEARCH_WAIT_MS, type SearchHit, type SearchHits, type SearchMode, type SearchQuery } from './search/search-query.js';
 export { parseQuery, QUERY_TERMS_MAX, type ParsedQuery } from './search/grammar.js';
+export { CONTEXT_MAX, type GrepEvent, type GrepOptions } from './search/grep.js';
 export { fuseRanks, quantize, VectorIndex } from './semantic/vectors.js';
 export { chunkText } from './semantic/chunk-text.js';
 export type { ExtractionProblem, IndexStatus } from './search/index-status.js';

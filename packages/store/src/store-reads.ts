@@ -11,11 +11,13 @@ import type { VerifyProgress, VerifyReport } from './bytes/verify.js';
 import { verifyAll } from './store-verify.js';
 import type { SearchHits, SearchQuery } from './search/search-query.js';
 import { indexStatusOf, searchStore } from './store-search.js';
+import { grep as grepStore, type GrepEvent, type GrepOptions } from './search/grep.js';
+import { breather } from './breather.js';
 import type { IndexStatus } from './search/index-status.js';
 import { chunkBytes, documentBytes, documentStream, manifestOf, openDocument, rangeBytes, rangeStream } from './document-reads.js';
 import { exclusiveSize, listEntries, pathVersion, resolveRef, storeStats, tagCounts, versionsOf } from './catalog/queries.js';
 import type { DocumentReader, ListResult, StoreConfig, StoreStats, VersionInfo } from './store-types.js';
-import { usable, type StoreContext } from './store-context.js';
+import { drainIndex, usable, type StoreContext } from './store-context.js';
 import { checkKeys, missingChunks } from './bytes/sync.js';
 import type { SnapshotDiff, SnapshotInfo, WalkEntry } from './catalog/snapshot.js';
 import * as snapshots from './store-snapshots.js';
@@ -94,6 +96,19 @@ export class StoreReads {
    */
   async search(query: string, options: SearchQuery = {}): Promise<SearchHits> {
     return searchStore(this.#r(), query, options);
+  }
+
+  /**
+   * The lines of the stored text that match `pattern` (a regular expression, linear-time;
+   * decision 0055): every path's latest document — text files as they are, PDF, DOCX and HTML
+   * by their extracted text — in path order, as events (`begin`, `match`, `context`, `end`,
+   * `error`, then one `summary`). Text still to extract is extracted first.
+   */
+  async *grep(pattern: string, options: GrepOptions = {}): AsyncGenerator<GrepEvent> {
+    const ctx = this.#r();
+    await drainIndex(ctx);
+    const breathe = breather();
+    yield* grepStore(ctx, pattern, options, async () => breathe());
   }
 
   /**

@@ -54,6 +54,10 @@ export interface KuraWasmExports {
   kura_rows_scores(h: number, len: number): number;
   kura_rows_clear(h: number): void;
   kura_rows_free(h: number): void;
+
+  kura_grep_new(ignoreCase: number, len: number): number;
+  kura_grep_lines(h: number, len: number): number;
+  kura_grep_free(h: number): void;
 }
 
 /** Error codes of wasm-core/src/error.rs. */
@@ -66,4 +70,5 @@ export const WASM_ERROR = {
   invalidState: 6,
   compressFailed: 7,
   invalidShape: 8,
+  invalidPattern: 9,
 } as const;

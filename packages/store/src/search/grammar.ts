@@ -46,7 +46,7 @@ export interface ParsedQuery {
   fallbacks: string[];
 }
 
-/** Distinct terms searched at most; later ones are left out and `fallbacks` says so. */
+/** Terms searched at most; later ones are left out and `fallbacks` says so. */
 export const QUERY_TERMS_MAX = 256;
 const FIELDS = new Set(['path', 'tag', 'type']);
 const OPERATORS = new Set(['AND', 'OR', 'NOT']);
@@ -224,31 +224,31 @@ export function parseQuery(query: string): ParsedQuery {
   };
 }
 
-/** Keeps the first QUERY_TERMS_MAX distinct terms (a pasted page is thousands of words). */
+/**
+ * Keeps the first QUERY_TERMS_MAX terms (a pasted page is thousands of words). A word said
+ * again stays: FTS5's bm25() sums each of a query's phrases, so a question that says "titles"
+ * three times weighs it three times, as BM25 with query term frequency does (CISI, keyword:
+ * nDCG@10 0.342 with repeats dropped, 0.391 kept; decision 0054).
+ */
 function capTerms<T extends { t: 'unit'; e: Expr } | { t: 'op'; op: string }>(items: T[], fallbacks: Set<string>): T[] {
-  const seen = new Set<string>();
   const out: T[] = [];
+  let terms = 0;
   let dropped = 0;
-  const countOf = (e: Expr): string[] => ('text' in e ? [`${e.kind}:${e.text.toLowerCase()}`] : e.kind === 'not' ? [...countOf(e.left), ...countOf(e.right)] : e.items.flatMap(countOf));
-  for (let k = 0; k < items.length; k++) {
-    const s = items[k]!;
+  const count = (e: Expr): number => ('text' in e ? 1 : e.kind === 'not' ? count(e.left) + count(e.right) : e.items.reduce((n, x) => n + count(x), 0));
+  for (const s of items) {
     if (s.t !== 'unit') {
       out.push(s);
       continue;
     }
-    const keys = countOf(s.e);
-    const fresh = keys.filter((key) => !seen.has(key));
-    // A word said again between two ORs adds nothing (BM25 counts occurrences in documents,
-    // not in the query); one an operator binds stays.
-    if (fresh.length === 0 && items[k - 1]?.t !== 'op' && items[k + 1]?.t !== 'op') continue;
-    if (seen.size + fresh.length > QUERY_TERMS_MAX) {
+    const n = count(s.e);
+    if (terms + n > QUERY_TERMS_MAX) {
       dropped++;
       continue;
     }
-    for (const key of fresh) seen.add(key);
+    terms += n;
     out.push(s);
   }
-  if (dropped > 0) fallbacks.add(`only the first ${QUERY_TERMS_MAX} distinct terms were searched`);
+  if (dropped > 0) fallbacks.add(`only the first ${QUERY_TERMS_MAX} terms were searched`);
   // Dropping units can leave an operator without an operand: drop those too.
   return out.filter((s, k) => s.t !== 'op' || (out[k - 1]?.t === 'unit' && out[k + 1]?.t === 'unit'));
 }

@@ -46,11 +46,25 @@ export function queryTerms(parsed: ParsedQuery): SnippetTerm[] {
   return content.length ? content : terms;
 }
 
+/** ASCII letters and digits: folding is lower-casing (no NFKD needed). */
+const ASCII = /^[\x00-\x7f]*$/;
+
 function matches(token: string, terms: SnippetTerm[]): boolean {
-  const t = fold(token);
+  const t = ASCII.test(token) ? token.toLowerCase() : fold(token);
   let stem: string | undefined;
-  // A Korean word is found at the start of its phrase (particles follow it: words.ts).
-  return terms.some((q) => (q.prefix || (q.hangul && t.length > q.word.length) ? t.startsWith(q.word) : t === q.word || (stem ??= stemOf(t)) === q.stem));
+  for (const q of terms) {
+    // A Korean word is found at the start of its phrase (particles follow it: words.ts).
+    if (q.prefix || (q.hangul && t.length > q.word.length)) {
+      if (t.startsWith(q.word)) return true;
+      continue;
+    }
+    if (t === q.word) return true;
+    // Porter changes at most a word's last three letters before its stem ends (`relational`
+    // → `relat`, `happy` → `happi`): a token that does not share the rest cannot have its
+    // stem, and is not stemmed (stemming every token of a 64 KiB text cost most of a query).
+    if (t.length >= q.stem.length - 3 && t.startsWith(q.stem.slice(0, Math.max(1, q.stem.length - 3))) && (stem ??= stemOf(t)) === q.stem) return true;
+  }
+  return false;
 }
 
 /** A snippet of the first of `fields` that contains a term; the start of the first field else. */

@@ -72,8 +72,9 @@ const TOKEN = /[\p{L}\p{N}\p{M}_]+/gu;
 /** The words of `text` with where each starts, unspaced runs cut into their words. */
 export function wordsOf(text: string): { word: string; index: number }[] {
   const out: { word: string; index: number }[] = [];
+  const unspaced = HAS_UNSPACED.test(text);
   for (const m of text.matchAll(TOKEN)) {
-    if (!HAS_UNSPACED.test(m[0])) {
+    if (!unspaced || !HAS_UNSPACED.test(m[0])) {
       out.push({ word: m[0], index: m.index! });
       continue;
     }

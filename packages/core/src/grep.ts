@@ -1,0 +1,65 @@
+/**
+ * Lines of text that match a regular expression, in time linear in the text whatever the
+ * pattern (wasm-core/src/grep.rs: Rust's regex crate, finite automata; decision 0055). The
+ * same module in Node and in browsers.
+ */
+import { InvalidInputError, InvalidStateError } from './errors.js';
+import { check, copyIn, memory, wasm } from './wasm/instance.js';
+import { WASM_ERROR } from './wasm/exports.js';
+
+const registry = new FinalizationRegistry<number>((h) => wasm().kura_grep_free(h));
+const utf8 = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** A matching line of a block of text: its index in the block, its bytes, its first match. */
+export interface LineMatch {
+  line: number;
+  start: number;
+  end: number;
+  matchStart: number;
+  matchEnd: number;
+}
+
+export class LineMatcher {
+  #handle: number;
+
+  /**
+   * `pattern`: Rust regex syntax (docs/HTTP.md "grep"); `^`/`$` match at line ends. A pattern
+   * that is not a regular expression, or whose automaton would be too large, is INVALID_INPUT
+   * with the reason.
+   */
+  constructor(
+    readonly pattern: string,
+    readonly ignoreCase = false,
+  ) {
+    if (typeof pattern !== 'string') throw new InvalidInputError('the pattern must be a string', 'pattern');
+    const h = wasm().kura_grep_new(ignoreCase ? 1 : 0, copyIn(utf8.encode(pattern)));
+    if (h === 0) {
+      const code = wasm().kura_last_error();
+      const at = wasm().kura_out_ptr() >>> 0;
+      const why = code === WASM_ERROR.invalidPattern ? decoder.decode(memory().slice(at, at + wasm().kura_out_len())) : `error ${code}`;
+      throw new InvalidInputError(`not a usable pattern: ${why.split('\n').filter(Boolean).at(-1) ?? why}`, 'pattern');
+    }
+    this.#handle = h;
+    registry.register(this, h, this);
+  }
+
+  /** The lines of `text` (UTF-8) holding a match, each once, in order. */
+  lines(text: Uint8Array): LineMatch[] {
+    if (this.#handle === 0) throw new InvalidStateError('LineMatcher.lines: disposed');
+    const n = check(wasm().kura_grep_lines(this.#handle, copyIn(text)), 'LineMatcher.lines');
+    const at = wasm().kura_out_ptr() >>> 0;
+    const v = new Uint32Array(memory().buffer.slice(at, at + n * 20));
+    const out: LineMatch[] = new Array(n);
+    for (let i = 0; i < n; i++) out[i] = { line: v[i * 5]!, start: v[i * 5 + 1]!, end: v[i * 5 + 2]!, matchStart: v[i * 5 + 3]!, matchEnd: v[i * 5 + 4]! };
+    return out;
+  }
+
+  /** Frees the matcher. Idempotent. */
+  dispose(): void {
+    if (this.#handle === 0) return;
+    registry.unregister(this);
+    wasm().kura_grep_free(this.#handle);
+    this.#handle = 0;
+  }
+}

@@ -1,0 +1,237 @@
+/**
+ * `grep` over the stored text (decision 0055): a regular expression matched line by line
+ * against every path's latest document — a text file's own bytes, a PDF's, DOCX's or HTML
+ * page's extracted text — in the wasm core's linear-time matcher (LineMatcher), streamed as
+ * events in the shape of ripgrep's JSON lines: `begin`, `match` and `context` lines, `end` with
+ * the file's count, `error` for a document that cannot be read (damage is said, never skipped
+ * silently), and one `summary`.
+ *
+ * Memory stays bounded whatever the store's size: entries are read a page at a time, a
+ * document as a stream of blocks cut at line ends (a line longer than LINE_MAX is cut there),
+ * and the events go out as they are found.
+ */
+import { InvalidInputError, LineMatcher, decompress } from '@kura/core';
+import type { Reader } from '../bytes/read.js';
+import type { SqlDatabase } from '../backend/sql.js';
+import type { DocRow, Statements } from '../catalog/statements.js';
+import { formatDigest } from '../hex.js';
+import { extractKind, KIND_HEAD } from '../extract/kind.js';
+import { filterSql } from './fts.js';
+import { SNIFF_BYTES, looksLikeText, textByType } from './text.js';
+
+/** A block of text is at most this long before it is matched: a longer line is cut here. */
+export const LINE_MAX = 1 << 20;
+/** Characters of a line an event carries at most (around its match); `cut` says it was cut. */
+export const LINE_SHOWN_MAX = 2000;
+/** Context lines at most (-C). */
+export const CONTEXT_MAX = 100;
+const PAGE = 256;
+
+export interface GrepOptions {
+  /** Case-insensitive (Unicode case folding). */
+  ignoreCase?: boolean;
+  /** Only paths starting with one of these (none: every path). */
+  prefixes?: string[];
+  tag?: string;
+  /** Media type: as search's `type:` — `text/markdown`, `text/*`, or a subtype alone (`pdf`). */
+  type?: string;
+  /** Lines of context before and after each match. */
+  context?: number;
+  /** Stop a file at its first match (`-l`). */
+  firstPerFile?: boolean;
+  /** Matching lines in all at most; then a `summary` with `truncated: true`. */
+  limit?: number;
+}
+
+type Where = { path: string; digest: `sha256:${string}` };
+export type GrepEvent =
+  | ({ type: 'begin' } & Where)
+  | ({ type: 'match' | 'context'; line: number; text: string; cut?: true; submatch?: [number, number] } & Where)
+  | ({ type: 'end'; matches: number } & Where)
+  | ({ type: 'error'; code: string; message: string } & Where)
+  | { type: 'summary'; files: number; filesMatched: number; matches: number; bytes: number; truncated: boolean };
+
+export interface GrepSource {
+  db: SqlDatabase;
+  st: Statements;
+  reader: Reader;
+}
+
+const decoder = new TextDecoder();
+
+type Entry = { path: string; media_type: string | null; doc_id: number };
+
+/** Every path's latest entry matching the filters, in path order, a page at a time. */
+function* entries(s: GrepSource, o: GrepOptions): Generator<Entry> {
+  const f = filterSql({ path: o.prefixes ?? [], tag: o.tag === undefined ? [] : [o.tag], type: o.type === undefined ? [] : [o.type] });
+  const sql = `SELECT e.path AS path, e.media_type AS media_type, e.doc_id AS doc_id FROM entries e
+    WHERE e.path IS NOT NULL AND e.path > ?${f.where.map((w) => ` AND ${w}`).join('')} ORDER BY e.path LIMIT ${PAGE}`;
+  let after = '';
+  for (;;) {
+    const page = s.db.read(() => s.db.prepare<Entry>(sql).all(after, ...f.params));
+    yield* page;
+    if (page.length < PAGE) return;
+    after = page[page.length - 1]!.path;
+  }
+}
+
+/** The document's text as UTF-8 pieces: extracted text, a text file's bytes, or none (binary). */
+async function* textOf(s: GrepSource, doc: DocRow, mediaType: string | null): AsyncGenerator<Uint8Array> {
+  const row = s.db.read(() => s.st.docTextGet.get(doc.id));
+  if (row) {
+    if (row.bytes > 0) yield decompress(row.text, row.bytes);
+    return;
+  }
+  const byType = textByType(mediaType);
+  if (byType === false) return;
+  let head: Uint8Array = new Uint8Array(0);
+  if (byType !== true) {
+    for await (const piece of s.reader.range(doc, 0, Math.min(doc.size, Math.max(KIND_HEAD, SNIFF_BYTES)))) head = concat(head, piece);
+    if (extractKind(head, mediaType) || !looksLikeText(head.subarray(0, SNIFF_BYTES))) return; // awaiting extraction, or binary
+  } else if (extractKind(new Uint8Array(0), mediaType)) return; // text/html: its extracted text, once extracted
+  yield* s.reader.document(doc);
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  if (a.length === 0) return b;
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
+
+/** Starts of the lines of `block` (the first at 0), and its newline count. */
+function lineStarts(block: Uint8Array): number[] {
+  const starts = [0];
+  for (let at = block.indexOf(10); at >= 0; at = block.indexOf(10, at + 1)) starts.push(at + 1);
+  return starts;
+}
+
+/** A line for an event: its text (cut around the match when long), and the match in it. */
+function shown(bytes: Uint8Array, m?: { from: number; to: number }): { text: string; cut?: true; submatch?: [number, number] } {
+  let text = decoder.decode(bytes);
+  let sub: [number, number] | undefined;
+  if (m) {
+    const a = decoder.decode(bytes.subarray(0, m.from)).length;
+    sub = [a, a + decoder.decode(bytes.subarray(m.from, m.to)).length];
+  }
+  if (text.length <= LINE_SHOWN_MAX) return sub ? { text, submatch: sub } : { text };
+  const from = sub ? Math.max(0, Math.min(sub[0] - LINE_SHOWN_MAX / 2, text.length - LINE_SHOWN_MAX)) : 0;
+  text = text.slice(from, from + LINE_SHOWN_MAX);
+  return sub ? { text, cut: true, submatch: [sub[0] - from, Math.min(sub[1] - from, text.length)] } : { text, cut: true };
+}
+
+/** The grep of `pattern` over the store's text, as events (see above). */
+export async function* grep(s: GrepSource, pattern: string, o: GrepOptions = {}, yieldTurn: () => Promise<void> = async () => {}): AsyncGenerator<GrepEvent> {
+  const context = o.context ?? 0;
+  if (!Number.isInteger(context) || context < 0 || context > CONTEXT_MAX) throw new InvalidInputError(`context must be a whole number from 0 to ${CONTEXT_MAX}`, 'context');
+  const limit = o.limit ?? Infinity;
+  if (!(limit === Infinity || (Number.isInteger(limit) && limit > 0))) throw new InvalidInputError('limit must be a positive whole number', 'limit');
+  const matcher = new LineMatcher(pattern, o.ignoreCase ?? false);
+  const summary = { type: 'summary' as const, files: 0, filesMatched: 0, matches: 0, bytes: 0, truncated: false };
+  try {
+    for (const e of entries(s, o)) {
+      const doc = s.db.read(() => s.st.docById.get(e.doc_id));
+      if (!doc) continue; // deleted since the page was read
+      const where: Where = { path: e.path, digest: formatDigest(doc.digest) };
+      summary.files++;
+      let matches = 0;
+      let begun = false;
+      const events: GrepEvent[] = [];
+      // Line numbers are absolute (from 1): `base` is the number of the block's first line.
+      let base = 1;
+      let printed = 0; // the last line sent
+      let afterUntil = 0; // send context lines through this one
+      let ring: { n: number; bytes: Uint8Array }[] = []; // the last `context` lines of earlier blocks
+      let stop = false;
+      const send = (ev: GrepEvent) => {
+        if (!begun) {
+          events.push({ type: 'begin', ...where });
+          begun = true;
+        }
+        events.push(ev);
+      };
+      const block = (bytes: Uint8Array) => {
+        summary.bytes += bytes.length;
+        const found = matcher.lines(bytes);
+        const starts = context > 0 || found.length > 0 ? lineStarts(bytes) : undefined;
+        const lineBytes = (i: number) => {
+          const end = i + 1 < starts!.length ? starts![i + 1]! - 1 : bytes.length;
+          return bytes.subarray(starts![i]!, end > starts![i]! && bytes[end - 1] === 13 ? end - 1 : end);
+        };
+        const lineOf = (n: number) => (n >= base ? lineBytes(n - base) : ring.find((r) => r.n === n)?.bytes);
+        const contextThrough = (last: number) => {
+          for (let n = Math.max(printed + 1, base - context); n <= last; n++) {
+            const b = lineOf(n);
+            if (b) send({ type: 'context', ...where, line: n, ...shown(b) });
+            printed = n;
+          }
+        };
+        for (const m of found) {
+          const n = base + m.line;
+          if (context > 0) {
+            if (afterUntil > printed) contextThrough(Math.min(afterUntil, n - 1));
+            printed = Math.max(printed, n - context - 1);
+            contextThrough(n - 1);
+          }
+          send({ type: 'match', ...where, line: n, ...shown(bytes.subarray(m.start, m.end), { from: m.matchStart - m.start, to: m.matchEnd - m.start }) });
+          printed = n;
+          afterUntil = n + context;
+          matches++;
+          summary.matches++;
+          if (o.firstPerFile || summary.matches >= limit) {
+            stop = true;
+            summary.truncated = summary.matches >= limit;
+            break;
+          }
+        }
+        const lines = starts ? starts.length - (bytes[bytes.length - 1] === 10 ? 1 : 0) : 0;
+        if (context > 0 && starts) {
+          if (!stop && afterUntil > printed) contextThrough(Math.min(afterUntil, base + lines - 1));
+          ring = [...ring, ...Array.from({ length: Math.min(context, lines) }, (_, k) => ({ n: base + lines - Math.min(context, lines) + k, bytes: lineBytes(lines - Math.min(context, lines) + k).slice() }))].slice(-context);
+        }
+        base += starts ? starts.length - 1 : countNewlines(bytes);
+      };
+      try {
+        let carry: Uint8Array = new Uint8Array(0);
+        for await (const piece of textOf(s, doc, e.media_type)) {
+          let buf = concat(carry, piece);
+          for (;;) {
+            const cut = buf.lastIndexOf(10);
+            if (cut < 0 && buf.length < LINE_MAX) break;
+            const end = cut < 0 ? buf.length : cut + 1;
+            block(buf.subarray(0, end));
+            buf = buf.subarray(end);
+            if (stop || cut >= 0) break;
+          }
+          carry = buf.slice();
+          for (const ev of events.splice(0)) yield ev;
+          if (stop) break;
+          await yieldTurn();
+        }
+        if (!stop && carry.length) block(carry);
+      } catch (err) {
+        const k = err as { code?: string; message?: string };
+        for (const ev of events.splice(0)) yield ev;
+        yield { type: 'error', ...where, code: k.code ?? 'INTERNAL', message: k.message ?? String(err) };
+        continue;
+      }
+      for (const ev of events.splice(0)) yield ev;
+      if (begun) {
+        summary.filesMatched++;
+        yield { type: 'end', ...where, matches };
+      }
+      if (summary.truncated) break;
+      await yieldTurn();
+    }
+  } finally {
+    matcher.dispose();
+  }
+  yield summary;
+}
+
+function countNewlines(bytes: Uint8Array): number {
+  let n = 0;
+  for (let at = bytes.indexOf(10); at >= 0; at = bytes.indexOf(10, at + 1)) n++;
+  return n;
+}

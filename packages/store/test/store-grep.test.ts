@@ -1,0 +1,118 @@
+/**
+ * grep over the stored text (search/grep.ts, decision 0055): known answers on text files, a
+ * PDF and a DOCX (their extracted text); line numbers, first matches, context across the
+ * blocks a long document is read in, case folding, filters, -l, the limit; a hostile pattern
+ * over 100 KB of `a` in linear time; a bad pattern refused; damage reported, not skipped.
+ */
+import { describe, expect, it } from 'vitest';
+import type { GrepEvent } from '../src/search/grep.js';
+import { makeDocx, makePdf } from './helpers/documents.js';
+import { closeSync, openSync, readSync, readdirSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { newStore, recordsEnd, reopen } from './helpers/store.js';
+import type { Store } from '../src/node/index.js';
+
+const text = (t: string) => new TextEncoder().encode(t);
+
+async function all(store: Store, pattern: string, options = {}): Promise<GrepEvent[]> {
+  const out: GrepEvent[] = [];
+  for await (const e of store.grep(pattern, options)) out.push(e);
+  return out;
+}
+
+/** `path:line:text` for matches, `path-line-text` for context, as grep -n prints them. */
+const lines = (events: GrepEvent[]) =>
+  events.flatMap((e) => (e.type === 'match' ? [`${e.path}:${e.line}:${e.text}`] : e.type === 'context' ? [`${e.path}-${e.line}-${e.text}`] : []));
+
+describe('grep', () => {
+  it('finds matching lines in text, PDF and DOCX, with numbers, first matches and a summary', async () => {
+    const { store } = await newStore();
+    await store.put(text('alpha\nthe harbour at dawn\nbeta\r\nharbour again, harbour\n'), { path: 'notes/a.txt' });
+    await store.put(text('nothing here\n'), { path: 'notes/b.txt' });
+    await store.put(makePdf(['An invoice for the harbour crane.']), { path: 'docs/invoice.pdf', mediaType: 'application/pdf' });
+    await store.put(await makeDocx(['Agenda', 'Harbour board meeting at noon.']), { path: 'docs/agenda.docx' });
+    await store.put(new Uint8Array([0, 1, 2, ...text('harbour')]), { path: 'bin/blob' });
+    const events = await all(store, 'harbou?r');
+    expect(lines(events)).toEqual(['docs/invoice.pdf:1:An invoice for the harbour crane.', 'notes/a.txt:2:the harbour at dawn', 'notes/a.txt:4:harbour again, harbour']);
+    const m = events.find((e) => e.type === 'match' && e.line === 4)!;
+    expect(m).toMatchObject({ submatch: [0, 7], digest: expect.stringMatching(/^sha256:/) });
+    expect(events.map((e) => e.type)).toEqual(['begin', 'match', 'end', 'begin', 'match', 'match', 'end', 'summary']);
+    expect(events.at(-1)).toMatchObject({ type: 'summary', files: 5, filesMatched: 2, matches: 3, truncated: false });
+    // Case folded (Unicode), the DOCX's paragraph found.
+    expect(lines(await all(store, 'HARBOUR BOARD', { ignoreCase: true }))).toEqual(['docs/agenda.docx:3:Harbour board meeting at noon.']); // (mammoth: paragraphs apart by a blank line)
+  });
+
+  it('filters by prefixes, tag and type; -l stops a file at its first match; the limit ends the scan', async () => {
+    const { store } = await newStore();
+    await store.put(text('x1\nx2\n'), { path: 'a/one.md', mediaType: 'text/markdown', tags: ['keep'] });
+    await store.put(text('x3\n'), { path: 'b/two.txt', mediaType: 'text/plain' });
+    await store.put(text('x4\n'), { path: 'c/three.txt', mediaType: 'text/plain' });
+    expect(lines(await all(store, 'x\\d', { prefixes: ['a/', 'c/'] }))).toEqual(['a/one.md:1:x1', 'a/one.md:2:x2', 'c/three.txt:1:x4']);
+    expect(lines(await all(store, 'x', { tag: 'keep' }))).toEqual(['a/one.md:1:x1', 'a/one.md:2:x2']);
+    expect(lines(await all(store, 'x', { type: 'plain' }))).toEqual(['b/two.txt:1:x3', 'c/three.txt:1:x4']);
+    expect(lines(await all(store, 'x', { firstPerFile: true }))).toEqual(['a/one.md:1:x1', 'b/two.txt:1:x3', 'c/three.txt:1:x4']);
+    const limited = await all(store, 'x', { limit: 2 });
+    expect(lines(limited)).toEqual(['a/one.md:1:x1', 'a/one.md:2:x2']);
+    expect(limited.at(-1)).toMatchObject({ type: 'summary', matches: 2, truncated: true });
+  });
+
+  it('gives context lines around matches, across the blocks a large document is read in', async () => {
+    const { store } = await newStore({ chunking: { avg: 1024 } });
+    const body = Array.from({ length: 20_000 }, (_, i) => `line ${i + 1}${i + 1 === 7 || i + 1 === 9 || i + 1 === 15_000 ? ' needle' : ''}`).join('\n');
+    await store.put(text(body), { path: 'big.txt' });
+    const got = lines(await all(store, 'needle', { context: 2 }));
+    expect(got).toEqual([
+      'big.txt-5-line 5',
+      'big.txt-6-line 6',
+      'big.txt:7:line 7 needle',
+      'big.txt-8-line 8',
+      'big.txt:9:line 9 needle',
+      'big.txt-10-line 10',
+      'big.txt-11-line 11',
+      'big.txt-14998-line 14998',
+      'big.txt-14999-line 14999',
+      'big.txt:15000:line 15000 needle',
+      'big.txt-15001-line 15001',
+      'big.txt-15002-line 15002',
+    ]);
+    // Line numbers hold at the end of a document read in many pieces.
+    expect(lines(await all(store, '^line 20000$'))).toEqual(['big.txt:20000:line 20000']);
+  });
+
+  it('runs a hostile pattern in linear time, and refuses a pattern that is not one', async () => {
+    const { store } = await newStore();
+    await store.put(text('a'.repeat(100_000)), { path: 'aaa.txt' });
+    const started = performance.now();
+    const events = await all(store, '(a+)+$');
+    expect(events.filter((e) => e.type === 'match')).toHaveLength(1);
+    expect((events.find((e) => e.type === 'match') as { cut?: true }).cut).toBe(true); // 100,000 characters: shown around the match
+    expect(await all(store, '(a|aa)+b')).toEqual([{ type: 'summary', files: 1, filesMatched: 0, matches: 0, bytes: 100_000, truncated: false }]);
+    expect(performance.now() - started).toBeLessThan(10_000); // milliseconds in practice; a backtracking engine takes years
+    await expect(all(store, '(unclosed')).rejects.toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/unclosed/) });
+    await expect(all(store, 'a{1000}{1000}')).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(all(store, 'x', { context: 101 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+  });
+
+  it('reports a damaged document as an error event and goes on', async () => {
+    const { store, dir } = await newStore({ chunking: { avg: 1024 } });
+    await store.put(text(Array.from({ length: 2000 }, (_, i) => `row ${i} target`).join('\n')), { path: 'a.txt' });
+    await store.close();
+    const root = join(dir, 'packs');
+    const [pack] = readdirSync(root).flatMap((sub) => readdirSync(join(root, sub)).map((f) => join(root, sub, f)));
+    const fd = openSync(pack!, 'r+');
+    const at = recordsEnd(pack!) - 10;
+    const b = Buffer.alloc(1);
+    readSync(fd, b, 0, 1, at);
+    b[0]! ^= 0x40;
+    writeSync(fd, b, 0, 1, at);
+    closeSync(fd);
+    const s2 = await reopen(dir);
+    await s2.put(text('b target\n'), { path: 'b.txt' });
+    const events = await all(s2, 'target');
+    const error = events.find((e) => e.type === 'error');
+    expect(error).toMatchObject({ path: 'a.txt', code: 'CORRUPT_DATA' });
+    expect(lines(events)).toContain('b.txt:1:b target');
+    // What came before the damage was true text; nothing after it is returned as good.
+    expect(events.filter((e) => e.type === 'match' && e.path === 'a.txt').length).toBeLessThan(2000);
+  });
+});
