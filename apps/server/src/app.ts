@@ -27,6 +27,7 @@ import documents from './routes/documents.js';
 import paths from './routes/paths.js';
 import snapshots from './routes/snapshots.js';
 import search from './routes/search.js';
+import grep from './routes/grep.js';
 import uploads from './routes/uploads.js';
 import { FileStaging } from './uploads/file-staging.js';
 import { ObjectStaging } from './uploads/object-staging.js';
@@ -158,6 +159,7 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
   await app.register(documents, { maxDocumentSize: config.maxDocumentSize });
   await app.register(paths);
   await app.register(search);
+  await app.register(grep);
   await app.register(chunks);
   await app.register(uploads, { staging, maxDocumentSize: config.maxDocumentSize });
   await app.register(snapshots);

@@ -40,6 +40,7 @@ const SCOPES: Record<string, Scope> = {
   'DELETE /v1/entry': 'write',
   'GET /v1/search': 'read',
   'POST /v1/search': 'read',
+  'GET /v1/grep': 'read',
   'GET /v1/index': 'read',
   'POST /v1/chunks:missing': 'write',
   'PUT /v1/chunks/{key}': 'write',
@@ -101,7 +102,7 @@ describe('auth scopes', () => {
     const send = async (endpoint: string, token?: string): Promise<Res> => {
       const [method, path] = endpoint.split(' ') as [string, string];
       const body = ['POST', 'PUT', 'PATCH'].includes(method) ? { body: '{}', headers: { 'content-type': 'application/json' } } : {};
-      return call(s.url, method, `${fill(path)}${path === '/v1/search' ? '?q=scoped' : path === '/v1/versions' || path === '/v1/entry' ? '?path=a/b' : ''}`, { ...body, ...(token ? { token } : {}) });
+      return call(s.url, method, `${fill(path)}${path === '/v1/search' ? '?q=scoped' : path === '/v1/grep' ? '?pattern=scoped' : path === '/v1/versions' || path === '/v1/entry' ? '?path=a/b' : ''}`, { ...body, ...(token ? { token } : {}) });
     };
 
     let scopeChecks = 0;

@@ -13,6 +13,7 @@ import * as init from './commands/init.js';
 import * as ls from './commands/ls.js';
 import * as rm from './commands/rm.js';
 import * as search from './commands/search.js';
+import * as grep from './commands/grep.js';
 import * as serve from './commands/serve.js';
 import * as snapshot from './commands/snapshot.js';
 import * as stats from './commands/stats.js';
@@ -44,6 +45,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
   get.register(program);
   ls.register(program);
   search.register(program);
+  grep.register(program, setExit);
   index.register(program);
   versions.register(program);
   rm.register(program, setExit);

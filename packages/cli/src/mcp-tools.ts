@@ -1,6 +1,6 @@
 /**
  * The tools `kura mcp` gives an AI assistant (issue 22): add text or a file, read a document,
- * list paths, search (keyword, semantic, hybrid) and read a path's versions. Results are
+ * list paths, search (keyword, semantic, hybrid), grep the stored text and read a path's versions. Results are
  * bounded (RESULT_CHARS of text at most, lists capped); a Kura error is a tool error whose
  * text starts with its code (`NOT_FOUND: …`) and whose `_meta.code` carries it.
  */
@@ -114,6 +114,35 @@ export function registerTools(server: McpServer, store: Store): void {
           ...(hits.fallbacks ? { fallbacks: hits.fallbacks } : {}),
           ...(hits.notEmbedded ? { notEmbedded: hits.notEmbedded } : {}),
         };
+      }),
+  );
+  server.registerTool(
+    'kura_grep',
+    {
+      title: 'Grep the stored text',
+      description:
+        "Lines of the stored text (text files; PDF, DOCX and HTML by their extracted text) that match a regular expression (Rust regex syntax, linear time), with their path and line number: exact strings, names, identifiers — where search ranks by relevance, grep finds every occurrence. At most `limit` lines (default 100); `truncated` says when there were more.",
+      inputSchema: {
+        pattern: z.string().min(1).max(4096),
+        prefix: z.string().max(4096).optional().describe('only paths starting with this'),
+        tag: z.string().max(256).optional(),
+        ignoreCase: z.boolean().optional(),
+        context: z.number().int().min(0).max(10).optional().describe('lines of context around each match'),
+        limit: z.number().int().min(1).max(500).optional(),
+      },
+      annotations: { readOnlyHint: true },
+    },
+    ({ pattern, prefix, tag, ignoreCase, context, limit }) =>
+      tool(async () => {
+        const lines: { path: string; line: number; text: string; match: boolean }[] = [];
+        let summary: unknown;
+        const errors: { path: string; code: string; message: string }[] = [];
+        for await (const e of store.grep(pattern, { ignoreCase: ignoreCase ?? false, ...(prefix ? { prefixes: [prefix] } : {}), ...(tag ? { tag } : {}), context: context ?? 0, limit: limit ?? 100 })) {
+          if (e.type === 'match' || e.type === 'context') lines.push({ path: e.path, line: e.line, text: e.text.length > 500 ? `${e.text.slice(0, 500)}…` : e.text, match: e.type === 'match' });
+          else if (e.type === 'error') errors.push({ path: e.path, code: e.code, message: e.message });
+          else if (e.type === 'summary') summary = e;
+        }
+        return { lines, ...(errors.length ? { errors } : {}), summary };
       }),
   );
   server.registerTool(

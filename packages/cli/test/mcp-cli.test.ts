@@ -30,7 +30,7 @@ describe('kura mcp', () => {
     await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp', '--store', store], stderr: 'pipe' }));
     try {
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name).sort()).toEqual(['kura_add_file', 'kura_add_text', 'kura_get', 'kura_list', 'kura_search', 'kura_versions']);
+      expect(tools.map((t) => t.name).sort()).toEqual(['kura_add_file', 'kura_add_text', 'kura_get', 'kura_grep', 'kura_list', 'kura_search', 'kura_versions']);
       const added = json(await client.callTool({ name: 'kura_add_file', arguments: { file, path: 'cars/oil.txt', tags: ['car'] } }));
       expect(added).toMatchObject({ path: 'cars/oil.txt', digest: expect.stringMatching(/^sha256:/) });
       await client.callTool({ name: 'kura_add_text', arguments: { text: 'Felines need fresh water daily and a clean litter tray.', path: 'pets/cats.txt' } });
@@ -43,6 +43,11 @@ describe('kura mcp', () => {
       const listed = json(await client.callTool({ name: 'kura_list', arguments: { tag: 'car' } }));
       expect(listed.items.map((i: { path: string }) => i.path)).toEqual(['cars/oil.txt']);
       expect(json(await client.callTool({ name: 'kura_versions', arguments: { path: 'cars/oil.txt' } })).versions).toHaveLength(1);
+      const grepped = json(await client.callTool({ name: 'kura_grep', arguments: { pattern: 'litter|DIPSTICK', ignoreCase: true } }));
+      expect(grepped.lines.map((l: { path: string; line: number }) => `${l.path}:${l.line}`)).toEqual(['cars/oil.txt:1', 'pets/cats.txt:1']);
+      expect(grepped.summary).toMatchObject({ matches: 2, truncated: false });
+      const badPattern = await client.callTool({ name: 'kura_grep', arguments: { pattern: '(unclosed' } });
+      expect(badPattern).toMatchObject({ isError: true, _meta: { code: 'INVALID_INPUT' } });
       const missing = await client.callTool({ name: 'kura_get', arguments: { ref: 'no/such/path' } });
       expect(missing.isError).toBe(true);
       expect(missing._meta).toMatchObject({ code: 'NOT_FOUND' });

@@ -1,0 +1,57 @@
+/**
+ * `GET /v1/grep` (decision 0055): NDJSON events with known answers; a bad pattern is a 400
+ * before the stream starts; a hostile pattern over 100 KB of `a` neither hangs the server nor
+ * holds other requests (another is answered meanwhile).
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { call, closeAll, startServer } from './helpers/server.js';
+
+afterAll(closeAll);
+
+const events = (body: Buffer) => body.toString('utf8').trim().split('\n').map((l) => JSON.parse(l));
+
+describe('GET /v1/grep', () => {
+  it('streams matching lines as NDJSON events; a bad pattern is 400', async () => {
+    const s = await startServer();
+    await call(s.url, 'POST', '/v1/documents?path=a/notes.txt&tag=t', { body: 'alpha\nthe harbour\nomega harbour\n', headers: { 'content-type': 'text/plain' } });
+    await call(s.url, 'POST', '/v1/documents?path=b/other.txt', { body: 'harbour here too\n', headers: { 'content-type': 'text/plain' } });
+    const r = await call(s.url, 'GET', '/v1/grep?pattern=HARBOUR&ignoreCase=true&prefix=a/&context=1');
+    expect(r.status).toBe(200);
+    expect(r.headers['content-type']).toMatch(/^application\/x-ndjson/);
+    const got = events(r.body);
+    expect(got.map((e) => `${e.type}${e.line ? `:${e.line}` : ''}`)).toEqual(['begin', 'context:1', 'match:2', 'match:3', 'end', 'summary']);
+    expect(got[2]).toMatchObject({ path: 'a/notes.txt', text: 'the harbour', submatch: [4, 11] });
+    expect(got.at(-1)).toMatchObject({ type: 'summary', files: 1, filesMatched: 1, matches: 2, truncated: false });
+    const limited = events((await call(s.url, 'GET', '/v1/grep?pattern=harbour&limit=1')).body);
+    expect(limited.at(-1)).toMatchObject({ matches: 1, truncated: true });
+    const bad = await call(s.url, 'GET', '/v1/grep?pattern=(unclosed');
+    expect(bad.status).toBe(400);
+    expect(bad.json.error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/unclosed/) });
+    expect((await call(s.url, 'GET', '/v1/grep')).status).toBe(400);
+  });
+
+  it('a pathological pattern does not hang the server: another request is answered meanwhile', { timeout: 60_000 }, async () => {
+    const s = await startServer();
+    // 40 documents of 100 KB of `a`: 4 MB for `(a+)+$`, which a backtracking engine takes
+    // years over; the linear-time matcher seconds at most, with turns between documents.
+    for (let i = 0; i < 40; i++) await call(s.url, 'POST', `/v1/documents?path=a/${String(i).padStart(2, '0')}.txt`, { body: `${'a'.repeat(100_000)}${i}`, headers: { 'content-type': 'text/plain' } });
+    let answeredDuring = 0;
+    let grepDone = false;
+    const grep = call(s.url, 'GET', '/v1/grep?pattern=(a%2B)%2B%24').then((r) => {
+      grepDone = true;
+      return r;
+    });
+    while (!grepDone) {
+      const t0 = performance.now();
+      const stats = await call(s.url, 'GET', '/v1/stats');
+      expect(stats.status).toBe(200);
+      if (!grepDone) answeredDuring++;
+      if (performance.now() - t0 > 5_000) throw new Error('a request waited more than 5 s beside grep');
+    }
+    const r = await grep;
+    expect(r.status).toBe(200);
+    // Each document ends with its number: no line matches, the worst case for backtracking.
+    expect(events(r.body).at(-1)).toMatchObject({ type: 'summary', files: 40, matches: 0 });
+    expect(answeredDuring).toBeGreaterThan(0);
+  });
+});

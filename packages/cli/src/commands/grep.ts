@@ -1,0 +1,91 @@
+/**
+ * `kura grep PATTERN [PREFIX...] [-i] [-n] [-l] [-c] [-C N] [--tag T] [--type M] [--json]`:
+ * lines of the stored text that match a regular expression (decision 0055) — text files as
+ * they are, PDF, DOCX and HTML by their extracted text — printed as grep -r prints them
+ * (`path:line:text`, context as `path-line-text`, groups apart by `--`), matches in bold on a
+ * terminal. Streams: memory stays bounded whatever the store's size. Exit 0 when a line
+ * matched, 1 when none did (as grep), 2 for a pattern that is not one, 3 when a document
+ * could not be read (damage: `kura verify` says more).
+ */
+import type { Command } from 'commander';
+import type { GrepEvent } from '@kura/store';
+import { wholeNumber } from '../args.js';
+import { CliError, EXIT } from '../exit.js';
+import { write, writeJson } from '../output.js';
+import { withStore } from '../store.js';
+
+interface GrepOptions {
+  ignoreCase?: boolean;
+  lineNumber?: boolean;
+  filesWithMatches?: boolean;
+  count?: boolean;
+  context?: string;
+  tag?: string;
+  type?: string;
+  json?: boolean;
+}
+
+export function register(program: Command, setExit: (code: number) => void): void {
+  program
+    .command('grep')
+    .description('lines of the stored text (text files; PDF, DOCX and HTML by their extracted text) that match a regular expression')
+    .argument('<pattern>', "a regular expression (Rust's regex syntax: no look-around or backreferences; linear time whatever the pattern)")
+    .argument('[prefix...]', 'only paths starting with one of these')
+    .option('-i, --ignore-case', 'match case-insensitively (Unicode)')
+    .option('-n, --line-number', 'print line numbers')
+    .option('-l, --files-with-matches', 'print only the paths with a match')
+    .option('-c, --count', 'print each path with a match and its count of matching lines')
+    .option('-C, --context <n>', 'print N lines of context around each match')
+    .option('--tag <tag>', 'only paths with this tag')
+    .option('--type <media-type>', 'only this media type: text/markdown, text/*, or a subtype alone (pdf)')
+    .option('--json', 'one JSON object per line: begin, match, context, end, error and a summary (as ripgrep --json names them)')
+    .action(async (pattern: string, prefixes: string[], opts: GrepOptions, cmd: Command) => {
+      const context = opts.context === undefined ? 0 : wholeNumber(opts.context, '--context');
+      await withStore(cmd, { readonly: false }, async (store) => {
+        const tty = process.stdout.isTTY;
+        let last: { path: string; line: number } | undefined;
+        let damaged = 0;
+        let matched = 0;
+        const events = store.grep(pattern, {
+          ignoreCase: opts.ignoreCase ?? false,
+          ...(prefixes.length ? { prefixes } : {}),
+          ...(opts.tag ? { tag: opts.tag } : {}),
+          ...(opts.type ? { type: opts.type } : {}),
+          context: opts.filesWithMatches || opts.count ? 0 : context,
+          firstPerFile: opts.filesWithMatches ?? false,
+        });
+        for await (const e of events as AsyncIterable<GrepEvent>) {
+          if (e.type === 'error') {
+            damaged++;
+            process.stderr.write(`kura: ${e.path}: ${e.message} [${e.code}]\n`);
+          }
+          if (opts.json) {
+            await writeJson(e);
+            if (e.type === 'summary') matched = e.matches;
+            continue;
+          }
+          if (e.type === 'summary') matched = e.matches;
+          if (opts.filesWithMatches) {
+            if (e.type === 'end') await write(`${e.path}\n`);
+            continue;
+          }
+          if (opts.count) {
+            if (e.type === 'end') await write(`${e.path}:${e.matches}\n`);
+            continue;
+          }
+          if (e.type !== 'match' && e.type !== 'context') continue;
+          if (context > 0 && last && (last.path !== e.path || e.line !== last.line + 1)) await write('--\n');
+          last = { path: e.path, line: e.line };
+          const sep = e.type === 'match' ? ':' : '-';
+          let text = e.text;
+          if (e.type === 'match' && e.submatch && tty) {
+            const [a, b] = e.submatch;
+            text = `${text.slice(0, a)}\x1b[1;31m${text.slice(a, b)}\x1b[0m${text.slice(b)}`;
+          }
+          await write(`${e.path}${sep}${opts.lineNumber ? `${e.line}${sep}` : ''}${text}${e.cut ? ' […]' : ''}\n`);
+        }
+        if (damaged) throw new CliError(`${damaged} document${damaged === 1 ? '' : 's'} could not be read (kura verify)`, EXIT.damaged);
+        if (matched === 0) setExit(EXIT.error); // as grep: 1 when no line matched
+      });
+    });
+}

@@ -1,0 +1,53 @@
+/**
+ * `kura grep` as people use it (a real process on a real store): grep -r's output shapes
+ * (-n, -l, -c, -C with `--` between groups), -i, prefixes and --tag, PDFs by their text, the
+ * JSON events, and grep's exit codes (0 a match, 1 none, 2 a pattern that is not one).
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { makePdf } from '../../store/test/helpers/documents.js';
+
+const BIN = fileURLToPath(new URL('../bin/kura.js', import.meta.url));
+const roots: string[] = [];
+afterAll(() => roots.splice(0).forEach((r) => rmSync(r, { recursive: true, force: true })));
+
+function kura(args: string[], cwd?: string) {
+  const r = spawnSync(process.execPath, [BIN, ...args], { maxBuffer: 64 << 20, cwd });
+  return { code: r.status, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
+}
+
+describe('kura grep', () => {
+  it('prints matching lines as grep -r does, with its options and exit codes', () => {
+    const root = mkdtempSync(join(tmpdir(), 'kura-grep-cli-'));
+    roots.push(root);
+    const store = join(root, 'store');
+    mkdirSync(join(root, 'tree', 'src'), { recursive: true });
+    writeFileSync(join(root, 'tree', 'src', 'main.ts'), 'import x from "y";\nfunction parseQuery() {}\n// TODO: parseQuery edge cases\nexport {};\n');
+    writeFileSync(join(root, 'tree', 'notes.md'), 'one\ntwo\nthree PARSEQUERY\nfour\nfive\nsix\nseven\neight parsequery\n');
+    writeFileSync(join(root, 'tree', 'report.pdf'), makePdf(['The parseQuery report.']));
+    expect(kura(['init', '--store', store]).code).toBe(0);
+    expect(kura(['add', '--store', store, '--tag', 'code', 'tree/src'], root).code).toBe(0);
+    expect(kura(['add', '--store', store, 'tree/notes.md', 'tree/report.pdf'], root).code).toBe(0);
+
+    const plain = kura(['grep', '--store', store, '-n', 'parseQuery']);
+    expect(plain).toMatchObject({ code: 0, stderr: '' });
+    expect(plain.stdout).toBe('tree/report.pdf:1:The parseQuery report.\ntree/src/main.ts:2:function parseQuery() {}\ntree/src/main.ts:3:// TODO: parseQuery edge cases\n');
+    expect(kura(['grep', '--store', store, '-i', '-l', 'parsequery']).stdout).toBe('tree/notes.md\ntree/report.pdf\ntree/src/main.ts\n');
+    expect(kura(['grep', '--store', store, '-i', '-c', 'parsequery']).stdout).toBe('tree/notes.md:2\ntree/report.pdf:1\ntree/src/main.ts:2\n');
+    expect(kura(['grep', '--store', store, '-i', '-n', '-C', '1', 'parsequery', 'tree/notes.md']).stdout).toBe(
+      'tree/notes.md-2-two\ntree/notes.md:3:three PARSEQUERY\ntree/notes.md-4-four\n--\ntree/notes.md-7-seven\ntree/notes.md:8:eight parsequery\n',
+    );
+    expect(kura(['grep', '--store', store, '--tag', 'code', '^export']).stdout).toBe('tree/src/main.ts:export {};\n');
+    const json = kura(['grep', '--store', store, '--json', 'function']).stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(json.map((e) => e.type)).toEqual(['begin', 'match', 'end', 'summary']);
+    expect(json[1]).toMatchObject({ path: 'tree/src/main.ts', line: 2, submatch: [0, 8] });
+    expect(kura(['grep', '--store', store, 'no such words'])).toMatchObject({ code: 1, stdout: '' });
+    const bad = kura(['grep', '--store', store, '(unclosed']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^kura: not a usable pattern: .*unclosed.*\[INVALID_INPUT\]\n$/);
+  });
+});
