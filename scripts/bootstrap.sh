@@ -13,6 +13,8 @@ command -v clang >/dev/null || missing+=(clang)
 command -v zstd >/dev/null || missing+=(zstd)
 # restic: the peer `pnpm bench store` measures bulk ingest against.
 command -v restic >/dev/null || missing+=(restic)
+# ripgrep: the peer `pnpm bench search` measures kura grep against.
+command -v rg >/dev/null || missing+=(ripgrep)
 # chromium: the browser the browser tests drive (playwright-core, never a browser download).
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 # groff and ghostscript (ps2pdf) make the PDFs the text-extraction tests search.
@@ -24,6 +26,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# bm25s and PyStemmer (PyPI): the peer BM25 `pnpm bench search` scores CISI with (decision 0054).
+if command -v python3 >/dev/null && ! python3 -c 'import bm25s, Stemmer' 2>/dev/null; then
+  step "pip install bm25s PyStemmer"
+  python3 -m pip install -q --disable-pip-version-check bm25s==0.3.16 PyStemmer==3.1.0 >/dev/null 2>&1 || echo "bootstrap: pip install bm25s failed: the search bench reports its peer as unavailable" >&2
 fi
 
 if ! command -v cargo >/dev/null; then

@@ -24,6 +24,7 @@ import { besideEmbedding, besideFamily } from './search/beside.mjs';
 import { extraction, extractionFamily } from './search/extraction.mjs';
 import { footprint, footprintFamily } from './search/footprint.mjs';
 import { collections, collectionsFamily } from './search/collections.mjs';
+import { grepFamily, grepVersusRipgrep } from './search/grep.mjs';
 
 const DOCS = 10_000;
 const log = (msg) => process.stderr.write(`[search] ${msg}\n`);
@@ -80,6 +81,7 @@ export async function run({ full = false } = {}) {
     }
     try {
       rows.push(...(await collections(model, log)));
+      rows.push(...(await grepVersusRipgrep(root, full, log)));
       if (model) {
         rows.push(...(await quality(root, model)), await embedRate(model));
         rows.push(...(await semanticLatency(store, join(root, 's'), model, full)));
@@ -218,6 +220,7 @@ export const families = {
     ],
   },
   collections: collectionsFamily,
+  grep: grepFamily,
   embedding: { title: 'embedding, one text at a time (the background job\'s way)', ratio: () => undefined, extra: [{ header: 'texts/s', value: (r) => r.opsPerSec.toFixed(1) }] },
   semantic: { title: 'semantic and hybrid queries over 10,000 documents with synthetic chunk vectors (real query embedding, exact scan, keyword side and fusion), 20 hits, one at a time', ratio: () => undefined },
   search: {
@@ -276,6 +279,14 @@ export function targets(rows) {
   for (const mode of ['keyword', 'semantic', 'hybrid']) {
     const r = setQ('unrelated questions (hits returned)', mode);
     if (r) out.push(target(`unrelated questions return nothing (${mode})`, r.returned === 0 ? 1 : 0, 1, { detail: `${r.returned} hits over ${r.questions} questions` }));
+  }
+  for (const k of rows.filter((r) => r.family === 'grep' && r.impl === 'kura grep (store)')) {
+    const rg = rows.find((r) => r.family === 'grep' && r.group === k.group && r.peer);
+    const floor = rows.find((r) => r.family === 'grep' && r.group === 'read back (the floor)');
+    out.push(target(`grep >= 0.5x ripgrep: ${k.group}`, rg ? k.mbPerSec / rg.mbPerSec / 0.5 : undefined, 1, {
+      detail: rg ? `kura ${k.mbPerSec.toFixed(0)} MB/s, rg ${rg.mbPerSec.toFixed(0)} MB/s (= ${(k.mbPerSec / rg.mbPerSec).toFixed(2)}x); read-back floor ${floor ? floor.mbPerSec.toFixed(0) : '?'} MB/s` : '',
+      missing: 'ripgrep unavailable',
+    }));
   }
   const kura = rows.find((r) => r.family === 'footprint' && r.impl === 'kura store directory' && !r.unavailable);
   const restic = rows.find((r) => r.family === 'footprint' && r.impl === 'restic repository' && !r.unavailable);

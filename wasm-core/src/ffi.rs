@@ -441,16 +441,20 @@ thread_local! {
     static LINES: RefCell<Vec<LineMatch>> = const { RefCell::new(Vec::new()) };
 }
 
-/// The matching lines of the text in the input region, into the output region: five u32
-/// (little-endian) a line — its index in the text, its start and end, its first match's start
-/// and end (byte offsets). Returns the count.
+/// The matching lines of the text in the input region, into the output region: the text's
+/// newline count (u32), then five u32 (little-endian) a line — its index in the text, its start
+/// and end, its first match's start and end (byte offsets). Returns the count of lines.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn kura_grep_lines(h: *mut Grep, len: u32) -> i32 {
     let g = unsafe { handle(h) };
     LINES.with_borrow_mut(|lines| {
-        with_input(len, |text| g.lines(text, lines));
+        let newlines = with_input(len, |text| {
+            g.lines(text, lines);
+            crate::grep::newlines(text)
+        });
         OUT.with_borrow_mut(|out| {
             out.clear();
+            out.extend_from_slice(&newlines.to_le_bytes());
             for m in lines.iter() {
                 for v in [m.line, m.start, m.end, m.match_start, m.match_end] {
                     out.extend_from_slice(&v.to_le_bytes());

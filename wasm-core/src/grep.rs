@@ -55,12 +55,10 @@ impl Grep {
         while at <= text.len() {
             let Some(m) = self.re.find_at(text, at) else { break };
             // Count the lines between the last known line start and the match.
-            let from = line_start;
-            for (i, &b) in text[from..m.start()].iter().enumerate() {
-                if b == b'\n' {
-                    line += 1;
-                    line_start = from + i + 1;
-                }
+            let before = &text[line_start..m.start()];
+            line += memchr::memchr_iter(b'\n', before).count() as u32;
+            if let Some(last) = memchr::memrchr(b'\n', before) {
+                line_start += last + 1;
             }
             // (`line_start` moved past every newline before the match: it is the match's line.)
             let end = memchr_newline(text, m.start());
@@ -78,7 +76,12 @@ impl Grep {
 }
 
 fn memchr_newline(text: &[u8], from: usize) -> usize {
-    text[from..].iter().position(|&b| b == b'\n').map_or(text.len(), |p| from + p)
+    memchr::memchr(b'\n', &text[from..]).map_or(text.len(), |p| from + p)
+}
+
+/// The newlines in `text` (a block's line count, for the next block's line numbers).
+pub fn newlines(text: &[u8]) -> u32 {
+    memchr::memchr_iter(b'\n', text).count() as u32
 }
 
 #[cfg(test)]

@@ -44,15 +44,15 @@ export class LineMatcher {
     registry.register(this, h, this);
   }
 
-  /** The lines of `text` (UTF-8) holding a match, each once, in order. */
-  lines(text: Uint8Array): LineMatch[] {
+  /** The lines of `text` (UTF-8) holding a match, each once, in order; and its newlines. */
+  lines(text: Uint8Array): { matches: LineMatch[]; newlines: number } {
     if (this.#handle === 0) throw new InvalidStateError('LineMatcher.lines: disposed');
     const n = check(wasm().kura_grep_lines(this.#handle, copyIn(text)), 'LineMatcher.lines');
     const at = wasm().kura_out_ptr() >>> 0;
-    const v = new Uint32Array(memory().buffer.slice(at, at + n * 20));
-    const out: LineMatch[] = new Array(n);
-    for (let i = 0; i < n; i++) out[i] = { line: v[i * 5]!, start: v[i * 5 + 1]!, end: v[i * 5 + 2]!, matchStart: v[i * 5 + 3]!, matchEnd: v[i * 5 + 4]! };
-    return out;
+    const v = new Uint32Array(memory().buffer.slice(at, at + 4 + n * 20));
+    const matches: LineMatch[] = new Array(n);
+    for (let i = 0, k = 1; i < n; i++, k += 5) matches[i] = { line: v[k]!, start: v[k + 1]!, end: v[k + 2]!, matchStart: v[k + 3]!, matchEnd: v[k + 4]! };
+    return { matches, newlines: v[0]! };
   }
 
   /** Frees the matcher. Idempotent. */

@@ -23,6 +23,8 @@ import { SNIFF_BYTES, looksLikeText, textByType } from './text.js';
 export const LINE_MAX = 1 << 20;
 /** Characters of a line an event carries at most (around its match); `cut` says it was cut. */
 export const LINE_SHOWN_MAX = 2000;
+/** Documents up to this size are read whole (see textOf); larger ones as a stream. */
+const WHOLE_MAX = 8 << 20;
 /** Context lines at most (-C). */
 export const CONTEXT_MAX = 100;
 const PAGE = 256;
@@ -89,7 +91,10 @@ async function* textOf(s: GrepSource, doc: DocRow, mediaType: string | null): As
     for await (const piece of s.reader.range(doc, 0, Math.min(doc.size, Math.max(KIND_HEAD, SNIFF_BYTES)))) head = concat(head, piece);
     if (extractKind(head, mediaType) || !looksLikeText(head.subarray(0, SNIFF_BYTES))) return; // awaiting extraction, or binary
   } else if (extractKind(new Uint8Array(0), mediaType)) return; // text/html: its extracted text, once extracted
-  yield* s.reader.document(doc);
+  // Whole, up to WHOLE_MAX: one hash pass (the document's SHA-256, checked before a byte is
+  // matched) instead of each chunk's BLAKE3 and then the SHA-256 (~1.6x the scan's speed).
+  if (doc.size <= WHOLE_MAX) yield await s.reader.bytes(doc);
+  else yield* s.reader.document(doc);
 }
 
 function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
@@ -100,7 +105,7 @@ function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
   return out;
 }
 
-/** Starts of the lines of `block` (the first at 0), and its newline count. */
+/** Starts of the lines of `block` (the first at 0). */
 function lineStarts(block: Uint8Array): number[] {
   const starts = [0];
   for (let at = block.indexOf(10); at >= 0; at = block.indexOf(10, at + 1)) starts.push(at + 1);
@@ -153,8 +158,9 @@ export async function* grep(s: GrepSource, pattern: string, o: GrepOptions = {},
       };
       const block = (bytes: Uint8Array) => {
         summary.bytes += bytes.length;
-        const found = matcher.lines(bytes);
-        const starts = context > 0 || found.length > 0 ? lineStarts(bytes) : undefined;
+        const { matches: found, newlines } = matcher.lines(bytes);
+        // Every line's start only for context; a match's own line comes with it.
+        const starts = context > 0 ? lineStarts(bytes) : undefined;
         const lineBytes = (i: number) => {
           const end = i + 1 < starts!.length ? starts![i + 1]! - 1 : bytes.length;
           return bytes.subarray(starts![i]!, end > starts![i]! && bytes[end - 1] === 13 ? end - 1 : end);
@@ -185,12 +191,12 @@ export async function* grep(s: GrepSource, pattern: string, o: GrepOptions = {},
             break;
           }
         }
-        const lines = starts ? starts.length - (bytes[bytes.length - 1] === 10 ? 1 : 0) : 0;
+        const lines = newlines + (bytes.length > 0 && bytes[bytes.length - 1] !== 10 ? 1 : 0);
         if (context > 0 && starts) {
           if (!stop && afterUntil > printed) contextThrough(Math.min(afterUntil, base + lines - 1));
           ring = [...ring, ...Array.from({ length: Math.min(context, lines) }, (_, k) => ({ n: base + lines - Math.min(context, lines) + k, bytes: lineBytes(lines - Math.min(context, lines) + k).slice() }))].slice(-context);
         }
-        base += starts ? starts.length - 1 : countNewlines(bytes);
+        base += newlines;
       };
       try {
         let carry: Uint8Array = new Uint8Array(0);
@@ -230,8 +236,3 @@ export async function* grep(s: GrepSource, pattern: string, o: GrepOptions = {},
   yield summary;
 }
 
-function countNewlines(bytes: Uint8Array): number {
-  let n = 0;
-  for (let at = bytes.indexOf(10); at >= 0; at = bytes.indexOf(10, at + 1)) n++;
-  return n;
-}
