@@ -52,6 +52,7 @@ export const SearchHit = z.object({
   size: z.number().int(),
   score: z.number().describe('keyword mode: BM25, lower is better; semantic: cosine similarity; hybrid: the fused score (higher is better); hits come best first'),
   snippet: z.string().describe('best passage, matches between <mark> and </mark>'),
+  version: z.number().int().optional().describe('a search through versions (allVersions): the version of path that matched'),
   matched: z.array(z.enum(['keyword', 'semantic'])).describe('which sides found this hit: keyword (its terms), semantic (its meaning, above the relevance floor)'),
   keyword: z.object({ rank: z.number().int(), score: z.number() }).optional().describe('the keyword side\'s rank and BM25 score, when it found this hit'),
   semantic: z.object({ rank: z.number().int(), score: z.number() }).optional().describe('the semantic side\'s rank and cosine similarity, when it found this hit'),

@@ -250,6 +250,20 @@ describe('documents over HTTP', () => {
     expect(errorCode(await call(s.url, 'GET', '/v1/search?q=x&limit=abc'))).toBe('INVALID_INPUT');
   });
 
+  it('searches through versions (allVersions) and a snapshot (snapshot), by words', async () => {
+    const s = await startServer();
+    const put = (path: string, body: string) => call(s.url, 'POST', `/v1/documents?path=${path}`, { body, headers: { 'content-type': 'text/plain' } });
+    await put('notes.md', 'the quokka plan');
+    await put('notes.md', 'the plan, revised');
+    expect((await call(s.url, 'GET', '/v1/search?q=quokka')).json.hits).toEqual([]);
+    const all = await call(s.url, 'GET', '/v1/search?q=quokka&allVersions=true');
+    expect(all.json.hits.map((h: { path: string; version: number }) => `${h.path}@${h.version}`)).toEqual(['notes.md@1']);
+    const posted = await call(s.url, 'POST', '/v1/search', { body: JSON.stringify({ q: 'quokka', allVersions: true }), headers: { 'content-type': 'application/json' } });
+    expect(posted.json.hits[0]).toMatchObject({ path: 'notes.md', version: 1, matched: ['keyword'] });
+    expect((await call(s.url, 'GET', '/v1/search?q=quokka&snapshot=ffffffff')).status).toBe(404);
+    expect((await call(s.url, 'GET', '/v1/search?q=quokka&allVersions=true&mode=semantic')).status).toBe(400);
+  });
+
   it('finds uploaded PDF, DOCX and HTML by their text; GET /v1/index reports extraction and names failures', async () => {
     const s = await startServer();
     const pdf = makePdf(['An invoice for the echidnaviolin repair.']);

@@ -103,13 +103,13 @@ export function registerTools(server: McpServer, store: Store): void {
       title: 'Search',
       description:
         'Find documents by a question or words: `hybrid` (default when the local model is installed) fuses `keyword` (BM25) and `semantic` (by meaning). Any text is a query; operators are honoured where well formed: "a phrase", prefix*, AND, OR, NOT, -word, path:P, tag:T, type:M. Hits are best first, with a snippet; `parsedAs` says how the query was read, `fallbacks` what was read as plain words. `notEmbedded`, when present: documents added so recently that the semantic side could not see them yet (keyword search sees everything).',
-      inputSchema: { query: z.string().max(65_536), mode: z.enum(['keyword', 'semantic', 'hybrid']).optional(), limit: z.number().int().min(1).max(50).optional(), prefix: z.string().max(4096).optional(), tag: z.string().max(256).optional(), minScore: z.number().min(-1).max(1).optional() },
+      inputSchema: { query: z.string().max(65_536), mode: z.enum(['keyword', 'semantic', 'hybrid']).optional(), limit: z.number().int().min(1).max(50).optional(), prefix: z.string().max(4096).optional(), tag: z.string().max(256).optional(), minScore: z.number().min(-1).max(1).optional(), allVersions: z.boolean().optional().describe('every version of each path (by words): hits carry `version`'), snapshot: z.string().max(64).optional().describe("the files of one snapshot (by words): hits name the file's path in it") },
     },
-    ({ query, mode, limit, prefix, tag, minScore }) =>
+    ({ query, mode, limit, prefix, tag, minScore, allVersions, snapshot }) =>
       tool(async () => {
-        const hits = await store.search(query, { limit: limit ?? 10, waitMs: SEARCH_WAIT_MS, ...(mode ? { mode } : {}), ...(prefix ? { pathPrefix: prefix } : {}), ...(tag ? { tag } : {}), ...(minScore !== undefined ? { minScore } : {}) });
+        const hits = await store.search(query, { limit: limit ?? 10, waitMs: SEARCH_WAIT_MS, ...(mode ? { mode } : {}), ...(prefix ? { pathPrefix: prefix } : {}), ...(tag ? { tag } : {}), ...(minScore !== undefined ? { minScore } : {}), ...(allVersions ? { allVersions } : {}), ...(snapshot ? { snapshot } : {}) });
         return {
-          hits: hits.map((h) => ({ path: h.path, digest: h.digest, mediaType: h.mediaType, size: h.size, score: h.score, snippet: h.snippet, matched: h.matched, ...(h.keyword ? { keyword: h.keyword } : {}), ...(h.semantic ? { semantic: h.semantic } : {}) })),
+          hits: hits.map((h) => ({ path: h.path, ...(h.version !== undefined ? { version: h.version } : {}), digest: h.digest, mediaType: h.mediaType, size: h.size, score: h.score, snippet: h.snippet, matched: h.matched, ...(h.keyword ? { keyword: h.keyword } : {}), ...(h.semantic ? { semantic: h.semantic } : {}) })),
           parsedAs: hits.parsedAs,
           ...(hits.fallbacks ? { fallbacks: hits.fallbacks } : {}),
           ...(hits.notEmbedded ? { notEmbedded: hits.notEmbedded } : {}),

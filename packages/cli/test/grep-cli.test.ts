@@ -49,5 +49,13 @@ describe('kura grep', () => {
     const bad = kura(['grep', '--store', store, '(unclosed']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^kura: not a usable pattern: .*unclosed.*\[INVALID_INPUT\]\n$/);
+
+    // Search through versions: a word only the first version of a path has.
+    writeFileSync(join(root, 'tree', 'notes.md'), 'the platypus is gone\n');
+    expect(kura(['add', '--store', store, 'tree/notes.md'], root).code).toBe(0);
+    expect(kura(['search', '--store', store, '--mode', 'keyword', 'PARSEQUERY']).stdout).not.toContain('tree/notes.md');
+    const history = kura(['search', '--store', store, '--all-versions', 'PARSEQUERY']);
+    expect(history.stdout).toMatch(/^sha256:[0-9a-f]{64} {2}tree\/notes\.md@1$/m);
+    expect(kura(['grep', '--store', store, 'PARSEQUERY'])).toMatchObject({ code: 1 }); // grep reads the latest versions
   });
 });

@@ -3,7 +3,7 @@
  * in, and what the index has pending (Store.indexStatus).
  */
 import { indexStatus, type IndexStatus } from './search/index-status.js';
-import { keywordSearch, semanticSearch } from './search/modes.js';
+import { historySearch, keywordSearch, semanticSearch } from './search/modes.js';
 import type { SearchHits, SearchQuery } from './search/search-query.js';
 import { ModelUnavailableError } from './errors.js';
 import { EmbedJob } from './semantic/embed-job.js';
@@ -14,6 +14,9 @@ import { drainIndex, type StoreContext } from './store-context.js';
 /** `mode` keyword, semantic or hybrid; by default hybrid once an embedder is in use, else keyword. */
 export async function searchStore(ctx: StoreContext, query: string, options: SearchQuery): Promise<SearchHits> {
   await drainIndex(ctx);
+  if (options?.allVersions || options?.snapshot !== undefined) {
+    return historySearch({ ...ctx, history: { db: ctx.db, st: ctx.st, reader: ctx.reader, extract: ctx.indexer.extract }, writable: !ctx.readonly }, query, options);
+  }
   const mode = options.mode ?? (ctx.semantic ? 'hybrid' : 'keyword');
   if (mode === 'keyword') return keywordSearch(ctx, query, options);
   const semantic = ctx.semantic;

@@ -18,6 +18,11 @@ const SearchFields = {
   ...FilterQuery,
 };
 
+const history = {
+  allVersions: z.enum(['true', 'false']).default('false').describe('every version of each path (by words): hits carry `version`'),
+  snapshot: z.string().min(1).max(64).optional().describe("the files of this snapshot, by id or its first digits (by words): hits name the file's path in it"),
+};
+
 const minScore = z.coerce.number().min(-1).max(1).optional().describe('semantic and hybrid: the least cosine similarity of a semantic hit (default: the floor calibrated for the model)');
 
 const SearchAnswer = z.object({
@@ -35,11 +40,20 @@ const waitMs = z.coerce
   .default(SEARCH_WAIT_MS)
   .describe('semantic and hybrid: how long to wait for documents still to embed; then the answer leaves them out and says how many (notEmbedded)');
 
-type SearchArgs = { q: string; mode?: 'keyword' | 'semantic' | 'hybrid' | undefined; limit: number; offset: number; waitMs: number; minScore?: number | undefined } & Parameters<typeof filtersOf>[0];
+type SearchArgs = {
+  q: string;
+  mode?: 'keyword' | 'semantic' | 'hybrid' | undefined;
+  limit: number;
+  offset: number;
+  waitMs: number;
+  minScore?: number | undefined;
+  allVersions?: boolean | 'true' | 'false';
+  snapshot?: string | undefined;
+} & Parameters<typeof filtersOf>[0];
 
 export default async function search(app: FastifyInstance) {
   const answer = async (a: SearchArgs) => {
-    const hits = await app.store.search(a.q, { limit: a.limit, offset: a.offset, waitMs: a.waitMs, ...(a.mode ? { mode: a.mode } : {}), ...(a.minScore !== undefined ? { minScore: a.minScore } : {}), ...filtersOf(a) });
+    const hits = await app.store.search(a.q, { limit: a.limit, offset: a.offset, waitMs: a.waitMs, ...(a.mode ? { mode: a.mode } : {}), ...(a.minScore !== undefined ? { minScore: a.minScore } : {}), ...(a.allVersions === true || a.allVersions === 'true' ? { allVersions: true } : {}), ...(a.snapshot !== undefined ? { snapshot: a.snapshot } : {}), ...filtersOf(a) });
     return { hits: [...hits], parsedAs: hits.parsedAs, ...(hits.fallbacks ? { fallbacks: hits.fallbacks } : {}), ...(hits.notEmbedded ? { notEmbedded: hits.notEmbedded } : {}) };
   };
 
@@ -55,9 +69,10 @@ export default async function search(app: FastifyInstance) {
           offset: z.coerce.number().int().min(0).max(100_000).default(0),
           waitMs,
           minScore,
+          ...history,
         })
         .strict(),
-      response: { 200: SearchAnswer, ...errors(400, 401, 403, 503) },
+      response: { 200: SearchAnswer, ...errors(400, 401, 403, 404, 503) },
     },
     handler: async (request) => answer(request.query),
   });
@@ -74,9 +89,11 @@ export default async function search(app: FastifyInstance) {
           offset: z.number().int().min(0).max(100_000).default(0),
           waitMs,
           minScore,
+          allVersions: z.boolean().default(false),
+          snapshot: history.snapshot,
         })
         .strict(),
-      response: { 200: SearchAnswer, ...errors(400, 401, 403, 413, 503) },
+      response: { 200: SearchAnswer, ...errors(400, 401, 403, 404, 413, 503) },
     },
     handler: async (request) => answer(request.body),
   });

@@ -20,6 +20,8 @@ interface SearchOptions {
   offset?: string;
   waitMs?: string;
   minScore?: string;
+  allVersions?: boolean;
+  snapshot?: string;
   json?: boolean;
 }
 
@@ -35,12 +37,15 @@ export function register(program: Command): void {
     .option('--offset <n>', 'skip the first N hits (for the next page)')
     .option('--wait-ms <ms>', 'semantic and hybrid: wait at most this long for documents still to embed, then leave them out (and say how many); default: embed them all first')
     .option('--mode <mode>', 'keyword, semantic (by meaning, the local model) or hybrid (both fused); default hybrid when the model is installed, else keyword')
+    .option('--all-versions', 'every version of each path, not only the latest (by words): hits are path@N')
+    .option('--snapshot <id>', "the files of this snapshot (an id or its first digits; by words): hits are the file's path in it")
     .option('--min-score <cosine>', 'semantic and hybrid: the least cosine similarity of a semantic hit (default: the floor calibrated for the model; -1: none)')
     .option('--json', 'one JSON object per hit: {"digest","path","mediaType","size","score","snippet","matched"} and "keyword"/"semantic": {"rank","score"} for each side that found it')
     .action(async (words: string[], opts: SearchOptions, cmd: Command) => {
       const query = words.join(' ');
       const mode = parseMode(opts.mode);
-      const embedder = await embedderFor(mode);
+      // A search through history is by words: no model to load for it.
+      const embedder = opts.allVersions || opts.snapshot !== undefined ? undefined : await embedderFor(mode);
       try {
         // Writable: a search finishes the index first, text still to extract and to embed
         // included (`kura add` leaves that for later); several writers may share a store.
@@ -62,6 +67,8 @@ async function searchWith(store: Store, embedder: Embedder | undefined, query: s
     ...(opts.offset ? { offset: wholeNumber(opts.offset, '--offset') } : {}),
     ...(opts.waitMs !== undefined ? { waitMs: wholeNumber(opts.waitMs, '--wait-ms') } : {}),
     ...(opts.minScore !== undefined ? { minScore: cosine(opts.minScore, '--min-score') } : {}),
+    ...(opts.allVersions ? { allVersions: true } : {}),
+    ...(opts.snapshot !== undefined ? { snapshot: opts.snapshot } : {}),
   });
   for (const f of hits.fallbacks ?? []) process.stderr.write(`kura: ${f} (searched: ${hits.parsedAs || 'nothing'})\n`);
   if (hits.notEmbedded) process.stderr.write(`kura: ${hits.notEmbedded} document${hits.notEmbedded === 1 ? ' is' : 's are'} not embedded yet: the semantic ranking left ${hits.notEmbedded === 1 ? 'it' : 'them'} out (kura index --wait embeds everything)\n`);
@@ -72,7 +79,7 @@ async function searchWith(store: Store, embedder: Embedder | undefined, query: s
       continue;
     }
     const snippet = unescapeHtml(h.snippet.replace(/\s+/g, ' ').replace(/<mark>(.*?)<\/mark>/g, tty ? '\x1b[1m$1\x1b[0m' : '[$1]'));
-    await write(`${h.digest}  ${h.path ?? '-'}\n    ${snippet}\n`);
+    await write(`${h.digest}  ${h.path ?? '-'}${h.version !== undefined ? `@${h.version}` : ''}\n    ${snippet}\n`);
   }
 }
 

@@ -252,11 +252,15 @@ const MIGRATIONS: string[] = [
   `,
   // 15: the keyword index stems English words (porter) and indexes the words of scripts written
   // without spaces, cut apart by Intl.Segmenter (decision 0054): rebuilt, every entry queued.
+  // The history index (decision 0056): the text of every document no entry shows, once each
+  // (filled by the first search through history).
   `
   DROP TABLE search;
   CREATE VIRTUAL TABLE search USING fts5(path, tags, meta, body, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2');
   DELETE FROM search_queue;
   ${ENQUEUE_ALL};
+  CREATE VIRTUAL TABLE history USING fts5(body, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2');
+  CREATE TABLE historic_docs (doc_id INTEGER PRIMARY KEY) STRICT;
   `,
 ];
 

@@ -13,6 +13,11 @@ import { fuseRanks } from '../semantic/vectors.js';
 import { parseQuery, type ParsedQuery } from './grammar.js';
 import { allFilters, excludedEntries, keywordEntries, toHits, type FoundEntry } from './keyword.js';
 import { SearchQuery, type SearchHit, type SearchHits } from './search-query.js';
+import { syncHistory, type HistorySource } from './history.js';
+import { allVersionsFound, historyMode, snapshotFound, type HistoryFound } from './history-search.js';
+import { breather } from '../breather.js';
+
+const breathe = breather();
 
 /** Characters of a query the embedder is given at most: the local model reads 254 tokens. */
 export const QUERY_EMBED_CHARS = 8192;
@@ -43,6 +48,28 @@ export async function keywordSearch(s: Searcher, query: string, options: SearchQ
   const parsed = parseQuery(query);
   const found = s.db.read(() => keywordEntries(s.db, parsed, q, q.limit, q.offset));
   const hits = await toHits(s.db, s.st, s.reader, parsed, found, (f) => ({ matched: ['keyword'], keyword: { rank: q.offset + found.indexOf(f) + 1, score: f.score } }));
+  return answer(hits, parsed);
+}
+
+/**
+ * A search through history (history-search.ts): every version (`allVersions`) or one
+ * snapshot's files (`snapshot`), by words. The history index is brought up to date first.
+ */
+export async function historySearch(s: Searcher & { history: HistorySource; writable: boolean }, query: string, options: SearchQuery): Promise<SearchHits> {
+  if (typeof query !== 'string') throw new InvalidInputError('query must be a string', 'query');
+  const q = parse(SearchQuery, options, 'search options');
+  if (q.allVersions && q.snapshot !== undefined) throw new InvalidInputError('allVersions and snapshot are two searches: ask one of them', 'snapshot');
+  historyMode(q.mode);
+  const parsed = parseQuery(query);
+  if (s.writable) await syncHistory(s.history, async () => void (await breathe()));
+  const window = q.offset + q.limit;
+  const found = q.snapshot !== undefined ? snapshotFound(s.history, q.snapshot, parsed, q, window) : allVersionsFound(s.history, parsed, q, window);
+  const page = found.slice(q.offset, q.offset + q.limit);
+  const hits = await toHits(s.db, s.st, s.reader, parsed, page, (f) => ({
+    matched: ['keyword'],
+    keyword: { rank: q.offset + page.indexOf(f) + 1, score: f.score },
+    ...((f as HistoryFound).version !== undefined ? { version: (f as HistoryFound).version } : {}),
+  }));
   return answer(hits, parsed);
 }
 

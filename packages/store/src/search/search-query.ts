@@ -21,6 +21,10 @@ export const SearchQuery = ListQuery.omit({ cursor: true, limit: true })
      * the floor calibrated for the store's model (none for a model not calibrated here).
      */
     minScore: z.number().min(-1).max(1).optional(),
+    /** Every version of each path, not only the latest (history-search.ts): hits carry `version`. */
+    allVersions: z.boolean().default(false),
+    /** The files of this snapshot (an id or a unique prefix of one): hits name the file's path in it. */
+    snapshot: z.string().min(1).max(64).optional(),
     /**
      * Semantic and hybrid: how long to wait for documents still to embed (milliseconds); past
      * it the semantic side answers from what is embedded and the hits say how many it could
@@ -61,6 +65,8 @@ export interface SearchHit {
   score: number;
   /** Best-matching passage, matched terms between `<mark>` and `</mark>`. */
   snippet: string;
+  /** A search through versions (`allVersions`): the version of `path` that matched. */
+  version?: number;
   /** Which sides found this hit: keyword (its terms), semantic (its meaning, above the floor), or both. */
   matched: ('keyword' | 'semantic')[];
   /** This hit's rank (from 1) and score on each side that found it. */

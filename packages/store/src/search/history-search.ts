@@ -1,0 +1,127 @@
+/**
+ * Searches through history (decision 0056), by words (BM25): `allVersions` finds every version
+ * of a path whose text matches — documents entries show through the keyword index's body
+ * column, the others through the history index; a hit for each `path` and `version` naming a
+ * matching document — and `snapshot` the files of one snapshot
+ * (hits name the file's path in it). Both indexes score alike (porter, BM25); the lists are
+ * merged by score. Filters: `path:`/`pathPrefix` hold for the paths hits name; tags and media
+ * types are the current entry's, for versions (a snapshot's files have none).
+ */
+import { InvalidInputError } from '@kura/core';
+import { formatDigest } from '../hex.js';
+import { requireSnapshot, walkTree } from '../catalog/snapshot.js';
+import { toMatch } from './fts.js';
+import type { ParsedQuery } from './grammar.js';
+import { allFilters, type FoundEntry } from './keyword.js';
+import type { SearchQuery } from './search-query.js';
+import type { HistorySource } from './history.js';
+import type { z } from 'zod';
+
+type Query = z.output<typeof SearchQuery>;
+
+/** A found document at a name: an entry's path and version, or a snapshot's file. */
+export type HistoryFound = FoundEntry & { version?: number };
+
+/**
+ * A filter keeping each document's first (best) row: entries showing one document are rows of
+ * their own in the keyword index. (SQLite refuses bm25() under an aggregate.)
+ */
+function firstOfEach(): (r: { doc_id: number }) => boolean {
+  const seen = new Set<number>();
+  return (r) => !seen.has(r.doc_id) && !!seen.add(r.doc_id);
+}
+
+function pathAllowed(path: string, parsed: ParsedQuery, q: Query): boolean {
+  if (q.pathPrefix && !path.startsWith(q.pathPrefix)) return false;
+  return parsed.filters.path.length === 0 || parsed.filters.path.some((p) => path.startsWith(p));
+}
+
+/** Every version whose text matches, best first (`window` at most). */
+export function allVersionsFound(s: HistorySource, parsed: ParsedQuery, q: Query, window: number): HistoryFound[] {
+  const match = toMatch(parsed);
+  if (match === null) return [];
+  return s.db.read(() => {
+    // The documents whose text matches: those entries show, through the keyword index (its
+    // body column: a version is found by its text), and the others through the history index.
+    const shown = s.db
+      .prepare<{ doc_id: number; score: number }>(
+        `SELECT e.doc_id AS doc_id, bm25(search, 0.0, 0.0, 0.0, 1.0) AS score
+         FROM search JOIN entries e ON e.id = search.rowid WHERE search MATCH ? ORDER BY score LIMIT ?`,
+      )
+      .all(`body : (${match})`, window * 4)
+      .filter(firstOfEach());
+    const older = s.db
+      .prepare<{ doc_id: number; score: number }>('SELECT rowid AS doc_id, bm25(history) AS score FROM history WHERE history MATCH ? ORDER BY score LIMIT ?')
+      .all(match, window * 4);
+    // Each at every (path, version) naming it.
+    const filters = allFilters(parsed, q);
+    const named = s.db.prepare<{ path: string; version: number; entry_id: number | null; media_type: string | null }>(
+      `SELECT v.path AS path, v.version AS version, e.id AS entry_id, e.media_type AS media_type FROM versions v LEFT JOIN entries e ON e.path = v.path
+       WHERE v.doc_id = ? ORDER BY v.path, v.version`,
+    );
+    const entryOk = filters.where.length
+      ? s.db.prepare<{ n: number }>(`SELECT COUNT(*) AS n FROM entries e WHERE e.id = ?${filters.where.map((w) => ` AND ${w}`).join('')}`)
+      : undefined;
+    const out: HistoryFound[] = [];
+    for (const d of [...shown, ...older]) {
+      const doc = s.st.docById.get(d.doc_id);
+      if (!doc) continue;
+      for (const v of named.all(d.doc_id)) {
+        if (!pathAllowed(v.path, parsed, q)) continue;
+        // Tag and type filters are the path's current entry's (a path deleted since has none).
+        if (entryOk && (v.entry_id === null || entryOk.get(v.entry_id, ...filters.params)!.n === 0)) continue;
+        out.push({ entry_id: v.entry_id ?? -1, doc_id: d.doc_id, digest: doc.digest, path: v.path, media_type: v.media_type, size: doc.size, score: d.score, version: v.version });
+      }
+    }
+    return out.sort((a, b) => a.score - b.score || (a.path ?? '').localeCompare(b.path ?? '') || (b.version ?? 0) - (a.version ?? 0)).slice(0, window);
+  });
+}
+
+/** The files of snapshot `id` whose text matches, best first (`window` at most). */
+export function snapshotFound(s: HistorySource, id: string, parsed: ParsedQuery, q: Query, window: number): HistoryFound[] {
+  const match = toMatch(parsed);
+  return s.db.read(() => {
+    const row = requireSnapshot(s.st, id);
+    if (match === null) return [];
+    // The snapshot's files by document: where each document is in it.
+    const at = new Map<number, string[]>();
+    const byDigest = s.db.prepare<{ id: number }>('SELECT id FROM documents WHERE digest = ?');
+    for (const { path, entry } of walkTree(s.st, formatDigest(row.tree))) {
+      if (entry.type !== 'file' || !pathAllowed(path, parsed, q)) continue;
+      const doc = byDigest.get(Buffer.from(entry.digest.slice(7), 'hex'));
+      if (!doc) continue;
+      const paths = at.get(doc.id);
+      if (paths) paths.push(path);
+      else at.set(doc.id, [path]);
+    }
+    if (at.size === 0) return [];
+    const ids = JSON.stringify([...at.keys()]);
+    // Documents an entry shows are in the keyword index (its body column: a snapshot's file is
+    // found by its text, not by the entry's path or tags); the others in the history index.
+    const shown = s.db
+      .prepare<{ doc_id: number; score: number }>(
+        `SELECT e.doc_id AS doc_id, bm25(search, 0.0, 0.0, 0.0, 1.0) AS score
+         FROM search JOIN entries e ON e.id = search.rowid WHERE search MATCH ? AND e.doc_id IN (SELECT value FROM json_each(?)) ORDER BY score`,
+      )
+      .all(`body : (${match})`, ids)
+      .filter(firstOfEach());
+    const older = s.db
+      .prepare<{ doc_id: number; score: number }>('SELECT rowid AS doc_id, bm25(history) AS score FROM history WHERE history MATCH ? AND rowid IN (SELECT value FROM json_each(?))')
+      .all(match, ids);
+    const out: HistoryFound[] = [];
+    for (const d of [...shown, ...older]) {
+      const doc = s.st.docById.get(d.doc_id);
+      if (!doc) continue;
+      for (const path of at.get(d.doc_id) ?? []) out.push({ entry_id: -1, doc_id: d.doc_id, digest: doc.digest, path, media_type: null, size: doc.size, score: d.score });
+    }
+    return out.sort((a, b) => a.score - b.score || (a.path ?? '').localeCompare(b.path ?? '')).slice(0, window);
+  });
+}
+
+/** History searches are by words: a mode other than keyword is said to be unavailable there. */
+export function historyMode(mode: string | undefined): void {
+  if (mode !== undefined && mode !== 'keyword') {
+    throw new InvalidInputError(`a search through versions or a snapshot is a keyword search (mode ${mode} is not available there)`, 'mode');
+  }
+}
+

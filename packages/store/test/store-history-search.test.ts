@@ -1,0 +1,82 @@
+/**
+ * Search through history (decision 0056): older versions (`allVersions`) and one snapshot's
+ * files (`snapshot`); each document's text indexed once, whatever holds it; a snapshot's words
+ * gone once GC has dropped what only it held.
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { newStore } from './helpers/store.js';
+
+const text = (t: string) => new TextEncoder().encode(t);
+const named = (hits: { path: string | null; version?: number }[]) => hits.map((h) => (h.version === undefined ? h.path : `${h.path}@${h.version}`));
+
+describe('search through history', () => {
+  it('finds a word only an older version has with allVersions, and not without', async () => {
+    const { store } = await newStore();
+    await store.put(text('Meeting notes: the zeppelin budget was approved.'), { path: 'notes.md' });
+    await store.put(text('Meeting notes: the budget moved to next year.'), { path: 'notes.md' });
+    await store.put(text('Another file about budgets.'), { path: 'other.md' });
+    expect(named(await store.search('zeppelin'))).toEqual([]);
+    expect(named(await store.search('zeppelin', { allVersions: true }))).toEqual(['notes.md@1']);
+    // The latest versions are found too, each with its number; filters hold for the paths.
+    expect(named(await store.search('budget', { allVersions: true })).sort()).toEqual(['notes.md@1', 'notes.md@2', 'other.md@1']);
+    expect(named(await store.search('budget path:notes', { allVersions: true })).sort()).toEqual(['notes.md@1', 'notes.md@2']);
+    const hit = (await store.search('zeppelin', { allVersions: true }))[0]!;
+    expect(hit).toMatchObject({ matched: ['keyword'], version: 1 });
+    expect(hit.snippet).toContain('<mark>zeppelin</mark>');
+    // By words only: another mode is said to be unavailable there.
+    await expect(store.search('zeppelin', { allVersions: true, mode: 'semantic' })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+  });
+
+  it('indexes each document once: a version made latest again leaves the history index', async () => {
+    const { store, dir } = await newStore();
+    const a = text('first draft with a walrus');
+    await store.put(a, { path: 'draft.txt' });
+    await store.put(text('second draft'), { path: 'draft.txt' });
+    await store.put(a, { path: 'copy.txt' }); // the same document at another path: shown, so not history
+    expect(named(await store.search('walrus', { allVersions: true })).sort()).toEqual(['copy.txt@1', 'draft.txt@1']);
+    await store.put(text('third draft with an otter'), { path: 'copy.txt' });
+    expect(named(await store.search('walrus', { allVersions: true })).sort()).toEqual(['copy.txt@1', 'draft.txt@1']);
+    await store.put(a, { path: 'draft.txt' }); // the first draft is latest again
+    expect(named(await store.search('walrus', { allVersions: true })).sort()).toEqual(['copy.txt@1', 'draft.txt@1', 'draft.txt@3']);
+    await store.close();
+    const db = new Database(join(dir, 'kura.db'), { readonly: true });
+    const docs = db.prepare('SELECT COUNT(*) AS n FROM documents').get() as { n: number };
+    const shown = db.prepare('SELECT COUNT(DISTINCT doc_id) AS n FROM entries').get() as { n: number };
+    const history = db.prepare('SELECT COUNT(*) AS n FROM historic_docs').get() as { n: number };
+    const both = db.prepare('SELECT COUNT(*) AS n FROM historic_docs h JOIN entries e ON e.doc_id = h.doc_id').get() as { n: number };
+    db.close();
+    expect(history.n).toBe(docs.n - shown.n); // every other document, once
+    expect(both.n).toBe(0); // none indexed twice
+  });
+
+  it("searches one snapshot's files, and no longer finds what only a deleted snapshot held after GC", async () => {
+    const { store, dir } = await newStore();
+    const src = mkdtempSync(join(tmpdir(), 'kura-history-src-'));
+    mkdirSync(join(src, 'docs'));
+    writeFileSync(join(src, 'docs', 'plan.txt'), 'The narwhal migration plan.\n');
+    writeFileSync(join(src, 'readme.txt'), 'Read me first.\n');
+    const first = await store.snapshot(src);
+    writeFileSync(join(src, 'docs', 'plan.txt'), 'The plan changed: no animals.\n');
+    const second = await store.snapshot(src);
+    await store.put(text('A note about the narwhal.'), { path: 'note.txt' });
+    expect(named(await store.search('narwhal', { snapshot: first.id }))).toEqual(['docs/plan.txt']);
+    expect(named(await store.search('narwhal', { snapshot: second.id }))).toEqual([]);
+    expect(named(await store.search('narwhal'))).toEqual(['note.txt']); // snapshots are not paths
+    expect(named(await store.search('read', { snapshot: second.id.slice(0, 8) }))).toEqual(['readme.txt']);
+    await expect(store.search('x', { snapshot: 'ffffffffffff' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await store.deleteSnapshot(first.id);
+    await store.gc();
+    // The only copy of the narwhal plan is gone: nothing names it, nothing finds it.
+    expect(named(await store.search('migration', { snapshot: second.id }))).toEqual([]);
+    expect(named(await store.search('narwhal', { allVersions: true }))).toEqual(['note.txt@1']);
+    await store.close();
+    // And the history index holds its text no more.
+    const db = new Database(join(dir, 'kura.db'), { readonly: true });
+    expect(db.prepare("SELECT COUNT(*) AS n FROM history WHERE history MATCH 'migration'").get()).toEqual({ n: 0 });
+    db.close();
+  });
+});
