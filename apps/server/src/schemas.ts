@@ -53,6 +53,7 @@ export const SearchHit = z.object({
   score: z.number().describe('keyword mode: BM25, lower is better; semantic: cosine similarity; hybrid: the fused score (higher is better); hits come best first'),
   snippet: z.string().describe('best passage, matches between <mark> and </mark>'),
   version: z.number().int().optional().describe('a search through versions (allVersions): the version of path that matched'),
+  rerank: z.object({ rank: z.number().int(), score: z.number() }).optional().describe('reranked: this hit\'s rank among the candidates reranked, and the reranker\'s score'),
   matched: z.array(z.enum(['keyword', 'semantic'])).describe('which sides found this hit: keyword (its terms), semantic (its meaning, above the relevance floor)'),
   keyword: z.object({ rank: z.number().int(), score: z.number() }).optional().describe('the keyword side\'s rank and BM25 score, when it found this hit'),
   semantic: z.object({ rank: z.number().int(), score: z.number() }).optional().describe('the semantic side\'s rank and cosine similarity, when it found this hit'),

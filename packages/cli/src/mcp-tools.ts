@@ -109,9 +109,10 @@ export function registerTools(server: McpServer, store: Store): void {
       tool(async () => {
         const hits = await store.search(query, { limit: limit ?? 10, waitMs: SEARCH_WAIT_MS, ...(mode ? { mode } : {}), ...(prefix ? { pathPrefix: prefix } : {}), ...(tag ? { tag } : {}), ...(minScore !== undefined ? { minScore } : {}), ...(allVersions ? { allVersions } : {}), ...(snapshot ? { snapshot } : {}) });
         return {
-          hits: hits.map((h) => ({ path: h.path, ...(h.version !== undefined ? { version: h.version } : {}), digest: h.digest, mediaType: h.mediaType, size: h.size, score: h.score, snippet: h.snippet, matched: h.matched, ...(h.keyword ? { keyword: h.keyword } : {}), ...(h.semantic ? { semantic: h.semantic } : {}) })),
+          hits: hits.map((h) => ({ path: h.path, ...(h.version !== undefined ? { version: h.version } : {}), digest: h.digest, mediaType: h.mediaType, size: h.size, score: h.score, snippet: h.snippet, matched: h.matched, ...(h.keyword ? { keyword: h.keyword } : {}), ...(h.semantic ? { semantic: h.semantic } : {}), ...(h.rerank ? { rerank: h.rerank } : {}) })),
           parsedAs: hits.parsedAs,
           ...(hits.fallbacks ? { fallbacks: hits.fallbacks } : {}),
+          ...(hits.reranked ? { reranked: hits.reranked } : {}),
           ...(hits.notEmbedded ? { notEmbedded: hits.notEmbedded } : {}),
         };
       }),

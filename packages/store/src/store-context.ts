@@ -13,6 +13,7 @@ import type { GcReport } from './bytes/gc.js';
 import { KnownChunks, preloadKnown } from './ingest/known-chunks.js';
 import { extractHere } from './extract/extract.js';
 import type { SemanticSearch } from './semantic/semantic-side.js';
+import type { Reranker } from './search/rerank.js';
 import type { Durability } from './options.js';
 import { Reader } from './bytes/read.js';
 import { Indexer } from './search/indexer.js';
@@ -42,6 +43,8 @@ export interface StoreContext {
   closed: boolean;
   /** Semantic search, once an embedder is in use (Store.useEmbedder). */
   semantic: SemanticSearch | undefined;
+  /** The reranker searches use, when one is configured (Store.useReranker; search/rerank.ts). */
+  reranker: Reranker | undefined;
   /** The GC in progress, which a second `gc` call shares. */
   gcRunning: Promise<GcReport> | undefined;
 }
@@ -92,6 +95,7 @@ export function makeContext(b: StoreBackends, config: StoreConfig, o: ContextOpt
     closed: false,
     gcRunning: undefined,
     semantic: undefined,
+    reranker: undefined,
   };
   return ctx;
 }

@@ -13,6 +13,7 @@ import type { InitOptions, MetaUpdate, OpenOptions, PutMeta } from './options.js
 import type { ChunkStream, PutOptions, PutResult } from './put.js';
 import type { Embedder } from './semantic/embedder.js';
 import { useEmbedder } from './store-search.js';
+import type { Reranker } from './search/rerank.js';
 import { FORMAT_NAME, FORMAT_VERSION, type PutInput, type ReadyInput, type StoreBackends } from './store-types.js';
 import { makeContext, usable, writable, type StoreContext } from './store-context.js';
 import { createStore, openParts } from './store-open.js';
@@ -130,6 +131,14 @@ export class Store extends StoreReads {
    */
   useEmbedder(embedder: Embedder): void {
     useEmbedder(this.#w('useEmbedder'), embedder);
+  }
+
+  /**
+   * Reranks the first hits of every search with `reranker` (search/rerank.ts), within each
+   * search's `rerankMs`; undefined stops reranking.
+   */
+  useReranker(reranker: Reranker | undefined): void {
+    usable(this.ctx).reranker = reranker;
   }
 
   /** Lets puts in progress finish (new calls are refused from now on) and releases the store. Idempotent. */

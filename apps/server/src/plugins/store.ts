@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { configuredEmbedder, DB_FILE, isObjectLocation, ModelUnavailableError, Store, type Embedder } from '@kura/store';
+import { configuredReranker, configuredEmbedder, DB_FILE, isObjectLocation, ModelUnavailableError, Store, type Embedder } from '@kura/store';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 
@@ -71,6 +71,12 @@ export default fp(
       throw e;
     }
     if (model) store.useEmbedder(model);
+    // Reranking (decision 0054's amendment): only when KURA_RERANK_URL names an endpoint.
+    const reranker = configuredReranker(process.env);
+    if (reranker) {
+      store.useReranker(reranker);
+      app.log.info({ model: reranker.model }, 'search results are reranked');
+    }
     app.decorate('store', store);
     // A read that asks for freshness sees every commit other servers made before it was sent
     // (a store on object storage refreshes by polling otherwise; decision 0040).

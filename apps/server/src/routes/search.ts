@@ -23,6 +23,12 @@ const history = {
   snapshot: z.string().min(1).max(64).optional().describe("the files of this snapshot, by id or its first digits (by words): hits name the file's path in it"),
 };
 
+const rerankFields = {
+  rerank: z.enum(['true', 'false']).optional().describe('with a reranker configured: false skips it for this search'),
+  rerankTop: z.coerce.number().int().min(1).max(100).default(20).describe('with a reranker configured: how many of the first hits it reorders'),
+  rerankMs: z.coerce.number().int().min(1).max(50_000).default(3_000).describe('with a reranker configured: how long to wait for it; then the hits keep their own order, and reranked says so'),
+};
+
 const minScore = z.coerce.number().min(-1).max(1).optional().describe('semantic and hybrid: the least cosine similarity of a semantic hit (default: the floor calibrated for the model)');
 
 const SearchAnswer = z.object({
@@ -30,6 +36,10 @@ const SearchAnswer = z.object({
   parsedAs: z.string().describe('how the query was read, in the query language\'s canonical form'),
   fallbacks: z.array(z.string()).optional().describe('operator syntax that was not well formed and was read as words instead'),
   notEmbedded: z.number().int().optional().describe('documents still to embed when waitMs ran out: the semantic side could not find them'),
+  reranked: z
+    .object({ model: z.string(), applied: z.boolean(), candidates: z.number().int(), ms: z.number(), reason: z.string().optional() })
+    .optional()
+    .describe('with a reranker configured (KURA_RERANK_URL): whether the first hits were reranked, or why the fused order was kept'),
 });
 
 const waitMs = z.coerce
@@ -48,13 +58,16 @@ type SearchArgs = {
   waitMs: number;
   minScore?: number | undefined;
   allVersions?: boolean | 'true' | 'false';
+  rerank?: boolean | 'true' | 'false' | undefined;
+  rerankTop: number;
+  rerankMs: number;
   snapshot?: string | undefined;
 } & Parameters<typeof filtersOf>[0];
 
 export default async function search(app: FastifyInstance) {
   const answer = async (a: SearchArgs) => {
-    const hits = await app.store.search(a.q, { limit: a.limit, offset: a.offset, waitMs: a.waitMs, ...(a.mode ? { mode: a.mode } : {}), ...(a.minScore !== undefined ? { minScore: a.minScore } : {}), ...(a.allVersions === true || a.allVersions === 'true' ? { allVersions: true } : {}), ...(a.snapshot !== undefined ? { snapshot: a.snapshot } : {}), ...filtersOf(a) });
-    return { hits: [...hits], parsedAs: hits.parsedAs, ...(hits.fallbacks ? { fallbacks: hits.fallbacks } : {}), ...(hits.notEmbedded ? { notEmbedded: hits.notEmbedded } : {}) };
+    const hits = await app.store.search(a.q, { limit: a.limit, offset: a.offset, waitMs: a.waitMs, ...(a.mode ? { mode: a.mode } : {}), ...(a.minScore !== undefined ? { minScore: a.minScore } : {}), ...(a.allVersions === true || a.allVersions === 'true' ? { allVersions: true } : {}), ...(a.snapshot !== undefined ? { snapshot: a.snapshot } : {}), ...(a.rerank !== undefined ? { rerank: a.rerank === true || a.rerank === 'true' } : {}), rerankTop: a.rerankTop, rerankMs: a.rerankMs, ...filtersOf(a) });
+    return { hits: [...hits], parsedAs: hits.parsedAs, ...(hits.fallbacks ? { fallbacks: hits.fallbacks } : {}), ...(hits.notEmbedded ? { notEmbedded: hits.notEmbedded } : {}), ...(hits.reranked ? { reranked: hits.reranked } : {}) };
   };
 
   app.withTypeProvider<ZodTypeProvider>().get('/v1/search', {
@@ -70,6 +83,7 @@ export default async function search(app: FastifyInstance) {
           waitMs,
           minScore,
           ...history,
+          ...rerankFields,
         })
         .strict(),
       response: { 200: SearchAnswer, ...errors(400, 401, 403, 404, 503) },
@@ -91,6 +105,9 @@ export default async function search(app: FastifyInstance) {
           minScore,
           allVersions: z.boolean().default(false),
           snapshot: history.snapshot,
+          rerank: z.boolean().optional(),
+          rerankTop: z.number().int().min(1).max(100).default(20),
+          rerankMs: z.number().int().min(1).max(50_000).default(3_000),
         })
         .strict(),
       response: { 200: SearchAnswer, ...errors(400, 401, 403, 404, 413, 503) },

@@ -4,6 +4,7 @@
  * (hybrid search). stdout is the protocol's: nothing else is written there.
  */
 import type { Command } from 'commander';
+import { configuredReranker } from '@kura/store';
 import { VERSION } from '../version.js';
 import { embedderFor } from '../embedder.js';
 import { registerTools } from '../mcp-tools.js';
@@ -19,6 +20,7 @@ export function register(program: Command): void {
       const embedder = await embedderFor(undefined);
       const store = await openStore(storeDir(cmd), { readonly: false });
       if (embedder) store.useEmbedder(embedder);
+      store.useReranker(configuredReranker(process.env)); // KURA_RERANK_URL: the first hits reranked
       const server = new McpServer({ name: 'kura', version: VERSION });
       registerTools(server, store);
       const closed = new Promise<void>((resolve) => {

@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 import { cosine, wholeNumber } from '../args.js';
 import { writeJson, write } from '../output.js';
-import type { Embedder, Store } from '@kura/store';
+import { configuredReranker, type Embedder, type Store } from '@kura/store';
 import { embedderFor, parseMode, type Mode } from '../embedder.js';
 import { withStore } from '../store.js';
 
@@ -58,6 +58,7 @@ export function register(program: Command): void {
 
 async function searchWith(store: Store, embedder: Embedder | undefined, query: string, mode: Mode | undefined, opts: SearchOptions): Promise<void> {
   if (embedder) store.useEmbedder(embedder);
+  store.useReranker(configuredReranker(process.env)); // KURA_RERANK_URL: the first hits reranked
   const hits = await store.search(query, {
     ...(mode ? { mode } : {}),
     ...(opts.tag ? { tag: opts.tag } : {}),
@@ -71,6 +72,7 @@ async function searchWith(store: Store, embedder: Embedder | undefined, query: s
     ...(opts.snapshot !== undefined ? { snapshot: opts.snapshot } : {}),
   });
   for (const f of hits.fallbacks ?? []) process.stderr.write(`kura: ${f} (searched: ${hits.parsedAs || 'nothing'})\n`);
+  if (hits.reranked && !hits.reranked.applied) process.stderr.write(`kura: not reranked (${hits.reranked.reason}): the hits are in their own order\n`);
   if (hits.notEmbedded) process.stderr.write(`kura: ${hits.notEmbedded} document${hits.notEmbedded === 1 ? ' is' : 's are'} not embedded yet: the semantic ranking left ${hits.notEmbedded === 1 ? 'it' : 'them'} out (kura index --wait embeds everything)\n`);
   const tty = process.stdout.isTTY;
   for (const h of hits) {

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { ListQuery } from '../options.js';
+import type { RerankReport } from './modes.js';
 
 
 export const SearchQuery = ListQuery.omit({ cursor: true, limit: true })
@@ -21,6 +22,10 @@ export const SearchQuery = ListQuery.omit({ cursor: true, limit: true })
      * the floor calibrated for the store's model (none for a model not calibrated here).
      */
     minScore: z.number().min(-1).max(1).optional(),
+    /** With a reranker in use (Store.useReranker): whether to rerank (default true), how many of the first hits, and within how long (ms). */
+    rerank: z.boolean().optional(),
+    rerankTop: z.number().int().min(1).max(100).default(20),
+    rerankMs: z.number().int().min(1).max(60_000).default(3_000),
     /** Every version of each path, not only the latest (history-search.ts): hits carry `version`. */
     allVersions: z.boolean().default(false),
     /** The files of this snapshot (an id or a unique prefix of one): hits name the file's path in it. */
@@ -38,11 +43,12 @@ export type SearchQuery = z.input<typeof SearchQuery>;
 /**
  * Hits, best first. `parsedAs`: how the query was read (grammar.ts, in its canonical form);
  * `fallbacks`: operator syntax that was not well formed and was read as words instead.
+ * `reranked`: how a rerank went, when a reranker is in use (applied, or why not).
  * `notEmbedded`: a semantic or hybrid search whose `waitMs` ran out — how many documents were
  * still to embed, which its semantic side could not find (keyword search always sees every
  * committed change).
  */
-export type SearchHits = SearchHit[] & { parsedAs: string; fallbacks?: string[]; notEmbedded?: number };
+export type SearchHits = SearchHit[] & { parsedAs: string; fallbacks?: string[]; notEmbedded?: number; reranked?: RerankReport };
 
 /**
  * The `waitMs` a caller who answers people uses (the HTTP server, MCP): a search right after a
@@ -67,6 +73,8 @@ export interface SearchHit {
   snippet: string;
   /** A search through versions (`allVersions`): the version of `path` that matched. */
   version?: number;
+  /** Reranked (a reranker in use): this hit's rank among the candidates reranked, and its score. */
+  rerank?: { rank: number; score: number };
   /** Which sides found this hit: keyword (its terms), semantic (its meaning, above the floor), or both. */
   matched: ('keyword' | 'semantic')[];
   /** This hit's rank (from 1) and score on each side that found it. */
