@@ -25,6 +25,7 @@ import { extraction, extractionFamily } from './search/extraction.mjs';
 import { footprint, footprintFamily } from './search/footprint.mjs';
 import { collections, collectionsFamily } from './search/collections.mjs';
 import { grepFamily, grepVersusRipgrep } from './search/grep.mjs';
+import { historyFamily, historyLatency } from './search/history.mjs';
 
 const DOCS = 10_000;
 const log = (msg) => process.stderr.write(`[search] ${msg}\n`);
@@ -82,6 +83,7 @@ export async function run({ full = false } = {}) {
     try {
       rows.push(...(await collections(model, log)));
       rows.push(...(await grepVersusRipgrep(root, full, log)));
+      rows.push(...(await historyLatency(root, full, log)));
       if (model) {
         rows.push(...(await quality(root, model)), await embedRate(model));
         rows.push(...(await semanticLatency(store, join(root, 's'), model, full)));
@@ -221,6 +223,7 @@ export const families = {
   },
   collections: collectionsFamily,
   grep: grepFamily,
+  history: historyFamily,
   embedding: { title: 'embedding, one text at a time (the background job\'s way)', ratio: () => undefined, extra: [{ header: 'texts/s', value: (r) => r.opsPerSec.toFixed(1) }] },
   semantic: { title: 'semantic and hybrid queries over 10,000 documents with synthetic chunk vectors (real query embedding, exact scan, keyword side and fusion), 20 hits, one at a time', ratio: () => undefined },
   search: {
@@ -279,6 +282,11 @@ export function targets(rows) {
   for (const mode of ['keyword', 'semantic', 'hybrid']) {
     const r = setQ('unrelated questions (hits returned)', mode);
     if (r) out.push(target(`unrelated questions return nothing (${mode})`, r.returned === 0 ? 1 : 0, 1, { detail: `${r.returned} hits over ${r.questions} questions` }));
+  }
+  const hAll = rows.find((r) => r.family === 'history' && r.impl === 'allVersions');
+  const hLatest = rows.find((r) => r.family === 'history' && r.impl === 'latest only');
+  if (hAll && hLatest) {
+    out.push(target(`allVersions p99 < 2x the latest-only search (${hAll.group})`, (2 * hLatest.p99) / hAll.p99, 1, { detail: `allVersions p99 ${hAll.p99.toFixed(2)} ms, latest only ${hLatest.p99.toFixed(2)} ms` }));
   }
   for (const k of rows.filter((r) => r.family === 'grep' && r.impl === 'kura grep (store)')) {
     const rg = rows.find((r) => r.family === 'grep' && r.group === k.group && r.peer);

@@ -53,25 +53,26 @@ export function allVersionsFound(s: HistorySource, parsed: ParsedQuery, q: Query
     const older = s.db
       .prepare<{ doc_id: number; score: number }>('SELECT rowid AS doc_id, bm25(history) AS score FROM history WHERE history MATCH ? ORDER BY score LIMIT ?')
       .all(match, window * 4);
-    // Each at every (path, version) naming it.
+    // Each at every (path, version) naming it: one query for all of them.
     const filters = allFilters(parsed, q);
-    const named = s.db.prepare<{ path: string; version: number; entry_id: number | null; media_type: string | null }>(
-      `SELECT v.path AS path, v.version AS version, e.id AS entry_id, e.media_type AS media_type FROM versions v LEFT JOIN entries e ON e.path = v.path
-       WHERE v.doc_id = ? ORDER BY v.path, v.version`,
-    );
+    const scoreOf = new Map<number, number>();
+    for (const d of [...shown, ...older]) if (!scoreOf.has(d.doc_id)) scoreOf.set(d.doc_id, d.score);
+    const named = s.db
+      .prepare<{ doc_id: number; path: string; version: number; entry_id: number | null; media_type: string | null; digest: Uint8Array; size: number }>(
+        `SELECT v.doc_id AS doc_id, v.path AS path, v.version AS version, e.id AS entry_id, e.media_type AS media_type, d.digest AS digest, d.size AS size
+         FROM versions v JOIN documents d ON d.id = v.doc_id LEFT JOIN entries e ON e.path = v.path
+         WHERE v.doc_id IN (SELECT value FROM json_each(?))`,
+      )
+      .all(JSON.stringify([...scoreOf.keys()]));
     const entryOk = filters.where.length
       ? s.db.prepare<{ n: number }>(`SELECT COUNT(*) AS n FROM entries e WHERE e.id = ?${filters.where.map((w) => ` AND ${w}`).join('')}`)
       : undefined;
     const out: HistoryFound[] = [];
-    for (const d of [...shown, ...older]) {
-      const doc = s.st.docById.get(d.doc_id);
-      if (!doc) continue;
-      for (const v of named.all(d.doc_id)) {
-        if (!pathAllowed(v.path, parsed, q)) continue;
-        // Tag and type filters are the path's current entry's (a path deleted since has none).
-        if (entryOk && (v.entry_id === null || entryOk.get(v.entry_id, ...filters.params)!.n === 0)) continue;
-        out.push({ entry_id: v.entry_id ?? -1, doc_id: d.doc_id, digest: doc.digest, path: v.path, media_type: v.media_type, size: doc.size, score: d.score, version: v.version });
-      }
+    for (const v of named) {
+      if (!pathAllowed(v.path, parsed, q)) continue;
+      // Tag and type filters are the path's current entry's (a path deleted since has none).
+      if (entryOk && (v.entry_id === null || entryOk.get(v.entry_id, ...filters.params)!.n === 0)) continue;
+      out.push({ entry_id: v.entry_id ?? -1, doc_id: v.doc_id, digest: v.digest, path: v.path, media_type: v.media_type, size: v.size, score: scoreOf.get(v.doc_id)!, version: v.version });
     }
     return out.sort((a, b) => a.score - b.score || (a.path ?? '').localeCompare(b.path ?? '') || (b.version ?? 0) - (a.version ?? 0)).slice(0, window);
   });
