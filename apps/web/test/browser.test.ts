@@ -13,6 +13,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeAll, startServer, type TestServer } from '../../server/test/helpers/server.js';
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../../../packages/core/test/helpers/chromium.js';
 
 const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
 const DIST = here('../dist');
@@ -73,8 +74,8 @@ beforeAll(async () => {
   // A persistent profile, like a person's browser (an incognito context keeps OPFS in memory).
   profile = mkdtempSync(join(tmpdir(), 'kura-web-profile-'));
   context = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+    executablePath: CHROMIUM_PATH,
+    args: CHROMIUM_ARGS,
     acceptDownloads: true,
     viewport: { width: 1280, height: 900 },
     permissions: ['clipboard-read', 'clipboard-write'],

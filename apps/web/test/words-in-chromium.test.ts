@@ -9,12 +9,13 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseQuery } from '../../../packages/store/src/search/grammar.js';
 import { toMatch } from '../../../packages/store/src/search/fts.js';
 import { spaceWords, wordsOf } from '../../../packages/store/src/search/words.js';
 import { QUESTION_SET, RETRIEVAL_SET } from '../../../packages/store/test/fixtures/retrieval-set.js';
+import { launchChromium } from '../../../packages/core/test/helpers/chromium.js';
 
 const DIST = fileURLToPath(new URL('../../../packages/store/dist/', import.meta.url));
 
@@ -49,10 +50,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   url = `http://127.0.0.1:${(server.address() as { port: number }).port}/`;
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {
