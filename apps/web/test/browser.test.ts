@@ -144,6 +144,12 @@ describe('the browser demo in Chromium', () => {
     expect(await page.locator('[data-testid=doc]').getAttribute('data-digest')).toBe(sha(text));
     expect(await page.locator('.snippet mark').first().textContent()).toBe('zephyrine');
     await shot('03-search');
+    // Malformed operator syntax is read as words, and the page says so (the same grammar as Node's).
+    await page.fill('[data-testid=search-input]', 'zephyrine AND');
+    await page.press('[data-testid=search-input]', 'Enter');
+    await page.waitForSelector('[data-testid=search-fallbacks]', { timeout: 15_000 });
+    expect(await page.textContent('[data-testid=search-fallbacks]')).toContain('"AND" at the end was read as a word');
+    expect(await page.locator('[data-testid=doc]').count()).toBe(1);
     await page.getByRole('button', { name: 'Clear' }).click();
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=doc]').length === 4, null, { timeout: 15_000 });
   });

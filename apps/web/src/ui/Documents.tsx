@@ -58,6 +58,8 @@ export interface ListState {
   search: boolean;
   /** A search by meaning answered before these documents were embedded: it could not see them. */
   notEmbedded?: number;
+  /** Operator syntax the search read as plain words (the query language: docs/HTTP.md). */
+  fallbacks?: string[];
 }
 
 /** Snippets come with <mark> around matched terms and everything else HTML-escaped by the store. */
@@ -130,6 +132,11 @@ export function Documents(props: {
         ) : null}
       </form>
       <IndexingLine indexing={props.indexing} />
+      {props.list?.search && props.list.fallbacks ? (
+        <p class="muted small" data-testid="search-fallbacks">
+          Searched as plain words: {props.list.fallbacks.join('; ')}.
+        </p>
+      ) : null}
       {props.list?.search && props.list.notEmbedded ? (
         <p class="muted small" data-testid="not-embedded">
           {props.list.notEmbedded} document{props.list.notEmbedded === 1 ? ' is' : 's are'} still being understood: the search by meaning could not see{' '}

@@ -175,7 +175,7 @@ const api = {
     return outcome;
   },
 
-  async list(query: { q?: string; tag?: string; mode?: SearchMode; cursor?: string; limit?: number }): Promise<{ items: (DocumentInfo | SearchHit)[]; nextCursor?: string; search: boolean; notEmbedded?: number }> {
+  async list(query: { q?: string; tag?: string; mode?: SearchMode; cursor?: string; limit?: number }): Promise<{ items: (DocumentInfo | SearchHit)[]; nextCursor?: string; search: boolean; notEmbedded?: number; fallbacks?: string[] }> {
     const s = await store();
     const limit = query.limit ?? 50;
     if (query.q?.trim()) {
@@ -189,6 +189,8 @@ const api = {
         search: true,
         ...(hits.length > limit ? { nextCursor: String(offset + limit) } : {}),
         ...(hits.notEmbedded ? { notEmbedded: hits.notEmbedded } : {}),
+        // (Not enumerable on the hits: carried across to the page by name.)
+        ...(hits.fallbacks ? { fallbacks: hits.fallbacks } : {}),
       };
     }
     const page: ListResult = await s.list({ limit, ...(query.tag ? { tag: query.tag } : {}), ...(query.cursor ? { cursor: query.cursor } : {}) });
