@@ -425,4 +425,19 @@ describe('the browser demo in Chromium', () => {
     const said = (await page.locator('[data-testid=not-embedded]').textContent())!;
     expect(Number(/^(\d+) documents? (is|are) still being understood/.exec(said)?.[1])).toBeGreaterThan(0);
   });
+
+  it('finds Chinese, Thai and Korean words inside sentences, as Node does', async () => {
+    await addFiles([
+      { name: 'zh-library.txt', mimeType: 'text/plain', buffer: Buffer.from('市立图书馆每天早上九点开门，借书需要带上借书证。') },
+      { name: 'th-food.txt', mimeType: 'text/plain', buffer: Buffer.from('ข้าวผัดเป็นอาหารไทยที่นิยมมาก ทำง่ายและอร่อย') },
+      { name: 'ko-subway.txt', mimeType: 'text/plain', buffer: Buffer.from('서울 지하철은 매일 새벽 5시 30분부터 운행합니다.') },
+    ]);
+    await page.selectOption('[data-testid=search-mode]', 'keyword');
+    for (const [q, path] of [['图书馆', 'zh-library.txt'], ['ข้าวผัด', 'th-food.txt'], ['지하철', 'ko-subway.txt']] as const) {
+      await page.fill('[data-testid=search-input]', q);
+      await page.press('[data-testid=search-input]', 'Enter');
+      await page.waitForFunction((p) => document.querySelectorAll('[data-testid=doc]').length === 1 && !!document.querySelector('[data-testid=doc]')?.textContent?.includes(p), path, { timeout: 15_000 });
+      expect(await page.locator('.snippet mark').count()).toBeGreaterThan(0);
+    }
+  });
 });
