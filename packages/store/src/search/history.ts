@@ -44,6 +44,19 @@ const STALE = `SELECT h.doc_id AS id FROM historic_docs h
  * event loop's turns, or a background run yielding to puts: true stops it, unfinished).
  */
 export async function syncHistory(s: HistorySource, pause: () => Promise<boolean | void> = async () => {}): Promise<boolean> {
+  // Nothing committed since the last sync to the end: nothing to do. (Both queries below scan
+  // every document; a search through history asked again and again must not pay for that.)
+  const seq = s.db.read(() => s.db.prepare<{ seq: number }>('SELECT seq FROM log_state WHERE id = 1').get()?.seq ?? -1);
+  if (seq >= 0 && syncedAt.get(s.db) === seq) return true;
+  const done = await syncOnce(s, pause);
+  if (done && seq >= 0) syncedAt.set(s.db, seq);
+  return done;
+}
+
+/** The log position (log_state.seq) each database's history index was last brought up to date at. */
+const syncedAt = new WeakMap<SqlDatabase, number>();
+
+async function syncOnce(s: HistorySource, pause: () => Promise<boolean | void>): Promise<boolean> {
   const stale = s.db.read(() => s.db.prepare<{ id: number }>(STALE).all());
   if (stale.length) {
     s.db.transaction(() => {
