@@ -86,6 +86,13 @@ describe('the query language', () => {
     expect(wordsOf('in 我今天去图书馆借书 now').map((w) => w.word)).toEqual(['in', '我', '今天', '去', '图书', '馆', '借书', 'now']);
   });
 
+  it('segments a page of Chinese with no comma in pieces (a run of 300,000 characters, not one input)', () => {
+    const page = `${'我今天去图书馆借书然后回家吃饭'.repeat(20_000)}北京是首都`;
+    const spaced = spaceWords(page);
+    expect(spaced.endsWith(' 北京 是 首都 ')).toBe(true);
+    expect(spaced.split(' ').filter((w) => w === '图书').length).toBeGreaterThan(19_000);
+  });
+
   it(`searches the first ${QUERY_TERMS_MAX} terms of a pasted page, and says so`, () => {
     const page = Array.from({ length: 2000 }, (_, i) => `w${i}`).join(' ');
     const p = parseQuery(page);

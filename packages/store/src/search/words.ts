@@ -12,7 +12,7 @@
  * Runs are short (they end at every punctuation mark and space), so each segmentation is too.
  */
 
-/** Scripts written without spaces between words. (Korean is: unicode61 handles it.) */
+/** Scripts written without spaces between words. (Korean has spaces: see hangulPairs.) */
 const SCRIPTS = '\\p{scx=Han}\\p{scx=Hiragana}\\p{scx=Katakana}\\p{scx=Thai}\\p{scx=Lao}\\p{scx=Khmer}\\p{scx=Myanmar}';
 // Script_Extensions, not Script: `ー` (the prolonged sound mark in `タワー`) is Common by Script.
 const UNSPACED = new RegExp(`[${SCRIPTS}]+`, 'gu');
@@ -20,11 +20,26 @@ const HAS_UNSPACED = new RegExp(`[${SCRIPTS}]`, 'u');
 
 let segmenter: Intl.Segmenter | undefined;
 
+/**
+ * Characters segmented at a time at most: V8's segmenter slows down with its input's length,
+ * and a run need not end (`。` is Han by Script_Extensions; a page of Chinese without a comma is
+ * one run). A longer run is cut into pieces of this size, at a full stop where one is near.
+ */
+const RUN_MAX = 256;
+
 /** The words of one unspaced run, in order. */
 export function segmentRun(run: string): string[] {
   segmenter ??= new Intl.Segmenter(undefined, { granularity: 'word' });
   const words: string[] = [];
-  for (const s of segmenter.segment(run)) if (s.isWordLike) words.push(s.segment);
+  for (let at = 0; at < run.length; ) {
+    let end = Math.min(run.length, at + RUN_MAX);
+    if (end < run.length) {
+      const stop = run.lastIndexOf('。', end);
+      if (stop > at + RUN_MAX / 2) end = stop + 1;
+    }
+    for (const s of segmenter.segment(run.slice(at, end))) if (s.isWordLike) words.push(s.segment);
+    at = end;
+  }
   return words;
 }
 
