@@ -1,19 +1,42 @@
 /**
- * The tools `kura mcp` gives an AI assistant (issue 22): add text or a file, read a document,
- * list paths, search (keyword, semantic, hybrid), grep the stored text and read a path's versions. Results are
+ * The tools `kura mcp` gives an AI assistant (issues 22, 48, 49): add text or a file, read a
+ * document (by characters or lines, within a budget), list paths, search (keyword, semantic,
+ * hybrid; through versions and snapshots), grep the stored text, read a path's versions and
+ * diff two of them, tag, set metadata, delete — each with MCP's annotations. Results are
  * bounded (RESULT_CHARS of text at most, lists capped); a Kura error is a tool error whose
  * text starts with its code (`NOT_FOUND: …`) and whose `_meta.code` carries it.
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { KuraError } from '@kura/core';
+import { InvalidInputError, KuraError } from '@kura/core';
+import { createTwoFilesPatch } from 'diff';
 import { SEARCH_WAIT_MS, type Store } from '@kura/store';
 import { z } from 'zod';
 
 /** Characters of text one tool result carries at most (a document read is cut, and says so). */
 export const RESULT_CHARS = 64 * 1024;
+/** Documents a diff reads at most (each side, whole). */
+const DIFF_BYTES_MAX = 4 << 20;
 
 const fatal = new TextDecoder('utf-8', { fatal: true });
+
+/** Bytes read at most to answer a line range (its lines must lie in the document's first 16 MiB). */
+const LINES_READ_MAX = 16 << 20;
+
+/** `bytes` without a UTF-8 character cut at its end (when more follows), so that decoding is fair. */
+function cutAtCharacter(bytes: Uint8Array, moreFollows: boolean): Uint8Array {
+  if (!moreFollows) return bytes;
+  let end = bytes.length;
+  // Step back over continuation bytes to the start of the last character; drop it if incomplete.
+  let k = end - 1;
+  while (k >= 0 && k > end - 4 && (bytes[k]! & 0xc0) === 0x80) k--;
+  if (k >= 0) {
+    const b = bytes[k]!;
+    const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    if (end - k < need) end = k;
+  }
+  return bytes.subarray(0, end);
+}
 
 function result(value: unknown): CallToolResult {
   let text = JSON.stringify(value, null, 1);
@@ -31,6 +54,17 @@ async function tool(work: () => Promise<unknown>): Promise<CallToolResult> {
   }
 }
 
+/**
+ * A document by path, digest or `path@N` (an older version: its bytes, named by the path and
+ * the version asked for).
+ */
+async function infoOf(store: Store, ref: string) {
+  const version = /^(.+)@(\d+)$/.exec(ref);
+  if (!version || ref.startsWith('sha256:')) return store.stat(ref);
+  const info = await store.stat(await store.resolve(ref));
+  return { ...info, path: version[1]!, version: Number(version[2]) };
+}
+
 const tags = z.array(z.string().min(1).max(256)).max(64).optional().describe('tags for the path');
 const meta = z.record(z.string(), z.string()).optional().describe('key/value metadata for the path');
 
@@ -41,6 +75,8 @@ export function registerTools(server: McpServer, store: Store): void {
       title: 'Add text',
       description: 'Store text in Kura, at a path (like a file name) if given; the same text is stored once. Answers its digest.',
       inputSchema: { text: z.string().max(16 << 20), path: z.string().min(1).max(4096).optional(), mediaType: z.string().max(255).optional(), tags, meta },
+      // The same bytes at the same path make no new version: idempotent; nothing is overwritten.
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
     },
     ({ text, path, mediaType, tags: t, meta: m }) =>
       tool(async () => {
@@ -54,6 +90,7 @@ export function registerTools(server: McpServer, store: Store): void {
       title: 'Add a file',
       description: 'Store a file from this machine (PDF, Word and HTML documents are searched by their text). `path` is where it goes in Kura (default: its name).',
       inputSchema: { file: z.string().min(1).max(4096).describe('the file on this machine'), path: z.string().min(1).max(4096).optional(), tags, meta },
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
     },
     ({ file, path, tags: t, meta: m }) =>
       tool(async () => {
@@ -66,22 +103,57 @@ export function registerTools(server: McpServer, store: Store): void {
     'kura_get',
     {
       title: 'Read a document',
-      description: `A document's text by path, path@version or digest (up to ${RESULT_CHARS} characters from \`offset\`); a binary document is described, not returned.`,
-      inputSchema: { ref: z.string().min(1).max(4096), offset: z.number().int().min(0).optional() },
+      description: `A document's text by path, path@version or digest: from \`offset\` (characters) or lines \`fromLine\`..\`toLine\` (from 1), at most \`maxChars\` (default and cap ${RESULT_CHARS}). A cut answer says \`more\` and where to go on (\`next\`). A binary document is described, not returned.`,
+      inputSchema: {
+        ref: z.string().min(1).max(4096),
+        offset: z.number().int().min(0).optional(),
+        fromLine: z.number().int().min(1).optional(),
+        toLine: z.number().int().min(1).optional(),
+        maxChars: z.number().int().min(1).max(RESULT_CHARS).optional(),
+      },
+      annotations: { readOnlyHint: true },
     },
-    ({ ref, offset }) =>
+    ({ ref, offset, fromLine, toLine, maxChars }) =>
       tool(async () => {
-        const info = await store.stat(ref);
+        const info = await infoOf(store, ref);
+        const budget = maxChars ?? RESULT_CHARS;
+        const about = { digest: info.digest, path: info.path, size: info.size, mediaType: info.mediaType };
+        const binary = { ...about, text: null, note: 'not UTF-8 text: search finds it by its extracted text, path, tags and metadata' };
+        if (fromLine !== undefined || toLine !== undefined) {
+          // Lines: read from the start, a bounded amount (the lines asked for within the budget).
+          const first = fromLine ?? 1;
+          const last = toLine ?? Number.MAX_SAFE_INTEGER;
+          const bytes = await store.getRange(info.digest, 0, Math.min(info.size, LINES_READ_MAX));
+          let text: string;
+          try {
+            text = fatal.decode(cutAtCharacter(bytes, bytes.length < info.size));
+          } catch {
+            return binary;
+          }
+          const lines = text.split('\n');
+          const wanted = lines.slice(first - 1, Math.min(last, lines.length));
+          let out = '';
+          let n = first - 1;
+          for (const line of wanted) {
+            if (out.length + line.length + 1 > budget) break;
+            out += `${line}\n`;
+            n++;
+          }
+          const more = n < Math.min(last, lines.length) || (bytes.length < info.size && last > lines.length);
+          return { ...about, fromLine: first, toLine: n, text: out, ...(more ? { more: true, next: { fromLine: n + 1 } } : {}) };
+        }
         const from = Math.min(offset ?? 0, info.size);
-        const bytes = await store.getRange(info.digest, from, Math.min(info.size, from + 4 * RESULT_CHARS));
+        const bytes = await store.getRange(info.digest, from, Math.min(info.size, from + 4 * budget));
         let text: string;
         try {
-          text = fatal.decode(bytes);
+          text = fatal.decode(cutAtCharacter(bytes, from + bytes.length < info.size));
         } catch {
-          return { digest: info.digest, path: info.path, size: info.size, mediaType: info.mediaType, text: null, note: 'not UTF-8 text: search finds it by its extracted text, path, tags and metadata' };
+          return binary;
         }
-        const cut = text.length > RESULT_CHARS;
-        return { digest: info.digest, path: info.path, size: info.size, mediaType: info.mediaType, offset: from, text: cut ? text.slice(0, RESULT_CHARS) : text, ...(cut || from + bytes.length < info.size ? { more: true } : {}) };
+        const cut = text.length > budget;
+        const shown = cut ? text.slice(0, budget) : text;
+        const end = from + new TextEncoder().encode(shown).length;
+        return { ...about, offset: from, text: shown, ...(end < info.size ? { more: true, next: { offset: end } } : {}) };
       }),
   );
   server.registerTool(
@@ -90,6 +162,7 @@ export function registerTools(server: McpServer, store: Store): void {
       title: 'List paths',
       description: 'Paths in Kura (with digest, size, media type, tags), filtered by a path prefix or a tag; 100 at most, `cursor` for the next page.',
       inputSchema: { prefix: z.string().max(4096).optional(), tag: z.string().max(256).optional(), limit: z.number().int().min(1).max(100).optional(), cursor: z.string().max(64).optional() },
+      annotations: { readOnlyHint: true },
     },
     ({ prefix, tag, limit, cursor }) =>
       tool(async () => {
@@ -103,11 +176,12 @@ export function registerTools(server: McpServer, store: Store): void {
       title: 'Search',
       description:
         'Find documents by a question or words: `hybrid` (default when the local model is installed) fuses `keyword` (BM25) and `semantic` (by meaning). Any text is a query; operators are honoured where well formed: "a phrase", prefix*, AND, OR, NOT, -word, path:P, tag:T, type:M. Hits are best first, with a snippet; `parsedAs` says how the query was read, `fallbacks` what was read as plain words. `notEmbedded`, when present: documents added so recently that the semantic side could not see them yet (keyword search sees everything).',
-      inputSchema: { query: z.string().max(65_536), mode: z.enum(['keyword', 'semantic', 'hybrid']).optional(), limit: z.number().int().min(1).max(50).optional(), prefix: z.string().max(4096).optional(), tag: z.string().max(256).optional(), minScore: z.number().min(-1).max(1).optional(), allVersions: z.boolean().optional().describe('every version of each path (by words): hits carry `version`'), snapshot: z.string().max(64).optional().describe("the files of one snapshot (by words): hits name the file's path in it") },
+      annotations: { readOnlyHint: true },
+      inputSchema: { query: z.string().max(65_536), mode: z.enum(['keyword', 'semantic', 'hybrid']).optional(), limit: z.number().int().min(1).max(50).optional(), prefix: z.string().max(4096).optional(), tag: z.string().max(256).optional(), type: z.string().max(255).optional().describe('media type, e.g. text/markdown'), since: z.string().max(64).optional().describe('changed at or after this ISO 8601 time'), until: z.string().max(64).optional().describe('changed before this ISO 8601 time'), minScore: z.number().min(-1).max(1).optional(), allVersions: z.boolean().optional().describe('every version of each path (by words): hits carry `version`'), snapshot: z.string().max(64).optional().describe("the files of one snapshot (by words): hits name the file's path in it") },
     },
-    ({ query, mode, limit, prefix, tag, minScore, allVersions, snapshot }) =>
+    ({ query, mode, limit, prefix, tag, type, since, until, minScore, allVersions, snapshot }) =>
       tool(async () => {
-        const hits = await store.search(query, { limit: limit ?? 10, waitMs: SEARCH_WAIT_MS, ...(mode ? { mode } : {}), ...(prefix ? { pathPrefix: prefix } : {}), ...(tag ? { tag } : {}), ...(minScore !== undefined ? { minScore } : {}), ...(allVersions ? { allVersions } : {}), ...(snapshot ? { snapshot } : {}) });
+        const hits = await store.search(query, { limit: limit ?? 10, waitMs: SEARCH_WAIT_MS, ...(mode ? { mode } : {}), ...(prefix ? { pathPrefix: prefix } : {}), ...(tag ? { tag } : {}), ...(type ? { mediaType: type } : {}), ...(since ? { since } : {}), ...(until ? { until } : {}), ...(minScore !== undefined ? { minScore } : {}), ...(allVersions ? { allVersions } : {}), ...(snapshot ? { snapshot } : {}) });
         return {
           hits: hits.map((h) => ({ path: h.path, ...(h.version !== undefined ? { version: h.version } : {}), digest: h.digest, mediaType: h.mediaType, size: h.size, score: h.score, snippet: h.snippet, matched: h.matched, ...(h.keyword ? { keyword: h.keyword } : {}), ...(h.semantic ? { semantic: h.semantic } : {}), ...(h.rerank ? { rerank: h.rerank } : {}) })),
           parsedAs: hits.parsedAs,
@@ -147,11 +221,76 @@ export function registerTools(server: McpServer, store: Store): void {
       }),
   );
   server.registerTool(
+    'kura_diff',
+    {
+      title: 'Compare two versions',
+      description: 'A unified text diff of two documents — typically `path@1` and `path@2`, or a path and one of its versions (refs as for kura_get). Bounded: a diff longer than the result cap is cut, and says so.',
+      inputSchema: { from: z.string().min(1).max(4096), to: z.string().min(1).max(4096), context: z.number().int().min(0).max(20).optional() },
+      annotations: { readOnlyHint: true },
+    },
+    ({ from, to, context }) =>
+      tool(async () => {
+        const read = async (ref: string) => {
+          const info = await infoOf(store, ref);
+          if (info.size > DIFF_BYTES_MAX) throw new InvalidInputError(`${ref} is ${info.size} bytes: diffs are of documents up to ${DIFF_BYTES_MAX} bytes`, 'ref');
+          try {
+            return fatal.decode(await store.getBytes(info.digest));
+          } catch (e) {
+            if (e instanceof KuraError) throw e;
+            throw new InvalidInputError(`${ref} is not UTF-8 text`, 'ref');
+          }
+        };
+        const [a, b] = [await read(from), await read(to)];
+        return { from, to, diff: createTwoFilesPatch(from, to, a, b, undefined, undefined, { context: context ?? 3 }) };
+      }),
+  );
+  server.registerTool(
+    'kura_tag',
+    {
+      title: 'Tag a path',
+      description: 'Adds and removes tags of a path (or of the entry a digest names).',
+      inputSchema: { ref: z.string().min(1).max(4096), add: z.array(z.string().min(1).max(256)).max(64).optional(), remove: z.array(z.string().min(1).max(256)).max(64).optional() },
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+    },
+    ({ ref, add, remove }) =>
+      tool(async () => {
+        await store.updateMeta([{ ...(ref.startsWith('sha256:') ? { digest: ref } : { path: ref }), ...(add ? { addTags: add } : {}), ...(remove ? { removeTags: remove } : {}) }]);
+        const info = await store.stat(ref);
+        return { path: info.path, digest: info.digest, tags: info.tags };
+      }),
+  );
+  server.registerTool(
+    'kura_meta',
+    {
+      title: 'Set metadata of a path',
+      description: 'Sets key/value metadata of a path (a value of null removes the key).',
+      inputSchema: { ref: z.string().min(1).max(4096), meta: z.record(z.string(), z.string().nullable()) },
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+    },
+    ({ ref, meta: m }) =>
+      tool(async () => {
+        await store.updateMeta([{ ...(ref.startsWith('sha256:') ? { digest: ref } : { path: ref }), meta: m }]);
+        const info = await store.stat(ref);
+        return { path: info.path, digest: info.digest, meta: info.meta };
+      }),
+  );
+  server.registerTool(
+    'kura_delete',
+    {
+      title: 'Delete a path',
+      description: 'Deletes a path and its versions (its bytes go at the next GC when nothing else names them). Cannot be undone.',
+      inputSchema: { path: z.string().min(1).max(4096) },
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
+    },
+    ({ path }) => tool(async () => ({ path, deleted: await store.deletePath(path) })),
+  );
+  server.registerTool(
     'kura_versions',
     {
       title: 'Versions of a path',
       description: 'Every version of a path, oldest first: its number, digest, size and time; read one with kura_get and `path@N`.',
       inputSchema: { path: z.string().min(1).max(4096) },
+      annotations: { readOnlyHint: true },
     },
     ({ path }) => tool(async () => ({ versions: (await store.versions(path)).slice(-200) })),
   );

@@ -30,7 +30,11 @@ describe('kura mcp', () => {
     await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp', '--store', store], stderr: 'pipe' }));
     try {
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name).sort()).toEqual(['kura_add_file', 'kura_add_text', 'kura_get', 'kura_grep', 'kura_list', 'kura_search', 'kura_versions']);
+      expect(tools.map((t) => t.name).sort()).toEqual(['kura_add_file', 'kura_add_text', 'kura_delete', 'kura_diff', 'kura_get', 'kura_grep', 'kura_list', 'kura_meta', 'kura_search', 'kura_tag', 'kura_versions']);
+      const hint = (name: string) => tools.find((t) => t.name === name)!.annotations;
+      for (const t of tools) expect(t.annotations?.readOnlyHint, t.name).toBe(['kura_get', 'kura_list', 'kura_search', 'kura_grep', 'kura_versions', 'kura_diff'].includes(t.name));
+      expect(hint('kura_delete')).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+      expect(hint('kura_tag')).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: true });
       const added = json(await client.callTool({ name: 'kura_add_file', arguments: { file, path: 'cars/oil.txt', tags: ['car'] } }));
       expect(added).toMatchObject({ path: 'cars/oil.txt', digest: expect.stringMatching(/^sha256:/) });
       await client.callTool({ name: 'kura_add_text', arguments: { text: 'Felines need fresh water daily and a clean litter tray.', path: 'pets/cats.txt' } });
@@ -46,6 +50,23 @@ describe('kura mcp', () => {
       const grepped = json(await client.callTool({ name: 'kura_grep', arguments: { pattern: 'litter|DIPSTICK', ignoreCase: true } }));
       expect(grepped.lines.map((l: { path: string; line: number }) => `${l.path}:${l.line}`)).toEqual(['cars/oil.txt:1', 'pets/cats.txt:1']);
       expect(grepped.summary).toMatchObject({ matches: 2, truncated: false });
+      // Line ranges and a budget, with where to go on; a diff of two versions; write tools.
+      await client.callTool({ name: 'kura_add_text', arguments: { text: 'one\ntwo\nthree\nfour\nfive\n', path: 'notes/lines.txt' } });
+      const lines = json(await client.callTool({ name: 'kura_get', arguments: { ref: 'notes/lines.txt', fromLine: 2, toLine: 4 } }));
+      expect(lines).toMatchObject({ fromLine: 2, toLine: 4, text: 'two\nthree\nfour\n' });
+      expect(lines.more).toBeUndefined();
+      const budget = json(await client.callTool({ name: 'kura_get', arguments: { ref: 'notes/lines.txt', fromLine: 1, maxChars: 9 } }));
+      expect(budget).toMatchObject({ text: 'one\ntwo\n', more: true, next: { fromLine: 3 } });
+      const chars = json(await client.callTool({ name: 'kura_get', arguments: { ref: 'notes/lines.txt', maxChars: 6 } }));
+      expect(chars).toMatchObject({ text: 'one\ntw', more: true, next: { offset: 6 } });
+      expect(json(await client.callTool({ name: 'kura_get', arguments: { ref: 'notes/lines.txt', offset: 6 } })).text).toBe('o\nthree\nfour\nfive\n');
+      await client.callTool({ name: 'kura_add_text', arguments: { text: 'one\ntwo\nTHREE\nfour\nfive\n', path: 'notes/lines.txt' } });
+      const diff = json(await client.callTool({ name: 'kura_diff', arguments: { from: 'notes/lines.txt@1', to: 'notes/lines.txt@2', context: 1 } }));
+      expect(diff.diff).toContain('-three\n+THREE\n');
+      expect(json(await client.callTool({ name: 'kura_tag', arguments: { ref: 'notes/lines.txt', add: ['todo', 'x'], remove: ['x'] } })).tags).toEqual(['todo']);
+      expect(json(await client.callTool({ name: 'kura_meta', arguments: { ref: 'notes/lines.txt', meta: { owner: 'ann' } } })).meta).toEqual({ owner: 'ann' });
+      expect(json(await client.callTool({ name: 'kura_delete', arguments: { path: 'notes/lines.txt' } }))).toEqual({ path: 'notes/lines.txt', deleted: true });
+      expect(await client.callTool({ name: 'kura_get', arguments: { ref: 'notes/lines.txt' } })).toMatchObject({ isError: true, _meta: { code: 'NOT_FOUND' } });
       const badPattern = await client.callTool({ name: 'kura_grep', arguments: { pattern: '(unclosed' } });
       expect(badPattern).toMatchObject({ isError: true, _meta: { code: 'INVALID_INPUT' } });
       const missing = await client.callTool({ name: 'kura_get', arguments: { ref: 'no/such/path' } });
