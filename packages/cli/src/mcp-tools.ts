@@ -1,6 +1,6 @@
 /**
  * The tools `kura mcp` gives an AI assistant (issues 22, 48, 49): add text or a file, read a
- * document (by characters or lines, within a budget), list paths, search (keyword, semantic,
+ * document (by characters or lines, within a budget) or several (a prefix or a glob), list paths, search (keyword, semantic,
  * hybrid; through versions and snapshots), grep the stored text, read a path's versions and
  * diff two of them, tag, set metadata, delete — each with MCP's annotations. Results are
  * bounded (RESULT_CHARS of text at most, lists capped); a Kura error is a tool error whose
@@ -10,6 +10,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { InvalidInputError, KuraError } from '@kura/core';
 import { createTwoFilesPatch } from 'diff';
+import picomatch from 'picomatch';
 import { SEARCH_WAIT_MS, type Store } from '@kura/store';
 import { z } from 'zod';
 
@@ -154,6 +155,58 @@ export function registerTools(server: McpServer, store: Store): void {
         const shown = cut ? text.slice(0, budget) : text;
         const end = from + new TextEncoder().encode(shown).length;
         return { ...about, offset: from, text: shown, ...(end < info.size ? { more: true, next: { offset: end } } : {}) };
+      }),
+  );
+  server.registerTool(
+    'kura_multi_get',
+    {
+      title: 'Read several documents',
+      description: `The text of every path under a prefix or matching a glob (\`notes/**/*.md\`), in path order, within a total of \`maxChars\` (default and cap ${RESULT_CHARS}); each document at most \`perDocChars\`. When the budget runs out the answer says \`more\` and the \`cursor\` to go on from. Binary documents are listed with text null.`,
+      inputSchema: {
+        prefix: z.string().max(4096).optional(),
+        glob: z.string().min(1).max(4096).optional(),
+        maxChars: z.number().int().min(1).max(RESULT_CHARS).optional(),
+        perDocChars: z.number().int().min(1).max(RESULT_CHARS).optional(),
+        cursor: z.string().max(64).optional(),
+      },
+      annotations: { readOnlyHint: true },
+    },
+    ({ prefix, glob, maxChars, perDocChars, cursor }) =>
+      tool(async () => {
+        if (prefix === undefined && glob === undefined) throw new InvalidInputError('name the documents: a prefix, a glob, or both', 'prefix');
+        const matches = glob ? picomatch(glob, { dot: true }) : () => true;
+        // The glob's fixed start narrows the listing (`notes/**/*.md` lists notes/ only).
+        const fixed = glob ? glob.slice(0, glob.search(/[*?[{]/) < 0 ? glob.length : glob.search(/[*?[{]/)) : '';
+        const pathPrefix = prefix !== undefined && prefix.length >= fixed.length ? prefix : fixed.startsWith(prefix ?? '') ? fixed : (prefix ?? '');
+        let left = maxChars ?? RESULT_CHARS;
+        const per = Math.min(perDocChars ?? RESULT_CHARS, left);
+        const docs: { path: string; digest: string; text: string | null; cut?: true }[] = [];
+        let next = cursor;
+        for (;;) {
+          const page = await store.list({ ...(pathPrefix ? { pathPrefix } : {}), limit: 100, ...(next ? { cursor: next } : {}) });
+          for (const [i, d] of page.items.entries()) {
+            if (!d.path || !matches(d.path) || (prefix !== undefined && !d.path.startsWith(prefix))) continue;
+            if (left <= 0) {
+              // The budget is spent: go on from the item before this one.
+              const resume = i === 0 ? next : (await store.list({ ...(pathPrefix ? { pathPrefix } : {}), limit: i, ...(next ? { cursor: next } : {}) })).nextCursor;
+              return { docs, more: true, cursor: resume ?? null };
+            }
+            const want = Math.min(per, left);
+            const bytes = await store.getRange(d.digest, 0, Math.min(d.size, 4 * want));
+            let text: string | null;
+            try {
+              text = fatal.decode(cutAtCharacter(bytes, bytes.length < d.size));
+            } catch {
+              text = null;
+            }
+            const cut = text !== null && (text.length > want || bytes.length < d.size);
+            if (text !== null && text.length > want) text = text.slice(0, want);
+            docs.push({ path: d.path, digest: d.digest, text, ...(cut ? { cut: true as const } : {}) });
+            left -= text?.length ?? 0;
+          }
+          if (!page.nextCursor) return { docs, more: false, cursor: null };
+          next = page.nextCursor;
+        }
       }),
   );
   server.registerTool(

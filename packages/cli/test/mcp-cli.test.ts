@@ -30,9 +30,9 @@ describe('kura mcp', () => {
     await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp', '--store', store], stderr: 'pipe' }));
     try {
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name).sort()).toEqual(['kura_add_file', 'kura_add_text', 'kura_delete', 'kura_diff', 'kura_get', 'kura_grep', 'kura_list', 'kura_meta', 'kura_search', 'kura_tag', 'kura_versions']);
+      expect(tools.map((t) => t.name).sort()).toEqual(['kura_add_file', 'kura_add_text', 'kura_delete', 'kura_diff', 'kura_get', 'kura_grep', 'kura_list', 'kura_meta', 'kura_multi_get', 'kura_search', 'kura_tag', 'kura_versions']);
       const hint = (name: string) => tools.find((t) => t.name === name)!.annotations;
-      for (const t of tools) expect(t.annotations?.readOnlyHint, t.name).toBe(['kura_get', 'kura_list', 'kura_search', 'kura_grep', 'kura_versions', 'kura_diff'].includes(t.name));
+      for (const t of tools) expect(t.annotations?.readOnlyHint, t.name).toBe(['kura_get', 'kura_multi_get', 'kura_list', 'kura_search', 'kura_grep', 'kura_versions', 'kura_diff'].includes(t.name));
       expect(hint('kura_delete')).toMatchObject({ readOnlyHint: false, destructiveHint: true });
       expect(hint('kura_tag')).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: true });
       const added = json(await client.callTool({ name: 'kura_add_file', arguments: { file, path: 'cars/oil.txt', tags: ['car'] } }));
@@ -67,6 +67,19 @@ describe('kura mcp', () => {
       expect(json(await client.callTool({ name: 'kura_meta', arguments: { ref: 'notes/lines.txt', meta: { owner: 'ann' } } })).meta).toEqual({ owner: 'ann' });
       expect(json(await client.callTool({ name: 'kura_delete', arguments: { path: 'notes/lines.txt' } }))).toEqual({ path: 'notes/lines.txt', deleted: true });
       expect(await client.callTool({ name: 'kura_get', arguments: { ref: 'notes/lines.txt' } })).toMatchObject({ isError: true, _meta: { code: 'NOT_FOUND' } });
+      // Several documents by a glob, within a total budget, going on from a cursor.
+      for (const [path, text] of [['docs/a.md', 'alpha '.repeat(10)], ['docs/b.md', 'beta '.repeat(10)], ['docs/sub/c.md', 'gamma'], ['docs/d.txt', 'delta']]) {
+        await client.callTool({ name: 'kura_add_text', arguments: { text, path } });
+      }
+      const all = json(await client.callTool({ name: 'kura_multi_get', arguments: { glob: 'docs/**/*.md' } }));
+      expect(all.docs.map((d: { path: string }) => d.path)).toEqual(['docs/a.md', 'docs/b.md', 'docs/sub/c.md']);
+      expect(all).toMatchObject({ more: false, cursor: null });
+      const first = json(await client.callTool({ name: 'kura_multi_get', arguments: { glob: 'docs/**/*.md', maxChars: 70, perDocChars: 40 } }));
+      expect(first.docs.map((d: { path: string; cut?: boolean }) => [d.path, d.cut ?? false])).toEqual([['docs/a.md', true], ['docs/b.md', true]]);
+      expect(first.more).toBe(true);
+      const rest = json(await client.callTool({ name: 'kura_multi_get', arguments: { glob: 'docs/**/*.md', cursor: first.cursor } }));
+      expect(rest.docs.map((d: { path: string }) => d.path)).toEqual(['docs/sub/c.md']);
+      expect(json(await client.callTool({ name: 'kura_multi_get', arguments: { prefix: 'docs/sub/' } })).docs.map((d: { text: string }) => d.text)).toEqual(['gamma']);
       const badPattern = await client.callTool({ name: 'kura_grep', arguments: { pattern: '(unclosed' } });
       expect(badPattern).toMatchObject({ isError: true, _meta: { code: 'INVALID_INPUT' } });
       const missing = await client.callTool({ name: 'kura_get', arguments: { ref: 'no/such/path' } });
