@@ -66,6 +66,12 @@ async function infoOf(store: Store, ref: string) {
   return { ...info, path: version[1]!, version: Number(version[2]) };
 }
 
+/** Applies a tag or metadata change to the entry `ref` names (a path or a digest), and answers it as it is now. */
+async function update(store: Store, ref: string, change: { addTags?: string[]; removeTags?: string[]; meta?: Record<string, string | null> }) {
+  await store.updateMeta([{ ...(ref.startsWith('sha256:') ? { digest: ref } : { path: ref }), ...change }]);
+  return store.stat(ref);
+}
+
 const tags = z.array(z.string().min(1).max(256)).max(64).optional().describe('tags for the path');
 const meta = z.record(z.string(), z.string()).optional().describe('key/value metadata for the path');
 
@@ -305,12 +311,10 @@ export function registerTools(server: McpServer, store: Store): void {
       inputSchema: { ref: z.string().min(1).max(4096), add: z.array(z.string().min(1).max(256)).max(64).optional(), remove: z.array(z.string().min(1).max(256)).max(64).optional() },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
     },
-    ({ ref, add, remove }) =>
-      tool(async () => {
-        await store.updateMeta([{ ...(ref.startsWith('sha256:') ? { digest: ref } : { path: ref }), ...(add ? { addTags: add } : {}), ...(remove ? { removeTags: remove } : {}) }]);
-        const info = await store.stat(ref);
-        return { path: info.path, digest: info.digest, tags: info.tags };
-      }),
+    ({ ref, add, remove }) => tool(async () => {
+      const { path, digest, tags: now } = await update(store, ref, { ...(add ? { addTags: add } : {}), ...(remove ? { removeTags: remove } : {}) });
+      return { path, digest, tags: now };
+    }),
   );
   server.registerTool(
     'kura_meta',
@@ -320,12 +324,10 @@ export function registerTools(server: McpServer, store: Store): void {
       inputSchema: { ref: z.string().min(1).max(4096), meta: z.record(z.string(), z.string().nullable()) },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
     },
-    ({ ref, meta: m }) =>
-      tool(async () => {
-        await store.updateMeta([{ ...(ref.startsWith('sha256:') ? { digest: ref } : { path: ref }), meta: m }]);
-        const info = await store.stat(ref);
-        return { path: info.path, digest: info.digest, meta: info.meta };
-      }),
+    ({ ref, meta: m }) => tool(async () => {
+      const { path, digest, meta: now } = await update(store, ref, { meta: m });
+      return { path, digest, meta: now };
+    }),
   );
   server.registerTool(
     'kura_delete',
