@@ -16,7 +16,14 @@
 const SCRIPTS = '\\p{scx=Han}\\p{scx=Hiragana}\\p{scx=Katakana}\\p{scx=Thai}\\p{scx=Lao}\\p{scx=Khmer}\\p{scx=Myanmar}';
 // Script_Extensions, not Script: `ー` (the prolonged sound mark in `タワー`) is Common by Script.
 const UNSPACED = new RegExp(`[${SCRIPTS}]+`, 'gu');
-const HAS_UNSPACED = new RegExp(`[${SCRIPTS}]`, 'u');
+const SCRIPT_CHAR = new RegExp(`[${SCRIPTS}]`, 'u');
+/**
+ * Every script above starts at U+0E00 (Thai): text with no character past U+0DFF has none of
+ * them, and this test runs at memory speed where the Script_Extensions one runs ~1 GB/s (it
+ * cost a 128 MiB close ~0.1-0.2 s of indexing).
+ */
+const PAST_0DFF = /[^\u0000-\u0dff]/;
+const HAS_UNSPACED = { test: (text: string) => PAST_0DFF.test(text) && SCRIPT_CHAR.test(text) };
 
 let segmenter: Intl.Segmenter | undefined;
 
