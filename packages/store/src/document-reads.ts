@@ -26,17 +26,26 @@ const RESTORE_WINDOW = 256;
  * and readers bound to the row found. A delete after the lookup does not stop the reads until
  * GC reclaims the chunks; then they fail with CORRUPT_DATA (missing-chunk).
  */
-export function openDocument({ st, reader }: DocumentReads, digest: string, unlisted: boolean): DocumentReader {
+export function openDocument({ db, st, reader }: DocumentReads, digest: string, unlisted: boolean): DocumentReader {
   // The head without the manifest (a read served from a cache never needs it); the full row is
   // read by id when bytes are wanted. `unlisted`: also documents kept only by snapshots (a
-  // restore reads those).
-  const h = unlisted ? st.docAnyByDigest.get(parseDigest(digest)) : st.docHeadByDigest.get(parseDigest(digest));
-  if (!h) throw new NotFoundError(`no document ${digest}`);
-  // The path and type of the entry the digest names (decision 0025), when it names one.
-  const entry = st.soleEntryOfDoc.get(h.id, h.id);
-  let full: DocRow | undefined;
-  const row = (): DocRow => {
-    full ??= st.docById.get(h.id);
+  // restore reads those). The path and type of the entry the digest names (decision 0025),
+  // when it names one, in the same read transaction.
+  const found = db.read(() => {
+    const h = unlisted ? st.docAnyByDigest.get(parseDigest(digest)) : st.docHeadByDigest.get(parseDigest(digest));
+    return h && { h, entry: st.soleEntryOfDoc.get(h.id, h.id) };
+  });
+  if (!found) throw new NotFoundError(`no document ${digest}`);
+  const { h, entry } = found;
+  let full: Located | undefined;
+  // The row and, for a whole read, its chunks' locations, looked up together.
+  const located = (withLocations: boolean): Located => {
+    if (!full || (withLocations && !full.locs)) {
+      full = db.read(() => {
+        const row = st.docById.get(h.id);
+        return row && { row, locs: withLocations ? chunkLocations(st, row) : undefined };
+      });
+    }
     if (!full) throw new NotFoundError(`no document ${digest} (deleted while being read)`);
     return full;
   };
@@ -45,10 +54,36 @@ export function openDocument({ st, reader }: DocumentReads, digest: string, unli
     size: h.size,
     path: entry?.path ?? null,
     mediaType: entry?.media_type ?? null,
-    bytes: async () => reader.bytes(row()),
-    stream: () => reader.document(row()),
-    range: (start, end) => reader.range(row(), start, end),
+    bytes: async () => {
+      const d = located(true);
+      return reader.bytes(d.row, d.locs);
+    },
+    stream: () => {
+      const d = located(true);
+      return reader.document(d.row, d.locs);
+    },
+    range: (start, end) => reader.range(located(false).row, start, end),
   };
+}
+
+/** A document's row and, when looked up, where each of its chunks lies. */
+interface Located {
+  row: DocRow;
+  locs?: Map<string, ChunkLoc>;
+}
+
+/**
+ * Where each of the document's chunks lies, by key; call it inside one `db.read`: one
+ * statement at a time outside a transaction, each took ~20-35 µs here (a read lock and WAL
+ * snapshot per statement), more than reading and checking a 16 KiB chunk.
+ */
+export function chunkLocations(st: Statements, doc: DocRow): Map<string, ChunkLoc> {
+  const locs = new Map<string, ChunkLoc>();
+  for (const e of decodeManifest(doc.manifest)) {
+    const loc = locs.has(e.key) ? undefined : st.chunkLoc.get(hexToBytes(e.key));
+    if (loc) locs.set(e.key, loc);
+  }
+  return locs;
 }
 
 /** A document's chunks in order: their keys (BLAKE3, hex) and raw lengths. */
@@ -82,9 +117,8 @@ export async function rangeBytes({ st, reader }: DocumentReads, digest: string, 
 /**
  * For restores: a reader of the documents `digests` names, to be asked for in that order.
  * Their rows and chunk locations are looked up RESTORE_WINDOW documents at a time in one read
- * transaction: one statement at a time, outside a transaction, each took ~20-35 µs here (a read
- * lock and WAL snapshot per statement), ~70 µs of a small file's ~250 µs restore. A document
- * asked for out of order is looked up alone (`alone`).
+ * transaction (chunkLocations: ~70 µs of a small file's ~250 µs restore, looked up one
+ * statement at a time). A document asked for out of order is looked up alone (`alone`).
  */
 export function documentStreams(
   { db, st, reader }: DocumentReads,
@@ -92,20 +126,15 @@ export function documentStreams(
   alone: (digest: string) => Promise<AsyncIterable<Uint8Array>>,
 ): (digest: string) => Promise<AsyncIterable<Uint8Array>> {
   let asked = 0;
-  let window = new Map<string, { row: DocRow; locs: Map<string, ChunkLoc> }>();
+  let window = new Map<string, Located>();
   const lookUp = (from: number) =>
     db.read(() => {
-      const found = new Map<string, { row: DocRow; locs: Map<string, ChunkLoc> }>();
+      const found = new Map<string, Located>();
       for (const digest of digests.slice(from, from + RESTORE_WINDOW)) {
         if (found.has(digest)) continue;
         const row = st.docAnyByDigest.get(parseDigest(digest));
         if (!row) continue; // asked for alone below: NOT_FOUND as before
-        const locs = new Map<string, ChunkLoc>();
-        for (const e of decodeManifest(row.manifest)) {
-          const loc = locs.has(e.key) ? undefined : st.chunkLoc.get(hexToBytes(e.key));
-          if (loc) locs.set(e.key, loc);
-        }
-        found.set(digest, { row, locs });
+        found.set(digest, { row, locs: chunkLocations(st, row) });
       }
       return found;
     });
@@ -118,13 +147,23 @@ export function documentStreams(
 }
 
 /** The document as a stream of byte pieces; ends with CORRUPT_DATA if anything is damaged. */
-export function documentStream({ st, reader }: DocumentReads, digest: string): AsyncIterable<Uint8Array> {
-  return reader.document(requireDoc(st, digest));
+export function documentStream({ db, st, reader }: DocumentReads, digest: string): AsyncIterable<Uint8Array> {
+  const d = locate(db, st, digest);
+  return reader.document(d.row, d.locs);
 }
 
 /** The whole document, checked against its digest before it is returned. */
-export function documentBytes({ st, reader }: DocumentReads, digest: string): Promise<Uint8Array> {
-  return reader.bytes(requireDoc(st, digest));
+export function documentBytes({ db, st, reader }: DocumentReads, digest: string): Promise<Uint8Array> {
+  const d = locate(db, st, digest);
+  return reader.bytes(d.row, d.locs);
+}
+
+/** The listed document `digest` names and its chunks' locations, in one read transaction. */
+function locate(db: SqlDatabase, st: Statements, digest: string): Located {
+  return db.read(() => {
+    const row = requireDoc(st, digest);
+    return { row, locs: chunkLocations(st, row) };
+  });
 }
 
 /** Bytes [start, end) as a stream, reading only the chunks that hold them. */

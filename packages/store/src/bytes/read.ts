@@ -164,7 +164,7 @@ export class Reader {
    * before the bytes are returned, so per-chunk BLAKE3 would only repeat it. When the digest
    * does not match, the document is read again with every chunk checked, to name the damage.
    */
-  async bytes(doc: DocRow): Promise<Uint8Array> {
+  async bytes(doc: DocRow, locs?: ReadonlyMap<string, ChunkLoc>): Promise<Uint8Array> {
     // The row's size sizes the buffer, so it must first agree with the manifest, whose every
     // length is a chunk's (at most the max chunk size): a forged size is damage, refused
     // before it is allocated.
@@ -175,7 +175,7 @@ export class Reader {
       throw new CorruptDataError(`document ${digest}: its size (${doc.size}) differs from its manifest's`, 'manifest', { digest });
     }
     const out = new Uint8Array(doc.size);
-    await this.whole(doc, (bytes, at) => out.set(bytes, at));
+    await this.whole(doc, (bytes, at) => out.set(bytes, at), locs);
     return out;
   }
 
@@ -188,12 +188,12 @@ export class Reader {
     return doc.size;
   }
 
-  private async whole(doc: DocRow, sink: (bytes: Uint8Array, at: number) => void, again = true): Promise<void> {
+  private async whole(doc: DocRow, sink: (bytes: Uint8Array, at: number) => void, locs?: ReadonlyMap<string, ChunkLoc>, again = true): Promise<void> {
     const digest = formatDigest(doc.digest);
     const hasher = documentHasher(this.hasher);
     let at = 0;
     for (const e of decodeManifest(doc.manifest)) {
-      const bytes = await this.chunkFor(e, digest, false);
+      const bytes = await this.chunkFor(e, digest, false, locs?.get(e.key));
       if (at + bytes.length > doc.size) break; // the digest check below fails
       sink(bytes, at);
       hasher.update(bytes);
@@ -203,7 +203,7 @@ export class Reader {
     const dropped = this.copiesDropped;
     for await (const piece of this.document(doc)) void piece; // throws, naming the chunk
     // No chunk failed its key: the damage was in a local copy, dropped on the way. Once more.
-    if (again && this.copiesDropped > dropped) return this.whole(doc, sink, false);
+    if (again && this.copiesDropped > dropped) return this.whole(doc, sink, undefined, false);
     throw new CorruptDataError(`document ${digest}: bytes do not hash to its digest`, 'digest-mismatch', { digest });
   }
 
