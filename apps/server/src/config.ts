@@ -65,6 +65,11 @@ export const ServerConfig = z
     logFormat: z.enum(['auto', 'pretty', 'json']).default('auto'),
     /** Origins whose pages may call the API from a browser (CORS); `*` for any. None by default. */
     corsOrigins: z.array(z.union([z.literal('*'), z.url().transform((u) => new URL(u).origin)])).default([]),
+    /**
+     * Host names (without port) clients may reach `/mcp` by, besides the loopback names and
+     * `host` itself: DNS-rebinding protection (decision 0057). `*` for any.
+     */
+    allowedHosts: z.array(z.string().min(1).max(253).transform((h) => h.toLowerCase())).default([]),
     /** The built browser demo, served at `/` when the directory exists. */
     webRoot: z.string().min(1).optional(),
   })
@@ -137,6 +142,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
   if (env.KURA_LOG_LEVEL) c.logLevel = env.KURA_LOG_LEVEL as ServerConfigInput['logLevel'];
   if (env.KURA_LOG_FORMAT) c.logFormat = env.KURA_LOG_FORMAT as ServerConfigInput['logFormat'];
   if (env.KURA_WEB_ROOT) c.webRoot = env.KURA_WEB_ROOT;
+  if (env.KURA_ALLOWED_HOSTS) c.allowedHosts = env.KURA_ALLOWED_HOSTS.split(',').map((h) => h.trim()).filter(Boolean);
   if (env.KURA_CORS_ORIGINS) c.corsOrigins = env.KURA_CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean);
   return c;
 }

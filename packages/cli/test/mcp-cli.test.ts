@@ -11,6 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, describe, expect, it } from 'vitest';
+import { VERSION } from '../src/version.js';
 
 const BIN = fileURLToPath(new URL('../bin/kura.js', import.meta.url));
 const roots: string[] = [];
@@ -29,6 +30,7 @@ describe('kura mcp', () => {
     const client = new Client({ name: 'kura-test', version: '1.0.0' });
     await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp', '--store', store], stderr: 'pipe' }));
     try {
+      expect(client.getServerVersion()).toMatchObject({ name: 'kura', version: VERSION });
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name).sort()).toEqual(['kura_add_file', 'kura_add_text', 'kura_delete', 'kura_diff', 'kura_get', 'kura_grep', 'kura_list', 'kura_meta', 'kura_multi_get', 'kura_search', 'kura_tag', 'kura_versions']);
       const hint = (name: string) => tools.find((t) => t.name === name)!.annotations;
@@ -55,9 +57,10 @@ describe('kura mcp', () => {
       const lines = json(await client.callTool({ name: 'kura_get', arguments: { ref: 'notes/lines.txt', fromLine: 2, toLine: 4 } }));
       expect(lines).toMatchObject({ fromLine: 2, toLine: 4, text: 'two\nthree\nfour\n' });
       expect(lines.more).toBeUndefined();
-      const budget = json(await client.callTool({ name: 'kura_get', arguments: { ref: 'notes/lines.txt', fromLine: 1, maxChars: 9 } }));
+      // The budget is counted as the answer's JSON writes the text: a newline is two (\n).
+      const budget = json(await client.callTool({ name: 'kura_get', arguments: { ref: 'notes/lines.txt', fromLine: 1, maxChars: 11 } }));
       expect(budget).toMatchObject({ text: 'one\ntwo\n', more: true, next: { fromLine: 3 } });
-      const chars = json(await client.callTool({ name: 'kura_get', arguments: { ref: 'notes/lines.txt', maxChars: 6 } }));
+      const chars = json(await client.callTool({ name: 'kura_get', arguments: { ref: 'notes/lines.txt', maxChars: 7 } }));
       expect(chars).toMatchObject({ text: 'one\ntw', more: true, next: { offset: 6 } });
       expect(json(await client.callTool({ name: 'kura_get', arguments: { ref: 'notes/lines.txt', offset: 6 } })).text).toBe('o\nthree\nfour\nfive\n');
       await client.callTool({ name: 'kura_add_text', arguments: { text: 'one\ntwo\nTHREE\nfour\nfive\n', path: 'notes/lines.txt' } });
@@ -74,7 +77,9 @@ describe('kura mcp', () => {
       const all = json(await client.callTool({ name: 'kura_multi_get', arguments: { glob: 'docs/**/*.md' } }));
       expect(all.docs.map((d: { path: string }) => d.path)).toEqual(['docs/a.md', 'docs/b.md', 'docs/sub/c.md']);
       expect(all).toMatchObject({ more: false, cursor: null });
-      const first = json(await client.callTool({ name: 'kura_multi_get', arguments: { glob: 'docs/**/*.md', maxChars: 70, perDocChars: 40 } }));
+      // The budget counts each entry too (its path and ENTRY_CHARS = 128): 330 = a (137 + 40
+      // of its text) + b (137 + the 16 left), and nothing left for c.
+      const first = json(await client.callTool({ name: 'kura_multi_get', arguments: { glob: 'docs/**/*.md', maxChars: 330, perDocChars: 40 } }));
       expect(first.docs.map((d: { path: string; cut?: boolean }) => [d.path, d.cut ?? false])).toEqual([['docs/a.md', true], ['docs/b.md', true]]);
       expect(first.more).toBe(true);
       const rest = json(await client.callTool({ name: 'kura_multi_get', arguments: { glob: 'docs/**/*.md', cursor: first.cursor } }));

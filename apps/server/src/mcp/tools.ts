@@ -1,21 +1,51 @@
 /**
- * The tools `kura mcp` gives an AI assistant (issues 22, 48, 49): add text or a file, read a
- * document (by characters or lines, within a budget) or several (a prefix or a glob), list paths, search (keyword, semantic,
- * hybrid; through versions and snapshots), grep the stored text, read a path's versions and
- * diff two of them, tag, set metadata, delete — each with MCP's annotations. Results are
- * bounded (RESULT_CHARS of text at most, lists capped); a Kura error is a tool error whose
- * text starts with its code (`NOT_FOUND: …`) and whose `_meta.code` carries it.
+ * The tools Kura gives an AI assistant over MCP — `kura mcp` (stdio) and `/mcp` on `kura serve`
+ * (Streamable HTTP) alike (issues 22, 48, 49): add text or a file, read a document (by
+ * characters or lines, within a budget) or several (a prefix or a glob), list paths, search
+ * (keyword, semantic, hybrid; through versions and snapshots), grep the stored text, read a
+ * path's versions and diff two of them, tag, set metadata, delete — each with MCP's
+ * annotations. Results are bounded (RESULT_CHARS of JSON at most, never cut inside it); a Kura error
+ * is a tool error whose text starts with its code (`NOT_FOUND: …`) and whose `_meta.code`
+ * carries it.
+ *
+ * What a client is offered follows what it may do (`ToolAccess`): a read token sees the
+ * read-only tools alone, and `kura_add_file` — a file on the machine running Kura — is offered
+ * only where client and store share that machine (stdio), never over the network.
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { InvalidInputError, KuraError } from '@kura/core';
+import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { InvalidInputError, isKuraError } from '@kura/core';
 import { createTwoFilesPatch } from 'diff';
 import picomatch from 'picomatch';
 import { SEARCH_WAIT_MS, type Store } from '@kura/store';
 import { z } from 'zod';
+import type { Scope } from '../config.js';
+import { fitJson, jsonLength } from './bounds.js';
 
-/** Characters of text one tool result carries at most (a document read is cut, and says so). */
+/** What the client may do: its token's scopes, and whether it may name files on this machine. */
+export interface ToolAccess {
+  scopes: ReadonlySet<Scope>;
+  /** `kura_add_file`: only for a client on this machine (stdio). */
+  localFiles: boolean;
+}
+
+/** The scope a tool needs, by its annotations: reading, or changing the store. */
+function scopeOf(annotations: ToolAnnotations | undefined): Scope {
+  return annotations?.readOnlyHint ? 'read' : 'write';
+}
+
+/** Everything: a client on this machine with the store open (`kura mcp`). */
+export const LOCAL_ACCESS: ToolAccess = { scopes: new Set<Scope>(['read', 'write', 'admin']), localFiles: true };
+
+/** Characters one tool result (its JSON text) takes at most. */
 export const RESULT_CHARS = 64 * 1024;
+/**
+ * Characters of document text one result carries at most, counted as its JSON writes them
+ * (mcp/bounds.ts): the rest of RESULT_CHARS is for the fields around it.
+ */
+export const TEXT_CHARS = RESULT_CHARS - 4096;
+/** What a kura_multi_get entry takes besides its path and text: its digest and field names. */
+const ENTRY_CHARS = 128;
 /** Documents a diff reads at most (each side, whole). */
 const DIFF_BYTES_MAX = 4 << 20;
 
@@ -39,18 +69,41 @@ function cutAtCharacter(bytes: Uint8Array, moreFollows: boolean): Uint8Array {
   return bytes.subarray(0, end);
 }
 
-function result(value: unknown): CallToolResult {
-  let text = JSON.stringify(value, null, 1);
-  if (text.length > RESULT_CHARS) text = `${text.slice(0, RESULT_CHARS)}… (cut at ${RESULT_CHARS} characters)`;
-  return { content: [{ type: 'text', text }] };
+function result(value: object): CallToolResult {
+  const text = JSON.stringify(value, null, 1);
+  return { content: [{ type: 'text', text: text.length <= RESULT_CHARS ? text : shortened(value as Record<string, unknown>) }] };
 }
 
-/** Runs a tool's work; a KuraError becomes a tool error carrying its code. */
-async function tool(work: () => Promise<unknown>): Promise<CallToolResult> {
+/**
+ * An answer too long for a result, made to fit: its list (search hits, grep lines, versions:
+ * lists no cursor goes on from — tools with a cursor bound themselves) cut from its end, and
+ * `cut` saying how much is shown; failing that, a note to ask for less. Always valid JSON.
+ */
+function shortened(value: Record<string, unknown>): string {
+  const key = Object.keys(value).find((k) => Array.isArray(value[k]));
+  if (key) {
+    const items = value[key] as unknown[];
+    const form = (n: number) => JSON.stringify({ ...value, [key]: items.slice(0, n), cut: { list: key, shown: n, of: items.length } }, null, 1);
+    // The most items that fit (binary search: each try serialises the answer once).
+    let lo = 0;
+    let hi = items.length;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (form(mid).length <= RESULT_CHARS) lo = mid;
+      else hi = mid - 1;
+    }
+    const text = form(lo);
+    if (text.length <= RESULT_CHARS) return text;
+  }
+  return JSON.stringify({ cut: true, note: `the answer exceeded ${RESULT_CHARS} characters: ask for less (a smaller limit, budget or range)` });
+}
+
+/** Runs a tool's work; a Kura error (from whichever copy of @kura/core: the kura bundle has its own) becomes a tool error carrying its code. */
+async function tool(work: () => Promise<object>): Promise<CallToolResult> {
   try {
     return result(await work());
   } catch (e) {
-    if (e instanceof KuraError) return { isError: true, content: [{ type: 'text', text: `${e.code}: ${e.message}` }], _meta: { code: e.code } };
+    if (isKuraError(e)) return { isError: true, content: [{ type: 'text', text: `${e.code}: ${e.message}` }], _meta: { code: e.code } };
     throw e; // a bug: the SDK reports it as an error too
   }
 }
@@ -75,7 +128,15 @@ async function update(store: Store, ref: string, change: { addTags?: string[]; r
 const tags = z.array(z.string().min(1).max(256)).max(64).optional().describe('tags for the path');
 const meta = z.record(z.string(), z.string()).optional().describe('key/value metadata for the path');
 
-export function registerTools(server: McpServer, store: Store): void {
+export function registerTools(mcp: McpServer, store: Store, access: ToolAccess): void {
+  // A tool the client may not use is not offered at all: tools/list shows what it can call.
+  const server: Pick<McpServer, 'registerTool'> = {
+    registerTool: (name, config, cb) => {
+      const tool = mcp.registerTool(name, config, cb);
+      if (!access.scopes.has(scopeOf(tool.annotations)) || (name === 'kura_add_file' && !access.localFiles)) tool.remove();
+      return tool;
+    },
+  };
   server.registerTool(
     'kura_add_text',
     {
@@ -110,20 +171,20 @@ export function registerTools(server: McpServer, store: Store): void {
     'kura_get',
     {
       title: 'Read a document',
-      description: `A document's text by path, path@version or digest: from \`offset\` (characters) or lines \`fromLine\`..\`toLine\` (from 1), at most \`maxChars\` (default and cap ${RESULT_CHARS}). A cut answer says \`more\` and where to go on (\`next\`). A binary document is described, not returned.`,
+      description: `A document's text by path, path@version or digest: from \`offset\` (characters) or lines \`fromLine\`..\`toLine\` (from 1), at most \`maxChars\` (default and cap ${TEXT_CHARS}; counted as JSON writes them: a newline or quote counts two). A cut answer says \`more\` and where to go on (\`next\`). A binary document is described, not returned.`,
       inputSchema: {
         ref: z.string().min(1).max(4096),
         offset: z.number().int().min(0).optional(),
         fromLine: z.number().int().min(1).optional(),
         toLine: z.number().int().min(1).optional(),
-        maxChars: z.number().int().min(1).max(RESULT_CHARS).optional(),
+        maxChars: z.number().int().min(1).max(TEXT_CHARS).optional(),
       },
       annotations: { readOnlyHint: true },
     },
     ({ ref, offset, fromLine, toLine, maxChars }) =>
       tool(async () => {
         const info = await infoOf(store, ref);
-        const budget = maxChars ?? RESULT_CHARS;
+        const budget = maxChars ?? TEXT_CHARS;
         const about = { digest: info.digest, path: info.path, size: info.size, mediaType: info.mediaType };
         const binary = { ...about, text: null, note: 'not UTF-8 text: search finds it by its extracted text, path, tags and metadata' };
         if (fromLine !== undefined || toLine !== undefined) {
@@ -140,10 +201,13 @@ export function registerTools(server: McpServer, store: Store): void {
           const lines = text.split('\n');
           const wanted = lines.slice(first - 1, Math.min(last, lines.length));
           let out = '';
+          let used = 0;
           let n = first - 1;
           for (const line of wanted) {
-            if (out.length + line.length + 1 > budget) break;
+            const width = jsonLength(line) + 2; // and its newline, written \n
+            if (used + width > budget) break;
             out += `${line}\n`;
+            used += width;
             n++;
           }
           const more = n < Math.min(last, lines.length) || (bytes.length < info.size && last > lines.length);
@@ -157,8 +221,7 @@ export function registerTools(server: McpServer, store: Store): void {
         } catch {
           return binary;
         }
-        const cut = text.length > budget;
-        const shown = cut ? text.slice(0, budget) : text;
+        const shown = fitJson(text, budget).text;
         const end = from + new TextEncoder().encode(shown).length;
         return { ...about, offset: from, text: shown, ...(end < info.size ? { more: true, next: { offset: end } } : {}) };
       }),
@@ -167,12 +230,12 @@ export function registerTools(server: McpServer, store: Store): void {
     'kura_multi_get',
     {
       title: 'Read several documents',
-      description: `The text of every path under a prefix or matching a glob (\`notes/**/*.md\`), in path order, within a total of \`maxChars\` (default and cap ${RESULT_CHARS}); each document at most \`perDocChars\`. When the budget runs out the answer says \`more\` and the \`cursor\` to go on from. Binary documents are listed with text null.`,
+      description: `The text of every path under a prefix or matching a glob (\`notes/**/*.md\`), in path order, within a total of \`maxChars\` (default and cap ${TEXT_CHARS}, paths included; counted as JSON writes them); each document at most \`perDocChars\`. When the budget runs out the answer says \`more\` and the \`cursor\` to go on from. Binary documents are listed with text null.`,
       inputSchema: {
         prefix: z.string().max(4096).optional(),
         glob: z.string().min(1).max(4096).optional(),
-        maxChars: z.number().int().min(1).max(RESULT_CHARS).optional(),
-        perDocChars: z.number().int().min(1).max(RESULT_CHARS).optional(),
+        maxChars: z.number().int().min(1).max(TEXT_CHARS).optional(),
+        perDocChars: z.number().int().min(1).max(TEXT_CHARS).optional(),
         cursor: z.string().max(64).optional(),
       },
       annotations: { readOnlyHint: true },
@@ -184,20 +247,23 @@ export function registerTools(server: McpServer, store: Store): void {
         // The glob's fixed start narrows the listing (`notes/**/*.md` lists notes/ only).
         const fixed = glob ? glob.slice(0, glob.search(/[*?[{]/) < 0 ? glob.length : glob.search(/[*?[{]/)) : '';
         const pathPrefix = prefix !== undefined && prefix.length >= fixed.length ? prefix : fixed.startsWith(prefix ?? '') ? fixed : (prefix ?? '');
-        let left = maxChars ?? RESULT_CHARS;
-        const per = Math.min(perDocChars ?? RESULT_CHARS, left);
+        let left = maxChars ?? TEXT_CHARS;
+        const per = Math.min(perDocChars ?? TEXT_CHARS, left);
         const docs: { path: string; digest: string; text: string | null; cut?: true }[] = [];
         let next = cursor;
         for (;;) {
           const page = await store.list({ ...(pathPrefix ? { pathPrefix } : {}), limit: 100, ...(next ? { cursor: next } : {}) });
           for (const [i, d] of page.items.entries()) {
             if (!d.path || !matches(d.path) || (prefix !== undefined && !d.path.startsWith(prefix))) continue;
-            if (left <= 0) {
+            // The entry around the text (its path, digest, field names) counts too.
+            const entry = jsonLength(d.path) + ENTRY_CHARS;
+            if (docs.length > 0 && left - entry <= 0) {
               // The budget is spent: go on from the item before this one.
               const resume = i === 0 ? next : (await store.list({ ...(pathPrefix ? { pathPrefix } : {}), limit: i, ...(next ? { cursor: next } : {}) })).nextCursor;
               return { docs, more: true, cursor: resume ?? null };
             }
-            const want = Math.min(per, left);
+            left -= entry;
+            const want = Math.max(0, Math.min(per, left));
             const bytes = await store.getRange(d.digest, 0, Math.min(d.size, 4 * want));
             let text: string | null;
             try {
@@ -205,10 +271,10 @@ export function registerTools(server: McpServer, store: Store): void {
             } catch {
               text = null;
             }
-            const cut = text !== null && (text.length > want || bytes.length < d.size);
-            if (text !== null && text.length > want) text = text.slice(0, want);
-            docs.push({ path: d.path, digest: d.digest, text, ...(cut ? { cut: true as const } : {}) });
-            left -= text?.length ?? 0;
+            const fitted = text === null ? undefined : fitJson(text, want);
+            const cut = fitted !== undefined && (fitted.text.length < text!.length || bytes.length < d.size);
+            docs.push({ path: d.path, digest: d.digest, text: fitted?.text ?? null, ...(cut ? { cut: true as const } : {}) });
+            left -= fitted?.length ?? 0;
           }
           if (!page.nextCursor) return { docs, more: false, cursor: null };
           next = page.nextCursor;
@@ -225,8 +291,13 @@ export function registerTools(server: McpServer, store: Store): void {
     },
     ({ prefix, tag, limit, cursor }) =>
       tool(async () => {
-        const page = await store.list({ ...(prefix ? { pathPrefix: prefix } : {}), ...(tag ? { tag } : {}), limit: limit ?? 50, ...(cursor ? { cursor } : {}) });
-        return { items: page.items.map((d) => ({ path: d.path, digest: d.digest, size: d.size, mediaType: d.mediaType, tags: d.tags })), nextCursor: page.nextCursor ?? null };
+        // A page too long for a result (long paths, many tags) is asked for again, smaller, so
+        // that its cursor goes on from the last item shown.
+        for (let n = limit ?? 50; ; n = Math.ceil(n / 2)) {
+          const page = await store.list({ ...(prefix ? { pathPrefix: prefix } : {}), ...(tag ? { tag } : {}), limit: n, ...(cursor ? { cursor } : {}) });
+          const answer = { items: page.items.map((d) => ({ path: d.path, digest: d.digest, size: d.size, mediaType: d.mediaType, tags: d.tags })), nextCursor: page.nextCursor ?? null };
+          if (n === 1 || JSON.stringify(answer, null, 1).length <= RESULT_CHARS) return answer;
+        }
       }),
   );
   server.registerTool(
@@ -295,12 +366,14 @@ export function registerTools(server: McpServer, store: Store): void {
           try {
             return fatal.decode(await store.getBytes(info.digest));
           } catch (e) {
-            if (e instanceof KuraError) throw e;
+            if (isKuraError(e)) throw e;
             throw new InvalidInputError(`${ref} is not UTF-8 text`, 'ref');
           }
         };
         const [a, b] = [await read(from), await read(to)];
-        return { from, to, diff: createTwoFilesPatch(from, to, a, b, undefined, undefined, { context: context ?? 3 }) };
+        const patch = createTwoFilesPatch(from, to, a, b, undefined, undefined, { context: context ?? 3 });
+        const shown = fitJson(patch, TEXT_CHARS).text;
+        return { from, to, diff: shown, ...(shown.length < patch.length ? { cut: true } : {}) };
       }),
   );
   server.registerTool(

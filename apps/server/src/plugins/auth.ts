@@ -18,6 +18,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Who made the request: a token's name, or undefined without auth. */
     principal: string | undefined;
+    /** What the request may do, once a scoped route has checked it: its token's scopes (every scope without auth). */
+    scopes: ReadonlySet<Scope> | undefined;
   }
 }
 
@@ -26,6 +28,8 @@ interface Known {
   scopes: Set<Scope>;
   name: string;
 }
+
+const EVERY: ReadonlySet<Scope> = grants(['admin']);
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest();
 
@@ -53,9 +57,14 @@ export default fp(
   async (app: FastifyInstance, opts: { tokens: Token[]; noAuth: boolean }) => {
     const known: Known[] = opts.tokens.map((t, i) => ({ digest: sha256(t.token), scopes: grants(t.scopes), name: t.name ?? `token${i + 1}` }));
     app.decorateRequest('principal', undefined);
+    app.decorateRequest('scopes', undefined);
     const check = async (request: FastifyRequest) => {
       const scope = request.routeOptions.config.scope;
-      if (!scope || opts.noAuth) return;
+      if (!scope) return;
+      if (opts.noAuth) {
+        request.scopes = EVERY;
+        return;
+      }
       const header = request.headers.authorization;
       const who = authenticate(known, header);
       const challenge = { 'www-authenticate': `Bearer realm="kura", scope="${scope}"` };
@@ -63,6 +72,7 @@ export default fp(
         throw new HttpError('UNAUTHORIZED', header ? 'the bearer token is not valid' : 'this needs a bearer token (Authorization: Bearer <token>)', {}, challenge);
       }
       request.principal = who.name;
+      request.scopes = who.scopes;
       if (!who.scopes.has(scope)) throw new HttpError('FORBIDDEN', `this needs the ${scope} scope, which this token lacks`, { scope });
     };
     // A route-level hook, appended to each scoped route as it is declared: it runs after the

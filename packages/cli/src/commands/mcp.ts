@@ -1,13 +1,13 @@
 /**
  * `kura mcp`: a Model Context Protocol server over stdio (the official TypeScript SDK) for AI
- * assistants: the tools of mcp-tools.ts on the store. Uses the local model when installed
- * (hybrid search). stdout is the protocol's: nothing else is written there.
+ * assistants: Kura's MCP tools (@kura/server's mcp/tools.ts, which `/mcp` on `kura serve`
+ * offers over HTTP too) on the store, every one of them (the client is on this machine). Uses
+ * the local model when installed (hybrid search). stdout is the protocol's: nothing else is
+ * written there.
  */
 import type { Command } from 'commander';
 import { configuredReranker } from '@kura/store';
-import { VERSION } from '../version.js';
 import { embedderFor } from '../embedder.js';
-import { registerTools } from '../mcp-tools.js';
 import { openStore, storeDir } from '../store.js';
 
 export function register(program: Command): void {
@@ -15,14 +15,14 @@ export function register(program: Command): void {
     .command('mcp')
     .description('serve the store to an AI assistant over MCP (stdio): add, get, list, search, versions')
     .action(async (_opts: unknown, cmd: Command) => {
-      const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js');
+      // Loaded here, as `kura serve` loads it: the bundle keeps @kura/server outside (other verbs never load it).
+      const { LOCAL_ACCESS, newMcpServer } = await import('@kura/server');
       const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
       const embedder = await embedderFor(undefined);
       const store = await openStore(storeDir(cmd), { readonly: false });
       if (embedder) store.useEmbedder(embedder);
       store.useReranker(configuredReranker(process.env)); // KURA_RERANK_URL: the first hits reranked
-      const server = new McpServer({ name: 'kura', version: VERSION });
-      registerTools(server, store);
+      const server = await newMcpServer(store, LOCAL_ACCESS);
       const closed = new Promise<void>((resolve) => {
         server.server.onclose = () => resolve();
       });

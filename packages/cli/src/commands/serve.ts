@@ -1,6 +1,6 @@
 /**
  * `kura serve [--host H] [--port N] [--no-auth]`: the HTTP API (apps/server) with this
- * store embedded. Settings come from KURA_* variables (docs/HTTP.md), flags override them;
+ * store embedded, and MCP over HTTP at /mcp. Settings come from KURA_* variables (docs/HTTP.md), flags override them;
  * the store is the global one (--store, $KURA_STORE, ./.kura), created when absent. Runs until
  * SIGTERM or Ctrl-C, then finishes requests in flight and closes the store.
  */
@@ -18,6 +18,7 @@ interface ServeOptions {
   maxDocumentSize?: string;
   rateLimit?: string;
   corsOrigin?: string[];
+  allowedHost?: string[];
   semantic?: string;
 }
 
@@ -33,8 +34,9 @@ export function register(program: Command): void {
     .option('--max-document-size <bytes>', 'largest document accepted (default 64 GiB)')
     .option('--rate-limit <n>', 'requests per client per minute (0: no limit; default 600000)')
     .option('--cors-origin <origin...>', 'let pages on these origins call the API (e.g. http://localhost:5173; * for any)')
+    .option('--allowed-host <name...>', 'host names MCP clients may reach /mcp by, besides localhost and --host (* for any)')
     .option('--semantic <when>', 'semantic and hybrid search with the local model (or KURA_EMBED_URL\'s endpoint): on (required), auto (when it loads) or off (default: $KURA_SEMANTIC, else auto)')
-    .addHelpText('after', '\nWithout tokens or --no-auth, an admin token is generated for the run and printed.')
+    .addHelpText('after', '\nWithout tokens or --no-auth, an admin token is generated for the run and printed.\nAI assistants reach the store over MCP at http://HOST:PORT/mcp (Streamable HTTP) with a bearer token: a read token sees the read-only tools alone.')
     .action(async (opts: ServeOptions, cmd: Command) => {
       // Loaded here so that the other verbs never load fastify.
       const { ConfigError, configFromEnv, serve } = await import('@kura/server');
@@ -53,6 +55,7 @@ export function register(program: Command): void {
       if (opts.maxDocumentSize !== undefined) input.maxDocumentSize = wholeNumber(opts.maxDocumentSize, '--max-document-size');
       if (opts.rateLimit !== undefined) input.rateLimit = wholeNumber(opts.rateLimit, '--rate-limit');
       if (opts.corsOrigin !== undefined) input.corsOrigins = opts.corsOrigin;
+      if (opts.allowedHost !== undefined) input.allowedHosts = opts.allowedHost;
       if (opts.semantic !== undefined) input.semantic = opts.semantic as never; // checked by serve(): a usage error
       try {
         await serve(input);

@@ -1,0 +1,58 @@
+/**
+ * DNS-rebinding protection for `/mcp` (decision 0057). A page on another site can make a
+ * browser send requests to a server on the user's machine by pointing its own name at
+ * 127.0.0.1; such a request names the foreign site in its Host header, and its page's origin
+ * in Origin. So: Host must be a name this server is reached by (the loopback names, the address
+ * it listens on, and the configured `allowedHosts`), and an Origin, when a browser sends one,
+ * must be one of those hosts' or a configured CORS origin. Clients that are not browsers send
+ * no Origin.
+ */
+import type { ServerConfig } from '../config.js';
+
+const LOOPBACK = ['localhost', '127.0.0.1', '[::1]'];
+/** Addresses that mean "every interface": no client names a server by them. */
+const WILDCARD = new Set(['0.0.0.0', '::', '[::]']);
+
+export interface RebindingPolicy {
+  /** Host names (lower case, IPv6 in brackets) requests may name; `*`: any. */
+  hosts: ReadonlySet<string> | '*';
+  /** Origins pages may call from besides the allowed hosts' own; `*`: any. */
+  origins: ReadonlySet<string> | '*';
+}
+
+export function rebindingPolicy(config: Pick<ServerConfig, 'host' | 'allowedHosts' | 'corsOrigins'>): RebindingPolicy {
+  const listening = hostnameOf(config.host.includes(':') && !config.host.startsWith('[') ? `[${config.host}]` : config.host);
+  const hosts = config.allowedHosts.includes('*')
+    ? '*'
+    : new Set([...LOOPBACK, ...(listening && !WILDCARD.has(listening) ? [listening] : []), ...config.allowedHosts.map((h) => hostnameOf(h) ?? h)]);
+  const origins = config.corsOrigins.includes('*') ? '*' : new Set(config.corsOrigins);
+  return { hosts, origins };
+}
+
+/** The host name of a Host header's value (without its port), or undefined when it is not one. */
+function hostnameOf(host: string): string | undefined {
+  try {
+    const url = new URL(`http://${host}`);
+    return url.username || url.password || url.pathname !== '/' || url.search || url.hash ? undefined : url.hostname;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why a request with these headers is refused, or undefined when it may proceed. */
+export function refusal(policy: RebindingPolicy, host: string | undefined, origin: string | undefined): string | undefined {
+  const name = host === undefined ? undefined : hostnameOf(host);
+  if (name === undefined) return 'the request names no valid Host';
+  const allowedHost = (n: string) => policy.hosts === '*' || policy.hosts.has(n);
+  if (!allowedHost(name)) return `Host ${name} is not a name this server is reached by (allow it with --allowed-host or KURA_ALLOWED_HOSTS)`;
+  if (origin === undefined) return undefined;
+  if (policy.origins === '*' || policy.origins.has(origin)) return undefined;
+  let from: URL;
+  try {
+    from = new URL(origin);
+  } catch {
+    return `Origin ${origin} may not call this server`;
+  }
+  if ((from.protocol === 'http:' || from.protocol === 'https:') && from.origin === origin && allowedHost(from.hostname)) return undefined;
+  return `Origin ${origin} may not call this server (allow it with --cors-origin or KURA_CORS_ORIGINS)`;
+}

@@ -1,0 +1,56 @@
+/**
+ * `/mcp`: Kura's MCP tools over Streamable HTTP (the official SDK's transport; decision 0057),
+ * for assistants that reach the store over the network instead of spawning `kura mcp` each:
+ * every client shares this server's store and its one loaded model.
+ *
+ * Stateless: each POST is answered by a server of its own (taken from a pool), offering the
+ * tools its token's scopes allow (a read token sees the read-only tools alone), as JSON. Nothing
+ * lives between requests, so any server of a store on a shared bucket answers any request,
+ * and a session cannot outlive the token that opened it. No stream is offered for the
+ * server's own messages (it sends none): GET and DELETE are 405.
+ *
+ * The Host and Origin headers are checked before the token (mcp/rebinding.ts).
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ServerConfig } from '../config.js';
+import { HttpError } from '../errors.js';
+import { McpServerPool } from '../mcp/server.js';
+import type { ToolAccess } from '../mcp/tools.js';
+import { rebindingPolicy, refusal } from '../mcp/rebinding.js';
+
+/** A request's JSON body at most: kura_add_text takes up to 16 MiB of text, escaped in JSON. */
+export const MCP_BODY_MAX = 40 << 20;
+
+export default async function mcp(app: FastifyInstance, opts: { config: Pick<ServerConfig, 'host' | 'allowedHosts' | 'corsOrigins'> }) {
+  const policy = rebindingPolicy(opts.config);
+  const servers = new McpServerPool(app.store);
+  const guard = async (request: FastifyRequest) => {
+    const origin = request.headers.origin;
+    const why = refusal(policy, request.headers.host, typeof origin === 'string' ? origin : undefined);
+    if (why) throw new HttpError('FORBIDDEN', why, {});
+  };
+  app.post('/mcp', { config: { scope: 'read' }, bodyLimit: MCP_BODY_MAX, onRequest: guard, schema: { hide: true } }, async (request, reply) => {
+    const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
+    const access: ToolAccess = { scopes: request.scopes ?? new Set(), localFiles: false };
+    const server = await servers.take(access);
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    // The transport writes the answer itself: fastify leaves the response alone from here.
+    reply.hijack();
+    reply.raw.on('close', () => void servers.give(server, access));
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(request.raw, reply.raw, request.body);
+    } catch (e) {
+      request.log.error({ err: e }, 'MCP request failed');
+      if (!reply.raw.headersSent) {
+        reply.raw.writeHead(500, { 'content-type': 'application/json' });
+        reply.raw.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'internal error' }, id: null }));
+      } else reply.raw.destroy();
+    }
+  });
+  const notAllowed = async (_request: FastifyRequest, _reply: FastifyReply) => {
+    throw new HttpError('METHOD_NOT_ALLOWED', 'MCP here is stateless JSON over POST: no stream for server messages, no session to end', {}, { allow: 'POST' });
+  };
+  app.get('/mcp', { config: { scope: 'read' }, onRequest: guard, schema: { hide: true } }, notAllowed);
+  app.delete('/mcp', { config: { scope: 'read' }, onRequest: guard, schema: { hide: true } }, notAllowed);
+}

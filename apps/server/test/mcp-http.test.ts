@@ -1,0 +1,150 @@
+/**
+ * MCP over Streamable HTTP at `/mcp` (decision 0057), driven by the official SDK's client as an
+ * assistant would: two clients at once on one server (its one store and model), a read token
+ * offered and allowed the read-only tools alone, a foreign Host or Origin refused before the
+ * token is looked at, results bounded, GET and DELETE answered 405.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { RESULT_CHARS, TEXT_CHARS } from '../src/mcp/tools.js';
+import { rebindingPolicy, refusal } from '../src/mcp/rebinding.js';
+import { call, closeAll, errorCode, startServer } from './helpers/server.js';
+
+afterAll(closeAll);
+
+const READER = 'reader-token-0123456789';
+const WRITER = 'writer-token-0123456789';
+const tokens = [
+  { token: READER, scopes: ['read' as const], name: 'reader' },
+  { token: WRITER, scopes: ['read' as const, 'write' as const], name: 'writer' },
+];
+
+const READ_TOOLS = ['kura_diff', 'kura_get', 'kura_grep', 'kura_list', 'kura_multi_get', 'kura_search', 'kura_versions'];
+const WRITE_TOOLS = ['kura_add_text', 'kura_delete', 'kura_meta', 'kura_tag'];
+
+async function connect(url: string, token: string): Promise<Client> {
+  const client = new Client({ name: `kura-test-${token.slice(0, 6)}`, version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+  return client;
+}
+
+const json = (r: unknown) => JSON.parse((r as { content: { text: string }[] }).content[0]!.text);
+
+/** The JSON-RPC POST a client would send, raw (for the refusals a client library hides). */
+const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+const mcpHeaders = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
+
+describe('MCP over HTTP', () => {
+  it('two clients at once; a read token sees and may call the read-only tools alone; results bounded', { timeout: 120_000 }, async () => {
+    // The real model when installed (auto): both clients' hybrid searches share its one load.
+    const s = await startServer({ noAuth: false, tokens, semantic: 'auto' });
+    const [reader, writer] = await Promise.all([connect(s.url, READER), connect(s.url, WRITER)]);
+    try {
+      const names = async (c: Client) => (await c.listTools()).tools.map((t) => t.name).sort();
+      expect(await names(reader)).toEqual(READ_TOOLS);
+      // kura_add_file names a file on the server's machine: never offered over the network.
+      expect(await names(writer)).toEqual([...READ_TOOLS, ...WRITE_TOOLS].sort());
+
+      // The writer adds while the reader reads, at once, through the one server.
+      const notes = Array.from({ length: 12 }, (_, i) => `Note ${i}: the harbour master logs ship ${i} arriving at dawn.`);
+      const [added, searched] = await Promise.all([
+        Promise.all(notes.map((text, i) => writer.callTool({ name: 'kura_add_text', arguments: { text, path: `log/${String(i).padStart(2, '0')}.txt`, tags: ['harbour'] } }))),
+        Promise.all(Array.from({ length: 12 }, () => reader.callTool({ name: 'kura_search', arguments: { query: 'harbour master' } }))),
+      ]);
+      expect(added.every((r) => !r.isError)).toBe(true);
+      expect(searched.every((r) => !r.isError)).toBe(true);
+      const found = json(await reader.callTool({ name: 'kura_search', arguments: { query: 'ship 7 arriving', limit: 3 } }));
+      expect(found.hits[0]).toMatchObject({ path: 'log/07.txt' });
+      // By meaning, with no word in common: the server's one model answers both clients.
+      const meaning = await Promise.all([reader, writer].map(async (c) => json(await c.callTool({ name: 'kura_search', arguments: { query: 'vessel docking at sunrise', mode: 'semantic', limit: 3 } }))));
+      for (const m of meaning) expect(m.hits[0]?.path).toMatch(/^log\//);
+      const both = await Promise.all([reader, writer].map(async (c) => json(await c.callTool({ name: 'kura_list', arguments: { tag: 'harbour' } })).items.length));
+      expect(both).toEqual([12, 12]);
+
+      // A read token cannot write: the call is refused and the store is unchanged.
+      const refused = await reader.callTool({ name: 'kura_add_text', arguments: { text: 'sneaked in', path: 'log/zz.txt' } }).catch((e: Error) => ({ isError: true, thrown: e.message }));
+      expect(refused.isError).toBe(true);
+      expect((await reader.callTool({ name: 'kura_delete', arguments: { path: 'log/00.txt' } }).catch(() => ({ isError: true }))).isError).toBe(true);
+      expect(json(await reader.callTool({ name: 'kura_list', arguments: { prefix: 'log/' } })).items).toHaveLength(12);
+
+      // Bounded: a document larger than a result is cut, and says where to go on.
+      const big = 'word '.repeat(60_000); // 300,000 characters
+      await writer.callTool({ name: 'kura_add_text', arguments: { text: big, path: 'big.txt' } });
+      const first = json(await reader.callTool({ name: 'kura_get', arguments: { ref: 'big.txt' } }));
+      expect(first.text.length).toBe(TEXT_CHARS);
+      expect(first).toMatchObject({ more: true, next: { offset: TEXT_CHARS } });
+      // A long answer is cut between items, still JSON, and says so.
+      const long = Array.from({ length: 400 }, (_, i) => `${i} harbour ${'x'.repeat(480)}`).join('\n');
+      await writer.callTool({ name: 'kura_add_text', arguments: { text: long, path: 'long.txt' } });
+      const grepped = await reader.callTool({ name: 'kura_grep', arguments: { pattern: 'harbour x', limit: 500 } });
+      const text = (grepped as { content: { text: string }[] }).content[0]!.text;
+      expect(text.length).toBeLessThanOrEqual(RESULT_CHARS);
+      const g = JSON.parse(text);
+      expect(g.cut).toMatchObject({ list: 'lines', of: 400 });
+      expect(g.lines.length).toBe(g.cut.shown);
+      expect(g.summary).toMatchObject({ matches: 400 });
+      // A Kura error is a tool error carrying its code.
+      const missing = await reader.callTool({ name: 'kura_get', arguments: { ref: 'no/such.txt' } });
+      expect(missing).toMatchObject({ isError: true, _meta: { code: 'NOT_FOUND' } });
+    } finally {
+      await Promise.all([reader.close(), writer.close()]);
+    }
+  });
+
+  it('refuses a foreign Host or Origin before the token, a request without a token, and GET/DELETE', async () => {
+    const s = await startServer({ noAuth: false, tokens, allowedHosts: ['kura.internal'] });
+    const port = new URL(s.url).port;
+    const post = (headers: Record<string, string>, token: string | null = READER) => call(s.url, 'POST', '/mcp', { json: initialize, headers: { ...mcpHeaders, ...headers }, ...(token ? { token } : {}) });
+
+    const ok = await post({});
+    expect(ok.status).toBe(200);
+    expect(ok.json.result.serverInfo).toMatchObject({ name: 'kura' });
+    // The page the server serves itself, and a configured name, are allowed.
+    expect((await post({ origin: s.url })).status).toBe(200);
+    expect((await post({ host: `kura.internal:${port}` })).status).toBe(200);
+
+    // DNS rebinding: evil.example resolves to 127.0.0.1; the browser names it in Host and Origin.
+    const rebound = await post({ host: `evil.example:${port}`, origin: `http://evil.example:${port}` }, null);
+    expect(rebound.status).toBe(403); // before the token: no 401 that would tell the page a server is there
+    expect(errorCode(rebound)).toBe('FORBIDDEN');
+    expect(rebound.json.error.message).toMatch(/Host evil\.example/);
+    const foreign = await post({ origin: 'https://evil.example' });
+    expect(foreign.status).toBe(403);
+    expect(foreign.json.error.message).toMatch(/Origin https:\/\/evil\.example/);
+    expect((await post({ origin: 'null' })).status).toBe(403);
+
+    const anonymous = await post({}, null);
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers['www-authenticate']).toMatch(/^Bearer/);
+    expect((await post({}, 'not-a-token-0123456789')).status).toBe(401);
+
+    for (const method of ['GET', 'DELETE']) {
+      const r = await call(s.url, method, '/mcp', { token: READER, headers: { accept: 'text/event-stream' } });
+      expect(r.status).toBe(405);
+      expect(r.headers.allow).toBe('POST');
+      expect(errorCode(r)).toBe('METHOD_NOT_ALLOWED');
+    }
+  });
+});
+
+describe('DNS-rebinding policy', () => {
+  it('allows the loopback names, the listening address and configured names, port aside; refuses others', () => {
+    const p = rebindingPolicy({ host: '10.1.2.3', allowedHosts: ['kura.example.org'], corsOrigins: ['https://app.example.org'] });
+    for (const host of ['localhost:8787', '127.0.0.1', '[::1]:1', 'LOCALHOST:80', '10.1.2.3:8787', 'kura.example.org:443']) expect(refusal(p, host, undefined), host).toBeUndefined();
+    for (const host of ['evil.example:8787', '10.1.2.4', 'kura.example.org.evil.example', 'user@localhost', 'localhost/x', '', undefined]) expect(refusal(p, host, undefined), String(host)).toMatch(/Host/);
+    expect(refusal(p, 'localhost', 'http://localhost:5173')).toBeUndefined();
+    expect(refusal(p, 'localhost', 'https://app.example.org')).toBeUndefined();
+    for (const origin of ['https://evil.example', 'null', 'file://', 'http://localhost.evil.example', 'chrome-extension://abc']) expect(refusal(p, 'localhost', origin), origin).toMatch(/Origin/);
+  });
+
+  it('a wildcard listening address is no name; `*` allows any', () => {
+    const wild = rebindingPolicy({ host: '0.0.0.0', allowedHosts: [], corsOrigins: [] });
+    expect(refusal(wild, '0.0.0.0:8787', undefined)).toMatch(/Host/);
+    expect(refusal(wild, 'localhost', undefined)).toBeUndefined();
+    const v6 = rebindingPolicy({ host: '::1', allowedHosts: [], corsOrigins: [] });
+    expect(refusal(v6, '[::1]:8787', undefined)).toBeUndefined();
+    const any = rebindingPolicy({ host: '127.0.0.1', allowedHosts: ['*'], corsOrigins: ['*'] });
+    expect(refusal(any, 'anything.example', 'https://elsewhere.example')).toBeUndefined();
+  });
+});
