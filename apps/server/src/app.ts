@@ -29,6 +29,7 @@ import snapshots from './routes/snapshots.js';
 import search from './routes/search.js';
 import grep from './routes/grep.js';
 import mcp from './routes/mcp.js';
+import retention from './routes/retention.js';
 import uploads from './routes/uploads.js';
 import { FileStaging } from './uploads/file-staging.js';
 import { ObjectStaging } from './uploads/object-staging.js';
@@ -164,6 +165,7 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
   await app.register(chunks);
   await app.register(uploads, { staging, maxDocumentSize: config.maxDocumentSize });
   await app.register(snapshots);
+  await app.register(retention);
   await app.register(admin, { maxDocumentSize: config.maxDocumentSize });
   await app.register(mcp, { config });
 

@@ -43,6 +43,7 @@ export const VersionInfo = z.object({
   digest: Digest,
   size: z.number().int(),
   createdAt: z.string(),
+  pinned: z.boolean().describe('kept whatever a retention policy says'),
 });
 
 export const SearchHit = z.object({

@@ -26,6 +26,11 @@ const SCOPES: Record<string, Scope> = {
   'POST /v1/snapshots': 'write',
   'GET /v1/snapshots': 'read',
   'DELETE /v1/snapshots/{id}': 'write',
+  'PUT /v1/snapshots/{id}/pin': 'write',
+  'DELETE /v1/snapshots/{id}/pin': 'write',
+  'POST /v1/forget': 'write',
+  'PUT /v1/versions/pin': 'write',
+  'DELETE /v1/versions/pin': 'write',
   'POST /v1/documents': 'write',
   'GET /v1/documents': 'read',
   'GET /v1/documents/{digest}': 'read',
@@ -57,7 +62,7 @@ const SCOPES: Record<string, Scope> = {
   'POST /v1/verify': 'admin',
 };
 /** Scoped, but hidden from the OpenAPI document. */
-const HIDDEN: Record<string, Scope> = { 'GET /metrics': 'read' };
+const HIDDEN: Record<string, Scope> = { 'GET /metrics': 'read', 'POST /mcp': 'read', 'GET /mcp': 'read', 'DELETE /mcp': 'read' };
 
 /** Each kind of token and the scopes it holds (admin includes read and write, docs/HTTP.md). */
 const KINDS = {

@@ -6,6 +6,7 @@ import { Command, CommanderError } from 'commander';
 import * as add from './commands/add.js';
 import * as chunks from './commands/chunks.js';
 import * as gc from './commands/gc.js';
+import * as forget from './commands/forget.js';
 import * as get from './commands/get.js';
 import * as hash from './commands/hash.js';
 import * as index from './commands/index.js';
@@ -55,6 +56,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
   gc.register(program);
   rebuild.register(program);
   snapshot.register(program, setExit);
+  forget.register(program);
   serve.register(program);
   hash.register(program, setExit);
   chunks.register(program);

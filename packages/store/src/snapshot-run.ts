@@ -17,6 +17,10 @@ import { leaveOut, type Scan, type ScannedFile, type SnapshotProgress } from './
 
 export interface SnapshotRunOptions {
   label?: string;
+  /** When the snapshot is of (restic's `backup --time`: imports, tests); default now. */
+  time?: Date | string | number;
+  /** Tags to find it by and for retention's keep-tag. */
+  tags?: string[];
   /** Read every file, whatever its stamp says. */
   reread?: boolean;
   onProgress?: (p: SnapshotProgress) => void;
@@ -107,7 +111,7 @@ export async function snapshotRun(h: SnapshotHost, source: SnapshotSource, optio
     goneNow.forEach((f) => gone.add(f));
     const unstated = scan.files.find((f) => f.size < 0);
     if (unstated) throw new InternalError(`${unstated.path} was put without its stat`);
-    const label = options.label !== undefined ? { label: options.label } : {};
+    const label = { ...(options.label !== undefined ? { label: options.label } : {}), ...(options.time !== undefined ? { time: options.time } : {}), ...(options.tags ? { tags: options.tags } : {}) };
     let info: SnapshotInfo;
     try {
       info = await h.store.createSnapshot(scan.root, label);

@@ -133,6 +133,8 @@ export interface VersionInfo {
   digest: Digest;
   size: number;
   createdAt: string;
+  /** Kept whatever a retention policy says (`kura pin path@N`). */
+  pinned: boolean;
 }
 
 export interface ListResult {

@@ -8,7 +8,8 @@ import type { EntryTarget, MetaChange } from './catalog/entries.js';
 import { collectGarbage, type GcProgress, type GcReport } from './bytes/gc.js';
 import { preloadKnown } from './ingest/known-chunks.js';
 import { hexToBytes, parseDigest } from './hex.js';
-import { MetaUpdate, parse, parsePutMeta, plainMetaUpdate, type PutMeta } from './options.js';
+import { MetaUpdate, parse, parsePutMeta, plainMetaUpdate, toMillis, type PutMeta } from './options.js';
+import { NotFoundError } from './errors.js';
 import { ingestHere, putDocument, putReadyDocuments, type ChunkStream, type PutOptions, type PutResult, type ReadyDocument, type ResolvedMeta } from './put.js';
 import type { CommitTurn } from './commit-order.js';
 import { commitOne, drainIndex, knownChunks, type StoreContext } from './store-context.js';
@@ -204,11 +205,43 @@ function checkPath(path: unknown): asserts path is string {
   if (typeof path !== 'string' || !path) throw new InvalidInputError('path must be a non-empty string', 'path');
 }
 
+/** A snapshot's own attributes (`time`: when it is of, for imports; default now). */
+export interface SnapshotAttributes {
+  label?: string;
+  time?: Date | string | number;
+  tags?: string[];
+}
+
 /** A snapshot of a tree whose files are in the store (FORMAT.md §13), in one commit. */
-export async function createSnapshot(ctx: StoreContext, root: DirNode, label: string | null): Promise<SnapshotInfo> {
+export async function createSnapshot(ctx: StoreContext, root: DirNode, a: SnapshotAttributes = {}): Promise<SnapshotInfo> {
   if (root?.type !== 'dir' || !Array.isArray(root.entries)) throw new InvalidInputError('a snapshot root is a directory node', 'root');
+  const label = a.label ?? null;
   if (label !== null && (typeof label !== 'string' || label.length > 1024)) throw new InvalidInputError('label must be a string of at most 1024 characters', 'label');
-  return (await commitOne(ctx, { op: 'snapshot', root, label, id: newSnapshotId() })) as SnapshotInfo;
+  const tags = a.tags ?? [];
+  if (!Array.isArray(tags) || tags.length > 64 || tags.some((t) => typeof t !== 'string' || t.length === 0 || t.length > 256 || t.includes(','))) {
+    throw new InvalidInputError('tags must be at most 64 non-empty strings of up to 256 characters, without commas', 'tags');
+  }
+  let time: number | undefined;
+  if (a.time !== undefined) {
+    time = toMillis(a.time);
+    if (!Number.isSafeInteger(time) || time < 0) throw new InvalidInputError('time must be a time (ISO 8601 or milliseconds since 1970)', 'time');
+  }
+  const op = { op: 'snapshot' as const, root, label, id: newSnapshotId(), ...(time !== undefined ? { time } : {}), ...(tags.length ? { tags: [...new Set(tags)].sort() } : {}) };
+  return (await commitOne(ctx, op)) as SnapshotInfo;
+}
+
+/** Pins (or unpins) a snapshot or a version of a path: kept whatever a retention policy says. */
+export async function pin(ctx: StoreContext, target: { snapshot: string } | { path: string; version: number }, pinned: boolean): Promise<void> {
+  if ('snapshot' in target) {
+    const row = requireSnapshot(ctx.st, target.snapshot); // NOT_FOUND, AMBIGUOUS without a commit
+    await commitOne(ctx, { op: 'pin', target: { snapshot: row.uid }, pinned });
+    return;
+  }
+  checkPath(target.path);
+  if (!Number.isSafeInteger(target.version) || target.version < 1) throw new InvalidInputError('version must be a positive integer', 'version');
+  if (!(await commitOne(ctx, { op: 'pin', target: { path: target.path, version: target.version }, pinned }))) {
+    throw new NotFoundError(`no version ${target.version} of ${target.path}`);
+  }
 }
 
 /** Deletes the snapshot `id` (or a unique prefix) names: the log records its whole id. */

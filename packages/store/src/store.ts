@@ -21,6 +21,7 @@ import * as writes from './store-writes.js';
 import type { ChunkPutResult } from './bytes/sync.js';
 import type { DirNode, SnapshotInfo } from './catalog/snapshot.js';
 import { StoreReads, targetOf } from './store-reads.js';
+import { forgetSnapshots, forgetVersions, type ForgetSnapshotsOptions, type ForgetVersionsOptions, type SnapshotForgetReport, type VersionForgetReport } from './retention/forget.js';
 
 export class Store extends StoreReads {
   /** Creates a store in empty backends and opens it for writing. */
@@ -116,8 +117,28 @@ export class Store extends StoreReads {
   // ---- snapshots (FORMAT.md §13; snapshot.ts; reading them: store-reads.ts) ----------------
 
   /** Records a snapshot of a tree whose files are already in the store, in one commit. */
-  async createSnapshot(root: DirNode, options: { label?: string } = {}): Promise<SnapshotInfo> {
-    return writes.createSnapshot(this.#w('createSnapshot'), root, options.label ?? null);
+  async createSnapshot(root: DirNode, options: writes.SnapshotAttributes = {}): Promise<SnapshotInfo> {
+    return writes.createSnapshot(this.#w('createSnapshot'), root, options);
+  }
+
+  /**
+   * Applies a retention policy to snapshots (restic's `forget` rules; decision 0058): what it
+   * keeps (with why) and what it removes — nothing with `dryRun`. Pinned snapshots stay.
+   */
+  async forgetSnapshots(options: ForgetSnapshotsOptions): Promise<SnapshotForgetReport> {
+    const ctx = options.dryRun ? usable(this.ctx) : this.#w('forgetSnapshots');
+    return forgetSnapshots(ctx, options);
+  }
+
+  /** Applies a retention policy to the versions of paths (under `prefix`); each path's newest and pinned versions stay. */
+  async forgetVersions(options: ForgetVersionsOptions): Promise<VersionForgetReport> {
+    const ctx = options.dryRun ? usable(this.ctx) : this.#w('forgetVersions');
+    return forgetVersions(ctx, options);
+  }
+
+  /** Keeps a snapshot (`{ snapshot: id }`) or a version (`{ path, version }`) whatever a policy says; `pinned: false` lets it go again. */
+  async pin(target: { snapshot: string } | { path: string; version: number }, pinned = true): Promise<void> {
+    await writes.pin(this.#w('pin'), target, pinned);
   }
 
   /** Deletes a snapshot; documents only it kept go with it, their chunks at the next `gc`. */

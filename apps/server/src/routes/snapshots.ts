@@ -18,6 +18,8 @@ const SnapshotInfo = z.object({
   files: z.number().int(),
   bytes: z.number().int(),
   tree: z.string().describe('the root tree’s digest'),
+  tags: z.array(z.string()),
+  pinned: z.boolean().describe('kept whatever a retention policy says'),
 });
 
 const IdParams = z.object({ id: z.string() });
@@ -35,12 +37,18 @@ export default async function snapshots(app: FastifyInstance) {
       summary: 'Record a snapshot of a tree whose files are in the store',
       description:
         'root: {type:"dir", name, mode, mtime?, entries:[{type:"file", name, mode, size, digest, mtime?} | {type:"symlink", name, target} | a dir]}. A file whose digest the store lacks: 404.',
-      body: z.object({ label: z.string().max(1024).optional(), root: z.record(z.string(), z.unknown()) }),
+      body: z.object({
+        label: z.string().max(1024).optional(),
+        time: z.union([z.string(), z.number().int()]).optional().describe('when the snapshot is of (ISO 8601 or ms): imports; default now'),
+        tags: z.array(z.string()).max(64).optional(),
+        root: z.record(z.string(), z.unknown()),
+      }),
       response: { 201: SnapshotInfo, ...errors(400, 401, 403, 404) },
     },
     handler: async (request, reply) => {
       const root = treeOf(request.body.root);
-      const info = await app.store.createSnapshot(root, request.body.label === undefined ? {} : { label: request.body.label });
+      const { label, time, tags } = request.body;
+      const info = await app.store.createSnapshot(root, { ...(label !== undefined ? { label } : {}), ...(time !== undefined ? { time } : {}), ...(tags ? { tags } : {}) });
       return reply.code(201).send(info);
     },
   });

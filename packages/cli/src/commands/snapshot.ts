@@ -1,6 +1,6 @@
 /**
  * Directory snapshots (docs/FORMAT.md §13):
- *   kura snapshot DIR [--label L] [--no-mtime] [--reread] [--json]   record a tree
+ *   kura snapshot DIR [--label L] [--tag T] [--time T] [--no-mtime] [--reread] [--json]   record a tree
  *   kura snapshots [--json]                               list them
  *   kura restore ID DIR [--overwrite] [--json]            recreate one
  *   kura diff A B [--json]                                what changed between two
@@ -26,7 +26,19 @@ function snapshotId(value: string): string {
 /** Ids are shown by their first 12 digits, as git shortens commit ids; --json has them whole. */
 const SHORT_ID = 12;
 
-const line = (s: SnapshotInfo) => `${s.id.slice(0, SHORT_ID)}  ${s.createdAt}  ${count(s.files).padStart(7)} files  ${bytes(s.bytes).padStart(9)}  ${s.label ?? ''}`.trimEnd();
+const line = (s: SnapshotInfo) =>
+  [s.id.slice(0, SHORT_ID), s.createdAt, `${count(s.files).padStart(7)} files`, bytes(s.bytes).padStart(9), s.label ?? '', s.tags.length ? `[${s.tags.join(',')}]` : '', s.pinned ? 'pinned' : ''].filter(Boolean).join('  ');
+
+/**
+ * A time as restic's `backup --time` takes it, `2006-01-02 15:04:05` in the local zone, or
+ * any ISO 8601 time (`2006-01-02T15:04:05Z`).
+ */
+export function snapshotTime(value: string): Date {
+  const local = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/.exec(value);
+  const t = local ? new Date(+local[1]!, +local[2]! - 1, +local[3]!, +local[4]!, +local[5]!, +local[6]!) : /^\d{4}-\d{2}-\d{2}T/.test(value) ? new Date(value) : new Date(NaN);
+  if (Number.isNaN(t.getTime()) || (local && t.getDate() !== +local[3]!)) throw usage(`--time takes "2006-01-02 15:04:05" (local time) or ISO 8601, got "${value}"`);
+  return t;
+}
 
 function describe(e: TreeEntry): string {
   if (e.type === 'file') return `${e.digest} ${e.mode.toString(8)}`;
@@ -40,11 +52,14 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .description('record a directory tree: files deduplicated like add, symlinks as links, empty directories kept')
     .argument('<dir>', 'the directory')
     .option('--label <text>', 'a label to find it by')
+    .option('--tag <tag>', 'a tag (repeatable): kura forget --keep-tag keeps snapshots by their tags', collect)
+    .option('--time <time>', 'record the snapshot as of this time, "2006-01-02 15:04:05" (local) or ISO 8601 (imports; default now)')
     .option('--no-mtime', 'leave modification times out (an untouched tree then keeps its id when files are merely touched)')
     .option('--reread', 'read every file, even those unchanged since an earlier snapshot read them')
     .option('--exclude <pattern>', 'leave out entries matching a glob: a name at any depth (node_modules, *.log), a path from DIR with / (build/out), directories only with a trailing / (repeatable)', collect)
-    .option('--json', 'one JSON object: {"id","label","createdAt","files","bytes","tree","skipped","notUtf8","reused","vanished","excluded"}')
-    .action(async (dir: string, opts: { label?: string; mtime: boolean; reread?: boolean; exclude?: string[]; json?: boolean }, cmd: Command) => {
+    .option('--json', 'one JSON object: {"id","label","createdAt","files","bytes","tree","tags","pinned","skipped","notUtf8","reused","vanished","excluded"}')
+    .action(async (dir: string, opts: { label?: string; tag?: string[]; time?: string; mtime: boolean; reread?: boolean; exclude?: string[]; json?: boolean }, cmd: Command) => {
+      const time = opts.time === undefined ? undefined : snapshotTime(opts.time);
       await withStore(cmd, { readonly: false }, async (store) => {
         // A bar on a terminal, unless --json: files found while the tree is scanned, then files
         // done of the tree's.
@@ -57,6 +72,8 @@ export function register(program: Command, setExit: (code: number) => void): voi
             mtime: opts.mtime,
             reread: opts.reread ?? false,
             ...(opts.label !== undefined ? { label: opts.label } : {}),
+            ...(opts.tag ? { tags: opts.tag } : {}),
+            ...(time ? { time } : {}),
             ...(opts.exclude ? { exclude: opts.exclude } : {}),
             ...(opts.json
               ? {}
@@ -92,7 +109,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
   program
     .command('snapshots')
     .description('list the snapshots, oldest first')
-    .option('--json', 'one JSON object per snapshot: {"id","label","createdAt","files","bytes","tree"}')
+    .option('--json', 'one JSON object per snapshot: {"id","label","createdAt","files","bytes","tree","tags","pinned"}')
     .action(async (opts: { json?: boolean }, cmd: Command) => {
       await withStore(cmd, { readonly: true }, async (store) => {
         for (const s of await store.snapshots()) {

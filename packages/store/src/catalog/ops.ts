@@ -57,13 +57,23 @@ export type Op =
   | { op: 'hold'; key: string; until: number; chunk?: ChunkPlace; repair?: true }
   /** Metadata changes, all or none. A digest target is resolved here, in log order. */
   | { op: 'meta'; updates: { target: EntryTarget; change: MetaChange }[] }
-  | { op: 'delete-version'; path: string; version: number }
+  /** `policy` (schema 16): a removal by a retention policy, skipped when the version is pinned or gone. */
+  | { op: 'delete-version'; path: string; version: number; policy?: true }
   | { op: 'delete-path'; path: string }
   | { op: 'delete-document'; digest: string }
-  /** `id`: the snapshot's id (FORMAT.md §13, snapshot ids; absent in operations logged before schema 9). */
-  | { op: 'snapshot'; root: DirNode; label: string | null; id?: string }
-  /** `id`: the snapshot's whole id (a number: its row, in operations logged before schema 9). */
-  | { op: 'rm-snapshot'; id: string | number }
+  /**
+   * `id`: the snapshot's id (FORMAT.md §13, snapshot ids; absent in operations logged before
+   * schema 9). `time`: when it is of (ms since the epoch; absent: the commit's time), `tags`
+   * (schema 16).
+   */
+  | { op: 'snapshot'; root: DirNode; label: string | null; id?: string; time?: number; tags?: string[] }
+  /**
+   * `id`: the snapshot's whole id (a number: its row, in operations logged before schema 9).
+   * `policy` (schema 16): a removal by a retention policy, skipped when the snapshot is pinned or gone.
+   */
+  | { op: 'rm-snapshot'; id: string | number; policy?: true }
+  /** A pin (schema 16, decision 0058): the snapshot (whole id) or the version is kept whatever a policy says, or no longer. */
+  | { op: 'pin'; target: { snapshot: string } | { path: string; version: number }; pinned: boolean }
   /**
    * GC: unreferenced chunk rows go, unless a put or an upload hold took them meanwhile. With
    * `before` (other writers alive, FORMAT.md §9) a row goes only if it was marked unreferenced
@@ -144,7 +154,7 @@ function dropPack(ctx: ApplyContext, id: number, name: string, time: number): vo
 }
 
 /** Operations that never change which entry a path or a digest names (the rest clear ApplyContext.targets). */
-const KEEPS_TARGETS: ReadonlySet<Op['op']> = new Set(['pack', 'pack-size', 'hold', 'meta', 'snapshot', 'rm-snapshot', 'condemn', 'move', 'drop-packs', 'gc-lease', 'forget-packs']);
+const KEEPS_TARGETS: ReadonlySet<Op['op']> = new Set(['pack', 'pack-size', 'hold', 'meta', 'snapshot', 'rm-snapshot', 'pin', 'condemn', 'move', 'drop-packs', 'gc-lease', 'forget-packs']);
 
 function packId(st: Statements, name: string, op: Op['op']): number {
   const row = st.packIdByName.get(name);
@@ -196,6 +206,7 @@ export function applyOp(ctx: ApplyContext, op: Op, time: number, at?: CommitPlac
       applyMetaUpdates(ctx, op.updates);
       return undefined;
     case 'delete-version':
+      if (op.policy && st.versionGet.get(op.path, op.version)?.pinned === 1) return false;
       return deleteVersion(st, op.path, op.version, time);
     case 'delete-path':
       return deletePath(st, op.path);
@@ -204,13 +215,24 @@ export function applyOp(ctx: ApplyContext, op: Op, time: number, at?: CommitPlac
       return doc ? deleteDocument(st, doc, time) : false;
     }
     case 'snapshot':
-      return commitSnapshot(st, op.root, op.label, time, op.id);
+      return commitSnapshot(st, op.root, op.label, op.time ?? time, op.id, op.tags);
     case 'rm-snapshot': {
       // A number is the snapshot's row: operations logged before schema 9 name it so.
+      if (op.policy) {
+        const row = st.snapshotByUid.get(String(op.id));
+        if (row && row.pinned === 0) releaseSnapshot(st, row);
+        return undefined;
+      }
       const row = typeof op.id === 'number' ? st.snapshotGet.get(op.id) : requireSnapshot(st, op.id);
       if (!row) throw new NotFoundError(`no snapshot ${op.id}`);
       releaseSnapshot(st, row);
       return undefined;
+    }
+    case 'pin': {
+      // Answers whether the snapshot or version exists (and is now pinned as asked).
+      const t = op.target;
+      if ('snapshot' in t) return st.snapshotPin.run(op.pinned ? 1 : 0, requireSnapshot(st, t.snapshot).id).changes === 1;
+      return st.versionPin.run(op.pinned ? 1 : 0, t.path, t.version).changes === 1;
     }
     case 'condemn': {
       st.holdsExpire.run(time);

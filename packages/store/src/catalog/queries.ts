@@ -29,7 +29,7 @@ export function versionsOf({ db, st }: CatalogReads, path: string): VersionInfo[
   return db.read(() =>
     st.versionsOf.all(path).map((v) => {
       const doc = st.docById.get(v.doc_id)!;
-      return { path, version: v.version, digest: formatDigest(doc.digest), size: doc.size, createdAt: new Date(v.created_at).toISOString() };
+      return { path, version: v.version, digest: formatDigest(doc.digest), size: doc.size, createdAt: new Date(v.created_at).toISOString(), pinned: v.pinned === 1 };
     }),
   );
 }
@@ -40,7 +40,7 @@ export function versionsOf({ db, st }: CatalogReads, path: string): VersionInfo[
  */
 export function pathVersion({ st }: CatalogReads, path: string, which: { version?: number; at?: Date | string | number } = {}): VersionInfo {
   checkPath(path);
-  let row: { doc_id: number; version: number; created_at: number } | undefined;
+  let row: { doc_id: number; version: number; created_at: number; pinned: number } | undefined;
   if (which.version !== undefined) {
     if (!Number.isSafeInteger(which.version) || which.version < 1) throw new InvalidInputError('version must be a positive integer', 'version');
     row = st.versionGet.get(path, which.version);
@@ -56,7 +56,7 @@ export function pathVersion({ st }: CatalogReads, path: string, which: { version
     throw new NotFoundError(`no ${what}`);
   }
   const doc = st.docById.get(row.doc_id)!;
-  return { path, version: row.version, digest: formatDigest(doc.digest), size: doc.size, createdAt: new Date(row.created_at).toISOString() };
+  return { path, version: row.version, digest: formatDigest(doc.digest), size: doc.size, createdAt: new Date(row.created_at).toISOString(), pinned: row.pinned === 1 };
 }
 
 /**

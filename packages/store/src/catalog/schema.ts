@@ -5,7 +5,7 @@ import type { SqlDatabase } from '../backend/sql.js';
 import { bytesToHex } from '../hex.js';
 import { ENQUEUE_ALL, QUEUE_ROW_MAX } from './search-queue.js';
 
-export const SCHEMA_VERSION = 15;
+export const SCHEMA_VERSION = 16;
 
 /** MIGRATIONS[n] takes a database from user_version n to n + 1. */
 const MIGRATIONS: string[] = [
@@ -261,6 +261,13 @@ const MIGRATIONS: string[] = [
   ${ENQUEUE_ALL};
   CREATE VIRTUAL TABLE history USING fts5(body, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2');
   CREATE TABLE historic_docs (doc_id INTEGER PRIMARY KEY) STRICT;
+  `,
+  // 16: retention (decision 0058): a snapshot's tags (a JSON array; NULL: none) and pins that
+  // keep a snapshot or a version whatever a policy says.
+  `
+  ALTER TABLE snapshots ADD COLUMN tags TEXT;
+  ALTER TABLE snapshots ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE versions ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
   `,
 ];
 

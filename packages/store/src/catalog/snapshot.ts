@@ -62,6 +62,10 @@ export interface SnapshotInfo {
   bytes: number;
   /** The root tree's digest. */
   tree: Digest;
+  /** Its tags (`kura snapshot --tag`), for retention's `keep-tag` and to find it by. */
+  tags: string[];
+  /** Kept whatever a retention policy says (`kura pin`). */
+  pinned: boolean;
 }
 
 const MAX_NAME = 1024;
@@ -155,7 +159,7 @@ export function readTree(st: Statements, digest: string): TreeEntry[] {
  * bottom-up, inserts the trees that are new, and adds the holds they make — a new tree holds
  * its files and subtrees; the snapshot holds its root. Linear in the number of entries.
  */
-export function commitSnapshot(st: Statements, root: DirNode, label: string | null, now: number, uid: string | undefined): SnapshotInfo {
+export function commitSnapshot(st: Statements, root: DirNode, label: string | null, now: number, uid: string | undefined, tags: readonly string[] = []): SnapshotInfo {
   let files = 0;
   let bytes = 0;
   const store = (dir: DirNode): Digest => {
@@ -189,15 +193,20 @@ export function commitSnapshot(st: Statements, root: DirNode, label: string | nu
   const tree = store(root);
   st.treeHold.run(1, parseDigest(tree));
   const key = parseDigest(tree);
-  const rowid = Number(st.snapshotInsert.run(key, label, now, files, bytes, uid ?? null).lastInsertRowid);
+  const rowid = Number(st.snapshotInsert.run(key, label, now, files, bytes, uid ?? null, tags.length ? JSON.stringify(tags) : null).lastInsertRowid);
   // An operation from before ids came from the log: the id its row derives (schema.ts).
   const id = uid ?? derivedSnapshotId({ id: rowid, created_at: now, tree: key });
   if (uid === undefined) st.snapshotSetUid.run(id, rowid);
-  return { id, label, createdAt: new Date(now).toISOString(), files, bytes, tree };
+  return { id, label, createdAt: new Date(now).toISOString(), files, bytes, tree, tags: [...tags], pinned: false };
 }
 
 export function snapshotInfo(row: SnapshotRow): SnapshotInfo {
-  return { id: row.uid, label: row.label, createdAt: new Date(row.created_at).toISOString(), files: row.files, bytes: row.bytes, tree: formatDigest(row.tree) };
+  return { id: row.uid, label: row.label, createdAt: new Date(row.created_at).toISOString(), files: row.files, bytes: row.bytes, tree: formatDigest(row.tree), tags: snapshotTags(row), pinned: row.pinned === 1 };
+}
+
+/** A snapshot row's tags (none before schema 16). */
+export function snapshotTags(row: Pick<SnapshotRow, 'tags'>): string[] {
+  return row.tags ? (JSON.parse(row.tags) as string[]) : [];
 }
 
 /** A new snapshot's id: 32 random hex digits (128 bits), drawn by the writer and logged. */

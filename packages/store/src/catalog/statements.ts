@@ -53,6 +53,9 @@ export interface SnapshotRow {
   created_at: number;
   files: number;
   bytes: number;
+  /** A JSON array of strings (schema 16); null: none. */
+  tags: string | null;
+  pinned: number;
 }
 
 export interface PackRow {
@@ -189,9 +192,13 @@ function statementsOf(db: SqlDatabase) {
     treeInsert: p('INSERT INTO trees(digest, body, holds) VALUES (?, ?, 0) ON CONFLICT(digest) DO NOTHING'),
     treeHold: p('UPDATE trees SET holds = holds + ? WHERE digest = ?'),
     treeDelete: p('DELETE FROM trees WHERE digest = ? AND holds <= 0'),
-    snapshotInsert: p('INSERT INTO snapshots(tree, label, created_at, files, bytes, uid) VALUES (?, ?, ?, ?, ?, ?)'),
+    snapshotInsert: p('INSERT INTO snapshots(tree, label, created_at, files, bytes, uid, tags) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+    snapshotPin: p('UPDATE snapshots SET pinned = ? WHERE id = ?'),
+    versionPin: p('UPDATE versions SET pinned = ? WHERE path = ? AND version = ?'),
+    versionsRetained: p<{ path: string; version: number; created_at: number; pinned: number }>('SELECT path, version, created_at, pinned FROM versions WHERE path >= ? ORDER BY path, version'),
     snapshotGet: p<SnapshotRow>('SELECT * FROM snapshots WHERE id = ?'),
     snapshotSetUid: p('UPDATE snapshots SET uid = ? WHERE id = ?'),
+    snapshotByUid: p<SnapshotRow>('SELECT * FROM snapshots WHERE uid = ?'),
     /** Snapshots whose id starts with the prefix ?1 (?2 is ?1 followed by 'g', after every hex digit); two tell it is ambiguous. */
     snapshotsByPrefix: p<SnapshotRow>('SELECT * FROM snapshots WHERE uid >= ? AND uid < ? ORDER BY uid LIMIT 2'),
     snapshotsAll: p<SnapshotRow>('SELECT * FROM snapshots ORDER BY id'),
@@ -300,16 +307,16 @@ function statementsOf(db: SqlDatabase) {
     ),
     searchInsert: p('INSERT INTO search(rowid, path, tags, meta, body) VALUES (?, ?, ?, ?, ?)'),
 
-    versionLatest: p<{ version: number; doc_id: number; created_at: number }>('SELECT version, doc_id, created_at FROM versions WHERE path = ? ORDER BY version DESC LIMIT 1'),
+    versionLatest: p<{ version: number; doc_id: number; created_at: number; pinned: number }>('SELECT version, doc_id, created_at, pinned FROM versions WHERE path = ? ORDER BY version DESC LIMIT 1'),
     /** The next version number of a path (numbers are never reused). */
     versionNext: p<{ last: number }>(
       'INSERT INTO version_counters(path, last) VALUES (?, 1) ON CONFLICT(path) DO UPDATE SET last = last + 1 RETURNING last',
     ),
     versionInsert: p('INSERT INTO versions(path, version, doc_id, created_at) VALUES (?, ?, ?, ?)'),
-    versionsOf: p<{ version: number; doc_id: number; created_at: number }>('SELECT version, doc_id, created_at FROM versions WHERE path = ? ORDER BY version'),
-    versionGet: p<{ doc_id: number; version: number; created_at: number }>('SELECT doc_id, version, created_at FROM versions WHERE path = ? AND version = ?'),
-    versionAt: p<{ doc_id: number; version: number; created_at: number }>(
-      'SELECT doc_id, version, created_at FROM versions WHERE path = ? AND created_at <= ? ORDER BY version DESC LIMIT 1',
+    versionsOf: p<{ version: number; doc_id: number; created_at: number; pinned: number }>('SELECT version, doc_id, created_at, pinned FROM versions WHERE path = ? ORDER BY version'),
+    versionGet: p<{ doc_id: number; version: number; created_at: number; pinned: number }>('SELECT doc_id, version, created_at, pinned FROM versions WHERE path = ? AND version = ?'),
+    versionAt: p<{ doc_id: number; version: number; created_at: number; pinned: number }>(
+      'SELECT doc_id, version, created_at, pinned FROM versions WHERE path = ? AND created_at <= ? ORDER BY version DESC LIMIT 1',
     ),
     versionDelete: p('DELETE FROM versions WHERE path = ? AND version = ?'),
     /** The versions naming a document (deleting it by digest). */

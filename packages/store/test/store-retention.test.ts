@@ -1,0 +1,243 @@
+/**
+ * Retention (decision 0058; the snapshot rules are checked against restic itself in
+ * packages/cli/test/forget-restic.test.ts): properties of the policy over any snapshots, pins
+ * and policy; removals marked `policy` skipped when pinned or gone, applied to a real catalog;
+ * versions forgotten in a real store — each path's newest and pinned versions stay and read
+ * back, the removed ones are gone, GC frees only the bytes they alone held; snapshots' time,
+ * tags and pins replayed the same by a database rebuilt from the log.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { applySnapshotPolicy, parseDuration, type SnapshotPolicy } from '../src/retention/policy.js';
+import { applyVersionPolicy } from '../src/retention/versions.js';
+import { openSqlite } from '../src/node/sqlite.js';
+import { migrate } from '../src/catalog/schema.js';
+import { prepareStatements } from '../src/catalog/statements.js';
+import { applyOp, type ApplyContext } from '../src/catalog/ops.js';
+import { Store } from '../src/node/index.js';
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+const tmp = (name: string) => {
+  const d = mkdtempSync(join(tmpdir(), `kura-${name}-`));
+  dirs.push(d);
+  return d;
+};
+const EMPTY = { type: 'dir' as const, name: '', mode: 0o755, entries: [] };
+const enc = new TextEncoder();
+
+const policy = fc.record(
+  {
+    last: fc.nat(6),
+    hourly: fc.nat(6),
+    daily: fc.nat(6),
+    weekly: fc.nat(6),
+    monthly: fc.nat(6),
+    yearly: fc.nat(3),
+    within: fc.constantFrom('3d', '2m', '1y', '12h').map(parseDuration),
+    tags: fc.array(fc.subarray(['a', 'b'], { minLength: 1 }), { maxLength: 2 }),
+  },
+  { requiredKeys: [] },
+);
+const snapshots = fc.array(
+  fc.record({ time: fc.integer({ min: Date.UTC(2019, 0, 1), max: Date.UTC(2025, 0, 1) }), tags: fc.subarray(['a', 'b']), pinned: fc.boolean() }),
+  { maxLength: 60 },
+);
+
+describe('the snapshot policy', () => {
+  it('any snapshots and policy: kept and removed split the list, every kept one has a reason, pinned ones are kept', () => {
+    fc.assert(
+      fc.property(snapshots, policy, (list, p: SnapshotPolicy) => {
+        const empty = !Object.values(p).some((v) => (Array.isArray(v) ? v.length : v));
+        const { keep, remove } = applySnapshotPolicy(list, p);
+        expect(keep.length + remove.length).toBe(list.length);
+        expect(new Set([...keep.map((k) => k.item), ...remove]).size).toBe(list.length);
+        for (const k of keep) expect(k.reasons.length).toBeGreaterThan(0);
+        for (const s of remove) expect(s.pinned).toBe(false);
+        if (empty) expect(remove).toEqual([]);
+        // Newest first, as restic lists them.
+        for (let i = 1; i < keep.length; i++) expect(keep[i - 1]!.item.time).toBeGreaterThanOrEqual(keep[i]!.item.time);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('a larger count never lets go of a snapshot a smaller one kept', () => {
+    fc.assert(
+      fc.property(snapshots, fc.constantFrom('last', 'hourly', 'daily', 'weekly', 'monthly', 'yearly'), fc.nat(8), (list, kind, n) => {
+        const kept = (count: number) => new Set(applySnapshotPolicy(list, { [kind]: count }).keep.map((k) => k.item));
+        const small = kept(n + 1);
+        const large = kept(n + 2);
+        for (const s of small) expect(large.has(s)).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('known answers: periods that have a snapshot are counted, not windows; within counts from the newest', () => {
+    const at = (iso: string, tags: string[] = []) => ({ time: Date.parse(iso), tags, pinned: false });
+    // Three days with snapshots, the last two a week apart: keep-daily 2 keeps one per day for
+    // the two newest days that have one, however far apart.
+    const list = [at('2024-03-01T09:00:00Z'), at('2024-03-01T18:00:00Z'), at('2024-03-02T08:00:00Z'), at('2024-03-09T10:00:00Z')];
+    const old = process.env.TZ;
+    process.env.TZ = 'UTC';
+    try {
+      expect(applySnapshotPolicy(list, { daily: 2 }).keep.map((k) => new Date(k.item.time).toISOString())).toEqual(['2024-03-09T10:00:00.000Z', '2024-03-02T08:00:00.000Z']);
+      expect(applySnapshotPolicy(list, { within: parseDuration('8d') }, Date.parse('2030-01-01')).keep.map((k) => k.reasons)).toEqual([['within 8d'], ['within 8d'], ['within 8d']]);
+      expect(applySnapshotPolicy(list, { last: 1, daily: 1 }).keep).toEqual([{ item: list[3], reasons: ['last snapshot', 'daily snapshot'] }]);
+    } finally {
+      if (old === undefined) delete process.env.TZ;
+      else process.env.TZ = old;
+    }
+    expect(() => parseDuration('5w')).toThrow(/duration/);
+    expect(() => parseDuration('')).toThrow(/duration/);
+    expect(parseDuration('1y2m3d4h')).toEqual({ years: 1, months: 2, days: 3, hours: 4 });
+  });
+
+  it('versions: the newest always stays, then the newest N and those within D of it, and pinned ones', () => {
+    const v = (version: number, day: number, pinned = false) => ({ path: 'p', version, time: Date.UTC(2024, 0, day), pinned });
+    const list = [v(1, 1, true), v(2, 2), v(3, 10), v(4, 20), v(5, 21)];
+    const r = applyVersionPolicy(list, { keep: 2, within: parseDuration('15d') });
+    expect(r.keep.map((k) => [k.item.version, k.reasons])).toEqual([
+      [5, ['latest']],
+      [4, ['last 2 versions', 'within 15d']],
+      [3, ['within 15d']],
+      [1, ['pinned']],
+    ]);
+    expect(r.remove.map((x) => x.version)).toEqual([2]);
+    expect(() => applyVersionPolicy(list, { keep: 0 })).toThrow(/at least 1/);
+  });
+});
+
+describe('removals by a policy, applied to a catalog', () => {
+  it('are skipped when the snapshot or version is pinned or gone; a plain delete is not', () => {
+    const dir = tmp('retention-ops');
+    const db = openSqlite(join(dir, 'kura.db'));
+    migrate(db);
+    const c: ApplyContext = { db, st: prepareStatements(db) };
+    const id = 'ab'.repeat(16);
+    const digest = `sha256:${'11'.repeat(32)}`;
+    db.transaction(() => {
+      applyOp(c, { op: 'pack', name: 'cd'.repeat(16), writer: 'w' }, 1);
+      for (let i = 0; i < 3; i++) {
+        applyOp(c, { op: 'put', digest: `sha256:${String(i + 1).repeat(64)}`, size: 1, manifest: `${String(i + 1).repeat(64)}01000000`, packs: ['cd'.repeat(16)], places: [0, 0, 4 + i * 20, 9, 0], entry: { path: 'notes.md' } }, 1);
+      }
+      applyOp(c, { op: 'snapshot', root: { ...EMPTY, entries: [{ type: 'file', name: 'f', mode: 0o644, size: 1, digest }] }, label: null, id, time: 5, tags: ['x'] }, 1);
+    });
+    const versions = () => db.prepare<{ version: number }>('SELECT version FROM versions ORDER BY version').all().map((r) => r.version);
+    const snapshotCount = () => db.prepare<{ n: number }>('SELECT COUNT(*) AS n FROM snapshots').get()!.n;
+    expect(db.prepare<{ created_at: number; tags: string }>('SELECT created_at, tags FROM snapshots').get()).toEqual({ created_at: 5, tags: '["x"]' });
+    db.transaction(() => {
+      expect(applyOp(c, { op: 'pin', target: { path: 'notes.md', version: 1 }, pinned: true }, 2)).toBe(true);
+      expect(applyOp(c, { op: 'pin', target: { path: 'notes.md', version: 9 }, pinned: true }, 2)).toBe(false);
+      expect(applyOp(c, { op: 'pin', target: { snapshot: id }, pinned: true }, 2)).toBe(true);
+    });
+    db.transaction(() => {
+      expect(applyOp(c, { op: 'delete-version', path: 'notes.md', version: 1, policy: true }, 3)).toBe(false); // pinned
+      expect(applyOp(c, { op: 'delete-version', path: 'notes.md', version: 2, policy: true }, 3)).toBe(true);
+      expect(applyOp(c, { op: 'delete-version', path: 'notes.md', version: 2, policy: true }, 3)).toBe(false); // gone: no error
+      applyOp(c, { op: 'rm-snapshot', id, policy: true }, 3); // pinned: stays
+      applyOp(c, { op: 'rm-snapshot', id: 'ef'.repeat(16), policy: true }, 3); // gone: no error
+    });
+    expect(versions()).toEqual([1, 3]);
+    expect(snapshotCount()).toBe(1);
+    // A person's own delete is theirs to make, pinned or not.
+    db.transaction(() => {
+      expect(applyOp(c, { op: 'delete-version', path: 'notes.md', version: 1 }, 4)).toBe(true);
+      applyOp(c, { op: 'rm-snapshot', id }, 4);
+    });
+    expect(versions()).toEqual([3]);
+    expect(snapshotCount()).toBe(0);
+    db.close();
+  });
+});
+
+describe('forget on a store', () => {
+  it('versions: newest and pinned stay and read back, the rest go; GC frees only what they alone held', async () => {
+    const dir = join(tmp('retention-versions'), 'store');
+    const store = await Store.init(dir);
+    try {
+      // Six versions of notes.md, each 40 KB of its own bytes; version 2's bytes are also at keep.md.
+      const bytes = (i: number) => enc.encode(`${i}`.repeat(40_000));
+      for (let i = 1; i <= 6; i++) await store.put(bytes(i), { path: 'notes.md' });
+      await store.put(bytes(2), { path: 'keep.md' });
+      for (let i = 1; i <= 3; i++) await store.put(bytes(10 + i), { path: 'other/a.md' });
+      await store.pin({ path: 'notes.md', version: 3 });
+      await expect(store.pin({ path: 'notes.md', version: 99 })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+
+      const dry = await store.forgetVersions({ keep: 2, prefix: 'notes', dryRun: true });
+      expect(dry.keep.map((k) => [k.version, k.reasons])).toEqual([
+        [6, ['latest']],
+        [5, ['last 2 versions']],
+        [3, ['pinned']],
+      ]);
+      expect(dry.remove.map((r) => r.version)).toEqual([4, 2, 1]);
+      expect((await store.versions('notes.md')).length).toBe(6); // a dry run changes nothing
+
+      const before = await store.stats();
+      const done = await store.forgetVersions({ keep: 2, prefix: 'notes' });
+      expect(done).toEqual(dry);
+      expect((await store.versions('notes.md')).map((v) => [v.version, v.pinned])).toEqual([
+        [3, true],
+        [5, false],
+        [6, false],
+      ]);
+      expect(new TextDecoder().decode(await store.getBytes((await store.resolve('notes.md@3')) as string)).slice(0, 3)).toBe('333');
+      await expect(store.resolve('notes.md@1')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      expect((await store.versions('other/a.md')).length).toBe(3); // outside the prefix
+      const gc = await store.gc();
+      const after = await store.stats();
+      // Versions 1 and 4 alone held their bytes; version 2's are still keep.md's.
+      expect(after.uniqueChunkBytes).toBe(before.uniqueChunkBytes - 2 * 40_000);
+      expect(gc.chunksRemoved).toBeGreaterThan(0);
+      expect(new TextDecoder().decode(await store.getBytes((await store.resolve('keep.md')) as string)).slice(0, 3)).toBe('222');
+      await expect(store.forgetVersions({})).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("snapshots: pins and tags survive every policy; time, tags and pins replay the same from the log", async () => {
+    const dir = join(tmp('retention-snapshots'), 'store');
+    const store = await Store.init(dir);
+    const ids: string[] = [];
+    try {
+      for (let d = 1; d <= 10; d++) ids.push((await store.createSnapshot(EMPTY, { time: `2024-01-${String(d).padStart(2, '0')}T12:00:00Z`, tags: d % 3 === 0 ? ['weekly-job'] : [] })).id);
+      await store.pin({ snapshot: ids[0]!.slice(0, 8) });
+      await expect(store.createSnapshot(EMPTY, { time: 'yesterday' })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      await expect(store.createSnapshot(EMPTY, { tags: ['a,b'] })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      const r = await store.forgetSnapshots({ last: 2, tags: [['weekly-job']] });
+      expect(r.keep.map((k) => [k.time.slice(0, 10), k.reasons])).toEqual([
+        ['2024-01-10', ['last snapshot']],
+        ['2024-01-09', ['has tags [weekly-job]', 'last snapshot']],
+        ['2024-01-06', ['has tags [weekly-job]']],
+        ['2024-01-03', ['has tags [weekly-job]']],
+        ['2024-01-01', ['pinned']],
+      ]);
+      const left = await store.snapshots();
+      expect(left.map((s) => s.createdAt.slice(0, 10)).sort()).toEqual(['2024-01-01', '2024-01-03', '2024-01-06', '2024-01-09', '2024-01-10']);
+      expect(left.find((s) => s.id === ids[0])).toMatchObject({ pinned: true, tags: [] });
+      expect(left.find((s) => s.id === ids[2])).toMatchObject({ pinned: false, tags: ['weekly-job'] });
+      await store.pin({ snapshot: ids[0]! }, false);
+      expect((await store.forgetSnapshots({ last: 1, dryRun: true })).remove.map((s) => s.id)).toContain(ids[0]);
+      await store.pin({ snapshot: ids[0]! });
+    } finally {
+      await store.close();
+    }
+    // The database made again from the log alone: the same snapshots, times, tags and pins.
+    const seen = async () => {
+      const s = await Store.open(dir, { readonly: true });
+      try {
+        return (await s.snapshots()).map((x) => ({ ...x })).sort((a, b) => a.id.localeCompare(b.id));
+      } finally {
+        await s.close();
+      }
+    };
+    const was = await seen();
+    await Store.rebuild(dir);
+    expect(await seen()).toEqual(was);
+  });
+});
