@@ -21,6 +21,7 @@ import auth, { verifier } from './plugins/auth.js';
 import errors, { sendError } from './plugins/errors.js';
 import metrics from './plugins/metrics.js';
 import storePlugin from './plugins/store.js';
+import watchPlugin from './plugins/watch.js';
 import admin from './routes/admin.js';
 import chunks from './routes/chunks.js';
 import documents from './routes/documents.js';
@@ -139,6 +140,7 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
   await app.register(auth, { tokens: config.tokens, noAuth: config.noAuth });
   await app.register(metrics);
   await app.register(storePlugin, { dir: config.store, store: options.store, semantic: config.semantic, settings: { gcMarginMs: config.gcMarginMs, logRetentionMs: config.logRetentionMs } });
+  if (config.watch.length) await app.register(watchPlugin, { dirs: config.watch });
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

@@ -2,7 +2,7 @@
  * Server configuration: flags and `KURA_*` environment variables, validated with zod into one
  * object. Anything wrong is a ConfigError naming the setting, before the server starts.
  */
-import { resolve } from 'node:path';
+import { basename, delimiter, resolve } from 'node:path';
 import { z } from 'zod';
 import { isObjectLocation } from '@kura/store';
 
@@ -70,6 +70,8 @@ export const ServerConfig = z
      * `host` itself: DNS-rebinding protection (decision 0057). `*` for any.
      */
     allowedHosts: z.array(z.string().min(1).max(253).transform((h) => h.toLowerCase())).default([]),
+    /** Folders kept in the store as `kura watch` keeps them, each under its own name (decision 0059). */
+    watch: z.array(z.string().min(1)).default([]),
     /** The built browser demo, served at `/` when the directory exists. */
     webRoot: z.string().min(1).optional(),
   })
@@ -96,6 +98,9 @@ export function parseConfig(input: ServerConfigInput): ServerConfig {
   }
   const c = r.data;
   if (!isObjectLocation(c.store)) c.store = resolve(c.store);
+  c.watch = c.watch.map((d) => resolve(d));
+  const names = c.watch.map((d) => basename(d));
+  if (new Set(names).size < names.length) throw new ConfigError('watch: two folders have the same name (each goes under its name in the store): watch one of them with kura watch --prefix', 'watch');
   if (c.uploadDir) c.uploadDir = resolve(c.uploadDir);
   return c;
 }
@@ -142,6 +147,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
   if (env.KURA_LOG_LEVEL) c.logLevel = env.KURA_LOG_LEVEL as ServerConfigInput['logLevel'];
   if (env.KURA_LOG_FORMAT) c.logFormat = env.KURA_LOG_FORMAT as ServerConfigInput['logFormat'];
   if (env.KURA_WEB_ROOT) c.webRoot = env.KURA_WEB_ROOT;
+  if (env.KURA_WATCH) c.watch = env.KURA_WATCH.split(delimiter).filter(Boolean);
   if (env.KURA_ALLOWED_HOSTS) c.allowedHosts = env.KURA_ALLOWED_HOSTS.split(',').map((h) => h.trim()).filter(Boolean);
   if (env.KURA_CORS_ORIGINS) c.corsOrigins = env.KURA_CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean);
   return c;

@@ -36,8 +36,8 @@ await build({
   platform: 'node',
   // The extractors stay packages of their own (dependencies of this one): pdf.js loads its
   // worker module by a path relative to itself, which a bundle would break.
-  // onnxruntime-node is native, like better-sqlite3.
-  external: [/^node:/, 'better-sqlite3', 'onnxruntime-node', /^@kura\/server/, /^pdfjs-dist/, 'mammoth', 'html-to-text'],
+  // onnxruntime-node and @parcel/watcher are native, like better-sqlite3.
+  external: [/^node:/, 'better-sqlite3', 'onnxruntime-node', '@parcel/watcher', /^@kura\/server/, /^pdfjs-dist/, 'mammoth', 'html-to-text'],
   logLevel: 'warn',
   output: { dir: out, format: 'esm', entryFileNames: '[name].js', chunkFileNames: 'shared-[hash].js', sourcemap: true },
 });

@@ -190,9 +190,9 @@ export async function deleteDocument(ctx: StoreContext, digest: string): Promise
   return (await commitOne(ctx, { op: 'delete-document', digest })) as boolean;
 }
 
-export async function deletePath(ctx: StoreContext, path: string): Promise<boolean> {
+export async function deletePath(ctx: StoreContext, path: string, options: { keepVersions?: boolean } = {}): Promise<boolean> {
   checkPath(path);
-  return (await commitOne(ctx, { op: 'delete-path', path })) as boolean;
+  return (await commitOne(ctx, { op: 'delete-path', path, ...(options.keepVersions ? { keepVersions: true as const } : {}) })) as boolean;
 }
 
 export async function deleteVersion(ctx: StoreContext, path: string, version: number): Promise<boolean> {

@@ -76,9 +76,13 @@ export class Store extends StoreReads {
     return writes.deleteDocument(this.#w('delete'), digest);
   }
 
-  /** Deletes a path's entry and all its versions. False when there is no such path. */
-  async deletePath(path: string): Promise<boolean> {
-    return writes.deletePath(this.#w('deletePath'), path);
+  /**
+   * Deletes a path's entry and all its versions. False when there is no such path.
+   * `keepVersions`: the path leaves listings, search and reads by path, its versions stay
+   * (`path@N`) until retention or a delete removes them (decision 0059).
+   */
+  async deletePath(path: string, options: { keepVersions?: boolean } = {}): Promise<boolean> {
+    return writes.deletePath(this.#w('deletePath'), path, options);
   }
 
   /** Deletes one version of a path; the others keep their numbers, the document stays. */

@@ -200,6 +200,49 @@ describe('forget on a store', () => {
     }
   });
 
+  it('a path deleted with its versions kept: gone from listing, search and reads by path; path@N stays; a put makes it again', async () => {
+    const dir = join(tmp('deleted-path'), 'store');
+    const store = await Store.init(dir);
+    try {
+      await store.put(enc.encode('first pelican'), { path: 'birds.md', tags: ['zoo'] });
+      await store.put(enc.encode('second pelican'), { path: 'birds.md' });
+      const before = new Date().toISOString();
+      await new Promise((r) => setTimeout(r, 5));
+      expect(await store.deletePath('birds.md', { keepVersions: true })).toBe(true);
+      expect(await store.deletePath('birds.md', { keepVersions: true })).toBe(false);
+      expect((await store.list({})).items).toEqual([]);
+      expect(await store.search('pelican', { mode: 'keyword' })).toEqual([]);
+      await expect(store.resolve('birds.md')).rejects.toThrow(/was deleted at .*; its versions remain/);
+      expect((await store.versions('birds.md')).map((v) => v.version)).toEqual([1, 2]);
+      expect(new TextDecoder().decode(await store.getBytes(await store.resolve('birds.md@1')))).toBe('first pelican');
+      expect(new TextDecoder().decode(await store.getBytes(await store.resolve(`birds.md@${before}`)))).toBe('second pelican');
+      await expect(store.resolve(`birds.md@${new Date(Date.now() + 1000).toISOString()}`)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      // Searching through history finds its text.
+      expect((await store.search('pelican', { allVersions: true })).map((h) => `${h.path}@${h.version}`).sort()).toEqual(['birds.md@1', 'birds.md@2']);
+      // Retention: the newest version of a deleted path is history like the others.
+      expect((await store.forgetVersions({ keep: 1, dryRun: true })).keep.map((k) => [k.version, k.reasons])).toEqual([[2, ['last 1 version']]]);
+      // A put makes it again, with a new version even of the same bytes, and no old tags.
+      await store.put(enc.encode('second pelican'), { path: 'birds.md' });
+      expect((await store.versions('birds.md')).map((v) => v.version)).toEqual([1, 2, 3]);
+      expect((await store.stat('birds.md')).tags).toEqual([]);
+      // Deleted with its versions kept, then deleted whole: nothing of it stays.
+      await store.deletePath('birds.md', { keepVersions: true });
+      expect(await store.deletePath('birds.md')).toBe(true);
+      expect(await store.versions('birds.md')).toEqual([]);
+      await expect(store.resolve('birds.md@1')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    } finally {
+      await store.close();
+    }
+    // The same from the log alone.
+    await Store.rebuild(dir);
+    const again = await Store.open(dir, { readonly: true });
+    try {
+      expect(await again.versions('birds.md')).toEqual([]);
+    } finally {
+      await again.close();
+    }
+  });
+
   it("snapshots: pins and tags survive every policy; time, tags and pins replay the same from the log", async () => {
     const dir = join(tmp('retention-snapshots'), 'store');
     const store = await Store.init(dir);

@@ -36,6 +36,8 @@ export const CHECKPOINT_TABLES: readonly { name: string; blobs: readonly string[
   { name: 'meta', blobs: [], order: 'entry_id, key' },
   { name: 'version_counters', blobs: [], order: 'path' },
   { name: 'versions', blobs: [], order: 'path, version' },
+  // Paths deleted with their versions kept (decision 0059): from schema 16.
+  { name: 'deleted_paths', blobs: [], order: 'path' },
   { name: 'trees', blobs: ['digest', 'body'], order: 'digest' },
   { name: 'snapshots', blobs: ['tree'], order: 'id' },
   // AUTOINCREMENT's high-water marks: ids are never reused, after a replay either.

@@ -159,7 +159,11 @@ export function recordPut(st: Statements, docId: number, put: PutAttributes, now
   if (!entry) {
     id = Number(st.entryInsert.run(put.path ?? null, docId, put.mediaType ?? null, now, now).lastInsertRowid);
     if (!fresh) st.docRef.run(1, docId);
-    if (put.path !== undefined) st.versionInsert.run(put.path, st.versionNext.get(put.path)!.last, docId, now);
+    if (put.path !== undefined) {
+      // A path deleted with its versions kept comes back with a new version, even of the same bytes.
+      st.versionInsert.run(put.path, st.versionNext.get(put.path)!.last, docId, now);
+      st.deletedPathClear.run(put.path);
+    }
   } else {
     id = entry.id;
     if (entry.doc_id !== docId) {
@@ -223,18 +227,37 @@ export function deleteVersion(st: Statements, path: string, version: number, now
       st.queued.add(entry.id);
     }
   }
+  if (!latest) st.deletedPathClear.run(path);
   releaseIfUnnamed(st, row.doc_id);
   return true;
 }
 
-/** Deletes a path's entry and all its versions. False when there is no such entry. */
+/**
+ * Deletes a path's entry and all its versions (also those of a path deleted with its versions
+ * kept). False when there was neither.
+ */
 export function deletePath(st: Statements, path: string): boolean {
   const entry = st.entryByPath.get(path);
-  if (!entry) return false;
   const docs = st.versionsDeletePath.all(path).map((r) => r.doc_id);
-  dropEntry(st, entry.id);
+  if (!entry && docs.length === 0) return false;
+  if (entry) dropEntry(st, entry.id);
+  st.deletedPathClear.run(path);
   for (const d of docs) st.docRef.run(-1, d);
   for (const d of new Set(docs)) releaseIfUnnamed(st, d);
+  return true;
+}
+
+/**
+ * Deletes a path but keeps its versions (decision 0059: a watched file deleted on disk): it
+ * leaves listings, search and reads by path; `path@N` and its versions stay until a delete or
+ * retention removes them, and a put to it makes it again (a new version). False when there
+ * is no such entry.
+ */
+export function deletePathKeepingVersions(st: Statements, path: string, now: number): boolean {
+  const entry = st.entryByPath.get(path);
+  if (!entry) return false;
+  dropEntry(st, entry.id);
+  st.deletedPathSet.run(path, now);
   return true;
 }
 

@@ -13,6 +13,7 @@ import {
   deleteDocument,
   deletePath,
   deleteVersion,
+  deletePathKeepingVersions,
   recordPut,
   resolveEntryId,
   type EntryTarget,
@@ -59,7 +60,8 @@ export type Op =
   | { op: 'meta'; updates: { target: EntryTarget; change: MetaChange }[] }
   /** `policy` (schema 16): a removal by a retention policy, skipped when the version is pinned or gone. */
   | { op: 'delete-version'; path: string; version: number; policy?: true }
-  | { op: 'delete-path'; path: string }
+  /** `keepVersions` (schema 16, decision 0059): the path goes, its versions stay. */
+  | { op: 'delete-path'; path: string; keepVersions?: true }
   | { op: 'delete-document'; digest: string }
   /**
    * `id`: the snapshot's id (FORMAT.md §13, snapshot ids; absent in operations logged before
@@ -209,7 +211,7 @@ export function applyOp(ctx: ApplyContext, op: Op, time: number, at?: CommitPlac
       if (op.policy && st.versionGet.get(op.path, op.version)?.pinned === 1) return false;
       return deleteVersion(st, op.path, op.version, time);
     case 'delete-path':
-      return deletePath(st, op.path);
+      return op.keepVersions ? deletePathKeepingVersions(st, op.path, time) : deletePath(st, op.path);
     case 'delete-document': {
       const doc = st.docByDigest.get(parseDigest(op.digest));
       return doc ? deleteDocument(st, doc, time) : false;

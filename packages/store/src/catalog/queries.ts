@@ -47,11 +47,16 @@ export function pathVersion({ st }: CatalogReads, path: string, which: { version
   } else if (which.at !== undefined) {
     const t = toMillis(which.at);
     if (Number.isNaN(t)) throw new InvalidInputError('at must be a time (ISO 8601 or milliseconds)', 'at');
-    row = st.versionAt.get(path, t);
+    // A path deleted with its versions kept shows nothing from its deletion on.
+    const deleted = st.deletedPathGet.get(path);
+    row = deleted && t >= deleted.at ? undefined : st.versionAt.get(path, t);
   } else {
-    row = st.versionLatest.get(path);
+    // The latest version of a path that exists (one deleted with its versions kept has none).
+    row = st.entryIdByPath.get(path) ? st.versionLatest.get(path) : undefined;
   }
   if (!row) {
+    const deleted = which.version === undefined ? st.deletedPathGet.get(path) : undefined;
+    if (deleted) throw new NotFoundError(`${path} was deleted at ${new Date(deleted.at).toISOString()}; its versions remain (${path}@N)`);
     const what = which.version !== undefined ? `version ${which.version} of ${path}` : which.at !== undefined ? `version of ${path} at ${String(which.at)}` : `document at ${path}`;
     throw new NotFoundError(`no ${what}`);
   }

@@ -322,6 +322,10 @@ function statementsOf(db: SqlDatabase) {
     /** The versions naming a document (deleting it by digest). */
     versionsOfDoc: p<{ path: string; version: number }>('SELECT path, version FROM versions WHERE doc_id = ? ORDER BY path, version'),
     versionsDeletePath: p<{ doc_id: number }>('DELETE FROM versions WHERE path = ? RETURNING doc_id'),
+    /** Paths deleted with their versions kept (decision 0059). */
+    deletedPathSet: p('INSERT INTO deleted_paths(path, at) VALUES (?, ?) ON CONFLICT(path) DO UPDATE SET at = excluded.at'),
+    deletedPathClear: p('DELETE FROM deleted_paths WHERE path = ?'),
+    deletedPathGet: p<{ at: number }>('SELECT at FROM deleted_paths WHERE path = ?'),
 
     /** Entries, the distinct documents they show and the sum of those documents' sizes per entry. */
     stats: p<{ entries: number; documents: number; logical: number; snapshots: number }>(

@@ -18,6 +18,7 @@ import { bytesOnWorkers } from './ingest-pool.js';
 import { WORKER_PUT_MIN, putFiles, type FilePutOutcome, type FileToPut, type ManyPuts } from './put-many.js';
 import { rebuildDatabase, type RebuildReport } from './rebuild.js';
 import { snapshotDirectory, type SnapshotOptions, type SnapshotReport } from './snapshot-run.js';
+import { Watch, type WatchOptions } from './watch.js';
 import { checkRestorable, prepareTarget, restoreEntries, type RestoreProgress, type RestoreReport } from './snapshots.js';
 import { defaultCacheDir, isObjectLocation, objectBackends, openObjectLocation, type LocationOptions } from './object-backends.js';
 import type { ObjectStore } from '../objects/object-store.js';
@@ -43,6 +44,7 @@ export { listAll, isNotFound, type ObjectStore, type ObjectInfo } from '../objec
 export { MemoryObjectStore } from '../objects/memory-objects.js';
 export type { RebuildReport } from './rebuild.js';
 export type { SnapshotOptions, SnapshotReport } from './snapshot-run.js';
+export { Watch, WATCH_EXCLUDED, type WatchEvent, type WatchOptions } from './watch.js';
 
 export class Store extends StoreCore {
   #workers = availableParallelism();
@@ -75,6 +77,15 @@ export class Store extends StoreCore {
    */
   async snapshot(dir: string, options: SnapshotOptions = {}): Promise<SnapshotReport> {
     return snapshotDirectory(this.#host(), dir, options);
+  }
+
+  /**
+   * Keeps a directory tree in the store (watch.ts, decision 0059): catches up with what
+   * changed, then stores each change as it settles, until `close()`. `ready` resolves once it
+   * has caught up.
+   */
+  watch(dir: string, options: WatchOptions = {}): Watch {
+    return new Watch(this.#host(), dir, options);
   }
 
   /**

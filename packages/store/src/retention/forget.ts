@@ -70,10 +70,11 @@ export async function forgetVersions(ctx: StoreContext, o: ForgetVersionsOptions
       if (!list) paths.set(r.path, (list = []));
       list.push({ path: r.path, version: r.version, time: r.created_at, pinned: r.pinned === 1 });
     }
-    return paths;
+    // Whether each path exists (one deleted with its versions kept has only history).
+    return [...paths].map(([path, versions]) => ({ versions, live: ctx.st.entryIdByPath.get(path) !== undefined }));
   });
-  for (const versions of byPath.values()) {
-    const { keep, remove } = applyVersionPolicy(versions, o);
+  for (const { versions, live } of byPath) {
+    const { keep, remove } = applyVersionPolicy(versions, o, live);
     for (const k of keep) report.keep.push({ path: k.item.path, version: k.item.version, time: iso(k.item.time), reasons: k.reasons });
     for (const v of remove) {
       report.remove.push({ path: v.path, version: v.version, time: iso(v.time) });

@@ -27,8 +27,12 @@ export function versionPolicyIsEmpty(p: VersionPolicy): boolean {
   return p.keep === undefined && !p.within;
 }
 
-/** The versions of one path (any order) the policy keeps, newest first, and those it removes. */
-export function applyVersionPolicy(versions: readonly VersionItem[], policy: VersionPolicy): { keep: Decision<VersionItem>[]; remove: VersionItem[] } {
+/**
+ * The versions of one path (any order) the policy keeps, newest first, and those it removes.
+ * `live`: the path exists (its newest version is what it reads, and stays); a path deleted
+ * with its versions kept has only history, which the rules alone keep.
+ */
+export function applyVersionPolicy(versions: readonly VersionItem[], policy: VersionPolicy, live = true): { keep: Decision<VersionItem>[]; remove: VersionItem[] } {
   if (policy.keep !== undefined && (!Number.isSafeInteger(policy.keep) || policy.keep < 1)) {
     throw new InvalidInputError(`keep-versions must be a whole number of at least 1 (the newest version is always kept), not ${policy.keep}`, 'keepVersions');
   }
@@ -40,11 +44,12 @@ export function applyVersionPolicy(versions: readonly VersionItem[], policy: Ver
   const from = policy.within ? before(list[0]!.time, policy.within) : undefined;
   list.forEach((item, nr) => {
     const reasons: string[] = [];
-    if (nr === 0) reasons.push('latest');
+    if (nr === 0 && live) reasons.push('latest');
     if (item.pinned) reasons.push('pinned');
     if (empty) reasons.push('policy is empty');
-    if (policy.keep !== undefined && nr < policy.keep && nr > 0) reasons.push(`last ${policy.keep} versions`);
-    if (from !== undefined && item.time > from && nr > 0) reasons.push(`within ${formatDuration(policy.within!)}`);
+    const newest = nr === 0 && live; // kept as the path's content: the rules need not say it
+    if (policy.keep !== undefined && nr < policy.keep && !newest) reasons.push(`last ${policy.keep} version${policy.keep === 1 ? '' : 's'}`);
+    if (from !== undefined && item.time > from && !newest) reasons.push(`within ${formatDuration(policy.within!)}`);
     if (reasons.length) keep.push({ item, reasons });
     else remove.push(item);
   });

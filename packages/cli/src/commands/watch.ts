@@ -1,0 +1,74 @@
+/**
+ * `kura watch DIR... [--prefix P] [--exclude GLOB] [--tag T] [--json]`: keeps folders in the
+ * store (decision 0059): catches up with what changed since the last watch, then stores each
+ * change about half a second after it settles, until SIGINT or SIGTERM. Human output: a line
+ * per path stored or deleted; --json: one JSON object per event. A line is printed only after
+ * its commit: what was reported stored stays stored, however the process ends.
+ */
+import type { Command } from 'commander';
+import type { Watch, WatchEvent } from '@kura/store';
+import { basename, resolve } from 'node:path';
+import { collect } from '../args.js';
+import { usage } from '../exit.js';
+import { bytes } from '../format.js';
+import { write, writeJson } from '../output.js';
+import { withStore } from '../store.js';
+
+function line(e: WatchEvent): string | undefined {
+  switch (e.type) {
+    case 'ready':
+      return `caught up in ${(e.ms / 1000).toFixed(1)} s: ${e.stored} stored, ${e.deleted} deleted, ${e.unchanged} unchanged; watching`;
+    case 'stored':
+      return `stored  ${e.path}  ${bytes(e.size)}${e.newChunks === 0 ? '  (no new bytes)' : ''}`;
+    case 'deleted':
+      return `deleted ${e.path}  (its versions stay)`;
+    case 'scanning':
+      return `kura: ${e.reason}`;
+    case 'error':
+      return `kura: ${e.path ? `${e.path}: ` : ''}${e.message}${e.code ? ` [${e.code}]` : ''}`;
+  }
+}
+
+export function register(program: Command): void {
+  program
+    .command('watch')
+    .description('keep folders in the store: store each change as a new version, keep what is deleted on disk as versions (until kura forget)')
+    .argument('<dir...>', 'the folders')
+    .option('--prefix <path>', 'where in the store (one folder only; default: the folder\'s name, e.g. notes/)')
+    .option('--exclude <pattern>', 'leave out names or paths matching this glob, as kura snapshot --exclude (repeatable; .git, node_modules and stores always)', collect)
+    .option('--tag <tag>', 'tag every path stored (repeatable)', collect)
+    .option('--json', 'one JSON object per event: {"type":"ready"|"stored"|"deleted"|"scanning"|"error",…}')
+    .addHelpText('after', '\nThe watch owns the paths under its prefix: files not in the folder any more are deleted there (their versions stay).\nRuns until Ctrl-C or SIGTERM; started again, it catches up with what changed meanwhile.')
+    .action(async (dirs: string[], opts: { prefix?: string; exclude?: string[]; tag?: string[]; json?: boolean }, cmd: Command) => {
+      if (opts.prefix !== undefined && dirs.length > 1) throw usage('--prefix names where one folder goes: watch several folders without it (each goes under its own name)');
+      const prefixes = dirs.map((d) => opts.prefix ?? `${basename(resolve(d))}/`);
+      if (new Set(prefixes).size < prefixes.length) throw usage('two folders have the same name: watch them one at a time with --prefix');
+      await withStore(cmd, { readonly: false }, async (store) => {
+        // Events are printed in order: each write waits for the one before.
+        let printed = Promise.resolve();
+        const onEvent = (e: WatchEvent) => {
+          printed = printed.then(async () => {
+            if (opts.json) await writeJson(e);
+            else {
+              const text = line(e);
+              if (text === undefined) return;
+              if (e.type === 'error' || e.type === 'scanning') process.stderr.write(`${text}\n`);
+              else await write(`${text}\n`);
+            }
+          });
+        };
+        const watches: Watch[] = dirs.map((d, i) => store.watch(d, { prefix: prefixes[i]!, ...(opts.exclude ? { exclude: opts.exclude } : {}), ...(opts.tag ? { tags: opts.tag } : {}), onEvent }));
+        const stop = new Promise<void>((done) => {
+          process.once('SIGINT', done);
+          process.once('SIGTERM', done);
+        });
+        try {
+          await Promise.race([Promise.all(watches.map((w) => w.ready)), stop]);
+          await stop;
+        } finally {
+          await Promise.all(watches.map((w) => w.close()));
+          await printed;
+        }
+      });
+    });
+}

@@ -1,0 +1,103 @@
+/**
+ * `kura watch` as a process: killed with SIGKILL in the middle of a burst, it has lost nothing
+ * it reported stored (every path and digest it printed is in the store afterwards); stopped
+ * with SIGTERM it ends cleanly, and started again it catches up with what it missed.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Store } from '@kura/store';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const BIN = fileURLToPath(new URL('../bin/kura.js', import.meta.url));
+const roots: string[] = [];
+const children: ChildProcess[] = [];
+afterAll(() => {
+  for (const c of children) c.kill('SIGKILL');
+  roots.splice(0).forEach((r) => rmSync(r, { recursive: true, force: true }));
+});
+
+interface Stored {
+  type: string;
+  path?: string;
+  digest?: string;
+}
+
+/** Starts `kura watch --json`; `events` fills with each complete line it prints. */
+function watch(store: string, dir: string): { child: ChildProcess; events: Stored[]; exited: Promise<number | null>; until(pred: (e: Stored[]) => boolean, ms?: number): Promise<void> } {
+  const child = spawn(process.execPath, [BIN, 'watch', dir, '--store', store, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  const events: Stored[] = [];
+  let buffered = '';
+  child.stdout!.on('data', (d: Buffer) => {
+    buffered += d.toString();
+    const lines = buffered.split('\n');
+    buffered = lines.pop()!; // a line cut by a kill is not a report
+    for (const l of lines) if (l) events.push(JSON.parse(l) as Stored);
+  });
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  const until = async (pred: (e: Stored[]) => boolean, ms = 30_000) => {
+    const start = Date.now();
+    while (!pred(events)) {
+      if (Date.now() - start > ms) throw new Error(`kura watch: timed out; stderr: ${err}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  return { child, events, exited, until };
+}
+
+describe('kura watch (a process)', () => {
+  it('killed with SIGKILL mid-burst, it lost nothing it reported stored; SIGTERM ends it cleanly; a restart catches up', { timeout: 120_000 }, async () => {
+    const root = mkdtempSync(join(tmpdir(), 'kura-watch-cli-'));
+    roots.push(root);
+    const store = join(root, 'store');
+    const dir = join(root, 'inbox');
+    mkdirSync(dir);
+    expect(spawnSync(process.execPath, [BIN, 'init', '--store', store]).status).toBe(0);
+
+    const first = watch(store, dir);
+    await first.until((e) => e.some((x) => x.type === 'ready'));
+    // A burst of 3,000 files, written while the watch stores them; killed once 300 are reported.
+    let written = 0;
+    const writing = (async () => {
+      for (let d = 0; d < 30; d++) {
+        mkdirSync(join(dir, `b${d}`));
+        for (let f = 0; f < 100; f++) writeFileSync(join(dir, `b${d}`, `f${f}.txt`), `burst ${d} ${f}`), written++;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    })();
+    await first.until((e) => e.filter((x) => x.type === 'stored').length >= 300);
+    first.child.kill('SIGKILL');
+    await first.exited;
+    await writing;
+    const reported = first.events.filter((e) => e.type === 'stored');
+    expect(reported.length).toBeGreaterThanOrEqual(300);
+    expect(written).toBe(3000);
+
+    const s = await Store.open(store);
+    try {
+      for (const e of reported) {
+        const versions = await s.versions(e.path!);
+        expect(versions.map((v) => v.digest), e.path).toContain(e.digest);
+      }
+    } finally {
+      await s.close();
+    }
+
+    // Started again: it catches up with every file, then SIGTERM ends it with exit 0.
+    const second = watch(store, dir);
+    await second.until((e) => e.some((x) => x.type === 'ready'), 60_000);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+    const after = await Store.open(store, { readonly: true });
+    try {
+      expect((await after.stats()).entries).toBe(3000);
+    } finally {
+      await after.close();
+    }
+  });
+});

@@ -1,0 +1,201 @@
+/**
+ * Watching a folder (decision 0059) with real files and the real watcher (@parcel/watcher on
+ * inotify): create, modify, an editor's atomic save, a rename, a delete (versions kept), a
+ * directory moved in, a burst of 10,000 small files, a file written slowly over two seconds
+ * (stored once, whole), a restart that catches up, excludes and stores inside the tree, a
+ * symlink pointing out of the tree; each change visible to listing and search within a bound.
+ */
+import { appendFileSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Store, type WatchEvent } from '../src/node/index.js';
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+function tmp(): string {
+  const d = mkdtempSync(join(tmpdir(), 'kura-watch-'));
+  dirs.push(d);
+  return d;
+}
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `check` until it holds (or `ms` pass: then its last failure is thrown). */
+async function eventually(check: () => Promise<void> | void, ms = 10_000): Promise<number> {
+  const start = Date.now();
+  for (;;) {
+    try {
+      await check();
+      return Date.now() - start;
+    } catch (e) {
+      if (Date.now() - start > ms) throw e;
+      await sleep(50);
+    }
+  }
+}
+
+async function paths(store: Store, prefix: string): Promise<string[]> {
+  const out: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await store.list({ pathPrefix: prefix, limit: 1000, ...(cursor ? { cursor } : {}) });
+    out.push(...page.items.map((d) => d.path!));
+    cursor = page.nextCursor;
+  } while (cursor);
+  return out.sort();
+}
+const text = async (store: Store, ref: string) => new TextDecoder().decode(await store.getBytes(await store.resolve(ref)));
+
+describe('kura watch', () => {
+  it('follows creates, edits, atomic saves, renames, deletes and directories moved in', { timeout: 60_000 }, async () => {
+    const root = tmp();
+    const tree = join(root, 'notes');
+    mkdirSync(join(tree, 'sub'), { recursive: true });
+    writeFileSync(join(tree, 'a.md'), 'the lighthouse keeper\n');
+    const store = await Store.init(join(root, 'store'));
+    const events: WatchEvent[] = [];
+    const w = store.watch(tree, { settleMs: 200, onEvent: (e) => events.push(e) });
+    try {
+      await w.ready;
+      expect(events.find((e) => e.type === 'ready')).toMatchObject({ stored: 1, deleted: 0 });
+      expect(await paths(store, 'notes/')).toEqual(['notes/a.md']);
+
+      // Create and modify: each a version, found by search within a bound.
+      writeFileSync(join(tree, 'sub', 'b.md'), 'a cormorant on the pier\n');
+      appendFileSync(join(tree, 'a.md'), 'keeps the lamp lit\n');
+      const took = await eventually(async () => {
+        expect(await paths(store, 'notes/')).toEqual(['notes/a.md', 'notes/sub/b.md']);
+        expect((await store.versions('notes/a.md')).length).toBe(2);
+        expect((await store.search('cormorant', { mode: 'keyword' })).map((h) => h.path)).toEqual(['notes/sub/b.md']);
+      });
+      expect(took).toBeLessThan(5_000);
+
+      // An editor's atomic save: a temporary file renamed over the old one. One version, and
+      // the temporary is never stored.
+      writeFileSync(join(tree, '.a.md.swp'), 'the lighthouse keeper\nsaved atomically\n');
+      renameSync(join(tree, '.a.md.swp'), join(tree, 'a.md'));
+      await eventually(async () => expect(await text(store, 'notes/a.md')).toContain('saved atomically'));
+      await sleep(400);
+      expect((await store.versions('notes/a.md')).length).toBe(3);
+      expect(await paths(store, 'notes/')).toEqual(['notes/a.md', 'notes/sub/b.md']);
+
+      // A rename: the old path deleted with its versions kept, the new one stored, no bytes again.
+      renameSync(join(tree, 'sub', 'b.md'), join(tree, 'sub', 'c.md'));
+      await eventually(async () => expect(await paths(store, 'notes/')).toEqual(['notes/a.md', 'notes/sub/c.md']));
+      expect(events.filter((e) => e.type === 'stored' && e.path === 'notes/sub/c.md')).toMatchObject([{ newChunks: 0 }]);
+      expect(await text(store, 'notes/sub/b.md@1')).toBe('a cormorant on the pier\n');
+      await expect(store.resolve('notes/sub/b.md')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      expect(await store.search('cormorant', { mode: 'keyword' })).toHaveLength(1);
+
+      // A directory moved in from outside the tree, then deleted whole.
+      const outside = join(root, 'incoming');
+      mkdirSync(join(outside, 'deep'), { recursive: true });
+      writeFileSync(join(outside, 'deep', 'x.txt'), 'x');
+      writeFileSync(join(outside, 'y.txt'), 'y');
+      renameSync(outside, join(tree, 'incoming'));
+      await eventually(async () => expect(await paths(store, 'notes/incoming/')).toEqual(['notes/incoming/deep/x.txt', 'notes/incoming/y.txt']));
+      rmSync(join(tree, 'incoming'), { recursive: true });
+      await eventually(async () => expect(await paths(store, 'notes/incoming/')).toEqual([]));
+      expect(await text(store, 'notes/incoming/y.txt@1')).toBe('y');
+      // Recreated: a new version of the same bytes.
+      writeFileSync(join(tree, 'sub', 'b.md'), 'a cormorant on the pier\n');
+      await eventually(async () => expect((await store.versions('notes/sub/b.md')).map((v) => v.version)).toEqual([1, 2]));
+      expect(events.filter((e) => e.type === 'error')).toEqual([]);
+    } finally {
+      await w.close();
+      await store.close();
+    }
+  });
+
+  it('stores a file written slowly once, whole; a burst of 10,000 files, all of them', { timeout: 120_000 }, async () => {
+    const root = tmp();
+    const tree = join(root, 'data');
+    mkdirSync(tree);
+    const store = await Store.init(join(root, 'store'));
+    const events: WatchEvent[] = [];
+    const w = store.watch(tree, { onEvent: (e) => events.push(e) });
+    try {
+      await w.ready;
+      // Ten writes 200 ms apart: never a pause of the settle time (500 ms) until the end.
+      for (let i = 0; i < 10; i++) {
+        appendFileSync(join(tree, 'slow.log'), `line ${i} ${'x'.repeat(1000)}\n`);
+        await sleep(200);
+      }
+      await eventually(async () => expect(await text(store, 'data/slow.log')).toContain('line 9'));
+      await sleep(800);
+      expect((await store.versions('data/slow.log')).length).toBe(1);
+
+      const started = Date.now();
+      for (let d = 0; d < 100; d++) {
+        mkdirSync(join(tree, `d${d}`));
+        for (let f = 0; f < 100; f++) writeFileSync(join(tree, `d${d}`, `f${f}.txt`), `file ${d}/${f}`);
+      }
+      await eventually(async () => expect((await store.stats()).entries).toBe(10_001), 90_000);
+      const ms = Date.now() - started;
+      expect(await text(store, 'data/d57/f3.txt')).toBe('file 57/3');
+      expect(events.filter((e) => e.type === 'error')).toEqual([]);
+      console.log(`watch: 10,000 files stored in ${(ms / 1000).toFixed(1)} s`);
+    } finally {
+      await w.close();
+      await store.close();
+    }
+  });
+
+  it('catches up after a restart; leaves out excludes, stores inside the tree and links out of it', { timeout: 60_000 }, async () => {
+    const root = tmp();
+    const tree = join(root, 'proj');
+    mkdirSync(join(tree, '.git'), { recursive: true });
+    mkdirSync(join(tree, 'node_modules', 'dep'), { recursive: true });
+    mkdirSync(join(tree, 'logs'));
+    writeFileSync(join(tree, '.git', 'HEAD'), 'ref');
+    writeFileSync(join(tree, 'node_modules', 'dep', 'index.js'), 'dep');
+    writeFileSync(join(tree, 'logs', 'run.log'), 'noise');
+    writeFileSync(join(tree, 'keep.txt'), 'v1');
+    writeFileSync(join(tree, 'gone.txt'), 'bye');
+    writeFileSync(join(root, 'secret.txt'), 'outside the tree');
+    symlinkSync(join(root, 'secret.txt'), join(tree, 'link.txt'));
+    symlinkSync(root, join(tree, 'up'));
+    // The store itself inside the tree.
+    const store = await Store.init(join(tree, 'store-inside'));
+    try {
+      let w = store.watch(tree, { exclude: ['*.log'] });
+      await w.ready;
+      expect(await paths(store, '')).toEqual(['proj/gone.txt', 'proj/keep.txt']);
+      await w.close();
+
+      // While no watch runs: an edit, a delete, a new file.
+      await sleep(50);
+      writeFileSync(join(tree, 'keep.txt'), 'v2');
+      rmSync(join(tree, 'gone.txt'));
+      writeFileSync(join(tree, 'new.txt'), 'new');
+      const events: WatchEvent[] = [];
+      w = store.watch(tree, { exclude: ['*.log'], onEvent: (e) => events.push(e) });
+      await w.ready;
+      expect(events.find((e) => e.type === 'ready')).toMatchObject({ stored: 2, deleted: 1 });
+      expect(await paths(store, '')).toEqual(['proj/keep.txt', 'proj/new.txt']);
+      expect(await text(store, 'proj/keep.txt')).toBe('v2');
+      expect(await text(store, 'proj/gone.txt@1')).toBe('bye');
+      await w.close();
+
+      // Started again with nothing changed: nothing stored. Files changed less than 2 s before a
+      // scan are read every time (their stamps are not trusted yet, FORMAT.md §13.4); once they
+      // have settled, a scan records their stamps and the next one reads nothing.
+      await sleep(2_100);
+      w = store.watch(tree, { exclude: ['*.log'] });
+      await w.ready;
+      await w.close();
+      const again: WatchEvent[] = [];
+      w = store.watch(tree, { exclude: ['*.log'], onEvent: (e) => again.push(e) });
+      await w.ready;
+      expect(again.find((e) => e.type === 'ready')).toMatchObject({ stored: 0, deleted: 0, unchanged: 2 });
+      expect(again.filter((e) => e.type === 'stored')).toEqual([]);
+      writeFileSync(join(tree, 'node_modules', 'dep', 'more.js'), 'x');
+      writeFileSync(join(tree, 'logs', 'more.log'), 'x');
+      writeFileSync(join(tree, 'visible.txt'), 'seen');
+      await eventually(async () => expect(await paths(store, '')).toEqual(['proj/keep.txt', 'proj/new.txt', 'proj/visible.txt']));
+      await w.close();
+    } finally {
+      await store.close();
+    }
+  });
+});
