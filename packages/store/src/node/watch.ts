@@ -26,6 +26,7 @@ import { existsSync, lstatSync } from 'node:fs';
 import { basename, join, relative, resolve, sep } from 'node:path';
 import { InvalidInputError } from '@kura/core';
 import { cachedDigests, recordStamps } from '../catalog/stamps.js';
+import { formatDigest } from '../hex.js';
 import { detectMediaType } from '../media-types.js';
 import type { StoreContext } from '../store-context.js';
 import type { Store as StoreCore } from '../store.js';
@@ -55,7 +56,7 @@ export type WatchEvent =
   | { type: 'error'; path?: string; message: string; code?: string };
 
 export interface WatchHost {
-  store: Pick<StoreCore, 'list' | 'stat' | 'deletePath'> & { putFiles(files: FileToPut[]): AsyncGenerator<FilePutOutcome> };
+  store: Pick<StoreCore, 'list' | 'deletePath'> & { putFiles(files: FileToPut[]): AsyncGenerator<FilePutOutcome> };
   context: (op: string) => StoreContext;
 }
 
@@ -207,12 +208,16 @@ export class Watch {
       }
     }
     await this.#delete(gone, true);
-    // What each path shows now: a put of the same bytes makes no version, and is not reported.
-    const before = new Map<string, string>();
-    for (const f of puts.values()) {
-      const info = await this.#h.store.stat(f.meta!.path!).catch(() => undefined);
-      if (info) before.set(f.path, info.digest);
-    }
+    // What each path shows now (one read): a put of the same bytes makes no version, and is not reported.
+    const ctx = this.#h.context('watch');
+    const before = ctx.db.read(() => {
+      const shown = new Map<string, string>();
+      for (const f of puts.values()) {
+        const e = ctx.st.entryViewByPath.get(f.meta!.path!);
+        if (e) shown.set(f.path, formatDigest(e.digest));
+      }
+      return shown;
+    });
     await this.#store([...puts.values()], before);
     if (this.#pending.size) this.#schedule();
   }
