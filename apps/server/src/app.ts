@@ -22,6 +22,7 @@ import errors, { sendError } from './plugins/errors.js';
 import metrics from './plugins/metrics.js';
 import storePlugin from './plugins/store.js';
 import watchPlugin from './plugins/watch.js';
+import retentionPlugin from './plugins/retention.js';
 import admin from './routes/admin.js';
 import chunks from './routes/chunks.js';
 import documents from './routes/documents.js';
@@ -141,6 +142,7 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
   await app.register(metrics);
   await app.register(storePlugin, { dir: config.store, store: options.store, semantic: config.semantic, settings: { gcMarginMs: config.gcMarginMs, logRetentionMs: config.logRetentionMs } });
   if (config.watch.length) await app.register(watchPlugin, { dirs: config.watch });
+  if (config.retentionIntervalMs > 0) await app.register(retentionPlugin, { intervalMs: config.retentionIntervalMs });
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

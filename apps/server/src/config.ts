@@ -70,6 +70,8 @@ export const ServerConfig = z
      * `host` itself: DNS-rebinding protection (decision 0057). `*` for any.
      */
     allowedHosts: z.array(z.string().min(1).max(253).transform((h) => h.toLowerCase())).default([]),
+    /** How often the retention policies kept in the store are applied, then GC run (decision 0058); 0: never. */
+    retentionIntervalMs: z.number().int().min(0).default(60 * 60 * 1000),
     /** Folders kept in the store as `kura watch` keeps them, each under its own name (decision 0059). */
     watch: z.array(z.string().min(1)).default([]),
     /** The built browser demo, served at `/` when the directory exists. */
@@ -147,6 +149,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ServerConfi
   if (env.KURA_LOG_LEVEL) c.logLevel = env.KURA_LOG_LEVEL as ServerConfigInput['logLevel'];
   if (env.KURA_LOG_FORMAT) c.logFormat = env.KURA_LOG_FORMAT as ServerConfigInput['logFormat'];
   if (env.KURA_WEB_ROOT) c.webRoot = env.KURA_WEB_ROOT;
+  if (env.KURA_RETENTION_INTERVAL_MS) c.retentionIntervalMs = int('KURA_RETENTION_INTERVAL_MS', env.KURA_RETENTION_INTERVAL_MS);
   if (env.KURA_WATCH) c.watch = env.KURA_WATCH.split(delimiter).filter(Boolean);
   if (env.KURA_ALLOWED_HOSTS) c.allowedHosts = env.KURA_ALLOWED_HOSTS.split(',').map((h) => h.trim()).filter(Boolean);
   if (env.KURA_CORS_ORIGINS) c.corsOrigins = env.KURA_CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean);

@@ -55,6 +55,35 @@ describe('POST /v1/forget and pins', () => {
     expect(errorCode(await call(s.url, 'PUT', '/v1/snapshots/ffff/pin'))).toBe('NOT_FOUND');
   });
 
+  it('keeps policies in the store; POST /v1/gc and the schedule apply them', { timeout: 30_000 }, async () => {
+    const s = await startServer({ retentionIntervalMs: 300 });
+    for (let i = 1; i <= 4; i++) await call(s.url, 'POST', '/v1/documents?path=logs/day.txt', { body: `day ${i}`, headers: { 'content-type': 'text/plain' } });
+    for (let i = 1; i <= 4; i++) await call(s.url, 'POST', '/v1/documents?path=keep/all.txt', { body: `all ${i}`, headers: { 'content-type': 'text/plain' } });
+    const put = await call(s.url, 'PUT', '/v1/policies', { json: { kind: 'versions', prefix: 'logs/', keep: 2 } });
+    expect(put.status).toBe(200);
+    expect(errorCode(await call(s.url, 'PUT', '/v1/policies', { json: { kind: 'versions', prefix: 'x/', within: 'soon' } }))).toBe('INVALID_INPUT');
+    expect((await call(s.url, 'GET', '/v1/policies')).json.policies).toEqual([{ kind: 'versions', prefix: 'logs/', keep: 2 }]);
+    // The schedule (every 300 ms here) applies it, then GC.
+    const deadline = Date.now() + 15_000;
+    let versions: unknown[] = [];
+    while (Date.now() < deadline) {
+      versions = (await call(s.url, 'GET', '/v1/versions?path=logs/day.txt')).json.versions;
+      if (versions.length === 2) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(versions).toHaveLength(2);
+    expect((await call(s.url, 'GET', '/v1/versions?path=keep/all.txt')).json.versions).toHaveLength(4);
+    // POST /v1/gc applies policies first, and says what they removed.
+    await call(s.url, 'PUT', '/v1/policies', { json: { kind: 'versions', prefix: 'keep/', keep: 1 } });
+    const dry = await call(s.url, 'POST', '/v1/policies:apply', { json: { dryRun: true } });
+    expect(dry.json.applied.map((a: { report: { remove: unknown[] } }) => a.report.remove.length)).toEqual([3, 0]);
+    const gc = await call(s.url, 'POST', '/v1/gc');
+    expect(gc.status).toBe(200);
+    expect(gc.json.forgotten).toEqual({ snapshots: 0, versions: 3 });
+    expect((await call(s.url, 'DELETE', '/v1/policies?kind=versions&prefix=keep/')).status).toBe(204);
+    expect(errorCode(await call(s.url, 'DELETE', '/v1/policies?kind=versions&prefix=keep/'))).toBe('NOT_FOUND');
+  });
+
   it('refuses a request without rules, with both kinds, or with a bad duration, and changes nothing', async () => {
     const s = await startServer();
     await call(s.url, 'POST', '/v1/snapshots', { json: { root, time: '2024-05-01T08:00:00Z' } });

@@ -7,6 +7,7 @@ import * as add from './commands/add.js';
 import * as chunks from './commands/chunks.js';
 import * as gc from './commands/gc.js';
 import * as forget from './commands/forget.js';
+import * as policy from './commands/policy.js';
 import * as watch from './commands/watch.js';
 import * as get from './commands/get.js';
 import * as hash from './commands/hash.js';
@@ -58,6 +59,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
   rebuild.register(program);
   snapshot.register(program, setExit);
   forget.register(program);
+  policy.register(program);
   watch.register(program);
   serve.register(program);
   hash.register(program, setExit);

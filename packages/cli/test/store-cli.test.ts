@@ -350,7 +350,8 @@ describe('gc', () => {
     const r = kura(['gc', '--json', ...s]);
     expect(r.code).toBe(0);
     const report = JSON.parse(r.stdout);
-    expect(Object.keys(report).sort()).toEqual(['bytesFreed', 'bytesWaiting', 'checkpointsDeleted', 'chunksRemoved', 'logCommitsDeleted', 'orphansDeleted', 'packsCompacted', 'packsDeleted', 'packsWaiting']);
+    expect(Object.keys(report).sort()).toEqual(['bytesFreed', 'bytesWaiting', 'checkpointsDeleted', 'chunksRemoved', 'forgotten', 'logCommitsDeleted', 'orphansDeleted', 'packsCompacted', 'packsDeleted', 'packsWaiting']);
+    expect(report.forgotten).toEqual({ snapshots: 0, versions: 0 }); // no policies kept in the store
     expect(report.chunksRemoved).toBe(line.chunks);
     expect(report.bytesFreed).toBeGreaterThanOrEqual(100_000);
     expect(JSON.parse(kura(['stats', '--json', ...s]).stdout)).toMatchObject({ documents: 0, storedBytes: 0 });

@@ -21,6 +21,7 @@ import * as writes from './store-writes.js';
 import type { ChunkPutResult } from './bytes/sync.js';
 import type { DirNode, SnapshotInfo } from './catalog/snapshot.js';
 import { StoreReads, targetOf } from './store-reads.js';
+import { applyPolicies, policies, removePolicy, setPolicy, type AppliedPolicy, type StoredPolicy } from './retention/stored.js';
 import { forgetSnapshots, forgetVersions, type ForgetSnapshotsOptions, type ForgetVersionsOptions, type SnapshotForgetReport, type VersionForgetReport } from './retention/forget.js';
 
 export class Store extends StoreReads {
@@ -138,6 +139,26 @@ export class Store extends StoreReads {
   async forgetVersions(options: ForgetVersionsOptions): Promise<VersionForgetReport> {
     const ctx = options.dryRun ? usable(this.ctx) : this.#w('forgetVersions');
     return forgetVersions(ctx, options);
+  }
+
+  /** Keeps a retention policy in the store (stored.ts): `kura gc` and servers apply it (applyPolicies). */
+  async setPolicy(policy: StoredPolicy): Promise<StoredPolicy> {
+    return setPolicy(this.#w('setPolicy'), policy);
+  }
+
+  /** Removes the policy for a prefix or a label; false when there was none. */
+  async removePolicy(target: { kind: 'versions'; prefix: string } | { kind: 'snapshots'; label?: string }): Promise<boolean> {
+    return removePolicy(this.#w('removePolicy'), target);
+  }
+
+  /** The retention policies kept in the store. */
+  async policies(): Promise<StoredPolicy[]> {
+    return policies(usable(this.ctx));
+  }
+
+  /** Applies every stored policy: what each keeps and removes (nothing with `dryRun`). */
+  async applyPolicies(options: { dryRun?: boolean } = {}): Promise<AppliedPolicy[]> {
+    return applyPolicies(options.dryRun ? usable(this.ctx) : this.#w('applyPolicies'), options.dryRun ?? false);
   }
 
   /** Keeps a snapshot (`{ snapshot: id }`) or a version (`{ path, version }`) whatever a policy says; `pinned: false` lets it go again. */

@@ -243,6 +243,52 @@ describe('forget on a store', () => {
     }
   });
 
+  it('stored policies: the longest prefix decides a path, a label policy its snapshots; set and removed through the log', async () => {
+    const dir = join(tmp('stored-policies'), 'store');
+    const store = await Store.init(dir);
+    try {
+      for (let i = 1; i <= 5; i++) {
+        for (const path of ['notes/a.md', 'notes/drafts/b.md', 'other/c.md']) await store.put(enc.encode(`${path} ${i}`), { path });
+      }
+      for (let d = 1; d <= 4; d++) {
+        await store.createSnapshot(EMPTY, { time: `2024-02-0${d}T10:00:00Z`, label: 'home' });
+        await store.createSnapshot(EMPTY, { time: `2024-02-0${d}T11:00:00Z` });
+      }
+      await store.setPolicy({ kind: 'versions', prefix: 'notes/', keep: 2 });
+      await store.setPolicy({ kind: 'versions', prefix: 'notes/drafts/', keep: 4 });
+      await store.setPolicy({ kind: 'snapshots', label: 'home', last: 1 });
+      await store.setPolicy({ kind: 'snapshots', last: 3 });
+      await expect(store.setPolicy({ kind: 'versions', prefix: 'x/' } as never)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      await expect(store.setPolicy({ kind: 'versions', prefix: 'x/', within: '2w' } as never)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      await expect(store.setPolicy({ kind: 'snapshots', bogus: 1 } as never)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      // Replaced, not added: one policy per prefix.
+      await store.setPolicy({ kind: 'versions', prefix: 'notes/', keep: 3 });
+      expect((await store.policies()).map((p) => p.kind === 'versions' ? `${p.prefix} ${p.keep}` : `snap ${p.label ?? '-'} ${p.last}`)).toEqual(['snap - 3', 'snap home 1', 'notes/ 3', 'notes/drafts/ 4']);
+
+      const dry = await store.applyPolicies({ dryRun: true });
+      expect((await store.versions('notes/a.md')).length).toBe(5);
+      const applied = await store.applyPolicies();
+      expect(applied.map((a) => a.report.remove.length)).toEqual(dry.map((a) => a.report.remove.length));
+      expect((await store.versions('notes/a.md')).map((v) => v.version)).toEqual([3, 4, 5]);
+      expect((await store.versions('notes/drafts/b.md')).map((v) => v.version)).toEqual([2, 3, 4, 5]);
+      expect((await store.versions('other/c.md')).length).toBe(5); // under no policy
+      const left = await store.snapshots();
+      expect(left.filter((s) => s.label === 'home').map((s) => s.createdAt)).toEqual(['2024-02-04T10:00:00.000Z']);
+      expect(left.filter((s) => s.label === null).map((s) => s.createdAt)).toEqual(['2024-02-02T11:00:00.000Z', '2024-02-03T11:00:00.000Z', '2024-02-04T11:00:00.000Z']);
+      expect(await store.removePolicy({ kind: 'versions', prefix: 'notes/drafts/' })).toBe(true);
+      expect(await store.removePolicy({ kind: 'versions', prefix: 'notes/drafts/' })).toBe(false);
+    } finally {
+      await store.close();
+    }
+    await Store.rebuild(dir);
+    const again = await Store.open(dir, { readonly: true });
+    try {
+      expect((await again.policies()).length).toBe(3);
+    } finally {
+      await again.close();
+    }
+  });
+
   it("snapshots: pins and tags survive every policy; time, tags and pins replay the same from the log", async () => {
     const dir = join(tmp('retention-snapshots'), 'store');
     const store = await Store.init(dir);

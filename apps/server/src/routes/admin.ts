@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { GcReport, Stats, VerifyReport, errors } from '../schemas.js';
+import { removedCounts } from '@kura/store';
 
 const Config = z.object({
   formatVersion: z.number().int(),
@@ -40,8 +41,15 @@ export default async function admin(app: FastifyInstance, opts: { maxDocumentSiz
 
   r.post('/v1/gc', {
     config: { scope: 'admin' },
-    schema: { summary: 'Reclaim unreferenced chunks and compact packs', response: { 200: GcReport, ...errors(401, 403) } },
-    handler: async () => app.store.gc(),
+    schema: {
+      summary: 'Apply the retention policies kept in the store, then reclaim unreferenced chunks and compact packs',
+      querystring: z.object({ policies: z.enum(['true', 'false']).default('true').describe('false: leave the policies for later') }).strict(),
+      response: { 200: GcReport.extend({ forgotten: z.object({ snapshots: z.number().int(), versions: z.number().int() }) }), ...errors(400, 401, 403) },
+    },
+    handler: async (request) => {
+      const forgotten = removedCounts(request.query.policies === 'true' ? await app.store.applyPolicies() : []);
+      return { forgotten, ...(await app.store.gc()) };
+    },
   });
 
   r.post('/v1/refresh', {

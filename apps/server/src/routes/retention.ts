@@ -4,7 +4,7 @@
  * why, and what it removes (nothing with `dryRun`); pins keep a snapshot or a version whatever
  * a policy says.
  */
-import { parseDuration, type Duration } from '@kura/store';
+import { parseDuration, type Duration, type StoredPolicy } from '@kura/store';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -74,6 +74,49 @@ export default async function retention(app: FastifyInstance) {
       const w = durationOf(within, 'versions.within');
       return app.store.forgetVersions({ ...rest, ...(w ? { within: w } : {}), dryRun });
     },
+  });
+
+  r.get('/v1/policies', {
+    config: { scope: 'read' },
+    schema: { summary: 'The retention policies kept in the store', response: { 200: z.object({ policies: z.array(z.record(z.string(), z.unknown())) }), ...errors(401, 403) } },
+    handler: async () => ({ policies: await app.store.policies() }),
+  });
+
+  r.put('/v1/policies', {
+    config: { scope: 'write' },
+    schema: {
+      summary: 'Keep a retention policy (replacing the one for the same prefix or label)',
+      description:
+        '`{"kind":"versions","prefix","keep"?,"within"?}` or `{"kind":"snapshots","label"?,"last"?…"yearly"?,"within"?,"tags"?}`: the rules of POST /v1/forget. POST /v1/gc and the server’s schedule apply them.',
+      body: z.record(z.string(), z.unknown()),
+      response: { 200: z.record(z.string(), z.unknown()), ...errors(400, 401, 403) },
+    },
+    handler: async (request) => app.store.setPolicy(request.body as StoredPolicy),
+  });
+
+  r.delete('/v1/policies', {
+    config: { scope: 'write' },
+    schema: {
+      summary: 'Remove the policy for a prefix (versions) or a label (snapshots)',
+      querystring: z.union([z.object({ kind: z.literal('versions'), prefix: z.string() }).strict(), z.object({ kind: z.literal('snapshots'), label: z.string().optional() }).strict()]),
+      response: { 204: z.null(), ...errors(400, 401, 403, 404) },
+    },
+    handler: async (request, reply) => {
+      const q = request.query;
+      const found = await app.store.removePolicy(q.kind === 'versions' ? { kind: 'versions', prefix: q.prefix } : { kind: 'snapshots', ...(q.label !== undefined ? { label: q.label } : {}) });
+      if (!found) throw new HttpError('NOT_FOUND', 'no such policy');
+      return reply.code(204).send(null);
+    },
+  });
+
+  r.post('/v1/policies::apply', {
+    config: { scope: 'write' },
+    schema: {
+      summary: 'Apply every retention policy now: what each keeps and removes (nothing with dryRun)',
+      body: z.object({ dryRun: z.boolean().default(false) }).strict(),
+      response: { 200: z.object({ applied: z.array(z.object({ policy: z.record(z.string(), z.unknown()), report: Forgotten })) }), ...errors(400, 401, 403) },
+    },
+    handler: async (request) => ({ applied: await app.store.applyPolicies({ dryRun: request.body.dryRun }) }),
   });
 
   for (const [method, pinned] of [['put', true], ['delete', false]] as const) {

@@ -1,8 +1,10 @@
 /**
- * `kura gc [--json]`: reclaims the space of removed documents; --json prints the GcReport.
- * Progress on stderr when it is a terminal: chunk rows removed, then packs deleted or compacted.
+ * `kura gc [--no-policies] [--json]`: applies the retention policies kept in the store (kura
+ * policy), then reclaims the space of removed documents; --json prints the GcReport with
+ * `forgotten` (snapshots and versions the policies removed). Progress on stderr when it is a
+ * terminal: chunk rows removed, then packs deleted or compacted.
  */
-import type { GcProgress, GcReport } from '@kura/store';
+import { removedCounts, type GcProgress, type GcReport } from '@kura/store';
 import type { Command } from 'commander';
 import { bytes, count } from '../format.js';
 import { Progress } from '../progress.js';
@@ -25,9 +27,12 @@ export function register(program: Command): void {
   program
     .command('gc')
     .description('reclaim the space of chunks no document uses any more')
-    .option('--json', 'one JSON line: {"chunksRemoved","packsDeleted","packsCompacted","orphansDeleted","bytesFreed","packsWaiting","bytesWaiting","logCommitsDeleted","checkpointsDeleted"}')
-    .action(async (opts: { json?: boolean }, cmd: Command) => {
+    .option('--no-policies', 'leave the retention policies (kura policy) for later')
+    .option('--json', 'one JSON line: {"forgotten":{"snapshots","versions"},"chunksRemoved","packsDeleted","packsCompacted","orphansDeleted","bytesFreed","packsWaiting","bytesWaiting","logCommitsDeleted","checkpointsDeleted"}')
+    .action(async (opts: { json?: boolean; policies: boolean }, cmd: Command) => {
       await withStore(cmd, { readonly: false }, async (store) => {
+        // The policies first: what they remove is then reclaimed by this same run.
+        const forgotten = removedCounts(opts.policies ? await store.applyPolicies() : []);
         let phase: GcProgress['phase'] = 'chunks';
         const bar = new Progress(0, !opts.json, ({ value, total }) =>
           phase === 'chunks' ? `removing unused chunks ${count(value)}/${count(total)}` : `deleting and compacting packs ${count(value)}/${count(total)}`,
@@ -42,8 +47,8 @@ export function register(program: Command): void {
         } finally {
           bar.stop();
         }
-        if (opts.json) await writeJson(r);
-        else await write(summary(r));
+        if (opts.json) await writeJson({ forgotten, ...r });
+        else await write(`${forgotten.snapshots || forgotten.versions ? `policies removed ${count(forgotten.snapshots)} snapshots and ${count(forgotten.versions)} versions\n` : ''}${summary(r)}`);
       });
     });
 }

@@ -38,6 +38,8 @@ export const CHECKPOINT_TABLES: readonly { name: string; blobs: readonly string[
   { name: 'versions', blobs: [], order: 'path, version' },
   // Paths deleted with their versions kept (decision 0059): from schema 16.
   { name: 'deleted_paths', blobs: [], order: 'path' },
+  // Retention policies kept in the store (decision 0058): from schema 16.
+  { name: 'retention_policies', blobs: [], order: 'target' },
   { name: 'trees', blobs: ['digest', 'body'], order: 'digest' },
   { name: 'snapshots', blobs: ['tree'], order: 'id' },
   // AUTOINCREMENT's high-water marks: ids are never reused, after a replay either.

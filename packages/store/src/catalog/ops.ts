@@ -76,6 +76,8 @@ export type Op =
   | { op: 'rm-snapshot'; id: string | number; policy?: true }
   /** A pin (schema 16, decision 0058): the snapshot (whole id) or the version is kept whatever a policy says, or no longer. */
   | { op: 'pin'; target: { snapshot: string } | { path: string; version: number }; pinned: boolean }
+  /** A retention policy kept in the store (schema 16): `rules` (checked by its writer) set it, null removes it. */
+  | { op: 'policy'; target: string; rules: object | null }
   /**
    * GC: unreferenced chunk rows go, unless a put or an upload hold took them meanwhile. With
    * `before` (other writers alive, FORMAT.md §9) a row goes only if it was marked unreferenced
@@ -156,7 +158,7 @@ function dropPack(ctx: ApplyContext, id: number, name: string, time: number): vo
 }
 
 /** Operations that never change which entry a path or a digest names (the rest clear ApplyContext.targets). */
-const KEEPS_TARGETS: ReadonlySet<Op['op']> = new Set(['pack', 'pack-size', 'hold', 'meta', 'snapshot', 'rm-snapshot', 'pin', 'condemn', 'move', 'drop-packs', 'gc-lease', 'forget-packs']);
+const KEEPS_TARGETS: ReadonlySet<Op['op']> = new Set(['pack', 'pack-size', 'hold', 'meta', 'snapshot', 'rm-snapshot', 'pin', 'policy', 'condemn', 'move', 'drop-packs', 'gc-lease', 'forget-packs']);
 
 function packId(st: Statements, name: string, op: Op['op']): number {
   const row = st.packIdByName.get(name);
@@ -230,6 +232,11 @@ export function applyOp(ctx: ApplyContext, op: Op, time: number, at?: CommitPlac
       releaseSnapshot(st, row);
       return undefined;
     }
+    case 'policy':
+      // Answers whether the target had a policy before.
+      if (op.rules === null) return st.policyDelete.run(op.target).changes === 1;
+      st.policySet.run(op.target, JSON.stringify(op.rules));
+      return undefined;
     case 'pin': {
       // Answers whether the snapshot or version exists (and is now pinned as asked).
       const t = op.target;

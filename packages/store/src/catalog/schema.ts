@@ -263,10 +263,11 @@ const MIGRATIONS: string[] = [
   CREATE TABLE historic_docs (doc_id INTEGER PRIMARY KEY) STRICT;
   `,
   // 16: retention (decision 0058): a snapshot's tags (a JSON array; NULL: none) and pins that
-  // keep a snapshot or a version whatever a policy says. Paths deleted with their versions kept
-  // (a watched file deleted on disk; decision 0059), and when.
+  // keep a snapshot or a version whatever a policy says, and the policies kept in the store.
+  // Paths deleted with their versions kept (a watched file deleted on disk; decision 0059), and when.
   `
   CREATE TABLE deleted_paths (path TEXT PRIMARY KEY, at INTEGER NOT NULL) STRICT, WITHOUT ROWID;
+  CREATE TABLE retention_policies (target TEXT PRIMARY KEY, rules TEXT NOT NULL) STRICT, WITHOUT ROWID;
   ALTER TABLE snapshots ADD COLUMN tags TEXT;
   ALTER TABLE snapshots ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
   ALTER TABLE versions ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;

@@ -326,6 +326,10 @@ function statementsOf(db: SqlDatabase) {
     deletedPathSet: p('INSERT INTO deleted_paths(path, at) VALUES (?, ?) ON CONFLICT(path) DO UPDATE SET at = excluded.at'),
     deletedPathClear: p('DELETE FROM deleted_paths WHERE path = ?'),
     deletedPathGet: p<{ at: number }>('SELECT at FROM deleted_paths WHERE path = ?'),
+    /** Retention policies kept in the store (decision 0058), by target (`versions:<prefix>`, `snapshots:<label>`). */
+    policySet: p('INSERT INTO retention_policies(target, rules) VALUES (?, ?) ON CONFLICT(target) DO UPDATE SET rules = excluded.rules'),
+    policyDelete: p('DELETE FROM retention_policies WHERE target = ?'),
+    policiesAll: p<{ target: string; rules: string }>('SELECT target, rules FROM retention_policies ORDER BY target'),
 
     /** Entries, the distinct documents they show and the sum of those documents' sizes per entry. */
     stats: p<{ entries: number; documents: number; logical: number; snapshots: number }>(

@@ -14,6 +14,8 @@ import { applyVersionPolicy, versionPolicyIsEmpty, type VersionItem, type Versio
 export interface ForgetSnapshotsOptions extends SnapshotPolicy {
   /** Only snapshots with this label are considered (the others are neither kept nor removed). */
   label?: string;
+  /** Only snapshots whose label is none of these (stored policies: those for a label apply to it). */
+  exceptLabels?: ReadonlySet<string>;
   /** Work out what would go, and change nothing. */
   dryRun?: boolean;
 }
@@ -46,7 +48,9 @@ async function commitAll(ctx: StoreContext, ops: Op[]): Promise<void> {
 
 export async function forgetSnapshots(ctx: StoreContext, o: ForgetSnapshotsOptions): Promise<SnapshotForgetReport> {
   if (policyIsEmpty(o)) throw new InvalidInputError('no policy: name what to keep (keep-last, keep-daily, keep-within, keep-tag, …); forgetting everything is never a default', 'policy');
-  const rows = ctx.db.read(() => ctx.st.snapshotsAll.all()).filter((r) => o.label === undefined || r.label === o.label);
+  const rows = ctx.db
+    .read(() => ctx.st.snapshotsAll.all())
+    .filter((r) => (o.label === undefined || r.label === o.label) && !(r.label !== null && o.exceptLabels?.has(r.label)));
   const items = rows.map((r) => ({ id: r.uid, time: r.created_at, tags: snapshotTags(r), pinned: r.pinned === 1 }));
   const { keep, remove } = applySnapshotPolicy(items, o);
   if (!o.dryRun) await commitAll(ctx, remove.map((s) => ({ op: 'rm-snapshot', id: s.id, policy: true })));
@@ -58,7 +62,14 @@ export async function forgetSnapshots(ctx: StoreContext, o: ForgetSnapshotsOptio
 
 export async function forgetVersions(ctx: StoreContext, o: ForgetVersionsOptions): Promise<VersionForgetReport> {
   if (versionPolicyIsEmpty(o)) throw new InvalidInputError('no policy: name what to keep (keep-versions, keep-versions-within)', 'policy');
-  const prefix = o.prefix ?? '';
+  return forgetVersionsBy(ctx, o.prefix ?? '', () => o, o.dryRun ?? false);
+}
+
+/**
+ * Applies to each path under `prefix` the policy `policyOf` gives it (none: the path is left
+ * as it is), removing what it does not keep unless `dryRun`.
+ */
+export async function forgetVersionsBy(ctx: StoreContext, prefix: string, policyOf: (path: string) => VersionPolicy | undefined, dryRun: boolean): Promise<VersionForgetReport> {
   const report: VersionForgetReport = { keep: [], remove: [] };
   const removals: Op[] = [];
   // Path by path, in path order: one read transaction for the listing.
@@ -71,16 +82,18 @@ export async function forgetVersions(ctx: StoreContext, o: ForgetVersionsOptions
       list.push({ path: r.path, version: r.version, time: r.created_at, pinned: r.pinned === 1 });
     }
     // Whether each path exists (one deleted with its versions kept has only history).
-    return [...paths].map(([path, versions]) => ({ versions, live: ctx.st.entryIdByPath.get(path) !== undefined }));
+    return [...paths].map(([path, versions]) => ({ path, versions, live: ctx.st.entryIdByPath.get(path) !== undefined }));
   });
-  for (const { versions, live } of byPath) {
-    const { keep, remove } = applyVersionPolicy(versions, o, live);
+  for (const { path, versions, live } of byPath) {
+    const policy = policyOf(path);
+    if (!policy) continue;
+    const { keep, remove } = applyVersionPolicy(versions, policy, live);
     for (const k of keep) report.keep.push({ path: k.item.path, version: k.item.version, time: iso(k.item.time), reasons: k.reasons });
     for (const v of remove) {
       report.remove.push({ path: v.path, version: v.version, time: iso(v.time) });
       removals.push({ op: 'delete-version', path: v.path, version: v.version, policy: true });
     }
   }
-  if (!o.dryRun) await commitAll(ctx, removals);
+  if (!dryRun) await commitAll(ctx, removals);
   return report;
 }

@@ -1,0 +1,65 @@
+/**
+ * Retention from the command line (decision 0058): `kura forget` of versions with --dry-run and
+ * --json, `kura pin` keeping a version through it, usage errors that change nothing, and
+ * policies kept in the store (`kura policy set|list|apply|rm`) that `kura gc` applies first.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const BIN = fileURLToPath(new URL('../bin/kura.js', import.meta.url));
+const roots: string[] = [];
+afterAll(() => roots.splice(0).forEach((r) => rmSync(r, { recursive: true, force: true })));
+
+describe('kura forget, pin, policy', () => {
+  it('forgets versions, keeps pins, and kura gc applies the policies kept in the store', { timeout: 60_000 }, () => {
+    const root = mkdtempSync(join(tmpdir(), 'kura-retention-cli-'));
+    roots.push(root);
+    const store = join(root, 'store');
+    const kura = (...args: string[]) => spawnSync(process.execPath, [BIN, ...args, '--store', store], { encoding: 'utf8', cwd: root });
+    expect(kura('init').status).toBe(0);
+    for (let i = 1; i <= 5; i++) {
+      writeFileSync(join(root, 'plan.md'), `plan ${i}\n`);
+      expect(kura('add', 'plan.md').status).toBe(0);
+      writeFileSync(join(root, 'log.txt'), `log ${i}\n`);
+      expect(kura('add', 'log.txt').status).toBe(0);
+    }
+    expect(kura('pin', 'plan.md@1').status).toBe(0);
+    const dry = kura('forget', '--keep-versions', '2', '--prefix', 'plan', '--dry-run', '--json');
+    expect(dry.status, dry.stderr).toBe(0);
+    const r = JSON.parse(dry.stdout);
+    expect(r.keep.map((k: { version: number; reasons: string[] }) => [k.version, k.reasons])).toEqual([
+      [5, ['latest']],
+      [4, ['last 2 versions']],
+      [1, ['pinned']],
+    ]);
+    expect(r.remove.map((x: { version: number }) => x.version)).toEqual([3, 2]);
+    expect(kura('versions', 'plan.md').stdout.trim().split('\n')).toHaveLength(5);
+    const human = kura('forget', '--keep-versions', '2', '--prefix', 'plan');
+    expect(human.stdout).toMatch(/removed 2 versions/);
+    expect(kura('versions', 'plan.md').stdout.trim().split('\n').map((l) => l.split(' ')[0])).toEqual(['@1', '@4', '@5']);
+    // Usage errors change nothing.
+    for (const bad of [[], ['--keep-daily', '1', '--keep-versions', '1'], ['--keep-versions', '0'], ['--keep-within', '3w'], ['--prefix', 'x', '--keep-daily', '2']]) {
+      const b = kura('forget', ...bad);
+      expect(b.status, bad.join(' ')).toBe(2);
+    }
+    expect(kura('pin', 'not a ref').status).toBe(2);
+    expect(kura('pin', 'plan.md@99').status).not.toBe(0);
+
+    // A policy kept in the store, applied by gc.
+    expect(kura('policy', 'set', '--versions', 'log', '--keep-versions', '1').stdout).toMatch(/kept: versions under "log": keep 1/);
+    expect(kura('policy', 'list').stdout.trim()).toBe('versions under "log": keep 1');
+    expect(kura('policy', 'apply', '--dry-run').stdout).toMatch(/would remove 4/);
+    const gc = kura('gc', '--json');
+    expect(gc.status, gc.stderr).toBe(0);
+    // Its 4 versions' chunks, and the 2 plan.md versions forgotten above (forget leaves them to GC).
+    expect(JSON.parse(gc.stdout)).toMatchObject({ forgotten: { snapshots: 0, versions: 4 }, chunksRemoved: 6 });
+    expect(kura('versions', 'log.txt').stdout.trim().split('\n')).toHaveLength(1);
+    expect(kura('policy', 'rm', '--versions', 'log').status).toBe(0);
+    expect(kura('policy', 'rm', '--versions', 'log').status).not.toBe(0);
+    expect(kura('policy', 'set', '--snapshots').status).toBe(2);
+  });
+});
