@@ -100,4 +100,35 @@ describe('kura watch (a process)', () => {
       await after.close();
     }
   });
+
+  it('two watches and a writer on one store at once: every file of both folders and every add is there, and verify passes', { timeout: 120_000 }, async () => {
+    const root = mkdtempSync(join(tmpdir(), 'kura-watch-two-'));
+    roots.push(root);
+    const store = join(root, 'store');
+    expect(spawnSync(process.execPath, [BIN, 'init', '--store', store]).status).toBe(0);
+    const dirs = ['left', 'right'].map((n) => join(root, n));
+    for (const d of dirs) mkdirSync(d);
+    const watches = dirs.map((d) => watch(store, d));
+    await Promise.all(watches.map((w) => w.until((e) => e.some((x) => x.type === 'ready'))));
+    const adds: Promise<number | null>[] = [];
+    for (let i = 0; i < 200; i++) {
+      for (const d of dirs) writeFileSync(join(d, `n${i}.txt`), `${d} ${i}`);
+      if (i % 50 === 0) {
+        writeFileSync(join(root, `added${i}.txt`), `added ${i}`);
+        adds.push(new Promise((r) => spawn(process.execPath, [BIN, 'add', join(root, `added${i}.txt`), '--as', 'added', '--store', store]).on('exit', (c) => r(c))));
+      }
+    }
+    expect(await Promise.all(adds)).toEqual([0, 0, 0, 0]);
+    await Promise.all(watches.map((w) => w.until((e) => e.filter((x) => x.type === 'stored').length >= 200, 60_000)));
+    for (const w of watches) w.child.kill('SIGTERM');
+    expect(await Promise.all(watches.map((w) => w.exited))).toEqual([0, 0]);
+    const s = await Store.open(store, { readonly: true });
+    try {
+      expect((await s.stats()).entries).toBe(404);
+      expect(new TextDecoder().decode(await s.getBytes(await s.resolve('right/n199.txt')))).toBe(`${dirs[1]} 199`);
+      expect((await s.verify()).ok).toBe(true);
+    } finally {
+      await s.close();
+    }
+  });
 });

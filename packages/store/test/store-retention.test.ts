@@ -243,6 +243,32 @@ describe('forget on a store', () => {
     }
   });
 
+  it('a version removed by a policy while another writer reads it: the read finishes, GC keeps its bytes for the margin', async () => {
+    const dir = join(tmp('retention-reader'), 'store');
+    const init = await Store.init(dir);
+    const old = new Uint8Array(300_000).map((_, i) => (i * 7919) % 251);
+    const first = await init.put(old, { path: 'big.bin' });
+    for (let i = 2; i <= 3; i++) await init.put(enc.encode(`version ${i}`), { path: 'big.bin' });
+    await init.close();
+    const reader = await Store.open(dir); // another server, reading
+    const keeper = await Store.open(dir, { gcMarginMs: 60_000 }); // the one applying the policy
+    try {
+      const doc = await reader.document(first.digest);
+      const stream = doc.stream()[Symbol.asyncIterator]();
+      const head = await stream.next(); // the read has begun
+      expect((await keeper.forgetVersions({ keep: 1 })).remove.map((v) => v.version)).toEqual([2, 1]);
+      const gc = await keeper.gc(); // another writer is alive: its chunks wait for the margin
+      expect(gc.chunksRemoved).toBe(0);
+      const pieces = [head.value as Uint8Array];
+      for (let r = await stream.next(); !r.done; r = await stream.next()) pieces.push(r.value);
+      expect(Buffer.concat(pieces).equals(Buffer.from(old))).toBe(true);
+      await expect(reader.resolve('big.bin@1')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    } finally {
+      await reader.close();
+      await keeper.close();
+    }
+  });
+
   it('stored policies: the longest prefix decides a path, a label policy its snapshots; set and removed through the log', async () => {
     const dir = join(tmp('stored-policies'), 'store');
     const store = await Store.init(dir);
