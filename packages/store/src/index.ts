@@ -15,7 +15,7 @@ export type { DirNode, FileEntry, DirEntry, SymlinkEntry, TreeEntry, SnapshotInf
 export { applySnapshotPolicy, parseDuration, formatDuration, type SnapshotPolicy, type Duration } from './retention/policy.js';
 export { applyVersionPolicy, type VersionPolicy } from './retention/versions.js';
 export type { ForgetSnapshotsOptions, ForgetVersionsOptions, SnapshotForgetReport, VersionForgetReport } from './retention/forget.js';
-export { StoredPolicy, removedCounts, type AppliedPolicy } from './retention/stored.js';
+export { SnapshotRules, StoredPolicy, VersionRules, removedCounts, snapshotRules, versionRules, type AppliedPolicy } from './retention/stored.js';
 export type { SnapshotAttributes } from './store-writes.js';
 export { MAX_SYNC_KEYS, DEFAULT_HOLD_MS, type ChunkPutResult } from './bytes/sync.js';
 export type { DocumentInfo, EntryInfo, EntryTarget } from './catalog/entries.js';

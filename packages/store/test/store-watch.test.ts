@@ -198,4 +198,30 @@ describe('kura watch', () => {
       await store.close();
     }
   });
+
+  it('polls a folder instead of listening to the OS when asked (network file systems)', { timeout: 30_000 }, async () => {
+    const root = tmp();
+    const tree = join(root, 'share');
+    mkdirSync(tree);
+    writeFileSync(join(tree, 'a.txt'), 'one');
+    const store = await Store.init(join(root, 'store'));
+    const events: WatchEvent[] = [];
+    expect(() => store.watch(tree, { pollMs: 5 })).toThrow(/pollMs/);
+    const w = store.watch(tree, { pollMs: 200, onEvent: (e) => events.push(e) });
+    try {
+      await w.ready;
+      expect(events[0]).toMatchObject({ type: 'scanning', reason: expect.stringMatching(/polling/) });
+      writeFileSync(join(tree, 'b.txt'), 'two');
+      writeFileSync(join(tree, 'a.txt'), 'one, edited');
+      await eventually(async () => {
+        expect(await paths(store, 'share/')).toEqual(['share/a.txt', 'share/b.txt']);
+        expect(await text(store, 'share/a.txt')).toBe('one, edited');
+      });
+      rmSync(join(tree, 'b.txt'));
+      await eventually(async () => expect(await paths(store, 'share/')).toEqual(['share/a.txt']));
+    } finally {
+      await w.close();
+      await store.close();
+    }
+  });
 });

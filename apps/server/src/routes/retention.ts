@@ -4,51 +4,22 @@
  * why, and what it removes (nothing with `dryRun`); pins keep a snapshot or a version whatever
  * a policy says.
  */
-import { parseDuration, type Duration, type StoredPolicy } from '@kura/store';
+import { SnapshotRules, VersionRules, snapshotRules, versionRules, type StoredPolicy } from '@kura/store';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { HttpError } from '../errors.js';
 import { SafePath, errors } from '../schemas.js';
 
-const count = z.number().int().min(0).max(1_000_000).optional();
-const duration = z
-  .string()
-  .max(64)
-  .optional()
-  .describe('restic’s form: numbers with y, m (months), d, h — e.g. 1y2m7d');
-
-const SnapshotRules = z
-  .object({
-    last: count,
-    hourly: count,
-    daily: count,
-    weekly: count,
-    monthly: count,
-    yearly: count,
-    within: duration,
-    tags: z.array(z.array(z.string().min(1)).min(1)).max(64).optional().describe('each list: snapshots holding all of its tags'),
-    label: z.string().optional().describe('only snapshots with this label are considered'),
-  })
-  .strict();
-const VersionRules = z
-  .object({ keep: z.number().int().min(1).optional(), within: duration, prefix: z.string().optional() })
-  .strict();
+// The rules are the store's (retention/stored.ts): the same words here, in kept policies and in the CLI.
+const SnapshotForget = SnapshotRules.extend({ label: z.string().optional().describe('only snapshots with this label are considered') }).strict();
+const VersionForget = VersionRules.extend({ prefix: z.string().optional() }).strict();
 
 const Kept = z.object({ time: z.string(), reasons: z.array(z.string()) });
 const Forgotten = z.object({
   keep: z.array(Kept.extend({ id: z.string().optional(), path: z.string().optional(), version: z.number().int().optional() })),
   remove: z.array(z.object({ time: z.string(), id: z.string().optional(), path: z.string().optional(), version: z.number().int().optional() })),
 });
-
-function durationOf(text: string | undefined, field: string): Duration | undefined {
-  if (text === undefined) return undefined;
-  try {
-    return parseDuration(text);
-  } catch (e) {
-    throw new HttpError('INVALID_INPUT', `${field}: ${(e as Error).message}`, { field });
-  }
-}
 
 export default async function retention(app: FastifyInstance) {
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -59,20 +30,14 @@ export default async function retention(app: FastifyInstance) {
       summary: 'Remove the snapshots, or versions of paths, a retention policy does not keep',
       description:
         '`snapshots`: restic’s rules — `last`, `hourly`…`yearly` count periods that have a snapshot (not windows of time), `within` counts back from the newest snapshot, `tags` lists of tags; or `versions`: `keep` each path’s newest N, `within` those made within a duration of its newest, under `prefix`. Each path’s newest version and pinned items always stay. `dryRun`: change nothing. Answers `{keep: [{id | path, version, time, reasons}], remove: [{id | path, version, time}]}`.',
-      body: z.object({ snapshots: SnapshotRules.optional(), versions: VersionRules.optional(), dryRun: z.boolean().default(false) }).strict(),
+      body: z.object({ snapshots: SnapshotForget.optional(), versions: VersionForget.optional(), dryRun: z.boolean().default(false) }).strict(),
       response: { 200: Forgotten, ...errors(400, 401, 403) },
     },
     handler: async (request) => {
       const { snapshots, versions, dryRun } = request.body;
       if ((snapshots === undefined) === (versions === undefined)) throw new HttpError('INVALID_INPUT', 'give `snapshots` or `versions` rules (one kind per request)', { field: 'body' });
-      if (snapshots) {
-        const { within, label, ...rest } = snapshots;
-        const w = durationOf(within, 'snapshots.within');
-        return app.store.forgetSnapshots({ ...rest, ...(w ? { within: w } : {}), ...(label !== undefined ? { label } : {}), dryRun });
-      }
-      const { within, ...rest } = versions!;
-      const w = durationOf(within, 'versions.within');
-      return app.store.forgetVersions({ ...rest, ...(w ? { within: w } : {}), dryRun });
+      if (snapshots) return app.store.forgetSnapshots({ ...snapshotRules(snapshots), ...(snapshots.label !== undefined ? { label: snapshots.label } : {}), dryRun });
+      return app.store.forgetVersions({ ...versionRules(versions!), ...(versions!.prefix !== undefined ? { prefix: versions!.prefix } : {}), dryRun });
     },
   });
 

@@ -14,7 +14,8 @@ import { write, writeJson } from '../output.js';
 import { withStore } from '../store.js';
 import { storePath } from '../store-path.js';
 
-interface ForgetOptions {
+/** The snapshot rules' options (kura forget, kura policy set). */
+export interface SnapshotRuleOptions {
   keepLast?: string;
   keepHourly?: string;
   keepDaily?: string;
@@ -23,6 +24,33 @@ interface ForgetOptions {
   keepYearly?: string;
   keepWithin?: string;
   keepTag?: string[];
+}
+
+const PERIODS = [
+  ['last', 'keepLast', 'the newest n snapshots'],
+  ['hourly', 'keepHourly', 'the newest snapshot of each of the last n hours that have one'],
+  ['daily', 'keepDaily', 'the newest snapshot of each of the last n days that have one'],
+  ['weekly', 'keepWeekly', 'the newest snapshot of each of the last n ISO weeks that have one'],
+  ['monthly', 'keepMonthly', 'the newest snapshot of each of the last n months that have one'],
+  ['yearly', 'keepYearly', 'the newest snapshot of each of the last n years that have one'],
+] as const;
+
+/** Adds the snapshot rules' options to `c`. */
+export function snapshotRuleOptions(c: Command): Command {
+  for (const [name, , help] of PERIODS) c.option(`--keep-${name} <n>`, help);
+  return c
+    .option('--keep-within <duration>', 'every snapshot newer than this before the newest snapshot (e.g. 1y2m7d)')
+    .option('--keep-tag <tags>', 'snapshots holding all of these comma-separated tags (repeatable: any of the lists)', collect);
+}
+
+/** The counts and tag lists the options give (the duration as written). */
+export function snapshotRuleValues(opts: SnapshotRuleOptions): { counts: Partial<Record<(typeof PERIODS)[number][0], number>>; within?: string; tags?: string[][] } {
+  const counts: Partial<Record<(typeof PERIODS)[number][0], number>> = {};
+  for (const [name, key] of PERIODS) if (opts[key] !== undefined) counts[name] = wholeNumber(opts[key], `--keep-${name}`);
+  return { counts, ...(opts.keepWithin !== undefined ? { within: opts.keepWithin } : {}), ...(opts.keepTag ? { tags: opts.keepTag.map((l) => l.split(',').filter(Boolean)) } : {}) };
+}
+
+interface ForgetOptions extends SnapshotRuleOptions {
   label?: string;
   keepVersions?: string;
   keepVersionsWithin?: string;
@@ -48,7 +76,6 @@ Durations: numbers with y (years), m (months), d (days), h (hours), e.g. 1y6m, 3
 --dry-run lists what would go and which rule keeps each kept item, and changes nothing.
 The space only forgotten items held is freed by the next kura gc.`;
 
-const whole = (flag: string) => (v: string | undefined) => (v === undefined ? undefined : wholeNumber(v, flag));
 const duration = (flag: string, v: string | undefined) => {
   if (v === undefined) return undefined;
   try {
@@ -87,17 +114,7 @@ function pinTarget(ref: string): { snapshot: string } | { path: string; version:
 }
 
 export function register(program: Command): void {
-  program
-    .command('forget')
-    .description('remove snapshots, or versions of paths, that a retention policy does not keep (kura gc then frees their space)')
-    .option('--keep-last <n>', 'the newest n snapshots')
-    .option('--keep-hourly <n>', 'the newest snapshot of each of the last n hours that have one')
-    .option('--keep-daily <n>', 'the newest snapshot of each of the last n days that have one')
-    .option('--keep-weekly <n>', 'the newest snapshot of each of the last n ISO weeks that have one')
-    .option('--keep-monthly <n>', 'the newest snapshot of each of the last n months that have one')
-    .option('--keep-yearly <n>', 'the newest snapshot of each of the last n years that have one')
-    .option('--keep-within <duration>', 'every snapshot newer than this before the newest snapshot (e.g. 1y2m7d)')
-    .option('--keep-tag <tags>', 'snapshots holding all of these comma-separated tags (repeatable: any of the lists)', collect)
+  snapshotRuleOptions(program.command('forget').description('remove snapshots, or versions of paths, that a retention policy does not keep (kura gc then frees their space)'))
     .option('--label <label>', 'only snapshots with this label are considered')
     .option('--keep-versions <n>', "each path's newest n versions")
     .option('--keep-versions-within <duration>', "each path's versions made within this before its newest (e.g. 30d)")
@@ -106,18 +123,10 @@ export function register(program: Command): void {
     .option('--json', 'one JSON object: {"keep":[{"id","time","reasons"}…],"remove":[{"id","time"}…]} (versions: "path","version" for "id")')
     .addHelpText('after', HELP)
     .action(async (opts: ForgetOptions, cmd: Command) => {
-      const snapshots = {
-        last: whole('--keep-last')(opts.keepLast),
-        hourly: whole('--keep-hourly')(opts.keepHourly),
-        daily: whole('--keep-daily')(opts.keepDaily),
-        weekly: whole('--keep-weekly')(opts.keepWeekly),
-        monthly: whole('--keep-monthly')(opts.keepMonthly),
-        yearly: whole('--keep-yearly')(opts.keepYearly),
-        within: duration('--keep-within', opts.keepWithin),
-        tags: opts.keepTag?.map((l) => l.split(',').filter(Boolean)),
-      };
-      const versions = { keep: whole('--keep-versions')(opts.keepVersions), within: duration('--keep-versions-within', opts.keepVersionsWithin) };
-      const forSnapshots = Object.values(snapshots).some((v) => v !== undefined);
+      const rules = snapshotRuleValues(opts);
+      const snapshots = { ...rules.counts, ...(rules.tags ? { tags: rules.tags } : {}), ...(rules.within !== undefined ? { within: duration('--keep-within', rules.within) } : {}) };
+      const versions = { keep: opts.keepVersions === undefined ? undefined : wholeNumber(opts.keepVersions, '--keep-versions'), within: duration('--keep-versions-within', opts.keepVersionsWithin) };
+      const forSnapshots = Object.keys(snapshots).length > 0;
       const forVersions = versions.keep !== undefined || versions.within !== undefined;
       if (forSnapshots && forVersions) throw usage('snapshots and versions are forgotten by separate runs: give --keep-versions* or the snapshot rules, not both');
       if (!forSnapshots && !forVersions) throw usage('name what to keep: --keep-last, --keep-daily, …, --keep-within, --keep-tag for snapshots, or --keep-versions, --keep-versions-within for versions (kura forget --help)');
@@ -127,8 +136,7 @@ export function register(program: Command): void {
       const dryRun = opts.dryRun ?? false;
       await withStore(cmd, { readonly: dryRun }, async (store) => {
         if (forSnapshots) {
-          const clean = Object.fromEntries(Object.entries(snapshots).filter(([, v]) => v !== undefined));
-          const r = await store.forgetSnapshots({ ...clean, ...(opts.label !== undefined ? { label: opts.label } : {}), dryRun });
+          const r = await store.forgetSnapshots({ ...snapshots, ...(opts.label !== undefined ? { label: opts.label } : {}), dryRun });
           if (opts.json) await writeJson(r);
           else await printSnapshots(r, dryRun);
         } else {

@@ -7,25 +7,18 @@
  */
 import { NotFoundError, type StoredPolicy } from '@kura/store';
 import type { Command } from 'commander';
-import { collect, wholeNumber } from '../args.js';
+import { wholeNumber } from '../args.js';
+import { snapshotRuleOptions, snapshotRuleValues, type SnapshotRuleOptions } from './forget.js';
 import { usage } from '../exit.js';
 import { write, writeJson } from '../output.js';
 import { withStore } from '../store.js';
 
-interface PolicyOptions {
+interface PolicyOptions extends SnapshotRuleOptions {
   versions?: string;
   snapshots?: boolean;
   label?: string;
   keepVersions?: string;
   keepVersionsWithin?: string;
-  keepLast?: string;
-  keepHourly?: string;
-  keepDaily?: string;
-  keepWeekly?: string;
-  keepMonthly?: string;
-  keepYearly?: string;
-  keepWithin?: string;
-  keepTag?: string[];
 }
 
 export function describePolicy(p: StoredPolicy): string {
@@ -49,30 +42,18 @@ export function register(program: Command): void {
       .option('--versions <prefix>', 'for the versions of the paths under this prefix ("" for every path)')
       .option('--snapshots', 'for snapshots')
       .option('--label <label>', 'snapshots: only those with this label');
-  forWhat(policy.command('set').description('keep a policy (replacing the one for the same prefix or label); the rules are kura forget\'s'))
+  snapshotRuleOptions(forWhat(policy.command('set').description('keep a policy (replacing the one for the same prefix or label); the rules are kura forget\'s')))
     .option('--keep-versions <n>', "versions: each path's newest n")
     .option('--keep-versions-within <duration>', "versions: those made within this before each path's newest")
-    .option('--keep-last <n>')
-    .option('--keep-hourly <n>')
-    .option('--keep-daily <n>')
-    .option('--keep-weekly <n>')
-    .option('--keep-monthly <n>')
-    .option('--keep-yearly <n>')
-    .option('--keep-within <duration>')
-    .option('--keep-tag <tags>', 'repeatable', collect)
     .action(async (opts: PolicyOptions, cmd: Command) => {
       const t = target(opts);
-      const n = (v: string | undefined, flag: string) => (v === undefined ? undefined : wholeNumber(v, flag));
       const p: Record<string, unknown> = { ...t };
       if (t.kind === 'versions') {
-        if (opts.keepVersions !== undefined) p.keep = n(opts.keepVersions, '--keep-versions');
+        if (opts.keepVersions !== undefined) p.keep = wholeNumber(opts.keepVersions, '--keep-versions');
         if (opts.keepVersionsWithin !== undefined) p.within = opts.keepVersionsWithin;
       } else {
-        for (const [k, v] of [['last', opts.keepLast], ['hourly', opts.keepHourly], ['daily', opts.keepDaily], ['weekly', opts.keepWeekly], ['monthly', opts.keepMonthly], ['yearly', opts.keepYearly]] as const) {
-          if (v !== undefined) p[k] = n(v, `--keep-${k}`);
-        }
-        if (opts.keepWithin !== undefined) p.within = opts.keepWithin;
-        if (opts.keepTag) p.tags = opts.keepTag.map((l) => l.split(',').filter(Boolean));
+        const rules = snapshotRuleValues(opts);
+        Object.assign(p, rules.counts, rules.within !== undefined ? { within: rules.within } : {}, rules.tags ? { tags: rules.tags } : {});
       }
       await withStore(cmd, { readonly: false }, async (store) => {
         await write(`kept: ${describePolicy(await store.setPolicy(p as StoredPolicy))}\n`);

@@ -37,9 +37,12 @@ export function register(program: Command): void {
     .option('--prefix <path>', 'where in the store (one folder only; default: the folder\'s name, e.g. notes/)')
     .option('--exclude <pattern>', 'leave out names or paths matching this glob, as kura snapshot --exclude (repeatable; .git, node_modules and stores always)', collect)
     .option('--tag <tag>', 'tag every path stored (repeatable)', collect)
+    .option('--poll <seconds>', 'scan the folders this often instead of listening to the OS (network file systems: the OS hears of no remote change)')
     .option('--json', 'one JSON object per event: {"type":"ready"|"stored"|"deleted"|"scanning"|"error",…}')
     .addHelpText('after', '\nThe watch owns the paths under its prefix: files not in the folder any more are deleted there (their versions stay).\nRuns until Ctrl-C or SIGTERM; started again, it catches up with what changed meanwhile.')
-    .action(async (dirs: string[], opts: { prefix?: string; exclude?: string[]; tag?: string[]; json?: boolean }, cmd: Command) => {
+    .action(async (dirs: string[], opts: { prefix?: string; exclude?: string[]; tag?: string[]; poll?: string; json?: boolean }, cmd: Command) => {
+      const poll = opts.poll === undefined ? undefined : Number(opts.poll);
+      if (poll !== undefined && !(poll >= 0.1 && poll <= 86_400)) throw usage(`--poll takes seconds from 0.1 to 86400, got "${opts.poll}"`);
       if (opts.prefix !== undefined && dirs.length > 1) throw usage('--prefix names where one folder goes: watch several folders without it (each goes under its own name)');
       const prefixes = dirs.map((d) => opts.prefix ?? `${basename(resolve(d))}/`);
       if (new Set(prefixes).size < prefixes.length) throw usage('two folders have the same name: watch them one at a time with --prefix');
@@ -57,7 +60,9 @@ export function register(program: Command): void {
             }
           });
         };
-        const watches: Watch[] = dirs.map((d, i) => store.watch(d, { prefix: prefixes[i]!, ...(opts.exclude ? { exclude: opts.exclude } : {}), ...(opts.tag ? { tags: opts.tag } : {}), onEvent }));
+        const watches: Watch[] = dirs.map((d, i) =>
+          store.watch(d, { prefix: prefixes[i]!, ...(opts.exclude ? { exclude: opts.exclude } : {}), ...(opts.tag ? { tags: opts.tag } : {}), ...(poll !== undefined ? { pollMs: Math.round(poll * 1000) } : {}), onEvent }),
+        );
         const stop = new Promise<void>((done) => {
           process.once('SIGINT', done);
           process.once('SIGTERM', done);

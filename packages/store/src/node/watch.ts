@@ -17,7 +17,7 @@
  * - Symlinks are never followed (nor stored); `.git`, `node_modules`, `.kura` and any Kura
  *   store inside the tree are left out, with the `exclude` patterns (exclude.ts).
  * - When the OS cannot watch the tree (inotify's watch limit), the watch says so and scans it
- *   every `scanMs` instead.
+ *   every `scanMs` instead; `pollMs` scans it that often from the start (network file systems).
  *
  * Events are reported after their commit: a path reported stored is in the store, whatever
  * happens to this process next.
@@ -45,6 +45,11 @@ export interface WatchOptions {
   settleMs?: number;
   /** How often the tree is scanned when the OS cannot watch it (default 30 s). */
   scanMs?: number;
+  /**
+   * Scan the tree this often instead of listening to the OS (ms): for network file systems,
+   * whose remote changes the OS never hears of. A file is stored as a scan finds it.
+   */
+  pollMs?: number;
   onEvent?: (event: WatchEvent) => void;
 }
 
@@ -97,6 +102,7 @@ export class Watch {
     const user = excluder(o.exclude);
     this.#exclude = (path, name, isDir) => WATCH_EXCLUDED.includes(name) || (user?.(path, name, isDir) ?? false) || (isDir && this.#isStore(path));
     this.#settleMs = o.settleMs ?? SETTLE_MS;
+    if (o.pollMs !== undefined && (!Number.isInteger(o.pollMs) || o.pollMs < 100)) throw new InvalidInputError('pollMs must be a whole number of at least 100 (ms)', 'pollMs');
     this.ready = this.#start();
     this.ready.catch(() => undefined); // the caller awaits it; an unhandled copy would crash
   }
@@ -137,18 +143,27 @@ export class Watch {
 
   async #start(): Promise<void> {
     const started = performance.now();
-    // Follow changes before the catch-up reads the tree: none made meanwhile is missed.
+    if (this.#o.pollMs !== undefined) this.#scanEvery(this.#o.pollMs, `scanning ${this.root} every ${this.#o.pollMs / 1000} s (polling)`);
+    else await this.#subscribe();
+    const counts = await this.#catchUp();
+    this.#emit({ type: 'ready', ...counts, ms: Math.round(performance.now() - started) });
+  }
+
+  /** Listens to the OS's notifications — before the catch-up reads the tree: none made meanwhile is missed. */
+  async #subscribe(): Promise<void> {
     try {
       const watcher = await import('@parcel/watcher');
-      this.#subscription = await watcher.subscribe(this.root, (err, events) => {
-        if (err) return this.#watchFailed(err);
-        for (const e of events) this.#changed(e.path);
-      }, { ignore: WATCH_EXCLUDED.map((n) => `**/${n}`) });
+      this.#subscription = await watcher.subscribe(
+        this.root,
+        (err, events) => {
+          if (err) return this.#watchFailed(err);
+          for (const e of events) this.#changed(e.path);
+        },
+        { ignore: WATCH_EXCLUDED.map((n) => `**/${n}`) },
+      );
     } catch (e) {
       this.#watchFailed(e as Error);
     }
-    const counts = await this.#catchUp();
-    this.#emit({ type: 'ready', ...counts, ms: Math.round(performance.now() - started) });
   }
 
   #watchFailed(err: Error): void {
@@ -157,10 +172,15 @@ export class Watch {
     const reason = limit
       ? `the system's limit on watched directories (fs.inotify.max_user_watches) is too low for ${this.root}: raise it (sudo sysctl fs.inotify.max_user_watches=524288); meanwhile the tree is scanned every ${Math.round((this.#o.scanMs ?? SCAN_MS) / 1000)} s`
       : `cannot watch ${this.root} (${err.message}); the tree is scanned every ${Math.round((this.#o.scanMs ?? SCAN_MS) / 1000)} s instead`;
-    this.#emit({ type: 'scanning', reason });
     void this.#subscription?.unsubscribe().catch(() => undefined);
     this.#subscription = undefined;
-    this.#scanTimer = setInterval(() => void this.#serially(() => this.#catchUp().then(() => undefined)), this.#o.scanMs ?? SCAN_MS);
+    this.#scanEvery(this.#o.scanMs ?? SCAN_MS, reason);
+  }
+
+  /** Catches up every `ms` instead of hearing of changes. */
+  #scanEvery(ms: number, reason: string): void {
+    this.#emit({ type: 'scanning', reason });
+    this.#scanTimer = setInterval(() => void this.#serially(() => this.#catchUp().then(() => undefined)), ms);
     this.#scanTimer.unref?.();
   }
 

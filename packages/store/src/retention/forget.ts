@@ -62,6 +62,7 @@ export async function forgetSnapshots(ctx: StoreContext, o: ForgetSnapshotsOptio
 
 export async function forgetVersions(ctx: StoreContext, o: ForgetVersionsOptions): Promise<VersionForgetReport> {
   if (versionPolicyIsEmpty(o)) throw new InvalidInputError('no policy: name what to keep (keep-versions, keep-versions-within)', 'policy');
+  applyVersionPolicy([], o); // its rules checked even when no path has versions
   return forgetVersionsBy(ctx, o.prefix ?? '', () => o, o.dryRun ?? false);
 }
 

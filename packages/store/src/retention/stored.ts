@@ -31,22 +31,24 @@ const duration = z
   }, 'not a duration like 1y5m7d2h')
   .optional();
 
+/** A snapshot policy's rules as JSON (durations as written): kept in the store, and what POST /v1/forget takes. */
+export const SnapshotRules = z.object({
+  last: count,
+  hourly: count,
+  daily: count,
+  weekly: count,
+  monthly: count,
+  yearly: count,
+  within: duration,
+  tags: z.array(z.array(z.string().min(1).max(256)).min(1)).max(64).optional().describe('each list: snapshots holding all of its tags'),
+});
+
+/** A versions policy's rules as JSON. */
+export const VersionRules = z.object({ keep: z.number().int().min(1).max(1_000_000).optional(), within: duration });
+
 export const StoredPolicy = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('versions'), prefix: z.string().max(4096), keep: z.number().int().min(1).max(1_000_000).optional(), within: duration }).strict(),
-  z
-    .object({
-      kind: z.literal('snapshots'),
-      label: z.string().max(1024).optional(),
-      last: count,
-      hourly: count,
-      daily: count,
-      weekly: count,
-      monthly: count,
-      yearly: count,
-      within: duration,
-      tags: z.array(z.array(z.string().min(1).max(256)).min(1)).max(64).optional(),
-    })
-    .strict(),
+  VersionRules.extend({ kind: z.literal('versions'), prefix: z.string().max(4096) }).strict(),
+  SnapshotRules.extend({ kind: z.literal('snapshots'), label: z.string().max(1024).optional() }).strict(),
 ]);
 export type StoredPolicy = z.infer<typeof StoredPolicy>;
 
@@ -72,12 +74,14 @@ function checked(input: unknown): StoredPolicy {
   return p;
 }
 
-function snapshotRules(p: Extract<StoredPolicy, { kind: 'snapshots' }>): SnapshotPolicy {
-  const { kind: _kind, label: _label, within, ...counts } = p;
-  return { ...counts, ...(within ? { within: parseDuration(within) } : {}) };
+/** Rules as JSON (checked by SnapshotRules), as the policy functions take them. */
+export function snapshotRules(p: z.infer<typeof SnapshotRules>): SnapshotPolicy {
+  const { within, tags, ...counts } = SnapshotRules.strip().parse(p);
+  return { ...counts, ...(tags ? { tags } : {}), ...(within ? { within: parseDuration(within) } : {}) };
 }
 
-function versionRules(p: Extract<StoredPolicy, { kind: 'versions' }>): VersionPolicy {
+/** Rules as JSON (checked by VersionRules), as the policy functions take them. */
+export function versionRules(p: z.infer<typeof VersionRules>): VersionPolicy {
   return { ...(p.keep !== undefined ? { keep: p.keep } : {}), ...(p.within ? { within: parseDuration(p.within) } : {}) };
 }
 
