@@ -153,14 +153,17 @@ describe('kura watch', () => {
     writeFileSync(join(tree, 'keep.txt'), 'v1');
     writeFileSync(join(tree, 'gone.txt'), 'bye');
     writeFileSync(join(root, 'secret.txt'), 'outside the tree');
+    writeFileSync(join(tree, 'odd\\name.txt'), 'a name a tree cannot hold'); // left out, and said
     symlinkSync(join(root, 'secret.txt'), join(tree, 'link.txt'));
     symlinkSync(root, join(tree, 'up'));
     // The store itself inside the tree.
     const store = await Store.init(join(tree, 'store-inside'));
     try {
-      let w = store.watch(tree, { exclude: ['*.log'] });
+      const first: WatchEvent[] = [];
+      let w = store.watch(tree, { exclude: ['*.log'], onEvent: (e) => first.push(e) });
       await w.ready;
       expect(await paths(store, '')).toEqual(['proj/gone.txt', 'proj/keep.txt']);
+      expect(first.filter((e) => e.type === 'error')).toEqual([{ type: 'error', path: join(tree, 'odd\\name.txt'), message: expect.stringMatching(/^left out: /), code: 'INVALID_INPUT' }]);
       await w.close();
 
       // While no watch runs: an edit, a delete, a new file.

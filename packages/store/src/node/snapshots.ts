@@ -74,7 +74,14 @@ export function statFiles(scan: Scan, files: readonly ScannedFile[]): ScannedFil
  */
 export async function scanDirectory(
   dir: string,
-  options: { mtime: boolean; exclude?: Excluder | undefined; onFile?: (file: ScannedFile) => void; onDirectory?: (filesSoFar: number) => void },
+  options: {
+    mtime: boolean;
+    exclude?: Excluder | undefined;
+    onFile?: (file: ScannedFile) => void;
+    onDirectory?: (filesSoFar: number) => void;
+    /** Hears of an entry whose name a tree cannot hold, and leaves it out (a watch); absent: the scan fails (a snapshot). */
+    onBadName?: (path: string, why: string) => void;
+  },
 ): Promise<Scan> {
   const { exclude } = options;
   let excluded = 0;
@@ -112,6 +119,10 @@ export async function scanDirectory(
       }
       const entryName = raw.toString('utf8');
       const why = badName(entryName);
+      if (why && options.onBadName) {
+        options.onBadName(full, why);
+        continue;
+      }
       if (why) throw new InvalidInputError(`${full}: a snapshot cannot hold ${why}`, 'name');
       if (d.isDirectory()) {
         const st = orGone(() => lstatSync(full));

@@ -25,6 +25,7 @@
 import { existsSync, lstatSync } from 'node:fs';
 import { basename, join, relative, resolve, sep } from 'node:path';
 import { InvalidInputError } from '@kura/core';
+import { badName } from '../catalog/snapshot.js';
 import { cachedDigests, recordStamps } from '../catalog/stamps.js';
 import { formatDigest } from '../hex.js';
 import { detectMediaType } from '../media-types.js';
@@ -120,6 +121,11 @@ export class Watch {
     this.#o.onEvent?.(e);
   }
 
+  /** A name the scan cannot hold (a backslash, over 1,024 characters) is left out, and said. */
+  readonly #badName = (path: string, why: string): void => {
+    this.#emit({ type: 'error', path, message: `left out: ${why}`, code: 'INVALID_INPUT' });
+  };
+
   /** Whether the directory at `rel` (from the root) is a Kura store: never watched. */
   #isStore(rel: string): boolean {
     let known = this.#storeDirs.get(rel);
@@ -187,6 +193,9 @@ export class Watch {
   #changed(abs: string): void {
     const rel = relative(this.root, abs).split(sep).join('/');
     if (!rel || rel.startsWith('..') || this.#excluded(rel)) return;
+    // As the catch-up leaves it out (it scans as a snapshot does), so that a restart does not undo it.
+    const bad = rel.split('/').map(badName).find(Boolean);
+    if (bad) return this.#badName(abs, bad);
     this.#pending.set(rel, Date.now());
     this.#schedule();
   }
@@ -223,7 +232,7 @@ export class Watch {
       else if (st.isFile()) puts.set(abs, this.#put(abs, rel));
       else if (st.isDirectory()) {
         // Created or moved in: its files, as the catch-up finds them.
-        const scan = await scanDirectory(abs, { mtime: false, exclude: (path, name, isDir) => this.#exclude(`${rel}/${path}`, name, isDir) });
+        const scan = await scanDirectory(abs, { mtime: false, exclude: (path, name, isDir) => this.#exclude(`${rel}/${path}`, name, isDir), onBadName: this.#badName });
         for (const f of scan.files) puts.set(f.path, this.#put(f.path, relative(this.root, f.path).split(sep).join('/')));
       }
     }
@@ -307,7 +316,7 @@ export class Watch {
 
   /** Makes the store's prefix what the tree holds: unchanged files by their stamps, the rest put, the missing deleted. */
   async #catchUp(): Promise<{ stored: number; deleted: number; unchanged: number }> {
-    const scan = await scanDirectory(this.root, { mtime: false, exclude: this.#exclude });
+    const scan = await scanDirectory(this.root, { mtime: false, exclude: this.#exclude, onBadName: this.#badName });
     const vanished = new Set(statFiles(scan, scan.files));
     const files = scan.files.filter((f) => !vanished.has(f));
     const rel = (f: ScannedFile) => relative(this.root, f.path).split(sep).join('/');
