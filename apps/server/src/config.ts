@@ -4,10 +4,10 @@
  */
 import { basename, delimiter, resolve } from 'node:path';
 import { z } from 'zod';
-import { isObjectLocation } from '@kura/store';
+import { SCOPES, isObjectLocation, type Scope } from '@kura/store';
 
-export const SCOPES = ['read', 'write', 'admin'] as const;
-export type Scope = (typeof SCOPES)[number];
+// The scopes are the store's words (tokens kept in the store carry them too): decision 0060.
+export { SCOPES, type Scope };
 
 export const Token = z.object({
   /** At least 16 characters: a shorter bearer token is guessable. */
@@ -15,6 +15,8 @@ export const Token = z.object({
   scopes: z.array(z.enum(SCOPES)).min(1),
   /** Shown in logs instead of the token. */
   name: z.string().max(64).optional(),
+  /** The path prefixes the token reaches (decision 0060); absent: every path. */
+  prefixes: z.array(z.string().min(1).max(4096)).min(1).max(64).optional(),
 });
 export type Token = z.infer<typeof Token>;
 
@@ -108,17 +110,18 @@ export function parseConfig(input: ServerConfigInput): ServerConfig {
 }
 
 /**
- * `KURA_TOKENS`: entries separated by `;` or whitespace, each `token:scope[,scope]` or
- * `name=token:scope[,scope]`, e.g. `ci=0123456789abcdef0123:read,write; ops=…:admin`.
+ * `KURA_TOKENS`: entries separated by `;` or whitespace, each `[name=]token:scope[,scope]`,
+ * limited to path prefixes by `:prefix[,prefix]` after the scopes, e.g.
+ * `ci=0123456789abcdef0123:read,write:builds/; ops=…:admin`.
  */
 export function parseTokens(spec: string): Token[] {
   return spec
     .split(/[;\s]+/)
     .filter(Boolean)
     .map((entry, i) => {
-      const m = /^(?:([\w.-]+)=)?([^:]+):([a-z,]+)$/.exec(entry);
-      if (!m) throw new ConfigError(`KURA_TOKENS entry ${i + 1} is not [name=]token:scope[,scope]`, 'tokens');
-      const t = Token.safeParse({ token: m[2], scopes: m[3]!.split(','), ...(m[1] ? { name: m[1] } : {}) });
+      const m = /^(?:([\w.-]+)=)?([^:]+):([a-z,]+)(?::(.+))?$/.exec(entry);
+      if (!m) throw new ConfigError(`KURA_TOKENS entry ${i + 1} is not [name=]token:scope[,scope][:prefix[,prefix]]`, 'tokens');
+      const t = Token.safeParse({ token: m[2], scopes: m[3]!.split(','), ...(m[1] ? { name: m[1] } : {}), ...(m[4] ? { prefixes: m[4].split(',') } : {}) });
       if (!t.success) throw new ConfigError(`KURA_TOKENS entry ${i + 1}: ${t.error.issues[0]!.message}`, 'tokens');
       return t.data;
     });

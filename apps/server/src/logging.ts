@@ -5,12 +5,15 @@
  * x-request-id), or echoed by a refusal ("… is not a digest"). So:
  * - each configured token, in every form it takes on a log line (as sent, JSON-escaped once or
  *   twice, percent-encoded), is replaced by [redacted] in each line before it is written;
+ * - so is anything of the form of a secret kept in the store (`kura_` and 43 base64url
+ *   characters, which no escaping changes): the server knows only their hashes;
  * - the values of query parameters named like credentials (access_token, api_key…) are left out
  *   of the logged URL, whether or not they are tokens this server knows.
  * apps/server/test/auth-scopes.test.ts sends tokens everywhere and scans every line.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import pretty from 'pino-pretty';
+import { SECRET_PATTERN } from '@kura/store';
 import type { Token } from './config.js';
 
 const REDACTED = '[redacted]';
@@ -72,6 +75,7 @@ export function redactingLogger(tokens: Token[], base: Record<string, unknown>):
       ...(base.hooks as object | undefined),
       streamWrite: (line: string) => {
         for (const f of forms) if (line.includes(f)) line = line.split(f).join(REDACTED);
+        if (line.includes('kura_')) line = line.replace(SECRET_PATTERN, REDACTED);
         return line;
       },
     },

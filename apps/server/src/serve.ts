@@ -20,11 +20,18 @@ export async function serve(input: ServerConfigInput, options: Omit<BuildOptions
   const config = parseConfig(input);
   let generated: string | undefined;
   if (!config.noAuth && config.tokens.length === 0) {
-    // Secure by default, usable at once: a token for this run, printed once (Jupyter's model).
+    // Secure by default, usable at once: a token for this run, printed once (Jupyter's model),
+    // unless the store keeps tokens (checked once it is open, below). Made before the app so
+    // that its logger redacts it.
     generated = randomBytes(24).toString('base64url');
     config.tokens = [{ token: generated, scopes: ['admin'], name: 'generated' }];
   }
   const app = await build({ ...options, config });
+  if (generated && (await app.store.tokens()).length > 0) {
+    // The store keeps tokens (kura token add): those are the ones to use, not a generated one.
+    config.tokens.length = 0;
+    generated = undefined;
+  }
   try {
     await app.listen({ host: config.host, port: config.port });
   } catch (e) {

@@ -19,26 +19,26 @@ import { recordReliability } from '../../../packages/store/test/helpers/reliabil
 import { spawnServer, stopAll } from './helpers/process.js';
 import { call, closeAll, errorCode, startServer, type Res } from './helpers/server.js';
 
-type Scope = 'read' | 'write' | 'admin';
+type Scope = 'read' | 'write' | 'delete' | 'admin';
 
 /** The authoritative table: method and OpenAPI path -> the scope the endpoint needs. */
 const SCOPES: Record<string, Scope> = {
   'POST /v1/snapshots': 'write',
   'GET /v1/snapshots': 'read',
-  'DELETE /v1/snapshots/{id}': 'write',
+  'DELETE /v1/snapshots/{id}': 'delete',
   'PUT /v1/snapshots/{id}/pin': 'write',
-  'DELETE /v1/snapshots/{id}/pin': 'write',
-  'POST /v1/forget': 'write',
+  'DELETE /v1/snapshots/{id}/pin': 'delete',
+  'POST /v1/forget': 'delete',
   'GET /v1/policies': 'read',
-  'PUT /v1/policies': 'write',
-  'DELETE /v1/policies': 'write',
-  'POST /v1/policies:apply': 'write',
+  'PUT /v1/policies': 'admin',
+  'DELETE /v1/policies': 'admin',
+  'POST /v1/policies:apply': 'admin',
   'PUT /v1/versions/pin': 'write',
-  'DELETE /v1/versions/pin': 'write',
+  'DELETE /v1/versions/pin': 'delete',
   'POST /v1/documents': 'write',
   'GET /v1/documents': 'read',
   'GET /v1/documents/{digest}': 'read',
-  'DELETE /v1/documents/{digest}': 'write',
+  'DELETE /v1/documents/{digest}': 'delete',
   'GET /v1/documents/{digest}/meta': 'read',
   'PATCH /v1/documents/{digest}/meta': 'write',
   'POST /v1/meta:batch': 'write',
@@ -46,7 +46,7 @@ const SCOPES: Record<string, Scope> = {
   'GET /v1/versions': 'read',
   'GET /v1/entry': 'read',
   'PATCH /v1/entry': 'write',
-  'DELETE /v1/entry': 'write',
+  'DELETE /v1/entry': 'delete',
   'GET /v1/search': 'read',
   'POST /v1/search': 'read',
   'GET /v1/grep': 'read',
@@ -64,16 +64,24 @@ const SCOPES: Record<string, Scope> = {
   'POST /v1/refresh': 'read',
   'POST /v1/gc': 'admin',
   'POST /v1/verify': 'admin',
+  'GET /v1/tokens': 'admin',
+  'POST /v1/tokens': 'admin',
+  'DELETE /v1/tokens/{name}': 'admin',
 };
 /** Scoped, but hidden from the OpenAPI document. */
 const HIDDEN: Record<string, Scope> = { 'GET /metrics': 'read', 'POST /mcp': 'read', 'GET /mcp': 'read', 'DELETE /mcp': 'read' };
 
-/** Each kind of token and the scopes it holds (admin includes read and write, docs/HTTP.md). */
+/**
+ * Each kind of token and the scopes it holds (admin includes the others, docs/HTTP.md): `write`
+ * adds and never removes, `delete` removes (decision 0060).
+ */
 const KINDS = {
   'read-only': { scopes: ['read'], holds: ['read'] },
   'write-only': { scopes: ['write'], holds: ['write'] },
+  'delete-only': { scopes: ['delete'], holds: ['delete'] },
   'read+write': { scopes: ['read', 'write'], holds: ['read', 'write'] },
-  admin: { scopes: ['admin'], holds: ['read', 'write', 'admin'] },
+  'read+write+delete': { scopes: ['read', 'write', 'delete'], holds: ['read', 'write', 'delete'] },
+  admin: { scopes: ['admin'], holds: ['read', 'write', 'delete', 'admin'] },
 } as const satisfies Record<string, { scopes: Scope[]; holds: Scope[] }>;
 type Kind = keyof typeof KINDS;
 
@@ -104,7 +112,7 @@ describe('auth scopes', () => {
     const put = await call(s.url, 'POST', '/v1/documents?path=a/b', { body: 'scoped', token: tokens.admin });
     expect(put.status).toBe(201);
     const fill = (path: string) =>
-      path.replace('{digest}', put.json.digest).replace('{key}', '0'.repeat(64)).replace('{id}', '0'.repeat(32)).replace('{*}', 'a/b');
+      path.replace('{digest}', put.json.digest).replace('{key}', '0'.repeat(64)).replace('{id}', '0'.repeat(32)).replace('{*}', 'a/b').replace('{name}', 'nobody');
     // Every GET also answers HEAD, under the same scope.
     const endpoints = Object.entries({ ...SCOPES, ...HIDDEN }).flatMap(([e, scope]) => (e.startsWith('GET ') ? [[e, scope], [`HEAD ${e.slice(4)}`, scope]] : [[e, scope]])) as [string, Scope][];
 
@@ -152,8 +160,9 @@ describe('auth scopes', () => {
     const reader = secret('reader');
     const writer = secret('writer');
     const admin = `${randomBytes(12).toString('base64url')}"\\%/?#&+${randomBytes(12).toString('base64url')}`;
-    const valid = [reader, writer, admin];
-    const wrong = [secret('wrong'), secret('revoked'), reader.slice(0, -1), `${writer}x`, writer.toUpperCase()];
+    // A secret of the form tokens kept in the store have, which this server was never told.
+    const unknownKept = `kura_${randomBytes(32).toString('base64url')}`;
+    const wrong = [secret('wrong'), secret('revoked'), reader.slice(0, -1), `${writer}x`, writer.toUpperCase(), unknownKept];
     const server = await spawnServer({
       KURA_LOG_LEVEL: 'trace',
       KURA_TOKENS: `reader=${reader}:read; writer=${writer}:read,write; ops=${admin}:admin`,
@@ -168,6 +177,11 @@ describe('auth scopes', () => {
       return r.statusCode;
     };
     const auth = (t: string) => ({ authorization: `Bearer ${t}` });
+    // A token kept in the store (its hash only): the server redacts it by its form.
+    const made = await request(`${server.url}/v1/tokens`, { method: 'POST', headers: { ...auth(admin), 'content-type': 'application/json' }, body: JSON.stringify({ name: 'kept', scopes: ['read', 'write'] }) });
+    expect(made.statusCode).toBe(201);
+    const kept = ((await made.body.json()) as { secret: string }).secret;
+    const valid = [reader, writer, admin, kept];
     const json = { 'content-type': 'application/json', ...auth(writer) };
     const put = await request(`${server.url}/v1/documents?path=x`, { method: 'POST', headers: auth(writer), body: 'logged?' });
     const digest = ((await put.body.json()) as { digest: string }).digest;

@@ -15,13 +15,17 @@ afterAll(closeAll);
 
 const READER = 'reader-token-0123456789';
 const WRITER = 'writer-token-0123456789';
+const REMOVER = 'remover-token-0123456789';
 const tokens = [
   { token: READER, scopes: ['read' as const], name: 'reader' },
   { token: WRITER, scopes: ['read' as const, 'write' as const], name: 'writer' },
+  { token: REMOVER, scopes: ['read' as const, 'delete' as const], name: 'remover' },
 ];
 
 const READ_TOOLS = ['kura_diff', 'kura_get', 'kura_grep', 'kura_list', 'kura_multi_get', 'kura_search', 'kura_versions'];
-const WRITE_TOOLS = ['kura_add_text', 'kura_delete', 'kura_meta', 'kura_tag'];
+const WRITE_TOOLS = ['kura_add_text', 'kura_meta', 'kura_tag'];
+/** Offered to a token with the delete scope (decision 0060: `write` adds and never removes). */
+const DELETE_TOOLS = ['kura_delete'];
 
 async function connect(url: string, token: string): Promise<Client> {
   const client = new Client({ name: `kura-test-${token.slice(0, 6)}`, version: '1.0.0' });
@@ -43,8 +47,12 @@ describe('MCP over HTTP', () => {
     try {
       const names = async (c: Client) => (await c.listTools()).tools.map((t) => t.name).sort();
       expect(await names(reader)).toEqual(READ_TOOLS);
-      // kura_add_file names a file on the server's machine: never offered over the network.
+      // kura_add_file names a file on the server's machine: never offered over the network;
+      // kura_delete needs the delete scope.
       expect(await names(writer)).toEqual([...READ_TOOLS, ...WRITE_TOOLS].sort());
+      const remover = await connect(s.url, REMOVER);
+      expect(await names(remover)).toEqual([...READ_TOOLS, ...DELETE_TOOLS].sort());
+      await remover.close();
 
       // The writer adds while the reader reads, at once, through the one server.
       const notes = Array.from({ length: 12 }, (_, i) => `Note ${i}: the harbour master logs ship ${i} arriving at dawn.`);

@@ -174,6 +174,12 @@ describe('configuration', () => {
     expect(() => parseTokens('short:read')).toThrow(ConfigError);
     expect(() => parseTokens('0123456789abcdef:root')).toThrow(/entry 1/);
     expect(() => parseTokens('0123456789abcdef')).toThrow(ConfigError);
+    // Limited to path prefixes after the scopes (decision 0060); delete is a scope of its own.
+    expect(parseTokens('ci=0123456789abcdef:write:builds/,logs/ ops=0123456789abcdefXYZ:read,delete')).toEqual([
+      { name: 'ci', token: '0123456789abcdef', scopes: ['write'], prefixes: ['builds/', 'logs/'] },
+      { name: 'ops', token: '0123456789abcdefXYZ', scopes: ['read', 'delete'] },
+    ]);
+    expect(() => parseTokens('0123456789abcdef:read:builds/,')).toThrow(/entry 1/); // an empty prefix would reach everything
   });
 
   it('reads KURA_* variables and validates every setting, naming the bad one', () => {

@@ -8,6 +8,7 @@ import * as chunks from './commands/chunks.js';
 import * as gc from './commands/gc.js';
 import * as forget from './commands/forget.js';
 import * as policy from './commands/policy.js';
+import * as token from './commands/token.js';
 import * as watch from './commands/watch.js';
 import * as get from './commands/get.js';
 import * as hash from './commands/hash.js';
@@ -60,6 +61,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
   snapshot.register(program, setExit);
   forget.register(program);
   policy.register(program);
+  token.register(program);
   watch.register(program);
   serve.register(program);
   hash.register(program, setExit);

@@ -184,6 +184,8 @@ export const ListQuery = z
     tag: tag.optional(),
     mediaType: z.string().max(255).optional(),
     pathPrefix: z.string().max(4096).optional(),
+    /** Paths starting with one of these (an access limit, decision 0060; with pathPrefix, both hold); []: none. */
+    pathPrefixes: z.array(z.string().max(4096)).max(64).optional(),
     since: z.union([z.date(), z.string().datetime({ offset: true }), z.number().int()]).optional(),
     until: z.union([z.date(), z.string().datetime({ offset: true }), z.number().int()]).optional(),
     limit: z.number().int().min(1).max(10_000).default(100),
@@ -205,11 +207,24 @@ export function toMillis(t: Date | string | number): number {
   return t instanceof Date ? t.getTime() : typeof t === 'string' ? Date.parse(t) : t;
 }
 
+/**
+ * A condition that `column` starts with one of `prefixes` (ranges the path index serves; an
+ * empty list holds for nothing). NULL paths (puts without one) start with nothing.
+ */
+export function prefixesSql(column: string, prefixes: readonly string[]): { sql: string; params: string[] } {
+  if (prefixes.length === 0) return { sql: '0', params: [] };
+  return {
+    sql: `(${prefixes.map(() => `(${column} >= ? AND ${column} < ?)`).join(' OR ')})`,
+    params: prefixes.flatMap((p) => [p, `${p}\u{10ffff}`]),
+  };
+}
+
 /** SQL conditions (on `entries e`) and their parameters for the shared filters of list and search. */
 export function entryFilters(q: {
   tag?: string | undefined;
   mediaType?: string | undefined;
   pathPrefix?: string | undefined;
+  pathPrefixes?: readonly string[] | undefined;
   since?: Date | string | number | undefined;
   until?: Date | string | number | undefined;
 }): { where: string[]; params: (string | number)[] } {
@@ -226,6 +241,11 @@ export function entryFilters(q: {
   if (q.pathPrefix) {
     where.push('e.path >= ? AND e.path < ?');
     params.push(q.pathPrefix, `${q.pathPrefix}\u{10ffff}`);
+  }
+  if (q.pathPrefixes) {
+    const some = prefixesSql('e.path', q.pathPrefixes);
+    where.push(some.sql);
+    params.push(...some.params);
   }
   if (q.since !== undefined) {
     where.push('e.updated_at >= ?');

@@ -22,6 +22,8 @@ import type { ChunkPutResult } from './bytes/sync.js';
 import type { DirNode, SnapshotInfo } from './catalog/snapshot.js';
 import { StoreReads, targetOf } from './store-reads.js';
 import { applyPolicies, policies, removePolicy, setPolicy, type AppliedPolicy, type StoredPolicy } from './retention/stored.js';
+import { addToken, revokeToken, tokenOf, tokens, type NewToken, type StoredToken } from './access/tokens.js';
+import { heldUnder, shownUnder } from './access/reach.js';
 import { forgetSnapshots, forgetVersions, type ForgetSnapshotsOptions, type ForgetVersionsOptions, type SnapshotForgetReport, type VersionForgetReport } from './retention/forget.js';
 
 export class Store extends StoreReads {
@@ -159,6 +161,38 @@ export class Store extends StoreReads {
   /** Applies every stored policy: what each keeps and removes (nothing with `dryRun`). */
   async applyPolicies(options: { dryRun?: boolean } = {}): Promise<AppliedPolicy[]> {
     return applyPolicies(options.dryRun ? usable(this.ctx) : this.#w('applyPolicies'), options.dryRun ?? false);
+  }
+
+  // ---- access tokens (access/tokens.ts, decision 0060) --------------------------------------
+
+  /** Makes an access token and keeps its hash: answers its secret, shown this once. */
+  async addToken(token: NewToken): Promise<{ token: StoredToken; secret: string }> {
+    return addToken(this.#w('addToken'), token);
+  }
+
+  /** Revokes the token named `name`; false when there was none. */
+  async revokeToken(name: string): Promise<boolean> {
+    return revokeToken(this.#w('revokeToken'), name);
+  }
+
+  /** The access tokens kept in the store (names, scopes, prefixes; never secrets). */
+  async tokens(): Promise<StoredToken[]> {
+    return tokens(usable(this.ctx));
+  }
+
+  /** The kept token whose secret this is, if any. */
+  async tokenOf(secret: string): Promise<StoredToken | undefined> {
+    return tokenOf(usable(this.ctx), secret);
+  }
+
+  /** Whether a version of some path under `prefixes` is this document (access/reach.ts). */
+  async heldUnder(digest: string, prefixes: readonly string[]): Promise<boolean> {
+    return heldUnder(usable(this.ctx), digest, prefixes);
+  }
+
+  /** The paths under `prefixes` whose latest version is this document, by path (at most `limit`). */
+  async shownUnder(digest: string, prefixes: readonly string[], limit?: number): Promise<string[]> {
+    return shownUnder(usable(this.ctx), digest, prefixes, limit);
   }
 
   /** Keeps a snapshot (`{ snapshot: id }`) or a version (`{ path, version }`) whatever a policy says; `pinned: false` lets it go again. */

@@ -6,12 +6,14 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Store } from '@kura/store';
 import { VERSION } from '../version.js';
+import { limitStore } from '../access/limited-store.js';
 import { registerTools, type ToolAccess } from './tools.js';
 
+/** An MCP server whose tools reach what `access` allows: a token's prefixes limit the store they are given. */
 export async function newMcpServer(store: Store, access: ToolAccess): Promise<McpServer> {
   const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js');
   const server = new McpServer({ name: 'kura', version: VERSION });
-  registerTools(server, store, access);
+  registerTools(server, access.prefixes ? limitStore(store, access.prefixes) : store, access);
   return server;
 }
 
@@ -45,5 +47,5 @@ export class McpServerPool {
 }
 
 function keyOf(access: ToolAccess): string {
-  return `${[...access.scopes].sort().join(',')}${access.localFiles ? '+files' : ''}`;
+  return `${[...access.scopes].sort().join(',')}${access.localFiles ? '+files' : ''}${access.prefixes ? ` ${JSON.stringify(access.prefixes)}` : ''}`;
 }

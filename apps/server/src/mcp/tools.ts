@@ -20,22 +20,25 @@ import picomatch from 'picomatch';
 import { SEARCH_WAIT_MS, type Store } from '@kura/store';
 import { z } from 'zod';
 import type { Scope } from '../config.js';
+import { HttpError } from '../errors.js';
 import { fitJson, jsonLength } from './bounds.js';
 
-/** What the client may do: its token's scopes, and whether it may name files on this machine. */
+/** What the client may do: its token's scopes and prefixes, and whether it may name files on this machine. */
 export interface ToolAccess {
   scopes: ReadonlySet<Scope>;
+  /** The path prefixes its token reaches (decision 0060): the tools get the store as they see it (access/limited-store.ts). */
+  prefixes?: readonly string[];
   /** `kura_add_file`: only for a client on this machine (stdio). */
   localFiles: boolean;
 }
 
-/** The scope a tool needs, by its annotations: reading, or changing the store. */
+/** The scope a tool needs, by its annotations: reading, removing (destructive), or adding. */
 function scopeOf(annotations: ToolAnnotations | undefined): Scope {
-  return annotations?.readOnlyHint ? 'read' : 'write';
+  return annotations?.readOnlyHint ? 'read' : annotations?.destructiveHint ? 'delete' : 'write';
 }
 
 /** Everything: a client on this machine with the store open (`kura mcp`). */
-export const LOCAL_ACCESS: ToolAccess = { scopes: new Set<Scope>(['read', 'write', 'admin']), localFiles: true };
+export const LOCAL_ACCESS: ToolAccess = { scopes: new Set<Scope>(['read', 'write', 'delete', 'admin']), localFiles: true };
 
 /** Characters one tool result (its JSON text) takes at most. */
 export const RESULT_CHARS = 64 * 1024;
@@ -98,12 +101,15 @@ function shortened(value: Record<string, unknown>): string {
   return JSON.stringify({ cut: true, note: `the answer exceeded ${RESULT_CHARS} characters: ask for less (a smaller limit, budget or range)` });
 }
 
-/** Runs a tool's work; a Kura error (from whichever copy of @kura/core: the kura bundle has its own) becomes a tool error carrying its code. */
+/**
+ * Runs a tool's work; a Kura error (from whichever copy of @kura/core: the kura bundle has its
+ * own), or a refusal of a token's limits, becomes a tool error carrying its code.
+ */
 async function tool(work: () => Promise<object>): Promise<CallToolResult> {
   try {
     return result(await work());
   } catch (e) {
-    if (isKuraError(e)) return { isError: true, content: [{ type: 'text', text: `${e.code}: ${e.message}` }], _meta: { code: e.code } };
+    if (isKuraError(e) || e instanceof HttpError) return { isError: true, content: [{ type: 'text', text: `${e.code}: ${e.message}` }], _meta: { code: e.code } };
     throw e; // a bug: the SDK reports it as an error too
   }
 }

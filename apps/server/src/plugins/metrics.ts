@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { HttpError } from '../errors.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 declare module 'fastify' {
@@ -64,7 +65,9 @@ export default fp(
       if (reply.bytesOut) bytesOut.inc(reply.bytesOut);
     });
 
-    app.get('/metrics', { config: { scope: 'read' }, schema: { hide: true } }, async (_request, reply) => {
+    app.get('/metrics', { config: { scope: 'read' }, schema: { hide: true } }, async (request, reply) => {
+      // The store's figures and every route's traffic: store-wide (decision 0060).
+      if (request.access?.prefixes) throw new HttpError('FORBIDDEN', 'metrics are store-wide: a token limited to prefixes cannot read them', { prefixes: [...request.access.prefixes] });
       return reply.type(registry.contentType).send(await registry.metrics());
     });
   },

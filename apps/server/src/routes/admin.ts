@@ -1,9 +1,17 @@
-/** Store-wide reads (stats, parameters) and the admin operations (gc, verify). */
+/** Store-wide reads (stats, parameters) and the admin operations (gc, verify, tokens). */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { GcReport, Stats, VerifyReport, errors } from '../schemas.js';
-import { removedCounts } from '@kura/store';
+import { SCOPES, removedCounts } from '@kura/store';
+import { HttpError } from '../errors.js';
+
+const TokenInfo = z.object({
+  name: z.string(),
+  scopes: z.array(z.enum(SCOPES)),
+  prefixes: z.array(z.string()).optional().describe('the path prefixes it reaches; absent: every path'),
+  createdAt: z.string(),
+});
 
 const Config = z.object({
   formatVersion: z.number().int(),
@@ -21,7 +29,7 @@ export default async function admin(app: FastifyInstance, opts: { maxDocumentSiz
   r.get('/v1/stats', {
     config: { scope: 'read' },
     schema: { summary: 'Documents, bytes, dedup and compression ratios', response: { 200: Stats, ...errors(401, 403) } },
-    handler: async () => app.store.stats(),
+    handler: async (request) => request.store.stats(),
   });
 
   r.get('/v1/config', {
@@ -47,8 +55,8 @@ export default async function admin(app: FastifyInstance, opts: { maxDocumentSiz
       response: { 200: GcReport.extend({ forgotten: z.object({ snapshots: z.number().int(), versions: z.number().int() }) }), ...errors(400, 401, 403) },
     },
     handler: async (request) => {
-      const forgotten = removedCounts(request.query.policies === 'true' ? await app.store.applyPolicies() : []);
-      return { forgotten, ...(await app.store.gc()) };
+      const forgotten = removedCounts(request.query.policies === 'true' ? await request.store.applyPolicies() : []);
+      return { forgotten, ...(await request.store.gc()) };
     },
   });
 
@@ -58,7 +66,7 @@ export default async function admin(app: FastifyInstance, opts: { maxDocumentSiz
       summary: "Apply what other servers committed (a store on object storage); the log's newest seq",
       response: { 200: z.object({ commits: z.number().int().describe('commits applied now'), seq: z.number().int().describe('the newest commit this server has applied') }), ...errors(401, 403) },
     },
-    handler: async () => app.store.refresh(),
+    handler: async (request) => request.store.refresh(),
   });
 
   r.post('/v1/verify', {
@@ -71,7 +79,33 @@ export default async function admin(app: FastifyInstance, opts: { maxDocumentSiz
     },
     handler: async (request) => {
       const q = request.query.readData;
-      return app.store.verify(undefined, q === undefined ? {} : { readData: q === '1' || q === 'true' });
+      return request.store.verify(undefined, q === undefined ? {} : { readData: q === '1' || q === 'true' });
+    },
+  });
+
+  r.get('/v1/tokens', {
+    config: { scope: 'admin' },
+    schema: { summary: 'The access tokens kept in the store (never their secrets)', response: { 200: z.object({ tokens: z.array(TokenInfo) }), ...errors(401, 403) } },
+    handler: async (request) => ({ tokens: await request.store.tokens() }),
+  });
+
+  r.post('/v1/tokens', {
+    config: { scope: 'admin' },
+    schema: {
+      summary: 'Make an access token kept in the store; its secret is in this answer only',
+      description: 'Scopes: read, write (adds, never removes), delete, admin (includes the others). `prefixes`: the paths it reaches (absent: every path). Every server of the store accepts it once it has read the log that far.',
+      body: z.object({ name: z.string(), scopes: z.array(z.enum(SCOPES)).min(1), prefixes: z.array(z.string()).min(1).max(64).optional() }).strict(),
+      response: { 201: z.object({ token: TokenInfo, secret: z.string() }), ...errors(400, 401, 403) },
+    },
+    handler: async (request, reply) => reply.code(201).send(await request.store.addToken(request.body)),
+  });
+
+  r.delete('/v1/tokens/:name', {
+    config: { scope: 'admin' },
+    schema: { summary: 'Revoke an access token kept in the store', params: z.object({ name: z.string() }), response: { 204: z.null(), ...errors(400, 401, 403, 404) } },
+    handler: async (request, reply) => {
+      if (!(await request.store.revokeToken(request.params.name))) throw new HttpError('NOT_FOUND', `no token named ${request.params.name}`);
+      return reply.code(204).send(null);
     },
   });
 }

@@ -35,7 +35,7 @@ export default async function chunks(app: FastifyInstance) {
       body: z.object({ keys: z.array(z.string()).max(MISSING_MAX_KEYS) }).strict(),
       response: { 200: z.object({ missing: z.array(ChunkKey) }), ...errors(400, 401, 403, 413) },
     },
-    handler: async (request) => ({ missing: await app.store.missingChunks(request.body.keys) }),
+    handler: async (request) => ({ missing: await request.store.missingChunks(request.body.keys) }),
   });
 
   await r.register(async (raw) => {
@@ -49,8 +49,8 @@ export default async function chunks(app: FastifyInstance) {
       },
       handler: async (request, reply) => {
         const key = keyParam(request.params.key);
-        const bytes = await collect(request, app.store.config.chunking.max);
-        const result = await app.store.putChunk(bytes, { expectKey: key });
+        const bytes = await collect(request, request.store.config.chunking.max);
+        const result = await request.store.putChunk(bytes, { expectKey: key });
         return reply.code(result.stored ? 201 : 200).send(result);
       },
     });
@@ -68,7 +68,7 @@ export default async function chunks(app: FastifyInstance) {
     handler: async (request, reply) => {
       const b = request.body;
       const digest = expectedDigest(b.digest, 'digest');
-      const result = await app.store.commitChunks(b.chunks, {
+      const result = await request.store.commitChunks(b.chunks, {
         ...(b.path !== undefined ? { path: b.path } : {}),
         ...(b.mediaType !== undefined ? { mediaType: b.mediaType } : {}),
         ...(b.tags !== undefined ? { tags: b.tags } : {}),

@@ -33,7 +33,7 @@ export default async function documents(app: FastifyInstance, opts: { maxDocumen
       },
       handler: async (request, reply) => {
         const { meta, body } = await withDetectedType(putMetaFrom(request, request.query), await bodySource(request, opts.maxDocumentSize));
-        const result = await app.store.put(body, meta);
+        const result = await request.store.put(body, meta);
         return reply.code(201).header('location', `/v1/documents/${result.digest}`).send(result);
       },
     });
@@ -44,7 +44,7 @@ export default async function documents(app: FastifyInstance, opts: { maxDocumen
     schema: { summary: 'List entries (paths, and uploads without one), filtered, one page at a time', querystring: ListQuery, response: { 200: ListResult, ...errors(400, 401, 403) } },
     handler: async (request) => {
       const q = request.query;
-      return app.store.list({ limit: q.limit, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}), ...filtersOf(q) });
+      return request.store.list({ limit: q.limit, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}), ...filtersOf(q) });
     },
   });
 
@@ -59,16 +59,16 @@ export default async function documents(app: FastifyInstance, opts: { maxDocumen
         params: DigestParams,
         response: errors(400, 401, 403, 404, 416),
       },
-      handler: async (request, reply) => sendDocument(request, reply, app.store, app.bytesCache, digestParam(request.params.digest)),
+      handler: async (request, reply) => sendDocument(request, reply, request.store, app.bytesCache, digestParam(request.params.digest)),
     });
   }
 
   r.delete('/v1/documents/:digest', {
-    config: { scope: 'write' },
+    config: { scope: 'delete' },
     schema: { summary: 'Delete this content from every path and version naming it (its chunks become garbage unless shared)', params: DigestParams, response: { 204: z.null(), ...errors(400, 401, 403, 404) } },
     handler: async (request, reply) => {
       const digest = digestParam(request.params.digest);
-      if (!(await app.store.delete(digest))) await app.store.stat(digest); // NOT_FOUND
+      if (!(await request.store.delete(digest))) await request.store.stat(digest); // NOT_FOUND
       app.bytesCache.delete(digest);
       return reply.code(204).send(null);
     },
@@ -81,7 +81,7 @@ export default async function documents(app: FastifyInstance, opts: { maxDocumen
       params: DigestParams,
       response: { 200: DocumentInfo, ...errors(400, 401, 403, 404, 409) },
     },
-    handler: async (request) => app.store.stat(digestParam(request.params.digest)),
+    handler: async (request) => request.store.stat(digestParam(request.params.digest)),
   });
 
   r.patch('/v1/documents/:digest/meta', {
@@ -96,8 +96,8 @@ export default async function documents(app: FastifyInstance, opts: { maxDocumen
     },
     handler: async (request) => {
       const digest = digestParam(request.params.digest);
-      await app.store.updateMeta([{ digest, ...request.body }]);
-      return app.store.stat(digest);
+      await request.store.updateMeta([{ digest, ...request.body }]);
+      return request.store.stat(digest);
     },
   });
 
@@ -110,7 +110,7 @@ export default async function documents(app: FastifyInstance, opts: { maxDocumen
       response: { 200: z.object({ updated: z.number().int() }), ...errors(400, 401, 403, 404, 409) },
     },
     handler: async (request) => {
-      return app.store.updateMeta(request.body.updates); // checked there: one of digest and path, as updates[i].digest
+      return request.store.updateMeta(request.body.updates); // checked there: one of digest and path, as updates[i].digest
     },
   });
 }

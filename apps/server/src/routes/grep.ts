@@ -41,7 +41,7 @@ export default async function grep(app: FastifyInstance) {
     handler: async (request, reply) => {
       const q = request.query;
       const prefixes = q.prefix === undefined ? [] : Array.isArray(q.prefix) ? q.prefix : [q.prefix];
-      const events = app.store.grep(q.pattern, {
+      const events = request.store.grep(q.pattern, {
         ignoreCase: q.ignoreCase === 'true',
         ...(prefixes.length ? { prefixes } : {}),
         ...(q.tag !== undefined ? { tag: q.tag } : {}),

@@ -31,7 +31,7 @@ export default async function mcp(app: FastifyInstance, opts: { config: Pick<Ser
   };
   app.post('/mcp', { config: { scope: 'read' }, bodyLimit: MCP_BODY_MAX, onRequest: guard, schema: { hide: true } }, async (request, reply) => {
     const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
-    const access: ToolAccess = { scopes: request.scopes ?? new Set(), localFiles: false };
+    const access: ToolAccess = { scopes: request.access?.scopes ?? new Set(), ...(request.access?.prefixes ? { prefixes: request.access.prefixes } : {}), localFiles: false };
     const server = await servers.take(access);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     // The transport writes the answer itself: fastify leaves the response alone from here.

@@ -38,8 +38,8 @@ export default async function paths(app: FastifyInstance) {
         const path = pathParam(request.params['*']);
         const q = request.query;
         if (q.version !== undefined && q.at !== undefined) throw new HttpError('INVALID_INPUT', 'give version or at, not both', { field: 'version' });
-        const v = await app.store.pathVersion(path, { ...(q.version !== undefined ? { version: q.version } : {}), ...(q.at !== undefined ? { at: timeOf(q.at) } : {}) });
-        return sendDocument(request, reply, app.store, app.bytesCache, v.digest, {
+        const v = await request.store.pathVersion(path, { ...(q.version !== undefined ? { version: q.version } : {}), ...(q.at !== undefined ? { at: timeOf(q.at) } : {}) });
+        return sendDocument(request, reply, request.store, app.bytesCache, v.digest, {
           'x-kura-version': String(v.version),
           'content-location': `/v1/documents/${v.digest}`,
         });
@@ -50,7 +50,7 @@ export default async function paths(app: FastifyInstance) {
   r.get('/v1/entry', {
     config: { scope: 'read' },
     schema: { summary: 'A path\'s entry: its latest version, media type, tags and metadata', querystring: PathQuery, response: { 200: DocumentInfo, ...errors(400, 401, 403, 404) } },
-    handler: async (request) => app.store.stat(pathParam(request.query.path)),
+    handler: async (request) => request.store.stat(pathParam(request.query.path)),
   });
 
   r.patch('/v1/entry', {
@@ -63,17 +63,17 @@ export default async function paths(app: FastifyInstance) {
     },
     handler: async (request) => {
       const path = pathParam(request.query.path);
-      await app.store.updateMeta([{ path, ...request.body }]);
-      return app.store.stat(path);
+      await request.store.updateMeta([{ path, ...request.body }]);
+      return request.store.stat(path);
     },
   });
 
   r.delete('/v1/entry', {
-    config: { scope: 'write' },
+    config: { scope: 'delete' },
     schema: { summary: 'Delete a path with all its versions', querystring: PathQuery, response: { 204: z.null(), ...errors(400, 401, 403, 404) } },
     handler: async (request, reply) => {
       const path = pathParam(request.query.path);
-      if (!(await app.store.deletePath(path))) throw new HttpError('NOT_FOUND', `no path ${path}`);
+      if (!(await request.store.deletePath(path))) throw new HttpError('NOT_FOUND', `no path ${path}`);
       return reply.code(204).send(null);
     },
   });
@@ -85,6 +85,6 @@ export default async function paths(app: FastifyInstance) {
       querystring: z.object({ path: z.string() }).strict(),
       response: { 200: z.object({ versions: z.array(VersionInfo) }), ...errors(400, 401, 403) },
     },
-    handler: async (request) => ({ versions: await app.store.versions(pathParam(request.query.path)) }),
+    handler: async (request) => ({ versions: await request.store.versions(pathParam(request.query.path)) }),
   });
 }

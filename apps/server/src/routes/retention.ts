@@ -2,7 +2,8 @@
  * Retention over HTTP (decision 0058; docs/HTTP.md "Retention"): `POST /v1/forget` applies a
  * policy to snapshots (restic's rules) or to versions of paths and answers what it keeps, with
  * why, and what it removes (nothing with `dryRun`); pins keep a snapshot or a version whatever
- * a policy says.
+ * a policy says. Removing is the `delete` scope (forget, unpin); policies, which remove on a
+ * schedule for the whole store, are `admin`'s (decision 0060).
  */
 import { SnapshotRules, VersionRules, snapshotRules, versionRules, type StoredPolicy } from '@kura/store';
 import type { FastifyInstance } from 'fastify';
@@ -25,7 +26,7 @@ export default async function retention(app: FastifyInstance) {
   const r = app.withTypeProvider<ZodTypeProvider>();
 
   r.post('/v1/forget', {
-    config: { scope: 'write' },
+    config: { scope: 'delete' },
     schema: {
       summary: 'Remove the snapshots, or versions of paths, a retention policy does not keep',
       description:
@@ -36,19 +37,19 @@ export default async function retention(app: FastifyInstance) {
     handler: async (request) => {
       const { snapshots, versions, dryRun } = request.body;
       if ((snapshots === undefined) === (versions === undefined)) throw new HttpError('INVALID_INPUT', 'give `snapshots` or `versions` rules (one kind per request)', { field: 'body' });
-      if (snapshots) return app.store.forgetSnapshots({ ...snapshotRules(snapshots), ...(snapshots.label !== undefined ? { label: snapshots.label } : {}), dryRun });
-      return app.store.forgetVersions({ ...versionRules(versions!), ...(versions!.prefix !== undefined ? { prefix: versions!.prefix } : {}), dryRun });
+      if (snapshots) return request.store.forgetSnapshots({ ...snapshotRules(snapshots), ...(snapshots.label !== undefined ? { label: snapshots.label } : {}), dryRun });
+      return request.store.forgetVersions({ ...versionRules(versions!), ...(versions!.prefix !== undefined ? { prefix: versions!.prefix } : {}), dryRun });
     },
   });
 
   r.get('/v1/policies', {
     config: { scope: 'read' },
     schema: { summary: 'The retention policies kept in the store', response: { 200: z.object({ policies: z.array(z.record(z.string(), z.unknown())) }), ...errors(401, 403) } },
-    handler: async () => ({ policies: await app.store.policies() }),
+    handler: async (request) => ({ policies: await request.store.policies() }),
   });
 
   r.put('/v1/policies', {
-    config: { scope: 'write' },
+    config: { scope: 'admin' },
     schema: {
       summary: 'Keep a retention policy (replacing the one for the same prefix or label)',
       description:
@@ -56,11 +57,11 @@ export default async function retention(app: FastifyInstance) {
       body: z.record(z.string(), z.unknown()),
       response: { 200: z.record(z.string(), z.unknown()), ...errors(400, 401, 403) },
     },
-    handler: async (request) => app.store.setPolicy(request.body as StoredPolicy),
+    handler: async (request) => request.store.setPolicy(request.body as StoredPolicy),
   });
 
   r.delete('/v1/policies', {
-    config: { scope: 'write' },
+    config: { scope: 'admin' },
     schema: {
       summary: 'Remove the policy for a prefix (versions) or a label (snapshots)',
       querystring: z.union([z.object({ kind: z.literal('versions'), prefix: z.string() }).strict(), z.object({ kind: z.literal('snapshots'), label: z.string().optional() }).strict()]),
@@ -68,40 +69,41 @@ export default async function retention(app: FastifyInstance) {
     },
     handler: async (request, reply) => {
       const q = request.query;
-      const found = await app.store.removePolicy(q.kind === 'versions' ? { kind: 'versions', prefix: q.prefix } : { kind: 'snapshots', ...(q.label !== undefined ? { label: q.label } : {}) });
+      const found = await request.store.removePolicy(q.kind === 'versions' ? { kind: 'versions', prefix: q.prefix } : { kind: 'snapshots', ...(q.label !== undefined ? { label: q.label } : {}) });
       if (!found) throw new HttpError('NOT_FOUND', 'no such policy');
       return reply.code(204).send(null);
     },
   });
 
   r.post('/v1/policies::apply', {
-    config: { scope: 'write' },
+    config: { scope: 'admin' },
     schema: {
       summary: 'Apply every retention policy now: what each keeps and removes (nothing with dryRun)',
       body: z.object({ dryRun: z.boolean().default(false) }).strict(),
       response: { 200: z.object({ applied: z.array(z.object({ policy: z.record(z.string(), z.unknown()), report: Forgotten })) }), ...errors(400, 401, 403) },
     },
-    handler: async (request) => ({ applied: await app.store.applyPolicies({ dryRun: request.body.dryRun }) }),
+    handler: async (request) => ({ applied: await request.store.applyPolicies({ dryRun: request.body.dryRun }) }),
   });
 
   for (const [method, pinned] of [['put', true], ['delete', false]] as const) {
+    // Pinning keeps (write); unpinning lets a policy remove (delete).
     r[method]('/v1/snapshots/:id/pin', {
-      config: { scope: 'write' },
+      config: { scope: pinned ? 'write' : 'delete' },
       schema: { summary: pinned ? 'Pin a snapshot: kept whatever a policy says' : 'Unpin a snapshot', params: z.object({ id: z.string() }), response: { 204: z.null(), ...errors(400, 401, 403, 404, 409) } },
       handler: async (request, reply) => {
-        await app.store.pin({ snapshot: request.params.id }, pinned);
+        await request.store.pin({ snapshot: request.params.id }, pinned);
         return reply.code(204).send(null);
       },
     });
     r[method]('/v1/versions/pin', {
-      config: { scope: 'write' },
+      config: { scope: pinned ? 'write' : 'delete' },
       schema: {
         summary: pinned ? 'Pin a version of a path: kept whatever a policy says' : 'Unpin a version of a path',
         querystring: z.object({ path: SafePath, version: z.coerce.number().int().min(1) }).strict(),
         response: { 204: z.null(), ...errors(400, 401, 403, 404) },
       },
       handler: async (request, reply) => {
-        await app.store.pin({ path: request.query.path, version: request.query.version }, pinned);
+        await request.store.pin({ path: request.query.path, version: request.query.version }, pinned);
         return reply.code(204).send(null);
       },
     });

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { IndexStatus, SearchHit, errors } from '../schemas.js';
-import { SEARCH_WAIT_MS } from '@kura/store';
+import { SEARCH_WAIT_MS, type Store } from '@kura/store';
 import { FilterQuery, filtersOf } from '../http/filters.js';
 
 /** Characters of a query accepted: a pasted page, many times over (a GET's URL is bounded by the server's header limit first: POST for long ones). */
@@ -65,8 +65,8 @@ type SearchArgs = {
 } & Parameters<typeof filtersOf>[0];
 
 export default async function search(app: FastifyInstance) {
-  const answer = async (a: SearchArgs) => {
-    const hits = await app.store.search(a.q, { limit: a.limit, offset: a.offset, waitMs: a.waitMs, ...(a.mode ? { mode: a.mode } : {}), ...(a.minScore !== undefined ? { minScore: a.minScore } : {}), ...(a.allVersions === true || a.allVersions === 'true' ? { allVersions: true } : {}), ...(a.snapshot !== undefined ? { snapshot: a.snapshot } : {}), ...(a.rerank !== undefined ? { rerank: a.rerank === true || a.rerank === 'true' } : {}), rerankTop: a.rerankTop, rerankMs: a.rerankMs, ...filtersOf(a) });
+  const answer = async (store: Store, a: SearchArgs) => {
+    const hits = await store.search(a.q, { limit: a.limit, offset: a.offset, waitMs: a.waitMs, ...(a.mode ? { mode: a.mode } : {}), ...(a.minScore !== undefined ? { minScore: a.minScore } : {}), ...(a.allVersions === true || a.allVersions === 'true' ? { allVersions: true } : {}), ...(a.snapshot !== undefined ? { snapshot: a.snapshot } : {}), ...(a.rerank !== undefined ? { rerank: a.rerank === true || a.rerank === 'true' } : {}), rerankTop: a.rerankTop, rerankMs: a.rerankMs, ...filtersOf(a) });
     return { hits: [...hits], parsedAs: hits.parsedAs, ...(hits.fallbacks ? { fallbacks: hits.fallbacks } : {}), ...(hits.notEmbedded ? { notEmbedded: hits.notEmbedded } : {}), ...(hits.reranked ? { reranked: hits.reranked } : {}) };
   };
 
@@ -88,7 +88,7 @@ export default async function search(app: FastifyInstance) {
         .strict(),
       response: { 200: SearchAnswer, ...errors(400, 401, 403, 404, 503) },
     },
-    handler: async (request) => answer(request.query),
+    handler: async (request) => answer(request.store, request.query),
   });
 
   app.withTypeProvider<ZodTypeProvider>().post('/v1/search', {
@@ -112,7 +112,7 @@ export default async function search(app: FastifyInstance) {
         .strict(),
       response: { 200: SearchAnswer, ...errors(400, 401, 403, 404, 413, 503) },
     },
-    handler: async (request) => answer(request.body),
+    handler: async (request) => answer(request.store, request.body),
   });
 
   app.withTypeProvider<ZodTypeProvider>().get('/v1/index', {
@@ -123,6 +123,6 @@ export default async function search(app: FastifyInstance) {
       querystring: z.object({ wait: z.enum(['true', 'false']).default('false') }).strict(),
       response: { 200: IndexStatus, ...errors(400, 401, 403) },
     },
-    handler: async (request) => app.store.indexStatus({ wait: request.query.wait === 'true' }),
+    handler: async (request) => request.store.indexStatus({ wait: request.query.wait === 'true' }),
   });
 }

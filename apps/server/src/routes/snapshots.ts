@@ -48,7 +48,7 @@ export default async function snapshots(app: FastifyInstance) {
     handler: async (request, reply) => {
       const root = treeOf(request.body.root);
       const { label, time, tags } = request.body;
-      const info = await app.store.createSnapshot(root, { ...(label !== undefined ? { label } : {}), ...(time !== undefined ? { time } : {}), ...(tags ? { tags } : {}) });
+      const info = await request.store.createSnapshot(root, { ...(label !== undefined ? { label } : {}), ...(time !== undefined ? { time } : {}), ...(tags ? { tags } : {}) });
       return reply.code(201).send(info);
     },
   });
@@ -56,14 +56,14 @@ export default async function snapshots(app: FastifyInstance) {
   r.get('/v1/snapshots', {
     config: { scope: 'read' },
     schema: { summary: 'Every snapshot, oldest first', response: { 200: z.object({ snapshots: z.array(SnapshotInfo) }), ...errors(401, 403) } },
-    handler: async () => ({ snapshots: await app.store.snapshots() }),
+    handler: async (request) => ({ snapshots: await request.store.snapshots() }),
   });
 
   r.delete('/v1/snapshots/:id', {
-    config: { scope: 'write' },
+    config: { scope: 'delete' },
     schema: { summary: 'Delete a snapshot (its documents’ chunks go at the next GC)', params: IdParams, response: { 204: z.null(), ...errors(401, 403, 404, 409) } },
     handler: async (request, reply) => {
-      await app.store.deleteSnapshot(request.params.id);
+      await request.store.deleteSnapshot(request.params.id);
       return reply.code(204).send(null);
     },
   });

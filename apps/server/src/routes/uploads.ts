@@ -107,7 +107,7 @@ export default async function uploads(app: FastifyInstance, opts: { staging: Upl
           await upload.append(bodyPieces(request, maxDocumentSize - upload.offset), undefined);
           let r;
           try {
-            r = await app.store.put(upload.bytes(), meta.mediaType !== undefined ? meta : (await withDetectedType(meta, await upload.head(SNIFF_HEAD))).meta);
+            r = await request.store.put(upload.bytes(), meta.mediaType !== undefined ? meta : (await withDetectedType(meta, await upload.head(SNIFF_HEAD))).meta);
           } catch (e) {
             await upload.rollback(); // the upload is as it was: a retry with its body appends it once
             throw e;

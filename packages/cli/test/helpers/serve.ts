@@ -2,11 +2,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 
 /**
- * Starts `node BIN --store STORE serve --no-auth --port 0 …extra` and resolves with the process
- * and the URL it printed (its JSON log's "url"); rejects, with its output, if it exits first.
+ * Starts `node BIN --store STORE serve --no-auth --port 0 …extra` (without `--no-auth` when
+ * `auth`) and resolves with the process and the URL it printed (its JSON log's "url");
+ * rejects, with its output, if it exits first.
  */
-export async function startServe(bin: string, store: string, extra: string[] = []): Promise<{ server: ChildProcess; url: string }> {
-  const server = spawn(process.execPath, [bin, '--store', store, 'serve', '--no-auth', '--port', '0', ...extra], {
+export async function startServe(bin: string, store: string, extra: string[] = [], options: { auth?: boolean } = {}): Promise<{ server: ChildProcess; url: string }> {
+  const server = spawn(process.execPath, [bin, '--store', store, 'serve', ...(options.auth ? [] : ['--no-auth']), '--port', '0', ...extra], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, KURA_SEMANTIC: process.env.KURA_SEMANTIC ?? 'off' }, // (--semantic in `extra` wins)
   });

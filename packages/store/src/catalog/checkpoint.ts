@@ -40,6 +40,8 @@ export const CHECKPOINT_TABLES: readonly { name: string; blobs: readonly string[
   { name: 'deleted_paths', blobs: [], order: 'path' },
   // Retention policies kept in the store (decision 0058): from schema 16.
   { name: 'retention_policies', blobs: [], order: 'target' },
+  // Access tokens kept in the store (decision 0060): from schema 17.
+  { name: 'tokens', blobs: [], order: 'name' },
   { name: 'trees', blobs: ['digest', 'body'], order: 'digest' },
   { name: 'snapshots', blobs: ['tree'], order: 'id' },
   // AUTOINCREMENT's high-water marks: ids are never reused, after a replay either.

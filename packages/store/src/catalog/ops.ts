@@ -5,7 +5,7 @@
  * function of the database before it, its own fields and its commit's time — never of the
  * clock, a random number or another database's row ids (packs are named, not numbered).
  */
-import { InternalError } from '@kura/core';
+import { InternalError, InvalidInputError } from '@kura/core';
 import { MissingChunksError, NotFoundError } from '../errors.js';
 import type { RunResult, SqlDatabase } from '../backend/sql.js';
 import {
@@ -78,6 +78,12 @@ export type Op =
   | { op: 'pin'; target: { snapshot: string } | { path: string; version: number }; pinned: boolean }
   /** A retention policy kept in the store (schema 16): `rules` (checked by its writer) set it, null removes it. */
   | { op: 'policy'; target: string; rules: object | null }
+  /**
+   * An access token kept in the store (schema 17, decision 0060): `hash` (SHA-256 of its secret,
+   * hex), its scopes and path prefixes (null: every path) add it under `name`, which must be
+   * free; `hash` null revokes the token of that name.
+   */
+  | { op: 'token'; name: string; hash: string | null; scopes?: string[]; prefixes?: string[] | null }
   /**
    * GC: unreferenced chunk rows go, unless a put or an upload hold took them meanwhile. With
    * `before` (other writers alive, FORMAT.md §9) a row goes only if it was marked unreferenced
@@ -158,7 +164,7 @@ function dropPack(ctx: ApplyContext, id: number, name: string, time: number): vo
 }
 
 /** Operations that never change which entry a path or a digest names (the rest clear ApplyContext.targets). */
-const KEEPS_TARGETS: ReadonlySet<Op['op']> = new Set(['pack', 'pack-size', 'hold', 'meta', 'snapshot', 'rm-snapshot', 'pin', 'policy', 'condemn', 'move', 'drop-packs', 'gc-lease', 'forget-packs']);
+const KEEPS_TARGETS: ReadonlySet<Op['op']> = new Set(['pack', 'pack-size', 'hold', 'meta', 'snapshot', 'rm-snapshot', 'pin', 'policy', 'token', 'condemn', 'move', 'drop-packs', 'gc-lease', 'forget-packs']);
 
 function packId(st: Statements, name: string, op: Op['op']): number {
   const row = st.packIdByName.get(name);
@@ -236,6 +242,12 @@ export function applyOp(ctx: ApplyContext, op: Op, time: number, at?: CommitPlac
       // Answers whether the target had a policy before.
       if (op.rules === null) return st.policyDelete.run(op.target).changes === 1;
       st.policySet.run(op.target, JSON.stringify(op.rules));
+      return undefined;
+    case 'token':
+      // Answers whether a token of that name was there (a revocation), else adds it.
+      if (op.hash === null) return st.tokenDelete.run(op.name).changes === 1;
+      if (st.tokenByName.get(op.name)) throw new InvalidInputError(`a token named ${op.name} exists: revoke it first, or choose another name`, 'name');
+      st.tokenInsert.run(op.name, op.hash, JSON.stringify(op.scopes ?? []), op.prefixes ? JSON.stringify(op.prefixes) : null, time);
       return undefined;
     case 'pin': {
       // Answers whether the snapshot or version exists (and is now pinned as asked).

@@ -5,7 +5,7 @@ import type { SqlDatabase } from '../backend/sql.js';
 import { bytesToHex } from '../hex.js';
 import { ENQUEUE_ALL, QUEUE_ROW_MAX } from './search-queue.js';
 
-export const SCHEMA_VERSION = 16;
+export const SCHEMA_VERSION = 17;
 
 /** MIGRATIONS[n] takes a database from user_version n to n + 1. */
 const MIGRATIONS: string[] = [
@@ -271,6 +271,12 @@ const MIGRATIONS: string[] = [
   ALTER TABLE snapshots ADD COLUMN tags TEXT;
   ALTER TABLE snapshots ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
   ALTER TABLE versions ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
+  `,
+  // 17: access tokens kept in the store (decision 0060): by name, the SHA-256 of the secret
+  // (hex; the secret itself is never kept), the scopes and path prefixes it grants (JSON arrays;
+  // prefixes NULL: every path), and when it was made.
+  `
+  CREATE TABLE tokens (name TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE, scopes TEXT NOT NULL, prefixes TEXT, created_at INTEGER NOT NULL) STRICT;
   `,
 ];
 

@@ -14,6 +14,14 @@ export interface ChunkRow {
 
 export type ChunkLoc = Pick<ChunkRow, 'pack_id' | 'offset' | 'raw_len' | 'stored_len' | 'codec'>;
 
+/** An access token kept in the store (decision 0060): scopes and prefixes as JSON arrays. */
+export interface TokenRow {
+  name: string;
+  scopes: string;
+  prefixes: string | null;
+  created_at: number;
+}
+
 export interface DocRow {
   id: number;
   digest: Uint8Array;
@@ -330,6 +338,12 @@ function statementsOf(db: SqlDatabase) {
     policySet: p('INSERT INTO retention_policies(target, rules) VALUES (?, ?) ON CONFLICT(target) DO UPDATE SET rules = excluded.rules'),
     policyDelete: p('DELETE FROM retention_policies WHERE target = ?'),
     policiesAll: p<{ target: string; rules: string }>('SELECT target, rules FROM retention_policies ORDER BY target'),
+    /** Access tokens kept in the store (decision 0060), by name and by the SHA-256 of their secret. */
+    tokenInsert: p('INSERT INTO tokens(name, hash, scopes, prefixes, created_at) VALUES (?, ?, ?, ?, ?)'),
+    tokenDelete: p('DELETE FROM tokens WHERE name = ?'),
+    tokenByName: p<{ name: string }>('SELECT name FROM tokens WHERE name = ?'),
+    tokenByHash: p<TokenRow>('SELECT name, scopes, prefixes, created_at FROM tokens WHERE hash = ?'),
+    tokensAll: p<TokenRow>('SELECT name, scopes, prefixes, created_at FROM tokens ORDER BY name'),
 
     /** Entries, the distinct documents they show and the sum of those documents' sizes per entry. */
     stats: p<{ entries: number; documents: number; logical: number; snapshots: number }>(

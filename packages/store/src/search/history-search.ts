@@ -33,6 +33,7 @@ function firstOfEach(): (r: { doc_id: number }) => boolean {
 
 function pathAllowed(path: string, parsed: ParsedQuery, q: Query): boolean {
   if (q.pathPrefix && !path.startsWith(q.pathPrefix)) return false;
+  if (q.pathPrefixes && !q.pathPrefixes.some((p) => path.startsWith(p))) return false;
   return parsed.filters.path.length === 0 || parsed.filters.path.some((p) => path.startsWith(p));
 }
 

@@ -1,0 +1,144 @@
+/**
+ * The store as a token limited to path prefixes sees it (decision 0060): every call a route or
+ * an MCP tool makes goes through this view, which lets through what lies under the prefixes
+ * and nothing else. Closed by default: a method not named below is store-wide (stats, chunks,
+ * snapshots, GC, verify, policies, tokens…) and refused with FORBIDDEN, so a route that starts
+ * calling a new store method is refused for limited tokens until this file says how to limit it.
+ *
+ * - A path outside the prefixes is refused (FORBIDDEN) whether or not it exists: the answer
+ *   says nothing about what lies outside.
+ * - A document named by its digest is reached only through a version of a path under the
+ *   prefixes; any other digest is NOT_FOUND, as if the store lacked it.
+ * - Lists, search and grep are narrowed to the prefixes (AND-ed with the caller's own filters).
+ * - Prefixes compare as strings, exactly as stored paths do: paths are never normalized (no
+ *   Unicode folding, no `..` resolution — such paths are refused before they reach a store),
+ *   so no spelling of a path outside reaches inside.
+ */
+import type { GrepOptions, ListQuery, MetaUpdate, PutMeta, SearchQuery, Store } from '@kura/store';
+import { AmbiguousError, NotFoundError } from '@kura/store';
+import { HttpError } from '../errors.js';
+
+/** Whether `path` lies under one of `prefixes`. */
+export function within(path: string, prefixes: readonly string[]): boolean {
+  return prefixes.some((p) => path.startsWith(p));
+}
+
+/**
+ * The prefixes that lie under both lists: a prefix asked for inside an allowed one, or an
+ * allowed one inside a prefix asked for. Empty when they share no path.
+ */
+export function sharedPrefixes(asked: readonly string[], allowed: readonly string[]): string[] {
+  const out = new Set<string>();
+  for (const a of asked) for (const t of allowed) if (a.startsWith(t)) out.add(a);
+  else if (t.startsWith(a)) out.add(t);
+  return [...out].sort();
+}
+
+/** The path a reference names (`path`, `path@N`, `path@<time>`), or undefined for a digest. */
+function pathOfRef(ref: string): string | undefined {
+  if (ref.startsWith('sha256:')) return undefined;
+  const at = ref.lastIndexOf('@');
+  const suffix = at > 0 ? ref.slice(at + 1) : '';
+  return /^[0-9]+$/.test(suffix) || (/^\d{4}-\d\d/.test(suffix) && !Number.isNaN(Date.parse(suffix))) ? ref.slice(0, at) : ref;
+}
+
+export function limitStore(store: Store, prefixes: readonly string[]): Store {
+  const shown = prefixes.join(', ');
+  const outside = (path: string) => new HttpError('FORBIDDEN', `${path} is outside the prefixes this token may reach (${shown})`, { prefixes: [...prefixes] });
+  const path = (p: unknown): string => {
+    if (typeof p !== 'string') throw new HttpError('FORBIDDEN', `this token may only name paths under ${shown}`, { prefixes: [...prefixes] });
+    if (!within(p, prefixes)) throw outside(p);
+    return p;
+  };
+  const reached = async (digest: string): Promise<string> => {
+    if (!(await store.heldUnder(digest, prefixes))) throw new NotFoundError(`no document ${digest}`);
+    return digest;
+  };
+  /** The one path under the prefixes showing `digest`: what a digest names for this token. */
+  const entryOf = async (digest: string): Promise<string> => {
+    const paths = await store.shownUnder(digest, prefixes, 10);
+    if (paths.length === 0) throw new NotFoundError(`no document ${digest}`);
+    if (paths.length > 1) throw new AmbiguousError(`${paths.length} paths show ${digest}: name one`, { paths });
+    return paths[0]!;
+  };
+  const ref = async (r: string): Promise<string> => {
+    const p = pathOfRef(r);
+    return p === undefined ? entryOf(r) : (path(p), r);
+  };
+  const narrowed = <Q extends { pathPrefix?: string | undefined; pathPrefixes?: readonly string[] | undefined }>(q: Q): Q => ({
+    ...q,
+    pathPrefixes: q.pathPrefixes ? sharedPrefixes(q.pathPrefixes, prefixes) : [...prefixes],
+  });
+  const putMeta = (meta: PutMeta | undefined): PutMeta => {
+    path(meta?.path);
+    return meta!;
+  };
+
+  const allowed: Partial<Record<keyof Store, unknown>> = {
+    config: store.config,
+    readonly: store.readonly,
+    refresh: () => store.refresh(),
+    put: (input: Parameters<Store['put']>[0], meta?: PutMeta, options?: Parameters<Store['put']>[2]) => store.put(input, putMeta(meta), options),
+    commitChunks: (keys: string[], meta?: PutMeta) => store.commitChunks(keys, putMeta(meta)),
+    stat: async (r: string) => store.stat(await ref(r)),
+    resolve: async (r: string) => store.resolve(await ref(r)),
+    document: async (digest: string) => store.document(await reached(digest)),
+    getBytes: async (digest: string) => store.getBytes(await reached(digest)),
+    getRange: async (digest: string, start: number, end: number) => store.getRange(await reached(digest), start, end),
+    get: (digest: string) =>
+      (async function* () {
+        yield* store.get(await reached(digest));
+      })(),
+    getRangeStream: (digest: string, start: number, end: number) =>
+      (async function* () {
+        yield* store.getRangeStream(await reached(digest), start, end);
+      })(),
+    list: (q: ListQuery = {}) => store.list(narrowed(q)),
+    search: (query: string, o: SearchQuery = {}) => {
+      if (o.snapshot !== undefined) throw new HttpError('FORBIDDEN', 'snapshots are store-wide: a token limited to prefixes cannot search one', { prefixes: [...prefixes] });
+      return store.search(query, narrowed(o));
+    },
+    grep: (pattern: string, o: GrepOptions = {}) => {
+      const shared = o.prefixes?.length ? sharedPrefixes(o.prefixes, prefixes) : [...prefixes];
+      if (shared.length === 0) throw outside(o.prefixes!.join(', '));
+      return store.grep(pattern, { ...o, prefixes: shared });
+    },
+    updateMeta: async (updates: MetaUpdate[]) => {
+      const limited: MetaUpdate[] = [];
+      for (const u of updates) {
+        if (u.path !== undefined) limited.push({ ...u, path: path(u.path) });
+        else if (typeof u.digest === 'string') {
+          const { digest, ...change } = u;
+          limited.push({ ...change, path: await entryOf(digest) });
+        } else limited.push(u); // neither: the store refuses it
+      }
+      return store.updateMeta(limited);
+    },
+    versions: (p: string) => store.versions(path(p)),
+    pathVersion: (p: string, which?: Parameters<Store['pathVersion']>[1]) => store.pathVersion(path(p), which),
+    deletePath: (p: string, o?: Parameters<Store['deletePath']>[1]) => store.deletePath(path(p), o),
+    deleteVersion: (p: string, version: number) => store.deleteVersion(path(p), version),
+    pin: (target: Parameters<Store['pin']>[0], pinned?: boolean) => {
+      if ('snapshot' in target) throw new HttpError('FORBIDDEN', 'snapshots are store-wide: a token limited to prefixes cannot pin one', { prefixes: [...prefixes] });
+      return store.pin({ path: path(target.path), version: target.version }, pinned);
+    },
+    forgetVersions: (o: Parameters<Store['forgetVersions']>[0]) => {
+      // Under one prefix the token reaches: the one asked for, or the token's only one.
+      const asked = o.prefix ?? (prefixes.length === 1 ? prefixes[0]! : undefined);
+      if (asked === undefined) throw new HttpError('FORBIDDEN', `name a prefix under one of ${shown}`, { prefixes: [...prefixes] });
+      const shared = sharedPrefixes([asked], prefixes);
+      if (shared.length !== 1) throw outside(asked);
+      return store.forgetVersions({ ...o, prefix: shared[0]! });
+    },
+  };
+
+  return new Proxy(store, {
+    get(_target, key) {
+      if (Object.hasOwn(allowed, key)) return allowed[key as keyof Store];
+      if (typeof key === 'symbol' || key === 'then') return undefined;
+      return () => {
+        throw new HttpError('FORBIDDEN', `${String(key)} is store-wide: a token limited to prefixes (${shown}) cannot use it`, { prefixes: [...prefixes] });
+      };
+    },
+  });
+}

@@ -1,0 +1,60 @@
+/**
+ * Access tokens kept in the store (decision 0060), which every `kura serve` of the store accepts
+ * besides its KURA_TOKENS; only their hashes are kept:
+ *   kura token add NAME --scope read [--scope write …] [--prefix builds/ …] [--json]
+ *        prints the secret once: it is kept nowhere
+ *   kura token list [--json]        names, scopes, prefixes, when made (never secrets)
+ *   kura token revoke NAME          servers refuse it from their next look at the log
+ */
+import { NotFoundError, SCOPES, type Scope } from '@kura/store';
+import type { Command } from 'commander';
+import { collect } from '../args.js';
+import { usage } from '../exit.js';
+import { write, writeJson } from '../output.js';
+import { withStore } from '../store.js';
+
+export function register(program: Command): void {
+  const token = program.command('token').description('access tokens for kura serve, kept in the store as hashes');
+  token
+    .command('add <name>')
+    .description(`make a token and print its secret once; scopes: read, write (adds, never removes), delete, admin (all of them)`)
+    .option('--scope <scope>', 'what it may do (repeatable, or comma-separated)', collect)
+    .option('--prefix <prefix>', 'only paths starting with this (repeatable); absent: every path', collect)
+    .option('--json', 'print {token, secret} as one JSON line')
+    .action(async (name: string, opts: { scope?: string[]; prefix?: string[]; json?: boolean }, cmd: Command) => {
+      const scopes = (opts.scope ?? []).flatMap((s) => s.split(',')).filter(Boolean);
+      if (scopes.length === 0) throw usage(`name what the token may do: --scope ${SCOPES.join('|')}`);
+      const unknown = scopes.find((s) => !(SCOPES as readonly string[]).includes(s));
+      if (unknown !== undefined) throw usage(`--scope ${unknown}: the scopes are ${SCOPES.join(', ')}`);
+      await withStore(cmd, { readonly: false }, async (store) => {
+        const made = await store.addToken({ name, scopes: scopes as Scope[], ...(opts.prefix ? { prefixes: opts.prefix } : {}) });
+        if (opts.json) return writeJson(made);
+        const t = made.token;
+        await write(
+          `token ${t.name}: ${t.scopes.join(', ')}${t.prefixes ? ` under ${t.prefixes.join(', ')}` : ''}\n\n    ${made.secret}\n\n` +
+            'Kept nowhere but here (the store keeps its hash): give it to the client now.\n' +
+            '  curl -H "Authorization: Bearer <secret>" http://127.0.0.1:8787/v1/documents\n',
+        );
+      });
+    });
+  token
+    .command('list')
+    .description('the tokens kept in the store (never their secrets)')
+    .option('--json', 'one JSON object per token')
+    .action(async (opts: { json?: boolean }, cmd: Command) => {
+      await withStore(cmd, { readonly: true }, async (store) => {
+        for (const t of await store.tokens()) {
+          if (opts.json) await writeJson(t);
+          else await write(`${t.name}\t${t.scopes.join(',')}\t${t.prefixes ? t.prefixes.join(',') : '*'}\t${t.createdAt}\n`);
+        }
+      });
+    });
+  token
+    .command('revoke <name>')
+    .description('revoke a token: servers of the store refuse it from then on')
+    .action(async (name: string, _opts: unknown, cmd: Command) => {
+      await withStore(cmd, { readonly: false }, async (store) => {
+        if (!(await store.revokeToken(name))) throw new NotFoundError(`no token named ${name}`);
+      });
+    });
+}
