@@ -9,6 +9,7 @@ import * as gc from './commands/gc.js';
 import * as forget from './commands/forget.js';
 import * as policy from './commands/policy.js';
 import * as token from './commands/token.js';
+import * as copy from './commands/copy.js';
 import * as watch from './commands/watch.js';
 import * as get from './commands/get.js';
 import * as hash from './commands/hash.js';
@@ -62,6 +63,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
   forget.register(program);
   policy.register(program);
   token.register(program);
+  copy.register(program, setExit);
   watch.register(program);
   serve.register(program);
   hash.register(program, setExit);

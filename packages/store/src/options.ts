@@ -98,6 +98,16 @@ export const PutMeta = z
       .regex(/^(sha256:)?[0-9a-fA-F]{64}$/, 'expectDigest must be sha256:<64 hex> or 64 hex digits')
       .transform((d) => `sha256:${d.slice(-64).toLowerCase()}`)
       .optional(),
+    /**
+     * When the version is of (ISO 8601, ms or a Date; default the commit's time): what a copy
+     * from another store keeps (`copyStore`), and imports. Recorded as the version's time.
+     */
+    time: z
+      .union([z.date(), z.string().datetime({ offset: true }), z.number().int().min(0).max(8.64e15)])
+      .transform((t) => toMillis(t))
+      .optional(),
+    /** The version's number, when higher than the path's last (else the next): what a copy keeps. */
+    version: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
   })
   .strict();
 export type PutMeta = z.input<typeof PutMeta>;

@@ -49,6 +49,8 @@ export interface ResolvedMeta {
   tags?: string[] | undefined;
   meta?: Record<string, string> | undefined;
   expectDigest?: string | undefined;
+  time?: number | undefined;
+  version?: number | undefined;
 }
 
 /** What a put reports per chunk, in document order (the browser demo draws its chunk map). */
@@ -379,12 +381,15 @@ export async function putReadyDocuments(
 }
 
 /** The attributes a put gives its entry (what FORMAT.md §15.3's `put` carries). */
-function entryAttributes(meta: ResolvedMeta): PutAttributes {
+/** The entry attributes a put's operation carries (FORMAT.md §15.3). */
+export function entryAttributes(meta: ResolvedMeta): PutAttributes {
   const a: PutAttributes = {};
   if (meta.path !== undefined) a.path = meta.path;
   if (meta.mediaType !== undefined) a.mediaType = meta.mediaType;
   if (meta.tags !== undefined && meta.tags.length) a.tags = meta.tags;
   if (meta.meta !== undefined && Object.keys(meta.meta).length) a.meta = meta.meta;
+  if (meta.time !== undefined) a.time = meta.time;
+  if (meta.version !== undefined && meta.path !== undefined) a.version = meta.version;
   return a;
 }
 

@@ -7,10 +7,13 @@ import { DIGEST_PATTERN, InvalidInputError, type ByteSource } from '@kura/core';
 import type { EntryTarget, MetaChange } from './catalog/entries.js';
 import { collectGarbage, type GcProgress, type GcReport } from './bytes/gc.js';
 import { preloadKnown } from './ingest/known-chunks.js';
-import { hexToBytes, parseDigest } from './hex.js';
+import { bytesToHex, formatDigest, hexToBytes, parseDigest } from './hex.js';
+import { requireDoc } from './catalog/entries.js';
+import type { Op } from './catalog/ops.js';
+import { ENTRY_SIZE } from './bytes/manifest.js';
 import { MetaUpdate, parse, parsePutMeta, plainMetaUpdate, toMillis, type PutMeta } from './options.js';
 import { NotFoundError } from './errors.js';
-import { ingestHere, putDocument, putReadyDocuments, type ChunkStream, type PutOptions, type PutResult, type ReadyDocument, type ResolvedMeta } from './put.js';
+import { entryAttributes, ingestHere, putDocument, putReadyDocuments, type ChunkStream, type PutOptions, type PutResult, type ReadyDocument, type ResolvedMeta } from './put.js';
 import type { CommitTurn } from './commit-order.js';
 import { commitOne, drainIndex, knownChunks, type StoreContext } from './store-context.js';
 import { newSnapshotId, requireSnapshot, type DirNode, type SnapshotInfo } from './catalog/snapshot.js';
@@ -55,6 +58,20 @@ export async function put(ctx: StoreContext, input: PutInput, meta: PutMeta, opt
     source = input as ByteSource;
   }
   return indexed(ctx, putDocument(ctx, ingestHere(ctx, source), m, undefined, options.listed ?? true, options.onChunk));
+}
+
+/**
+ * Names a document the store has — at a path (a new version, as a put of its bytes would make)
+ * or as a pathless entry — without its bytes: the `put` operation of a document that exists
+ * records its entry alone (FORMAT.md §15.3). What a copy from another store does for content
+ * the destination already holds. NOT_FOUND when the store lacks it.
+ */
+export async function link(ctx: StoreContext, digest: string, meta: PutMeta): Promise<PutResult> {
+  const m = parsePutMeta(meta);
+  const doc = ctx.db.read(() => requireDoc(ctx.st, digest));
+  const op: Extract<Op, { op: 'put' }> = { op: 'put', digest: formatDigest(doc.digest), size: doc.size, manifest: bytesToHex(doc.manifest), packs: [], places: [], entry: entryAttributes(m) };
+  await indexed(ctx, ctx.writer.commit([op]));
+  return { digest: formatDigest(doc.digest), size: doc.size, chunks: doc.manifest.length / ENTRY_SIZE, newChunks: 0, newBytesStored: 0 };
 }
 
 /** A put on this thread of a snapshot's file (kept, not listed). */
@@ -205,8 +222,12 @@ function checkPath(path: unknown): asserts path is string {
   if (typeof path !== 'string' || !path) throw new InvalidInputError('path must be a non-empty string', 'path');
 }
 
-/** A snapshot's own attributes (`time`: when it is of, for imports; default now). */
+/**
+ * A snapshot's own attributes (`time`: when it is of, for imports; default now; `id`: the id
+ * it has in another store, for a copy — refused when taken).
+ */
 export interface SnapshotAttributes {
+  id?: string;
   label?: string;
   time?: Date | string | number;
   tags?: string[];
@@ -226,7 +247,8 @@ export async function createSnapshot(ctx: StoreContext, root: DirNode, a: Snapsh
     time = toMillis(a.time);
     if (!Number.isSafeInteger(time) || time < 0) throw new InvalidInputError('time must be a time (ISO 8601 or milliseconds since 1970)', 'time');
   }
-  const op = { op: 'snapshot' as const, root, label, id: newSnapshotId(), ...(time !== undefined ? { time } : {}), ...(tags.length ? { tags: [...new Set(tags)].sort() } : {}) };
+  if (a.id !== undefined && (typeof a.id !== 'string' || !/^[0-9a-f]{32}$/.test(a.id))) throw new InvalidInputError('id must be 32 lowercase hex digits', 'id');
+  const op = { op: 'snapshot' as const, root, label, id: a.id ?? newSnapshotId(), ...(time !== undefined ? { time } : {}), ...(tags.length ? { tags: [...new Set(tags)].sort() } : {}) };
   return (await commitOne(ctx, op)) as SnapshotInfo;
 }
 

@@ -70,6 +70,11 @@ export class Store extends StoreReads {
   }
 
   /** Stores a document made of stored chunks, in order, read back and hashed (else MISSING_CHUNKS). */
+  /** Names a document the store has, at `meta.path` or as a pathless entry, without its bytes (store-writes.ts). */
+  async link(digest: string, meta: PutMeta = {}): Promise<PutResult> {
+    return writes.link(this.#w('link'), digest, meta);
+  }
+
   async commitChunks(keys: string[], meta: PutMeta = {}): Promise<PutResult> {
     return writes.commitChunks(this.#w('commitChunks'), keys, meta);
   }

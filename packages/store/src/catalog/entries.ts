@@ -143,6 +143,15 @@ export interface PutAttributes {
   mediaType?: string | undefined;
   tags?: readonly string[] | undefined;
   meta?: Record<string, string> | undefined;
+  /** When the version is of (ms; schema 17): a copy from another store keeps its times. Absent: the commit's time. */
+  time?: number | undefined;
+  /** The version's number when higher than the path's last (schema 17): a copy keeps its source's numbers. */
+  version?: number | undefined;
+}
+
+/** The number a new version of `path` gets: the next, or the one asked for when higher. */
+function nextVersion(st: Statements, path: string, wanted: number | undefined): number {
+  return wanted === undefined ? st.versionNext.get(path)!.last : st.versionNextAtLeast.get(path, wanted)!.last;
 }
 
 /**
@@ -151,7 +160,8 @@ export interface PutAttributes {
  * the document's pathless entry. Either way the tags and metadata are merged into the entry
  * and a given media type replaces its own.
  */
-export function recordPut(st: Statements, docId: number, put: PutAttributes, now: number, fresh = false): void {
+export function recordPut(st: Statements, docId: number, put: PutAttributes, commitTime: number, fresh = false): void {
+  const now = put.time ?? commitTime;
   // A document inserted by this commit (`fresh`) has no entry yet, and was inserted with the
   // one reference this put adds whichever way below (a new entry, or a new version).
   const entry = put.path !== undefined ? st.entryByPath.get(put.path) : fresh ? undefined : st.entryPathless.get(docId);
@@ -161,14 +171,14 @@ export function recordPut(st: Statements, docId: number, put: PutAttributes, now
     if (!fresh) st.docRef.run(1, docId);
     if (put.path !== undefined) {
       // A path deleted with its versions kept comes back with a new version, even of the same bytes.
-      st.versionInsert.run(put.path, st.versionNext.get(put.path)!.last, docId, now);
+      st.versionInsert.run(put.path, nextVersion(st, put.path, put.version), docId, now);
       st.deletedPathClear.run(put.path);
     }
   } else {
     id = entry.id;
     if (entry.doc_id !== docId) {
       // (A pathless entry is found by its document: only a path's entry can change documents.)
-      st.versionInsert.run(put.path!, st.versionNext.get(put.path!)!.last, docId, now);
+      st.versionInsert.run(put.path!, nextVersion(st, put.path!, put.version), docId, now);
       if (!fresh) st.docRef.run(1, docId);
       st.entrySetDoc.run(docId, now, id);
     }

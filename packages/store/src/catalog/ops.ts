@@ -225,6 +225,8 @@ export function applyOp(ctx: ApplyContext, op: Op, time: number, at?: CommitPlac
       return doc ? deleteDocument(st, doc, time) : false;
     }
     case 'snapshot':
+      // An id given by the caller (a copy from another store keeps its snapshots' ids) may be taken.
+      if (op.id !== undefined && st.snapshotByUid.get(op.id)) throw new InvalidInputError(`a snapshot ${op.id} exists`, 'id');
       return commitSnapshot(st, op.root, op.label, op.time ?? time, op.id, op.tags);
     case 'rm-snapshot': {
       // A number is the snapshot's row: operations logged before schema 9 name it so.

@@ -320,6 +320,10 @@ function statementsOf(db: SqlDatabase) {
     versionNext: p<{ last: number }>(
       'INSERT INTO version_counters(path, last) VALUES (?, 1) ON CONFLICT(path) DO UPDATE SET last = last + 1 RETURNING last',
     ),
+    /** The next version number of a path, or `wanted` when that is higher (a copy keeps its source's numbers). */
+    versionNextAtLeast: p<{ last: number }>(
+      'INSERT INTO version_counters(path, last) VALUES (?, ?) ON CONFLICT(path) DO UPDATE SET last = MAX(last + 1, excluded.last) RETURNING last',
+    ),
     versionInsert: p('INSERT INTO versions(path, version, doc_id, created_at) VALUES (?, ?, ?, ?)'),
     versionsOf: p<{ version: number; doc_id: number; created_at: number; pinned: number }>('SELECT version, doc_id, created_at, pinned FROM versions WHERE path = ? ORDER BY version'),
     versionGet: p<{ doc_id: number; version: number; created_at: number; pinned: number }>('SELECT doc_id, version, created_at, pinned FROM versions WHERE path = ? AND version = ?'),

@@ -1,0 +1,77 @@
+/**
+ * `kura copy SRC DST [--prefix P]… [--snapshot ID]… [--json]` (issue 50, item 2; decision 0061):
+ * paths with their versions, tags and metadata, and snapshots, from one store to another —
+ * directories or s3:// locations, any pair — sending only what DST lacks; run again it copies
+ * only what is new, and a copy killed part way is completed by running it again. DST is made
+ * with SRC's chunking parameters when it is not a store yet (so the two deduplicate alike).
+ * Exit 1 when something could not be copied (each named on stderr; the rest is copied).
+ */
+import { Store, copyStore, isObjectLocation, type CopyReport } from '@kura/store';
+import type { Command } from 'commander';
+import { resolve } from 'node:path';
+import { collect } from '../args.js';
+import { bytes, count } from '../format.js';
+import { EXIT, isKuraError } from '../exit.js';
+import { write, writeJson } from '../output.js';
+import { Progress } from '../progress.js';
+import { openStore } from '../store.js';
+
+interface CopyOpts {
+  prefix?: string[];
+  snapshot?: string[];
+  json?: boolean;
+}
+
+const location = (l: string) => (isObjectLocation(l) ? l : resolve(l));
+
+/** DST, made like SRC (chunking, compression) when it holds no store yet. */
+async function destination(dir: string, src: Store): Promise<{ store: Store; created: boolean }> {
+  try {
+    return { store: await openStore(dir, { readonly: false }), created: false };
+  } catch (e) {
+    if (!isKuraError(e, 'NOT_FOUND')) throw e;
+  }
+  const { chunking, compression } = src.config;
+  return { store: await Store.init(dir, { chunking: { avg: chunking.avg, seed: chunking.seed }, compression }), created: true };
+}
+
+function summary(r: CopyReport): string {
+  return (
+    `${count(r.entries)} entr${r.entries === 1 ? 'y' : 'ies'}: ${count(r.versionsCopied)} version${r.versionsCopied === 1 ? '' : 's'} copied ` +
+    `(${count(r.documentsSent)} sent, ${bytes(r.bytesSent)}; ${count(r.documentsLinked)} already there), ${count(r.versionsPresent)} present; ` +
+    `${count(r.snapshotsCopied)} snapshot${r.snapshotsCopied === 1 ? '' : 's'} copied, ${count(r.snapshotsPresent)} present`
+  );
+}
+
+export function register(program: Command, setExit: (code: number) => void): void {
+  program
+    .command('copy <src> <dst>')
+    .description('copy paths (with versions, tags, metadata) and snapshots to another store, sending only what it lacks')
+    .option('--prefix <prefix>', 'only paths under this prefix (repeatable); with no --snapshot, no snapshots', collect)
+    .option('--snapshot <id>', 'only this snapshot (repeatable); with no --prefix, no paths', collect)
+    .option('--json', 'print the report as one JSON line')
+    .action(async (srcArg: string, dstArg: string, opts: CopyOpts) => {
+      const src = await openStore(location(srcArg), { readonly: true });
+      try {
+        const { store: dst, created } = await destination(location(dstArg), src);
+        try {
+          const total = (await src.stats()).documents;
+          const bar = new Progress(total, !opts.json, ({ value, total: t }) => `${count(value)}/${count(t)} entries`);
+          const report = await copyStore(src, dst, {
+            ...(opts.prefix ? { prefixes: opts.prefix } : {}),
+            ...(opts.snapshot ? { snapshots: opts.snapshot } : {}),
+            onProgress: (r) => bar.set(r.entries),
+          });
+          bar.stop();
+          for (const e of report.errors) process.stderr.write(`kura: ${e.what}: ${e.message} [${e.code}]\n`);
+          if (report.errors.length) setExit(EXIT.error);
+          if (opts.json) await writeJson({ ...report, created });
+          else await write(`${created ? `made a store at ${dstArg} with the source's chunking\n` : ''}${summary(report)}\n`);
+        } finally {
+          await dst.close();
+        }
+      } finally {
+        await src.close();
+      }
+    });
+}

@@ -1,0 +1,155 @@
+/**
+ * copyStore (decision 0061) as a property: after any sequence of changes to a source store —
+ * puts of versions to a few paths (repeated and shared contents), puts without a path, tag and
+ * metadata changes, deleted paths and versions, pins, snapshots — a copy makes the destination
+ * show the same entries, versions (digests and times), tags, metadata, snapshots and pins; a
+ * second copy right after changes nothing; more changes and another copy bring it level again.
+ * And the pieces it rests on: a put's `time` and `version`, `link`, a snapshot's given id.
+ */
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { copyStore } from '../src/copy/copy-store.js';
+import { Store } from '../src/node/index.js';
+import { tempDir } from './helpers/store.js';
+import { rmSync } from 'node:fs';
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+const fresh = async () => {
+  const d = tempDir('kura-copy-');
+  dirs.push(d);
+  return Store.init(d, { chunking: { avg: 1024 } });
+};
+const enc = new TextEncoder();
+const text = (n: number) => enc.encode(`content ${n}\n`.repeat(1 + (n % 7) * 50));
+
+/** What a user sees of a store, in one value. */
+async function seen(s: Store) {
+  const entries = [];
+  let cursor: string | undefined;
+  do {
+    const page = await s.list({ limit: 1000, ...(cursor ? { cursor } : {}) });
+    entries.push(...page.items);
+    cursor = page.nextCursor;
+  } while (cursor);
+  const key = (e: { path: string | null; digest: string }) => e.path ?? e.digest;
+  entries.sort((a, b) => key(a).localeCompare(key(b))); // (the order they were made in may differ)
+  const versions = [];
+  for (const e of entries) if (e.path !== null) versions.push(await s.versions(e.path));
+  // An entry's createdAt is when its first version still there was made, in a copy: the
+  // source's may be older (a version deleted since). Versions keep their numbers and times.
+  return { entries: entries.map(({ createdAt: _, ...e }) => e), versions, snapshots: await s.snapshots() };
+}
+
+type Change =
+  | { kind: 'put'; path: number; content: number }
+  | { kind: 'loose'; content: number }
+  | { kind: 'tag'; path: number; tag: number; remove: boolean }
+  | { kind: 'meta'; path: number; value: number | null }
+  | { kind: 'delete-path'; path: number }
+  | { kind: 'delete-version'; path: number }
+  | { kind: 'pin'; path: number }
+  | { kind: 'snapshot'; contents: number[] };
+
+const change: fc.Arbitrary<Change> = fc.oneof(
+  { weight: 6, arbitrary: fc.record({ kind: fc.constant('put' as const), path: fc.nat(5), content: fc.nat(12) }) },
+  fc.record({ kind: fc.constant('loose' as const), content: fc.nat(12) }),
+  fc.record({ kind: fc.constant('tag' as const), path: fc.nat(5), tag: fc.nat(3), remove: fc.boolean() }),
+  fc.record({ kind: fc.constant('meta' as const), path: fc.nat(5), value: fc.option(fc.nat(3), { nil: null }) }),
+  fc.record({ kind: fc.constant('delete-path' as const), path: fc.nat(5) }),
+  fc.record({ kind: fc.constant('delete-version' as const), path: fc.nat(5) }),
+  fc.record({ kind: fc.constant('pin' as const), path: fc.nat(5) }),
+  fc.record({ kind: fc.constant('snapshot' as const), contents: fc.array(fc.nat(20), { minLength: 1, maxLength: 4 }) }),
+);
+
+async function apply(s: Store, changes: Change[]): Promise<void> {
+  const p = (n: number) => `docs/p${n}.md`;
+  const exists = async (path: string) => (await s.versions(path)).length > 0;
+  for (const c of changes) {
+    if (c.kind === 'put') await s.put(text(c.content), { path: p(c.path), tags: [`t${c.content % 3}`] });
+    else if (c.kind === 'loose') await s.put(text(100 + c.content), { tags: ['loose'] });
+    else if (!['snapshot'].includes(c.kind) && !(await exists(p((c as { path: number }).path)))) continue;
+    else if (c.kind === 'tag') await s.updateMeta([{ path: p(c.path), ...(c.remove ? { removeTags: [`t${c.tag}`] } : { addTags: [`t${c.tag}`] }) }]);
+    else if (c.kind === 'meta') await s.updateMeta([{ path: p(c.path), meta: { owner: c.value === null ? null : `o${c.value}` } }]);
+    else if (c.kind === 'delete-path') await s.deletePath(p(c.path));
+    else if (c.kind === 'delete-version') {
+      const v = await s.versions(p(c.path));
+      if (v.length > 1) await s.deleteVersion(p(c.path), v[0]!.version);
+    } else if (c.kind === 'pin') await s.pin({ path: p(c.path), version: (await s.versions(p(c.path)))[0]!.version });
+    else if (c.kind === 'snapshot') {
+      const files = [];
+      for (const [i, n] of c.contents.entries()) {
+        const r = await s.put(text(200 + n), {}, { listed: false });
+        files.push({ type: 'file' as const, name: `f${i}`, mode: 0o644, size: r.size, digest: r.digest });
+      }
+      await s.createSnapshot({ type: 'dir', name: '', mode: 0o755, entries: [{ type: 'dir', name: 'sub', mode: 0o700, entries: files }] }, { label: 'l', tags: ['x'] });
+    }
+  }
+}
+
+describe('copyStore', () => {
+  it('after any changes, a copy shows what the source shows; again, it changes nothing', { timeout: 240_000 }, async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(change, { minLength: 1, maxLength: 25 }), fc.array(change, { maxLength: 10 }), async (first, then) => {
+        const src = await fresh();
+        const dst = await fresh();
+        try {
+          await apply(src, first);
+          const r1 = await copyStore(src, dst);
+          expect(r1.errors).toEqual([]);
+          expect(await seen(dst)).toEqual(await seen(src));
+          const r2 = await copyStore(src, dst);
+          expect({ ...r2, versionsPresent: 0, snapshotsPresent: 0, entries: 0 }).toEqual({ ...r2, versionsPresent: 0, snapshotsPresent: 0, entries: 0, versionsCopied: 0, documentsSent: 0, bytesSent: 0, documentsLinked: 0, entriesUpdated: 0, snapshotsCopied: 0, pins: 0 });
+          await apply(src, then);
+          await copyStore(src, dst);
+          // A copy adds, it never deletes: what the source deleted since stays in the
+          // destination, and a path deleted and put again with the same document keeps its
+          // older version there (no new version of the latest document). So: every entry of
+          // the source shows the same content, type, tags and metadata, and every version's
+          // document is among its versions.
+          const a = await seen(src);
+          const b = await seen(dst);
+          const shown = (e: (typeof a.entries)[number]) => ({ path: e.path, digest: e.digest, mediaType: e.mediaType, tags: e.tags, meta: e.meta });
+          const there = new Map(b.entries.map((e) => [e.path ?? e.digest, e]));
+          for (const e of a.entries) expect(shown(there.get(e.path ?? e.digest)!)).toEqual(shown(e));
+          for (const vs of a.versions) {
+            const have = new Set((await dst.versions(vs[0]!.path)).map((v) => v.digest));
+            for (const v of vs) expect(have.has(v.digest)).toBe(true);
+          }
+          expect(b.snapshots.filter((x) => a.snapshots.some((y) => y.id === x.id))).toEqual(a.snapshots);
+          expect((await dst.verify()).ok).toBe(true);
+        } finally {
+          await src.close();
+          await dst.close();
+        }
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it('a put keeps a given time; link names content without bytes; a snapshot keeps a given id, once', async () => {
+    const s = await fresh();
+    try {
+      const r = await s.put(text(1), { path: 'a', time: '2020-02-03T04:05:06.007Z' });
+      expect((await s.versions('a'))[0]!.createdAt).toBe('2020-02-03T04:05:06.007Z');
+      await expect(s.put(text(2), { path: 'a', time: 'yesterday' })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      // A version number asked for is taken when higher than the path's last, else the next.
+      await s.put(text(3), { path: 'a', version: 5 });
+      await s.put(text(4), { path: 'a', version: 3 });
+      expect((await s.versions('a')).map((v) => v.version)).toEqual([1, 5, 6]);
+      const linked = await s.link(r.digest, { path: 'b', time: 5000 });
+      expect(linked).toMatchObject({ digest: r.digest, newChunks: 0, newBytesStored: 0 });
+      expect(await s.versions('b')).toMatchObject([{ version: 1, digest: r.digest, createdAt: new Date(5000).toISOString() }]);
+      expect(new TextDecoder().decode(await s.getBytes((await s.stat('b')).digest))).toBe(new TextDecoder().decode(text(1)));
+      await expect(s.link(`sha256:${'0'.repeat(64)}`, { path: 'c' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      const id = 'ab'.repeat(16);
+      const snap = await s.createSnapshot({ type: 'dir', name: '', mode: 0o755, entries: [] }, { id });
+      expect(snap.id).toBe(id);
+      await expect(s.createSnapshot({ type: 'dir', name: '', mode: 0o755, entries: [] }, { id })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      await expect(s.createSnapshot({ type: 'dir', name: '', mode: 0o755, entries: [] }, { id: 'nope' })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      expect((await s.snapshots()).length).toBe(1);
+    } finally {
+      await s.close();
+    }
+  });
+});
