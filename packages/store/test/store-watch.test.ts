@@ -1,11 +1,12 @@
 /**
  * Watching a folder (decision 0059) with real files and the real watcher (@parcel/watcher on
  * inotify): create, modify, an editor's atomic save, a rename, a delete (versions kept), a
- * directory moved in, a burst of 10,000 small files, a file written slowly over two seconds
- * (stored once, whole), a restart that catches up, excludes and stores inside the tree, a
+ * directory moved in, a burst of 10,000 small files, a file written slowly over three seconds
+ * by a writer holding it open (stored once, whole, when closed), appends that close the file
+ * each time (a version each), a restart that catches up, excludes and stores inside the tree, a
  * symlink pointing out of the tree; each change visible to listing and search within a bound.
  */
-import { appendFileSync, mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, mkdirSync, mkdtempSync, openSync, renameSync, rmSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -116,21 +117,32 @@ describe('kura watch', () => {
     const w = store.watch(tree, { onEvent: (e) => events.push(e) });
     try {
       await w.ready;
-      // Ten writes 200 ms apart: never a pause of the settle time (500 ms) until the end.
+      // Ten writes 300 ms apart by a writer that holds the file open: longer pauses than the
+      // quiet time a closed file needs (50 ms), but the file is still being written.
+      const fd = openSync(join(tree, 'slow.log'), 'w');
       for (let i = 0; i < 10; i++) {
-        appendFileSync(join(tree, 'slow.log'), `line ${i} ${'x'.repeat(1000)}\n`);
-        await sleep(200);
+        writeSync(fd, `line ${i} ${'x'.repeat(1000)}\n`);
+        await sleep(300);
       }
+      closeSync(fd);
       await eventually(async () => expect(await text(store, 'data/slow.log')).toContain('line 9'));
       await sleep(800);
       expect((await store.versions('data/slow.log')).length).toBe(1);
+      // Appends that each open and close the file, 400 ms apart (under the settle time): each
+      // closed file is a whole one, stored as its writer closes it — a version per append.
+      for (let i = 0; i < 3; i++) {
+        appendFileSync(join(tree, 'appended.log'), `entry ${i}\n`);
+        await sleep(400);
+      }
+      await eventually(async () => expect(await text(store, 'data/appended.log')).toContain('entry 2'));
+      expect((await store.versions('data/appended.log')).length).toBe(3);
 
       const started = Date.now();
       for (let d = 0; d < 100; d++) {
         mkdirSync(join(tree, `d${d}`));
         for (let f = 0; f < 100; f++) writeFileSync(join(tree, `d${d}`, `f${f}.txt`), `file ${d}/${f}`);
       }
-      await eventually(async () => expect((await store.stats()).entries).toBe(10_001), 90_000);
+      await eventually(async () => expect((await store.stats()).entries).toBe(10_002), 90_000); // and slow.log, appended.log
       const ms = Date.now() - started;
       expect(await text(store, 'data/d57/f3.txt')).toBe('file 57/3');
       expect(events.filter((e) => e.type === 'error')).toEqual([]);

@@ -1,7 +1,8 @@
 /**
  * `kura watch DIR... [--prefix P] [--exclude GLOB] [--tag T] [--json]`: keeps folders in the
  * store (decision 0059): catches up with what changed since the last watch, then stores each
- * change about half a second after it settles, until SIGINT or SIGTERM. Human output: a line
+ * change once its writer has closed the file (or half a second after its last change where
+ * that cannot be seen), until SIGINT or SIGTERM. Human output: a line
  * per path stored or deleted; --json: one JSON object per event. A line is printed only after
  * its commit: what was reported stored stays stored, however the process ends.
  */

@@ -10,9 +10,11 @@
  *   file has are deleted (versions kept). So a watch started again catches up on what changed
  *   while it was stopped.
  * - **Then changes**, from the OS's notifications (@parcel/watcher: inotify on Linux), each
- *   path stored once nothing has happened to it for `settleMs`: an editor's atomic save (a
- *   temporary file renamed over the old) stores the file once and never the temporary; a file
- *   written slowly is stored when its writes stop; a rename is a delete and a create, whose
+ *   path stored once its writer has closed it and nothing has happened to it for 50 ms (on
+ *   Linux, where /proc says which files are open for writing: open-files.ts), else once
+ *   nothing has happened to it for `settleMs`: an editor's atomic save (a temporary file
+ *   renamed over the old) stores the file once and never the temporary; a file written slowly
+ *   is stored when its writer closes it; a rename is a delete and a create, whose
  *   bytes are not stored again (deduplicated). A directory created or moved in is scanned.
  * - Symlinks are never followed (nor stored); `.git`, `node_modules`, `.kura` and any Kura
  *   store inside the tree are left out, with the `exclude` patterns (exclude.ts).
@@ -33,6 +35,7 @@ import type { StoreContext } from '../store-context.js';
 import type { Store as StoreCore } from '../store.js';
 import { excluder, type Excluder } from './exclude.js';
 import { vanished, type FilePutOutcome, type FileToPut } from './put-many.js';
+import { openForWriting } from './open-files.js';
 import { scanDirectory, statFiles, type ScannedFile } from './snapshots.js';
 
 export interface WatchOptions {
@@ -42,7 +45,7 @@ export interface WatchOptions {
   exclude?: string[];
   /** Tags given to every path stored. */
   tags?: string[];
-  /** Quiet time after a file's last change before it is stored (default 500 ms). */
+  /** Quiet time after a file's last change before it is stored when its writer cannot be seen to have closed it (default 500 ms). */
   settleMs?: number;
   /** How often the tree is scanned when the OS cannot watch it (default 30 s). */
   scanMs?: number;
@@ -69,6 +72,13 @@ export interface WatchHost {
 /** Left out of every watch: version control, dependencies, Kura's own default store. */
 export const WATCH_EXCLUDED = ['.git', 'node_modules', '.kura'];
 const SETTLE_MS = 500;
+/**
+ * Quiet time after which a file no process holds open for writing is stored without waiting
+ * out the settle time (open-files.ts): a burst of files copied or unpacked is stored as its
+ * writers close them. Long enough that an editor's save (write a temporary file, close it,
+ * rename it over the old) has renamed before the temporary file is looked at.
+ */
+const CLOSED_QUIET_MS = 50;
 const SCAN_MS = 30_000;
 /** Files put per batch (one putFiles run). */
 const BATCH = 512;
@@ -205,7 +215,7 @@ export class Watch {
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       void this.#serially(() => this.#flush());
-    }, Math.max(50, this.#settleMs / 4));
+    }, Math.max(50, Math.min(CLOSED_QUIET_MS, this.#settleMs / 4)));
   }
 
   /** Runs `work` after whatever store of changes is under way (one at a time). */
@@ -216,14 +226,26 @@ export class Watch {
     if (this.#flushing === run) this.#flushing = undefined;
   }
 
-  /** Stores the paths that have settled; schedules the rest. */
+  /**
+   * Stores the paths that have settled — quiet for the settle time, or for CLOSED_QUIET_MS with
+   * no process holding them open for writing — and schedules the rest.
+   */
   async #flush(): Promise<void> {
     const now = Date.now();
     const due: string[] = [];
-    for (const [rel, at] of this.#pending) if (now - at >= this.#settleMs) due.push(rel);
+    const quiet: string[] = [];
+    for (const [rel, at] of this.#pending) {
+      if (now - at >= this.#settleMs) due.push(rel);
+      else if (now - at >= CLOSED_QUIET_MS) quiet.push(rel);
+    }
+    if (quiet.length) {
+      const open = openForWriting(new Set(quiet.map((rel) => join(this.root, rel))));
+      if (open) for (const rel of quiet) if (!open.has(join(this.root, rel))) due.push(rel);
+    }
     for (const rel of due) this.#pending.delete(rel);
     // By file: a directory's scan and its files' own events name the same files.
     const puts = new Map<string, FileToPut>();
+    const scanned = new Map<string, string>();
     const gone: string[] = [];
     for (const rel of due.sort()) {
       const abs = join(this.root, rel);
@@ -231,10 +253,18 @@ export class Watch {
       if (!st || st.isSymbolicLink()) gone.push(rel); // a link is never followed: a file replaced by one is gone
       else if (st.isFile()) puts.set(abs, this.#put(abs, rel));
       else if (st.isDirectory()) {
-        // Created or moved in: its files, as the catch-up finds them.
+        // Created or moved in: its files, as the catch-up finds them. Their own events so far
+        // are this scan's (it reads them after): one read each, not two.
+        for (const p of this.#pending.keys()) if (p.startsWith(`${rel}/`)) this.#pending.delete(p);
         const scan = await scanDirectory(abs, { mtime: false, exclude: (path, name, isDir) => this.#exclude(`${rel}/${path}`, name, isDir), onBadName: this.#badName });
-        for (const f of scan.files) puts.set(f.path, this.#put(f.path, relative(this.root, f.path).split(sep).join('/')));
+        for (const f of scan.files) scanned.set(f.path, relative(this.root, f.path).split(sep).join('/'));
       }
+    }
+    // A scanned file some process is still writing waits for its writer, as an event's would.
+    const writing = scanned.size ? openForWriting(new Set(scanned.keys())) : undefined;
+    for (const [abs, rel] of scanned) {
+      if (writing?.has(abs)) this.#pending.set(rel, now);
+      else puts.set(abs, this.#put(abs, rel));
     }
     await this.#delete(gone, true);
     // What each path shows now (one read): a put of the same bytes makes no version, and is not reported.
