@@ -3,7 +3,8 @@
  * server (versitygw, started here) against `restic copy` between two repositories on the same
  * server, the same files in both sources, every request counted by a proxy in front of the
  * server. Quick: 64 MiB of unique text in 4 MiB files; full: 512 MiB. Each source is filled
- * first (not timed); the figures are the copy alone: MB/s and requests per GB. A second copy
+ * first (not timed), and Kura's is then opened with an empty cache, so that it reads from the
+ * bucket as restic does; the figures are the copy alone: MB/s and requests per GB. A second copy
  * (nothing new) is timed and counted too: what a nightly copy costs when little changed.
  */
 import { execFile, execFileSync } from 'node:child_process';
@@ -44,8 +45,11 @@ export async function run({ full }) {
     const at = (prefix) => ({ location: `s3://${srv.bucket}/${prefix}`, options: { cacheDir: mkdtempSync(join(root, 'cache-')), s3: { endpoint: proxy.endpoint, credentials: srv.credentials } } });
     // The source, filled (not timed).
     const a = at('kura-a');
-    const src = await Store.init(a.location, a.options);
-    for await (const o of src.putFiles(data.files.map((path) => ({ path })))) if (o.error) throw o.error;
+    const filling = await Store.init(a.location, a.options);
+    for await (const o of filling.putFiles(data.files.map((path) => ({ path })))) if (o.error) throw o.error;
+    await filling.close();
+    // Read from the bucket, as restic reads its repository: a server with an empty cache.
+    const src = await Store.open(a.location, { ...a.options, cacheDir: mkdtempSync(join(root, 'cache-')) });
     const b = at('kura-b');
     const made = await Store.init(b.location, { ...b.options, chunking: { avg: src.config.chunking.avg, seed: src.config.chunking.seed } });
     await made.close();
@@ -70,26 +74,28 @@ export async function run({ full }) {
       rows.push({ family: 'copy', group, impl: 'restic copy (first)', unavailable: 'restic not installed' });
     }
     if (version) {
-      const env = (repo) => ({
+      const cache = mkdtempSync(join(root, 'restic-cache-'));
+      // (restic refuses a secondary repository except where one is read: init with the chunker
+      // parameters copied, and copy)
+      const env = (repo, from = false) => ({
         ...process.env,
         RESTIC_PASSWORD: 'bench',
-        RESTIC_FROM_PASSWORD: 'bench',
         RESTIC_REPOSITORY: `s3:${proxy.endpoint}/${srv.bucket}/${repo}`,
-        RESTIC_FROM_REPOSITORY: `s3:${proxy.endpoint}/${srv.bucket}/restic-a`,
+        ...(from ? { RESTIC_FROM_PASSWORD: 'bench', RESTIC_FROM_REPOSITORY: `s3:${proxy.endpoint}/${srv.bucket}/restic-a` } : {}),
         AWS_ACCESS_KEY_ID: srv.credentials.accessKeyId,
         AWS_SECRET_ACCESS_KEY: srv.credentials.secretAccessKey,
-        RESTIC_CACHE_DIR: mkdtempSync(join(root, 'restic-cache-')),
+        RESTIC_CACHE_DIR: cache,
       });
       const o = ['-q', '-o', 's3.bucket-lookup=path'];
       await exec('restic', ['init', ...o], { env: env('restic-a') });
       await exec('restic', ['backup', ...o, '--compression', 'auto', data.src], { env: env('restic-a'), maxBuffer: 1 << 24 });
       // The destination shares the source's chunker parameters (as a Kura copy's destination
       // shares its chunking), so that restic copies blobs instead of re-chunking.
-      await exec('restic', ['init', ...o, '--copy-chunker-params'], { env: env('restic-b') });
+      await exec('restic', ['init', ...o, '--copy-chunker-params'], { env: env('restic-b', true) });
       for (const pass of ['first', 'again']) {
         await proxy.take();
         const t = performance.now();
-        await exec('restic', ['copy', ...o], { env: env('restic-b'), maxBuffer: 1 << 24 });
+        await exec('restic', ['copy', ...o], { env: env('restic-b', true), maxBuffer: 1 << 24 });
         const seconds = (performance.now() - t) / 1000;
         const requests = await proxy.take();
         rows.push({ family: 'copy', group, impl: `restic copy (${pass})`, size: total, ms: seconds * 1000, mbPerSec: total / 1e6 / seconds, requests, perGB: perGB(requests.total, total), version });
