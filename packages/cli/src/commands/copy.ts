@@ -50,7 +50,10 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .option('--prefix <prefix>', 'only paths under this prefix (repeatable); with no --snapshot, no snapshots', collect)
     .option('--snapshot <id>', 'only this snapshot (repeatable); with no --prefix, no paths', collect)
     .option('--json', 'print the report as one JSON line')
-    .action(async (srcArg: string, dstArg: string, opts: CopyOpts) => {
+    .action(async (srcArg: string, dstArg: string, opts: CopyOpts, cmd: Command) => {
+      // --endpoint (global) names the S3 server of s3:// locations, as for every command.
+      const { endpoint } = cmd.optsWithGlobals() as { endpoint?: string };
+      if (endpoint) process.env.AWS_ENDPOINT_URL_S3 = endpoint;
       const src = await openStore(location(srcArg), { readonly: true });
       try {
         const { store: dst, created } = await destination(location(dstArg), src);
