@@ -15,7 +15,7 @@
  *   so no spelling of a path outside reaches inside.
  */
 import type { GrepOptions, ListQuery, MetaUpdate, PutMeta, SearchQuery, Store } from '@kura/store';
-import { AmbiguousError, NotFoundError } from '@kura/store';
+import { AmbiguousError, NotFoundError, parseRef } from '@kura/store';
 import { HttpError } from '../errors.js';
 
 /** Whether `path` lies under one of `prefixes`. */
@@ -34,13 +34,8 @@ export function sharedPrefixes(asked: readonly string[], allowed: readonly strin
   return [...out].sort();
 }
 
-/** The path a reference names (`path`, `path@N`, `path@<time>`), or undefined for a digest. */
-function pathOfRef(ref: string): string | undefined {
-  if (ref.startsWith('sha256:')) return undefined;
-  const at = ref.lastIndexOf('@');
-  const suffix = at > 0 ? ref.slice(at + 1) : '';
-  return /^[0-9]+$/.test(suffix) || (/^\d{4}-\d\d/.test(suffix) && !Number.isNaN(Date.parse(suffix))) ? ref.slice(0, at) : ref;
-}
+/** The path a reference names (`path`, `path@N`, `path@<time>`: the store's own reading), or undefined for a digest. */
+const pathOfRef = (ref: string): string | undefined => (ref.startsWith('sha256:') ? undefined : parseRef(ref).path);
 
 export function limitStore(store: Store, prefixes: readonly string[]): Store {
   const shown = prefixes.join(', ');

@@ -71,11 +71,17 @@ export function pathVersion({ st }: CatalogReads, path: string, which: { version
 export function resolveRef(c: CatalogReads, ref: string): Digest {
   if (typeof ref !== 'string' || !ref) throw new InvalidInputError('reference must be a non-empty string', 'ref');
   if (/^sha256:/.test(ref)) return formatDigest(requireDoc(c.st, ref).digest);
+  const r = parseRef(ref);
+  return pathVersion(c, r.path, r.which).digest;
+}
+
+/** A reference that is not a digest: its path, and `@N` (a version) or `@<ISO time>` (the version latest then). */
+export function parseRef(ref: string): { path: string; which: { version?: number; at?: string } } {
   const at = ref.lastIndexOf('@');
   const suffix = at > 0 ? ref.slice(at + 1) : '';
-  if (/^[0-9]+$/.test(suffix)) return pathVersion(c, ref.slice(0, at), { version: Number(suffix) }).digest;
-  if (suffix && !Number.isNaN(Date.parse(suffix)) && /^\d{4}-\d\d/.test(suffix)) return pathVersion(c, ref.slice(0, at), { at: suffix }).digest;
-  return pathVersion(c, ref).digest;
+  if (/^[0-9]+$/.test(suffix)) return { path: ref.slice(0, at), which: { version: Number(suffix) } };
+  if (suffix && !Number.isNaN(Date.parse(suffix)) && /^\d{4}-\d\d/.test(suffix)) return { path: ref.slice(0, at), which: { at: suffix } };
+  return { path: ref, which: {} };
 }
 
 /**
