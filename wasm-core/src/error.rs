@@ -24,6 +24,11 @@ pub enum Error {
     /// A grep pattern that is not a regular expression, or whose automaton would be too large
     /// (the regex crate's message is in the output region).
     InvalidPattern,
+    /// Sealed bytes whose tag does not authenticate them: tampered with, truncated, or sealed
+    /// under another key or with other associated data.
+    Unauthentic,
+    /// Key derivation parameters outside Argon2id's rules or Kura's bounds.
+    InvalidKdfParams,
 }
 
 impl Error {
@@ -39,6 +44,8 @@ impl Error {
             Error::CompressFailed => 7,
             Error::InvalidShape => 8,
             Error::InvalidPattern => 9,
+            Error::Unauthentic => 10,
+            Error::InvalidKdfParams => 11,
         }
     }
 }
@@ -55,6 +62,8 @@ impl fmt::Display for Error {
             Error::CompressFailed => write!(f, "zstd compression failed"),
             Error::InvalidShape => write!(f, "vectors of the wrong length for the rows' dimensions"),
             Error::InvalidPattern => write!(f, "not a usable regular expression"),
+            Error::Unauthentic => write!(f, "sealed bytes failed authentication"),
+            Error::InvalidKdfParams => write!(f, "key derivation parameters out of range"),
         }
     }
 }

@@ -15,6 +15,7 @@ use std::cell::{Cell, RefCell};
 
 use crate::cdc::{Params, StreamChunker, chunk_lengths};
 use crate::codec::Codec;
+use crate::crypto::{KEY_LEN, KdfParams, NONCE_LEN, SEALED_OVERHEAD, TAG_LEN, argon2id, derive_key, keyed_hash, open_in_place, seal_in_place};
 use crate::error::Error;
 use crate::grep::{Grep, LineMatch};
 use crate::hash::{Blake3, Sha256, blake3, sha256};
@@ -468,4 +469,104 @@ pub unsafe extern "C" fn kura_grep_lines(h: *mut Grep, len: u32) -> i32 {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn kura_grep_free(h: *mut Grep) {
     drop(unsafe { Box::from_raw(h) });
+}
+
+// ---- encryption (crypto.rs, decision 0062) ----------------------------------------------
+
+/// The input region's first `n` bytes split at `cuts` (lengths, in order), or None when the
+/// region is shorter than their sum.
+fn split_input<const N: usize>(cuts: [usize; N], f: impl FnOnce([&[u8]; N]) -> i32) -> i32 {
+    INPUT.with_borrow(|input| {
+        let total: usize = cuts.iter().sum();
+        if input.len() < total {
+            return fail(Error::InvalidState);
+        }
+        let mut at = 0;
+        let parts = cuts.map(|n| {
+            let part = &input[at..at + n];
+            at += n;
+            part
+        });
+        f(parts)
+    })
+}
+
+/// Seals: the input region holds key (32) || nonce (24) || associated data (`ad_len`) ||
+/// plaintext (`len`); the output region gets nonce || ciphertext || tag. Returns its length.
+#[unsafe(no_mangle)]
+pub extern "C" fn kura_seal(ad_len: u32, len: u32) -> i32 {
+    split_input([KEY_LEN, NONCE_LEN, ad_len as usize, len as usize], |[key, nonce, ad, plain]| {
+        OUT.with_borrow_mut(|out| {
+            out.clear();
+            out.extend_from_slice(nonce);
+            out.extend_from_slice(plain);
+            let tag = seal_in_place(key.try_into().unwrap(), nonce.try_into().unwrap(), ad, &mut out[NONCE_LEN..]);
+            out.extend_from_slice(&tag);
+            out.len() as i32
+        })
+    })
+}
+
+/// Opens: the input region holds key (32) || associated data (`ad_len`) || sealed bytes
+/// (`len`: nonce || ciphertext || tag); the output region gets the plaintext. Returns its
+/// length, or -code (Unauthentic) with nothing in the output region.
+#[unsafe(no_mangle)]
+pub extern "C" fn kura_open(ad_len: u32, len: u32) -> i32 {
+    if (len as usize) < SEALED_OVERHEAD {
+        set_out(&[]);
+        return fail(Error::Unauthentic);
+    }
+    let body = len as usize - SEALED_OVERHEAD;
+    split_input([KEY_LEN, ad_len as usize, NONCE_LEN, body, TAG_LEN], |[key, ad, nonce, ciphertext, tag]| {
+        OUT.with_borrow_mut(|out| {
+            out.clear();
+            out.extend_from_slice(ciphertext);
+            match open_in_place(key.try_into().unwrap(), nonce.try_into().unwrap(), ad, out, tag.try_into().unwrap()) {
+                Ok(()) => out.len() as i32,
+                Err(e) => {
+                    out.clear();
+                    fail(e)
+                }
+            }
+        })
+    })
+}
+
+/// Argon2id: the input region holds password || salt || secret || associated data (their
+/// lengths given); the output region gets `out_len` bytes of key. Returns `out_len` or -code.
+#[unsafe(no_mangle)]
+pub extern "C" fn kura_argon2id(memory_kib: u32, passes: u32, lanes: u32, password_len: u32, salt_len: u32, secret_len: u32, ad_len: u32, out_len: u32) -> i32 {
+    let params = KdfParams { memory_kib, passes, lanes };
+    split_input([password_len as usize, salt_len as usize, secret_len as usize, ad_len as usize], |[password, salt, secret, ad]| {
+        let mut key = vec![0u8; out_len as usize];
+        match argon2id(password, salt, params, secret, ad, &mut key) {
+            Ok(()) => {
+                set_out(&key);
+                out_len as i32
+            }
+            Err(e) => fail(e),
+        }
+    })
+}
+
+/// BLAKE3's keyed hash: the input region holds key (32) || data (`len`); 32 bytes out.
+#[unsafe(no_mangle)]
+pub extern "C" fn kura_blake3_keyed(len: u32) -> i32 {
+    split_input([KEY_LEN, len as usize], |[key, data]| {
+        set_out(&keyed_hash(key.try_into().unwrap(), data));
+        32
+    })
+}
+
+/// BLAKE3's key derivation: the input region holds the context (UTF-8, `context_len`) ||
+/// key material (`len`); 32 bytes out.
+#[unsafe(no_mangle)]
+pub extern "C" fn kura_blake3_derive_key(context_len: u32, len: u32) -> i32 {
+    split_input([context_len as usize, len as usize], |[context, material]| match std::str::from_utf8(context) {
+        Ok(context) => {
+            set_out(&derive_key(context, material));
+            32
+        }
+        Err(_) => fail(Error::InvalidKdfParams),
+    })
 }

@@ -5,6 +5,7 @@
 
 pub mod cdc;
 pub mod codec;
+pub mod crypto;
 pub mod error;
 mod gear;
 pub mod grep;

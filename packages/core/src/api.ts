@@ -37,3 +37,16 @@ export {
 export { pieces, type ByteSource } from './source.js';
 export { VectorRows } from './vectors.js';
 export { LineMatcher, type LineMatch } from './grep.js';
+export {
+  seal,
+  unseal,
+  argon2id,
+  keyedHash,
+  deriveKey,
+  randomBytes,
+  KEY_BYTES,
+  NONCE_BYTES,
+  TAG_BYTES,
+  SEALED_OVERHEAD,
+  type KdfParams,
+} from './crypto.js';

@@ -9,15 +9,16 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sharedVector } from './helpers/data.js';
+import { coreVector, sharedVector } from './helpers/data.js';
 import { launchChromium } from './helpers/chromium.js';
 
 const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
 const ROUTES: [prefix: string, dir: string][] = [
   ['/core/', here('../')],
   ['/vectors/', here('../../../../shared/test-vectors/')],
+  ['/core-vectors/', here('../../../wasm-core/tests/vectors/')],
 ];
-const TYPES: Record<string, string> = { '.js': 'text/javascript', '.wasm': 'application/wasm', '.html': 'text/html', '.jpg': 'image/jpeg' };
+const TYPES: Record<string, string> = { '.json': 'application/json', '.js': 'text/javascript', '.wasm': 'application/wasm', '.html': 'text/html', '.jpg': 'image/jpeg' };
 
 let server: Server;
 let browser: Browser;
@@ -72,6 +73,22 @@ describe('@kura/core in Chromium', () => {
     expect(streamed.digest).toBe(r.image); // the wasm SHA-256 path (no node:crypto in a browser)
     expect(streamed.chunks.map((c) => c[1])).toEqual(r.lengths);
     expect(r.error).toEqual(['InvalidInputError', 'INVALID_INPUT']);
+    // Encryption's known answers, computed in the page (test/crypto.test.ts checks Node's).
+    const crypto = r.crypto as { wycheproof: Record<string, { sealed: string; opened: string }>; argon2id: string[]; blake3: string[][] };
+    let checked = 0;
+    for (const group of coreVector('wycheproof-xchacha20-poly1305.json').testGroups) {
+      if (group.ivSize !== 192) continue;
+      for (const t of group.tests) {
+        const got = crypto.wycheproof[t.tcId]!;
+        if (t.result === 'valid') expect(got, `tc ${t.tcId}`).toEqual({ sealed: t.iv + t.ct + t.tag, opened: t.msg });
+        else expect(got.opened, `tc ${t.tcId}`).toBe('CORRUPT_DATA');
+        checked++;
+      }
+    }
+    expect(checked).toBe(306);
+    const argon = coreVector('argon2id.json');
+    expect(crypto.argon2id).toEqual([argon.rfc9106.tag, ...argon.cases.map((c: { tag: string }) => c.tag)]);
+    expect(crypto.blake3).toEqual(coreVector('blake3-keyed.json').cases.map((c: { keyed_hash: string; derive_key: string }) => [c.keyed_hash, c.derive_key]));
     await page.close();
   });
 });

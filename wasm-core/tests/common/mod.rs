@@ -61,3 +61,9 @@ pub fn random_split(data: &[u8], seed: u64, max_piece: usize) -> Vec<&[u8]> {
     }
     out
 }
+
+/// Bytes of lowercase or uppercase hex (test vectors' spelling).
+pub fn unhex(s: &str) -> Vec<u8> {
+    assert!(s.len() % 2 == 0, "odd hex length");
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+}

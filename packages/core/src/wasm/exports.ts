@@ -58,6 +58,14 @@ export interface KuraWasmExports {
   kura_grep_new(ignoreCase: number, len: number): number;
   kura_grep_lines(h: number, len: number): number;
   kura_grep_free(h: number): void;
+
+  /** Input: key, nonce, associated data (adLen), plaintext (len); output: nonce, ciphertext, tag. */
+  kura_seal(adLen: number, len: number): number;
+  /** Input: key, associated data (adLen), sealed bytes (len); output: the plaintext, or -code. */
+  kura_open(adLen: number, len: number): number;
+  kura_argon2id(memoryKib: number, passes: number, lanes: number, passwordLen: number, saltLen: number, secretLen: number, adLen: number, outLen: number): number;
+  kura_blake3_keyed(len: number): number;
+  kura_blake3_derive_key(contextLen: number, len: number): number;
 }
 
 /** Error codes of wasm-core/src/error.rs. */
@@ -71,4 +79,6 @@ export const WASM_ERROR = {
   compressFailed: 7,
   invalidShape: 8,
   invalidPattern: 9,
+  unauthentic: 10,
+  invalidKdfParams: 11,
 } as const;

@@ -15,7 +15,7 @@ let view = new Uint8Array(0);
 /** Largest piece copied into wasm memory per call: keeps the input region small. */
 export const BLOCK = 1 << 20;
 
-const REQUIRED = ['memory', 'kura_input', 'kura_ingest_update', 'kura_zstd_decompress', 'kura_cdc_new'] as const;
+const REQUIRED = ['memory', 'kura_input', 'kura_ingest_update', 'kura_zstd_decompress', 'kura_cdc_new', 'kura_seal'] as const;
 
 export function setWasm(instance: WebAssembly.Instance): void {
   const e = instance.exports as unknown as KuraWasmExports;
@@ -43,6 +43,18 @@ export function copyIn(bytes: Uint8Array): number {
   const ptr = wasm().kura_input(bytes.length) >>> 0; // see copyOut
   memory().set(bytes, ptr);
   return bytes.length;
+}
+
+/** Copies `parts` end to end into the input region (calls whose input is several fields). */
+export function copyInParts(parts: Uint8Array[]): number {
+  const total = parts.reduce((n, p) => n + p.length, 0);
+  let at = wasm().kura_input(total) >>> 0;
+  const mem = memory();
+  for (const p of parts) {
+    mem.set(p, at);
+    at += p.length;
+  }
+  return total;
 }
 
 /** Calls `fn(piece)` for successive BLOCK-sized pieces of `bytes` (once for empty input). */
@@ -97,6 +109,10 @@ export function wasmError(code: number, what: string): KuraError {
       return new CorruptDataError(`${what}: zstd frame is shorter than the expected length`, 'too-short');
     case WASM_ERROR.invalidState:
       return new InvalidStateError(`${what}: already finished`);
+    case WASM_ERROR.unauthentic:
+      return new CorruptDataError(`${what}: failed authentication (tampered with, or sealed under another key)`, 'unauthentic');
+    case WASM_ERROR.invalidKdfParams:
+      return new InvalidInputError(`${what}: key derivation parameters out of range`, 'kdf');
     case WASM_ERROR.invalidShape:
       return new InvalidInputError(`${what}: vectors of the wrong length for the rows' dimensions`, 'vectors');
     default:
