@@ -28,6 +28,7 @@ export const LIBRARY_STATUS: Readonly<Record<KuraErrorCode, number | null>> = {
   INVALID_STATE: null,
   FORMAT_MISMATCH: null,
   STORAGE_UNAVAILABLE: null,
+  WRONG_PASSWORD: null,
   SYNC_FAILED: null,
 };
 

@@ -52,6 +52,7 @@ export function describeError(e: unknown): string {
 export const EXIT_OF: Readonly<Record<KuraErrorCode, ExitCode>> = {
   INVALID_INPUT: EXIT.usage,
   MODEL_UNAVAILABLE: EXIT.error,
+  WRONG_PASSWORD: EXIT.usage,
   CORRUPT_DATA: EXIT.error,
   INVALID_STATE: EXIT.error,
   INTERNAL: EXIT.error,

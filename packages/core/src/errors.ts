@@ -28,6 +28,7 @@ export const KURA_ERROR_CODES = [
   'STORAGE_FULL',
   'IO_ERROR',
   'MODEL_UNAVAILABLE',
+  'WRONG_PASSWORD',
   // the browser demo's sync (apps/web)
   'SYNC_FAILED',
 ] as const;

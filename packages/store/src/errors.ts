@@ -45,6 +45,19 @@ export class ModelUnavailableError extends KuraError {
   }
 }
 
+/**
+ * An encrypted store (FORMAT.md §17) and no key file of it opens with the password given;
+ * `reason` \`missing\` when none was given. Nothing was written.
+ */
+export class WrongPasswordError extends KuraError {
+  constructor(
+    message: string,
+    readonly reason: 'wrong' | 'missing',
+  ) {
+    super('WRONG_PASSWORD', message);
+  }
+}
+
 /** The store was closed. */
 export class StoreClosedError extends KuraError {
   constructor() {

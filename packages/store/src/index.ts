@@ -37,3 +37,4 @@ export { HashingEmbedderForTests } from './semantic/hashing-embedder.js';
 export { MINILM, MODEL_PATH } from './semantic/minilm.js';
 export { loadHttpEmbedder, type HttpEmbedderOptions } from './semantic/http-embedder.js';
 export { detectMediaType, guessMediaType, sniffMediaType, SNIFF_HEAD } from './media-types.js';
+export { KeyRing, DEFAULT_KDF, KDF_LIMITS, KEYS_LOCK, KEYS_LOCK_STALE_MS, checkKdf, type KeyInfo, type Unlocked } from './encryption/key-files.js';
