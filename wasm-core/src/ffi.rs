@@ -272,6 +272,8 @@ pub extern "C" fn kura_zstd_decompress(len: u32, expected: u32) -> i32 {
 /// Flag bits of `kura_ingest_new`.
 const INGEST_COMPRESS: u32 = 1;
 const INGEST_NO_DOCUMENT_HASH: u32 = 2;
+/// Chunk keys are BLAKE3 keyed under the 32 bytes at the start of the input region (FORMAT.md §17.4).
+const INGEST_KEYED: u32 = 4;
 
 /// Words per record in the region returned by `kura_ingest_records`:
 /// `[length, codec, payload_ptr, payload_len, key (8 words, the 32 key bytes in order)]`.
@@ -294,7 +296,13 @@ pub extern "C" fn kura_ingest_new(
 ) -> *mut IngestHandle {
     let level = (flags & INGEST_COMPRESS != 0).then_some(level);
     let hash_document = flags & INGEST_NO_DOCUMENT_HASH == 0;
-    match params(min, avg, max, seed_lo, seed_hi).and_then(|p| Ingest::new(p, level, hash_document)) {
+    let name_key = (flags & INGEST_KEYED != 0).then(|| INPUT.with_borrow(|input| input.get(..KEY_LEN).and_then(|k| <[u8; 32]>::try_from(k).ok())));
+    if name_key == Some(None) {
+        fail(Error::InvalidState);
+        return std::ptr::null_mut();
+    }
+    let made = params(min, avg, max, seed_lo, seed_hi).and_then(|p| Ingest::new(p, level, hash_document));
+    match made.map(|i| if let Some(Some(k)) = name_key { i.with_name_key(k) } else { i }) {
         Ok(inner) => into_handle(IngestHandle { inner, table: Vec::new() }),
         Err(e) => {
             fail(e);

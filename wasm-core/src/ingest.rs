@@ -8,6 +8,7 @@
 use crate::cdc::{Params, StreamChunker};
 use crate::codec::{CODEC_RAW, CODEC_ZSTD, Codec};
 use crate::error::Error;
+use crate::crypto::keyed_hash;
 use crate::hash::{Digest32, Sha256, blake3};
 
 /// One completed chunk of the last `update`/`finish` call.
@@ -33,6 +34,8 @@ pub struct Ingest {
     chunker: StreamChunker,
     sha: Option<Sha256>,
     level: Option<i32>,
+    /// An encrypted store's chunk-names key (FORMAT.md §17.4): keys are BLAKE3 keyed under it.
+    name_key: Option<[u8; 32]>,
     records: Vec<Record>,
     payloads: Vec<u8>,
     offset: u64,
@@ -50,11 +53,18 @@ impl Ingest {
             chunker: StreamChunker::new(params),
             sha: hash_document.then(Sha256::new),
             level,
+            name_key: None,
             records: Vec::new(),
             payloads: Vec::new(),
             offset: 0,
             digest: None,
         })
+    }
+
+    /// Names chunks by BLAKE3 keyed under `key` instead of plain BLAKE3 (an encrypted store).
+    pub fn with_name_key(mut self, key: [u8; 32]) -> Self {
+        self.name_key = Some(key);
+        self
     }
 
     /// Feeds one piece; `records()` then lists the chunks it completed.
@@ -67,10 +77,10 @@ impl Ingest {
         if let Some(sha) = self.sha.as_mut() {
             sha.update(piece);
         }
-        let Self { chunker, level, records, payloads, offset, .. } = self;
+        let Self { chunker, level, name_key, records, payloads, offset, .. } = self;
         let mut failed = None;
         chunker.update(piece, |bytes, at| {
-            if let Err(e) = Self::emit(bytes, at, *level, codec, records, payloads, offset) {
+            if let Err(e) = Self::emit(bytes, at, *level, name_key.as_ref(), codec, records, payloads, offset) {
                 failed.get_or_insert(e);
             }
         })?;
@@ -84,10 +94,10 @@ impl Ingest {
         }
         self.records.clear();
         self.payloads.clear();
-        let Self { chunker, level, records, payloads, offset, .. } = self;
+        let Self { chunker, level, name_key, records, payloads, offset, .. } = self;
         let mut failed = None;
         chunker.finish(|bytes, at| {
-            if let Err(e) = Self::emit(bytes, at, *level, codec, records, payloads, offset) {
+            if let Err(e) = Self::emit(bytes, at, *level, name_key.as_ref(), codec, records, payloads, offset) {
                 failed.get_or_insert(e);
             }
         })?;
@@ -99,12 +109,13 @@ impl Ingest {
         bytes: &[u8],
         at: usize,
         level: Option<i32>,
+        name_key: Option<&[u8; 32]>,
         codec: &mut Codec,
         records: &mut Vec<Record>,
         payloads: &mut Vec<u8>,
         offset: &mut u64,
     ) -> Result<(), Error> {
-        let key = blake3(bytes);
+        let key = name_key.map_or_else(|| blake3(bytes), |k| keyed_hash(k, bytes));
         let mut payload = Payload::Raw(at);
         if let Some(level) = level {
             let start = payloads.len();

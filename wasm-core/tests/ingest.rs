@@ -138,3 +138,31 @@ fn finished_kernel_refuses_more_input_and_bad_levels_are_refused() {
     assert_eq!(ing.update(b"x", &mut codec).err(), Some(Error::InvalidState));
     assert!(matches!(Ingest::new(Params::default_params(), Some(99), true), Err(Error::InvalidLevel)));
 }
+
+#[test]
+fn a_name_key_names_chunks_by_keyed_blake3_and_changes_nothing_else() {
+    let p = Params::new(1024, 4096, 16384, 7).unwrap();
+    let data = text_bytes(9, 100_000);
+    let (plain, digest, size) = run(&p, Some(3), &[&data[..40_000], &data[40_000..]]);
+    let key = [0x5au8; 32];
+    let mut codec = Codec::new();
+    let mut ing = Ingest::new(p.clone(), Some(3), true).unwrap().with_name_key(key);
+    let mut keyed = Vec::new();
+    let take = |ing: &Ingest, keyed: &mut Vec<(u64, u32, [u8; 32], u8, Vec<u8>)>| keyed.extend(ing.records().iter().map(|r| (r.offset, r.len, r.key, r.codec, ing.payload(r).to_vec())));
+    for piece in [&data[..10_000], &data[10_000..]] {
+        ing.update(piece, &mut codec).unwrap();
+        take(&ing, &mut keyed);
+    }
+    ing.finish(&mut codec).unwrap();
+    take(&ing, &mut keyed);
+    assert_eq!(*ing.digest().unwrap(), digest, "the document digest is SHA-256 of the bytes either way");
+    assert_eq!(ing.size(), size);
+    assert_eq!(keyed.len(), plain.len());
+    for (k, o) in keyed.iter().zip(&plain) {
+        let raw = &data[o.offset as usize..o.offset as usize + o.len as usize];
+        assert_eq!((k.0, k.1, k.3, &k.4), (o.offset, o.len, o.codec, &o.payload), "boundaries and payloads unchanged");
+        assert_eq!(k.2, kura_core::crypto::keyed_hash(&key, raw));
+        assert_ne!(k.2, o.key);
+        assert_eq!(o.key, blake3(raw));
+    }
+}

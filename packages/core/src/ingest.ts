@@ -8,12 +8,12 @@
  * the portable one (browsers, or `documentHasher: 'wasm'`).
  */
 import { assertBytes, toHex } from './bytes.js';
-import { InvalidStateError } from './errors.js';
+import { InvalidInputError, InvalidStateError } from './errors.js';
 import { CODEC_RAW, DEFAULT_LEVEL, assertLevel, type CodecId } from './compress.js';
 import { Sha256, type Digest } from './hash.js';
 import { resolveChunkParams, seedWords, type ChunkParams, type ResolvedChunkParams } from './params.js';
 import { pieces, type ByteSource } from './source.js';
-import { check, copyOut, forEachBlock, memory, wasm } from './wasm/instance.js';
+import { check, copyIn, copyOut, forEachBlock, memory, wasm } from './wasm/instance.js';
 
 /** A SHA-256 implementation outside wasm (e.g. node:crypto). */
 export interface DocumentHasher {
@@ -30,6 +30,11 @@ export interface IngestOptions {
   compression?: number | false;
   /** Who computes the document SHA-256. Default: the platform's fastest (see above). */
   documentHasher?: DocumentHasherChoice;
+  /**
+   * An encrypted store's chunk-names key (FORMAT.md §17.4, 32 bytes): chunk keys are BLAKE3
+   * keyed under it instead of plain BLAKE3. Boundaries, payloads and the digest are unchanged.
+   */
+  chunkNameKey?: Uint8Array;
 }
 
 export interface IngestChunk {
@@ -77,6 +82,7 @@ export function setDefaultDocumentHasher(choice: DocumentHasherChoice): void {
 
 const FLAG_COMPRESS = 1;
 const FLAG_NO_DOCUMENT_HASH = 2;
+const FLAG_KEYED = 4;
 /** u32 words per record: [length, codec, payloadPtr, payloadLen, key × 8] (ffi.rs). */
 const RECORD_WORDS = 12;
 
@@ -104,7 +110,13 @@ export class Ingester {
     if (level !== false) assertLevel(level);
     const hasher = options.documentHasher ?? defaultHasher;
     this.#external = hasher === 'wasm' ? undefined : hasher();
-    const flags = (level === false ? 0 : FLAG_COMPRESS) | (this.#external ? FLAG_NO_DOCUMENT_HASH : 0);
+    const nameKey = options.chunkNameKey;
+    if (nameKey !== undefined) {
+      assertBytes(nameKey, 'chunkNameKey');
+      if (nameKey.length !== 32) throw new InvalidInputError('chunkNameKey must be 32 bytes', 'chunkNameKey');
+      copyIn(nameKey); // the kernel reads it from the input region
+    }
+    const flags = (level === false ? 0 : FLAG_COMPRESS) | (this.#external ? FLAG_NO_DOCUMENT_HASH : 0) | (nameKey ? FLAG_KEYED : 0);
     const p = this.params;
     const h = wasm().kura_ingest_new(p.min, p.avg, p.max, ...seedWords(p), level === false ? 0 : level, flags);
     if (h === 0) check(-wasm().kura_last_error(), 'Ingester');

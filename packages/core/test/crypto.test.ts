@@ -160,3 +160,25 @@ describe('keyed hash and key derivation (BLAKE3)', () => {
     );
   });
 });
+
+describe('ingest with a chunk-names key', () => {
+  it('names every chunk by keyed BLAKE3 (checked by @noble/hashes) and changes nothing else', async () => {
+    const { Ingester } = await import('../src/node.js');
+    const data = randomBytes(77, 300_000);
+    const key = randomBytes(78, 32);
+    const run = (options: object) => {
+      const ing = new Ingester({ compression: 3, ...options });
+      const chunks = [...ing.update(data.subarray(0, 123_456)), ...ing.update(data.subarray(123_456)), ...ing.finish()];
+      return { chunks, digest: ing.result!.digest };
+    };
+    const plain = run({});
+    const keyed = run({ chunkNameKey: key });
+    expect(keyed.digest).toBe(plain.digest);
+    expect(keyed.chunks.map((c) => [c.offset, c.length, c.codec])).toEqual(plain.chunks.map((c) => [c.offset, c.length, c.codec]));
+    for (const c of keyed.chunks) {
+      expect(c.key).toBe(toHex(nobleBlake3(data.subarray(c.offset, c.offset + c.length), { key })));
+      expect(c.key).toBe(toHex(keyedHash(key, data.subarray(c.offset, c.offset + c.length))));
+    }
+    expect(() => new Ingester({ chunkNameKey: new Uint8Array(31) })).toThrow(InvalidInputError);
+  });
+});
