@@ -11,7 +11,7 @@ import rateLimit from '@fastify/rate-limit';
 import fastifyStatic from '@fastify/static';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { MINILM, MODEL_PATH, defaultModelDir, isObjectLocation, openObjectLocation, type Store } from '@kura/store';
+import { MINILM, MODEL_PATH, defaultCacheDir, defaultModelDir, isObjectLocation, openObjectLocation, type PasswordSource, type Store } from '@kura/store';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { parseConfig, type ServerConfig, type ServerConfigInput } from './config.js';
@@ -54,6 +54,8 @@ export interface BuildOptions {
   store?: Store;
   /** A pino logger configuration (default: from `config.logLevel`); tokens are redacted either way. */
   logger?: unknown;
+  /** An encrypted store's password (FORMAT.md §17), asked for only when `config.store` is one. */
+  password?: PasswordSource;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -140,7 +142,12 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
   // Auth after the rate limiter (see plugins/auth.ts) and before every route, /metrics included.
   await app.register(auth, { tokens: config.tokens, noAuth: config.noAuth });
   await app.register(metrics);
-  await app.register(storePlugin, { dir: config.store, store: options.store, semantic: config.semantic, settings: { gcMarginMs: config.gcMarginMs, logRetentionMs: config.logRetentionMs } });
+  await app.register(storePlugin, {
+    dir: config.store,
+    store: options.store,
+    semantic: config.semantic,
+    settings: { gcMarginMs: config.gcMarginMs, logRetentionMs: config.logRetentionMs, ...(options.password ? { password: options.password } : {}) },
+  });
   if (config.watch.length) await app.register(watchPlugin, { dirs: config.watch });
   if (config.retentionIntervalMs > 0) await app.register(retentionPlugin, { intervalMs: config.retentionIntervalMs });
   await app.register(swagger, {
@@ -156,10 +163,14 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
 
   app.decorate('bytesCache', new BytesCache(config.cacheBytes, CACHE_MAX_ENTRY));
   // Staged uploads: beside a directory store (this server's own), or in an object store's
-  // bucket, where every server of the store reaches them (decision 0042).
-  const staging: UploadStaging = isObjectLocation(config.store)
-    ? new ObjectStaging(await openObjectLocation(config.store), config.uploadTtlMs)
-    : new FileStaging(config.uploadDir ?? join(config.store, 'uploads'), config.uploadTtlMs);
+  // bucket, where every server of the store reaches them (decision 0042). An encrypted store's
+  // are plaintext: in this server's cache, never in the store's directory or bucket (FORMAT.md
+  // §17.6; a resumable upload then continues on the server that began it).
+  const staging: UploadStaging = app.store.config.encrypted
+    ? new FileStaging(config.uploadDir ?? join(defaultCacheDir(isObjectLocation(config.store) ? config.store : resolve(config.store)), 'uploads'), config.uploadTtlMs)
+    : isObjectLocation(config.store)
+      ? new ObjectStaging(await openObjectLocation(config.store), config.uploadTtlMs)
+      : new FileStaging(config.uploadDir ?? join(config.store, 'uploads'), config.uploadTtlMs);
   app.addHook('onClose', async () => staging.close());
 
   await app.register(documents, { maxDocumentSize: config.maxDocumentSize });

@@ -9,6 +9,7 @@ import * as gc from './commands/gc.js';
 import * as forget from './commands/forget.js';
 import * as policy from './commands/policy.js';
 import * as token from './commands/token.js';
+import * as key from './commands/key.js';
 import * as copy from './commands/copy.js';
 import * as watch from './commands/watch.js';
 import * as get from './commands/get.js';
@@ -43,6 +44,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     // Program options are recognised before and after the verb: `kura --store D ls` = `kura ls --store D`.
     .option('--store <dir>', 'the store: a directory, or s3://bucket/prefix (default: $KURA_STORE, else ./.kura)')
     .option('--endpoint <url>', 'the S3 server of an s3:// store (default: $AWS_ENDPOINT_URL_S3; credentials from $AWS_ACCESS_KEY_ID, $AWS_SECRET_ACCESS_KEY)')
+    .option('--password-command <cmd>', "an encrypted store's password: this shell command's output (else $KURA_PASSWORD_FILE, $KURA_PASSWORD, or a prompt)")
     .configureHelp({ showGlobalOptions: true })
     .addHelpText('after', '\nExit codes: 0 ok, 1 error, 2 usage, 3 kura verify found damage. Errors are one line on stderr.');
   init.register(program);
@@ -63,6 +65,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
   forget.register(program);
   policy.register(program);
   token.register(program);
+  key.register(program);
   copy.register(program, setExit);
   watch.register(program);
   serve.register(program);

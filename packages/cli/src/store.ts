@@ -2,7 +2,8 @@
  * Finding and opening the store: `--store DIR` (before or after the verb) > $KURA_STORE >
  * ./.kura. Read commands open it read-only, so they work while another process writes.
  */
-import { Store, isObjectLocation } from '@kura/store';
+import { Store, isObjectLocation, type PasswordSource } from '@kura/store';
+import { storePassword } from './password.js';
 import type { Command } from 'commander';
 import { resolve } from 'node:path';
 import { CliError, describeError, isKuraError } from './exit.js';
@@ -28,12 +29,16 @@ export interface OpenArgs {
   durability?: DurabilityArg | undefined;
 }
 
-export async function openStore(dir: string, args: OpenArgs): Promise<Store> {
+/**
+ * Opens the store at `dir`; `password` is asked for only when it is encrypted (password.ts:
+ * by default the command's sources, `cmd`'s).
+ */
+export async function openStore(dir: string, args: OpenArgs, password?: PasswordSource): Promise<Store> {
   try {
     // A store on object storage has no lock to share with a writer: its reads open it as any
     // server does (its cache is made from the log).
     const readonly = args.readonly && !isObjectLocation(dir);
-    return await Store.open(dir, { readonly, ...(args.durability ? { durability: args.durability } : {}) });
+    return await Store.open(dir, { readonly, ...(args.durability ? { durability: args.durability } : {}), ...(password ? { password } : {}) });
   } catch (e) {
     if (isKuraError(e, 'STORE_LOCKED')) {
       throw new CliError(`${dir}: the store is locked: another process is writing to it (read commands still work) [STORE_LOCKED]`);
@@ -46,7 +51,7 @@ export async function openStore(dir: string, args: OpenArgs): Promise<Store> {
 
 /** Opens the store, runs `fn`, and always closes it. */
 export async function withStore<T>(cmd: Command, args: OpenArgs, fn: (store: Store) => Promise<T>): Promise<T> {
-  const store = await openStore(storeDir(cmd), args);
+  const store = await openStore(storeDir(cmd), args, () => storePassword(cmd));
   let result: T;
   try {
     result = await fn(store);

@@ -62,8 +62,7 @@ export async function* putMany<S>(
 ): AsyncGenerator<SourceOutcome> {
   const { pool } = sources;
   const known = pool ? knownChunks(h.context('put')) : undefined;
-  const { chunking, compression } = h.store.ingestOptions();
-  const opts = { chunking, compression };
+  const opts = h.store.ingestOptions();
   const order = new CommitOrder();
   const settle = (index: number, put: Promise<PutResult>): Promise<SourceOutcome[]> =>
     put.then(

@@ -39,6 +39,8 @@ export interface PutContext {
   chunking: ResolvedChunkParams;
   compression: number | false;
   documentHasher?: DocumentHasherChoice | undefined;
+  /** An encrypted store's chunk-names key (FORMAT.md §17.4): chunks are named by keyed BLAKE3. */
+  chunkNameKey?: Uint8Array | undefined;
   /** Told every chunk found stored or committed, when ingest workers share it. */
   known?: KnownChunks | undefined;
 }
@@ -79,6 +81,7 @@ export function ingestHere(ctx: PutContext, source: ByteSource): ChunkStream {
     chunking: ctx.chunking,
     compression: ctx.compression,
     ...(ctx.documentHasher ? { documentHasher: ctx.documentHasher } : {}),
+    ...(ctx.chunkNameKey ? { chunkNameKey: ctx.chunkNameKey } : {}),
   });
 }
 

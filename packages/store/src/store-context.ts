@@ -4,7 +4,7 @@
  * put.ts) instead of their pieces as positional arguments. It satisfies their narrower
  * contexts (`CatalogReads`, `DocumentReads`, `PutContext`) as it is.
  */
-import type { DocumentHasherChoice, ResolvedChunkParams } from '@kura/core';
+import { blake3, type DocumentHasherChoice, type ResolvedChunkParams } from '@kura/core';
 import type { SqlDatabase } from './backend/sql.js';
 import type { CommitLog } from './catalog/commit-log.js';
 import type { Op, OpResult } from './catalog/ops.js';
@@ -20,6 +20,7 @@ import { Indexer } from './search/indexer.js';
 import type { Statements } from './catalog/statements.js';
 import type { StoreBackends, StoreConfig } from './store-types.js';
 import { Writer } from './bytes/writer.js';
+import { PLAIN_RECORDS, sealedRecords } from './bytes/record-codec.js';
 
 export interface StoreContext {
   readonly b: StoreBackends;
@@ -34,6 +35,8 @@ export interface StoreContext {
   readonly chunking: ResolvedChunkParams;
   readonly compression: number | false;
   readonly documentHasher: DocumentHasherChoice | undefined;
+  /** An encrypted store's chunk-names key (FORMAT.md §17.4). */
+  readonly chunkNameKey: Uint8Array | undefined;
   /** How long a chunk stays unreferenced before GC reclaims it while other writers are alive. */
   readonly gcMarginMs: number | undefined;
   /** On an object store: how long the commits a checkpoint covers are kept (decision 0045). */
@@ -62,9 +65,13 @@ export interface ContextOptions {
 
 /** Wires an open store's parts; the indexer starts on what a previous session left queued. */
 export function makeContext(b: StoreBackends, config: StoreConfig, o: ContextOptions): StoreContext {
-  const writer = new Writer(b.db, o.st, o.log, b.packs, o.durability, o.packSize);
+  // An encrypted store (FORMAT.md §17): sealed records, chunks named by keyed BLAKE3.
+  const sealing = b.sealing;
+  const records = sealing ? sealedRecords(sealing) : PLAIN_RECORDS;
+  const writer = new Writer(b.db, o.st, o.log, b.packs, o.durability, o.packSize, records);
   const refresh = o.log.publishes ? () => o.log.refresh() : undefined;
-  const reader = new Reader(o.st, b.packs, (id) => writer.packName(id), (id) => writer.forgetPack(id), b.documentHasher, config.chunking.max, refresh);
+  const chunkName = sealing ? (raw: Uint8Array) => sealing.chunkName(raw) : blake3;
+  const reader = new Reader(o.st, b.packs, (id) => writer.packName(id), (id) => writer.forgetPack(id), b.documentHasher, config.chunking.max, refresh, records, chunkName);
   const extract = b.extractor ? b.extractor.extract.bind(b.extractor) : extractHere;
   const indexer = new Indexer(b.db, o.st, reader, !o.readonly, () => writer.idle(), () => writer.busy, extract);
   indexer.schedule();
@@ -89,6 +96,7 @@ export function makeContext(b: StoreBackends, config: StoreConfig, o: ContextOpt
     chunking: config.chunking,
     compression: o.compression,
     documentHasher: b.documentHasher,
+    chunkNameKey: sealing?.chunkNameKey,
     gcMarginMs: o.gcMarginMs,
     logRetentionMs: o.logRetentionMs,
     known: undefined,

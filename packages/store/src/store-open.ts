@@ -11,24 +11,32 @@ import { InitOptions, OpenOptions, parse } from './options.js';
 import { SCHEMA_VERSION, migrate, schemaVersion } from './catalog/schema.js';
 import { prepareStatements } from './catalog/statements.js';
 import type { ContextOptions } from './store-context.js';
-import { FORMAT_NAME, FORMAT_VERSION, readConfig, type StoreBackends, type StoreConfig } from './store-types.js';
+import { FORMAT_NAME, PLAIN_FORMAT_VERSION, readConfig, type StoreBackends, type StoreConfig } from './store-types.js';
+import { ENCRYPTED_FORMAT_VERSION } from './encryption/config.js';
+import { ENCRYPTION_SCHEME } from './encryption/sealing.js';
 
 /** Writes a new store's schema, configuration and first checkpoint; open it with `openParts`. */
 export async function createStore(b: StoreBackends, options: InitOptions): Promise<{ durability: InitOptions['durability'] }> {
   const o = parse(InitOptions, options, 'init options');
-  const seed = o.chunking.seed === 'random' ? BigInt(`0x${randomHex(8)}`) : BigInt(o.chunking.seed);
+  // An encrypted store's seed is random and secret (FORMAT.md §17.3): record lengths must not
+  // fingerprint known files.
+  if (b.sealing && options.chunking?.seed !== undefined && options.chunking.seed !== 'random') {
+    throw new InvalidInputError("an encrypted store's chunking seed is drawn at random and kept secret: give none", 'chunking.seed');
+  }
+  const seed = o.chunking.seed === 'random' || b.sealing ? BigInt(`0x${randomHex(8)}`) : BigInt(o.chunking.seed);
   const chunking = resolveChunkParams({ avg: o.chunking.avg, seed });
   if (schemaVersion(b.db) !== 0) throw new InvalidInputError('a store already exists here', 'dir');
   migrate(b.db);
   const config = new Map([
     ['format', FORMAT_NAME],
-    ['format_version', String(FORMAT_VERSION)],
-    ['store_id', randomHex(16)],
+    ['format_version', String(b.sealing ? ENCRYPTED_FORMAT_VERSION : PLAIN_FORMAT_VERSION)],
+    ['store_id', b.sealing?.storeId ?? randomHex(16)],
     ['created_at', new Date().toISOString()],
     ['chunk_avg', String(chunking.avg)],
     ['chunk_seed', String(chunking.seed)],
     ['compression_level', o.compression === false ? 'none' : String(o.compression)],
     ['durability', o.durability],
+    ...(b.sealing ? ([['encryption', ENCRYPTION_SCHEME]] as const) : []),
   ]);
   await createCatalog(b.db, prepareStatements(b.db), b.log, config);
   return { durability: o.durability };

@@ -47,8 +47,9 @@ export class StoreReads {
   }
 
   /** The parameters an ingest producer must use for `putChunks`. */
-  ingestOptions(): { chunking: ResolvedChunkParams; compression: number | false } {
-    return { chunking: this.config.chunking, compression: this.ctx.compression };
+  ingestOptions(): { chunking: ResolvedChunkParams; compression: number | false; chunkNameKey?: Uint8Array } {
+    const key = this.ctx.chunkNameKey;
+    return { chunking: this.config.chunking, compression: this.ctx.compression, ...(key ? { chunkNameKey: key } : {}) };
   }
 
   /**

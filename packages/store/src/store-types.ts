@@ -12,9 +12,13 @@ import type { KnownChunks } from './ingest/known-chunks.js';
 import type { ExtractCaps, Extracted } from './extract/caps.js';
 import type { ExtractKind } from './extract/kind.js';
 import { prepareStatements } from './catalog/statements.js';
+import type { Sealing } from './encryption/sealing.js';
 
 export const FORMAT_NAME = 'kura-store';
-export const FORMAT_VERSION = 1;
+/** The newest store format this Kura reads: 2, an encrypted store (FORMAT.md §17.3). */
+export const FORMAT_VERSION = 2;
+/** What a plain store's configuration says (unchanged by encryption). */
+export const PLAIN_FORMAT_VERSION = 1;
 
 export interface StoreBackends {
   db: SqlDatabase;
@@ -45,6 +49,8 @@ export interface StoreBackends {
   ingest?: IngestWorkers;
   /** Where documents' text is extracted (decision 0035); absent: on this thread. */
   extractor?: TextExtractor;
+  /** An encrypted store's keys and sealed forms (FORMAT.md §17); absent: a plain store. */
+  sealing?: Sealing;
   /**
    * Settles once the backends may be written: on an object store, the conditional-create probe
    * run beside the open's reads (objects/probe.ts); a rejection refuses the store.
@@ -92,6 +98,8 @@ export interface StoreStats {
 
 export interface StoreConfig {
   formatVersion: number;
+  /** An encrypted store (FORMAT.md §17): its chunking seed is secret. */
+  encrypted: boolean;
   storeId: string;
   chunking: ResolvedChunkParams;
   compression: number | false;
@@ -160,5 +168,6 @@ export function readConfig(db: SqlDatabase): StoreConfig {
     compression: level === 'none' || level === undefined ? false : Number(level),
     durability: c.get('durability') === 'full' ? 'full' : 'normal',
     createdAt: c.get('created_at') ?? '',
+    encrypted: c.has('encryption'),
   };
 }

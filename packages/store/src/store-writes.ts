@@ -45,8 +45,8 @@ const READ_WHOLE = 1 << 20;
  */
 export async function put(ctx: StoreContext, input: PutInput, meta: PutMeta, options: PutOptions): Promise<PutResult> {
   const m = parsePutMeta(meta);
-  const { chunking, compression } = ctx;
-  const off = ctx.b.ingest?.stream(input, { chunking, compression }, () => knownChunks(ctx));
+  const { chunking, compression, chunkNameKey } = ctx;
+  const off = ctx.b.ingest?.stream(input, { chunking, compression, ...(chunkNameKey ? { chunkNameKey } : {}) }, () => knownChunks(ctx));
   if (off) return putChunks(() => ctx, off, meta, options);
   let source: ByteSource;
   if (typeof input === 'string') {

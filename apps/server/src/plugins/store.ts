@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { configuredReranker, configuredEmbedder, DB_FILE, isObjectLocation, ModelUnavailableError, Store, type Embedder } from '@kura/store';
+import { configuredReranker, configuredEmbedder, CONFIG_FILE, DB_FILE, isObjectLocation, ModelUnavailableError, Store, type Embedder, type PasswordSource } from '@kura/store';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 
@@ -19,12 +19,15 @@ declare module 'fastify' {
 export interface StoreSettings {
   gcMarginMs?: number | undefined;
   logRetentionMs?: number | undefined;
+  /** An encrypted store's password (FORMAT.md §17). */
+  password?: PasswordSource | undefined;
 }
 
 export async function openOrCreate(dir: string, settings: StoreSettings = {}): Promise<Store> {
   const options = {
     ...(settings.gcMarginMs === undefined ? {} : { gcMarginMs: settings.gcMarginMs }),
     ...(settings.logRetentionMs === undefined ? {} : { logRetentionMs: settings.logRetentionMs }),
+    ...(settings.password === undefined ? {} : { password: settings.password }),
   };
   // A new store is made, then opened as an existing one would be (with this server's options).
   const create = async () => {
@@ -40,7 +43,7 @@ export async function openOrCreate(dir: string, settings: StoreSettings = {}): P
       return create();
     }
   }
-  return existsSync(join(dir, DB_FILE)) ? Store.open(dir, options) : create();
+  return existsSync(join(dir, DB_FILE)) || existsSync(join(dir, CONFIG_FILE)) ? Store.open(dir, options) : create();
 }
 
 /**

@@ -17,9 +17,10 @@ const Config = z.object({
   formatVersion: z.number().int(),
   storeId: z.string(),
   chunking: z
-    .object({ min: z.number().int(), avg: z.number().int(), max: z.number().int(), seed: z.string().describe('decimal; XOR-ed into the gear table') })
+    .object({ min: z.number().int(), avg: z.number().int(), max: z.number().int(), seed: z.string().optional().describe("decimal; XOR-ed into the gear table (absent: an encrypted store's, which is secret)") })
     .describe('FastCDC 2020 parameters: chunk locally with these to sync'),
   compression: z.union([z.number().int(), z.literal(false)]),
+  encrypted: z.boolean().describe('an encrypted store (FORMAT.md §17): its chunk names are keyed, so chunk sync from outside it does not apply'),
   maxDocumentSize: z.number().int(),
 });
 
@@ -40,8 +41,9 @@ export default async function admin(app: FastifyInstance, opts: { maxDocumentSiz
       return {
         formatVersion: c.formatVersion,
         storeId: c.storeId,
-        chunking: { min: c.chunking.min, avg: c.chunking.avg, max: c.chunking.max, seed: c.chunking.seed.toString() },
+        chunking: { min: c.chunking.min, avg: c.chunking.avg, max: c.chunking.max, ...(c.encrypted ? {} : { seed: c.chunking.seed.toString() }) },
         compression: c.compression,
+        encrypted: c.encrypted,
         maxDocumentSize: opts.maxDocumentSize,
       };
     },

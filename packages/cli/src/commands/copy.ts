@@ -11,7 +11,8 @@ import type { Command } from 'commander';
 import { resolve } from 'node:path';
 import { collect } from '../args.js';
 import { bytes, count } from '../format.js';
-import { EXIT, isKuraError } from '../exit.js';
+import { EXIT, isKuraError, usage } from '../exit.js';
+import { newPassword, passwordFromFile, storePassword } from '../password.js';
 import { write, writeJson } from '../output.js';
 import { Progress } from '../progress.js';
 import { openStore } from '../store.js';
@@ -20,19 +21,36 @@ interface CopyOpts {
   prefix?: string[];
   snapshot?: string[];
   json?: boolean;
+  encrypt?: boolean;
+  dstPasswordFile?: string;
 }
 
 const location = (l: string) => (isObjectLocation(l) ? l : resolve(l));
 
-/** DST, made like SRC (chunking, compression) when it holds no store yet. */
-async function destination(dir: string, src: Store): Promise<{ store: Store; created: boolean }> {
+/**
+ * DST, made like SRC (chunking, compression) when it holds no store yet — encrypted with
+ * `--encrypt` (then with a secret seed of its own). Its password: --dst-password-file, else
+ * the command's sources (password.ts).
+ */
+async function destination(dir: string, src: Store, opts: CopyOpts, cmd: Command): Promise<{ store: Store; created: boolean }> {
+  const password = async () => (opts.dstPasswordFile ? passwordFromFile(opts.dstPasswordFile) : storePassword(cmd, 'destination password: '));
   try {
-    return { store: await openStore(dir, { readonly: false }), created: false };
+    const store = await openStore(dir, { readonly: false }, password);
+    if (opts.encrypt) {
+      await store.close();
+      throw usage(`${dir} holds a store already: --encrypt makes a new one`);
+    }
+    return { store, created: false };
   } catch (e) {
     if (!isKuraError(e, 'NOT_FOUND')) throw e;
   }
   const { chunking, compression } = src.config;
-  return { store: await Store.init(dir, { chunking: { avg: chunking.avg, seed: chunking.seed }, compression }), created: true };
+  if (opts.encrypt) {
+    const given = opts.dstPasswordFile ? passwordFromFile(opts.dstPasswordFile) : await newPassword(undefined, 'destination password');
+    return { store: await Store.init(dir, { chunking: { avg: chunking.avg }, compression, encryption: {}, password: given }), created: true };
+  }
+  // (An encrypted source's seed is its secret: a plain copy gets the public default.)
+  return { store: await Store.init(dir, { chunking: { avg: chunking.avg, ...(src.config.encrypted ? {} : { seed: chunking.seed }) }, compression }), created: true };
 }
 
 function summary(r: CopyReport): string {
@@ -49,14 +67,16 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .description('copy paths (with versions, tags, metadata) and snapshots to another store, sending only what it lacks')
     .option('--prefix <prefix>', 'only paths under this prefix (repeatable); with no --snapshot, no snapshots', collect)
     .option('--snapshot <id>', 'only this snapshot (repeatable); with no --prefix, no paths', collect)
+    .option('--encrypt', 'make DST an encrypted store (it must not exist): the way to encrypt a store')
+    .option('--dst-password-file <file>', "DST's password (new with --encrypt), from this file's first line (else asked on the terminal)")
     .option('--json', 'print the report as one JSON line')
     .action(async (srcArg: string, dstArg: string, opts: CopyOpts, cmd: Command) => {
       // --endpoint (global) names the S3 server of s3:// locations, as for every command.
       const { endpoint } = cmd.optsWithGlobals() as { endpoint?: string };
       if (endpoint) process.env.AWS_ENDPOINT_URL_S3 = endpoint;
-      const src = await openStore(location(srcArg), { readonly: true });
+      const src = await openStore(location(srcArg), { readonly: true }, () => storePassword(cmd, 'source password: '));
       try {
-        const { store: dst, created } = await destination(location(dstArg), src);
+        const { store: dst, created } = await destination(location(dstArg), src, opts, cmd);
         try {
           const total = (await src.stats()).documents;
           const bar = new Progress(total, !opts.json, ({ value, total: t }) => `${count(value)}/${count(t)} entries`);

@@ -5,7 +5,7 @@
  * (exit 1); a parameter that breaks a rule (e.g. --avg 1000) is a usage error (exit 2).
  */
 import { InvalidInputError, LEVEL_MAX, LEVEL_MIN, resolveChunkParams } from '@kura/core';
-import { Store, isObjectLocation } from '@kura/store';
+import { DEFAULT_KDF, Store, isObjectLocation } from '@kura/store';
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -13,8 +13,12 @@ import { durability, wholeNumber } from '../args.js';
 import { CliError, describeError, isKuraError, usage } from '../exit.js';
 import { write, writeJson } from '../output.js';
 import { storeDir } from '../store.js';
+import { newPassword, storePassword } from '../password.js';
+import { kdfOf } from './key.js';
 
 interface InitOpts {
+  encrypt?: boolean;
+  kdfMemory?: string;
   avg?: string;
   seed?: string;
   compression?: string;
@@ -56,6 +60,8 @@ export function register(program: Command): void {
     .option('--seed <n|random>', 'chunking seed, 0 <= n < 2^64, or random (default 0)')
     .option('--compression <level|none>', 'zstd level for stored chunks, -7..22 except 0 (default 3), or none')
     .option('--durability <mode>', "full or normal (default): recorded as the store's default; kura add --durability overrides it")
+    .option('--encrypt', 'encrypt everything the store writes (a password: --password-command, $KURA_PASSWORD_FILE, $KURA_PASSWORD, or asked twice); its database lives in the cache, outside the store')
+    .option('--kdf-memory <MiB>', `with --encrypt: Argon2id memory for the first key (default ${DEFAULT_KDF.memoryKib / 1024})`)
     .option('--json', 'print the new store\'s settings as one JSON line')
     .action(async (opts: InitOpts, cmd: Command) => {
       const dir = storeDir(cmd);
@@ -64,6 +70,9 @@ export function register(program: Command): void {
       const level = compression(opts.compression);
       const mode = durability(opts.durability);
       checkChunking(avg, s);
+      if (opts.kdfMemory !== undefined && !opts.encrypt) throw usage('--kdf-memory is for --encrypt');
+      if (opts.encrypt && s !== undefined && s !== 'random') throw usage("--seed: an encrypted store's chunking seed is drawn at random and kept secret");
+      const encryption = opts.encrypt ? { encryption: { kdf: kdfOf(opts.kdfMemory) }, password: (await storePassword(cmd)) ?? (await newPassword(undefined, 'password')) } : {};
       const created = !isObjectLocation(dir) && !existsSync(dir);
       let store: Store;
       try {
@@ -71,6 +80,7 @@ export function register(program: Command): void {
           chunking: { ...(avg !== undefined ? { avg } : {}), ...(s !== undefined ? { seed: s } : {}) },
           ...(level !== undefined ? { compression: level } : {}),
           ...(mode ? { durability: mode } : {}),
+          ...encryption,
         });
       } catch (e) {
         if (created) await rm(dir, { recursive: true, force: true });
@@ -82,16 +92,18 @@ export function register(program: Command): void {
       }
       try {
         const c = store.config;
+        // (An encrypted store's seed is secret: never printed.)
         const settings = {
           store: dir,
           avg: c.chunking.avg,
-          seed: c.chunking.seed.toString(),
+          ...(opts.encrypt ? { encrypted: true } : { seed: c.chunking.seed.toString() }),
           compression: c.compression === false ? 'none' : c.compression,
         };
         if (opts.json) await writeJson(settings);
         else {
           const comp = c.compression === false ? 'no compression' : `zstd level ${c.compression}`;
-          await write(`created a Kura store in ${dir} (chunks avg ${c.chunking.avg} bytes, seed ${settings.seed}, ${comp})\n`);
+          const how = opts.encrypt ? 'encrypted' : `seed ${c.chunking.seed}`;
+          await write(`created ${opts.encrypt ? 'an encrypted' : 'a'} Kura store in ${dir} (chunks avg ${c.chunking.avg} bytes, ${how}, ${comp})\n`);
         }
       } finally {
         await store.close();

@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { wholeNumber } from '../args.js';
 import { usage } from '../exit.js';
 import { storeDir } from '../store.js';
+import { storePassword } from '../password.js';
 
 interface ServeOptions {
   host?: string;
@@ -61,7 +62,8 @@ export function register(program: Command): void {
       if (opts.watch !== undefined) input.watch = opts.watch;
       if (opts.semantic !== undefined) input.semantic = opts.semantic as never; // checked by serve(): a usage error
       try {
-        await serve(input);
+        // An encrypted store's password (password.ts), asked for only when the store is one.
+        await serve(input, { password: () => storePassword(cmd) });
       } catch (e) {
         if (e instanceof ConfigError) throw usage(`invalid setting ${e.message}`);
         throw e;

@@ -8,7 +8,7 @@ import { breather } from '../breather.js';
 import { bytesToHex } from '../hex.js';
 import type { Reader } from './read.js';
 import type { ChunkRow, PackRow, Statements } from '../catalog/statements.js';
-import { PACK_HEADER_SIZE, RECORD_HEADER_SIZE } from './pack-record.js';
+import { PACK_HEADER_SIZE } from './pack-record.js';
 import type { Writer } from './writer.js';
 import type { CommitLog } from '../catalog/commit-log.js';
 import type { Op } from '../catalog/ops.js';
@@ -240,14 +240,15 @@ async function compact(ctx: GcContext, group: { name: string; rows: ChunkRow[] }
       let payloadRecord: Uint8Array;
       try {
         await reader.chunk(key);
-        payloadRecord = await packs.read(name, row.offset, RECORD_HEADER_SIZE + row.stored_len);
+        const records = writer.records;
+        payloadRecord = records.plain(name, row.offset, await packs.read(name, row.offset, records.recordSize(row.stored_len)), key);
       } catch {
         continue;
       }
       const { chunk, opened } = await writer.appendRecordCopy(payloadRecord);
       writer.usePack(chunk.packId);
       moved.push({ key: row.key, packId: chunk.packId, offset: chunk.offset });
-      rewritten += payloadRecord.length + (opened ? PACK_HEADER_SIZE : 0);
+      rewritten += writer.records.recordSize(row.stored_len) + (opened ? PACK_HEADER_SIZE : 0);
     }
   }
   if (moves.some((m) => m.moved.length)) crashPoint('records-moved');

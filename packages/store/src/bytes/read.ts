@@ -16,7 +16,8 @@ import { PackMissingError, type PackStore } from '../backend/packs.js';
 import { InvalidInputError } from '../errors.js';
 import { bytesToHex, formatDigest, hexToBytes } from '../hex.js';
 import { decodeManifest, entryAt, type ManifestEntry } from './manifest.js';
-import { RECORD_HEADER_SIZE, checkRecord } from './pack-record.js';
+import { checkRecord } from './pack-record.js';
+import { PLAIN_RECORDS, type RecordCodec } from './record-codec.js';
 import type { ChunkLoc, DocRow, Statements } from '../catalog/statements.js';
 
 /** The platform's document hasher unless the store was given one (see @kura/core). */
@@ -39,6 +40,9 @@ export class Reader {
      * that has not seen that commit yet finds the rows after a refresh.
      */
     readonly refresh?: () => Promise<unknown>,
+    /** How records lie in packs (record-codec.ts), and how chunks are named (plain or keyed BLAKE3, FORMAT.md §17.4). */
+    readonly records: RecordCodec = PLAIN_RECORDS,
+    readonly chunkName: (raw: Uint8Array) => string = blake3,
   ) {}
 
   /**
@@ -73,7 +77,7 @@ export class Reader {
 
   /** The same reader over other packs (verify's: the storage's own, past any cache). */
   over(packs: PackStore): Reader {
-    return packs === this.packs ? this : new Reader(this.st, packs, this.packName, this.forgetPack, this.hasher, this.maxChunk, this.refresh);
+    return packs === this.packs ? this : new Reader(this.st, packs, this.packName, this.forgetPack, this.hasher, this.maxChunk, this.refresh, this.records, this.chunkName);
   }
 
   private nameOf(id: number): string | undefined {
@@ -116,7 +120,7 @@ export class Reader {
     } catch {
       throw new PackMissingError(`#${row.pack_id}`);
     }
-    const length = RECORD_HEADER_SIZE + row.stored_len;
+    const length = this.records.recordSize(row.stored_len);
     try {
       return this.checked(key, row, await this.packs.read(name, row.offset, length), name, hashCheck);
     } catch (e) {
@@ -132,9 +136,10 @@ export class Reader {
   private copiesDropped = 0;
 
   private checked(key: string, row: ChunkLoc, rec: Uint8Array, name: string, hashCheck: boolean): Uint8Array {
-    const payload = checkRecord(rec, { key, codec: row.codec, rawLen: row.raw_len, storedLen: row.stored_len }, `${name}@${row.offset}`);
+    const plain = this.records.plain(name, row.offset, rec, key);
+    const payload = checkRecord(plain, { key, codec: row.codec, rawLen: row.raw_len, storedLen: row.stored_len }, `${name}@${row.offset}`);
     const raw = row.codec === CODEC_ZSTD ? decompress(payload, row.raw_len) : payload;
-    if (hashCheck && blake3(raw) !== key) {
+    if (hashCheck && this.chunkName(raw) !== key) {
       throw new CorruptDataError(`chunk ${key}: bytes do not hash to their key`, 'key-mismatch', { key });
     }
     return raw;

@@ -4,7 +4,7 @@
  * list of its chunk keys. The store re-hashes every uploaded chunk, and re-reads and hashes
  * the reassembled bytes at commit, so a client can never make a document name bytes it lacks.
  */
-import { CODEC_RAW, CODEC_ZSTD, InvalidInputError, blake3, compress, createDocumentHasher, toHex, type Digest } from '@kura/core';
+import { CODEC_RAW, CODEC_ZSTD, InvalidInputError, blake3, compress, createDocumentHasher, keyedHash, toHex, type Digest } from '@kura/core';
 import { DigestMismatchError, MissingChunksError } from '../errors.js';
 import { hexToBytes } from '../hex.js';
 import type { ChunkLocation } from './pack-record.js';
@@ -62,7 +62,7 @@ export async function putChunk(ctx: PutContext, bytes: Uint8Array, expectKey: st
   if (bytes.length > ctx.chunking.max) {
     throw new InvalidInputError(`a chunk is at most ${ctx.chunking.max} bytes in this store; this one is ${bytes.length}`, 'chunk');
   }
-  const key = blake3(bytes);
+  const key = ctx.chunkNameKey ? toHex(keyedHash(ctx.chunkNameKey, bytes)) : blake3(bytes);
   if (expectKey !== undefined && expectKey !== key) throw new DigestMismatchError(`the chunk hashes to ${key}, not ${expectKey}`, expectKey, key);
   const { writer, st } = ctx;
   const k = hexToBytes(key);

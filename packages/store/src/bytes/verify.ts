@@ -13,7 +13,8 @@ import { decodeManifest } from './manifest.js';
 import type { Reader } from './read.js';
 import type { ChunkRow, PackRow, Statements } from '../catalog/statements.js';
 import { PackMissingError, type PackStore } from '../backend/packs.js';
-import { INDEX_END, PACK_HEADER_SIZE, RECORD_HEADER_SIZE, decodePackIndex, type PackIndexEntry } from './pack-record.js';
+import { PACK_HEADER_SIZE, type PackIndexEntry } from './pack-record.js';
+import type { RecordCodec } from './record-codec.js';
 
 export interface DamagedChunk {
   key: string;
@@ -109,7 +110,7 @@ export async function verifyStore(
     const key = bytesToHex(row.key);
     try {
       if (readData) report.bytesChecked += (await reader.chunk(key)).length;
-      else placed(row, packNames!, listed!);
+      else placed(row, packNames!, listed!, reader.records);
     } catch (e) {
       if (!(e instanceof CorruptDataError)) throw e;
       // GC may have removed (or moved) the chunk since the list was read: not damage.
@@ -173,7 +174,7 @@ export async function verifyStore(
     await breathe();
   }
   for (const pack of st.packsSealed.all()) {
-    const damage = await checkPack(st, packs, pack);
+    const damage = await checkPack(st, packs, pack, reader.records);
     if (damage && st.packById.get(pack.id)) report.damagedPacks.push(damage); // (not dropped by GC meanwhile)
     report.packsChecked++;
     await breathe();
@@ -187,7 +188,7 @@ export async function verifyStore(
  * wrote one) against the chunk rows in it: every row must be an entry at its offset, with its key, codec and
  * lengths. A missing file is the chunks' damage (`missing-pack`), reported with them.
  */
-async function checkPack(st: Statements, packs: PackStore, pack: PackRow): Promise<DamagedPack | undefined> {
+async function checkPack(st: Statements, packs: PackStore, pack: PackRow, records: RecordCodec): Promise<DamagedPack | undefined> {
   const damaged = (reason: string, message: string): DamagedPack => ({ pack: pack.name, reason, message: `pack ${pack.name}: ${message}` });
   // A pack no chunk row points into holds nothing to lose (GC drops it): a writer that failed
   // before its header was written leaves such a file shorter than its row.
@@ -201,14 +202,14 @@ async function checkPack(st: Statements, packs: PackStore, pack: PackRow): Promi
     throw e;
   }
   if (end.length !== 8) return damaged('pack-size', `shorter than the ${pack.size} bytes it was sealed at`);
-  // Only the index is read: it ends with "KEND", after its length.
-  if (!INDEX_END.every((b, i) => end[4 + i] === b)) return undefined; // sealed for a writer that died: none (FORMAT.md §6)
+  // Only the index is read: it ends with "KEND" ("KSND" sealed), after its length.
+  if (!records.indexEnd.every((b, i) => end[4 + i] === b)) return undefined; // sealed for a writer that died: none (FORMAT.md §6)
   const length = new DataView(end.buffer, end.byteOffset).getUint32(0, true);
   if (length > pack.size - PACK_HEADER_SIZE) return damaged('pack-index', `its index claims ${length} bytes`);
   const tail = await packs.read(pack.name, pack.size - length, length);
   let index: PackIndexEntry[] | undefined;
   try {
-    index = decodePackIndex(tail, pack.name);
+    index = records.readIndex(tail, pack.name);
   } catch (e) {
     if (!(e instanceof CorruptDataError)) throw e;
     return damaged(e.reason, e.message);
@@ -226,13 +227,13 @@ async function checkPack(st: Statements, packs: PackStore, pack: PackRow): Promi
 }
 
 /** Without reading data: the chunk's record lies inside a pack that exists (CORRUPT_DATA, as a read would say, when not). */
-function placed(row: ChunkRow, packNames: ReadonlyMap<number, string>, listed: ReadonlyMap<string, number>): void {
+function placed(row: ChunkRow, packNames: ReadonlyMap<number, string>, listed: ReadonlyMap<string, number>, records: RecordCodec): void {
   const key = bytesToHex(row.key);
   const name = packNames.get(row.pack_id);
   const size = name === undefined ? undefined : listed.get(name);
   if (size === undefined) throw new CorruptDataError(`chunk ${key}: pack ${name ?? `#${row.pack_id}`} is missing`, 'missing-pack', { key });
-  if (row.offset < PACK_HEADER_SIZE || row.offset + RECORD_HEADER_SIZE + row.stored_len > size) {
-    throw new CorruptDataError(`chunk ${key}: its record (${row.offset} + ${RECORD_HEADER_SIZE + row.stored_len}) is outside pack ${name} (${size} bytes)`, 'pack-record', { key });
+  if (row.offset < PACK_HEADER_SIZE || row.offset + records.recordSize(row.stored_len) > size) {
+    throw new CorruptDataError(`chunk ${key}: its record (${row.offset} + ${records.recordSize(row.stored_len)}) is outside pack ${name} (${size} bytes)`, 'pack-record', { key });
   }
 }
 

@@ -12,7 +12,8 @@ import type { SqlDatabase } from '../backend/sql.js';
 import type { CommitLog } from '../catalog/commit-log.js';
 import type { ChunkPlace, Op, OpResult } from '../catalog/ops.js';
 import type { Durability } from '../options.js';
-import { PACK_HEADER_SIZE, PackIndexBuilder, RECORD_HEADER_SIZE, packHeader, recordHeader, type ChunkLocation } from './pack-record.js';
+import { PACK_HEADER_SIZE, PackIndexBuilder, RECORD_HEADER_SIZE, type ChunkLocation } from './pack-record.js';
+import { PLAIN_RECORDS, type RecordCodec } from './record-codec.js';
 import type { Statements } from '../catalog/statements.js';
 import { crashPoint } from '../crash-points.js';
 import { GroupCommit } from './group-commit.js';
@@ -79,6 +80,8 @@ export class Writer {
     public durability: Durability,
     /** Seal packs at this size (PACK_TARGET_SIZE; smaller in tests to force rotation). */
     readonly packTarget = PACK_TARGET_SIZE,
+    /** How records lie in packs: as they are, or sealed (an encrypted store; record-codec.ts). */
+    readonly records: RecordCodec = PLAIN_RECORDS,
   ) {
     this.#group = new GroupCommit({
       log,
@@ -203,7 +206,7 @@ export class Writer {
    * `written` is false when another put wrote the same chunk while this one waited.
    */
   async append(c: ChunkLocation, payload: Uint8Array): Promise<{ chunk: StoredChunk; written: boolean }> {
-    return this.inRoom(RECORD_HEADER_SIZE + payload.length, (pack) => this.#appendTo(pack, c, payload));
+    return this.inRoom(this.records.recordSize(payload.length), (pack) => this.#appendTo(pack, c, payload));
   }
 
   /**
@@ -213,7 +216,7 @@ export class Writer {
    */
   appendNow(c: ChunkLocation, payload: Uint8Array): { chunk: StoredChunk; written: boolean } | undefined {
     const pack = this.#open;
-    if (!pack || this.#full(pack, RECORD_HEADER_SIZE + payload.length)) return undefined;
+    if (!pack || this.#full(pack, this.records.recordSize(payload.length))) return undefined;
     return this.#appendTo(pack, c, payload);
   }
 
@@ -222,7 +225,7 @@ export class Writer {
     // key next, and another may seal the pack at its next await.
     const already = this.#pending.get(c.key);
     if (already) return { chunk: already, written: false };
-    const offset = pack.writer.append(recordHeader(c, this.#header), payload);
+    const offset = this.records.append(pack.writer, c, payload, this.#header);
     pack.dirty = true;
     pack.index.add(this.#header, offset);
     crashPoint('record-appended');
@@ -238,19 +241,22 @@ export class Writer {
 
   /** Appends a chunk record that is not registered as pending (a repair of a damaged chunk). */
   async appendCopy(c: ChunkLocation, payload: Uint8Array): Promise<{ chunk: StoredChunk }> {
-    return this.inRoom(RECORD_HEADER_SIZE + payload.length, (pack) => {
-      const offset = pack.writer.append(recordHeader(c, this.#header), payload);
+    return this.inRoom(this.records.recordSize(payload.length), (pack) => {
+      const offset = this.records.append(pack.writer, c, payload, this.#header);
       pack.dirty = true;
       pack.index.add(this.#header, offset);
       return { chunk: { ...c, packId: pack.id, offset } };
     });
   }
 
-  /** Appends a whole record read from another pack (GC compaction); not registered as pending. */
-  /** `opened`: a new pack (and its header) was started for it. */
+  /**
+   * Appends a whole §6 record read from another pack (GC compaction; sealed again here in an
+   * encrypted store, for its new place); not registered as pending. `opened`: a new pack (and
+   * its header) was started for it.
+   */
   async appendRecordCopy(record: Uint8Array): Promise<{ chunk: { packId: number; offset: number }; opened: boolean }> {
-    return this.inRoom(record.length, (pack, opened) => {
-      const offset = pack.writer.append(record);
+    return this.inRoom(this.records.recordSize(record.length - RECORD_HEADER_SIZE), (pack, opened) => {
+      const offset = this.records.appendPlain(pack.writer, record);
       pack.dirty = true;
       pack.index.add(record, offset);
       return { chunk: { packId: pack.id, offset }, opened };
@@ -294,7 +300,7 @@ export class Writer {
       }
       const writer = await this.packs.create(name);
       crashPoint('pack-created');
-      writer.append(packHeader());
+      writer.append(this.records.packHeader());
       if (this.durability === 'full') await writer.sync();
       this.#packNames.set(id, name);
       this.#open = { id, writer, dirty: false, index: new PackIndexBuilder(), row: { id, name: writer.name } };
@@ -313,7 +319,7 @@ export class Writer {
     if (!pack || pack !== this.#open) return;
     this.#open = undefined;
     const done = (async () => {
-      pack.writer.append(pack.index.encode()); // after the last record (FORMAT.md §6)
+      pack.writer.append(this.records.index(pack.writer.name, pack.index)); // after the last record (FORMAT.md §6)
       pack.dirty = true;
       if (pack.dirty || this.durability === 'full') await pack.writer.sync();
       const sealedAt = Date.now();

@@ -144,7 +144,7 @@ export class CommitLog {
   /** Applies commits the log holds beyond the database, each in its own transaction (one writer). */
   #catchUp(commits: LoggedFrame[]): void {
     for (const { frame, segment } of commits) {
-      const c = decodeCommit(frame);
+      const c = decodeCommit(frame, this.#store.sealing);
       const next = { seq: c.seq, hash: c.hash, segment, end: frame.offset + frame.length };
       this.#write(() => {
         applyJobs({ db: this.#db, st: this.#st, targets: this.#ctx.targets }, c, (op) => this.#apply(op, c.time, next));
@@ -276,7 +276,7 @@ export class CommitLog {
       if (appended) throw new InternalError('one commit per transaction');
       if (!this.#appender) throw new InternalError('the log is not open for writing');
       const seq = this.#head.seq + 1;
-      const { bytes, hash } = encodeFrame(seq, this.#head.hash, encodeBody(this.#writer, time, ops));
+      const { bytes, hash } = encodeFrame(seq, this.#head.hash, encodeBody(this.#writer, time, ops), this.#store.sealing);
       appended = appendFrame(this.#appender, shared, seq, hash, bytes);
       // In a batch, the head is written once, when it ends (endBatch): a crash rolls back the
       // whole batch, head and rows alike, so the database never holds one without the other.

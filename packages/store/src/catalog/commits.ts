@@ -9,6 +9,7 @@ import type { Statements } from './statements.js';
 import { ZERO_HASH, parseSegmentName, readFrames, sameHash, type Frame } from './frame.js';
 import type { LogStore } from './log-store.js';
 import type { Op } from './ops.js';
+import type { Sealing } from '../encryption/sealing.js';
 
 /** What the database has applied: the last commit's seq and hash, and where the log goes on. */
 export interface LogHead {
@@ -37,10 +38,18 @@ export function encodeBody(writer: string, time: number, ops: readonly Op[], job
   return JSON.stringify(jobs ? { w: writer, t: time, ops, jobs } : { w: writer, t: time, ops });
 }
 
-export function decodeCommit(f: Frame): Commit {
+/**
+ * A frame's commit. `sealing`: the store is encrypted (FORMAT.md §17.6), its frames' bodies
+ * sealed; a frame of the other kind than its store is damage, never read as a commit.
+ */
+export function decodeCommit(f: Frame, sealing: Sealing | undefined): Commit {
+  if (f.sealed !== (sealing !== undefined)) {
+    throw new CorruptDataError(`commit ${f.seq} is ${f.sealed ? 'sealed, in a store that is not encrypted' : 'not sealed, in an encrypted store'}`, f.sealed ? 'log' : 'unauthentic');
+  }
   let body: { w?: unknown; t?: unknown; ops?: unknown; jobs?: unknown };
+  const plain = sealing ? sealing.openBody(f.seq, f.prev, f.body) : f.body;
   try {
-    body = JSON.parse(decoder.decode(f.body)) as typeof body;
+    body = JSON.parse(decoder.decode(plain)) as typeof body;
   } catch (e) {
     throw new CorruptDataError(`commit ${f.seq}'s body is not JSON: ${(e as Error).message}`, 'log');
   }

@@ -9,8 +9,12 @@
  *         16   prev: the hash of the commit before (32 bytes; zeros before the first)
  *         48   body: n bytes of UTF-8 JSON
  *       48+n   hash: SHA-256 of bytes [0, 48+n)
+ *
+ * An encrypted store's frames (FORMAT.md §17.6) have the magic "KLE1" and a sealed body, bound
+ * to the seq and prev; the hash covers the frame as written.
  */
 import { sha256Bytes } from '../sha256-bytes.js';
+import { SEALED_FRAME_MAGIC, type Sealing } from '../encryption/sealing.js';
 
 export const FRAME_MAGIC = new Uint8Array([0x4b, 0x4c, 0x47, 0x31]); // "KLG1"
 export const FRAME_HEAD = 48;
@@ -27,6 +31,8 @@ export interface Frame {
   /** Where the frame starts in its segment, and its length. */
   offset: number;
   length: number;
+  /** Its body is sealed (an encrypted store's frame: magic KLE1). */
+  sealed: boolean;
 }
 
 const encoder = new TextEncoder();
@@ -37,22 +43,27 @@ const encoder = new TextEncoder();
  * The header is written byte by byte: a DataView and a BigInt made per frame were a visible
  * part of a single metadata update's time.
  */
-export function encodeFrame(seq: number, prev: Uint8Array, body: Uint8Array | string): { bytes: Uint8Array; hash: Uint8Array } {
+export function encodeFrame(seq: number, prev: Uint8Array, body: Uint8Array | string, sealing?: Sealing): { bytes: Uint8Array; hash: Uint8Array } {
   if (!Number.isSafeInteger(seq) || seq < 1) throw new RangeError(`a commit's seq is a positive integer, not ${seq}`);
+  if (sealing) return frameOf(seq, prev, sealing.sealBody(seq, prev, typeof body === 'string' ? encoder.encode(body) : body), SEALED_FRAME_MAGIC);
+  return frameOf(seq, prev, body, FRAME_MAGIC);
+}
+
+function frameOf(seq: number, prev: Uint8Array, body: Uint8Array | string, magic: Uint8Array): { bytes: Uint8Array; hash: Uint8Array } {
   let bytes: Uint8Array;
   let n: number;
   if (typeof body === 'string') {
     bytes = new Uint8Array(FRAME_OVERHEAD + body.length);
     const r = encoder.encodeInto(body, bytes.subarray(FRAME_HEAD, FRAME_HEAD + body.length));
     if (r.read === body.length && r.written === body.length) n = body.length;
-    else return encodeFrame(seq, prev, encoder.encode(body)); // not ASCII: its length first
+    else return frameOf(seq, prev, encoder.encode(body), magic); // not ASCII: its length first
   } else {
     n = body.length;
     bytes = new Uint8Array(FRAME_OVERHEAD + n);
     bytes.set(body, FRAME_HEAD);
   }
   if (n > MAX_BODY) throw new RangeError(`a commit body is at most ${MAX_BODY} bytes; this one is ${n}`);
-  bytes.set(FRAME_MAGIC, 0);
+  bytes.set(magic, 0);
   putU32(bytes, 4, n);
   putU32(bytes, 8, seq % 0x1_0000_0000); // seq as a u64: low word, then high
   putU32(bytes, 12, Math.floor(seq / 0x1_0000_0000));
@@ -75,7 +86,8 @@ function putU32(bytes: Uint8Array, at: number, v: number): void {
  */
 export function decodeFrame(bytes: Uint8Array, offset: number): Frame | undefined {
   if (bytes.length - offset < FRAME_OVERHEAD) return undefined;
-  for (let i = 0; i < 4; i++) if (bytes[offset + i] !== FRAME_MAGIC[i]) return undefined;
+  const sealed = frameMagicAt(bytes, offset);
+  if (sealed === undefined) return undefined;
   const view = new DataView(bytes.buffer, bytes.byteOffset + offset);
   const n = view.getUint32(4, true);
   if (n > MAX_BODY || bytes.length - offset < FRAME_OVERHEAD + n) return undefined;
@@ -91,7 +103,20 @@ export function decodeFrame(bytes: Uint8Array, offset: number): Frame | undefine
     hash,
     offset,
     length: FRAME_OVERHEAD + n,
+    sealed,
   };
+}
+
+/** Whether `bytes` hold a frame's magic at `at`: false for KLG1, true for KLE1 (sealed), undefined for neither. */
+export function frameMagicAt(bytes: Uint8Array, at = 0): boolean | undefined {
+  if (bytes.length < at + 4) return undefined;
+  let plain = true;
+  let sealed = true;
+  for (let i = 0; i < 4; i++) {
+    plain &&= bytes[at + i] === FRAME_MAGIC[i];
+    sealed &&= bytes[at + i] === SEALED_FRAME_MAGIC[i];
+  }
+  return plain ? false : sealed ? true : undefined;
 }
 
 export function sameHash(a: Uint8Array, b: Uint8Array): boolean {

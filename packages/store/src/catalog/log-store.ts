@@ -15,6 +15,7 @@
  *   appended. Readers treat a segment as a run of frames and stop at the first that is not
  *   intact, so an append torn by a crash is never read as a commit.
  */
+import type { Sealing } from '../encryption/sealing.js';
 export interface SegmentAppender {
   readonly name: string;
   /** Bytes in the segment as this appender last saw it, its own appends included. */
@@ -45,6 +46,8 @@ export interface SharedSegments {
 }
 
 export interface LogStore {
+  /** An encrypted store's sealed forms (FORMAT.md §17): commit bodies, checkpoints and the configuration are sealed. */
+  readonly sealing?: Sealing;
   /** The configuration object (`kura-store.json`), or undefined when there is none. */
   readConfig(): Promise<Uint8Array | undefined>;
   /** Creates the configuration object; false when one exists (it is never replaced). */

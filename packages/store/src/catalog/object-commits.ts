@@ -198,7 +198,7 @@ export class ObjectCommits {
           if (sent.length === 0) return tried!;
           const ops = sent.flat();
           const counts = sent.map((job) => job.length);
-          const { bytes, hash } = encodeFrame(seq, head.hash, encodeBody(this.host.writer, time, ops, counts));
+          const { bytes, hash } = encodeFrame(seq, head.hash, encodeBody(this.host.writer, time, ops, counts), this.host.store.sealing);
           const name = segmentName(seq);
           const started = Date.now();
           const sentAt = performance.now();
@@ -348,7 +348,7 @@ export class ObjectCommits {
             stalled = new CorruptDataError(`the log's chain breaks at commit ${f.seq} in segment ${batch[j]} (expected ${head.seq + 1})`, 'log');
             break scan;
           }
-          const c = decodeCommit(f);
+          const c = decodeCommit(f, this.host.store.sealing);
           head = { seq: c.seq, hash: c.hash, segment: batch[j]!, end: f.offset + f.length };
           ready.push({ c, head });
         }

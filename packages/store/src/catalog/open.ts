@@ -6,7 +6,7 @@
  */
 import { CorruptDataError, InvalidInputError } from '@kura/core';
 import type { SqlDatabase } from '../backend/sql.js';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError, WrongPasswordError } from '../errors.js';
 import { SCHEMA_VERSION, fillSnapshotIds } from './schema.js';
 import type { Statements } from './statements.js';
 import { checkpointName, clearCatalog, encodeCheckpoint, loadCheckpoint } from './checkpoint.js';
@@ -39,6 +39,8 @@ export async function readConfigObject(log: LogStore): Promise<Map<string, strin
   if (typeof value !== 'object' || value === null || Object.values(value).some((v) => typeof v !== 'string')) {
     throw new CorruptDataError("the store's configuration (kura-store.json) is not a map of strings", 'config');
   }
+  // An encrypted store read without its key (FORMAT.md §17.3): nothing of it can be read.
+  if ('encryption' in value && !log.sealing) throw new WrongPasswordError('this store is encrypted: open it with its password', 'missing');
   return new Map(Object.entries(value as Record<string, string>));
 }
 
@@ -111,7 +113,7 @@ export async function rebuildCatalog(db: SqlDatabase, st: Statements, log: LogSt
     const batch = commits.slice(i, i + REPLAY_BATCH);
     inJobsTransaction(ctx, (applyJobs) => {
       for (const { frame, segment } of batch) {
-        const c = decodeCommit(frame);
+        const c = decodeCommit(frame, log.sealing);
         const end = frame.offset + frame.length;
         const at = { seq: c.seq, end };
         applyJobs(c, (op) => applyOp(ctx, op, c.time, at));

@@ -51,7 +51,7 @@ export function catchUpShared(st: Statements, shared: SharedSegments, stored: Lo
         if (f.seq !== head.seq + 1 || !sameHash(f.prev, head.hash)) {
           throw new CorruptDataError(`the log's chain breaks at commit ${f.seq} in segment ${segment} (expected ${head.seq + 1})`, 'log');
         }
-        const c = decodeCommit(f);
+        const c = decodeCommit(f, undefined); // (local directories: never an encrypted store's log)
         applyJobs({ db: host.db, st, targets: host.targets }, c, (op) => host.apply(op, c.time));
         head = { seq: c.seq, hash: c.hash, segment, end: offset + f.offset + f.length };
         writeHead(st, head);

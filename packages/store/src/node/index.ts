@@ -3,7 +3,7 @@
  * better-sqlite3 metadata, file-system packs and log, and file-path puts, snapshots and
  * restores through worker threads.
  */
-import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { InvalidInputError } from '@kura/core';
@@ -20,7 +20,15 @@ import { rebuildDatabase, type RebuildReport } from './rebuild.js';
 import { snapshotDirectory, type SnapshotOptions, type SnapshotReport } from './snapshot-run.js';
 import { Watch, type WatchOptions } from './watch.js';
 import { checkRestorable, prepareTarget, restoreEntries, type RestoreProgress, type RestoreReport } from './snapshots.js';
-import { defaultCacheDir, isObjectLocation, objectBackends, openObjectLocation, type LocationOptions } from './object-backends.js';
+import { defaultCacheDir, isObjectLocation, objectBackends, openObjectLocation, type KeyOptions, type LocationOptions } from './object-backends.js';
+import { DirectoryObjectStore } from './dir-objects.js';
+import { encryptedStoreId } from '../encryption/config.js';
+
+/** A directory holding an encrypted store (FORMAT.md §17): its configuration object says so. */
+function isEncryptedDirectory(root: string): boolean {
+  const file = join(root, CONFIG_FILE);
+  return existsSync(file) && encryptedStoreId(readFileSync(file)) !== undefined;
+}
 import type { ObjectStore } from '../objects/object-store.js';
 import type { StoreBackends } from '../store-types.js';
 
@@ -39,7 +47,7 @@ export { WORKER_PUT_MIN, openRegularFile, type FilePutOutcome, type FileToPut } 
 export type { S3Options } from './s3-objects.js';
 export { parseS3Location } from './s3-location.js';
 export { DirectoryObjectStore } from './dir-objects.js';
-export { defaultCacheDir, isObjectLocation, openObjectLocation, type LocationOptions } from './object-backends.js';
+export { defaultCacheDir, isObjectLocation, openObjectLocation, type KeyOptions, type LocationOptions, type PasswordSource } from './object-backends.js';
 export { listAll, isNotFound, type ObjectStore, type ObjectInfo } from '../objects/object-store.js';
 export { MemoryObjectStore } from '../objects/memory-objects.js';
 export type { RebuildReport } from './rebuild.js';
@@ -126,8 +134,16 @@ export class Store extends StoreCore {
       const { cacheDir, s3, packCacheBytes, ...init } = options;
       return this.initObjects(await openObjectLocation(dir, { ...(s3 ? { s3 } : {}) }), { ...init, cacheDir: cacheDir ?? defaultCacheDir(dir), ...(packCacheBytes !== undefined ? { packCacheBytes } : {}) });
     }
-    parse(InitOptionsSchema, options, 'init options'); // bad options: fail before touching the disk
+    const { cacheDir, s3: _s3, packCacheBytes, password, encryption, ...plainInit } = options;
+    parse(InitOptionsSchema, plainInit, 'init options'); // bad options: fail before touching the disk
     const root = resolve(dir);
+    if (encryption) {
+      // An encrypted store lives as objects in its directory (FORMAT.md §17), its database
+      // and every other plaintext in the cache directory, outside it.
+      if (existsSync(root) && readdirSync(root).some((f) => !f.startsWith('.'))) throw new InvalidInputError(`${root} is not empty; a store needs a directory of its own`, 'dir');
+      mkdirSync(root, { recursive: true });
+      return this.initObjects(new DirectoryObjectStore(root), { ...plainInit, cacheDir: cacheDir ?? defaultCacheDir(root), password, encryption, ...(packCacheBytes !== undefined ? { packCacheBytes } : {}) });
+    }
     const existed = existsSync(root);
     if (existed) {
       if (isStore(root)) throw new InvalidInputError(`${root} already holds a Kura store`, 'dir');
@@ -168,11 +184,11 @@ export class Store extends StoreCore {
    * Creates a new store in an object store (decision 0040); its database lives in `cacheDir`.
    * The object store is closed with the store.
    */
-  static async initObjects(objects: ObjectStore, options: InitOptions & { cacheDir: string; packCacheBytes?: number }): Promise<Store> {
-    const { cacheDir, packCacheBytes, ...init } = options;
+  static async initObjects(objects: ObjectStore, options: InitOptions & KeyOptions & { cacheDir: string; packCacheBytes?: number }): Promise<Store> {
+    const { cacheDir, packCacheBytes, password, encryption, ...init } = options;
     parse(InitOptionsSchema, init, 'init options');
     // The cache is derived: whatever an earlier store left in it goes (objectBackends).
-    const b = await objectBackends(objects, cacheDir, false, true, packCacheBytes, true);
+    const b = await objectBackends(objects, cacheDir, false, true, packCacheBytes, true, { password, ...(encryption ? { encryption } : {}) });
     b.ingest = bytesOnWorkers(availableParallelism(), WORKER_PUT_MIN);
     try {
       return (await this.create(b, init)) as Store;
@@ -184,10 +200,10 @@ export class Store extends StoreCore {
   }
 
   /** Opens the store in an object store (decision 0040), its database in `cacheDir` (made from the log when missing). */
-  static async openObjects(objects: ObjectStore, options: OpenOptions & { cacheDir: string; packCacheBytes?: number }): Promise<Store> {
-    const { cacheDir, packCacheBytes, ...open } = options;
+  static async openObjects(objects: ObjectStore, options: OpenOptions & Pick<KeyOptions, 'password'> & { cacheDir: string; packCacheBytes?: number }): Promise<Store> {
+    const { cacheDir, packCacheBytes, password, ...open } = options;
     if (open.readonly) throw new InvalidInputError('a store on object storage opens for writing (its cache is made from the log); read-only replicas are not built yet', 'readonly');
-    return Store.#openOn(this, await objectBackends(objects, cacheDir, false, true, packCacheBytes), open);
+    return Store.#openOn(this, await objectBackends(objects, cacheDir, false, true, packCacheBytes, false, { password }), open);
   }
 
   /** Opens the store in `b` as a `cls` with this platform's ingest workers; `b` is let go when that fails. */
@@ -215,10 +231,20 @@ export class Store extends StoreCore {
       return this.openObjects(await openObjectLocation(dir, { ...(s3 ? { s3 } : {}) }), { ...open, cacheDir: cacheDir ?? defaultCacheDir(dir), ...(packCacheBytes !== undefined ? { packCacheBytes } : {}) });
     }
     const root = resolve(dir);
+    if (isEncryptedDirectory(root)) {
+      // (Opened as every store on object storage is: for writing, its cache made from its
+      // objects; readers share it with writers as servers of a bucket do.)
+      const { cacheDir, s3: _s3, packCacheBytes, readonly: _readonly, ...open } = options;
+      return this.openObjects(new DirectoryObjectStore(root), { ...open, cacheDir: cacheDir ?? defaultCacheDir(root), ...(packCacheBytes !== undefined ? { packCacheBytes } : {}) });
+    }
     if (!isStore(root)) throw new NotFoundError(`no Kura store at ${root} (run kura init)`);
     if (options.readonly && !existsSync(join(root, DB_FILE))) {
       throw new NotFoundError(`the store at ${root} has no database yet: open it for writing once (it is rebuilt from the log), or run kura rebuild`);
     }
-    return Store.#openOn(this, await backends(root, options.readonly ?? false), options);
+    // (A plain store asks for no password: one given is not needed.)
+    const { password: _password, cacheDir: _cacheDir, s3: _s3, packCacheBytes: _packCacheBytes, ...open } = options;
+    return Store.#openOn(this, await backends(root, options.readonly ?? false), open);
   }
 }
+export { openKeyRing } from './key-ring.js';
+export { CONFIG_FILE } from './fs-log.js';

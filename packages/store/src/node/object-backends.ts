@@ -4,7 +4,7 @@
  * directory, derived and disposable. `s3://bucket/prefix` locations open an S3ObjectStore.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { StoreBackends } from '../store-types.js';
@@ -24,11 +24,29 @@ import { CONFIG_FILE } from './fs-log.js';
 import { InvalidInputError } from '../errors.js';
 import type { S3Options } from './s3-objects.js';
 import { isObjectLocation, parseS3Location } from './s3-location.js';
+import { KEYS_PREFIX, KeyRing } from '../encryption/key-files.js';
+import { Sealing } from '../encryption/sealing.js';
+import { encryptedStoreId } from '../encryption/config.js';
+import { randomHex } from '../hex.js';
+import type { KdfParams } from '@kura/core';
 
 export { isObjectLocation };
 
+/** A password, or how to get one when it is needed (a prompt asked only for an encrypted store). */
+export type PasswordSource = string | Uint8Array | (() => Promise<string | Uint8Array | undefined>);
+
+/**
+ * An encrypted store's password (FORMAT.md §17): to open it, or, with `encryption`, to make a
+ * new store encrypted with it as its first key. Strings are taken as UTF-8.
+ */
+export interface KeyOptions {
+  password?: PasswordSource;
+  /** Making a store: encrypt it (its first key's Argon2id costs; default DEFAULT_KDF). */
+  encryption?: { kdf?: KdfParams };
+}
+
 /** Where a store on object storage keeps what is derived from it; and how to reach S3. */
-export interface LocationOptions {
+export interface LocationOptions extends KeyOptions {
   /** The local cache (the database): default ~/.cache/kura/stores/<hash of the location>. */
   cacheDir?: string;
   /** The S3 endpoint, region and credentials, when not the environment's (s3-objects.ts). */
@@ -54,7 +72,15 @@ export function defaultCacheDir(location: string): string {
  * another store (another store id) is replaced: it is only ever a replay. `probe`: check that
  * the object store enforces conditional creates (objects/probe.ts) before anything is written.
  */
-export async function objectBackends(bucket: ObjectStore, cacheDir: string, readonly: boolean, probe = true, packCacheBytes = PACK_CACHE_BYTES, fresh = false): Promise<StoreBackends> {
+export async function objectBackends(
+  bucket: ObjectStore,
+  cacheDir: string,
+  readonly: boolean,
+  probe = true,
+  packCacheBytes = PACK_CACHE_BYTES,
+  fresh = false,
+  keys: KeyOptions = {},
+): Promise<StoreBackends> {
   const dir = resolve(cacheDir);
   // What a cache holds is deleted when it belongs to another store: never a store's own files.
   if (existsSync(join(dir, CONFIG_FILE)) || existsSync(join(dir, 'packs'))) throw new InvalidInputError(`${dir} holds a Kura store; the cache of a store on object storage needs a directory of its own`, 'cacheDir');
@@ -78,6 +104,7 @@ export async function objectBackends(bucket: ObjectStore, cacheDir: string, read
   const openDb = () => openSqlite(join(dir, DB_FILE), { readonly: false, onCommit: checkpointer.onCommit });
   let db: ReturnType<typeof openSqlite> | undefined;
   try {
+    log.sealing = await unlocked(objects, log, keys, fresh);
     const config = await readConfigObject(log);
     db = openDb();
     const cachedId = storeIdOf(db);
@@ -110,10 +137,39 @@ export async function objectBackends(bucket: ObjectStore, cacheDir: string, read
     },
     clockOffsetMs: () => objects.clockOffsetMs?.(),
     gcHolder: cacheId(dir),
+    // (Local files a put names: a server's staged uploads, when it stages them in its cache.)
+    openPath: (path) => createReadStream(path, { highWaterMark: 1 << 20 }),
     ...(readonly ? {} : { extractor: new WorkerExtractor() }),
     setDurability: (d) => opened.setDurability(d),
     ready: probed,
+    ...(log.sealing ? { sealing: log.sealing } : {}),
   };
+}
+
+async function passwordBytes(source: PasswordSource | undefined): Promise<Uint8Array | undefined> {
+  const p = typeof source === 'function' ? await source() : source;
+  return typeof p === 'string' ? new TextEncoder().encode(p) : p;
+}
+
+/**
+ * An encrypted store's Sealing (FORMAT.md §17): a new store's first key made (`encryption`),
+ * or an existing one's master key unlocked with the password; undefined for a plain store.
+ */
+async function unlocked(objects: ObjectStore, log: ObjectLogStore, keys: KeyOptions, fresh: boolean): Promise<Sealing | undefined> {
+  const raw = await log.readRawConfig();
+  if (fresh && keys.encryption) {
+    // (A store that exists, or key files of one that was being made, must not gain a key here.)
+    if ((raw && raw.length) || (await objects.list(KEYS_PREFIX, { limit: 1 })).objects.length) throw new InvalidInputError(`${objects.location} already holds a Kura store (or its keys)`, 'dir');
+    const password = await passwordBytes(keys.password);
+    if (!password || password.length === 0) throw new InvalidInputError('an encrypted store needs a password', 'password');
+    const storeId = randomHex(16);
+    const { master } = await new KeyRing(objects, storeId).create(password, keys.encryption.kdf);
+    return new Sealing(master, storeId);
+  }
+  const storeId = encryptedStoreId(raw);
+  if (storeId === undefined) return undefined;
+  const { master } = await new KeyRing(objects, storeId).unlock(await passwordBytes(keys.password));
+  return new Sealing(master, storeId);
 }
 
 /**

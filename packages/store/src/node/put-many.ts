@@ -144,8 +144,7 @@ export async function putScanned(
   record = recordRead,
   gone?: (f: ScannedFile) => void,
 ): Promise<void> {
-  const ingest = h.store.ingestOptions();
-  const opts = { chunking: ingest.chunking, compression: ingest.compression };
+  const opts = h.store.ingestOptions();
   const small = statScan ? files : files.filter((f) => f.size < WORKER_PUT_MIN);
   const large = statScan ? [] : files.filter((f) => f.size >= WORKER_PUT_MIN);
   const batches = statScan !== undefined || small.length >= SMALL_BATCH * 4;

@@ -8,11 +8,13 @@ import { InternalError } from '@kura/core';
 import type { LogStore, SegmentAppender } from '../catalog/log-store.js';
 import type { WaitingMarks } from '../catalog/turn-taking.js';
 import { isNotFound, listAll, type ObjectStore } from './object-store.js';
-import { FRAME_MAGIC, FRAME_OVERHEAD } from '../catalog/frame.js';
+import { FRAME_OVERHEAD, frameMagicAt } from '../catalog/frame.js';
+import type { Sealing } from '../encryption/sealing.js';
+import { openConfig, sealConfig } from '../encryption/config.js';
 
 /** The length of the frame whose head `bytes` begin with (FORMAT.md §15.2), or undefined when they do not begin with one. */
 function frameLength(bytes: Uint8Array): number | undefined {
-  if (bytes.length < 8 || FRAME_MAGIC.some((b, i) => bytes[i] !== b)) return undefined;
+  if (bytes.length < 8 || frameMagicAt(bytes) === undefined) return undefined;
   return FRAME_OVERHEAD + new DataView(bytes.buffer, bytes.byteOffset, 8).getUint32(4, true);
 }
 
@@ -44,10 +46,23 @@ export class ObjectLogStore implements LogStore, WaitingMarks {
   readonly readAhead = READ_AHEAD;
   /** LogStore.checkpointAway (set by node/object-backends.ts for a writer). */
   checkpointAway?: (schema: number) => Promise<number>;
+  /**
+   * An encrypted store's sealed forms (FORMAT.md §17), set once its key is unlocked, before the
+   * catalog reads anything: the configuration's settings and checkpoints are sealed here,
+   * commit bodies by the frame codec.
+   */
+  sealing?: Sealing;
 
   constructor(readonly objects: ObjectStore) {}
 
+  /** The configuration's settings (an encrypted store's opened: FORMAT.md §17.3). */
   async readConfig(): Promise<Uint8Array | undefined> {
+    const raw = await this.readRawConfig();
+    return raw && raw.length && this.sealing ? openConfig(raw, this.sealing) : raw;
+  }
+
+  /** The configuration object as stored (an encrypted store's: its public header and sealed settings). */
+  async readRawConfig(): Promise<Uint8Array | undefined> {
     if (this.#config) return this.#config;
     try {
       const bytes = await this.objects.get(CONFIG_KEY);
@@ -60,7 +75,7 @@ export class ObjectLogStore implements LogStore, WaitingMarks {
   }
 
   createConfig(bytes: Uint8Array): Promise<boolean> {
-    return this.objects.create(CONFIG_KEY, bytes);
+    return this.objects.create(CONFIG_KEY, this.sealing ? sealConfig(bytes, this.sealing) : bytes);
   }
 
   segments(): Promise<string[]> {
@@ -132,12 +147,13 @@ export class ObjectLogStore implements LogStore, WaitingMarks {
     return this.objects.delete(`${CHECKPOINTS}${name}`);
   }
 
-  readCheckpoint(name: string): Promise<Uint8Array> {
-    return this.objects.get(`${CHECKPOINTS}${name}`);
+  async readCheckpoint(name: string): Promise<Uint8Array> {
+    const bytes = await this.objects.get(`${CHECKPOINTS}${name}`);
+    return this.sealing ? this.sealing.openCheckpoint(Number(name), bytes) : bytes;
   }
 
   createCheckpoint(name: string, bytes: Uint8Array): Promise<boolean> {
-    return this.objects.create(`${CHECKPOINTS}${name}`, bytes);
+    return this.objects.create(`${CHECKPOINTS}${name}`, this.sealing ? this.sealing.sealCheckpoint(Number(name), bytes) : bytes);
   }
 
   async markWaiting(writer: string): Promise<void> {

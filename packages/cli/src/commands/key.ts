@@ -1,0 +1,89 @@
+/**
+ * The passwords of an encrypted store (FORMAT.md §17.2, decision 0062): each is a key file
+ * wrapping the store's one master key, so adding, changing or removing one re-encrypts nothing.
+ * Every verb first opens a key with the store's password (password.ts):
+ *   kura key list [--json]                   key files: id, when made, Argon2id costs
+ *   kura key add [--new-password-file F] [--kdf-memory MiB]   another password
+ *   kura key passwd [--new-password-file F]  changes the password given (a new key file, the old removed)
+ *   kura key remove ID                       removes a key file; the store's last is refused
+ */
+import { DEFAULT_KDF, openKeyRing, type KeyRing } from '@kura/store';
+import type { Command } from 'commander';
+import { wholeNumber } from '../args.js';
+import { newPassword, requiredPassword } from '../password.js';
+import { write, writeJson } from '../output.js';
+import { storeDir } from '../store.js';
+
+const utf8 = (s: string) => new TextEncoder().encode(s);
+
+/** Argon2id costs for a new key: --kdf-memory in MiB, the rest as DEFAULT_KDF. */
+export function kdfOf(memoryMib: string | undefined): typeof DEFAULT_KDF {
+  return memoryMib === undefined ? DEFAULT_KDF : { ...DEFAULT_KDF, memoryKib: wholeNumber(memoryMib, '--kdf-memory') * 1024 };
+}
+
+/** Unlocks the store's keys with its password, runs `fn`, and lets the storage go. */
+async function withKeys<T>(cmd: Command, fn: (ring: KeyRing, master: Uint8Array, current: string) => Promise<T>): Promise<T> {
+  const { ring, close } = await openKeyRing(storeDir(cmd));
+  try {
+    const { master, id } = await ring.unlock(utf8(await requiredPassword(cmd)));
+    return await fn(ring, master, id);
+  } finally {
+    await close();
+  }
+}
+
+export function register(program: Command): void {
+  const key = program.command('key').description("an encrypted store's passwords: each a key file wrapping the store's key");
+  key
+    .command('list')
+    .description('the key files, oldest first (the one the password opened marked *)')
+    .option('--json', 'one JSON object per key file')
+    .action(async (opts: { json?: boolean }, cmd: Command) => {
+      await withKeys(cmd, async (ring, _master, current) => {
+        const { keys, damaged } = await ring.list();
+        for (const k of keys) {
+          const costs = `argon2id ${k.kdf.memoryKib / 1024} MiB x ${k.kdf.passes} x ${k.kdf.lanes}`;
+          if (opts.json) await writeJson({ ...k, current: k.id === current });
+          else await write(`${k.id === current ? '*' : ' '} ${k.id}\t${new Date(k.created).toISOString()}\t${costs}\n`);
+        }
+        for (const id of damaged) process.stderr.write(`kura: keys/${id} is not a key file (damaged?)\n`);
+      });
+    });
+  key
+    .command('add')
+    .description('add a password: a new key file for the same store key')
+    .option('--new-password-file <file>', 'the new password, from the first line of this file (else asked twice on the terminal)')
+    .option('--kdf-memory <MiB>', `Argon2id memory for this key (default ${DEFAULT_KDF.memoryKib / 1024}; at most 1024)`)
+    .option('--json', 'print {id} as one JSON line')
+    .action(async (opts: { newPasswordFile?: string; kdfMemory?: string; json?: boolean }, cmd: Command) => {
+      const kdf = kdfOf(opts.kdfMemory);
+      await withKeys(cmd, async (ring, master) => {
+        const id = await ring.add(master, utf8(await newPassword(opts.newPasswordFile)), kdf);
+        if (opts.json) await writeJson({ id });
+        else await write(`added key ${id}\n`);
+      });
+    });
+  key
+    .command('passwd')
+    .description('change the password given: a key file for the new one, then the old one removed')
+    .option('--new-password-file <file>', 'the new password, from the first line of this file (else asked twice on the terminal)')
+    .option('--kdf-memory <MiB>', `Argon2id memory for the new key (default ${DEFAULT_KDF.memoryKib / 1024})`)
+    .option('--json', 'print {id, removed} as one JSON line')
+    .action(async (opts: { newPasswordFile?: string; kdfMemory?: string; json?: boolean }, cmd: Command) => {
+      const kdf = kdfOf(opts.kdfMemory);
+      await withKeys(cmd, async (ring, master, current) => {
+        const id = await ring.passwd(current, master, utf8(await newPassword(opts.newPasswordFile)), kdf);
+        if (opts.json) await writeJson({ id, removed: current });
+        else await write(`key ${current} replaced by ${id}\n`);
+      });
+    });
+  key
+    .command('remove <id>')
+    .description("remove a key file (its password stops opening the store); the store's last is refused")
+    .action(async (id: string, _opts: unknown, cmd: Command) => {
+      await withKeys(cmd, async (ring) => {
+        await ring.remove(id);
+        await write(`removed key ${id}\n`);
+      });
+    });
+}

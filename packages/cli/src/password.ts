@@ -1,0 +1,107 @@
+/**
+ * An encrypted store's password (FORMAT.md §17, decision 0062), from the first of:
+ * `--password-command CMD` (its standard output), `$KURA_PASSWORD_FILE` (the file's first line),
+ * `$KURA_PASSWORD` (the weakest: a process's environment is readable by its user's other
+ * processes), or a prompt on the terminal without echo. Never from an argument: `ps` shows
+ * those. Asked only when the store turns out to be encrypted.
+ */
+import { execFileSync } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { ReadStream, WriteStream } from 'node:tty';
+import type { Command } from 'commander';
+import { CliError, usage } from './exit.js';
+
+/** The first line, without its line ending: what a password file or command gives. */
+const firstLine = (text: string) => text.split(/\r?\n/, 1)[0] ?? '';
+
+/** Reads a line from the controlling terminal without echoing it; undefined when there is no terminal. */
+async function prompt(question: string): Promise<string | undefined> {
+  let fd: number;
+  try {
+    fd = openSync('/dev/tty', 'r+');
+  } catch {
+    return undefined; // no controlling terminal (a service, CI)
+  }
+  const input = new ReadStream(fd);
+  const output = new WriteStream(fd);
+  try {
+    output.write(question);
+    input.setRawMode(true);
+    return await new Promise<string>((resolve, reject) => {
+      let line = '';
+      input.on('data', (buf: Buffer) => {
+        for (const ch of buf.toString('utf8')) {
+          if (ch === '\r' || ch === '\n') {
+            output.write('\n');
+            resolve(line);
+            return;
+          }
+          if (ch === '\u0003') {
+            output.write('\n');
+            reject(new CliError('interrupted'));
+            return;
+          }
+          if (ch === '\u007f' || ch === '\b') line = [...line].slice(0, -1).join('');
+          else if (ch >= ' ') line += ch;
+        }
+      });
+    });
+  } finally {
+    input.setRawMode(false);
+    input.destroy();
+    output.destroy();
+    try {
+      closeSync(fd);
+    } catch {
+      // (closed with its streams)
+    }
+  }
+}
+
+/** The password of the store, by the sources above; undefined when none gives one. */
+export async function storePassword(cmd: Command, question = 'password: '): Promise<string | undefined> {
+  const { passwordCommand } = cmd.optsWithGlobals() as { passwordCommand?: string };
+  if (passwordCommand) {
+    try {
+      return firstLine(execFileSync('/bin/sh', ['-c', passwordCommand], { encoding: 'utf8', stdio: ['inherit', 'pipe', 'inherit'] }));
+    } catch (e) {
+      throw new CliError(`--password-command failed: ${(e as Error).message.split('\n')[0]}`);
+    }
+  }
+  const file = process.env.KURA_PASSWORD_FILE;
+  if (file) return passwordFromFile(file);
+  if (process.env.KURA_PASSWORD !== undefined) return process.env.KURA_PASSWORD;
+  return prompt(question);
+}
+
+/** A password from the first line of `file` (a usage error when it cannot be read). */
+export function passwordFromFile(file: string): string {
+  try {
+    return firstLine(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new CliError(`${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+}
+
+/**
+ * A new password: from `--new-password-file FILE` when given, else asked twice on the terminal
+ * (they must match). Empty passwords are refused.
+ */
+export async function newPassword(fileOption: string | undefined, what = 'new password'): Promise<string> {
+  let password: string | undefined;
+  if (fileOption) password = passwordFromFile(fileOption);
+  else {
+    password = await prompt(`${what}: `);
+    if (password === undefined) throw usage(`no terminal to ask for the ${what} on: give --new-password-file FILE`);
+    if ((await prompt(`${what} again: `)) !== password) throw usage('the passwords differ');
+  }
+  if (!password) throw usage(`the ${what} is empty`);
+  return password;
+}
+
+/** The store's current password as the sources above give it, or a usage error naming them. */
+export async function requiredPassword(cmd: Command): Promise<string> {
+  const p = await storePassword(cmd);
+  if (p === undefined) throw usage('this store is encrypted: give its password (a terminal prompt, --password-command, KURA_PASSWORD_FILE or KURA_PASSWORD)');
+  return p;
+}

@@ -1,0 +1,189 @@
+/**
+ * Encrypted stores from the command line (FORMAT.md §17, decision 0062): `kura init --encrypt`,
+ * every command opening the store with its password from --password-command, KURA_PASSWORD_FILE
+ * or KURA_PASSWORD (a wrong or missing one: exit 2, WRONG_PASSWORD, nothing written),
+ * `kura key add|list|passwd|remove`, and `kura copy --encrypt` from a plain store; no marker
+ * word or path readable in the store's directory afterwards.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createHash, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startServe } from './helpers/serve.js';
+
+const BIN = fileURLToPath(new URL('../bin/kura.js', import.meta.url));
+const root = mkdtempSync(join(tmpdir(), 'kura-enc-cli-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((n) => {
+    const p = join(dir, n);
+    return statSync(p).isDirectory() ? files(p) : [p];
+  });
+}
+
+/** Runs kura with the store, a cache of the test's own and no terminal (stdin closed, no /dev/tty prompt taken). */
+function kuraIn(store: string, env: Record<string, string | undefined> = {}) {
+  return (...args: string[]) =>
+    spawnSync('setsid', ['-w', process.execPath, BIN, '--store', store, ...args], {
+      encoding: 'utf8',
+      env: { ...process.env, KURA_CACHE: join(root, 'cache'), KURA_PASSWORD: undefined, KURA_PASSWORD_FILE: undefined, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+}
+
+describe('kura with an encrypted store', () => {
+  it('init --encrypt, every command with the password, keys added, changed and removed', { timeout: 120_000 }, () => {
+    const store = join(root, 'store');
+    const pwFile = join(root, 'pw');
+    writeFileSync(pwFile, 'first secret\n');
+    const kura = kuraIn(store, { KURA_PASSWORD_FILE: pwFile });
+    const init = kura('init', '--encrypt', '--kdf-memory', '1', '--json');
+    expect(init.status, init.stderr).toBe(0);
+    expect(JSON.parse(init.stdout)).toMatchObject({ encrypted: true });
+    expect(JSON.parse(init.stdout).seed).toBeUndefined(); // secret: never printed
+    expect(kura('init', '--seed', '5', '--encrypt').status).toBe(2);
+
+    const notes = join(root, 'quartermaster.txt');
+    writeFileSync(notes, 'the hieroglyphical ledger of the quartermaster\n'.repeat(50));
+    const add = kura('add', notes, '--as', 'ledger', '--tag', 'confidential-tag');
+    expect(add.status, add.stderr).toBe(0);
+    expect(kura('ls').stdout).toContain('ledger/quartermaster.txt');
+    expect(kura('get', 'ledger/quartermaster.txt').stdout).toBe('the hieroglyphical ledger of the quartermaster\n'.repeat(50));
+    expect(kura('search', 'hieroglyphical').stdout).toContain('ledger/quartermaster.txt');
+    expect(kura('verify').status).toBe(0);
+
+    // Wrong, missing: exit 2, said, and the store is as it was.
+    const before = files(store).map((f) => `${f} ${readFileSync(f).length}`).sort();
+    const wrong = kuraIn(store, { KURA_PASSWORD: 'not it' })('ls');
+    expect([wrong.status, wrong.stderr]).toEqual([2, expect.stringMatching(/WRONG_PASSWORD/)]);
+    const missing = kuraIn(store)('ls');
+    expect([missing.status, missing.stderr]).toEqual([2, expect.stringMatching(/encrypted.*password.*\[WRONG_PASSWORD\]/)]);
+    expect(files(store).map((f) => `${f} ${readFileSync(f).length}`).sort()).toEqual(before);
+    // --password-command, and KURA_PASSWORD.
+    expect(kuraIn(store)('--password-command', 'printf "first secret"', 'ls').stdout).toContain('ledger/');
+    expect(kuraIn(store, { KURA_PASSWORD: 'first secret' })('ls').stdout).toContain('ledger/');
+
+    // Keys: another password, listed; the first changed; the last cannot go.
+    const second = join(root, 'pw2');
+    writeFileSync(second, 'second secret\n');
+    const added = kura('key', 'add', '--new-password-file', second, '--kdf-memory', '1', '--json');
+    expect(added.status, added.stderr).toBe(0);
+    const { id: secondId } = JSON.parse(added.stdout) as { id: string };
+    const listed = kura('key', 'list', '--json').stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(listed.map((k) => k.id)).toContain(secondId);
+    expect(listed.filter((k) => k.current)).toHaveLength(1);
+    expect(listed.find((k) => k.id === secondId).kdf).toEqual({ memoryKib: 1024, passes: 3, lanes: 4 });
+    const bySecond = kuraIn(store, { KURA_PASSWORD_FILE: second });
+    expect(bySecond('ls').stdout).toContain('ledger/');
+
+    const third = join(root, 'pw3');
+    writeFileSync(third, 'third secret\n');
+    const changed = kura('key', 'passwd', '--new-password-file', third, '--kdf-memory', '1', '--json');
+    expect(changed.status, changed.stderr).toBe(0);
+    expect(kura('ls').status).toBe(2); // the first password no longer opens it
+    const byThird = kuraIn(store, { KURA_PASSWORD_FILE: third });
+    expect(byThird('ls').stdout).toContain('ledger/');
+    expect(byThird('key', 'list', '--json').stdout.trim().split('\n')).toHaveLength(2);
+
+    const removed = byThird('key', 'remove', secondId);
+    expect(removed.status, removed.stderr).toBe(0);
+    expect(bySecond('ls').status).toBe(2);
+    const { id: lastId } = JSON.parse(byThird('key', 'list', '--json').stdout.trim());
+    const last = byThird('key', 'remove', lastId);
+    expect([last.status, last.stderr]).toEqual([2, expect.stringMatching(/last key/)]);
+    expect(byThird('ls').stdout).toContain('ledger/');
+
+    // Damage: a pack's byte changed is reported by verify (exit 3) and by a read, never returned.
+    const big = join(root, 'noise.bin');
+    writeFileSync(big, randomBytes(600 * 1024));
+    expect(byThird('add', big, '--as', 'data').status).toBe(0);
+    const pack = files(store).find((f) => f.includes('/packs/'))!;
+    expect(pack).toBeDefined();
+    const bytes = readFileSync(pack);
+    bytes[bytes.length >> 1]! ^= 0x40;
+    writeFileSync(pack, bytes);
+    const verified = byThird('verify', '--read-data', '--json');
+    expect(verified.status, verified.stderr).toBe(3);
+    expect(JSON.stringify(JSON.parse(verified.stdout).damagedChunks)).toContain('unauthentic');
+    // (This machine's cache keeps a checked copy of the packs it wrote, and reads from it: a
+    // reader with a cache of its own reads the store's changed pack.)
+    const read = kuraIn(store, { KURA_PASSWORD_FILE: third, KURA_CACHE: join(root, 'other-cache') })('get', 'data/noise.bin');
+    expect([read.status, read.stdout.length, read.stderr]).toEqual([1, expect.any(Number), expect.stringMatching(/CORRUPT_DATA/)]);
+    expect(read.stdout.length).toBeLessThan(600 * 1024);
+
+    // Nothing of it readable in the store's directory.
+    for (const f of files(store)) {
+      const text = readFileSync(f).toString('latin1');
+      for (const marker of ['hieroglyphical', 'quartermaster', 'confidential-tag']) expect(text.includes(marker), `${marker} in ${f}`).toBe(false);
+    }
+  });
+
+  it('copy --encrypt makes an encrypted copy of a plain store, and a second run copies nothing', { timeout: 120_000 }, () => {
+    const plain = join(root, 'plain');
+    const enc = join(root, 'enc-copy');
+    const kura = kuraIn(plain);
+    expect(kura('init').status).toBe(0);
+    const doc = join(root, 'aardvark.txt');
+    writeFileSync(doc, 'an unmistakable aardvark of a document\n');
+    expect(kura('add', doc, '--as', 'zoo').status).toBe(0);
+    const pw = join(root, 'enc-pw');
+    writeFileSync(pw, 'copy secret\n');
+    const copied = kura('copy', plain, enc, '--encrypt', '--dst-password-file', pw, '--json');
+    expect(copied.status, copied.stderr).toBe(0);
+    expect(JSON.parse(copied.stdout)).toMatchObject({ versionsCopied: 1 });
+    const again = kura('copy', plain, enc, '--dst-password-file', pw, '--json');
+    expect(again.status, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ versionsCopied: 0, versionsPresent: 1 });
+    expect(kura('copy', plain, enc, '--encrypt', '--dst-password-file', pw).status).toBe(2); // exists already
+    const byPw = kuraIn(enc, { KURA_PASSWORD_FILE: pw });
+    expect(byPw('get', 'zoo/aardvark.txt').stdout).toBe('an unmistakable aardvark of a document\n');
+    for (const f of files(enc)) expect(readFileSync(f).toString('latin1').includes('aardvark'), f).toBe(false);
+  });
+
+  it('kura serve opens it with the password (refuses to start without it); uploads are staged in its cache, not in the store', { timeout: 120_000 }, async () => {
+    const store = join(root, 'served');
+    const pw = join(root, 'served-pw');
+    writeFileSync(pw, 'served secret\n');
+    expect(kuraIn(store, { KURA_PASSWORD_FILE: pw })('init', '--encrypt', '--kdf-memory', '1').status).toBe(0);
+    const env = { KURA_CACHE: process.env.KURA_CACHE, KURA_PASSWORD_FILE: process.env.KURA_PASSWORD_FILE };
+    process.env.KURA_CACHE = join(root, 'cache');
+    try {
+      delete process.env.KURA_PASSWORD_FILE;
+      await expect(startServe(BIN, store)).rejects.toThrow(/exited \(2\)/); // WRONG_PASSWORD, a usage error
+      process.env.KURA_PASSWORD_FILE = pw;
+      const { server, url } = await startServe(BIN, store);
+      try {
+        const config = (await (await fetch(`${url}/v1/config`)).json()) as { encrypted: boolean; chunking: { seed?: string } };
+        expect(config.encrypted).toBe(true);
+        expect(config.chunking.seed).toBeUndefined();
+        const body = 'a platypus-shaped secret, uploaded in two parts\n'.repeat(200);
+        const started = await fetch(`${url}/v1/uploads`, { method: 'POST' });
+        expect(started.status).toBe(202);
+        const at = new URL(started.headers.get('location')!, url).toString();
+        const half = body.length / 2;
+        expect((await fetch(at, { method: 'PATCH', body: body.slice(0, half) })).status).toBe(202);
+        // Half an upload is staged: nowhere in the store's directory.
+        for (const f of files(store)) expect(readFileSync(f).toString('latin1').includes('platypus'), f).toBe(false);
+        const digest = `sha256:${createHash('sha256').update(body).digest('hex')}`;
+        const done = await fetch(`${at}?digest=${digest}&path=zoo/platypus.txt`, { method: 'PUT', body: body.slice(half) });
+        expect(done.status, await done.clone().text()).toBe(201);
+        expect(await (await fetch(`${url}/v1/documents/${digest}`)).text()).toBe(body);
+        for (const f of files(store)) expect(readFileSync(f).toString('latin1').includes('platypus'), f).toBe(false);
+      } finally {
+        server.kill('SIGTERM');
+        await once(server, 'exit');
+      }
+    } finally {
+      for (const [k, v] of Object.entries(env)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+    expect(kuraIn(store, { KURA_PASSWORD_FILE: pw })('get', 'zoo/platypus.txt').stdout).toContain('platypus-shaped');
+  });
+});
