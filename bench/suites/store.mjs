@@ -163,6 +163,57 @@ async function bulkFigures(root, full) {
   return rows;
 }
 
+/**
+ * An encrypted store (FORMAT.md §17) against a plain one on the same files, in turns: putFiles
+ * (all cores, the close included: an encrypted store seals its last pack then), then every file
+ * read back whole (getBytes: decrypted, decompressed and checked). Stored bytes: the whole store
+ * directory (the encrypted store's database is in its cache, outside it).
+ */
+async function encryptedFigures(root, full) {
+  const total = full ? 256 * MiB : 64 * MiB;
+  const fileSize = MiB;
+  const src = join(root, 'enc-input');
+  mkdirSync(src);
+  const files = [];
+  for (let i = 0; i < total / fileSize; i++) {
+    files.push(join(src, `f${i}.txt`));
+    writeFileSync(files[i], textLike(fileSize, 5000 + i, 256 + (i % 7) * 64));
+  }
+  const rows = [];
+  const kinds = [
+    ['kura plain store', (dir) => Store.init(join(dir, 's'))],
+    ['kura encrypted store', (dir) => Store.init(join(dir, 's'), { encryption: {}, password: 'bench', cacheDir: join(dir, 'cache') })],
+  ];
+  for (let round = 0; round < 2; round++) {
+    for (const [impl, make] of kinds) {
+      const dir = mkdtempSync(join(root, 'enc-'));
+      let store = await make(dir);
+      let started = performance.now();
+      const digests = [];
+      for await (const o of store.putFiles(files.map((path) => ({ path })))) {
+        if (o.error) throw o.error;
+        digests.push(o.result.digest);
+      }
+      await store.close();
+      const putSeconds = (performance.now() - started) / 1000;
+      store = await Store.open(join(dir, 's'), impl.includes('encrypted') ? { password: 'bench', cacheDir: join(dir, 'cache') } : {});
+      started = performance.now();
+      let read = 0;
+      for (const d of digests) read += (await store.getBytes(d)).length;
+      const getSeconds = (performance.now() - started) / 1000;
+      await store.close();
+      if (read !== total) throw new Error(`${impl}: read ${read} bytes of ${total}`);
+      const stored = dirSize(join(dir, 's'));
+      rows.push({ ...bulkRow(impl, total, putSeconds, stored), family: 'store-encrypted', group: `put ${total / MiB} MiB (files of 1 MiB), round ${round + 1}` });
+      rows.push({ ...bulkRow(impl, total, getSeconds, stored), family: 'store-encrypted', group: `read back ${total / MiB} MiB, round ${round + 1}` });
+      log(`${impl} round ${round + 1}: put ${(total / 1e6 / putSeconds).toFixed(0)} MB/s, read ${(total / 1e6 / getSeconds).toFixed(0)} MB/s, ${(stored / MiB).toFixed(1)} MiB stored`);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  rmSync(src, { recursive: true, force: true });
+  return rows;
+}
+
 /** The floor over the same files: one untimed run over a few of them first (warm workers). */
 async function bulkFloorRow(root, files, total) {
   const floor = await startFloor();
@@ -204,6 +255,7 @@ export async function run({ full = false } = {}) {
       ...(await ingestFigures(root, full)),
       ...(await getAndVerifyFigures(root, full)),
       ...(await bulkFigures(root, full)),
+      ...(await encryptedFigures(root, full)),
     ];
   } finally {
     rmSync(root, { recursive: true, force: true });
@@ -214,6 +266,15 @@ export const families = {
   'store-ingest': { title: 'put (documents of text-like data; xN = N puts in flight; kura/peer = ops ratio)' },
   'store-get': { title: 'get (whole document, checked against its digest)' },
   'store-verify': { title: 'verify' },
+  'store-encrypted': {
+    title: 'an encrypted store against a plain one, the same files in turns (put: putFiles on all cores and the close; read: getBytes of each, checked; stored: the store directory)',
+    ratioHeader: 'encrypted/plain',
+    ratio: (r, all) => {
+      const plain = r.impl.includes('encrypted') && all.find((p) => p.group === r.group && p.impl === 'kura plain store');
+      return plain ? r.mbPerSec / plain.mbPerSec : undefined;
+    },
+    extra: [{ header: 'stored', value: (r) => r.storedBytes && `${(r.storedBytes / MiB).toFixed(1)} MiB` }],
+  },
   'store-bulk': {
     title: 'bulk ingest: files of unique text-like data (one run each; stored = pack bytes for kura, repository bytes for restic; the close row stores the SQLite metadata and search index)',
     extra: [

@@ -9,7 +9,7 @@
 import { CorruptDataError, SEALED_OVERHEAD, deriveKey, keyedHash, seal, toHex, unseal } from '@kura/core';
 
 /** The uses a master key is split into (FORMAT.md §17.2): each its own key. */
-const USES = ['chunk names', 'packs', 'log', 'checkpoints', 'config', 'uploads'] as const;
+const USES = ['chunk names', 'packs', 'log', 'checkpoints', 'config'] as const;
 type Use = (typeof USES)[number];
 
 export const SEALED_RECORD_MAGIC = new TextEncoder().encode('KSRC');

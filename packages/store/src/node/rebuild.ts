@@ -1,10 +1,11 @@
 /**
  * Rebuilding a store's database from its log (FORMAT.md §15.4), as `kura rebuild` does.
  */
-import { existsSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { readConfigObject, rebuildCatalog } from '../catalog/open.js';
-import { NotFoundError, StoreLockedError } from '../errors.js';
+import { InvalidInputError, NotFoundError, StoreLockedError } from '../errors.js';
+import { encryptedStoreId } from '../encryption/config.js';
 import { migrate } from '../catalog/schema.js';
 import { prepareStatements } from '../catalog/statements.js';
 import { DB_FILE } from './backends.js';
@@ -34,6 +35,11 @@ export async function rebuildDatabase(dir: string): Promise<RebuildReport> {
         ? `${root} has no log yet (a store from before the log): open it for writing once, which starts its log`
         : `no Kura store at ${root} (run kura init)`,
     );
+  }
+  // An encrypted store's database is in its cache, outside the store (FORMAT.md §17): a cache
+  // that is gone is rebuilt by the next open, from the sealed objects.
+  if (encryptedStoreId(readFileSync(join(root, CONFIG_FILE))) !== undefined) {
+    throw new InvalidInputError(`${root} is an encrypted store: its database lives in its cache directory; delete that (or open with another cacheDir) and the next open rebuilds it from the store`, 'dir');
   }
   const live = liveWriters(root);
   if (live.length) throw new StoreLockedError(`${root} is open for writing by ${live.length === 1 ? 'another process' : `${live.length} other processes`}; close them before rebuilding its database`);
