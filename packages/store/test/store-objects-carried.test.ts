@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Store } from '../src/node/index.js';
 import { MemoryObjectStore } from '../src/objects/memory-objects.js';
-import { FIRST_READ, ObjectLogStore } from '../src/objects/object-log.js';
+import { FIRST_READ, ObjectLogStore } from '../src/catalog/object-log.js';
 import { listAll, type ByteRange, type ObjectStore } from '../src/objects/object-store.js';
 import { decodeFrame, encodeFrame, ZERO_HASH } from '../src/catalog/frame.js';
 import { CARRY_MAX } from '../src/bytes/writer.js';

@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Store } from '../src/node/index.js';
 import { MemoryObjectStore } from '../src/objects/memory-objects.js';
-import { packKey } from '../src/objects/object-packs.js';
+import { packKey } from '../src/bytes/object-packs.js';
 import { CARRY_MAX } from '../src/bytes/writer.js';
 import { listAll, type ObjectStore } from '../src/objects/object-store.js';
 import { gate, HookedObjectStore } from './helpers/hooked-objects.js';

@@ -13,7 +13,7 @@ import type { Statements } from './statements.js';
 /** How long the commits a checkpoint covers are kept after it (7 days: restic's and kopia's order of magnitude). */
 export const DEFAULT_LOG_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 
-/** What truncation needs of the log's objects (objects/object-log.ts). */
+/** What truncation needs of the log's objects (catalog/object-log.ts). */
 export interface TruncatableLog {
   /** Checkpoint names with when they were written, by the storage's clock. */
   checkpointsListed(): Promise<{ name: string; modified: number }[]>;

@@ -21,7 +21,7 @@
  * a second, and not at all otherwise (a bulk ingest commits about once a second).
  */
 
-/** What the log's storage keeps of writers waiting for a seq (objects/object-log.ts). */
+/** What the log's storage keeps of writers waiting for a seq (catalog/object-log.ts). */
 export interface WaitingMarks {
   markWaiting(writer: string): Promise<void>;
   clearWaiting(writer: string): Promise<void>;

@@ -12,7 +12,7 @@ import { mkdirSync, readdirSync, statSync } from 'node:fs';
 import { mkdir, rename, unlink, utimes, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { CarriedPlace, PackInfo, PackStore, PackWriter } from '../backend/packs.js';
-import { ObjectPackStore } from '../objects/object-packs.js';
+import { ObjectPackStore } from '../bytes/object-packs.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import { randomHex } from '../hex.js';
 import { ReadFds, preadFully } from './read-fds.js';

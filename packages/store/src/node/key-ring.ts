@@ -6,7 +6,7 @@ import { resolve } from 'node:path';
 import { InvalidInputError, NotFoundError } from '../errors.js';
 import { KeyRing } from '../encryption/key-files.js';
 import { encryptedStoreId } from '../encryption/config.js';
-import { CONFIG_KEY } from '../objects/object-log.js';
+import { CONFIG_KEY } from '../catalog/object-log.js';
 import { isNotFound } from '../objects/object-store.js';
 import { DirectoryObjectStore } from './dir-objects.js';
 import { isObjectLocation, openObjectLocation, type LocationOptions } from './object-backends.js';

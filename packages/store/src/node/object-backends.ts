@@ -12,7 +12,7 @@ import { newWriterId } from '../catalog/commits.js';
 import { readConfigObject, storeIdOf } from '../catalog/open.js';
 import { checkpointName } from '../catalog/checkpoint.js';
 import { encodeCheckpointAway } from './checkpoint-write.js';
-import { ObjectLogStore } from '../objects/object-log.js';
+import { ObjectLogStore } from '../catalog/object-log.js';
 import type { ObjectStore } from '../objects/object-store.js';
 import { ProbedObjectStore, requireConditionalCreate } from '../objects/probe.js';
 import { WorkerExtractor } from './extract-away.js';

@@ -5,10 +5,10 @@
  * commit as a segment of its own (catalog/object-commits.ts).
  */
 import { InternalError } from '@kura/core';
-import type { LogStore, SegmentAppender } from '../catalog/log-store.js';
-import type { WaitingMarks } from '../catalog/turn-taking.js';
-import { isNotFound, listAll, type ObjectStore } from './object-store.js';
-import { FRAME_OVERHEAD, frameMagicAt } from '../catalog/frame.js';
+import type { LogStore, SegmentAppender } from './log-store.js';
+import type { WaitingMarks } from './turn-taking.js';
+import { isNotFound, listAll, type ObjectStore } from '../objects/object-store.js';
+import { FRAME_OVERHEAD, frameMagicAt } from './frame.js';
 import type { Sealing } from '../encryption/sealing.js';
 import { openConfig, sealConfig } from '../encryption/config.js';
 

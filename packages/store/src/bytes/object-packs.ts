@@ -8,8 +8,8 @@
  */
 import { PackMissingError, type CarriedPlace, type PackInfo, type PackStore, type PackWriter } from '../backend/packs.js';
 import { segmentName } from '../catalog/frame.js';
-import { LOG } from './object-log.js';
-import { isNotFound, listAll, type ObjectStore } from './object-store.js';
+import { LOG } from '../catalog/object-log.js';
+import { isNotFound, listAll, type ObjectStore } from '../objects/object-store.js';
 
 const PREFIX = 'packs/';
 
