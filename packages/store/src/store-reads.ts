@@ -53,6 +53,16 @@ export class StoreReads {
   }
 
   /**
+   * Tells a store on object storage that the reads from now on will cover most of it (a copy,
+   * a restore): each pack is fetched whole on its first read — one request — and kept in the
+   * cache directory, instead of by growing ranges that concurrent readers break. Elsewhere it
+   * changes nothing. `false` goes back to ranged reads.
+   */
+  fetchWholePacks(on = true): void {
+    this.#r().b.packs.fetchWholePacks?.(on);
+  }
+
+  /**
    * Applies what other writers committed — on object storage, by reading the log's new objects
    * (decision 0040) — and answers how many commits that was and the newest commit's seq.
    */

@@ -11,7 +11,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { copyStore } from '../src/copy/copy-store.js';
 import { Store } from '../src/node/index.js';
 import { tempDir } from './helpers/store.js';
+import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
+import { MemoryObjectStore } from '../src/objects/memory-objects.js';
+import { HookedObjectStore } from './helpers/hooked-objects.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -150,6 +153,52 @@ describe('copyStore', () => {
       expect((await s.snapshots()).length).toBe(1);
     } finally {
       await s.close();
+    }
+  });
+
+  it('reads a source on object storage a pack at a time: each pack fetched whole once, the copy whole and checked', async () => {
+    const objects = new HookedObjectStore(new MemoryObjectStore());
+    const cache = () => {
+      const d = tempDir('kura-copy-cache-');
+      dirs.push(d);
+      return d;
+    };
+    await (await Store.initObjects(objects, { cacheDir: cache() })).close();
+    const writer = await Store.openObjects(objects, { cacheDir: cache(), packSize: 1 << 20 });
+    const docs = Array.from({ length: 24 }, () => randomBytes(300 * 1024)); // (over CARRY_MAX: packs of their own, not carried in commits)
+    try {
+      for (const [i, d] of docs.entries()) await writer.put(d, { path: `bin/${i}` });
+    } finally {
+      await writer.close();
+    }
+    // A reader with an empty cache: every pack comes from the object store.
+    const src = await Store.openObjects(objects, { cacheDir: cache() });
+    const dst = await fresh();
+    const packGets = new Map<string, number>();
+    objects.before = (op, key) => {
+      if (op === 'get' && key.startsWith('packs/')) packGets.set(key, (packGets.get(key) ?? 0) + 1);
+    };
+    try {
+      const report = await copyStore(src, dst);
+      expect([report.versionsCopied, report.errors]).toEqual([24, []]);
+      for (const [i, d] of docs.entries()) expect(Buffer.from(await dst.getBytes((await dst.pathVersion(`bin/${i}`)).digest)).equals(d)).toBe(true);
+      // Several packs, each asked for once (ranged reads of a 300 KiB document take two: 256 KiB, then the rest).
+      expect(packGets.size).toBeGreaterThanOrEqual(4);
+      expect([...packGets.values()].every((n) => n === 1), JSON.stringify([...packGets])).toBe(true);
+      // After the copy, reads are ranged again (a random read must not fetch a whole pack).
+      packGets.clear();
+      const fresh2 = await Store.openObjects(objects, { cacheDir: cache() });
+      try {
+        fresh2.fetchWholePacks(false);
+        expect((await fresh2.getBytes((await fresh2.pathVersion("bin/3")).digest)).length).toBe(300 * 1024);
+        expect([...packGets.values()]).toEqual([2]);
+      } finally {
+        await fresh2.close();
+      }
+    } finally {
+      objects.before = () => undefined;
+      await src.close();
+      await dst.close();
     }
   });
 });

@@ -54,6 +54,11 @@ export interface PackStore {
   read(name: string, offset: number, length: number): Promise<Uint8Array>;
   remove(name: string): Promise<void>;
   list(): Promise<PackInfo[]>;
+  /**
+   * Reads from now on will cover most of the store (a copy, a restore): fetch each pack whole on
+   * its first read, in one request, and keep it locally (object stores with a local cache).
+   */
+  fetchWholePacks?(on: boolean): void;
   /** The packs as the storage holds them, past any local copy or cache (what verify checks); absent: this store is that. */
   origin?(): PackStore;
   /**

@@ -23,6 +23,8 @@ const READ_MIN = 256 * 1024;
 const READ_MAX = 8 * 1024 * 1024;
 /** Bytes of fetched windows kept for the reads that follow. */
 const WINDOWS_BYTES = 32 * 1024 * 1024;
+/** Packs fetched whole at once (wholePacks): up to 64 MiB each in memory. */
+const WHOLE_AT_ONCE = 2;
 
 interface Window {
   pack: string;
@@ -38,6 +40,17 @@ export class ObjectPackStore implements PackStore {
   readonly #streak = new Map<string, { end: number; size: number }>();
 
   #locate: ((name: string) => CarriedPlace | undefined) | undefined;
+  /**
+   * Reads that will cover most of the store (a copy, a restore): each pack is fetched whole on
+   * its first read — one request, not a growing ranged GET per few MiB of each of the readers
+   * that interleave in it — and handed to `keep`, which later reads find. Only with a `keep`.
+   */
+  wholePacks = false;
+  /** Whole fetches in flight, by pack (readers of one pack share one). */
+  readonly #whole = new Map<string, Promise<Uint8Array>>();
+  /** At most WHOLE_AT_ONCE packs in memory at once: the others wait their turn. */
+  #wholeRunning = 0;
+  readonly #wholeWaiting: (() => void)[] = [];
 
   constructor(
     readonly objects: ObjectStore,
@@ -126,6 +139,7 @@ export class ObjectPackStore implements PackStore {
    * order costs a GET per few MiB, not one per chunk).
    */
   async read(name: string, offset: number, length: number): Promise<Uint8Array> {
+    if (this.wholePacks && this.keep) return (await this.#fetchWhole(name)).slice(offset, offset + length);
     const hit = this.#windows.find((w) => w.pack === name && offset >= w.offset && offset + length <= w.offset + w.bytes.length);
     const streak = this.#streak.get(name);
     const sequential = streak !== undefined && streak.end === offset;
@@ -143,6 +157,34 @@ export class ObjectPackStore implements PackStore {
     }
     if (bytes.length > length) this.#remember({ pack: name, offset, bytes });
     return bytes.slice(0, length);
+  }
+
+  #fetchWhole(name: string): Promise<Uint8Array> {
+    let fetching = this.#whole.get(name);
+    if (fetching) return fetching;
+    fetching = (async () => {
+      if (this.#wholeRunning >= WHOLE_AT_ONCE) await new Promise<void>((r) => this.#wholeWaiting.push(r));
+      this.#wholeRunning++;
+      try {
+        const { key, base } = this.#whereIs(name);
+        let bytes: Uint8Array;
+        try {
+          // (A carried pack runs from its offset in its log object to the object's end.)
+          bytes = await this.objects.get(key, base ? { offset: base, length: Number.MAX_SAFE_INTEGER - base } : undefined);
+        } catch (e) {
+          if (isNotFound(e)) throw new PackMissingError(name);
+          throw e;
+        }
+        // A copy that fails to be kept is only a cache miss later.
+        void this.keep!(name, bytes).catch(() => undefined);
+        return bytes;
+      } finally {
+        this.#wholeRunning--;
+        this.#wholeWaiting.shift()?.();
+      }
+    })().finally(() => this.#whole.delete(name));
+    this.#whole.set(name, fetching);
+    return fetching;
   }
 
   #remember(w: Window): void {

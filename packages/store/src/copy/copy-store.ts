@@ -81,6 +81,17 @@ async function treeOf(store: AnyStore, id: string): Promise<{ root: DirNode; fil
 }
 
 export async function copyStore(src: AnyStore, dst: AnyStore, options: CopyOptions = {}): Promise<CopyReport> {
+  // A copy reads most of the source: a source on object storage fetches each pack whole, in
+  // one request (decision 0061), instead of by ranges its concurrent readers break.
+  src.fetchWholePacks(true);
+  try {
+    return await copyAll(src, dst, options);
+  } finally {
+    src.fetchWholePacks(false);
+  }
+}
+
+async function copyAll(src: AnyStore, dst: AnyStore, options: CopyOptions): Promise<CopyReport> {
   const report: CopyReport = { entries: 0, versionsCopied: 0, versionsPresent: 0, entriesUpdated: 0, documentsSent: 0, bytesSent: 0, documentsLinked: 0, snapshotsCopied: 0, snapshotsPresent: 0, pins: 0, errors: [] };
   const n = Math.max(1, options.concurrency ?? 8);
   const progress = () => options.onProgress?.(report);

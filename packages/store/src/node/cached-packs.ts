@@ -78,6 +78,11 @@ export class CachedPackStore implements PackStore {
     return this.#inner.create(name); // (its upload keeps a copy here: #keep)
   }
 
+  /** Fetch each pack whole on its first read and keep it here (ObjectPackStore.wholePacks): for reads that cover most of the store. */
+  fetchWholePacks(on: boolean): void {
+    this.#inner.wholePacks = on;
+  }
+
   /** The packs as the bucket holds them, past the copies here and the read windows (verify). */
   origin(): PackStore {
     const origin = new ObjectPackStore(this.#inner.objects);

@@ -110,7 +110,13 @@ export class Store extends StoreCore {
     const overwrite = options.overwrite ?? false;
     prepareTarget(root, overwrite);
     const files = entries.flatMap(({ entry }) => (entry.type === 'file' ? [entry.digest] : []));
-    return restoreEntries(entries, root, overwrite, this.restoreStreams(files), options.onProgress);
+    // A restore reads the snapshot's files whole: on object storage, a pack at a time.
+    this.fetchWholePacks(true);
+    try {
+      return await restoreEntries(entries, root, overwrite, this.restoreStreams(files), options.onProgress);
+    } finally {
+      this.fetchWholePacks(false);
+    }
   }
 
   /**
