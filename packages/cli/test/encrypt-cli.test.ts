@@ -145,6 +145,12 @@ describe('kura with an encrypted store', () => {
     const byPw = kuraIn(enc, { KURA_PASSWORD_FILE: pw });
     expect(byPw('get', 'zoo/aardvark.txt').stdout).toBe('an unmistakable aardvark of a document\n');
     for (const f of files(enc)) expect(readFileSync(f).toString('latin1').includes('aardvark'), f).toBe(false);
+    // And back: the encrypted store copied to a plain one (its secret seed not carried over).
+    const back = join(root, 'plain-again');
+    const out = byPw('copy', enc, back, '--json');
+    expect(out.status, out.stderr).toBe(0);
+    expect(kuraIn(back)('get', 'zoo/aardvark.txt').stdout).toBe('an unmistakable aardvark of a document\n');
+    expect(JSON.parse(readFileSync(join(back, 'kura-store.json'), 'utf8')).chunk_seed).toBe('0');
   });
 
   it('kura serve opens it with the password (refuses to start without it); uploads are staged in its cache, not in the store', { timeout: 120_000 }, async () => {
