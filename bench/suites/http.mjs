@@ -9,6 +9,12 @@
  * are the HTTP layer's figures; `pnpm bench search` measures ingest beside background embedding,
  * and semantic search. (With the model, the thousands of uploads here leave a backlog of minutes
  * that would embed during the read figures, and every hybrid search would wait on it.)
+ *
+ * The peer, in the same run: MinIO (what a user might run instead for blobs over HTTP) serving
+ * PUT and GET of the same 1 KB and 100 KB bodies at the same concurrency, through the same
+ * undici client — its bucket opened to anonymous requests, as Kura's server runs without auth,
+ * so neither side signs or checks signatures. MinIO fsyncs its objects and Kura (durability
+ * normal) does not: the PUT ratio is a user's choice of defaults, not the same work.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -20,8 +26,10 @@ import { Pool } from 'undici';
 import { randomBytes, textLike } from '../lib/data.mjs';
 import { closedLoop } from '../lib/loop.mjs';
 import { find, target } from '../lib/report.mjs';
+import { startS3Server } from '../lib/s3-server.mjs';
 
-const MAIN = fileURLToPath(new URL('../../apps/server/dist/main.js', import.meta.url));
+// KURA_BENCH_SERVER: another build's apps/server/dist/main.js (alternating old and new builds).
+const MAIN = process.env.KURA_BENCH_SERVER || fileURLToPath(new URL('../../apps/server/dist/main.js', import.meta.url));
 const log = (msg) => process.stderr.write(`[http] ${msg}\n`);
 
 function freePort() {
@@ -42,7 +50,9 @@ function rssOf(pid) {
 
 async function startServer(dir) {
   const port = await freePort();
-  const child = spawn(process.execPath, [MAIN], {
+  // KURA_BENCH_SERVER_FLAGS: node flags for the server alone (e.g. --cpu-prof, for profiling).
+  const flags = (process.env.KURA_BENCH_SERVER_FLAGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...flags, MAIN], {
     env: { ...process.env, KURA_STORE: dir, KURA_PORT: String(port), KURA_NO_AUTH: '1', KURA_LOG_LEVEL: 'warn', KURA_SEMANTIC: 'off' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -178,6 +188,66 @@ export async function run({ full = false } = {}) {
   }
   rows.push({ family: 'memory', group: 'server peak RSS', impl: 'kura', size: peakRss, peakRss, opsPerSec: 0, mbPerSec: 0 });
   log(`server peak RSS ${(peakRss / 2 ** 20).toFixed(0)} MiB`);
+  rows.push(...(await minioFigures(scale, only)));
+  return rows;
+}
+
+/**
+ * MinIO's PUT and GET of 1 KB and 100 KB objects at 16 clients, anonymous (a bucket policy lets
+ * anyone get and put), through undici as Kura's figures are: the same counts, bodies and loop.
+ */
+async function minioFigures(scale, only) {
+  const rows = [];
+  let server;
+  try {
+    server = await startS3Server('minio');
+  } catch (e) {
+    return [{ family: 'peer', group: 'MinIO', impl: 'minio', size: 0, unavailable: String(e.message ?? e) }];
+  }
+  const { S3Client, PutBucketPolicyCommand } = await import('@aws-sdk/client-s3');
+  const admin = new S3Client({ endpoint: server.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: server.credentials });
+  const resource = `arn:aws:s3:::${server.bucket}/*`;
+  await admin.send(new PutBucketPolicyCommand({ Bucket: server.bucket, Policy: JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Principal: { AWS: ['*'] }, Action: ['s3:GetObject', 's3:PutObject'], Resource: [resource] }] }) }));
+  admin.destroy();
+  const pool = new Pool(server.endpoint, { connections: 16, pipelining: 1 });
+  const failures = { n: 0 };
+  const send = async (opts, expect) => {
+    try {
+      const r = await pool.request(opts);
+      await r.body.dump({ limit: 1 << 30 });
+      if (r.statusCode !== expect) failures.n++;
+    } catch {
+      failures.n++;
+    }
+  };
+  let seq = 0;
+  const base = new Map();
+  const body = (size) => {
+    if (!base.has(size)) base.set(size, Buffer.from(randomBytes(size, 1000 + size)));
+    const b = Buffer.from(base.get(size));
+    b.write(`doc${String(seq++).padStart(9, '0')}${process.pid} `, 0, 'latin1');
+    return b;
+  };
+  const figure = async (group, op, ops, bytesPerOp) => {
+    if (only && !only.test(`${group} x16`)) return;
+    failures.n = 0;
+    const count = Math.round(ops);
+    const row = await closedLoop({ family: 'peer', group, impl: 'minio', size: bytesPerOp }, { op, count, concurrency: 16, bytesPerOp, warmup: Math.min(Math.ceil(count / 5), 1000) });
+    row.failures = failures.n;
+    row.clients = 16;
+    rows.push(row);
+    log(`minio ${group} x16: ${row.opsPerSec.toFixed(0)}/s p99 ${row.p99.toFixed(2)} ms, ${row.failures} failures`);
+  };
+  try {
+    const key = (i) => `/${server.bucket}/o${i}`;
+    await figure('POST 1 KB', (i) => send({ path: key(`w1k-${seq}`), method: 'PUT', body: body(1000) }, 200), 6000 * scale, 1000);
+    await figure('POST 100 KB', (i) => send({ path: key(`w100k-${seq}`), method: 'PUT', body: body(100_000) }, 200), 1000 * scale, 100_000);
+    for (let i = 0; i < 200; i++) await send({ path: key(`r${i}`), method: 'PUT', body: body(1000) }, 200);
+    await figure('GET 1 KB', (i) => send({ path: key(`r${Math.abs(i) % 200}`), method: 'GET' }, 200), 40_000 * scale, 1000);
+  } finally {
+    await pool.close();
+    await server.stop();
+  }
   return rows;
 }
 
@@ -192,6 +262,15 @@ export const families = {
   read: { title: 'GET /v1/documents/{digest}, 16 clients', extra: clientsColumn, ratio: () => undefined },
   mixed: { title: 'mixed: 50% GET 1 KB, 20% POST 1 KB, 20% search, 10% PATCH meta', extra: clientsColumn, ratio: () => undefined },
   memory: { title: 'server memory', extra: [{ header: 'peak RSS', value: (r) => `${(r.peakRss / 2 ** 20).toFixed(0)} MiB` }], ratio: () => undefined },
+  peer: {
+    title: 'the peer in the same run: MinIO, anonymous PUT (as "POST") and GET of the same bodies, 16 clients, same client; kura/peer: Kura\'s figure of that row over MinIO\'s',
+    extra: clientsColumn,
+    ratioHeader: 'kura/minio',
+    ratio: (r, all) => {
+      const kura = all.find((k) => k.impl === 'kura' && k.group === r.group && k.clients === 16);
+      return kura && r.opsPerSec ? kura.opsPerSec / r.opsPerSec : undefined;
+    },
+  },
 };
 
 export function targets(rows) {

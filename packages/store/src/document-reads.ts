@@ -30,13 +30,11 @@ export function openDocument({ db, st, reader }: DocumentReads, digest: string, 
   // The head without the manifest (a read served from a cache never needs it); the full row is
   // read by id when bytes are wanted. `unlisted`: also documents kept only by snapshots (a
   // restore reads those). The path and type of the entry the digest names (decision 0025),
-  // when it names one, in the same read transaction.
-  const found = db.read(() => {
-    const h = unlisted ? st.docAnyByDigest.get(parseDigest(digest)) : st.docHeadByDigest.get(parseDigest(digest));
-    return h && { h, entry: st.soleEntryOfDoc.get(h.id, h.id) };
-  });
-  if (!found) throw new NotFoundError(`no document ${digest}`);
-  const { h, entry } = found;
+  // when it names one.
+  // One statement (a read of its own: no transaction around it, the only query of a GET the
+  // server's cache answers).
+  const h = (unlisted ? st.docAnyAndEntry : st.docHeadAndEntry).get(parseDigest(digest));
+  if (!h) throw new NotFoundError(`no document ${digest}`);
   let full: Located | undefined;
   // The row and, for a whole read, its chunks' locations, looked up together.
   const located = (withLocations: boolean): Located => {
@@ -52,8 +50,8 @@ export function openDocument({ db, st, reader }: DocumentReads, digest: string, 
   return {
     digest: formatDigest(h.digest),
     size: h.size,
-    path: entry?.path ?? null,
-    mediaType: entry?.media_type ?? null,
+    path: h.path,
+    mediaType: h.media_type,
     bytes: async () => {
       const d = located(true);
       return reader.bytes(d.row, d.locs);

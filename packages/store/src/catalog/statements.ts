@@ -99,6 +99,13 @@ export interface DocTextRow {
  * thrown away when a second store opened, and ran slower meanwhile. The spread copy takes
  * one shared class (test/hidden-classes.test.ts holds this).
  */
+/**
+ * The id of the entry a document's digest names (decision 0025): its upload without a path, else
+ * its one path; NULL when several paths show it. `doc`: the document's id (a column or `?`).
+ */
+const SOLE_ENTRY_OF = (doc: string) =>
+  `COALESCE((SELECT id FROM entries WHERE doc_id = ${doc} AND path IS NULL), (SELECT CASE WHEN COUNT(*) = 1 THEN MAX(x.id) END FROM (SELECT id FROM entries WHERE doc_id = ${doc} LIMIT 2) x))`;
+
 export function prepareStatements(db: SqlDatabase) {
   return { ...statementsOf(db) };
 }
@@ -244,8 +251,16 @@ function statementsOf(db: SqlDatabase) {
     ),
     entryIdByPath: p<{ id: number }>('SELECT id FROM entries WHERE path = ?'),
     /** That entry's path and media type by the document's id (what an HTTP GET by digest shows); both ? are the id. */
-    soleEntryOfDoc: p<Pick<EntryRow, 'path' | 'media_type'>>(
-      'SELECT path, media_type FROM entries WHERE id = COALESCE((SELECT id FROM entries WHERE doc_id = ? AND path IS NULL), (SELECT CASE WHEN COUNT(*) = 1 THEN MAX(x.id) END FROM (SELECT id FROM entries WHERE doc_id = ? LIMIT 2) x))',
+    /**
+     * A document's head by digest (listed: `refs > 0`; any: also one only snapshots keep) and the
+     * path and type of the entry its digest names (SOLE_ENTRY_OF), in one
+     * statement: a read of its own, with no transaction around it (a hot GET's only query).
+     */
+    docHeadAndEntry: p<Pick<DocRow, 'id' | 'digest' | 'size'> & { path: string | null; media_type: string | null }>(
+      `SELECT d.id AS id, d.digest AS digest, d.size AS size, e.path AS path, e.media_type AS media_type FROM documents d LEFT JOIN entries e ON e.id = ${SOLE_ENTRY_OF('d.id')} WHERE d.digest = ? AND d.refs > 0`,
+    ),
+    docAnyAndEntry: p<Pick<DocRow, 'id' | 'digest' | 'size'> & { path: string | null; media_type: string | null }>(
+      `SELECT d.id AS id, d.digest AS digest, d.size AS size, e.path AS path, e.media_type AS media_type FROM documents d LEFT JOIN entries e ON e.id = ${SOLE_ENTRY_OF('d.id')} WHERE d.digest = ?`,
     ),
     entryViewById: p<EntryView>(`SELECT ${ENTRY_VIEW} FROM entries e JOIN documents d ON d.id = e.doc_id WHERE e.id = ?`),
     entryViewByPath: p<EntryView>(`SELECT ${ENTRY_VIEW} FROM entries e JOIN documents d ON d.id = e.doc_id WHERE e.path = ?`),
