@@ -7,13 +7,17 @@
  */
 import { CorruptDataError } from '@kura/core';
 import type { Statements } from './statements.js';
-import { commitsAfter, emptyHead, readHead, type LogHead } from './commits.js';
+import { commitsAfter, decodeCommit, emptyHead, readHead, type LogHead } from './commits.js';
 import { decodeFrame, sameHash } from './frame.js';
 import type { LogStore } from './log-store.js';
 
 export interface DamagedLog {
-  /** `log` (a frame that is not intact, a broken chain) or `log-behind` (the database's head is not in the log, or differs). */
-  reason: 'log' | 'log-behind';
+  /**
+   * `log` (a frame that is not intact, a broken chain), `unauthentic` (an encrypted store's
+   * commit whose sealed body fails authentication: changed with its plain hash made to fit) or
+   * `log-behind` (the database's head is not in the log, or differs).
+   */
+  reason: 'log' | 'unauthentic' | 'log-behind';
   seq?: number;
   message: string;
 }
@@ -30,6 +34,18 @@ export async function verifyLog(st: Statements, store: LogStore): Promise<{ comm
     if (!(e instanceof CorruptDataError)) throw e;
     damaged.push({ reason: 'log', message: e.message });
     return { commitsChecked: 0, damaged };
+  }
+  // An encrypted store's commits are authenticated too (FORMAT.md §17.6): the chain's hashes are
+  // plain SHA-256, which whoever changes a body can make fit; its seal they cannot.
+  if (store.sealing) {
+    for (const { frame } of commits) {
+      try {
+        decodeCommit(frame, store.sealing);
+      } catch (e) {
+        if (!(e instanceof CorruptDataError)) throw e;
+        damaged.push({ reason: e.reason === 'unauthentic' ? 'unauthentic' : 'log', seq: frame.seq, message: e.message });
+      }
+    }
   }
   const head = readHead(st);
   // (A head the truncation deleted is covered by the checkpoint the database was made from.)
