@@ -60,6 +60,11 @@ async function prompt(question: string): Promise<string | undefined> {
 
 /** The password of the store, by the sources above; undefined when none gives one. */
 export async function storePassword(cmd: Command, question = 'password: '): Promise<string | undefined> {
+  return givenPassword(cmd) ?? prompt(question);
+}
+
+/** The password the command was given without a prompt (--password-command, a file, the environment), if any. */
+export function givenPassword(cmd: Command): string | undefined {
   const { passwordCommand } = cmd.optsWithGlobals() as { passwordCommand?: string };
   if (passwordCommand) {
     try {
@@ -70,8 +75,7 @@ export async function storePassword(cmd: Command, question = 'password: '): Prom
   }
   const file = process.env.KURA_PASSWORD_FILE;
   if (file) return passwordFromFile(file);
-  if (process.env.KURA_PASSWORD !== undefined) return process.env.KURA_PASSWORD;
-  return prompt(question);
+  return process.env.KURA_PASSWORD || undefined; // (set but empty: none, as no password is empty)
 }
 
 /** A password from the first line of `file` (a usage error when it cannot be read). */

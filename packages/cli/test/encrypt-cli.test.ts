@@ -5,7 +5,7 @@
  * `kura key add|list|passwd|remove`, and `kura copy --encrypt` from a plain store; no marker
  * word or path readable in the store's directory afterwards.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -193,5 +193,31 @@ describe('kura with an encrypted store', () => {
       }
     }
     expect(kuraIn(store, { KURA_PASSWORD_FILE: pw })('get', 'zoo/platypus.txt').stdout).toContain('platypus-shaped');
+  });
+
+  it('asks on the terminal without echo: twice for a new store (different answers refused), once to open it', { timeout: 60_000 }, async () => {
+    /** Runs kura on a pseudo-terminal (script(1)), typing each answer when its prompt shows; its output. */
+    const onTerminal = (answers: string[], ...args: string[]) =>
+      new Promise<{ code: number | null; out: string }>((resolve) => {
+        const line = [process.execPath, BIN, ...args].map((a) => `'${a}'`).join(' ');
+        const child = spawn('script', ['-qec', line, '/dev/null'], { env: { ...process.env, KURA_CACHE: join(root, 'cache'), KURA_PASSWORD: undefined, KURA_PASSWORD_FILE: undefined } });
+        let out = '';
+        let asked = 0;
+        child.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          const prompts = (out.match(/password( again)?: /g) ?? []).length;
+          while (asked < prompts && asked < answers.length) child.stdin.write(`${answers[asked++]}\r`);
+        });
+        child.on('exit', (code) => resolve({ code, out }));
+      });
+    const store = join(root, 'prompted');
+    const mismatch = await onTerminal(['one secret', 'another'], '--store', store, 'init', '--encrypt', '--kdf-memory', '1');
+    expect([mismatch.code, mismatch.out]).toEqual([2, expect.stringMatching(/the passwords differ/)]);
+    const made = await onTerminal(['typed secret', 'typed secret'], '--store', store, 'init', '--encrypt', '--kdf-memory', '1');
+    expect(made.code, made.out).toBe(0);
+    expect(made.out).not.toContain('typed secret'); // no echo
+    const listed = await onTerminal(['typed secret'], '--store', store, 'ls');
+    expect([listed.code, listed.out.match(/password: /g)]).toEqual([0, ['password: ']]);
+    expect(kuraIn(store, { KURA_PASSWORD: 'typed secret' })('verify').status).toBe(0);
   });
 });

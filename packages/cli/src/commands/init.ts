@@ -13,7 +13,7 @@ import { durability, wholeNumber } from '../args.js';
 import { CliError, describeError, isKuraError, usage } from '../exit.js';
 import { write, writeJson } from '../output.js';
 import { storeDir } from '../store.js';
-import { newPassword, storePassword } from '../password.js';
+import { givenPassword, newPassword } from '../password.js';
 import { kdfOf } from './key.js';
 
 interface InitOpts {
@@ -72,7 +72,7 @@ export function register(program: Command): void {
       checkChunking(avg, s);
       if (opts.kdfMemory !== undefined && !opts.encrypt) throw usage('--kdf-memory is for --encrypt');
       if (opts.encrypt && s !== undefined && s !== 'random') throw usage("--seed: an encrypted store's chunking seed is drawn at random and kept secret");
-      const encryption = opts.encrypt ? { encryption: { kdf: kdfOf(opts.kdfMemory) }, password: (await storePassword(cmd)) ?? (await newPassword(undefined, 'password')) } : {};
+      const encryption = opts.encrypt ? { encryption: { kdf: kdfOf(opts.kdfMemory) }, password: givenPassword(cmd) ?? (await newPassword(undefined, 'password')) } : {};
       const created = !isObjectLocation(dir) && !existsSync(dir);
       let store: Store;
       try {
