@@ -14,6 +14,9 @@ import { CliError, usage } from './exit.js';
 /** The first line, without its line ending: what a password file or command gives. */
 const firstLine = (text: string) => text.split(/\r?\n/, 1)[0] ?? '';
 
+/** What was typed after the line a prompt took (a pasted answer and its confirmation): the next prompt's. */
+let typedAhead = '';
+
 /** Reads a line from the controlling terminal without echoing it; undefined when there is no terminal. */
 async function prompt(question: string): Promise<string | undefined> {
   let fd: number;
@@ -29,22 +32,31 @@ async function prompt(question: string): Promise<string | undefined> {
     input.setRawMode(true);
     return await new Promise<string>((resolve, reject) => {
       let line = '';
-      input.on('data', (buf: Buffer) => {
-        for (const ch of buf.toString('utf8')) {
+      const take = (typed: string) => {
+        const chars = [...typed];
+        for (let i = 0; i < chars.length; i++) {
+          const ch = chars[i]!;
           if (ch === '\r' || ch === '\n') {
             output.write('\n');
+            typedAhead = chars.slice(i + 1).join('').replace(/^\n/, ''); // (\r\n is one line end)
+            input.removeAllListeners('data');
             resolve(line);
-            return;
+            return true;
           }
           if (ch === '\u0003') {
             output.write('\n');
             reject(new CliError('interrupted'));
-            return;
+            return true;
           }
           if (ch === '\u007f' || ch === '\b') line = [...line].slice(0, -1).join('');
           else if (ch >= ' ') line += ch;
         }
-      });
+        return false;
+      };
+      const ahead = typedAhead;
+      typedAhead = '';
+      if (take(ahead)) return;
+      input.on('data', (buf: Buffer) => void take(buf.toString('utf8')));
     });
   } finally {
     input.setRawMode(false);

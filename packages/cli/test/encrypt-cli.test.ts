@@ -206,6 +206,7 @@ describe('kura with an encrypted store', () => {
         child.stdout.on('data', (d: Buffer) => {
           out += d.toString();
           const prompts = (out.match(/password( again)?: /g) ?? []).length;
+          // (answers: one string is all of them pasted at once at the first prompt)
           while (asked < prompts && asked < answers.length) child.stdin.write(`${answers[asked++]}\r`);
         });
         child.on('exit', (code) => resolve({ code, out }));
@@ -219,5 +220,9 @@ describe('kura with an encrypted store', () => {
     const listed = await onTerminal(['typed secret'], '--store', store, 'ls');
     expect([listed.code, listed.out.match(/password: /g)]).toEqual([0, ['password: ']]);
     expect(kuraIn(store, { KURA_PASSWORD: 'typed secret' })('verify').status).toBe(0);
+    // A password and its confirmation pasted at once: the second prompt takes what followed the first line.
+    const pasted = await onTerminal(['pasted secret\rpasted secret'], '--store', join(root, 'pasted'), 'init', '--encrypt', '--kdf-memory', '1');
+    expect(pasted.code, pasted.out).toBe(0);
+    expect(kuraIn(join(root, 'pasted'), { KURA_PASSWORD: 'pasted secret' })('ls').status).toBe(0);
   });
 });
