@@ -48,5 +48,8 @@ export {
   NONCE_BYTES,
   TAG_BYTES,
   SEALED_OVERHEAD,
+  NATIVE_AEAD_MIN,
+  setNativeAead,
   type KdfParams,
+  type NativeAead,
 } from './crypto.js';

@@ -5,7 +5,7 @@
  * generator (`crypto.getRandomValues`, in Node 20 and every browser).
  */
 import { assertBytes, assertInteger } from './bytes.js';
-import { InvalidInputError } from './errors.js';
+import { CorruptDataError, InvalidInputError } from './errors.js';
 import { check, copyInParts, output, wasm } from './wasm/instance.js';
 
 export const KEY_BYTES = 32;
@@ -22,6 +22,30 @@ export interface KdfParams {
 }
 
 const EMPTY = new Uint8Array(0);
+
+/**
+ * A platform's own XChaCha20-Poly1305 for large plaintexts — the same bytes, faster (Node:
+ * OpenSSL, node-aead.ts): `open` answers undefined when the seal does not authenticate.
+ */
+export interface NativeAead {
+  seal(key: Uint8Array, nonce: Uint8Array, ad: Uint8Array, plaintext: Uint8Array): Uint8Array;
+  open(key: Uint8Array, ad: Uint8Array, sealed: Uint8Array): Uint8Array | undefined;
+}
+
+/**
+ * Plaintexts from this size on are sealed by the native AEAD when there is one: measured in Node
+ * 20, OpenSSL is slower than wasm at 1 KiB (7.9 against 4.3 µs a call) and 1.8x faster at 16 KiB.
+ */
+export const NATIVE_AEAD_MIN = 8192;
+
+let native: NativeAead | undefined;
+
+/** Installs (or, with undefined, removes) the platform's AEAD for large plaintexts. */
+export function setNativeAead(aead: NativeAead | undefined): void {
+  native = aead;
+}
+
+const unauthentic = (what: string) => new CorruptDataError(`${what}: failed authentication (tampered with, or sealed under another key)`, 'unauthentic');
 const utf8 = new TextEncoder();
 
 /** `n` bytes from the platform's cryptographically secure generator. */
@@ -48,6 +72,7 @@ export function seal(key: Uint8Array, plaintext: Uint8Array, ad: Uint8Array = EM
   assertBytes(ad, 'ad');
   assertBytes(nonce, 'nonce');
   if (nonce.length !== NONCE_BYTES) throw new InvalidInputError(`nonce must be ${NONCE_BYTES} bytes`, 'nonce');
+  if (native && plaintext.length >= NATIVE_AEAD_MIN) return native.seal(key, nonce, ad, plaintext);
   copyInParts([key, nonce, ad, plaintext]);
   check(wasm().kura_seal(ad.length, plaintext.length), 'seal');
   return output();
@@ -62,6 +87,11 @@ export function unseal(key: Uint8Array, sealed: Uint8Array, ad: Uint8Array = EMP
   assertKey(key);
   assertBytes(sealed, 'sealed');
   assertBytes(ad, 'ad');
+  if (native && sealed.length - SEALED_OVERHEAD >= NATIVE_AEAD_MIN) {
+    const plain = native.open(key, ad, sealed);
+    if (!plain) throw unauthentic('unseal');
+    return plain;
+  }
   copyInParts([key, ad, sealed]);
   check(wasm().kura_open(ad.length, sealed.length), 'unseal');
   return output();

@@ -182,3 +182,38 @@ describe('ingest with a chunk-names key', () => {
     expect(() => new Ingester({ chunkNameKey: new Uint8Array(31) })).toThrow(InvalidInputError);
   });
 });
+
+describe('sealing large plaintexts through OpenSSL (node-aead.ts)', () => {
+  it("derives HChaCha20's published subkey (draft-irtf-cfrg-xchacha §2.2.1)", async () => {
+    const { hchacha20 } = await import('../src/node-aead.js');
+    const key = Uint8Array.from({ length: 32 }, (_, i) => i);
+    const nonce = unhex('000000090000004a0000000031415927');
+    expect(toHex(hchacha20(key, nonce))).toBe('82413b4227b27bfed30e42508a877d73a0f9e4d58a74a853c12ec41326d3ecdc');
+  });
+
+  it('gives the wasm core\'s bytes on both sides of NATIVE_AEAD_MIN, opens what either sealed, and refuses what is changed', async () => {
+    const { NATIVE_AEAD_MIN, setNativeAead } = await import('../src/node.js');
+    const { OPENSSL_AEAD } = await import('../src/node-aead.js');
+    const key = randomBytes(90, 32);
+    const ad = utf8('packs/ab 4096');
+    for (const [i, size] of [NATIVE_AEAD_MIN - 1, NATIVE_AEAD_MIN, 65_536, 300_001].entries()) {
+      const plain = randomBytes(91 + i, size);
+      const nonce = randomBytes(95 + i, 24);
+      setNativeAead(undefined);
+      const byWasm = seal(key, plain, ad, nonce);
+      setNativeAead(OPENSSL_AEAD);
+      const byNative = seal(key, plain, ad, nonce);
+      expect(toHex(byNative), `size ${size}`).toBe(toHex(byWasm));
+      expect(toHex(unseal(key, byWasm, ad))).toBe(toHex(plain));
+      setNativeAead(undefined);
+      expect(toHex(unseal(key, byNative, ad))).toBe(toHex(plain));
+      setNativeAead(OPENSSL_AEAD);
+      for (const at of [0, 30, byNative.length >> 1, byNative.length - 1]) {
+        const bad = Buffer.from(byNative);
+        bad[at]! ^= 2;
+        expect(() => unseal(key, bad, ad), `size ${size} byte ${at}`).toThrow(expect.objectContaining({ code: 'CORRUPT_DATA', reason: 'unauthentic' }));
+      }
+      expect(() => unseal(key, byNative, utf8('packs/ab 4097'))).toThrow(CorruptDataError);
+    }
+  });
+});
