@@ -100,15 +100,15 @@ export function passwordFromFile(file: string): string {
 }
 
 /**
- * A new password: from `--new-password-file FILE` when given, else asked twice on the terminal
- * (they must match). Empty passwords are refused.
+ * A new password: from the file `fileOption` names when given, else asked twice on the terminal
+ * (they must match); `instead` says how to give it without a terminal. Empty ones are refused.
  */
-export async function newPassword(fileOption: string | undefined, what = 'new password'): Promise<string> {
+export async function newPassword(fileOption: string | undefined, what = 'new password', instead = 'give --new-password-file FILE'): Promise<string> {
   let password: string | undefined;
   if (fileOption) password = passwordFromFile(fileOption);
   else {
     password = await prompt(`${what}: `);
-    if (password === undefined) throw usage(`no terminal to ask for the ${what} on: give --new-password-file FILE`);
+    if (password === undefined) throw usage(`no terminal to ask for the ${what} on: ${instead}`);
     if ((await prompt(`${what} again: `)) !== password) throw usage('the passwords differ');
   }
   if (!password) throw usage(`the ${what} is empty`);

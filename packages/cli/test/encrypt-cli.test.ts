@@ -47,6 +47,8 @@ describe('kura with an encrypted store', () => {
     expect(JSON.parse(init.stdout)).toMatchObject({ encrypted: true });
     expect(JSON.parse(init.stdout).seed).toBeUndefined(); // secret: never printed
     expect(kura('init', '--seed', '5', '--encrypt').status).toBe(2);
+    const noWay = kuraIn(join(root, 'no-password'))('init', '--encrypt'); // no terminal, no source
+    expect([noWay.status, noWay.stderr]).toEqual([2, expect.stringMatching(/--password-command, KURA_PASSWORD_FILE or KURA_PASSWORD/)]);
 
     const notes = join(root, 'quartermaster.txt');
     writeFileSync(notes, 'the hieroglyphical ledger of the quartermaster\n'.repeat(50));

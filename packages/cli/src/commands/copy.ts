@@ -46,7 +46,7 @@ async function destination(dir: string, src: Store, opts: CopyOpts, cmd: Command
   }
   const { chunking, compression } = src.config;
   if (opts.encrypt) {
-    const given = opts.dstPasswordFile ? passwordFromFile(opts.dstPasswordFile) : await newPassword(undefined, 'destination password');
+    const given = opts.dstPasswordFile ? passwordFromFile(opts.dstPasswordFile) : await newPassword(undefined, 'destination password', 'give --dst-password-file FILE');
     return { store: await Store.init(dir, { chunking: { avg: chunking.avg }, compression, encryption: {}, password: given }), created: true };
   }
   // (An encrypted source's seed is its secret: a plain copy gets the public default.)

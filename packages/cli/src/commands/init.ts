@@ -72,7 +72,7 @@ export function register(program: Command): void {
       checkChunking(avg, s);
       if (opts.kdfMemory !== undefined && !opts.encrypt) throw usage('--kdf-memory is for --encrypt');
       if (opts.encrypt && s !== undefined && s !== 'random') throw usage("--seed: an encrypted store's chunking seed is drawn at random and kept secret");
-      const encryption = opts.encrypt ? { encryption: { kdf: kdfOf(opts.kdfMemory) }, password: givenPassword(cmd) ?? (await newPassword(undefined, 'password')) } : {};
+      const encryption = opts.encrypt ? { encryption: { kdf: kdfOf(opts.kdfMemory) }, password: givenPassword(cmd) ?? (await newPassword(undefined, 'password', 'give it with --password-command, KURA_PASSWORD_FILE or KURA_PASSWORD')) } : {};
       const created = !isObjectLocation(dir) && !existsSync(dir);
       let store: Store;
       try {
