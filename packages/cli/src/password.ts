@@ -28,8 +28,9 @@ async function prompt(question: string): Promise<string | undefined> {
   const input = new ReadStream(fd);
   const output = new WriteStream(fd);
   try {
-    output.write(question);
+    // Echo off before the question shows: what is typed as soon as it shows is never echoed.
     input.setRawMode(true);
+    output.write(question);
     return await new Promise<string>((resolve, reject) => {
       let line = '';
       const take = (typed: string) => {
