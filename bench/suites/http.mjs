@@ -69,6 +69,19 @@ async function startServer(dir) {
   throw new Error('the server did not start');
 }
 
+/** A request sender through the pool `poolOf()` gives: failures counted in `failures.n`, never thrown. */
+function sender(poolOf, failures) {
+  return async (opts, expect) => {
+    try {
+      const r = await poolOf().request(opts);
+      await r.body.dump({ limit: 1 << 30 });
+      if (r.statusCode !== expect) failures.n++;
+    } catch {
+      failures.n++;
+    }
+  };
+}
+
 export async function run({ full = false } = {}) {
   const root = mkdtempSync(join(tmpdir(), 'kura-bench-http-'));
   const { child, url } = await startServer(join(root, 'store'));
@@ -104,15 +117,7 @@ export async function run({ full = false } = {}) {
 
   /** One request; failures are counted, never thrown, so a figure always completes. */
   const failures = { n: 0 };
-  const send = async (opts, expect) => {
-    try {
-      const r = await pool.request(opts);
-      await r.body.dump({ limit: 1 << 30 });
-      if (r.statusCode !== expect) failures.n++;
-    } catch {
-      failures.n++;
-    }
-  };
+  const send = sender(() => pool, failures);
   // KURA_BENCH_ONLY="POST 1 KB x16|GET 1 KB" measures only the figures it names (profiling).
   const only = process.env.KURA_BENCH_ONLY ? new RegExp(process.env.KURA_BENCH_ONLY) : undefined;
   const figure = async (meta, op, ops, concurrency, bytesPerOp, warmup = Math.min(Math.ceil(ops / 5), 1000)) => {
@@ -211,15 +216,7 @@ async function minioFigures(scale, only) {
   admin.destroy();
   const pool = new Pool(server.endpoint, { connections: 16, pipelining: 1 });
   const failures = { n: 0 };
-  const send = async (opts, expect) => {
-    try {
-      const r = await pool.request(opts);
-      await r.body.dump({ limit: 1 << 30 });
-      if (r.statusCode !== expect) failures.n++;
-    } catch {
-      failures.n++;
-    }
-  };
+  const send = sender(() => pool, failures);
   let seq = 0;
   const base = new Map();
   const body = (size) => {

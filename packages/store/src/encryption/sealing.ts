@@ -58,13 +58,7 @@ class Ad {
     return this;
   }
   bytes(): Uint8Array {
-    const out = new Uint8Array(this.#parts.reduce((n, p) => n + p.length, 0));
-    let at = 0;
-    for (const p of this.#parts) {
-      out.set(p, at);
-      at += p.length;
-    }
-    return out;
+    return concat(this.#parts);
   }
 }
 
@@ -164,9 +158,6 @@ export class Sealing {
     if (length > n || length < 8 + SEALED_OVERHEAD) throw new CorruptDataError(`pack ${pack}: its sealed index claims ${length} bytes`, 'pack-index');
     return opened(this.#keys.packs, tail.subarray(n - length, n - 8), new Ad('index').text(pack).bytes(), `pack ${pack}'s index`);
   }
-
-  /** How many bytes at most a pack's sealed index takes beyond the §6 index it holds. */
-  static readonly INDEX_OVERHEAD = SEALED_OVERHEAD + 8;
 
   // ---- the log (FORMAT.md §17.6) ----
 
