@@ -4,6 +4,8 @@
  */
 import {
   InvalidInputError,
+  decompress,
+  encodeChunk,
   ingest,
   type ByteSource,
   type Digest,
@@ -17,10 +19,11 @@ import type { PutAttributes } from './catalog/entries.js';
 import { DigestMismatchError } from './errors.js';
 import { bytesToHex, hexInto } from './hex.js';
 import { ManifestBuilder } from './bytes/manifest.js';
-import { RECORD_HEADER_SIZE } from './bytes/pack-record.js';
+import { RECORD_HEADER_SIZE, groupRawMax } from './bytes/pack-record.js';
 import type { KnownChunks } from './ingest/known-chunks.js';
 import type { Statements } from './catalog/statements.js';
-import type { StoredChunk, Writer } from './bytes/writer.js';
+import type { GroupPlace, StoredChunk, Writer } from './bytes/writer.js';
+import { groupedStream, type ChunkGroup, type StreamChunk } from './ingest/chunk-groups.js';
 import type { CommitTurn } from './commit-order.js';
 
 export interface PutResult {
@@ -73,16 +76,29 @@ export interface PutOptions {
 }
 
 /** Chunks of one document, in order, ending with its digest (the generator's return value). */
-export type ChunkStream = AsyncGenerator<IngestChunk, IngestResult, undefined>;
+export type ChunkStream = AsyncGenerator<StreamChunk, IngestResult, undefined>;
 
-/** Runs the fused ingest kernel on this thread. */
+/**
+ * Runs the fused ingest kernel on this thread. A document that may have more than one chunk
+ * has its new chunks compressed in groups (chunk-groups.ts); one that cannot (bytes at hand, no
+ * longer than the least chunk) is compressed by the kernel, as a group of one would be.
+ */
 export function ingestHere(ctx: PutContext, source: ByteSource): ChunkStream {
-  return ingest(source, {
+  const options = {
     chunking: ctx.chunking,
-    compression: ctx.compression,
     ...(ctx.documentHasher ? { documentHasher: ctx.documentHasher } : {}),
     ...(ctx.chunkNameKey ? { chunkNameKey: ctx.chunkNameKey } : {}),
-  });
+  };
+  const single = source instanceof Uint8Array && source.length <= ctx.chunking.min;
+  if (ctx.compression === false || single) return ingest(source, { ...options, compression: ctx.compression });
+  return groupedStream(ingest(source, { ...options, compression: false }), ctx.compression, (key) => held(ctx, key));
+}
+
+/** Whether the store holds the chunk undamaged, or a put in progress has written it: a put shares it (`place`). */
+function held(ctx: PutContext, key: string): boolean {
+  if (ctx.known?.has(key) || ctx.writer.pending(key)) return true;
+  const row = ctx.st.chunkShareable.get(hexInto(key, KEY, 0));
+  return row !== undefined && !row.damaged;
 }
 
 /** Reused for each chunk lookup: the statement runs synchronously. */
@@ -115,6 +131,8 @@ class DocumentPut {
   #repairs: Map<string, StoredChunk> | undefined;
   /** Stored chunks this put shares (GC must not take them before it commits). */
   #pinned: Set<string> | undefined;
+  /** Group records this put appended (its members are placed one by one). */
+  #groups: Map<ChunkGroup, GroupPlace> | undefined;
   readonly #packsUsed: number[] = [];
   readonly #wrote: string[] = [];
   #committed = false;
@@ -135,12 +153,15 @@ class DocumentPut {
    * or rotated first, or a damaged copy is being replaced: a batch of small documents then
    * places all its chunks without an await, in one read transaction.
    */
-  place(c: IngestChunk): boolean | Promise<boolean> {
+  place(c: StreamChunk): boolean | Promise<boolean> {
     const { writer, st } = this.ctx;
     // Readers refuse any chunk above the store's max as damage (read.ts): a chunk stream from a
     // producer with other parameters must be refused here, not stored unreadable.
     if (c.length > this.ctx.chunking.max || c.payload.length > this.ctx.chunking.max) {
       throw new InvalidInputError(`a chunk is at most ${this.ctx.chunking.max} bytes in this store; this one is ${c.length}`, 'chunk');
+    }
+    if (c.group && c.group.rawLen >= groupRawMax(this.ctx.chunking.max)) {
+      throw new InvalidInputError(`a group is under ${groupRawMax(this.ctx.chunking.max)} raw bytes in this store; this one has ${c.group.rawLen}`, 'chunk');
     }
     this.manifest.add(c.key, c.length);
     const seen = this.#counts.get(c.key);
@@ -157,6 +178,7 @@ class DocumentPut {
       this.ctx.known?.add(c.key);
       return false;
     }
+    if (stored && c.group) return this.#repairMember(c);
     const location = { key: c.key, codec: c.codec, rawLen: c.length, storedLen: c.payload.length };
     if (stored) {
       // The stored copy is damaged: this put carries good bytes, so it writes them again.
@@ -186,8 +208,41 @@ class DocumentPut {
       }
       return a.written;
     };
+    if (c.group) {
+      // A group's member: its group record is appended once, by the first member this put
+      // must write; each member is then registered as it is placed.
+      const group = c.group;
+      const member = (place: GroupPlace) => appended(writer.member(c.key, place, c.at!, c.length));
+      const placed = this.#groups?.get(group);
+      if (placed) return member(placed);
+      const fresh = (place: GroupPlace): GroupPlace => {
+        (this.#groups ??= new Map()).set(group, place);
+        this.#usePack(place.packId);
+        this.newBytes += place.storedLen + RECORD_HEADER_SIZE;
+        return place;
+      };
+      const now = writer.appendGroupNow(group);
+      return now ? member(fresh(now)) : afterThisStep(() => writer.appendGroup(group)).then((p) => member(fresh(p)));
+    }
     const now = writer.appendNow(location, c.payload);
     return now ? appended(now) : afterThisStep(() => writer.append(location, c.payload)).then(appended);
+  }
+
+  /** A member whose stored copy verify found damaged: written again alone, from its group's bytes. */
+  #repairMember(c: StreamChunk): Promise<boolean> {
+    const { writer } = this.ctx;
+    writer.pin(c.key);
+    (this.#pinned ??= new Set()).add(c.key);
+    const raw = decompress(c.group!.frame, c.group!.rawLen).subarray(c.at!, c.at! + c.length);
+    const e = encodeChunk(raw, typeof this.ctx.compression === 'number' ? this.ctx.compression : undefined);
+    const location = { key: c.key, codec: e.codec, rawLen: c.length, storedLen: e.payload.length };
+    return afterThisStep(() => writer.appendCopy(location, e.payload)).then(({ chunk }) => {
+      this.#usePack(chunk.packId);
+      (this.#repairs ??= new Map()).set(c.key, chunk);
+      this.newChunks++;
+      this.newBytes += RECORD_HEADER_SIZE + e.payload.length;
+      return true;
+    });
   }
 
   /** Refuses a document whose digest is not the one the caller expects. */
@@ -205,10 +260,12 @@ class DocumentPut {
     const packs = new Map<number, number>();
     const placed: number[] = [];
     const repaired: number[] = [];
+    const at: number[] = [];
     const add = (to: number[], ordinal: number, c: StoredChunk) => {
       let p = packs.get(c.packId);
       if (p === undefined) packs.set(c.packId, (p = packs.size));
       to.push(ordinal, p, c.offset, c.storedLen, c.codec);
+      if (c.at !== undefined) at.push(c.at);
     };
     let ordinal = 0;
     for (const key of this.#counts.keys()) {
@@ -227,6 +284,7 @@ class DocumentPut {
       packs: [...packs.keys()].map((id) => writer.packName(id)),
       places: placed,
     };
+    if (at.length) op.at = at; // (repairs are records of their own: none of them adds one)
     if (repaired.length) op.repairs = repaired;
     // A user's put names the document at its path (or as a pathless entry); a snapshot's
     // file is kept by the snapshot's trees alone (FORMAT.md §13).

@@ -7,7 +7,8 @@ import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { CODEC_RAW, CODEC_ZSTD, Ingester, blake3, type IngestChunk } from '@kura/core';
+import { CODEC_RAW, CODEC_ZSTD, Ingester, blake3, decompress, type IngestChunk } from '@kura/core';
+import type { StreamChunk } from '../src/ingest/chunk-groups.js';
 import { describe, expect, it } from 'vitest';
 import { KnownChunks } from '../src/ingest/known-chunks.js';
 import { knownChunks, type StoreContext } from '../src/store-context.js';
@@ -106,7 +107,7 @@ describe('the ingest worker with a known-chunks table', () => {
     return chunks;
   }
 
-  it('sends chunks the store holds raw and compresses the others exactly as the kernel does', async () => {
+  it('sends chunks the store holds raw and alone, and compresses the others in groups (chunk-groups.ts)', async () => {
     const data = concatBytes([textBytes(1, 120_000), randomBytes(2, 30_000), textBytes(3, 80_000)]);
     const fused = await ingestWith(undefined, data);
     const known = new KnownChunks();
@@ -114,19 +115,23 @@ describe('the ingest worker with a known-chunks table', () => {
     held.forEach((key) => known.add(key));
     const split = await ingestWith(known, data);
     expect(split.map((c) => [c.offset, c.length, c.key])).toEqual(fused.map((c) => [c.offset, c.length, c.key]));
-    let compressed = 0;
-    split.forEach((c, i) => {
+    let grouped = 0;
+    split.forEach((c: StreamChunk, i) => {
       const raw = data.subarray(c.offset, c.offset + c.length);
       if (held.has(c.key)) {
-        expect(c.codec).toBe(CODEC_RAW);
+        expect([c.codec, c.group]).toEqual([CODEC_RAW, undefined]);
         expectSameBytes(c.payload, raw, `held chunk ${i}`);
+      } else if (c.group) {
+        // A member: its bytes are at its place in its group's frame, with no held chunk among them.
+        expect(c.group.members.map((m) => m.key)).toContain(c.key);
+        expect(c.group.members.some((m) => held.has(m.key))).toBe(false);
+        expectSameBytes(decompress(c.group.frame, c.group.rawLen).subarray(c.at!, c.at! + c.length), raw, `member ${i}`);
+        grouped++;
       } else {
-        expect(c.codec).toBe(fused[i]!.codec);
-        expectSameBytes(c.payload, fused[i]!.payload, `new chunk ${i}`);
-        if (c.codec === CODEC_ZSTD) compressed++;
+        expectSameBytes(c.codec === CODEC_ZSTD ? decompress(c.payload, c.length) : c.payload, raw, `new chunk ${i}`);
       }
     });
-    expect(compressed).toBeGreaterThan(0);
+    expect(grouped).toBeGreaterThan(10);
     expect(held.size).toBeGreaterThan(3);
   });
 });

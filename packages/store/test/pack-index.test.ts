@@ -19,6 +19,7 @@ interface Entry {
   raw: number;
   stored: number;
   key: string;
+  at?: number;
 }
 
 /** The index at the end of `pack`, or undefined when it has none; throws when it is damaged. */
@@ -35,8 +36,11 @@ function readIndex(pack: Buffer): { entries: Entry[]; start: number } | undefine
   expect(12 + count * 52).toBe(hashAt);
   const entries = Array.from({ length: count }, (_, i) => {
     const e = 12 + i * 52;
-    expect(index.subarray(e + 9, e + 12).equals(Buffer.alloc(3))).toBe(true);
-    return { offset: Number(index.readBigUInt64LE(e)), codec: index[e + 8]!, raw: index.readUInt32LE(e + 12), stored: index.readUInt32LE(e + 16), key: index.subarray(e + 20, e + 52).toString('hex') };
+    const entry: Entry = { offset: Number(index.readBigUInt64LE(e)), codec: index[e + 8]!, raw: index.readUInt32LE(e + 12), stored: index.readUInt32LE(e + 16), key: index.subarray(e + 20, e + 52).toString('hex') };
+    // A group's member (codec 2, FORMAT.md §6.2) has its place in the group there, u24; any other entry zeros.
+    if (entry.codec === 2) entry.at = index.readUIntLE(e + 9, 3);
+    else expect(index.subarray(e + 9, e + 12).equals(Buffer.alloc(3))).toBe(true);
+    return entry;
   });
   return { entries, start };
 }
@@ -45,7 +49,7 @@ function readIndex(pack: Buffer): { entries: Entry[]; start: number } | undefine
 function checkPacks(dir: string): { indexed: number; records: number } {
   const db = new Database(join(dir, 'kura.db'), { readonly: true });
   const packs = db.prepare('SELECT id, name, size, sealed FROM packs').all() as { id: number; name: string; size: number; sealed: number }[];
-  const rows = db.prepare('SELECT key, pack_id, offset, raw_len, stored_len, codec FROM chunks').all() as { key: Buffer; pack_id: number; offset: number; raw_len: number; stored_len: number; codec: number }[];
+  const rows = db.prepare('SELECT key, pack_id, offset, raw_len, stored_len, codec, group_at FROM chunks').all() as { key: Buffer; pack_id: number; offset: number; raw_len: number; stored_len: number; codec: number; group_at: number | null }[];
   db.close();
   let indexed = 0;
   let records = 0;
@@ -58,18 +62,40 @@ function checkPacks(dir: string): { indexed: number; records: number } {
     indexed++;
     // The records lie end to end from the header to the index, each as its entry says.
     let at = 16;
-    for (const e of index.entries) {
+    for (let i = 0; i < index.entries.length; ) {
+      const e = index.entries[i]!;
       expect(e.offset).toBe(at);
+      if (e.codec === 2) {
+        // A group record: "KGRP", codec 1, its raw and stored lengths, its members (raw_len,
+        // key) — one entry each, in order, at their places in the group's raw bytes.
+        expect(file.toString('latin1', at, at + 4)).toBe('KGRP');
+        expect(file[at + 4]).toBe(1);
+        const count = file.readUInt32LE(at + 16);
+        let member = 0;
+        for (let m = 0; m < count; m++, i++) {
+          const t = at + 48 + m * 36;
+          expect(index.entries[i]).toEqual({ offset: at, codec: 2, raw: file.readUInt32LE(t), stored: file.readUInt32LE(at + 12), key: file.subarray(t + 4, t + 36).toString('hex'), at: member });
+          member += file.readUInt32LE(t);
+        }
+        expect(file.readUInt32LE(at + 8)).toBe(member);
+        at += 48 + e.stored;
+        records++;
+        continue;
+      }
       expect(file.toString('latin1', at, at + 4)).toBe('KCHK');
       expect([file[at + 4], file.readUInt32LE(at + 8), file.readUInt32LE(at + 12), file.subarray(at + 16, at + 48).toString('hex')]).toEqual([e.codec, e.raw, e.stored, e.key]);
       at += 48 + e.stored;
       records++;
+      i++;
     }
     expect(at).toBe(index.start);
-    // Every chunk row in this pack is an entry, at its offset.
-    const byOffset = new Map(index.entries.map((e) => [e.offset, e]));
+    // Every chunk row in this pack is an entry, at its offset (a group's member at its place in the group too).
+    const place = (offset: number, at: number | null | undefined) => `${offset}+${at ?? ''}`;
+    const byPlace = new Map(index.entries.map((e) => [place(e.offset, e.at), e]));
     for (const r of rows.filter((r) => r.pack_id === p.id)) {
-      expect(byOffset.get(r.offset)).toEqual({ offset: r.offset, codec: r.codec, raw: r.raw_len, stored: r.stored_len, key: r.key.toString('hex') });
+      const expected: Entry = { offset: r.offset, codec: r.codec, raw: r.raw_len, stored: r.stored_len, key: r.key.toString('hex') };
+      if (r.group_at !== null) expected.at = r.group_at;
+      expect(byPlace.get(place(r.offset, r.group_at))).toEqual(expected);
     }
     // The store's own decoder reads the same.
     expect(decodePackIndex(new Uint8Array(file), p.name)!.map((e) => [e.offset, e.key])).toEqual(index.entries.map((e) => [e.offset, e.key]));

@@ -233,22 +233,29 @@ async function compact(ctx: GcContext, group: { name: string; rows: ChunkRow[] }
   for (const { name, rows } of group) {
     const moved: { key: Uint8Array; packId: number; offset: number }[] = [];
     moves.push({ from: name, rows: rows.length, moved });
+    // Records copied, by their offset in the old pack: a group record (FORMAT.md §6.2) is
+    // copied whole, once, and every live member moves with it (its place in the group kept).
+    const copies = new Map<number, { packId: number; offset: number }>();
     for (const row of rows) {
       await breathe(); // other work (puts, requests) goes on while a large pack is copied
       const key = bytesToHex(row.key);
       // Read through the checked path: damaged chunks are not copied (verify reports them).
-      let payloadRecord: Uint8Array;
+      let copy = copies.get(row.offset);
+      let record: Uint8Array | undefined;
       try {
         await reader.chunk(key);
         const records = writer.records;
-        payloadRecord = records.plain(name, row.offset, await packs.read(name, row.offset, records.recordSize(row.stored_len)), key);
+        if (!copy) record = records.plain(name, row.offset, await packs.read(name, row.offset, records.recordSize(row.stored_len)), key);
       } catch {
         continue;
       }
-      const { chunk, opened } = await writer.appendRecordCopy(payloadRecord);
-      writer.usePack(chunk.packId);
-      moved.push({ key: row.key, packId: chunk.packId, offset: chunk.offset });
-      rewritten += writer.records.recordSize(row.stored_len) + (opened ? PACK_HEADER_SIZE : 0);
+      if (record) {
+        const { chunk, opened } = await writer.appendRecordCopy(record);
+        copies.set(row.offset, (copy = chunk));
+        rewritten += writer.records.recordSize(row.stored_len) + (opened ? PACK_HEADER_SIZE : 0);
+      }
+      writer.usePack(copy!.packId);
+      moved.push({ key: row.key, packId: copy!.packId, offset: copy!.offset });
     }
   }
   if (moves.some((m) => m.moved.length)) crashPoint('records-moved');

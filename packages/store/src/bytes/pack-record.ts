@@ -4,16 +4,25 @@ import { sha256Bytes } from '../sha256-bytes.js';
 import { bytesToHex, hexInto } from '../hex.js';
 
 export const PACK_MAGIC = new TextEncoder().encode('KURAPACK');
-export const PACK_VERSION = 1;
+/** 3: its records may be group records (§6.2); 1, before them, is read the same way. */
+export const PACK_VERSION = 3;
+/** Pack header flags: records and index sealed (FORMAT.md §17.5). */
+export const PACK_SEALED = 1;
 export const PACK_HEADER_SIZE = 16;
 export const RECORD_MAGIC = new TextEncoder().encode('KCHK');
 export const RECORD_HEADER_SIZE = 48;
 
-export function packHeader(): Uint8Array {
+export function packHeader(flags = 0): Uint8Array {
   const h = new Uint8Array(PACK_HEADER_SIZE);
   h.set(PACK_MAGIC, 0);
   new DataView(h.buffer).setUint32(8, PACK_VERSION, true);
+  new DataView(h.buffer).setUint32(12, flags, true);
   return h;
+}
+
+/** Whether a record read from a pack is a group record (§6.2) rather than a chunk's own (§6). */
+export function isGroupRecord(rec: Uint8Array): boolean {
+  return rec[0] === GROUP_MAGIC[0] && rec[1] === GROUP_MAGIC[1] && rec[2] === GROUP_MAGIC[2] && rec[3] === GROUP_MAGIC[3];
 }
 
 export interface ChunkLocation {
@@ -21,6 +30,122 @@ export interface ChunkLocation {
   codec: number;
   rawLen: number;
   storedLen: number;
+}
+
+/**
+ * The codec a chunk row and an index entry give a member of a group record (FORMAT.md §6.2):
+ * its bytes are at `at` in the raw bytes of the group's frame. (Records' own codec bytes are
+ * CODEC_RAW or CODEC_ZSTD.)
+ */
+export const CODEC_GROUP = 2;
+export const GROUP_MAGIC = new TextEncoder().encode('KGRP');
+/** A group closes once its members' raw bytes reach this (decision 0063). */
+export const GROUP_TARGET = 256 * 1024;
+/**
+ * A group's raw bytes are fewer than this in a store whose chunks are at most `maxChunk` (a
+ * group closes at GROUP_TARGET; its last member is one chunk): readers refuse a larger claim
+ * as damage before allocating for it. Its stored length is bounded by its member table (36
+ * bytes per member, each at least a byte) and a frame smaller than its raw bytes.
+ */
+export function groupRawMax(maxChunk: number): number {
+  return GROUP_TARGET + maxChunk;
+}
+export function groupStoredMax(maxChunk: number): number {
+  return groupRawMax(maxChunk) * (GROUP_MEMBER_SIZE + 1);
+}
+/**
+ * The pack bytes a chunk's row stands for: its record, or — a group's member — its share of
+ * the group record in proportion to its raw bytes, the group taken as GROUP_TARGET raw bytes
+ * (an estimate: a put's last group is smaller, and GC frees a group only once all of its
+ * members are unreferenced).
+ */
+export function storedShare(row: { codec: number; raw_len: number; stored_len: number }): number {
+  const record = RECORD_HEADER_SIZE + row.stored_len;
+  return row.codec === CODEC_GROUP ? Math.ceil((record * row.raw_len) / GROUP_TARGET) : record;
+}
+/** A group's member table entry: raw_len u32 | key 32 bytes. */
+export const GROUP_MEMBER_SIZE = 36;
+
+/**
+ * The bytes a group record takes after its 48-byte header (its stored length): the member
+ * table, then the frame.
+ */
+export function groupStoredLen(count: number, frameLen: number): number {
+  return count * GROUP_MEMBER_SIZE + frameLen;
+}
+
+/**
+ * A group record's header and member table (FORMAT.md §6.2); the frame follows them:
+ *   "KGRP" | codec u8 (1, zstd) | 3 zero | raw_len u32 | stored_len u32 | count u32 | 28 zero
+ *   | count × (raw_len u32 | key 32)
+ */
+export function groupHead(members: readonly { key: string; length: number }[], rawLen: number, frameLen: number): Uint8Array {
+  const head = new Uint8Array(RECORD_HEADER_SIZE + members.length * GROUP_MEMBER_SIZE);
+  const dv = new DataView(head.buffer);
+  head.set(GROUP_MAGIC, 0);
+  head[4] = CODEC_ZSTD;
+  dv.setUint32(8, rawLen, true);
+  dv.setUint32(12, groupStoredLen(members.length, frameLen), true);
+  dv.setUint32(16, members.length, true);
+  let at = RECORD_HEADER_SIZE;
+  for (const m of members) {
+    dv.setUint32(at, m.length, true);
+    hexInto(m.key, head, at + 4);
+    at += GROUP_MEMBER_SIZE;
+  }
+  return head;
+}
+
+/** Where a group's member is: the group record's location, and the member's place in its raw bytes. */
+export interface MemberLocation extends ChunkLocation {
+  /** Offset of the member's bytes in the group's raw bytes. */
+  at: number;
+}
+
+/** A group record as read: its frame, its raw length, and its members' keys and places. */
+export interface GroupRecord {
+  frame: Uint8Array;
+  rawLen: number;
+  members: { key: string; length: number; at: number }[];
+}
+
+/**
+ * Decodes a group record read from a pack (`rec`, at least its header, table and frame) with
+ * `storedLen` bytes after its header; `maxRaw` bounds its raw length (a larger claim is damage,
+ * refused before anything is allocated for it). Any inconsistency is CORRUPT_DATA.
+ */
+export function decodeGroupRecord(rec: Uint8Array, storedLen: number, maxRaw: number, where: string, key?: string): GroupRecord {
+  const fail = (what: string) => new CorruptDataError(`${key ? `chunk ${key} in the group` : 'group'} at ${where}: ${what}`, 'pack-record', key ? { key } : {});
+  if (rec.length < RECORD_HEADER_SIZE + storedLen) throw fail(`record truncated (${rec.length} of ${RECORD_HEADER_SIZE + storedLen} bytes)`);
+  for (let i = 0; i < 4; i++) if (rec[i] !== GROUP_MAGIC[i]) throw fail('bad group record magic');
+  const dv = new DataView(rec.buffer, rec.byteOffset, rec.byteLength);
+  if (rec[4] !== CODEC_ZSTD) throw fail(`codec ${rec[4]}`);
+  if (rec[5] || rec[6] || rec[7] || rec.subarray(20, RECORD_HEADER_SIZE).some((b) => b !== 0)) throw fail('reserved bytes are not zero');
+  const rawLen = dv.getUint32(8, true);
+  if (rawLen > maxRaw) throw fail(`raw length ${rawLen} exceeds a group's ${maxRaw}`);
+  if (dv.getUint32(12, true) !== storedLen) throw fail('stored length differs from the index');
+  const count = dv.getUint32(16, true);
+  if (count < 2 || groupStoredLen(count, 0) >= storedLen) throw fail(`${count} members do not fit ${storedLen} bytes`);
+  const members: GroupRecord['members'] = [];
+  let at = 0;
+  for (let i = 0, e = RECORD_HEADER_SIZE; i < count; i++, e += GROUP_MEMBER_SIZE) {
+    const length = dv.getUint32(e, true);
+    if (length === 0) throw fail('an empty member');
+    members.push({ key: bytesToHex(rec.subarray(e + 4, e + GROUP_MEMBER_SIZE)), length, at });
+    at += length;
+  }
+  if (at !== rawLen) throw fail(`members add up to ${at} bytes, the group says ${rawLen}`);
+  const frameAt = RECORD_HEADER_SIZE + groupStoredLen(count, 0);
+  return { frame: rec.subarray(frameAt, RECORD_HEADER_SIZE + storedLen), rawLen, members };
+}
+
+/** The member of `group` that `loc` names (CORRUPT_DATA when the group does not hold it there). */
+export function groupMember(group: GroupRecord, loc: MemberLocation, where: string): { at: number; length: number } {
+  const m = group.members.find((x) => x.at === loc.at);
+  if (!m || m.key !== loc.key || m.length !== loc.rawLen) {
+    throw new CorruptDataError(`chunk ${loc.key} at ${where}: the group does not hold it at ${loc.at}`, 'pack-record', { key: loc.key });
+  }
+  return m;
 }
 
 /**
@@ -67,6 +192,7 @@ export function checkRecord(rec: Uint8Array, expected: ChunkLocation, where: str
  *   "KIDX" | version u32 (= 1) | count u32 | count × entry | SHA-256 of the bytes before it
  *   | length u32 (of the whole index) | "KEND"
  *   entry = offset u64 | codec u8 | 3 bytes 0 | raw_len u32 | stored_len u32 | key 32 bytes
+ *   (a group's member, §6.2: codec 2, its place in the group's raw bytes in the 3 bytes, u24)
  */
 export const INDEX_MAGIC = new TextEncoder().encode('KIDX');
 export const INDEX_END = new TextEncoder().encode('KEND');
@@ -77,6 +203,8 @@ const INDEX_TAIL = 40; // hash, length, end magic
 
 export interface PackIndexEntry extends ChunkLocation {
   offset: number;
+  /** A group member's place in its group's raw bytes (codec CODEC_GROUP); undefined for a record of its own. */
+  at?: number;
 }
 
 /**
@@ -113,6 +241,30 @@ export class PackIndexBuilder {
     this.#bytes.set(header.subarray(4, RECORD_HEADER_SIZE), at + 8);
     this.#bytes[at + 9] = this.#bytes[at + 10] = this.#bytes[at + 11] = 0; // (a copied record's own bytes there are not trusted)
     this.#count++;
+  }
+
+  /** Adds an entry per member of the group record at `offset` (`head`: its header and member table, at least). */
+  addGroup(head: Uint8Array, offset: number): void {
+    const dv = new DataView(head.buffer, head.byteOffset, head.byteLength);
+    const storedLen = dv.getUint32(12, true);
+    const entry = new Uint8Array(RECORD_HEADER_SIZE);
+    const ev = new DataView(entry.buffer);
+    const end = RECORD_HEADER_SIZE + dv.getUint32(16, true) * GROUP_MEMBER_SIZE;
+    let member = 0;
+    for (let e = RECORD_HEADER_SIZE; e < end; e += GROUP_MEMBER_SIZE) {
+      const length = dv.getUint32(e, true);
+      entry[4] = CODEC_GROUP;
+      ev.setUint32(8, length, true);
+      ev.setUint32(12, storedLen, true);
+      entry.set(head.subarray(e + 4, e + GROUP_MEMBER_SIZE), 16);
+      this.add(entry, offset);
+      const i = INDEX_HEAD + (this.#count - 1) * INDEX_ENTRY_SIZE;
+      // A member's place in its group's raw bytes, in the entry's 3 spare bytes (u24: a group's raw bytes are < 16 MiB).
+      this.#bytes[i + 9] = member & 0xff;
+      this.#bytes[i + 10] = (member >> 8) & 0xff;
+      this.#bytes[i + 11] = (member >> 16) & 0xff;
+      member += length;
+    }
   }
 
   /** The whole index, to append after the pack's last record. */
@@ -154,12 +306,14 @@ export function decodePackIndex(tail: Uint8Array, pack: string): PackIndexEntry[
   if (INDEX_HEAD + count * INDEX_ENTRY_SIZE !== body) throw fail(`counts ${count} entries in ${body} bytes`);
   return Array.from({ length: count }, (_, i) => {
     const e = at + INDEX_HEAD + i * INDEX_ENTRY_SIZE;
-    return {
+    const entry: PackIndexEntry = {
       offset: Number(dv.getBigUint64(e, true)),
       codec: tail[e + 8]!,
       rawLen: dv.getUint32(e + 12, true),
       storedLen: dv.getUint32(e + 16, true),
       key: bytesToHex(tail.subarray(e + 20, e + 52)),
     };
+    if (entry.codec === CODEC_GROUP) entry.at = tail[e + 9]! | (tail[e + 10]! << 8) | (tail[e + 11]! << 16);
+    return entry;
   });
 }

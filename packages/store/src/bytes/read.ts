@@ -16,7 +16,10 @@ import { PackMissingError, type PackStore } from '../backend/packs.js';
 import { InvalidInputError } from '../errors.js';
 import { bytesToHex, formatDigest, hexToBytes } from '../hex.js';
 import { decodeManifest, entryAt, type ManifestEntry } from './manifest.js';
-import { checkRecord } from './pack-record.js';
+import { CODEC_GROUP, checkRecord, decodeGroupRecord, groupMember, groupRawMax, groupStoredMax, type GroupRecord } from './pack-record.js';
+
+/** Decompressed groups a reader keeps (each at most ~320 KiB). */
+const GROUPS_KEPT = 4;
 import { PLAIN_RECORDS, type RecordCodec } from './record-codec.js';
 import type { ChunkLoc, DocRow, Statements } from '../catalog/statements.js';
 
@@ -104,14 +107,16 @@ export class Reader {
     // damage, refused before anything is allocated for it. (Unbounded, raw_len 2^31-1 made
     // wasm decode 2 GiB and left its memory too large for every later call; 2^32-1 failed
     // with INVALID_INPUT and stored_len 2^32-1 with a RangeError, not CORRUPT_DATA.)
-    if (row.raw_len > this.maxChunk || row.stored_len > this.maxChunk) {
+    const member = row.codec === CODEC_GROUP;
+    const storedMax = member ? groupStoredMax(this.maxChunk) : this.maxChunk;
+    if (row.raw_len > this.maxChunk || row.stored_len > storedMax || (member && (row.group_at ?? -1) + row.raw_len > groupRawMax(this.maxChunk))) {
       throw new CorruptDataError(
-        `chunk ${key}: the index says ${row.raw_len} raw, ${row.stored_len} stored bytes; no chunk of this store exceeds ${this.maxChunk}`,
+        `chunk ${key}: the index says ${row.raw_len} raw, ${row.stored_len} stored bytes${member ? ` at ${row.group_at} of a group` : ''}; no chunk of this store exceeds ${this.maxChunk}${member ? `, no group ${groupRawMax(this.maxChunk)} raw bytes` : ''}`,
         'too-large',
         { key },
       );
     }
-    if (row.raw_len < 0 || row.stored_len < 0) {
+    if (row.raw_len < 0 || row.stored_len < 0 || (member && (row.group_at === null || row.group_at < 0))) {
       throw new CorruptDataError(`chunk ${key}: the index says ${row.raw_len} raw, ${row.stored_len} stored bytes`, 'pack-record', { key });
     }
     let name: string;
@@ -135,13 +140,42 @@ export class Reader {
   /** Local copies found damaged and dropped (whole() reads a document again after one). */
   private copiesDropped = 0;
 
+  /**
+   * Groups decompressed last (most recent first, a few): a document read in order, or a few
+   * read at once, decompresses each of its groups once. Packs never change, so a group's
+   * pack and offset name its bytes for good.
+   */
+  readonly #groups: { pack: string; offset: number; raw: Uint8Array }[] = [];
+
   private checked(key: string, row: ChunkLoc, rec: Uint8Array, name: string, hashCheck: boolean): Uint8Array {
     const plain = this.records.plain(name, row.offset, rec, key);
-    const payload = checkRecord(plain, { key, codec: row.codec, rawLen: row.raw_len, storedLen: row.stored_len }, `${name}@${row.offset}`);
-    const raw = row.codec === CODEC_ZSTD ? decompress(payload, row.raw_len) : payload;
+    const where = `${name}@${row.offset}`;
+    let raw: Uint8Array;
+    if (row.codec === CODEC_GROUP) {
+      const group = decodeGroupRecord(plain, row.stored_len, groupRawMax(this.maxChunk), where, key);
+      const m = groupMember(group, { key, codec: row.codec, rawLen: row.raw_len, storedLen: row.stored_len, at: row.group_at! }, where);
+      raw = this.groupBytes(name, row.offset, group).subarray(m.at, m.at + m.length);
+    } else {
+      const payload = checkRecord(plain, { key, codec: row.codec, rawLen: row.raw_len, storedLen: row.stored_len }, where);
+      raw = row.codec === CODEC_ZSTD ? decompress(payload, row.raw_len) : payload;
+    }
     if (hashCheck && this.chunkName(raw) !== key) {
       throw new CorruptDataError(`chunk ${key}: bytes do not hash to their key`, 'key-mismatch', { key });
     }
+    return raw;
+  }
+
+  /** A group's raw bytes (its frame decompressed, bounded by its raw length), from the last few when there. */
+  private groupBytes(pack: string, offset: number, group: GroupRecord): Uint8Array {
+    const i = this.#groups.findIndex((g) => g.offset === offset && g.pack === pack);
+    if (i >= 0) {
+      const [hit] = this.#groups.splice(i, 1);
+      this.#groups.unshift(hit!);
+      return hit!.raw;
+    }
+    const raw = decompress(group.frame, group.rawLen);
+    this.#groups.unshift({ pack, offset, raw });
+    if (this.#groups.length > GROUPS_KEPT) this.#groups.pop();
     return raw;
   }
 

@@ -9,8 +9,7 @@ import type { Sealing } from '../encryption/sealing.js';
 import { SEALED_INDEX_END, SEALED_RECORD_OVERHEAD } from '../encryption/sealing.js';
 import {
   INDEX_END,
-  PACK_HEADER_SIZE,
-  PACK_MAGIC,
+  PACK_SEALED,
   RECORD_HEADER_SIZE,
   decodePackIndex,
   packHeader,
@@ -23,7 +22,7 @@ import {
 export interface RecordCodec {
   /** Bytes a record with `storedLen` bytes of payload takes in a pack. */
   recordSize(storedLen: number): number;
-  /** A new pack's first bytes. */
+  /** A new pack's first bytes (version 3; flags 1 when sealed). */
   packHeader(): Uint8Array;
   /**
    * Appends the record of `c` to `writer` and answers its offset; `header` receives the §6
@@ -32,6 +31,8 @@ export interface RecordCodec {
   append(writer: PackWriter, c: ChunkLocation, payload: Uint8Array, header: Uint8Array): number;
   /** The §6 record in `bytes`, read whole at `offset` of pack `pack` (CORRUPT_DATA when it is not one). */
   plain(pack: string, offset: number, bytes: Uint8Array, key?: string): Uint8Array;
+  /** Appends a group record (§6.2: `head`, its header and member table, then `frame`) and answers its offset. */
+  appendGroup(writer: PackWriter, head: Uint8Array, frame: Uint8Array): number;
   /** Appends a §6 record read from another pack (GC's compaction) and answers its offset. */
   appendPlain(writer: PackWriter, record: Uint8Array): number;
   /** A sealed pack's index, for its tail. */
@@ -47,6 +48,7 @@ export const PLAIN_RECORDS: RecordCodec = {
   recordSize: (storedLen) => RECORD_HEADER_SIZE + storedLen,
   packHeader,
   append: (writer, c, payload, header) => writer.append(recordHeader(c, header), payload),
+  appendGroup: (writer, head, frame) => writer.append(head, frame),
   plain: (_pack, _offset, bytes) => bytes,
   appendPlain: (writer, record) => writer.append(record),
   index: (_pack, builder) => builder.encode(),
@@ -54,15 +56,6 @@ export const PLAIN_RECORDS: RecordCodec = {
   readIndex: decodePackIndex,
 };
 
-/** Pack header version 2, flags 1: records and index sealed (FORMAT.md §17.5). */
-function sealedPackHeader(): Uint8Array {
-  const h = new Uint8Array(PACK_HEADER_SIZE);
-  h.set(PACK_MAGIC, 0);
-  const v = new DataView(h.buffer);
-  v.setUint32(8, 2, true);
-  v.setUint32(12, 1, true);
-  return h;
-}
 
 /** FORMAT.md §17.5: every record sealed to its pack and offset, the index to its pack. */
 export function sealedRecords(sealing: Sealing): RecordCodec {
@@ -75,8 +68,9 @@ export function sealedRecords(sealing: Sealing): RecordCodec {
   };
   return {
     recordSize: (storedLen) => SEALED_RECORD_OVERHEAD + RECORD_HEADER_SIZE + storedLen,
-    packHeader: sealedPackHeader,
+    packHeader: () => packHeader(PACK_SEALED),
     append: (writer, c, payload, header) => appendSealed(writer, [recordHeader(c, header), payload]),
+    appendGroup: (writer, head, frame) => appendSealed(writer, [head, frame]),
     plain: (pack, offset, bytes, key) => sealing.openRecord(pack, offset, bytes, key),
     appendPlain: (writer, record) => appendSealed(writer, [record]),
     index: (pack, builder) => sealing.sealIndex(pack, builder.encode()),

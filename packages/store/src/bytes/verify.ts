@@ -215,9 +215,11 @@ async function checkPack(st: Statements, packs: PackStore, pack: PackRow, record
     return damaged(e.reason, e.message);
   }
   if (!index) return damaged('pack-index', 'its index is shorter than its layout');
-  const at = new Map(index.map((e) => [e.offset, e]));
+  // By offset, and a group's members (FORMAT.md §6.2) by their place in the group too.
+  const place = (offset: number, at: number | null | undefined) => (at === null || at === undefined ? `${offset}` : `${offset}+${at}`);
+  const at = new Map(index.map((e) => [place(e.offset, e.at), e]));
   for (const row of rows) {
-    const e = at.get(row.offset);
+    const e = at.get(place(row.offset, row.group_at));
     const key = bytesToHex(row.key);
     if (!e || e.key !== key || e.codec !== row.codec || e.rawLen !== row.raw_len || e.storedLen !== row.stored_len) {
       return damaged('pack-index', `its index does not list chunk ${key} at offset ${row.offset} as the catalog does`);

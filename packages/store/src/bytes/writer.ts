@@ -12,7 +12,8 @@ import type { SqlDatabase } from '../backend/sql.js';
 import type { CommitLog } from '../catalog/commit-log.js';
 import type { ChunkPlace, Op, OpResult } from '../catalog/ops.js';
 import type { Durability } from '../options.js';
-import { PACK_HEADER_SIZE, PackIndexBuilder, RECORD_HEADER_SIZE, type ChunkLocation } from './pack-record.js';
+import { CODEC_GROUP, PACK_HEADER_SIZE, PackIndexBuilder, RECORD_HEADER_SIZE, groupHead, isGroupRecord, type ChunkLocation } from './pack-record.js';
+import type { ChunkGroup } from '../ingest/chunk-groups.js';
 import { PLAIN_RECORDS, type RecordCodec } from './record-codec.js';
 import type { Statements } from '../catalog/statements.js';
 import { crashPoint } from '../crash-points.js';
@@ -35,6 +36,15 @@ export const CARRY_MAX = 256 * 1024;
 export interface StoredChunk extends ChunkLocation {
   packId: number;
   offset: number;
+  /** A group's member (codec CODEC_GROUP): its place in the group's raw bytes (FORMAT.md §6.2). */
+  at?: number;
+}
+
+/** Where a group record went (its members are registered one by one: `member`). */
+export interface GroupPlace {
+  packId: number;
+  offset: number;
+  storedLen: number;
 }
 
 interface OpenPack {
@@ -120,7 +130,9 @@ export class Writer {
 
   /** Where a stored chunk is, as a commit names it (packs by name, never by row id). */
   placeOf(c: StoredChunk): ChunkPlace {
-    return { key: c.key, pack: this.packName(c.packId), offset: c.offset, raw: c.rawLen, stored: c.storedLen, codec: c.codec };
+    const place: ChunkPlace = { key: c.key, pack: this.packName(c.packId), offset: c.offset, raw: c.rawLen, stored: c.storedLen, codec: c.codec };
+    if (c.at !== undefined) place.at = c.at;
+    return place;
   }
 
   forgetPack(id: number): void {
@@ -234,6 +246,46 @@ export class Writer {
     return { chunk: stored, written: true };
   }
 
+  /**
+   * Appends a group record (FORMAT.md §6.2) of `group`'s members to the open pack. None of them
+   * is pending yet: the put registers each member as it places it (`member`), so a member some
+   * other put wrote meanwhile keeps that put's copy (this one's stays unreferenced, as a
+   * record written twice does). The caller must `usePack` the pack.
+   */
+  async appendGroup(group: ChunkGroup): Promise<GroupPlace> {
+    const head = groupHead(group.members, group.rawLen, group.frame.length);
+    return this.inRoom(this.records.recordSize(head.length - RECORD_HEADER_SIZE + group.frame.length), (pack) => this.#appendGroupTo(pack, head, group.frame));
+  }
+
+  /** `appendGroup` without waiting, when the open pack has room now (else undefined). */
+  appendGroupNow(group: ChunkGroup): GroupPlace | undefined {
+    const pack = this.#open;
+    const head = groupHead(group.members, group.rawLen, group.frame.length);
+    if (!pack || this.#full(pack, this.records.recordSize(head.length - RECORD_HEADER_SIZE + group.frame.length))) return undefined;
+    return this.#appendGroupTo(pack, head, group.frame);
+  }
+
+  #appendGroupTo(pack: OpenPack, head: Uint8Array, frame: Uint8Array): GroupPlace {
+    const offset = this.records.appendGroup(pack.writer, head, frame);
+    pack.dirty = true;
+    pack.index.addGroup(head, offset);
+    crashPoint('record-appended');
+    return { packId: pack.id, offset, storedLen: head.length - RECORD_HEADER_SIZE + frame.length };
+  }
+
+  /**
+   * Registers the member `key` of a group appended by `appendGroup` as pending — or answers
+   * another put's pending copy (`written` false). Synchronous: the check and the registration
+   * are one step (see `#appendTo`).
+   */
+  member(key: string, group: GroupPlace, at: number, rawLen: number): { chunk: StoredChunk; written: boolean } {
+    const already = this.#pending.get(key);
+    if (already) return { chunk: already, written: false };
+    const stored: StoredChunk = { key, codec: CODEC_GROUP, rawLen, storedLen: group.storedLen, packId: group.packId, offset: group.offset, at };
+    this.#pending.set(key, stored);
+    return { chunk: stored, written: true };
+  }
+
   /** Whether `length` more bytes would take the pack past its target (a lone record always fits). */
   #full(pack: OpenPack, length: number): boolean {
     return pack.writer.size > PACK_HEADER_SIZE && pack.writer.size + length > this.packTarget;
@@ -250,7 +302,7 @@ export class Writer {
   }
 
   /**
-   * Appends a whole §6 record read from another pack (GC compaction; sealed again here in an
+   * Appends a whole §6 record (or §6.2 group record) read from another pack (GC compaction; sealed again here in an
    * encrypted store, for its new place); not registered as pending. `opened`: a new pack (and
    * its header) was started for it.
    */
@@ -258,7 +310,8 @@ export class Writer {
     return this.inRoom(this.records.recordSize(record.length - RECORD_HEADER_SIZE), (pack, opened) => {
       const offset = this.records.appendPlain(pack.writer, record);
       pack.dirty = true;
-      pack.index.add(record, offset);
+      if (isGroupRecord(record)) pack.index.addGroup(record, offset);
+      else pack.index.add(record, offset);
       return { chunk: { packId: pack.id, offset }, opened };
     });
   }

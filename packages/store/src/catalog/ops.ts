@@ -23,7 +23,7 @@ import {
 import { bytesToHex, hexToBytes, parseDigest } from '../hex.js';
 import { ENTRY_SIZE } from '../bytes/manifest.js';
 import { BULK_MIN, applyBulk, prepareBulk, resolveEntries, type Bulk } from './meta-batch.js';
-import { PACK_HEADER_SIZE } from '../bytes/pack-record.js';
+import { CODEC_GROUP, PACK_HEADER_SIZE } from '../bytes/pack-record.js';
 import { commitSnapshot, releaseSnapshot, requireSnapshot, type DirNode, type SnapshotInfo } from './snapshot.js';
 import type { Statements } from './statements.js';
 import type { TargetCache } from './target-cache.js';
@@ -36,6 +36,8 @@ export interface ChunkPlace {
   raw: number;
   stored: number;
   codec: number;
+  /** A group's member (codec 2, FORMAT.md §6.2): its place in the group's raw bytes. */
+  at?: number;
 }
 
 export type Op =
@@ -50,10 +52,12 @@ export type Op =
    * A document: digest (`sha256:…`), size, manifest (hex of FORMAT.md §7's blob); where the
    * chunks this put wrote are (`places`, a chunk the store had is not listed) and fresh copies
    * of damaged chunks (`repairs`), each as flat runs of 5 numbers [ordinal of the key among the
-   * manifest's distinct keys in order, index into `packs`, offset, stored length, codec]; and
-   * its entry's attributes (absent: a snapshot's file, no entry).
+   * manifest's distinct keys in order, index into `packs`, offset, stored length, codec]; `at`,
+   * for each run of `places` whose codec is 2 (a group's member, FORMAT.md §6.2), in order, its
+   * place in the group's raw bytes; and its entry's attributes (absent: a snapshot's file, no
+   * entry).
    */
-  | { op: 'put'; digest: string; size: number; manifest: string; packs: string[]; places: number[]; repairs?: number[]; entry?: PutAttributes }
+  | { op: 'put'; digest: string; size: number; manifest: string; packs: string[]; places: number[]; at?: number[]; repairs?: number[]; entry?: PutAttributes }
   /** An uploaded chunk (FORMAT.md §12), kept until `until`; `chunk` when written (`repair`: replacing a damaged copy). */
   | { op: 'hold'; key: string; until: number; chunk?: ChunkPlace; repair?: true }
   /** Metadata changes, all or none. A digest target is resolved here, in log order. */
@@ -206,7 +210,7 @@ export function applyOp(ctx: ApplyContext, op: Op, time: number, at?: CommitPlac
           st.chunkRepair.run(packId(st, c.pack, op.op), c.offset, c.raw, c.stored, c.codec, k);
           st.damagedClear.run(k);
         } else {
-          st.chunkUpsert.run(k, packId(st, c.pack, op.op), c.offset, c.raw, c.stored, c.codec, 0);
+          st.chunkUpsert.run(k, packId(st, c.pack, op.op), c.offset, c.raw, c.stored, c.codec, 0, groupAt(c.codec, c.at, op.op));
         }
       }
       st.holdSet.run(k, op.until);
@@ -389,11 +393,14 @@ function applyPut(ctx: ApplyContext, op: Extract<Op, { op: 'put' }>, time: numbe
   } else {
     const places = op.places;
     const placed = new Uint8Array(keys.length); // by ordinal
+    let member = 0;
     for (let i = 0; i + 5 <= places.length; i += 5) {
       const key = runKey(op, keys, packIds, places, i);
       placed[places[i]!] = 1;
       const d = distinct.get(key)!;
-      st.chunkUpsert.run(hexToBytes(key), packIds[places[i + 1]!]!, places[i + 2]!, d.raw, places[i + 3]!, places[i + 4]!, d.n);
+      const codec = places[i + 4]!;
+      const at = codec === CODEC_GROUP ? groupAt(codec, op.at?.[member++], op.op) : null;
+      st.chunkUpsert.run(hexToBytes(key), packIds[places[i + 1]!]!, places[i + 2]!, d.raw, places[i + 3]!, codec, d.n, at);
     }
     let ordinal = 0;
     for (const [key, d] of distinct) {
@@ -405,6 +412,13 @@ function applyPut(ctx: ApplyContext, op: Extract<Op, { op: 'put' }>, time: numbe
   // A user's put names the document at its path (or as a pathless entry); a snapshot's file is
   // kept by the snapshot's trees alone (FORMAT.md §13).
   if (op.entry) recordPut(st, docId, op.entry, time, inserted.changes === 1);
+}
+
+/** A placed chunk's group_at: a group's member has its place (a commit without it is refused), any other chunk none. */
+function groupAt(codec: number, at: number | undefined, op: string): number | null {
+  if (codec !== CODEC_GROUP) return null;
+  if (at === undefined || !Number.isSafeInteger(at) || at < 0) throw new InternalError(`a ${op} places a group's member without its place in the group`);
+  return at;
 }
 
 /**

@@ -10,7 +10,7 @@ import { NotFoundError } from '../errors.js';
 import { formatDigest, hexToBytes } from '../hex.js';
 import { decodeManifest } from '../bytes/manifest.js';
 import { ListQuery, entryFilters, parse, toMillis } from '../options.js';
-import { RECORD_HEADER_SIZE } from '../bytes/pack-record.js';
+import { storedShare } from '../bytes/pack-record.js';
 import { ENTRY_VIEW, type EntryView, type Statements } from './statements.js';
 import type { ListResult, StoreStats, VersionInfo } from '../store-types.js';
 
@@ -147,7 +147,7 @@ export function exclusiveSize({ st }: CatalogReads, digest: string): number {
   let bytes = 0;
   for (const [k, n] of counts) {
     const row = st.chunkGet.get(hexToBytes(k));
-    if (row && row.refs <= n) bytes += RECORD_HEADER_SIZE + row.stored_len;
+    if (row && row.refs <= n) bytes += storedShare(row);
   }
   return bytes;
 }

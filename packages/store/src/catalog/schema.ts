@@ -5,7 +5,7 @@ import type { SqlDatabase } from '../backend/sql.js';
 import { bytesToHex } from '../hex.js';
 import { ENQUEUE_ALL, QUEUE_ROW_MAX } from './search-queue.js';
 
-export const SCHEMA_VERSION = 17;
+export const SCHEMA_VERSION = 18;
 
 /** MIGRATIONS[n] takes a database from user_version n to n + 1. */
 const MIGRATIONS: string[] = [
@@ -277,6 +277,11 @@ const MIGRATIONS: string[] = [
   // prefixes NULL: every path), and when it was made.
   `
   CREATE TABLE tokens (name TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE, scopes TEXT NOT NULL, prefixes TEXT, created_at INTEGER NOT NULL) STRICT;
+  `,
+  // 18: grouped compression (decision 0063, FORMAT.md §6.2): a chunk stored as a member of a
+  // group record (codec 2) has its place in the group's raw bytes; NULL for a record of its own.
+  `
+  ALTER TABLE chunks ADD COLUMN group_at INTEGER;
   `,
 ];
 

@@ -9,7 +9,7 @@ import { AmbiguousError, NotFoundError } from '../errors.js';
 import { formatDigest, hexToBytes, parseDigest, randomHex } from '../hex.js';
 import { derivedSnapshotId } from './schema.js';
 import { decodeManifest } from '../bytes/manifest.js';
-import { RECORD_HEADER_SIZE } from '../bytes/pack-record.js';
+import { storedShare } from '../bytes/pack-record.js';
 import type { SnapshotRow, Statements } from './statements.js';
 
 export const TREE_FORMAT = 'kura-tree/1';
@@ -356,7 +356,7 @@ export function snapshotExclusiveSize(st: Statements, row: SnapshotRow): number 
   let bytes = 0;
   for (const [key, n] of chunkDrops) {
     const c = st.chunkGet.get(hexToBytes(key));
-    if (c && c.refs - n <= 0) bytes += RECORD_HEADER_SIZE + c.stored_len;
+    if (c && c.refs - n <= 0) bytes += storedShare(c);
   }
   return bytes;
 }

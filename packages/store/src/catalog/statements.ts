@@ -10,9 +10,11 @@ export interface ChunkRow {
   stored_len: number;
   codec: number;
   refs: number;
+  /** A group's member (codec 2): its place in the group's raw bytes (FORMAT.md §6.2); null for a record of its own. */
+  group_at: number | null;
 }
 
-export type ChunkLoc = Pick<ChunkRow, 'pack_id' | 'offset' | 'raw_len' | 'stored_len' | 'codec'>;
+export type ChunkLoc = Pick<ChunkRow, 'pack_id' | 'offset' | 'raw_len' | 'stored_len' | 'codec' | 'group_at'>;
 
 /** An access token kept in the store (decision 0060): scopes and prefixes as JSON arrays. */
 export interface TokenRow {
@@ -144,12 +146,13 @@ function statementsOf(db: SqlDatabase) {
     packsAll: p<PackRow>('SELECT * FROM packs ORDER BY id'),
     packsSealed: p<PackRow>('SELECT * FROM packs WHERE sealed > 0 ORDER BY id'),
     packLiveBytes: p<{ pack_id: number; live: number; n: number }>(
-      'SELECT pack_id, SUM(stored_len + 48) AS live, COUNT(*) AS n FROM chunks GROUP BY pack_id',
+      // A group record (FORMAT.md §6.2) is live while any of its members is: counted once.
+      'SELECT pack_id, SUM(stored_len + 48) AS live, SUM(n) AS n FROM (SELECT pack_id, stored_len, COUNT(*) AS n FROM chunks GROUP BY pack_id, offset) GROUP BY pack_id',
     ),
 
     chunkGet: p<ChunkRow>('SELECT * FROM chunks WHERE key = ?'),
     /** Where a chunk's record is: what a read needs, without the key it was looked up by. */
-    chunkLoc: p<ChunkLoc>('SELECT pack_id, offset, raw_len, stored_len, codec FROM chunks WHERE key = ?'),
+    chunkLoc: p<ChunkLoc>('SELECT pack_id, offset, raw_len, stored_len, codec, group_at FROM chunks WHERE key = ?'),
     chunkExists: p<{ refs: number }>('SELECT refs FROM chunks WHERE key = ?'),
     /** Whether a put can share the stored chunk: it exists and verify has not found it damaged. */
     chunkShareable: p<{ damaged: number }>(
@@ -157,13 +160,14 @@ function statementsOf(db: SqlDatabase) {
     ),
     /** Chunk keys in key order, a page after `key` (known-chunks preload). */
     chunkKeysAfter: p<{ key: Uint8Array }>('SELECT key FROM chunks WHERE key > ? ORDER BY key LIMIT ?'),
-    chunkRepair: p('UPDATE chunks SET pack_id = ?, offset = ?, raw_len = ?, stored_len = ?, codec = ? WHERE key = ?'),
+    /** A fresh copy of a damaged chunk, always a record of its own. */
+    chunkRepair: p('UPDATE chunks SET pack_id = ?, offset = ?, raw_len = ?, stored_len = ?, codec = ?, group_at = NULL WHERE key = ?'),
     damagedMark: p('INSERT INTO damaged(key, reason, found_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET reason = excluded.reason'),
     damagedClear: p('DELETE FROM damaged WHERE key = ?'),
     damagedAll: p<{ key: Uint8Array }>('SELECT key FROM damaged'),
     /** A chunk a new document names n times: insert it with refs = n, or add n. */
     chunkUpsert: p(
-      'INSERT INTO chunks(key, pack_id, offset, raw_len, stored_len, codec, refs) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET refs = refs + excluded.refs',
+      'INSERT INTO chunks(key, pack_id, offset, raw_len, stored_len, codec, refs, group_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET refs = refs + excluded.refs',
     ),
     chunkAddRefs: p('UPDATE chunks SET refs = refs + ? WHERE key = ?'),
     chunkRelease: p<{ refs: number }>('UPDATE chunks SET refs = refs - ? WHERE key = ? RETURNING refs'),
@@ -369,7 +373,10 @@ function statementsOf(db: SqlDatabase) {
       'SELECT COUNT(*) AS entries, COUNT(DISTINCT e.doc_id) AS documents, COALESCE(SUM(d.size), 0) AS logical, (SELECT COUNT(*) FROM snapshots) AS snapshots FROM entries e JOIN documents d ON d.id = e.doc_id',
     ),
     chunkStats: p<{ unique_bytes: number; stored: number; chunks: number }>(
-      'SELECT COALESCE(SUM(raw_len), 0) AS unique_bytes, COALESCE(SUM(stored_len + 48), 0) AS stored, COUNT(*) AS chunks FROM chunks WHERE refs > 0',
+      // A group record is counted once, however many of its members are referenced.
+      'SELECT COALESCE(SUM(raw_len), 0) AS unique_bytes, COALESCE(SUM(CASE WHEN group_at IS NULL THEN stored_len + 48 ELSE 0 END), 0)' +
+        ' + (SELECT COALESCE(SUM(stored_len + 48), 0) FROM (SELECT DISTINCT pack_id, offset, stored_len FROM chunks WHERE group_at IS NOT NULL AND refs > 0)) AS stored,' +
+        ' COUNT(*) AS chunks FROM chunks WHERE refs > 0',
     ),
     packStats: p<{ bytes: number; packs: number }>('SELECT COALESCE(SUM(size), 0) AS bytes, COUNT(*) AS packs FROM packs'),
   };

@@ -5,7 +5,8 @@
  * Platform-neutral: a platform supplies how to spawn a worker (node/ingest-pool.ts,
  * browser/ingest-pool.ts).
  */
-import type { IngestChunk, IngestOptions, IngestResult } from '@kura/core';
+import type { IngestOptions, IngestResult } from '@kura/core';
+import type { StreamChunk } from './chunk-groups.js';
 import { InternalError, KuraError, isKuraErrorCode } from '@kura/core';
 import type { ChunkStream } from '../put.js';
 import type { KnownChunks } from './known-chunks.js';
@@ -75,7 +76,7 @@ export interface PoolWorker<S> {
 export type SpawnWorker<S> = (onMessage: (m: FromWorker) => void, onError: (e: Error) => void) => PoolWorker<S>;
 
 interface Job<S> {
-  queue: (IngestChunk[] | { end: IngestResult } | { error: Error })[];
+  queue: (StreamChunk[] | { end: IngestResult } | { error: Error })[];
   wake: (() => void) | undefined;
   worker: PoolWorker<S>;
 }

@@ -4,7 +4,8 @@
  * transfers, never copies. Flow control: a worker stops reading after WINDOW unacknowledged
  * batches of one stream.
  */
-import type { IngestChunk, IngestOptions } from '@kura/core';
+import type { IngestOptions } from '@kura/core';
+import type { StreamChunk } from './chunk-groups.js';
 
 export const WINDOW = 4;
 
@@ -29,7 +30,7 @@ export interface ErrorShape {
 }
 
 export type FromWorker =
-  | { type: 'chunks'; id: number; chunks: IngestChunk[] }
+  | { type: 'chunks'; id: number; chunks: StreamChunk[] }
   | ({ type: 'end'; id: number; digest: `sha256:${string}`; size: number; chunks: number })
   | ({ type: 'error'; id: number } & ErrorShape)
   /** A batch of small sources answered whole, packed (small-batch.ts). */

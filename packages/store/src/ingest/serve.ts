@@ -5,6 +5,7 @@
  */
 import { DEFAULT_LEVEL, Ingester, KuraError, encodeChunk, type IngestChunk, type IngestOptions } from '@kura/core';
 import { KnownChunks } from './known-chunks.js';
+import { ChunkGrouper, groupFrames, type StreamChunk } from './chunk-groups.js';
 import { WINDOW, type ErrorShape, type FromWorker, type ToWorker } from './protocol.js';
 import { packSmallResults, type SmallResult, type SourceStat } from './small-batch.js';
 
@@ -83,9 +84,10 @@ export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => v
 
   const send = (msg: FromWorker) => {
     // Each payload is its own copy out of wasm memory (a fresh ArrayBuffer): safe to transfer.
+    // (A group's members have no payload of their own: the group's frame holds their bytes.)
     const transfer =
       msg.type === 'chunks'
-        ? msg.chunks.map((c) => c.payload.buffer as ArrayBuffer)
+        ? [...msg.chunks.filter((c) => !c.group).map((c) => c.payload.buffer as ArrayBuffer), ...groupFrames(msg.chunks)]
         : msg.type === 'small'
           ? [msg.packed]
           : [];
@@ -135,19 +137,24 @@ export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => v
     // finish() asks for it.
     let native: Uint8Array | undefined;
     const hasher = () => ({ update: () => undefined, digest: () => native! });
-    const { ingester, encode } = kernel(nativeDigest ? { ...options, documentHasher: hasher } : options, known);
+    // A put's new chunks are compressed in groups (chunk-groups.ts): the kernel emits them raw.
+    const level = options.compression === undefined ? DEFAULT_LEVEL : options.compression;
+    const grouper = level === false ? undefined : new ChunkGrouper(level, known && ((key) => known.has(key)));
+    const ingester = new Ingester({ ...options, ...(grouper ? { compression: false } : {}), ...(nativeDigest ? { documentHasher: hasher } : {}) });
     try {
-      const emit = async (chunks: IngestChunk[]) => {
+      const grouped = (raw: IngestChunk[]): StreamChunk[] => (grouper ? grouper.push(raw) : raw);
+      const emit = async (chunks: StreamChunk[]) => {
         if (chunks.length === 0) return;
         if (flow.cancelled) throw new Cancelled();
-        send({ type: 'chunks', id, chunks: encode(chunks) });
+        send({ type: 'chunks', id, chunks });
         flow.inFlight++;
         while (flow.inFlight >= WINDOW && !flow.cancelled) await new Promise<void>((r) => (flow.wake = r));
         if (flow.cancelled) throw new Cancelled();
       };
-      for await (const piece of source) await emit(ingester.update(piece));
+      for await (const piece of source) await emit(grouped(ingester.update(piece)));
       if (nativeDigest) native = await nativeDigest;
-      await emit(ingester.finish());
+      await emit(grouped(ingester.finish()));
+      if (grouper) await emit(grouper.finish());
       const r = ingester.result!;
       send({ type: 'end', id, digest: r.digest, size: r.size, chunks: r.chunks });
     } catch (e) {

@@ -1,0 +1,249 @@
+/**
+ * Grouped compression (decision 0063, FORMAT.md §6.2): a put's new chunks compressed together
+ * in group records, each chunk still its own key, row and deduplication. Pack files are read
+ * here by a decoder written from FORMAT.md, with an independent zstd (fzstd) and BLAKE3
+ * (@noble/hashes), not the store's.
+ */
+import { describe, expect, it } from 'vitest';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import fc from 'fast-check';
+import { decompress as fzstd } from 'fzstd';
+import { blake3 } from '@noble/hashes/blake3.js';
+import { encodeChunk, ingest } from '@kura/core';
+import { collect, concatBytes, expectSameBytes, newStore, randomBytes, recordsEnd, reopen, tempDir, textBytes } from './helpers/store.js';
+import { GROUP_TARGET } from '../src/bytes/pack-record.js';
+
+const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
+
+function packFiles(dir: string): string[] {
+  const root = join(dir, 'packs');
+  return readdirSync(root, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.pack'))
+    .map((f) => join(root, f));
+}
+
+interface Member {
+  key: string;
+  raw: Uint8Array;
+}
+
+/** Every record of a pack file, decoded from FORMAT.md §6 and §6.2 alone. */
+function records(file: string): { offset: number; kind: 'chunk' | 'group'; storedLen: number; members: Member[] }[] {
+  const b = readFileSync(file);
+  expect(b.toString('latin1', 0, 8)).toBe('KURAPACK');
+  expect(b.readUInt32LE(8)).toBe(3);
+  const end = recordsEnd(file);
+  const out: ReturnType<typeof records> = [];
+  for (let at = 16; at < end; ) {
+    const magic = b.toString('latin1', at, at + 4);
+    const codec = b[at + 4]!;
+    const rawLen = b.readUInt32LE(at + 8);
+    const storedLen = b.readUInt32LE(at + 12);
+    if (magic === 'KCHK') {
+      const payload = b.subarray(at + 48, at + 48 + storedLen);
+      const raw = codec === 1 ? fzstd(payload) : new Uint8Array(payload);
+      expect(raw.length).toBe(rawLen);
+      out.push({ offset: at, kind: 'chunk', storedLen, members: [{ key: b.subarray(at + 16, at + 48).toString('hex'), raw }] });
+    } else {
+      expect(magic).toBe('KGRP');
+      expect(codec).toBe(1);
+      expect(b.subarray(at + 20, at + 48).every((x) => x === 0)).toBe(true);
+      const count = b.readUInt32LE(at + 16);
+      expect(count).toBeGreaterThanOrEqual(2);
+      const frame = b.subarray(at + 48 + count * 36, at + 48 + storedLen);
+      const raw = fzstd(frame);
+      expect(raw.length).toBe(rawLen);
+      const members: Member[] = [];
+      let from = 0;
+      for (let m = 0; m < count; m++) {
+        const t = at + 48 + m * 36;
+        const len = b.readUInt32LE(t);
+        members.push({ key: b.subarray(t + 4, t + 36).toString('hex'), raw: raw.subarray(from, from + len) });
+        from += len;
+      }
+      expect(from).toBe(rawLen);
+      out.push({ offset: at, kind: 'group', storedLen, members });
+    }
+    at += 48 + storedLen;
+  }
+  return out;
+}
+
+describe('grouped compression', () => {
+  it("a put's new chunks are compressed in groups of >= 256 KiB that an independent decoder reads back, each member under its own BLAKE3 key", async () => {
+    const { store, dir } = await newStore();
+    const data = textBytes(1, 3_000_000);
+    const { digest, chunks, newBytesStored } = await store.put(data);
+    await store.close();
+    const all = packFiles(dir).flatMap(records);
+    const groups = all.filter((r) => r.kind === 'group');
+    expect(groups.length).toBeGreaterThanOrEqual(8);
+    // Every group but a put's last holds at least GROUP_TARGET raw bytes; a member is never split.
+    const sizes = groups.map((g) => g.members.reduce((n, m) => n + m.raw.length, 0));
+    expect(sizes.filter((n) => n < GROUP_TARGET).length).toBeLessThanOrEqual(1);
+    const members = new Map<string, Uint8Array>();
+    for (const r of all) for (const m of r.members) {
+      expect(hex(blake3(m.raw))).toBe(m.key);
+      members.set(m.key, m.raw);
+    }
+    expect(members.size).toBe(chunks);
+    // The document is its chunks in order (the manifest), and the rows name each member's place.
+    const db = new Database(join(dir, 'kura.db'), { readonly: true });
+    const doc = db.prepare('SELECT manifest FROM documents WHERE digest = ?').get(Buffer.from(digest.slice(7), 'hex')) as { manifest: Buffer };
+    const rows = db.prepare('SELECT key, offset, raw_len, stored_len, codec, group_at FROM chunks').all() as { key: Buffer; offset: number; raw_len: number; stored_len: number; codec: number; group_at: number | null }[];
+    db.close();
+    const parts: Uint8Array[] = [];
+    for (let e = 0; e < doc.manifest.length; e += 36) parts.push(members.get(doc.manifest.subarray(e, e + 32).toString('hex'))!);
+    expectSameBytes(concatBytes(parts), data);
+    const byOffset = new Map(all.map((r) => [r.offset, r]));
+    for (const row of rows) {
+      const rec = byOffset.get(row.offset)!;
+      expect(row.stored_len).toBe(rec.storedLen);
+      if (rec.kind === 'chunk') expect([row.codec === 2, row.group_at]).toEqual([false, null]);
+      else {
+        expect(row.codec).toBe(2);
+        let at = 0;
+        const m = rec.members.find((x) => {
+          const here = at;
+          at += x.raw.length;
+          return here === row.group_at;
+        });
+        expect(m?.key).toBe(row.key.toString('hex'));
+      }
+    }
+    // Smaller than the same chunks compressed alone (the format before groups).
+    let alone = 0;
+    for await (const c of ingest(data, { compression: false })) alone += 48 + encodeChunk(c.payload).payload.length;
+    expect(newBytesStored).toBeLessThan(alone * 0.97);
+    const s = await reopen(dir);
+    expectSameBytes(await s.getBytes(digest), data);
+    expect((await s.verify(undefined, { readData: true })).ok).toBe(true);
+  });
+
+  it('the same through an ingest worker (a file) and on the store thread (a stream); groups stay per put, deduplication per chunk', async () => {
+    const { store, dir } = await newStore({ chunking: { avg: 4096 } });
+    const base = textBytes(2, 1_500_000);
+    const file = join(tempDir(), 'a.txt');
+    writeFileSync(file, base);
+    const a = await store.put(file);
+    // An edit in the middle: the second put writes only the chunks around it.
+    const edited = concatBytes([base.subarray(0, 700_000), textBytes(3, 5_000), base.subarray(700_000)]);
+    const b = await store.put(new Blob([edited]).stream());
+    expect(b.chunks).toBeGreaterThan(200);
+    expect(b.newChunks).toBeLessThan(8);
+    expect(b.newBytesStored).toBeLessThan(20_000);
+    expect(packFiles(dir).length).toBeGreaterThan(0);
+    // Deleting the first leaves the second whole: its shared chunks live inside the first's groups.
+    await store.delete(a.digest);
+    await store.gc();
+    expectSameBytes(await store.getBytes(b.digest), edited);
+    expect((await store.verify(undefined, { readData: true })).ok).toBe(true);
+    await store.close();
+    expect(packFiles(dir).flatMap(records).filter((r) => r.kind === 'group').length).toBeGreaterThan(4);
+  });
+
+  it('ranges inside grouped documents read exactly their bytes', async () => {
+    const { store } = await newStore({ chunking: { avg: 4096 } });
+    const data = textBytes(4, 900_000);
+    const { digest } = await store.put(data);
+    await fc.assert(
+      fc.asyncProperty(fc.nat(data.length), fc.nat(70_000), async (start, n) => {
+        const end = Math.min(data.length, start + n);
+        expectSameBytes(await store.getRange(digest, start, end), data.subarray(start, end));
+        expectSameBytes(await collect(store.getRangeStream(digest, start, end)), data.subarray(start, end));
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('incompressible data stays in raw chunk records; a small document is one chunk record', async () => {
+    const { store, dir } = await newStore();
+    await store.put(randomBytes(5, 1_000_000));
+    await store.put(textBytes(6, 900));
+    await store.close();
+    const all = packFiles(dir).flatMap(records);
+    expect(all.every((r) => r.kind === 'chunk')).toBe(true);
+  });
+
+  it('damage in a group record — header, member table, frame — is CORRUPT_DATA and verify names it', async () => {
+    const { store, dir } = await newStore({ chunking: { avg: 4096 } });
+    const data = textBytes(7, 600_000);
+    const { digest } = await store.put(data);
+    await store.close();
+    const file = packFiles(dir)[0]!;
+    const group = records(file).find((r) => r.kind === 'group')!;
+    const frameAt = group.offset + 48 + group.members.length * 36;
+    for (const at of [group.offset, group.offset + 8, group.offset + 16, group.offset + 30, group.offset + 48, group.offset + 60, frameAt + 10, group.offset + 48 + group.storedLen - 1]) {
+      const bytes = readFileSync(file);
+      bytes[at] ^= 0x20;
+      writeFileSync(file, bytes);
+      const s = await reopen(dir);
+      const report = await s.verify(undefined, { readData: true });
+      expect(report.ok, `flip at ${at - group.offset} of the group`).toBe(false);
+      expect(report.damagedChunks.length).toBeGreaterThan(0);
+      await expect(s.getBytes(digest)).rejects.toMatchObject({ code: 'CORRUPT_DATA' });
+      await s.close();
+      bytes[at] ^= 0x20;
+      writeFileSync(file, bytes);
+    }
+    const s = await reopen(dir);
+    expectSameBytes(await s.getBytes(digest), data);
+  });
+
+  it('forged group lengths are refused before anything is allocated for them: a 1 GiB group, a member past its group', async () => {
+    const { store, dir } = await newStore({ chunking: { avg: 4096 } });
+    const data = textBytes(9, 600_000);
+    const { digest } = await store.put(data);
+    await store.close();
+    const file = packFiles(dir)[0]!;
+    const group = records(file).find((r) => r.kind === 'group')!;
+    const original = readFileSync(file);
+    // Header and member table agree on 1 GiB (the first member made to fit): the claim is over the bound.
+    const bomb = Buffer.from(original);
+    bomb.writeUInt32LE(bomb.readUInt32LE(group.offset + 8) + (1 << 30), group.offset + 8);
+    bomb.writeUInt32LE(bomb.readUInt32LE(group.offset + 48) + (1 << 30), group.offset + 48);
+    writeFileSync(file, bomb);
+    let s = await reopen(dir);
+    await expect(s.getBytes(digest)).rejects.toMatchObject({ code: 'CORRUPT_DATA' });
+    expect(process.memoryUsage().rss).toBeLessThan(1 << 30);
+    await s.close();
+    writeFileSync(file, original);
+    // A row that places its member past any group's end.
+    const db = new Database(join(dir, 'kura.db'));
+    const key = group.members[1]!.key;
+    db.prepare('UPDATE chunks SET group_at = ? WHERE key = ?').run(1 << 30, Buffer.from(key, 'hex'));
+    db.close();
+    s = await reopen(dir);
+    await expect(s.chunk(key)).rejects.toMatchObject({ code: 'CORRUPT_DATA', reason: 'too-large' });
+    const report = await s.verify(undefined, { readData: true });
+    expect(report.damagedChunks.map((c) => c.key)).toEqual([key]);
+  });
+
+  it('a put of bytes verify found damaged writes the members again as records of their own', async () => {
+    const { store, dir } = await newStore({ chunking: { avg: 4096 } });
+    const data = textBytes(8, 600_000);
+    const { digest } = await store.put(data);
+    await store.close();
+    const file = packFiles(dir)[0]!;
+    const group = records(file).find((r) => r.kind === 'group')!;
+    const bytes = readFileSync(file);
+    bytes[group.offset + 48 + group.storedLen - 5] ^= 1; // the frame (no zstd checksum: the members it spoils fail their keys)
+    writeFileSync(file, bytes);
+    const s = await reopen(dir);
+    const damaged = (await s.verify(undefined, { readData: true })).damagedChunks.map((c) => c.key);
+    expect(damaged.length).toBeGreaterThan(0);
+    expect(damaged.every((k) => group.members.some((m) => m.key === k))).toBe(true);
+    const again = await s.put(data);
+    expect(again.newChunks).toBe(damaged.length);
+    expectSameBytes(await s.getBytes(digest), data);
+    expect((await s.verify(undefined, { readData: true })).ok).toBe(true);
+    await s.close();
+    const db = new Database(join(dir, 'kura.db'), { readonly: true });
+    for (const k of damaged) {
+      expect(db.prepare('SELECT codec, group_at FROM chunks WHERE key = ?').get(Buffer.from(k, 'hex'))).toMatchObject({ group_at: null });
+    }
+    db.close();
+  });
+});
