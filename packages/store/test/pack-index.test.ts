@@ -19,7 +19,6 @@ interface Entry {
   raw: number;
   stored: number;
   key: string;
-  at?: number;
 }
 
 /** The index at the end of `pack`, or undefined when it has none; throws when it is damaged. */
@@ -36,11 +35,8 @@ function readIndex(pack: Buffer): { entries: Entry[]; start: number } | undefine
   expect(12 + count * 52).toBe(hashAt);
   const entries = Array.from({ length: count }, (_, i) => {
     const e = 12 + i * 52;
-    const entry: Entry = { offset: Number(index.readBigUInt64LE(e)), codec: index[e + 8]!, raw: index.readUInt32LE(e + 12), stored: index.readUInt32LE(e + 16), key: index.subarray(e + 20, e + 52).toString('hex') };
-    // A group's member (codec 2, FORMAT.md §6.2) has its place in the group there, u24; any other entry zeros.
-    if (entry.codec === 2) entry.at = index.readUIntLE(e + 9, 3);
-    else expect(index.subarray(e + 9, e + 12).equals(Buffer.alloc(3))).toBe(true);
-    return entry;
+    expect(index.subarray(e + 9, e + 12).equals(Buffer.alloc(3))).toBe(true);
+    return { offset: Number(index.readBigUInt64LE(e)), codec: index[e + 8]!, raw: index.readUInt32LE(e + 12), stored: index.readUInt32LE(e + 16), key: index.subarray(e + 20, e + 52).toString('hex') };
   });
   return { entries, start };
 }
@@ -62,40 +58,45 @@ function checkPacks(dir: string): { indexed: number; records: number } {
     indexed++;
     // The records lie end to end from the header to the index, each as its entry says.
     let at = 16;
-    for (let i = 0; i < index.entries.length; ) {
-      const e = index.entries[i]!;
+    // Members of each group record: key -> place in the group, from the record's own table.
+    const members = new Map<number, Map<string, { at: number; raw: number }>>();
+    for (const e of index.entries) {
       expect(e.offset).toBe(at);
       if (e.codec === 2) {
-        // A group record: "KGRP", codec 1, its raw and stored lengths, its members (raw_len,
-        // key) — one entry each, in order, at their places in the group's raw bytes.
+        // A group record (FORMAT.md §6.2): "KGRP", codec 1, its raw and stored lengths, its
+        // member count (which the entry holds in place of a key), its table of members.
         expect(file.toString('latin1', at, at + 4)).toBe('KGRP');
         expect(file[at + 4]).toBe(1);
         const count = file.readUInt32LE(at + 16);
+        expect([file.readUInt32LE(at + 8), file.readUInt32LE(at + 12), file.subarray(at + 16, at + 48).toString('hex')]).toEqual([e.raw, e.stored, e.key]);
+        const table = new Map<string, { at: number; raw: number }>();
         let member = 0;
-        for (let m = 0; m < count; m++, i++) {
+        for (let m = 0; m < count; m++) {
           const t = at + 48 + m * 36;
-          expect(index.entries[i]).toEqual({ offset: at, codec: 2, raw: file.readUInt32LE(t), stored: file.readUInt32LE(at + 12), key: file.subarray(t + 4, t + 36).toString('hex'), at: member });
+          table.set(file.subarray(t + 4, t + 36).toString('hex'), { at: member, raw: file.readUInt32LE(t) });
           member += file.readUInt32LE(t);
         }
-        expect(file.readUInt32LE(at + 8)).toBe(member);
-        at += 48 + e.stored;
-        records++;
-        continue;
+        expect(member).toBe(e.raw);
+        members.set(at, table);
+      } else {
+        expect(file.toString('latin1', at, at + 4)).toBe('KCHK');
+        expect([file[at + 4], file.readUInt32LE(at + 8), file.readUInt32LE(at + 12), file.subarray(at + 16, at + 48).toString('hex')]).toEqual([e.codec, e.raw, e.stored, e.key]);
       }
-      expect(file.toString('latin1', at, at + 4)).toBe('KCHK');
-      expect([file[at + 4], file.readUInt32LE(at + 8), file.readUInt32LE(at + 12), file.subarray(at + 16, at + 48).toString('hex')]).toEqual([e.codec, e.raw, e.stored, e.key]);
       at += 48 + e.stored;
       records++;
-      i++;
     }
     expect(at).toBe(index.start);
-    // Every chunk row in this pack is an entry, at its offset (a group's member at its place in the group too).
-    const place = (offset: number, at: number | null | undefined) => `${offset}+${at ?? ''}`;
-    const byPlace = new Map(index.entries.map((e) => [place(e.offset, e.at), e]));
+    // Every chunk row in this pack is an entry at its offset, or a member of the group record there.
+    const byOffset = new Map(index.entries.map((e) => [e.offset, e]));
     for (const r of rows.filter((r) => r.pack_id === p.id)) {
-      const expected: Entry = { offset: r.offset, codec: r.codec, raw: r.raw_len, stored: r.stored_len, key: r.key.toString('hex') };
-      if (r.group_at !== null) expected.at = r.group_at;
-      expect(byPlace.get(place(r.offset, r.group_at))).toEqual(expected);
+      const e = byOffset.get(r.offset)!;
+      if (r.codec === 2) {
+        expect([e.codec, e.stored]).toEqual([2, r.stored_len]);
+        expect(members.get(r.offset)!.get(r.key.toString('hex'))).toEqual({ at: r.group_at, raw: r.raw_len });
+      } else {
+        expect(r.group_at).toBeNull();
+        expect(e).toEqual({ offset: r.offset, codec: r.codec, raw: r.raw_len, stored: r.stored_len, key: r.key.toString('hex') });
+      }
     }
     // The store's own decoder reads the same.
     expect(decodePackIndex(new Uint8Array(file), p.name)!.map((e) => [e.offset, e.key])).toEqual(index.entries.map((e) => [e.offset, e.key]));

@@ -72,14 +72,14 @@ function records(file: string): { offset: number; kind: 'chunk' | 'group'; store
 }
 
 describe('grouped compression', () => {
-  it("a put's new chunks are compressed in groups of >= 256 KiB that an independent decoder reads back, each member under its own BLAKE3 key", async () => {
+  it("a put's new chunks are compressed in groups of >= 1 MiB that an independent decoder reads back, each member under its own BLAKE3 key", async () => {
     const { store, dir } = await newStore();
-    const data = textBytes(1, 3_000_000);
+    const data = textBytes(1, 5_000_000);
     const { digest, chunks, newBytesStored } = await store.put(data);
     await store.close();
     const all = packFiles(dir).flatMap(records);
     const groups = all.filter((r) => r.kind === 'group');
-    expect(groups.length).toBeGreaterThanOrEqual(8);
+    expect(groups.length).toBeGreaterThanOrEqual(4);
     // Every group but a put's last holds at least GROUP_TARGET raw bytes; a member is never split.
     const sizes = groups.map((g) => g.members.reduce((n, m) => n + m.raw.length, 0));
     expect(sizes.filter((n) => n < GROUP_TARGET).length).toBeLessThanOrEqual(1);
@@ -141,7 +141,7 @@ describe('grouped compression', () => {
     expectSameBytes(await store.getBytes(b.digest), edited);
     expect((await store.verify(undefined, { readData: true })).ok).toBe(true);
     await store.close();
-    expect(packFiles(dir).flatMap(records).filter((r) => r.kind === 'group').length).toBeGreaterThan(4);
+    expect(packFiles(dir).flatMap(records).filter((r) => r.kind === 'group').length).toBeGreaterThanOrEqual(2);
   });
 
   it('ranges inside grouped documents read exactly their bytes', async () => {

@@ -40,7 +40,7 @@ export interface ChunkLocation {
 export const CODEC_GROUP = 2;
 export const GROUP_MAGIC = new TextEncoder().encode('KGRP');
 /** A group closes once its members' raw bytes reach this (decision 0063). */
-export const GROUP_TARGET = 256 * 1024;
+export const GROUP_TARGET = 1024 * 1024;
 /**
  * A group's raw bytes are fewer than this in a store whose chunks are at most `maxChunk` (a
  * group closes at GROUP_TARGET; its last member is one chunk): readers refuse a larger claim
@@ -140,7 +140,7 @@ export function decodeGroupRecord(rec: Uint8Array, storedLen: number, maxRaw: nu
 }
 
 /** The member of `group` that `loc` names (CORRUPT_DATA when the group does not hold it there). */
-export function groupMember(group: GroupRecord, loc: MemberLocation, where: string): { at: number; length: number } {
+export function groupMember(group: Pick<GroupRecord, 'members'>, loc: MemberLocation, where: string): { at: number; length: number } {
   const m = group.members.find((x) => x.at === loc.at);
   if (!m || m.key !== loc.key || m.length !== loc.rawLen) {
     throw new CorruptDataError(`chunk ${loc.key} at ${where}: the group does not hold it at ${loc.at}`, 'pack-record', { key: loc.key });
@@ -192,7 +192,7 @@ export function checkRecord(rec: Uint8Array, expected: ChunkLocation, where: str
  *   "KIDX" | version u32 (= 1) | count u32 | count × entry | SHA-256 of the bytes before it
  *   | length u32 (of the whole index) | "KEND"
  *   entry = offset u64 | codec u8 | 3 bytes 0 | raw_len u32 | stored_len u32 | key 32 bytes
- *   (a group's member, §6.2: codec 2, its place in the group's raw bytes in the 3 bytes, u24)
+ *   (a group record, §6.2: codec 2, the group's lengths, its member count u32 and 28 zeros for the key)
  */
 export const INDEX_MAGIC = new TextEncoder().encode('KIDX');
 export const INDEX_END = new TextEncoder().encode('KEND');
@@ -201,10 +201,12 @@ export const INDEX_ENTRY_SIZE = 52;
 const INDEX_HEAD = 12;
 const INDEX_TAIL = 40; // hash, length, end magic
 
+/**
+ * A record of a pack's index. For a group record (codec CODEC_GROUP): the group's raw and stored
+ * lengths, and `key` holds its member count (u32) and zeros, not a chunk's key.
+ */
 export interface PackIndexEntry extends ChunkLocation {
   offset: number;
-  /** A group member's place in its group's raw bytes (codec CODEC_GROUP); undefined for a record of its own. */
-  at?: number;
 }
 
 /**
@@ -243,28 +245,14 @@ export class PackIndexBuilder {
     this.#count++;
   }
 
-  /** Adds an entry per member of the group record at `offset` (`head`: its header and member table, at least). */
+  /**
+   * Adds the entry of the group record at `offset` (`head`: its header, at least): codec 2, the
+   * group's raw and stored lengths, and in place of a key its member count and 28 zero bytes —
+   * one entry per record, its members listed by its own table (FORMAT.md §6.2).
+   */
   addGroup(head: Uint8Array, offset: number): void {
-    const dv = new DataView(head.buffer, head.byteOffset, head.byteLength);
-    const storedLen = dv.getUint32(12, true);
-    const entry = new Uint8Array(RECORD_HEADER_SIZE);
-    const ev = new DataView(entry.buffer);
-    const end = RECORD_HEADER_SIZE + dv.getUint32(16, true) * GROUP_MEMBER_SIZE;
-    let member = 0;
-    for (let e = RECORD_HEADER_SIZE; e < end; e += GROUP_MEMBER_SIZE) {
-      const length = dv.getUint32(e, true);
-      entry[4] = CODEC_GROUP;
-      ev.setUint32(8, length, true);
-      ev.setUint32(12, storedLen, true);
-      entry.set(head.subarray(e + 4, e + GROUP_MEMBER_SIZE), 16);
-      this.add(entry, offset);
-      const i = INDEX_HEAD + (this.#count - 1) * INDEX_ENTRY_SIZE;
-      // A member's place in its group's raw bytes, in the entry's 3 spare bytes (u24: a group's raw bytes are < 16 MiB).
-      this.#bytes[i + 9] = member & 0xff;
-      this.#bytes[i + 10] = (member >> 8) & 0xff;
-      this.#bytes[i + 11] = (member >> 16) & 0xff;
-      member += length;
-    }
+    this.add(head, offset);
+    this.#bytes[INDEX_HEAD + (this.#count - 1) * INDEX_ENTRY_SIZE + 8] = CODEC_GROUP;
   }
 
   /** The whole index, to append after the pack's last record. */
@@ -313,7 +301,6 @@ export function decodePackIndex(tail: Uint8Array, pack: string): PackIndexEntry[
       storedLen: dv.getUint32(e + 16, true),
       key: bytesToHex(tail.subarray(e + 20, e + 52)),
     };
-    if (entry.codec === CODEC_GROUP) entry.at = tail[e + 9]! | (tail[e + 10]! << 8) | (tail[e + 11]! << 16);
     return entry;
   });
 }

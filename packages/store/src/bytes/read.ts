@@ -18,8 +18,16 @@ import { bytesToHex, formatDigest, hexToBytes } from '../hex.js';
 import { decodeManifest, entryAt, type ManifestEntry } from './manifest.js';
 import { CODEC_GROUP, checkRecord, decodeGroupRecord, groupMember, groupRawMax, groupStoredMax, type GroupRecord } from './pack-record.js';
 
-/** Decompressed groups a reader keeps (each at most ~320 KiB). */
+/** Decompressed groups a reader keeps (each under 1 MiB + a chunk). */
 const GROUPS_KEPT = 4;
+
+/** A group record read, checked and decompressed: its raw bytes and its member table. */
+interface KeptGroup {
+  pack: string;
+  offset: number;
+  raw: Uint8Array;
+  members: GroupRecord['members'];
+}
 import { PLAIN_RECORDS, type RecordCodec } from './record-codec.js';
 import type { ChunkLoc, DocRow, Statements } from '../catalog/statements.js';
 
@@ -125,10 +133,23 @@ export class Reader {
     } catch {
       throw new PackMissingError(`#${row.pack_id}`);
     }
+    if (member) {
+      // A member of a group decompressed lately: its slice, checked, without reading the pack.
+      const group = this.#groupKept(name, row.offset);
+      if (group) {
+        try {
+          return this.member(key, row, group, `${name}@${row.offset}`, hashCheck);
+        } catch (e) {
+          this.#forgetGroup(name, row.offset); // (read again below: the damage may be the kept copy's)
+          if (!(e instanceof CorruptDataError)) throw e;
+        }
+      }
+    }
     const length = this.records.recordSize(row.stored_len);
     try {
       return this.checked(key, row, await this.packs.read(name, row.offset, length), name, hashCheck);
     } catch (e) {
+      this.#forgetGroup(name, row.offset);
       // Damage in a local copy (an object store's cache) is not damage of the store: the copy
       // is dropped and the pack read again from the storage, which answers for itself.
       if (!(e instanceof CorruptDataError) || !this.packs.dropCopy?.(name)) throw e;
@@ -145,38 +166,48 @@ export class Reader {
    * read at once, decompresses each of its groups once. Packs never change, so a group's
    * pack and offset name its bytes for good.
    */
-  readonly #groups: { pack: string; offset: number; raw: Uint8Array }[] = [];
+  readonly #groups: KeptGroup[] = [];
 
   private checked(key: string, row: ChunkLoc, rec: Uint8Array, name: string, hashCheck: boolean): Uint8Array {
     const plain = this.records.plain(name, row.offset, rec, key);
     const where = `${name}@${row.offset}`;
-    let raw: Uint8Array;
     if (row.codec === CODEC_GROUP) {
       const group = decodeGroupRecord(plain, row.stored_len, groupRawMax(this.maxChunk), where, key);
-      const m = groupMember(group, { key, codec: row.codec, rawLen: row.raw_len, storedLen: row.stored_len, at: row.group_at! }, where);
-      raw = this.groupBytes(name, row.offset, group).subarray(m.at, m.at + m.length);
-    } else {
-      const payload = checkRecord(plain, { key, codec: row.codec, rawLen: row.raw_len, storedLen: row.stored_len }, where);
-      raw = row.codec === CODEC_ZSTD ? decompress(payload, row.raw_len) : payload;
+      const kept: KeptGroup = { pack: name, offset: row.offset, raw: decompress(group.frame, group.rawLen), members: group.members };
+      this.#groups.unshift(kept);
+      if (this.#groups.length > GROUPS_KEPT) this.#groups.pop();
+      return this.member(key, row, kept, where, hashCheck);
     }
+    const payload = checkRecord(plain, { key, codec: row.codec, rawLen: row.raw_len, storedLen: row.stored_len }, where);
+    const raw = row.codec === CODEC_ZSTD ? decompress(payload, row.raw_len) : payload;
+    return this.hashChecked(key, raw, hashCheck);
+  }
+
+  /** A member's bytes: its slice of the group's raw bytes, where the group's table says it is. */
+  private member(key: string, row: ChunkLoc, group: KeptGroup, where: string, hashCheck: boolean): Uint8Array {
+    const m = groupMember(group, { key, codec: row.codec, rawLen: row.raw_len, storedLen: row.stored_len, at: row.group_at! }, where);
+    return this.hashChecked(key, group.raw.subarray(m.at, m.at + m.length), hashCheck);
+  }
+
+  private hashChecked(key: string, raw: Uint8Array, hashCheck: boolean): Uint8Array {
     if (hashCheck && this.chunkName(raw) !== key) {
       throw new CorruptDataError(`chunk ${key}: bytes do not hash to their key`, 'key-mismatch', { key });
     }
     return raw;
   }
 
-  /** A group's raw bytes (its frame decompressed, bounded by its raw length), from the last few when there. */
-  private groupBytes(pack: string, offset: number, group: GroupRecord): Uint8Array {
+  /** The group at `offset` of `pack`, when kept (then first in line). */
+  #groupKept(pack: string, offset: number): KeptGroup | undefined {
     const i = this.#groups.findIndex((g) => g.offset === offset && g.pack === pack);
-    if (i >= 0) {
-      const [hit] = this.#groups.splice(i, 1);
-      this.#groups.unshift(hit!);
-      return hit!.raw;
-    }
-    const raw = decompress(group.frame, group.rawLen);
-    this.#groups.unshift({ pack, offset, raw });
-    if (this.#groups.length > GROUPS_KEPT) this.#groups.pop();
-    return raw;
+    if (i < 0) return undefined;
+    const [hit] = this.#groups.splice(i, 1);
+    this.#groups.unshift(hit!);
+    return hit;
+  }
+
+  #forgetGroup(pack: string, offset: number): void {
+    const i = this.#groups.findIndex((g) => g.offset === offset && g.pack === pack);
+    if (i >= 0) this.#groups.splice(i, 1);
   }
 
   /**

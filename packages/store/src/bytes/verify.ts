@@ -13,7 +13,7 @@ import { decodeManifest } from './manifest.js';
 import type { Reader } from './read.js';
 import type { ChunkRow, PackRow, Statements } from '../catalog/statements.js';
 import { PackMissingError, type PackStore } from '../backend/packs.js';
-import { PACK_HEADER_SIZE, type PackIndexEntry } from './pack-record.js';
+import { CODEC_GROUP, PACK_HEADER_SIZE, type PackIndexEntry } from './pack-record.js';
 import type { RecordCodec } from './record-codec.js';
 
 export interface DamagedChunk {
@@ -215,13 +215,17 @@ async function checkPack(st: Statements, packs: PackStore, pack: PackRow, record
     return damaged(e.reason, e.message);
   }
   if (!index) return damaged('pack-index', 'its index is shorter than its layout');
-  // By offset, and a group's members (FORMAT.md §6.2) by their place in the group too.
-  const place = (offset: number, at: number | null | undefined) => (at === null || at === undefined ? `${offset}` : `${offset}+${at}`);
-  const at = new Map(index.map((e) => [place(e.offset, e.at), e]));
+  const at = new Map(index.map((e) => [e.offset, e]));
   for (const row of rows) {
-    const e = at.get(place(row.offset, row.group_at));
+    const e = at.get(row.offset);
     const key = bytesToHex(row.key);
-    if (!e || e.key !== key || e.codec !== row.codec || e.rawLen !== row.raw_len || e.storedLen !== row.stored_len) {
+    // A group's member (FORMAT.md §6.2) lies inside its group record's raw bytes; its key is in the record's own table.
+    const listed =
+      e !== undefined &&
+      e.codec === row.codec &&
+      e.storedLen === row.stored_len &&
+      (row.codec === CODEC_GROUP ? row.group_at !== null && row.group_at + row.raw_len <= e.rawLen : e.key === key && e.rawLen === row.raw_len);
+    if (!listed) {
       return damaged('pack-index', `its index does not list chunk ${key} at offset ${row.offset} as the catalog does`);
     }
   }

@@ -1,7 +1,7 @@
 /**
  * Grouped compression (decision 0063, FORMAT.md §6.2): the new chunks of one put are
  * compressed together, in runs of at least GROUP_TARGET raw bytes, into one zstd frame each —
- * so each frame sees ~256 KiB of context instead of one ~16 KiB chunk — while every chunk keeps
+ * so each frame sees ~1 MiB of context (restic's blob size) instead of one ~16 KiB chunk — while every chunk keeps
  * its own key and is deduplicated alone.
  *
  * The grouper takes a put's chunks raw, in document order, and gives them back in the same
