@@ -210,7 +210,7 @@ export function applyOp(ctx: ApplyContext, op: Op, time: number, at?: CommitPlac
           st.chunkRepair.run(packId(st, c.pack, op.op), c.offset, c.raw, c.stored, c.codec, k);
           st.damagedClear.run(k);
         } else {
-          st.chunkUpsert.run(k, packId(st, c.pack, op.op), c.offset, c.raw, c.stored, c.codec, 0, groupAt(c.codec, c.at, op.op));
+          st.chunkUpsert.run(k, packId(st, c.pack, op.op), c.offset, c.raw, c.stored, c.codec, 0); // (uploads are never group members)
         }
       }
       st.holdSet.run(k, op.until);
@@ -399,8 +399,11 @@ function applyPut(ctx: ApplyContext, op: Extract<Op, { op: 'put' }>, time: numbe
       placed[places[i]!] = 1;
       const d = distinct.get(key)!;
       const codec = places[i + 4]!;
-      const at = codec === CODEC_GROUP ? groupAt(codec, op.at?.[member++], op.op) : null;
-      st.chunkUpsert.run(hexToBytes(key), packIds[places[i + 1]!]!, places[i + 2]!, d.raw, places[i + 3]!, codec, d.n, at);
+      if (codec === CODEC_GROUP) {
+        st.chunkUpsertMember.run(hexToBytes(key), packIds[places[i + 1]!]!, places[i + 2]!, d.raw, places[i + 3]!, codec, d.n, groupAt(op.at?.[member++], op.op));
+      } else {
+        st.chunkUpsert.run(hexToBytes(key), packIds[places[i + 1]!]!, places[i + 2]!, d.raw, places[i + 3]!, codec, d.n);
+      }
     }
     let ordinal = 0;
     for (const [key, d] of distinct) {
@@ -414,9 +417,8 @@ function applyPut(ctx: ApplyContext, op: Extract<Op, { op: 'put' }>, time: numbe
   if (op.entry) recordPut(st, docId, op.entry, time, inserted.changes === 1);
 }
 
-/** A placed chunk's group_at: a group's member has its place (a commit without it is refused), any other chunk none. */
-function groupAt(codec: number, at: number | undefined, op: string): number | null {
-  if (codec !== CODEC_GROUP) return null;
+/** A group's member's place in its group (a commit without it is refused). */
+function groupAt(at: number | undefined, op: string): number {
   if (at === undefined || !Number.isSafeInteger(at) || at < 0) throw new InternalError(`a ${op} places a group's member without its place in the group`);
   return at;
 }

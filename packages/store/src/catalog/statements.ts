@@ -167,6 +167,10 @@ function statementsOf(db: SqlDatabase) {
     damagedAll: p<{ key: Uint8Array }>('SELECT key FROM damaged'),
     /** A chunk a new document names n times: insert it with refs = n, or add n. */
     chunkUpsert: p(
+      'INSERT INTO chunks(key, pack_id, offset, raw_len, stored_len, codec, refs) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET refs = refs + excluded.refs',
+    ),
+    /** The same for a group's member (FORMAT.md §6.2), with its place in the group. */
+    chunkUpsertMember: p(
       'INSERT INTO chunks(key, pack_id, offset, raw_len, stored_len, codec, refs, group_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET refs = refs + excluded.refs',
     ),
     chunkAddRefs: p('UPDATE chunks SET refs = refs + ? WHERE key = ?'),
