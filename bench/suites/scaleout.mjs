@@ -41,7 +41,8 @@ function row(family, group, impl, seconds, extra = {}) {
 }
 
 /** Files of unique text for the bulk figures. */
-function bulkInput(root, total) {
+/** Exported for drivers that run the bulk figures alone (e.g. at 512 MiB, alternating builds). */
+export function bulkInput(root, total) {
   const src = join(root, 'bulk-input');
   const fileSize = 4 * MiB;
   for (let i = 0; i < total / fileSize; i++) {
@@ -53,7 +54,7 @@ function bulkInput(root, total) {
   return { src, files };
 }
 
-async function bulk(root, kind, srv, proxy, input, total) {
+export async function bulk(root, kind, srv, proxy, input, total) {
   const rows = [];
   // Each store is made first, like restic's repository (`restic init` is not counted either):
   // the figures are an open, the ingest and the close.
