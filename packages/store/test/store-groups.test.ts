@@ -5,7 +5,7 @@
  * (@noble/hashes), not the store's.
  */
 import { describe, expect, it } from 'vitest';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
@@ -33,7 +33,8 @@ interface Member {
 function records(file: string): { offset: number; kind: 'chunk' | 'group'; storedLen: number; members: Member[] }[] {
   const b = readFileSync(file);
   expect(b.toString('latin1', 0, 8)).toBe('KURAPACK');
-  expect(b.readUInt32LE(8)).toBe(3);
+  const version = b.readUInt32LE(8);
+  expect([1, 3]).toContain(version); // 1: written before groups
   const end = recordsEnd(file);
   const out: ReturnType<typeof records> = [];
   for (let at = 16; at < end; ) {
@@ -47,7 +48,7 @@ function records(file: string): { offset: number; kind: 'chunk' | 'group'; store
       expect(raw.length).toBe(rawLen);
       out.push({ offset: at, kind: 'chunk', storedLen, members: [{ key: b.subarray(at + 16, at + 48).toString('hex'), raw }] });
     } else {
-      expect(magic).toBe('KGRP');
+      expect([magic, version]).toEqual(['KGRP', 3]);
       expect(codec).toBe(1);
       expect(b.subarray(at + 20, at + 48).every((x) => x === 0)).toBe(true);
       const count = b.readUInt32LE(at + 16);
@@ -245,5 +246,37 @@ describe('grouped compression', () => {
       expect(db.prepare('SELECT codec, group_at FROM chunks WHERE key = ?').get(Buffer.from(k, 'hex'))).toMatchObject({ group_at: null });
     }
     db.close();
+  });
+
+  it('a store from before groups (schema 17, pack version 1) reads as it is, takes groups beside its records, and GC compacts its old packs', async () => {
+    const dir = join(tempDir(), 'store');
+    cpSync(join(import.meta.dirname, 'fixtures', 'store-schema17'), dir, { recursive: true });
+    const old = packFiles(dir);
+    expect(old.map((f) => readFileSync(f).readUInt32LE(8))).toEqual(old.map(() => 1));
+    const s = await reopen(dir);
+    const listed = (await s.list({})).items.map((e) => [e.path, e.version, e.digest]);
+    expect(listed).toEqual([
+      ['src/notes/big.txt', 1, 'sha256:07658d4d9824d58e11d4894d41b9e3350f6b869828ab90ea210f6500c3090724'],
+      ['src/readme.md', 1, 'sha256:7ee2e7cf704c8507e88d97622a320680cf295033037d1b1cfe7b32658bc7e4e5'],
+      ['src/notes/small.txt', 2, 'sha256:34a7762423d5264a44a4c982d412d693239c27045abbdb820a647f0d4b1957d4'],
+    ]);
+    expect((await s.verify(undefined, { readData: true })).ok).toBe(true);
+    // A new version of big.txt: an edit in the middle shares the old records' chunks; the rest is new text, grouped.
+    const big = await s.getBytes('sha256:07658d4d9824d58e11d4894d41b9e3350f6b869828ab90ea210f6500c3090724');
+    const edited = concatBytes([big.subarray(0, 50_000), textBytes(11, 2_000), big.subarray(50_000), textBytes(12, 400_000)]);
+    const put = await s.put(edited, { path: 'src/notes/big.txt' });
+    expect(put.chunks - put.newChunks).toBeGreaterThan(15);
+    // The old version and the snapshot go; GC compacts or drops the old packs.
+    await s.deleteVersion('src/notes/big.txt', 1);
+    for (const snap of await s.snapshots()) await s.deleteSnapshot(snap.id);
+    const report = await s.gc();
+    expect(report.packsCompacted + report.packsDeleted).toBeGreaterThan(0);
+    await s.close();
+    const after = packFiles(dir).flatMap(records);
+    expect(after.some((r) => r.kind === 'group')).toBe(true);
+    expect(after.some((r) => r.kind === 'chunk')).toBe(true);
+    const again = await reopen(dir);
+    expectSameBytes(await again.getBytes(put.digest), edited);
+    expect((await again.verify(undefined, { readData: true })).ok).toBe(true);
   });
 });
