@@ -141,7 +141,7 @@ class DocumentPut {
   #repairs: Map<string, StoredChunk> | undefined;
   /** Stored chunks this put shares (GC must not take them before it commits). */
   #pinned: Set<string> | undefined;
-  /** Group records this put appended (its members are placed one by one). */
+  /** Group records this put (or its batch) appended: their members are placed one by one. */
   #groups: Map<ChunkGroup, GroupPlace> | undefined;
   readonly #packsUsed: number[] = [];
   readonly #wrote: string[] = [];
@@ -149,7 +149,12 @@ class DocumentPut {
   newChunks = 0;
   newBytes = 0;
 
-  constructor(readonly ctx: PutContext) {
+  /** `groups`: shared by the documents of a batch, whose groups hold chunks of several of them. */
+  constructor(
+    readonly ctx: PutContext,
+    groups?: Map<ChunkGroup, GroupPlace>,
+  ) {
+    this.#groups = groups;
     ctx.writer.putStarted();
   }
 
@@ -380,7 +385,7 @@ export async function putDocument(
 
 /** A document an ingest worker read and ingested whole (a small file or Blob). */
 export interface ReadyDocument {
-  chunks: IngestChunk[];
+  chunks: StreamChunk[];
   result: IngestResult;
   meta?: ResolvedMeta | undefined;
   onChunk?: ((chunk: ChunkEvent) => void) | undefined;
@@ -402,7 +407,8 @@ export async function putReadyDocuments(
 ): Promise<(PutResult | Error)[]> {
   const out: (PutResult | Error | undefined)[] = new Array(docs.length);
   // Every put starts before the read transactions below (starting one may open a pack: a write).
-  const puts = docs.map((doc) => (doc instanceof Error ? undefined : new DocumentPut(ctx)));
+  const groups = new Map<ChunkGroup, GroupPlace>(); // (a worker's batch compresses its documents' chunks together)
+  const puts = docs.map((doc) => (doc instanceof Error ? undefined : new DocumentPut(ctx, groups)));
   try {
     let d = 0;
     let c = 0;

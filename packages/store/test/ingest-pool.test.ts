@@ -183,6 +183,46 @@ describe('packed small batches', () => {
   });
 });
 
+describe('packed small batches with groups', () => {
+  it("a group's members, spread over the batch's documents, come back sharing one group: its frame, raw length and members in order of place", () => {
+    const hex = fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => Buffer.from(b).toString('hex'));
+    const member = fc.record({ key: hex, length: fc.integer({ min: 1, max: 5000 }), group: fc.nat({ max: 2 }), raw: fc.boolean(), payload: fc.uint8Array({ maxLength: 50 }) });
+    fc.assert(
+      fc.property(fc.array(fc.array(member, { maxLength: 5 }), { minLength: 1, maxLength: 6 }), fc.array(fc.uint8Array({ minLength: 1, maxLength: 200 }), { minLength: 3, maxLength: 3 }), (docs, frames) => {
+        const groups = frames.map((frame) => ({ frame, rawLen: 0, members: [] as { key: string; length: number }[] }));
+        const results = docs.map((chunks, d) => ({
+          digest: `sha256:${String(d).padStart(64, '0')}` as const,
+          size: 0,
+          count: chunks.length,
+          chunks: chunks.map((c) => {
+            if (c.raw) return { offset: 0, length: c.length, key: c.key, codec: 0 as const, payload: c.payload };
+            const g = groups[c.group]!;
+            const at = g.rawLen;
+            g.rawLen += c.length;
+            g.members.push({ key: c.key, length: c.length });
+            return { offset: 0, length: c.length, key: c.key, codec: 0 as const, payload: new Uint8Array(0), group: g, at };
+          }),
+        }));
+        const back = unpackSmallResults(structuredClone(packSmallResults(results)));
+        const seen = new Map<object, object>();
+        results.forEach((r, i) => {
+          const b = back[i]!;
+          if (!('chunks' in b)) throw new Error(`result ${i} came back as an error`);
+          b.chunks.forEach((c, j) => {
+            const sent = r.chunks[j]!;
+            expect([c.key, c.length, c.at]).toEqual([sent.key, sent.length, sent.at]);
+            if (!sent.group) return expect([c.group, Buffer.from(c.payload).equals(Buffer.from(sent.payload))]).toEqual([undefined, true]);
+            const g = c.group!;
+            expect(seen.get(sent.group) ?? g).toBe(g); // one object per group, whichever document names it
+            seen.set(sent.group, g);
+            expect({ rawLen: g.rawLen, members: g.members, frame: Buffer.from(g.frame).toString('hex') }).toEqual({ rawLen: sent.group.rawLen, members: sent.group.members, frame: Buffer.from(sent.group.frame).toString('hex') });
+          });
+        });
+      }),
+    );
+  });
+});
+
 describe('a worker reading a batch with readMany (browsers: Blob reads overlapped)', () => {
   it('ingests every source it read and answers an error for the one it could not', async () => {
     const texts = ['first', 'second', 'third'].map((w) => new TextEncoder().encode(w.repeat(300)));

@@ -5,7 +5,7 @@
  * (@noble/hashes), not the store's.
  */
 import { describe, expect, it } from 'vitest';
-import { cpSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
@@ -278,5 +278,34 @@ describe('grouped compression', () => {
     const again = await reopen(dir);
     expectSameBytes(await again.getBytes(put.digest), edited);
     expect((await again.verify(undefined, { readData: true })).ok).toBe(true);
+  });
+
+  it("a snapshot's small files are compressed in groups across files, restored byte for byte", async () => {
+    const src = join(tempDir(), 'tree');
+    const files = new Map<string, Uint8Array>();
+    for (let i = 0; i < 600; i++) {
+      const rel = join(`d${i % 6}`, `f${i}.txt`);
+      files.set(rel, textBytes(1000 + i, 1000 + ((i * 2654435761) % 3000)));
+    }
+    for (const [rel, bytes] of files) {
+      mkdirSync(join(src, rel, '..'), { recursive: true });
+      writeFileSync(join(src, rel), bytes);
+    }
+    const { store, dir } = await newStore();
+    const snap = await store.snapshot(src);
+    expect(snap.files).toBe(600);
+    const out = join(tempDir(), 'out');
+    await store.restore(snap.id, out);
+    for (const [rel, bytes] of files) expectSameBytes(new Uint8Array(readFileSync(join(out, rel))), bytes, rel);
+    expect((await store.verify(undefined, { readData: true })).ok).toBe(true);
+    await store.close();
+    const groups = packFiles(dir).flatMap(records).filter((r) => r.kind === 'group');
+    // Each file is one chunk: a group of many members holds many files.
+    expect(groups.length).toBeGreaterThan(0);
+    expect(groups.reduce((n, g) => n + g.members.length, 0)).toBeGreaterThan(500);
+    const stored = groups.reduce((n, g) => n + 48 + g.storedLen, 0);
+    let alone = 0;
+    for (const bytes of files.values()) alone += 48 + encodeChunk(bytes).payload.length;
+    expect(stored).toBeLessThan(alone * 0.8);
   });
 });

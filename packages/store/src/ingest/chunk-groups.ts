@@ -37,6 +37,8 @@ export class ChunkGrouper {
   #held: StreamChunk[] = [];
   #members: IngestChunk[] = [];
   #raw = 0;
+  /** Keys made members so far: a chunk seen again (in the document or the batch) stays raw and alone, its put shares the first. */
+  readonly #grouped = new Set<string>();
 
   /** `known`: whether the store is known to hold a chunk (a wrong "no" costs a wasted compression). */
   constructor(
@@ -45,11 +47,15 @@ export class ChunkGrouper {
     readonly target = GROUP_TARGET,
   ) {}
 
-  /** Takes raw chunks (codec raw); answers those whose place in a group is settled, in order. */
+  /**
+   * Takes raw chunks (codec raw); answers those whose place in a group is settled, in order.
+   * The chunks themselves are changed (a member gets its group), so a caller that keeps its
+   * own lists of them (a batch of documents) may ignore the answer and read them after `finish`.
+   */
   push(chunks: readonly IngestChunk[]): StreamChunk[] {
     const out: StreamChunk[] = [];
     for (const c of chunks) {
-      if (this.known?.(c.key)) {
+      if (this.#grouped.has(c.key) || this.known?.(c.key)) {
         // Sent raw; the store has it (or keeps it raw: known-chunks.ts).
         if (this.#members.length) this.#held.push(c);
         else out.push(c);
@@ -57,6 +63,7 @@ export class ChunkGrouper {
       }
       this.#held.push(c);
       this.#members.push(c);
+      this.#grouped.add(c.key);
       this.#raw += c.length;
       if (this.#raw >= this.target) this.#close(out);
     }

@@ -3,7 +3,7 @@
  * names and streams the chunks back (protocol.ts). Platform-neutral: the host says how to post
  * and how to read a source (Node: file descriptors; browsers: Blobs).
  */
-import { DEFAULT_LEVEL, Ingester, KuraError, encodeChunk, type IngestChunk, type IngestOptions } from '@kura/core';
+import { DEFAULT_LEVEL, Ingester, KuraError, type IngestChunk, type IngestOptions } from '@kura/core';
 import { KnownChunks } from './known-chunks.js';
 import { ChunkGrouper, groupFrames, type StreamChunk } from './chunk-groups.js';
 import { WINDOW, type ErrorShape, type FromWorker, type ToWorker } from './protocol.js';
@@ -60,28 +60,6 @@ export function* slices(bytes: Uint8Array): Generator<Uint8Array> {
 export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => void {
   const credits = new Map<number, { inFlight: number; wake?: () => void; cancelled?: boolean }>();
 
-  /**
-   * The kernel for one source. When the store says which chunks it holds (`known`), the kernel
-   * emits raw chunks and only those the store lacks are compressed (`encodeChunk`, the
-   * kernel's own policy): re-adding a changed file compresses only its changed chunks.
-   */
-  const kernel = (options: IngestOptions, known: KnownChunks | undefined) => {
-    const level = options.compression === undefined ? DEFAULT_LEVEL : options.compression;
-    const skip = known !== undefined && known.size > 0 && level !== false ? known : undefined;
-    const ingester = new Ingester(skip ? { ...options, compression: false } : options);
-    const encode = (chunks: IngestChunk[]): IngestChunk[] => {
-      if (!skip) return chunks;
-      for (const c of chunks) {
-        if (skip.has(c.key)) continue; // sent raw; the store has it (or keeps it raw: known-chunks.ts)
-        const e = encodeChunk(c.payload, level as number);
-        c.codec = e.codec;
-        c.payload = e.payload;
-      }
-      return chunks;
-    };
-    return { ingester, encode };
-  };
-
   const send = (msg: FromWorker) => {
     // Each payload is its own copy out of wasm memory (a fresh ArrayBuffer): safe to transfer.
     // (A group's members have no payload of their own: the group's frame holds their bytes.)
@@ -107,12 +85,18 @@ export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => v
     // All of a batch's reads at once where a read waits on another process (browsers' Blobs):
     // one after another, a batch of 64 small files waited ~1 ms per file.
     const reads: Read[] = host.readMany && statMax === undefined ? (await host.readMany(sources)).map((r) => (r instanceof Uint8Array ? { bytes: r } : { error: shape(r) })) : sources.map(readOne);
+    // The batch's new chunks are compressed in groups across its documents (chunk-groups.ts):
+    // a small file compressed alone took ~22 µs and stored 1.6x less than its text; in groups
+    // of a batch, ~15 µs and 3.6x (2.5 KB files of text, decision 0063).
+    const level = options.compression === undefined ? DEFAULT_LEVEL : options.compression;
+    const grouper = level === false ? undefined : new ChunkGrouper(level, known && ((key) => known.has(key)));
     const results: SmallResult[] = reads.map((read) => {
       if ('error' in read) return read;
       if (!read.bytes) return { large: read.stat! };
-      const { ingester, encode } = kernel(options, known);
+      const ingester = new Ingester(grouper ? { ...options, compression: false } : options);
       try {
-        const chunks = encode([...ingester.update(read.bytes), ...ingester.finish()]);
+        const chunks = [...ingester.update(read.bytes), ...ingester.finish()];
+        grouper?.push(chunks); // (changes the chunks in place: members get their group by the batch's end)
         const r = ingester.result!;
         return { chunks, digest: r.digest, size: r.size, count: r.chunks, stat: read.stat };
       } catch (e) {
@@ -121,6 +105,7 @@ export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => v
         ingester.dispose();
       }
     });
+    grouper?.finish();
     send({ type: 'small', id, ...packSmallResults(results) });
   };
 

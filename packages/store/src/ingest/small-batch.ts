@@ -7,14 +7,20 @@
  *
  * Layout (little-endian): u32 count, then per source a u8 kind:
  * - 0 (ingested): digest as 64 ASCII hex digits, f64 size, u32 chunk count, and per chunk its
- *   key as 64 ASCII hex digits, u32 length, u8 codec, u32 payload length, the payload;
+ *   key as 64 ASCII hex digits, u32 length, u8 codec, then u32 payload length and the payload —
+ *   or, a member of one of the batch's groups (codec 2, chunk-groups.ts), u32 group index and
+ *   u32 place in the group's raw bytes;
  * - 1 (failed): u32 index into the message's `errors`;
  * - 2 (not read: at least the request's `statMax` bytes).
  * Kinds 0 and 2 with bit 0x80 set are followed by the file's stat (what it was when opened):
  * mode, dev, ino, size, mtimeMs, ctimeMs as f64.
+ * After the sources: u32 group count, and per group u32 raw length, u32 frame length, the frame
+ * (its members are the chunks that name it, in order of their places).
  * Hex travels as ASCII because both sides want strings (map keys, digests).
  */
-import type { CodecId, IngestChunk, IngestResult } from '@kura/core';
+import type { CodecId, IngestResult } from '@kura/core';
+import { CODEC_GROUP } from '../bytes/pack-record.js';
+import type { ChunkGroup, StreamChunk } from './chunk-groups.js';
 import type { ErrorShape } from './protocol.js';
 
 /** What a file was when a worker opened it (a snapshot's stamp and entry: node/snapshots.ts). */
@@ -32,7 +38,7 @@ const WITH_STAT = 0x80;
 
 /** One small source's ingest, whole, as the worker has it before packing. */
 export type SmallResult =
-  | { chunks: IngestChunk[]; digest: `sha256:${string}`; size: number; count: number; stat?: SourceStat | undefined }
+  | { chunks: StreamChunk[]; digest: `sha256:${string}`; size: number; count: number; stat?: SourceStat | undefined }
   | { error: ErrorShape }
   | { large: SourceStat };
 
@@ -48,14 +54,21 @@ function writeAscii(out: Uint8Array, at: number, s: string, from: number): void 
 }
 
 export function packSmallResults(results: readonly SmallResult[]): PackedSmall {
-  let total = 4;
+  let total = 8;
+  const groups = new Map<ChunkGroup, number>();
   for (const r of results) {
     total += 1;
     if ('error' in r) total += 4;
     else if ('large' in r) total += 8 * STAT_FIELDS.length;
     else {
       total += HEX + 8 + 4 + (r.stat ? 8 * STAT_FIELDS.length : 0);
-      for (const c of r.chunks) total += HEX + 4 + 1 + 4 + c.payload.length;
+      for (const c of r.chunks) {
+        total += HEX + 4 + 1 + (c.group ? 8 : 4 + c.payload.length);
+        if (c.group && !groups.has(c.group)) {
+          groups.set(c.group, groups.size);
+          total += 8 + c.group.frame.length;
+        }
+      }
     }
   }
   const out = new Uint8Array(total);
@@ -91,18 +104,33 @@ export function packSmallResults(results: readonly SmallResult[]): PackedSmall {
     for (const c of r.chunks) {
       writeAscii(out, at, c.key, 0);
       dv.setUint32(at + HEX, c.length, true);
+      if (c.group) {
+        out[at + HEX + 4] = CODEC_GROUP;
+        dv.setUint32(at + HEX + 5, groups.get(c.group)!, true);
+        dv.setUint32(at + HEX + 9, c.at!, true);
+        at += HEX + 13;
+        continue;
+      }
       out[at + HEX + 4] = c.codec;
       dv.setUint32(at + HEX + 5, c.payload.length, true);
       out.set(c.payload, at + HEX + 9);
       at += HEX + 9 + c.payload.length;
     }
   }
+  dv.setUint32(at, groups.size, true);
+  at += 4;
+  for (const g of groups.keys()) {
+    dv.setUint32(at, g.rawLen, true);
+    dv.setUint32(at + 4, g.frame.length, true);
+    out.set(g.frame, at + 8);
+    at += 8 + g.frame.length;
+  }
   return { packed: out.buffer, errors };
 }
 
 /** A source ingested whole: its chunks in order and its digest, size and chunk count. */
 export interface ReadyChunks {
-  chunks: IngestChunk[];
+  chunks: StreamChunk[];
   result: IngestResult;
   /** What the file was when the worker opened it, when the request asked (`statMax`). */
   stat?: SourceStat | undefined;
@@ -121,6 +149,9 @@ export function unpackSmallResults(p: PackedSmall): (ReadyChunks | TooLarge | Er
   const dv = new DataView(p.packed);
   const count = dv.getUint32(0, true);
   const out: (ReadyChunks | TooLarge | ErrorShape)[] = [];
+  // The batch's groups, made as their first member is met; frames and raw lengths come last.
+  const groups: ChunkGroup[] = [];
+  const places: { at: number; key: string; length: number }[][] = [];
   let at = 4;
   const readStat = (): SourceStat => {
     const v = STAT_FIELDS.map((_, i) => dv.getFloat64(at + 8 * i, true));
@@ -144,22 +175,38 @@ export function unpackSmallResults(p: PackedSmall): (ReadyChunks | TooLarge | Er
     const size = dv.getFloat64(at + HEX, true);
     const n = dv.getUint32(at + HEX + 8, true);
     at += HEX + 12;
-    const chunks: IngestChunk[] = [];
+    const chunks: StreamChunk[] = [];
     let offset = 0;
     for (let j = 0; j < n; j++) {
       const length = dv.getUint32(at + HEX, true);
-      const stored = dv.getUint32(at + HEX + 5, true);
-      chunks.push({
-        offset,
-        length,
-        key: ascii.decode(bytes.subarray(at, at + HEX)),
-        codec: bytes[at + HEX + 4] as CodecId,
-        payload: bytes.subarray(at + HEX + 9, at + HEX + 9 + stored),
-      });
+      const key = ascii.decode(bytes.subarray(at, at + HEX));
+      if (bytes[at + HEX + 4] === CODEC_GROUP) {
+        const g = dv.getUint32(at + HEX + 5, true);
+        const place = dv.getUint32(at + HEX + 9, true);
+        const group = (groups[g] ??= { frame: EMPTY, rawLen: 0, members: [] });
+        (places[g] ??= []).push({ at: place, key, length });
+        chunks.push({ offset, length, key, codec: 0, payload: EMPTY, group, at: place });
+        at += HEX + 13;
+      } else {
+        const stored = dv.getUint32(at + HEX + 5, true);
+        chunks.push({ offset, length, key, codec: bytes[at + HEX + 4] as CodecId, payload: bytes.subarray(at + HEX + 9, at + HEX + 9 + stored) });
+        at += HEX + 9 + stored;
+      }
       offset += length;
-      at += HEX + 9 + stored;
     }
     out.push(stat ? { chunks, result: { digest, size, chunks: n }, stat } : { chunks, result: { digest, size, chunks: n } });
   }
+  const groupCount = dv.getUint32(at, true);
+  at += 4;
+  for (let g = 0; g < groupCount; g++) {
+    const group = groups[g]!;
+    group.rawLen = dv.getUint32(at, true);
+    const frameLength = dv.getUint32(at + 4, true);
+    group.frame = bytes.subarray(at + 8, at + 8 + frameLength);
+    group.members = places[g]!.sort((a, b) => a.at - b.at).map(({ key, length }) => ({ key, length }));
+    at += 8 + frameLength;
+  }
   return out;
 }
+
+const EMPTY = new Uint8Array(0);
