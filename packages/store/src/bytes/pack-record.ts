@@ -44,7 +44,7 @@ export const GROUP_TARGET = 1024 * 1024;
 /**
  * A group's raw bytes are fewer than this in a store whose chunks are at most `maxChunk` (a
  * group closes at GROUP_TARGET; its last member is one chunk): readers refuse a larger claim
- * as damage before allocating for it. Its stored length is bounded by its member table (36
+ * as damage before allocating for it. Its stored length is bounded by its member table (4
  * bytes per member, each at least a byte) and a frame smaller than its raw bytes.
  */
 export function groupRawMax(maxChunk: number): number {
@@ -63,8 +63,12 @@ export function storedShare(row: { codec: number; raw_len: number; stored_len: n
   const record = RECORD_HEADER_SIZE + row.stored_len;
   return row.codec === CODEC_GROUP ? Math.ceil((record * row.raw_len) / GROUP_TARGET) : record;
 }
-/** A group's member table entry: raw_len u32 | key 32 bytes. */
-export const GROUP_MEMBER_SIZE = 36;
+/**
+ * A group's member table entry: raw_len u32. Members' keys are not kept in the record: a reader
+ * hashes a member's bytes against the key its row names (the pack index and the chunk rows name
+ * them); 32 bytes a member were ~0.9% of a pack of text and ~4% of one of small files.
+ */
+export const GROUP_MEMBER_SIZE = 4;
 
 /**
  * The bytes a group record takes after its 48-byte header (its stored length): the member
@@ -77,9 +81,9 @@ export function groupStoredLen(count: number, frameLen: number): number {
 /**
  * A group record's header and member table (FORMAT.md §6.2); the frame follows them:
  *   "KGRP" | codec u8 (1, zstd) | 3 zero | raw_len u32 | stored_len u32 | count u32 | 28 zero
- *   | count × (raw_len u32 | key 32)
+ *   | count × raw_len u32
  */
-export function groupHead(members: readonly { key: string; length: number }[], rawLen: number, frameLen: number): Uint8Array {
+export function groupHead(members: readonly { length: number }[], rawLen: number, frameLen: number): Uint8Array {
   const head = new Uint8Array(RECORD_HEADER_SIZE + members.length * GROUP_MEMBER_SIZE);
   const dv = new DataView(head.buffer);
   head.set(GROUP_MAGIC, 0);
@@ -90,7 +94,6 @@ export function groupHead(members: readonly { key: string; length: number }[], r
   let at = RECORD_HEADER_SIZE;
   for (const m of members) {
     dv.setUint32(at, m.length, true);
-    hexInto(m.key, head, at + 4);
     at += GROUP_MEMBER_SIZE;
   }
   return head;
@@ -102,11 +105,11 @@ export interface MemberLocation extends ChunkLocation {
   at: number;
 }
 
-/** A group record as read: its frame, its raw length, and its members' keys and places. */
+/** A group record as read: its frame, its raw length, and its members' lengths and places. */
 export interface GroupRecord {
   frame: Uint8Array;
   rawLen: number;
-  members: { key: string; length: number; at: number }[];
+  members: { length: number; at: number }[];
 }
 
 /**
@@ -131,7 +134,7 @@ export function decodeGroupRecord(rec: Uint8Array, storedLen: number, maxRaw: nu
   for (let i = 0, e = RECORD_HEADER_SIZE; i < count; i++, e += GROUP_MEMBER_SIZE) {
     const length = dv.getUint32(e, true);
     if (length === 0) throw fail('an empty member');
-    members.push({ key: bytesToHex(rec.subarray(e + 4, e + GROUP_MEMBER_SIZE)), length, at });
+    members.push({ length, at });
     at += length;
   }
   if (at !== rawLen) throw fail(`members add up to ${at} bytes, the group says ${rawLen}`);
@@ -139,10 +142,13 @@ export function decodeGroupRecord(rec: Uint8Array, storedLen: number, maxRaw: nu
   return { frame: rec.subarray(frameAt, RECORD_HEADER_SIZE + storedLen), rawLen, members };
 }
 
-/** The member of `group` that `loc` names (CORRUPT_DATA when the group does not hold it there). */
+/**
+ * The member of `group` that `loc` names: one of its length starts at its place (CORRUPT_DATA
+ * when none does). Its bytes are the caller's to check against its key.
+ */
 export function groupMember(group: Pick<GroupRecord, 'members'>, loc: MemberLocation, where: string): { at: number; length: number } {
   const m = group.members.find((x) => x.at === loc.at);
-  if (!m || m.key !== loc.key || m.length !== loc.rawLen) {
+  if (!m || m.length !== loc.rawLen) {
     throw new CorruptDataError(`chunk ${loc.key} at ${where}: the group does not hold it at ${loc.at}`, 'pack-record', { key: loc.key });
   }
   return m;
