@@ -1,14 +1,13 @@
 /**
- * Grouped compression (decision 0063, FORMAT.md §6.2): the new chunks of one put are
- * compressed together, in runs of at least GROUP_TARGET raw bytes, into one zstd frame each —
- * so each frame sees ~1 MiB of context (restic's blob size) instead of one ~16 KiB chunk — while every chunk keeps
- * its own key and is deduplicated alone.
+ * Grouped compression (decision 0063, FORMAT.md §6.2): the new chunks of one put (or of a
+ * worker's batch of small documents) are compressed together, in runs of at least GROUP_TARGET
+ * raw bytes, into one zstd frame each — so a frame sees ~1 MiB of context (restic's blob size)
+ * instead of one ~16 KiB chunk — while every chunk keeps its own key and is deduplicated alone.
  *
- * The grouper takes a put's chunks raw, in document order, and gives them back in the same
- * order once their group is closed: a chunk the store is known to hold stays raw
- * and alone (the store shares it); a group of one is compressed alone (today's record); a group
- * whose frame would not save 1/16 leaves its members raw and alone (`encodeChunk`'s policy,
- * applied to the whole run).
+ * The grouper takes chunks raw, in document order, and gives them back in the same order once
+ * their group is closed: a chunk the store is known to hold stays raw and alone (the store
+ * shares it); a group of one is compressed alone (a chunk record); a group whose frame would
+ * not save 1/16 leaves its members raw and alone (`encodeChunk`'s policy, applied to the run).
  */
 import { CODEC_RAW, CODEC_ZSTD, encodeChunk, type IngestChunk } from '@kura/core';
 import { GROUP_TARGET } from '../bytes/pack-record.js';
