@@ -308,4 +308,21 @@ describe('grouped compression', () => {
     for (const bytes of files.values()) alone += 48 + encodeChunk(bytes).payload.length;
     expect(stored).toBeLessThan(alone * 0.8);
   });
+
+  it('a chunk that comes again in the same document is stored once, on the store thread and on a worker', async () => {
+    const { store } = await newStore({ chunking: { avg: 4096 } });
+    const block = textBytes(13, 300_000);
+    const data = concatBytes([block, textBytes(14, 1_500_000), block, textBytes(15, 1_500_000), block]);
+    const alone = await store.put(concatBytes([block, textBytes(14, 1_500_000), textBytes(15, 1_500_000)]), { path: 'reference' });
+    for (const [how, input] of [
+      ['worker', data],
+      ['store thread', new Blob([data]).stream()],
+    ] as const) {
+      const { store: s } = await newStore({ chunking: { avg: 4096 } });
+      const r = await s.put(input);
+      // The block's second and third times are shared: no more stored than without them.
+      expect(r.newBytesStored, how).toBeLessThan(alone.newBytesStored * 1.02);
+      expectSameBytes(await s.getBytes(r.digest), data);
+    }
+  });
 });

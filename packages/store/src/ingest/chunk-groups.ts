@@ -36,13 +36,23 @@ export class ChunkGrouper {
   #held: StreamChunk[] = [];
   #members: IngestChunk[] = [];
   #raw = 0;
-  /** Keys made members so far: a chunk seen again (in the document or the batch) stays raw and alone, its put shares the first. */
+  /**
+   * Keys made members (of the open group, or of every group so far when `remember`): a chunk
+   * seen again stays raw and alone, and its put shares the first.
+   */
   readonly #grouped = new Set<string>();
 
-  /** `known`: whether the store is known to hold a chunk (a wrong "no" costs a wasted compression). */
+  /**
+   * `known`: whether the store is known to hold a chunk (a wrong "no" costs a wasted
+   * compression). `remember`: keep every member's key for the whole stream — a worker's, whose
+   * `known` cannot see the put's own chunks; on the store's thread `known` asks the puts in
+   * progress, which hold every member of a closed group (a 2 GiB stream's keys, ~16 MB, kept
+   * once, not twice).
+   */
   constructor(
     readonly level: number,
     readonly known?: (key: string) => boolean,
+    readonly remember = true,
     readonly target = GROUP_TARGET,
   ) {}
 
@@ -107,12 +117,14 @@ export class ChunkGrouper {
     this.#held = [];
     this.#members = [];
     this.#raw = 0;
+    if (!this.remember) this.#grouped.clear();
   }
 }
 
 /** The chunk stream of a put with its new chunks grouped (the store's thread; workers group in serve.ts). */
 export async function* groupedStream<R>(raw: AsyncGenerator<IngestChunk, R, undefined>, level: number, known: (key: string) => boolean): AsyncGenerator<StreamChunk, R, undefined> {
-  const grouper = new ChunkGrouper(level, known);
+  // (Each closed group is placed before the next chunk comes: `known` finds its members pending.)
+  const grouper = new ChunkGrouper(level, known, false);
   try {
     for (let step = await raw.next(); ; step = await raw.next()) {
       if (step.done) {
