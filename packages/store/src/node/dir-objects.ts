@@ -76,8 +76,7 @@ export class DirectoryObjectStore implements ObjectStore {
     checkKey(key);
     const tmp = await this.#staged(bytes);
     try {
-      await this.#mkdirFor(key);
-      await rename(tmp, this.#path(key));
+      await this.#intoFolder(key, () => rename(tmp, this.#path(key)));
       await syncDir(dirname(this.#path(key)));
     } catch (e) {
       await unlink(tmp).catch(() => undefined);
@@ -90,8 +89,7 @@ export class DirectoryObjectStore implements ObjectStore {
     checkKey(key);
     const tmp = await this.#staged(bytes);
     try {
-      await this.#mkdirFor(key);
-      await link(tmp, this.#path(key));
+      await this.#intoFolder(key, () => link(tmp, this.#path(key)));
       await syncDir(dirname(this.#path(key)));
       return true;
     } catch (e) {
@@ -233,6 +231,23 @@ export class DirectoryObjectStore implements ObjectStore {
 
   async #mkdirFor(key: string): Promise<void> {
     if (key.includes('/')) await mkdir(dirname(this.#path(key)), { recursive: true });
+  }
+
+  /**
+   * Makes the key's folder, then `write`s the key into it — again when the folder was gone by
+   * then: another writer's delete removes the folder it emptied (`delete`), and can do so between
+   * this mkdir and this write (two processes' open probes in `probe/` did, in CI). ENOENT past a
+   * few tries is the caller's to name.
+   */
+  async #intoFolder(key: string, write: () => Promise<void>): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.#mkdirFor(key); // (its own check of a folder it found can meet the folder gone)
+        return await write();
+      } catch (e) {
+        if (!isCode(e, 'ENOENT') || !key.includes('/') || attempt >= 8) throw e;
+      }
+    }
   }
 
   /** Writes `bytes` to a new temporary file and syncs it; answers its path. */
