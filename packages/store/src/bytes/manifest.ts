@@ -61,14 +61,19 @@ export function decodeManifest(blob: Uint8Array): ManifestEntry[] {
   return out;
 }
 
-/** Index of the entry containing byte `pos` (entries sorted by offset, pos < total). */
-export function entryAt(entries: readonly ManifestEntry[], pos: number): number {
-  let lo = 0;
-  let hi = entries.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (entries[mid]!.offset <= pos) lo = mid;
-    else hi = mid - 1;
+/**
+ * The entries holding bytes [start, end) of the document, and the length all entries add up to.
+ * Only those entries' keys are decoded: a range of a 100 MB document decoded 6,400 keys to hex
+ * (~2 ms) to read one or two chunks.
+ */
+export function manifestRange(blob: Uint8Array, start: number, end: number): { entries: ManifestEntry[]; total: number } {
+  const dv = new DataView(blob.buffer, blob.byteOffset, blob.byteLength);
+  const entries: ManifestEntry[] = [];
+  let offset = 0;
+  for (let at = 0; at + ENTRY_SIZE <= blob.length; at += ENTRY_SIZE) {
+    const length = dv.getUint32(at + 32, true);
+    if (offset + length > start && offset < end) entries.push({ key: toHex(blob.subarray(at, at + 32)), length, offset });
+    offset += length;
   }
-  return lo;
+  return { entries, total: offset };
 }

@@ -15,7 +15,7 @@ import {
 import { PackMissingError, type PackStore } from '../backend/packs.js';
 import { InvalidInputError } from '../errors.js';
 import { bytesToHex, formatDigest, hexToBytes } from '../hex.js';
-import { decodeManifest, entryAt, type ManifestEntry } from './manifest.js';
+import { decodeManifest, manifestRange, type ManifestEntry } from './manifest.js';
 import { CODEC_GROUP, checkRecord, decodeGroupRecord, groupMember, groupRawMax, groupStoredMax, type GroupRecord } from './pack-record.js';
 
 /** Decompressed groups a reader keeps (each under 1 MiB + a chunk). */
@@ -284,14 +284,12 @@ export class Reader {
     }
     if (start === end) return;
     const digest = formatDigest(doc.digest);
-    const entries = decodeManifest(doc.manifest);
-    const last = entries[entries.length - 1];
-    if (!last || last.offset + last.length < end) {
+    const { entries, total } = manifestRange(doc.manifest, start, end);
+    if (total < end) {
       // A size the manifest does not reach (a damaged or forged row): the range would end short.
       throw new CorruptDataError(`document ${digest}: its size (${doc.size}) differs from its manifest's`, 'manifest', { digest });
     }
-    for (let i = entryAt(entries, start); i < entries.length && entries[i]!.offset < end; i++) {
-      const e = entries[i]!;
+    for (const e of entries) {
       const bytes = await this.chunkFor(e, digest, true);
       yield bytes.subarray(Math.max(0, start - e.offset), Math.min(e.length, end - e.offset));
     }
