@@ -190,20 +190,15 @@ class DocumentPut {
       this.ctx.known?.add(c.key);
       return false;
     }
-    if (stored && c.group) return this.#repairMember(c);
-    const location = { key: c.key, codec: c.codec, rawLen: c.length, storedLen: c.payload.length };
     if (stored) {
-      // The stored copy is damaged: this put carries good bytes, so it writes them again.
-      writer.pin(c.key);
-      (this.#pinned ??= new Set()).add(c.key);
-      return afterThisStep(() => writer.appendCopy(location, c.payload)).then(({ chunk }) => {
-        this.#usePack(chunk.packId);
-        (this.#repairs ??= new Map()).set(c.key, chunk);
-        this.newChunks++;
-        this.newBytes += RECORD_HEADER_SIZE + c.payload.length;
-        return true;
-      });
+      // The stored copy is damaged: this put carries good bytes, so it writes them again — a
+      // group's member as a record of its own, from its group's bytes.
+      if (!c.group) return this.#repair(c.key, c.length, c.codec, c.payload);
+      const raw = decompress(c.group.frame, c.group.rawLen).subarray(c.at!, c.at! + c.length);
+      const e = encodeChunk(raw, typeof this.ctx.compression === 'number' ? this.ctx.compression : undefined);
+      return this.#repair(c.key, c.length, e.codec, e.payload);
     }
+    const location = { key: c.key, codec: c.codec, rawLen: c.length, storedLen: c.payload.length };
     const pending = writer.pending(c.key);
     if (pending) {
       this.#usePack(pending.packId);
@@ -256,19 +251,17 @@ class DocumentPut {
     return now ? member(fresh(now)) : afterThisStep(() => writer.appendGroup(group)).then((p) => member(fresh(p)));
   }
 
-  /** A member whose stored copy verify found damaged: written again alone, from its group's bytes. */
-  #repairMember(c: StreamChunk): Promise<boolean> {
+  /** A fresh record of a chunk whose stored copy verify found damaged; its row is repointed at commit. */
+  #repair(key: string, rawLen: number, codec: number, payload: Uint8Array): Promise<boolean> {
     const { writer } = this.ctx;
-    writer.pin(c.key);
-    (this.#pinned ??= new Set()).add(c.key);
-    const raw = decompress(c.group!.frame, c.group!.rawLen).subarray(c.at!, c.at! + c.length);
-    const e = encodeChunk(raw, typeof this.ctx.compression === 'number' ? this.ctx.compression : undefined);
-    const location = { key: c.key, codec: e.codec, rawLen: c.length, storedLen: e.payload.length };
-    return afterThisStep(() => writer.appendCopy(location, e.payload)).then(({ chunk }) => {
+    writer.pin(key);
+    (this.#pinned ??= new Set()).add(key);
+    const location = { key, codec, rawLen, storedLen: payload.length };
+    return afterThisStep(() => writer.appendCopy(location, payload)).then(({ chunk }) => {
       this.#usePack(chunk.packId);
-      (this.#repairs ??= new Map()).set(c.key, chunk);
+      (this.#repairs ??= new Map()).set(key, chunk);
       this.newChunks++;
-      this.newBytes += RECORD_HEADER_SIZE + e.payload.length;
+      this.newBytes += RECORD_HEADER_SIZE + payload.length;
       return true;
     });
   }

@@ -72,6 +72,16 @@ function records(file: string): { offset: number; kind: 'chunk' | 'group'; store
   return out;
 }
 
+/** A closed store holding one grouped document of 600 KB of text, its pack file and its group record. */
+async function closedStoreWithGroup(seed: number) {
+  const { store, dir } = await newStore({ chunking: { avg: 4096 } });
+  const data = textBytes(seed, 600_000);
+  const { digest } = await store.put(data);
+  await store.close();
+  const file = packFiles(dir)[0]!;
+  return { dir, data, digest, file, group: records(file).find((r) => r.kind === 'group')! };
+}
+
 describe('grouped compression', () => {
   it("a put's new chunks are compressed in groups of >= 1 MiB that an independent decoder reads back, each member under its own BLAKE3 key", async () => {
     const { store, dir } = await newStore();
@@ -169,12 +179,7 @@ describe('grouped compression', () => {
   });
 
   it('damage in a group record — header, member table, frame — is CORRUPT_DATA and verify names it', async () => {
-    const { store, dir } = await newStore({ chunking: { avg: 4096 } });
-    const data = textBytes(7, 600_000);
-    const { digest } = await store.put(data);
-    await store.close();
-    const file = packFiles(dir)[0]!;
-    const group = records(file).find((r) => r.kind === 'group')!;
+    const { dir, data, digest, file, group } = await closedStoreWithGroup(7);
     const frameAt = group.offset + 48 + group.members.length * 4;
     for (const at of [group.offset, group.offset + 8, group.offset + 16, group.offset + 30, group.offset + 48, group.offset + 60, frameAt + 10, group.offset + 48 + group.storedLen - 1]) {
       const bytes = readFileSync(file);
@@ -194,12 +199,7 @@ describe('grouped compression', () => {
   });
 
   it('forged group lengths are refused before anything is allocated for them: a 1 GiB group, a member past its group', async () => {
-    const { store, dir } = await newStore({ chunking: { avg: 4096 } });
-    const data = textBytes(9, 600_000);
-    const { digest } = await store.put(data);
-    await store.close();
-    const file = packFiles(dir)[0]!;
-    const group = records(file).find((r) => r.kind === 'group')!;
+    const { dir, digest, file, group } = await closedStoreWithGroup(9);
     const original = readFileSync(file);
     // Header and member table agree on 1 GiB (the first member made to fit): the claim is over the bound.
     const bomb = Buffer.from(original);
@@ -223,12 +223,7 @@ describe('grouped compression', () => {
   });
 
   it('a put of bytes verify found damaged writes the members again as records of their own', async () => {
-    const { store, dir } = await newStore({ chunking: { avg: 4096 } });
-    const data = textBytes(8, 600_000);
-    const { digest } = await store.put(data);
-    await store.close();
-    const file = packFiles(dir)[0]!;
-    const group = records(file).find((r) => r.kind === 'group')!;
+    const { dir, data, digest, file, group } = await closedStoreWithGroup(8);
     const bytes = readFileSync(file);
     bytes[group.offset + 48 + group.storedLen - 5] ^= 1; // the frame (no zstd checksum: the members it spoils fail their keys)
     writeFileSync(file, bytes);
