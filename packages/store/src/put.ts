@@ -15,7 +15,7 @@ import {
   type IngestResult,
   type ResolvedChunkParams,
 } from '@kura/core';
-import { knowManifest, type Distinct, type Op } from './catalog/ops.js';
+import { knowManifest, type Op } from './catalog/ops.js';
 import type { PutAttributes } from './catalog/entries.js';
 import { DigestMismatchError } from './errors.js';
 import { bytesToHex, hexInto } from './hex.js';
@@ -132,10 +132,12 @@ function afterThisStep<T>(fn: () => Promise<T>): Promise<T> {
  */
 class DocumentPut {
   readonly manifest = new ManifestBuilder();
-  /** How many times the document names each chunk. */
-  readonly #counts: Distinct = new Map();
-  /** Chunks without a row that this put needs rows for: its own and other pending puts'. */
-  readonly #unrowed = new Map<string, StoredChunk>();
+  /**
+   * How many times the document names each chunk, and where those without a row are that this
+   * put needs rows for (its own and other pending puts'): one map, not two — a batch makes one
+   * DocumentPut per small file, and each map was ~200 bytes more for the scavenger.
+   */
+  readonly #counts = new Map<string, Counted>();
   // The rarer cases are made on first use: a batch makes one DocumentPut per small file.
   /** Fresh copies of chunks verify found damaged: their rows are repointed at commit. */
   #repairs: Map<string, StoredChunk> | undefined;
@@ -181,7 +183,8 @@ class DocumentPut {
       seen.n++;
       return false; // placed already
     }
-    this.#counts.set(c.key, { n: 1, raw: c.length });
+    const counted: Counted = { n: 1, raw: c.length, unrowed: undefined };
+    this.#counts.set(c.key, counted);
     // Check and pin/claim without an await in between (see writer.ts).
     const stored = st.chunkShareable.get(hexInto(c.key, KEY, 0));
     if (stored && !stored.damaged) {
@@ -198,16 +201,16 @@ class DocumentPut {
       const e = encodeChunk(raw, typeof this.ctx.compression === 'number' ? this.ctx.compression : undefined);
       return this.#repair(c.key, c.length, e.codec, e.payload);
     }
-    const location = { key: c.key, codec: c.codec, rawLen: c.length, storedLen: c.payload.length };
     const pending = writer.pending(c.key);
     if (pending) {
       this.#usePack(pending.packId);
-      this.#unrowed.set(c.key, pending);
+      counted.unrowed = pending;
       return false;
     }
-    if (c.group) return this.#placeMember(c, c.group);
+    if (c.group) return this.#placeMember(c, c.group, counted);
+    const location = { key: c.key, codec: c.codec, rawLen: c.length, storedLen: c.payload.length };
     const appended = (a: { chunk: StoredChunk; written: boolean }): boolean => {
-      this.#use(c.key, a);
+      this.#use(c.key, counted, a);
       if (a.written) this.newBytes += RECORD_HEADER_SIZE + c.payload.length;
       return a.written;
     };
@@ -216,9 +219,9 @@ class DocumentPut {
   }
 
   /** A chunk this put appended (`written`) or found pending when it did. */
-  #use(key: string, a: { chunk: StoredChunk; written: boolean }): void {
+  #use(key: string, counted: Counted, a: { chunk: StoredChunk; written: boolean }): void {
     this.#usePack(a.chunk.packId);
-    this.#unrowed.set(key, a.chunk);
+    counted.unrowed = a.chunk;
     if (a.written) {
       this.#wrote.push(key);
       this.newChunks++;
@@ -229,26 +232,31 @@ class DocumentPut {
    * A group's member this put must write (FORMAT.md §6.2): its group record is appended once,
    * by the first member that needs it; each member is then registered as it is placed.
    */
-  #placeMember(c: StreamChunk, group: ChunkGroup): boolean | Promise<boolean> {
+  #placeMember(c: StreamChunk, group: ChunkGroup, counted: Counted): boolean | Promise<boolean> {
     const { writer } = this.ctx;
     if (group.rawLen >= groupRawMax(this.ctx.chunking.max)) {
       throw new InvalidInputError(`a group is under ${groupRawMax(this.ctx.chunking.max)} raw bytes in this store; this one has ${group.rawLen}`, 'chunk');
     }
-    const member = (place: GroupPlace): boolean => {
-      const a = writer.member(c.key, place, c.at!, c.length);
-      this.#use(c.key, a);
-      return a.written;
-    };
+    // Methods, not closures made per member: most members find their group placed already.
     const placed = this.#groups?.get(group);
-    if (placed) return member(placed);
-    const fresh = (place: GroupPlace): GroupPlace => {
-      (this.#groups ??= new Map()).set(group, place);
-      this.#usePack(place.packId);
-      this.newBytes += RECORD_HEADER_SIZE + place.storedLen;
-      return place;
-    };
+    if (placed) return this.#member(c, counted, placed);
     const now = writer.appendGroupNow(group);
-    return now ? member(fresh(now)) : afterThisStep(() => writer.appendGroup(group)).then((p) => member(fresh(p)));
+    if (now) return this.#member(c, counted, this.#placedGroup(group, now));
+    return afterThisStep(() => writer.appendGroup(group)).then((p) => this.#member(c, counted, this.#placedGroup(group, p)));
+  }
+
+  #member(c: StreamChunk, counted: Counted, place: GroupPlace): boolean {
+    const a = this.ctx.writer.member(c.key, place, c.at!, c.length);
+    this.#use(c.key, counted, a);
+    return a.written;
+  }
+
+  /** A group record this put appended: its documents' members find it here. */
+  #placedGroup(group: ChunkGroup, place: GroupPlace): GroupPlace {
+    (this.#groups ??= new Map()).set(group, place);
+    this.#usePack(place.packId);
+    this.newBytes += RECORD_HEADER_SIZE + place.storedLen;
+    return place;
   }
 
   /** A fresh record of a chunk whose stored copy verify found damaged; its row is repointed at commit. */
@@ -278,35 +286,30 @@ class DocumentPut {
     const { writer } = this.ctx;
     // Chunks by their ordinal among the manifest's distinct keys (catalog/ops.ts `put`): a
     // 2 GiB document has ~130,000, so the operation stays flat numbers, not objects.
-    const packs = new Map<number, number>();
+    const packIds: number[] = [];
     const placed: number[] = [];
-    const repaired: number[] = [];
-    const at: number[] = [];
-    const add = (to: number[], ordinal: number, c: StoredChunk) => {
-      let p = packs.get(c.packId);
-      if (p === undefined) packs.set(c.packId, (p = packs.size));
-      to.push(ordinal, p, c.offset, c.storedLen, c.codec);
-      if (c.at !== undefined) at.push(c.at);
-    };
+    let at: number[] | undefined;
     let ordinal = 0;
-    for (const key of this.#counts.keys()) {
-      const c = this.#unrowed.get(key);
-      if (c) add(placed, ordinal, c);
-      const r = this.#repairs?.get(key);
-      if (r) add(repaired, ordinal, r);
+    for (const counted of this.#counts.values()) {
+      if (counted.unrowed) at = addRun(placed, ordinal, counted.unrowed, packIds, at);
       ordinal++;
     }
+    let repaired: number[] | undefined;
+    if (this.#repairs) {
+      repaired = [];
+      ordinal = 0;
+      for (const key of this.#counts.keys()) {
+        const r = this.#repairs.get(key);
+        if (r) addRun(repaired, ordinal, r, packIds, undefined); // (a repair is a record of its own: no place in a group)
+        ordinal++;
+      }
+    }
+    const packs: string[] = [];
+    for (const id of packIds) packs.push(writer.packName(id));
     const manifest = this.manifest.bytes();
-    const op: Extract<Op, { op: 'put' }> = {
-      op: 'put',
-      digest: result.digest,
-      size: result.size,
-      manifest: bytesToHex(manifest),
-      packs: [...packs.keys()].map((id) => writer.packName(id)),
-      places: placed,
-    };
-    if (at.length) op.at = at; // (repairs are records of their own: none of them adds one)
-    if (repaired.length) op.repairs = repaired;
+    const op: Extract<Op, { op: 'put' }> = { op: 'put', digest: result.digest, size: result.size, manifest: bytesToHex(manifest), packs, places: placed };
+    if (at) op.at = at;
+    if (repaired?.length) op.repairs = repaired;
     // A user's put names the document at its path (or as a pathless entry); a snapshot's
     // file is kept by the snapshot's trees alone (FORMAT.md §13).
     if (listed) op.entry = entryAttributes(meta);
@@ -317,7 +320,8 @@ class DocumentPut {
   /** After the commit: later puts find the rows of the chunks this one wrote. */
   committed(result: IngestResult): PutResult {
     this.#committed = true;
-    for (const key of this.#unrowed.keys()) {
+    for (const [key, counted] of this.#counts) {
+      if (!counted.unrowed) continue;
       this.ctx.writer.settle(key);
       this.ctx.known?.add(key);
     }
@@ -339,6 +343,29 @@ class DocumentPut {
     this.#pinned?.forEach((k) => writer.unpin(k));
     this.#packsUsed.forEach((id) => writer.releasePack(id));
   }
+}
+
+/** A chunk a document names: how often, its raw length, and where it is while it has no row (Distinct in ops.ts). */
+interface Counted {
+  n: number;
+  raw: number;
+  unrowed: StoredChunk | undefined;
+}
+
+/**
+ * Adds a stored chunk's run to a put operation's flat runs (`put` in ops.ts), numbering its pack
+ * among `packIds` (a document's chunks are mostly in the pack of the chunk before); answers the
+ * members' places in their groups, made on the first member.
+ */
+function addRun(to: number[], ordinal: number, c: StoredChunk, packIds: number[], at: number[] | undefined): number[] | undefined {
+  let p = packIds.length - 1;
+  if (p < 0 || packIds[p] !== c.packId) {
+    p = packIds.indexOf(c.packId);
+    if (p < 0) p = packIds.push(c.packId) - 1;
+  }
+  to.push(ordinal, p, c.offset, c.storedLen, c.codec);
+  if (c.at !== undefined) (at ??= []).push(c.at);
+  return at;
 }
 
 /**

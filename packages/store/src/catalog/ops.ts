@@ -20,7 +20,7 @@ import {
   type MetaChange,
   type PutAttributes,
 } from './entries.js';
-import { bytesToHex, hexToBytes, parseDigest } from '../hex.js';
+import { bytesToHex, hexInto, hexToBytes, parseDigest, parseDigestInto } from '../hex.js';
 import { ENTRY_SIZE } from '../bytes/manifest.js';
 import { BULK_MIN, applyBulk, prepareBulk, resolveEntries, type Bulk } from './meta-batch.js';
 import { CODEC_GROUP, PACK_HEADER_SIZE } from '../bytes/pack-record.js';
@@ -378,12 +378,14 @@ function applyPut(ctx: ApplyContext, op: Extract<Op, { op: 'put' }>, time: numbe
   if (repairs) {
     for (let i = 0; i + 5 <= repairs.length; i += 5) {
       const key = runKey(op, keys, packIds, repairs, i);
-      const k = hexToBytes(key);
+      const k = hexInto(key, KEY, 0);
       st.chunkRepair.run(packIds[repairs[i + 1]!]!, repairs[i + 2]!, distinct.get(key)!.raw, repairs[i + 3]!, repairs[i + 4]!, k);
       st.damagedClear.run(k);
     }
   }
-  const digest = parseDigest(op.digest);
+  // Keys and the digest are decoded into buffers of this module (statements copy what they
+  // bind), not a new array each: with the rest of a small file's put, those were the scavenger's.
+  const digest = parseDigestInto(op.digest, DIGEST);
   // A user's put names a new document once (entries.ts recordPut, `fresh`).
   const inserted = st.docInsert.run(digest, op.size, manifest.length / ENTRY_SIZE, manifest, time, op.entry ? 1 : 0);
   let docId: number;
@@ -392,7 +394,7 @@ function applyPut(ctx: ApplyContext, op: Extract<Op, { op: 'put' }>, time: numbe
     docId = st.docAnyByDigest.get(digest)!.id;
   } else {
     const places = op.places;
-    const placed = new Uint8Array(keys.length); // by ordinal
+    const placed = placedScratch(keys.length); // by ordinal
     let member = 0;
     for (let i = 0; i + 5 <= places.length; i += 5) {
       const key = runKey(op, keys, packIds, places, i);
@@ -400,21 +402,32 @@ function applyPut(ctx: ApplyContext, op: Extract<Op, { op: 'put' }>, time: numbe
       const d = distinct.get(key)!;
       const codec = places[i + 4]!;
       if (codec === CODEC_GROUP) {
-        st.chunkUpsertMember.run(hexToBytes(key), packIds[places[i + 1]!]!, places[i + 2]!, d.raw, places[i + 3]!, codec, d.n, groupAt(op.at?.[member++], op.op));
+        st.chunkUpsertMember.run(hexInto(key, KEY, 0), packIds[places[i + 1]!]!, places[i + 2]!, d.raw, places[i + 3]!, codec, d.n, groupAt(op.at?.[member++], op.op));
       } else {
-        st.chunkUpsert.run(hexToBytes(key), packIds[places[i + 1]!]!, places[i + 2]!, d.raw, places[i + 3]!, codec, d.n);
+        st.chunkUpsert.run(hexInto(key, KEY, 0), packIds[places[i + 1]!]!, places[i + 2]!, d.raw, places[i + 3]!, codec, d.n);
       }
     }
-    let ordinal = 0;
-    for (const [key, d] of distinct) {
-      if (placed[ordinal++]) continue;
-      if (st.chunkAddRefs.run(d.n, hexToBytes(key)).changes !== 1) throw reclaimed([key], `chunk ${key}`);
+    for (let ordinal = 0; ordinal < keys.length; ordinal++) {
+      if (placed[ordinal]) continue;
+      const key = keys[ordinal]!;
+      if (st.chunkAddRefs.run(distinct.get(key)!.n, hexInto(key, KEY, 0)).changes !== 1) throw reclaimed([key], `chunk ${key}`);
     }
     docId = Number(inserted.lastInsertRowid);
   }
   // A user's put names the document at its path (or as a pathless entry); a snapshot's file is
   // kept by the snapshot's trees alone (FORMAT.md §13).
   if (op.entry) recordPut(st, docId, op.entry, time, inserted.changes === 1);
+}
+
+/** A chunk key and a document digest as applyPut binds them (decoded in place, one put at a time). */
+const KEY = new Uint8Array(32);
+const DIGEST = new Uint8Array(32);
+let PLACED = new Uint8Array(256);
+
+/** A zeroed flag per distinct key of the put being applied (grown for a large document, kept). */
+function placedScratch(n: number): Uint8Array {
+  if (n > PLACED.length) PLACED = new Uint8Array(Math.max(n, PLACED.length * 2));
+  return PLACED.fill(0, 0, n);
 }
 
 /** A group's member's place in its group (a commit without it is refused). */

@@ -154,9 +154,10 @@ export function unpackSmallResults(p: PackedSmall): (ReadyChunks | TooLarge | Er
   const places: { at: number; key: string; length: number }[][] = [];
   let at = 4;
   const readStat = (): SourceStat => {
-    const v = STAT_FIELDS.map((_, i) => dv.getFloat64(at + 8 * i, true));
+    // In STAT_FIELDS' order (packSmallResults).
+    const stat = { mode: dv.getFloat64(at, true), dev: dv.getFloat64(at + 8, true), ino: dv.getFloat64(at + 16, true), size: dv.getFloat64(at + 24, true), mtimeMs: dv.getFloat64(at + 32, true), ctimeMs: dv.getFloat64(at + 40, true) };
     at += 8 * STAT_FIELDS.length;
-    return { mode: v[0]!, dev: v[1]!, ino: v[2]!, size: v[3]!, mtimeMs: v[4]!, ctimeMs: v[5]! };
+    return stat;
   };
   for (let i = 0; i < count; i++) {
     const kind = bytes[at]!;
