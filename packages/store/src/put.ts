@@ -283,6 +283,11 @@ class DocumentPut {
 
   /** Queues the document's commit (in commit order); resolves once it is committed. */
   queue(result: IngestResult, meta: ResolvedMeta, listed: boolean): Promise<unknown> {
+    return this.ctx.writer.commit([this.op(result, meta, listed)]);
+  }
+
+  /** The document's operation, once its chunks are placed (`queue` commits it). */
+  op(result: IngestResult, meta: ResolvedMeta, listed: boolean): Op {
     const { writer } = this.ctx;
     // Chunks by their ordinal among the manifest's distinct keys (catalog/ops.ts `put`): a
     // 2 GiB document has ~130,000, so the operation stays flat numbers, not objects.
@@ -314,7 +319,7 @@ class DocumentPut {
     // file is kept by the snapshot's trees alone (FORMAT.md §13).
     if (listed) op.entry = entryAttributes(meta);
     knowManifest(op, { bytes: manifest, distinct: this.#counts }); // (what applying it would compute)
-    return writer.commit([op]);
+    return op;
   }
 
   /** After the commit: later puts find the rows of the chunks this one wrote. */
@@ -472,6 +477,27 @@ export async function putReadyDocuments(
     };
     for (let paused = ctx.writer.db.read(step); paused; paused = ctx.writer.db.read(step)) await paused.wait;
     if (order) await order.turn;
+    if (!listed) {
+      // A snapshot's files: one commit job for the batch (a snapshot fails with any of its
+      // files, so none needs to fail alone), not a promise and a job per file.
+      const ops: Op[] = [];
+      const queued: number[] = [];
+      puts.forEach((put, i) => {
+        if (!put || out[i]) return;
+        const doc = docs[i] as ReadyDocument;
+        ops.push(put.op(doc.result, doc.meta ?? {}, false));
+        queued.push(i);
+      });
+      const commit = ops.length ? ctx.writer.commit(ops) : undefined;
+      order?.done();
+      try {
+        await commit;
+        for (const i of queued) out[i] = puts[i]!.committed((docs[i] as ReadyDocument).result);
+      } catch (e) {
+        for (const i of queued) out[i] = asError(e);
+      }
+      return out as (PutResult | Error)[];
+    }
     const queued = puts.map((put, i) => {
       if (!put || out[i]) return undefined;
       const doc = docs[i] as ReadyDocument;
@@ -490,7 +516,6 @@ export async function putReadyDocuments(
   }
 }
 
-/** The attributes a put gives its entry (what FORMAT.md §15.3's `put` carries). */
 /** The entry attributes a put's operation carries (FORMAT.md §15.3). */
 export function entryAttributes(meta: ResolvedMeta): PutAttributes {
   const a: PutAttributes = {};

@@ -16,26 +16,34 @@ export interface ManifestEntry {
 
 /** A manifest built chunk by chunk in its stored form (no object per chunk). */
 export class ManifestBuilder {
-  #bytes = new Uint8Array(ENTRY_SIZE * 4); // most documents are a few chunks; grows by doubling
-  #view = new DataView(this.#bytes.buffer);
+  // One entry to begin with, a small file's whole manifest: an array this small lives in V8's
+  // heap, where a larger one is a buffer outside it that every scavenge sweeps (a batch of small
+  // files makes one builder per file). Grows by doubling.
+  #bytes = new Uint8Array(ENTRY_SIZE);
   count = 0;
 
   add(key: string, length: number): void {
     const at = this.count * ENTRY_SIZE;
-    if (at + ENTRY_SIZE > this.#bytes.length) {
-      const next = new Uint8Array(this.#bytes.length * 2);
-      next.set(this.#bytes);
-      this.#bytes = next;
-      this.#view = new DataView(next.buffer);
+    let b = this.#bytes;
+    if (at + ENTRY_SIZE > b.length) {
+      const next = new Uint8Array(b.length * 2);
+      next.set(b);
+      this.#bytes = b = next;
     }
-    hexInto(key, this.#bytes, at);
-    this.#view.setUint32(at + 32, length, true);
+    hexInto(key, b, at);
+    // raw_len, u32 little-endian (no DataView to make and keep per builder)
+    b[at + 32] = length & 0xff;
+    b[at + 33] = (length >>> 8) & 0xff;
+    b[at + 34] = (length >>> 16) & 0xff;
+    b[at + 35] = length >>> 24;
     this.count++;
   }
 
-  /** The stored form (a view; do not add afterwards). */
+  /** The stored form (the builder's array or a view of it; do not add afterwards). */
   bytes(): Uint8Array {
-    return this.#bytes.subarray(0, this.count * ENTRY_SIZE);
+    const n = this.count * ENTRY_SIZE;
+    // (A view of an array in V8's heap would move it out first.)
+    return n === this.#bytes.length ? this.#bytes : this.#bytes.subarray(0, n);
   }
 }
 
