@@ -23,6 +23,12 @@ export function setWasm(instance: WebAssembly.Instance): void {
     if (!(name in e)) throw new InternalError(`kura_core.wasm lacks export ${name}: rebuild it (scripts/build-wasm.sh)`);
   }
   exports = e;
+  // Growing by nothing detaches the memory's first ArrayBuffer now, as the first real growth
+  // would later: V8 then never optimizes typed-array code on the promise that no buffer is ever
+  // detached. Kept, that promise broke at the first growth mid-run — in a 10,000-file snapshot,
+  // near its end — and all such code (hashing, hex, packing, the put path) was thrown away and
+  // compiled again (docs/findings/first-snapshot-cpu-budget.md).
+  e.memory.grow(0);
   view = new Uint8Array(e.memory.buffer);
 }
 

@@ -1,6 +1,6 @@
 /** better-sqlite3 behind the SqlDatabase contract (backend/sql.ts). */
 import Database from 'better-sqlite3';
-import type { SqlDatabase, SqlStatement } from '../backend/sql.js';
+import type { RunResult, SqlDatabase, SqlStatement, SqlValue } from '../backend/sql.js';
 import { storageError } from '../errors.js';
 import type { Durability } from '../options.js';
 import type { LockTurns } from './lock-turns.js';
@@ -115,7 +115,7 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqlDataba
   };
   return {
     exec: (sql) => guard(() => void db.exec(sql)),
-    prepare: <Row>(sql: string) => typedErrors(db, db.prepare(sql) as unknown as SqlStatement<Row>),
+    prepare: <Row>(sql: string) => new TypedStatement(db, db.prepare(sql) as unknown as SqlStatement<Row>),
     // Writers take the write lock when they begin (BEGIN IMMEDIATE), waiting for it through the
     // busy timeout. A deferred transaction that read first and then wrote could fail at once
     // with SQLITE_BUSY_SNAPSHOT when the checkpointer reset the WAL in between (no wait is
@@ -196,43 +196,54 @@ function guard<T>(fn: () => T, file?: string): T {
  * A statement whose failures are typed (errors.ts `storageError`): a read of a page or a WAL
  * frame can fail with SQLITE_IOERR_READ as well as a write. Other errors (constraints, busy)
  * pass unchanged; the store maps the few it expects.
+ *
+ * A class, not an object of closures: every statement of every store in the process then calls
+ * the same four functions. With closures made per statement, code optimized while one store ran
+ * met other functions at the same call sites in the next store opened, and was thrown away
+ * ("wrong call target") and compiled again while that store ran.
  */
-function typedErrors<Row>(db: Database.Database, s: SqlStatement<Row>): SqlStatement<Row> {
+class TypedStatement<Row> implements SqlStatement<Row> {
+  constructor(
+    private readonly db: Database.Database,
+    private readonly s: SqlStatement<Row>,
+  ) {}
+
   // try/catch in each method rather than guard(() => ...): no closure per call on the hot path.
   // A statement outside a transaction is a read or write of its own: other connections of this
   // process end their batches first (yieldOthers), as for `read` and `transaction`.
-  return {
-    run(...p) {
-      if (openBatches.size && !db.inTransaction) yieldOthers(db);
-      try {
-        return s.run(...p);
-      } catch (e) {
-        throw storageError(e);
-      }
-    },
-    get(...p) {
-      if (openBatches.size && !db.inTransaction) yieldOthers(db);
-      try {
-        return s.get(...p);
-      } catch (e) {
-        throw storageError(e);
-      }
-    },
-    all(...p) {
-      if (openBatches.size && !db.inTransaction) yieldOthers(db);
-      try {
-        return s.all(...p);
-      } catch (e) {
-        throw storageError(e);
-      }
-    },
-    *iterate(...p) {
-      if (openBatches.size && !db.inTransaction) yieldOthers(db);
-      try {
-        yield* s.iterate(...p);
-      } catch (e) {
-        throw storageError(e);
-      }
-    },
-  };
+  run(...p: SqlValue[]): RunResult {
+    if (openBatches.size && !this.db.inTransaction) yieldOthers(this.db);
+    try {
+      return this.s.run(...p);
+    } catch (e) {
+      throw storageError(e);
+    }
+  }
+
+  get(...p: SqlValue[]): Row | undefined {
+    if (openBatches.size && !this.db.inTransaction) yieldOthers(this.db);
+    try {
+      return this.s.get(...p);
+    } catch (e) {
+      throw storageError(e);
+    }
+  }
+
+  all(...p: SqlValue[]): Row[] {
+    if (openBatches.size && !this.db.inTransaction) yieldOthers(this.db);
+    try {
+      return this.s.all(...p);
+    } catch (e) {
+      throw storageError(e);
+    }
+  }
+
+  *iterate(...p: SqlValue[]): IterableIterator<Row> {
+    if (openBatches.size && !this.db.inTransaction) yieldOthers(this.db);
+    try {
+      yield* this.s.iterate(...p);
+    } catch (e) {
+      throw storageError(e);
+    }
+  }
 }
