@@ -12,7 +12,7 @@ import { commitsAfter, decodeCommit, emptyHead, encodeBody, newWriterId, readHea
 import { encodeFrame, sameHash, segmentName } from './frame.js';
 import { SEGMENT_LIMIT, appendFrame, type AppendedFrame } from './frame-append.js';
 import type { LogStore, SegmentAppender, SharedSegments } from './log-store.js';
-import { applyOp, type ApplyContext, type CommitPlace, type Op, type OpResult } from './ops.js';
+import { applyContext, applyOp, type ApplyContext, type CommitPlace, type Op, type OpResult } from './ops.js';
 import { CheckpointSchedule } from './checkpoint-schedule.js';
 import { crashPoint } from '../crash-points.js';
 import { TargetCache } from './target-cache.js';
@@ -49,7 +49,7 @@ export class CommitLog {
     this.#db = db;
     this.#st = st;
     this.#store = store;
-    this.#ctx = { db, st, targets: new TargetCache() };
+    this.#ctx = applyContext(db, st, new TargetCache());
     this.#head = head;
     this.#writer = writer;
     this.#checkpoints = new CheckpointSchedule({ db, st, store, headSeq: () => this.#head.seq, endBatch: () => this.endBatch() });

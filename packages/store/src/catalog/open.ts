@@ -14,7 +14,7 @@ import { commitsAfter, decodeCommit, emptyHead, readHead, writeHead, type LogHea
 import { inJobsTransaction } from './commit-jobs.js';
 import type { LogStore } from './log-store.js';
 import { publishes } from './object-commits.js';
-import { applyOp, type ApplyContext } from './ops.js';
+import { applyContext, applyOp } from './ops.js';
 import { ENQUEUE_ALL } from './search-queue.js';
 
 const encoder = new TextEncoder();
@@ -108,7 +108,7 @@ export async function rebuildCatalog(db: SqlDatabase, st: Statements, log: LogSt
     head = { ...head, ...headAt };
     db.transaction(() => writeHead(st, head));
   }
-  const ctx: ApplyContext = { db, st };
+  const ctx = applyContext(db, st);
   for (let i = 0; i < commits.length; i += REPLAY_BATCH) {
     const batch = commits.slice(i, i + REPLAY_BATCH);
     inJobsTransaction(ctx, (applyJobs) => {

@@ -159,6 +159,17 @@ export interface ApplyContext {
   madePack?: { at: CommitPlace; name: string; id: number } | undefined;
 }
 
+/**
+ * An ApplyContext with every property present from the start, the same in every store of the
+ * process: made as `{ db, st }` and given its other properties later (some in another order,
+ * as a store replayed or caught up before its writer attached), each store made its objects
+ * take another path through V8's hidden classes, and opening a second store threw away the
+ * optimized code of every put (`applyPut` and what calls it).
+ */
+export function applyContext(db: SqlDatabase, st: Statements, targets?: TargetCache): ApplyContext {
+  return { db, st, bulk: undefined, openPack: undefined, targets, packGone: undefined, madePack: undefined };
+}
+
 /** A pack's row goes: its file or object a margin later (dropped_packs, FORMAT.md §9). */
 function dropPack(ctx: ApplyContext, id: number, name: string, time: number): void {
   ctx.st.packDelete.run(id);

@@ -6,13 +6,16 @@
 import { CorruptDataError, InvalidInputError, sha256, type Digest } from '@kura/core';
 import { purgeDocument } from './entries.js';
 import { AmbiguousError, NotFoundError } from '../errors.js';
-import { formatDigest, hexToBytes, parseDigest, randomHex } from '../hex.js';
+import { formatDigest, hexToBytes, parseDigest, parseDigestInto, randomHex } from '../hex.js';
 import { derivedSnapshotId } from './schema.js';
 import { decodeManifest } from '../bytes/manifest.js';
 import { storedShare } from '../bytes/pack-record.js';
 import type { SnapshotRow, Statements } from './statements.js';
 
 export const TREE_FORMAT = 'kura-tree/1';
+
+/** The digest a tree's entry holds, decoded in place (a statement copies what it binds): one per file of a first snapshot. */
+const HELD = new Uint8Array(32);
 
 export interface FileEntry {
   type: 'file';
@@ -180,11 +183,11 @@ export function commitSnapshot(st: Statements, root: DirNode, label: string | nu
     if (st.treeInsert.run(key, body).changes === 1) {
       for (const e of entries) {
         if (e.type === 'file') {
-          if (st.docHoldByDigest.run(1, parseDigest(e.digest)).changes !== 1) {
+          if (st.docHoldByDigest.run(1, parseDigestInto(e.digest, HELD)).changes !== 1) {
             throw new NotFoundError(`no document ${e.digest} for ${e.name}: put the files before the snapshot`);
           }
         } else if (e.type === 'dir') {
-          st.treeHold.run(1, parseDigest(e.tree));
+          st.treeHold.run(1, parseDigestInto(e.tree, HELD));
         }
       }
     }

@@ -143,6 +143,14 @@ export interface TooLarge {
 
 const ascii = new TextDecoder('latin1');
 
+/**
+ * A digest's text is decoded whole from here, prefix and all: a string made by concatenation
+ * is a rope, which the operation's apply then flattened (a copy per file) before it read a digit.
+ */
+const PREFIX = 'sha256:';
+const DIGEST_TEXT = new Uint8Array(PREFIX.length + HEX);
+for (let i = 0; i < PREFIX.length; i++) DIGEST_TEXT[i] = PREFIX.charCodeAt(i);
+
 /** Per source, its chunks (payloads are views of `packed`), its error, or its stat alone. */
 export function unpackSmallResults(p: PackedSmall): (ReadyChunks | TooLarge | ErrorShape)[] {
   const bytes = new Uint8Array(p.packed);
@@ -172,7 +180,8 @@ export function unpackSmallResults(p: PackedSmall): (ReadyChunks | TooLarge | Er
       out.push({ large: stat! });
       continue;
     }
-    const digest = `sha256:${ascii.decode(bytes.subarray(at, at + HEX))}` as const;
+    DIGEST_TEXT.set(bytes.subarray(at, at + HEX), PREFIX.length);
+    const digest = ascii.decode(DIGEST_TEXT) as `sha256:${string}`;
     const size = dv.getFloat64(at + HEX, true);
     const n = dv.getUint32(at + HEX + 8, true);
     at += HEX + 12;
