@@ -303,6 +303,12 @@ export function targets(rows) {
   }));
   out.push(target('bulk ingest >= 1.0x restic backup', bulk && restic ? bulk.mbPerSec / restic.mbPerSec : undefined, 1.0,
     { detail: bulk && restic ? `kura ${fmt.mbps(bulk.mbPerSec)} / restic ${fmt.mbps(restic.mbPerSec)} MB/s` : '', missing: 'restic not measured' }));
+  // Issue 51: the close (the last seal, the full-text index restic does not build) counted in.
+  const close = rows.find((r) => r.family === 'store-bulk' && r.impl.startsWith('kura close'));
+  out.push(target('bulk ingest, time including the close >= 1.2x restic backup', bulk && close && restic ? restic.mean / (bulk.mean + close.mean) : undefined, 1.2, {
+    detail: bulk && close && restic ? `kura ${(bulk.mean / 1000).toFixed(2)} s + close ${(close.mean / 1000).toFixed(2)} s / restic ${(restic.mean / 1000).toFixed(2)} s` : '',
+    missing: 'restic not measured',
+  }));
   // Stored bytes (issue 51): Kura's packs against restic's whole repository, as a ratio that passes at >= 1.
   out.push(target("bulk stored bytes <= restic's repository (restic/kura bytes >= 1.0x)", bulk && restic ? restic.storedBytes / bulk.storedBytes : undefined, 1.0,
     { detail: bulk && restic ? `kura ${bulk.storedBytes.toLocaleString('en')} / restic ${restic.storedBytes.toLocaleString('en')} bytes` : '', missing: 'restic not measured' }));
