@@ -290,13 +290,33 @@ class DocumentPut {
   op(result: IngestResult, meta: ResolvedMeta, listed: boolean): Op {
     const { writer } = this.ctx;
     // Chunks by their ordinal among the manifest's distinct keys (catalog/ops.ts `put`): a
-    // 2 GiB document has ~130,000, so the operation stays flat numbers, not objects.
-    const packIds: number[] = [];
-    const placed: number[] = [];
-    let at: number[] | undefined;
-    let ordinal = 0;
+    // 2 GiB document has ~130,000, so the operation stays flat numbers, not objects. The
+    // arrays the operation keeps are made at their size: grown from empty by push they start
+    // at 16 slots, and a small file's were most of what its operation kept alive until its
+    // commit (a batch's operations outlive a scavenge or two).
+    let runs = 0;
+    let members = 0;
     for (const counted of this.#counts.values()) {
-      if (counted.unrowed) at = addRun(placed, ordinal, counted.unrowed, packIds, at);
+      if (!counted.unrowed) continue;
+      runs++;
+      if (counted.unrowed.at !== undefined) members++;
+    }
+    const packIds: number[] = [];
+    const placed = new Array<number>(runs * 5);
+    const at = members > 0 ? new Array<number>(members) : undefined;
+    let ordinal = 0;
+    let i = 0;
+    let m = 0;
+    for (const counted of this.#counts.values()) {
+      const c = counted.unrowed;
+      if (c) {
+        placed[i++] = ordinal;
+        placed[i++] = packIndex(packIds, c.packId);
+        placed[i++] = c.offset;
+        placed[i++] = c.storedLen;
+        placed[i++] = c.codec;
+        if (c.at !== undefined) at![m++] = c.at;
+      }
       ordinal++;
     }
     let repaired: number[] | undefined;
@@ -305,12 +325,13 @@ class DocumentPut {
       ordinal = 0;
       for (const key of this.#counts.keys()) {
         const r = this.#repairs.get(key);
-        if (r) addRun(repaired, ordinal, r, packIds, undefined); // (a repair is a record of its own: no place in a group)
+        // (A repair is a record of its own: no place in a group.)
+        if (r) repaired.push(ordinal, packIndex(packIds, r.packId), r.offset, r.storedLen, r.codec);
         ordinal++;
       }
     }
-    const packs: string[] = [];
-    for (const id of packIds) packs.push(writer.packName(id));
+    const packs = new Array<string>(packIds.length);
+    for (let p = 0; p < packIds.length; p++) packs[p] = writer.packName(packIds[p]!);
     const manifest = this.manifest.bytes();
     const op: Extract<Op, { op: 'put' }> = { op: 'put', digest: result.digest, size: result.size, manifest: bytesToHex(manifest), packs, places: placed };
     if (at) op.at = at;
@@ -357,20 +378,12 @@ interface Counted {
   unrowed: StoredChunk | undefined;
 }
 
-/**
- * Adds a stored chunk's run to a put operation's flat runs (`put` in ops.ts), numbering its pack
- * among `packIds` (a document's chunks are mostly in the pack of the chunk before); answers the
- * members' places in their groups, made on the first member.
- */
-function addRun(to: number[], ordinal: number, c: StoredChunk, packIds: number[], at: number[] | undefined): number[] | undefined {
-  let p = packIds.length - 1;
-  if (p < 0 || packIds[p] !== c.packId) {
-    p = packIds.indexOf(c.packId);
-    if (p < 0) p = packIds.push(c.packId) - 1;
-  }
-  to.push(ordinal, p, c.offset, c.storedLen, c.codec);
-  if (c.at !== undefined) (at ??= []).push(c.at);
-  return at;
+/** A pack's number among a put operation's packs, added when new (a document's chunks are mostly in the pack of the one before). */
+function packIndex(packIds: number[], id: number): number {
+  const last = packIds.length - 1;
+  if (last >= 0 && packIds[last] === id) return last;
+  const p = packIds.indexOf(id);
+  return p >= 0 ? p : packIds.push(id) - 1;
 }
 
 /**
