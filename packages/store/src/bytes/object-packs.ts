@@ -23,6 +23,8 @@ const READ_MIN = 256 * 1024;
 const READ_MAX = 8 * 1024 * 1024;
 /** Bytes of fetched windows kept for the reads that follow. */
 const WINDOWS_BYTES = 32 * 1024 * 1024;
+/** A pack being written starts with a buffer of this size, doubled as it fills. */
+const PACK_BUFFER_MIN = 1024 * 1024;
 /** Packs fetched whole at once (wholePacks): up to 64 MiB each in memory. */
 const WHOLE_AT_ONCE = 2;
 
@@ -80,20 +82,16 @@ export class ObjectPackStore implements PackStore {
   }
 
   async create(name: string): Promise<PackWriter> {
-    const parts: Uint8Array[] = [];
+    // The pack grows in one buffer (copied into: callers reuse their header buffers, writer.ts),
+    // doubling when full. It was a copy of each record and, at the upload, a concatenation of
+    // them all: a synchronous copy of the whole pack, every commit, that held this thread while
+    // the ingest workers waited for it to take their chunks.
+    let buffer = new Uint8Array(0);
     let size = 0;
     let open = true;
     const objects = this.objects;
     const keep = this.keep;
-    const concat = () => {
-      const bytes = new Uint8Array(size);
-      let at = 0;
-      for (const p of parts.splice(0)) {
-        bytes.set(p, at);
-        at += p.length;
-      }
-      return bytes;
-    };
+    const written = () => buffer.subarray(0, size);
     return {
       name,
       get size() {
@@ -102,9 +100,15 @@ export class ObjectPackStore implements PackStore {
       append(...more) {
         if (!open) throw new Error(`pack ${name} is closed`);
         const at = size;
-        // Copied: callers reuse their header buffers (writer.ts).
+        let end = size;
+        for (const p of more) end += p.length;
+        if (end > buffer.length) {
+          const grown = new Uint8Array(Math.max(end, buffer.length * 2, PACK_BUFFER_MIN));
+          grown.set(buffer.subarray(0, size));
+          buffer = grown;
+        }
         for (const p of more) {
-          parts.push(p.slice());
+          buffer.set(p, size);
           size += p.length;
         }
         return at;
@@ -114,7 +118,7 @@ export class ObjectPackStore implements PackStore {
       async detach() {
         if (!open) throw new Error(`pack ${name} is closed`);
         open = false;
-        const bytes = concat();
+        const bytes = written();
         // The local copy is not waited for (the commit is): a copy that fails is a cache miss later.
         void keep?.(name, bytes).catch(() => undefined);
         return bytes;
@@ -122,7 +126,7 @@ export class ObjectPackStore implements PackStore {
       async close() {
         if (!open) return;
         open = false;
-        const bytes = concat();
+        const bytes = written();
         // Created only if absent: pack names are random, so a taken name is this upload's
         // own earlier attempt (create answers true for the same bytes).
         const upload = objects.create(packKey(name), bytes);
