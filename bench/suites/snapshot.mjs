@@ -78,7 +78,7 @@ export async function run({ full = false } = {}) {
   const root = mkdtempSync(join(tmpdir(), 'kura-bench-snapshot-'));
   // Best of: one run of a few hundred ms is at the mercy of the machine. Quick: two runs of each
   // tree (the 10,000-file one ~0.5 s for Kura and the floor; restic's once, ~1.3 s a run).
-  const runsFor = () => (full ? 5 : 2);
+  const runs = full ? 5 : 2;
   const rows = [];
   try {
     for (const files of [100, 1000, 10_000]) {
@@ -90,7 +90,6 @@ export async function run({ full = false } = {}) {
       let restoreSeconds = Infinity;
       let againSeconds = Infinity;
       let run = 0;
-      const runs = runsFor(files);
       let cpu;
       if (files === 10_000) {
         // One untimed run first, as the floor has (floorRow): the same JIT-compiled code and
