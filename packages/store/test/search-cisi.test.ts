@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain ES module shared with the benchmarks
-import { loadCisi, meanScores, scoreRanking } from '../../../bench/lib/cisi.mjs';
+import { loadCisi, meanScores, scoreRanking } from '../../../bench/lib/collections.mjs';
 import { HashingEmbedderForTests } from '../src/semantic/hashing-embedder.js';
 import { newStore } from './helpers/store.js';
 

@@ -6,7 +6,7 @@
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { QUERY_TERMS_MAX, parseQuery } from '../src/search/grammar.js';
+import { QUERY_TERMS_MAX, QUESTION_TERMS, parseQuery } from '../src/search/grammar.js';
 import { filterSql, toMatch } from '../src/search/fts.js';
 import { spaceWords, wordsOf } from '../src/search/words.js';
 
@@ -24,6 +24,26 @@ describe('the query language', () => {
     expect(read('to be or not to be').parsedAs).toBe('to OR be OR or OR not OR to OR be');
     // Words inside punctuation stay one term: the index reads `e-mail` as the phrase "e mail".
     expect(read('e-mail 10:30 http://x.org').match).toBe('("e-mail" OR "10:30" OR "http://x.org")');
+  });
+
+  it(`reads a question (${QUESTION_TERMS} words or more) as the reference BM25s tokenize it`, () => {
+    // Hyphenated and apostrophised words are their words (one-letter pieces and stop words out);
+    // a negated auxiliary is a stop word; identifiers keep their punctuation.
+    expect(read("why doesn't the user's high-speed backup finish on x.org").parsedAs).toBe('user OR high OR speed OR backup OR finish OR x.org');
+    expect(read('state-of-the-art e-mail filters for spam').parsedAs).toBe('state OR art OR mail OR filters OR spam');
+    // No piece of two characters or more: the word as typed (`I/O` is not an `i` and an `o`).
+    expect(read("I'm after I/O schedulers in kernels").match).toBe('("I\'m" OR "I/O" OR "schedulers" OR "kernels")');
+    // A quoted phrase in a question counts its words too: a near miss of a title still scores.
+    expect(read('articles citing "programming liberated from the von Neumann style" by Backus').parsedAs).toBe(
+      'articles OR citing OR "programming liberated from the von Neumann style" OR programming OR liberated OR von OR Neumann OR style OR Backus',
+    );
+    // Shorter queries, and terms next to an operator, stay as typed.
+    expect(read('e-mail alerts').match).toBe('("e-mail" OR "alerts")');
+    expect(read('high-speed AND aircraft wing flutter tests').match).toBe('(("high-speed" AND "aircraft") OR "wing" OR "flutter" OR "tests")');
+    // What a question adds stays within the terms searched.
+    const quoted = `"${Array.from({ length: 600 }, (_, i) => `q${i}`).join(' ')}" a b c d`;
+    const p = parseQuery(quoted);
+    expect(p.expr && 'items' in p.expr ? p.expr.items.length : 0).toBeLessThanOrEqual(QUERY_TERMS_MAX);
   });
 
   it('honours each operator where it is well formed', () => {

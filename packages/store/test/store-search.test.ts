@@ -119,6 +119,25 @@ describe('search', () => {
     expect(none.parsedAs).toBe('');
   });
 
+  it("a question's hyphenated words and a misquoted title still find what they name; short queries keep phrases", async () => {
+    const { store } = await newStore();
+    const filler = ' The text goes on about ordinary things for a while.'.repeat(6);
+    const backus = await store.put(text(`Can programming be liberated from the von Neumann style? A functional style and its algebra of programs.${filler}`), { path: 'backus.txt' });
+    const reviews = await store.put(text(`Reviews of ideas in print today.${filler}`), { path: 'reviews.txt' });
+    const speed = await store.put(text(`Flutter of wings at high Mach numbers: speed in heated models.${filler}`), { path: 'speed.txt' });
+    await store.put(text(`Aircraft wings flutter in gusts.${filler}`), { path: 'aircraft.txt' });
+    // The title as remembered, not as printed: the phrase matches nothing, its words do.
+    const misquoted = await store.search('reviews of "liberating programming from von Neumann" ideas today');
+    expect(misquoted.map((h) => h.digest)).toEqual([backus.digest, reviews.digest]);
+    expect(misquoted[0]!.keyword!.score).toBeLessThan(misquoted[1]!.keyword!.score);
+    // `high-speed` in a question is the words high and speed, as the text has them apart (read
+    // as the phrase, the document sharing the question's other three words came first).
+    expect((await store.search('how do high-speed aircraft wings flutter?')).map((h) => h.digest)[0]).toBe(speed.digest);
+    // A short query keeps its phrase: exactly those words in that order, or nothing.
+    expect([...(await store.search('"liberating programming" ideas'))].map((h) => h.digest)).toEqual([reviews.digest]);
+    expect([...(await store.search('high-speed'))]).toEqual([]);
+  });
+
   it('any text is a query: operators where well formed, malformed ones read as words and said, never an error', async () => {
     const { store } = await newStore();
     const d = await store.put(text('state-of-the-art design, with quotes " and colons: fine'), { path: 'x' });

@@ -213,12 +213,13 @@ export function parseQuery(query: string): ParsedQuery {
     } else clean.push(s);
   }
   const capped = capTerms(clean, fallbacks);
-  const expr = withoutStopWords(build(capped));
+  const words = withoutStopWords(build(capped));
+  const expr = asQuestion(words);
   return {
     expr,
     exclude,
     filters,
-    text: semanticText(query, expr),
+    text: semanticText(query, words),
     parsedAs: render(expr, exclude, filters),
     fallbacks: [...fallbacks],
   };
@@ -294,10 +295,64 @@ function build(items: ({ t: 'unit'; e: Expr } | { t: 'op'; op: string })[]): Exp
  */
 function withoutStopWords(expr: Expr | null): Expr | null {
   if (!expr || !('items' in expr) || expr.kind !== 'or') return expr;
-  const stop = (e: Expr) => 'text' in e && e.kind === 'word' && STOP_WORDS.has(fold(e.text).replace(/[^\p{L}\p{N}]/gu, ''));
+  const stop = (e: Expr) => 'text' in e && e.kind === 'word' && isStopWord(e.text);
   const kept = expr.items.filter((e) => !stop(e));
   if (kept.length === 0 || kept.length === expr.items.length) return expr;
   return kept.length === 1 ? kept[0]! : { kind: 'or', items: kept };
+}
+
+/** A stop word (`the`, `What?`), or a negated auxiliary (`don't`, `isn’t`: all of them are). */
+function isStopWord(word: string): boolean {
+  const w = fold(word).replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '');
+  return STOP_WORDS.has(w.replace(/[^\p{L}\p{N}]/gu, '')) || /^\p{L}+n['’]t$/u.test(w);
+}
+
+/** Pieces of a word or phrase that count as a question's words: two characters or more, not stop words. */
+function questionPieces(text: string): Term[] {
+  return text
+    .split(/[^\p{L}\p{N}\p{M}]+/u)
+    .filter((w) => [...w].length > 1 && searchable(w) && !isStopWord(w))
+    .map((w) => ({ kind: 'word', text: w }));
+}
+
+/** Punctuation inside a word that joins words of a sentence (`high-speed`, `user's`), not an identifier's (`10:30`, `x.org`). */
+const JOINED = /^[\p{L}\p{N}\p{M}]+(?:[-‐‑'’][\p{L}\p{N}\p{M}]+)+$/u;
+
+/** Terms at the top level from which a query reads as a question (asQuestion). */
+export const QUESTION_TERMS = 4;
+
+/**
+ * A question — QUESTION_TERMS or more words at the top level, stop words out — counts words the
+ * way the reference BM25s tokenize it (decision 0054's amendment, measured on CISI, Cranfield
+ * and CACM): a hyphenated or apostrophised word is its words (`high-speed` → high, speed;
+ * `user's` → user — Lucene's query parser reads it so by default), unless none of them is two
+ * characters or more (`I'm` stays as typed); and a quoted phrase counts its words as well as
+ * itself, so a near miss of a quoted title still scores while the exact phrase scores more.
+ * Shorter queries, and terms next to an operator, stay as typed: `e-mail alerts` keeps the
+ * phrase "e mail", `"harbour master" boats` finds the phrase or boats.
+ */
+function asQuestion(expr: Expr | null): Expr | null {
+  if (!expr || !('items' in expr) || expr.kind !== 'or' || expr.items.length < QUESTION_TERMS) return expr;
+  const items: Expr[] = [];
+  // Terms added stay within QUERY_TERMS_MAX too (a pasted page in quotes is thousands of words).
+  let room = Math.max(0, QUERY_TERMS_MAX - expr.items.length);
+  for (const e of expr.items) {
+    if (!('text' in e) || e.kind === 'prefix') items.push(e);
+    else if (e.kind === 'phrase') {
+      const pieces = questionPieces(e.text).slice(0, room);
+      room -= pieces.length;
+      items.push(e, ...pieces);
+    } else {
+      const core = e.text.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}\p{M}]+$/gu, '');
+      const pieces = JOINED.test(core) ? questionPieces(core) : [];
+      if (pieces.length === 0 || pieces.length - 1 > room) items.push(e);
+      else {
+        room -= pieces.length - 1;
+        items.push(...pieces);
+      }
+    }
+  }
+  return { kind: 'or', items };
 }
 
 /** The query's searchable words for the semantic side: the query minus filters and exclusions. */
