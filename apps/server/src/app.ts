@@ -56,6 +56,8 @@ export interface BuildOptions {
   logger?: unknown;
   /** An encrypted store's password (FORMAT.md §17), asked for only when `config.store` is one. */
   password?: PasswordSource;
+  /** `config.store` must be encrypted: a plain store there is refused, none is made (KeyOptions.requireEncryption). */
+  requireEncryption?: boolean;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -146,7 +148,12 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
     dir: config.store,
     store: options.store,
     semantic: config.semantic,
-    settings: { gcMarginMs: config.gcMarginMs, logRetentionMs: config.logRetentionMs, ...(options.password ? { password: options.password } : {}) },
+    settings: {
+      gcMarginMs: config.gcMarginMs,
+      logRetentionMs: config.logRetentionMs,
+      ...(options.password ? { password: options.password } : {}),
+      ...(options.requireEncryption ? { requireEncryption: true } : {}),
+    },
   });
   if (config.watch.length) await app.register(watchPlugin, { dirs: config.watch });
   if (config.retentionIntervalMs > 0) await app.register(retentionPlugin, { intervalMs: config.retentionIntervalMs });

@@ -91,6 +91,16 @@ export function givenPassword(cmd: Command): string | undefined {
   return process.env.KURA_PASSWORD || undefined; // (set but empty: none, as no password is empty)
 }
 
+/**
+ * Whether the command has a password source other than the prompt (without running
+ * --password-command). Then the store must be encrypted: a plain one in its place is refused
+ * (`requireEncryption`), never read or written with the password ignored.
+ */
+export function passwordConfigured(cmd: Command): boolean {
+  const { passwordCommand } = cmd.optsWithGlobals() as { passwordCommand?: string };
+  return Boolean(passwordCommand || process.env.KURA_PASSWORD_FILE || process.env.KURA_PASSWORD);
+}
+
 /** A password from the first line of `file` (a usage error when it cannot be read). */
 export function passwordFromFile(file: string): string {
   try {

@@ -3,7 +3,7 @@
  * ./.kura. Read commands open it read-only, so they work while another process writes.
  */
 import { Store, isObjectLocation, type PasswordSource } from '@kura/store';
-import { storePassword } from './password.js';
+import { passwordConfigured, storePassword } from './password.js';
 import type { Command } from 'commander';
 import { resolve } from 'node:path';
 import { CliError, describeError, isKuraError } from './exit.js';
@@ -27,6 +27,8 @@ export function storeDir(cmd: Command): string {
 export interface OpenArgs {
   readonly: boolean;
   durability?: DurabilityArg | undefined;
+  /** The store must be encrypted (a password is configured: password.ts's passwordConfigured). */
+  requireEncryption?: boolean;
 }
 
 /**
@@ -38,7 +40,7 @@ export async function openStore(dir: string, args: OpenArgs, password?: Password
     // A store on object storage has no lock to share with a writer: its reads open it as any
     // server does (its cache is made from the log).
     const readonly = args.readonly && !isObjectLocation(dir);
-    return await Store.open(dir, { readonly, ...(args.durability ? { durability: args.durability } : {}), ...(password ? { password } : {}) });
+    return await Store.open(dir, { readonly, ...(args.durability ? { durability: args.durability } : {}), ...(password ? { password } : {}), ...(args.requireEncryption ? { requireEncryption: true } : {}) });
   } catch (e) {
     if (isKuraError(e, 'STORE_LOCKED')) {
       throw new CliError(`${dir}: the store is locked: another process is writing to it (read commands still work) [STORE_LOCKED]`);
@@ -51,7 +53,7 @@ export async function openStore(dir: string, args: OpenArgs, password?: Password
 
 /** Opens the store, runs `fn`, and always closes it. */
 export async function withStore<T>(cmd: Command, args: OpenArgs, fn: (store: Store) => Promise<T>): Promise<T> {
-  const store = await openStore(storeDir(cmd), args, () => storePassword(cmd));
+  const store = await openStore(storeDir(cmd), { ...args, requireEncryption: passwordConfigured(cmd) }, () => storePassword(cmd));
   let result: T;
   try {
     result = await fn(store);

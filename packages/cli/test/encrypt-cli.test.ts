@@ -155,6 +155,37 @@ describe('kura with an encrypted store', () => {
     expect(JSON.parse(readFileSync(join(back, 'kura-store.json'), 'utf8')).chunk_seed).toBe('0');
   });
 
+  it('with a password configured, a plain store in its place is refused (a swap of the storage), and serve makes none', { timeout: 120_000 }, async () => {
+    const store = join(root, 'swapped');
+    const pw = join(root, 'swapped-pw');
+    writeFileSync(pw, 'swapped secret\n');
+    expect(kuraIn(store)('init').status).toBe(0); // the attacker's plain store, say
+    const before = files(store).map((f) => `${f} ${statSync(f).size}`).sort();
+    for (const env of [{ KURA_PASSWORD_FILE: pw }, { KURA_PASSWORD: 'swapped secret' }]) {
+      const ls = kuraIn(store, env)('ls');
+      expect(ls.status).toBe(1);
+      expect(ls.stderr).toMatch(/holds a plain store, not an encrypted one.*\[FORMAT_MISMATCH\]/);
+    }
+    const add = kuraIn(store, { KURA_PASSWORD_FILE: pw })('add', pw);
+    expect(add.status).toBe(1);
+    expect(files(store).map((f) => `${f} ${statSync(f).size}`).sort()).toEqual(before); // nothing written
+    expect(kuraIn(store)('ls').status).toBe(0); // no password configured: a plain store, as ever
+    // (A server that started would not exit: the timeout ends it, and the test fails.)
+    const serve = (dir: string) =>
+      spawnSync(process.execPath, [BIN, '--store', dir, 'serve', '--no-auth', '--port', '0'], {
+        encoding: 'utf8',
+        timeout: 30_000,
+        env: { ...process.env, KURA_CACHE: join(root, 'cache'), KURA_PASSWORD_FILE: pw, KURA_SEMANTIC: 'off' },
+      });
+    const refused = serve(store);
+    expect(refused.status, refused.stderr).toBe(1);
+    expect(refused.stderr).toContain('FORMAT_MISMATCH');
+    // Nothing at all there: no plain store is made where an encrypted one is expected.
+    const none = serve(join(root, 'nothing-yet'));
+    expect(none.status, none.stderr).toBe(1);
+    expect(none.stderr).toContain('kura init --encrypt');
+  });
+
   it('kura serve opens it with the password (refuses to start without it); uploads are staged in its cache, not in the store', { timeout: 120_000 }, async () => {
     const store = join(root, 'served');
     const pw = join(root, 'served-pw');

@@ -14,6 +14,7 @@ import { Ingester, blake3 } from '@kura/core';
 import { Store } from '../src/node/index.js';
 import { openObjectLocation } from '../src/node/object-backends.js';
 import { listAll } from '../src/objects/object-store.js';
+import { MemoryObjectStore } from '../src/objects/memory-objects.js';
 import { startS3Server, type S3Server } from './helpers/s3-servers.js';
 
 const utf8 = (s: string) => new TextEncoder().encode(s);
@@ -341,6 +342,49 @@ describe('tampering with an encrypted store', () => {
     k.key = (k.key[0] === '0' ? '1' : '0') + k.key.slice(1);
     writeFileSync(key!, JSON.stringify(k));
     expect(await readAll(other)).toMatchObject({ code: 'WRONG_PASSWORD' });
+  }, 60_000);
+
+  it('swapped for a plain store of its own by whoever can write the storage: refused, and nothing written to it in the clear', async () => {
+    const root = copy();
+    const cacheDir = tmp('kura-enc-cache-');
+    await (await Store.open(root, { password: PASSWORD, cacheDir })).close();
+    // The attacker's plain store in its place: a document the victim would read as theirs.
+    rmSync(root, { recursive: true });
+    const planted = await Store.init(root);
+    await planted.put(utf8('planted text'), { path: 'planted.txt' });
+    await planted.close();
+    const atRest = filesUnder(root).map((f) => `${relative(root, f)} ${statSync(f).size} ${statSync(f).mtimeMs}`).sort();
+    // A password configured: the store must be encrypted (so the CLI and the server open it).
+    await expect(Store.open(root, { password: PASSWORD, requireEncryption: true, cacheDir: tmp('kura-enc-cache-') })).rejects.toMatchObject({ code: 'FORMAT_MISMATCH', expected: 'encrypted', found: 'plain' });
+    // No password configured, but this machine's cache knew the store encrypted: refused too.
+    await expect(Store.open(root, { cacheDir })).rejects.toMatchObject({ code: 'FORMAT_MISMATCH', expected: 'encrypted', found: 'plain' });
+    await expect(Store.open(root, { password: PASSWORD, cacheDir })).rejects.toMatchObject({ code: 'FORMAT_MISMATCH' });
+    expect(filesUnder(root).map((f) => `${relative(root, f)} ${statSync(f).size} ${statSync(f).mtimeMs}`).sort()).toEqual(atRest);
+    // A plain store where none was expected opens as before, password or not.
+    const plain = await Store.open(root, { password: PASSWORD, cacheDir: tmp('kura-enc-cache-') });
+    expect((await plain.list()).items.map((e) => e.path)).toEqual(['planted.txt']);
+    await plain.close();
+  }, 60_000);
+
+  it('on object storage too: a bucket whose encrypted store was swapped for a plain one is refused', async () => {
+    const bucket = new MemoryObjectStore();
+    const cacheDir = tmp('kura-enc-cache-');
+    const enc = await Store.initObjects(bucket, { cacheDir, encryption: { kdf: FAST }, password: PASSWORD });
+    await enc.put(utf8('the secret'), { path: 'secret.txt' });
+    await enc.close();
+    const keys = async () => {
+      const out: string[] = [];
+      for await (const o of listAll(bucket, '')) out.push(`${o.key} ${o.etag}`);
+      return out.sort();
+    };
+    for (const k of await keys()) await bucket.delete(k.split(' ')[0]!);
+    const planted = await Store.initObjects(bucket, { cacheDir: tmp('kura-enc-cache-') });
+    await planted.put(utf8('planted text'), { path: 'planted.txt' });
+    await planted.close();
+    const objects = await keys();
+    await expect(Store.openObjects(bucket, { cacheDir: tmp('kura-enc-cache-'), password: PASSWORD, requireEncryption: true })).rejects.toMatchObject({ code: 'FORMAT_MISMATCH', expected: 'encrypted', found: 'plain' });
+    await expect(Store.openObjects(bucket, { cacheDir })).rejects.toMatchObject({ code: 'FORMAT_MISMATCH', expected: 'encrypted', found: 'plain' });
+    expect(await keys()).toEqual(objects);
   }, 60_000);
 });
 

@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { configuredReranker, configuredEmbedder, CONFIG_FILE, DB_FILE, isObjectLocation, ModelUnavailableError, Store, type Embedder, type PasswordSource } from '@kura/store';
+import { configuredReranker, configuredEmbedder, CONFIG_FILE, DB_FILE, isObjectLocation, ModelUnavailableError, NotFoundError, Store, type Embedder, type PasswordSource } from '@kura/store';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 
@@ -21,6 +21,8 @@ export interface StoreSettings {
   logRetentionMs?: number | undefined;
   /** An encrypted store's password (FORMAT.md §17). */
   password?: PasswordSource | undefined;
+  /** The store must be encrypted: a plain one is refused, and none is made where there is none. */
+  requireEncryption?: boolean | undefined;
 }
 
 export async function openOrCreate(dir: string, settings: StoreSettings = {}): Promise<Store> {
@@ -28,9 +30,12 @@ export async function openOrCreate(dir: string, settings: StoreSettings = {}): P
     ...(settings.gcMarginMs === undefined ? {} : { gcMarginMs: settings.gcMarginMs }),
     ...(settings.logRetentionMs === undefined ? {} : { logRetentionMs: settings.logRetentionMs }),
     ...(settings.password === undefined ? {} : { password: settings.password }),
+    ...(settings.requireEncryption ? { requireEncryption: true } : {}),
   };
   // A new store is made, then opened as an existing one would be (with this server's options).
+  // Not where an encrypted one is expected: `kura init --encrypt` makes that (with its password).
   const create = async () => {
+    if (settings.requireEncryption) throw new NotFoundError(`no Kura store at ${dir}: a password is configured, so the server makes no plain store; make an encrypted one with kura init --encrypt`);
     await (await Store.init(dir)).close();
     return Store.open(dir, options);
   };

@@ -35,7 +35,9 @@ const location = (l: string) => (isObjectLocation(l) ? l : resolve(l));
 async function destination(dir: string, src: Store, opts: CopyOpts, cmd: Command): Promise<{ store: Store; created: boolean }> {
   const password = async () => (opts.dstPasswordFile ? passwordFromFile(opts.dstPasswordFile) : storePassword(cmd, 'destination password: '));
   try {
-    const store = await openStore(dir, { readonly: false }, password);
+    // (A destination password given on its own: DST must be encrypted. The command's sources
+    // may be SRC's, so they do not say what DST is.)
+    const store = await openStore(dir, { readonly: false, requireEncryption: Boolean(opts.dstPasswordFile) && !opts.encrypt }, password);
     if (opts.encrypt) {
       await store.close();
       throw usage(`${dir} holds a store already: --encrypt makes a new one`);

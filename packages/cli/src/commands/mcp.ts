@@ -9,7 +9,7 @@ import type { Command } from 'commander';
 import { configuredReranker } from '@kura/store';
 import { embedderFor } from '../embedder.js';
 import { openStore, storeDir } from '../store.js';
-import { storePassword } from '../password.js';
+import { passwordConfigured, storePassword } from '../password.js';
 
 export function register(program: Command): void {
   program
@@ -20,7 +20,7 @@ export function register(program: Command): void {
       const { LOCAL_ACCESS, newMcpServer } = await import('@kura/server');
       const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
       const embedder = await embedderFor(undefined);
-      const store = await openStore(storeDir(cmd), { readonly: false }, () => storePassword(cmd));
+      const store = await openStore(storeDir(cmd), { readonly: false, requireEncryption: passwordConfigured(cmd) }, () => storePassword(cmd));
       if (embedder) store.useEmbedder(embedder);
       store.useReranker(configuredReranker(process.env)); // KURA_RERANK_URL: the first hits reranked
       const server = await newMcpServer(store, LOCAL_ACCESS);

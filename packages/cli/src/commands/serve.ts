@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { wholeNumber } from '../args.js';
 import { usage } from '../exit.js';
 import { storeDir } from '../store.js';
-import { storePassword } from '../password.js';
+import { passwordConfigured, storePassword } from '../password.js';
 
 interface ServeOptions {
   host?: string;
@@ -63,7 +63,8 @@ export function register(program: Command): void {
       if (opts.semantic !== undefined) input.semantic = opts.semantic as never; // checked by serve(): a usage error
       try {
         // An encrypted store's password (password.ts), asked for only when the store is one.
-        await serve(input, { password: () => storePassword(cmd) });
+        // With a password configured the store must be an encrypted one (password.ts).
+        await serve(input, { password: () => storePassword(cmd), ...(passwordConfigured(cmd) ? { requireEncryption: true } : {}) });
       } catch (e) {
         if (e instanceof ConfigError) throw usage(`invalid setting ${e.message}`);
         throw e;

@@ -20,7 +20,7 @@ import { rebuildDatabase, type RebuildReport } from './rebuild.js';
 import { snapshotDirectory, type SnapshotOptions, type SnapshotReport } from './snapshot-run.js';
 import { Watch, type WatchOptions } from './watch.js';
 import { checkRestorable, prepareTarget, restoreEntries, type RestoreProgress, type RestoreReport } from './snapshots.js';
-import { defaultCacheDir, isObjectLocation, objectBackends, openObjectLocation, type KeyOptions, type LocationOptions } from './object-backends.js';
+import { cacheWasEncrypted, defaultCacheDir, isObjectLocation, notEncrypted, objectBackends, openObjectLocation, type KeyOptions, type LocationOptions } from './object-backends.js';
 import { DirectoryObjectStore } from './dir-objects.js';
 import { encryptedStoreId } from '../encryption/config.js';
 
@@ -135,7 +135,9 @@ export class Store extends StoreCore {
    * Creates a new store in `dir` (created if missing; must not already hold a store), or in an
    * object store when `dir` is an `s3://bucket/prefix` location (decision 0040).
    */
-  static async init(dir: string, options: InitOptions & LocationOptions = {}): Promise<Store> {
+  static async init(dir: string, initOptions: InitOptions & LocationOptions = {}): Promise<Store> {
+    // (requireEncryption is an opening's: what init makes, `encryption` says.)
+    const { requireEncryption: _required, ...options } = initOptions;
     if (isObjectLocation(dir)) {
       const { cacheDir, s3, packCacheBytes, ...init } = options;
       return this.initObjects(await openObjectLocation(dir, { ...(s3 ? { s3 } : {}) }), { ...init, cacheDir: cacheDir ?? defaultCacheDir(dir), ...(packCacheBytes !== undefined ? { packCacheBytes } : {}) });
@@ -206,10 +208,10 @@ export class Store extends StoreCore {
   }
 
   /** Opens the store in an object store (decision 0040), its database in `cacheDir` (made from the log when missing). */
-  static async openObjects(objects: ObjectStore, options: OpenOptions & Pick<KeyOptions, 'password'> & { cacheDir: string; packCacheBytes?: number }): Promise<Store> {
-    const { cacheDir, packCacheBytes, password, ...open } = options;
+  static async openObjects(objects: ObjectStore, options: OpenOptions & Pick<KeyOptions, 'password' | 'requireEncryption'> & { cacheDir: string; packCacheBytes?: number }): Promise<Store> {
+    const { cacheDir, packCacheBytes, password, requireEncryption, ...open } = options;
     if (open.readonly) throw new InvalidInputError('a store on object storage opens for writing (its cache is made from the log); read-only replicas are not built yet', 'readonly');
-    return Store.#openOn(this, await objectBackends(objects, cacheDir, false, true, packCacheBytes, false, { password }), open);
+    return Store.#openOn(this, await objectBackends(objects, cacheDir, false, true, packCacheBytes, false, { password, ...(requireEncryption ? { requireEncryption } : {}) }), open);
   }
 
   /** Opens the store in `b` as a `cls` with this platform's ingest workers; `b` is let go when that fails. */
@@ -244,11 +246,15 @@ export class Store extends StoreCore {
       return this.openObjects(new DirectoryObjectStore(root), { ...open, cacheDir: cacheDir ?? defaultCacheDir(root), ...(packCacheBytes !== undefined ? { packCacheBytes } : {}) });
     }
     if (!isStore(root)) throw new NotFoundError(`no Kura store at ${root} (run kura init)`);
+    // A plain store where an encrypted one was expected: refused (KeyOptions.requireEncryption).
+    if (options.requireEncryption) throw notEncrypted(root, 'a password is configured');
+    const cache = options.cacheDir ?? defaultCacheDir(root);
+    if (cacheWasEncrypted(join(cache, DB_FILE))) throw notEncrypted(root, `the cache ${cache} was made for an encrypted store here; if it was replaced on purpose, delete that directory`);
     if (options.readonly && !existsSync(join(root, DB_FILE))) {
       throw new NotFoundError(`the store at ${root} has no database yet: open it for writing once (it is rebuilt from the log), or run kura rebuild`);
     }
     // (A plain store asks for no password: one given is not needed.)
-    const { password: _password, cacheDir: _cacheDir, s3: _s3, packCacheBytes: _packCacheBytes, ...open } = options;
+    const { password: _password, cacheDir: _cacheDir, s3: _s3, packCacheBytes: _packCacheBytes, requireEncryption: _required, ...open } = options;
     return Store.#openOn(this, await backends(root, options.readonly ?? false), open);
   }
 }

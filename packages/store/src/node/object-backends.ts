@@ -21,7 +21,7 @@ import { openSqlite } from './sqlite.js';
 import { LazyCheckpointer } from './checkpointer.js';
 import { DB_FILE } from './backends.js';
 import { CONFIG_FILE } from './fs-log.js';
-import { InvalidInputError } from '../errors.js';
+import { FormatMismatchError, InvalidInputError } from '../errors.js';
 import type { S3Options } from './s3-objects.js';
 import { isObjectLocation, parseS3Location } from './s3-location.js';
 import { KEYS_PREFIX, KeyRing } from '../encryption/key-files.js';
@@ -43,6 +43,33 @@ export interface KeyOptions {
   password?: PasswordSource;
   /** Making a store: encrypt it (its first key's Argon2id costs; default DEFAULT_KDF). */
   encryption?: { kdf?: KdfParams };
+  /**
+   * Opening: the store must be encrypted. A plain store found instead is refused
+   * (FORMAT_MISMATCH) and nothing is read from it or written to it: whoever can write the
+   * storage could otherwise swap an encrypted store for a plain one of their own, and the
+   * password would be ignored while new documents went to it in the clear. Set it whenever a
+   * password is configured (the CLI and the server do).
+   */
+  requireEncryption?: boolean;
+}
+
+/** The refusal of a plain store where an encrypted one was expected (KeyOptions.requireEncryption, a cache that knew it encrypted). */
+export function notEncrypted(location: string, why: string): FormatMismatchError {
+  return new FormatMismatchError(`${location} holds a plain store, not an encrypted one (${why}): it was not opened, and nothing was read from it or written to it`, 'encrypted', 'plain');
+}
+
+/** Whether the database at `file` (a cache's) was made for an encrypted store: its config says so. */
+export function cacheWasEncrypted(file: string): boolean {
+  if (!existsSync(file)) return false;
+  let db: ReturnType<typeof openSqlite> | undefined;
+  try {
+    db = openSqlite(file, { readonly: true });
+    return db.prepare<{ n: number }>("SELECT COUNT(*) AS n FROM config WHERE key = 'encryption'").get()?.n === 1;
+  } catch {
+    return false; // no config table yet, or not a database: nothing known
+  } finally {
+    db?.close();
+  }
 }
 
 /** Where a store on object storage keeps what is derived from it; and how to reach S3. */
@@ -105,6 +132,9 @@ export async function objectBackends(
   let db: ReturnType<typeof openSqlite> | undefined;
   try {
     log.sealing = await unlocked(objects, log, keys, fresh);
+    // A cache made for an encrypted store at this location, and a plain store there now: the
+    // store was swapped (or replaced on purpose: then its old cache is deleted by hand).
+    if (!log.sealing && !fresh && cacheWasEncrypted(join(dir, DB_FILE))) throw notEncrypted(objects.location, `the cache ${dir} was made for an encrypted store here; if it was replaced on purpose, delete that directory`);
     const config = await readConfigObject(log);
     db = openDb();
     const cachedId = storeIdOf(db);
@@ -167,7 +197,10 @@ async function unlocked(objects: ObjectStore, log: ObjectLogStore, keys: KeyOpti
     return new Sealing(master, storeId);
   }
   const storeId = encryptedStoreId(raw);
-  if (storeId === undefined) return undefined;
+  if (storeId === undefined) {
+    if (keys.requireEncryption && raw && raw.length) throw notEncrypted(objects.location, 'a password is configured');
+    return undefined;
+  }
   const { master } = await new KeyRing(objects, storeId).unlock(await passwordBytes(keys.password));
   return new Sealing(master, storeId);
 }
