@@ -94,6 +94,8 @@ describe('the snapshot policy', () => {
     }
     expect(() => parseDuration('5w')).toThrow(/duration/);
     expect(() => parseDuration('')).toThrow(/duration/);
+    // A window of nothing would keep nothing by time: refused, never read as "remove the rest".
+    for (const zero of ['0d', '0h', '0y0m0d0h']) expect(() => parseDuration(zero)).toThrow(expect.objectContaining({ code: 'INVALID_INPUT', message: expect.stringMatching(/zero/) }));
     expect(parseDuration('1y2m3d4h')).toEqual({ years: 1, months: 2, days: 3, hours: 4 });
   });
 

@@ -214,6 +214,46 @@ describe('kura watch', () => {
     }
   });
 
+  it('keeps what is made while its first catch-up runs; leaves out a directory excluded by name, or made a store, after it started', { timeout: 120_000 }, async () => {
+    const root = tmp();
+    const tree = join(root, 'notes');
+    // Enough directories that the catch-up is still running when the new files come.
+    for (let d = 0; d < 400; d++) {
+      mkdirSync(join(tree, `d${d}`), { recursive: true });
+      for (let f = 0; f < 10; f++) writeFileSync(join(tree, `d${d}`, `f${f}.md`), `note ${d}/${f}\n`);
+    }
+    const store = await Store.init(join(root, 'store'));
+    const events: WatchEvent[] = [];
+    // (Settling at once: a change heard during the catch-up is stored while it would still run.)
+    const w = store.watch(tree, { settleMs: 1, exclude: ['build/'], onEvent: (e) => events.push(e) });
+    try {
+      // Written into directories the scan may already have read, while it runs (before ready).
+      let made = 0;
+      while (!events.some((e) => e.type === 'ready') && made < 400) {
+        writeFileSync(join(tree, `d${made}`, 'new.md'), 'made during the catch-up\n');
+        made++;
+        await sleep(1);
+      }
+      await w.ready;
+      const expected = new Set<string>();
+      for (let d = 0; d < 400; d++) for (let f = 0; f < 10; f++) expected.add(`notes/d${d}/f${f}.md`);
+      for (let d = 0; d < made; d++) expected.add(`notes/d${d}/new.md`);
+      await eventually(async () => expect(await paths(store, 'notes/')).toEqual([...expected].sort()), 30_000);
+      expect(events.filter((e) => e.type === 'deleted')).toEqual([]);
+      // After it started: a directory the exclude names only as a directory, and a store made in the tree.
+      mkdirSync(join(tree, 'build'));
+      writeFileSync(join(tree, 'build', 'out.bin'), 'built');
+      await (await Store.init(join(tree, 'inner-store'))).close();
+      writeFileSync(join(tree, 'after.md'), 'seen');
+      await eventually(async () => expect(await paths(store, 'notes/after')).toEqual(['notes/after.md']));
+      await sleep(600); // (past the settle time of what came before after.md)
+      expect((await paths(store, 'notes/')).filter((p) => p.startsWith('notes/build') || p.startsWith('notes/inner-store'))).toEqual([]);
+    } finally {
+      await w.close();
+      await store.close();
+    }
+  });
+
   it('polls a folder instead of listening to the OS when asked (network file systems)', { timeout: 30_000 }, async () => {
     const root = tmp();
     const tree = join(root, 'share');

@@ -67,12 +67,16 @@ taken, however long ago those were. --keep-within 1y2m keeps every snapshot newe
 before the NEWEST snapshot (not before now). --keep-tag a,b keeps snapshots holding both tags
 (repeat it for either). A snapshot is kept when any rule keeps it; the rest go. Periods are of
 the local calendar (TZ); weeks are ISO weeks. Pinned snapshots (kura pin) always stay.
+Unlike restic, which applies the rules to each host and set of paths apart, Kura applies them to
+all the store's snapshots as one group (a snapshot does not record where it was taken from):
+give --label L to apply them to the snapshots labelled L alone.
 
 Versions: --keep-versions N keeps each path's newest N versions, --keep-versions-within D those
 made within D before the path's newest; the newest version (what the path reads) and pinned
 versions always stay. Snapshots and versions are forgotten by separate runs.
 
-Durations: numbers with y (years), m (months), d (days), h (hours), e.g. 1y6m, 30d, 12h.
+Durations: numbers with y (years), m (months), d (days), h (hours), e.g. 1y6m, 30d, 12h; a
+duration of zero (0d) is refused: it would keep nothing.
 --dry-run lists what would go and which rule keeps each kept item, and changes nothing.
 The space only forgotten items held is freed by the next kura gc.`;
 

@@ -94,7 +94,7 @@ export class Watch {
   readonly #settleMs: number;
   /** Paths (from the root) changed, with when they last changed. */
   readonly #pending = new Map<string, number>();
-  readonly #storeDirs = new Map<string, boolean>();
+  readonly #storeDirs = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
   #flushing: Promise<void> | undefined;
   #subscription: { unsubscribe(): Promise<void> } | undefined;
@@ -138,12 +138,11 @@ export class Watch {
 
   /** Whether the directory at `rel` (from the root) is a Kura store: never watched. */
   #isStore(rel: string): boolean {
-    let known = this.#storeDirs.get(rel);
-    if (known === undefined) {
-      const abs = join(this.root, rel);
-      known = existsSync(join(abs, 'kura.db')) || existsSync(join(abs, 'kura-store.json'));
-      this.#storeDirs.set(rel, known);
-    }
+    if (this.#storeDirs.has(rel)) return true;
+    // (Only a store is remembered: a directory may become one — `kura init` in the tree.)
+    const abs = join(this.root, rel);
+    const known = existsSync(join(abs, 'kura.db')) || existsSync(join(abs, 'kura-store.json'));
+    if (known) this.#storeDirs.add(rel);
     return known;
   }
 
@@ -161,8 +160,19 @@ export class Watch {
     const started = performance.now();
     if (this.#o.pollMs !== undefined) this.#scanEvery(this.#o.pollMs, `scanning ${this.root} every ${this.#o.pollMs / 1000} s (polling)`);
     else await this.#subscribe();
-    const counts = await this.#catchUp();
-    this.#emit({ type: 'ready', ...counts, ms: Math.round(performance.now() - started) });
+    // In turn with the stores of changes heard meanwhile: a file made while the catch-up runs is
+    // stored by them after it, never stored first and then taken for one the scan did not find.
+    let counts: { stored: number; deleted: number; unchanged: number } | undefined;
+    let failed: unknown;
+    await this.#serially(async () => {
+      try {
+        counts = await this.#catchUp();
+      } catch (e) {
+        failed = e;
+      }
+    });
+    if (failed !== undefined) throw failed;
+    this.#emit({ type: 'ready', ...counts!, ms: Math.round(performance.now() - started) });
   }
 
   /** Listens to the OS's notifications — before the catch-up reads the tree: none made meanwhile is missed. */
@@ -248,6 +258,8 @@ export class Watch {
     const scanned = new Map<string, string>();
     const gone: string[] = [];
     for (const rel of due.sort()) {
+      // Looked at again now that it has settled: a directory above it may have become a store.
+      if (this.#excluded(rel)) continue;
       const abs = join(this.root, rel);
       const st = lstatSync(abs, { throwIfNoEntry: false });
       if (!st || st.isSymbolicLink()) gone.push(rel); // a link is never followed: a file replaced by one is gone
@@ -256,6 +268,9 @@ export class Watch {
         // Created or moved in: its files, as the catch-up finds them. Their own events so far
         // are this scan's (it reads them after): one read each, not two.
         for (const p of this.#pending.keys()) if (p.startsWith(`${rel}/`)) this.#pending.delete(p);
+        // Left out as the catch-up leaves it out: an event named it before it was known a
+        // directory (`build/`), or before it held a store's files (a Kura store made in the tree).
+        if (this.#exclude(rel, rel.slice(rel.lastIndexOf('/') + 1), true)) continue;
         const scan = await scanDirectory(abs, { mtime: false, exclude: (path, name, isDir) => this.#exclude(`${rel}/${path}`, name, isDir), onBadName: this.#badName });
         for (const f of scan.files) scanned.set(f.path, relative(this.root, f.path).split(sep).join('/'));
       }

@@ -68,6 +68,10 @@ export function parseDuration(text: string): Duration {
     else if (unit === 'd') d.days = value;
     else d.hours = value;
   }
+  // A window of nothing keeps nothing by time: every snapshot (or version) the other rules do
+  // not keep would go. restic reads `0d` as no rule at all; a rule that reads as one thing and
+  // does another is refused instead.
+  if (d.years + d.months + d.days + d.hours === 0) throw new InvalidInputError(`"${text}" is a duration of zero: it would keep nothing; leave the rule out instead`, 'duration');
   return d;
 }
 
