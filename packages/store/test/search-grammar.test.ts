@@ -6,7 +6,7 @@
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { QUERY_TERMS_MAX, QUESTION_TERMS, parseQuery } from '../src/search/grammar.js';
+import { QUERY_TERMS_MAX, QUESTION_TERMS, TERM_REPEATS_MAX, parseQuery, type Expr } from '../src/search/grammar.js';
 import { filterSql, toMatch } from '../src/search/fts.js';
 import { spaceWords, wordsOf } from '../src/search/words.js';
 
@@ -44,6 +44,31 @@ describe('the query language', () => {
     const quoted = `"${Array.from({ length: 600 }, (_, i) => `q${i}`).join(' ')}" a b c d`;
     const p = parseQuery(quoted);
     expect(p.expr && 'items' in p.expr ? p.expr.items.length : 0).toBeLessThanOrEqual(QUERY_TERMS_MAX);
+  });
+
+  it('found in review: operands as typed, long unspaced paragraphs cut not dropped, repeats and exclusions bounded', () => {
+    const terms = (e: Expr | null): number => (!e ? 0 : 'text' in e ? 1 : e.kind === 'not' ? terms(e.left) + terms(e.right) : e.items.reduce((n, x) => n + terms(x), 0));
+    // An operator's operand is the word as typed: 图书馆 is the phrase of its words, not either.
+    expect(read('图书馆 AND 文化').match).toBe('("图书 馆" AND "文化")');
+    expect(read('NOT 图书馆 文化').match).toBe('"文化" NOT ("图书 馆")');
+    expect(read('文化 图书馆').match).toBe('("文化" OR "图书" OR "馆")'); // juxtaposed: its words, any of them
+    // A `-` before a quote that never closes still excludes the word after it.
+    expect(read('boats -"harbour master').match).toBe('("boats" OR "master") NOT ("harbour")');
+    // A paragraph without spaces is one unit of hundreds of words: cut to the terms searched, not dropped.
+    const zh = Array.from({ length: 700 }, (_, i) => String.fromCodePoint(0x4e00 + i * 7)).join('');
+    const p = parseQuery(zh);
+    expect(terms(p.expr)).toBe(QUERY_TERMS_MAX);
+    expect(p.fallbacks).toEqual([`only the first ${QUERY_TERMS_MAX} terms were searched`]);
+    // Everything a question adds counts against the cap, AND groups included.
+    const big = parseQuery(`${Array.from({ length: 253 }, (_, i) => `w${i}`).join(' AND ')} alpha beta "${Array.from({ length: 300 }, (_, i) => `p${i}`).join(' ')}"`);
+    expect(terms(big.expr)).toBeLessThanOrEqual(QUERY_TERMS_MAX);
+    // A word pasted again and again counts TERM_REPEATS_MAX times (bm25()'s work grows with the copies).
+    expect(parseQuery('harbour '.repeat(200)).parsedAs).toBe(Array(TERM_REPEATS_MAX).fill('harbour').join(' OR '));
+    expect(parseQuery('Harbour harbour HARBOUR boat harbour harbour harbour harbour').parsedAs.split(' OR ').filter((w) => /harbour/i.test(w))).toHaveLength(TERM_REPEATS_MAX);
+    // Exclusions are bounded too.
+    const ex = parseQuery(`boats ${Array.from({ length: 600 }, (_, i) => `-x${i}`).join(' ')}`);
+    expect(ex.exclude).toHaveLength(QUERY_TERMS_MAX);
+    expect(ex.fallbacks).toContain(`only the first ${QUERY_TERMS_MAX} exclusions were searched`);
   });
 
   it('honours each operator where it is well formed', () => {

@@ -31,6 +31,27 @@ describe('search through history', () => {
     await expect(store.search('zeppelin', { allVersions: true, mode: 'semantic' })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
   });
 
+  it('filters and pages every version without losing or repeating hits (found in review)', async () => {
+    const { store } = await newStore();
+    // Far better matches elsewhere: a filter must not empty the page the one match passing it is on.
+    for (let i = 0; i < 100; i++) await store.put(text(`harbour harbour harbour note ${i}`), { path: `a/${i}.txt` });
+    await store.put(text(`harbour ${'filler words here '.repeat(200)}`), { path: 'b/only.txt' });
+    expect(named(await store.search('harbour path:b/', { allVersions: true, limit: 5 }))).toEqual(['b/only.txt@1']);
+    expect(named(await store.search('harbour', { allVersions: true, limit: 5, pathPrefix: 'b/' }))).toEqual(['b/only.txt@1']);
+    // Equal scores everywhere: pages of 7 are parts of the one order, none lost or repeated.
+    for (let i = 0; i < 40; i++) {
+      const path = `p/${String(39 - i).padStart(2, '0')}.txt`;
+      await store.put(text(`quay boat q${String(i).padStart(2, '0')}`), { path });
+      await store.put(text(`quay boat r${String(i).padStart(2, '0')}`), { path });
+    }
+    const all = named(await store.search('quay', { allVersions: true, limit: 200 }));
+    expect(all).toHaveLength(80);
+    const paged: (string | null)[] = [];
+    for (let offset = 0; offset < all.length; offset += 7) paged.push(...named(await store.search('quay', { allVersions: true, limit: 7, offset })));
+    expect(paged).toEqual(all);
+    await store.close();
+  });
+
   it('indexes each document once: a version made latest again leaves the history index', async () => {
     const { store, dir } = await newStore();
     const a = text('first draft with a walrus');
@@ -73,6 +94,9 @@ describe('search through history', () => {
     // The only copy of the narwhal plan is gone: nothing names it, nothing finds it.
     expect(named(await store.search('migration', { snapshot: second.id }))).toEqual([]);
     expect(named(await store.search('narwhal', { allVersions: true }))).toEqual(['note.txt@1']);
+    // A snapshot's files have no tags and no media types: a filter by either holds for none.
+    expect(named(await store.search('read tag:notes', { snapshot: second.id }))).toEqual([]);
+    expect(named(await store.search('read', { snapshot: second.id, mediaType: 'text/plain' }))).toEqual([]);
     await store.close();
     // And the history index holds its text no more.
     const db = new Database(join(dir, 'kura.db'), { readonly: true });

@@ -68,13 +68,16 @@ function lex(query: string, fallbacks: Set<string>): Token[] {
   const n = query.length;
   let i = 0;
   const isSpace = (c: string | undefined) => c === undefined || /\s/u.test(c);
+  // A `-` before a quote that never closes negates the word after it (`-"abc def`: -abc def).
+  let carried = false;
   while (i < n) {
     if (isSpace(query[i])) {
       i++;
       continue;
     }
     // `-` at the start of a token negates what follows it (a word, a prefix or a phrase).
-    let negated = false;
+    let negated: boolean = carried;
+    carried = false;
     if (query[i] === '-' && i + 1 < n && !isSpace(query[i + 1]) && query[i + 1] !== '-') {
       negated = true;
       i++;
@@ -87,6 +90,7 @@ function lex(query: string, fallbacks: Set<string>): Token[] {
       if (close < 0) {
         fallbacks.add('an unbalanced quote was ignored: the words after it were read as words');
         i++;
+        carried = negated;
         continue;
       }
       const text = query.slice(i + 1, close);
@@ -167,19 +171,25 @@ export function parseQuery(query: string): ParsedQuery {
   const filters: Filters = { path: [], tag: [], type: [] };
   const exclude: Term[] = [];
   // The sequence of units and the operators between them, filters and exclusions taken out.
-  const seq: ({ t: 'unit'; e: Expr } | { t: 'op'; op: 'AND' | 'OR' | 'NOT' })[] = [];
+  // A unit keeps the term as typed: an operator's operand is that term (`图书馆 AND 文化`: the
+  // phrase 图书 馆, not either of its words), a bare word the question's words unitOf makes.
+  const seq: ({ t: 'unit'; e: Expr; typed: Term } | { t: 'op'; op: 'AND' | 'OR' | 'NOT' })[] = [];
   for (const tok of lex(query, fallbacks)) {
     if (tok.t === 'filter') filters[tok.field].push(tok.value);
     else if (tok.t === 'op') seq.push(tok);
     else if (tok.negated) exclude.push(tok.term);
     else {
       const e = unitOf(tok.term);
-      if (e) seq.push({ t: 'unit', e });
+      if (e) seq.push({ t: 'unit', e, typed: tok.term });
     }
+  }
+  if (exclude.length > QUERY_TERMS_MAX) {
+    exclude.length = QUERY_TERMS_MAX;
+    fallbacks.add(`only the first ${QUERY_TERMS_MAX} exclusions were searched`);
   }
   // An operator is honoured between two units (a leading NOT: before one, an exclusion);
   // otherwise it is read as the word it spells.
-  const items: ({ t: 'unit'; e: Expr } | { t: 'op'; op: 'AND' | 'OR' | 'NOT' })[] = [];
+  const items: ({ t: 'unit'; e: Expr; typed?: Term } | { t: 'op'; op: 'AND' | 'OR' | 'NOT' })[] = [];
   for (let k = 0; k < seq.length; k++) {
     const s = seq[k]!;
     if (s.t === 'unit') {
@@ -190,13 +200,17 @@ export function parseQuery(query: string): ParsedQuery {
     const next = seq[k + 1];
     const after = next !== undefined && next.t === 'unit';
     if (s.op === 'NOT' && !before && after && items.length === 0) {
-      const e = next.e;
-      if ('text' in e) exclude.push(e);
-      else for (const w of (e as { items: Expr[] }).items) exclude.push(w as Term);
+      exclude.push(next.typed); // as `-word`
       k++;
       continue;
     }
-    if (before && after) items.push(s);
+    if (before && after) {
+      // Both operands as typed.
+      const last = items[items.length - 1] as { t: 'unit'; e: Expr; typed?: Term };
+      if (last.typed) last.e = last.typed;
+      next.e = next.typed;
+      items.push(s);
+    }
     else {
       const where = !before ? (items.length === 0 ? 'at the start' : 'after another operator') : next === undefined ? 'at the end' : 'before another operator';
       fallbacks.add(`"${s.op}" ${where} was read as a word`);
@@ -225,29 +239,58 @@ export function parseQuery(query: string): ParsedQuery {
   };
 }
 
+/** Terms in an expression. */
+const termCount = (e: Expr): number => ('text' in e ? 1 : e.kind === 'not' ? termCount(e.left) + termCount(e.right) : e.items.reduce((n, x) => n + termCount(x), 0));
+
 /**
- * Keeps the first QUERY_TERMS_MAX terms (a pasted page is thousands of words). A word said
- * again stays: FTS5's bm25() sums each of a query's phrases, so a question that says "titles"
- * three times weighs it three times, as BM25 with query term frequency does (CISI, keyword:
- * nDCG@10 0.342 with repeats dropped, 0.391 kept; decision 0054).
+ * Copies of one term a query counts at most. A word said again counts again — FTS5's bm25()
+ * sums each of a query's phrases, so a question that says "titles" three times weighs it three
+ * times, as BM25 with query term frequency does (CISI, keyword: nDCG@10 0.342 with repeats
+ * dropped, 0.391 kept; decision 0054) — but bm25()'s work for a document grows with the
+ * phrases times their instances in it: a word pasted 256 times took seconds on 2,000 documents.
+ */
+export const TERM_REPEATS_MAX = 5;
+
+/**
+ * Keeps the first QUERY_TERMS_MAX terms (a pasted page is thousands of words; a unit of many —
+ * an unspaced paragraph's words — is cut to the room left), and of each term its first
+ * TERM_REPEATS_MAX copies.
  */
 function capTerms<T extends { t: 'unit'; e: Expr } | { t: 'op'; op: string }>(items: T[], fallbacks: Set<string>): T[] {
   const out: T[] = [];
   let terms = 0;
   let dropped = 0;
-  const count = (e: Expr): number => ('text' in e ? 1 : e.kind === 'not' ? count(e.left) + count(e.right) : e.items.reduce((n, x) => n + count(x), 0));
+  const copies = new Map<string, number>();
+  const again = (e: Expr) => {
+    if (!('text' in e)) return false;
+    const key = `${e.kind} ${fold(e.text)}`;
+    const n = (copies.get(key) ?? 0) + 1;
+    copies.set(key, n);
+    return n > TERM_REPEATS_MAX;
+  };
   for (const s of items) {
     if (s.t !== 'unit') {
       out.push(s);
       continue;
     }
-    const n = count(s.e);
+    let e = s.e;
+    if ('items' in e && e.kind === 'or') {
+      // A unit of words (unitOf): each word counts alone.
+      let kept = e.items.filter((x) => !again(x));
+      if (terms + kept.length > QUERY_TERMS_MAX) {
+        dropped++;
+        kept = kept.slice(0, QUERY_TERMS_MAX - terms);
+      }
+      if (kept.length === 0) continue;
+      e = kept.length === 1 ? kept[0]! : { kind: 'or', items: kept };
+    } else if (again(e)) continue;
+    const n = termCount(e);
     if (terms + n > QUERY_TERMS_MAX) {
       dropped++;
       continue;
     }
     terms += n;
-    out.push(s);
+    out.push(e === s.e ? s : { ...s, e });
   }
   if (dropped > 0) fallbacks.add(`only the first ${QUERY_TERMS_MAX} terms were searched`);
   // Dropping units can leave an operator without an operand: drop those too.
@@ -335,7 +378,7 @@ function asQuestion(expr: Expr | null): Expr | null {
   if (!expr || !('items' in expr) || expr.kind !== 'or' || expr.items.length < QUESTION_TERMS) return expr;
   const items: Expr[] = [];
   // Terms added stay within QUERY_TERMS_MAX too (a pasted page in quotes is thousands of words).
-  let room = Math.max(0, QUERY_TERMS_MAX - expr.items.length);
+  let room = Math.max(0, QUERY_TERMS_MAX - termCount(expr));
   for (const e of expr.items) {
     if (!('text' in e) || e.kind === 'prefix') items.push(e);
     else if (e.kind === 'phrase') {
