@@ -254,6 +254,33 @@ describe('kura watch', () => {
     }
   });
 
+  it('tries a change again when storing it failed (the storage did not answer), and says so', { timeout: 30_000 }, async () => {
+    const root = tmp();
+    const tree = join(root, 'notes');
+    mkdirSync(tree);
+    const store = await Store.init(join(root, 'store'));
+    const events: WatchEvent[] = [];
+    const w = store.watch(tree, { settleMs: 100, onEvent: (e) => events.push(e) });
+    try {
+      await w.ready;
+      // The faulty twin: the next put fails as a commit to unreachable storage would.
+      const putFiles = store.putFiles.bind(store);
+      let failures = 1;
+      store.putFiles = ((...args: Parameters<Store['putFiles']>) => {
+        if (failures-- > 0) throw Object.assign(new Error('the storage did not answer'), { code: 'STORAGE_UNREACHABLE' });
+        return putFiles(...args);
+      }) as Store['putFiles'];
+      writeFileSync(join(tree, 'kept.md'), 'stored on the second try\n');
+      await eventually(() => expect(events).toContainEqual({ type: 'error', message: 'the storage did not answer', code: 'STORAGE_UNREACHABLE' }));
+      const waited = await eventually(async () => expect(await paths(store, 'notes/')).toEqual(['notes/kept.md']), 15_000);
+      expect(waited).toBeGreaterThan(1_000); // after RETRY_MS, not at once
+      expect(await text(store, 'notes/kept.md')).toBe('stored on the second try\n');
+    } finally {
+      await w.close();
+      await store.close();
+    }
+  });
+
   it('polls a folder instead of listening to the OS when asked (network file systems)', { timeout: 30_000 }, async () => {
     const root = tmp();
     const tree = join(root, 'share');

@@ -79,6 +79,8 @@ const SETTLE_MS = 500;
  * rename it over the old) has renamed before the temporary file is looked at.
  */
 const CLOSED_QUIET_MS = 50;
+/** After a store of changes failed (the storage did not answer), how long before they are tried again. */
+export const RETRY_MS = 3_000;
 const SCAN_MS = 30_000;
 /** Files put per batch (one putFiles run). */
 const BATCH = 512;
@@ -253,6 +255,21 @@ export class Watch {
       if (open) for (const rel of quiet) if (!open.has(join(this.root, rel))) due.push(rel);
     }
     for (const rel of due) this.#pending.delete(rel);
+    try {
+      await this.#storeDue(due, now);
+    } catch (e) {
+      // Not stored (a commit failed, the storage did not answer): looked at again after
+      // RETRY_MS, so that a change heard is never dropped for a failure it did not cause.
+      const at = Date.now() + RETRY_MS;
+      for (const rel of due) if (!this.#pending.has(rel)) this.#pending.set(rel, at);
+      this.#schedule();
+      throw e;
+    }
+    if (this.#pending.size) this.#schedule();
+  }
+
+  /** Stores (or deletes) the settled paths `due`, from the root. */
+  async #storeDue(due: string[], now: number): Promise<void> {
     // By file: a directory's scan and its files' own events name the same files.
     const puts = new Map<string, FileToPut>();
     const scanned = new Map<string, string>();
@@ -293,7 +310,6 @@ export class Watch {
       return shown;
     });
     await this.#store([...puts.values()], before);
-    if (this.#pending.size) this.#schedule();
   }
 
   #put(abs: string, rel: string): FileToPut {
