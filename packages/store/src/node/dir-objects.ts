@@ -19,6 +19,7 @@ import {
   checkPart,
   checkPrefix,
   checkRange,
+  isNotFound,
   sameBytes,
   type ByteRange,
   type ListOptions,
@@ -89,14 +90,31 @@ export class DirectoryObjectStore implements ObjectStore {
     checkKey(key);
     const tmp = await this.#staged(bytes);
     try {
-      await this.#intoFolder(key, () => link(tmp, this.#path(key)));
-      await syncDir(dirname(this.#path(key)));
-      return true;
-    } catch (e) {
-      if (!isCode(e, 'EEXIST')) throw this.#error(e, key, true);
-      const held = await this.head(key);
-      if (!held) throw this.#error(e, key, true); // a folder of other keys has the name
-      return sameBytes(await this.get(key), bytes);
+      for (;;) {
+        try {
+          await this.#intoFolder(key, () => link(tmp, this.#path(key)));
+          await syncDir(dirname(this.#path(key)));
+          return true;
+        } catch (e) {
+          if (!isCode(e, 'EEXIST')) throw this.#error(e, key, true);
+        }
+        // Taken: by the same bytes (a create tried again), by other bytes, or by a folder of
+        // keys. Or it was, and is gone again (a lock let go by another process): try again.
+        const held = await stat(this.#path(key)).catch((e: unknown) => {
+          if (isCode(e, 'ENOENT')) return undefined;
+          throw this.#error(e, key);
+        });
+        if (held === undefined) continue;
+        if (!held.isFile()) throw clash(key);
+        let current: Uint8Array;
+        try {
+          current = await this.get(key);
+        } catch (e) {
+          if (isNotFound(e)) continue;
+          throw e;
+        }
+        return sameBytes(current, bytes);
+      }
     } finally {
       await unlink(tmp).catch(() => undefined);
     }
@@ -295,14 +313,15 @@ export class DirectoryObjectStore implements ObjectStore {
 
   /** A file-system error as the contract's: reading, a key that is not there; writing, a key whose name a folder (or file) of other keys takes. */
   #error(e: unknown, key?: string, writing = false): unknown {
-    const clash = isCode(e, 'ENOENT') || isCode(e, 'ENOTDIR') || isCode(e, 'EISDIR') || isCode(e, 'ENOTEMPTY') || isCode(e, 'EEXIST');
-    if (key !== undefined && clash) {
-      return writing
-        ? new InvalidInputError(`${key} clashes with other keys here (a key cannot also be the folder of keys)`, 'key')
-        : new NotFoundError(`no object ${key}`);
-    }
+    const clashed = isCode(e, 'ENOENT') || isCode(e, 'ENOTDIR') || isCode(e, 'EISDIR') || isCode(e, 'ENOTEMPTY') || isCode(e, 'EEXIST');
+    if (key !== undefined && clashed) return writing ? clash(key) : new NotFoundError(`no object ${key}`);
     return storageError(e);
   }
+}
+
+/** A key whose name a folder (or file) of other keys takes. */
+function clash(key: string): InvalidInputError {
+  return new InvalidInputError(`${key} clashes with other keys here (a key cannot also be the folder of keys)`, 'key');
 }
 
 function info(key: string, s: import('node:fs').BigIntStats): ObjectInfo | undefined {
