@@ -65,7 +65,8 @@ const REACH: Record<string, Spec> = {
   'GET /v1/index': { reach: 'store' },
   'POST /v1/chunks:missing': { reach: 'store', json: { keys: [] } },
   'PUT /v1/chunks/{key}': { reach: 'store', raw: 'chunk' },
-  'POST /v1/documents:commit': { reach: 'paths', json: { chunks: [], path: '{p}-empty' } },
+  // (Store-wide: its MISSING_CHUNKS would answer which chunks the whole store holds.)
+  'POST /v1/documents:commit': { reach: 'store', json: { chunks: [], path: '{p}-empty' } },
   'POST /v1/uploads': { reach: 'open' },
   'GET /v1/uploads/{id}': { reach: 'open' },
   'DELETE /v1/uploads/{id}': { reach: 'open' },

@@ -151,6 +151,19 @@ describe('auth scopes', () => {
     // Open endpoints stay open.
     for (const path of ['/healthz', '/docs/json']) expect((await call(s.url, 'GET', path)).status, path).toBe(200);
 
+    // A change of metadata answers the updated entry only to a token that may read it: a
+    // write-only token (an append-only client) learns nothing of the entry (found in review).
+    const json = { body: '{}', headers: { 'content-type': 'application/json' } };
+    const fresh = await call(s.url, 'POST', '/v1/documents?path=c/d', { body: 'metadata only', token: tokens.admin });
+    expect(fresh.status).toBe(201);
+    for (const url of ['/v1/entry?path=c/d', `/v1/documents/${fresh.json.digest}/meta`]) {
+      const blind = await call(s.url, 'PATCH', url, { ...json, token: tokens['write-only'] });
+      expect([blind.status, blind.body.length], url).toEqual([204, 0]);
+      const seen = await call(s.url, 'PATCH', url, { ...json, token: tokens['read+write'] });
+      expect(seen.status, url).toBe(200);
+      expect(seen.json).toMatchObject({ path: 'c/d', digest: fresh.json.digest });
+    }
+
     recordScopes = { 'endpoints checked': endpoints.length, 'scope checks': scopeChecks, 'wrong-scope requests refused with 403': refused403, 'requests without a token refused with 401': refused401 };
   });
 

@@ -74,7 +74,8 @@ export function limitStore(store: Store, prefixes: readonly string[]): Store {
     readonly: store.readonly,
     refresh: () => store.refresh(),
     put: (input: Parameters<Store['put']>[0], meta?: PutMeta, options?: Parameters<Store['put']>[2]) => store.put(input, putMeta(meta), options),
-    commitChunks: (keys: string[], meta?: PutMeta) => store.commitChunks(keys, putMeta(meta)),
+    // (commitChunks is not here: its MISSING_CHUNKS names every key the whole store lacks — the
+    // presence of chunks is store-wide, as chunks:missing is.)
     stat: async (r: string) => store.stat(await ref(r)),
     resolve: async (r: string) => store.resolve(await ref(r)),
     document: async (digest: string) => store.document(await reached(digest)),

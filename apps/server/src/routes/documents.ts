@@ -92,11 +92,13 @@ export default async function documents(app: FastifyInstance, opts: { maxDocumen
         'The digest names the document\'s upload without a path, else the one path showing it; when several paths show it the call fails with AMBIGUOUS (409, `paths` lists them) and nothing changes: use PATCH /v1/entry?path= instead.',
       params: DigestParams,
       body: MetaChange,
-      response: { 200: DocumentInfo, ...errors(400, 401, 403, 404, 409) },
+      response: { 200: DocumentInfo, 204: z.null(), ...errors(400, 401, 403, 404, 409) },
     },
-    handler: async (request) => {
+    handler: async (request, reply) => {
       const digest = digestParam(request.params.digest);
       await request.store.updateMeta([{ digest, ...request.body }]);
+      // The updated entry is an answer to read: a write-only token (an append-only client) gets 204.
+      if (request.access && !request.access.scopes.has('read')) return reply.code(204).send(null);
       return request.store.stat(digest);
     },
   });

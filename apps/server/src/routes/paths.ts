@@ -59,11 +59,13 @@ export default async function paths(app: FastifyInstance) {
       summary: 'Change a path\'s media type, tags or key/value metadata (every version keeps them)',
       querystring: PathQuery,
       body: MetaChange,
-      response: { 200: DocumentInfo, ...errors(400, 401, 403, 404) },
+      response: { 200: DocumentInfo, 204: z.null(), ...errors(400, 401, 403, 404) },
     },
-    handler: async (request) => {
+    handler: async (request, reply) => {
       const path = pathParam(request.query.path);
       await request.store.updateMeta([{ path, ...request.body }]);
+      // The updated entry is an answer to read: a write-only token (an append-only client) gets 204.
+      if (request.access && !request.access.scopes.has('read')) return reply.code(204).send(null);
       return request.store.stat(path);
     },
   });
