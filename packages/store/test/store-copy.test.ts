@@ -130,6 +130,34 @@ describe('copyStore', () => {
     );
   });
 
+  it('versions of the same bytes at the same time are paired one for one: a copy stopped between them is completed (found in review)', async () => {
+    const src = await fresh();
+    const dst = await fresh();
+    try {
+      // Puts of one commit share its time: X, Y, X at one path.
+      await Promise.all([src.put(text(1), { path: 'a.txt' }), src.put(text(2), { path: 'a.txt' }), src.put(text(1), { path: 'a.txt' })]);
+      const versions = await src.versions('a.txt');
+      expect(versions.map((v) => v.createdAt).every((t) => t === versions[0]!.createdAt)).toBe(true);
+      await src.pin({ path: 'a.txt', version: 3 });
+      await copyStore(src, dst);
+      // As if the copy had been stopped before the third version: its last version gone.
+      await dst.deleteVersion('a.txt', 3);
+      expect(Buffer.from(await dst.getBytes((await dst.stat('a.txt')).digest)).equals(Buffer.from(text(2)))).toBe(true);
+      const again = await copyStore(src, dst);
+      expect(again).toMatchObject({ versionsCopied: 1, versionsPresent: 2, errors: [] });
+      expect((await dst.stat('a.txt')).digest).toBe((await src.stat('a.txt')).digest);
+      // The pin lands on the version that stands for the source's third, not on the first X.
+      expect((await dst.versions('a.txt')).map((v) => [v.digest === versions[0]!.digest, v.pinned])).toEqual([
+        [true, false],
+        [false, false],
+        [true, true],
+      ]);
+    } finally {
+      await src.close();
+      await dst.close();
+    }
+  });
+
   it('a put keeps a given time; link names content without bytes; a snapshot keeps a given id, once', async () => {
     const s = await fresh();
     try {

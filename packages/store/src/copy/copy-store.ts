@@ -80,6 +80,21 @@ async function treeOf(store: AnyStore, id: string): Promise<{ root: DirNode; fil
   return { root, files };
 }
 
+/**
+ * The versions of a path by their digest and time, each to be taken once: `take` answers the
+ * first not yet taken with the digest and time of `v`, or undefined.
+ */
+function pairs<T extends { digest: string; createdAt: string }>(versions: readonly T[]): { take: (v: { digest: string; createdAt: string }) => T | undefined } {
+  const byKey = new Map<string, T[]>();
+  for (const v of versions) {
+    const key = `${v.digest} ${v.createdAt}`;
+    const list = byKey.get(key);
+    if (list) list.push(v);
+    else byKey.set(key, [v]);
+  }
+  return { take: (v) => byKey.get(`${v.digest} ${v.createdAt}`)?.shift() };
+}
+
 export async function copyStore(src: AnyStore, dst: AnyStore, options: CopyOptions = {}): Promise<CopyReport> {
   // A copy reads most of the source: a source on object storage fetches each pack whole, in
   // one request (decision 0061), instead of by ranges its concurrent readers break.
@@ -147,9 +162,12 @@ async function copyAll(src: AnyStore, dst: AnyStore, options: CopyOptions): Prom
     const path = entry.path;
     const from = await src.versions(path);
     const had = await dst.versions(path).catch((e: unknown) => (isNotFound(e) ? [] : Promise.reject(e)));
-    const present = new Set(had.map((v) => `${v.digest} ${v.createdAt}`));
+    // Versions are paired in order, one for one: several versions of a path may hold the same
+    // bytes at the same time (puts of one commit), so a version of the destination stands for
+    // one of the source's at most (a copy stopped between two such was completed as if whole).
+    const present = pairs(had);
     for (const v of from) {
-      if (present.has(`${v.digest} ${v.createdAt}`)) {
+      if (present.take(v)) {
         report.versionsPresent++;
         continue;
       }
@@ -157,9 +175,9 @@ async function copyAll(src: AnyStore, dst: AnyStore, options: CopyOptions): Prom
       report.versionsCopied++;
     }
     if (from.some((v) => v.pinned)) {
-      const now = new Map((await dst.versions(path)).map((v) => [`${v.digest} ${v.createdAt}`, v]));
+      const now = pairs(await dst.versions(path));
       for (const v of from) {
-        const there = now.get(`${v.digest} ${v.createdAt}`);
+        const there = now.take(v);
         if (v.pinned && there && !there.pinned) {
           await dst.pin({ path, version: there.version });
           report.pins++;
