@@ -202,6 +202,20 @@ describe('snapshots', () => {
     expect((await r.snapshots()).map((x) => x.id)).toEqual([a.id, b.id]);
   });
 
+  it('restores a name as long as a file system allows (the temporary file has a name of its own; found in review)', async () => {
+    const { store } = await newStore();
+    const src = join(tempDir(), 'src');
+    mkdirSync(src);
+    const long = 'n'.repeat(250);
+    writeFileSync(join(src, long), 'data\n');
+    writeFileSync(join(src, 'ok'), 'other\n');
+    const snap = await store.snapshot(src);
+    const out = join(tempDir(), 'out');
+    await store.restore(snap.id, out);
+    expect(readFileSync(join(out, long), 'utf8')).toBe('data\n');
+    expect(readdirSync(out).sort()).toEqual([long, 'ok']);
+  });
+
   it('refuses a target that is not empty, and never writes through an existing link', async () => {
     const { store } = await newStore();
     const src = join(tempDir(), 'src');
@@ -677,6 +691,29 @@ describe('a tree that changes while it is snapshotted', () => {
     const next = await store.snapshot(src);
     expect(await store.diffSnapshots(snap.id, next.id)).toEqual({ added: [], removed: [], changed: [] });
     expect((await store.verify()).ok).toBe(true);
+  });
+
+  it('a file swapped for a FIFO during the scan ends the snapshot with an error, never a hang (found in review)', { timeout: 60_000 }, async () => {
+    const { store } = await newStore();
+    const src = join(tempDir(), 'src');
+    mkdirSync(src);
+    // Enough files that the workers open them (by path, after the scan).
+    for (let i = 0; i < 400; i++) writeFileSync(join(src, `g${i}.txt`), `file ${i}\n`);
+    writeFileSync(join(src, 'f.txt'), 'swapped\n');
+    let swapped = false;
+    const snap = store.snapshot(src, {
+      onProgress: (p) => {
+        if (p.phase !== 'scan' || swapped) return;
+        swapped = true;
+        rmSync(join(src, 'f.txt'));
+        execFileSync('mkfifo', [join(src, 'f.txt')]);
+      },
+    });
+    // Opened without O_NONBLOCK, the open waited for a writer the FIFO never gets.
+    const outcome = await Promise.race([snap.then(() => 'done', (e: Error) => e.message), new Promise((r) => setTimeout(() => r('hung'), 20_000))]);
+    expect(swapped).toBe(true);
+    expect(outcome).toMatch(/f\.txt/);
+    expect(outcome).not.toBe('hung');
   });
 
   it('a file deleted after its directory was listed, before it was stat-ed, is left out and named (first and repeated snapshots)', { timeout: 60_000 }, async () => {

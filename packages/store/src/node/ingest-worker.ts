@@ -13,7 +13,10 @@ function openRegular(path: string): number {
 }
 
 function openRegularStat(path: string) {
-  const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  // O_NONBLOCK: a file swapped for a FIFO since the scan would block the open (and the thread)
+  // until a writer came; so it opens, and fails the regular-file check below. (No effect on
+  // reading a regular file.)
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   const stat = fstatSync(fd);
   if (!stat.isFile()) {
     closeSync(fd);

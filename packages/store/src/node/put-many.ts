@@ -30,7 +30,8 @@ export interface ManyPuts extends NeutralManyPuts {
  * something else since (a snapshot must not follow a link planted between scan and read).
  */
 export function openRegularFile(path: string): number {
-  const fd = openSync(path, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
+  // (O_NONBLOCK: a FIFO planted since the scan would block the open until a writer came.)
+  const fd = openSync(path, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
   if (!fstatSync(fd).isFile()) {
     closeSync(fd);
     throw new InvalidInputError(`${path} is no longer a regular file (changed while the snapshot ran)`, 'path');

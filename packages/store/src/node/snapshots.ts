@@ -24,7 +24,7 @@ import {
   writeSync,
   type Dirent,
 } from 'node:fs';
-import { join, posix } from 'node:path';
+import { dirname, join, posix } from 'node:path';
 import { InvalidInputError } from '@kura/core';
 import { breather } from '../breather.js';
 import type { Excluder } from './exclude.js';
@@ -226,7 +226,9 @@ export function prepareTarget(target: string, overwrite: boolean): void {
  * checked, so an existing file is never truncated for a restore that then fails.
  */
 function openTemp(full: string): { fd: number; temp: string } {
-  const temp = `${full}.kura-restore-${randomBytes(6).toString('hex')}`;
+  // A name of its own length in the same directory (the rename stays atomic): `full`'s name
+  // with a suffix would pass NAME_MAX for names the snapshot held (over ~228 bytes).
+  const temp = join(dirname(full), `.kura-restore-${randomBytes(6).toString('hex')}`);
   return { fd: openSync(temp, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL | fsc.O_NOFOLLOW, 0o600), temp };
 }
 
