@@ -39,7 +39,7 @@ const NTH: Record<ObjectPoint, number> = {
   'checkpoint-written': 1,
 };
 
-/** Compactions are rare on a bucket (each commit uploads packs of its own documents): every round dies at the first. */
+/** Each commit on a bucket uploads packs of its own documents: compactions come from the child's pairs of puts, every tenth put; every round dies at the first. */
 const nth = (point: ObjectPoint, round: number) => NTH[point] + (point === 'records-moved' ? 0 : round);
 
 let s3: S3Server;

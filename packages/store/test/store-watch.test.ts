@@ -263,11 +263,15 @@ describe('kura watch', () => {
     const w = store.watch(tree, { settleMs: 100, onEvent: (e) => events.push(e) });
     try {
       await w.ready;
-      // The faulty twin: the next put fails as a commit to unreachable storage would.
+      // The faulty twin: the next put fails as a commit to unreachable storage would — and the
+      // file changes again meanwhile (its event, heard after the failure, waits out RETRY_MS too).
       const putFiles = store.putFiles.bind(store);
       let failures = 1;
       store.putFiles = ((...args: Parameters<Store['putFiles']>) => {
-        if (failures-- > 0) throw Object.assign(new Error('the storage did not answer'), { code: 'STORAGE_UNREACHABLE' });
+        if (failures-- > 0) {
+          writeFileSync(join(tree, 'kept.md'), 'stored on the second try\n');
+          throw Object.assign(new Error('the storage did not answer'), { code: 'STORAGE_UNREACHABLE' });
+        }
         return putFiles(...args);
       }) as Store['putFiles'];
       writeFileSync(join(tree, 'kept.md'), 'stored on the second try\n');

@@ -96,6 +96,8 @@ export class Watch {
   readonly #settleMs: number;
   /** Paths (from the root) changed, with when they last changed. */
   readonly #pending = new Map<string, number>();
+  /** Until when (ms since the epoch) nothing is stored: set by a failed store of changes. */
+  #retryAt = 0;
   readonly #storeDirs = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
   #flushing: Promise<void> | undefined;
@@ -222,12 +224,12 @@ export class Watch {
     this.#schedule();
   }
 
-  #schedule(): void {
+  #schedule(ms = Math.max(50, Math.min(CLOSED_QUIET_MS, this.#settleMs / 4))): void {
     if (this.#timer || this.#closed) return;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       void this.#serially(() => this.#flush());
-    }, Math.max(50, Math.min(CLOSED_QUIET_MS, this.#settleMs / 4)));
+    }, ms);
   }
 
   /** Runs `work` after whatever store of changes is under way (one at a time). */
@@ -244,6 +246,9 @@ export class Watch {
    */
   async #flush(): Promise<void> {
     const now = Date.now();
+    // Changes heard since a store failed wait with those it left: the storage that did not
+    // answer then is not asked again at once for each of them.
+    if (now < this.#retryAt) return this.#schedule(this.#retryAt - now);
     const due: string[] = [];
     const quiet: string[] = [];
     for (const [rel, at] of this.#pending) {
@@ -260,9 +265,9 @@ export class Watch {
     } catch (e) {
       // Not stored (a commit failed, the storage did not answer): looked at again after
       // RETRY_MS, so that a change heard is never dropped for a failure it did not cause.
-      const at = Date.now() + RETRY_MS;
-      for (const rel of due) if (!this.#pending.has(rel)) this.#pending.set(rel, at);
-      this.#schedule();
+      this.#retryAt = Date.now() + RETRY_MS;
+      for (const rel of due) if (!this.#pending.has(rel)) this.#pending.set(rel, now);
+      this.#schedule(RETRY_MS);
       throw e;
     }
     if (this.#pending.size) this.#schedule();
