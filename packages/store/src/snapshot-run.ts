@@ -9,6 +9,7 @@
 import { InternalError } from '@kura/core';
 import { NotFoundError } from './errors.js';
 import type { PutResult } from './put.js';
+import { parseDigest } from './hex.js';
 import type { SnapshotInfo } from './catalog/snapshot.js';
 import { cachedDigests, hasStamps, recordStamps } from './catalog/stamps.js';
 import type { Store as StoreCore } from './store.js';
@@ -116,13 +117,19 @@ export async function snapshotRun(h: SnapshotHost, source: SnapshotSource, optio
     try {
       info = await h.store.createSnapshot(scan.root, label);
     } catch (e) {
-      // A reused document deleted meanwhile (its snapshots removed, then GC): read them all.
-      if (!(e instanceof NotFoundError) || reused.length === 0) throw e;
+      // Documents the files name went meanwhile: a reused one (its snapshots removed, then GC),
+      // or a user's that a file read now has the bytes of (a put shares it without a hold, and
+      // the user deleted it since). Those files are read again, and the commit tried again.
+      if (!(e instanceof NotFoundError)) throw e;
+      const lost = ctx.db.read(() => scan.files.filter((f) => !ctx.st.docIdByDigest.get(parseDigest(f.entry.digest))));
+      if (lost.length === 0) throw e;
       const goneLater = new Set<ScannedFile>();
-      await source.put(reused, recordRead, (f) => goneLater.add(f), true);
+      await source.put(lost, recordRead, (f) => goneLater.add(f), true);
       if (goneLater.size) leaveOut(scan, goneLater);
       goneLater.forEach((f) => gone.add(f));
-      read.push(...reused.splice(0));
+      const again = new Set(lost);
+      read.push(...reused.filter((f) => again.has(f)));
+      reused.splice(0, reused.length, ...reused.filter((f) => !again.has(f)));
       info = await h.store.createSnapshot(scan.root, label);
     }
     if (root !== undefined) {

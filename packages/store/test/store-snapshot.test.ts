@@ -655,6 +655,31 @@ describe('snapshots of a directory snapshotted before (unchanged files are not r
     expect(describeTree(out)).toEqual(describeTree(src));
     expect((await store.verify()).ok).toBe(true);
   });
+
+  it("a file read now whose bytes are a user's document, deleted before the commit, is read again (found in review)", { timeout: 60_000 }, async () => {
+    const { store } = await newStore();
+    const src = join(tempDir(), 'src');
+    mkdirSync(src);
+    writeFileSync(join(src, 'copy.txt'), 'the bytes of a note\n');
+    writeFileSync(join(src, 'other.txt'), 'something else\n');
+    await store.put(new TextEncoder().encode('the bytes of a note\n'), { path: 'notes/u.txt' });
+    const commit = store.createSnapshot.bind(store);
+    let raced = false;
+    store.createSnapshot = async (root, options) => {
+      if (!raced) {
+        raced = true;
+        await store.deletePath('notes/u.txt'); // the note's document, which copy.txt's put found, goes
+        await store.gc();
+      }
+      return commit(root, options);
+    };
+    const snap = await store.snapshot(src);
+    expect(raced).toBe(true);
+    const out = join(tempDir(), 'out');
+    await store.restore(snap.id, out);
+    expect(describeTree(out)).toEqual(describeTree(src));
+    expect((await store.verify()).ok).toBe(true);
+  });
 });
 
 describe('a tree that changes while it is snapshotted', () => {
