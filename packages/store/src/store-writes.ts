@@ -60,17 +60,30 @@ export async function put(ctx: StoreContext, input: PutInput, meta: PutMeta, opt
   return indexed(ctx, putDocument(ctx, ingestHere(ctx, source), m, undefined, options.listed ?? true, options.onChunk));
 }
 
+export interface LinkOptions {
+  /**
+   * A new version even when the path shows this document already (a copy of a path deleted
+   * with its versions kept and put again unchanged). The path's entry is made again: its tags,
+   * metadata and media type are the ones `meta` gives.
+   */
+  newVersion?: boolean;
+}
+
 /**
  * Names a document the store has — at a path (a new version, as a put of its bytes would make)
  * or as a pathless entry — without its bytes: the `put` operation of a document that exists
  * records its entry alone (FORMAT.md §15.3). What a copy from another store does for content
  * the destination already holds. NOT_FOUND when the store lacks it.
  */
-export async function link(ctx: StoreContext, digest: string, meta: PutMeta): Promise<PutResult> {
+export async function link(ctx: StoreContext, digest: string, meta: PutMeta, options: LinkOptions = {}): Promise<PutResult> {
   const m = parsePutMeta(meta);
+  if (options.newVersion && m.path === undefined) throw new InvalidInputError('newVersion names a version of a path: give the path', 'newVersion');
   const doc = ctx.db.read(() => requireDoc(ctx.st, digest));
   const op: Extract<Op, { op: 'put' }> = { op: 'put', digest: formatDigest(doc.digest), size: doc.size, manifest: bytesToHex(doc.manifest), packs: [], places: [], entry: entryAttributes(m) };
-  await indexed(ctx, ctx.writer.commit([op]));
+  // A put of the document a path shows makes no version (FORMAT.md §11); after the path's
+  // delete with its versions kept, in the same commit, it makes one whatever the path showed.
+  const ops: Op[] = options.newVersion ? [{ op: 'delete-path', path: m.path!, keepVersions: true }, op] : [op];
+  await indexed(ctx, ctx.writer.commit(ops));
   return { digest: formatDigest(doc.digest), size: doc.size, chunks: doc.manifest.length / ENTRY_SIZE, newChunks: 0, newBytesStored: 0 };
 }
 

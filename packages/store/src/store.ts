@@ -71,8 +71,8 @@ export class Store extends StoreReads {
 
   /** Stores a document made of stored chunks, in order, read back and hashed (else MISSING_CHUNKS). */
   /** Names a document the store has, at `meta.path` or as a pathless entry, without its bytes (store-writes.ts). */
-  async link(digest: string, meta: PutMeta = {}): Promise<PutResult> {
-    return writes.link(this.#w('link'), digest, meta);
+  async link(digest: string, meta: PutMeta = {}, options: writes.LinkOptions = {}): Promise<PutResult> {
+    return writes.link(this.#w('link'), digest, meta, options);
   }
 
   async commitChunks(keys: string[], meta: PutMeta = {}): Promise<PutResult> {

@@ -50,6 +50,7 @@ type Change =
   | { kind: 'tag'; path: number; tag: number; remove: boolean }
   | { kind: 'meta'; path: number; value: number | null }
   | { kind: 'delete-path'; path: number }
+  | { kind: 'delete-path-keep'; path: number; back: boolean }
   | { kind: 'delete-version'; path: number }
   | { kind: 'pin'; path: number }
   | { kind: 'snapshot'; contents: number[] };
@@ -60,6 +61,7 @@ const change: fc.Arbitrary<Change> = fc.oneof(
   fc.record({ kind: fc.constant('tag' as const), path: fc.nat(5), tag: fc.nat(3), remove: fc.boolean() }),
   fc.record({ kind: fc.constant('meta' as const), path: fc.nat(5), value: fc.option(fc.nat(3), { nil: null }) }),
   fc.record({ kind: fc.constant('delete-path' as const), path: fc.nat(5) }),
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('delete-path-keep' as const), path: fc.nat(5), back: fc.boolean() }) },
   fc.record({ kind: fc.constant('delete-version' as const), path: fc.nat(5) }),
   fc.record({ kind: fc.constant('pin' as const), path: fc.nat(5) }),
   fc.record({ kind: fc.constant('snapshot' as const), contents: fc.array(fc.nat(20), { minLength: 1, maxLength: 4 }) }),
@@ -68,13 +70,21 @@ const change: fc.Arbitrary<Change> = fc.oneof(
 async function apply(s: Store, changes: Change[]): Promise<void> {
   const p = (n: number) => `docs/p${n}.md`;
   const exists = async (path: string) => (await s.versions(path)).length > 0;
+  const shown = (path: string) => s.stat(path).then(() => true, () => false); // (deleted with its versions kept: not shown)
   for (const c of changes) {
     if (c.kind === 'put') await s.put(text(c.content), { path: p(c.path), tags: [`t${c.content % 3}`] });
     else if (c.kind === 'loose') await s.put(text(100 + c.content), { tags: ['loose'] });
     else if (!['snapshot'].includes(c.kind) && !(await exists(p((c as { path: number }).path)))) continue;
+    else if (['tag', 'meta', 'delete-path-keep'].includes(c.kind) && !(await shown(p((c as { path: number }).path)))) continue;
     else if (c.kind === 'tag') await s.updateMeta([{ path: p(c.path), ...(c.remove ? { removeTags: [`t${c.tag}`] } : { addTags: [`t${c.tag}`] }) }]);
     else if (c.kind === 'meta') await s.updateMeta([{ path: p(c.path), meta: { owner: c.value === null ? null : `o${c.value}` } }]);
     else if (c.kind === 'delete-path') await s.deletePath(p(c.path));
+    else if (c.kind === 'delete-path-keep') {
+      // Deleted with its versions kept — and (`back`) put again unchanged, as watch does when a file goes and comes back.
+      const bytes = c.back ? await s.getBytes((await s.stat(p(c.path))).digest) : undefined;
+      await s.deletePath(p(c.path), { keepVersions: true });
+      if (bytes) await s.put(bytes, { path: p(c.path) });
+    }
     else if (c.kind === 'delete-version') {
       const v = await s.versions(p(c.path));
       if (v.length > 1) await s.deleteVersion(p(c.path), v[0]!.version);
@@ -106,18 +116,22 @@ describe('copyStore', () => {
           await apply(src, then);
           await copyStore(src, dst);
           // A copy adds, it never deletes: what the source deleted since stays in the
-          // destination, and a path deleted and put again with the same document keeps its
-          // older version there (no new version of the latest document). So: every entry of
-          // the source shows the same content, type, tags and metadata, and every version's
-          // document is among its versions.
+          // destination. So: every entry of the source shows the same content, type, tags and
+          // metadata, and every version of the source (its document and time) is among the
+          // destination's — also one of the document the path showed there already (a path
+          // deleted and put again unchanged).
           const a = await seen(src);
           const b = await seen(dst);
           const shown = (e: (typeof a.entries)[number]) => ({ path: e.path, digest: e.digest, mediaType: e.mediaType, tags: e.tags, meta: e.meta });
           const there = new Map(b.entries.map((e) => [e.path ?? e.digest, e]));
           for (const e of a.entries) expect(shown(there.get(e.path ?? e.digest)!)).toEqual(shown(e));
           for (const vs of a.versions) {
-            const have = new Set((await dst.versions(vs[0]!.path)).map((v) => v.digest));
-            for (const v of vs) expect(have.has(v.digest)).toBe(true);
+            const have = (await dst.versions(vs[0]!.path)).map((v) => `${v.digest} ${v.createdAt}`);
+            for (const v of vs) {
+              const at = have.indexOf(`${v.digest} ${v.createdAt}`);
+              expect(at, `${v.path}@${v.version} in the destination`).toBeGreaterThanOrEqual(0);
+              have.splice(at, 1);
+            }
           }
           expect(b.snapshots.filter((x) => a.snapshots.some((y) => y.id === x.id))).toEqual(a.snapshots);
           expect((await dst.verify()).ok).toBe(true);
@@ -181,6 +195,31 @@ describe('copyStore', () => {
       expect((await s.snapshots()).length).toBe(1);
     } finally {
       await s.close();
+    }
+  });
+
+  it('a path deleted with its versions kept and put again unchanged has both versions in the copy (left in 0061, now copied)', async () => {
+    const src = await fresh();
+    const dst = await fresh();
+    try {
+      await src.put(text(1), { path: 'w.txt', tags: ['kept'], meta: { owner: 'me' } });
+      await src.deletePath('w.txt', { keepVersions: true }); // what watch does when the file goes
+      await src.put(text(1), { path: 'w.txt' }); // ... and comes back unchanged
+      const versions = await src.versions('w.txt');
+      expect(versions.map((v) => v.version)).toEqual([1, 2]);
+      const first = await copyStore(src, dst);
+      expect(first).toMatchObject({ versionsCopied: 2, errors: [] });
+      expect(await seen(dst)).toEqual(await seen(src));
+      expect(await copyStore(src, dst)).toMatchObject({ versionsCopied: 0, versionsPresent: 2, entriesUpdated: 0 });
+      // newVersion names a version of a path: without one it is refused, and nothing changes.
+      await expect(dst.link(versions[0]!.digest, {}, { newVersion: true })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      // On its own: the entry is made again with what the link gives.
+      await dst.link(versions[0]!.digest, { path: 'w.txt', tags: ['given'] }, { newVersion: true });
+      expect((await dst.versions('w.txt')).map((v) => v.version)).toEqual([1, 2, 3]);
+      expect(await dst.stat('w.txt')).toMatchObject({ tags: ['given'], meta: {} });
+    } finally {
+      await src.close();
+      await dst.close();
     }
   });
 

@@ -115,11 +115,12 @@ async function copyAll(src: AnyStore, dst: AnyStore, options: CopyOptions): Prom
     report.errors.push({ what, code: codeOf(e), message: e.message });
   };
 
-  type Meta = { path?: string; time?: string; version?: number; mediaType?: string };
+  type Meta = { path?: string; time?: string; version?: number; mediaType?: string; tags?: string[]; meta?: Record<string, string> };
   /** Per document, the last bring of it: two paths showing one document take turns, so the second names it without bytes. */
   const turns = new Map<Digest, Promise<void>>();
-  const bring = (digest: Digest, meta: Meta, listed = true): Promise<void> => {
-    const mine = (turns.get(digest) ?? Promise.resolve()).catch(() => undefined).then(() => bringNow(digest, meta, listed));
+  /** `again`: a version of the document the destination's path shows already (see copyPath). */
+  const bring = (digest: Digest, meta: Meta, listed = true, again = false): Promise<void> => {
+    const mine = (turns.get(digest) ?? Promise.resolve()).catch(() => undefined).then(() => bringNow(digest, meta, listed, again));
     turns.set(digest, mine);
     return mine.finally(() => {
       if (turns.get(digest) === mine) turns.delete(digest);
@@ -127,11 +128,11 @@ async function copyAll(src: AnyStore, dst: AnyStore, options: CopyOptions): Prom
   };
 
   /** Puts the source's bytes of `digest` in the destination with `meta`, or names them there when it has them. */
-  const bringNow = async (digest: Digest, meta: Meta, listed: boolean): Promise<void> => {
+  const bringNow = async (digest: Digest, meta: Meta, listed: boolean, again: boolean): Promise<void> => {
     if (await dst.has(digest)) {
       if (!listed) return; // a snapshot's file: being there is all it needs
       try {
-        await dst.link(digest, meta);
+        await dst.link(digest, meta, again ? { newVersion: true } : {});
         report.documentsLinked++;
         return;
       } catch (e) {
@@ -166,12 +167,23 @@ async function copyAll(src: AnyStore, dst: AnyStore, options: CopyOptions): Prom
     // bytes at the same time (puts of one commit), so a version of the destination stands for
     // one of the source's at most (a copy stopped between two such was completed as if whole).
     const present = pairs(had);
+    // A put of the document a path shows makes no version: a source path deleted with its
+    // versions kept and put again unchanged (what watch does when a file goes and comes back)
+    // has X then X, and the second X is linked as a new version (its entry made again, with
+    // the source's tags and metadata).
+    let shows = await dst.stat(path).then(
+      (d) => d.digest,
+      (e: unknown) => (isNotFound(e) ? undefined : Promise.reject(e)),
+    );
     for (const v of from) {
       if (present.take(v)) {
         report.versionsPresent++;
         continue;
       }
-      await bring(v.digest, { path, time: v.createdAt, version: v.version, ...(entry.mediaType !== null ? { mediaType: entry.mediaType } : {}) });
+      const again = v.digest === shows;
+      const attributes = again ? { tags: entry.tags, meta: entry.meta } : {};
+      await bring(v.digest, { path, time: v.createdAt, version: v.version, ...(entry.mediaType !== null ? { mediaType: entry.mediaType } : {}), ...attributes }, true, again);
+      shows = v.digest; // (the version made is the path's latest: numbers only grow)
       report.versionsCopied++;
     }
     if (from.some((v) => v.pinned)) {
