@@ -13,6 +13,7 @@ import type { ChunkEvent, PutResult } from './put.js';
 import type { Store as StoreCore } from './store.js';
 import { knownChunks, type StoreContext } from './store-context.js';
 import type { PutInput } from './store-types.js';
+import { INDEXED_TEXT_MAX } from './search/text.js';
 
 /** What the puts of many sources work with: the store's public puts and its context. */
 export interface ManyPuts {
@@ -108,7 +109,8 @@ export async function* putMany<S>(
         if (batch.length === SMALL_BATCH) sendBatch();
       } else {
         if (batch.length) sendBatch();
-        const stream = pool.ingestSource(item.source, opts, false, known);
+        // A listed document's first bytes come back for the search index (text-heads.ts).
+        const stream = pool.ingestSource(item.source, opts, false, known, listed ? INDEXED_TEXT_MAX : undefined);
         window.push(settle(i, h.store.putChunks(stream, item.meta ?? {}, { ...options, order: order.next() })));
       }
       while (window.length >= inFlight) yield* await window.shift()!;

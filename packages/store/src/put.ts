@@ -21,6 +21,7 @@ import { DigestMismatchError } from './errors.js';
 import { bytesToHex, hexInto } from './hex.js';
 import { ManifestBuilder } from './bytes/manifest.js';
 import { RECORD_HEADER_SIZE, groupRawMax } from './bytes/pack-record.js';
+import type { TextHeads } from './search/text-heads.js';
 import type { KnownChunks } from './ingest/known-chunks.js';
 import type { Statements } from './catalog/statements.js';
 import type { GroupPlace, StoredChunk, Writer } from './bytes/writer.js';
@@ -47,6 +48,8 @@ export interface PutContext {
   chunkNameKey?: Uint8Array | undefined;
   /** Told every chunk found stored or committed, when ingest workers share it. */
   known?: KnownChunks | undefined;
+  /** The search index's upkeep: takes the first bytes of documents a worker had in hand. */
+  indexer?: { heads: TextHeads } | undefined;
 }
 
 export interface ResolvedMeta {
@@ -77,7 +80,9 @@ export interface PutOptions {
 }
 
 /** Chunks of one document, in order, ending with its digest (the generator's return value). */
-export type ChunkStream = AsyncGenerator<StreamChunk, IngestResult, undefined>;
+/** A stream's result; `head`: the document's first bytes, when its ingest worker was asked for them (text-heads.ts). */
+export type StreamResult = IngestResult & { head?: Uint8Array };
+export type ChunkStream = AsyncGenerator<StreamChunk, StreamResult, undefined>;
 
 /**
  * Runs the fused ingest kernel on this thread. A document that may have more than one chunk
@@ -409,6 +414,8 @@ export async function putDocument(
     }
     const result = step.value;
     put.check(result, meta);
+    // For the search index, before the commit queues the entry: never read back what was in hand.
+    if (listed && result.head) ctx.indexer?.heads.keep(result.digest, result.head);
     if (order) await order.turn;
     const queued = put.queue(result, meta, listed);
     order?.done(); // queued: the next put in line may queue its commit behind this one

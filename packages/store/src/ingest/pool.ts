@@ -5,10 +5,10 @@
  * Platform-neutral: a platform supplies how to spawn a worker (node/ingest-pool.ts,
  * browser/ingest-pool.ts).
  */
-import type { IngestOptions, IngestResult } from '@kura/core';
+import type { IngestOptions } from '@kura/core';
 import type { StreamChunk } from './chunk-groups.js';
 import { InternalError, KuraError, isKuraErrorCode } from '@kura/core';
-import type { ChunkStream } from '../put.js';
+import type { ChunkStream, StreamResult } from '../put.js';
 import type { KnownChunks } from './known-chunks.js';
 import type { ErrorShape, FromWorker, ToWorker } from './protocol.js';
 import { unpackSmallResults, type PackedSmall, type ReadyChunks, type TooLarge } from './small-batch.js';
@@ -76,7 +76,7 @@ export interface PoolWorker<S> {
 export type SpawnWorker<S> = (onMessage: (m: FromWorker) => void, onError: (e: Error) => void) => PoolWorker<S>;
 
 interface Job<S> {
-  queue: (StreamChunk[] | { end: IngestResult } | { error: Error })[];
+  queue: (StreamChunk[] | { end: StreamResult } | { error: Error })[];
   wake: (() => void) | undefined;
   worker: PoolWorker<S>;
 }
@@ -138,8 +138,8 @@ export class IngestPoolCore<S> {
    * The chunk stream of one source, computed on the least busy worker. `known`: the chunks the
    * store holds; the worker then compresses only the others (decision 0018).
    */
-  ingestSource(source: S, options: IngestOptions, regularOnly = false, known?: KnownChunks): ChunkStream {
-    return this.#start((id) => ({ type: 'file', id, source, options, ...(regularOnly ? { regularOnly } : {}), ...knownTable(known) }));
+  ingestSource(source: S, options: IngestOptions, regularOnly = false, known?: KnownChunks, head?: number): ChunkStream {
+    return this.#start((id) => ({ type: 'file', id, source, options, ...(regularOnly ? { regularOnly } : {}), ...knownTable(known), ...(head ? { head } : {}) }));
   }
 
   /** The chunk stream of a buffer (copied to the worker; the caller keeps its bytes). */
@@ -222,7 +222,7 @@ export class IngestPoolCore<S> {
     const job = this.#jobs.get(m.id);
     if (!job) return;
     if (m.type === 'chunks') job.queue.push(m.chunks);
-    else if (m.type === 'end') job.queue.push({ end: { digest: m.digest, size: m.size, chunks: m.chunks } });
+    else if (m.type === 'end') job.queue.push({ end: { digest: m.digest, size: m.size, chunks: m.chunks, ...(m.head ? { head: new Uint8Array(m.head) } : {}) } });
     else job.queue.push({ error: revive(m) });
     job.wake?.();
   }

@@ -14,7 +14,8 @@ export const WINDOW = 4;
  * shared memory, per message because one pool serves every store of a process (Node).
  */
 export type ToWorker<S> =
-  | { type: 'file'; id: number; source: S; options: IngestOptions; regularOnly?: boolean; known?: SharedArrayBuffer }
+  /** `head`: send the source's first this many bytes back with its end (the search index's, text-heads.ts). */
+  | { type: 'file'; id: number; source: S; options: IngestOptions; regularOnly?: boolean; known?: SharedArrayBuffer; head?: number }
   | { type: 'bytes'; id: number; bytes: Uint8Array; options: IngestOptions; known?: SharedArrayBuffer }
   /** `statMax`: answer each file's stat too, and do not read one of this many bytes or more. */
   | { type: 'small'; id: number; sources: S[]; options: IngestOptions; known?: SharedArrayBuffer; statMax?: number }
@@ -31,7 +32,7 @@ export interface ErrorShape {
 
 export type FromWorker =
   | { type: 'chunks'; id: number; chunks: StreamChunk[] }
-  | ({ type: 'end'; id: number; digest: `sha256:${string}`; size: number; chunks: number })
+  | ({ type: 'end'; id: number; digest: `sha256:${string}`; size: number; chunks: number; head?: ArrayBuffer })
   | ({ type: 'error'; id: number } & ErrorShape)
   /** A batch of small sources answered whole, packed (small-batch.ts). */
   | { type: 'small'; id: number; packed: ArrayBuffer; errors: ErrorShape[] };

@@ -51,6 +51,18 @@ function shape(e: unknown): ErrorShape {
   };
 }
 
+/** `pieces` in one fresh buffer of `length` bytes (the only piece when it is one). */
+function joined(pieces: Uint8Array[], length: number): Uint8Array {
+  if (pieces.length === 1 && pieces[0]!.byteOffset === 0 && pieces[0]!.buffer.byteLength === length) return pieces[0]!;
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const p of pieces) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
 /** 1 MiB pieces, the size the kernel takes per call. */
 export function* slices(bytes: Uint8Array): Generator<Uint8Array> {
   for (let at = 0; at < bytes.length; at += 1 << 20) yield bytes.subarray(at, at + (1 << 20));
@@ -68,7 +80,9 @@ export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => v
         ? [...msg.chunks.filter((c) => !c.group).map((c) => c.payload.buffer as ArrayBuffer), ...groupFrames(msg.chunks)]
         : msg.type === 'small'
           ? [msg.packed]
-          : [];
+          : msg.type === 'end' && msg.head
+            ? [msg.head]
+            : [];
     host.post(msg, transfer);
   };
 
@@ -115,6 +129,7 @@ export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => v
     options: IngestOptions,
     known: KnownChunks | undefined,
     nativeDigest?: Promise<Uint8Array>,
+    headMax = 0,
   ) => {
     const flow: { inFlight: number; wake?: () => void; cancelled?: boolean } = { inFlight: 0 };
     credits.set(id, flow);
@@ -136,12 +151,21 @@ export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => v
         while (flow.inFlight >= WINDOW && !flow.cancelled) await new Promise<void>((r) => (flow.wake = r));
         if (flow.cancelled) throw new Cancelled();
       };
-      for await (const piece of source) await emit(grouped(ingester.update(piece)));
+      // The first `headMax` bytes, copied as they pass (the pieces' buffers may be reused).
+      const head: Uint8Array[] = [];
+      let headLength = 0;
+      for await (const piece of source) {
+        if (headLength < headMax) {
+          head.push(piece.slice(0, headMax - headLength));
+          headLength += head[head.length - 1]!.length;
+        }
+        await emit(grouped(ingester.update(piece)));
+      }
       if (nativeDigest) native = await nativeDigest;
       await emit(grouped(ingester.finish()));
       if (grouper) await emit(grouper.finish());
       const r = ingester.result!;
-      send({ type: 'end', id, digest: r.digest, size: r.size, chunks: r.chunks });
+      send({ type: 'end', id, digest: r.digest, size: r.size, chunks: r.chunks, ...(headMax > 0 ? { head: joined(head, headLength).buffer as ArrayBuffer } : {}) });
     } catch (e) {
       if (e instanceof Cancelled) return; // nobody listens any more
       send({ type: 'error', id, ...shape(e) });
@@ -174,7 +198,7 @@ export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => v
         send({ type: 'error', id: msg.id, ...shape(e) });
         return;
       }
-      void ingestSource(msg.id, source, msg.options, known, digest);
+      void ingestSource(msg.id, source, msg.options, known, digest, msg.head);
     } else if (msg.type === 'bytes') void ingestSource(msg.id, slices(msg.bytes), msg.options, known);
     else void ingestSmall(msg.id, msg.sources, msg.options, known, msg.statMax);
   };

@@ -9,6 +9,8 @@ import { EXTRACT_CAPS, type ExtractCaps, type Extracted } from '../extract/caps.
 import { KIND_HEAD, extractKind, type ExtractKind } from '../extract/kind.js';
 import type { DocRow, Statements } from '../catalog/statements.js';
 import { SNIFF_BYTES, decodeText, looksLikeText, textByType } from './text.js';
+import type { TextHeads } from './text-heads.js';
+import { formatDigest } from '../hex.js';
 
 /** A document's text, or the extraction it needs first. */
 export type DocumentBody = { text: string } | { extract: ExtractKind };
@@ -21,21 +23,24 @@ const decoder = new TextDecoder();
  * or damaged documents (indexed by name only; verify reports the damage). The index is built
  * from it, and snippets are made from it again at query time: the index keeps no copy.
  */
-export async function documentBody(reader: Reader, st: Statements, doc: DocRow, mediaType: string | null, max: number): Promise<DocumentBody> {
+export async function documentBody(reader: Reader, st: Statements, doc: DocRow, mediaType: string | null, max: number, heads?: TextHeads): Promise<DocumentBody> {
   const row = st.docTextGet.get(doc.id);
   const byType = textByType(mediaType);
+  // The first bytes of a document just put, when the index keeps them (text-heads.ts).
+  const kept = heads && formatDigest(doc.digest);
+  const read = (n: number) => (kept && heads!.head(kept, n)) || readHead(reader, doc, n);
   try {
     if (row) return { text: storedText(row.text, row.bytes, max) };
     if (byType === true) {
       const kind = extractKind(new Uint8Array(0), mediaType); // text/html says html
-      return kind ? { extract: kind } : { text: decodeText(await readHead(reader, doc, Math.min(doc.size, max))) };
+      return kind ? { extract: kind } : { text: decodeText(await read(Math.min(doc.size, max))) };
     }
-    const head = await readHead(reader, doc, Math.min(doc.size, KIND_HEAD));
+    const head = await read(Math.min(doc.size, KIND_HEAD));
     const kind = extractKind(head, mediaType);
     if (kind) return { extract: kind };
     if (byType === false || !looksLikeText(head.subarray(0, SNIFF_BYTES))) return { text: '' };
     const n = Math.min(doc.size, max);
-    return { text: decodeText(n <= head.length ? head.subarray(0, n) : await readHead(reader, doc, n)) };
+    return { text: decodeText(n <= head.length ? head.subarray(0, n) : await read(n)) };
   } catch {
     return { text: '' };
   }

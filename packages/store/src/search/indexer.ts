@@ -12,6 +12,8 @@ import type { ExtractCaps, Extracted } from '../extract/caps.js';
 import type { ExtractKind } from '../extract/kind.js';
 import { BACKGROUND_SHARE, DutyCycle, STARVED_MS, breather, nextTurn } from '../breather.js';
 import { spaceWords } from './words.js';
+import { TextHeads } from './text-heads.js';
+import { formatDigest } from '../hex.js';
 
 /** Documents indexed per transaction. */
 const BATCH = 256;
@@ -52,6 +54,8 @@ export class Indexer {
 
   /** Merges the index's segments once this process has indexed enough text (decision 0038). */
   readonly compaction: SearchCompaction;
+  /** The first bytes of documents just put (text-heads.ts): indexed without reading them back. */
+  readonly heads = new TextHeads();
 
   constructor(
     readonly db: SqlDatabase,
@@ -239,7 +243,8 @@ export class Indexer {
             read.set(id, undefined);
             continue;
           }
-          let body = await documentBody(this.reader, this.st, doc, entry.media_type, INDEXED_TEXT_MAX);
+          let body = await documentBody(this.reader, this.st, doc, entry.media_type, INDEXED_TEXT_MAX, this.heads);
+          this.heads.forget(formatDigest(doc.digest));
           if ('extract' in body) {
             if (extract && this.extract) {
               const r = await extractDocument(this.reader, doc, body.extract, this.extract);

@@ -1,0 +1,72 @@
+/**
+ * The first bytes of documents just put, kept for the search index (search/text-heads.ts): an
+ * ingest worker sends back the head of each listed file it read, and the index takes its text
+ * from there instead of reading the document back. What gets indexed must be exactly what a
+ * read back would give (the same 1 MiB cap, the same sniffing): checked against a store that
+ * put the same files on this thread, where no head is kept.
+ */
+import { statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { TextHeads } from '../src/search/text-heads.js';
+import { INDEXED_TEXT_MAX } from '../src/search/text.js';
+import type { StoreContext } from '../src/store-context.js';
+import type { Store } from '../src/node/index.js';
+import { newStore, randomBytes, tempDir, textBytes } from './helpers/store.js';
+
+const enc = new TextEncoder();
+const heads = (s: Store) => (s as unknown as { ctx: StoreContext }).ctx.indexer.heads;
+
+describe('TextHeads', () => {
+  it('keeps text-like heads within its budget, oldest out first; answers a head only as long as asked', () => {
+    const h = new TextHeads(10_000);
+    h.keep('sha256:a', enc.encode('a'.repeat(4000)));
+    h.keep('sha256:bin', new Uint8Array([104, 105, 0, 1])); // a NUL: binary, not kept
+    h.keep('sha256:b', enc.encode('b'.repeat(4000)));
+    expect(h.bytes).toBe(8000);
+    expect(h.head('sha256:bin', 1)).toBeUndefined();
+    expect(new TextDecoder().decode(h.head('sha256:a', 3))).toBe('aaa');
+    expect(h.head('sha256:a', 4001)).toBeUndefined(); // (shorter than asked: read back instead)
+    h.keep('sha256:c', enc.encode('c'.repeat(4000))); // over the budget: `a` goes
+    expect([h.head('sha256:a', 1), h.bytes]).toEqual([undefined, 8000]);
+    h.forget('sha256:b');
+    h.forget('sha256:b');
+    expect(h.bytes).toBe(4000);
+    h.keep('sha256:huge', enc.encode('x'.repeat(10_001))); // larger than the whole budget
+    expect(h.bytes).toBe(4000);
+  });
+});
+
+describe('the search index of files put by ingest workers', () => {
+  it('indexes the heads the workers sent, as a read back would have, and keeps none after', { timeout: 60_000 }, async () => {
+    const dir = tempDir();
+    const write = (name: string, bytes: Uint8Array) => {
+      writeFileSync(join(dir, name), bytes);
+      return join(dir, name);
+    };
+    const cat = (...parts: Uint8Array[]) => Buffer.concat(parts);
+    const files = [
+      write('a.txt', cat(enc.encode('zebraquartz opens the file\n'), textBytes(1, 200_000))),
+      // Over the cap: a word past the first MiB is not indexed, read back or not.
+      write('big.txt', cat(enc.encode('beforethecut\n'), textBytes(2, INDEXED_TEXT_MAX), enc.encode('\nafterthecut\n'))),
+      write('bin.dat', cat(randomBytes(3, 100_000), enc.encode(' zebraquartz '))),
+      write('é.md', cat(enc.encode('# ünïcode héad\n'), textBytes(4, 90_000))),
+    ];
+    const { store } = await newStore();
+    const { store: here } = await newStore();
+    for await (const o of store.putFiles(files.map((path) => ({ path, meta: { path: path.slice(dir.length + 1) } })), { workers: 2 })) expect(o.error).toBeUndefined();
+    for (const path of files) await here.put(path, { path: path.slice(dir.length + 1) });
+    // The three text files' heads are kept (the cap's worth of the large one); not the binary file's.
+    expect(heads(store).bytes).toBe(files.filter((f) => !f.endsWith('.dat')).reduce((n, f) => n + Math.min(statSync(f).size, INDEXED_TEXT_MAX), 0));
+    expect(heads(here).bytes).toBe(0);
+    for (const q of ['zebraquartz', 'beforethecut', 'afterthecut', 'ünïcode héad', 'the']) {
+      const found = (await store.search(q, { mode: 'keyword' })).map((h) => [h.path, h.score]);
+      expect(found, q).toEqual((await here.search(q, { mode: 'keyword' })).map((h) => [h.path, h.score]));
+    }
+    expect((await store.search('zebraquartz', { mode: 'keyword' })).map((h) => h.path)).toEqual(['a.txt']); // (not the binary file)
+    expect((await store.search('beforethecut', { mode: 'keyword' })).map((h) => h.path)).toEqual(['big.txt']);
+    expect((await store.search('"ünïcode héad"', { mode: 'keyword' })).map((h) => h.path)).toEqual(['é.md']);
+    expect(await store.search('afterthecut', { mode: 'keyword' })).toEqual([]);
+    expect(heads(store).bytes).toBe(0); // each forgotten once indexed
+  });
+});
