@@ -7,13 +7,23 @@ import { compress, decompress } from '@kura/core';
 import type { Reader } from '../bytes/read.js';
 import { EXTRACT_CAPS, type ExtractCaps, type Extracted } from '../extract/caps.js';
 import { KIND_HEAD, extractKind, type ExtractKind } from '../extract/kind.js';
-import type { DocRow, Statements } from '../catalog/statements.js';
+import type { ChunkLoc, DocRow, DocTextRow, Statements } from '../catalog/statements.js';
 import { SNIFF_BYTES, decodeText, looksLikeText, textByType } from './text.js';
 import type { TextHeads } from './text-heads.js';
 import { formatDigest } from '../hex.js';
 
 /** A document's text, or the extraction it needs first. */
 export type DocumentBody = { text: string } | { extract: ExtractKind };
+
+/** What a caller already has of a document (the indexer reads a batch's rows in one transaction). */
+export interface KnownOfDocument {
+  /** The first bytes of documents just put (text-heads.ts). */
+  heads?: TextHeads | undefined;
+  /** Its `doc_text` row, looked up already: null when it has none. */
+  stored?: DocTextRow | null | undefined;
+  /** Its chunks' locations, looked up already (used when it is read whole). */
+  locs?: ReadonlyMap<string, ChunkLoc> | undefined;
+}
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -23,12 +33,14 @@ const decoder = new TextDecoder();
  * or damaged documents (indexed by name only; verify reports the damage). The index is built
  * from it, and snippets are made from it again at query time: the index keeps no copy.
  */
-export async function documentBody(reader: Reader, st: Statements, doc: DocRow, mediaType: string | null, max: number, heads?: TextHeads): Promise<DocumentBody> {
-  const row = st.docTextGet.get(doc.id);
+export async function documentBody(reader: Reader, st: Statements, doc: DocRow, mediaType: string | null, max: number, known: KnownOfDocument = {}): Promise<DocumentBody> {
+  const { heads, locs } = known;
+  const row = known.stored === undefined ? st.docTextGet.get(doc.id) : (known.stored ?? undefined);
   const byType = textByType(mediaType);
-  // The first bytes of a document just put, when the index keeps them (text-heads.ts).
+  // The first bytes of a document just put, when the index keeps them (text-heads.ts); a
+  // document read whole with its chunks' places known, in one pass (one SHA-256, no lookups).
   const kept = heads && formatDigest(doc.digest);
-  const read = (n: number) => (kept && heads!.head(kept, n)) || readHead(reader, doc, n);
+  const read = (n: number) => (kept && heads!.head(kept, n)) || (locs && n === doc.size ? reader.bytes(doc, locs) : readHead(reader, doc, n));
   try {
     if (row) return { text: storedText(row.text, row.bytes, max) };
     if (byType === true) {
