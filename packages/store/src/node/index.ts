@@ -22,6 +22,14 @@ import { Watch, type WatchOptions } from './watch.js';
 import { checkRestorable, prepareTarget, restoreEntries, type RestoreProgress, type RestoreReport } from './snapshots.js';
 import { cacheWasEncrypted, defaultCacheDir, isObjectLocation, notEncrypted, objectBackends, openObjectLocation, type KeyOptions, type LocationOptions } from './object-backends.js';
 import { DirectoryObjectStore } from './dir-objects.js';
+import { GrepPool } from './grep-away.js';
+import { LineMatcher } from '@kura/core';
+import { emptySummary, entries as grepEntries, grepEntry, grepRun, type Entry, type GrepEvent, type GrepOptions, type GrepSource } from '../search/grep.js';
+import { drainIndex } from '../store-context.js';
+import { breather } from '../breather.js';
+
+/** Text (documents' bytes) from which grep scans on workers: below it, starting them costs more. */
+const PARALLEL_MIN_BYTES = 8 << 20;
 import { encryptedStoreId } from '../encryption/config.js';
 
 /** A directory holding an encrypted store (FORMAT.md §17): its configuration object says so. */
@@ -56,6 +64,9 @@ export { Watch, WATCH_EXCLUDED, type WatchEvent, type WatchOptions } from './wat
 
 export class Store extends StoreCore {
   #workers = availableParallelism();
+  /** A store in a local directory, unencrypted: where grep's workers open it too. */
+  #localRoot: string | undefined;
+  #grepPool: GrepPool | undefined;
 
   /** What put-many.ts and snapshot-run.ts work with. */
   #host(): ManyPuts & { store: Store } {
@@ -94,6 +105,63 @@ export class Store extends StoreCore {
    */
   watch(dir: string, options: WatchOptions = {}): Watch {
     return new Watch(this.#host(), dir, options);
+  }
+
+  /**
+   * `grep` (see StoreCore): a store in a local directory with more than a few MiB of text is
+   * scanned by worker threads, each with the store open read-only (grep-away.ts); the events
+   * are those of a scan on this thread, in the same order.
+   */
+  override async *grep(pattern: string, options: GrepOptions = {}): AsyncGenerator<GrepEvent> {
+    const threads = Math.min(options.workers ?? this.#workers, this.#workers);
+    const root = this.#localRoot;
+    if (root === undefined || threads < 2) return yield* super.grep(pattern, options);
+    const ctx = this.context();
+    await drainIndex(ctx);
+    const run = grepRun(options);
+    const ignoreCase = options.ignoreCase ?? false;
+    const matcher = new LineMatcher(pattern, ignoreCase); // (a bad pattern: INVALID_INPUT before any event)
+    const summary = emptySummary();
+    try {
+      // A store of a few files is scanned here: starting the workers would cost more.
+      const listed = grepEntries(ctx, options);
+      const first: (Entry & { size: number })[] = [];
+      let text = 0;
+      for (let n = listed.next(); !n.done; n = listed.next()) {
+        first.push(n.value);
+        if ((text += n.value.size) >= PARALLEL_MIN_BYTES) break;
+      }
+      if (text < PARALLEL_MIN_BYTES) {
+        const breathe = breather();
+        for (const e of first) {
+          yield* grepEntry(ctx, e, matcher, run, summary);
+          if (summary.truncated) break;
+          await breathe();
+        }
+      } else {
+        this.#grepPool ??= new GrepPool(threads);
+        const all = (function* () {
+          yield* first;
+          yield* listed;
+        })();
+        yield* this.#grepPool.scan(root, all, pattern, ignoreCase, run, summary);
+      }
+    } finally {
+      matcher.dispose();
+    }
+    yield summary;
+  }
+
+  /** @internal What grep's workers scan with (grep-worker.ts). */
+  grepSource(): GrepSource {
+    return this.context();
+  }
+
+  override async close(): Promise<void> {
+    const pool = this.#grepPool;
+    this.#grepPool = undefined;
+    await pool?.close();
+    await super.close();
   }
 
   /**
@@ -165,7 +233,9 @@ export class Store extends StoreCore {
       // must be cleaned up too, or the directory "holds a store" that cannot be opened.
       b = await backends(root, false);
       b.ingest = bytesOnWorkers(availableParallelism(), WORKER_PUT_MIN);
-      return (await this.create(b, options)) as Store;
+      const store = (await this.create(b, options)) as Store;
+      store.#localRoot = root;
+      return store;
     } catch (e) {
       try {
         b?.db.close();
@@ -255,7 +325,9 @@ export class Store extends StoreCore {
     }
     // (A plain store asks for no password: one given is not needed.)
     const { password: _password, cacheDir: _cacheDir, s3: _s3, packCacheBytes: _packCacheBytes, requireEncryption: _required, ...open } = options;
-    return Store.#openOn(this, await backends(root, options.readonly ?? false), open);
+    const store = await Store.#openOn(this, await backends(root, options.readonly ?? false), open);
+    store.#localRoot = root;
+    return store;
   }
 }
 export { openKeyRing } from './key-ring.js';

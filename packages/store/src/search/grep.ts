@@ -44,6 +44,11 @@ export interface GrepOptions {
   firstPerFile?: boolean;
   /** Matching lines in all at most; then a `summary` with `truncated: true`. */
   limit?: number;
+  /**
+   * Threads that scan (Node, a store in a local directory, more than a few MiB of text): by
+   * default the cores; 1 scans on this thread.
+   */
+  workers?: number;
 }
 
 type Where = { path: string; digest: `sha256:${string}` };
@@ -62,16 +67,17 @@ export interface GrepSource {
 
 const decoder = new TextDecoder();
 
-type Entry = { path: string; media_type: string | null; doc_id: number };
+/** A path's latest entry, as grep takes it. */
+export type Entry = { path: string; media_type: string | null; doc_id: number };
 
-/** Every path's latest entry matching the filters, in path order, a page at a time. */
-function* entries(s: GrepSource, o: GrepOptions): Generator<Entry> {
+/** Every path's latest entry matching the filters, in path order, a page at a time (with its document's size). */
+export function* entries(s: GrepSource, o: GrepOptions): Generator<Entry & { size: number }> {
   const f = filterSql({ path: o.prefixes ?? [], tag: o.tag === undefined ? [] : [o.tag], type: o.type === undefined ? [] : [o.type] });
-  const sql = `SELECT e.path AS path, e.media_type AS media_type, e.doc_id AS doc_id FROM entries e
+  const sql = `SELECT e.path AS path, e.media_type AS media_type, e.doc_id AS doc_id, d.size AS size FROM entries e JOIN documents d ON d.id = e.doc_id
     WHERE e.path IS NOT NULL AND e.path > ?${f.where.map((w) => ` AND ${w}`).join('')} ORDER BY e.path LIMIT ${PAGE}`;
   let after = '';
   for (;;) {
-    const page = s.db.read(() => s.db.prepare<Entry>(sql).all(after, ...f.params));
+    const page = s.db.read(() => s.db.prepare<Entry & { size: number }>(sql).all(after, ...f.params));
     yield* page;
     if (page.length < PAGE) return;
     after = page[page.length - 1]!.path;
@@ -147,108 +153,36 @@ function shown(bytes: Uint8Array, m?: { from: number; to: number }): { text: str
   return sub ? { text, cut: true, submatch: [sub[0] - from, Math.min(sub[1] - from, text.length)] } : { text, cut: true };
 }
 
-/** The grep of `pattern` over the store's text, as events (see above). */
-export async function* grep(s: GrepSource, pattern: string, o: GrepOptions = {}, yieldTurn: () => Promise<void> = async () => {}): AsyncGenerator<GrepEvent> {
+/** What a scan counts over its entries: the summary's figures and whether the limit cut it. */
+export type GrepSummary = Extract<GrepEvent, { type: 'summary' }>;
+
+/** The options a scan runs with, checked (INVALID_INPUT before any event). */
+export interface GrepRun {
+  context: number;
+  limit: number;
+  firstPerFile: boolean;
+}
+
+export function grepRun(o: GrepOptions): GrepRun {
   const context = o.context ?? 0;
   if (!Number.isInteger(context) || context < 0 || context > CONTEXT_MAX) throw new InvalidInputError(`context must be a whole number from 0 to ${CONTEXT_MAX}`, 'context');
   const limit = o.limit ?? Infinity;
   if (!(limit === Infinity || (Number.isInteger(limit) && limit > 0))) throw new InvalidInputError('limit must be a positive whole number', 'limit');
+  return { context, limit, firstPerFile: o.firstPerFile ?? false };
+}
+
+export function emptySummary(): GrepSummary {
+  return { type: 'summary', files: 0, filesMatched: 0, matches: 0, bytes: 0, truncated: false };
+}
+
+/** The grep of `pattern` over the store's text, as events (see above). */
+export async function* grep(s: GrepSource, pattern: string, o: GrepOptions = {}, yieldTurn: () => Promise<void> = async () => {}): AsyncGenerator<GrepEvent> {
+  const run = grepRun(o);
   const matcher = new LineMatcher(pattern, o.ignoreCase ?? false);
-  const summary = { type: 'summary' as const, files: 0, filesMatched: 0, matches: 0, bytes: 0, truncated: false };
+  const summary = emptySummary();
   try {
     for (const e of entries(s, o)) {
-      const found = find(s, e);
-      if (!found) continue; // deleted since the page was read
-      const { doc } = found;
-      const where: Where = { path: e.path, digest: formatDigest(doc.digest) };
-      summary.files++;
-      let matches = 0;
-      let begun = false;
-      const events: GrepEvent[] = [];
-      // Line numbers are absolute (from 1): `base` is the number of the block's first line.
-      let base = 1;
-      let printed = 0; // the last line sent
-      let afterUntil = 0; // send context lines through this one
-      let ring: { n: number; bytes: Uint8Array }[] = []; // the last `context` lines of earlier blocks
-      let stop = false;
-      const send = (ev: GrepEvent) => {
-        if (!begun) {
-          events.push({ type: 'begin', ...where });
-          begun = true;
-        }
-        events.push(ev);
-      };
-      const block = (bytes: Uint8Array) => {
-        summary.bytes += bytes.length;
-        const { matches: found, newlines } = matcher.lines(bytes);
-        // Every line's start only for context; a match's own line comes with it.
-        const starts = context > 0 ? lineStarts(bytes) : undefined;
-        const lineBytes = (i: number) => {
-          const end = i + 1 < starts!.length ? starts![i + 1]! - 1 : bytes.length;
-          return bytes.subarray(starts![i]!, end > starts![i]! && bytes[end - 1] === 13 ? end - 1 : end);
-        };
-        const lineOf = (n: number) => (n >= base ? lineBytes(n - base) : ring.find((r) => r.n === n)?.bytes);
-        const contextThrough = (last: number) => {
-          for (let n = Math.max(printed + 1, base - context); n <= last; n++) {
-            const b = lineOf(n);
-            if (b) send({ type: 'context', ...where, line: n, ...shown(b) });
-            printed = n;
-          }
-        };
-        for (const m of found) {
-          const n = base + m.line;
-          if (context > 0) {
-            if (afterUntil > printed) contextThrough(Math.min(afterUntil, n - 1));
-            printed = Math.max(printed, n - context - 1);
-            contextThrough(n - 1);
-          }
-          send({ type: 'match', ...where, line: n, ...shown(bytes.subarray(m.start, m.end), { from: m.matchStart - m.start, to: m.matchEnd - m.start }) });
-          printed = n;
-          afterUntil = n + context;
-          matches++;
-          summary.matches++;
-          if (o.firstPerFile || summary.matches >= limit) {
-            stop = true;
-            summary.truncated = summary.matches >= limit;
-            break;
-          }
-        }
-        const lines = newlines + (bytes.length > 0 && bytes[bytes.length - 1] !== 10 ? 1 : 0);
-        if (context > 0 && starts) {
-          if (!stop && afterUntil > printed) contextThrough(Math.min(afterUntil, base + lines - 1));
-          ring = [...ring, ...Array.from({ length: Math.min(context, lines) }, (_, k) => ({ n: base + lines - Math.min(context, lines) + k, bytes: lineBytes(lines - Math.min(context, lines) + k).slice() }))].slice(-context);
-        }
-        base += newlines;
-      };
-      try {
-        let carry: Uint8Array = new Uint8Array(0);
-        for await (const piece of textOf(s, found, e.media_type)) {
-          let buf = concat(carry, piece);
-          for (;;) {
-            const cut = buf.lastIndexOf(10);
-            if (cut < 0 && buf.length < LINE_MAX) break;
-            const end = cut < 0 ? buf.length : cut + 1;
-            block(buf.subarray(0, end));
-            buf = buf.subarray(end);
-            if (stop || cut >= 0) break;
-          }
-          carry = buf.slice();
-          for (const ev of events.splice(0)) yield ev;
-          if (stop) break;
-          await yieldTurn();
-        }
-        if (!stop && carry.length) block(carry);
-      } catch (err) {
-        const k = err as { code?: string; message?: string };
-        for (const ev of events.splice(0)) yield ev;
-        yield { type: 'error', ...where, code: k.code ?? 'INTERNAL', message: k.message ?? String(err) };
-        continue;
-      }
-      for (const ev of events.splice(0)) yield ev;
-      if (begun) {
-        summary.filesMatched++;
-        yield { type: 'end', ...where, matches };
-      }
+      yield* grepEntry(s, e, matcher, run, summary, yieldTurn);
       if (summary.truncated) break;
       await yieldTurn();
     }
@@ -258,3 +192,103 @@ export async function* grep(s: GrepSource, pattern: string, o: GrepOptions = {},
   yield summary;
 }
 
+/**
+ * The events of one entry's document — `begin`, `match` and `context` lines, `end`, or
+ * `error` — counted into `summary` (the limit is the whole scan's: reached, it sets
+ * `truncated` and the entry ends there). A document deleted since its entry was read has none.
+ */
+export async function* grepEntry(s: GrepSource, e: Entry, matcher: LineMatcher, run: GrepRun, summary: GrepSummary, yieldTurn: () => Promise<void> = async () => {}): AsyncGenerator<GrepEvent> {
+  const { context, limit } = run;
+  const found = find(s, e);
+  if (!found) return; // deleted since the page was read
+  const { doc } = found;
+  const where: Where = { path: e.path, digest: formatDigest(doc.digest) };
+  summary.files++;
+  let matches = 0;
+  let begun = false;
+  const events: GrepEvent[] = [];
+  // Line numbers are absolute (from 1): `base` is the number of the block's first line.
+  let base = 1;
+  let printed = 0; // the last line sent
+  let afterUntil = 0; // send context lines through this one
+  let ring: { n: number; bytes: Uint8Array }[] = []; // the last `context` lines of earlier blocks
+  let stop = false;
+  const send = (ev: GrepEvent) => {
+    if (!begun) {
+      events.push({ type: 'begin', ...where });
+      begun = true;
+    }
+    events.push(ev);
+  };
+  const block = (bytes: Uint8Array) => {
+    summary.bytes += bytes.length;
+    const { matches: found, newlines } = matcher.lines(bytes);
+    // Every line's start only for context; a match's own line comes with it.
+    const starts = context > 0 ? lineStarts(bytes) : undefined;
+    const lineBytes = (i: number) => {
+      const end = i + 1 < starts!.length ? starts![i + 1]! - 1 : bytes.length;
+      return bytes.subarray(starts![i]!, end > starts![i]! && bytes[end - 1] === 13 ? end - 1 : end);
+    };
+    const lineOf = (n: number) => (n >= base ? lineBytes(n - base) : ring.find((r) => r.n === n)?.bytes);
+    const contextThrough = (last: number) => {
+      for (let n = Math.max(printed + 1, base - context); n <= last; n++) {
+        const b = lineOf(n);
+        if (b) send({ type: 'context', ...where, line: n, ...shown(b) });
+        printed = n;
+      }
+    };
+    for (const m of found) {
+      const n = base + m.line;
+      if (context > 0) {
+        if (afterUntil > printed) contextThrough(Math.min(afterUntil, n - 1));
+        printed = Math.max(printed, n - context - 1);
+        contextThrough(n - 1);
+      }
+      send({ type: 'match', ...where, line: n, ...shown(bytes.subarray(m.start, m.end), { from: m.matchStart - m.start, to: m.matchEnd - m.start }) });
+      printed = n;
+      afterUntil = n + context;
+      matches++;
+      summary.matches++;
+      if (run.firstPerFile || summary.matches >= limit) {
+        stop = true;
+        summary.truncated = summary.matches >= limit;
+        break;
+      }
+    }
+    const lines = newlines + (bytes.length > 0 && bytes[bytes.length - 1] !== 10 ? 1 : 0);
+    if (context > 0 && starts) {
+      if (!stop && afterUntil > printed) contextThrough(Math.min(afterUntil, base + lines - 1));
+      ring = [...ring, ...Array.from({ length: Math.min(context, lines) }, (_, k) => ({ n: base + lines - Math.min(context, lines) + k, bytes: lineBytes(lines - Math.min(context, lines) + k).slice() }))].slice(-context);
+    }
+    base += newlines;
+  };
+  try {
+    let carry: Uint8Array = new Uint8Array(0);
+    for await (const piece of textOf(s, found, e.media_type)) {
+      let buf = concat(carry, piece);
+      for (;;) {
+        const cut = buf.lastIndexOf(10);
+        if (cut < 0 && buf.length < LINE_MAX) break;
+        const end = cut < 0 ? buf.length : cut + 1;
+        block(buf.subarray(0, end));
+        buf = buf.subarray(end);
+        if (stop || cut >= 0) break;
+      }
+      carry = buf.slice();
+      for (const ev of events.splice(0)) yield ev;
+      if (stop) break;
+      await yieldTurn();
+    }
+    if (!stop && carry.length) block(carry);
+  } catch (err) {
+    const k = err as { code?: string; message?: string };
+    for (const ev of events.splice(0)) yield ev;
+    yield { type: 'error', ...where, code: k.code ?? 'INTERNAL', message: k.message ?? String(err) };
+    return;
+  }
+  for (const ev of events.splice(0)) yield ev;
+  if (begun) {
+    summary.filesMatched++;
+    yield { type: 'end', ...where, matches };
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * grep on worker threads (node/grep-away.ts): a store in a local directory with more than a
+ * few MiB of text is scanned by workers that open it read-only. Checked against the scan on
+ * one thread (`workers: 1`) of the same store: the same events in the same order for every
+ * option — context, the limit (cut where it falls, mid-file and mid-batch), -l, case folding,
+ * filters — and only a cut scan's `bytes` may differ. Also: damage is an error event in its
+ * place, a small store is scanned on this thread, and a closed store lets its workers go.
+ */
+import { availableParallelism } from 'node:os';
+import { closeSync, openSync, readSync, readdirSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { GrepPool } from '../src/node/grep-away.js';
+import type { GrepEvent } from '../src/search/grep.js';
+import type { Store } from '../src/node/index.js';
+import { newStore, recordsEnd, reopen, textBytes } from './helpers/store.js';
+
+const enc = new TextEncoder();
+const parallel = availableParallelism() >= 2;
+
+async function all(store: Store, pattern: string, options = {}): Promise<GrepEvent[]> {
+  const out: GrepEvent[] = [];
+  for await (const e of store.grep(pattern, options)) out.push(e);
+  return out;
+}
+
+/** `count` files of ~64 KiB of text: a word on every 40th line of every third file, another in a few. */
+async function fill(store: Store, count: number): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    const lines = new TextDecoder().decode(textBytes(100 + i, 64 * 1024)).split('\n');
+    const marked = lines.map((l, k) => (i % 3 === 0 && k % 40 === 7 ? `${l} Harbour ${k}` : i % 50 === 1 && k === 3 ? `${l} zzrare` : l));
+    await store.put(enc.encode(marked.join('\n')), { path: `t/${i % 2 ? 'odd' : 'even'}/f${String(i).padStart(3, '0')}.txt`, tags: [i % 2 ? 'odd' : 'even'] });
+  }
+}
+
+afterEach(() => vi.restoreAllMocks());
+
+describe('grep on worker threads', () => {
+  it('gives the events of the scan on one thread, in order, for every option', { timeout: 120_000 }, async () => {
+    const { store } = await newStore();
+    await fill(store, 300); // ~19 MiB, half of it under each filter: past PARALLEL_MIN_BYTES
+    const scans = vi.spyOn(GrepPool.prototype, 'scan');
+    const cases: [string, object][] = [
+      ['harbour', { ignoreCase: true }],
+      ['Harbour \\d+', {}],
+      ['Harbour', { context: 2 }],
+      ['Harbour', { firstPerFile: true }],
+      ['Harbour', { limit: 1 }],
+      ['Harbour', { limit: 777, context: 1 }], // cut mid-file, inside a batch
+      ['Harbour', { limit: 5000 }], // more than there are: not cut
+      ['zzrare|Harbour 47\\b', { prefixes: ['t/odd/'] }],
+      ['Harbour', { tag: 'even', context: 1 }],
+      ['no such words anywhere', {}],
+    ];
+    for (const [pattern, options] of cases) {
+      const one = await all(store, pattern, { ...options, workers: 1 });
+      const many = await all(store, pattern, { ...options, workers: 2 });
+      const summary = (e: GrepEvent[]) => e.at(-1) as Extract<GrepEvent, { type: 'summary' }>;
+      expect(summary(one).files, `${pattern} ${JSON.stringify(options)}`).toBeGreaterThan(0);
+      // A cut scan's workers may have scanned more text than the one thread did before the cut.
+      if (summary(one).truncated) expect(summary(many).bytes).toBeGreaterThanOrEqual(summary(one).bytes);
+      const same = (e: GrepEvent[]) => e.map((x) => (x.type === 'summary' && x.truncated ? { ...x, bytes: 0 } : x));
+      expect(same(many), `${pattern} ${JSON.stringify(options)}`).toEqual(same(one));
+    }
+    expect(scans).toHaveBeenCalledTimes(parallel ? cases.length : 0);
+    // (The limit holds: 777 matches, the last one's file ended at it.)
+    const cut = await all(store, 'Harbour', { limit: 777, workers: 2 });
+    expect(cut.filter((e) => e.type === 'match')).toHaveLength(777);
+    expect(cut.at(-1)).toMatchObject({ type: 'summary', matches: 777, truncated: true });
+    expect(cut.at(-2)).toMatchObject({ type: 'end' });
+    await expect(all(store, '(unclosed', { workers: 2 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(all(store, 'x', { workers: 2, context: 101 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+  });
+
+  it('a damaged document is an error event in its place; the rest is scanned', { timeout: 120_000 }, async () => {
+    const { store, dir } = await newStore();
+    await fill(store, 150);
+    await store.close();
+    // Damage the last record of the first pack.
+    const root = join(dir, 'packs');
+    const [pack] = readdirSync(root)
+      .flatMap((sub) => readdirSync(join(root, sub)).map((f) => join(root, sub, f)))
+      .sort();
+    const fd = openSync(pack!, 'r+');
+    const b = Buffer.alloc(1);
+    const at = recordsEnd(pack!) - 10;
+    readSync(fd, b, 0, 1, at);
+    b[0]! ^= 0x40;
+    writeSync(fd, b, 0, 1, at);
+    closeSync(fd);
+    const s2 = await reopen(dir);
+    const events = await all(s2, 'Harbour', { workers: 2 });
+    const errors = events.filter((e) => e.type === 'error');
+    expect(errors.length).toBeGreaterThan(0);
+    for (const e of errors) expect(e).toMatchObject({ code: 'CORRUPT_DATA' });
+    const files = new Set(events.filter((e) => e.type === 'end').map((e) => (e as { path: string }).path));
+    expect(files.size).toBeGreaterThan(40); // the others, matched
+    expect(events.at(-1)).toMatchObject({ type: 'summary', files: 150 });
+  });
+
+  it('a store of a few files is scanned on this thread; a closed store lets its workers go', { timeout: 120_000 }, async () => {
+    const { store } = await newStore();
+    await fill(store, 10);
+    const scans = vi.spyOn(GrepPool.prototype, 'scan');
+    const close = vi.spyOn(GrepPool.prototype, 'close');
+    expect((await all(store, 'Harbour')).at(-1)).toMatchObject({ type: 'summary', files: 10, filesMatched: 4 });
+    expect(scans).not.toHaveBeenCalled();
+    await fill(store, 160);
+    expect((await all(store, 'Harbour')).at(-1)).toMatchObject({ type: 'summary', files: 160 });
+    expect(scans).toHaveBeenCalledTimes(parallel ? 1 : 0);
+    await store.close();
+    expect(close).toHaveBeenCalledTimes(parallel ? 1 : 0);
+  });
+});
