@@ -53,7 +53,7 @@ export class Ledger {
       if (what === 'ack') {
         this.live.set(Number(a), b!);
         this.acks++;
-        this.next = Math.max(this.next, Number(a) + 2); // (+1: the put in flight may have committed)
+        this.next = Math.max(this.next, Number(a) + 3); // (+1, +2: the put or pair of puts in flight may have committed)
       } else if (what === 'deleting') inFlight.add(Number(a));
       else if (what === 'deleted') {
         inFlight.delete(Number(a));
