@@ -72,6 +72,10 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .option('--encrypt', 'make DST an encrypted store (it must not exist): the way to encrypt a store')
     .option('--dst-password-file <file>', "DST's password (new with --encrypt), from this file's first line (else asked on the terminal)")
     .option('--json', 'print the report as one JSON line')
+    .addHelpText(
+      'after',
+      '\nRun again, a copy sends nothing it sent before; killed, run it again. Run one copy into a\ndestination at a time: two at once can record twice a version of bytes a path showed before\n(decision 0061).',
+    )
     .action(async (srcArg: string, dstArg: string, opts: CopyOpts, cmd: Command) => {
       // --endpoint (global) names the S3 server of s3:// locations, as for every command.
       const { endpoint } = cmd.optsWithGlobals() as { endpoint?: string };
