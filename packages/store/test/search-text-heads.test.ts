@@ -5,14 +5,14 @@
  * read back would give (the same 1 MiB cap, the same sniffing): checked against a store that
  * put the same files on this thread, where no head is kept.
  */
-import { statSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TextHeads } from '../src/search/text-heads.js';
 import { INDEXED_TEXT_MAX } from '../src/search/text.js';
 import type { StoreContext } from '../src/store-context.js';
 import type { Store } from '../src/node/index.js';
-import { newStore, randomBytes, tempDir, textBytes } from './helpers/store.js';
+import { newStore, randomBytes, recordsEnd, tempDir, textBytes } from './helpers/store.js';
 
 const enc = new TextEncoder();
 const heads = (s: Store) => (s as unknown as { ctx: StoreContext }).ctx.indexer.heads;
@@ -55,9 +55,10 @@ describe('the search index of files put by ingest workers', () => {
     const { store } = await newStore();
     const { store: here } = await newStore();
     for await (const o of store.putFiles(files.map((path) => ({ path, meta: { path: path.slice(dir.length + 1) } })), { workers: 2 })) expect(o.error).toBeUndefined();
+    const kept = heads(store).bytes; // (before the background indexer, 200 ms after the last put, takes them)
     for (const path of files) await here.put(path, { path: path.slice(dir.length + 1) });
     // The three text files' heads are kept (the cap's worth of the large one); not the binary file's.
-    expect(heads(store).bytes).toBe(files.filter((f) => !f.endsWith('.dat')).reduce((n, f) => n + Math.min(statSync(f).size, INDEXED_TEXT_MAX), 0));
+    expect(kept).toBe(files.filter((f) => !f.endsWith('.dat')).reduce((n, f) => n + Math.min(statSync(f).size, INDEXED_TEXT_MAX), 0));
     expect(heads(here).bytes).toBe(0);
     for (const q of ['zebraquartz', 'beforethecut', 'afterthecut', 'ünïcode héad', 'the']) {
       const found = (await store.search(q, { mode: 'keyword' })).map((h) => [h.path, h.score]);
@@ -68,5 +69,23 @@ describe('the search index of files put by ingest workers', () => {
     expect((await store.search('"ünïcode héad"', { mode: 'keyword' })).map((h) => h.path)).toEqual(['é.md']);
     expect(await store.search('afterthecut', { mode: 'keyword' })).toEqual([]);
     expect(heads(store).bytes).toBe(0); // each forgotten once indexed
+  });
+
+  it('takes the text from the heads, not from the packs (damaged here after the put, the text is still indexed)', { timeout: 60_000 }, async () => {
+    const dir = tempDir();
+    const path = join(dir, 'n.txt');
+    writeFileSync(path, Buffer.concat([enc.encode('quokkaword in the first line\n'), textBytes(9, 300_000)]));
+    const { store, dir: storeDir } = await newStore();
+    for await (const o of store.putFiles([{ path, meta: { path: 'n.txt' } }], { workers: 2 })) expect(o.error).toBeUndefined();
+    // Every pack's bytes flipped where records lie: a read back of n.txt fails from here on.
+    for (const f of readdirSync(join(storeDir, 'packs'), { recursive: true }).map(String)) {
+      const file = join(storeDir, 'packs', f);
+      if (!statSync(file).isFile()) continue;
+      const b = readFileSync(file);
+      for (let at = 64; at < recordsEnd(file) - 16; at += 4096) b[at]! ^= 0x55;
+      writeFileSync(file, b);
+    }
+    await expect(store.getBytes((await store.stat('n.txt')).digest)).rejects.toMatchObject({ code: 'CORRUPT_DATA' });
+    expect((await store.search('quokkaword', { mode: 'keyword' })).map((h) => h.path)).toEqual(['n.txt']);
   });
 });

@@ -7,12 +7,15 @@
  * that order — so the events are those of a scan on one thread, the limit included (a batch
  * scanned past it is cut where the limit falls). Only `bytes` in a cut scan's summary can be
  * larger: it counts the text the workers scanned. Memory stays bounded: a few batches in
- * flight per worker.
+ * flight per worker, and a document larger than WORKER_DOC_MAX is scanned on this thread, in
+ * its turn, streaming (a worker answers a batch's events at once: a 100 MB log whose every line
+ * matched held 1.9 GB there; found in review).
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { InternalError } from '@kura/core';
+import { InternalError, KuraError, isKuraErrorCode } from '@kura/core';
+import { StoreClosedError } from '../errors.js';
 import type { Entry, GrepEvent, GrepRun, GrepSummary } from '../search/grep.js';
 
 /** A batch of entries to scan, as sent to a worker. */
@@ -33,6 +36,8 @@ export type GrepBatchAnswer =
 /** A batch holds about this much text (the documents' sizes; 1 MiB balanced the workers better than 4, 5-10%), or this many entries. */
 const BATCH_BYTES = 1 << 20;
 const BATCH_ENTRIES = 256;
+/** Documents larger than this are scanned on the store's thread (see above). */
+export const WORKER_DOC_MAX = 4 << 20;
 /** Batches in flight per worker: one scanned while the next waits. */
 const IN_FLIGHT = 2;
 /** Workers are let go after this long without a scan, so an idle store holds no thread. */
@@ -54,6 +59,7 @@ export class GrepPool {
   #idle: ReturnType<typeof setTimeout> | undefined;
   #scans = 0;
   #nextId = 0;
+  #closed = false;
 
   constructor(readonly size: number) {}
 
@@ -62,16 +68,20 @@ export class GrepPool {
       const w: PoolWorker = { worker: new Worker(workerUrl()), waiting: new Map() };
       const fail = (e: Error) => {
         this.#workers = this.#workers.filter((x) => x !== w);
-        for (const p of w.waiting.values()) p.reject(e);
+        for (const p of w.waiting.values()) p.reject(this.#closed ? new StoreClosedError() : e);
         w.waiting.clear();
       };
       w.worker.on('message', (a: GrepBatchAnswer) => {
         const p = w.waiting.get(a.id);
         w.waiting.delete(a.id);
+        // Held only while it has batches: a scan its reader left unfinished (no return())
+        // must not keep the process alive.
+        if (w.waiting.size === 0) w.worker.unref();
         p?.resolve(a);
       });
       w.worker.on('error', (e) => fail(new InternalError(`a grep worker failed: ${e.message}`)));
       w.worker.on('exit', (code) => fail(new InternalError(`a grep worker ended (exit code ${code})`)));
+      w.worker.unref();
       this.#workers.push(w);
     }
   }
@@ -80,19 +90,29 @@ export class GrepPool {
     const id = this.#nextId++;
     return new Promise<GrepBatchAnswer>((resolve, reject) => {
       w.waiting.set(id, { resolve, reject });
+      w.worker.ref();
       w.worker.postMessage({ ...batch, id });
     });
   }
 
   /**
    * The events of scanning `entries` (in their order) of the store in `dir`, counted into
-   * `summary`; stops where `run.limit` falls (summary.truncated).
+   * `summary`; stops where `run.limit` falls (summary.truncated). `here` scans one entry on
+   * this thread (a large document).
    */
-  async *scan(dir: string, entries: Iterable<Entry & { size: number }>, pattern: string, ignoreCase: boolean, run: GrepRun, summary: GrepSummary): AsyncGenerator<GrepEvent> {
+  async *scan(
+    dir: string,
+    entries: Iterable<Entry & { size: number }>,
+    pattern: string,
+    ignoreCase: boolean,
+    run: GrepRun,
+    summary: GrepSummary,
+    here: (e: Entry) => AsyncGenerator<GrepEvent>,
+  ): AsyncGenerator<GrepEvent> {
+    if (this.#closed) throw new StoreClosedError();
     clearTimeout(this.#idle);
     this.#scans++;
     this.#start();
-    for (const w of this.#workers) w.worker.ref();
     const pending: Promise<GrepBatchAnswer>[] = [];
     let turn = 0;
     const send = (batch: Entry[]) => {
@@ -108,7 +128,8 @@ export class GrepPool {
       const it = entries[Symbol.iterator]();
       for (;;) {
         const next = it.next();
-        if (!next.done) {
+        const large = !next.done && next.value.size > WORKER_DOC_MAX ? next.value : undefined;
+        if (!next.done && !large) {
           const { size, ...e } = next.value;
           batch.push(e);
           bytes += size;
@@ -117,10 +138,14 @@ export class GrepPool {
         if (batch.length) send(batch);
         batch = [];
         bytes = 0;
-        // In order: the oldest batch's events go out once the pool is full, or at the end.
-        while (pending.length && (pending.length >= this.#workers.length * IN_FLIGHT || next.done)) {
+        // In order: the oldest batch's events go out once the pool is full, or at the end, or
+        // before a large document's turn.
+        while (pending.length && (pending.length >= this.#workers.length * IN_FLIGHT || next.done || large)) {
           const answer = await pending.shift()!;
-          if ('error' in answer) throw new InternalError(`a grep worker failed: ${answer.error.message}${answer.error.code ? ` (${answer.error.code})` : ''}`);
+          if ('error' in answer) {
+            const { message, code } = answer.error;
+            throw code && isKuraErrorCode(code) ? new KuraError(code, message) : new InternalError(`a grep worker failed: ${message}`);
+          }
           for (const entry of answer.entries) {
             summary.files += entry.files;
             summary.bytes += entry.bytes;
@@ -140,18 +165,31 @@ export class GrepPool {
             }
           }
         }
+        if (large) {
+          const { size: _size, ...e } = large;
+          yield* here(e);
+          if (summary.truncated) return;
+        }
         if (next.done) return;
       }
     } finally {
-      if (--this.#scans === 0) {
-        for (const w of this.#workers) w.worker.unref(); // never keeps a process alive
-        this.#idle = setTimeout(() => void this.close(), IDLE_MS);
+      if (--this.#scans === 0 && !this.#closed) {
+        this.#idle = setTimeout(() => void this.#stop(), IDLE_MS);
         this.#idle.unref();
       }
     }
   }
 
+  /** Lets the workers go (the next scan starts others). */
+  async #stop(): Promise<void> {
+    const workers = this.#workers;
+    this.#workers = [];
+    await Promise.all(workers.map((w) => w.worker.terminate()));
+  }
+
+  /** Lets the workers go for good: a scan under way ends with STORE_CLOSED. */
   async close(): Promise<void> {
+    this.#closed = true;
     clearTimeout(this.#idle);
     const workers = this.#workers;
     this.#workers = [];

@@ -21,7 +21,10 @@ function matcherFor(pattern: string, ignoreCase: boolean): LineMatcher {
 
 async function scan(m: GrepBatch): Promise<GrepBatchAnswer> {
   let opening = stores.get(m.dir);
-  if (!opening) stores.set(m.dir, (opening = Store.open(m.dir, { readonly: true })));
+  if (!opening) {
+    stores.set(m.dir, (opening = Store.open(m.dir, { readonly: true })));
+    opening.catch(() => stores.delete(m.dir)); // (tried again by the next batch)
+  }
   const source = (await opening).grepSource();
   const lines = matcherFor(m.pattern, m.ignoreCase);
   const entries: { events: GrepEvent[]; files: number; bytes: number }[] = [];
@@ -34,8 +37,13 @@ async function scan(m: GrepBatch): Promise<GrepBatchAnswer> {
   return { id: m.id, entries };
 }
 
+/** Batches one after another: a batch of another pattern must not swap the matcher under one in progress. */
+let tail: Promise<unknown> = Promise.resolve();
+
 parentPort!.on('message', (m: GrepBatch) => {
-  scan(m).then(
+  const run = tail.then(() => scan(m));
+  tail = run.catch(() => undefined);
+  run.then(
     (answer) => parentPort!.postMessage(answer),
     (e: Error & { code?: string }) => parentPort!.postMessage({ id: m.id, error: { message: e.message, ...(e.code ? { code: e.code } : {}) } }),
   );

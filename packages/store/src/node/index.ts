@@ -113,18 +113,21 @@ export class Store extends StoreCore {
    * are those of a scan on this thread, in the same order.
    */
   override async *grep(pattern: string, options: GrepOptions = {}): AsyncGenerator<GrepEvent> {
-    const threads = Math.min(options.workers ?? this.#workers, this.#workers);
+    const run = grepRun(options); // (`workers` checked there)
+    const cores = availableParallelism();
     const root = this.#localRoot;
-    if (root === undefined || threads < 2) return yield* super.grep(pattern, options);
+    if (root === undefined || cores < 2 || options.workers === 1) return yield* super.grep(pattern, options);
     const ctx = this.context();
     await drainIndex(ctx);
-    const run = grepRun(options);
     const ignoreCase = options.ignoreCase ?? false;
     const matcher = new LineMatcher(pattern, ignoreCase); // (a bad pattern: INVALID_INPUT before any event)
     const summary = emptySummary();
     try {
       // A store of a few files is scanned here: starting the workers would cost more.
-      const listed = grepEntries(ctx, options);
+      // Each page of entries is listed with this connection's open batch of commits ended:
+      // the workers' connections see only what is committed (a path put while the grep ran
+      // was listed here, not found there, and left out; found in review).
+      const listed = grepEntries(ctx, options, () => ctx.log.endBatch());
       const first: (Entry & { size: number })[] = [];
       let text = 0;
       for (let n = listed.next(); !n.done; n = listed.next()) {
@@ -139,12 +142,16 @@ export class Store extends StoreCore {
           await breathe();
         }
       } else {
-        this.#grepPool ??= new GrepPool(threads);
+        this.#grepPool ??= new GrepPool(cores);
         const all = (function* () {
           yield* first;
           yield* listed;
         })();
-        yield* this.#grepPool.scan(root, all, pattern, ignoreCase, run, summary);
+        const breathe = breather();
+        const here = async function* (e: Entry) {
+          yield* grepEntry(ctx, e, matcher, run, summary, async () => breathe());
+        };
+        yield* this.#grepPool.scan(root, all, pattern, ignoreCase, run, summary, here);
       }
     } finally {
       matcher.dispose();

@@ -40,7 +40,10 @@ export async function documentBody(reader: Reader, st: Statements, doc: DocRow, 
   // The first bytes of a document just put, when the index keeps them (text-heads.ts); a
   // document read whole with its chunks' places known, in one pass (one SHA-256, no lookups).
   const kept = heads && formatDigest(doc.digest);
-  const read = (n: number) => (kept && heads!.head(kept, n)) || (locs && n === doc.size ? reader.bytes(doc, locs) : readHead(reader, doc, n));
+  // (Places looked up before other awaits may be stale — a pack GC dropped, its id reused —
+  // so a read with them that fails is made again with places looked up now.)
+  const read = (n: number) =>
+    (kept && heads!.head(kept, n)) || (locs && n === doc.size ? reader.bytes(doc, locs).catch(() => readHead(reader, doc, n)) : readHead(reader, doc, n));
   try {
     if (row) return { text: storedText(row.text, row.bytes, max) };
     if (byType === true) {

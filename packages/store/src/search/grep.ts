@@ -45,8 +45,8 @@ export interface GrepOptions {
   /** Matching lines in all at most; then a `summary` with `truncated: true`. */
   limit?: number;
   /**
-   * Threads that scan (Node, a store in a local directory, more than a few MiB of text): by
-   * default the cores; 1 scans on this thread.
+   * Node, a store in a local directory with 8 MiB of text or more: scanned by a worker thread
+   * per core (the default), or on this thread (`1`).
    */
   workers?: number;
 }
@@ -71,12 +71,13 @@ const decoder = new TextDecoder();
 export type Entry = { path: string; media_type: string | null; doc_id: number };
 
 /** Every path's latest entry matching the filters, in path order, a page at a time (with its document's size). */
-export function* entries(s: GrepSource, o: GrepOptions): Generator<Entry & { size: number }> {
+export function* entries(s: GrepSource, o: GrepOptions, beforePage: () => void = () => {}): Generator<Entry & { size: number }> {
   const f = filterSql({ path: o.prefixes ?? [], tag: o.tag === undefined ? [] : [o.tag], type: o.type === undefined ? [] : [o.type] });
   const sql = `SELECT e.path AS path, e.media_type AS media_type, e.doc_id AS doc_id, d.size AS size FROM entries e JOIN documents d ON d.id = e.doc_id
     WHERE e.path IS NOT NULL AND e.path > ?${f.where.map((w) => ` AND ${w}`).join('')} ORDER BY e.path LIMIT ${PAGE}`;
   let after = '';
   for (;;) {
+    beforePage();
     const page = s.db.read(() => s.db.prepare<Entry & { size: number }>(sql).all(after, ...f.params));
     yield* page;
     if (page.length < PAGE) return;
@@ -168,6 +169,7 @@ export function grepRun(o: GrepOptions): GrepRun {
   if (!Number.isInteger(context) || context < 0 || context > CONTEXT_MAX) throw new InvalidInputError(`context must be a whole number from 0 to ${CONTEXT_MAX}`, 'context');
   const limit = o.limit ?? Infinity;
   if (!(limit === Infinity || (Number.isInteger(limit) && limit > 0))) throw new InvalidInputError('limit must be a positive whole number', 'limit');
+  if (o.workers !== undefined && !(Number.isInteger(o.workers) && o.workers > 0)) throw new InvalidInputError('workers must be a positive whole number', 'workers');
   return { context, limit, firstPerFile: o.firstPerFile ?? false };
 }
 

@@ -213,6 +213,9 @@ export class Indexer {
         if ((n += ids.length) >= READ_IDS) break;
       }
       if (rows.length === 0) {
+        // Nothing left to index: heads still kept are of documents replaced or deleted before
+        // their turn (or of puts not yet committed, which then read theirs back).
+        this.heads.clear();
         // A background run compacts the index too, when due, yielding to puts like indexing.
         if (this.#urgent === 0 && this.compaction.due && !(await this.compaction.run(() => this.#yieldToPuts()))) {
           this.schedule();

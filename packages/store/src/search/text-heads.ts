@@ -41,6 +41,11 @@ export class TextHeads {
     this.#bytes -= h.length;
   }
 
+  clear(): void {
+    this.#heads.clear();
+    this.#bytes = 0;
+  }
+
   get bytes(): number {
     return this.#bytes;
   }
