@@ -83,6 +83,7 @@ export async function* putMany<S>(
           group.map((g) => g.item.source),
           opts,
           known,
+          listed ? INDEXED_TEXT_MAX : undefined,
         )
         .catch((error: unknown) => group.map(() => error as Error))
         .then((ready) => h.store.putReady(ready.map((r, i) => (r instanceof Error ? r : { ...r, meta: group[i]!.item.meta, onChunk: group[i]!.item.onChunk })), { order: turn, listed }))

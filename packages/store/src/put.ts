@@ -431,7 +431,7 @@ export async function putDocument(
 /** A document an ingest worker read and ingested whole (a small file or Blob). */
 export interface ReadyDocument {
   chunks: StreamChunk[];
-  result: IngestResult;
+  result: StreamResult;
   meta?: ResolvedMeta | undefined;
   onChunk?: ((chunk: ChunkEvent) => void) | undefined;
 }
@@ -521,6 +521,7 @@ export async function putReadyDocuments(
     const queued = puts.map((put, i) => {
       if (!put || out[i]) return undefined;
       const doc = docs[i] as ReadyDocument;
+      if (doc.result.head) ctx.indexer?.heads.keep(doc.result.digest, doc.result.head); // (listed: see putDocument)
       return put.queue(doc.result, doc.meta ?? {}, listed);
     });
     order?.done();

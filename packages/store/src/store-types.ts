@@ -1,5 +1,5 @@
 /** The store's public shapes: its backends, configuration, statistics and readers. */
-import { resolveChunkParams, type ByteSource, type Digest, type DocumentHasherChoice, type IngestChunk, type IngestOptions, type IngestResult, type ResolvedChunkParams } from '@kura/core';
+import { resolveChunkParams, type ByteSource, type Digest, type DocumentHasherChoice, type IngestChunk, type IngestOptions, type ResolvedChunkParams } from '@kura/core';
 import type { PackStore } from './backend/packs.js';
 import type { SqlDatabase } from './backend/sql.js';
 import type { LogStore } from './catalog/log-store.js';
@@ -7,7 +7,7 @@ import type { DocumentInfo } from './catalog/entries.js';
 import { FormatMismatchError, NotFoundError } from './errors.js';
 import type { Liveness } from './bytes/gc.js';
 import type { Durability, PutMeta } from './options.js';
-import type { ChunkEvent, ChunkStream } from './put.js';
+import type { ChunkEvent, ChunkStream, StreamResult } from './put.js';
 import type { KnownChunks } from './ingest/known-chunks.js';
 import type { ExtractCaps, Extracted } from './extract/caps.js';
 import type { ExtractKind } from './extract/kind.js';
@@ -114,7 +114,8 @@ export type PutInput = ByteSource | Blob | string;
 /** A document an ingest worker produced whole: its chunks in order, digest and size (`putReady`). */
 export interface ReadyInput {
   chunks: IngestChunk[];
-  result: IngestResult;
+  /** `head`: the document's first bytes, for the search index (text-heads.ts). */
+  result: StreamResult;
   meta?: PutMeta | undefined;
   onChunk?: ((chunk: ChunkEvent) => void) | undefined;
 }

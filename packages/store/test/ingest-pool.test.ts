@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { IngestPoolCore, POOL_IDLE_MS, PoolShare, type PoolWorker } from '../src/ingest/pool.js';
 import type { ErrorShape, FromWorker, ToWorker } from '../src/ingest/protocol.js';
-import { packSmallResults, unpackSmallResults } from '../src/ingest/small-batch.js';
+import { packSmallResults, unpackSmallResults, type ReadyChunks, type TooLarge } from '../src/ingest/small-batch.js';
 import { serveIngest } from '../src/ingest/serve.js';
 import { leasePool } from '../src/node/ingest-pool.js';
 import { expectSameBytes, newStore, tempDir, textBytes } from './helpers/store.js';
@@ -52,6 +52,26 @@ describe('ingest pool', () => {
     w.receive({ type: 'small', id: id(1), ...packSmallResults([{ error: { message: 'z', kura: false } }]) });
     await second;
     expect(w.holds).toEqual([false, true, false]);
+  });
+
+  it('a small batch carries the head of each source (for the search index) beside its stat, chunks and errors', () => {
+    const stat = { mode: 0o100644, dev: 1, ino: 2, size: 5, mtimeMs: 3.5, ctimeMs: 4.5 };
+    const chunk = { offset: 0, length: 5, key: 'ab'.repeat(32), codec: 0 as const, payload: new Uint8Array([104, 101, 108, 108, 111]) };
+    const digest = `sha256:${'cd'.repeat(32)}` as const;
+    const packed = packSmallResults([
+      { chunks: [chunk], digest, size: 5, count: 1, stat, head: new Uint8Array([104, 101, 108, 108, 111]) },
+      { error: { message: 'gone', kura: false } },
+      { chunks: [chunk], digest, size: 5, count: 1, head: new Uint8Array(0) },
+      { chunks: [chunk], digest, size: 5, count: 1 },
+      { large: stat },
+    ]);
+    const [withBoth, error, emptyHead, none, large] = unpackSmallResults(packed) as [ReadyChunks, ErrorShape, ReadyChunks, ReadyChunks, TooLarge];
+    expect(withBoth).toMatchObject({ result: { digest, size: 5, chunks: 1, head: new Uint8Array([104, 101, 108, 108, 111]) }, stat });
+    expect(withBoth.chunks[0]!.payload).toEqual(chunk.payload);
+    expect(error).toMatchObject({ message: 'gone' });
+    expect(emptyHead.result.head).toEqual(new Uint8Array(0));
+    expect(none.result.head).toBeUndefined();
+    expect(large).toEqual({ large: stat });
   });
 
   it('a worker that dies fails the work it had and marks the pool broken', async () => {

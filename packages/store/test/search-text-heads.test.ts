@@ -51,20 +51,24 @@ describe('the search index of files put by ingest workers', () => {
       write('big.txt', cat(enc.encode('beforethecut\n'), textBytes(2, INDEXED_TEXT_MAX), enc.encode('\nafterthecut\n'))),
       write('bin.dat', cat(randomBytes(3, 100_000), enc.encode(' zebraquartz '))),
       write('é.md', cat(enc.encode('# ünïcode héad\n'), textBytes(4, 90_000))),
+      // Small files: read whole by the workers in batches (small-batch.ts), heads and all.
+      write('small.txt', cat(enc.encode('smallword here\n'), textBytes(5, 2_000))),
+      write('small.dat', cat(randomBytes(6, 3_000), enc.encode(' smallword '))),
     ];
     const { store } = await newStore();
     const { store: here } = await newStore();
     for await (const o of store.putFiles(files.map((path) => ({ path, meta: { path: path.slice(dir.length + 1) } })), { workers: 2 })) expect(o.error).toBeUndefined();
     const kept = heads(store).bytes; // (before the background indexer, 200 ms after the last put, takes them)
     for (const path of files) await here.put(path, { path: path.slice(dir.length + 1) });
-    // The three text files' heads are kept (the cap's worth of the large one); not the binary file's.
+    // The text files' heads are kept (the cap's worth of the large one); not the binary files'.
     expect(kept).toBe(files.filter((f) => !f.endsWith('.dat')).reduce((n, f) => n + Math.min(statSync(f).size, INDEXED_TEXT_MAX), 0));
     expect(heads(here).bytes).toBe(0);
-    for (const q of ['zebraquartz', 'beforethecut', 'afterthecut', 'ünïcode héad', 'the']) {
+    for (const q of ['zebraquartz', 'beforethecut', 'afterthecut', 'ünïcode héad', 'smallword', 'the']) {
       const found = (await store.search(q, { mode: 'keyword' })).map((h) => [h.path, h.score]);
       expect(found, q).toEqual((await here.search(q, { mode: 'keyword' })).map((h) => [h.path, h.score]));
     }
     expect((await store.search('zebraquartz', { mode: 'keyword' })).map((h) => h.path)).toEqual(['a.txt']); // (not the binary file)
+    expect((await store.search('smallword', { mode: 'keyword' })).map((h) => h.path)).toEqual(['small.txt']);
     expect((await store.search('beforethecut', { mode: 'keyword' })).map((h) => h.path)).toEqual(['big.txt']);
     expect((await store.search('"ünïcode héad"', { mode: 'keyword' })).map((h) => h.path)).toEqual(['é.md']);
     expect(await store.search('afterthecut', { mode: 'keyword' })).toEqual([]);

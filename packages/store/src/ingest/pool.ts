@@ -154,8 +154,8 @@ export class IngestPoolCore<S> {
    * Per source, its chunks and result (for the store's `putReady`), or the error reading or
    * ingesting it threw.
    */
-  async ingestSmall(sources: S[], options: IngestOptions, known?: KnownChunks): Promise<(ReadyChunks | Error)[]> {
-    return (await this.#small(sources, options, known)).map((r) => (r instanceof Error || !('large' in r) ? r : new Error('a source was not read')));
+  async ingestSmall(sources: S[], options: IngestOptions, known?: KnownChunks, head?: number): Promise<(ReadyChunks | Error)[]> {
+    return (await this.#small(sources, options, known, undefined, head)).map((r) => (r instanceof Error || !('large' in r) ? r : new Error('a source was not read')));
   }
 
   /**
@@ -166,14 +166,14 @@ export class IngestPoolCore<S> {
     return this.#small(sources, options, known, statMax);
   }
 
-  async #small(sources: S[], options: IngestOptions, known?: KnownChunks, statMax?: number): Promise<(ReadyChunks | TooLarge | Error)[]> {
+  async #small(sources: S[], options: IngestOptions, known?: KnownChunks, statMax?: number, head?: number): Promise<(ReadyChunks | TooLarge | Error)[]> {
     const worker = this.#leastBusy();
     const id = this.#nextId++;
     this.#addLoad(worker, sources.length);
     try {
       const packed = await new Promise<PackedSmall>((resolve, reject) => {
         this.#batches.set(id, { worker, resolve, reject });
-        worker.post({ type: 'small', id, sources, options, ...knownTable(known), ...(statMax !== undefined ? { statMax } : {}) });
+        worker.post({ type: 'small', id, sources, options, ...knownTable(known), ...(statMax !== undefined ? { statMax } : {}), ...(head ? { head } : {}) });
       });
       return unpackSmallResults(packed).map((r) => ('message' in r ? revive(r) : r));
     } finally {

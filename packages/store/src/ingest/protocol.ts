@@ -18,7 +18,7 @@ export type ToWorker<S> =
   | { type: 'file'; id: number; source: S; options: IngestOptions; regularOnly?: boolean; known?: SharedArrayBuffer; head?: number }
   | { type: 'bytes'; id: number; bytes: Uint8Array; options: IngestOptions; known?: SharedArrayBuffer }
   /** `statMax`: answer each file's stat too, and do not read one of this many bytes or more. */
-  | { type: 'small'; id: number; sources: S[]; options: IngestOptions; known?: SharedArrayBuffer; statMax?: number }
+  | { type: 'small'; id: number; sources: S[]; options: IngestOptions; known?: SharedArrayBuffer; statMax?: number; head?: number }
   | { type: 'ack'; id: number }
   | { type: 'cancel'; id: number };
 

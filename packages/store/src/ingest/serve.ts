@@ -87,7 +87,7 @@ export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => v
   };
 
   /** Many small sources, one message each way: per-source messaging would cost more than the ingest. */
-  const ingestSmall = async (id: number, sources: S[], options: IngestOptions, known: KnownChunks | undefined, statMax: number | undefined) => {
+  const ingestSmall = async (id: number, sources: S[], options: IngestOptions, known: KnownChunks | undefined, statMax: number | undefined, headMax = 0) => {
     type Read = { bytes?: Uint8Array | undefined; stat?: SourceStat | undefined } | { error: ErrorShape };
     const readOne = (source: S): Read => {
       try {
@@ -112,7 +112,8 @@ export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => v
         const chunks = [...ingester.update(read.bytes), ...ingester.finish()];
         grouper?.push(chunks); // (changes the chunks in place: members get their group by the batch's end)
         const r = ingester.result!;
-        return { chunks, digest: r.digest, size: r.size, count: r.chunks, stat: read.stat };
+        const head = headMax > 0 ? read.bytes.subarray(0, headMax) : undefined;
+        return { chunks, digest: r.digest, size: r.size, count: r.chunks, stat: read.stat, head };
       } catch (e) {
         return { error: shape(e) };
       } finally {
@@ -200,6 +201,6 @@ export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => v
       }
       void ingestSource(msg.id, source, msg.options, known, digest, msg.head);
     } else if (msg.type === 'bytes') void ingestSource(msg.id, slices(msg.bytes), msg.options, known);
-    else void ingestSmall(msg.id, msg.sources, msg.options, known, msg.statMax);
+    else void ingestSmall(msg.id, msg.sources, msg.options, known, msg.statMax, msg.head);
   };
 }

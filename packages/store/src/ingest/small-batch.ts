@@ -13,12 +13,14 @@
  * - 1 (failed): u32 index into the message's `errors`;
  * - 2 (not read: at least the request's `statMax` bytes).
  * Kinds 0 and 2 with bit 0x80 set are followed by the file's stat (what it was when opened):
- * mode, dev, ino, size, mtimeMs, ctimeMs as f64.
+ * mode, dev, ino, size, mtimeMs, ctimeMs as f64. Kind 0 with bit 0x40 set ends with the
+ * source's first bytes, for the search index (u32 length, the bytes; text-heads.ts).
  * After the sources: u32 group count, and per group u32 raw length, u32 frame length, the frame
  * (its members are the chunks that name it, in order of their places).
  * Hex travels as ASCII because both sides want strings (map keys, digests).
  */
-import type { CodecId, IngestResult } from '@kura/core';
+import type { CodecId } from '@kura/core';
+import type { StreamResult } from '../put.js';
 import { CODEC_GROUP } from '../bytes/pack-record.js';
 import type { ChunkGroup, StreamChunk } from './chunk-groups.js';
 import type { ErrorShape } from './protocol.js';
@@ -35,10 +37,11 @@ export interface SourceStat {
 
 const STAT_FIELDS = ['mode', 'dev', 'ino', 'size', 'mtimeMs', 'ctimeMs'] as const;
 const WITH_STAT = 0x80;
+const WITH_HEAD = 0x40;
 
 /** One small source's ingest, whole, as the worker has it before packing. */
 export type SmallResult =
-  | { chunks: StreamChunk[]; digest: `sha256:${string}`; size: number; count: number; stat?: SourceStat | undefined }
+  | { chunks: StreamChunk[]; digest: `sha256:${string}`; size: number; count: number; stat?: SourceStat | undefined; head?: Uint8Array | undefined }
   | { error: ErrorShape }
   | { large: SourceStat };
 
@@ -61,7 +64,7 @@ export function packSmallResults(results: readonly SmallResult[]): PackedSmall {
     if ('error' in r) total += 4;
     else if ('large' in r) total += 8 * STAT_FIELDS.length;
     else {
-      total += HEX + 8 + 4 + (r.stat ? 8 * STAT_FIELDS.length : 0);
+      total += HEX + 8 + 4 + (r.stat ? 8 * STAT_FIELDS.length : 0) + (r.head ? 4 + r.head.length : 0);
       for (const c of r.chunks) {
         total += HEX + 4 + 1 + (c.group ? 8 : 4 + c.payload.length);
         if (c.group && !groups.has(c.group)) {
@@ -95,7 +98,7 @@ export function packSmallResults(results: readonly SmallResult[]): PackedSmall {
       writeStat(r.large);
       continue;
     }
-    out[at++] = r.stat ? WITH_STAT : 0;
+    out[at++] = (r.stat ? WITH_STAT : 0) | (r.head ? WITH_HEAD : 0);
     if (r.stat) writeStat(r.stat);
     writeAscii(out, at, r.digest, 7);
     dv.setFloat64(at + HEX, r.size, true);
@@ -116,6 +119,11 @@ export function packSmallResults(results: readonly SmallResult[]): PackedSmall {
       out.set(c.payload, at + HEX + 9);
       at += HEX + 9 + c.payload.length;
     }
+    if (r.head) {
+      dv.setUint32(at, r.head.length, true);
+      out.set(r.head, at + 4);
+      at += 4 + r.head.length;
+    }
   }
   dv.setUint32(at, groups.size, true);
   at += 4;
@@ -131,7 +139,7 @@ export function packSmallResults(results: readonly SmallResult[]): PackedSmall {
 /** A source ingested whole: its chunks in order and its digest, size and chunk count. */
 export interface ReadyChunks {
   chunks: StreamChunk[];
-  result: IngestResult;
+  result: StreamResult;
   /** What the file was when the worker opened it, when the request asked (`statMax`). */
   stat?: SourceStat | undefined;
 }
@@ -176,7 +184,7 @@ export function unpackSmallResults(p: PackedSmall): (ReadyChunks | TooLarge | Er
     }
     at++;
     const stat = kind & WITH_STAT ? readStat() : undefined;
-    if ((kind & ~WITH_STAT) === 2) {
+    if ((kind & ~WITH_STAT & ~WITH_HEAD) === 2) {
       out.push({ large: stat! });
       continue;
     }
@@ -204,7 +212,14 @@ export function unpackSmallResults(p: PackedSmall): (ReadyChunks | TooLarge | Er
       }
       offset += length;
     }
-    out.push(stat ? { chunks, result: { digest, size, chunks: n }, stat } : { chunks, result: { digest, size, chunks: n } });
+    const result: StreamResult = { digest, size, chunks: n };
+    if (kind & WITH_HEAD) {
+      // A copy: a view would keep the whole message alive as long as the index keeps the head.
+      const length = dv.getUint32(at, true);
+      result.head = bytes.slice(at + 4, at + 4 + length);
+      at += 4 + length;
+    }
+    out.push(stat ? { chunks, result, stat } : { chunks, result });
   }
   const groupCount = dv.getUint32(at, true);
   at += 4;
