@@ -167,8 +167,10 @@ export class Store extends StoreCore {
   override async close(): Promise<void> {
     const pool = this.#grepPool;
     this.#grepPool = undefined;
-    await pool?.close();
-    await super.close();
+    // super.close() first: it marks the store closed at once (a call made after close() is
+    // refused, whatever the close still awaits).
+    const closing = super.close();
+    await Promise.all([closing, pool?.close()]);
   }
 
   /**
