@@ -230,8 +230,12 @@ export class Store extends StoreReads {
   async close(): Promise<void> {
     if (this.ctx.closed) return;
     this.ctx.closed = true;
+    await this.closeThreads();
     await writes.close(this.ctx);
   }
+
+  /** For platform subclasses: lets go of threads of their own before the database closes (node/: grep's workers). */
+  protected async closeThreads(): Promise<void> {}
 
   /** For platform subclasses (node/, browser/): the context of an open store, writable for `op`. */
   protected context(op?: string): StoreContext {

@@ -25,7 +25,7 @@ import { DirectoryObjectStore } from './dir-objects.js';
 import { GrepPool } from './grep-away.js';
 import { LineMatcher } from '@kura/core';
 import { emptySummary, entries as grepEntries, grepEntry, grepRun, type Entry, type GrepEvent, type GrepOptions, type GrepSource } from '../search/grep.js';
-import { drainIndex } from '../store-context.js';
+import { drainIndex, usable } from '../store-context.js';
 import { breather } from '../breather.js';
 
 /** Text (documents' bytes) from which grep scans on workers: below it, starting them costs more. */
@@ -114,9 +114,10 @@ export class Store extends StoreCore {
    */
   override async *grep(pattern: string, options: GrepOptions = {}): AsyncGenerator<GrepEvent> {
     const run = grepRun(options); // (`workers` checked there)
-    const cores = availableParallelism();
+    // As many as the store's ingest workers (`ingestWorkers`: by default the cores).
+    const threads = this.#workers;
     const root = this.#localRoot;
-    if (root === undefined || cores < 2 || options.workers === 1) return yield* super.grep(pattern, options);
+    if (root === undefined || threads < 2 || options.workers === 1) return yield* super.grep(pattern, options);
     const ctx = this.context();
     await drainIndex(ctx);
     const ignoreCase = options.ignoreCase ?? false;
@@ -127,7 +128,10 @@ export class Store extends StoreCore {
       // Each page of entries is listed with this connection's open batch of commits ended:
       // the workers' connections see only what is committed (a path put while the grep ran
       // was listed here, not found there, and left out; found in review).
-      const listed = grepEntries(ctx, options, () => ctx.log.endBatch());
+      const listed = grepEntries(ctx, options, () => {
+        usable(ctx); // STORE_CLOSED once the store closes
+        ctx.log.endBatch();
+      });
       const first: (Entry & { size: number })[] = [];
       let text = 0;
       for (let n = listed.next(); !n.done; n = listed.next()) {
@@ -142,7 +146,7 @@ export class Store extends StoreCore {
           await breathe();
         }
       } else {
-        this.#grepPool ??= new GrepPool(cores);
+        this.#grepPool ??= new GrepPool(threads);
         const all = (function* () {
           yield* first;
           yield* listed;
@@ -164,13 +168,11 @@ export class Store extends StoreCore {
     return this.context();
   }
 
-  override async close(): Promise<void> {
+  /** Grep's workers go before the database closes (their read connections with them: no WAL left behind). */
+  protected override async closeThreads(): Promise<void> {
     const pool = this.#grepPool;
     this.#grepPool = undefined;
-    // super.close() first: it marks the store closed at once (a call made after close() is
-    // refused, whatever the close still awaits).
-    const closing = super.close();
-    await Promise.all([closing, pool?.close()]);
+    await pool?.close();
   }
 
   /**

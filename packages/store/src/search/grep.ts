@@ -45,8 +45,8 @@ export interface GrepOptions {
   /** Matching lines in all at most; then a `summary` with `truncated: true`. */
   limit?: number;
   /**
-   * Node, a store in a local directory with 8 MiB of text or more: scanned by a worker thread
-   * per core (the default), or on this thread (`1`).
+   * Node, a store in a local directory with 8 MiB of text or more: scanned by worker threads,
+   * as many as the store's ingest workers (by default the cores), or on this thread (`1`).
    */
   workers?: number;
 }
