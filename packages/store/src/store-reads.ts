@@ -119,7 +119,16 @@ export class StoreReads {
     const ctx = this.#r();
     await drainIndex(ctx);
     const breathe = breather();
-    yield* grepStore(ctx, pattern, options, async () => breathe());
+    try {
+      // Between documents: a store closed meanwhile ends the scan (STORE_CLOSED).
+      yield* grepStore(ctx, pattern, options, async () => {
+        usable(ctx);
+        await breathe();
+      });
+    } catch (e) {
+      usable(ctx); // a store closed during the scan: STORE_CLOSED, not the database's own error
+      throw e;
+    }
   }
 
   /**

@@ -125,6 +125,20 @@ describe('grep on worker threads', () => {
     expect(events.at(-1)).toMatchObject({ type: 'summary', files: 150 });
   });
 
+  it.each([1, 2])('a store closed while its reader still pulls ends the scan with STORE_CLOSED (workers: %i)', { timeout: 120_000 }, async (workers) => {
+    const { store } = await newStore();
+    await fill(store, 600);
+    const it = store.grep('Harbour', { workers })[Symbol.asyncIterator]();
+    await it.next();
+    await new Promise((r) => setTimeout(r, 300)); // (the workers' batches in flight answered)
+    void store.close();
+    await expect(
+      (async () => {
+        for (let r = await it.next(); !r.done; r = await it.next());
+      })(),
+    ).rejects.toMatchObject({ code: 'STORE_CLOSED' });
+  });
+
   it('a store of a few files is scanned on this thread; a closed store lets its workers go', { timeout: 120_000 }, async () => {
     const { store } = await newStore();
     await fill(store, 10);

@@ -143,6 +143,7 @@ export class Store extends StoreCore {
         for (const e of first) {
           yield* grepEntry(ctx, e, matcher, run, summary);
           if (summary.truncated) break;
+          usable(ctx); // (a store closed meanwhile: STORE_CLOSED)
           await breathe();
         }
       } else {
@@ -153,10 +154,16 @@ export class Store extends StoreCore {
         })();
         const breathe = breather();
         const here = async function* (e: Entry) {
-          yield* grepEntry(ctx, e, matcher, run, summary, async () => breathe());
+          yield* grepEntry(ctx, e, matcher, run, summary, async () => {
+            usable(ctx);
+            await breathe();
+          });
         };
         yield* this.#grepPool.scan(root, all, pattern, ignoreCase, run, summary, here);
       }
+    } catch (e) {
+      usable(ctx); // a store closed during the scan: STORE_CLOSED, not the database's own error
+      throw e;
     } finally {
       matcher.dispose();
     }
