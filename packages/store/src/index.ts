@@ -4,6 +4,7 @@ export type { StoreBackends, StoreStats, StoreConfig, ListResult, PutInput, Vers
 export { SEARCH_WAIT_MS, type SearchHit, type SearchHits, type SearchMode, type SearchQuery } from './search/search-query.js';
 export { parseQuery, QUERY_TERMS_MAX, type ParsedQuery } from './search/grammar.js';
 export { CONTEXT_MAX, type GrepEvent, type GrepOptions } from './search/grep.js';
+export { BoundedBytes } from './bounded-bytes.js';
 export { HttpReranker, configuredReranker, type Reranker, type HttpRerankerOptions } from './search/rerank.js';
 export type { RerankReport } from './search/modes.js';
 export { fuseRanks, quantize, VectorIndex } from './semantic/vectors.js';

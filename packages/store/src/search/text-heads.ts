@@ -5,27 +5,22 @@
  * HEADS_BUDGET bytes in all (the oldest go first); the indexer forgets each once it has it.
  * They are the bytes the worker hashed into the document's digest, so they are its content.
  */
+import { BoundedBytes } from '../bounded-bytes.js';
 import { SNIFF_BYTES, looksLikeText } from './text.js';
 
 /** Bytes of heads kept at most. */
 export const HEADS_BUDGET = 64 << 20;
 
 export class TextHeads {
-  readonly #heads = new Map<string, Uint8Array>();
-  #bytes = 0;
+  readonly #heads: BoundedBytes<Uint8Array>;
 
-  constructor(readonly budget: number = HEADS_BUDGET) {}
+  constructor(budget: number = HEADS_BUDGET) {
+    this.#heads = new BoundedBytes(budget);
+  }
 
   /** Keeps the first bytes of the document `digest` (binary ones are not kept). */
   keep(digest: string, head: Uint8Array): void {
-    if (head.length > this.budget || this.#heads.has(digest) || !looksLikeText(head.subarray(0, SNIFF_BYTES))) return;
-    this.#heads.set(digest, head);
-    this.#bytes += head.length;
-    for (const [d, h] of this.#heads) {
-      if (this.#bytes <= this.budget) break;
-      this.#heads.delete(d);
-      this.#bytes -= h.length;
-    }
+    if (looksLikeText(head.subarray(0, SNIFF_BYTES))) this.#heads.add(digest, head);
   }
 
   /** The first `n` bytes of the document `digest`, when kept and at least that long. */
@@ -35,18 +30,14 @@ export class TextHeads {
   }
 
   forget(digest: string): void {
-    const h = this.#heads.get(digest);
-    if (!h) return;
     this.#heads.delete(digest);
-    this.#bytes -= h.length;
   }
 
   clear(): void {
     this.#heads.clear();
-    this.#bytes = 0;
   }
 
   get bytes(): number {
-    return this.#bytes;
+    return this.#heads.bytes;
   }
 }
