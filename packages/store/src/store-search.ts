@@ -5,16 +5,26 @@
 import { indexStatus, type IndexStatus } from './search/index-status.js';
 import { historySearch, keywordSearch, semanticSearch } from './search/modes.js';
 import type { SearchHits, SearchQuery } from './search/search-query.js';
-import { ModelUnavailableError } from './errors.js';
+import { FormatMismatchError, ModelUnavailableError } from './errors.js';
+import { schemaVersion } from './catalog/schema.js';
 import { EmbedJob } from './semantic/embed-job.js';
 import type { Embedder } from './semantic/embedder.js';
 import { SemanticSearch } from './semantic/semantic-side.js';
 import { drainIndex, type StoreContext } from './store-context.js';
 
+/** The schema whose history index and spans (schema 19) searches through history use. */
+const HISTORY_SCHEMA = 19;
+
 /** `mode` keyword, semantic or hybrid; by default hybrid once an embedder is in use, else keyword. */
 export async function searchStore(ctx: StoreContext, query: string, options: SearchQuery): Promise<SearchHits> {
   await drainIndex(ctx);
   if (options?.allVersions || options?.snapshot !== undefined) {
+    // A store opened read-only keeps the schema it has: one from before the history spans
+    // cannot be searched through history until it is opened for writing (which migrates it).
+    const schema = schemaVersion(ctx.db);
+    if (ctx.readonly && schema < HISTORY_SCHEMA) {
+      throw new FormatMismatchError(`this store's schema is version ${schema}; searching through history needs version ${HISTORY_SCHEMA}: open it once for writing`, String(HISTORY_SCHEMA), String(schema));
+    }
     return historySearch({ ...ctx, history: { db: ctx.db, st: ctx.st, reader: ctx.reader, extract: ctx.indexer.extract }, writable: !ctx.readonly }, query, options);
   }
   const mode = options.mode ?? (ctx.semantic ? 'hybrid' : 'keyword');

@@ -25,6 +25,11 @@ export interface StoreBackends {
   packs: PackStore;
   /** The configuration object, log and checkpoints (FORMAT.md §15). */
   log: LogStore;
+  /**
+   * Called once a store opened for writing is open (schema made or migrated, database at the
+   * log's head): what the database writes from then on is the store's own work.
+   */
+  opened?: () => void;
   /** Called when the store closes, after everything else (releases the writer lock). */
   release?: () => void | Promise<void>;
   /** Turns a string `put` input (a file path) into bytes; absent where there are no files. */

@@ -39,6 +39,7 @@ export class Store extends StoreReads {
     // `this`, not Store: platform subclasses (node/index.ts) get instances of themselves.
     const store = new this(makeContext(b, config, opts));
     if (!opts.readonly) await sealAbandonedPacks(opts.log, opts.st, b.writer);
+    if (!opts.readonly) b.opened?.();
     return store;
   }
 

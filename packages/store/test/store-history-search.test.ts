@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { Store } from '../src/node/index.js';
 import { newStore } from './helpers/store.js';
 
 const text = (t: string) => new TextEncoder().encode(t);
@@ -72,6 +73,94 @@ describe('search through history', () => {
     db.close();
     expect(history.n).toBe(docs.n - shown.n); // every other document, once
     expect(both.n).toBe(0); // none indexed twice
+  });
+
+  it('finds every version of a path of many spans, page by page (history spans, 32 versions at most)', async () => {
+    const { store, dir } = await newStore();
+    for (let v = 1; v <= 70; v++) await store.put(text(`kestrel log\nentry w${v} written\n`), { path: 'log.txt' });
+    await store.put(text('kestrel elsewhere'), { path: 'other.txt' });
+    const all = named(await store.search('kestrel', { allVersions: true, limit: 200 }));
+    expect([...all].sort()).toEqual([...Array.from({ length: 70 }, (_, i) => `log.txt@${i + 1}`), 'other.txt@1'].sort());
+    const paged: (string | null)[] = [];
+    for (let offset = 0; offset < all.length; offset += 9) paged.push(...named(await store.search('kestrel', { allVersions: true, limit: 9, offset })));
+    expect(paged).toEqual(all);
+    // One version's own word: that version alone, whichever span it is in.
+    for (const v of [1, 32, 33, 64, 70]) expect(named(await store.search(`w${v}`, { allVersions: true }))).toEqual([`log.txt@${v}`]);
+    // More versions later: the last span is made again, the others kept.
+    for (let v = 71; v <= 75; v++) await store.put(text(`kestrel log\nentry w${v} written\n`), { path: 'log.txt' });
+    expect(named(await store.search('w73 OR w2', { allVersions: true })).sort()).toEqual(['log.txt@2', 'log.txt@73']);
+    expect(await store.search('kestrel', { allVersions: true, limit: 200 })).toHaveLength(76);
+    await store.close();
+    const db = new Database(join(dir, 'kura.db'), { readonly: true });
+    const spans = db.prepare("SELECT s.id, s.first, s.last FROM history_spans s JOIN history_paths p ON p.id = s.path_id WHERE p.path = 'log.txt' ORDER BY s.first").all();
+    db.close();
+    expect(spans.map((r) => [(r as { first: number }).first, (r as { last: number }).last])).toEqual([
+      [1, 32],
+      [33, 64],
+      [65, 75],
+    ]);
+  });
+
+  it('holds each version to the query exactly, though a span holds several versions\' lines', async () => {
+    const { store } = await newStore();
+    await store.put(text('alpha one\nfirst\nother line'), { path: 'n.txt' });
+    await store.put(text('beta two\nfirst\ndraft'), { path: 'n.txt' });
+    await store.put(text('gamma three\nfirst'), { path: 'n.txt' });
+    // Each word is in a version, both in none: a span has both, no version does.
+    expect(named(await store.search('alpha AND beta', { allVersions: true }))).toEqual([]);
+    expect(named(await store.search('alpha OR beta', { allVersions: true })).sort()).toEqual(['n.txt@1', 'n.txt@2']);
+    // A phrase across a line's end, in version 2 only (the span's lines put "other line" between).
+    expect(named(await store.search('"first draft"', { allVersions: true }))).toEqual(['n.txt@2']);
+    expect(named(await store.search('"other draft"', { allVersions: true }))).toEqual([]);
+    // NOT and -word hold for each version.
+    expect(named(await store.search('first NOT beta', { allVersions: true })).sort()).toEqual(['n.txt@1', 'n.txt@3']);
+    expect(named(await store.search('first -gamma -alpha', { allVersions: true }))).toEqual(['n.txt@2']);
+    expect(named(await store.search('fir*', { allVersions: true }))).toEqual(['n.txt@3', 'n.txt@2', 'n.txt@1']); // newest first in a span
+    await store.close();
+  });
+
+  it('follows versions forgotten, paths deleted and a document that becomes a version of another path', async () => {
+    const { store } = await newStore();
+    const shared = text('the osprey report');
+    await store.put(shared, { path: 'a.txt' });
+    await store.put(text('the heron report'), { path: 'a.txt' });
+    expect(named(await store.search('osprey', { allVersions: true }))).toEqual(['a.txt@1']);
+    // The same document put at b.txt, then replaced there: now an older version of two paths.
+    await store.put(shared, { path: 'b.txt' });
+    await store.put(text('the egret report'), { path: 'b.txt' });
+    expect(named(await store.search('osprey', { allVersions: true })).sort()).toEqual(['a.txt@1', 'b.txt@1']);
+    // (b.txt's spans alone checked: the document is found by b.txt's name too.)
+    expect(named(await store.search('osprey path:b', { allVersions: true }))).toEqual(['b.txt@1']);
+    // Versions forgotten: found no more.
+    await store.forgetVersions({ keep: 1 });
+    expect(named(await store.search('osprey', { allVersions: true }))).toEqual([]);
+    expect(named(await store.search('report', { allVersions: true })).sort()).toEqual(['a.txt@2', 'b.txt@2']);
+    // A path deleted with its versions kept is history still; deleted whole, gone.
+    await store.deletePath('a.txt', { keepVersions: true });
+    expect(named(await store.search('heron', { allVersions: true }))).toEqual(['a.txt@2']);
+    // (Path filters hold for the path, which has no entry now: found by the property test.)
+    expect(named(await store.search('heron path:a', { allVersions: true, pathPrefix: 'a' }))).toEqual(['a.txt@2']);
+    expect(named(await store.search('heron tag:x', { allVersions: true }))).toEqual([]);
+    await store.deletePath('a.txt');
+    expect(named(await store.search('heron', { allVersions: true }))).toEqual([]);
+    expect(named(await store.search('report', { allVersions: true }))).toEqual(['b.txt@2']);
+    await store.close();
+  });
+
+  it('says a store opened read-only from before the history spans must be opened for writing first', async () => {
+    const { store, dir } = await newStore();
+    await store.put(text('a tern'), { path: 't.txt' });
+    await store.close();
+    const db = new Database(join(dir, 'kura.db'));
+    db.pragma('user_version = 18');
+    db.close();
+    const old = await Store.open(dir, { readonly: true });
+    try {
+      await expect(old.search('tern', { allVersions: true })).rejects.toMatchObject({ code: 'FORMAT_MISMATCH' });
+      expect((await old.search('tern')).map((h) => h.path)).toEqual(['t.txt']);
+    } finally {
+      await old.close();
+    }
   });
 
   it("searches one snapshot's files, and no longer finds what only a deleted snapshot held after GC", async () => {

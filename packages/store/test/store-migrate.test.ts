@@ -55,6 +55,8 @@ describe('a schema-5 store', () => {
       [2, TODAY_2],
     ]);
     expect(new TextDecoder().decode(await store.getBytes(await store.resolve('today.md@1')))).toBe('harbour notes, first draft\n');
+    // And searching through history finds it (the history index and spans of schema 19).
+    expect((await store.search('"first draft"', { allVersions: true })).map((h) => `${h.path}@${h.version}`)).toEqual(['today.md@1']);
     expect(await store.getBytes(LICENSE)).toEqual(utf8('MIT License\nCopyright (c) fixture\n'));
     // The old version has no entry of its own: its content shows, without attributes.
     expect(await store.stat(TODAY_1)).toMatchObject({ path: null, digest: TODAY_1, tags: [] });

@@ -80,7 +80,7 @@ export function encodeCheckpoint(db: SqlDatabase, head: Pick<LogHead, 'seq' | 'h
 }
 
 /** Tables derived from the catalog (none in a checkpoint): emptied with it by clearCatalog, made again from it. */
-const DERIVED_TABLES = ['search_queue', 'damaged', 'dir_stamps', 'doc_text', 'doc_embedded', 'doc_vectors'];
+const DERIVED_TABLES = ['search_queue', 'damaged', 'dir_stamps', 'doc_text', 'doc_embedded', 'doc_vectors', 'historic_docs', 'history_paths', 'history_spans'];
 
 /**
  * Empties the catalog and what is derived from it (inside the caller's transaction), for a
@@ -90,7 +90,7 @@ const DERIVED_TABLES = ['search_queue', 'damaged', 'dir_stamps', 'doc_text', 'do
 export function clearCatalog(db: SqlDatabase): void {
   for (const t of [...CHECKPOINT_TABLES].reverse()) db.exec(`DELETE FROM ${t.name}`);
   for (const t of DERIVED_TABLES) db.exec(`DELETE FROM ${t}`);
-  db.exec("INSERT INTO search(search) VALUES('delete-all')");
+  for (const fts of ['search', 'history', 'history_span_text']) db.exec(`INSERT INTO ${fts}(${fts}) VALUES('delete-all')`);
 }
 
 /**

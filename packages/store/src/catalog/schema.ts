@@ -5,7 +5,7 @@ import type { SqlDatabase } from '../backend/sql.js';
 import { bytesToHex } from '../hex.js';
 import { ENQUEUE_ALL, QUEUE_ROW_MAX } from './search-queue.js';
 
-export const SCHEMA_VERSION = 18;
+export const SCHEMA_VERSION = 19;
 
 /** MIGRATIONS[n] takes a database from user_version n to n + 1. */
 const MIGRATIONS: string[] = [
@@ -282,6 +282,21 @@ const MIGRATIONS: string[] = [
   // group record (codec 2) has its place in the group's raw bytes; NULL for a record of its own.
   `
   ALTER TABLE chunks ADD COLUMN group_at INTEGER;
+  `,
+  // 19: history spans (decision 0056, amended): each path's versions in runs of at most 32,
+  // each run's distinct lines indexed once (history_span_text, rowid = history_spans.id) to
+  // rank paths' histories; the history index gains \`names\` (a token per path a document is a
+  // version of) so that a run's versions are checked one query at a time. Derived: emptied, filled
+  // again by the next search through history.
+  `
+  DROP TABLE history;
+  DELETE FROM historic_docs;
+  CREATE VIRTUAL TABLE history USING fts5(body, names, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2');
+  ALTER TABLE historic_docs ADD COLUMN names TEXT NOT NULL DEFAULT '';
+  CREATE TABLE history_paths (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, versions INTEGER NOT NULL, newest INTEGER NOT NULL, docsum INTEGER NOT NULL) STRICT;
+  CREATE TABLE history_spans (id INTEGER PRIMARY KEY, path_id INTEGER NOT NULL, first INTEGER NOT NULL, last INTEGER NOT NULL) STRICT;
+  CREATE INDEX history_spans_path ON history_spans(path_id, first);
+  CREATE VIRTUAL TABLE history_span_text USING fts5(body, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2');
   `,
 ];
 

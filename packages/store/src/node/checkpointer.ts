@@ -99,7 +99,7 @@ const WAL_BACKSTOP_PAGES = 80_000;
 
 /**
  * A writable database's checkpoint worker starts once it has been open this long, or once its
- * WAL has grown past AFTER_WAL bytes, whichever comes first. A `kura` command that writes is
+ * WAL has grown by AFTER_WAL bytes since the store opened, whichever comes first. A `kura` command that writes is
  * over in ~0.3 s and writes a few pages: booting the worker for it cost ~25-40 ms of CPU on the
  * other core, and closing waited for the boot. A store taking a burst of writes gets the worker
  * well before SQLite's own first checkpoint inside a commit (at 1000 pages, ~4 MB), which is
@@ -120,6 +120,8 @@ export class LazyCheckpointer {
   #checkpointer: Checkpointer | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #startNow: (() => void) | undefined;
+  /** The WAL's size when the store opened; undefined while it opens (its writes are no burst). */
+  #openedAt: number | undefined;
   readonly #wal: string;
 
   constructor(private readonly path: string) {
@@ -128,8 +130,17 @@ export class LazyCheckpointer {
 
   /** For the database's `onCommit`: one stat per commit (~3 µs; commits are grouped) until the worker starts. */
   readonly onCommit = (): void => {
-    if (this.#startNow && walSize(this.#wal) > AFTER_WAL) this.#startNow();
+    if (this.#startNow && this.#openedAt !== undefined && walSize(this.#wal) - this.#openedAt > AFTER_WAL) this.#startNow();
   };
+
+  /**
+   * The store is open: the WAL grown from here on is its writes. What opening wrote — a new
+   * store's schema (~260 KiB of pages), a migration, a catch-up — is not a burst of the store's
+   * writes; one that takes long is met by the timer (AFTER_MS).
+   */
+  opened(): void {
+    this.#openedAt = walSize(this.#wal);
+  }
 
   /**
    * Arms the start. Until the worker checkpoints, SQLite checkpoints inside a commit only past

@@ -24,6 +24,28 @@ export function toMatch(q: ParsedQuery): string | null {
   return q.exclude.length ? `${match} NOT (${q.exclude.map(term).join(' OR ')})` : match;
 }
 
+/**
+ * A MATCH expression that a text holding several texts' lines matches whenever one of those
+ * texts matches the parse (a history span's distinct lines: decision 0056): exclusions and
+ * NOT's right sides are left out, and a term of several words is the AND of them — the union
+ * keeps each line whole but not the lines' order, and a phrase may cross a line's end. Every
+ * part is cut on characters that are never inside a word (not letters, digits or marks), so each
+ * stays within one line of the text it came from.
+ */
+export function toSupersetMatch(q: ParsedQuery): string | null {
+  return q.expr ? superset(q.expr) : null;
+}
+
+function superset(e: Expr): string {
+  if ('text' in e) {
+    const parts = spaceWords(e.text).split(/[^\p{L}\p{N}\p{M}]+/u).filter(Boolean);
+    if (parts.length <= 1) return term(e);
+    return `(${parts.map((p, i) => (e.kind === 'prefix' && i === parts.length - 1 ? `${quoted(p)} *` : quoted(p))).join(' AND ')})`;
+  }
+  if (e.kind === 'not') return superset(e.left);
+  return `(${e.items.map(superset).join(e.kind === 'or' ? ' OR ' : ' AND ')})`;
+}
+
 /** A MATCH expression any of a parse's exclusions matches (null: it has none). */
 export function excludedMatch(q: ParsedQuery): string | null {
   return q.exclude.length ? q.exclude.map(term).join(' OR ') : null;

@@ -1,20 +1,20 @@
 /**
  * Searches through history (decision 0056), by words (BM25): `allVersions` finds every version
- * of a path whose text matches — documents entries show through the keyword index's body
+ * of a path whose text matches — spans of each path's versions ranked (history-spans.ts), then
+ * each span's versions checked exactly: documents entries show through the keyword index's body
  * column, the others through the history index; a hit for each `path` and `version` naming a
- * matching document — and `snapshot` the files of one snapshot
- * (hits name the file's path in it). Both indexes score alike (porter, BM25); the lists are
- * merged by score. Filters: `path:`/`pathPrefix` hold for the paths hits name; tags and media
- * types are the current entry's, for versions (a snapshot's files have none).
+ * matching document — and `snapshot` the files of one snapshot (hits name the file's path in
+ * it; the two indexes' scores merged). Filters: `path:`/`pathPrefix` hold for the paths hits
+ * name; tags and media types are the current entry's, for versions (a snapshot's files have none).
  */
 import { InvalidInputError } from '@kura/core';
 import { formatDigest } from '../hex.js';
 import { requireSnapshot, walkTree } from '../catalog/snapshot.js';
-import { toMatch } from './fts.js';
+import { toMatch, toSupersetMatch } from './fts.js';
 import type { ParsedQuery } from './grammar.js';
 import { allFilters, type FoundEntry } from './keyword.js';
 import type { SearchQuery } from './search-query.js';
-import type { HistorySource } from './history.js';
+import { pathToken, type HistorySource } from './history-docs.js';
 import type { z } from 'zod';
 
 type Query = z.output<typeof SearchQuery>;
@@ -37,60 +37,69 @@ function pathAllowed(path: string, parsed: ParsedQuery, q: Query): boolean {
   return parsed.filters.path.length === 0 || parsed.filters.path.some((p) => path.startsWith(p));
 }
 
-/** A found document and its score, in the order hits are ranked: score, then document id. */
-type Scored = { doc_id: number; score: number };
-const byScore = (a: Scored, b: Scored) => a.score - b.score || a.doc_id - b.doc_id;
+/** A span of a path's versions found (history-spans.ts), best first. */
+type FoundSpan = { id: number; path_id: number; path: string; first: number; last: number; score: number };
 
 /**
- * Every version whose text matches, best first (`window` at most). Filters hold for the paths
- * hits name, so matching documents are taken best first until `window` hits pass them (or none
- * is left): a filter cannot empty a page that has hits further down. Ties are broken by
- * document id in the queries and in the answer, so that every page is a part of one order.
+ * Every version whose text matches (`window` at most), by spans (history-spans.ts): spans
+ * whose lines match are ranked best first (BM25 over each span's distinct lines), and each
+ * span's versions are checked against the query exactly — those entries show in the keyword
+ * index's body column, the others in the history index, a few spans' versions a query — and
+ * listed newest first, each with its span's score. Filters hold for the paths hits name, so
+ * spans are taken best first until `window` hits pass them (or none is left). Ties are broken
+ * by span id, so that every page is a part of one order.
  */
 export function allVersionsFound(s: HistorySource, parsed: ParsedQuery, q: Query, window: number): HistoryFound[] {
   const match = toMatch(parsed);
-  if (match === null) return [];
-  const filters = allFilters(parsed, q);
+  const superset = toSupersetMatch(parsed);
+  if (match === null || superset === null) return [];
+  // Paths are held to `path:` and the prefixes by the paths hits name (pathAllowed); the rest
+  // are the current entry's: a path deleted with its versions kept passes path filters only.
+  const filters = allFilters({ ...parsed, filters: { ...parsed.filters, path: [] } }, { ...q, pathPrefix: undefined, pathPrefixes: undefined });
   return s.db.read(() => {
-    // The documents whose text matches: those entries show, through the keyword index (its
-    // body column: a version is found by its text), and the others through the history index.
-    const shownSql = s.db.prepare<Scored>(
-      `SELECT e.doc_id AS doc_id, bm25(search, 0.0, 0.0, 0.0, 1.0) AS score
-       FROM search JOIN entries e ON e.id = search.rowid WHERE search MATCH ? ORDER BY score, e.doc_id LIMIT ?`,
+    const spansSql = s.db.prepare<FoundSpan>(
+      `SELECT sp.id AS id, sp.path_id AS path_id, p.path AS path, sp.first AS first, sp.last AS last, bm25(history_span_text) AS score
+       FROM history_span_text JOIN history_spans sp ON sp.id = history_span_text.rowid JOIN history_paths p ON p.id = sp.path_id
+       WHERE history_span_text MATCH ? ORDER BY score, sp.id LIMIT ? OFFSET ?`,
     );
-    const olderSql = s.db.prepare<Scored>('SELECT rowid AS doc_id, bm25(history) AS score FROM history WHERE history MATCH ? ORDER BY score, rowid LIMIT ?');
-    const namedSql = s.db.prepare<{ doc_id: number; path: string; version: number; entry_id: number | null; media_type: string | null; digest: Uint8Array; size: number }>(
-      `SELECT v.doc_id AS doc_id, v.path AS path, v.version AS version, e.id AS entry_id, e.media_type AS media_type, d.digest AS digest, d.size AS size
-       FROM versions v JOIN documents d ON d.id = v.doc_id LEFT JOIN entries e ON e.path = v.path
-       WHERE v.doc_id IN (SELECT value FROM json_each(?))`,
+    const versionsSql = s.db.prepare<{ version: number; doc_id: number; digest: Uint8Array; size: number; shown_by: number | null }>(
+      `SELECT v.version AS version, v.doc_id AS doc_id, d.digest AS digest, d.size AS size,
+         (SELECT e.id FROM entries e WHERE e.doc_id = v.doc_id LIMIT 1) AS shown_by
+       FROM versions v JOIN documents d ON d.id = v.doc_id WHERE v.path = ? AND v.version >= ? AND v.version <= ? ORDER BY v.version DESC`,
     );
+    const entryAt = s.db.prepare<{ id: number; media_type: string | null }>('SELECT id, media_type FROM entries WHERE path = ?');
     const entryOk = filters.where.length
       ? s.db.prepare<{ n: number }>(`SELECT COUNT(*) AS n FROM entries e WHERE e.id = ?${filters.where.map((w) => ` AND ${w}`).join('')}`)
       : undefined;
-    for (let fetch = window * 4; ; fetch *= 4) {
-      const shownRows = shownSql.all(`body : (${match})`, fetch);
-      const olderRows = olderSql.all(match, fetch);
-      // Merged best first. Where a list was cut by its LIMIT, what lies past its last row is not
-      // known: only documents up to that row are certain to be the best (the merge's exact part).
-      let edge: Scored | undefined;
-      for (const rows of [shownRows, olderRows]) {
-        const last = rows.length === fetch ? rows[rows.length - 1] : undefined;
-        if (last && (!edge || byScore(last, edge) < 0)) edge = last;
-      }
-      const seen = new Set<number>();
-      const docs = [...shownRows, ...olderRows].sort(byScore).filter((d) => !seen.has(d.doc_id) && !!seen.add(d.doc_id) && (!edge || byScore(d, edge) <= 0));
-      const scoreOf = new Map(docs.map((d) => [d.doc_id, d.score]));
-      // Each at every (path, version) naming it: one query for all of them.
-      const out: HistoryFound[] = [];
-      for (const v of namedSql.all(JSON.stringify([...scoreOf.keys()]))) {
-        if (!pathAllowed(v.path, parsed, q)) continue;
+    // Which documents match, exactly: those entries show (any entry showing one has its text),
+    // and the others of a few paths at once (their names, then the query: FTS5 goes through
+    // the few documents the names hold, not every document the query's words are in).
+    const shownSql = s.db.prepare<{ id: number }>('SELECT rowid AS id FROM search WHERE search MATCH ? AND rowid IN (SELECT value FROM json_each(?))');
+    const olderSql = s.db.prepare<{ id: number }>('SELECT rowid AS id FROM history WHERE history MATCH ?');
+    const out: HistoryFound[] = [];
+    let taken = 0;
+    for (let fetch = Math.max(8, window); ; fetch *= 4) {
+      const spans = spansSql.all(superset, fetch, taken);
+      taken += spans.length;
+      const candidates: { span: FoundSpan; entry: { id: number; media_type: string | null } | undefined; versions: ReturnType<typeof versionsSql.all> }[] = [];
+      for (const span of spans) {
+        if (!pathAllowed(span.path, parsed, q)) continue;
         // Tag and type filters are the path's current entry's (a path deleted since has none).
-        if (entryOk && (v.entry_id === null || entryOk.get(v.entry_id, ...filters.params)!.n === 0)) continue;
-        out.push({ entry_id: v.entry_id ?? -1, doc_id: v.doc_id, digest: v.digest, path: v.path, media_type: v.media_type, size: v.size, score: scoreOf.get(v.doc_id)!, version: v.version });
+        const entry = entryAt.get(span.path);
+        if (entryOk && (!entry || entryOk.get(entry.id, ...filters.params)!.n === 0)) continue;
+        candidates.push({ span, entry, versions: versionsSql.all(span.path, span.first, span.last) });
       }
-      if (out.length >= window || !edge) {
-        return out.sort((a, b) => byScore(a, b) || (a.path ?? '').localeCompare(b.path ?? '') || (b.version ?? 0) - (a.version ?? 0)).slice(0, window);
+      const shownIds = candidates.flatMap((c) => c.versions.flatMap((v) => (v.shown_by === null ? [] : [v.shown_by])));
+      const shownMatch = new Set(shownIds.length ? shownSql.all(`body : (${match})`, JSON.stringify(shownIds)).map((r) => r.id) : []);
+      const pathIds = [...new Set(candidates.filter((c) => c.versions.some((v) => v.shown_by === null)).map((c) => c.span.path_id))];
+      const olderMatch = new Set(pathIds.length ? olderSql.all(`names : (${pathIds.map((id) => `"${pathToken(id)}"`).join(' OR ')}) AND body : (${match})`).map((r) => r.id) : []);
+      for (const { span, entry, versions } of candidates) {
+        for (const v of versions) {
+          if (!(v.shown_by === null ? olderMatch.has(v.doc_id) : shownMatch.has(v.shown_by))) continue;
+          out.push({ entry_id: entry?.id ?? -1, doc_id: v.doc_id, digest: v.digest, path: span.path, media_type: entry?.media_type ?? null, size: v.size, score: span.score, version: v.version });
+        }
       }
+      if (out.length >= window || spans.length < fetch) return out.slice(0, window);
     }
   });
 }
@@ -126,8 +135,8 @@ export function snapshotFound(s: HistorySource, id: string, parsed: ParsedQuery,
       .all(`body : (${match})`, ids)
       .filter(firstOfEach());
     const older = s.db
-      .prepare<{ doc_id: number; score: number }>('SELECT rowid AS doc_id, bm25(history) AS score FROM history WHERE history MATCH ? AND rowid IN (SELECT value FROM json_each(?))')
-      .all(match, ids);
+      .prepare<{ doc_id: number; score: number }>('SELECT rowid AS doc_id, bm25(history, 1.0, 0.0) AS score FROM history WHERE history MATCH ? AND rowid IN (SELECT value FROM json_each(?))')
+      .all(`body : (${match})`, ids);
     const out: HistoryFound[] = [];
     for (const d of [...shown, ...older]) {
       const doc = s.st.docById.get(d.doc_id);
