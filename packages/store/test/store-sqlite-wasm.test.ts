@@ -149,6 +149,13 @@ describe('the store on sqlite-wasm', () => {
       expect({ q, hits: hw.map((h) => [h.path, h.score, h.snippet]) }).toEqual({ q, hits: hn.map((h) => [h.path, h.score, h.snippet]) });
     }
     expect((await w.store.search('图书馆')).map((h) => h.path)).toEqual(['zh/library.txt']);
+    // Through every version (history spans, schema 19): the same hits, versions and scores.
+    for (let v = 1; v <= 3; v++) for (const s of [w.store, n.store]) await s.put(textBytes(`granite quarry log ${v}\nline l${v}`), { path: 'h/log.txt' });
+    for (const q of ['granite', 'l2 OR l3', '"quarry log" NOT l3', 'many']) {
+      const [hw, hn] = [await w.store.search(q, { allVersions: true, limit: 100 }), await n.store.search(q, { allVersions: true, limit: 100 })];
+      expect({ q, hits: hw.map((h) => [h.path, h.version, h.score]) }).toEqual({ q, hits: hn.map((h) => [h.path, h.version, h.score]) });
+      expect(hw.length).toBeGreaterThan(0);
+    }
     const snap = { type: 'dir' as const, entries: [{ type: 'file' as const, name: 'x', digest: sha(docs[0]!), size: docs[0]!.length, mode: 0o644 }] };
     const [sw, sn] = [await w.store.createSnapshot(snap), await n.store.createSnapshot(snap)];
     expect(sw.tree).toBe(sn.tree);

@@ -1,0 +1,313 @@
+/**
+ * @kura/store in a browser (FORMAT.md §14): the same store logic on SQLite-in-wasm (the
+ * opfs-sahpool VFS) and packs in the origin-private file system, inside a dedicated worker
+ * (sync access handles exist only there). One writer per store per origin, enforced with a
+ * Web Lock: a second tab gets STORE_LOCKED.
+ */
+import sqlite3InitModule, { type SAHPoolUtil, type Sqlite3Static } from '@sqlite.org/sqlite-wasm';
+import { InternalError, InvalidInputError, type IngestOptions } from '@kura/core';
+import { WasmDatabase } from '../backend/sqlite-wasm.js';
+import { NotFoundError, StorageUnavailableError, StoreLockedError } from '../errors.js';
+import { InitOptions as InitOptionsSchema, parse, type Durability, type InitOptions, type OpenOptions, type PutMeta } from '../options.js';
+import { putMany, type ManySources, type SourceOutcome } from '../put-many.js';
+import { snapshotRun, type SnapshotReport, type SnapshotRunOptions } from '../snapshot-run.js';
+import { filesSource, type FileInTree } from './snapshot-files.js';
+import type { ChunkEvent } from '../put.js';
+import type { KnownChunks } from '../ingest/known-chunks.js';
+import { PoolShare } from '../ingest/pool.js';
+import { BrowserIngestPool } from './ingest-pool.js';
+import { schemaVersion } from '../catalog/schema.js';
+import { Store as StoreCore, type StoreBackends } from '../store.js';
+import { OpfsPackStore } from './opfs-packs.js';
+import { OpfsLogStore } from './opfs-log.js';
+
+export * from '../index.js';
+export { OpfsPackStore } from './opfs-packs.js';
+export { BrowserIngestPool } from './ingest-pool.js';
+export { WasmDatabase } from '../backend/sqlite-wasm.js';
+export { scanFiles, type FileInTree } from './snapshot-files.js';
+export { loadMiniLmOnWebWorker } from './embed-away.js';
+export { loadMiniLmWeb } from './minilm-web.js';
+export type { SnapshotReport, SnapshotRunOptions } from '../snapshot-run.js';
+
+/** The database file's name inside the store's SQLite pool. */
+const DB_FILE = '/kura.db';
+const NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+let sqlite3Ready: Promise<Sqlite3Static> | undefined;
+/** The SQLite pools installed in this worker, by store name (one VFS per store). */
+const pools = new Map<string, SAHPoolUtil>();
+
+function sqlite3(): Promise<Sqlite3Static> {
+  sqlite3Ready ??= sqlite3InitModule();
+  return sqlite3Ready;
+}
+
+async function storeDir(name: string, create: boolean): Promise<FileSystemDirectoryHandle | undefined> {
+  if (typeof navigator === 'undefined' || !navigator.storage?.getDirectory) {
+    throw new StorageUnavailableError('this browser has no origin-private file system (OPFS); Kura cannot keep a store here');
+  }
+  let root: FileSystemDirectoryHandle;
+  try {
+    root = await navigator.storage.getDirectory();
+  } catch (e) {
+    // Private windows and some embedders refuse OPFS with a SecurityError.
+    throw new StorageUnavailableError(`the origin-private file system is not available: ${(e as Error).message}`);
+  }
+  try {
+    const kura = await root.getDirectoryHandle('kura', { create });
+    return await kura.getDirectoryHandle(name, { create });
+  } catch (e) {
+    if (!create && e instanceof DOMException && e.name === 'NotFoundError') return undefined;
+    throw e;
+  }
+}
+
+/** Holds the store's Web Lock until `release` is called. */
+async function acquireLock(name: string): Promise<() => void> {
+  if (!navigator.locks) return () => undefined; // no Web Locks: a second tab fails on the SQLite pool instead
+  return new Promise((resolve, reject) => {
+    navigator.locks
+      .request(`kura-store:${name}`, { ifAvailable: true }, (lock) => {
+        if (!lock) {
+          reject(new StoreLockedError(`the store "${name}" is open in another tab or window`));
+          return undefined;
+        }
+        return new Promise<void>((unlock) => resolve(unlock));
+      })
+      .catch(reject);
+  });
+}
+
+export interface BrowserStoreOptions extends OpenOptions {
+  /** Used when the store does not exist yet. */
+  init?: InitOptions;
+  /**
+   * Starts an ingest worker (one that calls `serveBrowserIngest()`): with it, Blobs are
+   * chunked, hashed and compressed on other cores (browser/ingest-pool.ts).
+   */
+  ingestWorker?: () => Worker;
+}
+
+export interface BlobToPut {
+  blob: Blob;
+  meta?: PutMeta;
+  onChunk?: (chunk: ChunkEvent) => void;
+}
+
+/** A Blob's outcome: its position in the input, and its result or error. */
+export type BlobPutOutcome = SourceOutcome;
+
+/** Blobs below this size go to the ingest workers in batches (one message each way per batch). */
+const SMALL_BLOB = 256 * 1024;
+
+/**
+ * The ingest workers of this realm (a store's dedicated worker), shared by the stores it opens
+ * one after another and ended POOL_IDLE_MS after the last one closes: a new pool loads the wasm
+ * core in each worker, and fresh workers run their first files unoptimized (decision 0020).
+ * The first store's worker factory makes it.
+ */
+let share: PoolShare<BrowserIngestPool> | undefined;
+
+function leasePool(makeWorker: () => Worker) {
+  share ??= new PoolShare(() => new BrowserIngestPool(makeWorker));
+  return share.lease();
+}
+
+/**
+ * A store's puts of Blobs on the realm's ingest workers (IngestWorkers), when it was given a
+ * worker factory; the pool is leased on first use and let go when the store closes.
+ */
+function blobsOnWorkers(makeWorker: (() => Worker) | undefined) {
+  let lease: ReturnType<typeof leasePool> | undefined;
+  const pool = () => {
+    if (!lease && makeWorker) lease = leasePool(makeWorker);
+    return lease?.pool;
+  };
+  return {
+    pool,
+    /** Whether the pool was made by this store (its workers still load the core). */
+    fresh: () => lease?.fresh ?? false,
+    stream(input: unknown, options: IngestOptions, known: () => KnownChunks | undefined) {
+      if (!(typeof Blob !== 'undefined' && input instanceof Blob)) return undefined;
+      const p = pool();
+      return p?.ingestSource(input, options, false, known());
+    },
+    close() {
+      lease?.release();
+      lease = undefined;
+    },
+  };
+}
+
+/**
+ * Puts the store's database in WAL mode (decision 0052), as Node's is. This connection is the
+ * only one (the pool's handles are exclusive, the Web Lock keeps other tabs out), so it keeps
+ * its lock: every statement would otherwise re-read the header through the file handles before
+ * trusting its page cache. The lock is also what lets SQLite keep the WAL's index in the heap,
+ * the VFS having no shared memory; it must be taken before WAL mode is asked for.
+ */
+function walMode(db: WasmDatabase): void {
+  db.exec('PRAGMA locking_mode = EXCLUSIVE');
+  // A new (empty) database takes incremental auto-vacuum only before WAL mode writes its first
+  // page (decision 0038), as in node/sqlite.ts.
+  if (db.prepare<{ page_count: number }>('PRAGMA page_count').get()?.page_count === 0) db.exec('PRAGMA auto_vacuum = INCREMENTAL');
+  const mode = db.prepare<{ journal_mode: string }>('PRAGMA journal_mode = WAL').get()?.journal_mode;
+  // SQLite answers with the mode it stayed in when it cannot switch (a build without WAL).
+  if (mode !== 'wal') throw new InternalError(`the browser's SQLite stayed in journal mode ${mode} when asked for WAL`);
+  db.exec('PRAGMA cache_size = -16384; PRAGMA temp_store = MEMORY');
+}
+
+export class BrowserStore extends StoreCore {
+  #workers: ReturnType<typeof blobsOnWorkers> | undefined;
+
+  /**
+   * Puts many Blobs (Files), each a document, using every core when the store has ingest
+   * workers: small ones go to them in batches, large ones one by one, while this thread
+   * deduplicates and commits, in input order (put-many.ts). Yields one outcome per item,
+   * in input order; a failing item does not stop the others.
+   */
+  putBlobs(items: BlobToPut[]): AsyncGenerator<BlobPutOutcome> {
+    const host = this.#host('put');
+    const sources = items.map((i) => ({ source: i.blob, meta: i.meta, onChunk: i.onChunk }));
+    return putMany(host, sources, this.#blobs());
+  }
+
+  /**
+   * Snapshots files given with their paths in a tree — a dropped or picked folder, each File
+   * with its path below it (`docs/a.txt`) — as Node snapshots a directory (snapshot-run.ts):
+   * the files go through the deduplicating put (kept for the snapshot, not listed), then the
+   * trees and the snapshot record are committed in one transaction. Files get mode 0644 and
+   * (unless `mtime: false`) their last-modified time; every file is read (browser/snapshot-files.ts).
+   */
+  async snapshotFiles(files: FileInTree[], options: SnapshotRunOptions & { mtime?: boolean } = {}): Promise<SnapshotReport> {
+    const host = this.#host('snapshot');
+    return snapshotRun(host, filesSource(host, files, this.#blobs(), options), options);
+  }
+
+  /** What put-many.ts and snapshot-run.ts work with, once the store is open for writing. */
+  #host(op: string) {
+    const host = { store: this, context: (o: string) => this.context(o) };
+    host.context(op);
+    return host;
+  }
+
+  /** This store's Blobs as put-many.ts reads them: small ones in batches on the workers. */
+  #blobs(): ManySources<Blob> {
+    return { pool: this.#workers?.pool(), small: (blob) => blob.size < SMALL_BLOB, here: (blob) => blob };
+  }
+
+  /**
+   * Opens the store `name` of this origin, creating it (with `options.init`) when missing.
+   * Must run in a dedicated worker.
+   */
+  static async openOpfs(name = 'default', options: BrowserStoreOptions = {}): Promise<BrowserStore> {
+    if (!NAME.test(name)) throw new InvalidInputError('a browser store name is 1-64 letters, digits, - or _', 'name');
+    if (options.init) parse(InitOptionsSchema, options.init, 'init options');
+    const dir = (await storeDir(name, true))!;
+    const unlock = await acquireLock(name);
+    let pool: SAHPoolUtil | undefined;
+    let db: WasmDatabase | undefined;
+    try {
+      const packs = new OpfsPackStore(await dir.getDirectoryHandle('packs', { create: true }));
+      const s3 = await sqlite3();
+      pool = await s3.installOpfsSAHPoolVfs({ name: `kura-${name}`, directory: `/kura/${name}/sqlite`, initialCapacity: 8 });
+      pools.set(name, pool);
+      if (pool.isPaused()) await pool.unpauseVfs();
+      db = new WasmDatabase(s3, new pool.OpfsSAHPoolDb(DB_FILE));
+      walMode(db);
+      const opened = db;
+      const vfs = pool;
+      const log = new OpfsLogStore(dir);
+      const b: StoreBackends = {
+        db: opened,
+        packs,
+        log,
+        setDurability: (d: Durability) => opened.exec(`PRAGMA synchronous = ${d === 'full' ? 'FULL' : 'NORMAL'}`),
+        // Pausing gives the pool's file handles back, so the store can be opened again (in
+        // this worker or, after the lock, in another tab).
+        release: () => {
+          vfs.pauseVfs();
+          unlock();
+        },
+      };
+      const { init, ingestWorker, ...open } = options;
+      const workers = blobsOnWorkers(ingestWorker);
+      b.ingest = workers;
+      // A database that is missing while the configuration is there is rebuilt from the log.
+      const fresh = schemaVersion(opened) === 0 && (await log.readConfig()) === undefined;
+      const store = (fresh ? await this.create(b, init ?? {}) : await this.openBackends(b, open)) as BrowserStore;
+      store.#workers = workers;
+      // The ingest workers start now, not at the first put: loading and compiling the wasm
+      // core takes ~100 ms, which would otherwise delay the first drop.
+      const ingest = store.readonly ? undefined : workers.pool();
+      if (ingest && workers.fresh()) ingest.warm(store.ingestOptions());
+      return store;
+    } catch (e) {
+      try {
+        db?.close();
+        pool?.pauseVfs();
+      } finally {
+        unlock();
+      }
+      throw e;
+    }
+  }
+
+  /** Whether this origin holds the store `name`. */
+  static async exists(name = 'default'): Promise<boolean> {
+    return (await storeDir(name, false)) !== undefined;
+  }
+
+  /**
+   * Rebuilds the database of the store `name` from its log (FORMAT.md §15.4), as Node's
+   * `Store.rebuild` does: the database is deleted, and the open that follows replays the
+   * newest checkpoint and the commits after it. For a database that is damaged or was lost;
+   * nothing of the store is in the database alone. The store must not be open (STORE_LOCKED).
+   * Answers how many database files (the database, its WAL) were deleted.
+   */
+  static async rebuild(name = 'default'): Promise<{ deletedFiles: number }> {
+    if (!NAME.test(name)) throw new InvalidInputError('a browser store name is 1-64 letters, digits, - or _', 'name');
+    if (!(await storeDir(name, false))) throw new NotFoundError(`no browser store ${name}`);
+    const unlock = await acquireLock(name);
+    let deletedFiles = 0;
+    try {
+      const s3 = await sqlite3();
+      const pool = pools.get(name) ?? (await s3.installOpfsSAHPoolVfs({ name: `kura-${name}`, directory: `/kura/${name}/sqlite`, initialCapacity: 8 }));
+      pools.set(name, pool);
+      if (pool.isPaused()) await pool.unpauseVfs();
+      // The pool holds only this store's database and its WAL (and a rollback journal, left by
+      // a store last opened before decision 0052).
+      for (const file of pool.getFileNames()) deletedFiles += pool.unlink(file) ? 1 : 0;
+      pool.pauseVfs();
+    } finally {
+      unlock();
+    }
+    await (await BrowserStore.openOpfs(name)).close();
+    return { deletedFiles };
+  }
+
+  /**
+   * Deletes the store `name` and everything in it (it must not be open: STORE_LOCKED when a
+   * tab has it open).
+   */
+  static async destroy(name = 'default'): Promise<void> {
+    if (!NAME.test(name)) throw new InvalidInputError('a browser store name is 1-64 letters, digits, - or _', 'name');
+    const unlock = await acquireLock(name);
+    try {
+      // A pool this worker installed unregisters first: it holds handles on the files.
+      const pool = pools.get(name);
+      if (pool) {
+        pools.delete(name);
+        if (pool.isPaused()) await pool.unpauseVfs();
+        await pool.removeVfs();
+      }
+      const kura = await (await navigator.storage.getDirectory()).getDirectoryHandle('kura', { create: true });
+      await kura.removeEntry(name, { recursive: true }).catch((e) => {
+        if (!(e instanceof DOMException && e.name === 'NotFoundError')) throw e;
+      });
+    } finally {
+      unlock();
+    }
+  }
+}

@@ -1,0 +1,281 @@
+/**
+ * Garbage collection (FORMAT.md §9), safe while puts continue in the same process: pinned
+ * chunks, the open pack and packs with records of puts in progress are left alone.
+ */
+import type { PackStore } from '../backend/packs.js';
+import type { SqlDatabase } from '../backend/sql.js';
+import { breather } from '../breather.js';
+import { bytesToHex } from '../hex.js';
+import type { Reader } from './read.js';
+import type { ChunkRow, PackRow, Statements } from '../catalog/statements.js';
+import { PACK_HEADER_SIZE } from './pack-record.js';
+import type { Writer } from './writer.js';
+import type { CommitLog } from '../catalog/commit-log.js';
+import type { Op } from '../catalog/ops.js';
+import { crashPoint } from '../crash-points.js';
+import { ORPHAN_MARGIN_MS, reclaimPacks } from './gc-reclaim.js';
+import { GcLease, requireClock } from './gc-lease.js';
+import type { LogStore } from '../catalog/log-store.js';
+import { DEFAULT_LOG_RETENTION_MS, truncatable, truncateLog, truncationPoint } from '../catalog/log-truncate.js';
+
+export interface GcReport {
+  /** Chunk rows removed (unreferenced chunks). */
+  chunksRemoved: number;
+  /** Pack files (objects) deleted because nothing in them was live: dropped by this GC or, on an object store, one a margin before. */
+  packsDeleted: number;
+  /** Packs rewritten because most of them was garbage. */
+  packsCompacted: number;
+  /** Pack files with no row (left by a crash), deleted. */
+  orphansDeleted: number;
+  /**
+   * Bytes of pack files deleted minus bytes rewritten: what the disk got back. On an object
+   * store a run that compacts can free less than it rewrote (the old packs wait: bytesWaiting).
+   */
+  bytesFreed: number;
+  /** On an object store: dropped packs whose objects wait for the margin (decision 0041), and their bytes. */
+  packsWaiting: number;
+  bytesWaiting: number;
+  /** On an object store: log objects and checkpoints deleted by the log's truncation (decision 0045). */
+  logCommitsDeleted: number;
+  checkpointsDeleted: number;
+}
+
+/** A sealed pack is compacted when its live records fill less than this share of it. */
+export const COMPACT_BELOW = 0.5;
+
+/** Unreferenced chunk rows deleted per transaction: the event loop gets a turn between them. */
+export const GC_BATCH = 4096;
+
+/**
+ * Where a GC is: `chunks` (unreferenced chunk rows deleted, of those found), then `packs`
+ * (sealed packs looked at, deleted or compacted, of those to do).
+ */
+export interface GcProgress {
+  phase: 'chunks' | 'packs';
+  done: number;
+  total: number;
+}
+
+/**
+ * Seals the packs that writers which are no longer alive left open (their torn tails, if any,
+ * are garbage); a live writer's open pack is left alone. Without liveness (one writer at a
+ * time), every open pack but this writer's is abandoned.
+ */
+/** This writer's id, and the other writers of the store that are alive (node/lock.ts). */
+export interface Liveness {
+  id: string;
+  alive(id: string): boolean;
+  /** The ids of the other writers alive now. */
+  others(): string[];
+}
+
+/** How long a chunk stays unreferenced before GC reclaims it while other writers are alive. */
+export const DEFAULT_GC_MARGIN_MS = 60 * 60 * 1000;
+
+export async function sealAbandonedPacks(log: CommitLog, st: Statements, liveness?: Liveness): Promise<void> {
+  const abandoned = st.packsOpen.all().filter((p) => p.writer !== log.writer && (p.writer === null || !liveness?.alive(p.writer)));
+  if (abandoned.length) await log.commitAsync(abandoned.map((p): Op => ({ op: 'pack-size', name: p.name, size: p.size, sealed: true })));
+}
+
+/** What GC works with: the store's context (store-context.ts), or the parts of it GC reads. */
+export interface GcContext {
+  db: SqlDatabase;
+  st: Statements;
+  writer: Writer;
+  reader: Reader;
+  b: { packs: PackStore; log?: LogStore; writer?: Liveness | undefined; clockOffsetMs?: (() => number | undefined) | undefined; gcHolder?: string | undefined };
+  gcMarginMs?: number | undefined;
+  logRetentionMs?: number | undefined;
+}
+
+export async function collectGarbage(ctx: GcContext, onProgress?: (p: GcProgress) => void): Promise<GcReport> {
+  // On an object store (decision 0041): only with a clock close to the storage's, and only
+  // while this server holds the lease.
+  if (!ctx.writer.log.publishes) return collect(ctx, undefined, onProgress);
+  requireClock(ctx.b.clockOffsetMs?.());
+  const lease = await GcLease.take(ctx.writer.log, ctx.b.gcHolder ?? ctx.writer.log.writer);
+  try {
+    return await collect(ctx, lease, onProgress);
+  } finally {
+    await lease.release();
+  }
+}
+
+async function collect(ctx: GcContext, lease: GcLease | undefined, onProgress?: (p: GcProgress) => void): Promise<GcReport> {
+  const { db, st, writer } = ctx;
+  const packs = ctx.b.packs;
+  const liveness = ctx.b.writer;
+  const marginMs = ctx.gcMarginMs ?? DEFAULT_GC_MARGIN_MS;
+  const log = writer.log;
+  const objects = log.publishes;
+  await sealAbandonedPacks(log, st, liveness);
+  // Alone, a chunk's pins are all in this process (writer.ts): unreferenced rows go now. With
+  // other writers alive — on an object store, always: other servers are never known — their
+  // puts may share a chunk this process cannot see pinned: a row goes only once it has been
+  // unreferenced for the margin (FORMAT.md §9).
+  const margined = objects || (liveness?.others().length ?? 0) > 0;
+  const report: GcReport = { chunksRemoved: 0, packsDeleted: 0, packsCompacted: 0, orphansDeleted: 0, bytesFreed: 0, packsWaiting: 0, bytesWaiting: 0, logCommitsDeleted: 0, checkpointsDeleted: 0 };
+  // On an object store the log is truncated once a checkpoint has existed for the retention
+  // (decision 0045): up to that checkpoint's seq, after the packs commits there carry are moved out (step 2).
+  const truncating = objects && ctx.b.log && truncatable(ctx.b.log) ? ctx.b.log : undefined;
+  const truncateTo = truncating && (await truncationPoint(truncating, Date.now() + (ctx.b.clockOffsetMs?.() ?? 0), ctx.logRetentionMs ?? DEFAULT_LOG_RETENTION_MS));
+  const breathe = breather();
+
+  // 1. Unreferenced chunk rows, in transactions of GC_BATCH with a turn of the event loop
+  // between them (a server running GC keeps answering; a CLI's bar moves). Puts may commit in
+  // between: each row is deleted only if it is still unreferenced, held by no upload and
+  // pinned by no put in progress when its batch runs (FORMAT.md §9).
+  const total = st.chunkGarbageCount.get(Date.now())!.n;
+  let done = 0;
+  onProgress?.({ phase: 'chunks', done, total });
+  // Paged by key: rows deleted leave the index, rows kept (pinned, or marked and waiting) stay behind `after`.
+  for (let after: Uint8Array = new Uint8Array(0); ; ) {
+    await breathe();
+    if (lease) await lease.keep();
+    const page = st.chunkGarbagePage.all(after, Date.now(), GC_BATCH);
+    if (page.length === 0) break;
+    // The condemnation is re-checked as it applies (catalog/ops.ts `condemn`): a row a put
+    // referenced since the page was read, or an upload holds, stays.
+    const keys = page.map((r) => bytesToHex(r.key)).filter((k) => !writer.pinned(k));
+    const op: Op = margined ? { op: 'condemn', keys, before: Date.now() - marginMs } : { op: 'condemn', keys };
+    report.chunksRemoved += (await log.commitAsync([op]))[0] as number;
+    crashPoint('condemned');
+    after = page[page.length - 1]!.key;
+    done += page.length;
+    onProgress?.({ phase: 'chunks', done: Math.min(done, total), total: Math.max(done, total) });
+  }
+
+  // 2. Sealed packs: drop the empty, compact the mostly garbage. Every decision is taken in
+  // one synchronous step after the last await, on rows read in that step: a put that was
+  // holding a pack may have committed into it while GC awaited. (A pack not in use then cannot
+  // gain rows later: puts append only to the open pack.) Chunks have no index by pack (it
+  // would cost every put a random index insert), so one scan finds what to move.
+  if (lease) await lease.keep();
+  const files = new Map((await packs.list()).map((p) => [p.name, p.size]));
+  const empty: string[] = [];
+  const toCompact: { id: number; name: string; size: number }[] = [];
+  // Another live writer's pack may still gain rows after its seal: puts in flight when it
+  // filled, and its own GC's moves, commit later (found by the crash-point runs: a second
+  // writer's GC dropped a pack this one's compaction had copied into). It is left alone for
+  // the margin after its seal, as that writer's pinned chunks are. (On an object store a
+  // pack's rows come in the commit after its upload, with its seal: nothing comes later.)
+  const others = new Set(liveness?.others() ?? []);
+  const recent = Date.now() - marginMs;
+  const theirs = (p: PackRow) => p.writer !== null && p.writer !== log.writer && others.has(p.writer) && p.sealed > recent;
+  db.read(() => {
+    const live = new Map(st.packLiveBytes.all().map((r) => [r.pack_id, r.live]));
+    for (const pack of st.packsSealed.all()) {
+      if (writer.packInUse(pack.id) || theirs(pack)) continue;
+      const size = files.get(pack.name) ?? pack.size;
+      const liveBytes = live.get(pack.id) ?? 0;
+      const carriedBeforeTruncation = truncateTo !== undefined && pack.log_seq !== null && pack.log_seq <= truncateTo;
+      if (liveBytes === 0) empty.push(pack.name);
+      else if (carriedBeforeTruncation || liveBytes < (size - PACK_HEADER_SIZE) * COMPACT_BELOW) toCompact.push({ id: pack.id, name: pack.name, size });
+    }
+  });
+  // The rows go first (one commit, which re-checks them: another writer may have committed
+  // rows into one since); their files in step 3, once the drop is old enough.
+  const rows = toCompact.length ? st.chunksInPacks.all(JSON.stringify(toCompact.map((p) => p.id))) : [];
+  // (Only on an object store may an await come between the decisions and the commit: its
+  // commit is published against the log's newest state, and re-checked there.)
+  if (lease) await lease.keep();
+  if (empty.length) await log.commitAsync([{ op: 'drop-packs', names: empty }]);
+  onProgress?.({ phase: 'packs', done: 0, total: toCompact.length });
+  // Locally one commit per pack. On an object store every commit uploads the packs its
+  // records went to, so the copies of many packs share commits (and new packs): up to
+  // MOVES_PER_COMMIT chunks each.
+  for (let i = 0; i < toCompact.length; ) {
+    if (lease) await lease.keep();
+    const group: { name: string; rows: ChunkRow[] }[] = [];
+    let chunks = 0;
+    do {
+      const pack = toCompact[i++]!;
+      const mine = rows.filter((r) => r.pack_id === pack.id);
+      group.push({ name: pack.name, rows: mine });
+      chunks += mine.length;
+    } while (objects && i < toCompact.length && chunks < MOVES_PER_COMMIT);
+    report.bytesFreed -= await compact(ctx, group);
+    report.packsCompacted += group.length;
+    onProgress?.({ phase: 'packs', done: report.packsCompacted, total: toCompact.length });
+  }
+
+  // 3. Files or objects no row names: dropped ones once their margin has passed (none on a
+  // local disk), orphans of a crash (on an object store, after a day).
+  if (lease) await lease.keep();
+  const reclaimed = await reclaimPacks(log, st, packs, { dropMarginMs: objects ? marginMs : 0, orphanMarginMs: objects ? ORPHAN_MARGIN_MS : undefined });
+  report.packsDeleted = reclaimed.packsDeleted;
+  report.orphansDeleted = reclaimed.orphansDeleted;
+  report.packsWaiting = reclaimed.packsWaiting;
+  report.bytesWaiting = reclaimed.bytesWaiting;
+  report.bytesFreed += reclaimed.bytesDeleted;
+
+  // 4. The log's truncation (decision 0045), with every commit up to that point applied here.
+  if (truncating && truncateTo !== undefined) {
+    await lease!.keep();
+    await log.refresh();
+    const truncated = await truncateLog(truncating, st, truncateTo);
+    report.logCommitsDeleted = truncated.commitsDeleted;
+    report.checkpointsDeleted = truncated.checkpointsDeleted;
+  }
+  return report;
+}
+
+/** Chunks moved by one commit of compaction on an object store (its JSON stays a few MiB). */
+const MOVES_PER_COMMIT = 16_384;
+
+/** Moves the packs' live chunks to the open pack, in one commit; each move drops its pack. Returns bytes rewritten. */
+async function compact(ctx: GcContext, group: { name: string; rows: ChunkRow[] }[]): Promise<number> {
+  const { writer, reader } = ctx;
+  const packs = ctx.b.packs;
+  const moves: { from: string; rows: number; moved: { key: Uint8Array; packId: number; offset: number }[] }[] = [];
+  let rewritten = 0;
+  const breathe = breather();
+  for (const { name, rows } of group) {
+    const moved: { key: Uint8Array; packId: number; offset: number }[] = [];
+    moves.push({ from: name, rows: rows.length, moved });
+    // Records copied, by their offset in the old pack: a group record (FORMAT.md §6.2) is
+    // copied whole, once, and every live member moves with it (its place in the group kept).
+    const copies = new Map<number, { packId: number; offset: number }>();
+    for (const row of rows) {
+      await breathe(); // other work (puts, requests) goes on while a large pack is copied
+      const key = bytesToHex(row.key);
+      // Read through the checked path: damaged chunks are not copied (verify reports them).
+      let copy = copies.get(row.offset);
+      let record: Uint8Array | undefined;
+      try {
+        await reader.chunk(key);
+        const records = writer.records;
+        if (!copy) record = records.plain(name, row.offset, await packs.read(name, row.offset, records.recordSize(row.stored_len)), key);
+      } catch {
+        continue;
+      }
+      if (record) {
+        const { chunk, opened } = await writer.appendRecordCopy(record);
+        copies.set(row.offset, (copy = chunk));
+        rewritten += writer.records.recordSize(row.stored_len) + (opened ? PACK_HEADER_SIZE : 0);
+      }
+      writer.usePack(copy!.packId);
+      moved.push({ key: row.key, packId: copy!.packId, offset: copy!.offset });
+    }
+  }
+  if (moves.some((m) => m.moved.length)) crashPoint('records-moved');
+  try {
+    // Flushed before the rows point at the copies (durability order, FORMAT.md §8).
+    // A sealed pack only loses rows (puts write to the open pack), so the rows read above
+    // minus those moved (damaged ones stay for verify to report) are all that is left.
+    await writer.commit(
+      moves.map((m) => ({
+        op: 'move',
+        from: m.from,
+        rows: m.rows,
+        chunks: m.moved.map((c) => ({ key: bytesToHex(c.key), pack: writer.packName(c.packId), offset: c.offset })),
+      })),
+    );
+  } finally {
+    for (const m of moves.flatMap((x) => x.moved)) {
+      writer.releasePack(m.packId);
+      writer.settle(bytesToHex(m.key));
+    }
+  }
+  return rewritten;
+}

@@ -1,0 +1,150 @@
+/**
+ * How a store's database comes to match its log (FORMAT.md §15.4): a new store starts both; a
+ * store from before the log gets a checkpoint of its catalog at seq 0; a database that is
+ * missing is rebuilt from the configuration object, the newest checkpoint and the commits
+ * after it; an existing one applies whatever the log has beyond it (commit-log.ts).
+ */
+import { CorruptDataError, InvalidInputError } from '@kura/core';
+import type { SqlDatabase } from '../backend/sql.js';
+import { NotFoundError, WrongPasswordError } from '../errors.js';
+import { SCHEMA_VERSION, fillSnapshotIds } from './schema.js';
+import type { Statements } from './statements.js';
+import { checkpointName, clearCatalog, encodeCheckpoint, loadCheckpoint } from './checkpoint.js';
+import { commitsAfter, decodeCommit, emptyHead, readHead, writeHead, type LogHead } from './commits.js';
+import { inJobsTransaction } from './commit-jobs.js';
+import type { LogStore } from './log-store.js';
+import { publishes } from './object-commits.js';
+import { applyContext, applyOp } from './ops.js';
+import { ENQUEUE_ALL } from './search-queue.js';
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+/** Commits replayed per transaction by a rebuild. */
+const REPLAY_BATCH = 1000;
+
+export function encodeConfig(config: ReadonlyMap<string, string>): Uint8Array {
+  return encoder.encode(JSON.stringify(Object.fromEntries([...config].sort(([a], [b]) => (a < b ? -1 : 1))), null, 2) + '\n');
+}
+
+export async function readConfigObject(log: LogStore): Promise<Map<string, string> | undefined> {
+  const bytes = await log.readConfig();
+  if (!bytes || bytes.length === 0) return undefined; // (an empty file: a create that never finished)
+  let value: unknown;
+  try {
+    value = JSON.parse(decoder.decode(bytes));
+  } catch (e) {
+    throw new CorruptDataError(`the store's configuration (kura-store.json) is not JSON: ${(e as Error).message}`, 'config');
+  }
+  if (typeof value !== 'object' || value === null || Object.values(value).some((v) => typeof v !== 'string')) {
+    throw new CorruptDataError("the store's configuration (kura-store.json) is not a map of strings", 'config');
+  }
+  // An encrypted store read without its key (FORMAT.md §17.3): nothing of it can be read.
+  if ('encryption' in value && !log.sealing) throw new WrongPasswordError('this store is encrypted: open it with its password', 'missing');
+  return new Map(Object.entries(value as Record<string, string>));
+}
+
+/** The store id a database was made for, or undefined when it has none yet (an empty database). */
+export function storeIdOf(db: SqlDatabase): string | undefined {
+  try {
+    return db.prepare<{ value: string }>("SELECT value FROM config WHERE key = 'store_id'").get()?.value;
+  } catch {
+    return undefined; // no tables yet
+  }
+}
+
+/** A new store: its configuration object, then the database's config rows and an empty log position. */
+export async function createCatalog(db: SqlDatabase, st: Statements, log: LogStore, config: ReadonlyMap<string, string>): Promise<void> {
+  if (!(await log.createConfig(encodeConfig(config)))) throw new InvalidInputError('a store already exists here', 'dir');
+  db.transaction(() => {
+    for (const [k, v] of config) st.configSet.run(k, v);
+    writeHead(st, emptyHead());
+  });
+}
+
+/**
+ * Brings a migrated database to its log before the store opens for writing: a database from
+ * before the log is checkpointed at seq 0 (and its configuration object written); an empty
+ * database is rebuilt. Returns true when it rebuilt.
+ */
+export async function prepareCatalog(db: SqlDatabase, st: Statements, log: LogStore): Promise<boolean> {
+  const config = await readConfigObject(log);
+  const rows = new Map(st.configAll.all().map((r) => [r.key, r.value]));
+  if (rows.size === 0) {
+    if (!config) throw new NotFoundError('not a Kura store (no store configuration)');
+    await rebuildCatalog(db, st, log, config);
+    return true;
+  }
+  if (!config) await log.createConfig(encodeConfig(rows));
+  if (!readHead(st)) {
+    // Made before the log: its catalog so far is the checkpoint the log starts after.
+    const head = emptyHead();
+    const name = checkpointName(0);
+    if (!(await log.checkpoints()).includes(name)) await log.createCheckpoint(name, encodeCheckpoint(db, head, SCHEMA_VERSION));
+    db.transaction(() => writeHead(st, head));
+  }
+  return false;
+}
+
+/**
+ * Fills an empty (migrated) database from the log: the configuration, the newest checkpoint,
+ * then every commit after it, REPLAY_BATCH per transaction.
+ */
+export async function rebuildCatalog(db: SqlDatabase, st: Statements, log: LogStore, config: ReadonlyMap<string, string>): Promise<LogHead> {
+  const names = await log.checkpoints();
+  const newest = names[names.length - 1];
+  let head = emptyHead();
+  const bytes = newest === undefined ? undefined : await log.readCheckpoint(newest);
+  db.transaction(() => {
+    for (const [k, v] of config) st.configSet.run(k, v);
+    if (bytes) head = { ...loadCheckpoint(db, bytes, newest!), segment: '', end: 0 };
+    fillSnapshotIds(db); // a checkpoint from before schema 9 has no ids: derived, as a migration does
+    writeHead(st, head);
+  });
+  const { commits, headAt } = await commitsAfter(log, head, publishes(log));
+  if (!head.segment && headAt) {
+    // The checkpoint's commit, found: the head names its place, as a replay of it would (and a
+    // server on an object store lists the log after it, not from the start).
+    head = { ...head, ...headAt };
+    db.transaction(() => writeHead(st, head));
+  }
+  const ctx = applyContext(db, st);
+  for (let i = 0; i < commits.length; i += REPLAY_BATCH) {
+    const batch = commits.slice(i, i + REPLAY_BATCH);
+    inJobsTransaction(ctx, (applyJobs) => {
+      for (const { frame, segment } of batch) {
+        const c = decodeCommit(frame, log.sealing);
+        const end = frame.offset + frame.length;
+        const at = { seq: c.seq, end };
+        applyJobs(c, (op) => applyOp(ctx, op, c.time, at));
+        head = { seq: c.seq, hash: c.hash, segment, end };
+      }
+      writeHead(st, head);
+    });
+  }
+  // The search index is derived (FORMAT.md §10): every entry is indexed again, those of the
+  // checkpoint included.
+  st.queued.undoTo(0); // what the operations queued: all of it, below
+  db.transaction(() => db.exec(`DELETE FROM search_queue; ${ENQUEUE_ALL}`));
+  return head;
+}
+
+/**
+ * Replaces the catalog with a checkpoint's (decision 0045): a server whose head the log no
+ * longer holds — it was stopped or paused past the log's retention, and the commits after its
+ * head were truncated — starts again from the checkpoint that covers them, as a new server
+ * would. What is derived (the search index, extracted text, vectors) is made again. Answers
+ * the new head (naming no segment: the catch-up lists the log after its seq).
+ */
+export function rebaseCatalog(db: SqlDatabase, st: Statements, bytes: Uint8Array, name: string): LogHead {
+  let head = emptyHead();
+  st.queued.undoTo(0);
+  db.transaction(() => {
+    clearCatalog(db);
+    head = { ...loadCheckpoint(db, bytes, name), segment: '', end: 0 };
+    fillSnapshotIds(db);
+    writeHead(st, head);
+    db.exec(ENQUEUE_ALL);
+  });
+  return head;
+}

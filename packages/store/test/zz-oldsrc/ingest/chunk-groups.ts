@@ -1,0 +1,146 @@
+/**
+ * Grouped compression (decision 0063, FORMAT.md §6.2): the new chunks of one put (or of a
+ * worker's batch of small documents) are compressed together, in runs of at least GROUP_TARGET
+ * raw bytes, into one zstd frame each — so a frame sees ~1 MiB of context (restic's blob size)
+ * instead of one ~16 KiB chunk — while every chunk keeps its own key and is deduplicated alone.
+ *
+ * The grouper takes chunks raw, in document order, and gives them back in the same order once
+ * their group is closed: a chunk the store is known to hold stays raw and alone (the store
+ * shares it); a group of one is compressed alone (a chunk record); a group whose frame would
+ * not save 1/16 leaves its members raw and alone (`encodeChunk`'s policy, applied to the run).
+ */
+import { CODEC_RAW, CODEC_ZSTD, encodeChunk, type IngestChunk } from '@kura/core';
+import { GROUP_TARGET } from '../bytes/pack-record.js';
+
+/** One zstd frame holding the raw bytes of its members, in order. */
+export interface ChunkGroup {
+  frame: Uint8Array;
+  /** The members' raw bytes in all (the frame's content size). */
+  rawLen: number;
+  members: { key: string; length: number }[];
+}
+
+/**
+ * A chunk of a put's stream. A member of a group has `group` and `at` (where its bytes start in
+ * the group's raw bytes) and an empty payload: the group's frame holds its bytes.
+ */
+export interface StreamChunk extends IngestChunk {
+  group?: ChunkGroup;
+  at?: number;
+}
+
+const EMPTY = new Uint8Array(0);
+
+export class ChunkGrouper {
+  /** Chunks held back since the open group's first member (known chunks among them), in order. */
+  #held: StreamChunk[] = [];
+  #members: IngestChunk[] = [];
+  #raw = 0;
+  /**
+   * Keys made members (of the open group, or of every group so far when `remember`): a chunk
+   * seen again stays raw and alone, and its put shares the first.
+   */
+  readonly #grouped = new Set<string>();
+
+  /**
+   * `known`: whether the store is known to hold a chunk (a wrong "no" costs a wasted
+   * compression). `remember`: keep every member's key for the whole stream — a worker's, whose
+   * `known` cannot see the put's own chunks; on the store's thread `known` asks the puts in
+   * progress, which hold every member of a closed group (a 2 GiB stream's keys, ~16 MB, kept
+   * once, not twice).
+   */
+  constructor(
+    readonly level: number,
+    readonly known?: (key: string) => boolean,
+    readonly remember = true,
+    readonly target = GROUP_TARGET,
+  ) {}
+
+  /**
+   * Takes raw chunks (codec raw); answers those whose place in a group is settled, in order.
+   * The chunks themselves are changed (a member gets its group), so a caller that keeps its
+   * own lists of them (a batch of documents) may ignore the answer and read them after `finish`.
+   */
+  push(chunks: readonly IngestChunk[]): StreamChunk[] {
+    const out: StreamChunk[] = [];
+    for (const c of chunks) {
+      if (this.#grouped.has(c.key) || this.known?.(c.key)) {
+        // Sent raw; the store has it (or keeps it raw: known-chunks.ts).
+        if (this.#members.length) this.#held.push(c);
+        else out.push(c);
+        continue;
+      }
+      this.#held.push(c);
+      this.#members.push(c);
+      this.#grouped.add(c.key);
+      this.#raw += c.length;
+      if (this.#raw >= this.target) this.#close(out);
+    }
+    return out;
+  }
+
+  /** The document ended: the open group closes. */
+  finish(): StreamChunk[] {
+    const out: StreamChunk[] = [];
+    this.#close(out);
+    return out;
+  }
+
+  #close(out: StreamChunk[]): void {
+    const members = this.#members;
+    if (members.length === 1) {
+      const m = members[0]!;
+      const e = encodeChunk(m.payload, this.level);
+      m.codec = e.codec;
+      m.payload = e.payload;
+    } else if (members.length > 1) {
+      const raw = new Uint8Array(this.#raw);
+      let at = 0;
+      for (const m of members) {
+        raw.set(m.payload, at);
+        at += m.length;
+      }
+      const e = encodeChunk(raw, this.level);
+      if (e.codec === CODEC_ZSTD) {
+        const group: ChunkGroup = { frame: e.payload, rawLen: raw.length, members: members.map((m) => ({ key: m.key, length: m.length })) };
+        at = 0;
+        for (const m of members as StreamChunk[]) {
+          m.group = group;
+          m.at = at;
+          m.codec = CODEC_RAW;
+          m.payload = EMPTY;
+          at += m.length;
+        }
+      }
+    }
+    for (const c of this.#held) out.push(c);
+    this.#held = [];
+    this.#members = [];
+    this.#raw = 0;
+    if (!this.remember) this.#grouped.clear();
+  }
+}
+
+/** The chunk stream of a put with its new chunks grouped (the store's thread; workers group in serve.ts). */
+export async function* groupedStream<R>(raw: AsyncGenerator<IngestChunk, R, undefined>, level: number, known: (key: string) => boolean): AsyncGenerator<StreamChunk, R, undefined> {
+  // (Each closed group is placed before the next chunk comes: `known` finds its members pending.)
+  const grouper = new ChunkGrouper(level, known, false);
+  try {
+    for (let step = await raw.next(); ; step = await raw.next()) {
+      if (step.done) {
+        yield* grouper.finish();
+        return step.value;
+      }
+      yield* grouper.push([step.value]);
+    }
+  } finally {
+    await raw.return?.(undefined as never);
+  }
+}
+
+/** Distinct groups of the chunks, for a message's transfer list. */
+export function groupFrames(chunks: readonly StreamChunk[]): ArrayBuffer[] {
+  const seen = new Set<ChunkGroup>();
+  for (const c of chunks) if (c.group) seen.add(c.group);
+  return [...seen].map((g) => g.frame.buffer as ArrayBuffer);
+}

@@ -1,0 +1,352 @@
+/**
+ * @kura/store for Node: Store.init / Store.open on a directory (FORMAT.md §5), with
+ * better-sqlite3 metadata, file-system packs and log, and file-path puts, snapshots and
+ * restores through worker threads.
+ */
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { availableParallelism } from 'node:os';
+import { InvalidInputError } from '@kura/core';
+import { NotFoundError } from '../errors.js';
+import { InitOptions as InitOptionsSchema, parse, type InitOptions, type OpenOptions } from '../options.js';
+import { Store as StoreCore } from '../store.js';
+import { documentStreams } from '../document-reads.js';
+import type { WalkEntry } from '../catalog/snapshot.js';
+import { DB_FILE, backends, isStore } from './backends.js';
+import { CONFIG_FILE } from './fs-log.js';
+import { bytesOnWorkers } from './ingest-pool.js';
+import { WORKER_PUT_MIN, putFiles, type FilePutOutcome, type FileToPut, type ManyPuts } from './put-many.js';
+import { rebuildDatabase, type RebuildReport } from './rebuild.js';
+import { snapshotDirectory, type SnapshotOptions, type SnapshotReport } from './snapshot-run.js';
+import { Watch, type WatchOptions } from './watch.js';
+import { checkRestorable, prepareTarget, restoreEntries, type RestoreProgress, type RestoreReport } from './snapshots.js';
+import { cacheWasEncrypted, defaultCacheDir, isObjectLocation, notEncrypted, objectBackends, openObjectLocation, type KeyOptions, type LocationOptions } from './object-backends.js';
+import { DirectoryObjectStore } from './dir-objects.js';
+import { GrepPool } from './grep-away.js';
+import { LineMatcher } from '@kura/core';
+import { emptySummary, entries as grepEntries, grepEntry, grepRun, type Entry, type GrepEvent, type GrepOptions, type GrepSource } from '../search/grep.js';
+import { drainIndex, usable } from '../store-context.js';
+import { breather } from '../breather.js';
+
+/** Text (documents' bytes) from which grep scans on workers: below it, starting them costs more. */
+const PARALLEL_MIN_BYTES = 8 << 20;
+import { encryptedStoreId } from '../encryption/config.js';
+
+/** A directory holding an encrypted store (FORMAT.md §17): its configuration object says so. */
+function isEncryptedDirectory(root: string): boolean {
+  const file = join(root, CONFIG_FILE);
+  return existsSync(file) && encryptedStoreId(readFileSync(file)) !== undefined;
+}
+import type { ObjectStore } from '../objects/object-store.js';
+import type { StoreBackends } from '../store-types.js';
+
+export * from '../index.js';
+export { IngestPool, POOL_IDLE_MS } from './ingest-pool.js';
+export { RECENT_MS, type RestoreProgress, type RestoreReport, type SnapshotProgress } from './snapshots.js';
+export { FsPackStore } from './fs-packs.js';
+export { FsLogStore } from './fs-log.js';
+export { escapedName } from './names.js';
+export { openSqlite } from './sqlite.js';
+export { DB_FILE } from './backends.js';
+export { defaultModelDir, loadMiniLm } from './minilm-node.js';
+export { loadMiniLmOnWorker } from './embed-away.js';
+export { configuredEmbedder, embedEndpointConfigured } from './configured-embedder.js';
+export { WORKER_PUT_MIN, openRegularFile, type FilePutOutcome, type FileToPut } from './put-many.js';
+export type { S3Options } from './s3-objects.js';
+export { parseS3Location } from './s3-location.js';
+export { DirectoryObjectStore } from './dir-objects.js';
+export { defaultCacheDir, isObjectLocation, openObjectLocation, type KeyOptions, type LocationOptions, type PasswordSource } from './object-backends.js';
+export { listAll, isNotFound, type ObjectStore, type ObjectInfo } from '../objects/object-store.js';
+export { MemoryObjectStore } from '../objects/memory-objects.js';
+export type { RebuildReport } from './rebuild.js';
+export type { SnapshotOptions, SnapshotReport } from './snapshot-run.js';
+export { Watch, WATCH_EXCLUDED, type WatchEvent, type WatchOptions } from './watch.js';
+
+export class Store extends StoreCore {
+  #workers = availableParallelism();
+  /** A store in a local directory, unencrypted: where grep's workers open it too. */
+  #localRoot: string | undefined;
+  #grepPool: GrepPool | undefined;
+
+  /** What put-many.ts and snapshot-run.ts work with. */
+  #host(): ManyPuts & { store: Store } {
+    return { store: this, context: (op) => this.context(op), workers: this.#workers };
+  }
+
+  /**
+   * Puts many files using every core: worker threads run the ingest kernel per file, this
+   * thread deduplicates and commits, in input order. Yields one outcome per file, in input
+   * order; a file that fails does not stop the others. `workers` defaults to the cores.
+   */
+  putFiles(files: Iterable<FileToPut> | AsyncIterable<FileToPut>, options: { workers?: number } = {}): AsyncGenerator<FilePutOutcome> {
+    return putFiles(this.#host(), files, options);
+  }
+
+  /**
+   * Snapshots a directory (FORMAT.md §13): its files go through the deduplicating put (kept
+   * for the snapshot, not listed), then its trees and the snapshot record are committed in one
+   * transaction. Symlinks are recorded, not followed; sockets, fifos and devices are skipped
+   * and named in `skipped`; entries whose names are not UTF-8 are left out and named in
+   * `notUtf8`; files and directories deleted while the snapshot ran are left out
+   * and named in `vanished`; entries matching an `exclude` pattern (exclude.ts) are left out
+   * unread and counted in `excluded`. `mtime: false` leaves times out (then unchanged trees
+   * keep their digests across touches). `onProgress` is called as the tree is scanned, once it
+   * is, and as each file is done (synchronously: what it throws ends the snapshot, which then
+   * records nothing).
+   */
+  async snapshot(dir: string, options: SnapshotOptions = {}): Promise<SnapshotReport> {
+    return snapshotDirectory(this.#host(), dir, options);
+  }
+
+  /**
+   * Keeps a directory tree in the store (watch.ts, decision 0059): catches up with what
+   * changed, then stores each change as it settles, until `close()`. `ready` resolves once it
+   * has caught up.
+   */
+  watch(dir: string, options: WatchOptions = {}): Watch {
+    return new Watch(this.#host(), dir, options);
+  }
+
+  /**
+   * `grep` (see StoreCore): a store in a local directory with more than a few MiB of text is
+   * scanned by worker threads, each with the store open read-only (grep-away.ts); the events
+   * are those of a scan on this thread, in the same order.
+   */
+  override async *grep(pattern: string, options: GrepOptions = {}): AsyncGenerator<GrepEvent> {
+    const run = grepRun(options); // (`workers` checked there)
+    // As many as the store's ingest workers (`ingestWorkers`: by default the cores).
+    const threads = this.#workers;
+    const root = this.#localRoot;
+    if (root === undefined || threads < 2 || options.workers === 1) return yield* super.grep(pattern, options);
+    const ctx = this.context();
+    await drainIndex(ctx);
+    const ignoreCase = options.ignoreCase ?? false;
+    const matcher = new LineMatcher(pattern, ignoreCase); // (a bad pattern: INVALID_INPUT before any event)
+    const summary = emptySummary();
+    try {
+      // A store of a few files is scanned here: starting the workers would cost more.
+      // Each page of entries is listed with this connection's open batch of commits ended:
+      // the workers' connections see only what is committed (a path put while the grep ran
+      // was listed here, not found there, and left out; found in review).
+      const listed = grepEntries(ctx, options, () => {
+        usable(ctx); // STORE_CLOSED once the store closes
+        ctx.log.endBatch();
+      });
+      const first: (Entry & { size: number })[] = [];
+      let text = 0;
+      for (let n = listed.next(); !n.done; n = listed.next()) {
+        first.push(n.value);
+        if ((text += n.value.size) >= PARALLEL_MIN_BYTES) break;
+      }
+      if (text < PARALLEL_MIN_BYTES) {
+        const breathe = breather();
+        for (const e of first) {
+          yield* grepEntry(ctx, e, matcher, run, summary);
+          if (summary.truncated) break;
+          usable(ctx); // (a store closed meanwhile: STORE_CLOSED)
+          await breathe();
+        }
+      } else {
+        this.#grepPool ??= new GrepPool(threads);
+        const all = (function* () {
+          yield* first;
+          yield* listed;
+        })();
+        const breathe = breather();
+        const here = async function* (e: Entry) {
+          yield* grepEntry(ctx, e, matcher, run, summary, async () => {
+            usable(ctx);
+            await breathe();
+          });
+        };
+        yield* this.#grepPool.scan(root, all, pattern, ignoreCase, run, summary, here);
+      }
+    } catch (e) {
+      usable(ctx); // a store closed during the scan: STORE_CLOSED, not the database's own error
+      throw e;
+    } finally {
+      matcher.dispose();
+    }
+    yield summary;
+  }
+
+  /** @internal What grep's workers scan with (grep-worker.ts). */
+  grepSource(): GrepSource {
+    return this.context();
+  }
+
+  /** Grep's workers go before the database closes (their read connections with them: no WAL left behind). */
+  protected override async closeThreads(): Promise<void> {
+    const pool = this.#grepPool;
+    this.#grepPool = undefined;
+    await pool?.close();
+  }
+
+  /**
+   * Recreates a snapshot's tree under `target` byte for byte (files checked against their
+   * digests as they are written, modes, times, symlinks, empty directories). Every entry is
+   * checked first: a link that would point outside the target refuses the whole restore, and
+   * nothing is written through an existing link. `target` must be empty unless `overwrite`.
+   */
+  async restore(id: string, target: string, options: { overwrite?: boolean; onProgress?: (p: RestoreProgress) => void } = {}): Promise<RestoreReport> {
+    const entries: WalkEntry[] = [];
+    for await (const e of this.snapshotEntries(id)) entries.push(e);
+    checkRestorable(entries);
+    const root = resolve(target);
+    const overwrite = options.overwrite ?? false;
+    prepareTarget(root, overwrite);
+    const files = entries.flatMap(({ entry }) => (entry.type === 'file' ? [entry.digest] : []));
+    // A restore reads the snapshot's files whole: on object storage, a pack at a time.
+    this.fetchWholePacks(true);
+    try {
+      return await restoreEntries(entries, root, overwrite, this.restoreStreams(files), options.onProgress);
+    } finally {
+      this.fetchWholePacks(false);
+    }
+  }
+
+  /**
+   * Opens the documents a restore writes, as streams: their chunks' locations are looked up
+   * for all of them at once (document-reads.ts `documentStreams`).
+   */
+  protected restoreStreams(digests: readonly string[]): (digest: string) => Promise<AsyncIterable<Uint8Array>> {
+    const streams = documentStreams(this.context(), digests, async (digest) => (await this.document(digest, { unlisted: true })).stream());
+    return async (digest) => {
+      this.context(); // STORE_CLOSED once the store closes
+      return streams(digest);
+    };
+  }
+
+  /**
+   * Creates a new store in `dir` (created if missing; must not already hold a store), or in an
+   * object store when `dir` is an `s3://bucket/prefix` location (decision 0040).
+   */
+  static async init(dir: string, initOptions: InitOptions & LocationOptions = {}): Promise<Store> {
+    // (requireEncryption is an opening's: what init makes, `encryption` says.)
+    const { requireEncryption: _required, ...options } = initOptions;
+    if (isObjectLocation(dir)) {
+      const { cacheDir, s3, packCacheBytes, ...init } = options;
+      return this.initObjects(await openObjectLocation(dir, { ...(s3 ? { s3 } : {}) }), { ...init, cacheDir: cacheDir ?? defaultCacheDir(dir), ...(packCacheBytes !== undefined ? { packCacheBytes } : {}) });
+    }
+    const { cacheDir, s3: _s3, packCacheBytes, password, encryption, ...plainInit } = options;
+    parse(InitOptionsSchema, plainInit, 'init options'); // bad options: fail before touching the disk
+    const root = resolve(dir);
+    if (encryption) {
+      // An encrypted store lives as objects in its directory (FORMAT.md §17), its database
+      // and every other plaintext in the cache directory, outside it.
+      if (existsSync(root) && readdirSync(root).some((f) => !f.startsWith('.'))) throw new InvalidInputError(`${root} is not empty; a store needs a directory of its own`, 'dir');
+      mkdirSync(root, { recursive: true });
+      return this.initObjects(new DirectoryObjectStore(root), { ...plainInit, cacheDir: cacheDir ?? defaultCacheDir(root), password, encryption, ...(packCacheBytes !== undefined ? { packCacheBytes } : {}) });
+    }
+    const existed = existsSync(root);
+    if (existed) {
+      if (isStore(root)) throw new InvalidInputError(`${root} already holds a Kura store`, 'dir');
+      const unexpected = readdirSync(root).filter((f) => !f.startsWith('.'));
+      if (unexpected.length) throw new InvalidInputError(`${root} is not empty; a store needs a directory of its own`, 'dir');
+    }
+    mkdirSync(root, { recursive: true });
+    let b: Awaited<ReturnType<typeof backends>> | undefined;
+    try {
+      // Opening the database creates its file: a failure there (a disk error, a full disk)
+      // must be cleaned up too, or the directory "holds a store" that cannot be opened.
+      b = await backends(root, false);
+      b.ingest = bytesOnWorkers(availableParallelism(), WORKER_PUT_MIN);
+      const store = (await this.create(b, options)) as Store;
+      store.#localRoot = root;
+      return store;
+    } catch (e) {
+      try {
+        b?.db.close();
+      } catch {
+        // The close meets the same disk error; the files go below all the same.
+      }
+      await b?.release?.();
+      // Leave nothing half-made behind: a later init must find the directory as it was.
+      for (const f of [DB_FILE, `${DB_FILE}-wal`, `${DB_FILE}-shm`, 'writers', 'packs', CONFIG_FILE, 'log', 'checkpoints']) rmSync(join(root, f), { recursive: true, force: true });
+      if (!existed) rmSync(root, { recursive: true, force: true });
+      throw e;
+    }
+  }
+
+  /**
+   * Rebuilds `kura.db` from the store's log (FORMAT.md §15.4; rebuild.ts). Refused
+   * (STORE_LOCKED) while a writer is open.
+   */
+  static async rebuild(dir: string): Promise<RebuildReport> {
+    return rebuildDatabase(dir);
+  }
+
+  /**
+   * Creates a new store in an object store (decision 0040); its database lives in `cacheDir`.
+   * The object store is closed with the store.
+   */
+  static async initObjects(objects: ObjectStore, options: InitOptions & KeyOptions & { cacheDir: string; packCacheBytes?: number }): Promise<Store> {
+    const { cacheDir, packCacheBytes, password, encryption, ...init } = options;
+    parse(InitOptionsSchema, init, 'init options');
+    // The cache is derived: whatever an earlier store left in it goes (objectBackends).
+    const b = await objectBackends(objects, cacheDir, false, true, packCacheBytes, true, { password, ...(encryption ? { encryption } : {}) });
+    b.ingest = bytesOnWorkers(availableParallelism(), WORKER_PUT_MIN);
+    try {
+      return (await this.create(b, init)) as Store;
+    } catch (e) {
+      b.db.close();
+      await b.release?.();
+      throw e;
+    }
+  }
+
+  /** Opens the store in an object store (decision 0040), its database in `cacheDir` (made from the log when missing). */
+  static async openObjects(objects: ObjectStore, options: OpenOptions & Pick<KeyOptions, 'password' | 'requireEncryption'> & { cacheDir: string; packCacheBytes?: number }): Promise<Store> {
+    const { cacheDir, packCacheBytes, password, requireEncryption, ...open } = options;
+    if (open.readonly) throw new InvalidInputError('a store on object storage opens for writing (its cache is made from the log); read-only replicas are not built yet', 'readonly');
+    return Store.#openOn(this, await objectBackends(objects, cacheDir, false, true, packCacheBytes, false, { password, ...(requireEncryption ? { requireEncryption } : {}) }), open);
+  }
+
+  /** Opens the store in `b` as a `cls` with this platform's ingest workers; `b` is let go when that fails. */
+  static async #openOn(cls: typeof Store, b: StoreBackends, options: OpenOptions): Promise<Store> {
+    const workers = options.ingestWorkers ?? availableParallelism();
+    b.ingest = bytesOnWorkers(workers, WORKER_PUT_MIN);
+    try {
+      const store = (await cls.openBackends(b, options)) as Store;
+      store.#workers = workers;
+      return store;
+    } catch (e) {
+      b.db.close();
+      await b.release?.();
+      throw e;
+    }
+  }
+
+  /**
+   * Opens the store in `dir`, or at an `s3://bucket/prefix` location; `readonly: true` to read
+   * alongside another process's writer.
+   */
+  static async open(dir: string, options: OpenOptions & LocationOptions = {}): Promise<Store> {
+    if (isObjectLocation(dir)) {
+      const { cacheDir, s3, packCacheBytes, ...open } = options;
+      return this.openObjects(await openObjectLocation(dir, { ...(s3 ? { s3 } : {}) }), { ...open, cacheDir: cacheDir ?? defaultCacheDir(dir), ...(packCacheBytes !== undefined ? { packCacheBytes } : {}) });
+    }
+    const root = resolve(dir);
+    if (isEncryptedDirectory(root)) {
+      // (Opened as every store on object storage is: for writing, its cache made from its
+      // objects; readers share it with writers as servers of a bucket do.)
+      const { cacheDir, s3: _s3, packCacheBytes, readonly: _readonly, ...open } = options;
+      return this.openObjects(new DirectoryObjectStore(root), { ...open, cacheDir: cacheDir ?? defaultCacheDir(root), ...(packCacheBytes !== undefined ? { packCacheBytes } : {}) });
+    }
+    if (!isStore(root)) throw new NotFoundError(`no Kura store at ${root} (run kura init)`);
+    // A plain store where an encrypted one was expected: refused (KeyOptions.requireEncryption).
+    if (options.requireEncryption) throw notEncrypted(root, 'a password is configured');
+    const cache = options.cacheDir ?? defaultCacheDir(root);
+    if (cacheWasEncrypted(join(cache, DB_FILE))) throw notEncrypted(root, `the cache ${cache} was made for an encrypted store here; if it was replaced on purpose, delete that directory`);
+    if (options.readonly && !existsSync(join(root, DB_FILE))) {
+      throw new NotFoundError(`the store at ${root} has no database yet: open it for writing once (it is rebuilt from the log), or run kura rebuild`);
+    }
+    // (A plain store asks for no password: one given is not needed.)
+    const { password: _password, cacheDir: _cacheDir, s3: _s3, packCacheBytes: _packCacheBytes, requireEncryption: _required, ...open } = options;
+    const store = await Store.#openOn(this, await backends(root, options.readonly ?? false), open);
+    store.#localRoot = root;
+    return store;
+  }
+}
+export { openKeyRing } from './key-ring.js';
+export { CONFIG_FILE } from './fs-log.js';

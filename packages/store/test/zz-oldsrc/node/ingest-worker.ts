@@ -1,0 +1,54 @@
+/** A worker thread of the Node ingest pool: reads files by path (ingest/serve.ts does the rest). */
+import { closeSync, constants, createReadStream, fstatSync, openSync, readFileSync } from 'node:fs';
+import { parentPort } from 'node:worker_threads';
+import { readAll } from './read-all.js';
+import { serveIngest } from '../ingest/serve.js';
+import type { ToWorker } from '../ingest/protocol.js';
+
+const port = parentPort!;
+
+/** Opens a file without following a link, and only if it is a regular file (snapshots, small files of putFiles). */
+function openRegular(path: string): number {
+  return openRegularStat(path).fd;
+}
+
+function openRegularStat(path: string) {
+  // O_NONBLOCK: a file swapped for a FIFO since the scan would block the open (and the thread)
+  // until a writer came; so it opens, and fails the regular-file check below. (No effect on
+  // reading a regular file.)
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  const stat = fstatSync(fd);
+  if (!stat.isFile()) {
+    closeSync(fd);
+    throw new Error(`${path} is no longer a regular file (changed while it was being stored)`);
+  }
+  return { fd, stat };
+}
+
+const handle = serveIngest<string>({
+  post: (m, transfer) => port.postMessage(m, transfer),
+  open: (path, regularOnly) =>
+    regularOnly ? createReadStream('', { fd: openRegular(path), highWaterMark: 1 << 20 }) : createReadStream(path, { highWaterMark: 1 << 20 }),
+  // Small files of a snapshot or putFiles, seen as regular files: not following a link planted since.
+  readWhole: (path) => {
+    const fd = openRegular(path);
+    try {
+      return readFileSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  },
+  // A first snapshot's files: the stat is its stamp and entry (taken on the open file, before
+  // the read: a change after it shows as a new stamp next time).
+  readWithStat: (path, max) => {
+    const { fd, stat } = openRegularStat(path);
+    try {
+      const s = { mode: stat.mode, dev: stat.dev, ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs };
+      return stat.size >= max ? { stat: s } : { bytes: readAll(fd, stat.size), stat: s };
+    } finally {
+      closeSync(fd);
+    }
+  },
+});
+
+port.on('message', (m: ToWorker<string>) => handle(m));

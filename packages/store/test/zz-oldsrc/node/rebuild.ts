@@ -1,0 +1,69 @@
+/**
+ * Rebuilding a store's database from its log (FORMAT.md §15.4), as `kura rebuild` does.
+ */
+import { existsSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { readConfigObject, rebuildCatalog } from '../catalog/open.js';
+import { InvalidInputError, NotFoundError, StoreLockedError } from '../errors.js';
+import { encryptedStoreId } from '../encryption/config.js';
+import { migrate } from '../catalog/schema.js';
+import { prepareStatements } from '../catalog/statements.js';
+import { DB_FILE } from './backends.js';
+import { CONFIG_FILE, FsLogStore } from './fs-log.js';
+import { liveWriters } from './lock.js';
+import { openSqlite } from './sqlite.js';
+
+export interface RebuildReport {
+  /** The head the new database has applied. */
+  seq: number;
+  /** Commits replayed after the checkpoint it started from. */
+  commits: number;
+  /** That checkpoint's seq (undefined: none, the whole log replayed). */
+  checkpoint: number | undefined;
+}
+
+/**
+ * Rebuilds `kura.db` from the store's log: the configuration, the newest checkpoint and every
+ * commit after it, into a new database that then replaces the old one (which is never read:
+ * it may be damaged). Refused (STORE_LOCKED) while a writer is open.
+ */
+export async function rebuildDatabase(dir: string): Promise<RebuildReport> {
+  const root = resolve(dir);
+  if (!existsSync(join(root, CONFIG_FILE))) {
+    throw new NotFoundError(
+      existsSync(join(root, DB_FILE))
+        ? `${root} has no log yet (a store from before the log): open it for writing once, which starts its log`
+        : `no Kura store at ${root} (run kura init)`,
+    );
+  }
+  // An encrypted store's database is in its cache, outside the store (FORMAT.md §17): a cache
+  // that is gone is rebuilt by the next open, from the sealed objects.
+  if (encryptedStoreId(readFileSync(join(root, CONFIG_FILE))) !== undefined) {
+    throw new InvalidInputError(`${root} is an encrypted store: its database lives in its cache directory; delete that (or open with another cacheDir) and the next open rebuilds it from the store`, 'dir');
+  }
+  const live = liveWriters(root);
+  if (live.length) throw new StoreLockedError(`${root} is open for writing by ${live.length === 1 ? 'another process' : `${live.length} other processes`}; close them before rebuilding its database`);
+  const next = join(root, `${DB_FILE}.rebuild`);
+  for (const f of [next, `${next}-wal`, `${next}-shm`]) rmSync(f, { force: true });
+  const log = new FsLogStore(root);
+  const config = await readConfigObject(log);
+  if (!config) throw new NotFoundError(`${root}/${CONFIG_FILE} is empty`);
+  const db = openSqlite(next);
+  let result: RebuildReport;
+  try {
+    migrate(db);
+    const head = await rebuildCatalog(db, prepareStatements(db), log, config);
+    const checkpoints = await log.checkpoints();
+    const newest = checkpoints[checkpoints.length - 1];
+    const from = newest === undefined ? 0 : Number(newest);
+    result = { seq: head.seq, commits: head.seq - from, checkpoint: newest === undefined ? undefined : from };
+    db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+  } finally {
+    db.close();
+  }
+  // The old database's WAL must not be applied to the new file: removed first.
+  for (const f of [`${DB_FILE}-wal`, `${DB_FILE}-shm`]) rmSync(join(root, f), { force: true });
+  renameSync(next, join(root, DB_FILE));
+  for (const f of [`${next}-wal`, `${next}-shm`]) rmSync(f, { force: true });
+  return result;
+}

@@ -1,0 +1,317 @@
+/**
+ * Snapshots of real directories (FORMAT.md §13): reading a tree from disk (lstat, no link
+ * following, names checked), and restoring one without ever writing outside the target.
+ */
+import { isUtf8 } from 'node:buffer';
+import { escapedName } from './names.js';
+import { randomBytes } from 'node:crypto';
+import {
+  chmodSync,
+  closeSync,
+  fchmodSync,
+  futimesSync,
+  renameSync,
+  constants as fsc,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  utimesSync,
+  writeSync,
+  type Dirent,
+} from 'node:fs';
+import { dirname, join, posix } from 'node:path';
+import { InvalidInputError } from '@kura/core';
+import { breather } from '../breather.js';
+import type { Excluder } from './exclude.js';
+import type { SourceStat } from '../ingest/small-batch.js';
+import { badName, type DirNode, type FileEntry, type SymlinkEntry, type WalkEntry } from '../catalog/snapshot.js';
+import { RECENT_MS, type Scan, type ScannedFile } from '../snapshot-scan.js';
+
+export { RECENT_MS, leaveOut, type Scan, type ScannedFile, type SnapshotProgress } from '../snapshot-scan.js';
+
+/** The fields of a stat a snapshot keeps (lstat here, or fstat of the open file on a worker). */
+export type FileStat = SourceStat;
+
+/** Fills a scanned file's stamp and entry from its stat. */
+export function applyStat(scan: Scan, f: ScannedFile, st: FileStat): void {
+  f.size = st.size;
+  f.entry.size = st.size;
+  f.entry.mode = st.mode & 0o7777;
+  if (scan.mtime) f.entry.mtime = Math.round(st.mtimeMs);
+  f.stamp = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+  f.recent = Math.max(st.mtimeMs, st.ctimeMs) >= scan.settledBefore;
+}
+
+/**
+ * lstat of each file on this thread (repeated snapshots compare stamps before reading
+ * anything). Returns the files deleted since the scan listed them.
+ */
+export function statFiles(scan: Scan, files: readonly ScannedFile[]): ScannedFile[] {
+  const gone: ScannedFile[] = [];
+  for (const f of files) {
+    const st = orGone(() => lstatSync(f.path));
+    if (!st) {
+      gone.push(f);
+      continue;
+    }
+    if (!st.isFile()) throw new InvalidInputError(`${f.path} is no longer a regular file (changed while the snapshot ran)`, 'path');
+    applyStat(scan, f, st);
+  }
+  return gone;
+}
+
+/**
+ * Reads a directory tree: sorted, O(entries), entry types from the directory itself (symlinks
+ * are recorded, never followed); directories are lstat'ed here, files later (`statFiles`,
+ * `applyStat`). `onFile` hears of each regular file as it is found, `onDirectory` of the files
+ * found so far after each directory. A tree of many directories takes seconds: the scan
+ * breathes between directories (breather.ts).
+ */
+export async function scanDirectory(
+  dir: string,
+  options: {
+    mtime: boolean;
+    exclude?: Excluder | undefined;
+    onFile?: (file: ScannedFile) => void;
+    onDirectory?: (filesSoFar: number) => void;
+    /** Hears of an entry whose name a tree cannot hold, and leaves it out (a watch); absent: the scan fails (a snapshot). */
+    onBadName?: (path: string, why: string) => void;
+  },
+): Promise<Scan> {
+  const { exclude } = options;
+  let excluded = 0;
+  const files: ScannedFile[] = [];
+  const skipped: string[] = [];
+  const notUtf8: string[] = [];
+  const vanished: string[] = [];
+  const settledBefore = Date.now() - RECENT_MS;
+  const top = lstatSync(dir);
+  if (!top.isDirectory()) throw new InvalidInputError(`${dir} is not a directory`, 'dir');
+  const breathe = breather();
+  /** The tree below `path`; undefined when the directory was deleted since its parent was listed. */
+  const scan = async (path: string, rel: string, name: string, mode: number, mtime: number): Promise<DirNode | undefined> => {
+    const node: DirNode = { type: 'dir', name, mode, entries: [], ...(options.mtime ? { mtime } : {}) };
+    await breathe();
+    const dirents = orGone(() => readdirSync(path, { withFileTypes: true, encoding: 'buffer' }) as unknown as Dirent<Buffer>[]);
+    if (!dirents) return undefined;
+    for (const d of dirents) {
+      const raw = d.name as unknown as Buffer;
+      // Concatenated, not path.join: `path` is normalized and a name has no separator (join's
+      // normalizing was a visible part of a 10,000-file scan).
+      const full = path.endsWith('/') ? path + raw.toString() : `${path}/${raw.toString()}`;
+      // Excluded entries are left out before anything else: not read, and not checked either
+      // (a name a snapshot cannot hold does not fail it when it is excluded).
+      const relPath = !exclude ? '' : rel ? `${rel}/${raw.toString()}` : raw.toString();
+      if (exclude?.(relPath, raw.toString(), d.isDirectory())) {
+        excluded++;
+        continue;
+      }
+      if (!isUtf8(raw)) {
+        // A tree records names exactly, as UTF-8 text: such a name cannot be one. Left out and
+        // reported (like a socket), so one odd name does not cost the snapshot of the rest.
+        notUtf8.push(join(path, escapedName(raw)));
+        continue;
+      }
+      const entryName = raw.toString('utf8');
+      const why = badName(entryName);
+      if (why && options.onBadName) {
+        options.onBadName(full, why);
+        continue;
+      }
+      if (why) throw new InvalidInputError(`${full}: a snapshot cannot hold ${why}`, 'name');
+      if (d.isDirectory()) {
+        const st = orGone(() => lstatSync(full));
+        if (st && !st.isDirectory()) throw new InvalidInputError(`${full} is no longer a directory (changed while the snapshot ran)`, 'path');
+        const sub = st && (await scan(full, relPath, entryName, st.mode & 0o7777, Math.round(st.mtimeMs)));
+        if (sub) node.entries.push(sub);
+        else vanished.push(full);
+      } else if (d.isSymbolicLink()) {
+        const target = orGone(() => readlinkSync(full));
+        if (target !== undefined) node.entries.push({ type: 'symlink', name: entryName, target } satisfies SymlinkEntry);
+        else vanished.push(full);
+      } else if (d.isFile()) {
+        const entry: FileEntry = { type: 'file', name: entryName, mode: 0, size: 0, digest: 'sha256:' };
+        node.entries.push(entry);
+        const file: ScannedFile = { path: full, size: -1, entry, stamp: '', recent: true };
+        files.push(file);
+        options.onFile?.(file);
+      } else skipped.push(full);
+    }
+    options.onDirectory?.(files.length);
+    return node;
+  };
+  const root = await scan(dir, '', '', top.mode & 0o7777, Math.round(top.mtimeMs));
+  if (!root) throw new InvalidInputError(`${dir} was deleted while the snapshot ran`, 'dir');
+  return { root, files, skipped, notUtf8, vanished, excluded, settledBefore, mtime: options.mtime };
+}
+
+/** `read()`, or undefined when what it reads does not exist (any more). */
+function orGone<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+}
+
+export interface RestoreReport {
+  files: number;
+  dirs: number;
+  symlinks: number;
+  bytes: number;
+}
+
+/** How far a restore has got (Store.restore's `onProgress`, called as each file is written). */
+export interface RestoreProgress {
+  /** Files in the snapshot. */
+  total: number;
+  /** Files written and checked. */
+  files: number;
+  /** Their bytes. */
+  bytes: number;
+}
+
+/** Why a symlink at `path` (below the target) pointing to `target` would escape, or undefined. */
+export function linkEscapes(path: string, target: string): string | undefined {
+  if (target.startsWith('/')) return `an absolute link target ${JSON.stringify(target)}`;
+  if (target.includes('\0')) return 'a link target with NUL';
+  // `..` only as leading segments: after a name, `..` climbs from wherever that name points on
+  // disk (another link: `s -> ..` then `l -> s/../..` escapes though it normalizes inside).
+  // A link's own ancestors are real directories of the tree, so leading `..` resolves on disk
+  // as it does here.
+  const segments = target.split('/').filter((x) => x !== '' && x !== '.');
+  let up = 0;
+  while (segments[up] === '..') up++;
+  if (segments.slice(up).includes('..')) return `a link target ${JSON.stringify(target)} with ".." after a name`;
+  const resolved = posix.normalize(posix.join(posix.dirname(path), target));
+  if (resolved === '..' || resolved.startsWith('../')) return `a link target ${JSON.stringify(target)} outside the tree`;
+  return undefined;
+}
+
+/**
+ * Checks every entry before anything is written: names were checked when the trees were
+ * decoded; here the links. A tree that would escape the target restores nothing.
+ */
+export function checkRestorable(entries: WalkEntry[]): void {
+  for (const { path, entry } of entries) {
+    if (entry.type === 'symlink') {
+      const why = linkEscapes(path, entry.target);
+      if (why) throw new InvalidInputError(`refusing to restore ${path}: ${why}`, 'snapshot');
+    }
+  }
+}
+
+/** The target: created when missing; must be an empty directory unless `overwrite`. */
+export function prepareTarget(target: string, overwrite: boolean): void {
+  let st;
+  try {
+    st = lstatSync(target);
+  } catch {
+    mkdirSync(target, { recursive: true });
+    return;
+  }
+  if (!st.isDirectory()) throw new InvalidInputError(`${target} exists and is not a directory`, 'target');
+  if (!overwrite && readdirSync(target).length > 0) throw new InvalidInputError(`${target} is not empty (restore into an empty directory, or overwrite)`, 'target');
+}
+
+/**
+ * A new file beside `full` to write the bytes into (O_EXCL|O_NOFOLLOW: never an existing
+ * inode, link, fifo or device); renamed over `full` only once its bytes are complete and
+ * checked, so an existing file is never truncated for a restore that then fails.
+ */
+function openTemp(full: string): { fd: number; temp: string } {
+  // A name of its own length in the same directory (the rename stays atomic): `full`'s name
+  // with a suffix would pass NAME_MAX for names the snapshot held (over ~228 bytes).
+  const temp = join(dirname(full), `.kura-restore-${randomBytes(6).toString('hex')}`);
+  return { fd: openSync(temp, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL | fsc.O_NOFOLLOW, 0o600), temp };
+}
+
+/** An existing path component must be a real directory (not a link to elsewhere). */
+function ensureDir(full: string, overwrite: boolean): void {
+  try {
+    mkdirSync(full, 0o700);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || !overwrite) throw e;
+    if (!lstatSync(full).isDirectory()) throw new InvalidInputError(`refusing to restore into ${full}: it exists and is not a directory`, 'target');
+  }
+}
+
+export async function restoreEntries(
+  entries: WalkEntry[],
+  target: string,
+  overwrite: boolean,
+  read: (digest: string) => Promise<AsyncIterable<Uint8Array>>,
+  onProgress?: (p: RestoreProgress) => void,
+): Promise<RestoreReport> {
+  const report: RestoreReport = { files: 0, dirs: 0, symlinks: 0, bytes: 0 };
+  const total = onProgress ? entries.filter((e) => e.entry.type === 'file').length : 0;
+  const dirs: { full: string; mode: number; mtime?: number | undefined }[] = [];
+  const breathe = breather();
+  for (const { path, entry } of entries) {
+    await breathe();
+    const full = join(target, ...path.split('/'));
+    if (entry.type === 'dir') {
+      ensureDir(full, overwrite);
+      dirs.push({ full, mode: entry.mode, mtime: entry.mtime });
+      report.dirs++;
+    } else if (entry.type === 'symlink') {
+      if (overwrite) {
+        try {
+          if (lstatSync(full).isDirectory()) throw new InvalidInputError(`refusing to replace the directory ${full} with a link`, 'target');
+          unlinkSync(full);
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+        }
+      }
+      symlinkSync(entry.target, full);
+      report.symlinks++;
+    } else {
+      let existing;
+      try {
+        existing = lstatSync(full);
+      } catch {
+        existing = undefined;
+      }
+      if (existing && (!overwrite || existing.isDirectory())) {
+        throw new InvalidInputError(`refusing to restore ${full}: it exists${existing.isDirectory() ? ' and is a directory' : ''}`, 'target');
+      }
+      const { fd, temp } = openTemp(full);
+      try {
+        let written = 0;
+        for await (const piece of await read(entry.digest)) {
+          for (let at = 0; at < piece.length; ) at += writeSync(fd, piece, at, piece.length - at);
+          written += piece.length;
+        }
+        fchmodSync(fd, entry.mode & 0o777);
+        if (entry.mtime !== undefined) futimesSync(fd, entry.mtime / 1000, entry.mtime / 1000);
+        closeSync(fd);
+        // The stream ended without error: every chunk and the whole digest were checked.
+        renameSync(temp, full); // replaces a file or link there (overwrite), never its inode
+        report.bytes += written;
+      } catch (e) {
+        try {
+          closeSync(fd);
+        } catch {
+          /* closed already */
+        }
+        rmSync(temp, { force: true }); // never a short file, and the old one stays
+        throw e;
+      }
+      report.files++;
+      onProgress?.({ total, files: report.files, bytes: report.bytes });
+    }
+  }
+  // Directory modes and times last (deepest first): contents are written, and a read-only
+  // directory would have refused them.
+  for (const d of dirs.reverse()) {
+    chmodSync(d.full, d.mode & 0o777);
+    if (d.mtime !== undefined) utimesSync(d.full, d.mtime / 1000, d.mtime / 1000);
+  }
+  return report;
+}

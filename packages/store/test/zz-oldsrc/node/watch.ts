@@ -1,0 +1,418 @@
+/**
+ * A watch keeps a directory tree in the store (decision 0059): each regular file at
+ * `prefix + its path from the tree`, a new version whenever its bytes change, and a file
+ * deleted on disk deleted from the store with its versions kept (FORMAT.md §11). The watch
+ * owns the paths under its prefix: what is there and not in the tree goes.
+ *
+ * - **Catch-up first**: the tree is scanned as a snapshot scans it; a file whose stamp (device,
+ *   inode, size, times) is what a scan recorded for the digest its path shows is not read; the
+ *   others are put (a put of the same bytes makes no version); paths under the prefix that no
+ *   file has are deleted (versions kept). So a watch started again catches up on what changed
+ *   while it was stopped.
+ * - **Then changes**, from the OS's notifications (@parcel/watcher: inotify on Linux), each
+ *   path stored once its writer has closed it and nothing has happened to it for 50 ms (on
+ *   Linux, where /proc says which files are open for writing: open-files.ts), else once
+ *   nothing has happened to it for `settleMs`: an editor's atomic save (a temporary file
+ *   renamed over the old) stores the file once and never the temporary; a file written slowly
+ *   is stored when its writer closes it; a rename is a delete and a create, whose
+ *   bytes are not stored again (deduplicated). A directory created or moved in is scanned.
+ * - Symlinks are never followed (nor stored); `.git`, `node_modules`, `.kura` and any Kura
+ *   store inside the tree are left out, with the `exclude` patterns (exclude.ts).
+ * - When the OS cannot watch the tree (inotify's watch limit), the watch says so and scans it
+ *   every `scanMs` instead; `pollMs` scans it that often from the start (network file systems).
+ *
+ * Events are reported after their commit: a path reported stored is in the store, whatever
+ * happens to this process next.
+ */
+import { existsSync, lstatSync } from 'node:fs';
+import { basename, join, relative, resolve, sep } from 'node:path';
+import { InvalidInputError } from '@kura/core';
+import { badName } from '../catalog/snapshot.js';
+import { cachedDigests, recordStamps } from '../catalog/stamps.js';
+import { formatDigest } from '../hex.js';
+import { detectMediaType } from '../media-types.js';
+import type { StoreContext } from '../store-context.js';
+import type { Store as StoreCore } from '../store.js';
+import { excluder, type Excluder } from './exclude.js';
+import { vanished, type FilePutOutcome, type FileToPut } from './put-many.js';
+import { openForWriting } from './open-files.js';
+import { scanDirectory, statFiles, type ScannedFile } from './snapshots.js';
+
+export interface WatchOptions {
+  /** Where the tree goes in the store (default: the directory's name and `/`). */
+  prefix?: string;
+  /** Patterns to leave out, as `snapshot --exclude` reads them, besides the defaults. */
+  exclude?: string[];
+  /** Tags given to every path stored. */
+  tags?: string[];
+  /** Quiet time after a file's last change before it is stored when its writer cannot be seen to have closed it (default 500 ms). */
+  settleMs?: number;
+  /** How often the tree is scanned when the OS cannot watch it (default 30 s). */
+  scanMs?: number;
+  /**
+   * Scan the tree this often instead of listening to the OS (ms): for network file systems,
+   * whose remote changes the OS never hears of. A file is stored as a scan finds it.
+   */
+  pollMs?: number;
+  onEvent?: (event: WatchEvent) => void;
+}
+
+export type WatchEvent =
+  | { type: 'ready'; stored: number; deleted: number; unchanged: number; ms: number }
+  | { type: 'stored'; path: string; digest: string; size: number; newChunks: number }
+  | { type: 'deleted'; path: string }
+  | { type: 'scanning'; reason: string }
+  | { type: 'error'; path?: string; message: string; code?: string };
+
+export interface WatchHost {
+  store: Pick<StoreCore, 'list' | 'deletePath'> & { putFiles(files: FileToPut[]): AsyncGenerator<FilePutOutcome> };
+  context: (op: string) => StoreContext;
+}
+
+/** Left out of every watch: version control, dependencies, Kura's own default store. */
+export const WATCH_EXCLUDED = ['.git', 'node_modules', '.kura'];
+const SETTLE_MS = 500;
+/**
+ * Quiet time after which a file no process holds open for writing is stored without waiting
+ * out the settle time (open-files.ts): a burst of files copied or unpacked is stored as its
+ * writers close them. Long enough that an editor's save (write a temporary file, close it,
+ * rename it over the old) has renamed before the temporary file is looked at.
+ */
+const CLOSED_QUIET_MS = 50;
+/** After a store of changes failed (the storage did not answer), how long before they are tried again. */
+export const RETRY_MS = 3_000;
+const SCAN_MS = 30_000;
+/** Files put per batch (one putFiles run). */
+const BATCH = 512;
+
+export class Watch {
+  readonly root: string;
+  readonly prefix: string;
+  /** Resolves once the catch-up is done and changes are being followed. */
+  readonly ready: Promise<void>;
+  readonly #h: WatchHost;
+  readonly #o: WatchOptions;
+  readonly #exclude: Excluder;
+  readonly #settleMs: number;
+  /** Paths (from the root) changed, with when they last changed. */
+  readonly #pending = new Map<string, number>();
+  /** Until when (ms since the epoch) nothing is stored: set by a failed store of changes. */
+  #retryAt = 0;
+  readonly #storeDirs = new Set<string>();
+  #timer: NodeJS.Timeout | undefined;
+  #flushing: Promise<void> | undefined;
+  #subscription: { unsubscribe(): Promise<void> } | undefined;
+  #scanTimer: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  constructor(h: WatchHost, dir: string, o: WatchOptions = {}) {
+    this.#h = h;
+    this.#o = o;
+    this.root = resolve(dir);
+    const top = lstatSync(this.root, { throwIfNoEntry: false });
+    if (!top?.isDirectory()) throw new InvalidInputError(`${dir} is not a directory`, 'dir');
+    const prefix = o.prefix ?? `${basename(this.root)}/`;
+    if (prefix !== '' && !prefix.endsWith('/')) throw new InvalidInputError(`a watch's prefix ends with / (or is empty), got "${prefix}"`, 'prefix');
+    this.prefix = prefix;
+    const user = excluder(o.exclude);
+    this.#exclude = (path, name, isDir) => WATCH_EXCLUDED.includes(name) || (user?.(path, name, isDir) ?? false) || (isDir && this.#isStore(path));
+    this.#settleMs = o.settleMs ?? SETTLE_MS;
+    if (o.pollMs !== undefined && (!Number.isInteger(o.pollMs) || o.pollMs < 100)) throw new InvalidInputError('pollMs must be a whole number of at least 100 (ms)', 'pollMs');
+    this.ready = this.#start();
+    this.ready.catch(() => undefined); // the caller awaits it; an unhandled copy would crash
+  }
+
+  /** Stops following changes; a store of changes under way is finished first. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    clearInterval(this.#scanTimer);
+    await this.#subscription?.unsubscribe();
+    await this.#flushing;
+  }
+
+  #emit(e: WatchEvent): void {
+    this.#o.onEvent?.(e);
+  }
+
+  /** A name the scan cannot hold (a backslash, over 1,024 characters) is left out, and said. */
+  readonly #badName = (path: string, why: string): void => {
+    this.#emit({ type: 'error', path, message: `left out: ${why}`, code: 'INVALID_INPUT' });
+  };
+
+  /** Whether the directory at `rel` (from the root) is a Kura store: never watched. */
+  #isStore(rel: string): boolean {
+    if (this.#storeDirs.has(rel)) return true;
+    // (Only a store is remembered: a directory may become one — `kura init` in the tree.)
+    const abs = join(this.root, rel);
+    const known = existsSync(join(abs, 'kura.db')) || existsSync(join(abs, 'kura-store.json'));
+    if (known) this.#storeDirs.add(rel);
+    return known;
+  }
+
+  /** Whether a path from the root, or a directory above it, is left out. */
+  #excluded(rel: string): boolean {
+    const parts = rel.split('/');
+    for (let i = 0; i < parts.length; i++) {
+      const path = parts.slice(0, i + 1).join('/');
+      if (this.#exclude(path, parts[i]!, i < parts.length - 1)) return true;
+    }
+    return false;
+  }
+
+  async #start(): Promise<void> {
+    const started = performance.now();
+    if (this.#o.pollMs !== undefined) this.#scanEvery(this.#o.pollMs, `scanning ${this.root} every ${this.#o.pollMs / 1000} s (polling)`);
+    else await this.#subscribe();
+    // In turn with the stores of changes heard meanwhile: a file made while the catch-up runs is
+    // stored by them after it, never stored first and then taken for one the scan did not find.
+    let counts: { stored: number; deleted: number; unchanged: number } | undefined;
+    let failed: unknown;
+    await this.#serially(async () => {
+      try {
+        counts = await this.#catchUp();
+      } catch (e) {
+        failed = e;
+      }
+    });
+    if (failed !== undefined) throw failed;
+    this.#emit({ type: 'ready', ...counts!, ms: Math.round(performance.now() - started) });
+  }
+
+  /** Listens to the OS's notifications — before the catch-up reads the tree: none made meanwhile is missed. */
+  async #subscribe(): Promise<void> {
+    try {
+      const watcher = await import('@parcel/watcher');
+      this.#subscription = await watcher.subscribe(
+        this.root,
+        (err, events) => {
+          if (err) return this.#watchFailed(err);
+          for (const e of events) this.#changed(e.path);
+        },
+        { ignore: WATCH_EXCLUDED.map((n) => `**/${n}`) },
+      );
+    } catch (e) {
+      this.#watchFailed(e as Error);
+    }
+  }
+
+  #watchFailed(err: Error): void {
+    if (this.#scanTimer || this.#closed) return;
+    const limit = /ENOSPC|No space left|inotify|too many/i.test(err.message);
+    const reason = limit
+      ? `the system's limit on watched directories (fs.inotify.max_user_watches) is too low for ${this.root}: raise it (sudo sysctl fs.inotify.max_user_watches=524288); meanwhile the tree is scanned every ${Math.round((this.#o.scanMs ?? SCAN_MS) / 1000)} s`
+      : `cannot watch ${this.root} (${err.message}); the tree is scanned every ${Math.round((this.#o.scanMs ?? SCAN_MS) / 1000)} s instead`;
+    void this.#subscription?.unsubscribe().catch(() => undefined);
+    this.#subscription = undefined;
+    this.#scanEvery(this.#o.scanMs ?? SCAN_MS, reason);
+  }
+
+  /** Catches up every `ms` instead of hearing of changes. */
+  #scanEvery(ms: number, reason: string): void {
+    this.#emit({ type: 'scanning', reason });
+    this.#scanTimer = setInterval(() => void this.#serially(() => this.#catchUp().then(() => undefined)), ms);
+    this.#scanTimer.unref?.();
+  }
+
+  #changed(abs: string): void {
+    const rel = relative(this.root, abs).split(sep).join('/');
+    if (!rel || rel.startsWith('..') || this.#excluded(rel)) return;
+    // As the catch-up leaves it out (it scans as a snapshot does), so that a restart does not undo it.
+    const bad = rel.split('/').map(badName).find(Boolean);
+    if (bad) return this.#badName(abs, bad);
+    this.#pending.set(rel, Date.now());
+    this.#schedule();
+  }
+
+  #schedule(ms = Math.max(50, Math.min(CLOSED_QUIET_MS, this.#settleMs / 4))): void {
+    if (this.#timer || this.#closed) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      void this.#serially(() => this.#flush());
+    }, ms);
+  }
+
+  /** Runs `work` after whatever store of changes is under way (one at a time). */
+  async #serially(work: () => Promise<void>): Promise<void> {
+    const run = (this.#flushing ?? Promise.resolve()).then(work).catch((e: Error & { code?: string }) => this.#emit({ type: 'error', message: e.message, ...(e.code ? { code: e.code } : {}) }));
+    this.#flushing = run;
+    await run;
+    if (this.#flushing === run) this.#flushing = undefined;
+  }
+
+  /**
+   * Stores the paths that have settled — quiet for the settle time, or for CLOSED_QUIET_MS with
+   * no process holding them open for writing — and schedules the rest.
+   */
+  async #flush(): Promise<void> {
+    const now = Date.now();
+    // Changes heard since a store failed wait with those it left: the storage that did not
+    // answer then is not asked again at once for each of them.
+    if (now < this.#retryAt) return this.#schedule(this.#retryAt - now);
+    const due: string[] = [];
+    const quiet: string[] = [];
+    for (const [rel, at] of this.#pending) {
+      if (now - at >= this.#settleMs) due.push(rel);
+      else if (now - at >= CLOSED_QUIET_MS) quiet.push(rel);
+    }
+    if (quiet.length) {
+      const open = openForWriting(new Set(quiet.map((rel) => join(this.root, rel))));
+      if (open) for (const rel of quiet) if (!open.has(join(this.root, rel))) due.push(rel);
+    }
+    for (const rel of due) this.#pending.delete(rel);
+    try {
+      await this.#storeDue(due, now);
+    } catch (e) {
+      // Not stored (a commit failed, the storage did not answer): looked at again after
+      // RETRY_MS, so that a change heard is never dropped for a failure it did not cause.
+      this.#retryAt = Date.now() + RETRY_MS;
+      for (const rel of due) if (!this.#pending.has(rel)) this.#pending.set(rel, now);
+      this.#schedule(RETRY_MS);
+      throw e;
+    }
+    if (this.#pending.size) this.#schedule();
+  }
+
+  /** Stores (or deletes) the settled paths `due`, from the root. */
+  async #storeDue(due: string[], now: number): Promise<void> {
+    // By file: a directory's scan and its files' own events name the same files.
+    const puts = new Map<string, FileToPut>();
+    const scanned = new Map<string, string>();
+    const gone: string[] = [];
+    for (const rel of due.sort()) {
+      // Looked at again now that it has settled: a directory above it may have become a store.
+      if (this.#excluded(rel)) continue;
+      const abs = join(this.root, rel);
+      const st = lstatSync(abs, { throwIfNoEntry: false });
+      if (!st || st.isSymbolicLink()) gone.push(rel); // a link is never followed: a file replaced by one is gone
+      else if (st.isFile()) puts.set(abs, this.#put(abs, rel));
+      else if (st.isDirectory()) {
+        // Created or moved in: its files, as the catch-up finds them. Their own events so far
+        // are this scan's (it reads them after): one read each, not two.
+        for (const p of this.#pending.keys()) if (p.startsWith(`${rel}/`)) this.#pending.delete(p);
+        // Left out as the catch-up leaves it out: an event named it before it was known a
+        // directory (`build/`), or before it held a store's files (a Kura store made in the tree).
+        if (this.#exclude(rel, rel.slice(rel.lastIndexOf('/') + 1), true)) continue;
+        const scan = await scanDirectory(abs, { mtime: false, exclude: (path, name, isDir) => this.#exclude(`${rel}/${path}`, name, isDir), onBadName: this.#badName });
+        for (const f of scan.files) scanned.set(f.path, relative(this.root, f.path).split(sep).join('/'));
+      }
+    }
+    // A scanned file some process is still writing waits for its writer, as an event's would.
+    const writing = scanned.size ? openForWriting(new Set(scanned.keys())) : undefined;
+    for (const [abs, rel] of scanned) {
+      if (writing?.has(abs)) this.#pending.set(rel, now);
+      else puts.set(abs, this.#put(abs, rel));
+    }
+    await this.#delete(gone, true);
+    // What each path shows now (one read): a put of the same bytes makes no version, and is not reported.
+    const ctx = this.#h.context('watch');
+    const before = ctx.db.read(() => {
+      const shown = new Map<string, string>();
+      for (const f of puts.values()) {
+        const e = ctx.st.entryViewByPath.get(f.meta!.path!);
+        if (e) shown.set(f.path, formatDigest(e.digest));
+      }
+      return shown;
+    });
+    await this.#store([...puts.values()], before);
+  }
+
+  #put(abs: string, rel: string): FileToPut {
+    const mediaType = detectMediaType(rel);
+    return { path: abs, meta: { path: `${this.prefix}${rel}`, ...(mediaType ? { mediaType } : {}), ...(this.#o.tags?.length ? { tags: this.#o.tags } : {}) } };
+  }
+
+  /**
+   * Puts files in batches; reports each after its commit, unless its path showed those bytes
+   * already (`before`, by file: no version was made). Answers the digests stored, by file.
+   */
+  async #store(files: FileToPut[], before: ReadonlyMap<string, string>): Promise<Map<string, string>> {
+    const digests = new Map<string, string>();
+    const storePath = new Map(files.map((f) => [f.path, f.meta?.path ?? f.path]));
+    for (let i = 0; i < files.length; i += BATCH) {
+      for await (const o of this.#h.store.putFiles(files.slice(i, i + BATCH))) {
+        const path = storePath.get(o.path) ?? o.path;
+        if (o.result) {
+          digests.set(o.path, o.result.digest);
+          if (before.get(o.path) !== o.result.digest) this.#emit({ type: 'stored', path, digest: o.result.digest, size: o.result.size, newChunks: o.result.newChunks });
+        } else if (!vanished(o.error, o.path)) {
+          // (A file deleted before it was read: its deletion is on its way as an event.)
+          const e = o.error as { message?: string; code?: string };
+          this.#emit({ type: 'error', path, message: e?.message ?? String(o.error), ...(e?.code ? { code: e.code } : {}) });
+        }
+      }
+    }
+    return digests;
+  }
+
+  /**
+   * Deletes (versions kept) the store's paths for these paths from the root, and — a directory
+   * deleted or moved away is one event — every path under them.
+   */
+  async #delete(rels: readonly string[], under: boolean): Promise<number> {
+    let n = 0;
+    for (const rel of rels) {
+      const path = `${this.prefix}${rel}`;
+      if (await this.#h.store.deletePath(path, { keepVersions: true })) {
+        n++;
+        this.#emit({ type: 'deleted', path });
+      }
+      if (!under) continue;
+      for (const p of (await this.#paths(`${path}/`)).keys()) {
+        if (await this.#h.store.deletePath(p, { keepVersions: true })) {
+          n++;
+          this.#emit({ type: 'deleted', path: p });
+        }
+      }
+    }
+    return n;
+  }
+
+  /** The store's paths under `prefix`, with the digest each shows. */
+  async #paths(prefix: string): Promise<Map<string, string>> {
+    const out = new Map<string, string>();
+    let cursor: string | undefined;
+    do {
+      const page = await this.#h.store.list({ pathPrefix: prefix, limit: 1000, ...(cursor ? { cursor } : {}) });
+      for (const d of page.items) if (d.path) out.set(d.path, d.digest);
+      cursor = page.nextCursor;
+    } while (cursor);
+    return out;
+  }
+
+  /** Makes the store's prefix what the tree holds: unchanged files by their stamps, the rest put, the missing deleted. */
+  async #catchUp(): Promise<{ stored: number; deleted: number; unchanged: number }> {
+    const scan = await scanDirectory(this.root, { mtime: false, exclude: this.#exclude, onBadName: this.#badName });
+    const vanished = new Set(statFiles(scan, scan.files));
+    const files = scan.files.filter((f) => !vanished.has(f));
+    const rel = (f: ScannedFile) => relative(this.root, f.path).split(sep).join('/');
+    const ctx = this.#h.context('watch');
+    // Unchanged: a stamp recorded for the digest the path shows now.
+    const showing = await this.#paths(this.prefix);
+    const cached = ctx.db.read(() => cachedDigests(ctx.st, files));
+    const toPut: FileToPut[] = [];
+    const digests = new Map<ScannedFile, string>();
+    let unchanged = 0;
+    for (const [i, f] of files.entries()) {
+      const path = `${this.prefix}${rel(f)}`;
+      const c = cached[i];
+      if (c && showing.get(path) === c) {
+        digests.set(f, c);
+        unchanged++;
+      } else toPut.push(this.#put(f.path, rel(f)));
+    }
+    const before = new Map(toPut.map((f) => [f.path, showing.get(f.meta!.path!) ?? '']));
+    const stored = await this.#store(toPut, before);
+    for (const f of files) {
+      const d = stored.get(f.path);
+      if (d) digests.set(f, d);
+    }
+    const onDisk = new Set(files.map((f) => `${this.prefix}${rel(f)}`));
+    const missing = [...showing.keys()].filter((p) => !onDisk.has(p)).map((p) => p.slice(this.prefix.length));
+    const deleted = await this.#delete(missing, false);
+    // The stamps of what the store now holds, for the next catch-up (a hint: its own transaction).
+    const stamps = files.flatMap((f) => (digests.has(f) ? [{ path: f.path, stamp: f.stamp, recent: f.recent, digest: digests.get(f)! }] : []));
+    ctx.db.transaction(() => recordStamps(ctx.st, this.root, stamps));
+    return { stored: [...stored].filter(([file, digest]) => before.get(file) !== digest).length, deleted, unchanged };
+  }
+}

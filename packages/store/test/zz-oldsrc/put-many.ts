@@ -1,0 +1,124 @@
+/**
+ * Putting many sources at once — Node's `putFiles` (paths), a browser's `putBlobs` (Files) —
+ * on every platform the same way: the platform's ingest workers read and chunk them, small
+ * ones in batches (one message each way and one commit per batch: one message per small
+ * source cost more than its ingest), while this thread deduplicates and commits, in input
+ * order (documents are listed in it), sharing transactions (CommitOrder). Without workers,
+ * this thread puts them, a few at a time.
+ */
+import type { IngestPoolCore } from './ingest/pool.js';
+import type { PutMeta } from './options.js';
+import { CommitOrder } from './commit-order.js';
+import type { ChunkEvent, PutResult } from './put.js';
+import type { Store as StoreCore } from './store.js';
+import { knownChunks, type StoreContext } from './store-context.js';
+import type { PutInput } from './store-types.js';
+import { INDEXED_TEXT_MAX } from './search/text.js';
+
+/** What the puts of many sources work with: the store's public puts and its context. */
+export interface ManyPuts {
+  store: Pick<StoreCore, 'put' | 'putChunks' | 'putReady' | 'ingestOptions'>;
+  /** The store's context, checked open for writing (`op` names the call refused otherwise). */
+  context: (op: string) => StoreContext;
+}
+
+export interface SourceToPut<S> {
+  source: S;
+  meta?: PutMeta | undefined;
+  onChunk?: ((chunk: ChunkEvent) => void) | undefined;
+}
+
+/** One source's outcome: its position in the input, and its result or error. */
+export interface SourceOutcome {
+  index: number;
+  result?: PutResult;
+  error?: unknown;
+}
+
+/** How a platform's sources are put. */
+export interface ManySources<S> {
+  /** Its ingest workers; none: every source is put on this thread. */
+  pool: IngestPoolCore<S> | undefined;
+  /** Whether the workers read `source` whole in a batch (small, and of a kind they can). */
+  small(source: S): boolean;
+  /** The source as this thread puts it (without workers). */
+  here(source: S): PutInput;
+}
+
+/** Small sources per worker message. */
+export const SMALL_BATCH = 64;
+/** Puts on this thread in flight at once, without workers. */
+const HERE_IN_FLIGHT = 32;
+
+/**
+ * Puts many sources; yields one outcome per source, in input order. A source that fails does
+ * not stop the others.
+ */
+export async function* putMany<S>(
+  h: ManyPuts,
+  items: Iterable<SourceToPut<S>> | AsyncIterable<SourceToPut<S>>,
+  sources: ManySources<S>,
+  /** `listed: false`: a snapshot's files (PutOptions). */
+  { listed = true }: { listed?: boolean } = {},
+): AsyncGenerator<SourceOutcome> {
+  const { pool } = sources;
+  const known = pool ? knownChunks(h.context('put')) : undefined;
+  const opts = h.store.ingestOptions();
+  const order = new CommitOrder();
+  const settle = (index: number, put: Promise<PutResult>): Promise<SourceOutcome[]> =>
+    put.then(
+      (result) => [{ index, result }],
+      (error: unknown) => [{ index, error }],
+    );
+  /** Groups of outcomes in input order: one small batch, or one other source. */
+  const window: Promise<SourceOutcome[]>[] = [];
+  let batch: { item: SourceToPut<S>; index: number }[] = [];
+  const sendBatch = () => {
+    const group = batch;
+    const turn = order.next(); // the batch commits as one, in its place
+    batch = [];
+    window.push(
+      pool!
+        .ingestSmall(
+          group.map((g) => g.item.source),
+          opts,
+          known,
+          listed ? INDEXED_TEXT_MAX : undefined,
+        )
+        .catch((error: unknown) => group.map(() => error as Error))
+        .then((ready) => h.store.putReady(ready.map((r, i) => (r instanceof Error ? r : { ...r, meta: group[i]!.item.meta, onChunk: group[i]!.item.onChunk })), { order: turn, listed }))
+        .then(
+          (results) => results.map((r, i) => (r instanceof Error ? { index: group[i]!.index, error: r } : { index: group[i]!.index, result: r })),
+          (error: unknown) => group.map((g) => ({ index: g.index, error })),
+        ),
+    );
+  };
+  // Two groups per worker keep every worker busy while the oldest commits. On object storage,
+  // where each commit costs requests, eight: the group commit gathers what is in flight into
+  // one commit (bytes/group-commit.ts), so more in flight is fewer, larger commits.
+  const publishes = h.context('put').log.publishes;
+  const inFlight = pool ? pool.size * (publishes ? 8 : 2) : HERE_IN_FLIGHT;
+  let index = 0;
+  try {
+    for await (const item of items) {
+      const i = index++;
+      const options = { listed, ...(item.onChunk ? { onChunk: item.onChunk } : {}) };
+      if (!pool) {
+        window.push(settle(i, Promise.resolve().then(() => h.store.put(sources.here(item.source), item.meta ?? {}, options))));
+      } else if (sources.small(item.source)) {
+        batch.push({ item, index: i });
+        if (batch.length === SMALL_BATCH) sendBatch();
+      } else {
+        if (batch.length) sendBatch();
+        // A listed document's first bytes come back for the search index (text-heads.ts).
+        const stream = pool.ingestSource(item.source, opts, false, known, listed ? INDEXED_TEXT_MAX : undefined);
+        window.push(settle(i, h.store.putChunks(stream, item.meta ?? {}, { ...options, order: order.next() })));
+      }
+      while (window.length >= inFlight) yield* await window.shift()!;
+    }
+    if (batch.length) sendBatch();
+    while (window.length) yield* await window.shift()!;
+  } finally {
+    await Promise.allSettled(window);
+  }
+}

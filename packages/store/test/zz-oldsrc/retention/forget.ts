@@ -1,0 +1,100 @@
+/**
+ * Retention applied to a store (decision 0058): which snapshots and versions a policy keeps,
+ * and — unless it is a dry run — removing the others through the log, so that every server of
+ * the store sees the same history. Removals are marked `policy`: one pinned after the policy was
+ * worked out stays (a pin always wins). The bytes only removed items held go at the next GC.
+ */
+import { InvalidInputError } from '@kura/core';
+import type { Op } from '../catalog/ops.js';
+import { snapshotTags } from '../catalog/snapshot.js';
+import type { StoreContext } from '../store-context.js';
+import { applySnapshotPolicy, policyIsEmpty, type SnapshotPolicy } from './policy.js';
+import { applyVersionPolicy, versionPolicyIsEmpty, type VersionItem, type VersionPolicy } from './versions.js';
+
+export interface ForgetSnapshotsOptions extends SnapshotPolicy {
+  /** Only snapshots with this label are considered (the others are neither kept nor removed). */
+  label?: string;
+  /** Only snapshots whose label is none of these (stored policies: those for a label apply to it). */
+  exceptLabels?: ReadonlySet<string>;
+  /** Work out what would go, and change nothing. */
+  dryRun?: boolean;
+}
+
+export interface ForgetVersionsOptions extends VersionPolicy {
+  /** Only paths starting with this. */
+  prefix?: string;
+  dryRun?: boolean;
+}
+
+export interface SnapshotForgetReport {
+  keep: { id: string; time: string; reasons: string[] }[];
+  remove: { id: string; time: string }[];
+}
+
+export interface VersionForgetReport {
+  keep: { path: string; version: number; time: string; reasons: string[] }[];
+  remove: { path: string; version: number; time: string }[];
+}
+
+/** Removals per commit: a commit stays small (~100 bytes an operation), and each is all or none. */
+const OPS_PER_COMMIT = 1000;
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+async function commitAll(ctx: StoreContext, ops: Op[]): Promise<void> {
+  for (let i = 0; i < ops.length; i += OPS_PER_COMMIT) await ctx.log.commitAsync(ops.slice(i, i + OPS_PER_COMMIT));
+  if (ops.length && ctx.writer.durability === 'full') await ctx.log.sync();
+}
+
+export async function forgetSnapshots(ctx: StoreContext, o: ForgetSnapshotsOptions): Promise<SnapshotForgetReport> {
+  if (policyIsEmpty(o)) throw new InvalidInputError('no policy: name what to keep (keep-last, keep-daily, keep-within, keep-tag, …); forgetting everything is never a default', 'policy');
+  const rows = ctx.db
+    .read(() => ctx.st.snapshotsAll.all())
+    .filter((r) => (o.label === undefined || r.label === o.label) && !(r.label !== null && o.exceptLabels?.has(r.label)));
+  const items = rows.map((r) => ({ id: r.uid, time: r.created_at, tags: snapshotTags(r), pinned: r.pinned === 1 }));
+  const { keep, remove } = applySnapshotPolicy(items, o);
+  if (!o.dryRun) await commitAll(ctx, remove.map((s) => ({ op: 'rm-snapshot', id: s.id, policy: true })));
+  return {
+    keep: keep.map((k) => ({ id: k.item.id, time: iso(k.item.time), reasons: k.reasons })),
+    remove: remove.map((s) => ({ id: s.id, time: iso(s.time) })),
+  };
+}
+
+export async function forgetVersions(ctx: StoreContext, o: ForgetVersionsOptions): Promise<VersionForgetReport> {
+  if (versionPolicyIsEmpty(o)) throw new InvalidInputError('no policy: name what to keep (keep-versions, keep-versions-within)', 'policy');
+  applyVersionPolicy([], o); // its rules checked even when no path has versions
+  return forgetVersionsBy(ctx, o.prefix ?? '', () => o, o.dryRun ?? false);
+}
+
+/**
+ * Applies to each path under `prefix` the policy `policyOf` gives it (none: the path is left
+ * as it is), removing what it does not keep unless `dryRun`.
+ */
+export async function forgetVersionsBy(ctx: StoreContext, prefix: string, policyOf: (path: string) => VersionPolicy | undefined, dryRun: boolean): Promise<VersionForgetReport> {
+  const report: VersionForgetReport = { keep: [], remove: [] };
+  const removals: Op[] = [];
+  // Path by path, in path order: one read transaction for the listing.
+  const byPath = ctx.db.read(() => {
+    const paths = new Map<string, VersionItem[]>();
+    for (const r of ctx.st.versionsRetained.iterate(prefix)) {
+      if (!r.path.startsWith(prefix)) break;
+      let list = paths.get(r.path);
+      if (!list) paths.set(r.path, (list = []));
+      list.push({ path: r.path, version: r.version, time: r.created_at, pinned: r.pinned === 1 });
+    }
+    // Whether each path exists (one deleted with its versions kept has only history).
+    return [...paths].map(([path, versions]) => ({ path, versions, live: ctx.st.entryIdByPath.get(path) !== undefined }));
+  });
+  for (const { path, versions, live } of byPath) {
+    const policy = policyOf(path);
+    if (!policy) continue;
+    const { keep, remove } = applyVersionPolicy(versions, policy, live);
+    for (const k of keep) report.keep.push({ path: k.item.path, version: k.item.version, time: iso(k.item.time), reasons: k.reasons });
+    for (const v of remove) {
+      report.remove.push({ path: v.path, version: v.version, time: iso(v.time) });
+      removals.push({ op: 'delete-version', path: v.path, version: v.version, policy: true });
+    }
+  }
+  if (!dryRun) await commitAll(ctx, removals);
+  return report;
+}

@@ -1,0 +1,71 @@
+/**
+ * A parsed query (grammar.ts) as an FTS5 MATCH expression and as SQL filters. Every term is a
+ * quoted FTS5 string, so nothing a person typed is read by FTS5's parser as syntax; inside the
+ * quotes FTS5's tokenizer splits it as it split the indexed text (`e-mail` is the phrase
+ * "e mail"), and words of unspaced scripts are spaced as the index's were (words.ts).
+ */
+import type { Expr, Filters, ParsedQuery, Term } from './grammar.js';
+import { spaceWords } from './words.js';
+
+// A NUL ends FTS5's reading of the expression (an unterminated string): it separates words, like a space.
+const quoted = (text: string) => `"${spaceWords(text).replace(/\0/g, ' ').trim().replace(/"/g, '""')}"`;
+const term = (t: Term) => (t.kind === 'prefix' ? `${quoted(t.text)} *` : quoted(t.text));
+
+function expr(e: Expr): string {
+  if ('text' in e) return term(e);
+  if (e.kind === 'not') return `(${expr(e.left)} NOT ${expr(e.right)})`;
+  return `(${e.items.map(expr).join(e.kind === 'or' ? ' OR ' : ' AND ')})`;
+}
+
+/** The MATCH expression of a parse, or null when it has nothing to match (no hits). */
+export function toMatch(q: ParsedQuery): string | null {
+  if (!q.expr) return null;
+  const match = expr(q.expr);
+  return q.exclude.length ? `${match} NOT (${q.exclude.map(term).join(' OR ')})` : match;
+}
+
+/** A MATCH expression any of a parse's exclusions matches (null: it has none). */
+export function excludedMatch(q: ParsedQuery): string | null {
+  return q.exclude.length ? q.exclude.map(term).join(' OR ') : null;
+}
+
+/** `%`, `_` and `\` taken literally in a LIKE pattern (ESCAPE '\'). */
+const likeLiteral = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/**
+ * SQL conditions on entries `e` for a parse's field filters: each field's values are
+ * alternatives (`tag:a tag:b`: either tag), different fields must all hold.
+ */
+export function filterSql(f: Filters): { where: string[]; params: string[] } {
+  const where: string[] = [];
+  const params: string[] = [];
+  if (f.path.length) {
+    where.push(`(${f.path.map(() => '(e.path >= ? AND e.path < ?)').join(' OR ')})`);
+    for (const p of f.path) params.push(p, `${p}\u{10ffff}`);
+  }
+  if (f.tag.length) {
+    where.push(`EXISTS (SELECT 1 FROM tags t WHERE t.entry_id = e.id AND t.tag IN (${f.tag.map(() => '?').join(', ')}))`);
+    params.push(...f.tag);
+  }
+  if (f.type.length) {
+    // A media type may carry parameters (`text/plain; charset=utf-8`): compared up to the `;`.
+    const bare = "lower(trim(CASE WHEN instr(e.media_type, ';') > 0 THEN substr(e.media_type, 1, instr(e.media_type, ';') - 1) ELSE e.media_type END))";
+    const alts: string[] = [];
+    for (const raw of f.type) {
+      const t = raw.toLowerCase();
+      if (t.endsWith('/*')) {
+        alts.push(`${bare} LIKE ? ESCAPE '\\'`);
+        params.push(`${likeLiteral(t.slice(0, -1))}%`);
+      } else if (t.includes('/')) {
+        alts.push(`${bare} = ?`);
+        params.push(t);
+      } else {
+        // A subtype alone: `pdf`, `markdown`, `json` (also `application/ld+json`).
+        alts.push(`(${bare} LIKE ? ESCAPE '\\' OR ${bare} LIKE ? ESCAPE '\\')`);
+        params.push(`%/${likeLiteral(t)}`, `%+${likeLiteral(t)}`);
+      }
+    }
+    where.push(`(e.media_type IS NOT NULL AND (${alts.join(' OR ')}))`);
+  }
+  return { where, params };
+}

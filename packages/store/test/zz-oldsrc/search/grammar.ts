@@ -1,0 +1,431 @@
+/**
+ * Kura's query language (docs/HTTP.md "Query language", decision 0054): any string is words,
+ * and a few operators are honoured where typed deliberately and well formed —
+ *
+ *   "a phrase"   prefix*   a AND b   a OR b   a NOT b   -word   path:P  tag:T  type:M
+ *
+ * Nothing a person types is an error. Operator syntax that is not well formed (an unbalanced
+ * quote, `AND` with nothing after it, a `-` alone) falls back to plain words, and the parse
+ * says so (`fallbacks`); a query with nothing to search for parses to no expression, which
+ * finds nothing. The parse is compiled to FTS5 (fts.ts) with every term quoted, so no user
+ * text reaches FTS5's parser raw.
+ */
+import { STOP_WORDS } from './stop-words.js';
+import { fold, hasUnspaced, segmentRun, WORD_CHAR } from './words.js';
+
+/** One searchable unit: a word, a word's prefix, or a phrase (its text as typed). */
+export type Term = { kind: 'word' | 'prefix' | 'phrase'; text: string };
+
+/**
+ * What the query asks for. Juxtaposition is OR (a question's words: any of them, BM25 ranks
+ * documents matching more and rarer ones first); AND binds tighter than OR, NOT tighter than
+ * AND (`a b AND c NOT d` = a OR (b AND (c NOT d))), as in FTS5.
+ */
+export type Expr = Term | { kind: 'or' | 'and'; items: Expr[] } | { kind: 'not'; left: Expr; right: Expr };
+
+export interface Filters {
+  /** Path prefixes: an entry's path starts with one of them. */
+  path: string[];
+  /** Tags: an entry has one of them. */
+  tag: string[];
+  /** Media types: `text/markdown`, `text/*`, or a subtype alone (`pdf` = any type whose subtype is pdf). */
+  type: string[];
+}
+
+export interface ParsedQuery {
+  /** What to match; null when nothing in the query is searchable (no hits, not an error). */
+  expr: Expr | null;
+  /** `-word` and leading `NOT word`: a matching entry must not contain any of them. */
+  exclude: Term[];
+  filters: Filters;
+  /** The query's words with operators and filters taken out: what semantic search embeds. */
+  text: string;
+  /** How the query was read, in this grammar's own canonical form. */
+  parsedAs: string;
+  /** Operator syntax that was not well formed and was read as plain words instead, each said once. */
+  fallbacks: string[];
+}
+
+/** Terms searched at most; later ones are left out and `fallbacks` says so. */
+export const QUERY_TERMS_MAX = 256;
+const FIELDS = new Set(['path', 'tag', 'type']);
+const OPERATORS = new Set(['AND', 'OR', 'NOT']);
+
+type Token =
+  | { t: 'term'; term: Term; negated: boolean }
+  | { t: 'op'; op: 'AND' | 'OR' | 'NOT' }
+  | { t: 'filter'; field: keyof Filters; value: string };
+
+/** Whether a term holds anything the index can match (a letter or digit). */
+const searchable = (text: string) => WORD_CHAR.test(text);
+
+/**
+ * Splits the query into tokens: quoted phrases, field filters, operators, words. Malformed
+ * operator syntax is noted in `fallbacks` and read as words.
+ */
+function lex(query: string, fallbacks: Set<string>): Token[] {
+  const tokens: Token[] = [];
+  const n = query.length;
+  let i = 0;
+  const isSpace = (c: string | undefined) => c === undefined || /\s/u.test(c);
+  // A `-` before a quote that never closes negates the word after it (`-"abc def`: -abc def).
+  let carried = false;
+  while (i < n) {
+    if (isSpace(query[i])) {
+      i++;
+      continue;
+    }
+    // `-` at the start of a token negates what follows it (a word, a prefix or a phrase).
+    let negated: boolean = carried;
+    carried = false;
+    if (query[i] === '-' && i + 1 < n && !isSpace(query[i + 1]) && query[i + 1] !== '-') {
+      negated = true;
+      i++;
+    } else if (query[i] === '-') {
+      // `-` alone, or `--x`: punctuation, not an exclusion.
+      if (i + 1 >= n || isSpace(query[i + 1])) fallbacks.add('a "-" not followed by a word was left out');
+    }
+    if (query[i] === '"') {
+      const close = query.indexOf('"', i + 1);
+      if (close < 0) {
+        fallbacks.add('an unbalanced quote was ignored: the words after it were read as words');
+        i++;
+        carried = negated;
+        continue;
+      }
+      const text = query.slice(i + 1, close);
+      i = close + 1;
+      if (searchable(text)) {
+        // `"a phrase"*`: FTS5's phrase prefix.
+        const prefix = query[i] === '*';
+        if (prefix) while (query[i] === '*') i++;
+        tokens.push({ t: 'term', term: { kind: prefix ? 'prefix' : 'phrase', text }, negated });
+      } else if (text.trim()) fallbacks.add(`the phrase ${JSON.stringify(text)} has no letters or digits and was left out`);
+      continue;
+    }
+    let end = i;
+    while (end < n && !isSpace(query[end])) end++;
+    let word = query.slice(i, end);
+    // A field filter: `path:`, `tag:` or `type:` and a value (quoted, or up to the next space).
+    const field = /^(path|tag|type):/.exec(word);
+    if (field && !negated && FIELDS.has(field[1]!)) {
+      const at = i + field[0].length;
+      let value: string;
+      if (query[at] === '"' && query.indexOf('"', at + 1) > 0) {
+        const close = query.indexOf('"', at + 1);
+        value = query.slice(at + 1, close);
+        end = close + 1;
+      } else value = word.slice(field[0].length);
+      if (value.trim()) {
+        tokens.push({ t: 'filter', field: field[1] as keyof Filters, value: value.trim() });
+        i = end;
+        continue;
+      }
+      fallbacks.add(`"${field[0]}" without a value was read as a word`);
+    }
+    i = end;
+    if (!negated && OPERATORS.has(word)) {
+      tokens.push({ t: 'op', op: word as 'AND' | 'OR' | 'NOT' });
+      continue;
+    }
+    // `word*` (one or more stars) is a prefix when there is a word before the stars.
+    const stars = /\*+$/.exec(word);
+    if (stars) {
+      const stem = word.slice(0, stars.index);
+      if (searchable(stem)) {
+        tokens.push({ t: 'term', term: { kind: 'prefix', text: stem }, negated });
+        continue;
+      }
+      word = stem;
+      if (!searchable(word)) fallbacks.add('a "*" not after a word was left out');
+    }
+    if (searchable(word)) tokens.push({ t: 'term', term: { kind: 'word', text: word }, negated });
+    else if (negated) fallbacks.add(`"-${word}" has no letters or digits and was left out`);
+  }
+  return tokens;
+}
+
+/**
+ * A bare word in a script written without spaces (`图书馆在哪里`) is a question's words: its
+ * segments, any of them. A phrase or a word in other scripts stays one term (`e-mail`, `10:30`
+ * and `U.S.A.` are phrases of their tokens to the index, as they should be).
+ */
+function unitOf(term: Term): Expr | null {
+  if (term.kind !== 'word' || !hasUnspaced(term.text)) return term;
+  const words: Term[] = [];
+  for (const piece of term.text.split(/[^\p{L}\p{N}\p{M}]+/u)) {
+    if (!piece) continue;
+    if (!hasUnspaced(piece)) {
+      if (searchable(piece)) words.push({ kind: 'word', text: piece });
+      continue;
+    }
+    for (const w of segmentRun(piece)) if (searchable(w)) words.push({ kind: 'word', text: w });
+  }
+  if (words.length === 0) return null;
+  return words.length === 1 ? words[0]! : { kind: 'or', items: words };
+}
+
+/** Parses any string; never throws. */
+export function parseQuery(query: string): ParsedQuery {
+  const fallbacks = new Set<string>();
+  const filters: Filters = { path: [], tag: [], type: [] };
+  const exclude: Term[] = [];
+  // The sequence of units and the operators between them, filters and exclusions taken out.
+  // A unit keeps the term as typed: an operator's operand is that term (`图书馆 AND 文化`: the
+  // phrase 图书 馆, not either of its words), a bare word the question's words unitOf makes.
+  const seq: ({ t: 'unit'; e: Expr; typed: Term } | { t: 'op'; op: 'AND' | 'OR' | 'NOT' })[] = [];
+  for (const tok of lex(query, fallbacks)) {
+    if (tok.t === 'filter') filters[tok.field].push(tok.value);
+    else if (tok.t === 'op') seq.push(tok);
+    else if (tok.negated) exclude.push(tok.term);
+    else {
+      const e = unitOf(tok.term);
+      if (e) seq.push({ t: 'unit', e, typed: tok.term });
+    }
+  }
+  if (exclude.length > QUERY_TERMS_MAX) {
+    exclude.length = QUERY_TERMS_MAX;
+    fallbacks.add(`only the first ${QUERY_TERMS_MAX} exclusions were searched`);
+  }
+  // An operator is honoured between two units (a leading NOT: before one, an exclusion);
+  // otherwise it is read as the word it spells.
+  const items: ({ t: 'unit'; e: Expr; typed?: Term } | { t: 'op'; op: 'AND' | 'OR' | 'NOT' })[] = [];
+  for (let k = 0; k < seq.length; k++) {
+    const s = seq[k]!;
+    if (s.t === 'unit') {
+      items.push(s);
+      continue;
+    }
+    const before = items.length > 0 && items[items.length - 1]!.t === 'unit';
+    const next = seq[k + 1];
+    const after = next !== undefined && next.t === 'unit';
+    if (s.op === 'NOT' && !before && after && items.length === 0) {
+      exclude.push(next.typed); // as `-word`
+      k++;
+      continue;
+    }
+    if (before && after) {
+      // Both operands as typed.
+      const last = items[items.length - 1] as { t: 'unit'; e: Expr; typed?: Term };
+      if (last.typed) last.e = last.typed;
+      next.e = next.typed;
+      items.push(s);
+    }
+    else {
+      const where = !before ? (items.length === 0 ? 'at the start' : 'after another operator') : next === undefined ? 'at the end' : 'before another operator';
+      fallbacks.add(`"${s.op}" ${where} was read as a word`);
+      items.push({ t: 'unit', e: { kind: 'word', text: s.op.toLowerCase() } });
+    }
+  }
+  // Operators that lost their operand to a fallback (`a AND OR b`) read as words too.
+  const clean: typeof items = [];
+  for (let k = 0; k < items.length; k++) {
+    const s = items[k]!;
+    if (s.t === 'op' && (clean.length === 0 || clean[clean.length - 1]!.t !== 'unit' || items[k + 1]?.t !== 'unit')) {
+      fallbacks.add(`"${s.op}" next to another operator was read as a word`);
+      clean.push({ t: 'unit', e: { kind: 'word', text: s.op.toLowerCase() } });
+    } else clean.push(s);
+  }
+  const capped = capTerms(clean, fallbacks);
+  const words = withoutStopWords(build(capped));
+  const expr = asQuestion(words);
+  return {
+    expr,
+    exclude,
+    filters,
+    text: semanticText(query, words),
+    parsedAs: render(expr, exclude, filters),
+    fallbacks: [...fallbacks],
+  };
+}
+
+/** Terms in an expression. */
+const termCount = (e: Expr): number => ('text' in e ? 1 : e.kind === 'not' ? termCount(e.left) + termCount(e.right) : e.items.reduce((n, x) => n + termCount(x), 0));
+
+/**
+ * Copies of one term a query counts at most. A word said again counts again — FTS5's bm25()
+ * sums each of a query's phrases, so a question that says "titles" three times weighs it three
+ * times, as BM25 with query term frequency does (CISI, keyword: nDCG@10 0.342 with repeats
+ * dropped, 0.391 kept; decision 0054) — but bm25()'s work for a document grows with the
+ * phrases times their instances in it: a word pasted 256 times took seconds on 2,000 documents.
+ */
+export const TERM_REPEATS_MAX = 5;
+
+/**
+ * Keeps the first QUERY_TERMS_MAX terms (a pasted page is thousands of words; a unit of many —
+ * an unspaced paragraph's words — is cut to the room left), and of each term its first
+ * TERM_REPEATS_MAX copies.
+ */
+function capTerms<T extends { t: 'unit'; e: Expr } | { t: 'op'; op: string }>(items: T[], fallbacks: Set<string>): T[] {
+  const out: T[] = [];
+  let terms = 0;
+  let dropped = 0;
+  const copies = new Map<string, number>();
+  const again = (e: Expr) => {
+    if (!('text' in e)) return false;
+    const key = `${e.kind} ${fold(e.text)}`;
+    const n = (copies.get(key) ?? 0) + 1;
+    copies.set(key, n);
+    return n > TERM_REPEATS_MAX;
+  };
+  for (const s of items) {
+    if (s.t !== 'unit') {
+      out.push(s);
+      continue;
+    }
+    let e = s.e;
+    if ('items' in e && e.kind === 'or') {
+      // A unit of words (unitOf): each word counts alone.
+      let kept = e.items.filter((x) => !again(x));
+      if (terms + kept.length > QUERY_TERMS_MAX) {
+        dropped++;
+        kept = kept.slice(0, QUERY_TERMS_MAX - terms);
+      }
+      if (kept.length === 0) continue;
+      e = kept.length === 1 ? kept[0]! : { kind: 'or', items: kept };
+    } else if (again(e)) continue;
+    const n = termCount(e);
+    if (terms + n > QUERY_TERMS_MAX) {
+      dropped++;
+      continue;
+    }
+    terms += n;
+    out.push(e === s.e ? s : { ...s, e });
+  }
+  if (dropped > 0) fallbacks.add(`only the first ${QUERY_TERMS_MAX} terms were searched`);
+  // Dropping units can leave an operator without an operand: drop those too.
+  return out.filter((s, k) => s.t !== 'op' || (out[k - 1]?.t === 'unit' && out[k + 1]?.t === 'unit'));
+}
+
+/** Precedence climbing over a well-formed sequence: OR (or juxtaposition) < AND < NOT. */
+function build(items: ({ t: 'unit'; e: Expr } | { t: 'op'; op: string })[]): Expr | null {
+  const ors: Expr[] = [];
+  let k = 0;
+  const unit = (): Expr => (items[k++] as { e: Expr }).e;
+  const notExpr = (): Expr => {
+    let left = unit();
+    while (k < items.length && items[k]!.t === 'op' && (items[k] as { op: string }).op === 'NOT') {
+      k++;
+      left = { kind: 'not', left, right: unit() };
+    }
+    return left;
+  };
+  const andExpr = (): Expr => {
+    const parts = [notExpr()];
+    while (k < items.length && items[k]!.t === 'op' && (items[k] as { op: string }).op === 'AND') {
+      k++;
+      parts.push(notExpr());
+    }
+    return parts.length === 1 ? parts[0]! : { kind: 'and', items: parts };
+  };
+  while (k < items.length) {
+    if (items[k]!.t === 'op') {
+      k++; // OR (juxtaposition means the same)
+      continue;
+    }
+    ors.push(andExpr());
+  }
+  if (ors.length === 0) return null;
+  // Flatten nested ORs (a CJK run's words) into the top level.
+  const flat = ors.flatMap((e) => ('kind' in e && e.kind === 'or' ? e.items : [e]));
+  return flat.length === 1 ? flat[0]! : { kind: 'or', items: flat };
+}
+
+/**
+ * A question's plain words without its stop words (stop-words.ts), unless nothing else is
+ * left. Only the top level's bare words go: in a phrase or next to an operator, every word
+ * was typed deliberately.
+ */
+function withoutStopWords(expr: Expr | null): Expr | null {
+  if (!expr || !('items' in expr) || expr.kind !== 'or') return expr;
+  const stop = (e: Expr) => 'text' in e && e.kind === 'word' && isStopWord(e.text);
+  const kept = expr.items.filter((e) => !stop(e));
+  if (kept.length === 0 || kept.length === expr.items.length) return expr;
+  return kept.length === 1 ? kept[0]! : { kind: 'or', items: kept };
+}
+
+/** A stop word (`the`, `What?`), or a negated auxiliary (`don't`, `isn’t`: all of them are). */
+function isStopWord(word: string): boolean {
+  const w = fold(word).replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '');
+  return STOP_WORDS.has(w.replace(/[^\p{L}\p{N}]/gu, '')) || /^\p{L}+n['’]t$/u.test(w);
+}
+
+/** Pieces of a word or phrase that count as a question's words: two characters or more, not stop words. */
+function questionPieces(text: string): Term[] {
+  return text
+    .split(/[^\p{L}\p{N}\p{M}]+/u)
+    .filter((w) => [...w].length > 1 && searchable(w) && !isStopWord(w))
+    .map((w) => ({ kind: 'word', text: w }));
+}
+
+/** Punctuation inside a word that joins words of a sentence (`high-speed`, `user's`), not an identifier's (`10:30`, `x.org`). */
+const JOINED = /^[\p{L}\p{N}\p{M}]+(?:[-‐‑'’][\p{L}\p{N}\p{M}]+)+$/u;
+
+/** Terms at the top level from which a query reads as a question (asQuestion). */
+export const QUESTION_TERMS = 4;
+
+/**
+ * A question — QUESTION_TERMS or more words at the top level, stop words out — counts words the
+ * way the reference BM25s tokenize it (decision 0054's amendment, measured on CISI, Cranfield
+ * and CACM): a hyphenated or apostrophised word is its words (`high-speed` → high, speed;
+ * `user's` → user — Lucene's query parser reads it so by default), unless none of them is two
+ * characters or more (`I'm` stays as typed); and a quoted phrase counts its words as well as
+ * itself, so a near miss of a quoted title still scores while the exact phrase scores more.
+ * Shorter queries, and terms next to an operator, stay as typed: `e-mail alerts` keeps the
+ * phrase "e mail", `"harbour master" boats` finds the phrase or boats.
+ */
+function asQuestion(expr: Expr | null): Expr | null {
+  if (!expr || !('items' in expr) || expr.kind !== 'or' || expr.items.length < QUESTION_TERMS) return expr;
+  const items: Expr[] = [];
+  // Terms added stay within QUERY_TERMS_MAX too (a pasted page in quotes is thousands of words).
+  let room = Math.max(0, QUERY_TERMS_MAX - termCount(expr));
+  for (const e of expr.items) {
+    if (!('text' in e) || e.kind === 'prefix') items.push(e);
+    else if (e.kind === 'phrase') {
+      const pieces = questionPieces(e.text).slice(0, room);
+      room -= pieces.length;
+      items.push(e, ...pieces);
+    } else {
+      const core = e.text.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}\p{M}]+$/gu, '');
+      const pieces = JOINED.test(core) ? questionPieces(core) : [];
+      if (pieces.length === 0 || pieces.length - 1 > room) items.push(e);
+      else {
+        room -= pieces.length - 1;
+        items.push(...pieces);
+      }
+    }
+  }
+  return { kind: 'or', items };
+}
+
+/** The query's searchable words for the semantic side: the query minus filters and exclusions. */
+function semanticText(query: string, expr: Expr | null): string {
+  if (!expr) return '';
+  const words: string[] = [];
+  const walk = (e: Expr) => {
+    if ('text' in e) words.push(e.text);
+    else if (e.kind === 'not') walk(e.left);
+    else e.items.forEach(walk);
+  };
+  // A question reads best to the model as it was typed; only when filters, exclusions or
+  // operators were taken out is it rebuilt from the terms.
+  if (!/(^|\s)(-\S|(path|tag|type):)|\b(AND|OR|NOT)\b|"/.test(query)) return query.trim();
+  walk(expr);
+  return words.join(' ');
+}
+
+const quoteTerm = (t: Term) => (t.kind === 'phrase' ? `"${t.text}"` : t.kind === 'prefix' ? `${/\s/.test(t.text) ? `"${t.text}"` : t.text}*` : t.text);
+
+/** The canonical form of a parse: terms, operators in capitals, exclusions, filters. */
+export function render(expr: Expr | null, exclude: Term[], filters: Filters): string {
+  const out = (e: Expr, parent: number): string => {
+    if ('text' in e) return quoteTerm(e);
+    const level = e.kind === 'or' ? 0 : e.kind === 'and' ? 1 : 2;
+    const s = e.kind === 'not' ? `${out(e.left, 2)} NOT ${out(e.right, 3)}` : e.items.map((x) => out(x, level)).join(e.kind === 'or' ? ' OR ' : ' AND ');
+    return level < parent ? `(${s})` : s;
+  };
+  const parts = expr ? [out(expr, 0)] : [];
+  for (const t of exclude) parts.push(`-${quoteTerm(t)}`);
+  for (const f of ['path', 'tag', 'type'] as const) for (const v of filters[f]) parts.push(`${f}:${/\s|"/.test(v) ? JSON.stringify(v) : v}`);
+  return parts.join(' ');
+}

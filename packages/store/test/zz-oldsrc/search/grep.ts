@@ -1,0 +1,296 @@
+/**
+ * `grep` over the stored text (decision 0055): a regular expression matched line by line
+ * against every path's latest document — a text file's own bytes, a PDF's, DOCX's or HTML
+ * page's extracted text — in the wasm core's linear-time matcher (LineMatcher), streamed as
+ * events in the shape of ripgrep's JSON lines: `begin`, `match` and `context` lines, `end` with
+ * the file's count, `error` for a document that cannot be read (damage is said, never skipped
+ * silently), and one `summary`.
+ *
+ * Memory stays bounded whatever the store's size: entries are read a page at a time, a
+ * document as a stream of blocks cut at line ends (a line longer than LINE_MAX is cut there),
+ * and the events go out as they are found.
+ */
+import { InvalidInputError, LineMatcher, decompress } from '@kura/core';
+import type { Reader } from '../bytes/read.js';
+import type { SqlDatabase } from '../backend/sql.js';
+import type { ChunkLoc, DocRow, DocTextRow, Statements } from '../catalog/statements.js';
+import { chunkLocations } from '../document-reads.js';
+import { formatDigest } from '../hex.js';
+import { extractKind, KIND_HEAD } from '../extract/kind.js';
+import { filterSql } from './fts.js';
+import { SNIFF_BYTES, looksLikeText, textByType } from './text.js';
+
+/** A block of text is at most this long before it is matched: a longer line is cut here. */
+export const LINE_MAX = 1 << 20;
+/** Characters of a line an event carries at most (around its match); `cut` says it was cut. */
+export const LINE_SHOWN_MAX = 2000;
+/** Documents up to this size are read whole (see textOf); larger ones as a stream. */
+const WHOLE_MAX = 8 << 20;
+/** Context lines at most (-C). */
+export const CONTEXT_MAX = 100;
+const PAGE = 256;
+
+export interface GrepOptions {
+  /** Case-insensitive (Unicode case folding). */
+  ignoreCase?: boolean;
+  /** Only paths starting with one of these (none: every path). */
+  prefixes?: string[];
+  tag?: string;
+  /** Media type: as search's `type:` — `text/markdown`, `text/*`, or a subtype alone (`pdf`). */
+  type?: string;
+  /** Lines of context before and after each match. */
+  context?: number;
+  /** Stop a file at its first match (`-l`). */
+  firstPerFile?: boolean;
+  /** Matching lines in all at most; then a `summary` with `truncated: true`. */
+  limit?: number;
+  /**
+   * Node, a store in a local directory with 8 MiB of text or more: scanned by worker threads,
+   * as many as the store's ingest workers (by default the cores), or on this thread (`1`).
+   */
+  workers?: number;
+}
+
+type Where = { path: string; digest: `sha256:${string}` };
+export type GrepEvent =
+  | ({ type: 'begin' } & Where)
+  | ({ type: 'match' | 'context'; line: number; text: string; cut?: true; submatch?: [number, number] } & Where)
+  | ({ type: 'end'; matches: number } & Where)
+  | ({ type: 'error'; code: string; message: string } & Where)
+  | { type: 'summary'; files: number; filesMatched: number; matches: number; bytes: number; truncated: boolean };
+
+export interface GrepSource {
+  db: SqlDatabase;
+  st: Statements;
+  reader: Reader;
+}
+
+const decoder = new TextDecoder();
+
+/** A path's latest entry, as grep takes it. */
+export type Entry = { path: string; media_type: string | null; doc_id: number };
+
+/** Every path's latest entry matching the filters, in path order, a page at a time (with its document's size). */
+export function* entries(s: GrepSource, o: GrepOptions, beforePage: () => void = () => {}): Generator<Entry & { size: number }> {
+  const f = filterSql({ path: o.prefixes ?? [], tag: o.tag === undefined ? [] : [o.tag], type: o.type === undefined ? [] : [o.type] });
+  const sql = `SELECT e.path AS path, e.media_type AS media_type, e.doc_id AS doc_id, d.size AS size FROM entries e JOIN documents d ON d.id = e.doc_id
+    WHERE e.path IS NOT NULL AND e.path > ?${f.where.map((w) => ` AND ${w}`).join('')} ORDER BY e.path LIMIT ${PAGE}`;
+  let after = '';
+  for (;;) {
+    beforePage();
+    const page = s.db.read(() => s.db.prepare<Entry & { size: number }>(sql).all(after, ...f.params));
+    yield* page;
+    if (page.length < PAGE) return;
+    after = page[page.length - 1]!.path;
+  }
+}
+
+/** An entry's document as grep reads it: its row, its extracted text if any, its chunks' places. */
+interface Found {
+  doc: DocRow;
+  text: DocTextRow | undefined;
+  locs?: ReadonlyMap<string, ChunkLoc>;
+}
+
+/**
+ * The entry's document, its extracted text and (for a text file read whole) its chunks'
+ * locations, in one read transaction: a statement each outside one costs a read lock and
+ * WAL snapshot (~20-35 µs here), about what matching a 16 KiB chunk costs.
+ */
+function find(s: GrepSource, e: Entry): Found | undefined {
+  return s.db.read(() => {
+    const doc = s.st.docById.get(e.doc_id);
+    if (!doc) return undefined;
+    const text = s.st.docTextGet.get(doc.id);
+    return { doc, text, locs: !text && doc.size <= WHOLE_MAX ? chunkLocations(s.st, doc) : undefined };
+  });
+}
+
+/** The document's text as UTF-8 pieces: extracted text, a text file's bytes, or none (binary). */
+async function* textOf(s: GrepSource, { doc, text, locs }: Found, mediaType: string | null): AsyncGenerator<Uint8Array> {
+  if (text) {
+    if (text.bytes > 0) yield decompress(text.text, text.bytes);
+    return;
+  }
+  const byType = textByType(mediaType);
+  if (byType === false) return;
+  let head: Uint8Array = new Uint8Array(0);
+  if (byType !== true) {
+    for await (const piece of s.reader.range(doc, 0, Math.min(doc.size, Math.max(KIND_HEAD, SNIFF_BYTES)))) head = concat(head, piece);
+    if (extractKind(head, mediaType) || !looksLikeText(head.subarray(0, SNIFF_BYTES))) return; // awaiting extraction, or binary
+  } else if (extractKind(new Uint8Array(0), mediaType)) return; // text/html: its extracted text, once extracted
+  // Whole, up to WHOLE_MAX: one hash pass (the document's SHA-256, checked before a byte is
+  // matched) instead of each chunk's BLAKE3 and then the SHA-256 (~1.6x the scan's speed).
+  if (doc.size <= WHOLE_MAX) yield await s.reader.bytes(doc, locs);
+  else yield* s.reader.document(doc);
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  if (a.length === 0) return b;
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
+
+/** Starts of the lines of `block` (the first at 0). */
+function lineStarts(block: Uint8Array): number[] {
+  const starts = [0];
+  for (let at = block.indexOf(10); at >= 0; at = block.indexOf(10, at + 1)) starts.push(at + 1);
+  return starts;
+}
+
+/** A line for an event: its text (cut around the match when long), and the match in it. */
+function shown(bytes: Uint8Array, m?: { from: number; to: number }): { text: string; cut?: true; submatch?: [number, number] } {
+  let text = decoder.decode(bytes);
+  let sub: [number, number] | undefined;
+  if (m) {
+    const a = decoder.decode(bytes.subarray(0, m.from)).length;
+    sub = [a, a + decoder.decode(bytes.subarray(m.from, m.to)).length];
+  }
+  if (text.length <= LINE_SHOWN_MAX) return sub ? { text, submatch: sub } : { text };
+  const from = sub ? Math.max(0, Math.min(sub[0] - LINE_SHOWN_MAX / 2, text.length - LINE_SHOWN_MAX)) : 0;
+  text = text.slice(from, from + LINE_SHOWN_MAX);
+  return sub ? { text, cut: true, submatch: [sub[0] - from, Math.min(sub[1] - from, text.length)] } : { text, cut: true };
+}
+
+/** What a scan counts over its entries: the summary's figures and whether the limit cut it. */
+export type GrepSummary = Extract<GrepEvent, { type: 'summary' }>;
+
+/** The options a scan runs with, checked (INVALID_INPUT before any event). */
+export interface GrepRun {
+  context: number;
+  limit: number;
+  firstPerFile: boolean;
+}
+
+export function grepRun(o: GrepOptions): GrepRun {
+  const context = o.context ?? 0;
+  if (!Number.isInteger(context) || context < 0 || context > CONTEXT_MAX) throw new InvalidInputError(`context must be a whole number from 0 to ${CONTEXT_MAX}`, 'context');
+  const limit = o.limit ?? Infinity;
+  if (!(limit === Infinity || (Number.isInteger(limit) && limit > 0))) throw new InvalidInputError('limit must be a positive whole number', 'limit');
+  if (o.workers !== undefined && !(Number.isInteger(o.workers) && o.workers > 0)) throw new InvalidInputError('workers must be a positive whole number', 'workers');
+  return { context, limit, firstPerFile: o.firstPerFile ?? false };
+}
+
+export function emptySummary(): GrepSummary {
+  return { type: 'summary', files: 0, filesMatched: 0, matches: 0, bytes: 0, truncated: false };
+}
+
+/** The grep of `pattern` over the store's text, as events (see above). */
+export async function* grep(s: GrepSource, pattern: string, o: GrepOptions = {}, yieldTurn: () => Promise<void> = async () => {}): AsyncGenerator<GrepEvent> {
+  const run = grepRun(o);
+  const matcher = new LineMatcher(pattern, o.ignoreCase ?? false);
+  const summary = emptySummary();
+  try {
+    for (const e of entries(s, o)) {
+      yield* grepEntry(s, e, matcher, run, summary, yieldTurn);
+      if (summary.truncated) break;
+      await yieldTurn();
+    }
+  } finally {
+    matcher.dispose();
+  }
+  yield summary;
+}
+
+/**
+ * The events of one entry's document — `begin`, `match` and `context` lines, `end`, or
+ * `error` — counted into `summary` (the limit is the whole scan's: reached, it sets
+ * `truncated` and the entry ends there). A document deleted since its entry was read has none.
+ */
+export async function* grepEntry(s: GrepSource, e: Entry, matcher: LineMatcher, run: GrepRun, summary: GrepSummary, yieldTurn: () => Promise<void> = async () => {}): AsyncGenerator<GrepEvent> {
+  const { context, limit } = run;
+  const found = find(s, e);
+  if (!found) return; // deleted since the page was read
+  const { doc } = found;
+  const where: Where = { path: e.path, digest: formatDigest(doc.digest) };
+  summary.files++;
+  let matches = 0;
+  let begun = false;
+  const events: GrepEvent[] = [];
+  // Line numbers are absolute (from 1): `base` is the number of the block's first line.
+  let base = 1;
+  let printed = 0; // the last line sent
+  let afterUntil = 0; // send context lines through this one
+  let ring: { n: number; bytes: Uint8Array }[] = []; // the last `context` lines of earlier blocks
+  let stop = false;
+  const send = (ev: GrepEvent) => {
+    if (!begun) {
+      events.push({ type: 'begin', ...where });
+      begun = true;
+    }
+    events.push(ev);
+  };
+  const block = (bytes: Uint8Array) => {
+    summary.bytes += bytes.length;
+    const { matches: found, newlines } = matcher.lines(bytes);
+    // Every line's start only for context; a match's own line comes with it.
+    const starts = context > 0 ? lineStarts(bytes) : undefined;
+    const lineBytes = (i: number) => {
+      const end = i + 1 < starts!.length ? starts![i + 1]! - 1 : bytes.length;
+      return bytes.subarray(starts![i]!, end > starts![i]! && bytes[end - 1] === 13 ? end - 1 : end);
+    };
+    const lineOf = (n: number) => (n >= base ? lineBytes(n - base) : ring.find((r) => r.n === n)?.bytes);
+    const contextThrough = (last: number) => {
+      for (let n = Math.max(printed + 1, base - context); n <= last; n++) {
+        const b = lineOf(n);
+        if (b) send({ type: 'context', ...where, line: n, ...shown(b) });
+        printed = n;
+      }
+    };
+    for (const m of found) {
+      const n = base + m.line;
+      if (context > 0) {
+        if (afterUntil > printed) contextThrough(Math.min(afterUntil, n - 1));
+        printed = Math.max(printed, n - context - 1);
+        contextThrough(n - 1);
+      }
+      send({ type: 'match', ...where, line: n, ...shown(bytes.subarray(m.start, m.end), { from: m.matchStart - m.start, to: m.matchEnd - m.start }) });
+      printed = n;
+      afterUntil = n + context;
+      matches++;
+      summary.matches++;
+      if (run.firstPerFile || summary.matches >= limit) {
+        stop = true;
+        summary.truncated = summary.matches >= limit;
+        break;
+      }
+    }
+    const lines = newlines + (bytes.length > 0 && bytes[bytes.length - 1] !== 10 ? 1 : 0);
+    if (context > 0 && starts) {
+      if (!stop && afterUntil > printed) contextThrough(Math.min(afterUntil, base + lines - 1));
+      ring = [...ring, ...Array.from({ length: Math.min(context, lines) }, (_, k) => ({ n: base + lines - Math.min(context, lines) + k, bytes: lineBytes(lines - Math.min(context, lines) + k).slice() }))].slice(-context);
+    }
+    base += newlines;
+  };
+  try {
+    let carry: Uint8Array = new Uint8Array(0);
+    for await (const piece of textOf(s, found, e.media_type)) {
+      let buf = concat(carry, piece);
+      for (;;) {
+        const cut = buf.lastIndexOf(10);
+        if (cut < 0 && buf.length < LINE_MAX) break;
+        const end = cut < 0 ? buf.length : cut + 1;
+        block(buf.subarray(0, end));
+        buf = buf.subarray(end);
+        if (stop || cut >= 0) break;
+      }
+      carry = buf.slice();
+      for (const ev of events.splice(0)) yield ev;
+      if (stop) break;
+      await yieldTurn();
+    }
+    if (!stop && carry.length) block(carry);
+  } catch (err) {
+    const k = err as { code?: string; message?: string };
+    for (const ev of events.splice(0)) yield ev;
+    yield { type: 'error', ...where, code: k.code ?? 'INTERNAL', message: k.message ?? String(err) };
+    return;
+  }
+  for (const ev of events.splice(0)) yield ev;
+  if (begun) {
+    summary.filesMatched++;
+    yield { type: 'end', ...where, matches };
+  }
+}

@@ -1,0 +1,100 @@
+/**
+ * Keyword search (FORMAT.md §10): a parsed query (grammar.ts) matched against the FTS5 index,
+ * ranked by BM25, and the hits of every mode made from the entries found (snippets included).
+ */
+import type { SqlDatabase } from '../backend/sql.js';
+import { formatDigest } from '../hex.js';
+import { entryFilters } from '../options.js';
+import type { Reader } from '../bytes/read.js';
+import type { Statements } from '../catalog/statements.js';
+import { INDEXED_TEXT_MAX } from './text.js';
+import { documentText } from './doc-text.js';
+import { z } from 'zod';
+import { SNIPPET_SOURCE_MAX, escapeHtml, makeSnippet, queryTerms, type SnippetTerm } from './snippet.js';
+import type { SearchHit, SearchQuery } from './search-query.js';
+import type { ParsedQuery } from './grammar.js';
+import { excludedMatch, filterSql, toMatch } from './fts.js';
+
+/** An entry a search found, before its snippet is made. */
+export interface FoundEntry {
+  entry_id: number;
+  doc_id: number;
+  digest: Uint8Array;
+  path: string | null;
+  media_type: string | null;
+  size: number;
+  score: number;
+}
+
+/** The SQL conditions on entries `e` of the options' filters and the query's own (`tag:` …). */
+export function allFilters(parsed: ParsedQuery, q: z.output<typeof SearchQuery>): { where: string[]; params: (string | number)[] } {
+  const a = entryFilters(q);
+  const b = filterSql(parsed.filters);
+  return { where: [...a.where, ...b.where], params: [...a.params, ...b.params] };
+}
+
+/** Entries best first by BM25 over the index (drained first); none when nothing is searchable. */
+export function keywordEntries(db: SqlDatabase, parsed: ParsedQuery, q: z.output<typeof SearchQuery>, limit: number, offset: number): FoundEntry[] {
+  const match = toMatch(parsed);
+  if (match === null) return [];
+  const filters = allFilters(parsed, q);
+  const where = ['search MATCH ?', ...filters.where];
+  const sql = `SELECT e.id AS entry_id, d.id AS doc_id, d.digest AS digest, e.path AS path, e.media_type AS media_type, d.size AS size,
+      bm25(search, 4.0, 3.0, 2.0, 1.0) AS score
+    FROM search JOIN entries e ON e.id = search.rowid JOIN documents d ON d.id = e.doc_id
+    WHERE ${where.join(' AND ')} ORDER BY score, e.id LIMIT ? OFFSET ?`;
+  return db.prepare<FoundEntry>(sql).all(match, ...filters.params, limit, offset);
+}
+
+/** Of `entryIds`, those whose indexed text holds one of the parse's exclusions (`-word`). */
+export function excludedEntries(db: SqlDatabase, parsed: ParsedQuery, entryIds: number[]): Set<number> {
+  const match = excludedMatch(parsed);
+  if (match === null || entryIds.length === 0) return new Set();
+  const rows = db.prepare<{ id: number }>('SELECT rowid AS id FROM search WHERE search MATCH ? AND rowid IN (SELECT value FROM json_each(?))').all(match, JSON.stringify(entryIds));
+  return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * A hit for each entry, with a snippet made from the entry's path, tags, metadata and its
+ * document's first SNIPPET_SOURCE_MAX bytes of text, read back from the packs (the index is
+ * contentless: FORMAT.md §10) — or, given `passage`, from that part of the text (a semantic hit's chunk).
+ */
+export async function toHits(
+  db: SqlDatabase,
+  st: Statements,
+  reader: Reader,
+  parsed: ParsedQuery,
+  found: readonly FoundEntry[],
+  extra: (f: FoundEntry) => Pick<SearchHit, 'matched'> & Partial<SearchHit> & { passage?: { start: number; end: number } },
+): Promise<SearchHit[]> {
+  const terms = queryTerms(parsed);
+  const hits: SearchHit[] = [];
+  for (const r of found) {
+    const { tags, meta, doc } = db.read(() => ({
+      tags: st.tagsOf.all(r.entry_id).map((t) => t.tag).join(' '),
+      meta: st.metaOf.all(r.entry_id).map((m) => `${m.key} ${m.value}`).join('\n'),
+      doc: st.docById.get(r.doc_id),
+    }));
+    const { passage, ...more } = extra(r);
+    // A document deleted since the query ran has no text to show: its path still does.
+    // (A passage is in characters; the text is read in bytes: up to 4 a character.)
+    let body = doc ? await documentText(reader, st, doc, r.media_type, passage ? Math.min(passage.end * 4, INDEXED_TEXT_MAX) : SNIPPET_SOURCE_MAX) : '';
+    if (passage) body = body.slice(passage.start, passage.end);
+    hits.push({
+      digest: formatDigest(r.digest),
+      path: r.path,
+      mediaType: r.media_type,
+      size: r.size,
+      score: r.score,
+      snippet: passage ? passageSnippet(body, terms) : makeSnippet([body, meta, tags, r.path], terms),
+      ...more,
+    });
+  }
+  return hits;
+}
+
+/** A semantic hit's chunk as a snippet: its start, escaped, query words marked where they occur. */
+function passageSnippet(text: string, terms: SnippetTerm[]): string {
+  const cut = text.length > 300 ? `${text.slice(0, 300).replace(/\s+\S*$/, '')}…` : text;
+  return makeSnippet([cut], terms) || escapeHtml(cut.replace(/\s+/g, ' ').trim());
+}

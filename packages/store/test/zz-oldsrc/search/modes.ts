@@ -1,0 +1,199 @@
+/**
+ * A search, whole (FORMAT.md §10): the query parsed once (grammar.ts) — never refused — then
+ * answered by keyword search (BM25 over the FTS5 index), semantic search (the embedder's
+ * vectors, semantic/semantic-side.ts), both fused (hybrid), or through history
+ * (history-search.ts); the ranked list reranked when a reranker is in use (rerank.ts), paged,
+ * and made into hits with snippets.
+ */
+import { InvalidInputError } from '@kura/core';
+import type { SqlDatabase } from '../backend/sql.js';
+import type { Reader } from '../bytes/read.js';
+import type { Statements } from '../catalog/statements.js';
+import { parse } from '../options.js';
+import type { SemanticSearch } from '../semantic/semantic-side.js';
+import { fuseRanks } from '../semantic/vectors.js';
+import { parseQuery, type ParsedQuery } from './grammar.js';
+import { allFilters, excludedEntries, keywordEntries, toHits, type FoundEntry } from './keyword.js';
+import { SearchQuery, type SearchHit, type SearchHits } from './search-query.js';
+import { syncHistory, type HistorySource } from './history.js';
+import { allVersionsFound, historyMode, snapshotFound, type HistoryFound } from './history-search.js';
+import { RerankFailed, type Reranker } from './rerank.js';
+import { documentText } from './doc-text.js';
+import { breather } from '../breather.js';
+
+const breathe = breather();
+
+/** Characters of a query the embedder is given at most: the local model reads 254 tokens. */
+export const QUERY_EMBED_CHARS = 8192;
+/** Characters of each hit's text a reranker is given (its path, then its passage or text). */
+export const RERANK_TEXT_CHARS = 2000;
+
+export interface Searcher {
+  db: SqlDatabase;
+  st: Statements;
+  reader: Reader;
+  semantic: SemanticSearch | undefined;
+  reranker: Reranker | undefined;
+}
+
+type Query = ReturnType<typeof SearchQuery.parse>;
+
+/** A ranked candidate: what was found, what its hit says of it, and its passage (semantic). */
+interface Ranked {
+  f: FoundEntry;
+  extra: Pick<SearchHit, 'matched'> & Partial<SearchHit>;
+  passage?: { start: number; end: number };
+}
+
+/** How a rerank went: said with the hits (`reranked`). */
+export interface RerankReport {
+  model: string;
+  /** False: the fused order was kept, and `reason` says why. */
+  applied: boolean;
+  candidates: number;
+  ms: number;
+  reason?: string;
+}
+
+/**
+ * The hits, with how the query was read. `parsedAs`, `fallbacks` and `reranked` are not
+ * enumerable: the array's own entries are the hits, so `hits` compares, spreads and serialises
+ * as the list it is.
+ */
+function answer(hits: SearchHit[], parsed: ParsedQuery, notEmbedded?: number, reranked?: RerankReport): SearchHits {
+  Object.defineProperty(hits, 'parsedAs', { value: parsed.parsedAs, writable: true, configurable: true });
+  if (parsed.fallbacks.length) Object.defineProperty(hits, 'fallbacks', { value: parsed.fallbacks, writable: true, configurable: true });
+  if (reranked) Object.defineProperty(hits, 'reranked', { value: reranked, writable: true, configurable: true });
+  const out = hits as SearchHits;
+  if (notEmbedded) out.notEmbedded = notEmbedded;
+  return out;
+}
+
+/** How many candidates a search ranks before paging: its page, and what a rerank looks at. */
+function windowOf(s: Searcher, q: Query, base: number): number {
+  return Math.max(base, q.offset + q.limit, reranking(s, q) ? q.rerankTop : 0);
+}
+
+const reranking = (s: Searcher, q: Query) => s.reranker !== undefined && q.rerank !== false;
+
+/**
+ * The first `rerankTop` candidates scored again by the reranker, within `rerankMs`; past it, or
+ * on any failure, the order stays and the report says why.
+ */
+async function rerank(s: Searcher, parsed: ParsedQuery, q: Query, ranked: Ranked[]): Promise<{ ranked: Ranked[]; report?: RerankReport }> {
+  const reranker = s.reranker;
+  if (!reranker || q.rerank === false || ranked.length === 0) return { ranked };
+  const started = performance.now();
+  const top = ranked.slice(0, q.rerankTop);
+  const report = (applied: boolean, reason?: string): RerankReport => ({ model: reranker.model, applied, candidates: top.length, ms: Math.round(performance.now() - started), ...(reason ? { reason } : {}) });
+  const signal = AbortSignal.timeout(q.rerankMs);
+  try {
+    const texts: string[] = [];
+    for (const r of top) {
+      const doc = s.db.read(() => s.st.docById.get(r.f.doc_id));
+      let text = doc ? await documentText(s.reader, s.st, doc, r.f.media_type, r.passage ? Math.min(r.passage.end * 4, 1 << 20) : RERANK_TEXT_CHARS * 4) : '';
+      if (r.passage) text = text.slice(r.passage.start, r.passage.end);
+      texts.push(`${r.f.path ?? ''}\n${text.slice(0, RERANK_TEXT_CHARS)}`);
+      if (signal.aborted) throw new RerankFailed('no answer in time');
+    }
+    const scores = await reranker.rerank(parsed.text || parsed.parsedAs, texts, signal);
+    const order = top.map((r, i) => ({ r, score: scores[i]!, i })).sort((a, b) => b.score - a.score || a.i - b.i);
+    const reordered = order.map(({ r, score }, k) => ({ ...r, extra: { ...r.extra, rerank: { rank: k + 1, score } } }));
+    return { ranked: [...reordered, ...ranked.slice(top.length)], report: report(true) };
+  } catch (e) {
+    if (!(e instanceof RerankFailed) && !(e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError'))) throw e;
+    return { ranked, report: report(false, e instanceof RerankFailed ? e.message : 'no answer in time') };
+  }
+}
+
+/** The ranked candidates reranked (when a reranker is in use), paged, made hits. */
+async function finish(s: Searcher, parsed: ParsedQuery, q: Query, ranked: Ranked[], notEmbedded?: number): Promise<SearchHits> {
+  const done = await rerank(s, parsed, q, ranked);
+  const page = done.ranked.slice(q.offset, q.offset + q.limit);
+  const byEntry = new Map(page.map((r) => [r.f, r]));
+  const hits = await toHits(s.db, s.st, s.reader, parsed, page.map((r) => r.f), (f) => {
+    const r = byEntry.get(f)!;
+    return { ...r.extra, ...(r.passage ? { passage: r.passage } : {}) };
+  });
+  return answer(hits, parsed, notEmbedded, done.report);
+}
+
+/** Keyword search alone (the index drained first by the caller). */
+export async function keywordSearch(s: Searcher, query: string, options: SearchQuery): Promise<SearchHits> {
+  if (typeof query !== 'string') throw new InvalidInputError('query must be a string', 'query');
+  const q = parse(SearchQuery, options, 'search options');
+  const parsed = parseQuery(query);
+  // Without a rerank the page is asked of SQLite alone; with one, its candidates from the top.
+  const offset = reranking(s, q) ? 0 : q.offset;
+  const found = s.db.read(() => keywordEntries(s.db, parsed, q, windowOf(s, q, 0) - offset, offset));
+  const ranked = found.map((f, i) => ({ f, extra: { matched: ['keyword'] as SearchHit['matched'], keyword: { rank: offset + i + 1, score: f.score } } }));
+  if (offset === 0) return finish(s, parsed, q, ranked);
+  // (Already paged: finish pages from the start of what it is given.)
+  return finish(s, parsed, { ...q, offset: 0 }, ranked);
+}
+
+/**
+ * A search through history (history-search.ts): every version (`allVersions`) or one
+ * snapshot's files (`snapshot`), by words. The history index is brought up to date first.
+ */
+export async function historySearch(s: Searcher & { history: HistorySource; writable: boolean }, query: string, options: SearchQuery): Promise<SearchHits> {
+  if (typeof query !== 'string') throw new InvalidInputError('query must be a string', 'query');
+  const q = parse(SearchQuery, options, 'search options');
+  if (q.allVersions && q.snapshot !== undefined) throw new InvalidInputError('allVersions and snapshot are two searches: ask one of them', 'snapshot');
+  historyMode(q.mode);
+  const parsed = parseQuery(query);
+  if (s.writable) await syncHistory(s.history, async () => void (await breathe()));
+  const window = windowOf(s, q, 0);
+  const found = q.snapshot !== undefined ? snapshotFound(s.history, q.snapshot, parsed, q, window) : allVersionsFound(s.history, parsed, q, window);
+  const ranked = found.map((f, i) => ({
+    f,
+    extra: { matched: ['keyword'] as SearchHit['matched'], keyword: { rank: i + 1, score: f.score }, ...((f as HistoryFound).version !== undefined ? { version: (f as HistoryFound).version } : {}) },
+  }));
+  return finish(s, parsed, q, ranked);
+}
+
+/** Semantic or hybrid hits for `query` (the keyword index drained first by the caller). */
+export async function semanticSearch(s: Searcher & { semantic: SemanticSearch }, query: string, options: SearchQuery, mode: 'semantic' | 'hybrid'): Promise<SearchHits> {
+  if (typeof query !== 'string') throw new InvalidInputError('query must be a string', 'query');
+  const q = parse(SearchQuery, options, 'search options');
+  const parsed = parseQuery(query);
+  if (!parsed.expr) return answer([], parsed);
+  const window = windowOf(s, q, q.window);
+  const filters = allFilters(parsed, q);
+  const semantic = await s.semantic.entries(parsed.text.slice(0, QUERY_EMBED_CHARS), q, window, filters);
+  // `-word` holds for semantic hits too: those whose text has an excluded word go.
+  const excluded = s.db.read(() => excludedEntries(s.db, parsed, semantic.found.map((f) => f.entry_id)));
+  const found = excluded.size ? semantic.found.filter((f) => !excluded.has(f.entry_id)) : semantic.found;
+  const passage = (f: FoundEntry) => {
+    const c = semantic.chunks.get(f.doc_id);
+    return c ? { passage: { start: c.start, end: c.end } } : {};
+  };
+  if (mode === 'semantic') {
+    const ranked = found.map((f, i) => ({ f, extra: { matched: ['semantic'] as SearchHit['matched'], semantic: { rank: i + 1, score: f.score } }, ...passage(f) }));
+    return finish(s, parsed, q, ranked, semantic.notEmbedded);
+  }
+  const keyword = s.db.read(() => keywordEntries(s.db, parsed, q, window, 0));
+  const byId = new Map<number, FoundEntry>();
+  for (const f of [...keyword, ...found]) if (!byId.has(f.entry_id)) byId.set(f.entry_id, f);
+  const fused = fuseRanks(
+    [
+      { items: keyword.map((f) => f.entry_id), weight: q.weights.keyword },
+      { items: found.map((f) => f.entry_id), weight: q.weights.semantic },
+    ],
+    q.rrfK,
+  );
+  const ranked = fused.map((x) => {
+    const f = { ...byId.get(x.item)!, score: x.score };
+    const [kr, sr] = x.ranks;
+    return {
+      f,
+      extra: {
+        matched: (kr && sr ? ['keyword', 'semantic'] : kr ? ['keyword'] : ['semantic']) as SearchHit['matched'],
+        ...(kr ? { keyword: { rank: kr, score: keyword[kr - 1]!.score } } : {}),
+        ...(sr ? { semantic: { rank: sr, score: found[sr - 1]!.score } } : {}),
+      },
+      ...(sr && !kr ? passage(f) : {}),
+    };
+  });
+  return finish(s, parsed, q, ranked, semantic.notEmbedded);
+}

@@ -1,0 +1,83 @@
+/**
+ * What a search is asked (SearchQuery: the filters of a listing, paging, the mode and its
+ * fusion, how long to wait for embedding) and what it answers (SearchHit, SearchHits).
+ */
+import { z } from 'zod';
+import { ListQuery } from '../options.js';
+import type { RerankReport } from './modes.js';
+
+
+export const SearchQuery = ListQuery.omit({ cursor: true, limit: true })
+  .extend({
+    limit: z.number().int().min(1).max(1000).default(20),
+    offset: z.number().int().min(0).max(100_000).default(0),
+    /** keyword (BM25), semantic (vectors), hybrid (both, fused); default hybrid when a model is in use. */
+    mode: z.enum(['keyword', 'semantic', 'hybrid']).optional(),
+    /** Reciprocal rank fusion: its k, each side's weight, and how many hits of each side it fuses. */
+    rrfK: z.number().min(0).max(10_000).default(60),
+    weights: z.object({ keyword: z.number().min(0).max(100).default(1), semantic: z.number().min(0).max(100).default(1) }).strict().default({ keyword: 1, semantic: 1 }),
+    window: z.number().int().min(1).max(1000).default(100),
+    /**
+     * Semantic and hybrid: the least cosine similarity a semantic hit needs (floor.ts). Default:
+     * the floor calibrated for the store's model (none for a model not calibrated here).
+     */
+    minScore: z.number().min(-1).max(1).optional(),
+    /** With a reranker in use (Store.useReranker): whether to rerank (default true), how many of the first hits, and within how long (ms). */
+    rerank: z.boolean().optional(),
+    rerankTop: z.number().int().min(1).max(100).default(20),
+    rerankMs: z.number().int().min(1).max(60_000).default(3_000),
+    /** Every version of each path, not only the latest (history-search.ts): hits carry `version`. */
+    allVersions: z.boolean().default(false),
+    /** The files of this snapshot (an id or a unique prefix of one): hits name the file's path in it. */
+    snapshot: z.string().min(1).max(64).optional(),
+    /**
+     * Semantic and hybrid: how long to wait for documents still to embed (milliseconds); past
+     * it the semantic side answers from what is embedded and the hits say how many it could
+     * not see (SearchHits.notEmbedded). Default: no limit, every committed document first.
+     */
+    waitMs: z.number().int().min(0).max(24 * 3_600_000).optional(),
+  })
+  .strict();
+export type SearchQuery = z.input<typeof SearchQuery>;
+
+/**
+ * Hits, best first. `parsedAs`: how the query was read (grammar.ts, in its canonical form);
+ * `fallbacks`: operator syntax that was not well formed and was read as words instead.
+ * `reranked`: how a rerank went, when a reranker is in use (applied, or why not).
+ * `notEmbedded`: a semantic or hybrid search whose `waitMs` ran out — how many documents were
+ * still to embed, which its semantic side could not find (keyword search always sees every
+ * committed change).
+ */
+export type SearchHits = SearchHit[] & { parsedAs: string; fallbacks?: string[]; notEmbedded?: number; reranked?: RerankReport };
+
+/**
+ * The `waitMs` a caller who answers people uses (the HTTP server, MCP): a search right after a
+ * large upload would otherwise wait for all of it to embed — minutes on the local model — past
+ * an HTTP connection's idle timeout or an assistant's patience. A second embeds ~50 documents
+ * of prose here: one just put is always in; a bulk upload's backlog is left to the background.
+ */
+export const SEARCH_WAIT_MS = 1_000;
+export type SearchMode = 'keyword' | 'semantic' | 'hybrid';
+
+export interface SearchHit {
+  digest: `sha256:${string}`;
+  path: string | null;
+  mediaType: string | null;
+  size: number;
+  /**
+   * Hits come best first. Keyword mode: BM25 (lower is better, as SQLite reports it);
+   * semantic: the cosine similarity of the best chunk; hybrid: the fused score (higher is better).
+   */
+  score: number;
+  /** Best-matching passage, matched terms between `<mark>` and `</mark>`. */
+  snippet: string;
+  /** A search through versions (`allVersions`): the version of `path` that matched. */
+  version?: number;
+  /** Reranked (a reranker in use): this hit's rank among the candidates reranked, and its score. */
+  rerank?: { rank: number; score: number };
+  /** Which sides found this hit: keyword (its terms), semantic (its meaning, above the floor), or both. */
+  matched: ('keyword' | 'semantic')[];
+  /** This hit's rank (from 1) and score on each side that found it. */
+  keyword?: { rank: number; score: number };
+  semantic?: { rank: number; score: number };
+}

@@ -1,0 +1,93 @@
+/**
+ * Search snippets, in linear time. FTS5's snippet() scores every window around every match and
+ * is quadratic in matches per column (one document repeating a word 200,000 times took minutes
+ * here), so snippets are made here: the first word that matches a query term, with a few
+ * words of context, matched words between <mark> and </mark>. A snippet is an HTML fragment:
+ * the document's text in it is escaped, so it can be rendered as it is (and `<mark>` in a
+ * document can never pass for a match). A word matches as the index matches it: by its porter
+ * stem ("retrieval" for "retrieving"). Stop words are not marked (nor looked for) unless the
+ * query has no other words: "the" did not make a match.
+ */
+import type { Expr, ParsedQuery } from './grammar.js';
+import { stemmer } from 'stemmer';
+import { STOP_WORDS } from './stop-words.js';
+import { fold, isHangul, wordsOf } from './words.js';
+
+const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ENTITIES[c]!);
+
+/** Bytes of a body looked at for a snippet; matching itself covers all indexed text. */
+export const SNIPPET_SOURCE_MAX = 64 * 1024;
+const BEFORE = 6;
+const AFTER = 10;
+
+
+/** A query word as the index matches it: folded, and stemmed (porter: the index's tokenizer). */
+export type SnippetTerm = { word: string; prefix: boolean; stem: string; hangul: boolean };
+
+/** FTS5's porter tokenizer stems words of ASCII letters only; others match as they are. */
+export const stemOf = (folded: string) => (/^[a-z]+$/.test(folded) ? stemmer(folded) : folded);
+
+/** The terms of a parse that made a match: its words (not exclusions, nor the right of a NOT). */
+export function queryTerms(parsed: ParsedQuery): SnippetTerm[] {
+  const terms: SnippetTerm[] = [];
+  const walk = (e: Expr) => {
+    if ('text' in e) {
+      const words = wordsOf(e.text);
+      words.forEach((w, i) => {
+        const word = fold(w.word);
+        terms.push({ word, prefix: e.kind === 'prefix' && i === words.length - 1, stem: stemOf(word), hangul: isHangul(word) });
+      });
+    } else if (e.kind === 'not') walk(e.left);
+    else e.items.forEach(walk);
+  };
+  if (parsed.expr) walk(parsed.expr);
+  const content = terms.filter((t) => t.prefix || !STOP_WORDS.has(t.word));
+  return content.length ? content : terms;
+}
+
+/** ASCII letters and digits: folding is lower-casing (no NFKD needed). */
+const ASCII = /^[\x00-\x7f]*$/;
+
+function matches(token: string, terms: SnippetTerm[]): boolean {
+  const t = ASCII.test(token) ? token.toLowerCase() : fold(token);
+  let stem: string | undefined;
+  for (const q of terms) {
+    // A Korean word is found at the start of its phrase (particles follow it: words.ts).
+    if (q.prefix || (q.hangul && t.length > q.word.length)) {
+      if (t.startsWith(q.word)) return true;
+      continue;
+    }
+    if (t === q.word) return true;
+    // Porter changes at most a word's last three letters before its stem ends (`relational`
+    // → `relat`, `happy` → `happi`): a token that does not share the rest cannot have its
+    // stem, and is not stemmed (stemming every token of a 64 KiB text cost most of a query).
+    if (t.length >= q.stem.length - 3 && t.startsWith(q.stem.slice(0, Math.max(1, q.stem.length - 3))) && (stem ??= stemOf(t)) === q.stem) return true;
+  }
+  return false;
+}
+
+/** A snippet of the first of `fields` that contains a term; the start of the first field else. */
+export function makeSnippet(fields: (string | null)[], terms: SnippetTerm[]): string {
+  for (const field of fields) {
+    if (!field) continue;
+    const text = field.length > SNIPPET_SOURCE_MAX ? field.slice(0, SNIPPET_SOURCE_MAX) : field;
+    const tokens = wordsOf(text);
+    const hit = tokens.findIndex((t) => matches(t.word, terms));
+    if (hit < 0) continue;
+    const from = Math.max(0, hit - BEFORE);
+    const to = Math.min(tokens.length - 1, hit + AFTER);
+    let out = from > 0 ? '…' : '';
+    let at = tokens[from]!.index;
+    for (let i = from; i <= to; i++) {
+      const t = tokens[i]!;
+      out += escapeHtml(text.slice(at, t.index));
+      const word = escapeHtml(t.word); // letters, digits, marks and _: escaped all the same
+      out += matches(t.word, terms) ? `<mark>${word}</mark>` : word;
+      at = t.index + t.word.length;
+    }
+    return to < tokens.length - 1 ? `${out}…` : out + escapeHtml(text.slice(at));
+  }
+  const first = fields.find((f) => f) ?? '';
+  return first.length > 120 ? `${escapeHtml(first.slice(0, 120))}…` : escapeHtml(first);
+}

@@ -1,0 +1,238 @@
+/**
+ * The reading half of the store's facade (FORMAT.md §5–15): search, documents, entries,
+ * versions, snapshots, verify and stats — each a call of the module that does it, with the
+ * store's context once the store is known to be open. `Store` (store.ts) adds the writes.
+ */
+import { InvalidInputError, type Digest, type ResolvedChunkParams } from '@kura/core';
+import { statTarget, type DocumentInfo, type EntryTarget } from './catalog/entries.js';
+import { parseDigest } from './hex.js';
+import type { ListQuery } from './options.js';
+import type { VerifyProgress, VerifyReport } from './bytes/verify.js';
+import { verifyAll } from './store-verify.js';
+import type { SearchHits, SearchQuery } from './search/search-query.js';
+import { indexStatusOf, searchStore } from './store-search.js';
+import { grep as grepStore, type GrepEvent, type GrepOptions } from './search/grep.js';
+import { breather } from './breather.js';
+import type { IndexStatus } from './search/index-status.js';
+import { chunkBytes, documentBytes, documentStream, manifestOf, openDocument, rangeBytes, rangeStream } from './document-reads.js';
+import { exclusiveSize, listEntries, pathVersion, resolveRef, storeStats, tagCounts, versionsOf } from './catalog/queries.js';
+import type { DocumentReader, ListResult, StoreConfig, StoreStats, VersionInfo } from './store-types.js';
+import { drainIndex, usable, type StoreContext } from './store-context.js';
+import { checkKeys, missingChunks } from './bytes/sync.js';
+import type { SnapshotDiff, SnapshotInfo, WalkEntry } from './catalog/snapshot.js';
+import * as snapshots from './store-snapshots.js';
+
+export class StoreReads {
+  readonly config: StoreConfig;
+  readonly readonly: boolean;
+  /** The store's context, open or closed (store-context.ts): reads take it through #r. */
+  protected readonly ctx: StoreContext;
+
+  protected constructor(ctx: StoreContext) {
+    this.ctx = ctx;
+    this.config = ctx.config;
+    this.readonly = ctx.readonly;
+  }
+
+  /** The context, once the store is known to be open (else STORE_CLOSED). */
+  #r(): StoreContext {
+    return usable(this.ctx);
+  }
+
+  // ---- chunks, ingest parameters, the log ---------------------------------------------------
+
+  /** Of these chunk keys (BLAKE3, 64 hex), the ones the store has no good copy of, first-seen order. */
+  async missingChunks(keys: string[]): Promise<string[]> {
+    return missingChunks(this.#r(), checkKeys(keys, 'keys'));
+  }
+
+  /** The parameters an ingest producer must use for `putChunks`. */
+  ingestOptions(): { chunking: ResolvedChunkParams; compression: number | false; chunkNameKey?: Uint8Array } {
+    const key = this.ctx.chunkNameKey;
+    return { chunking: this.config.chunking, compression: this.ctx.compression, ...(key ? { chunkNameKey: key } : {}) };
+  }
+
+  /**
+   * Tells a store on object storage that the reads from now on will cover most of it (a copy,
+   * a restore): each pack is fetched whole on its first read — one request — and kept in the
+   * cache directory, instead of by growing ranges that concurrent readers break. Elsewhere it
+   * changes nothing. `false` goes back to ranged reads.
+   */
+  fetchWholePacks(on = true): void {
+    this.#r().b.packs.fetchWholePacks?.(on);
+  }
+
+  /**
+   * Applies what other writers committed — on object storage, by reading the log's new objects
+   * (decision 0040) — and answers how many commits that was and the newest commit's seq.
+   */
+  async refresh(): Promise<{ commits: number; seq: number }> {
+    const { log } = this.#r();
+    return { commits: await log.refresh(), seq: log.head.seq };
+  }
+
+  // ---- snapshots (FORMAT.md §13; store-snapshots.ts) ---------------------------------------
+
+  /** All snapshots, oldest first. */
+  async snapshots(): Promise<SnapshotInfo[]> {
+    return snapshots.allSnapshots(this.#r());
+  }
+
+  async snapshotInfo(id: string): Promise<SnapshotInfo> {
+    return snapshots.oneSnapshot(this.#r(), id);
+  }
+
+  /** Every entry of a snapshot, depth first, each directory before its contents. */
+  async *snapshotEntries(id: string): AsyncGenerator<WalkEntry> {
+    yield* snapshots.snapshotEntries(this.#r(), id);
+  }
+
+  /** Paths added, removed and changed from snapshot `a` to snapshot `b`. */
+  async diffSnapshots(a: string, b: string): Promise<SnapshotDiff> {
+    return snapshots.diffSnapshots(this.#r(), a, b);
+  }
+
+  /** Bytes that deleting the snapshot would free (its chunks no other document uses). */
+  async snapshotExclusiveSize(id: string): Promise<number> {
+    return snapshots.exclusiveSizeOfSnapshot(this.#r(), id);
+  }
+
+  // ---- search, entries, documents (queries.ts, document-reads.ts, store-search.ts) --------
+
+  /**
+   * Search that sees every committed change (semantic and hybrid within `waitMs`, when given:
+   * SearchHits.notEmbedded): `keyword` (BM25 over paths, tags, metadata and
+   * text), `semantic` (the embedder's vectors) or `hybrid` (both, fused by reciprocal rank
+   * fusion) — the default once an embedder is in use, else keyword (decision 0036).
+   */
+  async search(query: string, options: SearchQuery = {}): Promise<SearchHits> {
+    return searchStore(this.#r(), query, options);
+  }
+
+  /**
+   * The lines of the stored text that match `pattern` (a regular expression, linear-time;
+   * decision 0055): every path's latest document — text files as they are, PDF, DOCX and HTML
+   * by their extracted text — in path order, as events (`begin`, `match`, `context`, `end`,
+   * `error`, then one `summary`). Text still to extract is extracted first.
+   */
+  async *grep(pattern: string, options: GrepOptions = {}): AsyncGenerator<GrepEvent> {
+    const ctx = this.#r();
+    await drainIndex(ctx);
+    const breathe = breather();
+    try {
+      // Between documents: a store closed meanwhile ends the scan (STORE_CLOSED).
+      yield* grepStore(ctx, pattern, options, async () => {
+        usable(ctx);
+        await breathe();
+      });
+    } catch (e) {
+      usable(ctx); // a store closed during the scan: STORE_CLOSED, not the database's own error
+      throw e;
+    }
+  }
+
+  /**
+   * What the search index has still to do, and which documents' text could not be (fully)
+   * extracted (decision 0035), and how far background embedding is (0036); `wait: true`
+   * finishes the pending work first, extraction and embedding included, telling `onProgress`
+   * how it goes every quarter second.
+   */
+  async indexStatus(options: { wait?: boolean; onProgress?: (s: IndexStatus) => void } = {}): Promise<IndexStatus> {
+    return indexStatusOf(this.#r(), options);
+  }
+
+  /** The versions of a logical path, oldest first. */
+  async versions(path: string): Promise<VersionInfo[]> {
+    return versionsOf(this.#r(), path);
+  }
+
+  /** The digest a reference names: a digest, a path (latest), `path@N` or `path@<ISO time>`. */
+  async resolve(ref: string): Promise<Digest> {
+    return resolveRef(this.#r(), ref);
+  }
+
+  /** One version of a path (`version` N, or the latest `at` a time, else the latest), unparsed. */
+  async pathVersion(path: string, which: { version?: number; at?: Date | string | number } = {}): Promise<VersionInfo> {
+    return pathVersion(this.#r(), path, which);
+  }
+
+  async has(digest: string): Promise<boolean> {
+    return this.#r().st.docIdByDigest.get(parseDigest(digest)) !== undefined;
+  }
+
+  /** An entry: `ref` is a path, or a digest naming the entry of that content (else AMBIGUOUS). */
+  async stat(ref: string): Promise<DocumentInfo> {
+    const ctx = this.#r();
+    const target = targetOf(ref);
+    return ctx.db.read(() => statTarget(ctx.st, target));
+  }
+
+  /** One lookup, then reads bound to the row found (an HTTP GET needs the size before the bytes). */
+  async document(digest: string, options: { unlisted?: boolean } = {}): Promise<DocumentReader> {
+    return openDocument(this.#r(), digest, options.unlisted ?? false);
+  }
+
+  /** The document as a stream of byte pieces; ends with CORRUPT_DATA if anything is damaged. */
+  get(digest: string): AsyncIterable<Uint8Array> {
+    return documentStream(this.#r(), digest);
+  }
+
+  /** A document's chunks in order: their keys (BLAKE3, hex) and raw lengths. */
+  async manifest(digest: string, options: { unlisted?: boolean } = {}): Promise<{ key: string; length: number }[]> {
+    return manifestOf(this.#r(), digest, options.unlisted ?? false);
+  }
+
+  /** One chunk's raw bytes, checked against its key (CORRUPT_DATA when damaged). */
+  async chunk(key: string): Promise<Uint8Array> {
+    return chunkBytes(this.#r(), checkKeys([key], 'key')[0]!);
+  }
+
+  /** The whole document, checked against its digest before it is returned. */
+  async getBytes(digest: string): Promise<Uint8Array> {
+    return documentBytes(this.#r(), digest);
+  }
+
+  /** Bytes [start, end) as a stream, reading only the chunks that hold them. */
+  getRangeStream(digest: string, start: number, end: number): AsyncIterable<Uint8Array> {
+    return rangeStream(this.#r(), digest, start, end);
+  }
+
+  async getRange(digest: string, start: number, end: number): Promise<Uint8Array> {
+    return rangeBytes(this.#r(), digest, start, end);
+  }
+
+  /** Entries in the order they were made, filtered, a page at a time, each with its latest document. */
+  async list(query: ListQuery = {}): Promise<ListResult> {
+    return listEntries(this.#r(), query);
+  }
+
+  /** Every tag on an entry, with how many entries carry it, by name. */
+  async tags(): Promise<{ tag: string; entries: number }[]> {
+    return tagCounts(this.#r());
+  }
+
+  /** Bytes that deleting the document would free (stored bytes of chunks only it uses). */
+  async exclusiveSize(digest: string): Promise<number> {
+    return exclusiveSize(this.#r(), digest);
+  }
+
+  /**
+   * Checks every chunk, document, tree, pack and commit of the log; a writer marks what is
+   * damaged. `readData` (default: on a local store, not on object storage, where it downloads
+   * the whole store): every chunk and document read and re-hashed; without it, the packs'
+   * presence, sizes and indexes against the rows.
+   */
+  async verify(onProgress?: (p: VerifyProgress) => void, options: { readData?: boolean } = {}): Promise<VerifyReport> {
+    return verifyAll(this.#r(), onProgress, options);
+  }
+
+  async stats(): Promise<StoreStats> {
+    return storeStats(this.#r());
+  }
+}
+
+/** A reference as an entry target: `sha256:…` is a digest, anything else a path. */
+export function targetOf(ref: string): EntryTarget {
+  if (typeof ref !== 'string' || !ref) throw new InvalidInputError('reference must be a non-empty string', 'ref');
+  return ref.startsWith('sha256:') ? { digest: ref } : { path: ref };
+}

@@ -1,0 +1,21 @@
+/**
+ * `Store.verify`: the bytes side (chunks, documents, trees, packs; bytes/verify.ts) and the log's
+ * hash chain (catalog/log-verify.ts), checked against each other and reported together. On an
+ * object store what is checked is the bucket, not this server's copies (decision 0043).
+ */
+import { verifyLog } from './catalog/log-verify.js';
+import { verifyStore, type VerifyProgress, type VerifyReport } from './bytes/verify.js';
+import type { StoreContext } from './store-context.js';
+import { markDamaged } from './store-writes.js';
+
+export async function verifyAll(ctx: StoreContext, onProgress?: (p: VerifyProgress) => void, options: { readData?: boolean } = {}): Promise<VerifyReport> {
+  await ctx.log.refresh(); // (an object store: the log's newest commits first)
+  const readData = options.readData ?? !ctx.log.publishes;
+  const packs = ctx.b.packs.origin?.() ?? ctx.b.packs; // (what the bucket holds, not this server's copies)
+  const report = await verifyStore(ctx.st, ctx.reader.over(packs), packs, onProgress, ctx.readonly ? undefined : markDamaged(ctx), readData);
+  const log = await verifyLog(ctx.st, ctx.b.log);
+  report.logCommitsChecked = log.commitsChecked;
+  report.damagedLog = log.damaged;
+  if (log.damaged.length) report.ok = false;
+  return report;
+}

@@ -1,0 +1,42 @@
+/**
+ * UTF-8 validation without decoding. A fatal TextDecoder answers the same question, but by
+ * throwing on every binary sample — ~8 µs an exception, four of them per sniffed upload of
+ * random bytes (media-types.ts tries cuts), which was a third of a 1 KB HTTP POST's time.
+ */
+
+/**
+ * Whether `bytes` is well-formed UTF-8 (no overlong forms, surrogates or code points past
+ * U+10FFFF: what a fatal TextDecoder accepts). With `cut`, the bytes may end inside a
+ * character — a sample's end — as long as what is there could begin one.
+ */
+export function isUtf8(bytes: Uint8Array, cut = false): boolean {
+  const n = bytes.length;
+  let i = 0;
+  while (i < n) {
+    const b = bytes[i]!;
+    if (b < 0x80) {
+      i++;
+      continue;
+    }
+    let need: number;
+    let lo = 0x80;
+    let hi = 0xbf;
+    if (b >= 0xc2 && b <= 0xdf) need = 1;
+    else if (b >= 0xe0 && b <= 0xef) {
+      need = 2;
+      if (b === 0xe0) lo = 0xa0; // overlong
+      else if (b === 0xed) hi = 0x9f; // surrogates
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      need = 3;
+      if (b === 0xf0) lo = 0x90; // overlong
+      else if (b === 0xf4) hi = 0x8f; // past U+10FFFF
+    } else return false;
+    for (let k = 1; k <= need; k++) {
+      if (i + k >= n) return cut; // ends inside the character
+      const c = bytes[i + k]!;
+      if (k === 1 ? c < lo || c > hi : c < 0x80 || c > 0xbf) return false;
+    }
+    i += need + 1;
+  }
+  return true;
+}
