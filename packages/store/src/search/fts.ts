@@ -29,16 +29,23 @@ export function toMatch(q: ParsedQuery): string | null {
  * texts matches the parse (a history span's distinct lines: decision 0056): exclusions and
  * NOT's right sides are left out, and a term of several words is the AND of them — the union
  * keeps each line whole but not the lines' order, and a phrase may cross a line's end. Every
- * part is cut on characters that are never inside a word (not letters, digits or marks), so each
- * stays within one line of the text it came from.
+ * part is cut where FTS5's tokenizer cuts words (WORD_SPLIT), so each stays within one line of
+ * the text it came from.
  */
 export function toSupersetMatch(q: ParsedQuery): string | null {
   return q.expr ? superset(q.expr) : null;
 }
 
+/**
+ * What separates words for FTS5's unicode61 tokenizer: its token characters are letters,
+ * numbers, private-use characters and nonspacing marks (remove_diacritics folds those); spacing
+ * and enclosing marks separate (checked with fts5vocab).
+ */
+export const WORD_SPLIT = /[^\p{L}\p{N}\p{Mn}\p{Co}]+/u;
+
 function superset(e: Expr): string {
   if ('text' in e) {
-    const parts = spaceWords(e.text).split(/[^\p{L}\p{N}\p{M}]+/u).filter(Boolean);
+    const parts = spaceWords(e.text).split(WORD_SPLIT).filter(Boolean);
     if (parts.length <= 1) return term(e);
     return `(${parts.map((p, i) => (e.kind === 'prefix' && i === parts.length - 1 ? `${quoted(p)} *` : quoted(p))).join(' AND ')})`;
   }

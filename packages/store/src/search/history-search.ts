@@ -10,7 +10,8 @@
 import { InvalidInputError } from '@kura/core';
 import { formatDigest } from '../hex.js';
 import { requireSnapshot, walkTree } from '../catalog/snapshot.js';
-import { toMatch, toSupersetMatch } from './fts.js';
+import { toMatch, toSupersetMatch, WORD_SPLIT } from './fts.js';
+import { spaceWords } from './words.js';
 import type { ParsedQuery } from './grammar.js';
 import { allFilters, type FoundEntry } from './keyword.js';
 import type { SearchQuery } from './search-query.js';
@@ -37,17 +38,36 @@ function pathAllowed(path: string, parsed: ParsedQuery, q: Query): boolean {
   return parsed.filters.path.length === 0 || parsed.filters.path.some((p) => path.startsWith(p));
 }
 
-/** A span of a path's versions found (history-spans.ts), best first. */
-type FoundSpan = { id: number; path_id: number; path: string; first: number; last: number; score: number };
+/**
+ * A run of hits that rank together: a document's names (an entry shows it, or, checked one by
+ * one, the history index holds it) or a span's matching versions. Ranked by score, then kind
+ * (documents before spans), then id: one order, so every page is a part of it.
+ */
+type Group = { score: number; kind: 0 | 1; id: number; hits: HistoryFound[] };
+const byKey = (a: Group, b: Group) => a.score - b.score || a.kind - b.kind || a.id - b.id;
+/** What one source gives for its best `n` rows: groups best first, and whether rows were left past them. */
+type Taken = { groups: Group[]; cut: boolean };
+
+/** Spans checked before a query whose spans can match without a version matching is trusted to them. */
+const PROBE_SPANS = 32;
+/** Of those, how many must hold a matching version (else the history index is asked version by version). */
+const PROBE_PASS = 8;
+/** Path names in one check of the history index (FTS5's OR costs per branch at each step). */
+const NAMES_PER_CHECK = 64;
+/** Spans checked at a time, best first, until their hits fill the page. */
+const SPANS_PER_CHECK = 8;
 
 /**
- * Every version whose text matches (`window` at most), by spans (history-spans.ts): spans
- * whose lines match are ranked best first (BM25 over each span's distinct lines), and each
- * span's versions are checked against the query exactly — those entries show in the keyword
- * index's body column, the others in the history index, a few spans' versions a query — and
- * listed newest first, each with its span's score. Filters hold for the paths hits name, so
- * spans are taken best first until `window` hits pass them (or none is left). Ties are broken
- * by span id, so that every page is a part of one order.
+ * Every version whose text matches (`window` at most), best first. Documents entries show are
+ * ranked by the keyword index's body column (one hit per path and version naming each); the
+ * others by history spans (history-spans.ts): spans whose lines match a loosened query are
+ * ranked best first, and each span's versions checked against the whole query in the history
+ * index (a few paths' names at a time), matching ones listed newest first with the span's
+ * score. A query whose spans may match with no version matching (AND, NOT, `-word`, phrases)
+ * first checks the best PROBE_SPANS: where too few hold a match, the history index ranks its
+ * documents one by one instead (the way before spans, exact but slower at scale). The two
+ * lists are merged by score; filters hold for the paths hits name, so rows are taken best first
+ * until `window` hits pass them (or none is left).
  */
 export function allVersionsFound(s: HistorySource, parsed: ParsedQuery, q: Query, window: number): HistoryFound[] {
   const match = toMatch(parsed);
@@ -57,51 +77,143 @@ export function allVersionsFound(s: HistorySource, parsed: ParsedQuery, q: Query
   // are the current entry's: a path deleted with its versions kept passes path filters only.
   const filters = allFilters({ ...parsed, filters: { ...parsed.filters, path: [] } }, { ...q, pathPrefix: undefined, pathPrefixes: undefined });
   return s.db.read(() => {
-    const spansSql = s.db.prepare<FoundSpan>(
-      `SELECT sp.id AS id, sp.path_id AS path_id, p.path AS path, sp.first AS first, sp.last AS last, bm25(history_span_text) AS score
-       FROM history_span_text JOIN history_spans sp ON sp.id = history_span_text.rowid JOIN history_paths p ON p.id = sp.path_id
-       WHERE history_span_text MATCH ? ORDER BY score, sp.id LIMIT ? OFFSET ?`,
-    );
-    const versionsSql = s.db.prepare<{ version: number; doc_id: number; digest: Uint8Array; size: number; shown_by: number | null }>(
-      `SELECT v.version AS version, v.doc_id AS doc_id, d.digest AS digest, d.size AS size,
-         (SELECT e.id FROM entries e WHERE e.doc_id = v.doc_id LIMIT 1) AS shown_by
-       FROM versions v JOIN documents d ON d.id = v.doc_id WHERE v.path = ? AND v.version >= ? AND v.version <= ? ORDER BY v.version DESC`,
-    );
     const entryAt = s.db.prepare<{ id: number; media_type: string | null }>('SELECT id, media_type FROM entries WHERE path = ?');
     const entryOk = filters.where.length
       ? s.db.prepare<{ n: number }>(`SELECT COUNT(*) AS n FROM entries e WHERE e.id = ?${filters.where.map((w) => ` AND ${w}`).join('')}`)
       : undefined;
-    // Which documents match, exactly: those entries show (any entry showing one has its text),
-    // and the others of a few paths at once (their names, then the query: FTS5 goes through
-    // the few documents the names hold, not every document the query's words are in).
-    const shownSql = s.db.prepare<{ id: number }>('SELECT rowid AS id FROM search WHERE search MATCH ? AND rowid IN (SELECT value FROM json_each(?))');
-    const olderSql = s.db.prepare<{ id: number }>('SELECT rowid AS id FROM history WHERE history MATCH ?');
-    const out: HistoryFound[] = [];
-    let taken = 0;
-    for (let fetch = Math.max(8, window); ; fetch *= 4) {
-      const spans = spansSql.all(superset, fetch, taken);
-      taken += spans.length;
-      const candidates: { span: FoundSpan; entry: { id: number; media_type: string | null } | undefined; versions: ReturnType<typeof versionsSql.all> }[] = [];
-      for (const span of spans) {
-        if (!pathAllowed(span.path, parsed, q)) continue;
-        // Tag and type filters are the path's current entry's (a path deleted since has none).
-        const entry = entryAt.get(span.path);
-        if (entryOk && (!entry || entryOk.get(entry.id, ...filters.params)!.n === 0)) continue;
-        candidates.push({ span, entry, versions: versionsSql.all(span.path, span.first, span.last) });
+    const pathOk = new Map<string, { id: number; media_type: string | null } | null | false>();
+    /** The path's current entry (null: none) if hits at the path pass the filters, else false. */
+    const admit = (path: string) => {
+      let a = pathOk.get(path);
+      if (a === undefined) {
+        const entry = entryAt.get(path) ?? null;
+        a = !pathAllowed(path, parsed, q) || (entryOk && (!entry || entryOk.get(entry.id, ...filters.params)!.n === 0)) ? false : entry;
+        pathOk.set(path, a);
       }
-      const shownIds = candidates.flatMap((c) => c.versions.flatMap((v) => (v.shown_by === null ? [] : [v.shown_by])));
-      const shownMatch = new Set(shownIds.length ? shownSql.all(`body : (${match})`, JSON.stringify(shownIds)).map((r) => r.id) : []);
-      const pathIds = [...new Set(candidates.filter((c) => c.versions.some((v) => v.shown_by === null)).map((c) => c.span.path_id))];
-      const olderMatch = new Set(pathIds.length ? olderSql.all(`names : (${pathIds.map((id) => `"${pathToken(id)}"`).join(' OR ')}) AND body : (${match})`).map((r) => r.id) : []);
-      for (const { span, entry, versions } of candidates) {
-        for (const v of versions) {
-          if (!(v.shown_by === null ? olderMatch.has(v.doc_id) : shownMatch.has(v.shown_by))) continue;
-          out.push({ entry_id: entry?.id ?? -1, doc_id: v.doc_id, digest: v.digest, path: span.path, media_type: entry?.media_type ?? null, size: v.size, score: span.score, version: v.version });
-        }
+      return a;
+    };
+    const namedSql = s.db.prepare<{ doc_id: number; path: string; version: number; digest: Uint8Array; size: number }>(
+      `SELECT v.doc_id AS doc_id, v.path AS path, v.version AS version, d.digest AS digest, d.size AS size
+       FROM versions v JOIN documents d ON d.id = v.doc_id WHERE v.doc_id IN (SELECT value FROM json_each(?)) ORDER BY v.path, v.version DESC`,
+    );
+    /** Documents as groups of the (path, version) pairs naming them that pass the filters. */
+    const docGroups = (rows: { doc_id: number; score: number }[]): Group[] => {
+      const named = new Map<number, HistoryFound[]>();
+      for (const v of namedSql.all(JSON.stringify(rows.map((r) => r.doc_id)))) {
+        const entry = admit(v.path);
+        if (entry === false) continue;
+        const hits = named.get(v.doc_id) ?? [];
+        hits.push({ entry_id: entry?.id ?? -1, doc_id: v.doc_id, digest: v.digest, path: v.path, media_type: entry?.media_type ?? null, size: v.size, score: 0, version: v.version });
+        named.set(v.doc_id, hits);
       }
-      if (out.length >= window || spans.length < fetch) return out.slice(0, window);
+      return rows.map((r) => ({ score: r.score, kind: 0, id: r.doc_id, hits: (named.get(r.doc_id) ?? []).map((h) => ({ ...h, score: r.score })) }));
+    };
+    // Documents entries show: the keyword index's body column (each document's best row).
+    // (Ranked and cut before the join: joining every matching row first cost more.)
+    const shownSql = s.db.prepare<{ doc_id: number; score: number }>(
+      `SELECT e.doc_id AS doc_id, r.score AS score
+       FROM (SELECT rowid AS id, bm25(search, 0.0, 0.0, 0.0, 1.0) AS score FROM search WHERE search MATCH ? ORDER BY score, rowid LIMIT ?) r
+       JOIN entries e ON e.id = r.id ORDER BY r.score, r.id`,
+    );
+    const shown = (n: number): Taken => {
+      const rows = shownSql.all(`body : (${match})`, n);
+      return { groups: docGroups(rows.filter(firstOfEach())), cut: rows.length === n };
+    };
+    // The others, one by one (exact; every matching row ranked).
+    const olderSql = s.db.prepare<{ doc_id: number; score: number }>('SELECT rowid AS doc_id, bm25(history, 1.0, 0.0) AS score FROM history WHERE history MATCH ? ORDER BY score, rowid LIMIT ?');
+    const olderOneByOne = (n: number): Taken => {
+      const rows = olderSql.all(`body : (${match})`, n);
+      return { groups: docGroups(rows), cut: rows.length === n };
+    };
+    // The others by spans.
+    const spansSql = s.db.prepare<{ id: number; path_id: number; path: string; first: number; last: number; score: number }>(
+      `SELECT sp.id AS id, sp.path_id AS path_id, p.path AS path, sp.first AS first, sp.last AS last, r.score AS score
+       FROM (SELECT rowid AS id, bm25(history_span_text) AS score FROM history_span_text WHERE history_span_text MATCH ? ORDER BY score, rowid LIMIT ?) r
+       JOIN history_spans sp ON sp.id = r.id JOIN history_paths p ON p.id = sp.path_id ORDER BY r.score, r.id`,
+    );
+    // The spans' versions the history index holds (one an entry shows again is in the list
+    // above), for all of a round's spans in one query: [span id, path, first, last] each.
+    const spanVersionsSql = s.db.prepare<{ span: number; version: number; doc_id: number; digest: Uint8Array; size: number }>(
+      `SELECT j.value ->> 0 AS span, v.version AS version, v.doc_id AS doc_id, d.digest AS digest, d.size AS size
+       FROM json_each(?) j JOIN versions v ON v.path = j.value ->> 1 AND v.version >= j.value ->> 2 AND v.version <= j.value ->> 3
+       JOIN historic_docs h ON h.doc_id = v.doc_id JOIN documents d ON d.id = v.doc_id ORDER BY v.version DESC`,
+    );
+    const namesSql = s.db.prepare<{ id: number }>('SELECT rowid AS id FROM history WHERE history MATCH ?');
+    /** Checks `spans`' versions (a round's, in one query each): which match, as their groups' hits. */
+    const check = (spans: ReturnType<typeof spansSql.all>, groups: Group[]) => {
+      const admitted = spans.flatMap((sp, i) => {
+        const entry = admit(sp.path);
+        return entry === false ? [] : [{ sp, entry, group: groups[i]! }];
+      });
+      const byId = new Map(admitted.map((a) => [a.sp.id, a]));
+      for (const v of spanVersionsSql.all(JSON.stringify(admitted.map(({ sp }) => [sp.id, sp.path, sp.first, sp.last])))) {
+        const { sp, entry, group } = byId.get(v.span)!;
+        group.hits.push({ entry_id: entry?.id ?? -1, doc_id: v.doc_id, digest: v.digest, path: sp.path, media_type: entry?.media_type ?? null, size: v.size, score: sp.score, version: v.version });
+      }
+      // Which of those versions match: their paths' names, a few at a time, and the query.
+      const matching = new Set<number>();
+      const pathIds = [...new Set(admitted.filter((a) => a.group.hits.length > 0).map((a) => a.sp.path_id))];
+      for (let i = 0; i < pathIds.length; i += NAMES_PER_CHECK) {
+        const names = pathIds.slice(i, i + NAMES_PER_CHECK).map((id) => `"${pathToken(id)}"`);
+        for (const r of namesSql.all(`names : (${names.join(' OR ')}) AND body : (${match})`)) matching.add(r.id);
+      }
+      for (const g of groups) g.hits = g.hits.filter((h) => matching.has(h.doc_id));
+    };
+    /**
+     * The best `n` spans, checked best first a few at a time until their hits make `need` (or
+     * the spans `least`, at least): spans left unchecked rank after every one checked, so the
+     * list is cut there.
+     */
+    const bySpans = (n: number, need: number, least = 0): Taken => {
+      const spans = spansSql.all(superset, n);
+      const groups: Group[] = spans.map((sp) => ({ score: sp.score, kind: 1, id: sp.id, hits: [] }));
+      let checked = 0;
+      let hits = 0;
+      while (checked < spans.length && (hits < need || checked < least)) {
+        const next = Math.min(spans.length, checked + SPANS_PER_CHECK);
+        check(spans.slice(checked, next), groups.slice(checked, next));
+        for (let i = checked; i < next; i++) hits += groups[i]!.hits.length;
+        checked = next;
+      }
+      return { groups: groups.slice(0, checked), cut: checked < spans.length || spans.length === n };
+    };
+    // Spans are exact in what they find for a query of words OR-ed (a span matching holds a
+    // version matching); for others, the best PROBE_SPANS say whether they find enough to be
+    // worth it (the same spans whatever the page: every page is asked of the same list).
+    const exact = orOfWords(parsed);
+    let older = (n: number) => bySpans(n, window);
+    let first: Taken | undefined = bySpans(Math.max(PROBE_SPANS, window), window, exact ? 0 : PROBE_SPANS);
+    if (!exact && first.cut && first.groups.slice(0, PROBE_SPANS).filter((g) => g.hits.length > 0).length < PROBE_PASS) {
+      older = olderOneByOne;
+      first = undefined;
+    }
+    for (let fetch = Math.max(PROBE_SPANS, window); ; fetch *= 4) {
+      const lists = [shown(fetch), first ?? older(fetch)];
+      first = undefined;
+      // Merged best first. Where a list was cut by its LIMIT, what lies past its last row is not
+      // known: only groups up to that row are certain to be the best (the merge's exact part).
+      let edge: Group | undefined;
+      for (const l of lists) {
+        const last = l.cut ? l.groups[l.groups.length - 1] : undefined;
+        if (last && (!edge || byKey(last, edge) < 0)) edge = last;
+      }
+      const out: HistoryFound[] = [];
+      for (const g of [...lists[0]!.groups, ...lists[1]!.groups].sort(byKey)) {
+        if (edge && byKey(g, edge) > 0) break;
+        out.push(...g.hits);
+      }
+      if (out.length >= window || !edge) return out.slice(0, window);
     }
   });
+}
+
+/** Whether a query is words (or prefixes) OR-ed, with no exclusion: what a span matching always has a version matching. */
+function orOfWords(parsed: ParsedQuery): boolean {
+  if (parsed.exclude.length || !parsed.expr) return false;
+  const single = (t: { text: string }) => spaceWords(t.text).split(WORD_SPLIT).filter(Boolean).length <= 1;
+  const e = parsed.expr;
+  if ('text' in e) return e.kind !== 'phrase' && single(e);
+  return e.kind === 'or' && e.items.every((i) => 'text' in i && i.kind !== 'phrase' && single(i));
 }
 
 /** The files of snapshot `id` whose text matches, best first (`window` at most). */

@@ -5,12 +5,17 @@
  * (`history_span_text`, rowid = `history_spans.id`). A word every version of a path has is then
  * one row to rank, not one a version: ranking spans costs about what ranking each path's latest
  * version does, where ranking every version's row cost ten times that at ten versions a path.
- * Which of a span's versions match is then asked of the exact indexes (history-search.ts).
+ * Which of a span's versions match is then asked of the history index (history-search.ts).
  *
- * Spans follow the versions lazily, like the history index: a path whose versions changed
- * (`history_paths` keeps how many it had, its newest and the sum of their documents' ids) has
- * its last span made again when versions were only added, and all its spans made again
- * otherwise (versions forgotten); a path with no versions left loses its spans.
+ * Spans hold the versions whose documents the history index holds — no entry shows them; a
+ * version an entry shows is found through the keyword index — and follow them lazily, like the
+ * history index: a path whose versions changed (`history_paths` keeps how many it had, its
+ * newest and the sum of their documents' ids) has its last span made again when versions were
+ * only added, and all its spans made again otherwise (versions forgotten); a path one of whose
+ * documents entered the history index since (an entry no longer shows it) has the span where
+ * that version is made again; a path with no versions left loses its spans. A document that
+ * left it (an entry shows it again) leaves its lines in a span: a span's versions are looked up
+ * in the history index when checked.
  */
 import { BATCH_TEXT, historyText, writeHistoryDocs, type HistorySource, type HistoryText } from './history-docs.js';
 import { spaceWords } from './words.js';
@@ -65,6 +70,8 @@ class Pending {
   paths = new Map<string, { from: number | undefined; done: PathState | undefined }>();
   spans: { path: string; first: number; last: number; text: string }[] = [];
   docs = new Map<number, HistoryText>();
+  /** The path each document was read for. */
+  readFor = new Map<number, string>();
   chars = 0;
 
   constructor(private readonly s: HistorySource) {}
@@ -79,8 +86,10 @@ class Pending {
     this.chars += text.length;
   }
 
-  write(): void {
+  /** Writes what is pending; answers the documents the history index gained, each with the path it was read for. */
+  write(): Map<number, string> {
     const { s } = this;
+    let added: number[] = [];
     s.db.transaction(() => {
       const upsert = s.db.prepare<{ id: number }>(
         `INSERT INTO history_paths(path, versions, newest, docsum) VALUES (?, ?, ?, ?)
@@ -99,50 +108,74 @@ class Pending {
       }
       for (const span of this.spans) addText.run(addSpan.get(ids.get(span.path)!, span.first, span.last)!.id, span.text);
       // The documents read are history's too (those no entry shows), named by their paths now.
-      writeHistoryDocs(s, this.docs);
+      added = writeHistoryDocs(s, this.docs);
     });
+    const gained = new Map(added.map((id) => [id, this.readFor.get(id)!]));
     for (const [path, p] of this.paths) {
       if (p.done) this.paths.delete(path);
       else p.from = undefined; // dropped already
     }
     this.spans = [];
     this.docs = new Map();
+    this.readFor = new Map();
     this.chars = 0;
+    return gained;
   }
 }
 
-/** Brings every path's spans up to date; false when `pause` said to stop (unfinished). */
-export async function syncSpans(s: HistorySource, pause: () => Promise<boolean | void>): Promise<boolean> {
+/**
+ * Brings the spans of every path whose versions changed up to date, and of the paths in
+ * `dirty` from the span where the given version is (a document of theirs entered the history
+ * index). Answers false when `pause` said to stop (unfinished), else the documents the history
+ * index gained, each with the path whose span read it: the other paths they are versions of
+ * need their spans made again where those versions are.
+ */
+export async function syncSpans(s: HistorySource, pause: () => Promise<boolean | void>, dirty: ReadonlyMap<string, number> = new Map()): Promise<Map<number, string> | false> {
   const { current, known } = s.db.read(() => ({
-    current: s.db.prepare<PathState>('SELECT path, COUNT(*) AS versions, MAX(version) AS newest, SUM(doc_id) AS docsum FROM versions GROUP BY path').all(),
+    current: new Map(
+      s.db
+        .prepare<PathState>('SELECT path, COUNT(*) AS versions, MAX(version) AS newest, SUM(doc_id) AS docsum FROM versions GROUP BY path')
+        .all()
+        .map((c) => [c.path, c]),
+    ),
     known: new Map(s.db.prepare<Known>('SELECT id, path, versions, newest, docsum FROM history_paths').all().map((k) => [k.path, k])),
   }));
-  const changed: { now: PathState; before: Known | undefined }[] = [];
-  for (const now of current) {
+  const changed: { now: PathState; before: Known | undefined; from: number | undefined }[] = [];
+  for (const now of current.values()) {
     const before = known.get(now.path);
-    known.delete(now.path);
-    if (!before || before.versions !== now.versions || before.newest !== now.newest || before.docsum !== now.docsum) changed.push({ now, before });
+    const changedVersions = !before || before.versions !== now.versions || before.newest !== now.newest || before.docsum !== now.docsum;
+    const from = dirty.get(now.path);
+    if (changedVersions || from !== undefined) changed.push({ now, before, from });
   }
   // Paths with no version left: their spans go. (A document's names may keep such a path's
   // token: a span's versions are looked up by path when checked, so a stale name finds nothing.)
-  if (known.size) {
+  const gone = [...known.values()].filter((k) => !current.has(k.path));
+  if (gone.length) {
     s.db.transaction(() => {
       const del = s.db.prepare('DELETE FROM history_paths WHERE id = ?');
-      for (const k of known.values()) {
+      for (const k of gone) {
         dropSpans(s, k.id, ALL);
         del.run(k.id);
       }
     });
   }
   const pending = new Pending(s);
+  const gained = new Map<number, string>();
   const flush = async () => {
-    pending.write();
+    for (const [id, path] of pending.write()) gained.set(id, path);
     return (await pause()) !== true;
   };
-  for (const { now, before } of changed) {
-    const from = s.db.read(() => rebuildFrom(s, now, before));
+  for (const { now, before, from: dirtyFrom } of changed) {
+    const from = s.db.read(() => rebuildFrom(s, now, before, dirtyFrom));
+    // The versions no entry shows (a version an entry shows is the keyword index's to find).
     const versions = s.db.read(() =>
-      s.db.prepare<{ version: number; doc_id: number }>('SELECT version, doc_id FROM versions WHERE path = ? AND version >= ? AND version <= ? ORDER BY version').all(now.path, from, now.newest),
+      s.db
+        .prepare<{ version: number; doc_id: number }>(
+          `SELECT v.version AS version, v.doc_id AS doc_id FROM versions v
+           WHERE v.path = ? AND v.version >= ? AND v.version <= ? AND NOT EXISTS (SELECT 1 FROM entries e WHERE e.doc_id = v.doc_id)
+           ORDER BY v.version`,
+        )
+        .all(now.path, from, now.newest),
     );
     const entry = { from: from as number | undefined, done: undefined as PathState | undefined };
     pending.paths.set(now.path, entry);
@@ -152,6 +185,7 @@ export async function syncSpans(s: HistorySource, pause: () => Promise<boolean |
       if (!t) {
         t = await historyText(s, v.doc_id);
         pending.docs.set(v.doc_id, t);
+        pending.readFor.set(v.doc_id, now.path);
         pending.chars += t.text.length;
       }
       if (!span.take(v.version, t.text)) {
@@ -166,19 +200,22 @@ export async function syncSpans(s: HistorySource, pause: () => Promise<boolean |
     if (pending.full() && !(await flush())) return false;
   }
   if (pending.paths.size > 0 && !(await flush())) return false;
-  return true;
+  return gained;
 }
 
 /**
- * The first version whose span is made again: the last span's first when versions were only
- * added since (those up to the newest then are the same versions), else every version.
+ * The first version whose span is made again: every version when versions were forgotten;
+ * else the first of the span where the earliest version to look at again is, or of the last
+ * span before it — versions added since the spans were made, and `dirty`'s version.
  */
-function rebuildFrom(s: HistorySource, now: PathState, before: Known | undefined): number {
+function rebuildFrom(s: HistorySource, now: PathState, before: Known | undefined, dirty: number | undefined): number {
   if (!before || now.newest < before.newest) return ALL;
   const kept = s.db.prepare<{ n: number; sum: number }>('SELECT COUNT(*) AS n, COALESCE(SUM(doc_id), 0) AS sum FROM versions WHERE path = ? AND version <= ?').get(now.path, before.newest)!;
   if (kept.n !== before.versions || kept.sum !== before.docsum) return ALL;
-  const last = s.db.prepare<{ first: number }>('SELECT first FROM history_spans WHERE path_id = ? ORDER BY first DESC LIMIT 1').get(before.id);
-  return last ? last.first : ALL;
+  const earliest = Math.min(dirty ?? Infinity, now.newest > before.newest ? before.newest + 1 : Infinity);
+  if (earliest === Infinity) return ALL; // (a half-made path: before is never its state)
+  const at = s.db.prepare<{ first: number }>('SELECT first FROM history_spans WHERE path_id = ? AND first <= ? ORDER BY first DESC LIMIT 1').get(before.id, earliest);
+  return at ? at.first : ALL;
 }
 
 /** Deletes path `pathId`'s spans that begin at version `from` or later (inside the caller's transaction). */

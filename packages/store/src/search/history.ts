@@ -33,20 +33,34 @@ const STALE = `SELECT h.doc_id AS id FROM historic_docs h
 /**
  * Brings the history index and spans up to date (see above); `pause` is awaited between
  * batches (the event loop's turns, or a background run yielding to puts: true stops it,
- * unfinished).
+ * unfinished). One run at a time per database: a second waits for the first, then looks again
+ * (two at once would both write a path's spans).
  */
 export async function syncHistory(s: HistorySource, pause: () => Promise<boolean | void> = async () => {}): Promise<boolean> {
+  for (;;) {
+    const running = runs.get(s.db);
+    if (!running) break;
+    await running.catch(() => undefined);
+  }
   // Nothing committed since the last sync to the end: nothing to do. (The queries below scan
   // every document and version; a search through history asked again and again must not pay.)
   const seq = s.db.read(() => s.db.prepare<{ seq: number }>('SELECT seq FROM log_state WHERE id = 1').get()?.seq ?? -1);
   if (seq >= 0 && syncedAt.get(s.db) === seq) return true;
-  const done = await syncOnce(s, pause);
-  if (done && seq >= 0) syncedAt.set(s.db, seq);
-  return done;
+  const run = syncOnce(s, pause);
+  runs.set(s.db, run);
+  try {
+    const done = await run;
+    if (done && seq >= 0) syncedAt.set(s.db, seq);
+    return done;
+  } finally {
+    runs.delete(s.db);
+  }
 }
 
 /** The log position (log_state.seq) each database's history index was last brought up to date at. */
 const syncedAt = new WeakMap<SqlDatabase, number>();
+/** The sync running on each database. */
+const runs = new WeakMap<SqlDatabase, Promise<boolean>>();
 
 async function syncOnce(s: HistorySource, pause: () => Promise<boolean | void>): Promise<boolean> {
   const stale = s.db.read(() => s.db.prepare<{ id: number }>(STALE).all());
@@ -60,12 +74,39 @@ async function syncOnce(s: HistorySource, pause: () => Promise<boolean | void>):
       }
     });
   }
-  // Spans first: the documents they read are written to the history index with them, with the
-  // names of their paths (which the documents below then find made).
-  if (!(await syncSpans(s, pause))) return false;
+  // Spans first: the documents they read are written to the history index with them (named by
+  // their paths). Then the documents no path's spans read (snapshots' files, and those of paths
+  // unchanged whose entries moved on from them). Each document the index gained is a version of
+  // its paths: those whose spans did not read it have that span made again.
+  let gained = await syncSpans(s, pause);
+  if (gained === false) return false;
+  const missing = await syncMissing(s, pause);
+  if (missing === false) return false;
+  for (const id of missing) gained.set(id, '');
+  // (Each round reads documents the index holds already: it gains one only by a race, each
+  // document once, so the rounds end.)
+  while (gained.size > 0) {
+    const dirty = new Map<string, number>();
+    const found = gained;
+    s.db.read(() => {
+      const named = s.db.prepare<{ path: string; version: number }>('SELECT path, version FROM versions WHERE doc_id = ?');
+      for (const [id, readFor] of found) {
+        for (const v of named.all(id)) if (v.path !== readFor) dirty.set(v.path, Math.min(dirty.get(v.path) ?? Infinity, v.version));
+      }
+    });
+    if (dirty.size === 0) break;
+    gained = await syncSpans(s, pause, dirty);
+    if (gained === false) return false;
+  }
+  return true;
+}
+
+/** Indexes the documents no entry shows that the history index lacks; answers those added (false: stopped). */
+async function syncMissing(s: HistorySource, pause: () => Promise<boolean | void>): Promise<number[] | false> {
+  const added: number[] = [];
   for (;;) {
     const ids = s.db.read(() => s.db.prepare<{ id: number }>(MISSING).all());
-    if (ids.length === 0) return true;
+    if (ids.length === 0) return added;
     const texts = new Map<number, HistoryText>();
     let textRead = 0;
     for (const { id } of ids) {
@@ -74,7 +115,7 @@ async function syncOnce(s: HistorySource, pause: () => Promise<boolean | void>):
       if ((textRead += t.text.length) >= BATCH_TEXT) break;
     }
     // (A document shown or dropped since it was read is left out, and MISSING no longer lists it.)
-    s.db.transaction(() => writeHistoryDocs(s, texts));
+    added.push(...s.db.transaction(() => writeHistoryDocs(s, texts)));
     if ((await pause()) === true) return false;
   }
 }
