@@ -27,7 +27,9 @@ function shape(db: Database.Database) {
     .prepare("SELECT type, name, tbl_name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND type IN ('table', 'index') ORDER BY name")
     .all() as { type: string; name: string; tbl_name: string }[];
   const fts = new Set(objects.filter((o) => o.type === 'table').map((o) => o.name).filter((n) => objects.some((x) => x.name === `${n}_config`) && objects.some((x) => x.name === `${n}_data`)));
-  const own = objects.filter((o) => ![...fts].some((f) => o.name.startsWith(`${f}_`)));
+  // (By FTS5's shadow-table names alone: `history_paths` is a table of Kura's beside the FTS5 table `history`.)
+  const shadows = ['data', 'idx', 'content', 'docsize', 'config'];
+  const own = objects.filter((o) => ![...fts].some((f) => shadows.some((x) => o.name === `${f}_${x}`)));
   const tables: Record<string, Column[]> = {};
   for (const o of own.filter((x) => x.type === 'table')) {
     tables[o.name] = (db.prepare(`PRAGMA table_info(${JSON.stringify(o.name)})`).all() as Column[]).map(({ name, type, notnull, pk }) => ({ name, type, notnull, pk }));

@@ -80,7 +80,7 @@ export function encodeCheckpoint(db: SqlDatabase, head: Pick<LogHead, 'seq' | 'h
 }
 
 /** Tables derived from the catalog (none in a checkpoint): emptied with it by clearCatalog, made again from it. */
-const DERIVED_TABLES = ['search_queue', 'damaged', 'dir_stamps', 'doc_text', 'doc_embedded', 'doc_vectors', 'historic_docs', 'history_paths', 'history_spans'];
+const DERIVED_TABLES = ['search_queue', 'damaged', 'dir_stamps', 'doc_text', 'doc_embedded', 'doc_vectors', 'historic_docs', 'history_paths', 'history_spans', 'history_shown'];
 
 /**
  * Empties the catalog and what is derived from it (inside the caller's transaction), for a

@@ -285,9 +285,10 @@ const MIGRATIONS: string[] = [
   `,
   // 19: history spans (decision 0056, amended): each path's versions in runs of at most 32,
   // each run's distinct lines indexed once (history_span_text, rowid = history_spans.id) to
-  // rank paths' histories; the history index gains \`names\` (a token per path a document is a
-  // version of) so that a run's versions are checked one query at a time. Derived: emptied, filled
-  // again by the next search through history.
+  // rank paths' histories, and what each entry showed when they were made (history_shown); the
+  // history index gains \`names\` (a token per path a document is a version of) so that a run's
+  // versions are checked one query at a time. Derived: emptied, filled again by the next search
+  // through history.
   `
   DROP TABLE history;
   DELETE FROM historic_docs;
@@ -297,6 +298,7 @@ const MIGRATIONS: string[] = [
   CREATE TABLE history_spans (id INTEGER PRIMARY KEY, path_id INTEGER NOT NULL, first INTEGER NOT NULL, last INTEGER NOT NULL) STRICT;
   CREATE INDEX history_spans_path ON history_spans(path_id, first);
   CREATE VIRTUAL TABLE history_span_text USING fts5(body, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2');
+  CREATE TABLE history_shown (entry_id INTEGER PRIMARY KEY, doc_id INTEGER NOT NULL, media_type TEXT) STRICT;
   `,
 ];
 

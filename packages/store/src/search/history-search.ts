@@ -131,12 +131,19 @@ export function allVersionsFound(s: HistorySource, parsed: ParsedQuery, q: Query
        FROM (SELECT rowid AS id, bm25(history_span_text) AS score FROM history_span_text WHERE history_span_text MATCH ? ORDER BY score, rowid LIMIT ?) r
        JOIN history_spans sp ON sp.id = r.id JOIN history_paths p ON p.id = sp.path_id ORDER BY r.score, r.id`,
     );
-    // The spans' versions the history index holds (one an entry shows again is in the list
-    // above), for all of a round's spans in one query: [span id, path, first, last] each.
-    const spanVersionsSql = s.db.prepare<{ span: number; version: number; doc_id: number; digest: Uint8Array; size: number }>(
-      `SELECT j.value ->> 0 AS span, v.version AS version, v.doc_id AS doc_id, d.digest AS digest, d.size AS size
+    // The spans' versions, for all of a round's spans in one query ([span id, path, first,
+    // last] each): whether an entry shows each (then the keyword index has its text), or the
+    // history index holds it (a version neither holds yet is left to the next sync).
+    const spanVersionsSql = s.db.prepare<{ span: number; version: number; doc_id: number; digest: Uint8Array; size: number; shown: number; held: number }>(
+      `SELECT j.value ->> 0 AS span, v.version AS version, v.doc_id AS doc_id, d.digest AS digest, d.size AS size,
+         EXISTS (SELECT 1 FROM entries e WHERE e.doc_id = v.doc_id) AS shown, EXISTS (SELECT 1 FROM historic_docs h WHERE h.doc_id = v.doc_id) AS held
        FROM json_each(?) j JOIN versions v ON v.path = j.value ->> 1 AND v.version >= j.value ->> 2 AND v.version <= j.value ->> 3
-       JOIN historic_docs h ON h.doc_id = v.doc_id JOIN documents d ON d.id = v.doc_id ORDER BY v.version DESC`,
+       JOIN documents d ON d.id = v.doc_id ORDER BY v.version DESC`,
+    );
+    // Of documents entries show, those whose text (as any of their entries' reading) matches.
+    const shownMatchSql = s.db.prepare<{ doc_id: number }>(
+      `SELECT DISTINCT e.doc_id AS doc_id FROM search JOIN entries e ON e.id = search.rowid
+       WHERE search MATCH ? AND search.rowid IN (SELECT e2.id FROM entries e2 WHERE e2.doc_id IN (SELECT value FROM json_each(?)))`,
     );
     const namesSql = s.db.prepare<{ id: number }>('SELECT rowid AS id FROM history WHERE history MATCH ?');
     /** Checks `spans`' versions (a round's, in one query each): which match, as their groups' hits. */
@@ -146,13 +153,20 @@ export function allVersionsFound(s: HistorySource, parsed: ParsedQuery, q: Query
         return entry === false ? [] : [{ sp, entry, group: groups[i]! }];
       });
       const byId = new Map(admitted.map((a) => [a.sp.id, a]));
+      const shownDocs = new Set<number>();
+      const heldPaths = new Set<number>();
       for (const v of spanVersionsSql.all(JSON.stringify(admitted.map(({ sp }) => [sp.id, sp.path, sp.first, sp.last])))) {
         const { sp, entry, group } = byId.get(v.span)!;
+        if (v.shown) shownDocs.add(v.doc_id);
+        else if (v.held) heldPaths.add(sp.path_id);
+        else continue;
         group.hits.push({ entry_id: entry?.id ?? -1, doc_id: v.doc_id, digest: v.digest, path: sp.path, media_type: entry?.media_type ?? null, size: v.size, score: sp.score, version: v.version });
       }
-      // Which of those versions match: their paths' names, a few at a time, and the query.
+      // Which of those versions match: those entries show in the keyword index's body column;
+      // the others by their paths' names, a few at a time, and the query, in the history index.
       const matching = new Set<number>();
-      const pathIds = [...new Set(admitted.filter((a) => a.group.hits.length > 0).map((a) => a.sp.path_id))];
+      if (shownDocs.size) for (const r of shownMatchSql.all(`body : (${match})`, JSON.stringify([...shownDocs]))) matching.add(r.doc_id);
+      const pathIds = [...heldPaths];
       for (let i = 0; i < pathIds.length; i += NAMES_PER_CHECK) {
         const names = pathIds.slice(i, i + NAMES_PER_CHECK).map((id) => `"${pathToken(id)}"`);
         for (const r of namesSql.all(`names : (${names.join(' OR ')}) AND body : (${match})`)) matching.add(r.id);
@@ -181,14 +195,10 @@ export function allVersionsFound(s: HistorySource, parsed: ParsedQuery, q: Query
     // version matching); for others, the best PROBE_SPANS say whether they find enough to be
     // worth it (the same spans whatever the page: every page is asked of the same list).
     const exact = orOfWords(parsed);
-    let older = (n: number) => bySpans(n, window);
     let first: Taken | undefined = bySpans(Math.max(PROBE_SPANS, window), window, exact ? 0 : PROBE_SPANS);
-    if (!exact && first.cut && first.groups.slice(0, PROBE_SPANS).filter((g) => g.hits.length > 0).length < PROBE_PASS) {
-      older = olderOneByOne;
-      first = undefined;
-    }
+    const spansServe = exact || !first.cut || first.groups.slice(0, PROBE_SPANS).filter((g) => g.hits.length > 0).length >= PROBE_PASS;
     for (let fetch = Math.max(PROBE_SPANS, window); ; fetch *= 4) {
-      const lists = [shown(fetch), first ?? older(fetch)];
+      const lists = spansServe ? [first ?? bySpans(fetch, window)] : [shown(fetch), olderOneByOne(fetch)];
       first = undefined;
       // Merged best first. Where a list was cut by its LIMIT, what lies past its last row is not
       // known: only groups up to that row are certain to be the best (the merge's exact part).
@@ -198,7 +208,7 @@ export function allVersionsFound(s: HistorySource, parsed: ParsedQuery, q: Query
         if (last && (!edge || byKey(last, edge) < 0)) edge = last;
       }
       const out: HistoryFound[] = [];
-      for (const g of [...lists[0]!.groups, ...lists[1]!.groups].sort(byKey)) {
+      for (const g of lists.flatMap((l) => l.groups).sort(byKey)) {
         if (edge && byKey(g, edge) > 0) break;
         out.push(...g.hits);
       }

@@ -5,19 +5,22 @@
  * (`history_span_text`, rowid = `history_spans.id`). A word every version of a path has is then
  * one row to rank, not one a version: ranking spans costs about what ranking each path's latest
  * version does, where ranking every version's row cost ten times that at ten versions a path.
- * Which of a span's versions match is then asked of the history index (history-search.ts).
+ * Which of a span's versions match is then asked of the exact indexes (history-search.ts): the
+ * keyword index for a version an entry shows, the history index for the others.
  *
- * Spans hold the versions whose documents the history index holds — no entry shows them; a
- * version an entry shows is found through the keyword index — and follow them lazily, like the
- * history index: a path whose versions changed (`history_paths` keeps how many it had, its
- * newest and the sum of their documents' ids) has its last span made again when versions were
- * only added, and all its spans made again otherwise (versions forgotten); a path one of whose
- * documents entered the history index since (an entry no longer shows it) has the span where
- * that version is made again; a path with no versions left loses its spans. A document that
- * left it (an entry shows it again) leaves its lines in a span: a span's versions are looked up
- * in the history index when checked.
+ * A span's lines are those of each version's text as both indexes take it: by its content (the
+ * history index's), and by the media type of each entry showing it (the keyword index's; a
+ * Latin-1 file typed text/csv, or HTML typed text/plain, reads otherwise). They follow the
+ * versions and entries lazily, like the history index: a path whose versions changed
+ * (`history_paths` keeps how many it had, its newest and the sum of their documents' ids) has
+ * its last span made again when versions were only added, and all its spans made again
+ * otherwise (versions forgotten); an entry that shows another document or has another media
+ * type than when spans were last made (`history_shown`) has the spans of that document's
+ * versions made again; a path with no versions left loses its spans.
  */
+import { documentBody } from './doc-text.js';
 import { BATCH_TEXT, historyText, writeHistoryDocs, type HistorySource, type HistoryText } from './history-docs.js';
+import { INDEXED_TEXT_MAX } from './text.js';
 import { spaceWords } from './words.js';
 
 /** Versions a span holds at most: the most a new version makes the sync read again. */
@@ -69,9 +72,7 @@ class Pending {
   /** Per path: where its spans are made again from (until first written), and its state once all read. */
   paths = new Map<string, { from: number | undefined; done: PathState | undefined }>();
   spans: { path: string; first: number; last: number; text: string }[] = [];
-  docs = new Map<number, HistoryText>();
-  /** The path each document was read for. */
-  readFor = new Map<number, string>();
+  docs = new Map<number, SpanDocText>();
   chars = 0;
 
   constructor(private readonly s: HistorySource) {}
@@ -86,10 +87,9 @@ class Pending {
     this.chars += text.length;
   }
 
-  /** Writes what is pending; answers the documents the history index gained, each with the path it was read for. */
-  write(): Map<number, string> {
+  /** Writes what is pending (and `then`, in the same transaction). */
+  write(then?: () => void): void {
     const { s } = this;
-    let added: number[] = [];
     s.db.transaction(() => {
       const upsert = s.db.prepare<{ id: number }>(
         `INSERT INTO history_paths(path, versions, newest, docsum) VALUES (?, ?, ?, ?)
@@ -108,30 +108,31 @@ class Pending {
       }
       for (const span of this.spans) addText.run(addSpan.get(ids.get(span.path)!, span.first, span.last)!.id, span.text);
       // The documents read are history's too (those no entry shows), named by their paths now.
-      added = writeHistoryDocs(s, this.docs);
+      writeHistoryDocs(s, this.docs);
+      then?.();
     });
-    const gained = new Map(added.map((id) => [id, this.readFor.get(id)!]));
     for (const [path, p] of this.paths) {
       if (p.done) this.paths.delete(path);
       else p.from = undefined; // dropped already
     }
     this.spans = [];
     this.docs = new Map();
-    this.readFor = new Map();
     this.chars = 0;
-    return gained;
   }
 }
 
+/** A document's text for spans (spanText). */
+type SpanDocText = HistoryText & { shownAs?: string };
+
+/** An entry as spans were last made with it, and as it is. */
+type ShownRow = { id: number; doc_id: number | null; media_type: string | null; was_doc: number | null; was_type: string | null };
+
 /**
- * Brings the spans of every path whose versions changed up to date, and of the paths in
- * `dirty` from the span where the given version is (a document of theirs entered the history
- * index). Answers false when `pause` said to stop (unfinished), else the documents the history
- * index gained, each with the path whose span read it: the other paths they are versions of
- * need their spans made again where those versions are.
+ * Brings the spans of every path whose versions changed up to date, and of the versions whose
+ * documents an entry changed shows (see above). False when `pause` said to stop (unfinished).
  */
-export async function syncSpans(s: HistorySource, pause: () => Promise<boolean | void>, dirty: ReadonlyMap<string, number> = new Map()): Promise<Map<number, string> | false> {
-  const { current, known } = s.db.read(() => ({
+export async function syncSpans(s: HistorySource, pause: () => Promise<boolean | void>): Promise<boolean> {
+  const { current, known, entries } = s.db.read(() => ({
     current: new Map(
       s.db
         .prepare<PathState>('SELECT path, COUNT(*) AS versions, MAX(version) AS newest, SUM(doc_id) AS docsum FROM versions GROUP BY path')
@@ -139,7 +140,25 @@ export async function syncSpans(s: HistorySource, pause: () => Promise<boolean |
         .map((c) => [c.path, c]),
     ),
     known: new Map(s.db.prepare<Known>('SELECT id, path, versions, newest, docsum FROM history_paths').all().map((k) => [k.path, k])),
+    // Entries new or changed since spans were last made, and those gone.
+    entries: s.db
+      .prepare<ShownRow>(
+        `SELECT e.id AS id, e.doc_id AS doc_id, e.media_type AS media_type, h.doc_id AS was_doc, h.media_type AS was_type
+         FROM entries e LEFT JOIN history_shown h ON h.entry_id = e.id WHERE h.entry_id IS NULL OR h.doc_id != e.doc_id OR h.media_type IS NOT e.media_type
+         UNION ALL SELECT h.entry_id, NULL, NULL, h.doc_id, h.media_type FROM history_shown h WHERE NOT EXISTS (SELECT 1 FROM entries e WHERE e.id = h.entry_id)`,
+      )
+      .all(),
   }));
+  // The versions of documents an entry shows now with another media type, or newly: their
+  // spans lack that entry's reading of them. (A document no longer shown keeps its lines.)
+  const dirty = new Map<string, number>();
+  s.db.read(() => {
+    const named = s.db.prepare<{ path: string; version: number }>('SELECT path, version FROM versions WHERE doc_id = ?');
+    for (const e of entries) {
+      if (e.doc_id === null) continue;
+      for (const v of named.all(e.doc_id)) dirty.set(v.path, Math.min(dirty.get(v.path) ?? Infinity, v.version));
+    }
+  });
   const changed: { now: PathState; before: Known | undefined; from: number | undefined }[] = [];
   for (const now of current.values()) {
     const before = known.get(now.path);
@@ -160,22 +179,14 @@ export async function syncSpans(s: HistorySource, pause: () => Promise<boolean |
     });
   }
   const pending = new Pending(s);
-  const gained = new Map<number, string>();
   const flush = async () => {
-    for (const [id, path] of pending.write()) gained.set(id, path);
+    pending.write();
     return (await pause()) !== true;
   };
   for (const { now, before, from: dirtyFrom } of changed) {
     const from = s.db.read(() => rebuildFrom(s, now, before, dirtyFrom));
-    // The versions no entry shows (a version an entry shows is the keyword index's to find).
     const versions = s.db.read(() =>
-      s.db
-        .prepare<{ version: number; doc_id: number }>(
-          `SELECT v.version AS version, v.doc_id AS doc_id FROM versions v
-           WHERE v.path = ? AND v.version >= ? AND v.version <= ? AND NOT EXISTS (SELECT 1 FROM entries e WHERE e.doc_id = v.doc_id)
-           ORDER BY v.version`,
-        )
-        .all(now.path, from, now.newest),
+      s.db.prepare<{ version: number; doc_id: number }>('SELECT version, doc_id FROM versions WHERE path = ? AND version >= ? AND version <= ? ORDER BY version').all(now.path, from, now.newest),
     );
     const entry = { from: from as number | undefined, done: undefined as PathState | undefined };
     pending.paths.set(now.path, entry);
@@ -183,15 +194,15 @@ export async function syncSpans(s: HistorySource, pause: () => Promise<boolean |
     for (const v of versions) {
       let t = pending.docs.get(v.doc_id);
       if (!t) {
-        t = await historyText(s, v.doc_id);
+        t = await spanText(s, v.doc_id);
         pending.docs.set(v.doc_id, t);
-        pending.readFor.set(v.doc_id, now.path);
-        pending.chars += t.text.length;
+        pending.chars += t.text.length + (t.shownAs?.length ?? 0);
       }
-      if (!span.take(v.version, t.text)) {
+      const text = t.shownAs ? `${t.text}\n${t.shownAs}` : t.text;
+      if (!span.take(v.version, text)) {
         pending.addSpan(now.path, span);
         span = new SpanText();
-        span.take(v.version, t.text);
+        span.take(v.version, text);
       }
       if (pending.full() && !(await flush())) return false;
     }
@@ -199,8 +210,35 @@ export async function syncSpans(s: HistorySource, pause: () => Promise<boolean |
     entry.done = now;
     if (pending.full() && !(await flush())) return false;
   }
-  if (pending.paths.size > 0 && !(await flush())) return false;
-  return gained;
+  // Last, what each entry showed as these spans were made (read when the sync began: one
+  // changed since is found again by the next).
+  pending.write(() => {
+    const set = s.db.prepare('INSERT INTO history_shown(entry_id, doc_id, media_type) VALUES (?, ?, ?) ON CONFLICT(entry_id) DO UPDATE SET doc_id = excluded.doc_id, media_type = excluded.media_type');
+    const del = s.db.prepare('DELETE FROM history_shown WHERE entry_id = ?');
+    for (const e of entries) {
+      if (e.doc_id === null) del.run(e.id);
+      else set.run(e.id, e.doc_id, e.media_type);
+    }
+  });
+  return true;
+}
+
+/**
+ * A document's text for spans: as the history index takes it (by its content), and, when an
+ * entry shows it, as the keyword index read it for each such entry's media type, where that
+ * differs (`shownAs`; no extraction made for it: the indexer made and kept those).
+ */
+async function spanText(s: HistorySource, id: number): Promise<SpanDocText> {
+  const t = await historyText(s, id);
+  const types = s.db.read(() => s.db.prepare<{ media_type: string | null }>('SELECT DISTINCT media_type FROM entries WHERE doc_id = ?').all(id));
+  const doc = types.length ? s.db.read(() => s.st.docById.get(id)) : undefined;
+  if (!doc) return t;
+  const other: string[] = [];
+  for (const { media_type } of types) {
+    const body = await documentBody(s.reader, s.st, doc, media_type, INDEXED_TEXT_MAX);
+    if ('text' in body && body.text !== t.text && !other.includes(body.text)) other.push(body.text);
+  }
+  return other.length ? { ...t, shownAs: other.join('\n') } : t;
 }
 
 /**

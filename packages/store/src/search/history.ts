@@ -75,30 +75,10 @@ async function syncOnce(s: HistorySource, pause: () => Promise<boolean | void>):
     });
   }
   // Spans first: the documents they read are written to the history index with them (named by
-  // their paths). Then the documents no path's spans read (snapshots' files, and those of paths
-  // unchanged whose entries moved on from them). Each document the index gained is a version of
-  // its paths: those whose spans did not read it have that span made again.
-  let gained = await syncSpans(s, pause);
-  if (gained === false) return false;
-  const missing = await syncMissing(s, pause);
-  if (missing === false) return false;
-  for (const id of missing) gained.set(id, '');
-  // (Each round reads documents the index holds already: it gains one only by a race, each
-  // document once, so the rounds end.)
-  while (gained.size > 0) {
-    const dirty = new Map<string, number>();
-    const found = gained;
-    s.db.read(() => {
-      const named = s.db.prepare<{ path: string; version: number }>('SELECT path, version FROM versions WHERE doc_id = ?');
-      for (const [id, readFor] of found) {
-        for (const v of named.all(id)) if (v.path !== readFor) dirty.set(v.path, Math.min(dirty.get(v.path) ?? Infinity, v.version));
-      }
-    });
-    if (dirty.size === 0) break;
-    gained = await syncSpans(s, pause, dirty);
-    if (gained === false) return false;
-  }
-  return true;
+  // their paths). Then the documents no path's spans read: snapshots' files, and those of
+  // paths unchanged whose entries moved on from them.
+  if (!(await syncSpans(s, pause))) return false;
+  return (await syncMissing(s, pause)) !== false;
 }
 
 /** Indexes the documents no entry shows that the history index lacks; answers those added (false: stopped). */
