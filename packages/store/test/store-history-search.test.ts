@@ -203,6 +203,49 @@ describe('search through history', () => {
     }
   });
 
+  it('second review: emoji inside words, read-only opens after writes, pages of a probed query, two stores syncing at once', async () => {
+    const { store, dir } = await newStore();
+    // FTS5 keeps characters assigned after Unicode 6.1 (emoji) inside a word.
+    await store.put(text('notes on rust🦀lang'), { path: 'x.txt' });
+    expect(named(await store.search('rust🦀lang', { allVersions: true }))).toEqual(['x.txt@1']);
+    // Pages of a query spans over-match (AND across versions), decoys and matches mixed.
+    for (let i = 0; i < 35; i++) {
+      await store.put(text(`alpha decoy ${i}`), { path: `d/${i}.txt` });
+      await store.put(text(`beta decoy ${i}`), { path: `d/${i}.txt` });
+    }
+    for (const p of ['m.txt', 'n.txt']) for (let v = 1; v <= 20; v++) await store.put(text(`alpha beta ${p} ${v}`), { path: p });
+    const all = named(await store.search('alpha AND beta', { allVersions: true, limit: 100 }));
+    expect([...all].sort()).toEqual([...Array.from({ length: 20 }, (_, i) => `m.txt@${i + 1}`), ...Array.from({ length: 20 }, (_, i) => `n.txt@${i + 1}`)].sort());
+    const paged: (string | null)[] = [];
+    for (let offset = 0; offset < all.length; offset += 10) paged.push(...named(await store.search('alpha AND beta', { allVersions: true, limit: 10, offset })));
+    expect(paged).toEqual(all);
+    // Written after the last search through history, then opened read-only: found.
+    await store.put(text('a marmot'), { path: 'x.txt' });
+    await store.put(text('marmot again'), { path: 'b.txt' });
+    await store.close();
+    const ro = await Store.open(dir, { readonly: true });
+    try {
+      expect(named(await ro.search('marmot', { allVersions: true })).sort()).toEqual(['b.txt@1', 'x.txt@2']);
+    } finally {
+      await ro.close();
+    }
+    // Two stores on one directory (two processes) bringing spans up to date at once: a path of
+    // ~6 MiB of distinct lines is written in several transactions by each.
+    const big = (v: number) => text(Array.from({ length: 5000 }, (_, i) => `line ${v}-${i} of the skua log ${'w'.repeat(70)}`).join('\n'));
+    const a = await Store.open(dir);
+    for (let v = 1; v <= 12; v++) await a.put(big(v), { path: 'big.log' });
+    const b = await Store.open(dir);
+    try {
+      await Promise.all([a.search('skua', { allVersions: true }), b.search('skua', { allVersions: true })]);
+      const hits = named(await a.search('skua', { allVersions: true, limit: 100 }));
+      expect(hits).toHaveLength(12);
+      expect(new Set(hits).size).toBe(12);
+    } finally {
+      await b.close();
+      await a.close();
+    }
+  });
+
   it('says a store opened read-only from before the history spans must be opened for writing first', async () => {
     const { store, dir } = await newStore();
     await store.put(text('a tern'), { path: 't.txt' });

@@ -29,19 +29,21 @@ export function toMatch(q: ParsedQuery): string | null {
  * texts matches the parse (a history span's distinct lines: decision 0056): exclusions and
  * NOT's right sides are left out, and a term of several words is the AND of them — the union
  * keeps each line whole but not the lines' order, and a phrase may cross a line's end. Every
- * part is cut where FTS5's tokenizer cuts words (WORD_SPLIT), so each stays within one line of
- * the text it came from.
+ * part is cut where FTS5's tokenizer surely cuts words (WORD_SPLIT), so each stays within one
+ * line of the text it came from (a part FTS5 cuts further, at a character outside ASCII, stays
+ * a phrase: found unless a line ends inside it).
  */
 export function toSupersetMatch(q: ParsedQuery): string | null {
   return q.expr ? superset(q.expr) : null;
 }
 
 /**
- * What separates words for FTS5's unicode61 tokenizer: its token characters are letters,
- * numbers, private-use characters and nonspacing marks (remove_diacritics folds those); spacing
- * and enclosing marks separate (checked with fts5vocab).
+ * Where a term is cut into words that FTS5's tokenizer surely cuts too: white space and ASCII
+ * other than letters and digits. (Elsewhere its tables decide — Unicode 6.1's categories, with
+ * characters assigned since, emoji among them, kept inside words — so a part left whole is
+ * quoted as it was typed and FTS5 cuts it as it cut the text.)
  */
-export const WORD_SPLIT = /[^\p{L}\p{N}\p{Mn}\p{Co}]+/u;
+export const WORD_SPLIT = /[\s\x00-\x2f\x3a-\x40\x5b-\x60\x7b-\x7f]+/u;
 
 function superset(e: Expr): string {
   if ('text' in e) {

@@ -50,8 +50,8 @@ type Taken = { groups: Group[]; cut: boolean };
 
 /** Spans checked before a query whose spans can match without a version matching is trusted to them. */
 const PROBE_SPANS = 32;
-/** Of those, how many must hold a matching version (else the history index is asked version by version). */
-const PROBE_PASS = 8;
+/** Of those, how many must hold a matching version (else documents are ranked one by one). */
+const PROBE_PASS = 24;
 /** Path names in one check of the history index (FTS5's OR costs per branch at each step). */
 const NAMES_PER_CHECK = 64;
 /** Spans checked at a time, best first, until their hits fill the page. */
@@ -69,7 +69,7 @@ const SPANS_PER_CHECK = 8;
  * lists are merged by score; filters hold for the paths hits name, so rows are taken best first
  * until `window` hits pass them (or none is left).
  */
-export function allVersionsFound(s: HistorySource, parsed: ParsedQuery, q: Query, window: number): HistoryFound[] {
+export function allVersionsFound(s: HistorySource, parsed: ParsedQuery, q: Query, window: number, synced: boolean): HistoryFound[] {
   const match = toMatch(parsed);
   const superset = toSupersetMatch(parsed);
   if (match === null || superset === null) return [];
@@ -194,12 +194,18 @@ export function allVersionsFound(s: HistorySource, parsed: ParsedQuery, q: Query
     // Spans are exact in what they find for a query of words OR-ed (a span matching holds a
     // version matching); for others, the best PROBE_SPANS say whether they find enough to be
     // worth it (the same spans whatever the page: every page is asked of the same list).
-    const exact = orOfWords(parsed);
-    let first: Taken | undefined = bySpans(Math.max(PROBE_SPANS, window), window, exact ? 0 : PROBE_SPANS);
-    const spansServe = exact || !first.cut || first.groups.slice(0, PROBE_SPANS).filter((g) => g.hits.length > 0).length >= PROBE_PASS;
+    // Spans serve a store whose spans are up to date (a store opened read-only has what its
+    // last writer's searches made: documents one by one there). They are exact in what they find
+    // for words OR-ed (a span matching holds a version matching); for other queries the best
+    // PROBE_SPANS say whether they find enough to be worth it — the same spans whatever the
+    // page, so that every page is a part of one order.
+    let spansServe = synced;
+    if (spansServe && !orOfWords(parsed)) {
+      const probe = bySpans(PROBE_SPANS + 1, 0, PROBE_SPANS);
+      spansServe = !probe.cut || probe.groups.filter((g) => g.hits.length > 0).length >= PROBE_PASS;
+    }
     for (let fetch = Math.max(PROBE_SPANS, window); ; fetch *= 4) {
-      const lists = spansServe ? [first ?? bySpans(fetch, window)] : [shown(fetch), olderOneByOne(fetch)];
-      first = undefined;
+      const lists = spansServe ? [bySpans(fetch, window)] : [shown(fetch), olderOneByOne(fetch)];
       // Merged best first. Where a list was cut by its LIMIT, what lies past its last row is not
       // known: only groups up to that row are certain to be the best (the merge's exact part).
       let edge: Group | undefined;

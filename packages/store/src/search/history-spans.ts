@@ -106,7 +106,12 @@ class Pending {
         ids.set(path, id);
         if (p.from !== undefined) dropSpans(s, id, p.from);
       }
-      for (const span of this.spans) addText.run(addSpan.get(ids.get(span.path)!, span.first, span.last)!.id, span.text);
+      for (const span of this.spans) {
+        // (Another process's sync may have written this path's spans meanwhile: theirs from
+        // here on go, so no version is in two spans.)
+        dropSpans(s, ids.get(span.path)!, span.first);
+        addText.run(addSpan.get(ids.get(span.path)!, span.first, span.last)!.id, span.text);
+      }
       // The documents read are history's too (those no entry shows), named by their paths now.
       writeHistoryDocs(s, this.docs);
       then?.();
@@ -151,14 +156,16 @@ export async function syncSpans(s: HistorySource, pause: () => Promise<boolean |
   }));
   // The versions of documents an entry shows now with another media type, or newly: their
   // spans lack that entry's reading of them. (A document no longer shown keeps its lines.)
-  const dirty = new Map<string, number>();
-  s.db.read(() => {
-    const named = s.db.prepare<{ path: string; version: number }>('SELECT path, version FROM versions WHERE doc_id = ?');
-    for (const e of entries) {
-      if (e.doc_id === null) continue;
-      for (const v of named.all(e.doc_id)) dirty.set(v.path, Math.min(dirty.get(v.path) ?? Infinity, v.version));
-    }
-  });
+  const shownDocs = [...new Set(entries.flatMap((e) => (e.doc_id === null ? [] : [e.doc_id])))];
+  const dirty = new Map(
+    s.db
+      .read(() =>
+        s.db
+          .prepare<{ path: string; version: number }>('SELECT path, MIN(version) AS version FROM versions WHERE doc_id IN (SELECT value FROM json_each(?)) GROUP BY path')
+          .all(JSON.stringify(shownDocs)),
+      )
+      .map((r) => [r.path, r.version]),
+  );
   const changed: { now: PathState; before: Known | undefined; from: number | undefined }[] = [];
   for (const now of current.values()) {
     const before = known.get(now.path);
@@ -185,6 +192,12 @@ export async function syncSpans(s: HistorySource, pause: () => Promise<boolean |
   };
   for (const { now, before, from: dirtyFrom } of changed) {
     const from = s.db.read(() => rebuildFrom(s, now, before, dirtyFrom));
+    if (from === undefined) {
+      // Versions only forgotten: the spans stay (their lines cost ranking only); the state moves.
+      pending.paths.set(now.path, { from: undefined, done: now });
+      if (pending.full() && !(await flush())) return false;
+      continue;
+    }
     const versions = s.db.read(() =>
       s.db.prepare<{ version: number; doc_id: number }>('SELECT version, doc_id FROM versions WHERE path = ? AND version >= ? AND version <= ? ORDER BY version').all(now.path, from, now.newest),
     );
@@ -242,16 +255,15 @@ async function spanText(s: HistorySource, id: number): Promise<SpanDocText> {
 }
 
 /**
- * The first version whose span is made again: every version when versions were forgotten;
- * else the first of the span where the earliest version to look at again is, or of the last
- * span before it — versions added since the spans were made, and `dirty`'s version.
+ * The first version whose span is made again — the first of the span where the earliest
+ * version to look at again is, or of the last span before it: versions added since the spans
+ * were made, and `dirty`'s version — or every version (a path new, or half made). Undefined
+ * when none is to be made again (versions only forgotten: their lines stay, costing ranking only).
  */
-function rebuildFrom(s: HistorySource, now: PathState, before: Known | undefined, dirty: number | undefined): number {
-  if (!before || now.newest < before.newest) return ALL;
-  const kept = s.db.prepare<{ n: number; sum: number }>('SELECT COUNT(*) AS n, COALESCE(SUM(doc_id), 0) AS sum FROM versions WHERE path = ? AND version <= ?').get(now.path, before.newest)!;
-  if (kept.n !== before.versions || kept.sum !== before.docsum) return ALL;
+function rebuildFrom(s: HistorySource, now: PathState, before: Known | undefined, dirty: number | undefined): number | undefined {
+  if (!before || before.versions === UNFINISHED.versions) return ALL;
   const earliest = Math.min(dirty ?? Infinity, now.newest > before.newest ? before.newest + 1 : Infinity);
-  if (earliest === Infinity) return ALL; // (a half-made path: before is never its state)
+  if (earliest === Infinity) return undefined;
   const at = s.db.prepare<{ first: number }>('SELECT first FROM history_spans WHERE path_id = ? AND first <= ? ORDER BY first DESC LIMIT 1').get(before.id, earliest);
   return at ? at.first : ALL;
 }

@@ -142,9 +142,9 @@ export async function historySearch(s: Searcher & { history: HistorySource; writ
   if (q.allVersions && q.snapshot !== undefined) throw new InvalidInputError('allVersions and snapshot are two searches: ask one of them', 'snapshot');
   historyMode(q.mode);
   const parsed = parseQuery(query);
-  if (s.writable) await syncHistory(s.history, async () => void (await breathe()));
+  const synced = s.writable && (await syncHistory(s.history, async () => void (await breathe())));
   const window = windowOf(s, q, 0);
-  const found = q.snapshot !== undefined ? snapshotFound(s.history, q.snapshot, parsed, q, window) : allVersionsFound(s.history, parsed, q, window);
+  const found = q.snapshot !== undefined ? snapshotFound(s.history, q.snapshot, parsed, q, window) : allVersionsFound(s.history, parsed, q, window, synced);
   const ranked = found.map((f, i) => ({
     f,
     extra: { matched: ['keyword'] as SearchHit['matched'], keyword: { rank: i + 1, score: f.score }, ...((f as HistoryFound).version !== undefined ? { version: (f as HistoryFound).version } : {}) },
