@@ -178,18 +178,29 @@ export function allVersionsFound(s: HistorySource, parsed: ParsedQuery, q: Query
      * the spans `least`, at least): spans left unchecked rank after every one checked, so the
      * list is cut there.
      */
+    // The ranked spans and the groups checked so far, kept across the probe and the rounds (a
+    // list ranked for more rows begins with the list for fewer: one order).
+    let ranked: ReturnType<typeof spansSql.all> = [];
+    let rankedFor = 0;
+    const checkedGroups = new Map<number, Group>();
     const bySpans = (n: number, need: number, least = 0): Taken => {
-      const spans = spansSql.all(superset, n);
-      const groups: Group[] = spans.map((sp) => ({ score: sp.score, kind: 1, id: sp.id, hits: [] }));
+      if (n > rankedFor && ranked.length === rankedFor) {
+        ranked = spansSql.all(superset, n);
+        rankedFor = n;
+      }
+      const spans = ranked.slice(0, n);
       let checked = 0;
       let hits = 0;
       while (checked < spans.length && (hits < need || checked < least)) {
         const next = Math.min(spans.length, checked + SPANS_PER_CHECK);
-        check(spans.slice(checked, next), groups.slice(checked, next));
-        for (let i = checked; i < next; i++) hits += groups[i]!.hits.length;
+        const fresh = spans.slice(checked, next).filter((sp) => !checkedGroups.has(sp.id));
+        const groups: Group[] = fresh.map((sp) => ({ score: sp.score, kind: 1, id: sp.id, hits: [] }));
+        if (fresh.length) check(fresh, groups);
+        for (const g of groups) checkedGroups.set(g.id, g);
+        for (let i = checked; i < next; i++) hits += checkedGroups.get(spans[i]!.id)!.hits.length;
         checked = next;
       }
-      return { groups: groups.slice(0, checked), cut: checked < spans.length || spans.length === n };
+      return { groups: spans.slice(0, checked).map((sp) => checkedGroups.get(sp.id)!), cut: checked < spans.length || spans.length === n };
     };
     // Spans are exact in what they find for a query of words OR-ed (a span matching holds a
     // version matching); for others, the best PROBE_SPANS say whether they find enough to be
