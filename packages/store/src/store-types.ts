@@ -27,9 +27,10 @@ export interface StoreBackends {
   log: LogStore;
   /**
    * Called once a store opened for writing is open (schema made or migrated, database at the
-   * log's head): what the database writes from then on is the store's own work.
+   * log's head): what the database writes from then on is the store's own work; `created` when
+   * the store was made just now (a bulk load follows: every use but a bare `kura init`).
    */
-  opened?: () => void;
+  opened?: (how: { created: boolean }) => void;
   /** Called when the store closes, after everything else (releases the writer lock). */
   release?: () => void | Promise<void>;
   /** Turns a string `put` input (a file path) into bytes; absent where there are no files. */

@@ -30,16 +30,16 @@ export class Store extends StoreReads {
   /** Creates a store in empty backends and opens it for writing. */
   static async create(b: StoreBackends, options: InitOptions = {}, packSize?: number): Promise<Store> {
     const { durability } = await createStore(b, options);
-    return this.openBackends(b, { durability, ...(packSize ? { packSize } : {}) });
+    return this.openBackends(b, { durability, ...(packSize ? { packSize } : {}) }, true);
   }
 
-  /** Opens an existing store in the given backends. */
-  static async openBackends(b: StoreBackends, options: OpenOptions = {}): Promise<Store> {
+  /** Opens an existing store in the given backends (`created`: by Store.create, just now). */
+  static async openBackends(b: StoreBackends, options: OpenOptions = {}, created = false): Promise<Store> {
     const { config, opts } = await openParts(b, options);
     // `this`, not Store: platform subclasses (node/index.ts) get instances of themselves.
     const store = new this(makeContext(b, config, opts));
     if (!opts.readonly) await sealAbandonedPacks(opts.log, opts.st, b.writer);
-    if (!opts.readonly) b.opened?.();
+    if (!opts.readonly) b.opened?.({ created });
     return store;
   }
 

@@ -2,7 +2,7 @@
  * When a store starts its checkpoint worker (node/index.ts CHECKPOINTER_AFTER_MS / _WAL):
  * not for a store opened, written and closed in a moment (a `kura` command), then or later;
  * after a while for a store left open; at once for a burst of writes (counted from the open: a
- * new store's schema is not one). Workers are counted as
+ * new store's schema is not one); at the first commit of a store made just now. Workers are counted as
  * they are constructed (node:worker_threads wrapped), not guessed from the process's threads.
  * An object store's cache directory holds a database too (the log's replay), written at each
  * commit: its checkpoints go to the worker the same way.
@@ -11,7 +11,7 @@ import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { newStore, randomBytes, reopen } from './helpers/store.js';
+import { batchEnded, newStore, randomBytes, reopen } from './helpers/store.js';
 import { Store } from '../src/node/index.js';
 import { MemoryObjectStore } from '../src/objects/memory-objects.js';
 
@@ -64,11 +64,25 @@ describe('the checkpoint worker starts', () => {
     await store.close();
   });
 
+  it('at its first commit for a store made just now, and none for one made and closed', async () => {
+    const before = checkpointers();
+    const { store: made } = await newStore();
+    await made.close(); // what `kura init` does: its schema (~260 KiB of WAL) is no burst
+    expect(checkpointers()).toBe(before);
+    const { store } = await newStore();
+    await store.put(new TextEncoder().encode('the first put of a new store'));
+    await batchEnded(); // (its commit batch ends)
+    expect(checkpointers()).toBe(before + 1);
+    await store.close();
+  });
+
   it('at once when a burst of writes grows the WAL by 256 KiB', { timeout: 30_000 }, async () => {
-    const { store, dir } = await newStore();
+    const { store: made, dir } = await newStore();
+    await made.close();
+    const store = await reopen(dir);
     const before = checkpointers();
     const opened = performance.now();
-    // (A new store's schema is in the WAL already: the burst counts from the open.)
+    // (Counted from the open: what opening wrote is no burst.)
     const from = walSize(dir);
     expect(checkpointers()).toBe(before);
     for (let i = 0; i < 400 && walSize(dir) - from <= 256 << 10; i++) await store.put(randomBytes(900 + i, 64 << 10));

@@ -45,7 +45,7 @@ export async function backends(dir: string, readonly: boolean): Promise<StoreBac
       packs: new FsPackStore(join(dir, 'packs')),
       log,
       ...(lock ? { writer: { id, alive: (other: string) => other === id || writerAlive(dir, other), others: () => liveWriters(dir).filter((w) => w !== id) } } : {}),
-      ...(checkpointer ? { opened: () => checkpointer.opened() } : {}),
+      ...(checkpointer ? { opened: (how: { created: boolean }) => checkpointer.opened(how) } : {}),
       release: async () => {
         await checkpointer?.stop();
         lock?.release();

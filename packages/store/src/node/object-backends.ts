@@ -160,7 +160,7 @@ export async function objectBackends(
     // Other writers are other servers: none is ever known dead (GC waits for its leases).
     writer: { id, alive: () => true, others: () => [] },
     // (An open that failed early lets the probe finish first: no probe object left behind.)
-    opened: () => checkpointer.opened(),
+    opened: (how: { created: boolean }) => checkpointer.opened(how),
     release: async () => {
       await checkpointer.stop();
       await probed.catch(() => undefined);
