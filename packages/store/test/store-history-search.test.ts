@@ -101,6 +101,32 @@ describe('search through history', () => {
     ]);
   });
 
+  it('makes again only the spans a change touches (a version restored: its span in place, and the last)', async () => {
+    const { store, dir } = await newStore();
+    const v = (n: number) => text(`tern log\nentry w${n} written\n`);
+    for (let n = 1; n <= 70; n++) await store.put(v(n), { path: 'log.txt' });
+    await store.search('tern', { allVersions: true });
+    const spans = () => {
+      const db = new Database(join(dir, 'kura.db'), { readonly: true });
+      try {
+        return db.prepare("SELECT s.id AS id, s.first AS first, s.last AS last FROM history_spans s JOIN history_paths p ON p.id = s.path_id WHERE p.path = 'log.txt' ORDER BY s.first").all() as { id: number; first: number; last: number }[];
+      } finally {
+        db.close();
+      }
+    };
+    const before = spans();
+    expect(before.map((x) => [x.first, x.last])).toEqual([[1, 32], [33, 64], [65, 70]]);
+    // Version 1's bytes again: version 71 shows the document version 1 names.
+    await store.put(v(1), { path: 'log.txt', mediaType: 'text/markdown' });
+    expect(named(await store.search('w1', { allVersions: true })).sort()).toEqual(['log.txt@1', 'log.txt@71']);
+    const after = spans();
+    expect(after.map((x) => [x.first, x.last])).toEqual([[1, 32], [33, 64], [65, 71]]);
+    expect(after[1]!.id).toBe(before[1]!.id); // untouched
+    expect(after[0]!.id).not.toBe(before[0]!.id); // made again in place
+    expect(await store.search('tern', { allVersions: true, limit: 200 })).toHaveLength(71);
+    await store.close();
+  });
+
   it('holds each version to the query exactly, though a span holds several versions\' lines', async () => {
     const { store } = await newStore();
     await store.put(text('alpha one\nfirst\nother line'), { path: 'n.txt' });

@@ -45,8 +45,8 @@ class SpanText {
   last = 0;
   count = 0;
 
-  /** Whether the version's text fits (or the span is empty); adds it if so. */
-  take(version: number, text: string): boolean {
+  /** Whether the version's text fits (or the span is empty, or `capped` is false); adds it if so. */
+  take(version: number, text: string, capped = true): boolean {
     const fresh = new Set<string>();
     let chars = 0;
     for (const line of text.split('\n')) {
@@ -54,7 +54,7 @@ class SpanText {
       fresh.add(line);
       chars += line.length + 1;
     }
-    if (this.count > 0 && (this.count >= SPAN_VERSIONS || this.chars + chars > SPAN_CHARS)) return false;
+    if (capped && this.count > 0 && (this.count >= SPAN_VERSIONS || this.chars + chars > SPAN_CHARS)) return false;
     for (const line of fresh) this.lines.add(line);
     this.chars += chars;
     if (this.count === 0) this.first = version;
@@ -71,7 +71,8 @@ class SpanText {
 class Pending {
   /** Per path: where its spans are made again from (until first written), and its state once all read. */
   paths = new Map<string, { from: number | undefined; done: PathState | undefined }>();
-  spans: { path: string; first: number; last: number; text: string }[] = [];
+  /** Spans to write; `exact`: made again with the same versions (only that span is replaced). */
+  spans: { path: string; first: number; last: number; text: string; exact: boolean }[] = [];
   docs = new Map<number, SpanDocText>();
   chars = 0;
 
@@ -81,9 +82,9 @@ class Pending {
     return this.chars >= BATCH_TEXT || this.paths.size >= PATHS_PER_BATCH;
   }
 
-  addSpan(path: string, span: SpanText): void {
+  addSpan(path: string, span: SpanText, exact = false): void {
     const text = spaceWords([...span.lines].join('\n'));
-    this.spans.push({ path, first: span.first, last: span.last, text });
+    this.spans.push({ path, first: span.first, last: span.last, text, exact });
     this.chars += text.length;
   }
 
@@ -108,8 +109,9 @@ class Pending {
       }
       for (const span of this.spans) {
         // (Another process's sync may have written this path's spans meanwhile: theirs from
-        // here on go, so no version is in two spans.)
-        dropSpans(s, ids.get(span.path)!, span.first);
+        // here on go, so no version is in two spans. A span made again in place replaces the
+        // one with its first version.)
+        dropSpans(s, ids.get(span.path)!, span.first, span.exact ? span.first : undefined);
         addText.run(addSpan.get(ids.get(span.path)!, span.first, span.last)!.id, span.text);
       }
       // The documents read are history's too (those no entry shows), named by their paths now.
@@ -157,21 +159,21 @@ export async function syncSpans(s: HistorySource, pause: () => Promise<boolean |
   // The versions of documents an entry shows now with another media type, or newly: their
   // spans lack that entry's reading of them. (A document no longer shown keeps its lines.)
   const shownDocs = [...new Set(entries.flatMap((e) => (e.doc_id === null ? [] : [e.doc_id])))];
-  const dirty = new Map(
-    s.db
-      .read(() =>
-        s.db
-          .prepare<{ path: string; version: number }>('SELECT path, MIN(version) AS version FROM versions WHERE doc_id IN (SELECT value FROM json_each(?)) GROUP BY path')
-          .all(JSON.stringify(shownDocs)),
-      )
-      .map((r) => [r.path, r.version]),
-  );
-  const changed: { now: PathState; before: Known | undefined; from: number | undefined }[] = [];
+  const dirty = new Map<string, number[]>();
+  s.db.read(() => {
+    const named = s.db.prepare<{ path: string; version: number }>('SELECT path, version FROM versions WHERE doc_id IN (SELECT value FROM json_each(?))');
+    for (const r of named.all(JSON.stringify(shownDocs))) {
+      const list = dirty.get(r.path);
+      if (list) list.push(r.version);
+      else dirty.set(r.path, [r.version]);
+    }
+  });
+  const changed: { now: PathState; before: Known | undefined; dirty: number[] }[] = [];
   for (const now of current.values()) {
     const before = known.get(now.path);
     const changedVersions = !before || before.versions !== now.versions || before.newest !== now.newest || before.docsum !== now.docsum;
-    const from = dirty.get(now.path);
-    if (changedVersions || from !== undefined) changed.push({ now, before, from });
+    const versions = dirty.get(now.path) ?? [];
+    if (changedVersions || versions.length) changed.push({ now, before, dirty: versions });
   }
   // Paths with no version left: their spans go. (A document's names may keep such a path's
   // token: a span's versions are looked up by path when checked, so a stale name finds nothing.)
@@ -190,36 +192,43 @@ export async function syncSpans(s: HistorySource, pause: () => Promise<boolean |
     pending.write();
     return (await pause()) !== true;
   };
-  for (const { now, before, from: dirtyFrom } of changed) {
-    const from = s.db.read(() => rebuildFrom(s, now, before, dirtyFrom));
-    if (from === undefined) {
-      // Versions only forgotten: the spans stay (their lines cost ranking only); the state moves.
-      pending.paths.set(now.path, { from: undefined, done: now });
-      if (pending.full() && !(await flush())) return false;
-      continue;
+  /** A version's text for spans, read once a batch. */
+  const textOf = async (docId: number) => {
+    let t = pending.docs.get(docId);
+    if (!t) {
+      t = await spanText(s, docId);
+      pending.docs.set(docId, t);
+      pending.chars += t.text.length + (t.shownAs?.length ?? 0);
     }
-    const versions = s.db.read(() =>
-      s.db.prepare<{ version: number; doc_id: number }>('SELECT version, doc_id FROM versions WHERE path = ? AND version >= ? AND version <= ? ORDER BY version').all(now.path, from, now.newest),
-    );
-    const entry = { from: from as number | undefined, done: undefined as PathState | undefined };
+    return t.shownAs ? `${t.text}\n${t.shownAs}` : t.text;
+  };
+  const versionsIn = (path: string, first: number, last: number) =>
+    s.db.read(() => s.db.prepare<{ version: number; doc_id: number }>('SELECT version, doc_id FROM versions WHERE path = ? AND version >= ? AND version <= ? ORDER BY version').all(path, first, last));
+  for (const { now, before, dirty: dirtyVersions } of changed) {
+    const plan = s.db.read(() => remakePlan(s, now, before, dirtyVersions));
+    const entry = { from: plan.from, done: undefined as PathState | undefined };
     pending.paths.set(now.path, entry);
-    let span = new SpanText();
-    for (const v of versions) {
-      let t = pending.docs.get(v.doc_id);
-      if (!t) {
-        t = await spanText(s, v.doc_id);
-        pending.docs.set(v.doc_id, t);
-        pending.chars += t.text.length + (t.shownAs?.length ?? 0);
-      }
-      const text = t.shownAs ? `${t.text}\n${t.shownAs}` : t.text;
-      if (!span.take(v.version, text)) {
-        pending.addSpan(now.path, span);
-        span = new SpanText();
-        span.take(v.version, text);
-      }
+    // Spans holding a changed entry's document, made again with the same versions.
+    for (const at of plan.inPlace) {
+      const span = new SpanText();
+      for (const v of versionsIn(now.path, at.first, at.last)) span.take(v.version, await textOf(v.doc_id), false);
+      if (span.count > 0) pending.addSpan(now.path, span, true);
       if (pending.full() && !(await flush())) return false;
     }
-    if (span.count > 0) pending.addSpan(now.path, span);
+    // From `from` on (versions added, or a path new or half made): cut again.
+    if (plan.from !== undefined) {
+      let span = new SpanText();
+      for (const v of versionsIn(now.path, plan.from, now.newest)) {
+        const text = await textOf(v.doc_id);
+        if (!span.take(v.version, text)) {
+          pending.addSpan(now.path, span);
+          span = new SpanText();
+          span.take(v.version, text);
+        }
+        if (pending.full() && !(await flush())) return false;
+      }
+      if (span.count > 0) pending.addSpan(now.path, span);
+    }
     entry.done = now;
     if (pending.full() && !(await flush())) return false;
   }
@@ -255,22 +264,31 @@ async function spanText(s: HistorySource, id: number): Promise<SpanDocText> {
 }
 
 /**
- * The first version whose span is made again — the first of the span where the earliest
- * version to look at again is, or of the last span before it: versions added since the spans
- * were made, and `dirty`'s version — or every version (a path new, or half made). Undefined
- * when none is to be made again (versions only forgotten: their lines stay, costing ranking only).
+ * Which of a path's spans are made again: from `from` on, cut again — the first of the last
+ * span when versions were added since the spans were made, every version for a path new or half
+ * made — and, in place with the same versions, the spans holding `dirty` versions (documents a
+ * changed entry shows) before that. Versions only forgotten make none again: their lines cost
+ * ranking only.
  */
-function rebuildFrom(s: HistorySource, now: PathState, before: Known | undefined, dirty: number | undefined): number | undefined {
-  if (!before || before.versions === UNFINISHED.versions) return ALL;
-  const earliest = Math.min(dirty ?? Infinity, now.newest > before.newest ? before.newest + 1 : Infinity);
-  if (earliest === Infinity) return undefined;
-  const at = s.db.prepare<{ first: number }>('SELECT first FROM history_spans WHERE path_id = ? AND first <= ? ORDER BY first DESC LIMIT 1').get(before.id, earliest);
-  return at ? at.first : ALL;
+function remakePlan(s: HistorySource, now: PathState, before: Known | undefined, dirty: readonly number[]): { from: number | undefined; inPlace: { first: number; last: number }[] } {
+  if (!before || before.versions === UNFINISHED.versions) return { from: ALL, inPlace: [] };
+  const spanAt = s.db.prepare<{ first: number; last: number }>('SELECT first, last FROM history_spans WHERE path_id = ? AND first <= ? ORDER BY first DESC LIMIT 1');
+  let from: number | undefined;
+  if (now.newest > before.newest) from = spanAt.get(before.id, before.newest + 1)?.first ?? ALL;
+  const inPlace = new Map<number, { first: number; last: number }>();
+  for (const d of dirty) {
+    if (from !== undefined && d >= from) continue;
+    const at = spanAt.get(before.id, d);
+    // (A version no span holds — one added since, found here before its region — is cut with the rest.)
+    if (at && at.last >= d) inPlace.set(at.first, at);
+    else from = Math.min(from ?? Infinity, at?.first ?? ALL);
+  }
+  return { from, inPlace: [...inPlace.values()].filter((at) => from === undefined || at.first < from) };
 }
 
-/** Deletes path `pathId`'s spans that begin at version `from` or later (inside the caller's transaction). */
-function dropSpans(s: HistorySource, pathId: number, from: number): void {
-  const ids = s.db.prepare<{ id: number }>('SELECT id FROM history_spans WHERE path_id = ? AND first >= ?').all(pathId, from);
+/** Deletes path `pathId`'s spans that begin at version `from` or later, up to `to` (inside the caller's transaction). */
+function dropSpans(s: HistorySource, pathId: number, from: number, to = Number.MAX_SAFE_INTEGER): void {
+  const ids = s.db.prepare<{ id: number }>('SELECT id FROM history_spans WHERE path_id = ? AND first >= ? AND first <= ?').all(pathId, from, to);
   const delText = s.db.prepare('DELETE FROM history_span_text WHERE rowid = ?');
   const del = s.db.prepare('DELETE FROM history_spans WHERE id = ?');
   for (const { id } of ids) {
