@@ -2,8 +2,9 @@
  * Search through every version (decision 0056: history spans ranked, each span's versions
  * checked exactly) against an independent answer: every version's bytes put at a path of its
  * own in a second store, searched there by the plain keyword index. For random histories —
- * puts, the same bytes at two paths, paths deleted with their versions kept or whole, versions
- * forgotten, searches between (the spans then follow what changed) — and random queries of the
+ * puts, the same bytes at two paths or restored, paths deleted with their versions kept or
+ * whole, versions forgotten or deleted one by one, media types changed, searches between (the
+ * spans then follow what changed) — and random queries of the
  * grammar's forms, the (path, version) pairs found must be the same.
  */
 import fc from 'fast-check';
@@ -24,6 +25,9 @@ const op = fc.oneof(
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('again' as const), path, pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('delete' as const), path, keepVersions: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('forget' as const), keep: fc.integer({ min: 1, max: 2 }) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('dropVersion' as const), path, pick: fc.nat() }) },
+  // (Text types only: the independent answer reads every version by its content.)
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('retype' as const), path, mediaType: fc.constantFrom('text/plain', 'text/markdown') }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('search' as const), q: word }) },
 );
 const query = fc.oneof(
@@ -54,6 +58,11 @@ describe('search through every version, against each version searched at a path 
               await store.deletePath(o.path, { keepVersions: o.keepVersions }).catch(() => false);
             } else if (o.kind === 'forget') {
               await store.forgetVersions({ keep: o.keep });
+            } else if (o.kind === 'dropVersion') {
+              const versions = await store.versions(o.path).catch(() => []);
+              if (versions.length) await store.deleteVersion(o.path, versions[o.pick % versions.length]!.version);
+            } else if (o.kind === 'retype') {
+              await store.updateMeta([{ path: o.path, mediaType: o.mediaType }]).catch(() => undefined);
             } else if (o.kind === 'search') {
               await store.search(o.q, { allVersions: true });
             }
@@ -82,7 +91,7 @@ describe('search through every version, against each version searched at a path 
           await oracle.close();
         }
       }),
-      { numRuns: 30 },
+      { numRuns: 100 },
     );
   });
 });

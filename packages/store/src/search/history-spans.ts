@@ -71,7 +71,7 @@ class SpanText {
 class Pending {
   /** Per path: where its spans are made again from (until first written), and its state once all read. */
   paths = new Map<string, { from: number | undefined; done: PathState | undefined }>();
-  /** Spans to write; `exact`: made again with the same versions (only that span is replaced). */
+  /** Spans to write; `exact`: made again in place (only the span of that range is replaced). */
   spans: { path: string; first: number; last: number; text: string; exact: boolean }[] = [];
   docs = new Map<number, SpanDocText>();
   chars = 0;
@@ -82,9 +82,10 @@ class Pending {
     return this.chars >= BATCH_TEXT || this.paths.size >= PATHS_PER_BATCH;
   }
 
-  addSpan(path: string, span: SpanText, exact = false): void {
+  /** Adds a span to write: cut now, or (`range`) made again in place for the range it had. */
+  addSpan(path: string, span: SpanText, range?: { first: number; last: number }): void {
     const text = spaceWords([...span.lines].join('\n'));
-    this.spans.push({ path, first: span.first, last: span.last, text, exact });
+    this.spans.push({ path, first: range?.first ?? span.first, last: range?.last ?? span.last, text, exact: range !== undefined });
     this.chars += text.length;
   }
 
@@ -107,12 +108,22 @@ class Pending {
         ids.set(path, id);
         if (p.from !== undefined) dropSpans(s, id, p.from);
       }
+      const sameRange = s.db.prepare<{ id: number }>('SELECT id FROM history_spans WHERE path_id = ? AND first = ? AND last = ?');
       for (const span of this.spans) {
-        // (Another process's sync may have written this path's spans meanwhile: theirs from
-        // here on go, so no version is in two spans. A span made again in place replaces the
-        // one with its first version.)
-        dropSpans(s, ids.get(span.path)!, span.first, span.exact ? span.first : undefined);
-        addText.run(addSpan.get(ids.get(span.path)!, span.first, span.last)!.id, span.text);
+        const pathId = ids.get(span.path)!;
+        if (span.exact) {
+          // Made again in place: it replaces the span of its range, which keeps its range
+          // (versions forgotten since included: they are looked up when checked). Where another
+          // process has cut the path otherwise meanwhile, its spans stand and this one is left.
+          const old = sameRange.get(pathId, span.first, span.last);
+          if (!old) continue;
+          dropSpans(s, pathId, span.first, span.first);
+        } else {
+          // (Another process's sync may have written this path's spans meanwhile: theirs from
+          // here on go, so no version is in two spans.)
+          dropSpans(s, pathId, span.first);
+        }
+        addText.run(addSpan.get(pathId, span.first, span.last)!.id, span.text);
       }
       // The documents read are history's too (those no entry shows), named by their paths now.
       writeHistoryDocs(s, this.docs);
@@ -212,7 +223,7 @@ export async function syncSpans(s: HistorySource, pause: () => Promise<boolean |
     for (const at of plan.inPlace) {
       const span = new SpanText();
       for (const v of versionsIn(now.path, at.first, at.last)) span.take(v.version, await textOf(v.doc_id), false);
-      if (span.count > 0) pending.addSpan(now.path, span, true);
+      if (span.count > 0) pending.addSpan(now.path, span, at);
       if (pending.full() && !(await flush())) return false;
     }
     // From `from` on (versions added, or a path new or half made): cut again.
