@@ -58,16 +58,17 @@ const NAMES_PER_CHECK = 64;
 const SPANS_PER_CHECK = 8;
 
 /**
- * Every version whose text matches (`window` at most), best first. Documents entries show are
- * ranked by the keyword index's body column (one hit per path and version naming each); the
- * others by history spans (history-spans.ts): spans whose lines match a loosened query are
- * ranked best first, and each span's versions checked against the whole query in the history
- * index (a few paths' names at a time), matching ones listed newest first with the span's
- * score. A query whose spans may match with no version matching (AND, NOT, `-word`, phrases)
- * first checks the best PROBE_SPANS: where too few hold a match, the history index ranks its
- * documents one by one instead (the way before spans, exact but slower at scale). The two
- * lists are merged by score; filters hold for the paths hits name, so rows are taken best first
- * until `window` hits pass them (or none is left).
+ * Every version whose text matches (`window` at most), best first, by history spans
+ * (history-spans.ts): spans whose lines match a loosened query are ranked best first, and each
+ * span's versions checked against the whole query — those an entry shows in the keyword index's
+ * body column, the others in the history index by their paths' names — matching ones listed
+ * newest first with the span's score, spans checked a few at a time until the page is full. A
+ * query whose spans may match with no version matching (AND, NOT, `-word`, phrases) first checks
+ * the best PROBE_SPANS: where too few hold a match — and in a store whose spans were not brought
+ * up to date (`synced` false: opened read-only) — documents are ranked one by one instead (the
+ * keyword index's body and the history index merged by score: the way before spans, exact but
+ * slower at scale). Filters hold for the paths hits name, so rows are taken best first until
+ * `window` hits pass them (or none is left).
  */
 export function allVersionsFound(s: HistorySource, parsed: ParsedQuery, q: Query, window: number, synced: boolean): HistoryFound[] {
   const match = toMatch(parsed);
