@@ -44,9 +44,9 @@ export const pathToken = (pathId: number) => `p${pathId}`;
  * document no entry shows and that still exists, with the names of every path it is a version
  * of — added, or written again when its names changed (a document became a version of another
  * path), with the extractions made for them. Documents an entry shows, or gone, are left (the
- * next sync sees them again). Returns the documents added.
+ * next sync sees them again).
  */
-export function writeHistoryDocs(s: HistorySource, texts: ReadonlyMap<number, HistoryText>): number[] {
+export function writeHistoryDocs(s: HistorySource, texts: ReadonlyMap<number, HistoryText>): void {
   const now = Date.now();
   const shown = s.db.prepare<{ n: number }>('SELECT COUNT(*) AS n FROM entries WHERE doc_id = ?');
   const exists = s.db.prepare<{ n: number }>('SELECT COUNT(*) AS n FROM documents WHERE id = ?');
@@ -55,7 +55,6 @@ export function writeHistoryDocs(s: HistorySource, texts: ReadonlyMap<number, Hi
   const del = s.db.prepare('DELETE FROM history WHERE rowid = ?');
   const add = s.db.prepare('INSERT INTO history(rowid, body, names) VALUES (?, ?, ?)');
   const mark = s.db.prepare('INSERT INTO historic_docs(doc_id, names) VALUES (?, ?) ON CONFLICT(doc_id) DO UPDATE SET names = excluded.names');
-  const added: number[] = [];
   for (const [id, t] of texts) {
     // (An entry may show it, or GC have dropped it, since it was read. A document an entry
     // shows keeps no extraction made here: the indexer extracts by the entry's media type.)
@@ -65,9 +64,7 @@ export function writeHistoryDocs(s: HistorySource, texts: ReadonlyMap<number, Hi
     const before = held.get(id);
     if (before?.names === names) continue;
     if (before) del.run(id);
-    else added.push(id);
     add.run(id, spaceWords(t.text), names);
     mark.run(id, names);
   }
-  return added;
 }

@@ -78,15 +78,14 @@ async function syncOnce(s: HistorySource, pause: () => Promise<boolean | void>):
   // their paths). Then the documents no path's spans read: snapshots' files, and those of
   // paths unchanged whose entries moved on from them.
   if (!(await syncSpans(s, pause))) return false;
-  return (await syncMissing(s, pause)) !== false;
+  return syncMissing(s, pause);
 }
 
-/** Indexes the documents no entry shows that the history index lacks; answers those added (false: stopped). */
-async function syncMissing(s: HistorySource, pause: () => Promise<boolean | void>): Promise<number[] | false> {
-  const added: number[] = [];
+/** Indexes the documents no entry shows that the history index lacks; false when `pause` said to stop. */
+async function syncMissing(s: HistorySource, pause: () => Promise<boolean | void>): Promise<boolean> {
   for (;;) {
     const ids = s.db.read(() => s.db.prepare<{ id: number }>(MISSING).all());
-    if (ids.length === 0) return added;
+    if (ids.length === 0) return true;
     const texts = new Map<number, HistoryText>();
     let textRead = 0;
     for (const { id } of ids) {
@@ -95,7 +94,7 @@ async function syncMissing(s: HistorySource, pause: () => Promise<boolean | void
       if ((textRead += t.text.length) >= BATCH_TEXT) break;
     }
     // (A document shown or dropped since it was read is left out, and MISSING no longer lists it.)
-    added.push(...s.db.transaction(() => writeHistoryDocs(s, texts)));
+    s.db.transaction(() => writeHistoryDocs(s, texts));
     if ((await pause()) === true) return false;
   }
 }
