@@ -263,7 +263,8 @@ export async function syncSpans(s: HistorySource, pause: () => Promise<boolean |
  */
 async function spanText(s: HistorySource, id: number): Promise<SpanDocText> {
   const t = await historyText(s, id);
-  const types = s.db.read(() => s.db.prepare<{ media_type: string | null }>('SELECT DISTINCT media_type FROM entries WHERE doc_id = ?').all(id));
+  // (An entry without a media type reads it as the history index does: by its content.)
+  const types = s.db.read(() => s.db.prepare<{ media_type: string }>('SELECT DISTINCT media_type FROM entries WHERE doc_id = ? AND media_type IS NOT NULL').all(id));
   const doc = types.length ? s.db.read(() => s.st.docById.get(id)) : undefined;
   if (!doc) return t;
   const other: string[] = [];
