@@ -5,11 +5,17 @@
  * source cost more than its ingest), while this thread deduplicates and commits, in input
  * order (documents are listed in it), sharing transactions (CommitOrder). Without workers,
  * this thread puts them, a few at a time.
+ *
+ * Two windows: sources being ingested (two per worker, so each reads one ahead) and sources
+ * whose outcome is awaited (ingested, waiting for their commit). A worker runs every source
+ * it is sent at once, interleaved; sent a whole commit's worth, they all ended together and
+ * the workers stood idle while that commit uploaded its pack (on object storage).
  */
 import type { IngestPoolCore } from './ingest/pool.js';
 import type { PutMeta } from './options.js';
 import { CommitOrder } from './commit-order.js';
 import type { ChunkEvent, PutResult } from './put.js';
+import { withEnd } from './ingest/stream-end.js';
 import type { Store as StoreCore } from './store.js';
 import { knownChunks, type StoreContext } from './store-context.js';
 import type { PutInput } from './store-types.js';
@@ -47,6 +53,10 @@ export interface ManySources<S> {
 
 /** Small sources per worker message. */
 export const SMALL_BATCH = 64;
+/** Sources (or batches) being ingested at once, per worker. */
+const INGESTING_PER_WORKER = 2;
+/** On object storage: sources in flight per worker, ingesting or waiting for their commit. */
+const IN_FLIGHT_PUBLISHING = 16;
 /** Puts on this thread in flight at once, without workers. */
 const HERE_IN_FLIGHT = 32;
 
@@ -77,6 +87,7 @@ export async function* putMany<S>(
     const group = batch;
     const turn = order.next(); // the batch commits as one, in its place
     batch = [];
+    const free = ingesting.take();
     window.push(
       pool!
         .ingestSmall(
@@ -86,6 +97,7 @@ export async function* putMany<S>(
           listed ? INDEXED_TEXT_MAX : undefined,
         )
         .catch((error: unknown) => group.map(() => error as Error))
+        .finally(free)
         .then((ready) => h.store.putReady(ready.map((r, i) => (r instanceof Error ? r : { ...r, meta: group[i]!.item.meta, onChunk: group[i]!.item.onChunk })), { order: turn, listed }))
         .then(
           (results) => results.map((r, i) => (r instanceof Error ? { index: group[i]!.index, error: r } : { index: group[i]!.index, result: r })),
@@ -94,10 +106,12 @@ export async function* putMany<S>(
     );
   };
   // Two groups per worker keep every worker busy while the oldest commits. On object storage,
-  // where each commit costs requests, eight: the group commit gathers what is in flight into
-  // one commit (bytes/group-commit.ts), so more in flight is fewer, larger commits.
+  // where each commit costs requests, sixteen: the group commit gathers what is in flight into
+  // one commit (bytes/group-commit.ts), so more in flight is fewer, larger commits, and the
+  // workers ingest the next ones while a commit uploads.
   const publishes = h.context('put').log.publishes;
-  const inFlight = pool ? pool.size * (publishes ? 8 : 2) : HERE_IN_FLIGHT;
+  const inFlight = pool ? pool.size * (publishes ? IN_FLIGHT_PUBLISHING : 2) : HERE_IN_FLIGHT;
+  const ingesting = new IngestSlots(pool ? pool.size * INGESTING_PER_WORKER : Infinity);
   let index = 0;
   try {
     for await (const item of items) {
@@ -107,18 +121,57 @@ export async function* putMany<S>(
         window.push(settle(i, Promise.resolve().then(() => h.store.put(sources.here(item.source), item.meta ?? {}, options))));
       } else if (sources.small(item.source)) {
         batch.push({ item, index: i });
-        if (batch.length === SMALL_BATCH) sendBatch();
+        if (batch.length === SMALL_BATCH) {
+          await ingesting.free();
+          sendBatch();
+        }
       } else {
-        if (batch.length) sendBatch();
+        if (batch.length) {
+          await ingesting.free();
+          sendBatch();
+        }
+        await ingesting.free();
+        const free = ingesting.take();
         // A listed document's first bytes come back for the search index (text-heads.ts).
-        const stream = pool.ingestSource(item.source, opts, false, known, listed ? INDEXED_TEXT_MAX : undefined);
-        window.push(settle(i, h.store.putChunks(stream, item.meta ?? {}, { ...options, order: order.next() })));
+        const stream = withEnd(pool.ingestSource(item.source, opts, false, known, listed ? INDEXED_TEXT_MAX : undefined), free);
+        window.push(settle(i, h.store.putChunks(stream, item.meta ?? {}, { ...options, order: order.next() }).finally(free)));
       }
       while (window.length >= inFlight) yield* await window.shift()!;
     }
-    if (batch.length) sendBatch();
+    if (batch.length) {
+      await ingesting.free();
+      sendBatch();
+    }
     while (window.length) yield* await window.shift()!;
   } finally {
     await Promise.allSettled(window);
+  }
+}
+
+/**
+ * Places in the ingest window: `free()` waits for one (one waiter at a time: the loop above),
+ * `take()` holds it and returns its release, which may be called more than once.
+ */
+class IngestSlots {
+  #held = 0;
+  #waiter: (() => void) | undefined;
+
+  constructor(readonly max: number) {}
+
+  async free(): Promise<void> {
+    while (this.#held >= this.max) await new Promise<void>((r) => (this.#waiter = r));
+  }
+
+  take(): () => void {
+    this.#held++;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.#held--;
+      const w = this.#waiter;
+      this.#waiter = undefined;
+      w?.();
+    };
   }
 }

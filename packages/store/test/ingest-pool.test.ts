@@ -155,6 +155,37 @@ describe('ingest pool', () => {
     await Promise.all([a.close(), b.close()]);
   });
 
+  it('a stream given up before its first read stops its worker and frees it', async () => {
+    const { pool, workers } = fakePool(1);
+    const w = workers[0]!;
+    const stream = pool.ingestSource('a', options);
+    expect(w.holds).toEqual([false, true]);
+    const id = (w.posted[0] as { id: number }).id;
+    await stream.return(undefined as never); // a generator's own finally does not run here
+    expect(w.posted.slice(1)).toEqual([{ type: 'cancel', id }]);
+    expect(w.holds).toEqual([false, true, false]);
+    await stream.return(undefined as never); // once only
+    expect(w.posted).toHaveLength(2);
+    // Read to its end, nothing is cancelled; the worker is free once the end is read.
+    const second = pool.ingestSource('b', options);
+    const id2 = (w.posted[2] as { id: number }).id;
+    w.receive({ type: 'end', id: id2, digest: `sha256:${'00'.repeat(32)}`, size: 0, chunks: 0 });
+    expect(await second.next()).toMatchObject({ done: true, value: { size: 0 } });
+    expect(w.posted).toHaveLength(3);
+    expect(w.holds).toEqual([false, true, false, true, false]);
+  });
+
+  it('a put refused before its worker was read does not keep the process alive', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'large.txt');
+    writeFileSync(file, textBytes(5, 3_000_000)); // streamed by a worker, not batched
+    const started = Date.now();
+    const fixture = fileURLToPath(new URL('./fixtures/refused-put-exit.mjs', import.meta.url));
+    const { stdout } = await run(process.execPath, [fixture, join(dir, 'store'), file], { timeout: 25_000 }); // the pool idles 30 s (POOL_IDLE_MS)
+    expect(stdout.trim()).toBe('INVALID_INPUT');
+    expect(Date.now() - started).toBeLessThan(25_000);
+  }, 30_000);
+
   it('an idle pool does not keep a process alive', async () => {
     const dir = tempDir();
     const tree = join(dir, 'tree');

@@ -12,6 +12,7 @@ import type { ChunkStream, StreamResult } from '../put.js';
 import type { KnownChunks } from './known-chunks.js';
 import type { ErrorShape, FromWorker, ToWorker } from './protocol.js';
 import { unpackSmallResults, type PackedSmall, type ReadyChunks, type TooLarge } from './small-batch.js';
+import { withEnd } from './stream-end.js';
 
 export type { ReadyChunks, SourceStat, TooLarge } from './small-batch.js';
 
@@ -79,6 +80,8 @@ interface Job<S> {
   queue: (StreamChunk[] | { end: StreamResult } | { error: Error })[];
   wake: (() => void) | undefined;
   worker: PoolWorker<S>;
+  /** Its end or error was read: the worker is done with it. */
+  finished: boolean;
 }
 
 /** The message field that hands a worker the store's known-chunks table (shared, not copied). */
@@ -185,36 +188,35 @@ export class IngestPoolCore<S> {
   #start(message: (id: number) => ToWorker<S>, transfer: ArrayBuffer[] = []): ChunkStream {
     const worker = this.#leastBusy();
     const id = this.#nextId++;
-    const job: Job<S> = { queue: [], wake: undefined, worker };
+    const job: Job<S> = { queue: [], wake: undefined, worker, finished: false };
     this.#jobs.set(id, job);
     this.#addLoad(worker, 1);
     worker.post(message(id), transfer);
-    return this.#stream(id, job);
+    return withEnd(this.#stream(id, job), () => this.#release(id, job));
   }
 
   async *#stream(id: number, job: Job<S>): ChunkStream {
-    let finished = false;
-    try {
-      for (;;) {
-        while (job.queue.length === 0) await new Promise<void>((r) => (job.wake = r));
-        const item = job.queue.shift()!;
-        if (Array.isArray(item)) {
-          job.worker.post({ type: 'ack', id });
-          yield* item;
-        } else if ('end' in item) {
-          finished = true;
-          return item.end;
-        } else {
-          finished = true;
-          throw item.error;
-        }
+    for (;;) {
+      while (job.queue.length === 0) await new Promise<void>((r) => (job.wake = r));
+      const item = job.queue.shift()!;
+      if (Array.isArray(item)) {
+        job.worker.post({ type: 'ack', id });
+        yield* item;
+      } else if ('end' in item) {
+        job.finished = true;
+        return item.end;
+      } else {
+        job.finished = true;
+        throw item.error;
       }
-    } finally {
-      // Abandoned (the put failed or was refused): the worker stops and frees its input.
-      if (!finished) job.worker.post({ type: 'cancel', id });
-      this.#jobs.delete(id);
-      this.#addLoad(job.worker, -1);
     }
+  }
+
+  /** A job's stream ended; abandoned (the put failed or was refused), the worker stops and frees its input. */
+  #release(id: number, job: Job<S>): void {
+    if (!job.finished) job.worker.post({ type: 'cancel', id });
+    this.#jobs.delete(id);
+    this.#addLoad(job.worker, -1);
   }
 
   #receive(m: FromWorker): void {
