@@ -40,7 +40,12 @@ export async function openStore(dir: string, args: OpenArgs, password?: Password
     // A store on object storage has no lock to share with a writer: its reads open it as any
     // server does (its cache is made from the log).
     const readonly = args.readonly && !isObjectLocation(dir);
-    return await Store.open(dir, { readonly, ...(args.durability ? { durability: args.durability } : {}), ...(password ? { password } : {}), ...(args.requireEncryption ? { requireEncryption: true } : {}) });
+    const store = await Store.open(dir, { readonly, ...(args.durability ? { durability: args.durability } : {}), ...(password ? { password } : {}), ...(args.requireEncryption ? { requireEncryption: true } : {}) });
+    if (store.unappliedCommits > 0) {
+      // (A writer stopped inside a batch, and this process may not write the store to apply them.)
+      process.stderr.write(`kura: note: the log holds ${store.unappliedCommits} commit(s) the database lacks, not shown here; opening the store for writing applies them\n`);
+    }
+    return store;
   } catch (e) {
     if (isKuraError(e, 'STORE_LOCKED')) {
       throw new CliError(`${dir}: the store is locked: another process is writing to it (read commands still work) [STORE_LOCKED]`);

@@ -18,7 +18,7 @@ import { crashPoint } from '../crash-points.js';
 import { TargetCache } from './target-cache.js';
 import { ObjectCommits, publishes, refuseSync, type JobOutcome } from './object-commits.js';
 import { applyJobs } from './commit-jobs.js';
-import { catchUpShared } from './shared-catch-up.js';
+import { catchUpShared, countAfter } from './shared-catch-up.js';
 import { CommitBatches } from './commit-batch.js';
 import { rebaseCatalog } from './open.js';
 import { DEFAULT_LOG_RETENTION_MS } from './log-truncate.js';
@@ -135,6 +135,19 @@ export class CommitLog {
 
   get head(): LogHead {
     return this.#head;
+  }
+
+  /**
+   * A read-only store's look at the log: the seq the database has applied, and that of the
+   * last intact commit the log holds after it (stranded by a writer that died inside a batch,
+   * or about to be committed by a live one). Only where segments are shared (local
+   * directories); elsewhere the two are equal.
+   */
+  unapplied(): { applied: number; logged: number } {
+    const head = this.#db.read(() => readHead(this.#st));
+    const shared = this.#store.shared;
+    const applied = head?.seq ?? 0;
+    return { applied, logged: applied + (shared && head ? countAfter(shared, head) : 0) };
   }
 
   get writer(): string {

@@ -68,3 +68,31 @@ export function catchUpShared(st: Statements, shared: SharedSegments, stored: Lo
     return head;
   }
 }
+
+/**
+ * How many intact commits `shared` holds after `head`, following on from it: those the next
+ * writer's catch-up applies (a writer that died inside a batch, decision 0028, or one whose
+ * COMMIT is on its way). Reads only: a read-only store's look at the log (node/index.ts).
+ */
+export function countAfter(shared: SharedSegments, head: LogHead): number {
+  const names = shared.listSync();
+  let segment: string | undefined = head.segment || names.filter((n) => n <= segmentName(head.seq + 1)).at(-1);
+  let offset = head.segment ? head.end : 0;
+  let seq = head.seq;
+  let prev = head.hash;
+  let count = 0;
+  while (segment !== undefined && names.includes(segment)) {
+    for (const f of readFrames(shared.readSync(segment, offset)).frames) {
+      if (f.seq <= seq) continue; // before the head (a segment read from its start)
+      if (f.seq !== seq + 1 || !sameHash(f.prev, prev)) return count; // (a writer's catch-up says CORRUPT_DATA)
+      seq = f.seq;
+      prev = f.hash;
+      count++;
+    }
+    // A full segment is followed by one named for the next seq.
+    const next = segmentName(seq + 1);
+    segment = next > segment ? next : undefined;
+    offset = 0;
+  }
+  return count;
+}

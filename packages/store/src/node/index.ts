@@ -67,6 +67,15 @@ export class Store extends StoreCore {
   /** A store in a local directory, unencrypted: where grep's workers open it too. */
   #localRoot: string | undefined;
   #grepPool: GrepPool | undefined;
+  #unapplied = 0;
+
+  /**
+   * Opened read-only: commits its log holds that its database lacks and that could not be
+   * applied (see #openReading) — reads do not show them yet. 0 otherwise.
+   */
+  get unappliedCommits(): number {
+    return this.#unapplied;
+  }
 
   /** What put-many.ts and snapshot-run.ts work with. */
   #host(): ManyPuts & { store: Store } {
@@ -343,10 +352,54 @@ export class Store extends StoreCore {
     }
     // (A plain store asks for no password: one given is not needed.)
     const { password: _password, cacheDir: _cacheDir, s3: _s3, packCacheBytes: _packCacheBytes, requireEncryption: _required, ...open } = options;
-    const store = await Store.#openOn(this, await backends(root, options.readonly ?? false), open);
+    const store = open.readonly ? await Store.#openReading(this, root, open) : await Store.#openOn(this, await backends(root, false), open);
     store.#localRoot = root;
     return store;
   }
+
+  /**
+   * Read-only, with every acknowledged commit: a writer that died inside a batch (decision
+   * 0028: a commit is acknowledged once its frame is in the log, the batch's COMMIT follows)
+   * leaves commits in the log that the database lacks. The next writer applies them when it
+   * opens; a reader cannot, so a reader that finds some — still there after a live writer's
+   * batch would have ended — opens the store for writing once to apply them, then reads. Where
+   * that fails (a store it may not write), it reads what the database holds and says how many
+   * commits it lacks (`unappliedCommits`).
+   */
+  static async #openReading(cls: typeof Store, root: string, open: OpenOptions): Promise<Store> {
+    const reading = await Store.#openOn(cls, await backends(root, true), open);
+    const { logged } = reading.ctx.log.unapplied();
+    // (Waiting for the commits found at first, not for the log to be still: a busy writer's
+    // next commits are always on their way.)
+    for (const since = Date.now(); reading.ctx.log.unapplied().applied < logged; await new Promise((r) => setTimeout(r, 5))) {
+      if (Date.now() - since < STRANDED_WAIT_MS) continue;
+      await reading.close();
+      try {
+        await (await Store.#openOn(cls, await backends(root, false), { ...open, readonly: false })).close();
+      } catch (e) {
+        if (!cannotWrite(e)) throw e;
+        const store = await Store.#openOn(cls, await backends(root, true), open);
+        const { applied, logged: now } = store.ctx.log.unapplied();
+        store.#unapplied = now - applied;
+        return store;
+      }
+      return Store.#openOn(cls, await backends(root, true), open);
+    }
+    return reading;
+  }
+}
+
+/**
+ * How long a reader waits for commits it finds in the log and not in the database to reach it
+ * before it applies them itself: a live writer's batch ends within LONE_BATCH_MS while its
+ * event loop runs (catalog/commit-batch.ts).
+ */
+const STRANDED_WAIT_MS = 50;
+
+/** An error that says this process may not write the store (its files, its directory, its medium). */
+function cannotWrite(e: unknown): boolean {
+  const code = (e as { code?: unknown })?.code;
+  return typeof code === 'string' && (['EACCES', 'EPERM', 'EROFS'].includes(code) || code.startsWith('SQLITE_READONLY') || code === 'SQLITE_CANTOPEN');
 }
 export { openKeyRing } from './key-ring.js';
 export { CONFIG_FILE } from './fs-log.js';
