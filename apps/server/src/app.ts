@@ -18,6 +18,7 @@ import { parseConfig, type ServerConfig, type ServerConfigInput } from './config
 import { HttpError } from './errors.js';
 import { isPretty, logRequestsInOneLine, prettyLogger, redactingLogger } from './logging.js';
 import auth, { verifier } from './plugins/auth.js';
+import { rebindingPolicy, refusal } from './access/rebinding.js';
 import errors, { sendError } from './plugins/errors.js';
 import metrics from './plugins/metrics.js';
 import storePlugin from './plugins/store.js';
@@ -112,6 +113,17 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
   });
 
   await app.register(errors);
+  if (config.noAuth) {
+    // Without tokens, nothing else stands between a page the user visits and the store: a
+    // form's cross-site POST or DELETE needs no CORS, and a name the page rebinds to
+    // 127.0.0.1 reads and writes as if local. Every route takes /mcp's Host and Origin checks.
+    const policy = rebindingPolicy(config);
+    app.addHook('onRequest', async (request) => {
+      const origin = request.headers.origin;
+      const why = refusal(policy, request.headers.host, typeof origin === 'string' ? origin : undefined);
+      if (why) throw new HttpError('FORBIDDEN', why, {});
+    });
+  }
   if (config.corsOrigins.length) {
     // Browsers on these origins (a Kura page elsewhere pushing to this server) may call the
     // API. Off by default: with --no-auth, any page the user visits could otherwise read the

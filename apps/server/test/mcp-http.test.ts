@@ -8,7 +8,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RESULT_CHARS, TEXT_CHARS } from '../src/mcp/tools.js';
-import { rebindingPolicy, refusal } from '../src/mcp/rebinding.js';
+import { rebindingPolicy, refusal } from '../src/access/rebinding.js';
 import { call, closeAll, errorCode, startServer } from './helpers/server.js';
 
 afterAll(closeAll);
@@ -69,6 +69,14 @@ describe('MCP over HTTP', () => {
       for (const m of meaning) expect(m.hits[0]?.path).toMatch(/^log\//);
       const both = await Promise.all([reader, writer].map(async (c) => json(await c.callTool({ name: 'kura_list', arguments: { tag: 'harbour' } })).items.length));
       expect(both).toEqual([12, 12]);
+
+      // Paths as HTTP takes them: none that names a place outside the tree (or that HTTP could
+      // then neither read nor delete) is stored.
+      for (const path of ['../evil', '/abs', 'a//b', 'log/../secret.txt', 'log/./x.txt']) {
+        const bad = await writer.callTool({ name: 'kura_add_text', arguments: { text: 'x', path } }).catch((e: Error) => ({ isError: true, thrown: e.message }));
+        expect([path, bad.isError]).toEqual([path, true]);
+      }
+      expect(json(await reader.callTool({ name: 'kura_list', arguments: {} })).items.map((i: { path: string }) => i.path).every((p: string) => p.startsWith('log/'))).toBe(true);
 
       // A read token cannot write: the call is refused and the store is unchanged.
       const refused = await reader.callTool({ name: 'kura_add_text', arguments: { text: 'sneaked in', path: 'log/zz.txt' } }).catch((e: Error) => ({ isError: true, thrown: e.message }));

@@ -82,7 +82,7 @@ describe('resumable uploads (in process)', () => {
     const port = Number(new URL(s.url).port);
     const sock = connect(port, '127.0.0.1');
     await new Promise((r) => sock.once('connect', r));
-    sock.write(`PATCH ${loc} HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nhello`);
+    sock.write(`PATCH ${loc} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\nhello`);
     await new Promise((r) => setTimeout(r, 300));
     expect(errorCode(await call(s.url, 'PATCH', loc, { body: 'x' }))).toBe('UPLOAD_BUSY');
     await new Promise((r) => sock.once('close', r)); // the server closes the silent connection

@@ -126,7 +126,7 @@ describe('resumable uploads on a store in a bucket', () => {
     const loc = (await call(a!.url, 'POST', '/v1/uploads')).headers.location as string;
     const sock = connect(Number(new URL(a!.url).port), '127.0.0.1');
     await new Promise((r) => sock.once('connect', r));
-    sock.write(`PATCH ${loc} HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nhello`);
+    sock.write(`PATCH ${loc} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\nhello`);
     await new Promise((r) => setTimeout(r, 200));
     sock.destroy();
     let offset = 0;

@@ -1,5 +1,7 @@
 /**
- * DNS-rebinding protection for `/mcp` (decision 0057). A page on another site can make a
+ * DNS-rebinding protection for `/mcp` (decision 0057), and for every route of a server that
+ * runs without tokens (app.ts): there, nothing else keeps a page the user visits from calling
+ * the store — a form's cross-site POST needs no CORS, a rebound name no token. A page on another site can make a
  * browser send requests to a server on the user's machine by pointing its own name at
  * 127.0.0.1; such a request names the foreign site in its Host header, and its page's origin
  * in Origin. So: Host must be a name this server is reached by (the loopback names, the address

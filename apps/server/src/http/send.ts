@@ -13,6 +13,8 @@ import { etagOf } from './digest.js';
 
 /** Documents up to this size are read whole and sent in one write; larger ones stream. */
 export const BUFFER_MAX = 1 << 20;
+/** Media types a browser runs scripts in, when navigated to: HTML, XHTML, SVG and XML (XSLT). */
+const ACTIVE = /^\s*(text\/html|application\/xhtml\+xml|image\/svg\+xml|text\/xml|application\/xml|[^;]*\+xml)\s*(;|$)/i;
 import { etagMatches, parseRange } from './range.js';
 
 declare module 'fastify' {
@@ -44,12 +46,17 @@ export async function sendDocument(
 ): Promise<FastifyReply> {
   const info = await store.document(digest);
   const etag = etagOf(info.digest);
+  const type = info.mediaType ?? 'application/octet-stream';
   reply.headers({
     etag,
     'accept-ranges': 'bytes',
     // Content-addressed: the bytes at this digest never change (a delete only removes them).
     'cache-control': 'private, max-age=31536000, immutable',
-    'content-type': info.mediaType ?? 'application/octet-stream',
+    'content-type': type,
+    // Stored bytes are anyone's: never sniffed into a type that runs, and a type that runs
+    // (a page, an SVG) runs sandboxed — without scripts, in no origin — never as this API's.
+    'x-content-type-options': 'nosniff',
+    ...(ACTIVE.test(type) ? { 'content-security-policy': 'sandbox' } : {}),
     ...headers,
   });
   if (etagMatches(request.headers['if-none-match'], etag)) return reply.code(304).send();

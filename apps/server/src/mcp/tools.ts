@@ -21,6 +21,7 @@ import { SEARCH_WAIT_MS, type Store } from '@kura/store';
 import { z } from 'zod';
 import type { Scope } from '../config.js';
 import { HttpError } from '../errors.js';
+import { SafePath } from '../schemas.js';
 import { fitJson, jsonLength } from './bounds.js';
 
 /** What the client may do: its token's scopes and prefixes, and whether it may name files on this machine. */
@@ -148,7 +149,7 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
     {
       title: 'Add text',
       description: 'Store text in Kura, at a path (like a file name) if given; the same text is stored once. Answers its digest.',
-      inputSchema: { text: z.string().max(16 << 20), path: z.string().min(1).max(4096).optional(), mediaType: z.string().max(255).optional(), tags, meta },
+      inputSchema: { text: z.string().max(16 << 20), path: SafePath.optional(), mediaType: z.string().max(255).optional(), tags, meta },
       // The same bytes at the same path make no new version: idempotent; nothing is overwritten.
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
     },
@@ -163,12 +164,14 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
     {
       title: 'Add a file',
       description: 'Store a file from this machine (PDF, Word and HTML documents are searched by their text). `path` is where it goes in Kura (default: its name).',
-      inputSchema: { file: z.string().min(1).max(4096).describe('the file on this machine'), path: z.string().min(1).max(4096).optional(), tags, meta },
+      inputSchema: { file: z.string().min(1).max(4096).describe('the file on this machine'), path: SafePath.optional(), tags, meta },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
     },
     ({ file, path, tags: t, meta: m }) =>
       tool(async () => {
         const at = path ?? file.split(/[\\/]/).pop()!;
+        // (Paths as HTTP takes them: relative, no empty, "." or ".." segments.)
+        if (!SafePath.safeParse(at).success) throw new InvalidInputError(`${JSON.stringify(at)} is not a path a document can have: give one with \`path\``, 'path');
         const r = await store.put(file, { path: at, ...(t ? { tags: t } : {}), ...(m ? { meta: m } : {}) });
         return { digest: r.digest, path: at, size: r.size };
       }),

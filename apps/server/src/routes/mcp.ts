@@ -9,14 +9,14 @@
  * and a session cannot outlive the token that opened it. No stream is offered for the
  * server's own messages (it sends none): GET and DELETE are 405.
  *
- * The Host and Origin headers are checked before the token (mcp/rebinding.ts).
+ * The Host and Origin headers are checked before the token (access/rebinding.ts).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerConfig } from '../config.js';
 import { HttpError } from '../errors.js';
 import { McpServerPool } from '../mcp/server.js';
 import type { ToolAccess } from '../mcp/tools.js';
-import { rebindingPolicy, refusal } from '../mcp/rebinding.js';
+import { rebindingPolicy, refusal } from '../access/rebinding.js';
 
 /** A request's JSON body at most: kura_add_text takes up to 16 MiB of text, escaped in JSON. */
 export const MCP_BODY_MAX = 40 << 20;

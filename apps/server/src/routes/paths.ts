@@ -42,6 +42,9 @@ export default async function paths(app: FastifyInstance) {
         return sendDocument(request, reply, request.store, app.bytesCache, v.digest, {
           'x-kura-version': String(v.version),
           'content-location': `/v1/documents/${v.digest}`,
+          // A version's bytes never change; the latest (or the one at a time) does: revalidated
+          // by its ETag on every use.
+          ...(q.version === undefined ? { 'cache-control': 'private, no-cache' } : {}),
         });
       },
     });
