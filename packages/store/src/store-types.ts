@@ -44,6 +44,11 @@ export interface StoreBackends {
    * processes may write one store; absent: one writer (this one) at a time.
    */
   writer?: Liveness;
+  /**
+   * On an object store whose objects are this machine's files (an encrypted store in a local
+   * directory): reading its data is as cheap as a local store's, so `verify` reads it by default.
+   */
+  dataOnDisk?: boolean;
   /** On an object store: how far its clock is ahead of this process's (GC's guard, decision 0041). */
   clockOffsetMs?: () => number | undefined;
   /**

@@ -10,7 +10,9 @@ import { markDamaged } from './store-writes.js';
 
 export async function verifyAll(ctx: StoreContext, onProgress?: (p: VerifyProgress) => void, options: { readData?: boolean } = {}): Promise<VerifyReport> {
   await ctx.log.refresh(); // (an object store: the log's newest commits first)
-  const readData = options.readData ?? !ctx.log.publishes;
+  // By default the data is read where reading it is cheap: a local store, or an encrypted
+  // store's objects in a local directory (its packs are files here too).
+  const readData = options.readData ?? (!ctx.log.publishes || ctx.b.dataOnDisk === true);
   const packs = ctx.b.packs.origin?.() ?? ctx.b.packs; // (what the bucket holds, not this server's copies)
   const report = await verifyStore(ctx.st, ctx.reader.over(packs), packs, onProgress, ctx.readonly ? undefined : markDamaged(ctx), readData);
   const log = await verifyLog(ctx.st, ctx.b.log);

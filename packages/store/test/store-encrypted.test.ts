@@ -246,6 +246,19 @@ describe('tampering with an encrypted store', () => {
     }
   }, 60_000);
 
+  it('a plain verify of a store in a local directory reads its data, as a plain store\'s does: a flipped byte is found without --read-data', async () => {
+    const root = copy();
+    for (const f of filesIn(root, 'packs')) flip(f, (n) => Math.floor(n / 2));
+    const store = await open(root);
+    try {
+      const report = await store.verify();
+      expect(report).toMatchObject({ ok: false, dataRead: true });
+      expect(report.damagedChunks.length + report.damagedPacks.length).toBeGreaterThan(0);
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
+
   it('two packs swapped (each under the other\'s name) are damage: records are bound to their pack', async () => {
     const root = copy();
     const [a, b] = filesIn(root, 'packs');

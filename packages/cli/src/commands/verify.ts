@@ -55,7 +55,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
   program
     .command('verify')
     .description('check every chunk and document against its hash (exit 3 if anything is damaged)')
-    .option('--read-data', 're-read and re-hash every chunk and document (the default on a local store)')
+    .option('--read-data', 're-read and re-hash every chunk and document (the default for a store in a local directory, encrypted or not)')
     .option('--no-read-data', 'check packs and their indexes against the catalog without reading the data (the default on object storage)')
     .option('--json', 'the VerifyReport as one JSON line')
     .action(async (opts: { json?: boolean; readData?: boolean }, cmd: Command) => {

@@ -8,6 +8,7 @@ import { createReadStream, existsSync, mkdirSync, readFileSync, rmSync, writeFil
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { StoreBackends } from '../store-types.js';
+import { DirectoryObjectStore } from './dir-objects.js';
 import { newWriterId } from '../catalog/commits.js';
 import { readConfigObject, storeIdOf } from '../catalog/open.js';
 import { checkpointName } from '../catalog/checkpoint.js';
@@ -167,6 +168,7 @@ export async function objectBackends(
       await objects.close();
     },
     clockOffsetMs: () => objects.clockOffsetMs?.(),
+    ...(bucket instanceof DirectoryObjectStore ? { dataOnDisk: true } : {}),
     gcHolder: cacheId(dir),
     // (Local files a put names: a server's staged uploads, when it stages them in its cache.)
     openPath: (path) => createReadStream(path, { highWaterMark: 1 << 20 }),
