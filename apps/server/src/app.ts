@@ -196,7 +196,7 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
   await app.register(paths);
   await app.register(search);
   await app.register(grep);
-  await app.register(chunks);
+  await app.register(chunks, { maxDocumentSize: config.maxDocumentSize });
   await app.register(uploads, { staging, maxDocumentSize: config.maxDocumentSize });
   await app.register(snapshots);
   await app.register(retention);

@@ -140,10 +140,10 @@ export function putChunk(ctx: StoreContext, bytes: Uint8Array, options: { expect
 }
 
 /** A document made of stored chunks, read back and hashed (FORMAT.md §12). */
-export function commitChunks(ctx: StoreContext, keys: string[], meta: PutMeta): Promise<PutResult> {
+export function commitChunks(ctx: StoreContext, keys: string[], meta: PutMeta, options: { maxSize?: number } = {}): Promise<PutResult> {
   checkKeys(keys, 'chunks');
   const m = parsePutMeta(meta);
-  return indexed(ctx, putDocument(ctx, storedChunks(ctx, ctx.reader, keys), m));
+  return indexed(ctx, putDocument(ctx, storedChunks(ctx, ctx.reader, keys, options.maxSize), m));
 }
 
 /** Many metadata changes as one commit: all or none (catalog/ops.ts `meta`). */

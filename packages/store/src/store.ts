@@ -76,8 +76,8 @@ export class Store extends StoreReads {
     return writes.link(this.#w('link'), digest, meta, options);
   }
 
-  async commitChunks(keys: string[], meta: PutMeta = {}): Promise<PutResult> {
-    return writes.commitChunks(this.#w('commitChunks'), keys, meta);
+  async commitChunks(keys: string[], meta: PutMeta = {}, options: { maxSize?: number } = {}): Promise<PutResult> {
+    return writes.commitChunks(this.#w('commitChunks'), keys, meta, options);
   }
 
   /** Removes every version and entry naming a document (decision 0025); false when none did. */

@@ -28,7 +28,15 @@ const SAYS_NOTHING = /^\s*(application\/octet-stream|application\/x-www-form-url
 
 function header(request: FastifyRequest, name: string): string | undefined {
   const v = request.headers[name];
-  return Array.isArray(v) ? v[0] : v;
+  const value = Array.isArray(v) ? v[0] : v;
+  // Headers are ASCII (text in them percent-encoded); raw UTF-8 arrives as Latin-1 characters
+  // and is read back as the UTF-8 it was, or refused (it was stored as mojibake: "hÃ©").
+  if (value === undefined || !/[^\x00-\x7f]/.test(value)) return value;
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(value, 'latin1'));
+  } catch {
+    throw new HttpError('INVALID_INPUT', `${name} is not ASCII or UTF-8: percent-encode its text`, { field: name });
+  }
 }
 
 function decode(value: string, field: string): string {
@@ -52,10 +60,26 @@ function metaObject(json: string, field: string): Record<string, string> {
   return v as Record<string, string>;
 }
 
+/**
+ * A value the query and a header may both give: the one given, or — given twice — the two must
+ * agree (a client that names an expected digest twice, differently, has a bug worth hearing of:
+ * one of them used to be dropped without a word, its check with it).
+ */
+function either<T>(fromQuery: T | undefined, fromHeader: T | undefined, field: string, headerName: string, same: (a: T, b: T) => boolean = (a, b) => a === b): T | undefined {
+  if (fromQuery !== undefined && fromHeader !== undefined && !same(fromQuery, fromHeader)) {
+    throw new HttpError('INVALID_INPUT', `${field} is given twice and differently: in the query and in ${headerName}`, { field });
+  }
+  return fromQuery ?? fromHeader;
+}
+
+const sameList = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+const sameJson = (a: Record<string, string>, b: Record<string, string>) => JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
+
 /** PutMeta (with the expected digest) from the query and headers of a raw-body request. */
 export function putMetaFrom(request: FastifyRequest, q: PutQuery): PutMeta {
   const m: PutMeta = {};
-  const path = q.path ?? (header(request, 'x-kura-path') !== undefined ? decode(header(request, 'x-kura-path')!, 'x-kura-path') : undefined);
+  const pathHeader = header(request, 'x-kura-path');
+  const path = either(q.path, pathHeader !== undefined ? decode(pathHeader, 'x-kura-path') : undefined, 'path', 'x-kura-path');
   if (path !== undefined) {
     const r = SafePath.safeParse(path);
     if (!r.success) throw new HttpError('INVALID_INPUT', `path: ${r.error.issues[0]!.message}`, { field: 'path' });
@@ -66,11 +90,13 @@ export function putMetaFrom(request: FastifyRequest, q: PutQuery): PutMeta {
   // nothing about the bytes: the route detects the type from the path and the first bytes.
   const type = q.type ?? (contentType && !SAYS_NOTHING.test(contentType) ? contentType : undefined);
   if (type !== undefined) m.mediaType = type;
-  const tags = q.tag !== undefined ? [q.tag].flat() : header(request, 'x-kura-tags')?.split(',').map((t) => decode(t.trim(), 'x-kura-tags')).filter(Boolean);
+  const tagHeader = header(request, 'x-kura-tags')?.split(',').map((t) => decode(t.trim(), 'x-kura-tags')).filter(Boolean);
+  const tags = either(q.tag !== undefined ? [q.tag].flat() : undefined, tagHeader, 'tags', 'x-kura-tags', sameList);
   if (tags?.length) m.tags = tags;
-  const meta = q.meta ?? header(request, 'x-kura-meta');
-  if (meta !== undefined) m.meta = metaObject(meta, q.meta !== undefined ? 'meta' : 'x-kura-meta');
-  const digest = expectedDigest(q.digest ?? header(request, 'x-kura-sha256'), q.digest !== undefined ? 'digest' : 'x-kura-sha256');
+  const metaHeader = header(request, 'x-kura-meta');
+  const meta = either(q.meta !== undefined ? metaObject(q.meta, 'meta') : undefined, metaHeader !== undefined ? metaObject(metaHeader, 'x-kura-meta') : undefined, 'meta', 'x-kura-meta', sameJson);
+  if (meta !== undefined) m.meta = meta;
+  const digest = either(expectedDigest(q.digest, 'digest'), expectedDigest(header(request, 'x-kura-sha256'), 'x-kura-sha256'), 'digest', 'x-kura-sha256');
   if (digest) m.expectDigest = digest;
   return m;
 }

@@ -3,6 +3,8 @@
  * commit the document as its list of chunk keys. The server re-hashes everything.
  */
 import type { FastifyInstance } from 'fastify';
+import { isKuraError } from '@kura/core';
+import { HttpError } from '../errors.js';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { acceptRawBodies, collect } from '../http/body.js';
@@ -25,7 +27,7 @@ const Commit = z
   })
   .strict();
 
-export default async function chunks(app: FastifyInstance) {
+export default async function chunks(app: FastifyInstance, opts: { maxDocumentSize: number }) {
   const r = app.withTypeProvider<ZodTypeProvider>();
 
   r.post('/v1/chunks::missing', {
@@ -68,12 +70,17 @@ export default async function chunks(app: FastifyInstance) {
     handler: async (request, reply) => {
       const b = request.body;
       const digest = expectedDigest(b.digest, 'digest');
-      const result = await request.store.commitChunks(b.chunks, {
+      const meta = {
         ...(b.path !== undefined ? { path: b.path } : {}),
         ...(b.mediaType !== undefined ? { mediaType: b.mediaType } : {}),
         ...(b.tags !== undefined ? { tags: b.tags } : {}),
         ...(b.meta !== undefined ? { meta: b.meta } : {}),
         ...(digest ? { expectDigest: digest } : {}),
+      };
+      // The document limit holds for documents made of chunks as for uploads.
+      const result = await request.store.commitChunks(b.chunks, meta, { maxSize: opts.maxDocumentSize }).catch((e: unknown) => {
+        if (isKuraError(e) && e.code === 'INVALID_INPUT' && (e as { field?: string }).field === 'size') throw new HttpError('PAYLOAD_TOO_LARGE', `the document would be over this server's limit of ${opts.maxDocumentSize} bytes`, { limit: opts.maxDocumentSize });
+        throw e;
       });
       return reply.code(201).header('location', `/v1/documents/${result.digest}`).send(result);
     },

@@ -111,7 +111,7 @@ export async function putChunk(ctx: PutContext, bytes: Uint8Array, expectKey: st
  * first (all missing ones reported at once), pinned against GC, read back through the
  * checked path and hashed, so the digest is of the bytes the store really holds.
  */
-export async function* storedChunks(ctx: PutContext, reader: Reader, keys: string[]): ChunkStream {
+export async function* storedChunks(ctx: PutContext, reader: Reader, keys: string[], maxSize = Infinity): ChunkStream {
   const missing = missingChunks(ctx, keys);
   if (missing.length) throw new MissingChunksError(missing);
   // Pinned in the same synchronous step as the check above.
@@ -121,6 +121,7 @@ export async function* storedChunks(ctx: PutContext, reader: Reader, keys: strin
     let offset = 0;
     for (const key of keys) {
       const raw = await reader.chunk(key);
+      if (offset + raw.length > maxSize) throw new InvalidInputError(`the document these chunks make is over the limit of ${maxSize} bytes`, 'size');
       hasher.update(raw);
       // The payload is only written if the row vanished meanwhile (it cannot while pinned).
       yield { offset, length: raw.length, key, codec: CODEC_RAW, payload: raw };

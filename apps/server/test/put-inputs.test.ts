@@ -1,0 +1,56 @@
+/**
+ * What a put's inputs may say: a value given both in the query and in a header must agree
+ * (an expected digest given twice, differently, was dropped without a word, its check with
+ * it); raw UTF-8 in x-kura-path is read as UTF-8, not stored as mojibake; a document made of
+ * uploaded chunks is held to the server's document limit as an upload is.
+ */
+import { createHash } from 'node:crypto';
+import { blake3 } from '@kura/core';
+import { afterAll, describe, expect, it } from 'vitest';
+import { call, closeAll, startServer } from './helpers/server.js';
+
+afterAll(closeAll);
+const sha = (b: Uint8Array | string) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
+const code = (r: { json: any }) => r.json?.error?.code;
+
+describe('put inputs', () => {
+  it('the query and a header must agree where both give a value; nothing is stored when they do not', async () => {
+    const s = await startServer();
+    const body = 'the body';
+    const wrong = await call(s.url, 'POST', `/v1/documents?path=a.txt&digest=${sha(body)}`, { body, headers: { 'x-kura-sha256': sha('') } });
+    expect([wrong.status, code(wrong)]).toEqual([400, 'INVALID_INPUT']);
+    expect(wrong.json.error.message).toMatch(/digest is given twice/);
+    for (const [query, headers] of [
+      ['path=a.txt', { 'x-kura-path': 'b.txt' }],
+      ['path=a.txt&tag=fromq', { 'x-kura-tags': 'fromhdr' }],
+      ['path=a.txt&meta=%7B%22k%22%3A%22v%22%7D', { 'x-kura-meta': '{"k":"w"}' }],
+    ] as const) {
+      expect((await call(s.url, 'POST', `/v1/documents?${query}`, { body, headers })).status).toBe(400);
+    }
+    expect((await call(s.url, 'GET', '/v1/documents')).json.items).toEqual([]);
+    // The same value twice is fine.
+    const same = await call(s.url, 'POST', `/v1/documents?path=a.txt&digest=${sha(body)}&tag=t`, { body, headers: { 'x-kura-sha256': sha(body).slice(7).toUpperCase(), 'x-kura-path': 'a.txt', 'x-kura-tags': 't' } });
+    expect(same.status).toBe(201);
+  });
+
+  it('x-kura-path in raw UTF-8 is read as UTF-8; bytes that are not UTF-8 are refused', async () => {
+    const s = await startServer();
+    const raw = Buffer.from('hé/raw.txt', 'utf8').toString('latin1'); // what a client sending raw UTF-8 puts on the wire
+    expect((await call(s.url, 'POST', '/v1/documents', { body: 'x', headers: { 'x-kura-path': raw } })).status).toBe(201);
+    expect((await call(s.url, 'GET', '/v1/documents')).json.items.map((i: { path: string }) => i.path)).toEqual(['hé/raw.txt']);
+    const latin1 = await call(s.url, 'POST', '/v1/documents', { body: 'y', headers: { 'x-kura-path': 'caf\u00e9.txt' } });
+    expect([latin1.status, code(latin1)]).toEqual([400, 'INVALID_INPUT']);
+  });
+
+  it('a document committed from uploaded chunks over maxDocumentSize is 413, and nothing is stored', async () => {
+    const s = await startServer({ maxDocumentSize: 1000 });
+    const chunk = new Uint8Array(600).fill(7);
+    const key = blake3(chunk); // (hex)
+    expect((await call(s.url, 'PUT', `/v1/chunks/${key}`, { body: chunk })).status).toBe(201);
+    const over = await call(s.url, 'POST', '/v1/documents:commit', { json: { chunks: [key, key], path: 'x/commit' } });
+    expect([over.status, code(over)]).toEqual([413, 'PAYLOAD_TOO_LARGE']);
+    expect((await call(s.url, 'GET', '/v1/documents')).json.items).toEqual([]);
+    const under = await call(s.url, 'POST', '/v1/documents:commit', { json: { chunks: [key], path: 'x/one' } });
+    expect(under.status).toBe(201);
+  });
+});
