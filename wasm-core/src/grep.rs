@@ -54,6 +54,11 @@ impl Grep {
         let mut at = 0usize;
         while at <= text.len() {
             let Some(m) = self.re.find_at(text, at) else { break };
+            // After a final newline there is no line: the empty match `^` or `$` finds there
+            // is the next block's first line, or nothing (grep -c '' on "one\n" is 1, not 2).
+            if m.start() == text.len() && text.last().is_none_or(|&b| b == b'\n') {
+                break;
+            }
             // Count the lines between the last known line start and the match.
             let before = &text[line_start..m.start()];
             line += memchr::memchr_iter(b'\n', before).count() as u32;
@@ -106,6 +111,12 @@ mod tests {
         assert_eq!(lines("GAMMA", true, text), vec![(1, "gamma".into(), "gamma".into())]);
         assert_eq!(lines("ΣΊΣΥΦΟΣ", true, "ο σίσυφος\n"), vec![(0, "ο σίσυφος".into(), "σίσυφος".into())]);
         assert_eq!(lines("^", false, "a\n\nb").len(), 3);
+        // No line after a final newline, and none in no text.
+        assert_eq!(lines("^", false, "one\n").len(), 1);
+        assert_eq!(lines("", false, "one\ntwo\n").len(), 2);
+        assert_eq!(lines("^$", false, "one\n\n"), vec![(1, "".into(), "".into())]);
+        assert_eq!(lines("$", false, "one\r\n").len(), 1);
+        assert_eq!(lines("^", false, "").len(), 0);
         assert_eq!(lines("zzz", false, text), vec![]);
     }
 

@@ -56,6 +56,18 @@ describe('grep', () => {
     expect(limited.at(-1)).toMatchObject({ type: 'summary', matches: 2, truncated: true });
   });
 
+  it('counts lines as grep does: none after a final newline, the last one when it has none', async () => {
+    const { store } = await newStore();
+    const text = (s: string) => new TextEncoder().encode(s);
+    await store.put(text('one\ntwo\n'), { path: 'a.txt', mediaType: 'text/plain' });
+    await store.put(text('one\n\nthree'), { path: 'b.txt', mediaType: 'text/plain' });
+    const lines = async (pattern: string) => (await all(store, pattern)).filter((e) => e.type === 'match').map((e) => `${e.path}:${(e as { line: number }).line}`);
+    // (grep -c '' says 2 and 3; grep -n '^$' says b.txt:2 alone.)
+    expect(await lines('')).toEqual(['a.txt:1', 'a.txt:2', 'b.txt:1', 'b.txt:2', 'b.txt:3']);
+    expect(await lines('^$')).toEqual(['b.txt:2']);
+    expect(await lines('$')).toHaveLength(5);
+  });
+
   it('gives context lines around matches, across the blocks a large document is read in', async () => {
     const { store } = await newStore({ chunking: { avg: 1024 } });
     const body = Array.from({ length: 20_000 }, (_, i) => `line ${i + 1}${i + 1 === 7 || i + 1 === 9 || i + 1 === 15_000 ? ' needle' : ''}`).join('\n');
