@@ -4,7 +4,7 @@
  */
 import { InvalidInputError, resolveChunkParams } from '@kura/core';
 import { CommitLog } from './catalog/commit-log.js';
-import { createCatalog, prepareCatalog } from './catalog/open.js';
+import { checkConfigObject, createCatalog, prepareCatalog, readConfigObject } from './catalog/open.js';
 import { FormatMismatchError } from './errors.js';
 import { randomHex } from './hex.js';
 import { InitOptions, OpenOptions, parse } from './options.js';
@@ -59,6 +59,11 @@ export async function openParts(b: StoreBackends, options: OpenOptions): Promise
   });
   // The database is the log's replay: made when missing, brought up to the log's head.
   if (!o.readonly) await prepareCatalog(b.db, st, b.log);
+  else {
+    // A reader checks the configuration too (a writer's prepareCatalog does).
+    const object = await readConfigObject(b.log);
+    if (object) checkConfigObject(object, new Map(st.configAll.all().map((r) => [r.key, r.value])));
+  }
   const config = readConfig(b.db);
   if (o.chunking?.avg !== undefined && o.chunking.avg !== config.chunking.avg) {
     throw new FormatMismatchError(

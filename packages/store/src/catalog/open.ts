@@ -6,7 +6,9 @@
  */
 import { CorruptDataError, InvalidInputError } from '@kura/core';
 import type { SqlDatabase } from '../backend/sql.js';
-import { NotFoundError, WrongPasswordError } from '../errors.js';
+import { FormatMismatchError, NotFoundError, WrongPasswordError } from '../errors.js';
+import { FORMAT_NAME, PLAIN_FORMAT_VERSION } from '../store-types.js';
+import { ENCRYPTED_FORMAT_VERSION } from '../encryption/config.js';
 import { SCHEMA_VERSION, fillSnapshotIds } from './schema.js';
 import type { Statements } from './statements.js';
 import { checkpointName, clearCatalog, encodeCheckpoint, loadCheckpoint } from './checkpoint.js';
@@ -44,6 +46,30 @@ export async function readConfigObject(log: LogStore): Promise<Map<string, strin
   return new Map(Object.entries(value as Record<string, string>));
 }
 
+/** Settings fixed when a store is made, which its database repeats (config rows): they must agree. */
+const FIXED = ['format', 'format_version', 'store_id', 'chunk_avg', 'chunk_seed'] as const;
+
+/**
+ * The configuration object checked against what this Kura reads and against the database made
+ * from it: a store written by a newer Kura is FORMAT_MISMATCH, a configuration that is not a
+ * Kura store's or that the database contradicts is CORRUPT_DATA (`config`). A reader checks it
+ * too: a damaged configuration was read as fine by `ls` and `verify`, and one claiming format
+ * 99 was written to by `add`.
+ */
+export function checkConfigObject(config: ReadonlyMap<string, string>, rows: ReadonlyMap<string, string>): void {
+  if (config.get('format') !== FORMAT_NAME) throw new CorruptDataError(`the store's configuration (kura-store.json) names no Kura store (format ${JSON.stringify(config.get('format') ?? null)})`, 'config');
+  const version = Number(config.get('format_version'));
+  if (!Number.isInteger(version) || version < 1) throw new CorruptDataError(`the store's configuration (kura-store.json) has no format version it could have (${JSON.stringify(config.get('format_version') ?? null)})`, 'config');
+  const known = config.has('encryption') ? ENCRYPTED_FORMAT_VERSION : PLAIN_FORMAT_VERSION;
+  if (version > known) throw new FormatMismatchError(`the store was written by a newer Kura (format ${version}; this one reads ${known})`, String(known), String(version));
+  if (config.has('encryption')) return; // (its sealed settings are checked when they are opened)
+  for (const key of FIXED) {
+    if (rows.has(key) && config.get(key) !== rows.get(key)) {
+      throw new CorruptDataError(`the store's configuration (kura-store.json) and its database disagree on ${key} (${JSON.stringify(config.get(key) ?? null)} against ${JSON.stringify(rows.get(key))}): the file was changed, or is another store's`, 'config');
+    }
+  }
+}
+
 /** The store id a database was made for, or undefined when it has none yet (an empty database). */
 export function storeIdOf(db: SqlDatabase): string | undefined {
   try {
@@ -70,6 +96,7 @@ export async function createCatalog(db: SqlDatabase, st: Statements, log: LogSto
 export async function prepareCatalog(db: SqlDatabase, st: Statements, log: LogStore): Promise<boolean> {
   const config = await readConfigObject(log);
   const rows = new Map(st.configAll.all().map((r) => [r.key, r.value]));
+  if (config) checkConfigObject(config, rows);
   if (rows.size === 0) {
     if (!config) throw new NotFoundError('not a Kura store (no store configuration)');
     await rebuildCatalog(db, st, log, config);
