@@ -3,7 +3,7 @@
  * two entries and one document; tags, metadata and media types live on entries; digest
  * addressed changes name one entry or fail; deletes by path and by digest; stats over entries.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { newStore } from './helpers/store.js';
 
 const utf8 = (s: string) => new TextEncoder().encode(s);
@@ -38,6 +38,25 @@ describe('entries and documents', () => {
     expect(await store.stat('y')).toMatchObject({ tags: [], meta: { k: 'y' } });
     expect((await store.list({ tag: 'only-x' })).items.map((e) => e.path)).toEqual(['x']);
     expect((await store.search('only')).map((h) => h.path)).toEqual(['x']);
+  });
+
+  it("a version is never older than the one before it, though its commit's clock says so (writers in several processes)", async () => {
+    const { store } = await newStore();
+    const enc = (s: string) => new TextEncoder().encode(s);
+    await store.put(enc('one'), { path: 'same.txt' });
+    const [first] = await store.versions('same.txt');
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(new Date(first!.createdAt).getTime() - 60_000); // this commit's clock a minute behind
+      await store.put(enc('two'), { path: 'same.txt' });
+    } finally {
+      vi.useRealTimers();
+    }
+    const [v1, v2] = await store.versions('same.txt');
+    expect(v2!.version).toBe(2);
+    expect(Date.parse(v2!.createdAt)).toBeGreaterThanOrEqual(Date.parse(v1!.createdAt));
+    // And `path@time` agrees with the numbers: at v1's time the latest is v1 or v2, never older.
+    expect((await store.pathVersion('same.txt', { at: Date.parse(v2!.createdAt) })).version).toBe(2);
   });
 
   it('tags and metadata stay with a path across its versions', async () => {
