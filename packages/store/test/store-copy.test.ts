@@ -172,6 +172,24 @@ describe('copyStore', () => {
     }
   });
 
+  it('a store onto itself (the same store opened twice) is refused, and nothing changes', async () => {
+    const dir = tempDir('kura-copy-');
+    dirs.push(dir);
+    const s = await Store.init(dir, { chunking: { avg: 1024 } });
+    try {
+      await s.put(text(1), { path: 'a' });
+      const reader = await Store.open(dir, { readonly: true });
+      try {
+        await expect(copyStore(reader, s)).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'dst' });
+      } finally {
+        await reader.close();
+      }
+      expect((await s.versions('a')).length).toBe(1);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('a put keeps a given time; link names content without bytes; a snapshot keeps a given id, once', async () => {
     const s = await fresh();
     try {

@@ -30,13 +30,14 @@ const line = (s: SnapshotInfo) =>
   [s.id.slice(0, SHORT_ID), s.createdAt, `${count(s.files).padStart(7)} files`, bytes(s.bytes).padStart(9), s.label ?? '', s.tags.length ? `[${s.tags.join(',')}]` : '', s.pinned ? 'pinned' : ''].filter(Boolean).join('  ');
 
 /**
- * A time as restic's `backup --time` takes it, `2006-01-02 15:04:05` in the local zone, or
- * any ISO 8601 time (`2006-01-02T15:04:05Z`).
+ * A time as restic's `backup --time` takes it, `2006-01-02 15:04:05` in the local zone, a
+ * date alone (`2006-01-02`: its midnight, local time, as restic reads it), or any ISO 8601
+ * time (`2006-01-02T15:04:05Z`).
  */
 export function snapshotTime(value: string): Date {
-  const local = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/.exec(value);
-  const t = local ? new Date(+local[1]!, +local[2]! - 1, +local[3]!, +local[4]!, +local[5]!, +local[6]!) : /^\d{4}-\d{2}-\d{2}T/.test(value) ? new Date(value) : new Date(NaN);
-  if (Number.isNaN(t.getTime()) || (local && t.getDate() !== +local[3]!)) throw usage(`--time takes "2006-01-02 15:04:05" (local time) or ISO 8601, got "${value}"`);
+  const local = /^(\d{4})-(\d{2})-(\d{2})(?: (\d{2}):(\d{2}):(\d{2}))?$/.exec(value);
+  const t = local ? new Date(+local[1]!, +local[2]! - 1, +local[3]!, +(local[4] ?? 0), +(local[5] ?? 0), +(local[6] ?? 0)) : /^\d{4}-\d{2}-\d{2}T/.test(value) ? new Date(value) : new Date(NaN);
+  if (Number.isNaN(t.getTime()) || (local && (t.getDate() !== +local[3]! || t.getMonth() !== +local[2]! - 1))) throw usage(`--time takes "2006-01-02 15:04:05" or "2006-01-02" (local time) or ISO 8601, got "${value}"`);
   return t;
 }
 

@@ -11,7 +11,7 @@
  * and sends nothing; killed, it is run again and completes (every step is a commit of its own
  * and is recognised next time).
  */
-import type { Digest } from '@kura/core';
+import { InvalidInputError, type Digest } from '@kura/core';
 import type { DocumentInfo } from '../catalog/entries.js';
 import type { DirNode, FileEntry, SnapshotInfo, SymlinkEntry } from '../catalog/snapshot.js';
 import type { Store } from '../store.js';
@@ -96,6 +96,8 @@ function pairs<T extends { digest: string; createdAt: string }>(versions: readon
 }
 
 export async function copyStore(src: AnyStore, dst: AnyStore, options: CopyOptions = {}): Promise<CopyReport> {
+  // (Into itself, a copy found everything present and said so: a mistake in the arguments, told.)
+  if (src.config.storeId === dst.config.storeId) throw new InvalidInputError(`the source and the destination are the same store (${src.config.storeId}): nothing to copy`, 'dst');
   // A copy reads most of the source: a source on object storage fetches each pack whole, in
   // one request (decision 0061), instead of by ranges its concurrent readers break.
   src.fetchWholePacks(true);
