@@ -216,6 +216,19 @@ describe('snapshots', () => {
     expect(readdirSync(out).sort()).toEqual([long, 'ok']);
   });
 
+  it("leaves the store's own directory out of a snapshot of the tree that holds it (kura snapshot . beside .kura)", async () => {
+    const { store, dir } = await newStore(); // <tmp>/store
+    const tree = join(dir, '..');
+    writeFileSync(join(tree, 'notes.txt'), 'notes\n');
+    const snap = await store.snapshot(tree);
+    expect(snap.excluded).toBe(1);
+    const out = join(tempDir(), 'out');
+    await store.restore(snap.id, out);
+    expect(readdirSync(out).sort()).toEqual(['notes.txt']);
+    // A snapshot of the store's directory itself is what was asked for: taken.
+    expect((await store.snapshot(dir)).files).toBeGreaterThan(0);
+  });
+
   it('refuses a target that is not empty, and never writes through an existing link', async () => {
     const { store } = await newStore();
     const src = join(tempDir(), 'src');

@@ -78,8 +78,8 @@ export class Store extends StoreCore {
   }
 
   /** What put-many.ts and snapshot-run.ts work with. */
-  #host(): ManyPuts & { store: Store } {
-    return { store: this, context: (op) => this.context(op), workers: this.#workers };
+  #host(): ManyPuts & { store: Store; storeDir: string | undefined } {
+    return { store: this, context: (op) => this.context(op), workers: this.#workers, storeDir: this.#localRoot };
   }
 
   /**

@@ -21,6 +21,8 @@ export type { SnapshotReport };
 
 export interface SnapshotHost extends ManyPuts {
   store: ManyPuts['store'] & Pick<StoreCore, 'createSnapshot'>;
+  /** The store's own directory, when it has one: never taken into its own snapshots. */
+  storeDir?: string | undefined;
 }
 
 /**
@@ -34,7 +36,12 @@ export interface SnapshotHost extends ManyPuts {
 export async function snapshotDirectory(h: SnapshotHost, dir: string, options: SnapshotOptions = {}): Promise<SnapshotReport> {
   h.context('snapshot');
   const root = resolve(dir);
-  const exclude = excluder(options.exclude); // bad patterns: refused before anything is read
+  const patterns = excluder(options.exclude); // bad patterns: refused before anything is read
+  // The store's own directory, when the snapshot's tree holds it (`kura snapshot .` beside
+  // .kura): its database and packs change while they are read, and a restore would make a store
+  // inside the tree. Left out and counted in `excluded`, as a pattern's matches are.
+  const own = h.storeDir === undefined ? undefined : resolve(h.storeDir);
+  const exclude = own === undefined || !own.startsWith(`${root}/`) ? patterns : (path: string, name: string, isDir: boolean) => (isDir && resolve(root, path) === own) || (patterns?.(path, name, isDir) ?? false);
   // The shared ingest pool is leased once the scan has found enough files to need it, so
   // cold workers start while the scan goes on; not on a repeated snapshot, whose files are
   // mostly unchanged and not read.
