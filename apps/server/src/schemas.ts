@@ -75,6 +75,7 @@ export const IndexStatus = z.object({
       }),
     )
     .describe('capped and failed extractions, newest first (100 at most)'),
+  textCapped: z.number().int().describe('entries of text files over 1 MiB: the keyword index holds their first MiB (grep reads them whole)'),
   embedding: z
     .object({
       model: z.string(),

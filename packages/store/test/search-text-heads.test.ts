@@ -37,6 +37,21 @@ describe('TextHeads', () => {
   });
 });
 
+describe('text past the keyword index\'s cap', () => {
+  it('is counted in the index status (textCapped): text files over 1 MiB are searched by their first MiB', async () => {
+    const { store } = await newStore();
+    const long = new TextEncoder().encode(`${'a line of text\n'.repeat(Math.ceil(INDEXED_TEXT_MAX / 15) + 10)}zanzibar at the end\n`);
+    // (Typed as `kura add` and HTTP type them: detected from the name and the first bytes.)
+    await store.put(long, { path: 'long.log', mediaType: 'text/plain' });
+    await store.put(long, { path: 'copy.log', mediaType: 'text/plain' }); // two entries, one document: two
+    await store.put(new TextEncoder().encode('short'), { path: 'short.txt' });
+    await store.put(randomBytes(3, INDEXED_TEXT_MAX + 1000), { path: 'blob.bin', mediaType: 'application/octet-stream' });
+    const status = await store.indexStatus({ wait: true });
+    expect(status.textCapped).toBe(2);
+    expect((await store.search('zanzibar')).map((h) => h.path)).toEqual([]); // (what the count warns of)
+  });
+});
+
 describe('the search index of files put by ingest workers', () => {
   it('indexes the heads the workers sent, as a read back would have, and keeps none after', { timeout: 60_000 }, async () => {
     const dir = tempDir();

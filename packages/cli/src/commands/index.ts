@@ -19,6 +19,7 @@ function report(s: IndexStatus): string {
     `${'extracted'.padEnd(12)}${count(ok + capped + failed)} document${ok + capped + failed === 1 ? '' : 's'} (PDF, DOCX, HTML): ${count(ok)} ok, ${count(capped)} capped, ${count(failed)} failed`,
   ];
   for (const p of s.problems) lines.push(`  ${p.digest}  ${p.path ?? '-'}  ${p.kind} ${p.status}: ${p.note ?? ''}`);
+  if (s.textCapped > 0) lines.push(`${'capped'.padEnd(12)}${count(s.textCapped)} text file${s.textCapped === 1 ? '' : 's'} over 1 MiB: searched by their first MiB (kura grep reads them whole)`);
   const e = s.embedding;
   lines.push(
     e
@@ -53,7 +54,7 @@ export function register(program: Command): void {
     .option('--wait', 'finish pending indexing, text extraction and embedding first')
     .option(
       '--json',
-      'one JSON line: {"queued","extracted":{"ok","capped","failed"},"problems":[{"digest","path","kind","status","note","pages"}],"embedding":{"model","documents","chunks","pending"}|null}',
+      'one JSON line: {"queued","extracted":{"ok","capped","failed"},"problems":[{"digest","path","kind","status","note","pages"}],"textCapped","embedding":{"model","documents","chunks","pending"}|null}',
     )
     .action(async (opts: { wait?: boolean; json?: boolean }, cmd: Command) => {
       const embedder = await embedderFor(undefined);

@@ -331,6 +331,10 @@ function statementsOf(db: SqlDatabase) {
     vectorsDeleteDocModel: p('DELETE FROM doc_vectors WHERE doc_id = ? AND model = ?'),
     embeddedDeleteDoc: p('DELETE FROM doc_embedded WHERE doc_id = ?'),
     docTextCounts: p<{ status: string; n: number }>('SELECT status, COUNT(*) AS n FROM doc_text GROUP BY status'),
+    /** Entries of documents over a size whose text is their own bytes (no extracted text), by media type. */
+    largeOwnTextByType: p<{ media_type: string | null; n: number }>(
+      'SELECT e.media_type AS media_type, COUNT(*) AS n FROM entries e JOIN documents d ON d.id = e.doc_id WHERE d.size > ? AND NOT EXISTS (SELECT 1 FROM doc_text x WHERE x.doc_id = d.id) GROUP BY e.media_type',
+    ),
     /** Capped and failed extractions, newest first, with a path that shows each (if any). */
     docTextProblems: p<{ digest: Uint8Array; kind: string; status: string; note: string | null; pages: number | null; path: string | null }>(
       `SELECT d.digest, t.kind, t.status, t.note, t.pages, (SELECT e.path FROM entries e WHERE e.doc_id = t.doc_id ORDER BY e.path IS NULL, e.id LIMIT 1) AS path

@@ -5,6 +5,7 @@
 import type { SqlDatabase } from '../backend/sql.js';
 import { formatDigest } from '../hex.js';
 import type { Statements } from '../catalog/statements.js';
+import { INDEXED_TEXT_MAX, textByType } from './text.js';
 
 /** Extraction problems named in a status at most. */
 export const PROBLEMS_MAX = 100;
@@ -27,6 +28,12 @@ export interface IndexStatus {
   extracted: { ok: number; capped: number; failed: number };
   /** The capped and failed ones, newest first (PROBLEMS_MAX at most). */
   problems: ExtractionProblem[];
+  /**
+   * Entries typed as text (`kura add` and HTTP type what they store) whose documents are
+   * larger than the keyword index takes (INDEXED_TEXT_MAX, 1 MiB): searched by their first MiB
+   * (grep reads them whole).
+   */
+  textCapped: number;
   /** Background embedding for the model in use (null: no embedder in use; decision 0036). */
   embedding: EmbeddingStatus | null;
 }
@@ -59,6 +66,8 @@ export function indexStatus(db: SqlDatabase, st: Statements, model: string | und
       const c = st.embedCounts.get(model, model, model)!;
       embedding = { model, documents: c.done, chunks: c.chunks ?? 0, pending: c.pending };
     }
-    return { queued: st.queueLength.get()?.n ?? 0, extracted, problems, embedding };
+    let textCapped = 0;
+    for (const r of st.largeOwnTextByType.all(INDEXED_TEXT_MAX)) if (textByType(r.media_type) === true) textCapped += r.n;
+    return { queued: st.queueLength.get()?.n ?? 0, extracted, problems, textCapped, embedding };
   });
 }
