@@ -196,8 +196,9 @@ export const ListQuery = z
     pathPrefix: z.string().max(4096).optional(),
     /** Paths starting with one of these (an access limit, decision 0060; with pathPrefix, both hold); []: none. */
     pathPrefixes: z.array(z.string().max(4096)).max(64).optional(),
-    since: z.union([z.date(), z.string().datetime({ offset: true }), z.number().int()]).optional(),
-    until: z.union([z.date(), z.string().datetime({ offset: true }), z.number().int()]).optional(),
+    // (A date alone is its midnight, UTC.)
+    since: z.union([z.date(), z.string().datetime({ offset: true }), z.string().date(), z.number().int()]).optional(),
+    until: z.union([z.date(), z.string().datetime({ offset: true }), z.string().date(), z.number().int()]).optional(),
     limit: z.number().int().min(1).max(10_000).default(100),
     cursor: z.string().max(64).optional(),
   })
@@ -229,6 +230,34 @@ export function prefixesSql(column: string, prefixes: readonly string[]): { sql:
   };
 }
 
+const likeLiteral = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/**
+ * The SQL condition (on `entries e`) that an entry's media type is one of `types`, as search's
+ * `type:` reads them everywhere a type filters (list, search, grep): `text/markdown` exactly,
+ * `text/*` a whole type, a subtype alone (`pdf`, `markdown`, `json`, also `application/ld+json`);
+ * parameters (`; charset=utf-8`) and case aside.
+ */
+export function mediaTypesSql(types: readonly string[]): { sql: string; params: string[] } {
+  const bare = "lower(trim(CASE WHEN instr(e.media_type, ';') > 0 THEN substr(e.media_type, 1, instr(e.media_type, ';') - 1) ELSE e.media_type END))";
+  const alts: string[] = [];
+  const params: string[] = [];
+  for (const raw of types) {
+    const t = raw.trim().toLowerCase().split(';')[0]!.trim();
+    if (t.endsWith('/*')) {
+      alts.push(`${bare} LIKE ? ESCAPE '\\'`);
+      params.push(`${likeLiteral(t.slice(0, -1))}%`);
+    } else if (t.includes('/')) {
+      alts.push(`${bare} = ?`);
+      params.push(t);
+    } else {
+      alts.push(`(${bare} LIKE ? ESCAPE '\\' OR ${bare} LIKE ? ESCAPE '\\')`);
+      params.push(`%/${likeLiteral(t)}`, `%+${likeLiteral(t)}`);
+    }
+  }
+  return { sql: `(e.media_type IS NOT NULL AND (${alts.join(' OR ')}))`, params };
+}
+
 /** SQL conditions (on `entries e`) and their parameters for the shared filters of list and search. */
 export function entryFilters(q: {
   tag?: string | undefined;
@@ -245,8 +274,9 @@ export function entryFilters(q: {
     params.push(q.tag);
   }
   if (q.mediaType !== undefined) {
-    where.push('e.media_type = ?');
-    params.push(q.mediaType);
+    const t = mediaTypesSql([q.mediaType]);
+    where.push(t.sql);
+    params.push(...t.params);
   }
   if (q.pathPrefix) {
     where.push('e.path >= ? AND e.path < ?');

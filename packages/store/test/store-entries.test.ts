@@ -59,6 +59,23 @@ describe('entries and documents', () => {
     expect((await store.pathVersion('same.txt', { at: Date.parse(v2!.createdAt) })).version).toBe(2);
   });
 
+  it("a type filter reads types as search's type: does, in lists and searches alike: exact, type/*, a subtype alone; parameters aside; dates alone for since/until", async () => {
+    const { store } = await newStore();
+    const enc = (s: string) => new TextEncoder().encode(s);
+    await store.put(enc('harbour notes'), { path: 'a.md', mediaType: 'text/markdown' });
+    await store.put(enc('harbour log'), { path: 'b.txt', mediaType: 'text/plain; charset=utf-8' });
+    await store.put(enc('{"harbour": 1}'), { path: 'c.json', mediaType: 'application/ld+json' });
+    const listed = async (mediaType: string) => (await store.list({ mediaType })).items.map((i) => i.path);
+    const searched = async (mediaType: string) => (await store.search('harbour', { mediaType, mode: 'keyword' })).map((h) => h.path).sort();
+    for (const [type, paths] of [['text/*', ['a.md', 'b.txt']], ['TEXT/PLAIN', ['b.txt']], ['text/plain; charset=latin1', ['b.txt']], ['markdown', ['a.md']], ['json', ['c.json']], ['image/*', []]] as const) {
+      expect([type, await listed(type)]).toEqual([type, paths]);
+      expect([type, await searched(type)]).toEqual([type, paths]);
+      expect([type, (await store.search(`harbour type:${type.split(';')[0]!.replace(/ /g, '')}`, { mode: 'keyword' })).map((h) => h.path).sort()]).toEqual([type, paths]);
+    }
+    expect((await store.list({ since: '2000-01-01' })).items).toHaveLength(3);
+    expect((await store.list({ until: '2000-01-01' })).items).toHaveLength(0);
+  });
+
   it('tags and metadata stay with a path across its versions', async () => {
     const { store } = await newStore();
     await store.put(utf8('v1'), { path: 'notes/today.md', tags: ['notes'], meta: { lang: 'en' } });

@@ -6,6 +6,7 @@
  */
 import type { Expr, Filters, ParsedQuery, Term } from './grammar.js';
 import { spaceWords } from './words.js';
+import { mediaTypesSql } from '../options.js';
 
 // A NUL ends FTS5's reading of the expression (an unterminated string): it separates words, like a space.
 const quoted = (text: string) => `"${spaceWords(text).replace(/\0/g, ' ').trim().replace(/"/g, '""')}"`;
@@ -61,7 +62,6 @@ export function excludedMatch(q: ParsedQuery): string | null {
 }
 
 /** `%`, `_` and `\` taken literally in a LIKE pattern (ESCAPE '\'). */
-const likeLiteral = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /**
  * SQL conditions on entries `e` for a parse's field filters: each field's values are
@@ -79,24 +79,9 @@ export function filterSql(f: Filters): { where: string[]; params: string[] } {
     params.push(...f.tag);
   }
   if (f.type.length) {
-    // A media type may carry parameters (`text/plain; charset=utf-8`): compared up to the `;`.
-    const bare = "lower(trim(CASE WHEN instr(e.media_type, ';') > 0 THEN substr(e.media_type, 1, instr(e.media_type, ';') - 1) ELSE e.media_type END))";
-    const alts: string[] = [];
-    for (const raw of f.type) {
-      const t = raw.toLowerCase();
-      if (t.endsWith('/*')) {
-        alts.push(`${bare} LIKE ? ESCAPE '\\'`);
-        params.push(`${likeLiteral(t.slice(0, -1))}%`);
-      } else if (t.includes('/')) {
-        alts.push(`${bare} = ?`);
-        params.push(t);
-      } else {
-        // A subtype alone: `pdf`, `markdown`, `json` (also `application/ld+json`).
-        alts.push(`(${bare} LIKE ? ESCAPE '\\' OR ${bare} LIKE ? ESCAPE '\\')`);
-        params.push(`%/${likeLiteral(t)}`, `%+${likeLiteral(t)}`);
-      }
-    }
-    where.push(`(e.media_type IS NOT NULL AND (${alts.join(' OR ')}))`);
+    const t = mediaTypesSql(f.type);
+    where.push(t.sql);
+    params.push(...t.params);
   }
   return { where, params };
 }
