@@ -100,6 +100,18 @@ describe('MCP over HTTP', () => {
       expect(g.cut).toMatchObject({ list: 'lines', of: 400 });
       expect(g.lines.length).toBe(g.cut.shown);
       expect(g.summary).toMatchObject({ matches: 400 });
+      // A long line is shown around its match, not from its start.
+      await writer.callTool({ name: 'kura_add_text', arguments: { text: `${'x'.repeat(5000)}NEEDLE${'y'.repeat(5000)}\n`, path: 'g/long.txt' } });
+      const needle = json(await reader.callTool({ name: 'kura_grep', arguments: { pattern: 'NEEDLE', prefix: 'g/' } }));
+      expect(needle.lines).toHaveLength(1);
+      expect(needle.lines[0].text).toContain('NEEDLE');
+      expect(needle.lines[0].text.length).toBeLessThanOrEqual(502);
+      // Versions beyond what an answer lists: the newest, and `cut` says how many there are.
+      for (let i = 0; i < 205; i++) await writer.callTool({ name: 'kura_add_text', arguments: { text: `v${i}`, path: 'v/many.txt' } });
+      const versions = json(await reader.callTool({ name: 'kura_versions', arguments: { path: 'v/many.txt' } }));
+      expect(versions.versions).toHaveLength(200);
+      expect(versions.versions.at(-1).version).toBe(205);
+      expect(versions.cut).toEqual({ list: 'versions', shown: 200, of: 205, kept: 'newest' });
       // A Kura error is a tool error carrying its code.
       const missing = await reader.callTool({ name: 'kura_get', arguments: { ref: 'no/such.txt' } });
       expect(missing).toMatchObject({ isError: true, _meta: { code: 'NOT_FOUND' } });

@@ -20,9 +20,10 @@ export function parseRange(header: string | undefined, size: number): RangeResul
     if (n === 0) return { kind: 'unsatisfiable' };
     return size === 0 ? { kind: 'unsatisfiable' } : { kind: 'partial', start: Math.max(0, size - n), end: size };
   }
+  // (Digits past 2^53 are compared as what they are: a start that large is past any end.)
   const start = Number(a);
-  const last = b === '' ? Number.MAX_SAFE_INTEGER : Number(b);
-  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(last) || last < start) return { kind: 'full' }; // invalid: ignored
+  const last = b === '' ? Infinity : Number(b);
+  if (last < start) return { kind: 'full' }; // invalid: ignored
   if (start >= size) return { kind: 'unsatisfiable' };
   return { kind: 'partial', start, end: Math.min(last, size - 1) + 1 };
 }

@@ -352,7 +352,7 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
         let summary: unknown;
         const errors: { path: string; code: string; message: string }[] = [];
         for await (const e of store.grep(pattern, { ignoreCase: ignoreCase ?? false, ...(prefix ? { prefixes: [prefix] } : {}), ...(tag ? { tag } : {}), context: context ?? 0, limit: limit ?? 100 })) {
-          if (e.type === 'match' || e.type === 'context') lines.push({ path: e.path, line: e.line, text: e.text.length > 500 ? `${e.text.slice(0, 500)}…` : e.text, match: e.type === 'match' });
+          if (e.type === 'match' || e.type === 'context') lines.push({ path: e.path, line: e.line, text: around(e.text, e.type === 'match' ? e.submatch : undefined), match: e.type === 'match' });
           else if (e.type === 'error') errors.push({ path: e.path, code: e.code, message: e.message });
           else if (e.type === 'summary') summary = e;
         }
@@ -425,10 +425,27 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
     'kura_versions',
     {
       title: 'Versions of a path',
-      description: 'Every version of a path, oldest first: its number, digest, size and time; read one with kura_get and `path@N`.',
+      description: `Every version of a path, oldest first: its number, digest, size and time; read one with kura_get and \`path@N\`. At most the newest ${VERSIONS_SHOWN}: \`cut\` says how many there are when older ones were left out.`,
       inputSchema: { path: z.string().min(1).max(4096) },
       annotations: { readOnlyHint: true },
     },
-    ({ path }) => tool(async () => ({ versions: (await store.versions(path)).slice(-200) })),
+    ({ path }) =>
+      tool(async () => {
+        const all = await store.versions(path);
+        const versions = all.slice(-VERSIONS_SHOWN);
+        return { versions, ...(versions.length < all.length ? { cut: { list: 'versions', shown: versions.length, of: all.length, kept: 'newest' } } : {}) };
+      }),
   );
+}
+
+/** Versions a kura_versions answer lists at most (the newest). */
+const VERSIONS_SHOWN = 200;
+/** Characters of a grep line a kura_grep answer shows at most. */
+const GREP_LINE_SHOWN = 500;
+
+/** A grep line cut to GREP_LINE_SHOWN characters around its match (a long line's start seldom holds it). */
+function around(text: string, submatch: [number, number] | undefined): string {
+  if (text.length <= GREP_LINE_SHOWN) return text;
+  const from = submatch ? Math.max(0, Math.min(submatch[0] - GREP_LINE_SHOWN / 4, text.length - GREP_LINE_SHOWN)) : 0;
+  return `${from > 0 ? '…' : ''}${text.slice(from, from + GREP_LINE_SHOWN)}${from + GREP_LINE_SHOWN < text.length ? '…' : ''}`;
 }
