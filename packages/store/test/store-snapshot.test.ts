@@ -229,6 +229,15 @@ describe('snapshots', () => {
     expect((await store.snapshot(dir)).files).toBeGreaterThan(0);
   });
 
+  it('a tree whose file says a size its document does not have is refused, and nothing is recorded', async () => {
+    const { store } = await newStore();
+    const r = await store.put(new TextEncoder().encode('thirty-eight bytes of document content'), {}, { listed: false });
+    const tree = (size: number) => ({ type: 'dir' as const, name: '', mode: 0o755, entries: [{ type: 'dir' as const, name: 'd', mode: 0o755, entries: [{ type: 'file' as const, name: 'a', mode: 0o644, size, digest: r.digest }] }] });
+    await expect(store.createSnapshot(tree(5))).rejects.toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('d/a: size 5') });
+    expect(await store.snapshots()).toEqual([]);
+    expect((await store.createSnapshot(tree(r.size))).bytes).toBe(r.size);
+  });
+
   it('refuses a target that is not empty, and never writes through an existing link', async () => {
     const { store } = await newStore();
     const src = join(tempDir(), 'src');
