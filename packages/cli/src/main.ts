@@ -27,7 +27,7 @@ import * as tag from './commands/tag.js';
 import * as verify from './commands/verify.js';
 import * as rebuild from './commands/rebuild.js';
 import * as versions from './commands/versions.js';
-import { EXIT, describeError, exitCodeOf, printError } from './exit.js';
+import { EXIT, describeError, exitCodeOf, isKuraError, printError } from './exit.js';
 import { exitOnClosedPipe } from './output.js';
 import { VERSION } from './version.js';
 import * as mcp from './commands/mcp.js';
@@ -89,7 +89,10 @@ export async function main(argv: string[]): Promise<number> {
       // help and --version end in a CommanderError with exit code 0; parse errors are usage.
       return e.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
-    printError(describeError(e));
+    // A file-system error that reached here unnamed says which file (its own `path`): "kura: no
+    // such file or directory" alone left the user to guess which argument it was.
+    const path = (e as NodeJS.ErrnoException | undefined)?.path;
+    printError(typeof path === 'string' && !isKuraError(e) ? `${path}: ${describeError(e)}` : describeError(e));
     return Math.max(code, exitCodeOf(e));
   }
 }

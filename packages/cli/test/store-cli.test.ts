@@ -271,8 +271,11 @@ describe('a store made with init and add', () => {
   it('rm removes documents, reports unknown ones with exit 1, and still removes the rest', () => {
     const d = added.find((l) => l.path === 'tree/sub/deeper/config.json').digest;
     const r = kura(['rm', UNKNOWN, d, ...s()]);
-    expectOneLineError(r, 1, new RegExp(`^kura: no document ${UNKNOWN}\n`));
+    expectOneLineError(r, 1, new RegExp(`^kura: no document ${UNKNOWN} \\[NOT_FOUND\\]\n`));
     expect(r.stdout).toBe('');
+    expectOneLineError(kura(['rm', 'no/such/path', ...s()]), 1, /^kura: no path no\/such\/path \[NOT_FOUND\]\n$/);
+    // A file-system error names its file (it said "kura: no such file or directory" alone).
+    expectOneLineError(kura(['snapshot', join(tmp, 'no-such-dir'), ...s()]), 1, /^kura: .*no-such-dir: no such file or directory\n$/);
     expect(kura(['ls', '--json', ...s()]).stdout).not.toContain(d);
     expectOneLineError(kura(['get', d, ...s()]), 1, /no document sha256:/);
     const again = kura(['rm', '--json', d, ...s()]);

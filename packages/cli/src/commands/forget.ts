@@ -64,7 +64,8 @@ Snapshots are kept as restic's forget keeps them. Each --keep-<period> N keeps t
 snapshot of each of the N most recent periods that HAVE a snapshot — a count of periods, not a
 window of time: --keep-daily 7 keeps one snapshot for each of the last 7 days on which one was
 taken, however long ago those were. --keep-within 1y2m keeps every snapshot newer than that
-before the NEWEST snapshot (not before now). --keep-tag a,b keeps snapshots holding both tags
+before the NEWEST snapshot (not before now; a snapshot dated in the future is kept and not
+counted as the newest, as restic does). --keep-tag a,b keeps snapshots holding both tags
 (repeat it for either). A snapshot is kept when any rule keeps it; the rest go. Periods are of
 the local calendar (TZ); weeks are ISO weeks. Pinned snapshots (kura pin) always stay.
 Unlike restic, which applies the rules to each host and set of paths apart, Kura applies them to

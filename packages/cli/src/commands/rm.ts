@@ -22,7 +22,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
         for (const ref of refs) {
           const removed = 'digest' in ref ? await store.delete(ref.digest) : await store.deletePath(ref.path);
           if (!removed) {
-            printError('digest' in ref ? `no document ${ref.digest}` : `no path ${ref.path}`);
+            printError('digest' in ref ? `no document ${ref.digest} [NOT_FOUND]` : `no path ${ref.path} [NOT_FOUND]`);
             setExit(EXIT.error);
           }
           if (opts.json) await writeJson({ ...ref, removed });

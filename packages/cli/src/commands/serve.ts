@@ -27,7 +27,7 @@ interface ServeOptions {
 export function register(program: Command): void {
   program
     .command('serve')
-    .description('run the HTTP API on this store (created if absent); tokens from $KURA_TOKENS')
+    .description('run the HTTP API on this store (created if absent); tokens from $KURA_TOKENS and kura token add')
     .option('--host <host>', 'address to listen on (default: $KURA_HOST, else 127.0.0.1)')
     .option('--port <n>', 'port (default: $KURA_PORT, else 8787; 0 picks a free one)')
     .option('--no-auth', 'serve without authentication (local use only; the log says so)')

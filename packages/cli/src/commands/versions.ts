@@ -14,7 +14,7 @@ export function register(program: Command): void {
     .command('versions')
     .description('list the versions of a path (kura get PATH@N reads one)')
     .argument('<path>', 'the path, as given to kura add (normalized the same way)')
-    .option('--json', 'one JSON object per version: {"path","version","digest","size","createdAt"}')
+    .option('--json', 'one JSON object per version: {"path","version","digest","size","createdAt","pinned"}')
     .action(async (arg: string, opts: { json?: boolean }, cmd: Command) => {
       const path = storePath(arg);
       await withStore(cmd, { readonly: true }, async (store) => {
