@@ -90,13 +90,15 @@ export const IndexStatus = z.object({
 export const Stats = z.object({
   entries: z.number().int().describe('paths, and uploads without one'),
   documents: z.number().int().describe('distinct documents the entries show'),
-  logicalBytes: z.number().int(),
+  logicalBytes: z.number().int().describe('sizes of the documents the entries show, one per entry'),
+  keptDocuments: z.number().int().describe('documents the store keeps: shown by entries, older versions, snapshots\' files'),
+  keptBytes: z.number().int().describe('their sizes summed, each document once'),
   uniqueChunkBytes: z.number().int(),
   storedBytes: z.number().int(),
   packBytes: z.number().int(),
   chunks: z.number().int(),
   packs: z.number().int(),
-  dedupRatio: z.number(),
+  dedupRatio: z.number().describe('keptBytes / uniqueChunkBytes'),
   compressionRatio: z.number(),
 });
 

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const BIN = fileURLToPath(new URL('../bin/kura.js', import.meta.url));
 const ADD_KEYS = ['path', 'entry', 'digest', 'size', 'chunks', 'newChunks', 'newBytes'];
 const STATS_KEYS = ['entries', 'documents', 'logicalBytes', 'uniqueChunkBytes', 'storedBytes', 'dedupRatio', 'compressionRatio'];
-const STATS_EXTRA = ['packBytes', 'chunks', 'packs'];
+const STATS_EXTRA = ['packBytes', 'chunks', 'packs', 'keptDocuments', 'keptBytes'];
 const INFO_KEYS = ['path', 'digest', 'size', 'chunks', 'version', 'mediaType', 'tags', 'meta', 'createdAt', 'updatedAt'];
 const UNKNOWN = `sha256:${'0'.repeat(64)}`;
 

@@ -93,6 +93,10 @@ export interface StoreStats {
   documents: number;
   /** Sum of the sizes of the documents the entries show (one per entry). */
   logicalBytes: number;
+  /** Documents the store keeps: those entries show, older versions, snapshots' files (as verify counts them). */
+  keptDocuments: number;
+  /** Their sizes summed, each document once. */
+  keptBytes: number;
   /** Raw bytes of the distinct chunks documents use. */
   uniqueChunkBytes: number;
   /** Bytes those chunks take in packs (payloads and record headers). */
@@ -101,7 +105,7 @@ export interface StoreStats {
   packBytes: number;
   chunks: number;
   packs: number;
-  /** logicalBytes / uniqueChunkBytes (1 when empty). */
+  /** keptBytes / uniqueChunkBytes (1 when empty): what chunk dedup saves over every kept document. */
   dedupRatio: number;
   /** uniqueChunkBytes / storedBytes (1 when empty). */
   compressionRatio: number;

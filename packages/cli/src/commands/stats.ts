@@ -1,7 +1,7 @@
 /**
  * `kura stats [--json]`: the store's sizes. --json prints one line with, in this order,
  * {"entries","documents","logicalBytes","uniqueChunkBytes","storedBytes","dedupRatio","compressionRatio"}
- * followed by {"packBytes","chunks","packs"}.
+ * followed by {"packBytes","chunks","packs","keptDocuments","keptBytes"}.
  */
 import type { StoreStats } from '@kura/store';
 import type { Command } from 'commander';
@@ -21,6 +21,8 @@ export function statsJson(s: StoreStats) {
     packBytes: s.packBytes,
     chunks: s.chunks,
     packs: s.packs,
+    keptDocuments: s.keptDocuments,
+    keptBytes: s.keptBytes,
   };
 }
 
@@ -30,13 +32,15 @@ function table(s: StoreStats): string {
     ['entries', count(s.entries)],
     ['documents', count(s.documents)],
     ['logical bytes', sized(s.logicalBytes)],
+    ['kept documents', `${count(s.keptDocuments)} (every version and snapshot file)`],
+    ['kept bytes', sized(s.keptBytes)],
     ['unique chunk bytes', sized(s.uniqueChunkBytes)],
     ['stored bytes', sized(s.storedBytes)],
     ['pack files', `${sized(s.packBytes)} in ${count(s.packs)} pack${s.packs === 1 ? '' : 's'}`],
     ['chunks', count(s.chunks)],
     ['dedup ratio', ratio(s.dedupRatio)],
     ['compression ratio', ratio(s.compressionRatio)],
-    ['overall', ratio(s.storedBytes > 0 ? s.logicalBytes / s.storedBytes : 1)],
+    ['overall', ratio(s.storedBytes > 0 ? s.keptBytes / s.storedBytes : 1)],
   ];
   return rows.map(([k, v]) => `${k.padEnd(20)}${v}\n`).join('');
 }

@@ -61,7 +61,10 @@ export function checkConfigObject(config: ReadonlyMap<string, string>, rows: Rea
   const version = Number(config.get('format_version'));
   if (!Number.isInteger(version) || version < 1) throw new CorruptDataError(`the store's configuration (kura-store.json) has no format version it could have (${JSON.stringify(config.get('format_version') ?? null)})`, 'config');
   const known = config.has('encryption') ? ENCRYPTED_FORMAT_VERSION : PLAIN_FORMAT_VERSION;
-  if (version > known) throw new FormatMismatchError(`the store was written by a newer Kura (format ${version}; this one reads ${known})`, String(known), String(version));
+  // (The database's own word first: a newer Kura that wrote it is said as such.)
+  for (const v of [Number(rows.get('format_version') ?? 0), version]) {
+    if (v > known) throw new FormatMismatchError(`the store was written by a newer Kura (format ${v}; this one reads ${known})`, String(known), String(v));
+  }
   if (config.has('encryption')) return; // (its sealed settings are checked when they are opened)
   for (const key of FIXED) {
     if (rows.has(key) && config.get(key) !== rows.get(key)) {

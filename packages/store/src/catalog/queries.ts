@@ -154,18 +154,23 @@ export function exclusiveSize({ st }: CatalogReads, digest: string): number {
 
 export function storeStats({ st }: CatalogReads): StoreStats {
   const d = st.stats.get()!;
+  const k = st.keptDocStats.get()!;
   const c = st.chunkStats.get()!;
   const p = st.packStats.get()!;
   return {
     entries: d.entries,
     documents: d.documents,
     logicalBytes: d.logical,
+    keptDocuments: k.documents,
+    keptBytes: k.bytes,
     uniqueChunkBytes: c.unique_bytes,
     storedBytes: c.stored,
     packBytes: p.bytes,
     chunks: c.chunks,
     packs: p.packs,
-    dedupRatio: c.unique_bytes > 0 ? d.logical / c.unique_bytes : 1,
+    // Over every kept document, as the chunks are: over the entries alone it fell below 1 once
+    // paths had older versions (their chunks counted, their bytes not).
+    dedupRatio: c.unique_bytes > 0 ? k.bytes / c.unique_bytes : 1,
     compressionRatio: c.stored > 0 ? c.unique_bytes / c.stored : 1,
   };
 }

@@ -380,6 +380,8 @@ function statementsOf(db: SqlDatabase) {
     stats: p<{ entries: number; documents: number; logical: number; snapshots: number }>(
       'SELECT COUNT(*) AS entries, COUNT(DISTINCT e.doc_id) AS documents, COALESCE(SUM(d.size), 0) AS logical, (SELECT COUNT(*) FROM snapshots) AS snapshots FROM entries e JOIN documents d ON d.id = e.doc_id',
     ),
+    /** Every document the store keeps: shown by an entry, an older version, or a snapshot's file. */
+    keptDocStats: p<{ documents: number; bytes: number }>('SELECT COUNT(*) AS documents, COALESCE(SUM(size), 0) AS bytes FROM documents WHERE refs > 0 OR holds > 0'),
     chunkStats: p<{ unique_bytes: number; stored: number; chunks: number }>(
       // A group record is counted once, however many of its members are referenced.
       'SELECT COALESCE(SUM(raw_len), 0) AS unique_bytes, COALESCE(SUM(CASE WHEN group_at IS NULL THEN stored_len + 48 ELSE 0 END), 0)' +
