@@ -42,6 +42,15 @@ describe('put inputs', () => {
     expect([latin1.status, code(latin1)]).toEqual([400, 'INVALID_INPUT']);
   });
 
+  it('an append past the document limit says the limit and what the upload holds (it said "a limit of 0 bytes")', async () => {
+    const s = await startServer({ maxDocumentSize: 1000 });
+    const loc = (await call(s.url, 'POST', '/v1/uploads')).headers.location as string;
+    expect((await call(s.url, 'PATCH', loc, { body: new Uint8Array(1000) })).status).toBe(202);
+    const over = await call(s.url, 'PATCH', loc, { body: new Uint8Array(1) });
+    expect([over.status, code(over)]).toEqual([413, 'PAYLOAD_TOO_LARGE']);
+    expect(over.json.error.message).toMatch(/document limit of 1000 bytes \(1000 received so far\)/);
+  });
+
   it('a document committed from uploaded chunks over maxDocumentSize is 413, and nothing is stored', async () => {
     const s = await startServer({ maxDocumentSize: 1000 });
     const chunk = new Uint8Array(600).fill(7);

@@ -17,8 +17,8 @@ declare module 'fastify' {
   }
 }
 
-function tooLarge(limit: number): HttpError {
-  return new HttpError('PAYLOAD_TOO_LARGE', `the body exceeds this server's limit of ${limit} bytes`, { limit }, { connection: 'close' });
+export function tooLarge(limit: number, message = `the body exceeds this server's limit of ${limit} bytes`): HttpError {
+  return new HttpError('PAYLOAD_TOO_LARGE', message, { limit }, { connection: 'close' });
 }
 
 export function declaredLength(request: FastifyRequest): number | undefined {
@@ -29,15 +29,15 @@ export function declaredLength(request: FastifyRequest): number | undefined {
 }
 
 /** The body's pieces as they arrive, failing once more than `limit` bytes came. */
-export async function* bodyPieces(request: FastifyRequest, limit: number): AsyncGenerator<Uint8Array> {
+export async function* bodyPieces(request: FastifyRequest, limit: number, over: () => HttpError = () => tooLarge(limit)): AsyncGenerator<Uint8Array> {
   // A declared length over the limit is refused before a byte is read. Without this, a chunk
   // upload or a resumable append announcing 10^15 bytes waited for them until the idle timeout
   // cut the connection, with no answer (apps/server/test/hostile.test.ts).
   const length = declaredLength(request);
-  if (length !== undefined && length > limit) throw tooLarge(limit);
+  if (length !== undefined && length > limit) throw over();
   for await (const piece of request.raw as AsyncIterable<Buffer>) {
     request.bytesIn += piece.length;
-    if (request.bytesIn > limit) throw tooLarge(limit);
+    if (request.bytesIn > limit) throw over();
     yield piece;
   }
 }

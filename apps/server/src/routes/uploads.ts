@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { HttpError } from '../errors.js';
-import { acceptRawBodies, bodyPieces, declaredLength } from '../http/body.js';
+import { acceptRawBodies, bodyPieces, declaredLength, tooLarge } from '../http/body.js';
 import { PutQuery, putMetaFrom, withDetectedType } from '../http/meta.js';
 import { PutResult, errors } from '../schemas.js';
 import { parseContentRange, type UploadStaging } from '../uploads/staging.js';
@@ -83,7 +83,7 @@ export default async function uploads(app: FastifyInstance, opts: { staging: Upl
           if (range && declared !== undefined && declared !== range.length) {
             throw new HttpError('INVALID_INPUT', 'Content-Length differs from the Content-Range', { field: 'content-range' });
           }
-          return upload.append(bodyPieces(request, maxDocumentSize - at), range?.length);
+          return upload.append(bodyPieces(request, maxDocumentSize - at, () => uploadOver(maxDocumentSize, at)), range?.length);
         });
         const { expiresAt } = await staging.offset(id);
         return reply.code(202).send(progress(reply, id, offset, expiresAt));
@@ -104,7 +104,7 @@ export default async function uploads(app: FastifyInstance, opts: { staging: Upl
         const meta = putMetaFrom(request, request.query);
         if (!meta.expectDigest) throw new HttpError('INVALID_INPUT', 'finishing an upload needs its digest (?digest= or x-kura-sha256)', { field: 'digest' });
         const result = await staging.exclusive(id, async (upload) => {
-          await upload.append(bodyPieces(request, maxDocumentSize - upload.offset), undefined);
+          await upload.append(bodyPieces(request, maxDocumentSize - upload.offset, () => uploadOver(maxDocumentSize, upload.offset)), undefined);
           let r;
           try {
             r = await request.store.put(upload.bytes(), meta.mediaType !== undefined ? meta : (await withDetectedType(meta, await upload.head(SNIFF_HEAD))).meta);
@@ -119,4 +119,9 @@ export default async function uploads(app: FastifyInstance, opts: { staging: Upl
       },
     });
   });
+}
+
+/** An append that would take an upload past the document limit: said as the upload's total, not the append's room. */
+function uploadOver(maxDocumentSize: number, received: number): HttpError {
+  return tooLarge(maxDocumentSize, `the upload would be over this server's document limit of ${maxDocumentSize} bytes (${received} received so far)`);
 }
