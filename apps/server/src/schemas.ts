@@ -1,5 +1,6 @@
 /** zod schemas of the API's JSON: they validate requests and document every response in OpenAPI. */
 import { z } from 'zod';
+import { HttpError } from './errors.js';
 
 export const Digest = z.string().regex(/^sha256:[0-9a-f]{64}$/).describe('sha256:<64 lowercase hex>');
 export const ChunkKey = z.string().regex(/^[0-9a-f]{64}$/).describe('BLAKE3-256 of the raw chunk, 64 lowercase hex');
@@ -142,6 +143,13 @@ export const SafePath = z
   .refine((p) => !/[\u0000-\u001f\u007f\\]/.test(p), 'path must not contain control characters or backslashes')
   .refine((p) => !p.startsWith('/'), 'path must be relative (no leading /)')
   .refine((p) => p.split('/').every((s) => s !== '' && s !== '.' && s !== '..'), 'path must not contain empty, "." or ".." segments');
+
+/** A path from a URL's wildcard (`/v1/paths/*`): INVALID_INPUT naming why when it is not one a document can have. */
+export function pathParam(value: string): string {
+  const r = SafePath.safeParse(value);
+  if (!r.success) throw new HttpError('INVALID_INPUT', `path: ${r.error.issues[0]!.message}`, { field: 'path' });
+  return value;
+}
 
 const tag = z.string().min(1).max(256);
 export const MetaChange = z

@@ -38,6 +38,7 @@ const REACH: Record<string, Spec> = {
   'POST /v1/snapshots': { reach: 'store', json: { root: { type: 'dir', name: '', mode: 0o755, entries: [] } } },
   'GET /v1/snapshots': { reach: 'store' },
   'DELETE /v1/snapshots/{id}': { reach: 'store' },
+  'GET /v1/snapshots/{id}/files/{*}': { reach: 'store' },
   'PUT /v1/snapshots/{id}/pin': { reach: 'store' },
   'DELETE /v1/snapshots/{id}/pin': { reach: 'store' },
   'POST /v1/forget': { reach: 'paths', json: { versions: { keep: 5, prefix: '{top}' }, dryRun: true } },

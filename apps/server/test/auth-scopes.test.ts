@@ -26,6 +26,7 @@ const SCOPES: Record<string, Scope> = {
   'POST /v1/snapshots': 'write',
   'GET /v1/snapshots': 'read',
   'DELETE /v1/snapshots/{id}': 'delete',
+  'GET /v1/snapshots/{id}/files/{*}': 'read',
   'PUT /v1/snapshots/{id}/pin': 'write',
   'DELETE /v1/snapshots/{id}/pin': 'delete',
   'POST /v1/forget': 'delete',

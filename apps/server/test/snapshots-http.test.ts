@@ -59,6 +59,27 @@ describe('snapshots over HTTP', () => {
     expect((await call(s.url, 'GET', '/v1/snapshots')).json.snapshots).toEqual([]);
   });
 
+  it("a snapshot search's hit is read at /v1/snapshots/{id}/files/{path}, also when only the snapshot keeps it; a prefix-limited token may not", async () => {
+    const admin = 'a'.repeat(32);
+    const limited = 'l'.repeat(32);
+    const s = await startServer({ noAuth: false, tokens: [{ token: admin, scopes: ['admin'] }, { token: limited, scopes: ['read'], prefixes: ['snaponly/'] }] });
+    const q = (await call(s.url, 'POST', '/v1/documents?path=snaponly/q.txt', { body: 'a quokka lives here\n', token: admin })).json;
+    const root = { type: 'dir', name: '', mode: 0o755, entries: [{ type: 'dir', name: 'notes', mode: 0o755, entries: [{ type: 'file', name: 'q.txt', mode: 0o644, size: q.size, digest: q.digest }] }] };
+    const snap = (await call(s.url, 'POST', '/v1/snapshots', { json: { root }, token: admin })).json;
+    expect((await call(s.url, 'DELETE', '/v1/entry?path=snaponly/q.txt', { token: admin })).status).toBe(204);
+    // Kept by the snapshot alone: not a listed document any more.
+    expect((await call(s.url, 'GET', `/v1/documents/${q.digest}`, { token: admin })).status).toBe(404);
+    const hits = (await call(s.url, 'GET', `/v1/search?q=quokka&mode=keyword&snapshot=${snap.id}`, { token: admin })).json.hits;
+    expect(hits).toMatchObject([{ path: 'notes/q.txt', digest: q.digest }]);
+    const read = await call(s.url, 'GET', `/v1/snapshots/${snap.id.slice(0, 8)}/files/notes/q.txt`, { token: admin });
+    expect([read.status, read.body.toString(), read.headers.etag]).toEqual([200, 'a quokka lives here\n', `"${q.digest}"`]);
+    expect((await call(s.url, 'HEAD', `/v1/snapshots/${snap.id}/files/notes/q.txt`, { token: admin })).headers['content-length']).toBe(String(q.size));
+    expect(errorCode(await call(s.url, 'GET', `/v1/snapshots/${snap.id}/files/notes`, { token: admin }))).toBe('NOT_FOUND');
+    expect(errorCode(await call(s.url, 'GET', `/v1/snapshots/${snap.id}/files/notes/none.txt`, { token: admin }))).toBe('NOT_FOUND');
+    expect(errorCode(await call(s.url, 'GET', `/v1/snapshots/${snap.id}/files/..%2Fx`, { token: admin }))).toBe('INVALID_INPUT');
+    expect((await call(s.url, 'GET', `/v1/snapshots/${snap.id}/files/notes/q.txt`, { token: limited })).status).toBe(403);
+  });
+
   it('copies the tree field by field: nothing else the client sent reaches the log', () => {
     const tree = treeOf({ type: 'dir', name: '', mode: 0o755, extra: 'x', entries: [{ type: 'symlink', name: 'l', target: 't', also: { big: 'y' } }] });
     expect(tree).toEqual({ type: 'dir', name: '', mode: 0o755, entries: [{ type: 'symlink', name: 'l', target: 't' }] });

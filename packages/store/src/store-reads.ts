@@ -19,7 +19,7 @@ import { exclusiveSize, listEntries, pathVersion, resolveRef, storeStats, tagCou
 import type { DocumentReader, ListResult, StoreConfig, StoreStats, VersionInfo } from './store-types.js';
 import { drainIndex, usable, type StoreContext } from './store-context.js';
 import { checkKeys, missingChunks } from './bytes/sync.js';
-import type { SnapshotDiff, SnapshotInfo, WalkEntry } from './catalog/snapshot.js';
+import type { FileEntry, SnapshotDiff, SnapshotInfo, WalkEntry } from './catalog/snapshot.js';
 import * as snapshots from './store-snapshots.js';
 
 export class StoreReads {
@@ -85,6 +85,11 @@ export class StoreReads {
   /** Every entry of a snapshot, depth first, each directory before its contents. */
   async *snapshotEntries(id: string): AsyncGenerator<WalkEntry> {
     yield* snapshots.snapshotEntries(this.#r(), id);
+  }
+
+  /** The file at `path` in a snapshot: its digest (read it with `document(digest, { unlisted: true })`), size, mode, time. */
+  async snapshotFile(id: string, path: string): Promise<FileEntry> {
+    return snapshots.snapshotFile(this.#r(), id, path);
   }
 
   /** Paths added, removed and changed from snapshot `a` to snapshot `b`. */

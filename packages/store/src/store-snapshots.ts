@@ -4,7 +4,8 @@
  * deleting them are commits: store-writes.ts.)
  */
 import { formatDigest } from './hex.js';
-import { diffTrees, requireSnapshot, snapshotExclusiveSize, snapshotInfo, walkTree, type SnapshotDiff, type SnapshotInfo, type WalkEntry } from './catalog/snapshot.js';
+import { diffTrees, findInTree, requireSnapshot, snapshotExclusiveSize, snapshotInfo, walkTree, type FileEntry, type SnapshotDiff, type SnapshotInfo, type WalkEntry } from './catalog/snapshot.js';
+import { NotFoundError } from './errors.js';
 import type { StoreContext } from './store-context.js';
 
 export function allSnapshots({ st }: StoreContext): SnapshotInfo[] {
@@ -18,6 +19,13 @@ export function oneSnapshot({ st }: StoreContext, id: string): SnapshotInfo {
 /** Every entry of a snapshot, depth first, each directory before its contents. */
 export function snapshotEntries({ st }: StoreContext, id: string): Generator<WalkEntry> {
   return walkTree(st, formatDigest(requireSnapshot(st, id).tree));
+}
+
+/** The file at `path` in snapshot `id` (its document's digest, size, mode, time): NOT_FOUND when it holds none there. */
+export function snapshotFile({ db, st }: StoreContext, id: string, path: string): FileEntry {
+  const entry = db.read(() => findInTree(st, formatDigest(requireSnapshot(st, id).tree), path));
+  if (entry?.type !== 'file') throw new NotFoundError(entry ? `${path} in snapshot ${id} is a ${entry.type === 'dir' ? 'directory' : 'symlink'}, not a file` : `snapshot ${id} holds no file ${path}`);
+  return entry;
 }
 
 /** Paths added, removed and changed from snapshot `a` to snapshot `b` (one read transaction). */

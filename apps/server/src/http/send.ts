@@ -43,8 +43,10 @@ export async function sendDocument(
   cache: BytesCache,
   digest: string,
   headers: Record<string, string> = {},
+  /** Also a document only snapshots keep (a snapshot's file, named by the route that found it). */
+  unlisted = false,
 ): Promise<FastifyReply> {
-  const info = await store.document(digest);
+  const info = await store.document(digest, unlisted ? { unlisted: true } : {});
   const etag = etagOf(info.digest);
   const type = info.mediaType ?? 'application/octet-stream';
   reply.headers({

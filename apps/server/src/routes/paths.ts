@@ -4,7 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { HttpError } from '../errors.js';
 import { sendDocument } from '../http/send.js';
-import { DocumentInfo, MetaChange, PathQuery, SafePath, VersionInfo, errors } from '../schemas.js';
+import { DocumentInfo, MetaChange, PathQuery, SafePath, VersionInfo, errors, pathParam } from '../schemas.js';
 import { timeOf } from '../http/filters.js';
 
 const Which = z
@@ -14,11 +14,6 @@ const Which = z
   })
   .strict();
 
-function pathParam(value: string): string {
-  const r = SafePath.safeParse(value);
-  if (!r.success) throw new HttpError('INVALID_INPUT', `path: ${r.error.issues[0]!.message}`, { field: 'path' });
-  return value;
-}
 
 export default async function paths(app: FastifyInstance) {
   const r = app.withTypeProvider<ZodTypeProvider>();

@@ -8,8 +8,9 @@ import type { DirNode, FileEntry, SymlinkEntry } from '@kura/store';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { sendDocument } from '../http/send.js';
 import { HttpError } from '../errors.js';
-import { errors } from '../schemas.js';
+import { errors, pathParam } from '../schemas.js';
 
 const SnapshotInfo = z.object({
   id: z.string().describe('32 hex digits; any unique prefix of 4 or more names it'),
@@ -58,6 +59,26 @@ export default async function snapshots(app: FastifyInstance) {
     schema: { summary: 'Every snapshot, oldest first', response: { 200: z.object({ snapshots: z.array(SnapshotInfo) }), ...errors(401, 403) } },
     handler: async (request) => ({ snapshots: await request.store.snapshots() }),
   });
+
+  // A snapshot's file, as a search with `snapshot` names it (its hits' digests may be kept by
+  // snapshots alone, which GET /v1/documents does not serve).
+  for (const method of ['GET', 'HEAD'] as const) {
+    r.route({
+      method,
+      url: '/v1/snapshots/:id/files/*',
+      exposeHeadRoute: false,
+      config: { scope: 'read' },
+      schema: {
+        summary: "Read a file of a snapshot (the file's path in it), served like GET /v1/documents/{digest}",
+        params: z.object({ id: z.string().min(1).max(64), '*': z.string() }),
+        ...(method === 'GET' ? { response: errors(400, 401, 403, 404, 416) } : { hide: true }),
+      },
+      handler: async (request, reply) => {
+        const file = await request.store.snapshotFile(request.params.id, pathParam(request.params['*']));
+        return sendDocument(request, reply, request.store, app.bytesCache, file.digest, { 'content-location': `/v1/documents/${file.digest}` }, true);
+      },
+    });
+  }
 
   r.delete('/v1/snapshots/:id', {
     config: { scope: 'delete' },

@@ -269,6 +269,19 @@ export interface WalkEntry {
   entry: TreeEntry;
 }
 
+/** The entry at `path` (`/`-separated, from the tree's root) under a tree, read one directory at a time; undefined when none. */
+export function findInTree(st: Statements, digest: string, path: string): TreeEntry | undefined {
+  let tree = digest;
+  const names = path.split('/');
+  for (let i = 0; i < names.length; i++) {
+    const entry = readTree(st, tree).find((e) => e.name === names[i]);
+    if (!entry || i === names.length - 1) return entry;
+    if (entry.type !== 'dir') return undefined;
+    tree = entry.tree;
+  }
+  return undefined;
+}
+
 /** Every entry under a tree, depth first, a directory before its contents, names in order. */
 export function* walkTree(st: Statements, digest: string, prefix = ''): Generator<WalkEntry> {
   for (const entry of readTree(st, digest)) {
