@@ -112,6 +112,10 @@ describe('MCP over HTTP', () => {
       expect(versions.versions).toHaveLength(200);
       expect(versions.versions.at(-1).version).toBe(205);
       expect(versions.cut).toEqual({ list: 'versions', shown: 200, of: 205, kept: 'newest' });
+      // An offset inside a character starts at the next one (it answered "not UTF-8 text").
+      await writer.callTool({ name: 'kura_add_text', arguments: { text: '😀😀 café NEEDLE', path: 'g/uni.txt' } });
+      const mid = json(await reader.callTool({ name: 'kura_get', arguments: { ref: 'g/uni.txt', offset: 1 } }));
+      expect(mid).toMatchObject({ offset: 4, text: '😀 café NEEDLE' });
       // A Kura error is a tool error carrying its code.
       const missing = await reader.callTool({ name: 'kura_get', arguments: { ref: 'no/such.txt' } });
       expect(missing).toMatchObject({ isError: true, _meta: { code: 'NOT_FOUND' } });

@@ -180,7 +180,7 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
     'kura_get',
     {
       title: 'Read a document',
-      description: `A document's text by path, path@version or digest: from \`offset\` (characters) or lines \`fromLine\`..\`toLine\` (from 1), at most \`maxChars\` (default and cap ${TEXT_CHARS}; counted as JSON writes them: a newline or quote counts two). A cut answer says \`more\` and where to go on (\`next\`). A binary document is described, not returned.`,
+      description: `A document's text by path, path@version or digest: from \`offset\` (bytes of its UTF-8; an offset inside a character starts at the next one) or lines \`fromLine\`..\`toLine\` (from 1), at most \`maxChars\` (default and cap ${TEXT_CHARS}; counted as JSON writes them: a newline or quote counts two). A cut answer says \`more\` and where to go on (\`next\`). A binary document is described, not returned.`,
       inputSchema: {
         ref: z.string().min(1).max(4096),
         offset: z.number().int().min(0).optional(),
@@ -222,8 +222,16 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
           const more = n < Math.min(last, lines.length) || (bytes.length < info.size && last > lines.length);
           return { ...about, fromLine: first, toLine: n, text: out, ...(more ? { more: true, next: { fromLine: n + 1 } } : {}) };
         }
-        const from = Math.min(offset ?? 0, info.size);
-        const bytes = await store.getRange(info.digest, from, Math.min(info.size, from + 4 * budget));
+        let from = Math.min(offset ?? 0, info.size);
+        let bytes = await store.getRange(info.digest, from, Math.min(info.size, from + 4 * budget));
+        // An offset inside a character (a byte offset given by hand) starts at the next one, not
+        // at "not UTF-8 text": at most 3 continuation bytes are passed over.
+        let skip = 0;
+        while (skip < 3 && skip < bytes.length && (bytes[skip]! & 0xc0) === 0x80) skip++;
+        if (skip > 0) {
+          from += skip;
+          bytes = bytes.subarray(skip);
+        }
         let text: string;
         try {
           text = fatal.decode(cutAtCharacter(bytes, from + bytes.length < info.size));
