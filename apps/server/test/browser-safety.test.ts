@@ -71,3 +71,21 @@ describe('stored bytes as a browser gets them', () => {
     expect(again.body.toString()).toBe('second version');
   });
 });
+
+describe('methods a route does not take', () => {
+  it('are 405 with Allow, not "no route"; a path no route has is 404', async () => {
+    const s = await startServer();
+    for (const [method, path, allow] of [
+      ['GET', '/v1/gc', 'POST'],
+      ['DELETE', '/v1/stats', 'GET, HEAD'],
+      ['GET', `/v1/chunks/${'0'.repeat(64)}`, 'PUT'],
+      ['POST', `/v1/documents/sha256:${'0'.repeat(64)}`, 'DELETE, GET, HEAD'],
+      ['GET', '/v1/documents:commit', 'POST'],
+    ] as const) {
+      const r = await call(s.url, method, path);
+      expect([method, path, r.status, code(r), r.headers.allow]).toEqual([method, path, 405, 'METHOD_NOT_ALLOWED', allow]);
+    }
+    const none = await call(s.url, 'GET', '/v1/nothing');
+    expect([none.status, code(none)]).toEqual([404, 'NOT_FOUND']);
+  });
+});

@@ -69,7 +69,7 @@ describe('errors and limits', () => {
       ['GET', `/v1/documents/${sha(new Uint8Array(1))}`, {}, 404, 'NOT_FOUND'],
       ['GET', `/v1/documents/${'x'.repeat(5000)}`, {}, 400, 'INVALID_INPUT'],
       ['GET', '/v1/nothing', {}, 404, 'NOT_FOUND'],
-      ['PUT', '/v1/documents', {}, 404, 'NOT_FOUND'],
+      ['PUT', '/v1/documents', {}, 405, 'METHOD_NOT_ALLOWED'], // (a route other methods take: 405 with Allow, as ERRORS.md says; it was a 404)
       ['POST', '/v1/documents', { body: randomBytes(1, 100_001) }, 413, 'PAYLOAD_TOO_LARGE'],
       ['PUT', `/v1/chunks/${'0'.repeat(64)}`, { body: randomBytes(1, 10) }, 400, 'DIGEST_MISMATCH'],
       ['PUT', '/v1/chunks/short', { body: randomBytes(1, 10) }, 400, 'INVALID_INPUT'],

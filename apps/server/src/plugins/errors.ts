@@ -94,12 +94,42 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, err: unk
   return reply.code(m.status).header('x-request-id', request.id).headers(m.headers).type('application/json; charset=utf-8').send(body);
 }
 
+/** A route's URL pattern as a test of concrete paths: `:param` one segment, `*` the rest, `::` a colon. */
+function patternOf(url: string): RegExp {
+  let re = '';
+  for (let i = 0; i < url.length; i++) {
+    const c = url[i]!;
+    if (c === ':' && url[i + 1] === ':') {
+      re += ':';
+      i++;
+    } else if (c === ':') {
+      while (i + 1 < url.length && /[A-Za-z0-9_]/.test(url[i + 1]!)) i++;
+      re += '[^/]+';
+    } else if (c === '*') re += '.*';
+    else re += c.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
+  }
+  return new RegExp(`^${re}$`);
+}
+
 export default fp(
   async (app: FastifyInstance) => {
+    // Every route's methods by pattern: a path that has routes, asked with another method, is
+    // 405 with Allow (ERRORS.md), not "no route".
+    const routes: { pattern: RegExp; method: string }[] = [];
+    app.addHook('onRoute', (route) => {
+      // The API's routes only: the demo's files are served by a catch-all (`/*`) every path matches.
+      if (!route.url.startsWith('/v1/') && route.url !== '/mcp') return;
+      for (const method of [route.method].flat()) routes.push({ pattern: patternOf(route.url), method: String(method) });
+    });
     app.setErrorHandler((err, request, reply) => sendError(request, reply, err));
-    app.setNotFoundHandler((request, reply) =>
-      sendError(request, reply, new HttpError('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`)),
-    );
+    app.setNotFoundHandler((request, reply) => {
+      const path = request.url.split('?')[0]!;
+      const allowed = [...new Set(routes.filter((r) => r.method !== request.method && r.pattern.test(path)).map((r) => r.method))].sort();
+      if (allowed.length) {
+        return sendError(request, reply, new HttpError('METHOD_NOT_ALLOWED', `${path} does not take ${request.method} (it takes ${allowed.join(', ')})`, {}, { allow: allowed.join(', ') }));
+      }
+      return sendError(request, reply, new HttpError('NOT_FOUND', `no route ${request.method} ${path}`));
+    });
   },
   { name: 'kura-errors' },
 );
