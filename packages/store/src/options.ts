@@ -69,8 +69,12 @@ export const OpenOptions = z
   .strict();
 export type OpenOptions = z.input<typeof OpenOptions>;
 
-const tag = z.string().min(1).max(256).regex(/^[^\u0000-\u001f]+$/, 'tags must not contain control characters');
-const metaKey = z.string().min(1).max(256);
+const tag = z
+  .string()
+  .min(1, 'a tag cannot be empty')
+  .max(256, 'a tag is at most 256 characters')
+  .regex(/^[^\u0000-\u001f]+$/, 'tags must not contain control characters');
+const metaKey = z.string().min(1, 'a metadata key cannot be empty').max(256, 'a metadata key is at most 256 characters');
 const metaValue = z.string().max(64 * 1024);
 
 const docPath = z.string().min(1).max(4096).regex(/^[^\u0000]+$/, 'path must not contain NUL');
@@ -211,7 +215,17 @@ export function parse<S extends z.ZodType>(schema: S, value: unknown, what: stri
   if (r.success) return r.data;
   const issue = r.error.issues[0]!;
   const field = issue.path.length ? issue.path.join('.') : what;
-  throw new InvalidInputError(`${what}: ${field}: ${issue.message}`, field);
+  // The field as people name it (`tags`, not `tags.0`), and zod's own wording made plainer
+  // ("Too small: expected number to be >=1" -> "must be at least 1").
+  // (An item of a batch keeps its place: `updates[3].addTags`.)
+  const named = issue.path.filter((p) => typeof p === 'string').join('.') || what;
+  throw new InvalidInputError(`${what.includes('[') && named !== what ? `${what}.${named}` : named}: ${plainer(issue.message)}`, field);
+}
+
+function plainer(message: string): string {
+  return message
+    .replace(/^Too small: expected (?:number|array|string) to (?:be|have) >=?(\d+)(?: (characters|items))?$/, (_, n: string, unit?: string) => (unit ? `must have at least ${n} ${unit}` : `must be at least ${n}`))
+    .replace(/^Too big: expected (?:number|array|string) to (?:be|have) <=?(\d+)(?: (characters|items))?$/, (_, n: string, unit?: string) => (unit ? `must have at most ${n} ${unit}` : `must be at most ${n}`));
 }
 
 export function toMillis(t: Date | string | number): number {

@@ -284,3 +284,14 @@ describe('parsePutMeta: no attributes without zod', () => {
     }
   });
 });
+
+describe('messages for bad input', () => {
+  it('name the field as people do and say what is wrong in plain words, keeping a batch item\'s place', async () => {
+    const { store } = await newStore();
+    await store.put(new TextEncoder().encode('x'), { path: 'x' });
+    await expect(store.put(new TextEncoder().encode('y'), { tags: [''] })).rejects.toMatchObject({ code: 'INVALID_INPUT', message: 'tags: a tag cannot be empty' });
+    await expect(store.updateMeta([{ path: 'x', addTags: ['ok'] }, { path: 'x', addTags: [''] }])).rejects.toMatchObject({ message: 'updates[1].addTags: a tag cannot be empty' });
+    await expect(store.search('x', { limit: 0 })).rejects.toMatchObject({ message: 'limit: must be at least 1' });
+    await expect(store.list({ limit: 20_000 })).rejects.toMatchObject({ message: 'limit: must be at most 10000' });
+  });
+});
