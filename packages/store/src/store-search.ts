@@ -31,7 +31,7 @@ export async function searchStore(ctx: StoreContext, query: string, options: Sea
   if (mode === 'keyword') return keywordSearch(ctx, query, options);
   const semantic = ctx.semantic;
   if (!semantic) {
-    throw new ModelUnavailableError(`${mode} search needs an embedding model, and this store has none in use (Store.useEmbedder; the local model: scripts/fetch-model.sh); keyword search works`, 'none');
+    throw new ModelUnavailableError(`${mode} search needs an embedding model, and none is in use here (a server started with --semantic off; no model installed: scripts/fetch-model.sh; in code, Store.useEmbedder); keyword search works`, 'none');
   }
   return semanticSearch({ ...ctx, semantic }, query, options, mode);
 }
