@@ -117,10 +117,13 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
     // Without tokens, nothing else stands between a page the user visits and the store: a
     // form's cross-site POST or DELETE needs no CORS, and a name the page rebinds to
     // 127.0.0.1 reads and writes as if local. Every route takes /mcp's Host and Origin checks.
+    // (An Origin must be this server's own, port included: a page another local server serves
+    // is as foreign as any. /healthz answers probes whatever name they use: it tells nothing.)
     const policy = rebindingPolicy(config);
     app.addHook('onRequest', async (request) => {
+      if (request.url === '/healthz') return;
       const origin = request.headers.origin;
-      const why = refusal(policy, request.headers.host, typeof origin === 'string' ? origin : undefined);
+      const why = refusal(policy, request.headers.host, typeof origin === 'string' ? origin : undefined, true);
       if (why) throw new HttpError('FORBIDDEN', why, {});
     });
   }

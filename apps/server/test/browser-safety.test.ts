@@ -15,10 +15,15 @@ describe('a server without tokens, against pages on other sites', () => {
     const s = await startServer(); // noAuth: true
     const port = new URL(s.url).port;
     const rebound = { host: `evil.example:${port}`, origin: `http://evil.example:${port}` };
-    for (const [method, path] of [['GET', '/v1/documents'], ['GET', '/v1/stats'], ['POST', '/v1/gc'], ['GET', '/healthz']] as const) {
+    for (const [method, path] of [['GET', '/v1/documents'], ['GET', '/v1/stats'], ['POST', '/v1/gc'], ['GET', '/docs/json']] as const) {
       const r = await call(s.url, method, path, { headers: { host: `evil.example:${port}` } });
       expect([method, path, r.status, code(r)]).toEqual([method, path, 403, 'FORBIDDEN']);
     }
+    // Probes of any name, addresses (a LAN address, 0.0.0.0 as printed for a wildcard listener), a trailing dot.
+    expect((await call(s.url, 'GET', '/healthz', { headers: { host: `evil.example:${port}` } })).status).toBe(200);
+    for (const host of [`192.168.1.5:${port}`, `0.0.0.0:${port}`, `localhost.:${port}`]) expect((await call(s.url, 'GET', '/v1/stats', { headers: { host } })).status).toBe(200);
+    // A page on another port of this machine is another origin.
+    expect((await call(s.url, 'POST', '/v1/documents?path=csrf/z.txt', { body: 'z', headers: { origin: 'http://127.0.0.1:5173', 'content-type': 'text/plain' } })).status).toBe(403);
     // A form's POST from another site: a "simple" request, sent without a preflight.
     const csrf = await call(s.url, 'POST', '/v1/documents?path=csrf/x.txt', { body: 'x', headers: { origin: 'http://evil.example', 'content-type': 'text/plain' } });
     expect(csrf.status).toBe(403);

@@ -163,16 +163,22 @@ describe('MCP over HTTP', () => {
 describe('DNS-rebinding policy', () => {
   it('allows the loopback names, the listening address and configured names, port aside; refuses others', () => {
     const p = rebindingPolicy({ host: '10.1.2.3', allowedHosts: ['kura.example.org'], corsOrigins: ['https://app.example.org'] });
-    for (const host of ['localhost:8787', '127.0.0.1', '[::1]:1', 'LOCALHOST:80', '10.1.2.3:8787', 'kura.example.org:443']) expect(refusal(p, host, undefined), host).toBeUndefined();
-    for (const host of ['evil.example:8787', '10.1.2.4', 'kura.example.org.evil.example', 'user@localhost', 'localhost/x', '', undefined]) expect(refusal(p, host, undefined), String(host)).toMatch(/Host/);
+    // An address is no rebound name (a rebinding page names its own site): any IP literal passes.
+    for (const host of ['localhost:8787', '127.0.0.1', '[::1]:1', 'LOCALHOST:80', '10.1.2.3:8787', 'kura.example.org:443', '10.1.2.4', '[fe80::1]:80', 'localhost.:8787']) expect(refusal(p, host, undefined), host).toBeUndefined();
+    for (const host of ['evil.example:8787', 'kura.example.org.evil.example', '10.1.2.4.evil.example', 'user@localhost', 'localhost/x', '', undefined]) expect(refusal(p, host, undefined), String(host)).toMatch(/Host/);
     expect(refusal(p, 'localhost', 'http://localhost:5173')).toBeUndefined();
     expect(refusal(p, 'localhost', 'https://app.example.org')).toBeUndefined();
     for (const origin of ['https://evil.example', 'null', 'file://', 'http://localhost.evil.example', 'chrome-extension://abc']) expect(refusal(p, 'localhost', origin), origin).toMatch(/Origin/);
+    // Same origin only (a server without tokens): the port counts.
+    expect(refusal(p, 'localhost:8787', 'http://localhost:8787', true)).toBeUndefined();
+    expect(refusal(p, 'localhost:8787', 'http://localhost:5173', true)).toMatch(/Origin/);
+    expect(refusal(p, 'localhost:8787', 'https://app.example.org', true)).toBeUndefined(); // configured
   });
 
   it('a wildcard listening address is no name; `*` allows any', () => {
     const wild = rebindingPolicy({ host: '0.0.0.0', allowedHosts: [], corsOrigins: [] });
-    expect(refusal(wild, '0.0.0.0:8787', undefined)).toMatch(/Host/);
+    expect(refusal(wild, '0.0.0.0:8787', undefined)).toBeUndefined(); // (the URL the server prints)
+    expect(refusal(wild, 'my-laptop:8787', undefined)).toMatch(/Host/);
     expect(refusal(wild, 'localhost', undefined)).toBeUndefined();
     const v6 = rebindingPolicy({ host: '::1', allowedHosts: [], corsOrigins: [] });
     expect(refusal(v6, '[::1]:8787', undefined)).toBeUndefined();

@@ -41,11 +41,23 @@ function hostnameOf(host: string): string | undefined {
   }
 }
 
-/** Why a request with these headers is refused, or undefined when it may proceed. */
-export function refusal(policy: RebindingPolicy, host: string | undefined, origin: string | undefined): string | undefined {
-  const name = host === undefined ? undefined : hostnameOf(host);
+/**
+ * An address, not a name: a rebound name is always a name (the page's own site), so a Host that
+ * is an IP address was addressed to this machine (a LAN address, a pod's, 0.0.0.0 as printed
+ * for a wildcard listener).
+ */
+const IP_LITERAL = /^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-f:.]+\])$/i;
+
+/**
+ * Why a request with these headers is refused, or undefined when it may proceed. `sameOrigin`:
+ * an Origin must be this server's own (scheme, host and port as the request names them) or a
+ * configured one — the check of a server without tokens, where a page on another port of the
+ * same machine is as foreign as any; otherwise (`/mcp` with tokens) any port of an allowed host.
+ */
+export function refusal(policy: RebindingPolicy, host: string | undefined, origin: string | undefined, sameOrigin = false): string | undefined {
+  const name = host === undefined ? undefined : hostnameOf(host)?.replace(/\.$/, '');
   if (name === undefined) return 'the request names no valid Host';
-  const allowedHost = (n: string) => policy.hosts === '*' || policy.hosts.has(n);
+  const allowedHost = (n: string) => policy.hosts === '*' || policy.hosts.has(n) || IP_LITERAL.test(n);
   if (!allowedHost(name)) return `Host ${name} is not a name this server is reached by (allow it with --allowed-host or KURA_ALLOWED_HOSTS)`;
   if (origin === undefined) return undefined;
   if (policy.origins === '*' || policy.origins.has(origin)) return undefined;
@@ -55,6 +67,7 @@ export function refusal(policy: RebindingPolicy, host: string | undefined, origi
   } catch {
     return `Origin ${origin} may not call this server`;
   }
-  if ((from.protocol === 'http:' || from.protocol === 'https:') && from.origin === origin && allowedHost(from.hostname)) return undefined;
+  const web = (from.protocol === 'http:' || from.protocol === 'https:') && from.origin === origin;
+  if (web && (sameOrigin ? from.host === host!.toLowerCase() : allowedHost(from.hostname.replace(/\.$/, '')))) return undefined;
   return `Origin ${origin} may not call this server (allow it with --cors-origin or KURA_CORS_ORIGINS)`;
 }

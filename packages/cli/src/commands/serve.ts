@@ -37,7 +37,7 @@ export function register(program: Command): void {
     .option('--rate-limit <n>', 'requests per client per minute (0: no limit; default 600000)')
     .option('--cors-origin <origin...>', 'let pages on these origins call the API (e.g. http://localhost:5173; * for any)')
     .option('--watch <dir...>', 'keep these folders in the store as kura watch does, each under its name (default: $KURA_WATCH, :-separated)')
-    .option('--allowed-host <name...>', 'host names MCP clients may reach /mcp by, besides localhost and --host (* for any)')
+    .option('--allowed-host <name...>', 'names this server is reached by, besides localhost, IP addresses and --host (* for any): checked on /mcp, and on every route with --no-auth')
     .option('--semantic <when>', 'semantic and hybrid search with the local model (or KURA_EMBED_URL\'s endpoint): on (required), auto (when it loads) or off (default: $KURA_SEMANTIC, else auto)')
     .addHelpText('after', '\nWithout tokens or --no-auth, an admin token is generated for the run and printed.\nAI assistants reach the store over MCP at http://HOST:PORT/mcp (Streamable HTTP) with a bearer token: a read token sees the read-only tools alone.')
     .action(async (opts: ServeOptions, cmd: Command) => {

@@ -9,6 +9,7 @@ import { availableParallelism } from 'node:os';
 import { InvalidInputError } from '@kura/core';
 import { NotFoundError } from '../errors.js';
 import { InitOptions as InitOptionsSchema, parse, type InitOptions, type OpenOptions } from '../options.js';
+import { openParts } from '../store-open.js';
 import { Store as StoreCore } from '../store.js';
 import { documentStreams } from '../document-reads.js';
 import type { WalkEntry } from '../catalog/snapshot.js';
@@ -375,9 +376,11 @@ export class Store extends StoreCore {
       if (Date.now() - since < STRANDED_WAIT_MS) continue;
       await reading.close();
       try {
-        await (await Store.#openOn(cls, await backends(root, false), { ...open, readonly: false })).close();
-      } catch (e) {
-        if (!cannotWrite(e)) throw e;
+        await applyStranded(root, open);
+      } catch {
+        // Whatever kept the commits from being applied (this process may not write here, a
+        // writer holds the lock past the busy timeout, the log is damaged past them), the
+        // reader reads what the database holds and says what it lacks; `verify` reports damage.
         const store = await Store.#openOn(cls, await backends(root, true), open);
         const { applied, logged: now } = store.ctx.log.unapplied();
         store.#unapplied = now - applied;
@@ -396,10 +399,20 @@ export class Store extends StoreCore {
  */
 const STRANDED_WAIT_MS = 50;
 
-/** An error that says this process may not write the store (its files, its directory, its medium). */
-function cannotWrite(e: unknown): boolean {
-  const code = (e as { code?: unknown })?.code;
-  return typeof code === 'string' && (['EACCES', 'EPERM', 'EROFS'].includes(code) || code.startsWith('SQLITE_READONLY') || code === 'SQLITE_CANTOPEN');
+/**
+ * Applies the commits the log holds beyond the database, under the write lock, as a writer's
+ * open does (openParts: the schema, the catch-up) — and nothing else a writer's session does
+ * (no index drain or compaction at its close: a reader's open stays about the commits).
+ */
+async function applyStranded(root: string, open: OpenOptions): Promise<void> {
+  const b = await backends(root, false);
+  try {
+    const { opts } = await openParts(b, { ...open, readonly: false });
+    await opts.log.close();
+  } finally {
+    b.db.close();
+    await b.release?.();
+  }
 }
 export { openKeyRing } from './key-ring.js';
 export { CONFIG_FILE } from './fs-log.js';
