@@ -91,6 +91,9 @@ describe('kura copy', () => {
   it('local → local → S3 → local keeps everything; run again it sends nothing', { timeout: 300_000 }, async () => {
     const a = join(root, 'a');
     ok(kura(a, 'init', '--avg', '4096', '--seed', '7'));
+    // A store onto itself, however spelled, is a usage error (it reported every entry present).
+    const self = run({}, undefined, 'copy', a, `${a}/../a`);
+    expect([self.code, self.stderr]).toEqual([2, expect.stringContaining('are the same store')]);
     const work = join(root, 'work');
     mkdirSync(join(work, 'tree/sub'), { recursive: true });
     const file = (name: string, text: string) => {

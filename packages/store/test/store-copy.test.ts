@@ -12,6 +12,7 @@ import { copyStore } from '../src/copy/copy-store.js';
 import { Store } from '../src/node/index.js';
 import { tempDir } from './helpers/store.js';
 import { randomBytes } from 'node:crypto';
+import { cpSync } from 'node:fs';
 import { rmSync } from 'node:fs';
 import { MemoryObjectStore } from '../src/objects/memory-objects.js';
 import { HookedObjectStore } from './helpers/hooked-objects.js';
@@ -172,21 +173,29 @@ describe('copyStore', () => {
     }
   });
 
-  it('a store onto itself (the same store opened twice) is refused, and nothing changes', async () => {
+  it('a store onto itself is refused; a file copy of a store (the same store id) is another store, kept up to date', async () => {
     const dir = tempDir('kura-copy-');
     dirs.push(dir);
     const s = await Store.init(dir, { chunking: { avg: 1024 } });
     try {
       await s.put(text(1), { path: 'a' });
-      const reader = await Store.open(dir, { readonly: true });
-      try {
-        await expect(copyStore(reader, s)).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'dst' });
-      } finally {
-        await reader.close();
-      }
-      expect((await s.versions('a')).length).toBe(1);
-    } finally {
+      await expect(copyStore(s, s)).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'dst' });
       await s.close();
+      const twin = tempDir('kura-copy-');
+      dirs.push(twin);
+      cpSync(dir, twin, { recursive: true });
+      const again = await Store.open(dir);
+      await again.put(text(2), { path: 'b' });
+      const src = await Store.open(dir, { readonly: true });
+      const dst = await Store.open(twin);
+      try {
+        await copyStore(src, dst);
+        expect((await dst.list()).items.map((i) => i.path).sort()).toEqual(['a', 'b']);
+      } finally {
+        await Promise.all([src.close(), dst.close(), again.close()]);
+      }
+    } finally {
+      await s.close().catch(() => undefined);
     }
   });
 

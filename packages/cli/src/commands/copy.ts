@@ -8,6 +8,7 @@
  */
 import { Store, copyStore, isObjectLocation, type CopyReport } from '@kura/store';
 import type { Command } from 'commander';
+import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { collect } from '../args.js';
 import { bytes, count } from '../format.js';
@@ -26,6 +27,16 @@ interface CopyOpts {
 }
 
 const location = (l: string) => (isObjectLocation(l) ? l : resolve(l));
+
+/** Where a location is, as one place has one name: symlinks resolved, a bucket's prefix without its trailing slash. */
+function place(l: string): string {
+  if (isObjectLocation(l)) return l.replace(/\/+$/, '');
+  try {
+    return realpathSync(resolve(l));
+  } catch {
+    return resolve(l); // (not made yet: it is no other store's place)
+  }
+}
 
 /**
  * DST, made like SRC (chunking, compression) when it holds no store yet — encrypted with
@@ -80,6 +91,8 @@ export function register(program: Command, setExit: (code: number) => void): voi
       // --endpoint (global) names the S3 server of s3:// locations, as for every command.
       const { endpoint } = cmd.optsWithGlobals() as { endpoint?: string };
       if (endpoint) process.env.AWS_ENDPOINT_URL_S3 = endpoint;
+      // (A store onto itself: every entry "present", a mistake in the arguments said as one.)
+      if (place(srcArg) === place(dstArg)) throw usage(`${srcArg} and ${dstArg} are the same store: nothing to copy`);
       const src = await openStore(location(srcArg), { readonly: true }, () => storePassword(cmd, 'source password: '));
       try {
         const { store: dst, created } = await destination(location(dstArg), src, opts, cmd);

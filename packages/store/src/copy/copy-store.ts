@@ -96,8 +96,10 @@ function pairs<T extends { digest: string; createdAt: string }>(versions: readon
 }
 
 export async function copyStore(src: AnyStore, dst: AnyStore, options: CopyOptions = {}): Promise<CopyReport> {
-  // (Into itself, a copy found everything present and said so: a mistake in the arguments, told.)
-  if (src.config.storeId === dst.config.storeId) throw new InvalidInputError(`the source and the destination are the same store (${src.config.storeId}): nothing to copy`, 'dst');
+  // (Into itself, a copy finds everything present and says so: a mistake in the arguments, told.
+  // Two opens of one store are the caller's to tell apart — kura copy compares their places;
+  // a store id is no place: a `cp -r` of a store kept up to date with copies shares it.)
+  if (src === dst) throw new InvalidInputError('the source and the destination are the same store: nothing to copy', 'dst');
   // A copy reads most of the source: a source on object storage fetches each pack whole, in
   // one request (decision 0061), instead of by ranges its concurrent readers break.
   src.fetchWholePacks(true);
