@@ -9,6 +9,7 @@ import { RECENT_MS, type RestoreProgress, type SnapshotProgress } from '../src/n
 import { SCHEMA_VERSION } from '../src/catalog/schema.js';
 import { decodeTree, encodeTree } from '../src/catalog/snapshot.js';
 import { newStore, reopen, tempDir, batchEnded } from './helpers/store.js';
+import { Store } from '../src/node/index.js';
 import { recordReliability } from './helpers/reliability.js';
 
 const sha = (b: Uint8Array) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
@@ -227,6 +228,30 @@ describe('snapshots', () => {
     expect(readdirSync(out).sort()).toEqual(['notes.txt']);
     // A snapshot of the store's directory itself is what was asked for: taken.
     expect((await store.snapshot(dir)).files).toBeGreaterThan(0);
+    // The store opened through a symlink is still the directory in the tree.
+    const link = join(tempDir(), 'store-link');
+    symlinkSync(dir, link);
+    const viaLink = await Store.open(link);
+    try {
+      expect((await viaLink.snapshot(tree)).excluded).toBe(1);
+    } finally {
+      await viaLink.close();
+    }
+  });
+
+  it("leaves an encrypted store's directory and its cache out of a tree that holds them", async () => {
+    const tree = tempDir();
+    writeFileSync(join(tree, 'notes.txt'), 'notes\n');
+    const enc = await Store.init(join(tree, 'enc'), { encryption: { kdf: { memoryKib: 64, passes: 1, lanes: 1 } }, password: 'pw', cacheDir: join(tree, 'cache') });
+    try {
+      const snap = await enc.snapshot(tree);
+      expect(snap.excluded).toBe(2);
+      const out = join(tempDir(), 'out');
+      await enc.restore(snap.id, out);
+      expect(readdirSync(out).sort()).toEqual(['notes.txt']);
+    } finally {
+      await enc.close();
+    }
   });
 
   it('a tree whose file says a size its document does not have is refused, and nothing is recorded', async () => {

@@ -69,6 +69,8 @@ export class Store extends StoreCore {
   #localRoot: string | undefined;
   #grepPool: GrepPool | undefined;
   #unapplied = 0;
+  /** The store's own directories on this machine (its files, its cache): never in its snapshots. */
+  #ownDirs: string[] = [];
 
   /**
    * Opened read-only: commits its log holds that its database lacks and that could not be
@@ -79,8 +81,8 @@ export class Store extends StoreCore {
   }
 
   /** What put-many.ts and snapshot-run.ts work with. */
-  #host(): ManyPuts & { store: Store; storeDir: string | undefined } {
-    return { store: this, context: (op) => this.context(op), workers: this.#workers, storeDir: this.#localRoot };
+  #host(): ManyPuts & { store: Store; storeDirs: string[] } {
+    return { store: this, context: (op) => this.context(op), workers: this.#workers, storeDirs: this.#ownDirs };
   }
 
   /**
@@ -263,6 +265,7 @@ export class Store extends StoreCore {
       b.ingest = bytesOnWorkers(availableParallelism(), WORKER_PUT_MIN);
       const store = (await this.create(b, options)) as Store;
       store.#localRoot = root;
+      store.#ownDirs = [root];
       return store;
     } catch (e) {
       try {
@@ -297,7 +300,9 @@ export class Store extends StoreCore {
     const b = await objectBackends(objects, cacheDir, false, true, packCacheBytes, true, { password, ...(encryption ? { encryption } : {}) });
     b.ingest = bytesOnWorkers(availableParallelism(), WORKER_PUT_MIN);
     try {
-      return (await this.create(b, init)) as Store;
+      const store = (await this.create(b, init)) as Store;
+      store.#ownDirs = [cacheDir, ...(objects instanceof DirectoryObjectStore ? [objects.root] : [])];
+      return store;
     } catch (e) {
       b.db.close();
       await b.release?.();
@@ -309,7 +314,9 @@ export class Store extends StoreCore {
   static async openObjects(objects: ObjectStore, options: OpenOptions & Pick<KeyOptions, 'password' | 'requireEncryption'> & { cacheDir: string; packCacheBytes?: number }): Promise<Store> {
     const { cacheDir, packCacheBytes, password, requireEncryption, ...open } = options;
     if (open.readonly) throw new InvalidInputError('a store on object storage opens for writing (its cache is made from the log); read-only replicas are not built yet', 'readonly');
-    return Store.#openOn(this, await objectBackends(objects, cacheDir, false, true, packCacheBytes, false, { password, ...(requireEncryption ? { requireEncryption } : {}) }), open);
+    const store = await Store.#openOn(this, await objectBackends(objects, cacheDir, false, true, packCacheBytes, false, { password, ...(requireEncryption ? { requireEncryption } : {}) }), open);
+    store.#ownDirs = [cacheDir, ...(objects instanceof DirectoryObjectStore ? [objects.root] : [])];
+    return store;
   }
 
   /** Opens the store in `b` as a `cls` with this platform's ingest workers; `b` is let go when that fails. */
@@ -355,6 +362,7 @@ export class Store extends StoreCore {
     const { password: _password, cacheDir: _cacheDir, s3: _s3, packCacheBytes: _packCacheBytes, requireEncryption: _required, ...open } = options;
     const store = open.readonly ? await Store.#openReading(this, root, open) : await Store.#openOn(this, await backends(root, false), open);
     store.#localRoot = root;
+    store.#ownDirs = [root];
     return store;
   }
 

@@ -3,7 +3,8 @@
  * directory (snapshots.ts), its files' stats and their puts through the worker threads
  * (put-many.ts).
  */
-import { resolve } from 'node:path';
+import { realpathSync } from 'node:fs';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
 import type { Store as StoreCore } from '../store.js';
 import { snapshotRun, type SnapshotReport, type SnapshotRunOptions, type SnapshotSource } from '../snapshot-run.js';
 import type { Scan } from '../snapshot-scan.js';
@@ -21,8 +22,8 @@ export type { SnapshotReport };
 
 export interface SnapshotHost extends ManyPuts {
   store: ManyPuts['store'] & Pick<StoreCore, 'createSnapshot'>;
-  /** The store's own directory, when it has one: never taken into its own snapshots. */
-  storeDir?: string | undefined;
+  /** The store's own directories on this machine (its files, its cache): never taken into its own snapshots. */
+  storeDirs?: readonly string[] | undefined;
 }
 
 /**
@@ -37,11 +38,12 @@ export async function snapshotDirectory(h: SnapshotHost, dir: string, options: S
   h.context('snapshot');
   const root = resolve(dir);
   const patterns = excluder(options.exclude); // bad patterns: refused before anything is read
-  // The store's own directory, when the snapshot's tree holds it (`kura snapshot .` beside
-  // .kura): its database and packs change while they are read, and a restore would make a store
-  // inside the tree. Left out and counted in `excluded`, as a pattern's matches are.
-  const own = h.storeDir === undefined ? undefined : resolve(h.storeDir);
-  const exclude = own === undefined || !own.startsWith(`${root}/`) ? patterns : (path: string, name: string, isDir: boolean) => (isDir && resolve(root, path) === own) || (patterns?.(path, name, isDir) ?? false);
+  // The store's own directories, where the snapshot's tree holds them (`kura snapshot .` beside
+  // .kura, a home directory holding the cache): its database and packs change while they are
+  // read, and a restore would make a store inside the tree. Left out and counted in `excluded`,
+  // as a pattern's matches are. Compared by real paths, from the tree's real root.
+  const own = ownWithin(root, h.storeDirs ?? []);
+  const exclude = own.size === 0 ? patterns : (path: string, name: string, isDir: boolean) => (isDir && own.has(path)) || (patterns?.(path, name, isDir) ?? false);
   // The shared ingest pool is leased once the scan has found enough files to need it, so
   // cold workers start while the scan goes on; not on a repeated snapshot, whose files are
   // mostly unchanged and not read.
@@ -68,4 +70,22 @@ export async function snapshotDirectory(h: SnapshotHost, dir: string, options: S
     end: () => lease?.release(),
   };
   return snapshotRun(h, source, options);
+}
+
+/** The paths (from the tree's root, `/`-separated) of those of `dirs` that lie inside the tree at `root`. */
+function ownWithin(root: string, dirs: readonly string[]): Set<string> {
+  const real = (p: string) => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return resolve(p);
+    }
+  };
+  const top = real(root);
+  const out = new Set<string>();
+  for (const dir of dirs) {
+    const rel = relative(top, real(dir));
+    if (rel !== '' && !rel.startsWith('..') && !isAbsolute(rel)) out.add(rel.split(sep).join('/'));
+  }
+  return out;
 }
