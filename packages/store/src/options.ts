@@ -258,12 +258,14 @@ export function mediaTypesSql(types: readonly string[]): { sql: string; params: 
   const params: string[] = [];
   for (const raw of types) {
     const t = raw.trim().toLowerCase().split(';')[0]!.trim();
+    // A type or a whole type also bounds the column itself, so the media-type index narrows
+    // the scan (types are stored as detected or given: lower case, parameters after the type).
     if (t.endsWith('/*')) {
-      alts.push(`${bare} LIKE ? ESCAPE '\\'`);
-      params.push(`${likeLiteral(t.slice(0, -1))}%`);
+      alts.push(`(e.media_type >= ? AND e.media_type < ? AND ${bare} LIKE ? ESCAPE '\\')`);
+      params.push(t.slice(0, -1), `${t.slice(0, -1)}\u{10ffff}`, `${likeLiteral(t.slice(0, -1))}%`);
     } else if (t.includes('/')) {
-      alts.push(`${bare} = ?`);
-      params.push(t);
+      alts.push(`(e.media_type >= ? AND e.media_type < ? AND ${bare} = ?)`);
+      params.push(t, `${t}\u{10ffff}`, t);
     } else {
       alts.push(`(${bare} LIKE ? ESCAPE '\\' OR ${bare} LIKE ? ESCAPE '\\')`);
       params.push(`%/${likeLiteral(t)}`, `%+${likeLiteral(t)}`);
