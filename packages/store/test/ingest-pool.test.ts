@@ -82,6 +82,16 @@ describe('ingest pool', () => {
     owner.fail(new Error('worker died'));
     await expect(batch).rejects.toThrow('worker died');
     expect(pool.broken).toBe(true);
+    // Later work goes to the worker alive (the dead one, least busy once its work failed, was
+    // chosen and answered nothing: a put waited for ever); with none alive it fails at once.
+    const next = pool.ingestSource('c', options);
+    const alive = workers.find((w) => w !== owner)!;
+    expect(alive.posted.at(-1)).toMatchObject({ type: 'file', source: 'c' });
+    expect(owner.posted).toHaveLength(1);
+    await next.return(undefined as never);
+    alive.fail(new Error('the other died too'));
+    await expect(pool.ingestSource('d', options).next()).rejects.toThrow('worker died');
+    await expect(pool.ingestSmall(['e'], options)).rejects.toThrow('worker died');
   });
 
   it('leases share one pool, which a later lease reuses warm', () => {

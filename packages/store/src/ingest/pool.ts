@@ -106,6 +106,8 @@ export class IngestPoolCore<S> {
   readonly #batches = new Map<number, { worker: PoolWorker<S>; resolve: (r: PackedSmall) => void; reject: (e: Error) => void }>();
   #nextId = 1;
   #broken = false;
+  /** Workers that died, with why. */
+  readonly #dead = new Map<PoolWorker<S>, Error>();
 
   constructor(size: number, spawn: SpawnWorker<S>) {
     this.size = Math.max(1, size);
@@ -133,8 +135,14 @@ export class IngestPoolCore<S> {
     if ((before === 0) !== (before + n === 0)) w.hold?.(before === 0);
   }
 
-  #leastBusy(): PoolWorker<S> {
-    return [...this.#load].sort((a, b) => a[1] - b[1])[0]![0];
+  /** The least busy worker alive, or undefined when every one died (its failure is in `#dead`). */
+  #leastBusy(): PoolWorker<S> | undefined {
+    return [...this.#load].filter(([w]) => !this.#dead.has(w)).sort((a, b) => a[1] - b[1])[0]?.[0];
+  }
+
+  /** Why the pool can take no work: its workers died (a dead worker answers nothing). */
+  #noWorker(): Error {
+    return [...this.#dead.values()][0] ?? new InternalError('the ingest pool has no worker');
   }
 
   /**
@@ -171,6 +179,7 @@ export class IngestPoolCore<S> {
 
   async #small(sources: S[], options: IngestOptions, known?: KnownChunks, statMax?: number, head?: number): Promise<(ReadyChunks | TooLarge | Error)[]> {
     const worker = this.#leastBusy();
+    if (!worker) throw this.#noWorker();
     const id = this.#nextId++;
     this.#addLoad(worker, sources.length);
     try {
@@ -187,6 +196,13 @@ export class IngestPoolCore<S> {
 
   #start(message: (id: number) => ToWorker<S>, transfer: ArrayBuffer[] = []): ChunkStream {
     const worker = this.#leastBusy();
+    if (!worker) {
+      // (A stream all the same, failing at its first read: its put fails as one whose worker died.)
+      const error = this.#noWorker();
+      return (async function* (): ChunkStream {
+        throw error;
+      })();
+    }
     const id = this.#nextId++;
     const job: Job<S> = { queue: [], wake: undefined, worker, finished: false };
     this.#jobs.set(id, job);
@@ -231,6 +247,7 @@ export class IngestPoolCore<S> {
 
   #failWorker(w: PoolWorker<S>, e: Error): void {
     this.#broken = true;
+    this.#dead.set(w, e); // never chosen again: it would answer nothing
     for (const b of this.#batches.values()) if (b.worker === w) b.reject(e);
     for (const job of this.#jobs.values()) {
       if (job.worker === w) {
