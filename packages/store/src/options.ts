@@ -4,6 +4,7 @@
  */
 import { AVG_MAX, AVG_MIN, DEFAULT_AVG, DEFAULT_LEVEL, InvalidInputError, LEVEL_MAX, LEVEL_MIN } from '@kura/core';
 import { z } from 'zod';
+import { mediaTypesSql } from './search/media-type-filter.js';
 
 export const Durability = z.enum(['full', 'normal']);
 export type Durability = z.infer<typeof Durability>;
@@ -242,36 +243,6 @@ export function prefixesSql(column: string, prefixes: readonly string[]): { sql:
     sql: `(${prefixes.map(() => `(${column} >= ? AND ${column} < ?)`).join(' OR ')})`,
     params: prefixes.flatMap((p) => [p, `${p}\u{10ffff}`]),
   };
-}
-
-const likeLiteral = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
-
-/**
- * The SQL condition (on `entries e`) that an entry's media type is one of `types`, as search's
- * `type:` reads them everywhere a type filters (list, search, grep): `text/markdown` exactly,
- * `text/*` a whole type, a subtype alone (`pdf`, `markdown`, `json`, also `application/ld+json`);
- * parameters (`; charset=utf-8`) and case aside.
- */
-export function mediaTypesSql(types: readonly string[]): { sql: string; params: string[] } {
-  const bare = "lower(trim(CASE WHEN instr(e.media_type, ';') > 0 THEN substr(e.media_type, 1, instr(e.media_type, ';') - 1) ELSE e.media_type END))";
-  const alts: string[] = [];
-  const params: string[] = [];
-  for (const raw of types) {
-    const t = raw.trim().toLowerCase().split(';')[0]!.trim();
-    // A type or a whole type also bounds the column itself, so the media-type index narrows
-    // the scan (types are stored as detected or given: lower case, parameters after the type).
-    if (t.endsWith('/*')) {
-      alts.push(`(e.media_type >= ? AND e.media_type < ? AND ${bare} LIKE ? ESCAPE '\\')`);
-      params.push(t.slice(0, -1), `${t.slice(0, -1)}\u{10ffff}`, `${likeLiteral(t.slice(0, -1))}%`);
-    } else if (t.includes('/')) {
-      alts.push(`(e.media_type >= ? AND e.media_type < ? AND ${bare} = ?)`);
-      params.push(t, `${t}\u{10ffff}`, t);
-    } else {
-      alts.push(`(${bare} LIKE ? ESCAPE '\\' OR ${bare} LIKE ? ESCAPE '\\')`);
-      params.push(`%/${likeLiteral(t)}`, `%+${likeLiteral(t)}`);
-    }
-  }
-  return { sql: `(e.media_type IS NOT NULL AND (${alts.join(' OR ')}))`, params };
 }
 
 /** SQL conditions (on `entries e`) and their parameters for the shared filters of list and search. */

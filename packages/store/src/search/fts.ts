@@ -6,7 +6,7 @@
  */
 import type { Expr, Filters, ParsedQuery, Term } from './grammar.js';
 import { spaceWords } from './words.js';
-import { mediaTypesSql } from '../options.js';
+import { mediaTypesSql } from './media-type-filter.js';
 
 // A NUL ends FTS5's reading of the expression (an unterminated string): it separates words, like a space.
 const quoted = (text: string) => `"${spaceWords(text).replace(/\0/g, ' ').trim().replace(/"/g, '""')}"`;
