@@ -93,7 +93,7 @@ export const Stats = z.object({
   documents: z.number().int().describe('distinct documents the entries show'),
   logicalBytes: z.number().int().describe('sizes of the documents the entries show, one per entry'),
   keptDocuments: z.number().int().describe('documents the store keeps: shown by entries, older versions, snapshots\' files'),
-  keptBytes: z.number().int().describe('their sizes summed, each document once'),
+  keptBytes: z.number().int().describe('the bytes of everything kept: every entry, older version and snapshot file'),
   uniqueChunkBytes: z.number().int(),
   storedBytes: z.number().int(),
   packBytes: z.number().int(),

@@ -95,7 +95,7 @@ export interface StoreStats {
   logicalBytes: number;
   /** Documents the store keeps: those entries show, older versions, snapshots' files (as verify counts them). */
   keptDocuments: number;
-  /** Their sizes summed, each document once. */
+  /** The bytes of everything kept as a user sees it: every entry, every older version, every file of every snapshot. */
   keptBytes: number;
   /** Raw bytes of the distinct chunks documents use. */
   uniqueChunkBytes: number;
@@ -105,7 +105,7 @@ export interface StoreStats {
   packBytes: number;
   chunks: number;
   packs: number;
-  /** keptBytes / uniqueChunkBytes (1 when empty): what chunk dedup saves over every kept document. */
+  /** keptBytes / uniqueChunkBytes (1 when empty): what deduplication saves over everything kept. */
   dedupRatio: number;
   /** uniqueChunkBytes / storedBytes (1 when empty). */
   compressionRatio: number;

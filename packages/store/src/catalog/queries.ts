@@ -154,7 +154,10 @@ export function exclusiveSize({ st }: CatalogReads, digest: string): number {
 
 export function storeStats({ st }: CatalogReads): StoreStats {
   const d = st.stats.get()!;
-  const k = st.keptDocStats.get()!;
+  const k = st.keptStats.get()!;
+  // Every entry, every older version (all versions but each path's latest, which its entry
+  // shows), every snapshot's file: the bytes as the user sees them kept, however deduplicated.
+  const kept = d.logical + k.versions - k.path_entries + k.snapshots;
   const c = st.chunkStats.get()!;
   const p = st.packStats.get()!;
   return {
@@ -162,15 +165,15 @@ export function storeStats({ st }: CatalogReads): StoreStats {
     documents: d.documents,
     logicalBytes: d.logical,
     keptDocuments: k.documents,
-    keptBytes: k.bytes,
+    keptBytes: kept,
     uniqueChunkBytes: c.unique_bytes,
     storedBytes: c.stored,
     packBytes: p.bytes,
     chunks: c.chunks,
     packs: p.packs,
-    // Over every kept document, as the chunks are: over the entries alone it fell below 1 once
+    // Over everything kept, as the chunks are: over the entries alone it fell below 1 once
     // paths had older versions (their chunks counted, their bytes not).
-    dedupRatio: c.unique_bytes > 0 ? k.bytes / c.unique_bytes : 1,
+    dedupRatio: c.unique_bytes > 0 ? kept / c.unique_bytes : 1,
     compressionRatio: c.stored > 0 ? c.unique_bytes / c.stored : 1,
   };
 }

@@ -380,8 +380,17 @@ function statementsOf(db: SqlDatabase) {
     stats: p<{ entries: number; documents: number; logical: number; snapshots: number }>(
       'SELECT COUNT(*) AS entries, COUNT(DISTINCT e.doc_id) AS documents, COALESCE(SUM(d.size), 0) AS logical, (SELECT COUNT(*) FROM snapshots) AS snapshots FROM entries e JOIN documents d ON d.id = e.doc_id',
     ),
-    /** Every document the store keeps: shown by an entry, an older version, or a snapshot's file. */
-    keptDocStats: p<{ documents: number; bytes: number }>('SELECT COUNT(*) AS documents, COALESCE(SUM(size), 0) AS bytes FROM documents WHERE refs > 0 OR holds > 0'),
+    /**
+     * Every document the store keeps (shown by an entry, an older version, or a snapshot's
+     * file); the sizes of every version of every path, of the paths' entries (each its latest
+     * version), and of every snapshot's files.
+     */
+    keptStats: p<{ documents: number; versions: number; path_entries: number; snapshots: number }>(
+      'SELECT (SELECT COUNT(*) FROM documents WHERE refs > 0 OR holds > 0) AS documents,' +
+        ' (SELECT COALESCE(SUM(d.size), 0) FROM versions v JOIN documents d ON d.id = v.doc_id) AS versions,' +
+        ' (SELECT COALESCE(SUM(d.size), 0) FROM entries e JOIN documents d ON d.id = e.doc_id WHERE e.path IS NOT NULL) AS path_entries,' +
+        ' (SELECT COALESCE(SUM(bytes), 0) FROM snapshots) AS snapshots',
+    ),
     chunkStats: p<{ unique_bytes: number; stored: number; chunks: number }>(
       // A group record is counted once, however many of its members are referenced.
       'SELECT COALESCE(SUM(raw_len), 0) AS unique_bytes, COALESCE(SUM(CASE WHEN group_at IS NULL THEN stored_len + 48 ELSE 0 END), 0)' +
