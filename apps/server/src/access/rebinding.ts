@@ -1,18 +1,20 @@
 /**
  * DNS-rebinding protection for `/mcp` (decision 0057), and for every route of a server that
  * runs without tokens (app.ts): there, nothing else keeps a page the user visits from calling
- * the store — a form's cross-site POST needs no CORS, a rebound name no token. A page on another site can make a
- * browser send requests to a server on the user's machine by pointing its own name at
- * 127.0.0.1; such a request names the foreign site in its Host header, and its page's origin
- * in Origin. So: Host must be a name this server is reached by (the loopback names, the address
- * it listens on, and the configured `allowedHosts`), and an Origin, when a browser sends one,
- * must be one of those hosts' or a configured CORS origin. Clients that are not browsers send
- * no Origin.
+ * the store — a form's cross-site POST needs no CORS, a rebound name no token.
+ *
+ * A page on another site can make a browser send requests to a server on the user's machine
+ * by pointing its own name at 127.0.0.1; such a request names the foreign site in its Host
+ * header, and its page's origin in Origin. So: Host must be a name this server is reached by
+ * (the loopback names, any IP address — a rebound name is always a name —, the address it
+ * listens on, and the configured `allowedHosts`), and an Origin, when a browser sends one, must
+ * be one of those hosts' or a configured CORS origin. Clients that are not browsers send no
+ * Origin.
  */
 import type { ServerConfig } from '../config.js';
 
 const LOOPBACK = ['localhost', '127.0.0.1', '[::1]'];
-/** Addresses that mean "every interface": no client names a server by them. */
+/** Addresses that mean "every interface": not a name of their own (as IP addresses, they pass anyway). */
 const WILDCARD = new Set(['0.0.0.0', '::', '[::]']);
 
 export interface RebindingPolicy {
