@@ -4,7 +4,7 @@
  */
 import { basename, delimiter, resolve } from 'node:path';
 import { z } from 'zod';
-import { SCOPES, isObjectLocation, type Scope } from '@kura/store';
+import { SCOPES, isObjectLocation, isPathPrefix, type Scope } from '@kura/store';
 
 // The scopes are the store's words (tokens kept in the store carry them too): decision 0060.
 export { SCOPES, type Scope };
@@ -16,7 +16,7 @@ export const Token = z.object({
   /** Shown in logs instead of the token. */
   name: z.string().max(64).optional(),
   /** The path prefixes the token reaches (decision 0060); absent: every path. */
-  prefixes: z.array(z.string().min(1).max(4096)).min(1).max(64).optional(),
+  prefixes: z.array(z.string().min(1).max(4096).refine(isPathPrefix, 'a prefix begins a path: relative, without empty, "." or ".." segments')).min(1).max(64).optional(),
 });
 export type Token = z.infer<typeof Token>;
 

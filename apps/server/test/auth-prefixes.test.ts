@@ -333,6 +333,11 @@ describe('tokens limited to path prefixes', () => {
     const secret: string = made.json.secret;
     expect(secret).toMatch(/^kura_[A-Za-z0-9_-]{43}$/);
     expect(made.json.token).toMatchObject({ name: 'ci', scopes: ['read', 'write'], prefixes: ['builds/'] });
+    // A prefix that can begin no path is refused (it reached nothing, said nothing).
+    for (const bad of ['../', '/abs', 'a//b', 'a/./', 'a\\b']) {
+      const r = await call(s.url, 'POST', '/v1/tokens', { token: ADMIN, json: { name: 'odd', scopes: ['read'], prefixes: [bad] } });
+      expect([bad, r.status, errorCode(r)]).toEqual([bad, 400, 'INVALID_INPUT']);
+    }
     // The name is taken until revoked.
     const again = await call(s.url, 'POST', '/v1/tokens', { token: ADMIN, json: { name: 'ci', scopes: ['read'] } });
     expect([again.status, errorCode(again)]).toEqual([400, 'INVALID_INPUT']);

@@ -17,7 +17,7 @@ export { applySnapshotPolicy, parseDuration, formatDuration, type SnapshotPolicy
 export { applyVersionPolicy, type VersionPolicy } from './retention/versions.js';
 export type { ForgetSnapshotsOptions, ForgetVersionsOptions, SnapshotForgetReport, VersionForgetReport } from './retention/forget.js';
 export { SnapshotRules, StoredPolicy, VersionRules, removedCounts, snapshotRules, versionRules, type AppliedPolicy } from './retention/stored.js';
-export { SCOPES, SECRET_PATTERN, type NewToken, type Scope, type StoredToken } from './access/tokens.js';
+export { SCOPES, SECRET_PATTERN, isPathPrefix, type NewToken, type Scope, type StoredToken } from './access/tokens.js';
 export { parseRef } from './catalog/queries.js';
 export { copyStore, type CopyOptions, type CopyReport } from './copy/copy-store.js';
 export type { SnapshotAttributes } from './store-writes.js';

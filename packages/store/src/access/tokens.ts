@@ -35,12 +35,30 @@ export interface StoredToken {
 /** The form of a secret this module makes: the fixed part and 32 random bytes in base64url. */
 export const SECRET_PATTERN = /kura_[A-Za-z0-9_-]{43}/g;
 
+/**
+ * Whether `p` can begin a path (FORMAT.md §11: relative, `/`-separated, no empty, `.` or `..`
+ * segment, no backslash or control character): a token's prefix that cannot (`../`, `/abs`,
+ * `a//`) reaches nothing, and was accepted without a word.
+ */
+export function isPathPrefix(p: string): boolean {
+  if (p === '' || p.startsWith('/') || /[\u0000-\u001f\u007f\\]/.test(p)) return false;
+  const segments = p.split('/');
+  const last = segments.pop()!;
+  return segments.every((s) => s !== '' && s !== '.' && s !== '..') && last !== '.' && last !== '..';
+}
+
+const prefix = z
+  .string()
+  .min(1, 'a prefix is not empty (leave prefixes out for every path)')
+  .max(4096)
+  .refine(isPathPrefix, 'a prefix begins a path: relative, without empty, "." or ".." segments');
+
 const NewToken = z
   .object({
     name: z.string().regex(/^[A-Za-z0-9][\w.-]{0,63}$/, 'a name is 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit'),
     scopes: z.array(z.enum(SCOPES)).min(1, 'a token needs at least one scope'),
     prefixes: z
-      .array(z.string().min(1, 'a prefix is not empty (leave prefixes out for every path)').max(4096))
+      .array(prefix)
       .min(1)
       .max(64)
       .optional(),
