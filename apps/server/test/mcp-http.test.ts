@@ -116,6 +116,11 @@ describe('MCP over HTTP', () => {
       await writer.callTool({ name: 'kura_add_text', arguments: { text: '😀😀 café NEEDLE', path: 'g/uni.txt' } });
       const mid = json(await reader.callTool({ name: 'kura_get', arguments: { ref: 'g/uni.txt', offset: 1 } }));
       expect(mid).toMatchObject({ offset: 4, text: '😀 café NEEDLE' });
+      // Text added at a name is typed by it; lines asked backwards and a broken glob are errors, not nothing.
+      await writer.callTool({ name: 'kura_add_text', arguments: { text: '# Title\n', path: 'g/readme.md' } });
+      expect(json(await reader.callTool({ name: 'kura_list', arguments: { prefix: 'g/readme' } })).items[0].mediaType).toBe('text/markdown');
+      expect(await reader.callTool({ name: 'kura_get', arguments: { ref: 'g/readme.md', fromLine: 3, toLine: 2 } })).toMatchObject({ isError: true, _meta: { code: 'INVALID_INPUT' } });
+      expect(await reader.callTool({ name: 'kura_multi_get', arguments: { glob: '[' } })).toMatchObject({ isError: true, _meta: { code: 'INVALID_INPUT' } });
       // A Kura error is a tool error carrying its code.
       const missing = await reader.callTool({ name: 'kura_get', arguments: { ref: 'no/such.txt' } });
       expect(missing).toMatchObject({ isError: true, _meta: { code: 'NOT_FOUND' } });

@@ -17,7 +17,7 @@ import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/
 import { InvalidInputError, isKuraError } from '@kura/core';
 import { createTwoFilesPatch } from 'diff';
 import picomatch from 'picomatch';
-import { SEARCH_WAIT_MS, type Store } from '@kura/store';
+import { SEARCH_WAIT_MS, detectMediaType, type Store } from '@kura/store';
 import { z } from 'zod';
 import type { Scope } from '../config.js';
 import { HttpError } from '../errors.js';
@@ -155,7 +155,10 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
     },
     ({ text, path, mediaType, tags: t, meta: m }) =>
       tool(async () => {
-        const r = await store.put(new TextEncoder().encode(text), { ...(path ? { path } : {}), mediaType: mediaType ?? 'text/plain', ...(t ? { tags: t } : {}), ...(m ? { meta: m } : {}) });
+        // Typed as `kura add` and HTTP type what they store: by the path's name (notes.md is
+        // Markdown, a.json JSON), else plain text.
+        const type = mediaType ?? (path ? detectMediaType(path) : undefined) ?? 'text/plain';
+        const r = await store.put(new TextEncoder().encode(text), { ...(path ? { path } : {}), mediaType: type, ...(t ? { tags: t } : {}), ...(m ? { meta: m } : {}) });
         return { digest: r.digest, path: path ?? null, size: r.size };
       }),
   );
@@ -196,6 +199,7 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
         const budget = maxChars ?? TEXT_CHARS;
         const about = { digest: info.digest, path: info.path, size: info.size, mediaType: info.mediaType };
         const binary = { ...about, text: null, note: 'not UTF-8 text: search finds it by its extracted text, path, tags and metadata' };
+        if (fromLine !== undefined && toLine !== undefined && fromLine > toLine) throw new InvalidInputError(`fromLine ${fromLine} is after toLine ${toLine}`, 'fromLine');
         if (fromLine !== undefined || toLine !== undefined) {
           // Lines: read from the start, a bounded amount (the lines asked for within the budget).
           const first = fromLine ?? 1;
@@ -260,7 +264,14 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
     ({ prefix, glob, maxChars, perDocChars, cursor }) =>
       tool(async () => {
         if (prefix === undefined && glob === undefined) throw new InvalidInputError('name the documents: a prefix, a glob, or both', 'prefix');
-        const matches = glob ? picomatch(glob, { dot: true }) : () => true;
+        let matches: (path: string) => boolean = () => true;
+        if (glob) {
+          try {
+            matches = picomatch(glob, { dot: true, strictBrackets: true });
+          } catch (e) {
+            throw new InvalidInputError(`not a glob: ${(e as Error).message}`, 'glob');
+          }
+        }
         // The glob's fixed start narrows the listing (`notes/**/*.md` lists notes/ only).
         const fixed = glob ? glob.slice(0, glob.search(/[*?[{]/) < 0 ? glob.length : glob.search(/[*?[{]/)) : '';
         const pathPrefix = prefix !== undefined && prefix.length >= fixed.length ? prefix : fixed.startsWith(prefix ?? '') ? fixed : (prefix ?? '');
