@@ -35,3 +35,8 @@ export function count(n: number): string {
   if (!Number.isSafeInteger(n)) return n.toLocaleString('en-US');
   return String(n).replace(/\B(?=(\d{3})+$)/g, ',');
 }
+
+/** `n` and its noun, singular for one: "1 file", "2 files", "1 directory". */
+export function counted(n: number, one: string, many = `${one}s`): string {
+  return `${count(n)} ${n === 1 ? one : many}`;
+}

@@ -11,7 +11,7 @@ import type { RestoreProgress, SnapshotDiff, SnapshotInfo, SnapshotProgress, Tre
 import type { Command } from 'commander';
 import { collect } from '../args.js';
 import { EXIT, isKuraError, usage } from '../exit.js';
-import { bytes, count, rate } from '../format.js';
+import { bytes, count, counted, rate } from '../format.js';
 import { write, writeJson } from '../output.js';
 import { Progress } from '../progress.js';
 import { withStore } from '../store.js';
@@ -103,7 +103,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
         for (const p of s.notUtf8) process.stderr.write(`kura: left out ${p}: ${notUtf8().message}\n`);
         for (const p of s.vanished) process.stderr.write(`kura: left out ${p}: deleted while the snapshot ran\n`);
         const notes = [s.reused ? `${count(s.reused)} unchanged, not read` : '', s.excluded ? `${count(s.excluded)} excluded` : ''].filter(Boolean);
-        await write(`snapshot ${s.id.slice(0, SHORT_ID)}: ${count(s.files)} files${notes.length ? ` (${notes.join('; ')})` : ''}, ${bytes(s.bytes)}${s.label ? ` (${s.label})` : ''}\n`);
+        await write(`snapshot ${s.id.slice(0, SHORT_ID)}: ${counted(s.files, 'file')}${notes.length ? ` (${notes.join('; ')})` : ''}, ${bytes(s.bytes)}${s.label ? ` (${s.label})` : ''}\n`);
       });
     });
 
@@ -156,7 +156,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
           (bar as Progress | undefined)?.stop();
         }
         if (opts.json) return writeJson(r);
-        await write(`restored snapshot ${n} to ${dir}: ${count(r.files)} files (${bytes(r.bytes)}), ${count(r.dirs)} directories, ${count(r.symlinks)} symlinks\n`);
+        await write(`restored snapshot ${n} to ${dir}: ${counted(r.files, 'file')} (${bytes(r.bytes)}), ${counted(r.dirs, 'directory', 'directories')}, ${counted(r.symlinks, 'symlink')}\n`);
       });
     });
 
