@@ -99,7 +99,7 @@ describe('kura snapshot, snapshots, diff, restore, rm-snapshot', () => {
     expect(kura(['init', '--store', store]).code).toBe(0);
     const r = kura(['snapshot', '--store', store, '--exclude', 'node_modules', '--exclude', '*.log', '--exclude', '/build', tree]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^snapshot [0-9a-f]{12}: 1 files \(3 excluded\), /);
+    expect(r.stdout).toMatch(/^snapshot [0-9a-f]{12}: 1 file \(3 excluded\), /);
     const out = join(root, 'out-exclude');
     expect(kura(['restore', '--store', store, r.stdout.split(/[ :]/)[1]!, out]).code).toBe(0);
     expect(readdirSync(out)).toEqual(['main.ts']);
