@@ -113,6 +113,20 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
   });
 
   await app.register(errors);
+  // A query whose escapes are not UTF-8 percent-encoding (`%ZZ`, `%FF%FE`): its parser keeps
+  // such a value as typed, so `?path=%FF%FE.txt` stored a path named by its escapes.
+  app.addHook('onRequest', async (request) => {
+    const at = request.url.indexOf('?');
+    if (at < 0 || !request.url.includes('%', at)) return;
+    for (const pair of request.url.slice(at + 1).split('&')) {
+      const name = pair.split('=', 1)[0]!;
+      try {
+        decodeURIComponent(pair.replace(/\+/g, ' '));
+      } catch {
+        throw new HttpError('INVALID_INPUT', `the query's ${JSON.stringify(name.slice(0, 64))} is not valid percent-encoding (UTF-8 bytes as %XX; a % itself as %25)`, { field: name.slice(0, 64) });
+      }
+    }
+  });
   if (config.noAuth) {
     // Without tokens, nothing else stands between a page the user visits and the store: a
     // form's cross-site POST or DELETE needs no CORS, and a name the page rebinds to

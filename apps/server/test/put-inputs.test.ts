@@ -33,6 +33,17 @@ describe('put inputs', () => {
     expect(same.status).toBe(201);
   });
 
+  it('a query escape that is not UTF-8 percent-encoding is refused; a % escaped as %25 is a %', async () => {
+    const s = await startServer();
+    for (const q of ['path=%FF%FE.txt', 'path=%ZZ.txt', 'path=a%2.txt']) {
+      const r = await call(s.url, 'POST', `/v1/documents?${q}`, { body: 'x' });
+      expect([q, r.status, code(r)]).toEqual([q, 400, 'INVALID_INPUT']);
+    }
+    expect((await call(s.url, 'GET', '/v1/documents')).json.items).toEqual([]);
+    expect((await call(s.url, 'POST', '/v1/documents?path=%25ZZ%20%C3%A9.txt', { body: 'x' })).status).toBe(201);
+    expect((await call(s.url, 'GET', '/v1/documents')).json.items.map((i: { path: string }) => i.path)).toEqual(['%ZZ é.txt']);
+  });
+
   it('x-kura-path in raw UTF-8 is read as UTF-8; bytes that are not UTF-8 are refused', async () => {
     const s = await startServer();
     const raw = Buffer.from('hé/raw.txt', 'utf8').toString('latin1'); // what a client sending raw UTF-8 puts on the wire
