@@ -57,6 +57,10 @@ describe('entries and documents', () => {
     expect(Date.parse(v2!.createdAt)).toBeGreaterThanOrEqual(Date.parse(v1!.createdAt));
     // And `path@time` agrees with the numbers: at v1's time the latest is v1 or v2, never older.
     expect((await store.pathVersion('same.txt', { at: Date.parse(v2!.createdAt) })).version).toBe(2);
+    // The entry's time follows its version's, so `since` agrees too.
+    const [entry] = (await store.list({ pathPrefix: 'same.txt' })).items;
+    expect(entry!.updatedAt).toBe(v2!.createdAt);
+    expect((await store.list({ since: v2!.createdAt })).items.map((i) => i.path)).toEqual(['same.txt']);
   });
 
   it("a type filter reads types as search's type: does, in lists and searches alike: exact, type/*, a subtype alone; parameters aside; dates alone for since/until", async () => {

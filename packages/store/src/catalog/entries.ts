@@ -172,7 +172,8 @@ function nextVersion(st: Statements, path: string, wanted: number | undefined): 
  * and a given media type replaces its own.
  */
 export function recordPut(st: Statements, docId: number, put: PutAttributes, commitTime: number, fresh = false): void {
-  const now = put.time ?? commitTime;
+  // A path's times follow its versions' (versionTime), so `since` and `path@time` agree.
+  const now = put.path !== undefined ? versionTime(st, put.path, put.time, commitTime) : (put.time ?? commitTime);
   // A document inserted by this commit (`fresh`) has no entry yet, and was inserted with the
   // one reference this put adds whichever way below (a new entry, or a new version).
   const entry = put.path !== undefined ? st.entryByPath.get(put.path) : fresh ? undefined : st.entryPathless.get(docId);
@@ -182,14 +183,14 @@ export function recordPut(st: Statements, docId: number, put: PutAttributes, com
     if (!fresh) st.docRef.run(1, docId);
     if (put.path !== undefined) {
       // A path deleted with its versions kept comes back with a new version, even of the same bytes.
-      st.versionInsert.run(put.path, nextVersion(st, put.path, put.version), docId, versionTime(st, put.path, put.time, commitTime));
+      st.versionInsert.run(put.path, nextVersion(st, put.path, put.version), docId, now);
       st.deletedPathClear.run(put.path);
     }
   } else {
     id = entry.id;
     if (entry.doc_id !== docId) {
       // (A pathless entry is found by its document: only a path's entry can change documents.)
-      st.versionInsert.run(put.path!, nextVersion(st, put.path!, put.version), docId, versionTime(st, put.path!, put.time, commitTime));
+      st.versionInsert.run(put.path!, nextVersion(st, put.path!, put.version), docId, now);
       if (!fresh) st.docRef.run(1, docId);
       st.entrySetDoc.run(docId, now, id);
     }
