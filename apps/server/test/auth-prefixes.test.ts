@@ -386,6 +386,17 @@ describe('tokens limited to path prefixes', () => {
       expect(text(inside)).toContain(TEAM_WORD);
       const grep = await client.callTool({ name: 'kura_grep', arguments: { pattern: SECRET_WORD } });
       expect(text(grep)).not.toContain('secret/');
+      // By digest: what a path inside shows (an older version too: it is held inside), never
+      // a digest held outside only; snapshots are store-wide.
+      const digestOf = async (ref: string) => (await call(s.url, 'GET', `/v1/entry?path=${encodeURIComponent(ref)}`, { token: ADMIN })).json.digest as string;
+      const versions = (await call(s.url, 'GET', '/v1/versions?path=team/old', { token: ADMIN })).json.versions as { digest: string }[];
+      const old = await client.callTool({ name: 'kura_get', arguments: { ref: versions[0]!.digest } });
+      expect(text(old)).toContain(`first ${SECRET_WORD}`);
+      expect(text(await client.callTool({ name: 'kura_get', arguments: { ref: await digestOf('team/both') } }))).toContain('the same words in two places');
+      const outside = await client.callTool({ name: 'kura_get', arguments: { ref: await digestOf('secret/b') } });
+      expect([outside.isError, text(outside)]).toEqual([true, expect.stringMatching(/^NOT_FOUND: /)]);
+      const snap = await client.callTool({ name: 'kura_get', arguments: { ref: 'team/a', snapshot: '0'.repeat(32) } });
+      expect([snap.isError, text(snap)]).toEqual([true, expect.stringMatching(/^FORBIDDEN: /)]);
     } finally {
       await client.close();
     }

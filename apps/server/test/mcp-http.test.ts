@@ -4,6 +4,8 @@
  * offered and allowed the read-only tools alone, a foreign Host or Origin refused before the
  * token is looked at, results bounded, GET and DELETE answered 405.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -124,6 +126,29 @@ describe('MCP over HTTP', () => {
       // A Kura error is a tool error carrying its code.
       const missing = await reader.callTool({ name: 'kura_get', arguments: { ref: 'no/such.txt' } });
       expect(missing).toMatchObject({ isError: true, _meta: { code: 'NOT_FOUND' } });
+
+      // What search hands an assistant, it can read: a digest two paths show (it was AMBIGUOUS),
+      // an older version by its number, and a file only a snapshot keeps — by its path in the
+      // snapshot or by its digest.
+      const twice = json(await writer.callTool({ name: 'kura_add_text', arguments: { text: 'said twice\n', path: 'dup/one.txt' } }));
+      await writer.callTool({ name: 'kura_add_text', arguments: { text: 'said twice\n', path: 'dup/two.txt' } });
+      expect(json(await reader.callTool({ name: 'kura_get', arguments: { ref: twice.digest } }))).toMatchObject({ digest: twice.digest, text: 'said twice\n' });
+      expect(json(await reader.callTool({ name: 'kura_get', arguments: { ref: 'v/many.txt@3' } }))).toMatchObject({ path: 'v/many.txt', version: 3, text: 'v2' });
+      const tree = join(s.dir, 'tree');
+      mkdirSync(join(tree, 'sub'), { recursive: true });
+      writeFileSync(join(tree, 'sub', 'only.md'), 'a quokka smiles only in this snapshot\n');
+      const snap = await s.app.store.snapshot(tree);
+      const quokka = json(await reader.callTool({ name: 'kura_search', arguments: { query: 'quokka', snapshot: snap.id, mode: 'keyword' } }));
+      expect(quokka.hits[0]).toMatchObject({ path: 'sub/only.md' });
+      const inSnap = json(await reader.callTool({ name: 'kura_get', arguments: { ref: 'sub/only.md', snapshot: snap.id } }));
+      expect(inSnap).toMatchObject({ path: 'sub/only.md', snapshot: snap.id, mediaType: 'text/markdown', text: 'a quokka smiles only in this snapshot\n' });
+      expect(json(await reader.callTool({ name: 'kura_get', arguments: { ref: quokka.hits[0].digest, fromLine: 1 } }))).toMatchObject({ text: 'a quokka smiles only in this snapshot\n' });
+      expect(await reader.callTool({ name: 'kura_get', arguments: { ref: 'sub/none.md', snapshot: snap.id } })).toMatchObject({ isError: true, _meta: { code: 'NOT_FOUND' } });
+      // Lines as they are: no empty line after a final newline, none added after a last line without one.
+      expect(json(await reader.callTool({ name: 'kura_get', arguments: { ref: 'g/uni.txt', fromLine: 1 } }))).toMatchObject({ fromLine: 1, toLine: 1, text: '😀😀 café NEEDLE' });
+      expect(json(await reader.callTool({ name: 'kura_get', arguments: { ref: 'g/readme.md', fromLine: 1, toLine: 5 } }))).toMatchObject({ fromLine: 1, toLine: 1, text: '# Title\n' });
+      const diffed = json(await reader.callTool({ name: 'kura_diff', arguments: { from: inSnap.digest, to: twice.digest } }));
+      expect(diffed.diff).toContain('+said twice');
     } finally {
       await Promise.all([reader.close(), writer.close()]);
     }

@@ -17,7 +17,7 @@ import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/
 import { InvalidInputError, isKuraError } from '@kura/core';
 import { createTwoFilesPatch } from 'diff';
 import picomatch from 'picomatch';
-import { SEARCH_WAIT_MS, detectMediaType, type Store } from '@kura/store';
+import { SEARCH_WAIT_MS, detectMediaType, parseRef, type Store } from '@kura/store';
 import { z } from 'zod';
 import type { Scope } from '../config.js';
 import { HttpError } from '../errors.js';
@@ -115,15 +115,55 @@ async function tool(work: () => Promise<object>): Promise<CallToolResult> {
   }
 }
 
+/** The document a reference names (openRef), described, and its bytes, each read checked. */
+interface Opened {
+  about: { digest: string; path: string | null; size: number; mediaType: string | null; version?: number; snapshot?: string };
+  bytes(): Promise<Uint8Array>;
+  range(start: number, end: number): Promise<Uint8Array>;
+}
+
 /**
- * A document by path, digest or `path@N` (an older version: its bytes, named by the path and
- * the version asked for).
+ * The document `ref` names: a path (its latest version), `path@N` or `path@<ISO time>` (an
+ * older version, named by the path and its number), a digest (any document the store holds —
+ * one several paths show, or one only a snapshot keeps: its bytes are the same whichever names
+ * it), or, with `snapshot`, the file at that path in the snapshot (what `kura_search` with
+ * `snapshot` finds). A token limited to prefixes reaches digests under them only, and no
+ * snapshot (access/limited-store.ts).
  */
-async function infoOf(store: Store, ref: string) {
-  const version = /^(.+)@(\d+)$/.exec(ref);
-  if (!version || ref.startsWith('sha256:')) return store.stat(ref);
-  const info = await store.stat(await store.resolve(ref));
-  return { ...info, path: version[1]!, version: Number(version[2]) };
+async function openRef(store: Store, ref: string, snapshot?: string): Promise<Opened> {
+  let digest = ref;
+  let named: { path?: string; version?: number; snapshot?: string; mediaType?: string | null } = {};
+  if (snapshot !== undefined) {
+    digest = (await store.snapshotFile(snapshot, ref)).digest;
+    named = { path: ref, snapshot };
+  } else if (!ref.startsWith('sha256:')) {
+    const { path, which } = parseRef(ref);
+    if (which.version === undefined && which.at === undefined) {
+      const info = await store.stat(path);
+      digest = info.digest;
+      named = { path, mediaType: info.mediaType };
+    } else {
+      const v = await store.pathVersion(path, which);
+      digest = v.digest;
+      named = { path, version: v.version };
+    }
+  }
+  const doc = await store.document(digest, { unlisted: true });
+  const path = named.path ?? doc.path ?? null;
+  const mediaType = named.mediaType ?? doc.mediaType ?? (path ? detectMediaType(path) : undefined) ?? null;
+  return {
+    about: { digest: doc.digest, path, size: doc.size, mediaType, ...(named.version === undefined ? {} : { version: named.version }), ...(snapshot === undefined ? {} : { snapshot }) },
+    bytes: () => doc.bytes(),
+    range: async (start, end) => {
+      const out = new Uint8Array(end - start);
+      let at = 0;
+      for await (const piece of doc.range(start, end)) {
+        out.set(piece, at);
+        at += piece.length;
+      }
+      return out;
+    },
+  };
 }
 
 /** Applies a tag or metadata change to the entry `ref` names (a path or a digest), and answers it as it is now. */
@@ -183,51 +223,58 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
     'kura_get',
     {
       title: 'Read a document',
-      description: `A document's text by path, path@version or digest: from \`offset\` (bytes of its UTF-8; an offset inside a character starts at the next one) or lines \`fromLine\`..\`toLine\` (from 1), at most \`maxChars\` (default and cap ${TEXT_CHARS}; counted as JSON writes them: a newline or quote counts two). A cut answer says \`more\` and where to go on (\`next\`). A binary document is described, not returned.`,
+      description: `A document's text by path, path@version, digest, or the path of a file in a \`snapshot\` (as kura_search with \`snapshot\` names it): from \`offset\` (bytes of its UTF-8; an offset inside a character starts at the next one) or lines \`fromLine\`..\`toLine\` (from 1), at most \`maxChars\` (default and cap ${TEXT_CHARS}; counted as JSON writes them: a newline or quote counts two). A cut answer says \`more\` and where to go on (\`next\`). A binary document is described, not returned.`,
       inputSchema: {
         ref: z.string().min(1).max(4096),
         offset: z.number().int().min(0).optional(),
         fromLine: z.number().int().min(1).optional(),
         toLine: z.number().int().min(1).optional(),
         maxChars: z.number().int().min(1).max(TEXT_CHARS).optional(),
+        snapshot: z.string().max(64).optional().describe('a snapshot id: `ref` is the path of a file in it'),
       },
       annotations: { readOnlyHint: true },
     },
-    ({ ref, offset, fromLine, toLine, maxChars }) =>
+    ({ ref, offset, fromLine, toLine, maxChars, snapshot }) =>
       tool(async () => {
-        const info = await infoOf(store, ref);
+        const doc = await openRef(store, ref, snapshot);
+        const { about } = doc;
         const budget = maxChars ?? TEXT_CHARS;
-        const about = { digest: info.digest, path: info.path, size: info.size, mediaType: info.mediaType };
         const binary = { ...about, text: null, note: 'not UTF-8 text: search finds it by its extracted text, path, tags and metadata' };
         if (fromLine !== undefined && toLine !== undefined && fromLine > toLine) throw new InvalidInputError(`fromLine ${fromLine} is after toLine ${toLine}`, 'fromLine');
         if (fromLine !== undefined || toLine !== undefined) {
           // Lines: read from the start, a bounded amount (the lines asked for within the budget).
           const first = fromLine ?? 1;
           const last = toLine ?? Number.MAX_SAFE_INTEGER;
-          const bytes = await store.getRange(info.digest, 0, Math.min(info.size, LINES_READ_MAX));
+          const bytes = await doc.range(0, Math.min(about.size, LINES_READ_MAX));
           let text: string;
           try {
-            text = fatal.decode(cutAtCharacter(bytes, bytes.length < info.size));
+            text = fatal.decode(cutAtCharacter(bytes, bytes.length < about.size));
           } catch {
             return binary;
           }
           const lines = text.split('\n');
+          // A final newline ends the last line; no empty line follows it (as grep counts). A last
+          // line without one is shown without one.
+          const whole = bytes.length === about.size;
+          if (whole && lines.length > 1 && lines.at(-1) === '') lines.pop();
+          const unended = whole && !text.endsWith('\n') ? lines.length : 0;
           const wanted = lines.slice(first - 1, Math.min(last, lines.length));
           let out = '';
           let used = 0;
           let n = first - 1;
           for (const line of wanted) {
-            const width = jsonLength(line) + 2; // and its newline, written \n
+            const newline = n + 1 !== unended;
+            const width = jsonLength(line) + (newline ? 2 : 0); // and its newline, written \n
             if (used + width > budget) break;
-            out += `${line}\n`;
+            out += newline ? `${line}\n` : line;
             used += width;
             n++;
           }
-          const more = n < Math.min(last, lines.length) || (bytes.length < info.size && last > lines.length);
+          const more = n < Math.min(last, lines.length) || (bytes.length < about.size && last > lines.length);
           return { ...about, fromLine: first, toLine: n, text: out, ...(more ? { more: true, next: { fromLine: n + 1 } } : {}) };
         }
-        let from = Math.min(offset ?? 0, info.size);
-        let bytes = await store.getRange(info.digest, from, Math.min(info.size, from + 4 * budget));
+        let from = Math.min(offset ?? 0, about.size);
+        let bytes = await doc.range(from, Math.min(about.size, from + 4 * budget));
         // An offset inside a character (a byte offset given by hand) starts at the next one, not
         // at "not UTF-8 text": at most 3 continuation bytes are passed over.
         let skip = 0;
@@ -238,13 +285,13 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
         }
         let text: string;
         try {
-          text = fatal.decode(cutAtCharacter(bytes, from + bytes.length < info.size));
+          text = fatal.decode(cutAtCharacter(bytes, from + bytes.length < about.size));
         } catch {
           return binary;
         }
         const shown = fitJson(text, budget).text;
         const end = from + new TextEncoder().encode(shown).length;
-        return { ...about, offset: from, text: shown, ...(end < info.size ? { more: true, next: { offset: end } } : {}) };
+        return { ...about, offset: from, text: shown, ...(end < about.size ? { more: true, next: { offset: end } } : {}) };
       }),
   );
   server.registerTool(
@@ -389,10 +436,10 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
     ({ from, to, context }) =>
       tool(async () => {
         const read = async (ref: string) => {
-          const info = await infoOf(store, ref);
-          if (info.size > DIFF_BYTES_MAX) throw new InvalidInputError(`${ref} is ${info.size} bytes: diffs are of documents up to ${DIFF_BYTES_MAX} bytes`, 'ref');
+          const doc = await openRef(store, ref);
+          if (doc.about.size > DIFF_BYTES_MAX) throw new InvalidInputError(`${ref} is ${doc.about.size} bytes: diffs are of documents up to ${DIFF_BYTES_MAX} bytes`, 'ref');
           try {
-            return fatal.decode(await store.getBytes(info.digest));
+            return fatal.decode(await doc.bytes());
           } catch (e) {
             if (isKuraError(e)) throw e;
             throw new InvalidInputError(`${ref} is not UTF-8 text`, 'ref');
