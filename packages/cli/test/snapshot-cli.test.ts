@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,6 +43,7 @@ describe('kura snapshot, snapshots, diff, restore, rm-snapshot', () => {
       [two.id.slice(0, 12), null],
     ]);
     const human = kura(['snapshots', '--store', store]).stdout.split('\n').filter(Boolean);
+    expect(human[0]).toMatch(/ 2 files /);
     expect(human.map((l) => l.split(' ')[0])).toEqual([first, two.id.slice(0, 12)]);
 
     const diff = kura(['diff', '--store', store, first, two.id.slice(0, 6)]);
@@ -49,6 +51,15 @@ describe('kura snapshot, snapshots, diff, restore, rm-snapshot', () => {
     expect(diff.stdout.split('\n').filter(Boolean).map((l) => l.split('  ')[0])).toEqual(['+ new.txt', '- notes.md', '~ src/main.ts']);
     const dj = JSON.parse(kura(['diff', '--store', store, '--json', list[0].id, two.id]).stdout);
     expect(dj.changed[0]).toMatchObject({ path: 'src/main.ts', a: { type: 'file' }, b: { type: 'file' } });
+
+    // A file of a snapshot, by its path in it or by its digest — also one no path shows now
+    // (notes.md was deleted before the second snapshot).
+    expect(kura(['get', '--store', store, '--snapshot', first, 'notes.md']).stdout).toBe('# notes\n');
+    expect(kura(['cat', '--store', store, '--snapshot', first, 'notes.md', 'src/main.ts']).stdout).toBe('# notes\nconsole.log(1);\n');
+    const notes = `sha256:${createHash('sha256').update('# notes\n').digest('hex')}`;
+    expect(kura(['get', '--store', store, notes])).toMatchObject({ code: 0, stdout: '# notes\n' });
+    expect(kura(['get', '--store', store, '--snapshot', first, 'src/none.ts'])).toMatchObject({ code: 1, stderr: expect.stringMatching(/holds no file src\/none.ts \[NOT_FOUND\]/) });
+    expect(kura(['get', '--store', store, '--snapshot', first, 'src'])).toMatchObject({ code: 1, stderr: expect.stringMatching(/is a directory, not a file/) });
 
     const out = join(root, 'out');
     const r = kura(['restore', '--store', store, first, out]);
@@ -66,6 +77,7 @@ describe('kura snapshot, snapshots, diff, restore, rm-snapshot', () => {
     expect(rm.code).toBe(0);
     expect(JSON.parse(rm.stdout)).toMatchObject({ id: list[0].id });
     expect(JSON.parse(rm.stdout).freedByGc).toBeGreaterThan(0); // notes.md and the old main.ts
+    expect(kura(['get', '--store', store, notes]).code).toBe(1); // kept by that snapshot alone: gone with it
     const gone = kura(['restore', '--store', store, first, join(root, 'out2')]);
     expect(gone.code).toBe(1);
     expect(gone.stderr).toMatch(new RegExp(`no snapshot ${first} \\[NOT_FOUND\\]`));

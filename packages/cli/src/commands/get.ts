@@ -1,6 +1,8 @@
 /**
  * `kura get DIGEST [-o FILE]` and `kura cat DIGEST...`: a document's bytes to stdout (with
- * backpressure), or to FILE. FILE is written as FILE.tmp-<pid> and renamed into place only
+ * backpressure), or to FILE. A digest names any document the store holds, a file only
+ * snapshots keep too (`kura search --snapshot` hands those out); `--snapshot ID` reads a
+ * file by its path in that snapshot. FILE is written as FILE.tmp-<pid> and renamed into place only
  * once every byte has been checked, so damaged data (CORRUPT_DATA, exit 1) never leaves a
  * partial FILE. On stdout, bytes before the damage may already have been written.
  */
@@ -13,9 +15,14 @@ import { writeBytes } from '../output.js';
 import { resolveRef } from '../refs.js';
 import { withStore } from '../store.js';
 
+/** The document's bytes, each chunk checked: any document the store holds (NOT_FOUND before a byte otherwise). */
+async function pieces(store: Store, d: string): Promise<AsyncIterable<Uint8Array>> {
+  return (await store.document(d, { unlisted: true })).stream();
+}
+
 async function toStdout(store: Store, d: string): Promise<void> {
   try {
-    for await (const piece of store.get(d)) await writeBytes(piece);
+    for await (const piece of await pieces(store, d)) await writeBytes(piece);
   } catch (e) {
     throw named(d, e);
   }
@@ -25,10 +32,10 @@ async function toFile(store: Store, d: string, file: string): Promise<void> {
   const tmp = `${file}.tmp-${process.pid}`;
   let done = false;
   try {
-    const pieces = store.get(d); // NOT_FOUND before any file is created
+    const bytes = await pieces(store, d); // NOT_FOUND before any file is created
     const fh = await open(tmp, 'w');
     try {
-      for await (const piece of pieces) await fh.write(piece);
+      for await (const piece of bytes) await fh.write(piece);
     } finally {
       await fh.close();
     }
@@ -39,6 +46,12 @@ async function toFile(store: Store, d: string, file: string): Promise<void> {
   } finally {
     if (!done) await rm(tmp, { force: true });
   }
+}
+
+/** What REF names: in a snapshot, the file at that path (a digest is taken as it is). */
+async function digestOf(store: Store, ref: ReturnType<typeof docRef>, snapshot: string | undefined): Promise<string> {
+  if (snapshot === undefined || 'digest' in ref) return resolveRef(store, ref);
+  return (await store.snapshotFile(snapshot, ref.path)).digest;
 }
 
 /** Damage is reported with the document it was found in (NOT_FOUND already names it). */
@@ -53,10 +66,11 @@ export function register(program: Command): void {
     .description("write a document's bytes to stdout or to a file")
     .argument('<ref>', 'sha256:<64 hex digits> (as printed by kura add), or PATH, PATH@N (version N), PATH@<ISO time>')
     .option('-o, --output <file>', 'write to FILE (atomically: nothing is left behind if the data is damaged)')
-    .action(async (arg: string, opts: { output?: string }, cmd: Command) => {
+    .option('--snapshot <id>', 'REF is the path of a file in this snapshot (an id or its first digits)')
+    .action(async (arg: string, opts: { output?: string; snapshot?: string }, cmd: Command) => {
       const ref = docRef(arg);
       await withStore(cmd, { readonly: true }, async (store) => {
-        const d = await resolveRef(store, ref);
+        const d = await digestOf(store, ref, opts.snapshot);
         if (opts.output === undefined || opts.output === '-') await toStdout(store, d);
         else await toFile(store, d, opts.output);
       });
@@ -66,10 +80,11 @@ export function register(program: Command): void {
     .command('cat')
     .description('write documents to stdout, one after another (like kura get to stdout)')
     .argument('<refs...>', 'digests or PATH[@N] references')
-    .action(async (args: string[], _opts: unknown, cmd: Command) => {
+    .option('--snapshot <id>', 'the REFS are paths of files in this snapshot (an id or its first digits)')
+    .action(async (args: string[], opts: { snapshot?: string }, cmd: Command) => {
       const refs = args.map(docRef);
       await withStore(cmd, { readonly: true }, async (store) => {
-        for (const ref of refs) await toStdout(store, await resolveRef(store, ref));
+        for (const ref of refs) await toStdout(store, await digestOf(store, ref, opts.snapshot));
       });
     });
 }

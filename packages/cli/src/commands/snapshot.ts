@@ -27,7 +27,7 @@ function snapshotId(value: string): string {
 const SHORT_ID = 12;
 
 const line = (s: SnapshotInfo) =>
-  [s.id.slice(0, SHORT_ID), s.createdAt, `${count(s.files).padStart(7)} files`, bytes(s.bytes).padStart(9), s.label ?? '', s.tags.length ? `[${s.tags.join(',')}]` : '', s.pinned ? 'pinned' : ''].filter(Boolean).join('  ');
+  [s.id.slice(0, SHORT_ID), s.createdAt, `${count(s.files).padStart(7)} ${s.files === 1 ? 'file ' : 'files'}`, bytes(s.bytes).padStart(9), s.label ?? '', s.tags.length ? `[${s.tags.join(',')}]` : '', s.pinned ? 'pinned' : ''].filter(Boolean).join('  ');
 
 /**
  * A time as restic's `backup --time` takes it, `2006-01-02 15:04:05` in the local zone, a
