@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -118,5 +118,34 @@ describe('kura snapshot, snapshots, diff, restore, rm-snapshot', () => {
     const bad = kura(['snapshot', '--store', store, '--exclude', '/', tree]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^kura: the exclude pattern "\/" names nothing in the tree \[INVALID_INPUT\]\n$/);
+  });
+
+  it('diff says what changed at a path: content, mode, time, a link\'s target, the kind of entry', () => {
+    const store = join(root, 'store-diff');
+    const tree = join(root, 'tree-diff');
+    mkdirSync(tree);
+    writeFileSync(join(tree, 'same.txt'), 'same\n');
+    writeFileSync(join(tree, 'grows.txt'), 'ab\n');
+    writeFileSync(join(tree, 'becomes-dir'), 'x\n');
+    symlinkSync('same.txt', join(tree, 'link'));
+    utimesSync(join(tree, 'same.txt'), new Date('2020-01-01T00:00:00Z'), new Date('2020-01-01T00:00:00Z'));
+    expect(kura(['init', '--store', store]).code).toBe(0);
+    const a = JSON.parse(kura(['snapshot', '--store', store, '--json', tree]).stdout).id;
+    chmodSync(join(tree, 'same.txt'), 0o600);
+    utimesSync(join(tree, 'same.txt'), new Date('2021-06-01T00:00:00Z'), new Date('2021-06-01T00:00:00Z'));
+    writeFileSync(join(tree, 'grows.txt'), 'abcd\n');
+    rmSync(join(tree, 'link'));
+    symlinkSync('grows.txt', join(tree, 'link'));
+    rmSync(join(tree, 'becomes-dir'));
+    mkdirSync(join(tree, 'becomes-dir'));
+    const b = JSON.parse(kura(['snapshot', '--store', store, '--json', tree]).stdout).id;
+    const lines = kura(['diff', '--store', store, a, b]).stdout.split('\n').filter(Boolean);
+    const sha = (text: string) => `sha256:${createHash('sha256').update(text).digest('hex').slice(0, 12)}`;
+    expect(lines).toEqual([
+      `~ becomes-dir  file 2 B 644 ${sha('x\n')} => dir 755`,
+      expect.stringMatching(new RegExp(`^~ grows\\.txt  content 3 B ${sha('ab\n')} => 5 B ${sha('abcd\n')}, mtime \\S+ => \\S+$`)),
+      '~ link  target "same.txt" => "grows.txt"',
+      '~ same.txt  mode 644 => 600, mtime 2020-01-01T00:00:00.000Z => 2021-06-01T00:00:00.000Z',
+    ]);
   });
 });

@@ -41,11 +41,30 @@ export function snapshotTime(value: string): Date {
   return t;
 }
 
+/** An entry of a diff, as a person reads it: `file 12 B 644 sha256:5af7b952c062`, `dir 755`, `symlink -> target`. */
 function describe(e: TreeEntry): string {
-  if (e.type === 'file') return `${e.digest} ${e.mode.toString(8)}`;
+  if (e.type === 'file') return `file ${bytes(e.size)} ${e.mode.toString(8)} ${shortDigest(e.digest)}`;
   if (e.type === 'dir') return `dir ${e.mode.toString(8)}`;
-  return `-> ${e.target}`;
+  return `symlink -> ${JSON.stringify(e.target)}`;
 }
+
+/** A digest's first 12 hex digits: enough to tell two versions of a file apart by eye (--json has them whole). */
+const shortDigest = (d: string) => d.slice(0, 'sha256:'.length + 12);
+
+/** What changed at a path from `a` to `b`, each part named: content, mode, time, link target, or the kind of entry. */
+function changes(a: TreeEntry, b: TreeEntry): string {
+  if (a.type !== b.type) return `${describe(a)} => ${describe(b)}`;
+  const out: string[] = [];
+  if (a.type === 'symlink' && b.type === 'symlink') out.push(`target ${JSON.stringify(a.target)} => ${JSON.stringify(b.target)}`);
+  if (a.type === 'file' && b.type === 'file' && a.digest !== b.digest) out.push(`content ${bytes(a.size)} ${shortDigest(a.digest)} => ${bytes(b.size)} ${shortDigest(b.digest)}`);
+  if (a.type !== 'symlink' && b.type !== 'symlink') {
+    if (a.mode !== b.mode) out.push(`mode ${a.mode.toString(8)} => ${b.mode.toString(8)}`);
+    if (a.mtime !== b.mtime) out.push(`mtime ${when(a.mtime)} => ${when(b.mtime)}`);
+  }
+  return out.join(', ');
+}
+
+const when = (t: number | undefined) => (t === undefined ? 'none' : new Date(t).toISOString());
 
 export function register(program: Command, setExit: (code: number) => void): void {
   program
@@ -162,7 +181,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
 
   program
     .command('diff')
-    .description('paths added (+), removed (-) and changed (~) from snapshot A to snapshot B')
+    .description('paths added (+), removed (-) and changed (~: content, mode, time or link target) from snapshot A to snapshot B')
     .argument('<a>', 'the older snapshot id (or a unique prefix)')
     .argument('<b>', 'the newer snapshot id (or a unique prefix)')
     .option('--json', 'one JSON object: {"added":[{path,entry}],"removed":[…],"changed":[{path,a,b}]}')
@@ -174,7 +193,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
         const rows = [
           ...d.added.map((e) => ({ path: e.path, text: `+ ${e.path}  ${describe(e.entry)}` })),
           ...d.removed.map((e) => ({ path: e.path, text: `- ${e.path}  ${describe(e.entry)}` })),
-          ...d.changed.map((c) => ({ path: c.path, text: `~ ${c.path}  ${describe(c.a)} -> ${describe(c.b)}` })),
+          ...d.changed.map((c) => ({ path: c.path, text: `~ ${c.path}  ${changes(c.a, c.b)}` })),
         ].sort((p, q) => (p.path < q.path ? -1 : p.path > q.path ? 1 : 0));
         await write(rows.map((r) => `${r.text}\n`).join(''));
       });
