@@ -104,6 +104,10 @@ describe('kura search', () => {
     expect(hurried.code).toBe(0);
     expect(hurried.stderr).toMatch(/kura: \d+ documents are not embedded yet: the semantic ranking left them out \(kura index --wait/);
     expect(kura(['search', '--store', store, '--wait-ms', 'soon', question]).code).toBe(2);
+    // Only filters: no hits (the grammar's rule), and why, with where to look instead.
+    const filtersOnly = kura(['search', '--store', store, '--mode', 'keyword', 'type:text/plain']);
+    expect(filtersOnly).toMatchObject({ code: 0, stdout: '', stderr: expect.stringMatching(/no words to search for in "type:text\/plain".*kura ls/) });
+    expect(kura(['search', '--store', store, '--mode', 'keyword', 'brakes']).stderr).toBe('');
     const bad = kura(['search', '--store', store, '--mode', 'vector', question]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--mode must be keyword, semantic or hybrid/);

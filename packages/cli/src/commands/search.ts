@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 import { cosine, wholeNumber } from '../args.js';
 import { writeJson, write } from '../output.js';
-import { configuredReranker, type Embedder, type Store } from '@kura/store';
+import { configuredReranker, parseQuery, type Embedder, type Store } from '@kura/store';
 import { embedderFor, parseMode, type Mode } from '../embedder.js';
 import { withStore } from '../store.js';
 
@@ -74,6 +74,10 @@ async function searchWith(store: Store, embedder: Embedder | undefined, query: s
   for (const f of hits.fallbacks ?? []) process.stderr.write(`kura: ${f} (searched: ${hits.parsedAs || 'nothing'})\n`);
   if (hits.reranked && !hits.reranked.applied) process.stderr.write(`kura: not reranked (${hits.reranked.reason}): the hits are in their own order\n`);
   if (hits.notEmbedded) process.stderr.write(`kura: ${hits.notEmbedded} document${hits.notEmbedded === 1 ? ' is' : 's are'} not embedded yet: the semantic ranking left ${hits.notEmbedded === 1 ? 'it' : 'them'} out (kura index --wait embeds everything)\n`);
+  // Nothing searchable (only filters, or nothing at all): no hits, as the grammar says, and why.
+  if (hits.length === 0 && parseQuery(query).expr === null) {
+    process.stderr.write(`kura: no words to search for${query.trim() ? ` in ${JSON.stringify(query)}` : ''}: search ranks documents by words; kura ls lists by --tag, --prefix or --type alone\n`);
+  }
   const tty = process.stdout.isTTY;
   for (const h of hits) {
     if (opts.json) {
