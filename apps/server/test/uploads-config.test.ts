@@ -218,5 +218,10 @@ describe('header parsers', () => {
     expect(parseContentRange(undefined)).toBeUndefined();
     expect(() => parseContentRange('bytes 9-5/*')).toThrow();
     expect(() => parseContentRange('bytes */100')).toThrow();
+    // RFC 9110 §14.4: a total at or below the last position is invalid (it was accepted).
+    expect(parseContentRange('bytes 0-9/10')).toEqual({ start: 0, length: 10 });
+    expect(() => parseContentRange('bytes 0-9/5')).toThrow(/last byte 9 is past the total of 5 bytes/);
+    expect(() => parseContentRange('bytes 0-9/9')).toThrow(/past the total/);
+    expect(() => parseContentRange('bytes 0-99999999999999999999/*')).toThrow(/past 2\^53/);
   });
 });

@@ -86,12 +86,15 @@ export class BusyUploads {
  */
 export function parseContentRange(header: string | undefined): { start: number; length: number } | undefined {
   if (header === undefined) return undefined;
-  const m = /^\s*(?:bytes\s+)?(\d+)-(\d+)(?:\/(?:\d+|\*))?\s*$/i.exec(header);
+  const m = /^\s*(?:bytes\s+)?(\d+)-(\d+)(?:\/(\d+|\*))?\s*$/i.exec(header);
   if (!m) throw new HttpError('INVALID_INPUT', 'Content-Range must be "bytes <first>-<last>/<total|*>" or "<first>-<last>"', { field: 'content-range' });
   const start = Number(m[1]);
   const last = Number(m[2]);
-  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(last) || last < start) {
-    throw new HttpError('INVALID_INPUT', 'Content-Range: last byte before first', { field: 'content-range' });
-  }
+  const total = m[3] === undefined || m[3] === '*' ? undefined : Number(m[3]);
+  const bad = (why: string) => new HttpError('INVALID_INPUT', `Content-Range: ${why}`, { field: 'content-range' });
+  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(last) || (total !== undefined && !Number.isSafeInteger(total))) throw bad('a position past 2^53');
+  if (last < start) throw bad('last byte before first');
+  // RFC 9110 §14.4: a complete length at or below the last position is invalid.
+  if (total !== undefined && last >= total) throw bad(`last byte ${last} is past the total of ${total} bytes`);
   return { start, length: last - start + 1 };
 }
