@@ -127,6 +127,14 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
       }
     }
   });
+  // A body in a content coding (`Content-Encoding: gzip`) would be stored or parsed as its
+  // coded bytes — a gzip file where the client meant its text. Refused, changing nothing
+  // (RFC 9110 §8.4.1: 415 for a coding the server does not take).
+  app.addHook('onRequest', async (request) => {
+    const coding = request.headers['content-encoding'];
+    if (coding === undefined || coding.split(',').every((c) => ['', 'identity'].includes(c.trim().toLowerCase()))) return;
+    throw new HttpError('UNSUPPORTED_MEDIA_TYPE', `Content-Encoding ${JSON.stringify(coding)} is not taken: send the body as it is (identity)`, { field: 'content-encoding' });
+  });
   if (config.noAuth) {
     // Without tokens, nothing else stands between a page the user visits and the store: a
     // form's cross-site POST or DELETE needs no CORS, and a name the page rebinds to

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import { blake3, chunk } from '@kura/core';
 import fc from 'fast-check';
 import { recordReliability } from '../../../packages/store/test/helpers/reliability.js';
@@ -75,6 +76,9 @@ describe('errors and limits', () => {
       ['PUT', '/v1/chunks/short', { body: randomBytes(1, 10) }, 400, 'INVALID_INPUT'],
       ['GET', '/v1/uploads/nope', {}, 404, 'NOT_FOUND'],
       ['PATCH', '/v1/uploads/0123456789abcdef0123456789abcdef', { body: 'x' }, 404, 'NOT_FOUND'],
+      // A coded body would be stored as its coded bytes (a gzip file for the text meant): refused.
+      ['POST', '/v1/documents?path=g.txt', { body: gzipSync('hello\n'), headers: { 'content-encoding': 'gzip' } }, 415, 'UNSUPPORTED_MEDIA_TYPE'],
+      ['POST', '/v1/search', { json: { q: 'x' }, headers: { 'content-encoding': 'identity, br' } }, 415, 'UNSUPPORTED_MEDIA_TYPE'],
     ];
     for (const [method, path, opts, status, code] of cases) {
       const r = await call(s.url, method, path, opts);
@@ -88,6 +92,8 @@ describe('errors and limits', () => {
     const r = await call(s.url, 'POST', '/v1/documents', { body: stream() });
     expect(r.status).toBe(413);
     expect((await call(s.url, 'GET', '/v1/stats')).json.documents).toBe(0);
+    // The identity coding is the body as it is.
+    expect((await call(s.url, 'POST', '/v1/documents?path=plain.txt', { body: 'hello\n', headers: { 'content-encoding': 'Identity' } })).status).toBe(201);
   });
 
   it('never answers 5xx to arbitrary paths, queries, headers and JSON bodies', async () => {
