@@ -40,3 +40,19 @@ export function count(n: number): string {
 export function counted(n: number, one: string, many = `${one}s`): string {
   return `${count(n)} ${n === 1 ? one : many}`;
 }
+
+/** Characters a name must not bring to a terminal raw: C0 and C1 controls (escape sequences, newlines) and bidirectional overrides. */
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+const UNSAFE_ALL = new RegExp(UNSAFE.source, 'g');
+
+/**
+ * A stored path (or file name) as a line of human output shows it: as it is, unless it holds
+ * a character that would act on the terminal or break the line (a file named with ESC [31m or
+ * a newline: a snapshot of a downloaded tree can hold such names); then quoted, with those
+ * characters written as escapes (`"a\nb"`, `"x\u001b[31m"`). `--json` output carries names whole.
+ */
+export function shownPath(path: string): string {
+  if (!UNSAFE.test(path)) return path;
+  const named: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+  return `"${path.replace(/["\\]/g, '\\$&').replace(UNSAFE_ALL, (c) => named[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}"`;
+}

@@ -46,3 +46,44 @@ describe('file names that are not UTF-8', () => {
     expect(human.stderr).toContain(`kura: left out ${join(root, 'd', 'bad\\xff.txt')}: the file name is not valid UTF-8`);
   });
 });
+
+describe('names that would act on a terminal', () => {
+  // A tree from elsewhere (a download, an archive) may name a file with an escape sequence or a
+  // newline: shown raw, the first recolours or rewrites the user's terminal and the second
+  // breaks every line-based reader of the output.
+  const store = join(root, 'store-esc');
+  const dir = join(root, 'e');
+  const name = 'evil\x1b[31mRED\nline2\u202etxt.exe';
+  const shown = '"e/evil\\u001b[31mRED\\nline2\\u202etxt.exe"';
+  mkdirSync(dir);
+  writeFileSync(join(dir, name), 'the harbour\n');
+  writeFileSync(join(dir, 'plain.txt'), 'the harbour\n');
+  const run = (args: string[]) => {
+    const r = spawnSync(process.execPath, [BIN, '--store', store, ...args], { cwd: root, encoding: 'utf8' });
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  };
+
+  it('human output quotes them with escapes; --json keeps them whole; plain names as they are', () => {
+    expect(run(['init']).code).toBe(0);
+    const added = run(['add', 'e']);
+    expect(added.code).toBe(0);
+    for (const [what, out] of [
+      ['add', added.stdout],
+      ['ls', run(['ls']).stdout],
+      ['grep', run(['grep', 'harbour']).stdout],
+      ['grep -l', run(['grep', '-l', 'harbour']).stdout],
+      ['search', run(['search', 'harbour']).stdout],
+    ] as const) {
+      expect(out, what).not.toMatch(/[\x1b\u202e]/);
+      expect(out, what).toContain(shown);
+      expect(out, what).toMatch(/(^|\s)e\/plain\.txt[\s:]/);
+    }
+    expect(run(['grep', '-l', 'harbour']).stdout.split('\n').filter(Boolean)).toHaveLength(2); // a line each
+    const json = run(['ls', '--json']).stdout.trim().split('\n').map((l) => JSON.parse(l).path);
+    expect(json).toContain(`e/${name}`);
+    const snap = JSON.parse(run(['snapshot', '--json', 'e']).stdout).id;
+    writeFileSync(join(dir, name), 'changed\n');
+    const snap2 = JSON.parse(run(['snapshot', '--json', 'e']).stdout).id;
+    expect(run(['diff', snap, snap2]).stdout).toContain(`~ ${shown.replace('e/', '')}  content`);
+  });
+});

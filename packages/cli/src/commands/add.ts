@@ -14,7 +14,7 @@ import type { Command } from 'commander';
 import { createReadStream } from 'node:fs';
 import { collect, durability, keyValues, wholeNumber } from '../args.js';
 import { EXIT, describeError, isKuraError, usage } from '../exit.js';
-import { bytes, rate, ratio } from '../format.js';
+import { bytes, rate, ratio, shownPath } from '../format.js';
 import { writeJson } from '../output.js';
 import { Progress } from '../progress.js';
 import { withStore } from '../store.js';
@@ -96,7 +96,7 @@ pack files (0 when all of it was already stored).`,
         const failed = (input: Input, e: unknown) => {
           // Options the store rejects are the caller's syntax: stop at once (exit 2).
           if (isKuraError(e, 'INVALID_INPUT') && !String((e as { field?: string }).field).startsWith('path')) throw e;
-          bar.error(`${input.file === STDIN ? 'standard input' : input.file}: ${describeError(e)}`);
+          bar.error(`${input.file === STDIN ? 'standard input' : shownPath(input.file)}: ${describeError(e)}`);
           t.failed++;
         };
         const report = async (input: InputFile, r: PutResult) => {
@@ -113,7 +113,7 @@ pack files (0 when all of it was already stored).`,
               newBytes: r.newBytesStored,
             };
             if (opts.json) await writeJson(line);
-            else await bar.line(`${r.digest}  ${input.file}  ${bytes(r.size)} (${bytes(r.newBytesStored)} new)`);
+            else await bar.line(`${r.digest}  ${shownPath(input.file)}${input.docPath !== undefined && input.docPath !== input.file ? ` as ${shownPath(input.docPath)}` : ''}  ${bytes(r.size)} (${bytes(r.newBytesStored)} new)`);
         };
         try {
           for (const input of inputs) if (input.kind === 'problem') failed(input, input.error);

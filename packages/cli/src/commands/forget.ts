@@ -11,6 +11,7 @@ import type { Command } from 'commander';
 import { collect, wholeNumber } from '../args.js';
 import { usage } from '../exit.js';
 import { write, writeJson } from '../output.js';
+import { shownPath } from '../format.js';
 import { withStore } from '../store.js';
 import { storePath } from '../store-path.js';
 
@@ -103,9 +104,9 @@ function printSnapshots(r: SnapshotForgetReport, dryRun: boolean): Promise<void>
 function printVersions(r: VersionForgetReport, dryRun: boolean): Promise<void> {
   const lines = [
     `keep ${r.keep.length} versions:`,
-    ...r.keep.map((k) => `  ${k.path}@${k.version}  ${k.time}  ${k.reasons.join(', ')}`),
+    ...r.keep.map((k) => `  ${shownPath(k.path)}@${k.version}  ${k.time}  ${k.reasons.join(', ')}`),
     `${dryRun ? 'would remove' : 'removed'} ${r.remove.length} versions:`,
-    ...r.remove.map((v) => `  ${v.path}@${v.version}  ${v.time}`),
+    ...r.remove.map((v) => `  ${shownPath(v.path)}@${v.version}  ${v.time}`),
   ];
   return write(`${lines.join('\n')}\n`);
 }

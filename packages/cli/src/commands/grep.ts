@@ -12,6 +12,7 @@ import type { GrepEvent } from '@kura/store';
 import { wholeNumber } from '../args.js';
 import { CliError, EXIT } from '../exit.js';
 import { write, writeJson } from '../output.js';
+import { shownPath } from '../format.js';
 import { withStore } from '../store.js';
 
 interface GrepOptions {
@@ -57,7 +58,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
         for await (const e of events as AsyncIterable<GrepEvent>) {
           if (e.type === 'error') {
             damaged++;
-            process.stderr.write(`kura: ${e.path}: ${e.message} [${e.code}]\n`);
+            process.stderr.write(`kura: ${shownPath(e.path)}: ${e.message} [${e.code}]\n`);
           }
           if (opts.json) {
             await writeJson(e);
@@ -66,11 +67,11 @@ export function register(program: Command, setExit: (code: number) => void): voi
           }
           if (e.type === 'summary') matched = e.matches;
           if (opts.filesWithMatches) {
-            if (e.type === 'end') await write(`${e.path}\n`);
+            if (e.type === 'end') await write(`${shownPath(e.path)}\n`);
             continue;
           }
           if (opts.count) {
-            if (e.type === 'end') await write(`${e.path}:${e.matches}\n`);
+            if (e.type === 'end') await write(`${shownPath(e.path)}:${e.matches}\n`);
             continue;
           }
           if (e.type !== 'match' && e.type !== 'context') continue;
@@ -82,7 +83,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
             const [a, b] = e.submatch;
             text = `${text.slice(0, a)}\x1b[1;31m${text.slice(a, b)}\x1b[0m${text.slice(b)}`;
           }
-          await write(`${e.path}${sep}${opts.lineNumber ? `${e.line}${sep}` : ''}${text}${e.cut ? ' […]' : ''}\n`);
+          await write(`${shownPath(e.path)}${sep}${opts.lineNumber ? `${e.line}${sep}` : ''}${text}${e.cut ? ' […]' : ''}\n`);
         }
         if (damaged) throw new CliError(`${damaged} document${damaged === 1 ? '' : 's'} could not be read (kura verify)`, EXIT.damaged);
         if (matched === 0) setExit(EXIT.error); // as grep: 1 when no line matched

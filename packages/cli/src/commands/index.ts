@@ -7,7 +7,7 @@
 import type { IndexStatus } from '@kura/store';
 import type { Command } from 'commander';
 import { embedderFor } from '../embedder.js';
-import { count } from '../format.js';
+import { count, shownPath } from '../format.js';
 import { write, writeJson } from '../output.js';
 import { Progress } from '../progress.js';
 import { withStore } from '../store.js';
@@ -18,7 +18,7 @@ function report(s: IndexStatus): string {
     `${'queued'.padEnd(12)}${count(s.queued)} entr${s.queued === 1 ? 'y' : 'ies'} to index`,
     `${'extracted'.padEnd(12)}${count(ok + capped + failed)} document${ok + capped + failed === 1 ? '' : 's'} (PDF, DOCX, HTML): ${count(ok)} ok, ${count(capped)} capped, ${count(failed)} failed`,
   ];
-  for (const p of s.problems) lines.push(`  ${p.digest}  ${p.path ?? '-'}  ${p.kind} ${p.status}: ${p.note ?? ''}`);
+  for (const p of s.problems) lines.push(`  ${p.digest}  ${p.path ? shownPath(p.path) : '-'}  ${p.kind} ${p.status}: ${p.note ?? ''}`);
   if (s.textCapped > 0) lines.push(`${'capped'.padEnd(12)}${count(s.textCapped)} text file${s.textCapped === 1 ? '' : 's'} over 1 MiB: searched by their first MiB (kura grep reads them whole)`);
   const e = s.embedding;
   lines.push(

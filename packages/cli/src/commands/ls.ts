@@ -9,7 +9,7 @@ import type { DocumentInfo, ListQuery } from '@kura/store';
 import type { Command } from 'commander';
 import { isoDate, wholeNumber } from '../args.js';
 import { usage } from '../exit.js';
-import { bytes } from '../format.js';
+import { bytes, shownPath } from '../format.js';
 import { write, writeJson } from '../output.js';
 import { withStore } from '../store.js';
 
@@ -30,7 +30,7 @@ const PAGE = 1000;
 
 export function humanLine(d: DocumentInfo): string {
   const tags = d.tags.length ? `  [${d.tags.join(', ')}]` : '';
-  return `${d.digest}  ${bytes(d.size).padStart(10)}  ${d.path ?? '-'}${tags}`;
+  return `${d.digest}  ${bytes(d.size).padStart(10)}  ${d.path === null ? '-' : shownPath(d.path)}${tags}`;
 }
 
 export function register(program: Command): void {

@@ -7,6 +7,7 @@
 import type { Command } from 'commander';
 import { cosine, wholeNumber } from '../args.js';
 import { writeJson, write } from '../output.js';
+import { shownPath } from '../format.js';
 import { configuredReranker, parseQuery, type Embedder, type Store } from '@kura/store';
 import { embedderFor, parseMode, type Mode } from '../embedder.js';
 import { withStore } from '../store.js';
@@ -85,7 +86,7 @@ async function searchWith(store: Store, embedder: Embedder | undefined, query: s
       continue;
     }
     const snippet = unescapeHtml(h.snippet.replace(/\s+/g, ' ').replace(/<mark>(.*?)<\/mark>/g, tty ? '\x1b[1m$1\x1b[0m' : '[$1]'));
-    await write(`${h.digest}  ${h.path ?? '-'}${h.version !== undefined ? `@${h.version}` : ''}\n    ${snippet}\n`);
+    await write(`${h.digest}  ${h.path ? shownPath(h.path) : '-'}${h.version !== undefined ? `@${h.version}` : ''}\n    ${snippet}\n`);
   }
 }
 

@@ -11,7 +11,7 @@ import type { RestoreProgress, SnapshotDiff, SnapshotInfo, SnapshotProgress, Tre
 import type { Command } from 'commander';
 import { collect } from '../args.js';
 import { EXIT, isKuraError, usage } from '../exit.js';
-import { bytes, count, counted, rate } from '../format.js';
+import { bytes, count, counted, rate, shownPath } from '../format.js';
 import { write, writeJson } from '../output.js';
 import { Progress } from '../progress.js';
 import { withStore } from '../store.js';
@@ -118,9 +118,9 @@ export function register(program: Command, setExit: (code: number) => void): voi
         // code says that something was left out (as `kura add` does for a file it cannot add).
         if (s.notUtf8.length) setExit(EXIT.error);
         if (opts.json) return writeJson(s);
-        for (const p of s.skipped) process.stderr.write(`kura: skipped ${p}: not a file, directory or symlink\n`);
-        for (const p of s.notUtf8) process.stderr.write(`kura: left out ${p}: ${notUtf8().message}\n`);
-        for (const p of s.vanished) process.stderr.write(`kura: left out ${p}: deleted while the snapshot ran\n`);
+        for (const p of s.skipped) process.stderr.write(`kura: skipped ${shownPath(p)}: not a file, directory or symlink\n`);
+        for (const p of s.notUtf8) process.stderr.write(`kura: left out ${shownPath(p)}: ${notUtf8().message}\n`);
+        for (const p of s.vanished) process.stderr.write(`kura: left out ${shownPath(p)}: deleted while the snapshot ran\n`);
         const notes = [s.reused ? `${count(s.reused)} unchanged, not read` : '', s.excluded ? `${count(s.excluded)} excluded` : ''].filter(Boolean);
         await write(`snapshot ${s.id.slice(0, SHORT_ID)}: ${counted(s.files, 'file')}${notes.length ? ` (${notes.join('; ')})` : ''}, ${bytes(s.bytes)}${s.label ? ` (${s.label})` : ''}\n`);
       });
@@ -191,9 +191,9 @@ export function register(program: Command, setExit: (code: number) => void): voi
         const d: SnapshotDiff = await store.diffSnapshots(x, y);
         if (opts.json) return writeJson(d);
         const rows = [
-          ...d.added.map((e) => ({ path: e.path, text: `+ ${e.path}  ${describe(e.entry)}` })),
-          ...d.removed.map((e) => ({ path: e.path, text: `- ${e.path}  ${describe(e.entry)}` })),
-          ...d.changed.map((c) => ({ path: c.path, text: `~ ${c.path}  ${changes(c.a, c.b)}` })),
+          ...d.added.map((e) => ({ path: e.path, text: `+ ${shownPath(e.path)}  ${describe(e.entry)}` })),
+          ...d.removed.map((e) => ({ path: e.path, text: `- ${shownPath(e.path)}  ${describe(e.entry)}` })),
+          ...d.changed.map((c) => ({ path: c.path, text: `~ ${shownPath(c.path)}  ${changes(c.a, c.b)}` })),
         ].sort((p, q) => (p.path < q.path ? -1 : p.path > q.path ? 1 : 0));
         await write(rows.map((r) => `${r.text}\n`).join(''));
       });

@@ -8,7 +8,7 @@
 import type { Store, VerifyReport } from '@kura/store';
 import type { Command } from 'commander';
 import { EXIT } from '../exit.js';
-import { bytes, count } from '../format.js';
+import { bytes, count, shownPath } from '../format.js';
 import { write, writeJson } from '../output.js';
 import { Progress } from '../progress.js';
 import { withStore } from '../store.js';
@@ -18,7 +18,7 @@ async function describeDoc(store: Store, digest: string): Promise<string> {
     (i) => i.path,
     () => null,
   );
-  return path ? `${digest}  ${path}` : digest;
+  return path ? `${digest}  ${shownPath(path)}` : digest;
 }
 
 const plural = (n: number, word: string) => `${count(n)} ${word}${n === 1 ? '' : 's'}`;

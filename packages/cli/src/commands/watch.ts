@@ -11,7 +11,7 @@ import type { Watch, WatchEvent } from '@kura/store';
 import { basename, resolve } from 'node:path';
 import { collect } from '../args.js';
 import { usage } from '../exit.js';
-import { bytes } from '../format.js';
+import { bytes, shownPath } from '../format.js';
 import { write, writeJson } from '../output.js';
 import { withStore } from '../store.js';
 
@@ -20,13 +20,13 @@ function line(e: WatchEvent): string | undefined {
     case 'ready':
       return `caught up in ${(e.ms / 1000).toFixed(1)} s: ${e.stored} stored, ${e.deleted} deleted, ${e.unchanged} unchanged; watching`;
     case 'stored':
-      return `stored  ${e.path}  ${bytes(e.size)}${e.newChunks === 0 ? '  (no new bytes)' : ''}`;
+      return `stored  ${shownPath(e.path)}  ${bytes(e.size)}${e.newChunks === 0 ? '  (no new bytes)' : ''}`;
     case 'deleted':
-      return `deleted ${e.path}  (its versions stay)`;
+      return `deleted ${shownPath(e.path)}  (its versions stay)`;
     case 'scanning':
       return `kura: ${e.reason}`;
     case 'error':
-      return `kura: ${e.path ? `${e.path}: ` : ''}${e.message}${e.code ? ` [${e.code}]` : ''}`;
+      return `kura: ${e.path ? `${shownPath(e.path)}: ` : ''}${e.message}${e.code ? ` [${e.code}]` : ''}`;
   }
 }
 
