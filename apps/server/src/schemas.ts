@@ -19,8 +19,8 @@ export const PutResult = z.object({
   digest: Digest,
   size: z.number().int(),
   chunks: z.number().int(),
-  newChunks: z.number().int().describe('chunks this upload added to the store'),
-  newBytesStored: z.number().int().describe('bytes this upload added to pack files'),
+  newChunks: z.number().int().optional().describe('chunks this upload added to the store (left out for a token limited to prefixes: it would say what the whole store holds)'),
+  newBytesStored: z.number().int().optional().describe('bytes this upload added to pack files (left out for a token limited to prefixes)'),
 });
 
 export const DocumentInfo = z.object({
@@ -52,12 +52,12 @@ export const SearchHit = z.object({
   path: z.string().nullable(),
   mediaType: z.string().nullable(),
   size: z.number().int(),
-  score: z.number().describe('keyword mode: BM25, lower is better; semantic: cosine similarity; hybrid: the fused score (higher is better); hits come best first'),
+  score: z.number().optional().describe('keyword mode: BM25, lower is better; semantic: cosine similarity; hybrid: the fused score (higher is better); hits come best first. BM25 is left out for a token limited to prefixes (it weighs words by the whole store)'),
   snippet: z.string().describe('best passage, matches between <mark> and </mark>'),
   version: z.number().int().optional().describe('a search through versions (allVersions): the version of path that matched'),
   rerank: z.object({ rank: z.number().int(), score: z.number() }).optional().describe('reranked: this hit\'s rank among the candidates reranked, and the reranker\'s score'),
   matched: z.array(z.enum(['keyword', 'semantic'])).describe('which sides found this hit: keyword (its terms), semantic (its meaning, above the relevance floor)'),
-  keyword: z.object({ rank: z.number().int(), score: z.number() }).optional().describe('the keyword side\'s rank and BM25 score, when it found this hit'),
+  keyword: z.object({ rank: z.number().int(), score: z.number().optional() }).optional().describe('the keyword side\'s rank and BM25 score, when it found this hit (the score left out for a token limited to prefixes)'),
   semantic: z.object({ rank: z.number().int(), score: z.number() }).optional().describe('the semantic side\'s rank and cosine similarity, when it found this hit'),
 });
 

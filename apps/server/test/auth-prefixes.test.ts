@@ -228,6 +228,19 @@ describe('tokens limited to path prefixes', () => {
     const inSnapshot = await get(`/v1/search?q=x&snapshot=${snapId}`);
     expect(inSnapshot.status).toBe(403);
 
+    // No figure computed over the whole store: BM25 weighs a word by the documents of the whole
+    // index holding it, so a limited token's answer would move when documents outside gain it.
+    const before = await get(`/v1/search?q=${TEAM_WORD}&mode=keyword`);
+    expect(before.json.hits[0]).toMatchObject({ path: 'team/a', matched: ['keyword'], keyword: { rank: 1 } });
+    expect(before.json.hits[0].score).toBeUndefined();
+    expect(before.json.hits[0].keyword.score).toBeUndefined();
+    for (let i = 0; i < 8; i++) expect((await call(s.url, 'POST', `/v1/documents?path=secret/more${i}`, { token: ADMIN, body: `also ${TEAM_WORD} here` })).status).toBe(201);
+    const after = await get(`/v1/search?q=${TEAM_WORD}&mode=keyword`);
+    expect(after.json).toEqual(before.json);
+    expect((await get(`/v1/search?q=${TEAM_WORD}&mode=keyword`, ADMIN)).json.hits[0].score).toEqual(expect.any(Number)); // (an unlimited token keeps it)
+    // The log's counts are the whole store's too.
+    expect((await call(s.url, 'POST', '/v1/refresh', { token: READER })).json).toEqual({});
+
     // grep: the secret word is in no line a limited token gets; a prefix outside is refused.
     const grep = await get(`/v1/grep?pattern=${SECRET_WORD}`);
     expect(grep.status).toBe(200);
@@ -346,6 +359,16 @@ describe('tokens limited to path prefixes', () => {
     expect((await call(s.url, 'POST', '/v1/documents?path=team/x', { token: secret, body: 'no' })).status).toBe(403);
     expect((await call(s.url, 'GET', '/v1/documents', { token: secret })).json.items.map((i: { path: string }) => i.path)).toEqual(['builds/1.log']);
     expect((await call(s.url, 'DELETE', '/v1/entry?path=builds/1.log', { token: secret })).status).toBe(403);
+    // Without what the whole store holds: putting a guess of a document outside (secret/b)
+    // must not confirm it by "nothing new" (newChunks 0) — the answers to a right and a wrong
+    // guess differ only in their digests.
+    const guess = async (text: string) => {
+      const r = await call(s.url, 'POST', `/v1/documents?path=builds/${text.length}.txt`, { token: secret, body: text });
+      expect(r.status).toBe(201);
+      return Object.keys(r.json).sort();
+    };
+    expect(await guess(`the plan, second draft ${SECRET_WORD}`)).toEqual(await guess(`the plan, third draft ${SECRET_WORD}!`));
+    expect(await guess('x')).toEqual(['chunks', 'digest', 'size']);
     // A limited admin cannot make itself a wider token.
     expect((await call(s.url, 'POST', '/v1/tokens', { token: LIMITED, json: { name: 'wide', scopes: ['admin'] } })).status).toBe(403);
     // Listed without secret or hash.

@@ -14,7 +14,7 @@
  *   Unicode folding, no `..` resolution — such paths are refused before they reach a store),
  *   so no spelling of a path outside reaches inside.
  */
-import type { GrepOptions, ListQuery, MetaUpdate, PutMeta, SearchQuery, Store } from '@kura/store';
+import type { GrepOptions, ListQuery, MetaUpdate, PutMeta, SearchHits, SearchQuery, Store } from '@kura/store';
 import { AmbiguousError, NotFoundError, parseRef } from '@kura/store';
 import { HttpError } from '../errors.js';
 
@@ -36,6 +36,27 @@ export function sharedPrefixes(asked: readonly string[], allowed: readonly strin
 
 /** The path a reference names (`path`, `path@N`, `path@<time>`: the store's own reading), or undefined for a digest. */
 const pathOfRef = (ref: string): string | undefined => (ref.startsWith('sha256:') ? undefined : parseRef(ref).path);
+
+/**
+ * Hits as a limited token gets them: without the figures computed over the whole store. BM25
+ * weighs a word by how many documents of the whole index hold it, so a keyword score moves when
+ * documents outside the prefixes gain or lose that word; `notEmbedded` counts every document
+ * still to embed. (Ranks stay: they order the token's own hits. The order itself still rests
+ * on the whole index's statistics — decision 0060 says what that leaves.)
+ */
+function withoutStoreWideFigures(hits: SearchHits): SearchHits {
+  const out = hits.map((h) => {
+    const { keyword, ...hit } = h;
+    if (!keyword) return h;
+    // Keyword mode's (and history's) score is the BM25 itself; hybrid's is fused from ranks.
+    const { score, ...rest } = hit;
+    return { ...(score === keyword.score ? rest : hit), keyword: { rank: keyword.rank } };
+  }) as unknown as SearchHits;
+  for (const key of ['parsedAs', 'fallbacks', 'reranked'] as const) {
+    if (hits[key] !== undefined) Object.defineProperty(out, key, { value: hits[key], writable: true, configurable: true });
+  }
+  return out;
+}
 
 export function limitStore(store: Store, prefixes: readonly string[]): Store {
   const shown = prefixes.join(', ');
@@ -72,8 +93,17 @@ export function limitStore(store: Store, prefixes: readonly string[]): Store {
   const allowed: Partial<Record<keyof Store, unknown>> = {
     config: store.config,
     readonly: store.readonly,
-    refresh: () => store.refresh(),
-    put: (input: Parameters<Store['put']>[0], meta?: PutMeta, options?: Parameters<Store['put']>[2]) => store.put(input, putMeta(meta), options),
+    // Applied, without the counts: the log's seq counts every commit, outside the prefixes too.
+    refresh: async () => {
+      await store.refresh();
+      return {};
+    },
+    // Without newChunks and newBytesStored: whether a put's bytes were new says whether the
+    // whole store held them — content outside the prefixes, confirmed by guessing it.
+    put: async (input: Parameters<Store['put']>[0], meta?: PutMeta, options?: Parameters<Store['put']>[2]) => {
+      const { newChunks: _chunks, newBytesStored: _bytes, ...result } = await store.put(input, putMeta(meta), options);
+      return result;
+    },
     // (commitChunks is not here: its MISSING_CHUNKS names every key the whole store lacks — the
     // presence of chunks is store-wide, as chunks:missing is.)
     stat: async (r: string) => store.stat(await ref(r)),
@@ -90,9 +120,9 @@ export function limitStore(store: Store, prefixes: readonly string[]): Store {
         yield* store.getRangeStream(await reached(digest), start, end);
       })(),
     list: (q: ListQuery = {}) => store.list(narrowed(q)),
-    search: (query: string, o: SearchQuery = {}) => {
+    search: async (query: string, o: SearchQuery = {}) => {
       if (o.snapshot !== undefined) throw new HttpError('FORBIDDEN', 'snapshots are store-wide: a token limited to prefixes cannot search one', { prefixes: [...prefixes] });
-      return store.search(query, narrowed(o));
+      return withoutStoreWideFigures(await store.search(query, narrowed(o)));
     },
     grep: (pattern: string, o: GrepOptions = {}) => {
       const shared = o.prefixes?.length ? sharedPrefixes(o.prefixes, prefixes) : [...prefixes];

@@ -66,7 +66,7 @@ export default async function admin(app: FastifyInstance, opts: { maxDocumentSiz
     config: { scope: 'read' },
     schema: {
       summary: "Apply what other servers committed (a store on object storage); the log's newest seq",
-      response: { 200: z.object({ commits: z.number().int().describe('commits applied now'), seq: z.number().int().describe('the newest commit this server has applied') }), ...errors(401, 403) },
+      response: { 200: z.object({ commits: z.number().int().optional().describe('commits applied now'), seq: z.number().int().optional().describe('the newest commit this server has applied') }).describe('both left out for a token limited to prefixes: they count the whole store\'s commits'), ...errors(401, 403) },
     },
     handler: async (request) => request.store.refresh(),
   });
