@@ -26,8 +26,8 @@ interface Stored {
 }
 
 /** Starts `kura watch --json`; `events` fills with each complete line it prints. */
-function watch(store: string, dir: string): { child: ChildProcess; events: Stored[]; exited: Promise<number | null>; until(pred: (e: Stored[]) => boolean, ms?: number): Promise<void> } {
-  const child = spawn(process.execPath, [BIN, 'watch', dir, '--store', store, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+function watch(store: string, dir: string, extra: string[] = []): { child: ChildProcess; events: Stored[]; exited: Promise<number | null>; until(pred: (e: Stored[]) => boolean, ms?: number): Promise<void> } {
+  const child = spawn(process.execPath, [BIN, 'watch', dir, '--store', store, '--json', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   const events: Stored[] = [];
   let buffered = '';
@@ -130,5 +130,25 @@ describe('kura watch (a process)', () => {
     } finally {
       await s.close();
     }
+  });
+
+  it('--poll keeps running and scanning until SIGTERM (it ended 0.4 s after "watching", exit 13)', { timeout: 60_000 }, async () => {
+    const root = mkdtempSync(join(tmpdir(), 'kura-watch-poll-'));
+    roots.push(root);
+    const store = join(root, 'store');
+    const dir = join(root, 'share');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'a.md'), 'a\n');
+    expect(spawnSync(process.execPath, [BIN, 'init', '--store', store]).status).toBe(0);
+    const w = watch(store, dir, ['--poll', '1']);
+    await w.until((e) => e.some((x) => x.type === 'ready'));
+    let code: number | null | undefined;
+    void w.exited.then((c) => (code = c));
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(code).toBeUndefined(); // still running
+    writeFileSync(join(dir, 'b.md'), 'b\n');
+    await w.until((e) => e.some((x) => x.type === 'stored' && x.path === 'share/b.md'), 15_000);
+    w.child.kill('SIGTERM');
+    expect(await w.exited).toBe(0);
   });
 });

@@ -285,6 +285,84 @@ describe('kura watch', () => {
     }
   });
 
+  it('goes on past a path it cannot look at; never reads through a directory replaced by a link; a file made a directory and back; a writer that pauses; its directory replaced', { timeout: 60_000 }, async () => {
+    // Found by a new user's trial: one ENOTDIR stopped every later change from being stored (the
+    // whole batch failed, and was tried again forever); a pending file under a directory swapped
+    // for a link to outside the tree was read through it; a file that became a directory stayed;
+    // a writer's pause longer than the settle time stored a partial version; a folder moved away
+    // and made again was never heard of again.
+    const root = tmp();
+    const tree = join(root, 'notes');
+    const outside = join(root, 'outside');
+    mkdirSync(join(tree, 'proj'), { recursive: true });
+    mkdirSync(join(tree, 'd'));
+    mkdirSync(join(tree, 'y'));
+    mkdirSync(outside);
+    writeFileSync(join(tree, 'a.md'), 'a\n');
+    writeFileSync(join(tree, 'proj', 'p.md'), 'p\n');
+    writeFileSync(join(tree, 'd', 'f.md'), 'my note\n');
+    writeFileSync(join(tree, 'x'), 'x\n');
+    writeFileSync(join(tree, 'y', 'inner.md'), 'y\n');
+    writeFileSync(join(outside, 'f.md'), 'SECRET outside the tree\n');
+    const store = await Store.init(join(root, 'store'));
+    const events: WatchEvent[] = [];
+    const w = store.watch(tree, { settleMs: 200, onEvent: (e) => events.push(e) });
+    try {
+      await w.ready;
+      // A directory made a file, with a file inside it pending: ENOTDIR for that one path.
+      rmSync(join(tree, 'proj'), { recursive: true });
+      writeFileSync(join(tree, 'proj'), 'now a file\n');
+      // A pending file whose directory is swapped for a link out of the tree, at once.
+      appendFileSync(join(tree, 'd', 'f.md'), 'edited\n');
+      renameSync(join(tree, 'd'), join(tree, 'd.old'));
+      symlinkSync(outside, join(tree, 'd'));
+      // A file made a directory, a directory made a file.
+      rmSync(join(tree, 'x'));
+      mkdirSync(join(tree, 'x'));
+      writeFileSync(join(tree, 'x', 'inner.md'), 'inner\n');
+      rmSync(join(tree, 'y'), { recursive: true });
+      writeFileSync(join(tree, 'y'), 'y is a file now\n');
+      await sleep(400);
+      writeFileSync(join(tree, 'a.md'), 'important edit\n');
+      writeFileSync(join(tree, 'b.md'), 'new note\n');
+      await eventually(async () => {
+        expect(await paths(store, 'notes/')).toEqual(['notes/a.md', 'notes/b.md', 'notes/d.old/f.md', 'notes/proj', 'notes/x/inner.md', 'notes/y']);
+        expect(await text(store, 'notes/a.md')).toBe('important edit\n');
+      });
+      expect(await text(store, 'notes/proj')).toBe('now a file\n');
+      expect(await text(store, 'notes/d.old/f.md')).toBe('my note\nedited\n');
+      const search = await store.search('SECRET', { allVersions: true });
+      expect(search.map((h) => h.path)).toEqual([]);
+      for (const v of await store.versions('notes/d/f.md')) expect(new TextDecoder().decode(await store.getBytes(v.digest))).not.toContain('SECRET');
+      expect(events.filter((e) => e.type === 'error')).toEqual([]);
+
+      // A writer that holds its file open and pauses longer than the settle time: one version, whole.
+      const fd = openSync(join(tree, 'export.csv'), 'w');
+      for (let i = 0; i < 3; i++) {
+        writeSync(fd, `row ${i}\n`);
+        await sleep(600);
+      }
+      closeSync(fd);
+      await eventually(async () => expect(await text(store, 'notes/export.csv')).toBe('row 0\nrow 1\nrow 2\n'));
+      await sleep(500);
+      expect((await store.versions('notes/export.csv')).length).toBe(1);
+
+      // The folder moved away and another made at its path: said, and that one followed.
+      renameSync(tree, join(root, 'notes.moved'));
+      mkdirSync(tree);
+      writeFileSync(join(tree, 'fresh.md'), 'written after the swap\n');
+      await eventually(async () => expect(await paths(store, 'notes/')).toEqual(['notes/fresh.md']), 15_000);
+      expect(events).toContainEqual(expect.objectContaining({ type: 'error', message: expect.stringMatching(/replaced by another/) }));
+      writeFileSync(join(tree, 'later.md'), 'heard\n');
+      writeFileSync(join(root, 'notes.moved', 'a.md'), 'the old folder: no longer watched\n');
+      await eventually(async () => expect(await paths(store, 'notes/')).toEqual(['notes/fresh.md', 'notes/later.md']));
+      expect(await store.versions('notes/a.md')).toHaveLength(2); // kept, deleted from the listing only
+    } finally {
+      await w.close();
+      await store.close();
+    }
+  });
+
   it('polls a folder instead of listening to the OS when asked (network file systems)', { timeout: 30_000 }, async () => {
     const root = tmp();
     const tree = join(root, 'share');

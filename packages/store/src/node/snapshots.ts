@@ -81,6 +81,11 @@ export async function scanDirectory(
     onDirectory?: (filesSoFar: number) => void;
     /** Hears of an entry whose name a tree cannot hold, and leaves it out (a watch); absent: the scan fails (a snapshot). */
     onBadName?: (path: string, why: string) => void;
+    /**
+     * Hears of a directory below `dir` that cannot be read (no permission) and leaves its
+     * entries out (a watch: it goes on with the rest); absent: the scan fails.
+     */
+    onUnreadable?: (path: string, e: Error) => void;
   },
 ): Promise<Scan> {
   const { exclude } = options;
@@ -97,7 +102,14 @@ export async function scanDirectory(
   const scan = async (path: string, rel: string, name: string, mode: number, mtime: number): Promise<DirNode | undefined> => {
     const node: DirNode = { type: 'dir', name, mode, entries: [], ...(options.mtime ? { mtime } : {}) };
     await breathe();
-    const dirents = orGone(() => readdirSync(path, { withFileTypes: true, encoding: 'buffer' }) as unknown as Dirent<Buffer>[]);
+    let dirents: Dirent<Buffer>[] | undefined;
+    try {
+      dirents = orGone(() => readdirSync(path, { withFileTypes: true, encoding: 'buffer' }) as unknown as Dirent<Buffer>[]);
+    } catch (e) {
+      if (!options.onUnreadable || path === dir || !['EACCES', 'EPERM'].includes((e as NodeJS.ErrnoException).code ?? '')) throw e;
+      options.onUnreadable(path, e as Error);
+      return node; // its files unknown: left out, and said
+    }
     if (!dirents) return undefined;
     for (const d of dirents) {
       const raw = d.name as unknown as Buffer;

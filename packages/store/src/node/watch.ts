@@ -24,7 +24,7 @@
  * Events are reported after their commit: a path reported stored is in the store, whatever
  * happens to this process next.
  */
-import { existsSync, lstatSync } from 'node:fs';
+import { existsSync, lstatSync, type Stats } from 'node:fs';
 import { basename, join, relative, resolve, sep } from 'node:path';
 import { InvalidInputError } from '@kura/core';
 import { badName } from '../catalog/snapshot.js';
@@ -84,6 +84,14 @@ export const RETRY_MS = 3_000;
 const SCAN_MS = 30_000;
 /** Files put per batch (one putFiles run). */
 const BATCH = 512;
+/**
+ * A file some process holds open for writing waits for its writer to close it (a download, an
+ * export written with pauses: each pause stored a partial version) — but no longer than this
+ * after its first change: a log a daemon never closes is still kept, every so often.
+ */
+const OPEN_MAX_MS = 60_000;
+/** How often the watched directory is checked to be the one the watch began on (moved away, deleted and made again). */
+const ROOT_CHECK_MS = 2_000;
 
 export class Watch {
   readonly root: string;
@@ -96,6 +104,13 @@ export class Watch {
   readonly #settleMs: number;
   /** Paths (from the root) changed, with when they last changed. */
   readonly #pending = new Map<string, number>();
+  /** When each pending path first changed since it was last stored (OPEN_MAX_MS). */
+  readonly #since = new Map<string, number>();
+  /** The watched directory's device and inode: the OS's notifications follow that directory, wherever it goes. */
+  #rootId: string;
+  #rootTimer: NodeJS.Timeout | undefined;
+  /** The watched directory is not where it was (moved away, deleted): said once until it is back. */
+  #rootGone = false;
   /** Until when (ms since the epoch) nothing is stored: set by a failed store of changes. */
   #retryAt = 0;
   readonly #storeDirs = new Set<string>();
@@ -111,6 +126,7 @@ export class Watch {
     this.root = resolve(dir);
     const top = lstatSync(this.root, { throwIfNoEntry: false });
     if (!top?.isDirectory()) throw new InvalidInputError(`${dir} is not a directory`, 'dir');
+    this.#rootId = `${top.dev}:${top.ino}`;
     const prefix = o.prefix ?? `${basename(this.root)}/`;
     if (prefix !== '' && !prefix.endsWith('/')) throw new InvalidInputError(`a watch's prefix ends with / (or is empty), got "${prefix}"`, 'prefix');
     this.prefix = prefix;
@@ -127,6 +143,7 @@ export class Watch {
     this.#closed = true;
     clearTimeout(this.#timer);
     clearInterval(this.#scanTimer);
+    clearInterval(this.#rootTimer);
     await this.#subscription?.unsubscribe();
     await this.#flushing;
   }
@@ -163,7 +180,10 @@ export class Watch {
   async #start(): Promise<void> {
     const started = performance.now();
     if (this.#o.pollMs !== undefined) this.#scanEvery(this.#o.pollMs, `scanning ${this.root} every ${this.#o.pollMs / 1000} s (polling)`);
-    else await this.#subscribe();
+    else {
+      await this.#subscribe();
+      this.#rootTimer = setInterval(() => this.#checkRoot(), ROOT_CHECK_MS);
+    }
     // In turn with the stores of changes heard meanwhile: a file made while the catch-up runs is
     // stored by them after it, never stored first and then taken for one the scan did not find.
     let counts: { stored: number; deleted: number; unchanged: number } | undefined;
@@ -210,8 +230,43 @@ export class Watch {
   /** Catches up every `ms` instead of hearing of changes. */
   #scanEvery(ms: number, reason: string): void {
     this.#emit({ type: 'scanning', reason });
+    // Not unref'd: in poll mode this timer is all that keeps the watch running (it was, and a
+    // `kura watch --poll` ended 0.4 s after saying "watching"); close() clears it.
     this.#scanTimer = setInterval(() => void this.#serially(() => this.#catchUp().then(() => undefined)), ms);
-    this.#scanTimer.unref?.();
+  }
+
+  /**
+   * The OS's notifications follow the directory the watch began on, wherever it is moved; a
+   * directory made again at the same path is another one, which nobody listens to. Either way
+   * the watch would go on, silent, while the user's files change unheard: it says so, and
+   * listens to the directory now at its path (catching up on it), or waits for one to be there.
+   */
+  #checkRoot(): void {
+    if (this.#closed || this.#scanTimer) return;
+    const st = lstatSync(this.root, { throwIfNoEntry: false });
+    const id = st?.isDirectory() ? `${st.dev}:${st.ino}` : undefined;
+    if (id === this.#rootId) return;
+    if (id === undefined) {
+      if (!this.#rootGone) this.#emit({ type: 'error', path: this.root, message: 'the watched directory was moved away or deleted: waiting for a directory at its path', code: 'NOT_FOUND' });
+      this.#rootGone = true;
+      this.#rootId = '';
+      void this.#subscription?.unsubscribe().catch(() => undefined);
+      this.#subscription = undefined;
+      return;
+    }
+    const replaced = !this.#rootGone;
+    this.#rootGone = false;
+    this.#rootId = id;
+    if (replaced) this.#emit({ type: 'error', path: this.root, message: 'the watched directory was replaced by another at its path: following that one', code: 'CONFLICT' });
+    const old = this.#subscription;
+    this.#subscription = undefined;
+    void this.#serially(async () => {
+      // (The watcher keeps one subscription a path: the old one must be gone before the new is made.)
+      await old?.unsubscribe().catch(() => undefined);
+      if (this.#closed) return;
+      await this.#subscribe();
+      await this.#catchUp();
+    });
   }
 
   #changed(abs: string): void {
@@ -220,7 +275,9 @@ export class Watch {
     // As the catch-up leaves it out (it scans as a snapshot does), so that a restart does not undo it.
     const bad = rel.split('/').map(badName).find(Boolean);
     if (bad) return this.#badName(abs, bad);
-    this.#pending.set(rel, Date.now());
+    const now = Date.now();
+    this.#pending.set(rel, now);
+    if (!this.#since.has(rel)) this.#since.set(rel, now);
     this.#schedule();
   }
 
@@ -251,15 +308,18 @@ export class Watch {
     if (now < this.#retryAt) return this.#schedule(this.#retryAt - now);
     const due: string[] = [];
     const quiet: string[] = [];
-    for (const [rel, at] of this.#pending) {
-      if (now - at >= this.#settleMs) due.push(rel);
-      else if (now - at >= CLOSED_QUIET_MS) quiet.push(rel);
+    for (const [rel, at] of this.#pending) if (now - at >= CLOSED_QUIET_MS) quiet.push(rel);
+    // A quiet file is due once no process holds it open for writing; where that cannot be seen
+    // (not Linux), once it has been quiet for the settle time. One held open waits for its
+    // writer (up to OPEN_MAX_MS from its first change).
+    const open = quiet.length ? openForWriting(new Set(quiet.map((rel) => join(this.root, rel)))) : undefined;
+    for (const rel of quiet) {
+      if (open ? !open.has(join(this.root, rel)) || now - (this.#since.get(rel) ?? now) >= OPEN_MAX_MS : now - this.#pending.get(rel)! >= this.#settleMs) due.push(rel);
     }
-    if (quiet.length) {
-      const open = openForWriting(new Set(quiet.map((rel) => join(this.root, rel))));
-      if (open) for (const rel of quiet) if (!open.has(join(this.root, rel))) due.push(rel);
+    for (const rel of due) {
+      this.#pending.delete(rel);
+      this.#since.delete(rel);
     }
-    for (const rel of due) this.#pending.delete(rel);
     try {
       await this.#storeDue(due, now);
     } catch (e) {
@@ -267,10 +327,13 @@ export class Watch {
       // RETRY_MS, so that a change heard is never dropped for a failure it did not cause.
       this.#retryAt = Date.now() + RETRY_MS;
       for (const rel of due) if (!this.#pending.has(rel)) this.#pending.set(rel, now);
+      for (const rel of due) if (!this.#since.has(rel)) this.#since.set(rel, now);
       this.#schedule(RETRY_MS);
       throw e;
     }
-    if (this.#pending.size) this.#schedule();
+    // Files held open for writing are looked at again at the settle time's pace, not every 50 ms
+    // (each look reads /proc); anything changed meanwhile schedules sooner.
+    if (this.#pending.size) this.#schedule(this.#pending.size > quiet.length - due.length ? undefined : this.#settleMs);
   }
 
   /** Stores (or deletes) the settled paths `due`, from the root. */
@@ -279,22 +342,48 @@ export class Watch {
     const puts = new Map<string, FileToPut>();
     const scanned = new Map<string, string>();
     const gone: string[] = [];
+    /** Paths now a directory that were a file: the file's path goes (its versions kept). */
+    const nowDirs: string[] = [];
+    /** Paths now a file: what the store has under them (a directory that was there) goes. */
+    const nowFiles: string[] = [];
+    const dirs = new Map<string, boolean>();
     for (const rel of due.sort()) {
       // Looked at again now that it has settled: a directory above it may have become a store.
       if (this.#excluded(rel)) continue;
       const abs = join(this.root, rel);
-      const st = lstatSync(abs, { throwIfNoEntry: false });
+      // One path that cannot be looked at is said, and the others are stored: a failure of the
+      // path itself is not retried (its next change is heard), and never holds back the rest.
+      let st: Stats | undefined;
+      try {
+        // Through directories only: a directory above it replaced by a symlink (moved to
+        // another disk and linked back) would have the file read from outside the tree.
+        st = this.#underDirectories(rel, dirs) ? lstatSync(abs, { throwIfNoEntry: false }) : undefined;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOTDIR') {
+          this.#unreadable(abs, e as Error);
+          continue;
+        }
+      }
       if (!st || st.isSymbolicLink()) gone.push(rel); // a link is never followed: a file replaced by one is gone
-      else if (st.isFile()) puts.set(abs, this.#put(abs, rel));
-      else if (st.isDirectory()) {
+      else if (st.isFile()) {
+        puts.set(abs, this.#put(abs, rel));
+        nowFiles.push(rel);
+      } else if (st.isDirectory()) {
+        nowDirs.push(rel);
         // Created or moved in: its files, as the catch-up finds them. Their own events so far
         // are this scan's (it reads them after): one read each, not two.
         for (const p of this.#pending.keys()) if (p.startsWith(`${rel}/`)) this.#pending.delete(p);
         // Left out as the catch-up leaves it out: an event named it before it was known a
         // directory (`build/`), or before it held a store's files (a Kura store made in the tree).
         if (this.#exclude(rel, rel.slice(rel.lastIndexOf('/') + 1), true)) continue;
-        const scan = await scanDirectory(abs, { mtime: false, exclude: (path, name, isDir) => this.#exclude(`${rel}/${path}`, name, isDir), onBadName: this.#badName });
-        for (const f of scan.files) scanned.set(f.path, relative(this.root, f.path).split(sep).join('/'));
+        try {
+          const scan = await scanDirectory(abs, { mtime: false, exclude: (path, name, isDir) => this.#exclude(`${rel}/${path}`, name, isDir), onBadName: this.#badName, onUnreadable: (path, e) => this.#unreadable(path, e) });
+          for (const f of scan.files) scanned.set(f.path, relative(this.root, f.path).split(sep).join('/'));
+        } catch (e) {
+          const code = (e as NodeJS.ErrnoException).code;
+          if (code === 'ENOENT' || code === 'ENOTDIR' || e instanceof InvalidInputError) gone.push(rel); // gone again since (its event follows)
+          else this.#unreadable(abs, e as Error);
+        }
       }
     }
     // A scanned file some process is still writing waits for its writer, as an event's would.
@@ -304,6 +393,8 @@ export class Watch {
       else puts.set(abs, this.#put(abs, rel));
     }
     await this.#delete(gone, true);
+    await this.#delete(this.#shownAt(nowDirs), false);
+    for (const rel of this.#withPathsUnder(nowFiles)) await this.#delete([...(await this.#paths(`${this.prefix}${rel}/`)).keys()].map((p) => p.slice(this.prefix.length)), false);
     // What each path shows now (one read): a put of the same bytes makes no version, and is not reported.
     const ctx = this.#h.context('watch');
     const before = ctx.db.read(() => {
@@ -315,6 +406,45 @@ export class Watch {
       return shown;
     });
     await this.#store([...puts.values()], before);
+  }
+
+  /** Whether every directory above `rel` is one (not a symlink, not a file), each looked at once per store of changes. */
+  #underDirectories(rel: string, dirs: Map<string, boolean>): boolean {
+    for (let at = rel.indexOf('/'); at > 0; at = rel.indexOf('/', at + 1)) {
+      const dir = rel.slice(0, at);
+      let ok = dirs.get(dir);
+      if (ok === undefined) {
+        const st = lstatSync(join(this.root, dir), { throwIfNoEntry: false });
+        dirs.set(dir, (ok = st?.isDirectory() ?? false));
+      }
+      if (!ok) return false;
+    }
+    return true;
+  }
+
+  /**
+   * Of these paths from the root (files now), those the store has paths under — a directory
+   * that was there: one indexed look each, in one read (a burst of files asks for thousands).
+   */
+  #withPathsUnder(rels: readonly string[]): string[] {
+    if (rels.length === 0) return [];
+    const ctx = this.#h.context('watch');
+    // Paths under `p/` sort between `p/` and `p0` ('0' follows '/').
+    const under = ctx.db.prepare<{ one: number }>('SELECT 1 AS one FROM entries WHERE path > ? AND path < ? LIMIT 1');
+    return ctx.db.read(() => rels.filter((rel) => under.get(`${this.prefix}${rel}/`, `${this.prefix}${rel}0`) !== undefined));
+  }
+
+  /** Of these paths from the root, those the store has an entry at (in one read: a burst makes many directories). */
+  #shownAt(rels: readonly string[]): string[] {
+    if (rels.length === 0) return [];
+    const ctx = this.#h.context('watch');
+    return ctx.db.read(() => rels.filter((rel) => ctx.st.entryViewByPath.get(`${this.prefix}${rel}`) !== undefined));
+  }
+
+  /** A path the watch cannot look at (no permission): said, and left as the store has it. */
+  #unreadable(abs: string, e: Error): void {
+    const code = (e as NodeJS.ErrnoException).code;
+    this.#emit({ type: 'error', path: abs, message: `cannot be read (${code ?? e.message}): left as the store has it until it can be`, ...(code === 'EACCES' || code === 'EPERM' ? { code: 'FORBIDDEN' } : {}) });
   }
 
   #put(abs: string, rel: string): FileToPut {
@@ -382,7 +512,17 @@ export class Watch {
 
   /** Makes the store's prefix what the tree holds: unchanged files by their stamps, the rest put, the missing deleted. */
   async #catchUp(): Promise<{ stored: number; deleted: number; unchanged: number }> {
-    const scan = await scanDirectory(this.root, { mtime: false, exclude: this.#exclude, onBadName: this.#badName });
+    // A directory that cannot be read is said, and what the store has under it stays: unknown is not deleted.
+    const unreadable: string[] = [];
+    const scan = await scanDirectory(this.root, {
+      mtime: false,
+      exclude: this.#exclude,
+      onBadName: this.#badName,
+      onUnreadable: (path, e) => {
+        unreadable.push(`${this.prefix}${relative(this.root, path).split(sep).join('/')}/`);
+        this.#unreadable(path, e);
+      },
+    });
     const vanished = new Set(statFiles(scan, scan.files));
     const files = scan.files.filter((f) => !vanished.has(f));
     const rel = (f: ScannedFile) => relative(this.root, f.path).split(sep).join('/');
@@ -408,7 +548,7 @@ export class Watch {
       if (d) digests.set(f, d);
     }
     const onDisk = new Set(files.map((f) => `${this.prefix}${rel(f)}`));
-    const missing = [...showing.keys()].filter((p) => !onDisk.has(p)).map((p) => p.slice(this.prefix.length));
+    const missing = [...showing.keys()].filter((p) => !onDisk.has(p) && !unreadable.some((u) => p.startsWith(u))).map((p) => p.slice(this.prefix.length));
     const deleted = await this.#delete(missing, false);
     // The stamps of what the store now holds, for the next catch-up (a hint: its own transaction).
     const stamps = files.flatMap((f) => (digests.has(f) ? [{ path: f.path, stamp: f.stamp, recent: f.recent, digest: digests.get(f)! }] : []));
