@@ -6,7 +6,7 @@
  * snapshots select; the destination is made with the source's chunking.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -167,6 +167,10 @@ describe('kura copy', () => {
     expect(ok(kura(only, 'ls')).includes('many/skip/')).toBe(false);
     const snapOnly = JSON.parse(ok(kura(undefined, 'copy', a, only, '--snapshot', snap.id.slice(0, 8), '--json')));
     expect(snapOnly).toMatchObject({ entries: 0, snapshotsCopied: 1 });
+    // A snapshot the source lacks (a typo) is said before any destination is made.
+    const typo = kura(undefined, 'copy', a, join(root, 'typo'), '--snapshot', 'ffff0000');
+    expect([typo.status, typo.stderr.toString()]).toEqual([1, expect.stringMatching(/no snapshot ffff0000 \[NOT_FOUND\]/)]);
+    expect(existsSync(join(root, 'typo'))).toBe(false);
 
     // Killed part way (after some commits), then run again: the same as the source.
     const killed = join(root, 'killed');

@@ -15,7 +15,7 @@ import { grep as grepStore, type GrepEvent, type GrepOptions } from './search/gr
 import { breather } from './breather.js';
 import type { IndexStatus } from './search/index-status.js';
 import { chunkBytes, documentBytes, documentStream, manifestOf, openDocument, rangeBytes, rangeStream } from './document-reads.js';
-import { exclusiveSize, listEntries, pathVersion, resolveRef, storeStats, tagCounts, versionsOf } from './catalog/queries.js';
+import { deletedPaths, exclusiveSize, listEntries, pathVersion, resolveRef, storeStats, tagCounts, versionsOf } from './catalog/queries.js';
 import type { DocumentReader, ListResult, StoreConfig, StoreStats, VersionInfo } from './store-types.js';
 import { drainIndex, usable, type StoreContext } from './store-context.js';
 import { checkKeys, missingChunks } from './bytes/sync.js';
@@ -154,6 +154,11 @@ export class StoreReads {
   /** The digest a reference names: a digest, a path (latest), `path@N` or `path@<ISO time>`. */
   async resolve(ref: string): Promise<Digest> {
     return resolveRef(this.#r(), ref);
+  }
+
+  /** Paths deleted with their versions kept (no entry, versions left), in path order after `after`: what `list` does not show. */
+  async deletedPaths(q: { prefixes?: readonly string[]; after?: string; limit?: number } = {}): Promise<{ path: string; deletedAt: string }[]> {
+    return deletedPaths(this.#r(), q);
   }
 
   /** One version of a path (`version` N, or the latest `at` a time, else the latest), unparsed. */

@@ -95,6 +95,8 @@ export function register(program: Command, setExit: (code: number) => void): voi
       if (place(srcArg) === place(dstArg)) throw usage(`${srcArg} and ${dstArg} are the same store: nothing to copy`);
       const src = await openStore(location(srcArg), { readonly: true }, () => storePassword(cmd, 'source password: '));
       try {
+        // Snapshots named that the source lacks (a typo) are said before a destination is made.
+        for (const id of opts.snapshot ?? []) await src.snapshotInfo(id);
         const { store: dst, created } = await destination(location(dstArg), src, opts, cmd);
         try {
           const total = (await src.stats()).documents;

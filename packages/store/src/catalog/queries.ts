@@ -35,6 +35,24 @@ export function versionsOf({ db, st }: CatalogReads, path: string): VersionInfo[
 }
 
 /**
+ * Paths deleted with their versions kept (decision 0059: what a watch does when a file goes):
+ * no entry, versions left, in path order after `after`, `limit` at most, under one of
+ * `prefixes` when given. (What `list` does not show and a copy must carry.)
+ */
+export function deletedPaths({ db }: CatalogReads, q: { prefixes?: readonly string[]; after?: string; limit?: number } = {}): { path: string; deletedAt: string }[] {
+  const limit = Math.min(Math.max(1, q.limit ?? 256), 10_000);
+  const rows = db
+    .prepare<{ path: string; at: number }>(
+      `SELECT d.path AS path, d.at AS at FROM deleted_paths d
+       WHERE d.path > ? AND NOT EXISTS (SELECT 1 FROM entries e WHERE e.path = d.path) AND EXISTS (SELECT 1 FROM versions v WHERE v.path = d.path)
+         AND (? IS NULL OR EXISTS (SELECT 1 FROM json_each(?) p WHERE substr(d.path, 1, length(p.value)) = p.value))
+       ORDER BY d.path LIMIT ?`,
+    )
+    .all(q.after ?? '', q.prefixes?.length ? 1 : null, JSON.stringify(q.prefixes ?? []), limit);
+  return rows.map((r) => ({ path: r.path, deletedAt: new Date(r.at).toISOString() }));
+}
+
+/**
  * One version of a path: `version` N, or the version that was latest `at` a time, or else the
  * latest.
  */

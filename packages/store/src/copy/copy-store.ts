@@ -163,7 +163,8 @@ async function copyAll(src: AnyStore, dst: AnyStore, options: CopyOptions): Prom
     report.entriesUpdated++;
   };
 
-  const copyPath = async (entry: DocumentInfo & { path: string }): Promise<void> => {
+  /** `listed`: the path has an entry in the source (else it was deleted with its versions kept: no attributes to copy). */
+  const copyPath = async (entry: DocumentInfo & { path: string }, listed = true): Promise<number> => {
     const path = entry.path;
     const from = await src.versions(path);
     const had = await dst.versions(path).catch((e: unknown) => (isNotFound(e) ? [] : Promise.reject(e)));
@@ -171,6 +172,7 @@ async function copyAll(src: AnyStore, dst: AnyStore, options: CopyOptions): Prom
     // bytes at the same time (puts of one commit), so a version of the destination stands for
     // one of the source's at most (a copy stopped between two such was completed as if whole).
     const present = pairs(had);
+    let copied = 0;
     // A put of the document a path shows makes no version: a source path deleted with its
     // versions kept and put again unchanged (what watch does when a file goes and comes back)
     // has X then X, and the second X is linked as a new version (its entry made again, with
@@ -185,10 +187,11 @@ async function copyAll(src: AnyStore, dst: AnyStore, options: CopyOptions): Prom
         continue;
       }
       const again = v.digest === shows;
-      const attributes = again ? { tags: entry.tags, meta: entry.meta } : {};
+      const attributes = again && listed ? { tags: entry.tags, meta: entry.meta } : {};
       await bring(v.digest, { path, time: v.createdAt, version: v.version, ...(entry.mediaType !== null ? { mediaType: entry.mediaType } : {}), ...attributes }, true, again);
       shows = v.digest; // (the version made is the path's latest: numbers only grow)
       report.versionsCopied++;
+      copied++;
     }
     if (from.some((v) => v.pinned)) {
       const now = pairs(await dst.versions(path));
@@ -200,7 +203,8 @@ async function copyAll(src: AnyStore, dst: AnyStore, options: CopyOptions): Prom
         }
       }
     }
-    await attributes(entry, { path });
+    if (listed) await attributes(entry, { path });
+    return copied;
   };
 
   const copyPathless = async (entry: DocumentInfo): Promise<void> => {
@@ -238,6 +242,30 @@ async function copyAll(src: AnyStore, dst: AnyStore, options: CopyOptions): Prom
       });
       cursor = page.nextCursor;
     } while (cursor);
+    // Paths deleted with their versions kept (a watched file deleted on disk): `list` does not
+    // show them, and a copy without them lost every deleted note's history. Their versions are
+    // copied as any path's, and the path is deleted there too (versions kept) — when the copy
+    // made its entry: a path the destination shows of its own is left as it is.
+    let after: string | undefined;
+    for (;;) {
+      const page = await src.deletedPaths({ ...(everything ? {} : { prefixes: options.prefixes }), ...(after !== undefined ? { after } : {}), limit: 256 });
+      if (page.length === 0) break;
+      await pool(page, n, async ({ path }) => {
+        try {
+          const shown = await dst.stat(path).then(
+            () => true,
+            (e: unknown) => (isNotFound(e) ? false : Promise.reject(e)),
+          );
+          const copied = await copyPath({ path, digest: '' as Digest, tags: [], meta: {}, mediaType: null } as unknown as DocumentInfo & { path: string }, false);
+          if (!shown && copied > 0) await dst.deletePath(path, { keepVersions: true });
+        } catch (e) {
+          failed(path, e);
+        }
+        report.entries++;
+        progress();
+      });
+      after = page.at(-1)!.path;
+    }
   }
 
   // Snapshots: those named, else all of them unless prefixes select paths alone.
