@@ -89,7 +89,11 @@ describe('kura with an encrypted store', () => {
     writeFileSync(third, 'third secret\n');
     const changed = kura('key', 'passwd', '--new-password-file', third, '--kdf-memory', '1', '--json');
     expect(changed.status, changed.stderr).toBe(0);
+    expect(JSON.parse(changed.stdout)).toMatchObject({ id: expect.stringMatching(/^[0-9a-f]{16}$/), removed: [expect.stringMatching(/^[0-9a-f]{16}$/)] });
     expect(kura('ls').status).toBe(2); // the first password no longer opens it
+    // A second key file for a password that has one is refused: passwd then ends a password.
+    const twice = kuraIn(store, { KURA_PASSWORD_FILE: third })('key', 'add', '--new-password-file', second, '--kdf-memory', '1');
+    expect([twice.status, twice.stderr]).toEqual([2, expect.stringMatching(/opens key [0-9a-f]{16} already.*\[INVALID_INPUT\]/)]);
     const byThird = kuraIn(store, { KURA_PASSWORD_FILE: third });
     expect(byThird('ls').stdout).toContain('ledger/');
     expect(byThird('key', 'list', '--json').stdout.trim().split('\n')).toHaveLength(2);

@@ -104,10 +104,24 @@ describe('key files', () => {
     expect(await codeOf(ring.remove(id))).toBe('INVALID_INPUT');
     expect(await codeOf(ring.remove('ffffffffffffffff'))).toBe('NOT_FOUND');
     expect(await codeOf(ring.remove('../keys'))).toBe('INVALID_INPUT');
-    const changed = await ring.passwd(id, master, utf8('new'), FAST);
+    const { id: changed, removed } = await ring.passwd(utf8('old'), master, utf8('new'), FAST);
+    expect(removed).toEqual([id]);
     await expect(ring.unlock(utf8('old'))).rejects.toMatchObject({ code: 'WRONG_PASSWORD' });
     expect((await ring.unlock(utf8('new'))).id).toBe(changed);
     expect((await ring.list()).keys.map((k) => k.id)).toEqual([changed]);
+    // One key file a password: a second for the same one is refused (with two, passwd removed
+    // one and the old password still opened the store — found in a trial).
+    expect(await codeOf(ring.add(master, utf8('new'), FAST))).toBe('INVALID_INPUT');
+    expect(await codeOf(ring.passwd(utf8('new'), master, utf8('new'), FAST))).toBe('INVALID_INPUT');
+    // A store from before that refusal, with two for one password: passwd ends the password.
+    const elsewhere = new MemoryObjectStore();
+    const twin = await new KeyRing(elsewhere, STORE).add(master, utf8('new'), FAST);
+    await (ring.objects as MemoryObjectStore).create(`keys/${twin}`, await elsewhere.get(`keys/${twin}`));
+    expect((await ring.opens(utf8('new'))).sort()).toEqual([changed, twin].sort());
+    const again = await ring.passwd(utf8('new'), master, utf8('newer'), FAST);
+    expect(again.removed.sort()).toEqual([changed, twin].sort());
+    await expect(ring.unlock(utf8('new'))).rejects.toMatchObject({ code: 'WRONG_PASSWORD' });
+    expect((await ring.list()).keys.map((k) => k.id)).toEqual([again.id]);
     expect(await codeOf(ring.add(master, utf8('x'), { memoryKib: (1 << 20) + 1, passes: 1, lanes: 1 }))).toBe('INVALID_INPUT');
     expect(await codeOf(ring.add(master, utf8('x'), { memoryKib: 64, passes: 0, lanes: 1 }))).toBe('INVALID_INPUT');
     expect(await codeOf(ring.add(master, utf8('x'), { memoryKib: 16, passes: 1, lanes: 4 }))).toBe('INVALID_INPUT');

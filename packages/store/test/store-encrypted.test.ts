@@ -115,7 +115,7 @@ describe('an encrypted store directory', () => {
 
   it('holds nothing readable: no word, path, tag, digest or chunk key in any file, and no zstd frame', async () => {
     const root = join(tmp(), 'store');
-    const cache = tmp('kura-enc-cache-');
+    const cache = join(tmp('kura-enc-cache-'), 'made-by-the-store'); // (mkdtemp's are 700 already)
     const store = await Store.init(root, { encryption: { kdf: FAST }, password: PASSWORD, cacheDir: cache });
     const plainRoot = join(tmp(), 'plain');
     const plain = await Store.init(plainRoot);
@@ -131,6 +131,8 @@ describe('an encrypted store directory', () => {
     expect(files.some((f) => f.includes('/packs/'))).toBe(true); // (large enough to be packs of their own)
     expect(files.some((f) => f.includes('/checkpoints/'))).toBe(true);
     expect(files.some((f) => f.endsWith('kura.db'))).toBe(false); // the database is in the cache
+    // ... which its owner alone may enter (it was 755: every account read the plain database).
+    expect(statSync(cache).mode & 0o777).toBe(0o700);
     let zstd = 0;
     const found: string[] = [];
     for (const f of files) {

@@ -4,7 +4,7 @@
  * Every verb first opens a key with the store's password (password.ts):
  *   kura key list [--json]                   key files: id, when made, Argon2id costs
  *   kura key add [--new-password-file F] [--kdf-memory MiB]   another password
- *   kura key passwd [--new-password-file F]  changes the password given (a new key file, the old removed)
+ *   kura key passwd [--new-password-file F]  changes the password given (a new key file; every one the old opens removed)
  *   kura key remove ID                       removes a key file; the store's last is refused
  */
 import { DEFAULT_KDF, openKeyRing, type KeyRing } from '@kura/store';
@@ -22,11 +22,12 @@ export function kdfOf(memoryMib: string | undefined): typeof DEFAULT_KDF {
 }
 
 /** Unlocks the store's keys with its password, runs `fn`, and lets the storage go. */
-async function withKeys<T>(cmd: Command, fn: (ring: KeyRing, master: Uint8Array, current: string) => Promise<T>): Promise<T> {
+async function withKeys<T>(cmd: Command, fn: (ring: KeyRing, master: Uint8Array, current: string, password: Uint8Array) => Promise<T>): Promise<T> {
   const { ring, close } = await openKeyRing(storeDir(cmd));
   try {
-    const { master, id } = await ring.unlock(utf8(await requiredPassword(cmd)));
-    return await fn(ring, master, id);
+    const password = utf8(await requiredPassword(cmd));
+    const { master, id } = await ring.unlock(password);
+    return await fn(ring, master, id, password);
   } finally {
     await close();
   }
@@ -68,13 +69,13 @@ export function register(program: Command): void {
     .description('change the password given: a key file for the new one, then the old one removed')
     .option('--new-password-file <file>', 'the new password, from the first line of this file (else asked twice on the terminal)')
     .option('--kdf-memory <MiB>', `Argon2id memory for the new key (default ${DEFAULT_KDF.memoryKib / 1024})`)
-    .option('--json', 'print {id, removed} as one JSON line')
+    .option('--json', 'print {id, removed} as one JSON line (removed: every key file the old password opened)')
     .action(async (opts: { newPasswordFile?: string; kdfMemory?: string; json?: boolean }, cmd: Command) => {
       const kdf = kdfOf(opts.kdfMemory);
-      await withKeys(cmd, async (ring, master, current) => {
-        const id = await ring.passwd(current, master, utf8(await newPassword(opts.newPasswordFile)), kdf);
-        if (opts.json) await writeJson({ id, removed: current });
-        else await write(`key ${current} replaced by ${id}\n`);
+      await withKeys(cmd, async (ring, master, _current, password) => {
+        const { id, removed } = await ring.passwd(password, master, utf8(await newPassword(opts.newPasswordFile)), kdf);
+        if (opts.json) await writeJson({ id, removed });
+        else await write(`key ${removed.join(', ')} replaced by ${id}\n`);
       });
     });
   key

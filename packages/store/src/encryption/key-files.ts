@@ -154,9 +154,23 @@ export class KeyRing {
     throw new WrongPasswordError(`no key file of this store opens with that password (${good.length} tried)`, 'wrong');
   }
 
-  /** A key file for `password` holding `master`; answers its id. */
+  /** The ids of the key files `password` opens (each tried: an Argon2id derivation apiece). */
+  async opens(password: Uint8Array): Promise<string[]> {
+    const out: string[] = [];
+    for (const { id, file } of await this.#files()) if (!(file instanceof Error) && unwrap(this.storeId, file, password)) out.push(id);
+    return out;
+  }
+
+  /**
+   * A key file for `password` holding `master`; answers its id. Refused (INVALID_INPUT) when
+   * the password opens a key file already: one key file a password, so that changing or
+   * removing a password's key file is the end of that password (two for one password left the
+   * old one opening the store after `kura key passwd`).
+   */
   async add(master: Uint8Array, password: Uint8Array, kdf: KdfParams = DEFAULT_KDF, now = Date.now()): Promise<string> {
     checkKdf(kdf);
+    const taken = await this.opens(password);
+    if (taken.length) throw new InvalidInputError(`that password opens key ${taken[0]} already: give another (one key file a password)`, 'password');
     for (;;) {
       const f = wrap(this.storeId, master, password, kdf, now);
       // 64 random bits: a taken name is a collision to draw again, never an overwrite.
@@ -185,11 +199,16 @@ export class KeyRing {
     });
   }
 
-  /** Changes a password: a key file for `password` holding `master`, then key file `id` removed. Answers the new id. */
-  async passwd(id: string, master: Uint8Array, password: Uint8Array, kdf: KdfParams = DEFAULT_KDF): Promise<string> {
+  /**
+   * Changes a password: a key file for `password` holding `master`, then every key file `old`
+   * opens removed (a store made before `add` refused a second key file for one password may
+   * have several). Answers the new id and those removed.
+   */
+  async passwd(old: Uint8Array, master: Uint8Array, password: Uint8Array, kdf: KdfParams = DEFAULT_KDF): Promise<{ id: string; removed: string[] }> {
     const added = await this.add(master, password, kdf);
-    await this.remove(id);
-    return added;
+    const removed = (await this.opens(old)).filter((id) => id !== added);
+    for (const id of removed) await this.remove(id);
+    return { id: added, removed };
   }
 
   async #files(): Promise<{ id: string; file: KeyFile | CorruptDataError }[]> {

@@ -4,7 +4,7 @@
  * directory, derived and disposable. `s3://bucket/prefix` locations open an S3ObjectStore.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, createReadStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { StoreBackends } from '../store-types.js';
@@ -112,7 +112,15 @@ export async function objectBackends(
   const dir = resolve(cacheDir);
   // What a cache holds is deleted when it belongs to another store: never a store's own files.
   if (existsSync(join(dir, CONFIG_FILE)) || existsSync(join(dir, 'packs'))) throw new InvalidInputError(`${dir} holds a Kura store; the cache of a store on object storage needs a directory of its own`, 'cacheDir');
-  mkdirSync(dir, { recursive: true });
+  // The cache holds the store's database in plain form — paths, tags, metadata, the search
+  // index, token hashes; an encrypted store's decrypted staged uploads too: the cache's owner
+  // alone may enter it (it was 755, its files 644: any account on the machine read them).
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  try {
+    chmodSync(dir, 0o700);
+  } catch {
+    // not ours to change (a directory given by its owner): left as they keep it
+  }
   if (fresh) clearCache(dir);
   // The probe goes on beside the open's reads; writes wait for it (ProbedObjectStore), and
   // the open for its answer (`ready`).
