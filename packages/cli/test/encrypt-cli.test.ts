@@ -36,6 +36,35 @@ function kuraIn(store: string, env: Record<string, string | undefined> = {}) {
     });
 }
 
+describe('damage to an encrypted store found as it opens', () => {
+  it('verify says it and exits 3, naming the damaged log object (it exited 1, naming the next one)', { timeout: 60_000 }, () => {
+    const store = join(root, 'store-damaged');
+    const pwFile = join(root, 'pw-damaged');
+    writeFileSync(pwFile, 'a good password\n');
+    const kura = kuraIn(store, { KURA_PASSWORD_FILE: pwFile, KURA_CACHE: join(root, 'cache-damaged') });
+    expect(kura('init', '--encrypt', '--kdf-memory', '1').status).toBe(0);
+    const doc = join(root, 'doc.txt');
+    for (let i = 1; i <= 3; i++) {
+      writeFileSync(doc, `doc ${i}\n`);
+      expect(kura('add', doc, '--path', `d${i}.txt`).status).toBe(0);
+    }
+    const log = readdirSync(join(store, 'log')).sort();
+    const middle = join(store, 'log', log[log.length - 2]!);
+    const b = readFileSync(middle);
+    b[60]! ^= 1;
+    writeFileSync(middle, b);
+    // A fresh cache (a backup restored elsewhere): the log is read as the store opens.
+    const fresh = kuraIn(store, { KURA_PASSWORD_FILE: pwFile, KURA_CACHE: join(root, 'cache-fresh') });
+    const r = fresh('verify');
+    expect(r.status, r.stderr).toBe(3);
+    expect(r.stderr).toMatch(/^kura: damaged: the store could not be opened: .*\[CORRUPT_DATA\]\n$/);
+    expect(r.stderr).toContain(log[log.length - 2]!);
+    const j = fresh('verify', '--json');
+    expect(j.status).toBe(3);
+    expect(JSON.parse(j.stdout)).toMatchObject({ ok: false, opened: false, damaged: { code: 'CORRUPT_DATA' } });
+  });
+});
+
 describe('kura with an encrypted store', () => {
   it('init --encrypt, every command with the password, keys added, changed and removed', { timeout: 120_000 }, () => {
     const store = join(root, 'store');

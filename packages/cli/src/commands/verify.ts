@@ -7,7 +7,7 @@
  */
 import type { Store, VerifyReport } from '@kura/store';
 import type { Command } from 'commander';
-import { EXIT } from '../exit.js';
+import { EXIT, isKuraError } from '../exit.js';
 import { bytes, count, shownPath } from '../format.js';
 import { write, writeJson } from '../output.js';
 import { Progress } from '../progress.js';
@@ -59,7 +59,11 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .option('--no-read-data', 'check packs and their indexes against the catalog without reading the data (the default on object storage)')
     .option('--json', 'the VerifyReport as one JSON line')
     .action(async (opts: { json?: boolean; readData?: boolean }, cmd: Command) => {
-      await withStore(cmd, { readonly: true }, async (store) => {
+      // Damage found while opening (a log commit that fails its check, a sealed configuration
+      // changed) is damage too: said as verify says it, exit 3, not a failed open (exit 1).
+      let open = false;
+      const opened = withStore(cmd, { readonly: true }, async (store) => {
+        open = true;
         let phase = 'chunks';
         const bar = new Progress(0, !opts.json, ({ value, total }) => `verifying ${phase} ${count(value)}/${count(total)}`);
         let r: VerifyReport;
@@ -79,5 +83,14 @@ export function register(program: Command, setExit: (code: number) => void): voi
         else await write(await report(store, r));
         if (!r.ok) setExit(EXIT.damaged);
       });
+      try {
+        await opened;
+      } catch (e) {
+        if (!isKuraError(e, 'CORRUPT_DATA')) throw e;
+        const what = open ? 'verify stopped' : 'the store could not be opened';
+        if (opts.json) await writeJson({ ok: false, opened: open, damaged: { code: e.code, reason: (e as { reason?: string }).reason ?? null, message: e.message } });
+        else process.stderr.write(`kura: damaged: ${what}: ${e.message} [CORRUPT_DATA]\n`);
+        setExit(EXIT.damaged);
+      }
     });
 }

@@ -134,7 +134,10 @@ export async function commitsAfter(
       if (f.seq <= seq) continue; // covered by a checkpoint the database was made from
       if (f.seq !== seq + 1 || !sameHash(f.prev, prev)) {
         if (stopAtGap) break scan;
-        throw new CorruptDataError(`the log's chain breaks at commit ${f.seq} in segment ${name} (expected ${seq + 1} after ${bytesToHex(prev).slice(0, 12)}…)`, 'log');
+        // Where the missing commits were: a segment before holding bytes that are no whole
+        // commit (damaged, or cut), named — the break is only where it shows.
+        const where = last && last.end < last.size && last.segment !== name ? `; segment ${last.segment} holds ${last.size - last.end} bytes that are no whole commit (damaged?)` : '';
+        throw new CorruptDataError(`the log's chain breaks at commit ${f.seq} in segment ${name} (expected ${seq + 1} after ${bytesToHex(prev).slice(0, 12)}…)${where}`, 'log');
       }
       commits.push({ frame: f, segment: name });
       seq = f.seq;

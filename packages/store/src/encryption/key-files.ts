@@ -151,7 +151,9 @@ export class KeyRing {
       const master = unwrap(this.storeId, file, password);
       if (master) return { master, id };
     }
-    throw new WrongPasswordError(`no key file of this store opens with that password (${good.length} tried)`, 'wrong');
+    // (A key file is bound to the store id kura-store.json names: a changed id fails them all
+    // as a wrong password does — the two cannot be told apart before a key opens, so both are said.)
+    throw new WrongPasswordError(`no key file of this store opens with that password (${good.length} tried; if the password is right, the store id in kura-store.json was changed: damage)`, 'wrong');
   }
 
   /** The ids of the key files `password` opens (each tried: an Argon2id derivation apiece). */
