@@ -253,6 +253,14 @@ class DocumentPut {
   #member(c: StreamChunk, counted: Counted, place: GroupPlace): boolean {
     const a = this.ctx.writer.member(c.key, place, c.at!, c.length);
     this.#use(c.key, counted, a);
+    // The group record's bytes, shared among its members by their place in its raw bytes (the
+    // shares of all its members add up to the record exactly): a group holds several puts'
+    // chunks, and the put that appended it was credited all of it, the others 0 (found in a trial).
+    if (a.written) {
+      const record = RECORD_HEADER_SIZE + place.storedLen;
+      const raw = c.group!.rawLen;
+      this.newBytes += Math.floor((record * (c.at! + c.length)) / raw) - Math.floor((record * c.at!) / raw);
+    }
     return a.written;
   }
 
@@ -260,7 +268,6 @@ class DocumentPut {
   #placedGroup(group: ChunkGroup, place: GroupPlace): GroupPlace {
     (this.#groups ??= new Map()).set(group, place);
     this.#usePack(place.packId);
-    this.newBytes += RECORD_HEADER_SIZE + place.storedLen;
     return place;
   }
 

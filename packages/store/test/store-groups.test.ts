@@ -304,6 +304,27 @@ describe('grouped compression', () => {
     expect(stored).toBeLessThan(alone * 0.8);
   });
 
+  it("putFiles: small files share group records, and each file is credited its share of them (the first was credited all, the others 0)", async () => {
+    const src = join(tempDir(), 'small');
+    mkdirSync(src);
+    const paths: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      paths.push(join(src, `f${i}.txt`));
+      writeFileSync(paths[i]!, textBytes(3000 + i, 500 + i * 37));
+    }
+    const { store, dir } = await newStore();
+    let credited = 0;
+    for await (const o of store.putFiles(paths.map((path) => ({ path })))) {
+      expect(o.result!.newChunks).toBe(1);
+      expect(o.result!.newBytesStored, o.path).toBeGreaterThan(0);
+      credited += o.result!.newBytesStored;
+    }
+    await store.close();
+    const written = packFiles(dir).flatMap(records).reduce((n, r) => n + 48 + r.storedLen, 0);
+    expect(packFiles(dir).flatMap(records).some((r) => r.kind === 'group' && r.members.length > 1)).toBe(true);
+    expect(credited).toBe(written); // the shares add up to every record written, exactly
+  });
+
   it('a chunk that comes again in the same document is stored once, on the store thread and on a worker', async () => {
     const { store } = await newStore({ chunking: { avg: 4096 } });
     const block = textBytes(13, 300_000);
