@@ -100,6 +100,11 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
     // Errors fastify raises before routing (a malformed URL) get the API's error shape too.
     frameworkErrors: (err, request, reply) => void sendError(request, reply, err),
   });
+  // JSON routes take JSON alone: fastify's text/plain parser handed them a string, refused as
+  // "expected object" (400) where ERRORS.md says another Content-Type is 415 — and a text/plain
+  // POST is one a page elsewhere may send without asking. (Routes that take any body raw set
+  // their own parsers: http/body.ts.)
+  app.removeContentTypeParser('text/plain');
   if (pretty) logRequestsInOneLine(app);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

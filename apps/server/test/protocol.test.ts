@@ -60,6 +60,7 @@ describe('errors and limits', () => {
       ['POST', '/v1/chunks:missing', { json: { keys: ['xyz'] } }, 400, 'INVALID_INPUT'],
       ['POST', '/v1/chunks:missing', { json: { keys: [], extra: 1 } }, 400, 'INVALID_INPUT'],
       ['POST', '/v1/chunks:missing', { body: 'keys=a', headers: { 'content-type': 'application/x-www-form-urlencoded' } }, 415, 'UNSUPPORTED_MEDIA_TYPE'],
+      ['POST', '/v1/search', { body: '{"q":"x"}', headers: { 'content-type': 'text/plain' } }, 415, 'UNSUPPORTED_MEDIA_TYPE'], // (was 400 "expected object, received string")
       ['POST', '/v1/chunks:missing', { json: { keys: Array(2000).fill('0'.repeat(64)) } }, 413, 'PAYLOAD_TOO_LARGE'],
       ['POST', '/v1/documents:commit', { json: { chunks: [1, 2] } }, 400, 'INVALID_INPUT'],
       ['POST', '/v1/documents:commit', { json: { chunks: [], digest: 'nope' } }, 400, 'INVALID_INPUT'],
@@ -85,6 +86,8 @@ describe('errors and limits', () => {
       expect(r.status, `${method} ${path.slice(0, 80)}`).toBe(status);
       expect(errorCode(r), `${method} ${path.slice(0, 80)}`).toBe(code);
     }
+    // Malformed JSON names the body as the field at fault.
+    expect((await call(s.url, 'POST', '/v1/chunks:missing', { body: '{"keys": [', headers: { 'content-type': 'application/json' } })).json.error.field).toBe('body');
     // An oversize body without a declared length fails as it streams, storing nothing.
     async function* stream() {
       for (let i = 0; i < 20; i++) yield randomBytes(i, 10_000);

@@ -58,8 +58,10 @@ export function mapError(raw: unknown): Mapped {
   const status = typeof fe?.statusCode === 'number' ? fe.statusCode : 500;
   if (status >= 400 && status < 500) {
     const code = CODE_OF_STATUS[status] ?? 'INVALID_INPUT';
-    // fastify's body errors say what is wrong without internals ("Unexpected token } in JSON…").
-    return { status, code, message: fe.message || code, details: {}, headers: {} };
+    // fastify's body errors say what is wrong without internals ("Unexpected token } in JSON…");
+    // those about the body name it, as ERRORS.md's INVALID_INPUT promises a field.
+    const body = typeof fe?.code === 'string' && fe.code.startsWith('FST_ERR_CTP_');
+    return { status, code, message: fe.message || code, details: body && code === 'INVALID_INPUT' ? { field: 'body' } : {}, headers: {} };
   }
   return { status: 500, code: 'INTERNAL', message: 'internal error', details: {}, headers: {} };
 }
