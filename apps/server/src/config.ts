@@ -115,7 +115,7 @@ export function parseConfig(input: ServerConfigInput): ServerConfig {
  * `ci=0123456789abcdef0123:read,write:builds/; ops=…:admin`.
  */
 export function parseTokens(spec: string): Token[] {
-  return spec
+  const tokens = spec
     .split(/[;\s]+/)
     .filter(Boolean)
     .map((entry, i) => {
@@ -125,6 +125,15 @@ export function parseTokens(spec: string): Token[] {
       if (!t.success) throw new ConfigError(`KURA_TOKENS entry ${i + 1}: ${t.error.issues[0]!.message}`, 'tokens');
       return t.data;
     });
+  // One secret, two entries: the first would win silently (a read token where admin was meant,
+  // or the reverse); one name, two entries: logs and the token list could not tell them apart.
+  for (const [i, t] of tokens.entries()) {
+    const j = tokens.findIndex((u) => u.token === t.token);
+    if (j < i) throw new ConfigError(`KURA_TOKENS entries ${j + 1} and ${i + 1} have the same token: give each its own`, 'tokens');
+    const k = t.name === undefined ? -1 : tokens.findIndex((u) => u.name === t.name);
+    if (k >= 0 && k < i) throw new ConfigError(`KURA_TOKENS entries ${k + 1} and ${i + 1} have the same name ${t.name}: give each its own`, 'tokens');
+  }
+  return tokens;
 }
 
 const int = (name: string, v: string): number => {

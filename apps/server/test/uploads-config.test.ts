@@ -174,6 +174,9 @@ describe('configuration', () => {
     expect(() => parseTokens('short:read')).toThrow(ConfigError);
     expect(() => parseTokens('0123456789abcdef:root')).toThrow(/entry 1/);
     expect(() => parseTokens('0123456789abcdef')).toThrow(ConfigError);
+    // One secret twice (the first won, silently) or one name twice: refused, naming both.
+    expect(() => parseTokens('x=abcdefghijklmnopqrstu:read:public/;y=abcdefghijklmnopqrstu:admin')).toThrow(/entries 1 and 2 have the same token/);
+    expect(() => parseTokens('ci=abcdefghijklmnopqrstu:read ci=0123456789abcdefXYZ:admin')).toThrow(/entries 1 and 2 have the same name ci/);
     // Limited to path prefixes after the scopes (decision 0060); delete is a scope of its own.
     expect(parseTokens('ci=0123456789abcdef:write:builds/,logs/ ops=0123456789abcdefXYZ:read,delete')).toEqual([
       { name: 'ci', token: '0123456789abcdef', scopes: ['write'], prefixes: ['builds/', 'logs/'] },
