@@ -6,7 +6,7 @@
  * word or path readable in the store's directory afterwards.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -76,6 +76,10 @@ describe('kura with an encrypted store', () => {
     expect(JSON.parse(init.stdout)).toMatchObject({ encrypted: true });
     expect(JSON.parse(init.stdout).seed).toBeUndefined(); // secret: never printed
     expect(kura('init', '--seed', '5', '--encrypt').status).toBe(2);
+    // A password given without --encrypt made a plain store that every later command refused.
+    const mistaken = kuraIn(join(root, 'plain-by-mistake'), { KURA_PASSWORD_FILE: pwFile })('init');
+    expect([mistaken.status, mistaken.stderr]).toEqual([2, expect.stringMatching(/a password is configured .* but --encrypt is not given/)]);
+    expect(existsSync(join(root, 'plain-by-mistake'))).toBe(false);
     const noWay = kuraIn(join(root, 'no-password'))('init', '--encrypt'); // no terminal, no source
     expect([noWay.status, noWay.stderr]).toEqual([2, expect.stringMatching(/--password-command, KURA_PASSWORD_FILE or KURA_PASSWORD/)]);
 

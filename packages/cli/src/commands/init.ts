@@ -13,7 +13,7 @@ import { durability, wholeNumber } from '../args.js';
 import { CliError, describeError, isKuraError, usage } from '../exit.js';
 import { write, writeJson } from '../output.js';
 import { storeDir } from '../store.js';
-import { givenPassword, newPassword } from '../password.js';
+import { givenPassword, newPassword, passwordConfigured } from '../password.js';
 import { kdfOf } from './key.js';
 
 interface InitOpts {
@@ -71,6 +71,9 @@ export function register(program: Command): void {
       const mode = durability(opts.durability);
       checkChunking(avg, s);
       if (opts.kdfMemory !== undefined && !opts.encrypt) throw usage('--kdf-memory is for --encrypt');
+      // A password given but no --encrypt: a plain store every later command (given that
+      // password) refuses — the admin meant an encrypted one, or no password. Said now.
+      if (!opts.encrypt && passwordConfigured(cmd)) throw usage('a password is configured (--password-command, $KURA_PASSWORD_FILE or $KURA_PASSWORD) but --encrypt is not given: add --encrypt for an encrypted store, or leave the password out for a plain one');
       if (opts.encrypt && s !== undefined && s !== 'random') throw usage("--seed: an encrypted store's chunking seed is drawn at random and kept secret");
       const encryption = opts.encrypt ? { encryption: { kdf: kdfOf(opts.kdfMemory) }, password: givenPassword(cmd) ?? (await newPassword(undefined, 'password', 'give it with --password-command, KURA_PASSWORD_FILE or KURA_PASSWORD')) } : {};
       const created = !isObjectLocation(dir) && !existsSync(dir);
