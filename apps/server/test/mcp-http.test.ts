@@ -144,6 +144,11 @@ describe('MCP over HTTP', () => {
       expect(inSnap).toMatchObject({ path: 'sub/only.md', snapshot: snap.id, mediaType: 'text/markdown', text: 'a quokka smiles only in this snapshot\n' });
       expect(json(await reader.callTool({ name: 'kura_get', arguments: { ref: quokka.hits[0].digest, fromLine: 1 } }))).toMatchObject({ text: 'a quokka smiles only in this snapshot\n' });
       expect(await reader.callTool({ name: 'kura_get', arguments: { ref: 'sub/none.md', snapshot: snap.id } })).toMatchObject({ isError: true, _meta: { code: 'NOT_FOUND' } });
+      // A path no document can have is INVALID_INPUT, as HTTP answers it (kura_get said NOT_FOUND).
+      for (const [name, args] of [['kura_get', { ref: 'g/../secret.txt' }], ['kura_versions', { path: 'a//b' }], ['kura_diff', { from: 'g/./x', to: 'big.txt' }]] as const) {
+        expect(await reader.callTool({ name, arguments: args }), name).toMatchObject({ isError: true, _meta: { code: 'INVALID_INPUT' } });
+      }
+      expect(await writer.callTool({ name: 'kura_tag', arguments: { ref: '../x', add: ['t'] } })).toMatchObject({ isError: true, _meta: { code: 'INVALID_INPUT' } });
       // Lines as they are: no empty line after a final newline, none added after a last line without one.
       expect(json(await reader.callTool({ name: 'kura_get', arguments: { ref: 'g/uni.txt', fromLine: 1 } }))).toMatchObject({ fromLine: 1, toLine: 1, text: '😀😀 café NEEDLE' });
       expect(json(await reader.callTool({ name: 'kura_get', arguments: { ref: 'g/readme.md', fromLine: 1, toLine: 5 } }))).toMatchObject({ fromLine: 1, toLine: 1, text: '# Title\n' });

@@ -68,6 +68,7 @@ describe('kura mcp', () => {
       expect(diff.diff).toContain('-three\n+THREE\n');
       expect(json(await client.callTool({ name: 'kura_tag', arguments: { ref: 'notes/lines.txt', add: ['todo', 'x'], remove: ['x'] } })).tags).toEqual(['todo']);
       expect(json(await client.callTool({ name: 'kura_meta', arguments: { ref: 'notes/lines.txt', meta: { owner: 'ann' } } })).meta).toEqual({ owner: 'ann' });
+      expect(await client.callTool({ name: 'kura_delete', arguments: { path: 'notes/../cars/oil.txt' } })).toMatchObject({ isError: true, _meta: { code: 'INVALID_INPUT' } }); // (it answered deleted: false)
       expect(json(await client.callTool({ name: 'kura_delete', arguments: { path: 'notes/lines.txt' } }))).toEqual({ path: 'notes/lines.txt', deleted: true });
       expect(await client.callTool({ name: 'kura_get', arguments: { ref: 'notes/lines.txt' } })).toMatchObject({ isError: true, _meta: { code: 'NOT_FOUND' } });
       // Several documents by a glob, within a total budget, going on from a cursor.

@@ -134,10 +134,10 @@ async function openRef(store: Store, ref: string, snapshot?: string): Promise<Op
   let digest = ref;
   let named: { path?: string; version?: number; snapshot?: string; mediaType?: string | null } = {};
   if (snapshot !== undefined) {
-    digest = (await store.snapshotFile(snapshot, ref)).digest;
+    digest = (await store.snapshotFile(snapshot, checkedPath(ref, 'ref'))).digest;
     named = { path: ref, snapshot };
   } else if (!ref.startsWith('sha256:')) {
-    const { path, which } = parseRef(ref);
+    const { path, which } = parseRef(checkedRef(ref, 'ref'));
     if (which.version === undefined && which.at === undefined) {
       const info = await store.stat(path);
       digest = info.digest;
@@ -166,8 +166,25 @@ async function openRef(store: Store, ref: string, snapshot?: string): Promise<Op
   };
 }
 
+/**
+ * A path as HTTP takes it (relative, no empty, `.` or `..` segments: schemas.ts SafePath) or
+ * INVALID_INPUT, as HTTP answers it: `public/../secret/s.txt` was NOT_FOUND to kura_get, and
+ * kura_delete answered it `deleted: false` as if it were a path.
+ */
+function checkedPath(path: string, field: string): string {
+  if (!SafePath.safeParse(path).success) throw new InvalidInputError(`${JSON.stringify(path)} is not a path a document can have (relative, without empty, "." or ".." parts)`, field);
+  return path;
+}
+
+/** A reference whose path (`path`, `path@N`, `path@<time>`) is one a document can have; a digest as it is. */
+function checkedRef(ref: string, field: string): string {
+  if (!ref.startsWith('sha256:')) checkedPath(parseRef(ref).path, field);
+  return ref;
+}
+
 /** Applies a tag or metadata change to the entry `ref` names (a path or a digest), and answers it as it is now. */
 async function update(store: Store, ref: string, change: { addTags?: string[]; removeTags?: string[]; meta?: Record<string, string | null> }) {
+  checkedRef(ref, 'ref');
   await store.updateMeta([{ ...(ref.startsWith('sha256:') ? { digest: ref } : { path: ref }), ...change }]);
   return store.stat(ref);
 }
@@ -485,7 +502,7 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
       inputSchema: { path: z.string().min(1).max(4096) },
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
     },
-    ({ path }) => tool(async () => ({ path, deleted: await store.deletePath(path) })),
+    ({ path }) => tool(async () => ({ path, deleted: await store.deletePath(checkedPath(path, 'path')) })),
   );
   server.registerTool(
     'kura_versions',
@@ -497,7 +514,7 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
     },
     ({ path }) =>
       tool(async () => {
-        const all = await store.versions(path);
+        const all = await store.versions(checkedPath(path, 'path'));
         const versions = all.slice(-VERSIONS_SHOWN);
         return { versions, ...(versions.length < all.length ? { cut: { list: 'versions', shown: versions.length, of: all.length, kept: 'newest' } } : {}) };
       }),
