@@ -120,6 +120,22 @@ describe('kura snapshot, snapshots, diff, restore, rm-snapshot', () => {
     expect(bad.stderr).toMatch(/^kura: the exclude pattern "\/" names nothing in the tree \[INVALID_INPUT\]\n$/);
   });
 
+  it('a link pointing outside the tree is restored as recorded, and said (one refused the whole restore)', () => {
+    const store = join(root, 'store-links');
+    const tree = join(root, 'tree-links');
+    mkdirSync(tree);
+    writeFileSync(join(tree, 'a.txt'), 'hello\n');
+    symlinkSync('/usr/bin/env', join(tree, 'env'));
+    symlinkSync('../../shared', join(tree, 'up'));
+    expect(kura(['init', '--store', store]).code).toBe(0);
+    const id = JSON.parse(kura(['snapshot', '--store', store, '--json', tree]).stdout).id;
+    const out = join(root, 'out-links');
+    const r = kura(['restore', '--store', store, id, out]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toBe('kura: note: 2 links point outside the restored tree, restored as recorded: env -> /usr/bin/env, up -> ../../shared\n');
+    expect([readlinkSync(join(out, 'env')), readlinkSync(join(out, 'up')), readFileSync(join(out, 'a.txt'), 'utf8')]).toEqual(['/usr/bin/env', '../../shared', 'hello\n']);
+  });
+
   it('diff says what changed at a path: content, mode, time, a link\'s target, the kind of entry', () => {
     const store = join(root, 'store-diff');
     const tree = join(root, 'tree-diff');

@@ -176,6 +176,10 @@ export function register(program: Command, setExit: (code: number) => void): voi
         }
         if (opts.json) return writeJson(r);
         await write(`restored snapshot ${n} to ${dir}: ${counted(r.files, 'file')} (${bytes(r.bytes)}), ${counted(r.dirs, 'directory', 'directories')}, ${counted(r.symlinks, 'symlink')}\n`);
+        if (r.linksOutside.length) {
+          const shown = r.linksOutside.slice(0, 3).map((l) => `${shownPath(l.path)} -> ${shownPath(l.target)}`).join(', ');
+          process.stderr.write(`kura: note: ${counted(r.linksOutside.length, 'link')} point${r.linksOutside.length === 1 ? 's' : ''} outside the restored tree, restored as recorded: ${shown}${r.linksOutside.length > 3 ? ', …' : ''}\n`);
+        }
       });
     });
 

@@ -196,16 +196,17 @@ export class Store extends StoreCore {
 
   /**
    * Recreates a snapshot's tree under `target` byte for byte (files checked against their
-   * digests as they are written, modes, times, symlinks, empty directories). Every entry is
-   * checked first: a link that would point outside the target refuses the whole restore, and
-   * nothing is written through an existing link. `target` must be empty unless `overwrite`.
+   * digests as they are written, modes, times, symlinks as recorded, empty directories). Every
+   * entry is checked first — with `overwrite`, against what is in its way: a restore that
+   * cannot finish writes nothing — and nothing is written through a link. `target` must be
+   * empty unless `overwrite`. The report names links pointing outside the restored tree.
    */
   async restore(id: string, target: string, options: { overwrite?: boolean; onProgress?: (p: RestoreProgress) => void } = {}): Promise<RestoreReport> {
     const entries: WalkEntry[] = [];
     for await (const e of this.snapshotEntries(id)) entries.push(e);
-    checkRestorable(entries);
     const root = resolve(target);
     const overwrite = options.overwrite ?? false;
+    checkRestorable(entries, root, overwrite);
     prepareTarget(root, overwrite);
     const files = entries.flatMap(({ entry }) => (entry.type === 'file' ? [entry.digest] : []));
     // A restore reads the snapshot's files whole: on object storage, a pack at a time.

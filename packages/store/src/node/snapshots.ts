@@ -23,6 +23,7 @@ import {
   utimesSync,
   writeSync,
   type Dirent,
+  type Stats,
 } from 'node:fs';
 import { dirname, join, posix } from 'node:path';
 import { InvalidInputError } from '@kura/core';
@@ -177,6 +178,12 @@ export interface RestoreReport {
   dirs: number;
   symlinks: number;
   bytes: number;
+  /**
+   * Links restored as they were recorded that point outside the restored tree (absolute, or
+   * climbing out of it), with their targets: nothing is written through them, but whoever
+   * follows one later leaves the tree.
+   */
+  linksOutside: { path: string; target: string }[];
 }
 
 /** How far a restore has got (Store.restore's `onProgress`, called as each file is written). */
@@ -189,7 +196,7 @@ export interface RestoreProgress {
   bytes: number;
 }
 
-/** Why a symlink at `path` (below the target) pointing to `target` would escape, or undefined. */
+/** Why a symlink at `path` (below the target) pointing to `target` leads outside the tree, or undefined. */
 export function linkEscapes(path: string, target: string): string | undefined {
   if (target.startsWith('/')) return `an absolute link target ${JSON.stringify(target)}`;
   if (target.includes('\0')) return 'a link target with NUL';
@@ -208,14 +215,30 @@ export function linkEscapes(path: string, target: string): string | undefined {
 
 /**
  * Checks every entry before anything is written: names were checked when the trees were
- * decoded; here the links. A tree that would escape the target restores nothing.
+ * decoded; here the links (a target no link can have), and — restoring over what is there —
+ * every path against what is in its way, so that a restore that cannot finish writes nothing
+ * (it stopped at the first conflict, half done). A link pointing outside the tree is restored
+ * as it was recorded, as tar and restic do: making a link writes nothing where it points, and
+ * restore never writes through one (it refused the whole tree for one `/usr/bin/python3`).
  */
-export function checkRestorable(entries: WalkEntry[]): void {
+export function checkRestorable(entries: WalkEntry[], target?: string, overwrite = false): void {
+  const inTheWay: string[] = [];
   for (const { path, entry } of entries) {
-    if (entry.type === 'symlink') {
-      const why = linkEscapes(path, entry.target);
-      if (why) throw new InvalidInputError(`refusing to restore ${path}: ${why}`, 'snapshot');
+    if (entry.type === 'symlink' && entry.target.includes('\0')) throw new InvalidInputError(`refusing to restore ${path}: a link target with NUL`, 'snapshot');
+    if (!overwrite || target === undefined) continue;
+    let there: Stats | undefined;
+    try {
+      there = lstatSync(join(target, ...path.split('/')), { throwIfNoEntry: false });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOTDIR') throw e; // (under a file in the way: said for it)
     }
+    if (!there) continue;
+    if (entry.type === 'dir' && !there.isDirectory()) inTheWay.push(`${path} (the snapshot has a directory there)`);
+    else if (entry.type !== 'dir' && there.isDirectory()) inTheWay.push(`${path} (a directory where the snapshot has a ${entry.type === 'file' ? 'file' : 'link'})`);
+  }
+  if (inTheWay.length) {
+    const shown = inTheWay.slice(0, 5).join(', ');
+    throw new InvalidInputError(`refusing to restore into ${target}: ${inTheWay.length} path${inTheWay.length === 1 ? ' is' : 's are'} in the way, nothing was written: ${shown}${inTheWay.length > 5 ? ', …' : ''}`, 'target');
   }
 }
 
@@ -244,13 +267,19 @@ function openTemp(full: string): { fd: number; temp: string } {
   return { fd: openSync(temp, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL | fsc.O_NOFOLLOW, 0o600), temp };
 }
 
-/** An existing path component must be a real directory (not a link to elsewhere). */
+/**
+ * An existing path component must be a real directory (not a link to elsewhere); one there
+ * already is made writable for its owner while the restore writes into it (a read-only
+ * directory a first restore made refused the second's files); its mode is set last.
+ */
 function ensureDir(full: string, overwrite: boolean): void {
   try {
     mkdirSync(full, 0o700);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || !overwrite) throw e;
-    if (!lstatSync(full).isDirectory()) throw new InvalidInputError(`refusing to restore into ${full}: it exists and is not a directory`, 'target');
+    const st = lstatSync(full);
+    if (!st.isDirectory()) throw new InvalidInputError(`refusing to restore into ${full}: it exists and is not a directory`, 'target');
+    if ((st.mode & 0o700) !== 0o700) chmodSync(full, (st.mode & 0o7777) | 0o700);
   }
 }
 
@@ -261,7 +290,7 @@ export async function restoreEntries(
   read: (digest: string) => Promise<AsyncIterable<Uint8Array>>,
   onProgress?: (p: RestoreProgress) => void,
 ): Promise<RestoreReport> {
-  const report: RestoreReport = { files: 0, dirs: 0, symlinks: 0, bytes: 0 };
+  const report: RestoreReport = { files: 0, dirs: 0, symlinks: 0, bytes: 0, linksOutside: [] };
   const total = onProgress ? entries.filter((e) => e.entry.type === 'file').length : 0;
   const dirs: { full: string; mode: number; mtime?: number | undefined }[] = [];
   const breathe = breather();
@@ -283,6 +312,7 @@ export async function restoreEntries(
       }
       symlinkSync(entry.target, full);
       report.symlinks++;
+      if (linkEscapes(path, entry.target)) report.linksOutside.push({ path, target: entry.target });
     } else {
       let existing;
       try {
@@ -313,6 +343,8 @@ export async function restoreEntries(
           /* closed already */
         }
         rmSync(temp, { force: true }); // never a short file, and the old one stays
+        // A file-system error names the file restored, not the temporary one beside it.
+        if (typeof (e as NodeJS.ErrnoException).path === 'string') (e as NodeJS.ErrnoException).path = full;
         throw e;
       }
       report.files++;
