@@ -111,6 +111,14 @@ describe('the snapshot policy', () => {
     ]);
     expect(r.remove.map((x) => x.version)).toEqual([2]);
     expect(() => applyVersionPolicy(list, { keep: 0 })).toThrow(/at least 1/);
+    // A path deleted with its versions kept reads nothing: `within` counts back from now, so its
+    // history goes once older than that — its last version too (counted from its newest, no
+    // rule could ever remove it: found in a trial). `keep` N still keeps N, as it says.
+    const now = Date.UTC(2024, 1, 1); // 11 days after the newest
+    expect(applyVersionPolicy(list, { within: parseDuration('15d') }, false, now).keep.map((k) => k.item.version)).toEqual([5, 4, 1]); // 1 pinned
+    expect(applyVersionPolicy(list, { within: parseDuration('5d') }, false, now).keep.map((k) => k.item.version)).toEqual([1]);
+    expect(applyVersionPolicy(list, { within: parseDuration('5d') }, true, now).keep.map((k) => k.item.version)).toEqual([5, 4, 1]); // (live: from its newest)
+    expect(applyVersionPolicy(list, { keep: 1 }, false, now).keep.map((k) => [k.item.version, k.reasons])).toEqual([[5, ['last 1 version']], [1, ['pinned']]]);
   });
 });
 

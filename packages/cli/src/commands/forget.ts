@@ -75,7 +75,9 @@ give --label L to apply them to the snapshots labelled L alone.
 
 Versions: --keep-versions N keeps each path's newest N versions, --keep-versions-within D those
 made within D before the path's newest; the newest version (what the path reads) and pinned
-versions always stay. Snapshots and versions are forgotten by separate runs.
+versions always stay. A path deleted with its versions kept (kura watch) reads nothing: its
+versions are kept within D before now, so --keep-versions-within 30d lets its history go 30
+days on. Snapshots and versions are forgotten by separate runs.
 
 Durations: numbers with y (years), m (months), d (days), h (hours), e.g. 1y6m, 30d, 12h; a
 duration of zero (0d) is refused: it would keep nothing.
@@ -123,7 +125,7 @@ export function register(program: Command): void {
   snapshotRuleOptions(program.command('forget').description('remove snapshots, or versions of paths, that a retention policy does not keep (kura gc then frees their space)'))
     .option('--label <label>', 'only snapshots with this label are considered')
     .option('--keep-versions <n>', "each path's newest n versions")
-    .option('--keep-versions-within <duration>', "each path's versions made within this before its newest (e.g. 30d)")
+    .option('--keep-versions-within <duration>', "each path's versions made within this before its newest (a deleted path's: before now) (e.g. 30d)")
     .option('--prefix <path>', 'versions: only paths starting with this')
     .option('--dry-run', 'say what would go and why the rest stays; change nothing')
     .option('--json', 'one JSON object: {"keep":[{"id","time","reasons"}…],"remove":[{"id","time"}…]} (versions: "path","version" for "id")')

@@ -3,7 +3,9 @@
  * them, those made within a duration before the path's newest version (as restic's
  * `--keep-within` counts from the newest snapshot, not from now), and pinned ones. The
  * version a path shows (its newest) is always kept: forgetting never changes what a path
- * reads, only how far back its history goes.
+ * reads, only how far back its history goes. A path deleted with its versions kept reads
+ * nothing: its `within` counts back from now, so its history goes once it is older than that
+ * (counted from its newest version, no rule ever let its last version go).
  */
 import { InvalidInputError } from '@kura/core';
 import { before, formatDuration, type Decision, type Duration } from './policy.js';
@@ -32,7 +34,7 @@ export function versionPolicyIsEmpty(p: VersionPolicy): boolean {
  * `live`: the path exists (its newest version is what it reads, and stays); a path deleted
  * with its versions kept has only history, which the rules alone keep.
  */
-export function applyVersionPolicy(versions: readonly VersionItem[], policy: VersionPolicy, live = true): { keep: Decision<VersionItem>[]; remove: VersionItem[] } {
+export function applyVersionPolicy(versions: readonly VersionItem[], policy: VersionPolicy, live = true, now = Date.now()): { keep: Decision<VersionItem>[]; remove: VersionItem[] } {
   if (policy.keep !== undefined && (!Number.isSafeInteger(policy.keep) || policy.keep < 1)) {
     throw new InvalidInputError(`keep-versions must be a whole number of at least 1 (the newest version is always kept), not ${policy.keep}`, 'keepVersions');
   }
@@ -41,7 +43,7 @@ export function applyVersionPolicy(versions: readonly VersionItem[], policy: Ver
   const remove: VersionItem[] = [];
   if (list.length === 0) return { keep, remove };
   const empty = versionPolicyIsEmpty(policy);
-  const from = policy.within ? before(list[0]!.time, policy.within) : undefined;
+  const from = policy.within ? before(live ? list[0]!.time : now, policy.within) : undefined;
   list.forEach((item, nr) => {
     const reasons: string[] = [];
     if (nr === 0 && live) reasons.push('latest');
