@@ -36,6 +36,12 @@ export interface PutResult {
   newChunks: number;
   /** Bytes this put added to pack files (records: headers and payloads). */
   newBytesStored: number;
+  /**
+   * A file that changed while it was read (its size or times moved between the open and the
+   * end of the read): what was stored may mix its old and new bytes, as no state of the file
+   * ever was. Said, so that a snapshot can say it and not trust its stamp.
+   */
+  changed?: true;
 }
 
 export interface PutContext {
@@ -81,7 +87,7 @@ export interface PutOptions {
 
 /** Chunks of one document, in order, ending with its digest (the generator's return value). */
 /** A stream's result; `head`: the document's first bytes, when its ingest worker was asked for them (text-heads.ts). */
-export type StreamResult = IngestResult & { head?: Uint8Array };
+export type StreamResult = IngestResult & { head?: Uint8Array; changed?: true };
 export type ChunkStream = AsyncGenerator<StreamChunk, StreamResult, undefined>;
 
 /**
@@ -356,7 +362,7 @@ class DocumentPut {
   }
 
   /** After the commit: later puts find the rows of the chunks this one wrote. */
-  committed(result: IngestResult): PutResult {
+  committed(result: IngestResult & { changed?: true }): PutResult {
     this.#committed = true;
     for (const [key, counted] of this.#counts) {
       if (!counted.unrowed) continue;
@@ -364,7 +370,7 @@ class DocumentPut {
       this.ctx.known?.add(key);
     }
     for (const key of this.#repairs?.keys() ?? []) this.ctx.known?.add(key);
-    return { digest: result.digest, size: result.size, chunks: this.manifest.count, newChunks: this.newChunks, newBytesStored: this.newBytes };
+    return { digest: result.digest, size: result.size, chunks: this.manifest.count, newChunks: this.newChunks, newBytesStored: this.newBytes, ...(result.changed ? { changed: true as const } : {}) };
   }
 
   get isCommitted(): boolean {

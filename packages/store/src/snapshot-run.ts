@@ -27,7 +27,11 @@ export interface SnapshotRunOptions {
   onProgress?: (p: SnapshotProgress) => void;
 }
 
-export type SnapshotReport = SnapshotInfo & { skipped: string[]; notUtf8: string[]; reused: number; vanished: string[]; excluded: number };
+/**
+ * `changed`: files that changed while they were read — recorded as read (bytes that may mix
+ * old and new), their stamps not kept, so the next snapshot reads them again.
+ */
+export type SnapshotReport = SnapshotInfo & { skipped: string[]; notUtf8: string[]; reused: number; vanished: string[]; excluded: number; changed: string[] };
 
 export interface SnapshotHost {
   store: Pick<StoreCore, 'createSnapshot'>;
@@ -98,9 +102,13 @@ export async function snapshotRun(h: SnapshotHost, source: SnapshotSource, optio
         }
       : recordRead;
     const goneNow = new Set<ScannedFile>();
+    const changed = new Set<ScannedFile>();
     await source.put(
       read,
-      done,
+      (f, r) => {
+        if (r.changed) changed.add(f);
+        done(f, r);
+      },
       (f) => {
         goneNow.add(f);
         progress.files++;
@@ -133,10 +141,11 @@ export async function snapshotRun(h: SnapshotHost, source: SnapshotSource, optio
       info = await h.store.createSnapshot(scan.root, label);
     }
     if (root !== undefined) {
-      const stamps = scan.files.map((f) => ({ path: f.path, stamp: f.stamp, recent: f.recent, digest: f.entry.digest }));
+      // (A file that changed while read keeps no stamp: its stamp is of a state it was not read in.)
+      const stamps = scan.files.filter((f) => !changed.has(f)).map((f) => ({ path: f.path, stamp: f.stamp, recent: f.recent, digest: f.entry.digest }));
       h.context('snapshot').db.transaction(() => recordStamps(ctx.st, root, stamps)); // a hint: its own transaction
     }
-    return { ...info, skipped: scan.skipped, notUtf8: scan.notUtf8, reused: reused.length, excluded: scan.excluded, vanished: [...scan.vanished, ...[...gone].map((f) => f.path)].sort() };
+    return { ...info, skipped: scan.skipped, notUtf8: scan.notUtf8, reused: reused.length, excluded: scan.excluded, vanished: [...scan.vanished, ...[...gone].map((f) => f.path)].sort(), changed: [...changed].map((f) => f.path).sort() };
   } finally {
     source.end?.();
   }

@@ -1,6 +1,6 @@
 import { createHash, randomBytes as cryptoRandomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, cpSync, linkSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, cpSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -421,6 +421,41 @@ describe('snapshots', () => {
       'links out restored as recorded, nothing written through them': asLinks.size,
       'files written outside the target': 0,
     });
+  });
+
+  it('a file written while it is read is said to have changed, and read again by the next snapshot (it was stored torn, silently)', async () => {
+    const { store } = await newStore();
+    const src = join(tempDir(), 'src');
+    mkdirSync(src);
+    writeFileSync(join(src, 'still.txt'), 'still\n');
+    const big = join(src, 'big.bin');
+    writeFileSync(big, randomBytes(11, 48 << 20));
+    let writer: ReturnType<typeof setInterval> | undefined;
+    const fd = openSync(big, 'r+');
+    let n = 0;
+    try {
+      const report = await store.snapshot(src, {
+        onProgress: (p) => {
+          // Once the files are being read: a byte rewritten in place every millisecond.
+          if (p.phase === 'files' && !writer) writer = setInterval(() => writeSync(fd, Uint8Array.of(n++ & 0xff), 0, 1, 4096), 1);
+        },
+      });
+      clearInterval(writer);
+      expect(n).toBeGreaterThan(0);
+      expect(report.changed).toEqual([big]);
+      const again = await store.snapshot(src);
+      expect(again.changed).toEqual([]);
+      // Still, it is read whole and as it is now (no stamp of the torn read was kept to reuse it).
+      const entry = (await (async () => {
+        for await (const e of store.snapshotEntries(again.id)) if (e.path === 'big.bin') return e.entry;
+        return undefined;
+      })()) as { digest: string };
+      expect(entry.digest).toBe(sha(readFileSync(big)));
+    } finally {
+      clearInterval(writer);
+      closeSync(fd);
+      await store.close();
+    }
   });
 
   it('restoring over a tree with something in the way writes nothing and names every conflict (it stopped half done)', async () => {

@@ -77,7 +77,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .option('--no-mtime', 'leave modification times out (an untouched tree then keeps its id when files are merely touched)')
     .option('--reread', 'read every file, even those unchanged since an earlier snapshot read them')
     .option('--exclude <pattern>', 'leave out entries matching a glob: a name at any depth (node_modules, *.log), a path from DIR with / (build/out), directories only with a trailing / (repeatable)', collect)
-    .option('--json', 'one JSON object: {"id","label","createdAt","files","bytes","tree","tags","pinned","skipped","notUtf8","reused","vanished","excluded"}')
+    .option('--json', 'one JSON object: {"id","label","createdAt","files","bytes","tree","tags","pinned","skipped","notUtf8","reused","vanished","excluded","changed"}')
     .action(async (dir: string, opts: { label?: string; tag?: string[]; time?: string; mtime: boolean; reread?: boolean; exclude?: string[]; json?: boolean }, cmd: Command) => {
       const time = opts.time === undefined ? undefined : snapshotTime(opts.time);
       await withStore(cmd, { readonly: false }, async (store) => {
@@ -121,6 +121,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
         for (const p of s.skipped) process.stderr.write(`kura: skipped ${shownPath(p)}: not a file, directory or symlink\n`);
         for (const p of s.notUtf8) process.stderr.write(`kura: left out ${shownPath(p)}: ${notUtf8().message}\n`);
         for (const p of s.vanished) process.stderr.write(`kura: left out ${shownPath(p)}: deleted while the snapshot ran\n`);
+        for (const p of s.changed) process.stderr.write(`kura: warning: ${shownPath(p)} changed while it was read: the snapshot's copy may mix its old and new bytes (the next snapshot reads it again)\n`);
         const notes = [s.reused ? `${count(s.reused)} unchanged, not read` : '', s.excluded ? `${count(s.excluded)} excluded` : ''].filter(Boolean);
         await write(`snapshot ${s.id.slice(0, SHORT_ID)}: ${counted(s.files, 'file')}${notes.length ? ` (${notes.join('; ')})` : ''}, ${bytes(s.bytes)}${s.label ? ` (${s.label})` : ''}\n`);
       });
@@ -145,7 +146,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .argument('<id>', 'the snapshot id, or a unique prefix of 4+ digits (kura snapshots)')
     .argument('<dir>', 'where to restore it')
     .option('--overwrite', 'restore into a non-empty directory, replacing files the snapshot has')
-    .option('--json', 'one JSON object: {"files","dirs","symlinks","bytes"}')
+    .option('--json', 'one JSON object: {"files","dirs","symlinks","bytes","linksOutside"}')
     .action(async (id: string, dir: string, opts: { overwrite?: boolean; json?: boolean }, cmd: Command) => {
       const n = snapshotId(id);
       await withStore(cmd, { readonly: true }, async (store) => {

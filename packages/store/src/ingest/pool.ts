@@ -240,7 +240,7 @@ export class IngestPoolCore<S> {
     const job = this.#jobs.get(m.id);
     if (!job) return;
     if (m.type === 'chunks') job.queue.push(m.chunks);
-    else if (m.type === 'end') job.queue.push({ end: { digest: m.digest, size: m.size, chunks: m.chunks, ...(m.head ? { head: new Uint8Array(m.head) } : {}) } });
+    else if (m.type === 'end') job.queue.push({ end: { digest: m.digest, size: m.size, chunks: m.chunks, ...(m.head ? { head: new Uint8Array(m.head) } : {}), ...(m.changed ? { changed: true as const } : {}) } });
     else job.queue.push({ error: revive(m) });
     job.wake?.();
   }

@@ -32,7 +32,8 @@ export interface ErrorShape {
 
 export type FromWorker =
   | { type: 'chunks'; id: number; chunks: StreamChunk[] }
-  | ({ type: 'end'; id: number; digest: `sha256:${string}`; size: number; chunks: number; head?: ArrayBuffer })
+  /** `changed`: the source changed while it was read (a file whose size or times moved). */
+  | ({ type: 'end'; id: number; digest: `sha256:${string}`; size: number; chunks: number; head?: ArrayBuffer; changed?: true })
   | ({ type: 'error'; id: number } & ErrorShape)
   /** A batch of small sources answered whole, packed (small-batch.ts). */
   | { type: 'small'; id: number; packed: ArrayBuffer; errors: ErrorShape[] };

@@ -11,8 +11,11 @@ import { packSmallResults, type SmallResult, type SourceStat } from './small-bat
 
 export interface IngestHost<S> {
   post(message: FromWorker, transfer: ArrayBuffer[]): void;
-  /** The bytes of a source as pieces (may throw: the error goes back to the pool). */
-  open(source: S, regularOnly: boolean): Iterable<Uint8Array> | AsyncIterable<Uint8Array>;
+  /**
+   * The bytes of a source as pieces (may throw: the error goes back to the pool). A source
+   * whose `changed` is true once its pieces are read changed while it was read (the end says so).
+   */
+  open(source: S, regularOnly: boolean): (Iterable<Uint8Array> | AsyncIterable<Uint8Array>) & { changed?: boolean };
   /** A small source whole, synchronously (a batch is answered in one go). */
   readWhole(source: S): Uint8Array;
   /**
@@ -166,7 +169,8 @@ export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => v
       await emit(grouped(ingester.finish()));
       if (grouper) await emit(grouper.finish());
       const r = ingester.result!;
-      send({ type: 'end', id, digest: r.digest, size: r.size, chunks: r.chunks, ...(headMax > 0 ? { head: joined(head, headLength).buffer as ArrayBuffer } : {}) });
+      const changed = (source as { changed?: boolean }).changed === true;
+      send({ type: 'end', id, digest: r.digest, size: r.size, chunks: r.chunks, ...(headMax > 0 ? { head: joined(head, headLength).buffer as ArrayBuffer } : {}), ...(changed ? { changed: true as const } : {}) });
     } catch (e) {
       if (e instanceof Cancelled) return; // nobody listens any more
       send({ type: 'error', id, ...shape(e) });

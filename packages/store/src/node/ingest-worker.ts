@@ -25,10 +25,32 @@ function openRegularStat(path: string) {
   return { fd, stat };
 }
 
+/**
+ * A regular file's pieces, and whether it changed while they were read: its size, modification
+ * or change time moved between the open and the end (a file rewritten in place during a
+ * snapshot was stored as bytes it never held, without a word — found in a trial).
+ */
+function readWatched(path: string): AsyncIterable<Uint8Array> & { changed: boolean } {
+  const { fd, stat } = openRegularStat(path);
+  const out = {
+    changed: false,
+    async *[Symbol.asyncIterator]() {
+      try {
+        for await (const piece of createReadStream('', { fd, highWaterMark: 1 << 20, autoClose: false })) yield piece as Uint8Array;
+        const after = fstatSync(fd);
+        out.changed = after.size !== stat.size || after.mtimeMs !== stat.mtimeMs || after.ctimeMs !== stat.ctimeMs;
+      } finally {
+        closeSync(fd);
+      }
+    },
+  };
+  return out;
+}
+
 const handle = serveIngest<string>({
   post: (m, transfer) => port.postMessage(m, transfer),
   open: (path, regularOnly) =>
-    regularOnly ? createReadStream('', { fd: openRegular(path), highWaterMark: 1 << 20 }) : createReadStream(path, { highWaterMark: 1 << 20 }),
+    regularOnly ? readWatched(path) : createReadStream(path, { highWaterMark: 1 << 20 }),
   // Small files of a snapshot or putFiles, seen as regular files: not following a link planted since.
   readWhole: (path) => {
     const fd = openRegular(path);
