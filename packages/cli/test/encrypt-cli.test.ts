@@ -188,6 +188,14 @@ describe('kura with an encrypted store', () => {
     const back = join(root, 'plain-again');
     const out = byPw('copy', enc, back, '--json');
     expect(out.status, out.stderr).toBe(0);
+    expect(out.stderr).toContain(`kura: note: ${enc} is encrypted and ${back} is not: the copy holds its data in plain form`);
+    // Two stores, two passwords: a wrong one says whose.
+    const badPw = join(root, 'bad-pw');
+    writeFileSync(badPw, 'not the copy secret\n');
+    const wrongDst = kura('copy', plain, enc, '--dst-password-file', badPw);
+    expect([wrongDst.status, wrongDst.stderr]).toEqual([2, expect.stringMatching(new RegExp(`^kura: the destination ${enc}: no key file .*\\[WRONG_PASSWORD\\]`))]);
+    const wrongSrc = kuraIn(enc, { KURA_PASSWORD_FILE: badPw })('copy', enc, join(root, 'never-made'));
+    expect([wrongSrc.status, wrongSrc.stderr]).toEqual([2, expect.stringMatching(new RegExp(`^kura: the source ${enc}: no key file .*\\[WRONG_PASSWORD\\]`))]);
     expect(kuraIn(back)('get', 'zoo/aardvark.txt').stdout).toBe('an unmistakable aardvark of a document\n');
     expect(JSON.parse(readFileSync(join(back, 'kura-store.json'), 'utf8')).chunk_seed).toBe('0');
   });

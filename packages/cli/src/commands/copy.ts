@@ -6,7 +6,7 @@
  * with SRC's chunking parameters when it is not a store yet (so the two deduplicate alike).
  * Exit 1 when something could not be copied (each named on stderr; the rest is copied).
  */
-import { Store, copyStore, isObjectLocation, type CopyReport } from '@kura/store';
+import { Store, WrongPasswordError, copyStore, isObjectLocation, type CopyReport } from '@kura/store';
 import type { Command } from 'commander';
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -55,6 +55,8 @@ async function destination(dir: string, src: Store, opts: CopyOpts, cmd: Command
     }
     return { store, created: false };
   } catch (e) {
+    // Two stores, maybe two passwords: a wrong one says whose.
+    if (isKuraError(e, 'WRONG_PASSWORD')) throw new WrongPasswordError(`the destination ${dir}: ${e.message}`, (e as { reason?: 'wrong' | 'missing' }).reason ?? 'wrong');
     if (!isKuraError(e, 'NOT_FOUND')) throw e;
   }
   const { chunking, compression } = src.config;
@@ -93,11 +95,15 @@ export function register(program: Command, setExit: (code: number) => void): voi
       if (endpoint) process.env.AWS_ENDPOINT_URL_S3 = endpoint;
       // (A store onto itself: every entry "present", a mistake in the arguments said as one.)
       if (place(srcArg) === place(dstArg)) throw usage(`${srcArg} and ${dstArg} are the same store: nothing to copy`);
-      const src = await openStore(location(srcArg), { readonly: true }, () => storePassword(cmd, 'source password: '));
+      const src = await openStore(location(srcArg), { readonly: true }, () => storePassword(cmd, 'source password: ')).catch((e: unknown) => {
+        throw isKuraError(e, 'WRONG_PASSWORD') ? new WrongPasswordError(`the source ${srcArg}: ${e.message}`, (e as { reason?: 'wrong' | 'missing' }).reason ?? 'wrong') : e;
+      });
       try {
         // Snapshots named that the source lacks (a typo) are said before a destination is made.
         for (const id of opts.snapshot ?? []) await src.snapshotInfo(id);
         const { store: dst, created } = await destination(location(dstArg), src, opts, cmd);
+        // What was encrypted is copied in plain form: the user may have meant --encrypt.
+        if (src.config.encrypted && !dst.config.encrypted) process.stderr.write(`kura: note: ${srcArg} is encrypted and ${dstArg} is not: the copy holds its data in plain form\n`);
         try {
           const total = (await src.stats()).documents;
           const bar = new Progress(total, !opts.json, ({ value, total: t }) => `${count(value)}/${count(t)} entries`);
