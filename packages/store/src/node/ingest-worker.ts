@@ -1,5 +1,5 @@
 /** A worker thread of the Node ingest pool: reads files by path (ingest/serve.ts does the rest). */
-import { closeSync, constants, createReadStream, fstatSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, constants, createReadStream, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { readAll } from './read-all.js';
 import { serveIngest } from '../ingest/serve.js';
@@ -30,13 +30,21 @@ function openRegularStat(path: string) {
  * or change time moved between the open and the end (a file rewritten in place during a
  * snapshot was stored as bytes it never held, without a word — found in a trial).
  */
-function readWatched(path: string): AsyncIterable<Uint8Array> & { changed: boolean } {
+function readWatched(path: string): Iterable<Uint8Array> & { changed: boolean } {
   const { fd, stat } = openRegularStat(path);
+  // Read here, not through a ReadStream: a stream given up early (a put cancelled) closes its
+  // descriptor later by itself, whatever autoClose says — after this one had closed it and
+  // another file had been opened under the same number (found in review).
   const out = {
     changed: false,
-    async *[Symbol.asyncIterator]() {
+    *[Symbol.iterator]() {
       try {
-        for await (const piece of createReadStream('', { fd, highWaterMark: 1 << 20, autoClose: false })) yield piece as Uint8Array;
+        for (;;) {
+          const piece = new Uint8Array(PIECE);
+          const n = readSync(fd, piece, 0, PIECE, null);
+          if (n === 0) break;
+          yield n === PIECE ? piece : piece.subarray(0, n);
+        }
         const after = fstatSync(fd);
         out.changed = after.size !== stat.size || after.mtimeMs !== stat.mtimeMs || after.ctimeMs !== stat.ctimeMs;
       } finally {
@@ -46,6 +54,9 @@ function readWatched(path: string): AsyncIterable<Uint8Array> & { changed: boole
   };
   return out;
 }
+
+/** Bytes read at a time from a file (as the ReadStream's highWaterMark was). */
+const PIECE = 1 << 20;
 
 const handle = serveIngest<string>({
   post: (m, transfer) => port.postMessage(m, transfer),
