@@ -413,8 +413,12 @@ describe('tokens limited to path prefixes', () => {
       // a digest held outside only; snapshots are store-wide.
       const digestOf = async (ref: string) => (await call(s.url, 'GET', `/v1/entry?path=${encodeURIComponent(ref)}`, { token: ADMIN })).json.digest as string;
       const versions = (await call(s.url, 'GET', '/v1/versions?path=team/old', { token: ADMIN })).json.versions as { digest: string }[];
+      // (The same bytes shown by an entry outside: its path is not the answer's.)
+      expect((await call(s.url, 'POST', '/v1/documents?path=secret/copy-of-old', { token: ADMIN, body: `first ${SECRET_WORD}` })).status).toBe(201);
       const old = await client.callTool({ name: 'kura_get', arguments: { ref: versions[0]!.digest } });
       expect(text(old)).toContain(`first ${SECRET_WORD}`);
+      expect(text(old)).not.toContain('secret/');
+      expect(JSON.parse(text(old))).toMatchObject({ path: null });
       expect(text(await client.callTool({ name: 'kura_get', arguments: { ref: await digestOf('team/both') } }))).toContain('the same words in two places');
       const outside = await client.callTool({ name: 'kura_get', arguments: { ref: await digestOf('secret/b') } });
       expect([outside.isError, text(outside)]).toEqual([true, expect.stringMatching(/^NOT_FOUND: /)]);

@@ -108,7 +108,13 @@ export function limitStore(store: Store, prefixes: readonly string[]): Store {
     // presence of chunks is store-wide, as chunks:missing is.)
     stat: async (r: string) => store.stat(await ref(r)),
     resolve: async (r: string) => store.resolve(await ref(r)),
-    document: async (digest: string) => store.document(await reached(digest)),
+    // The path and type of the entry a digest names only when that entry lies inside: a digest
+    // reached through a version inside may be shown by an entry outside (kura_get answered its
+    // path; a GET its type — found in review).
+    document: async (digest: string) => {
+      const doc = await store.document(await reached(digest));
+      return doc.path != null && within(doc.path, prefixes) ? doc : { ...doc, path: null, mediaType: null };
+    },
     getBytes: async (digest: string) => store.getBytes(await reached(digest)),
     getRange: async (digest: string, start: number, end: number) => store.getRange(await reached(digest), start, end),
     get: (digest: string) =>
