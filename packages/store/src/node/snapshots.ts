@@ -52,10 +52,19 @@ export function applyStat(scan: Scan, f: ScannedFile, st: FileStat): void {
  * lstat of each file on this thread (repeated snapshots compare stamps before reading
  * anything). Returns the files deleted since the scan listed them.
  */
-export function statFiles(scan: Scan, files: readonly ScannedFile[]): ScannedFile[] {
+export function statFiles(scan: Scan, files: readonly ScannedFile[], onUnreadable?: (f: ScannedFile, e: Error) => void): ScannedFile[] {
   const gone: ScannedFile[] = [];
   for (const f of files) {
-    const st = orGone(() => lstatSync(f.path));
+    let st: Stats | undefined;
+    try {
+      st = orGone(() => lstatSync(f.path));
+    } catch (e) {
+      // (A watch: one file it may not look at is said and left out, returned with those gone.)
+      if (!onUnreadable || !['EACCES', 'EPERM'].includes((e as NodeJS.ErrnoException).code ?? '')) throw e;
+      onUnreadable(f, e as Error);
+      gone.push(f);
+      continue;
+    }
     if (!st) {
       gone.push(f);
       continue;
@@ -137,14 +146,30 @@ export async function scanDirectory(
         continue;
       }
       if (why) throw new InvalidInputError(`${full}: a snapshot cannot hold ${why}`, 'name');
+      // A directory that lists but cannot be entered (r without x): its entries' lstat fails.
+      const denied = (e: unknown) => options.onUnreadable && ['EACCES', 'EPERM'].includes((e as NodeJS.ErrnoException).code ?? '');
       if (d.isDirectory()) {
-        const st = orGone(() => lstatSync(full));
+        let st: Stats | undefined;
+        try {
+          st = orGone(() => lstatSync(full));
+        } catch (e) {
+          if (!denied(e)) throw e;
+          options.onUnreadable!(path, e as Error);
+          return node;
+        }
         if (st && !st.isDirectory()) throw new InvalidInputError(`${full} is no longer a directory (changed while the snapshot ran)`, 'path');
         const sub = st && (await scan(full, relPath, entryName, st.mode & 0o7777, Math.round(st.mtimeMs)));
         if (sub) node.entries.push(sub);
         else vanished.push(full);
       } else if (d.isSymbolicLink()) {
-        const target = orGone(() => readlinkSync(full));
+        let target: string | undefined;
+        try {
+          target = orGone(() => readlinkSync(full));
+        } catch (e) {
+          if (!denied(e)) throw e;
+          options.onUnreadable!(path, e as Error);
+          return node;
+        }
         if (target !== undefined) node.entries.push({ type: 'symlink', name: entryName, target } satisfies SymlinkEntry);
         else vanished.push(full);
       } else if (d.isFile()) {

@@ -243,8 +243,7 @@ export class Watch {
    */
   #checkRoot(): void {
     if (this.#closed || this.#scanTimer) return;
-    const st = lstatSync(this.root, { throwIfNoEntry: false });
-    const id = st?.isDirectory() ? `${st.dev}:${st.ino}` : undefined;
+    const id = this.#currentRootId();
     if (id === this.#rootId) return;
     if (id === undefined) {
       if (!this.#rootGone) this.#emit({ type: 'error', path: this.root, message: 'the watched directory was moved away or deleted: waiting for a directory at its path', code: 'NOT_FOUND' });
@@ -267,6 +266,16 @@ export class Watch {
       await this.#subscribe();
       await this.#catchUp();
     });
+  }
+
+  /** The device and inode of the directory at the watched path now; undefined when there is none, or it cannot be looked at (ENOTDIR, EACCES, a stale NFS handle: a throw here would end the process). */
+  #currentRootId(): string | undefined {
+    try {
+      const st = lstatSync(this.root, { throwIfNoEntry: false });
+      return st?.isDirectory() ? `${st.dev}:${st.ino}` : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   #changed(abs: string): void {
@@ -306,6 +315,13 @@ export class Watch {
     // Changes heard since a store failed wait with those it left: the storage that did not
     // answer then is not asked again at once for each of them.
     if (now < this.#retryAt) return this.#schedule(this.#retryAt - now);
+    // The watched directory moved away or was replaced: what is pending is of the directory the
+    // watch began on, and looked up at the path now it would read as deleted. Kept until the
+    // root check follows the directory at the path (its catch-up then decides).
+    if (this.#o.pollMs === undefined && !this.#scanTimer && this.#currentRootId() !== this.#rootId) {
+      this.#checkRoot();
+      return this.#schedule(ROOT_CHECK_MS);
+    }
     const due: string[] = [];
     const quiet: string[] = [];
     for (const [rel, at] of this.#pending) if (now - at >= CLOSED_QUIET_MS) quiet.push(rel);
@@ -372,7 +388,11 @@ export class Watch {
         nowDirs.push(rel);
         // Created or moved in: its files, as the catch-up finds them. Their own events so far
         // are this scan's (it reads them after): one read each, not two.
-        for (const p of this.#pending.keys()) if (p.startsWith(`${rel}/`)) this.#pending.delete(p);
+        for (const p of this.#pending.keys()) {
+          if (!p.startsWith(`${rel}/`)) continue;
+          this.#pending.delete(p);
+          this.#since.delete(p);
+        }
         // Left out as the catch-up leaves it out: an event named it before it was known a
         // directory (`build/`), or before it held a store's files (a Kura store made in the tree).
         if (this.#exclude(rel, rel.slice(rel.lastIndexOf('/') + 1), true)) continue;
@@ -389,8 +409,10 @@ export class Watch {
     // A scanned file some process is still writing waits for its writer, as an event's would.
     const writing = scanned.size ? openForWriting(new Set(scanned.keys())) : undefined;
     for (const [abs, rel] of scanned) {
-      if (writing?.has(abs)) this.#pending.set(rel, now);
-      else puts.set(abs, this.#put(abs, rel));
+      if (writing?.has(abs)) {
+        this.#pending.set(rel, now);
+        if (!this.#since.has(rel)) this.#since.set(rel, now);
+      } else puts.set(abs, this.#put(abs, rel));
     }
     await this.#delete(gone, true);
     await this.#delete(this.#shownAt(nowDirs), false);
@@ -523,7 +545,13 @@ export class Watch {
         this.#unreadable(path, e);
       },
     });
-    const vanished = new Set(statFiles(scan, scan.files));
+    const unreadableFiles = new Set<string>();
+    const vanished = new Set(
+      statFiles(scan, scan.files, (f, e) => {
+        unreadableFiles.add(`${this.prefix}${relative(this.root, f.path).split(sep).join('/')}`);
+        this.#unreadable(f.path, e);
+      }),
+    );
     const files = scan.files.filter((f) => !vanished.has(f));
     const rel = (f: ScannedFile) => relative(this.root, f.path).split(sep).join('/');
     const ctx = this.#h.context('watch');
@@ -548,7 +576,7 @@ export class Watch {
       if (d) digests.set(f, d);
     }
     const onDisk = new Set(files.map((f) => `${this.prefix}${rel(f)}`));
-    const missing = [...showing.keys()].filter((p) => !onDisk.has(p) && !unreadable.some((u) => p.startsWith(u))).map((p) => p.slice(this.prefix.length));
+    const missing = [...showing.keys()].filter((p) => !onDisk.has(p) && !unreadableFiles.has(p) && !unreadable.some((u) => p.startsWith(u))).map((p) => p.slice(this.prefix.length));
     const deleted = await this.#delete(missing, false);
     // The stamps of what the store now holds, for the next catch-up (a hint: its own transaction).
     const stamps = files.flatMap((f) => (digests.has(f) ? [{ path: f.path, stamp: f.stamp, recent: f.recent, digest: digests.get(f)! }] : []));
