@@ -254,6 +254,29 @@ describe('copyStore', () => {
     }
   });
 
+  it('a path the source deleted (versions kept) since an earlier copy is deleted there too; one the destination shows of its own stays', async () => {
+    const src = await fresh();
+    const dst = await fresh();
+    try {
+      await src.put(text(1), { path: 'gone.md' });
+      await src.put(text(2), { path: 'gone.md' });
+      await src.put(text(3), { path: 'mine.md' });
+      await copyStore(src, dst);
+      await src.deletePath('gone.md', { keepVersions: true }); // (as a killed copy would leave it too: live there, deleted here)
+      await src.deletePath('mine.md', { keepVersions: true });
+      await dst.put(text(4), { path: 'mine.md' }); // the destination's own, newer
+      const r = await copyStore(src, dst);
+      expect(r.errors).toEqual([]);
+      await expect(dst.stat('gone.md')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      expect((await dst.versions('gone.md')).map((v) => v.version)).toEqual([1, 2]);
+      expect((await dst.stat('mine.md')).digest).toBe((await dst.versions('mine.md')).at(-1)!.digest);
+      expect(await copyStore(src, dst)).toMatchObject({ versionsCopied: 0, documentsSent: 0 });
+    } finally {
+      await src.close();
+      await dst.close();
+    }
+  });
+
   it('reads a source on object storage a pack at a time: each pack fetched whole once, the copy whole and checked', async () => {
     const objects = new HookedObjectStore(new MemoryObjectStore());
     const cache = () => {

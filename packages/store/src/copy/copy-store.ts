@@ -244,20 +244,25 @@ async function copyAll(src: AnyStore, dst: AnyStore, options: CopyOptions): Prom
     } while (cursor);
     // Paths deleted with their versions kept (a watched file deleted on disk): `list` does not
     // show them, and a copy without them lost every deleted note's history. Their versions are
-    // copied as any path's, and the path is deleted there too (versions kept) — when the copy
-    // made its entry: a path the destination shows of its own is left as it is.
+    // copied as any path's; then, when the destination's path shows the source's last version
+    // (made by this copy, by one killed before its delete, or by a copy from before the source
+    // deleted it), it is deleted there too, versions kept. A path showing something newer of
+    // the destination's own stays.
     let after: string | undefined;
     for (;;) {
       const page = await src.deletedPaths({ ...(everything ? {} : { prefixes: options.prefixes }), ...(after !== undefined ? { after } : {}), limit: 256 });
       if (page.length === 0) break;
       await pool(page, n, async ({ path }) => {
         try {
+          await copyPath({ path, digest: '' as Digest, tags: [], meta: {}, mediaType: null } as unknown as DocumentInfo & { path: string }, false);
           const shown = await dst.stat(path).then(
             () => true,
             (e: unknown) => (isNotFound(e) ? false : Promise.reject(e)),
           );
-          const copied = await copyPath({ path, digest: '' as Digest, tags: [], meta: {}, mediaType: null } as unknown as DocumentInfo & { path: string }, false);
-          if (!shown && copied > 0) await dst.deletePath(path, { keepVersions: true });
+          if (shown) {
+            const [last, newest] = [(await src.versions(path)).at(-1), (await dst.versions(path)).at(-1)];
+            if (last && newest && last.digest === newest.digest && last.createdAt === newest.createdAt) await dst.deletePath(path, { keepVersions: true });
+          }
         } catch (e) {
           failed(path, e);
         }
