@@ -169,9 +169,10 @@ export class KeyRing {
    * removing a password's key file is the end of that password (two for one password left the
    * old one opening the store after `kura key passwd`).
    */
-  async add(master: Uint8Array, password: Uint8Array, kdf: KdfParams = DEFAULT_KDF, now = Date.now()): Promise<string> {
+  async add(master: Uint8Array, password: Uint8Array, kdf: KdfParams = DEFAULT_KDF, now = Date.now(), replacing = false): Promise<string> {
     checkKdf(kdf);
-    const taken = await this.opens(password);
+    // (`replacing`: passwd giving the same password new costs — its old files go right after.)
+    const taken = replacing ? [] : await this.opens(password);
     if (taken.length) throw new InvalidInputError(`that password opens key ${taken[0]} already: give another (one key file a password)`, 'password');
     for (;;) {
       const f = wrap(this.storeId, master, password, kdf, now);
@@ -207,7 +208,9 @@ export class KeyRing {
    * have several). Answers the new id and those removed.
    */
   async passwd(old: Uint8Array, master: Uint8Array, password: Uint8Array, kdf: KdfParams = DEFAULT_KDF): Promise<{ id: string; removed: string[] }> {
-    const added = await this.add(master, password, kdf);
+    // The same password again is a change of its Argon2id costs: its new file, then the old go.
+    const same = old.length === password.length && old.every((b, i) => b === password[i]);
+    const added = await this.add(master, password, kdf, Date.now(), same);
     const removed = (await this.opens(old)).filter((id) => id !== added);
     for (const id of removed) await this.remove(id);
     return { id: added, removed };
