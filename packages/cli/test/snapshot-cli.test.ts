@@ -163,5 +163,9 @@ describe('kura snapshot, snapshots, diff, restore, rm-snapshot', () => {
       '~ link  target "same.txt" => "grows.txt"',
       '~ same.txt  mode 644 => 600, mtime 2020-01-01T00:00:00.000Z => 2021-06-01T00:00:00.000Z',
     ]);
+    // A file touched and nothing else: a change of its time alone (it was not listed at all).
+    utimesSync(join(tree, 'grows.txt'), new Date('2022-02-02T00:00:00Z'), new Date('2022-02-02T00:00:00Z'));
+    const c = JSON.parse(kura(['snapshot', '--store', store, '--json', tree]).stdout).id;
+    expect(kura(['diff', '--store', store, b, c]).stdout).toMatch(/^~ grows\.txt  mtime \S+ => 2022-02-02T00:00:00\.000Z\n$/);
   });
 });

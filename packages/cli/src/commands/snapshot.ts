@@ -186,7 +186,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
 
   program
     .command('diff')
-    .description('paths added (+), removed (-) and changed (~: content, mode, time or link target) from snapshot A to snapshot B')
+    .description("paths added (+), removed (-) and changed (~: content, mode, a file's time, or link target) from snapshot A to snapshot B")
     .argument('<a>', 'the older snapshot id (or a unique prefix)')
     .argument('<b>', 'the newer snapshot id (or a unique prefix)')
     .option('--json', 'one JSON object: {"added":[{path,entry}],"removed":[…],"changed":[{path,a,b}]}')

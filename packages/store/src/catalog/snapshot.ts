@@ -332,7 +332,8 @@ export function diffTrees(st: Statements, a: string, b: string): SnapshotDiff {
           if (x.type === 'dir') for (const sub of walkTree(st, x.tree, path)) out.removed.push(sub);
           if (y.type === 'dir') for (const sub of walkTree(st, y.tree, path)) out.added.push(sub);
         } else if (
-          (x.type === 'file' && y.type === 'file' && (x.digest !== y.digest || x.mode !== y.mode)) ||
+          // (A file's time counts when both snapshots recorded one: `touch` alone is a change.)
+          (x.type === 'file' && y.type === 'file' && (x.digest !== y.digest || x.mode !== y.mode || (x.mtime !== undefined && y.mtime !== undefined && x.mtime !== y.mtime))) ||
           (x.type === 'symlink' && y.type === 'symlink' && x.target !== y.target)
         ) {
           out.changed.push({ path, a: x, b: y });
