@@ -132,7 +132,15 @@ export async function snapshotRun(h: SnapshotHost, source: SnapshotSource, optio
       const lost = ctx.db.read(() => scan.files.filter((f) => !ctx.st.docIdByDigest.get(parseDigest(f.entry.digest))));
       if (lost.length === 0) throw e;
       const goneLater = new Set<ScannedFile>();
-      await source.put(lost, recordRead, (f) => goneLater.add(f), true);
+      await source.put(
+        lost,
+        (f, r) => {
+          if (r.changed) changed.add(f);
+          recordRead(f, r);
+        },
+        (f) => goneLater.add(f),
+        true,
+      );
       if (goneLater.size) leaveOut(scan, goneLater);
       goneLater.forEach((f) => gone.add(f));
       const again = new Set(lost);
