@@ -436,11 +436,15 @@ describe('HTTP chunk upload with hostile bodies', () => {
   // PUT /v1/chunks/{key} takes the raw chunk and POST /v1/documents:commit a JSON list of keys:
   // neither decodes a compressed body nor sizes a buffer from a client's length (bodies are
   // counted as they arrive, docs/HTTP.md). These pin that down.
-  it('a zstd bomb sent with Content-Encoding: zstd is stored as the bytes sent, never inflated', async () => {
+  it('a zstd bomb sent with Content-Encoding: zstd is never inflated: refused (415), as every coded body is; sent as plain bytes it is stored as sent', async () => {
+    // (Behaviour changed on purpose, 2026-11-30: a coded body was taken as its coded bytes —
+    // stored, not inflated; now any Content-Encoding but identity is refused before the body.)
     const server = await startServer();
     const bomb = zeroFrame(GiB, GiB);
     const key = blake3(bomb);
-    const res = await call(server.url, 'PUT', `/v1/chunks/${key}`, { body: bomb, headers: { 'content-type': 'application/zstd', 'content-encoding': 'zstd' } });
+    const coded = await call(server.url, 'PUT', `/v1/chunks/${key}`, { body: bomb, headers: { 'content-type': 'application/zstd', 'content-encoding': 'zstd' } });
+    expect([coded.status, errorCode(coded)]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
+    const res = await call(server.url, 'PUT', `/v1/chunks/${key}`, { body: bomb, headers: { 'content-type': 'application/zstd' } });
     expect(res.status).toBe(201);
     expectSameBytes(await server.app.store.chunk(key), bomb);
     const commit = await call(server.url, 'POST', '/v1/documents:commit', { json: { chunks: [key] } });
@@ -448,14 +452,14 @@ describe('HTTP chunk upload with hostile bodies', () => {
     expect(commit.json).toMatchObject({ digest: sha(bomb), size: bomb.length });
   });
 
-  it('a gzip-encoded commit body is refused with 400, not inflated', async () => {
+  it('a gzip-encoded commit body is refused (415), not inflated', async () => {
     const server = await startServer();
     // 16 MiB of JSON whitespace in 16 KiB: parsed after inflating, it would be a valid body.
     const body = gzipSync(Buffer.concat([Buffer.from('{"chunks":[]'), Buffer.alloc(16 << 20, 0x20), Buffer.from('}')]));
     expect(body.length).toBeLessThan(64 << 10);
     const res = await call(server.url, 'POST', '/v1/documents:commit', { body, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } });
-    expect(res.status).toBe(400);
-    expect(errorCode(res)).toBe('INVALID_INPUT'); // the gzip bytes read as JSON, i.e. not inflated
+    expect(res.status).toBe(415); // (it was 400: the gzip bytes read as JSON; now a coded body is refused before it is read)
+    expect(errorCode(res)).toBe('UNSUPPORTED_MEDIA_TYPE');
   });
 
   it('a chunk body declaring 4 GiB is refused with 413 once past the max chunk size', async () => {
