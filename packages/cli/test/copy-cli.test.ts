@@ -169,7 +169,7 @@ describe('kura copy', () => {
     expect(snapOnly).toMatchObject({ entries: 0, snapshotsCopied: 1 });
     // A snapshot the source lacks (a typo) is said before any destination is made.
     const typo = kura(undefined, 'copy', a, join(root, 'typo'), '--snapshot', 'ffff0000');
-    expect([typo.status, typo.stderr.toString()]).toEqual([1, expect.stringMatching(/no snapshot ffff0000 \[NOT_FOUND\]/)]);
+    expect([typo.code, typo.stderr]).toEqual([1, expect.stringMatching(/no snapshot ffff0000 \[NOT_FOUND\]/)]);
     expect(existsSync(join(root, 'typo'))).toBe(false);
 
     // Killed part way (after some commits), then run again: the same as the source.
