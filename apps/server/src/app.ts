@@ -230,7 +230,7 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
   await app.register(uploads, { staging, maxDocumentSize: config.maxDocumentSize });
   await app.register(snapshots);
   await app.register(retention);
-  await app.register(admin, { maxDocumentSize: config.maxDocumentSize });
+  await app.register(admin, { maxDocumentSize: config.maxDocumentSize, configuredNames: config.tokens.flatMap((t) => (t.name ? [t.name] : [])) });
   await app.register(mcp, { config });
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));

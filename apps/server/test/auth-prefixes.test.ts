@@ -354,6 +354,9 @@ describe('tokens limited to path prefixes', () => {
     // The name is taken until revoked.
     const again = await call(s.url, 'POST', '/v1/tokens', { token: ADMIN, json: { name: 'ci', scopes: ['read'] } });
     expect([again.status, errorCode(again)]).toEqual([400, 'INVALID_INPUT']);
+    // And a name the server's configuration gives a token is not another's.
+    const configured = await call(s.url, 'POST', '/v1/tokens', { token: ADMIN, json: { name: 'reader', scopes: ['read'] } });
+    expect([configured.status, configured.json.error.message]).toEqual([400, expect.stringMatching(/configured on this server/)]);
     // Accepted, within its scopes and prefixes.
     expect((await call(s.url, 'POST', '/v1/documents?path=builds/1.log', { token: secret, body: 'ok' })).status).toBe(201);
     expect((await call(s.url, 'POST', '/v1/documents?path=team/x', { token: secret, body: 'no' })).status).toBe(403);

@@ -24,7 +24,7 @@ const Config = z.object({
   maxDocumentSize: z.number().int(),
 });
 
-export default async function admin(app: FastifyInstance, opts: { maxDocumentSize: number }) {
+export default async function admin(app: FastifyInstance, opts: { maxDocumentSize: number; configuredNames?: string[] }) {
   const r = app.withTypeProvider<ZodTypeProvider>();
 
   r.get('/v1/stats', {
@@ -99,7 +99,12 @@ export default async function admin(app: FastifyInstance, opts: { maxDocumentSiz
       body: z.object({ name: z.string(), scopes: z.array(z.enum(SCOPES)).min(1), prefixes: z.array(z.string()).min(1).max(64).optional() }).strict(),
       response: { 201: z.object({ token: TokenInfo, secret: z.string() }), ...errors(400, 401, 403) },
     },
-    handler: async (request, reply) => reply.code(201).send(await request.store.addToken(request.body)),
+    handler: async (request, reply) => {
+      // A name the server's own configuration gives a token too: logs and answers that name a
+      // token could not tell the two apart.
+      if (opts.configuredNames?.includes(request.body.name)) throw new HttpError('INVALID_INPUT', `a token named ${request.body.name} is configured on this server (KURA_TOKENS): give another name`, { field: 'name' });
+      return reply.code(201).send(await request.store.addToken(request.body));
+    },
   });
 
   r.delete('/v1/tokens/:name', {
