@@ -38,7 +38,8 @@ export function describeError(e: unknown): string {
   if (isKuraError(e)) return `${e.message} [${e.code}]`;
   if (e instanceof Error) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code && code in FS_ERRORS) return FS_ERRORS[code]!;
+    // (With its errno code, as the README promises every error line a [CODE].)
+    if (code && code in FS_ERRORS) return `${FS_ERRORS[code]!} [${code}]`;
     return code ? `${e.message} [${code}]` : e.message;
   }
   return String(e);

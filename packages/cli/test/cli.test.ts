@@ -51,7 +51,7 @@ describe('kura hash', () => {
     const r = kura(['hash', join(dir, 'missing'), IMAGE, dir]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/^sha256:d9e749d9367fc908876749d6502eb212fee88c9a94892fb07da5ef3ba8bc39ed {2}/);
-    expectOneLineError(r.stderr, /kura: .*missing: no such file or directory\nkura: .*: is a directory\n$/);
+    expectOneLineError(r.stderr, /kura: .*missing: no such file or directory \[ENOENT\]\nkura: .*: is a directory \[EISDIR\]\n$/);
   });
 
   it('rejects an unknown algorithm as a usage error', () => {

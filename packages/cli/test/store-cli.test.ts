@@ -275,7 +275,7 @@ describe('a store made with init and add', () => {
     expect(r.stdout).toBe('');
     expectOneLineError(kura(['rm', 'no/such/path', ...s()]), 1, /^kura: no path no\/such\/path \[NOT_FOUND\]\n$/);
     // A file-system error names its file (it said "kura: no such file or directory" alone).
-    expectOneLineError(kura(['snapshot', join(tmp, 'no-such-dir'), ...s()]), 1, /^kura: .*no-such-dir: no such file or directory\n$/);
+    expectOneLineError(kura(['snapshot', join(tmp, 'no-such-dir'), ...s()]), 1, /^kura: .*no-such-dir: no such file or directory \[ENOENT\]\n$/);
     expect(kura(['ls', '--json', ...s()]).stdout).not.toContain(d);
     expectOneLineError(kura(['get', d, ...s()]), 1, /no document sha256:/);
     const again = kura(['rm', '--json', d, ...s()]);
@@ -513,7 +513,7 @@ describe('errors', () => {
     const ok = join(tmp, 'readable.txt');
     writeFileSync(ok, 'readable\n');
     const r = kura(['add', '--json', join(tmp, 'missing.txt'), ok, '--store', store]);
-    expectOneLineError(r, 1, /^kura: .*missing\.txt: no such file or directory\n$/);
+    expectOneLineError(r, 1, /^kura: .*missing\.txt: no such file or directory \[ENOENT\]\n$/);
     expect(jsonLines(r.stdout).map((l) => l.path)).toEqual([ok]);
   });
 
