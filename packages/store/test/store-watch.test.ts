@@ -363,6 +363,22 @@ describe('kura watch', () => {
     }
   });
 
+  it('closing the store closes its watches: nothing runs on a closed store afterwards', { timeout: 30_000 }, async () => {
+    const root = tmp();
+    const tree = join(root, 'notes');
+    mkdirSync(tree);
+    const store = await Store.init(join(root, 'store'));
+    const events: WatchEvent[] = [];
+    const polled = store.watch(tree, { pollMs: 100, onEvent: (e) => events.push(e) });
+    const heard = store.watch(tree, { prefix: 'heard/', onEvent: (e) => events.push(e) });
+    await Promise.all([polled.ready, heard.ready]);
+    await store.close(); // (no watch.close(): their timers kept running, each tick on a closed store)
+    writeFileSync(join(tree, 'late.md'), 'after the close\n');
+    await sleep(2_500);
+    expect(events.filter((e) => e.type === 'error')).toEqual([]);
+    await polled.close(); // harmless again
+  });
+
   it('polls a folder instead of listening to the OS when asked (network file systems)', { timeout: 30_000 }, async () => {
     const root = tmp();
     const tree = join(root, 'share');

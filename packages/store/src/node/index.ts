@@ -68,6 +68,8 @@ export class Store extends StoreCore {
   /** A store in a local directory, unencrypted: where grep's workers open it too. */
   #localRoot: string | undefined;
   #grepPool: GrepPool | undefined;
+  /** Watches made on this store: closed with it (their timers would keep the process alive, each tick failing STORE_CLOSED). */
+  readonly #watches = new Set<Watch>();
   #unapplied = 0;
   /** The store's own directories on this machine (its files, its cache): never in its snapshots. */
   #ownDirs: string[] = [];
@@ -116,7 +118,9 @@ export class Store extends StoreCore {
    * has caught up.
    */
   watch(dir: string, options: WatchOptions = {}): Watch {
-    return new Watch(this.#host(), dir, options);
+    const w = new Watch(this.#host(), dir, options);
+    this.#watches.add(w);
+    return w;
   }
 
   /**
@@ -189,6 +193,9 @@ export class Store extends StoreCore {
 
   /** Grep's workers go before the database closes (their read connections with them: no WAL left behind). */
   protected override async closeThreads(): Promise<void> {
+    const watches = [...this.#watches];
+    this.#watches.clear();
+    await Promise.all(watches.map((w) => w.close()));
     const pool = this.#grepPool;
     this.#grepPool = undefined;
     await pool?.close();
