@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { QUERY_TERMS_MAX, QUESTION_TERMS, TERM_REPEATS_MAX, parseQuery, type Expr } from '../src/search/grammar.js';
-import { filterSql, toMatch } from '../src/search/fts.js';
+import { excludedMatch, filterSql, toMatch } from '../src/search/fts.js';
 import { spaceWords, wordsOf } from '../src/search/words.js';
 
 const read = (q: string) => {
@@ -84,6 +84,13 @@ describe('the query language', () => {
     expect(read('NOT harbour boats').match).toBe('"boats" NOT ("harbour")');
     // Lower-case operators are words (stop words, here).
     expect(read('harbour and master').parsedAs).toBe('harbour OR master');
+    // `a AND NOT b` is `a NOT b`, as people write it (the AND was read as the word "and").
+    expect(read('ferry AND NOT winter')).toMatchObject({ parsedAs: 'ferry NOT winter', match: '("ferry" NOT "winter")', fallbacks: [] });
+    // What a semantic hit must not hold: exclusions and the NOTs the whole query needs — not one inside an OR.
+    expect(excludedMatch(parseQuery('dogs NOT puppy -kitten'))).toBe('"kitten" OR "puppy"');
+    expect(excludedMatch(parseQuery('a NOT b NOT c'))).toBe('"c" OR "b"');
+    expect(excludedMatch(parseQuery('x AND y NOT z'))).toBe('"z"');
+    expect(excludedMatch(parseQuery('x y NOT z'))).toBeNull();
   });
 
   it('takes field filters out of the words', () => {

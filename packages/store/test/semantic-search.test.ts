@@ -84,6 +84,14 @@ describe('semantic and hybrid search (all-MiniLM-L6-v2)', () => {
     expect(filtered.map((h) => h.path)).toEqual([]);
     const anyScore = await store.search('How often does my automobile require servicing?', { mode: 'semantic', pathPrefix: 'pets/', minScore: -1 });
     expect(anyScore.map((h) => h.path)).toEqual(['pets/felines.txt']);
+    // `a NOT b` holds for semantic hits too, as `-b` does (it returned the note holding b).
+    for (const mode of ['semantic', 'hybrid'] as const) {
+      const question = '"how often does my automobile require servicing"'; // (one term: the NOT then holds for the whole query)
+      expect((await store.search(question, { mode })).map((h) => h.path), mode).toContain('cars/engine-oil.txt');
+      for (const q of [`${question} NOT dipstick`, `${question} AND NOT dipstick`, `${question} -dipstick`]) {
+        expect((await store.search(q, { mode })).map((h) => h.path), `${mode}: ${q}`).not.toContain('cars/engine-oil.txt');
+      }
+    }
   });
 
   it('embeds each document once, and drops its vectors with it', { timeout: 60_000 }, async () => {

@@ -58,7 +58,19 @@ function superset(e: Expr): string {
 
 /** A MATCH expression any of a parse's exclusions matches (null: it has none). */
 export function excludedMatch(q: ParsedQuery): string | null {
-  return q.exclude.length ? q.exclude.map(term).join(' OR ') : null;
+  // `-b`, a leading `NOT b`, and the right side of every `a NOT b` the whole query needs (the
+  // root, or an AND's part): a semantic hit found by meaning must not hold them either — `dogs
+  // NOT puppy` returned the puppy note in semantic and hybrid mode (a trial). A NOT inside an
+  // OR holds for its side alone, and excludes nothing from the other.
+  const parts = [...q.exclude.map(term), ...(q.expr ? requiredNots(q.expr) : []).map(expr)];
+  return parts.length ? parts.join(' OR ') : null;
+}
+
+/** The right sides of the NOTs a match of `e` must satisfy whichever way it matches. */
+function requiredNots(e: Expr): Expr[] {
+  if ('text' in e || e.kind === 'or') return [];
+  if (e.kind === 'not') return [e.right, ...requiredNots(e.left)];
+  return e.items.flatMap(requiredNots);
 }
 
 /** `%`, `_` and `\` taken literally in a LIKE pattern (ESCAPE '\'). */

@@ -196,6 +196,9 @@ export function parseQuery(query: string): ParsedQuery {
       items.push(s);
       continue;
     }
+    // `a AND NOT b` is `a NOT b`, as people write it (the AND was read as the word "and").
+    const following = seq[k + 1];
+    if (s.op === 'AND' && following?.t === 'op' && following.op === 'NOT') continue;
     const before = items.length > 0 && items[items.length - 1]!.t === 'unit';
     const next = seq[k + 1];
     const after = next !== undefined && next.t === 'unit';
