@@ -104,6 +104,13 @@ describe('kura search', () => {
     expect(hurried.code).toBe(0);
     expect(hurried.stderr).toMatch(/kura: \d+ documents are not embedded yet: the semantic ranking left them out \(kura index --wait/);
     expect(kura(['search', '--store', store, '--wait-ms', 'soon', question]).code).toBe(2);
+    // A `-word` anywhere is the grammar's exclusion, not an unknown option; a mistyped long option is still refused.
+    expect(kura(['search', '--store', store, '--mode', 'keyword', 'brakes']).stdout).toMatch(/n\d+\.txt/);
+    for (const args of [['brakes', '-tyres'], ['-tyres', 'brakes']]) {
+      const r = kura(['search', '--store', store, '--mode', 'keyword', ...args]);
+      expect([r.code, r.stdout], args.join(' ')).toEqual([0, expect.not.stringMatching(/n\d+\.txt/)]);
+    }
+    expect(kura(['search', '--store', store, '--limt', '5', 'brakes'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/unknown option --limt/) });
     // Only filters: no hits (the grammar's rule), and why, with where to look instead.
     const filtersOnly = kura(['search', '--store', store, '--mode', 'keyword', 'type:text/plain']);
     expect(filtersOnly).toMatchObject({ code: 0, stdout: '', stderr: expect.stringMatching(/no words to search for in "type:text\/plain".*kura ls/) });

@@ -6,6 +6,7 @@
  */
 import type { Command } from 'commander';
 import { cosine, wholeNumber } from '../args.js';
+import { usage } from '../exit.js';
 import { writeJson, write } from '../output.js';
 import { shownPath } from '../format.js';
 import { configuredReranker, parseQuery, type Embedder, type Store } from '@kura/store';
@@ -42,7 +43,14 @@ export function register(program: Command): void {
     .option('--snapshot <id>', "the files of this snapshot (an id or its first digits; by words): hits are the file's path in it")
     .option('--min-score <cosine>', 'semantic and hybrid: the least cosine similarity of a semantic hit (default: the floor calibrated for the model; -1: none)')
     .option('--json', 'one JSON object per hit: {"digest","path","mediaType","size","score","snippet","matched"} and "keyword"/"semantic": {"rank","score"} for each side that found it')
+    // `kura search harbour -ferry`: `-word` is the grammar's exclusion, not an option (it was
+    // refused as "unknown option '-ferry'"). A word spelled like a long option is still one
+    // mistyped, unless the query follows `--`.
+    .allowUnknownOption()
     .action(async (words: string[], opts: SearchOptions, cmd: Command) => {
+      const raw = ((cmd.parent as unknown as { rawArgs?: string[] } | null)?.rawArgs ?? []);
+      const mistyped = words.find((w) => /^--[a-z]/i.test(w));
+      if (mistyped && !raw.includes('--')) throw usage(`unknown option ${mistyped.split('=')[0]} (to search for a word starting with --, put the query after --: kura search -- ${mistyped})`);
       const query = words.join(' ');
       const mode = parseMode(opts.mode);
       // A search through history is by words: no model to load for it.
