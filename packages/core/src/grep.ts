@@ -38,7 +38,11 @@ export class LineMatcher {
       const code = wasm().kura_last_error();
       const at = wasm().kura_out_ptr() >>> 0;
       const why = code === WASM_ERROR.invalidPattern ? decoder.decode(memory().slice(at, at + wasm().kura_out_len())) : `error ${code}`;
-      throw new InvalidInputError(`not a usable pattern: ${why.split('\n').filter(Boolean).at(-1) ?? why}`, 'pattern');
+      const reason = why.split('\n').filter(Boolean).at(-1) ?? why;
+      // The matcher carries Unicode's case folding and \w \d \s, not its property tables (left
+      // out of the wasm module: decision 0055): said, with what works instead.
+      const hint = /Unicode property/i.test(reason) ? ' (\\p{…} classes are not built in: \\w matches letters of every script; a range such as [\\u4e00-\\u9fff] names a script)' : '';
+      throw new InvalidInputError(`not a usable pattern: ${reason}${hint}`, 'pattern');
     }
     this.#handle = h;
     registry.register(this, h, this);

@@ -102,6 +102,8 @@ describe('grep', () => {
     expect(performance.now() - started).toBeLessThan(10_000); // milliseconds in practice; a backtracking engine takes years
     await expect(all(store, '(unclosed')).rejects.toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/unclosed/) });
     await expect(all(store, 'a{1000}{1000}')).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    // \p{…} classes are not built in: said, with what matches instead (\w is Unicode's).
+    await expect(all(store, '\\p{Han}')).rejects.toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/classes are not built in: \\w matches letters of every script/) });
     await expect(all(store, 'x', { context: 101 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
   });
 

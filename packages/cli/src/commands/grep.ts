@@ -30,7 +30,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
   program
     .command('grep')
     .description('lines of the stored text (text files; PDF, DOCX and HTML by their extracted text) that match a regular expression')
-    .argument('<pattern>', "a regular expression (Rust's regex syntax: no look-around or backreferences; linear time whatever the pattern)")
+    .argument('<pattern>', "a regular expression (Rust's regex syntax: no look-around, backreferences or \\p{…} classes; linear time whatever the pattern)")
     .argument('[prefix...]', 'only paths starting with one of these')
     .option('-i, --ignore-case', 'match case-insensitively (Unicode)')
     .option('-n, --line-number', 'print line numbers')
