@@ -103,6 +103,9 @@ describe('the query language', () => {
     // (A whole type also bounds the column, for its index: the range first, then the LIKE.)
     expect(filterSql({ path: [], tag: [], type: ['text/*', 'json'] }).params).toEqual(['text/', 'text/\u{10ffff}', 'text/%', '%/json', '%+json']);
     expect(filterSql({ path: [], tag: [], type: ['50%_off'] }).params).toEqual(['%/50\\%\\_off', '%+50\\%\\_off']);
+    // A common extension whose type's subtype is another word names that type (`type:docx` found nothing).
+    const docx = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
+    expect(filterSql({ path: [], tag: [], type: ['docx', 'MD'] }).params).toEqual([docx, `${docx}\u{10ffff}`, docx, 'text/markdown', 'text/markdown\u{10ffff}', 'text/markdown']);
   });
 
   it('reads malformed operator syntax as words, and says so', () => {

@@ -11,12 +11,29 @@ const likeLiteral = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
  * `text/*` a whole type, a subtype alone (`pdf`, `markdown`, `json`, also `application/ld+json`);
  * parameters (`; charset=utf-8`) and case aside.
  */
+/**
+ * Names people give a type by its file's extension, whose media type's subtype is another word
+ * (`docx` is `…wordprocessingml.document`): `type:docx` found nothing, silently (a trial).
+ */
+const BY_EXTENSION: Readonly<Record<string, string>> = {
+  docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  pptx: 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+  md: 'text/markdown',
+  txt: 'text/plain',
+  htm: 'text/html',
+  js: 'text/javascript',
+  yml: 'application/yaml',
+  jpg: 'image/jpeg',
+};
+
 export function mediaTypesSql(types: readonly string[]): { sql: string; params: string[] } {
   const bare = "lower(trim(CASE WHEN instr(e.media_type, ';') > 0 THEN substr(e.media_type, 1, instr(e.media_type, ';') - 1) ELSE e.media_type END))";
   const alts: string[] = [];
   const params: string[] = [];
   for (const raw of types) {
-    const t = raw.trim().toLowerCase().split(';')[0]!.trim();
+    const given = raw.trim().toLowerCase().split(';')[0]!.trim();
+    const t = BY_EXTENSION[given] ?? given;
     // A type or a whole type also bounds the column itself, so the media-type index narrows
     // the scan (types are stored as detected or given: lower case, parameters after the type).
     if (t.endsWith('/*')) {
