@@ -50,6 +50,9 @@ describe('search', () => {
     expect(makeSnippet([body], queryTerms('cafe'))).toBe('…three four five six seven eight <mark>Café</mark> nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen');
     expect(makeSnippet([null, 'owner ann'], queryTerms('own*'))).toBe('<mark>owner</mark> ann');
     expect(makeSnippet(['no match here'], queryTerms('zzz'))).toBe('no match here');
+    // The index cuts words at `_` too: a part of an underscore-joined word is marked, and found far in.
+    expect(makeSnippet(['x needle_in_haystack y'], queryTerms('needle'))).toBe('x <mark>needle</mark>_in_haystack y');
+    expect(makeSnippet([`${'lorem ipsum '.repeat(400)}needle_in_haystack end`], queryTerms('haystack'))).toMatch(/^….*needle_in_<mark>haystack<\/mark> end$/);
     // Words match by their stem, as the index matches them; stop words did not make the match.
     expect(makeSnippet(['the retrieval of the libraries'], queryTerms('retrieving the library'))).toBe('the <mark>retrieval</mark> of the <mark>libraries</mark>');
     expect(makeSnippet(['to be or not'], queryTerms('to be'))).toBe('<mark>to</mark> <mark>be</mark> or not');

@@ -67,12 +67,26 @@ function matches(token: string, terms: SnippetTerm[]): boolean {
   return false;
 }
 
+/**
+ * The text's words as the index has them: the index's tokenizer (unicode61) cuts at `_` too, so
+ * `needle` matches `needle_in_haystack` — whose snippet showed no mark, or not the matching
+ * part of a long text (a trial).
+ */
+function snippetWords(text: string): { word: string; index: number }[] {
+  return wordsOf(text).flatMap((t) => {
+    if (!t.word.includes('_')) return [t];
+    const parts: { word: string; index: number }[] = [];
+    for (const m of t.word.matchAll(/[^_]+/g)) parts.push({ word: m[0], index: t.index + m.index! });
+    return parts;
+  });
+}
+
 /** A snippet of the first of `fields` that contains a term; the start of the first field else. */
 export function makeSnippet(fields: (string | null)[], terms: SnippetTerm[]): string {
   for (const field of fields) {
     if (!field) continue;
     const text = field.length > SNIPPET_SOURCE_MAX ? field.slice(0, SNIPPET_SOURCE_MAX) : field;
-    const tokens = wordsOf(text);
+    const tokens = snippetWords(text);
     const hit = tokens.findIndex((t) => matches(t.word, terms));
     if (hit < 0) continue;
     const from = Math.max(0, hit - BEFORE);
@@ -82,7 +96,7 @@ export function makeSnippet(fields: (string | null)[], terms: SnippetTerm[]): st
     for (let i = from; i <= to; i++) {
       const t = tokens[i]!;
       out += escapeHtml(text.slice(at, t.index));
-      const word = escapeHtml(t.word); // letters, digits, marks and _: escaped all the same
+      const word = escapeHtml(t.word); // letters, digits and marks: escaped all the same
       out += matches(t.word, terms) ? `<mark>${word}</mark>` : word;
       at = t.index + t.word.length;
     }
