@@ -121,6 +121,19 @@ export async function scanDirectory(
       return node; // its files unknown: left out, and said
     }
     if (!dirents) return undefined;
+    /**
+     * An entry's lstat or readlink, or DENIED: the directory lists but cannot be entered (r
+     * without x), which onUnreadable heard (else the scan fails), and its entries are left out.
+     */
+    const entered = <T>(read: () => T): T | undefined | typeof DENIED => {
+      try {
+        return orGone(read);
+      } catch (e) {
+        if (!options.onUnreadable || !['EACCES', 'EPERM'].includes((e as NodeJS.ErrnoException).code ?? '')) throw e;
+        options.onUnreadable(path, e as Error);
+        return DENIED;
+      }
+    };
     for (const d of dirents) {
       const raw = d.name as unknown as Buffer;
       // Concatenated, not path.join: `path` is normalized and a name has no separator (join's
@@ -146,30 +159,16 @@ export async function scanDirectory(
         continue;
       }
       if (why) throw new InvalidInputError(`${full}: a snapshot cannot hold ${why}`, 'name');
-      // A directory that lists but cannot be entered (r without x): its entries' lstat fails.
-      const denied = (e: unknown) => options.onUnreadable && ['EACCES', 'EPERM'].includes((e as NodeJS.ErrnoException).code ?? '');
       if (d.isDirectory()) {
-        let st: Stats | undefined;
-        try {
-          st = orGone(() => lstatSync(full));
-        } catch (e) {
-          if (!denied(e)) throw e;
-          options.onUnreadable!(path, e as Error);
-          return node;
-        }
+        const st = entered(() => lstatSync(full));
+        if (st === DENIED) return node;
         if (st && !st.isDirectory()) throw new InvalidInputError(`${full} is no longer a directory (changed while the snapshot ran)`, 'path');
         const sub = st && (await scan(full, relPath, entryName, st.mode & 0o7777, Math.round(st.mtimeMs)));
         if (sub) node.entries.push(sub);
         else vanished.push(full);
       } else if (d.isSymbolicLink()) {
-        let target: string | undefined;
-        try {
-          target = orGone(() => readlinkSync(full));
-        } catch (e) {
-          if (!denied(e)) throw e;
-          options.onUnreadable!(path, e as Error);
-          return node;
-        }
+        const target = entered(() => readlinkSync(full));
+        if (target === DENIED) return node;
         if (target !== undefined) node.entries.push({ type: 'symlink', name: entryName, target } satisfies SymlinkEntry);
         else vanished.push(full);
       } else if (d.isFile()) {
@@ -187,6 +186,9 @@ export async function scanDirectory(
   if (!root) throw new InvalidInputError(`${dir} was deleted while the snapshot ran`, 'dir');
   return { root, files, skipped, notUtf8, vanished, excluded, settledBefore, mtime: options.mtime };
 }
+
+/** What `entered` answers for an entry of a directory that cannot be entered. */
+const DENIED = Symbol('denied');
 
 /** `read()`, or undefined when what it reads does not exist (any more). */
 function orGone<T>(read: () => T): T | undefined {
