@@ -7,7 +7,7 @@ import type { Reader } from '../bytes/read.js';
 import type { EntryRow, Statements } from '../catalog/statements.js';
 import { SearchCompaction } from './compaction.js';
 import { INDEXED_TEXT_MAX } from './text.js';
-import { documentBody, extractDocument, saveExtracted } from './doc-text.js';
+import { extractDocument, indexBody, saveExtracted } from './doc-text.js';
 import type { ExtractCaps, Extracted } from '../extract/caps.js';
 import type { ExtractKind } from '../extract/kind.js';
 import { BACKGROUND_SHARE, DutyCycle, STARVED_MS, breather, nextTurn } from '../breather.js';
@@ -15,6 +15,9 @@ import { spaceWords } from './words.js';
 import { TextHeads } from './text-heads.js';
 import { formatDigest } from '../hex.js';
 import { chunkLocations } from '../document-reads.js';
+
+/** An entry's row of the search table: path, tags, metadata, body (ASCII text as its bytes). */
+type Fields = [string | null, string, string, string | Uint8Array];
 
 /** Documents indexed per transaction. */
 const BATCH = 256;
@@ -227,7 +230,7 @@ export class Indexer {
       let done = 0; // ids of `order` indexed
       let gone = 0; // rows deleted
       do {
-        const read = new Map<number, [string | null, string, string, string] | undefined>();
+        const read = new Map<number, Fields | undefined>();
         const extracted: { docId: number; kind: ExtractKind; r: Extracted }[] = [];
         const later: number[] = []; // entries whose document awaits extraction
         let stopped = false;
@@ -252,7 +255,7 @@ export class Indexer {
             continue;
           }
           const { entry, doc } = r;
-          let body = await documentBody(this.reader, this.st, doc, entry.media_type, INDEXED_TEXT_MAX, { heads: this.heads, stored: r.stored, locs: r.locs });
+          let body = await indexBody(this.reader, this.st, doc, entry.media_type, INDEXED_TEXT_MAX, { heads: this.heads, stored: r.stored, locs: r.locs });
           this.heads.forget(r.digest);
           if ('extract' in body) {
             if (extract && this.extract) {
@@ -261,7 +264,7 @@ export class Indexer {
               body = { text: r.text.length > INDEXED_TEXT_MAX ? r.text.slice(0, INDEXED_TEXT_MAX) : r.text };
             } else later.push(id);
           }
-          const text = 'text' in body ? body.text : '';
+          const text = 'text' in body ? body.text : 'ascii' in body ? body.ascii : '';
           this.compaction.note(text.length);
           read.set(id, this.#fields(entry, text, r.tags, r.meta));
           if ((textRead += text.length) >= BATCH_TEXT) break;
@@ -312,11 +315,12 @@ export class Indexer {
   }
 
   /** An entry's columns: its path, tags, metadata, and the text of the document it shows. */
-  #fields(entry: EntryRow, body: string, tagList: string[], metaList: string[]): [string | null, string, string, string] {
+  #fields(entry: EntryRow, body: string | Uint8Array, tagList: string[], metaList: string[]): Fields {
     const tags = tagList.join(' ');
     const meta = metaList.join('\n');
-    // Words of unspaced scripts are cut apart here, as queries' are (words.ts).
-    return [entry.path === null ? null : spaceWords(entry.path), spaceWords(tags), spaceWords(meta), spaceWords(body)];
+    // Words of unspaced scripts are cut apart here, as queries' are (words.ts); ASCII bytes
+    // have none.
+    return [entry.path === null ? null : spaceWords(entry.path), spaceWords(tags), spaceWords(meta), typeof body === 'string' ? spaceWords(body) : body];
   }
 }
 
