@@ -43,10 +43,23 @@ export function isUtf8(bytes: Uint8Array, cut = false): boolean {
 
 /**
  * Whether every byte of `bytes` is below 0x80 (ASCII: UTF-8 that decodes to the same code
- * units). Four bytes a step through a word view where alignment allows: ~2.5 GB/s here, a
- * third of what decoding to a string costs (the search index takes ASCII text as its bytes).
+ * units; the search index takes ASCII text as its bytes). This module's scan by default; a
+ * platform with a faster one installs it (Node's `buffer.isAscii`, ~4x: 3 ms for 32 MiB).
  */
 export function isAscii(bytes: Uint8Array): boolean {
+  return asciiImpl(bytes);
+}
+
+/** Installs a platform's ASCII check (node/backends.ts). */
+export function useIsAscii(fn: (bytes: Uint8Array) => boolean): void {
+  asciiImpl = fn;
+}
+
+/**
+ * The scan every platform has: four bytes a step through a word view where alignment allows,
+ * ~2.5 GB/s here, a third of what decoding to a string costs.
+ */
+export function asciiScan(bytes: Uint8Array): boolean {
   const n = bytes.length;
   let i = 0;
   const lead = Math.min(n, (4 - (bytes.byteOffset & 3)) & 3);
@@ -63,3 +76,5 @@ export function isAscii(bytes: Uint8Array): boolean {
   for (i += words * 4; i < n; i++) if (bytes[i]! & 0x80) return false;
   return true;
 }
+
+let asciiImpl = asciiScan;
