@@ -30,10 +30,14 @@ export interface StreamChunk extends IngestChunk {
 }
 
 const EMPTY = new Uint8Array(0);
+/** Bytes held back for an open group at most, in targets: its members and the known chunks among them. */
+const HELD_MAX = 4;
 
 export class ChunkGrouper {
   /** Chunks held back since the open group's first member (known chunks among them), in order. */
   #held: StreamChunk[] = [];
+  /** Bytes of the chunks held (members and the known chunks between them). */
+  #heldBytes = 0;
   #members: IngestChunk[] = [];
   #raw = 0;
   /**
@@ -66,11 +70,19 @@ export class ChunkGrouper {
     for (const c of chunks) {
       if (this.#grouped.has(c.key) || this.known?.(c.key)) {
         // Sent raw; the store has it (or keeps it raw: known-chunks.ts).
-        if (this.#members.length) this.#held.push(c);
-        else out.push(c);
+        if (!this.#members.length) {
+          out.push(c);
+          continue;
+        }
+        this.#held.push(c);
+        // Known chunks after a member wait for its group, which they do not fill: a run of
+        // repeats (a disk image's zeros: one chunk, again and again) held the whole stream
+        // (1 GiB of zeros, 1.2 GB of memory). Past HELD_MAX the open group closes smaller.
+        if ((this.#heldBytes += c.length) >= HELD_MAX * this.target) this.#close(out);
         continue;
       }
       this.#held.push(c);
+      this.#heldBytes += c.length;
       this.#members.push(c);
       this.#grouped.add(c.key);
       this.#raw += c.length;
@@ -115,6 +127,7 @@ export class ChunkGrouper {
     }
     for (const c of this.#held) out.push(c);
     this.#held = [];
+    this.#heldBytes = 0;
     this.#members = [];
     this.#raw = 0;
     if (!this.remember) this.#grouped.clear();
