@@ -328,6 +328,11 @@ describe('documents over HTTP', () => {
     const r = await call(s.url, 'GET', `/v1/documents/${ds}`);
     expect(r.status).toBe(500);
     expect(errorCode(r)).toBe('CORRUPT_DATA');
+    // Not with the headers of the success it was preparing: a 500 cached for a year, with the
+    // document's ETag, would outlive the repair.
+    expect([r.headers.etag, r.headers['cache-control'], r.headers['accept-ranges']]).toEqual([undefined, undefined, undefined]);
+    const ranged = await call(s.url, 'GET', `/v1/documents/${ds}`, { headers: { range: 'bytes=100-300' } });
+    expect([ranged.status, ranged.headers['content-range'], ranged.headers.etag]).toEqual([500, undefined, undefined]);
     // The large document streams: its status is sent before the damage is reached, so the
     // connection is cut and the client never gets a complete body.
     const res = await request(`${s.url}/v1/documents/${dl}`);
@@ -378,6 +383,29 @@ describe('paths are entries over HTTP (decision 0025)', () => {
     expect((await call(s.url, 'GET', '/v1/paths/b/LICENSE')).status).toBe(200);
     const stats = (await call(s.url, 'GET', '/v1/stats')).json;
     expect(stats).toMatchObject({ entries: 1, documents: 1 });
+  });
+
+  it("a path is served with its own media type, whatever other entries with the same bytes say", async () => {
+    const s = await startServer();
+    const body = 'same bytes <b>here</b>';
+    const typeAt = async (path: string) => {
+      const r = await call(s.url, 'GET', `/v1/paths/${path}`);
+      expect(r.status).toBe(200);
+      return [r.headers['content-type'], r.headers['content-security-policy']];
+    };
+    expect((await call(s.url, 'POST', '/v1/documents?path=a/readme.txt', { body, headers: { 'content-type': 'text/plain' } })).status).toBe(201);
+    expect(await typeAt('a/readme.txt')).toEqual(['text/plain', undefined]);
+    // The same bytes stored without a path as HTML, and at another path as HTML: a/readme.txt
+    // stays text (it was served as the pathless entry's text/html, sandboxed).
+    expect((await call(s.url, 'POST', '/v1/documents', { body, headers: { 'content-type': 'text/html' } })).status).toBe(201);
+    expect((await call(s.url, 'POST', '/v1/documents?path=b/page.html', { body })).status).toBe(201);
+    expect(await typeAt('a/readme.txt')).toEqual(['text/plain', undefined]);
+    expect(await typeAt('b/page.html')).toEqual(['text/html', 'sandbox']);
+    // A type changed on the entry is the type served.
+    const json = { headers: { 'content-type': 'application/json' } };
+    expect((await call(s.url, 'PATCH', '/v1/entry?path=b/page.html', { ...json, body: JSON.stringify({ mediaType: 'text/markdown' }) })).status).toBe(200);
+    expect(await typeAt('b/page.html')).toEqual(['text/markdown', undefined]);
+    expect((await call(s.url, 'GET', '/v1/paths/b/page.html?version=1')).headers['content-type']).toBe('text/markdown');
   });
 });
 

@@ -48,7 +48,8 @@ export async function sendDocument(
 ): Promise<FastifyReply> {
   const info = await store.document(digest, unlisted ? { unlisted: true } : {});
   const etag = etagOf(info.digest);
-  const type = info.mediaType ?? 'application/octet-stream';
+  // A route that knows which entry it serves gives that entry's type (the path route).
+  const type = headers['content-type'] ?? info.mediaType ?? 'application/octet-stream';
   reply.headers({
     etag,
     'accept-ranges': 'bytes',

@@ -93,8 +93,15 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, err: unk
     reply.raw.destroy();
     return reply;
   }
+  // Headers a route set for the success it was preparing (a document's ETag, its year-long
+  // `immutable`, a Content-Range) do not describe an error: a damaged document's 500 was
+  // cacheable for a year. The error's own headers (416's Content-Range) are set after.
+  for (const name of SUCCESS_HEADERS) reply.removeHeader(name);
   return reply.code(m.status).header('x-request-id', request.id).headers(m.headers).type('application/json; charset=utf-8').send(body);
 }
+
+/** Headers of a successful read (http/send.ts, the path and snapshot routes), never of an error. */
+const SUCCESS_HEADERS = ['etag', 'cache-control', 'content-range', 'accept-ranges', 'content-location', 'content-length', 'content-security-policy', 'x-kura-version', 'last-modified'];
 
 /** A route's URL pattern as a test of concrete paths: `:param` one segment, `*` the rest, `::` a colon. */
 function patternOf(url: string): RegExp {

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { HttpError } from '../errors.js';
+import { detectMediaType } from '@kura/store';
 import { sendDocument } from '../http/send.js';
 import { DocumentInfo, MetaChange, PathQuery, SafePath, VersionInfo, errors, pathParam } from '../schemas.js';
 import { timeOf } from '../http/filters.js';
@@ -34,7 +35,13 @@ export default async function paths(app: FastifyInstance) {
         const q = request.query;
         if (q.version !== undefined && q.at !== undefined) throw new HttpError('INVALID_INPUT', 'give version or at, not both', { field: 'version' });
         const v = await request.store.pathVersion(path, { ...(q.version !== undefined ? { version: q.version } : {}), ...(q.at !== undefined ? { at: timeOf(q.at) } : {}) });
+        // The path's own media type (entries hold types: decision 0025), not the one the digest
+        // finds on whichever entry shows the same bytes — that answered another path's type, and
+        // told a limited token that its bytes were stored outside its prefixes. A path deleted
+        // with its versions kept has no entry: typed by its name.
+        const entry = await request.store.stat(path).catch(() => undefined);
         return sendDocument(request, reply, request.store, app.bytesCache, v.digest, {
+          'content-type': (entry ? entry.mediaType : detectMediaType(path)) ?? 'application/octet-stream',
           'x-kura-version': String(v.version),
           'content-location': `/v1/documents/${v.digest}`,
           // A version's bytes never change; the latest (or the one at a time) does: revalidated

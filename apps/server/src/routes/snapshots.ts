@@ -4,7 +4,7 @@
  * recursion (a body nested 20,000 deep must be a 400, not a stack overflow), and copied field by
  * field: what reaches the log is exactly the tree, nothing else the client sent.
  */
-import type { DirNode, FileEntry, SymlinkEntry } from '@kura/store';
+import { detectMediaType, type DirNode, type FileEntry, type SymlinkEntry } from '@kura/store';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -74,8 +74,11 @@ export default async function snapshots(app: FastifyInstance) {
         ...(method === 'GET' ? { response: errors(400, 401, 403, 404, 416) } : { hide: true }),
       },
       handler: async (request, reply) => {
-        const file = await request.store.snapshotFile(request.params.id, pathParam(request.params['*']));
-        return sendDocument(request, reply, request.store, app.bytesCache, file.digest, { 'content-location': `/v1/documents/${file.digest}` }, true);
+        const path = pathParam(request.params['*']);
+        const file = await request.store.snapshotFile(request.params.id, path);
+        // Typed by its name: a snapshot's file has no entry (one with the same bytes is another's).
+        const type = detectMediaType(path) ?? 'application/octet-stream';
+        return sendDocument(request, reply, request.store, app.bytesCache, file.digest, { 'content-type': type, 'content-location': `/v1/documents/${file.digest}` }, true);
       },
     });
   }
