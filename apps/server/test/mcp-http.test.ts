@@ -159,6 +159,33 @@ describe('MCP over HTTP', () => {
     }
   });
 
+  it('a diff of two long unrelated texts does not hold the server: other requests are answered meanwhile, and it gives up in time', { timeout: 60_000 }, async () => {
+    const s = await startServer({ noAuth: false, tokens });
+    const writer = await connect(s.url, WRITER);
+    try {
+      const lines = (tag: string) => Array.from({ length: 20_000 }, (_, i) => `${tag} row ${i} data\n`).join('');
+      for (const [path, text] of [['d/a.txt', lines('alpha')], ['d/b.txt', lines('beta')]]) await writer.callTool({ name: 'kura_add_text', arguments: { text, path } });
+      const order: string[] = [];
+      const diff = writer.callTool({ name: 'kura_diff', arguments: { from: 'd/a.txt', to: 'd/b.txt' } }).then((r) => (order.push('diff'), json(r)));
+      await new Promise((r) => setTimeout(r, 100)); // (the diff is under way)
+      const health = await call(s.url, 'GET', '/healthz');
+      order.push('healthz');
+      expect(health.status).toBe(200);
+      const answer = await diff;
+      expect(order).toEqual(['healthz', 'diff']); // (it waited for the whole diff: 14 s)
+      // Two texts sharing no line: 40,000 edits, given up and said so.
+      expect(answer).toMatchObject({ from: 'd/a.txt', to: 'd/b.txt', diff: null });
+      expect(answer.note).toMatch(/too many places/);
+      // A small change to the same long text still diffs.
+      await writer.callTool({ name: 'kura_add_text', arguments: { text: lines('alpha').replace('alpha row 7 data', 'alpha row seven data'), path: 'd/a.txt' } });
+      const small = json(await writer.callTool({ name: 'kura_diff', arguments: { from: 'd/a.txt@1', to: 'd/a.txt@2' } }));
+      expect(small.diff).toContain('-alpha row 7 data');
+      expect(small.diff).toContain('+alpha row seven data');
+    } finally {
+      await writer.close();
+    }
+  });
+
   it('refuses a foreign Host or Origin before the token, a request without a token, and GET/DELETE', async () => {
     const s = await startServer({ noAuth: false, tokens, allowedHosts: ['kura.internal'] });
     const port = new URL(s.url).port;

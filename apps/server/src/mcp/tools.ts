@@ -52,6 +52,8 @@ export const TEXT_CHARS = RESULT_CHARS - 4096;
 const ENTRY_CHARS = 128;
 /** Documents a diff reads at most (each side, whole). */
 const DIFF_BYTES_MAX = 4 << 20;
+/** Time a diff may take (in steps between which other requests run): then it is given up. */
+const DIFF_MS = 2000;
 
 const fatal = new TextDecoder('utf-8', { fatal: true });
 
@@ -463,7 +465,15 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
           }
         };
         const [a, b] = [await read(from), await read(to)];
-        const patch = createTwoFilesPatch(from, to, a, b, undefined, undefined, { context: context ?? 3 });
+        // Myers' diff costs the lines times the edits: two unrelated texts of 20,000 lines took
+        // 14 s, on the thread every client of a server shares. Computed a step per turn of the
+        // event loop, and given up past DIFF_MS.
+        const patch = await new Promise<string | undefined>((resolve) => {
+          createTwoFilesPatch(from, to, a, b, undefined, undefined, { context: context ?? 3, timeout: DIFF_MS, callback: resolve });
+        });
+        if (patch === undefined) {
+          return { from, to, diff: null, note: `the two texts differ in too many places to diff within ${DIFF_MS / 1000} s: read them with kura_get (a range of lines each)` };
+        }
         const shown = fitJson(patch, TEXT_CHARS).text;
         return { from, to, diff: shown, ...(shown.length < patch.length ? { cut: true } : {}) };
       }),
