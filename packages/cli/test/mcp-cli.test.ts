@@ -12,6 +12,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { VERSION } from '../src/version.js';
+import { makePdf } from '../../store/test/helpers/documents.js';
 
 const BIN = fileURLToPath(new URL('../bin/kura.js', import.meta.url));
 const roots: string[] = [];
@@ -94,6 +95,37 @@ describe('kura mcp', () => {
       expect(json({ content: [{ text: JSON.stringify((missing.content as { text: string }[])[0]!.text) }] })).toMatch(/^NOT_FOUND: /);
       const bad = await client.callTool({ name: 'kura_search', arguments: { query: 'x', limit: 1000 } }).catch((e: Error) => e);
       expect(bad instanceof Error ? bad.message : JSON.stringify(bad)).toMatch(/limit|Input validation/i);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('kura_add_file puts a file as kura add does: typed, streamed, regular files only, errors as tool errors', { timeout: 60_000 }, async () => {
+    const root = mkdtempSync(join(tmpdir(), 'kura-mcp-'));
+    roots.push(root);
+    const store = join(root, 'store');
+    expect(spawnSync(process.execPath, [BIN, 'init', '--store', store]).status).toBe(0);
+    const pdf = join(root, 'gulls.pdf');
+    writeFileSync(pdf, makePdf(['Seagulls nest on the harbour wall']));
+    const page = join(root, 'page.html');
+    writeFileSync(page, '<html><body><p>A page about lighthouses</p></body></html>');
+    const client = new Client({ name: 'kura-test', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp', '--store', store], stderr: 'pipe' }));
+    try {
+      // Typed as kura add types them (the type filter found neither: both were typed null).
+      for (const [file, path] of [[pdf, 'z/gulls.pdf'], [page, 'z/page.html']]) expect(await client.callTool({ name: 'kura_add_file', arguments: { file, path } })).not.toHaveProperty('isError', true);
+      const listed = json(await client.callTool({ name: 'kura_list', arguments: { prefix: 'z/' } }));
+      expect(listed.items.map((i: { path: string; mediaType: string }) => [i.path, i.mediaType])).toEqual([['z/gulls.pdf', 'application/pdf'], ['z/page.html', 'text/html']]);
+      const found = json(await client.callTool({ name: 'kura_search', arguments: { query: 'seagulls', type: 'application/pdf', mode: 'keyword' } }));
+      expect(found.hits.map((h: { path: string }) => h.path)).toEqual(['z/gulls.pdf']);
+      // A device that never ends, a directory, a missing file: tool errors naming the file, at
+      // once (/dev/zero was read until memory ran out).
+      for (const file of ['/dev/zero', root, join(root, 'no-such-file')]) {
+        const r = await client.callTool({ name: 'kura_add_file', arguments: { file, path: 'z/x' } });
+        expect(r, file).toMatchObject({ isError: true, _meta: { code: 'INVALID_INPUT' } });
+        expect((r.content as { text: string }[])[0]!.text, file).toContain(file);
+      }
+      expect(json(await client.callTool({ name: 'kura_list', arguments: { prefix: 'z/' } })).items).toHaveLength(2);
     } finally {
       await client.close();
     }

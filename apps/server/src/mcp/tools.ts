@@ -12,6 +12,7 @@
  * read-only tools alone, and `kura_add_file` — a file on the machine running Kura — is offered
  * only where client and store share that machine (stdio), never over the network.
  */
+import { statSync, type Stats } from 'node:fs';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { InvalidInputError, isKuraError } from '@kura/core';
@@ -234,8 +235,24 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
         const at = path ?? file.split(/[\\/]/).pop()!;
         // (Paths as HTTP takes them: relative, no empty, "." or ".." segments.)
         if (!SafePath.safeParse(at).success) throw new InvalidInputError(`${JSON.stringify(at)} is not a path a document can have: give one with \`path\``, 'path');
-        const r = await store.put(file, { path: at, ...(t ? { tags: t } : {}), ...(m ? { meta: m } : {}) });
-        return { digest: r.digest, path: at, size: r.size };
+        // As `kura add` puts a file: streamed on a worker (a put of the path held it whole), a
+        // regular file only (/dev/zero never ended), typed by its name, then its bytes.
+        let stat: Stats;
+        try {
+          stat = statSync(file);
+        } catch (e) {
+          throw new InvalidInputError(`${file}: ${(e as Error).message.replace(/^[A-Z]+: /, '')}`, 'file');
+        }
+        if (!stat.isFile()) throw new InvalidInputError(`${file} is not a regular file (a ${stat.isDirectory() ? 'directory' : 'device, pipe or socket'}): give a file`, 'file');
+        const type = detectMediaType(at);
+        const meta = { path: at, ...(type ? { mediaType: type } : {}), ...(t ? { tags: t } : {}), ...(m ? { meta: m } : {}) };
+        for await (const o of store.putFiles([{ path: file, meta }], { workers: 1 })) {
+          if (o.error === undefined) return { digest: o.result!.digest, path: at, size: o.result!.size };
+          const errno = (o.error as NodeJS.ErrnoException).code;
+          if (isKuraError(o.error) || !errno) throw o.error;
+          throw new InvalidInputError(`${file}: ${(o.error as Error).message.replace(/^[A-Z]+: /, '')}`, 'file');
+        }
+        throw new InvalidInputError(`${file}: not put`, 'file'); // (putFiles answers every file)
       }),
   );
   server.registerTool(
