@@ -5,6 +5,7 @@
 import { AVG_MAX, AVG_MIN, DEFAULT_AVG, DEFAULT_LEVEL, InvalidInputError, LEVEL_MAX, LEVEL_MIN } from '@kura/core';
 import { z } from 'zod';
 import { mediaTypesSql } from './search/media-type-filter.js';
+import { parseRef } from './path-ref.js';
 
 export const Durability = z.enum(['full', 'normal']);
 export type Durability = z.infer<typeof Durability>;
@@ -79,6 +80,34 @@ const metaKey = z.string().min(1, 'a metadata key cannot be empty').max(256, 'a 
 const metaValue = z.string().max(64 * 1024);
 
 const docPath = z.string().min(1).max(4096).regex(/^[^\u0000]+$/, 'path must not contain NUL');
+
+/**
+ * Why a new path cannot be given (undefined: it can). A path is named again later — by
+ * `resolve` (PATH@N, PATH@<time>, a digest), over HTTP (relative, no empty, `.` or `..`
+ * segments) and by prefix — so what none of those could name is refused when it would be made:
+ * `a/../b`, `dir/` or `song@2` were stored and then unreachable, or named another document.
+ * (Entries stored before this rule keep their paths and are read, changed and deleted by them.)
+ */
+export function newPathProblem(path: string): string | undefined {
+  if (LONE_SURROGATE.test(path)) return 'path must be well-formed Unicode (a lone surrogate is not a character)';
+  if (path.includes('\u{10ffff}')) return 'path must not contain U+10FFFF (prefix ranges end with it)';
+  if (path.startsWith('/')) return 'path must be relative (no leading /)';
+  if (path.split('/').some((s) => s === '' || s === '.' || s === '..')) return 'path must not contain empty, "." or ".." segments';
+  if (/^sha256:/i.test(path)) return 'a path must not start with "sha256:" (that names a document by its digest)';
+  const { which } = parseRef(path);
+  if (which.version !== undefined || which.at !== undefined) {
+    return `path must not end like a version reference (${path.slice(path.lastIndexOf('@'))}): PATH@N names version N of PATH, and PATH@<time> the version latest then`;
+  }
+  return undefined;
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** A path a put may make (newPathProblem). */
+const newPath = docPath.superRefine((p, ctx) => {
+  const problem = newPathProblem(p);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
 const mediaType = z
   .string()
   .max(255)
@@ -89,8 +118,8 @@ const fewKeys = (o: Record<string, unknown>) => Object.keys(o).length <= META_MA
 
 export const PutMeta = z
   .object({
-    /** A name or logical path, e.g. "docs/readme.md". */
-    path: docPath.optional(),
+    /** A name or logical path, e.g. "docs/readme.md" (newPathProblem says which cannot be). */
+    path: newPath.optional(),
     mediaType: mediaType.optional(),
     tags: z.array(tag).max(1000).optional(),
     meta: z.record(metaKey, metaValue).refine(fewKeys, `at most ${META_MAX_KEYS} metadata keys`).optional(),

@@ -184,3 +184,38 @@ describe('entries and documents', () => {
     expect((await store.gc()).chunksRemoved).toBe(1);
   });
 });
+
+describe('paths a put may make', () => {
+  it('refuses paths nothing could name again, storing nothing; takes the unusual ones that can be named', async () => {
+    const { store } = await newStore();
+    const refused: [string, RegExp][] = [
+      ['a/../b', /"\.\."/],
+      ['../../etc/x', /"\.\."/],
+      ['./c', /"\."/],
+      ['dir/', /empty/],
+      ['a//b', /empty/],
+      ['/abs/x', /relative/],
+      ['/', /relative/],
+      ['bad\uD800', /surrogate/],
+      ['\uDC00x', /surrogate/],
+      ['z\u{10FFFF}/x', /U\+10FFFF/],
+      ['sha256:notes.txt', /sha256:/],
+      ['SHA256:x', /sha256:/],
+      ['song@1', /version reference \(@1\)/],
+      ['build@2024-01-01', /version reference/],
+    ];
+    for (const [path, why] of refused) {
+      const e = await store.put(utf8(`text of ${path}`), { path }).then(() => undefined, (err: unknown) => err);
+      expect(e, path).toMatchObject({ code: 'INVALID_INPUT', field: 'path' });
+      expect((e as Error).message, path).toMatch(why);
+    }
+    expect((await store.list()).items).toEqual([]);
+    expect((await store.stats()).documents).toBe(0); // (nothing stored, not even the bytes)
+    // Unusual but nameable: kept, and each resolves to itself.
+    for (const path of ['x@2.txt', 'a@b', 'mail@example.com/notes', 'file with spaces & #hash?.txt', '東京/タワー.md', 'emoji 😀', 'sha256', 'dir/sha256:x', 'song@1/lyrics.txt']) {
+      const r = await store.put(utf8(`text of ${path}`), { path });
+      expect(await store.resolve(path), path).toBe(r.digest);
+      expect((await store.stat(path)).digest, path).toBe(r.digest);
+    }
+  });
+});

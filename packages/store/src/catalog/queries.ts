@@ -10,6 +10,9 @@ import { NotFoundError } from '../errors.js';
 import { formatDigest, hexToBytes } from '../hex.js';
 import { decodeManifest } from '../bytes/manifest.js';
 import { ListQuery, entryFilters, parse, toMillis } from '../options.js';
+import { parseRef } from '../path-ref.js';
+
+export { parseRef };
 import { storedShare } from '../bytes/pack-record.js';
 import { ENTRY_VIEW, type EntryView, type Statements } from './statements.js';
 import type { ListResult, StoreStats, VersionInfo } from '../store-types.js';
@@ -93,14 +96,6 @@ export function resolveRef(c: CatalogReads, ref: string): Digest {
   return pathVersion(c, r.path, r.which).digest;
 }
 
-/** A reference that is not a digest: its path, and `@N` (a version) or `@<ISO time>` (the version latest then). */
-export function parseRef(ref: string): { path: string; which: { version?: number; at?: string } } {
-  const at = ref.lastIndexOf('@');
-  const suffix = at > 0 ? ref.slice(at + 1) : '';
-  if (/^[0-9]+$/.test(suffix)) return { path: ref.slice(0, at), which: { version: Number(suffix) } };
-  if (suffix && !Number.isNaN(Date.parse(suffix)) && /^\d{4}-\d\d/.test(suffix)) return { path: ref.slice(0, at), which: { at: suffix } };
-  return { path: ref, which: {} };
-}
 
 /**
  * A list cursor (FORMAT.md §11): opaque to callers — base64url of `e` and the id of the last
