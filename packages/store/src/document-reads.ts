@@ -24,7 +24,7 @@ const RESTORE_WINDOW = 256;
 /**
  * One lookup for a read that needs the size or type before the bytes (an HTTP GET): the head,
  * and readers bound to the row found. A delete after the lookup does not stop the reads until
- * GC reclaims the chunks; then they fail with CORRUPT_DATA (missing-chunk).
+ * GC reclaims the chunks; then they fail with NOT_FOUND ("deleted while being read": not damage).
  */
 export function openDocument({ db, st, reader }: DocumentReads, digest: string, unlisted: boolean): DocumentReader {
   // The head without the manifest (a read served from a cache never needs it); the full row is

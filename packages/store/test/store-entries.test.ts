@@ -4,7 +4,7 @@
  * addressed changes name one entry or fail; deletes by path and by digest; stats over entries.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { newStore } from './helpers/store.js';
+import { newStore, randomBytes, reopen } from './helpers/store.js';
 
 const utf8 = (s: string) => new TextEncoder().encode(s);
 
@@ -217,5 +217,29 @@ describe('paths a put may make', () => {
       expect(await store.resolve(path), path).toBe(r.digest);
       expect((await store.stat(path)).digest, path).toBe(r.digest);
     }
+  });
+});
+
+describe('a document deleted and collected while it is read', () => {
+  it('ends the read with NOT_FOUND, not CORRUPT_DATA: the store is not damaged', { timeout: 60_000 }, async () => {
+    const { store, dir } = await newStore();
+    await store.close();
+    const s = await reopen(dir, { packSize: 256 * 1024 });
+    const big = randomBytes(5, 4 << 20);
+    const { digest } = await s.put(big, { path: 'big' });
+    const readers = [() => s.get(digest), () => s.getRangeStream(digest, 0, big.length), async function* () { yield* (await s.document(digest)).stream(); }];
+    for (const [i, open] of readers.entries()) {
+      if (i > 0) await s.put(big, { path: 'big' });
+      const it = open()[Symbol.asyncIterator]();
+      expect((await it.next()).done, `reader ${i}`).toBe(false);
+      await s.deletePath('big');
+      expect((await s.gc()).chunksRemoved, `reader ${i}`).toBeGreaterThan(0);
+      const e = await (async () => {
+        for (;;) if ((await it.next()).done) return undefined;
+      })().catch((err: unknown) => err);
+      expect(e, `reader ${i}`).toMatchObject({ code: 'NOT_FOUND' });
+      expect((e as Error).message).toMatch(/deleted while being read/);
+    }
+    expect((await s.verify()).ok).toBe(true);
   });
 });

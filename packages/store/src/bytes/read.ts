@@ -13,8 +13,8 @@ import {
   type DocumentHasherChoice,
 } from '@kura/core';
 import { PackMissingError, type PackStore } from '../backend/packs.js';
-import { InvalidInputError } from '../errors.js';
-import { bytesToHex, formatDigest, hexToBytes } from '../hex.js';
+import { InvalidInputError, NotFoundError } from '../errors.js';
+import { bytesToHex, formatDigest, hexToBytes, parseDigest } from '../hex.js';
 import { decodeManifest, manifestRange, type ManifestEntry } from './manifest.js';
 import { CODEC_GROUP, checkRecord, decodeGroupRecord, groupMember, groupRawMax, groupStoredMax, type GroupRecord } from './pack-record.js';
 
@@ -304,6 +304,11 @@ export class Reader {
       return bytes;
     } catch (err) {
       if (err instanceof CorruptDataError) {
+        // A document deleted while it was read, then collected: its chunk (or pack) went with
+        // it. Not damage — it is gone, as a read that started later is told.
+        if ((err.reason === 'missing-chunk' || err.reason === 'missing-pack') && !this.st.docAnyByDigest.get(parseDigest(digest))) {
+          throw new NotFoundError(`no document ${digest} (deleted while being read)`);
+        }
         throw new CorruptDataError(`document ${digest}: ${err.message}`, err.reason, { key: err.key ?? e.key, digest }, { cause: err });
       }
       throw err;
