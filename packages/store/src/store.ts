@@ -227,13 +227,30 @@ export class Store extends StoreReads {
     usable(this.ctx).reranker = reranker;
   }
 
-  /** Lets puts in progress finish (new calls are refused from now on) and releases the store. Idempotent. */
-  async close(): Promise<void> {
+  /**
+   * Lets snapshots and puts in progress finish (new calls are refused once they have) and
+   * releases the store. Idempotent: every call answers when the store is closed.
+   */
+  close(): Promise<void> {
+    return (this.#closing ??= this.#close());
+  }
+
+  #closing: Promise<void> | undefined;
+
+  async #close(): Promise<void> {
     if (this.ctx.closed) return;
+    await this.finishRuns();
     this.ctx.closed = true;
     await this.closeThreads();
     await writes.close(this.ctx);
   }
+
+  /**
+   * For platform subclasses: runs of many steps called before close() (node/: snapshots), let
+   * finish while the store is still open — their steps are calls of their own — and refused
+   * from the call of close() on.
+   */
+  protected async finishRuns(): Promise<void> {}
 
   /** For platform subclasses: lets go of threads of their own before the database closes (node/: grep's workers). */
   protected async closeThreads(): Promise<void> {}

@@ -1007,3 +1007,21 @@ describe('exclude patterns', () => {
     expect(await store.snapshots()).toEqual([]);
   });
 });
+
+describe('close() while a snapshot runs', () => {
+  it('lets a snapshot called before it finish, and refuses snapshots and watches called after', { timeout: 60_000 }, async () => {
+    const { store, dir } = await newStore();
+    const src = tempDir();
+    for (let i = 0; i < 300; i++) writeFileSync(join(src, `f${i}.txt`), `file ${i}\n`.repeat(50));
+    const running = store.snapshot(src, { label: 'before close' });
+    const closing = store.close(); // (not awaited between: the snapshot has not reached a put yet)
+    const report = await running; // (it failed STORE_CLOSED)
+    await closing;
+    expect(report.files).toBe(300);
+    await expect(store.snapshot(src)).rejects.toMatchObject({ code: 'STORE_CLOSED' });
+    expect(() => store.watch(src)).toThrow(expect.objectContaining({ code: 'STORE_CLOSED' })); // (it kept the process alive)
+    const again = await reopen(dir);
+    expect((await again.snapshots()).map((s) => [s.id, s.label])).toEqual([[report.id, 'before close']]);
+    expect((await again.verify()).ok).toBe(true);
+  });
+});

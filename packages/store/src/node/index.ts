@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:f
 import { join, resolve } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { InvalidInputError } from '@kura/core';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError, StoreClosedError } from '../errors.js';
 import { InitOptions as InitOptionsSchema, parse, type InitOptions, type OpenOptions } from '../options.js';
 import { openParts } from '../store-open.js';
 import { Store as StoreCore } from '../store.js';
@@ -70,6 +70,10 @@ export class Store extends StoreCore {
   #grepPool: GrepPool | undefined;
   /** Watches made on this store: closed with it (their timers would keep the process alive, each tick failing STORE_CLOSED). */
   readonly #watches = new Set<Watch>();
+  /** Snapshots running, which close() lets finish. */
+  readonly #snapshots = new Set<Promise<SnapshotReport>>();
+  /** Set once close() is called: no new snapshot starts. */
+  #finishing = false;
   #unapplied = 0;
   /** The store's own directories on this machine (its files, its cache): never in its snapshots. */
   #ownDirs: string[] = [];
@@ -109,7 +113,16 @@ export class Store extends StoreCore {
    * records nothing).
    */
   async snapshot(dir: string, options: SnapshotOptions = {}): Promise<SnapshotReport> {
-    return snapshotDirectory(this.#host(), dir, options);
+    this.context('snapshot'); // (STORE_CLOSED, READ_ONLY)
+    // A snapshot called before close() finishes, as a put in progress does (finishRuns).
+    if (this.#finishing) throw new StoreClosedError();
+    const run = snapshotDirectory(this.#host(), dir, options);
+    this.#snapshots.add(run);
+    try {
+      return await run;
+    } finally {
+      this.#snapshots.delete(run);
+    }
   }
 
   /**
@@ -118,6 +131,7 @@ export class Store extends StoreCore {
    * has caught up.
    */
   watch(dir: string, options: WatchOptions = {}): Watch {
+    this.context('watch'); // (a watch on a closed store kept its process alive: refused here)
     const w = new Watch(this.#host(), dir, options);
     this.#watches.add(w);
     return w;
@@ -192,6 +206,11 @@ export class Store extends StoreCore {
   }
 
   /** Grep's workers go before the database closes (their read connections with them: no WAL left behind). */
+  protected override async finishRuns(): Promise<void> {
+    this.#finishing = true;
+    await Promise.allSettled([...this.#snapshots]);
+  }
+
   protected override async closeThreads(): Promise<void> {
     const watches = [...this.#watches];
     this.#watches.clear();
