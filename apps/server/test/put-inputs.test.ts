@@ -24,13 +24,38 @@ describe('put inputs', () => {
       ['path=a.txt', { 'x-kura-path': 'b.txt' }],
       ['path=a.txt&tag=fromq', { 'x-kura-tags': 'fromhdr' }],
       ['path=a.txt&meta=%7B%22k%22%3A%22v%22%7D', { 'x-kura-meta': '{"k":"w"}' }],
+      ['path=a.txt&type=text/plain', { 'content-type': 'image/png' }], // (the header was dropped)
     ] as const) {
       expect((await call(s.url, 'POST', `/v1/documents?${query}`, { body, headers })).status).toBe(400);
     }
     expect((await call(s.url, 'GET', '/v1/documents')).json.items).toEqual([]);
     // The same value twice is fine.
-    const same = await call(s.url, 'POST', `/v1/documents?path=a.txt&digest=${sha(body)}&tag=t`, { body, headers: { 'x-kura-sha256': sha(body).slice(7).toUpperCase(), 'x-kura-path': 'a.txt', 'x-kura-tags': 't' } });
+    const same = await call(s.url, 'POST', `/v1/documents?path=a.txt&digest=${sha(body)}&tag=t&type=text/plain`, { body, headers: { 'x-kura-sha256': sha(body).slice(7).toUpperCase(), 'x-kura-path': 'a.txt', 'x-kura-tags': 't', 'content-type': 'Text/Plain; charset=utf-8' } });
     expect(same.status).toBe(201);
+    // A Content-Type that says nothing of the bytes is no second value.
+    expect((await call(s.url, 'POST', '/v1/documents?path=b.txt&type=text/markdown', { body, headers: { 'content-type': 'application/octet-stream' } })).status).toBe(201);
+    expect((await call(s.url, 'GET', '/v1/entry?path=b.txt')).json.mediaType).toBe('text/markdown');
+  });
+
+  it('a "__proto__" metadata key is refused, named, wherever it comes from (it was dropped, or called invalid JSON)', async () => {
+    const s = await startServer();
+    const body = 'x';
+    for (const [query, headers] of [
+      [`path=p.txt&meta=${encodeURIComponent('{"__proto__":"y","k":"v"}')}`, {}],
+      ['path=p.txt', { 'x-kura-meta': '{"__proto__":"y","k":"v"}' }],
+    ] as const) {
+      const r = await call(s.url, 'POST', `/v1/documents?${query}`, { body, headers });
+      expect([r.status, code(r)]).toEqual([400, 'INVALID_INPUT']);
+      expect(r.json.error.message).toMatch(/"__proto__" is not accepted/);
+    }
+    expect((await call(s.url, 'GET', '/v1/documents')).json.items).toEqual([]);
+    expect((await call(s.url, 'POST', '/v1/documents?path=p.txt', { body })).status).toBe(201);
+    const patched = await call(s.url, 'PATCH', '/v1/entry?path=p.txt', { body: '{"meta":{"__proto__":"y"}}', headers: { 'content-type': 'application/json' } });
+    expect([patched.status, code(patched)]).toEqual([400, 'INVALID_INPUT']);
+    expect(patched.json.error.message).toMatch(/__proto__/);
+    // A wrong field of one change is named as the field, not as "updates[0]." of a batch the client never sent.
+    const bad = await call(s.url, 'PATCH', '/v1/entry?path=p.txt', { body: JSON.stringify({ mediaType: 'text/plain,text/html' }), headers: { 'content-type': 'application/json' } });
+    expect(bad.json.error.message).toMatch(/^mediaType: /);
   });
 
   it('a query escape that is not UTF-8 percent-encoding is refused; a % escaped as %25 is a %', async () => {

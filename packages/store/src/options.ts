@@ -241,6 +241,13 @@ export type ListQuery = z.input<typeof ListQuery>;
 
 /** Parses with a zod schema; failures become INVALID_INPUT naming the first bad field. */
 export function parse<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
+  // JSON.parse makes `__proto__` an own key, and zod's records drop it without a word (metadata
+  // given with it was stored as if it had not been): refused, named.
+  const proto = protoKeyAt(value, 3);
+  if (proto !== undefined) {
+    const field = proto ? `${proto}` : what;
+    throw new InvalidInputError(`${what.includes('[') ? `${what}.${field}` : field}: the key "__proto__" is not accepted`, field);
+  }
   const r = schema.safeParse(value ?? {});
   if (r.success) return r.data;
   const issue = r.error.issues[0]!;
@@ -250,6 +257,17 @@ export function parse<S extends z.ZodType>(schema: S, value: unknown, what: stri
   // (An item of a batch keeps its place: `updates[3].addTags`.)
   const named = issue.path.filter((p) => typeof p === 'string').join('.') || what;
   throw new InvalidInputError(`${what.includes('[') && named !== what ? `${what}.${named}` : named}: ${plainer(issue.message)}`, field);
+}
+
+/** Where an own `__proto__` key is in `value` (its parents' keys, dot-joined), looking `depth` objects down. */
+function protoKeyAt(value: unknown, depth: number): string | undefined {
+  if (depth === 0 || typeof value !== 'object' || value === null || ArrayBuffer.isView(value)) return undefined;
+  if (Object.hasOwn(value, '__proto__')) return '';
+  for (const [k, v] of Object.entries(value)) {
+    const below = protoKeyAt(v, depth - 1);
+    if (below !== undefined) return below ? `${k}.${below}` : k;
+  }
+  return undefined;
 }
 
 function plainer(message: string): string {

@@ -155,8 +155,11 @@ export async function updateMeta(ctx: StoreContext, updates: MetaUpdate[]): Prom
   const changes: { target: EntryTarget; change: MetaChange }[] = [];
   for (let i = 0; i < updates.length; i++) {
     const given = updates[i];
-    const u = plainMetaUpdate(given) ? given : parse(MetaUpdate, given, `updates[${i}]`);
-    if (u.digest !== undefined && !DIGEST_PATTERN.test(u.digest)) parseDigest(u.digest, `updates[${i}].digest`);
+    // (A batch of one is named as one change: "mediaType: …", not "updates[0].mediaType: …",
+    // to a caller who made no batch — PATCH /v1/entry, kura_meta.)
+    const what = updates.length === 1 ? 'update' : `updates[${i}]`;
+    const u = plainMetaUpdate(given) ? given : parse(MetaUpdate, given, what);
+    if (u.digest !== undefined && !DIGEST_PATTERN.test(u.digest)) parseDigest(u.digest, updates.length === 1 ? 'digest' : `updates[${i}].digest`);
     const change: MetaChange = {};
     if (u.mediaType !== undefined) change.mediaType = u.mediaType;
     if (u.meta !== undefined) change.meta = u.meta;

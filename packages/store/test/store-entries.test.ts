@@ -211,6 +211,14 @@ describe('paths a put may make', () => {
     }
     expect((await store.list()).items).toEqual([]);
     expect((await store.stats()).documents).toBe(0); // (nothing stored, not even the bytes)
+    // A "__proto__" metadata key (JSON.parse makes it an own key): refused, not dropped.
+    const proto = JSON.parse('{"__proto__":"y","k":"v"}') as Record<string, string>;
+    await expect(store.put(utf8('x'), { path: 'p', meta: proto })).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'meta', message: 'meta: the key "__proto__" is not accepted' });
+    await store.put(utf8('x'), { path: 'p' });
+    await expect(store.updateMeta([{ path: 'p', meta: proto }])).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'meta' });
+    await expect(store.updateMeta([{ path: 'p', meta: {} }, { path: 'p', meta: proto }])).rejects.toMatchObject({ code: 'INVALID_INPUT', message: 'updates[1].meta: the key "__proto__" is not accepted' });
+    expect((await store.stat('p')).meta).toEqual({});
+    await store.deletePath('p');
     // Unusual but nameable: kept, and each resolves to itself.
     for (const path of ['x@2.txt', 'a@b', 'mail@example.com/notes', 'file with spaces & #hash?.txt', '東京/タワー.md', 'emoji 😀', 'sha256', 'dir/sha256:x', 'song@1/lyrics.txt']) {
       const r = await store.put(utf8(`text of ${path}`), { path });

@@ -72,6 +72,8 @@ function either<T>(fromQuery: T | undefined, fromHeader: T | undefined, field: s
   return fromQuery ?? fromHeader;
 }
 
+/** A media type without its parameters, lower case: `text/plain; charset=utf-8` is `text/plain`. */
+const essence = (t: string) => t.split(';')[0]!.trim().toLowerCase();
 const sameList = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 const sameJson = (a: Record<string, string>, b: Record<string, string>) => JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
 
@@ -88,7 +90,9 @@ export function putMetaFrom(request: FastifyRequest, q: PutQuery): PutMeta {
   const contentType = header(request, 'content-type');
   // No type, octet-stream, or the form type curl sends by default with --data-binary say
   // nothing about the bytes: the route detects the type from the path and the first bytes.
-  const type = q.type ?? (contentType && !SAYS_NOTHING.test(contentType) ? contentType : undefined);
+  const said = contentType && !SAYS_NOTHING.test(contentType) ? contentType : undefined;
+  // Given in both places, the type must be the same (parameters aside): one was dropped.
+  const type = either(q.type, said, 'type', 'Content-Type', (a, b) => essence(a) === essence(b));
   if (type !== undefined) m.mediaType = type;
   const tagHeader = header(request, 'x-kura-tags')?.split(',').map((t) => decode(t.trim(), 'x-kura-tags')).filter(Boolean);
   const tags = either(q.tag !== undefined ? [q.tag].flat() : undefined, tagHeader, 'tags', 'x-kura-tags', sameList);

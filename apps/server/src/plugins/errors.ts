@@ -61,7 +61,10 @@ export function mapError(raw: unknown): Mapped {
     // fastify's body errors say what is wrong without internals ("Unexpected token } in JSON…");
     // those about the body name it, as ERRORS.md's INVALID_INPUT promises a field.
     const body = typeof fe?.code === 'string' && fe.code.startsWith('FST_ERR_CTP_');
-    return { status, code, message: fe.message || code, details: body && code === 'INVALID_INPUT' ? { field: 'body' } : {}, headers: {} };
+    // The JSON parser refuses `__proto__` and `constructor.prototype` keys (prototype pollution)
+    // with the same error as broken JSON: said, as valid JSON was told it was not.
+    const message = fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ? 'the body is not valid JSON, or it has a "__proto__" or "constructor": {"prototype"} key, which is not accepted' : fe.message || code;
+    return { status, code, message, details: body && code === 'INVALID_INPUT' ? { field: 'body' } : {}, headers: {} };
   }
   return { status: 500, code: 'INTERNAL', message: 'internal error', details: {}, headers: {} };
 }
