@@ -161,7 +161,7 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
     await app.register(cors, {
       origin: config.corsOrigins.includes('*') ? '*' : config.corsOrigins,
       methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
-      exposedHeaders: ['etag', 'content-range', 'x-kura-version', 'x-request-id', 'retry-after', 'location', 'x-kura-upload-offset', 'x-kura-upload-expires'],
+      exposedHeaders: ['etag', 'content-range', 'content-location', 'x-kura-version', 'x-request-id', 'retry-after', 'location', 'range', 'www-authenticate', 'x-kura-upload-offset', 'x-kura-upload-expires'],
       maxAge: 600,
     });
   }
@@ -178,7 +178,8 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
       },
       allowList: (request) => request.url === '/healthz',
       errorResponseBuilder: (_request, context) =>
-        new HttpError('RATE_LIMITED', `rate limit of ${context.max} requests per ${context.after} exceeded; retry in ${Math.ceil(context.ttl / 1000)} s`, {}, {
+        // (`context.after` is the time left to wait, not the window: "per 59 seconds" was wrong.)
+        new HttpError('RATE_LIMITED', `rate limit of ${context.max} requests per ${windowText(config.rateWindowMs)} exceeded; retry in ${Math.ceil(context.ttl / 1000)} s`, {}, {
           'retry-after': String(Math.ceil(context.ttl / 1000)),
         }),
     });
@@ -253,4 +254,10 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
   }
   if (config.noAuth) app.log.warn('authentication is OFF (--no-auth): anyone who can reach this server can read, write and delete');
   return app;
+}
+
+/** A rate limit's window in words: "minute", "10 s", "2 minutes". */
+function windowText(ms: number): string {
+  if (ms % 60_000 === 0) return ms === 60_000 ? 'minute' : `${ms / 60_000} minutes`;
+  return ms === 1000 ? 'second' : `${ms / 1000} s`;
 }

@@ -140,6 +140,7 @@ describe('errors and limits', () => {
     const r = await call(s.url, 'GET', '/v1/stats');
     expect(r.status).toBe(429);
     expect(errorCode(r)).toBe('RATE_LIMITED');
+    expect(r.json.error.message).toMatch(/^rate limit of 5 requests per minute exceeded; retry in \d+ s$/); // (it said "per 59 seconds")
     expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
     expect((await call(s.url, 'GET', '/healthz')).status).toBe(200); // health is never limited
   });
@@ -264,7 +265,9 @@ describe('observability', () => {
     const d = (await call(s.url, 'POST', '/v1/documents', { body: data })).json.digest;
     await call(s.url, 'GET', `/v1/documents/${d}`);
     await call(s.url, 'GET', `/v1/documents/${sha(new Uint8Array(2))}`);
+    await call(s.url, 'POST', '/v1/chunks:missing', { json: { keys: [] } });
     const text = (await call(s.url, 'GET', '/metrics')).body.toString();
+    expect(text).toMatch(/kura_http_requests_total\{method="POST",route="\/v1\/chunks:missing",status="200"\} 1/); // (it said chunks::missing)
     expect(text).toMatch(/kura_http_requests_total\{method="POST",route="\/v1\/documents",status="201"\} 1/);
     expect(text).toMatch(/kura_http_requests_total\{method="GET",route="\/v1\/documents\/:digest",status="404"\} 1/);
     expect(text).toMatch(/kura_http_request_duration_seconds_bucket\{le="\+Inf",method="GET",route="\/v1\/documents\/:digest"\} 2/);

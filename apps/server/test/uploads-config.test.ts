@@ -158,6 +158,9 @@ describe('CORS', () => {
     const denied = await call(s.url, 'GET', '/v1/stats', { headers: { origin: 'http://127.0.0.1:5173' } });
     expect(denied.status).toBe(401); // CORS is not auth: the token is still required
     expect(denied.headers['access-control-allow-origin']).toBe('http://127.0.0.1:5173');
+    // What a page needs to read: which digest a path read served, an upload's Range, why a token failed.
+    const exposed = String(denied.headers['access-control-expose-headers']).split(/,\s*/);
+    expect(exposed).toEqual(expect.arrayContaining(['content-location', 'range', 'www-authenticate', 'etag', 'x-kura-version']));
     const other = await call(s.url, 'GET', '/healthz', { headers: { origin: 'http://evil.example' } });
     expect(other.headers['access-control-allow-origin']).toBeUndefined();
     expect(() => parseConfig({ corsOrigins: ['not a url'] })).toThrow(/corsOrigins/);

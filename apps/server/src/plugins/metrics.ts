@@ -57,7 +57,8 @@ export default fp(
       return payload;
     });
     app.addHook('onResponse', async (request, reply) => {
-      const route = request.routeOptions.url ?? 'unmatched';
+      // The route as clients write it: fastify's pattern escapes a literal colon as `::`.
+      const route = request.routeOptions.url?.replaceAll('::', ':') ?? 'unmatched';
       const seconds = Number(process.hrtime.bigint() - request.startedAt) / 1e9;
       requests.inc({ method: request.method, route, status: String(reply.statusCode) });
       latency.observe({ method: request.method, route }, seconds);
