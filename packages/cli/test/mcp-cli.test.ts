@@ -130,4 +130,44 @@ describe('kura mcp', () => {
       await client.close();
     }
   });
+
+  it('answers say what an assistant needs: versions, tags and metadata, the mode, plain snippets; digests spelled as the CLI takes them', { timeout: 60_000 }, async () => {
+    const root = mkdtempSync(join(tmpdir(), 'kura-mcp-'));
+    roots.push(root);
+    const store = join(root, 'store');
+    expect(spawnSync(process.execPath, [BIN, 'init', '--store', store]).status).toBe(0);
+    const client = new Client({ name: 'kura-test', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp', '--store', store], stderr: 'pipe' }));
+    const call = async (name: string, args: Record<string, unknown>) => json(await client.callTool({ name, arguments: args }));
+    try {
+      const code = "if (a < b && c > d) { return \"it's\"; }";
+      const first = await call('kura_add_text', { text: `the wifi password\n${code}\n`, path: 'notes/wifi.md', tags: ['home'], meta: { owner: 'ann' } });
+      expect(first).toMatchObject({ path: 'notes/wifi.md', version: 1 });
+      expect(first.unchanged).toBeUndefined();
+      expect(await call('kura_add_text', { text: `the wifi password\n${code}\n`, path: 'notes/wifi.md' })).toMatchObject({ version: 1, unchanged: true });
+      expect(await call('kura_add_text', { text: `the wifi password changed\n${code}\n`, path: 'notes/wifi.md' })).toMatchObject({ version: 2 });
+      expect(await call('kura_add_text', { text: 'no path' })).toMatchObject({ path: null });
+      // The latest version with the entry's tags and metadata, by path and by any digest spelling.
+      const got = await call('kura_get', { ref: 'notes/wifi.md' });
+      expect(got).toMatchObject({ path: 'notes/wifi.md', version: 2, tags: ['home'], meta: { owner: 'ann' } });
+      for (const ref of [got.digest.slice(7), got.digest.toUpperCase(), `sha256:${got.digest.slice(7).toUpperCase()}`]) {
+        expect((await call('kura_get', { ref })).digest, ref).toBe(got.digest);
+      }
+      expect((await call('kura_tag', { ref: got.digest.slice(7), add: ['net'] })).tags).toEqual(['home', 'net']);
+      expect((await call('kura_list', { prefix: 'notes/' })).items[0]).toMatchObject({ path: 'notes/wifi.md', meta: { owner: 'ann' } });
+      expect(await client.callTool({ name: 'kura_get', arguments: { ref: 'notes/wifi.md', offset: 3, fromLine: 2 } })).toMatchObject({ isError: true, _meta: { code: 'INVALID_INPUT' } });
+      // Snippets as text: the code as written, the matched word marked (it came HTML-escaped).
+      const found = await call('kura_search', { query: 'return', mode: 'keyword' });
+      expect(found.mode).toBe('keyword');
+      expect((await call('kura_search', { query: 'network login' })).mode).toBe('hybrid'); // (the default with the local model; said)
+      expect(found.hits[0].snippet).toContain('if (a < b && c > d) { <mark>return</mark> "it\'s"; }');
+      expect(await call('kura_search', { query: 'tag:home' })).toMatchObject({ hits: [], note: expect.stringMatching(/no words to search for/) });
+      expect(await call('kura_delete', { path: 'notes/wifi.md@1' })).toMatchObject({ deleted: false, note: expect.stringMatching(/names a version/) });
+      const since = await client.callTool({ name: 'kura_search', arguments: { query: 'x', since: 'yesterday' } });
+      expect(since).toMatchObject({ isError: true, _meta: { code: 'INVALID_INPUT' } });
+      expect((since.content as { text: string }[])[0]!.text).toMatch(/^INVALID_INPUT: since: must be an ISO 8601 time/); // (it said "Invalid input")
+    } finally {
+      await client.close();
+    }
+  });
 });

@@ -223,6 +223,11 @@ export function plainMetaUpdate(u: unknown): u is MetaUpdate {
   return plainTags(addTags) && plainTags(removeTags);
 }
 
+/** A time a list or search is bounded by: ISO 8601 (a date alone is its midnight, UTC), ms, or a Date. */
+const timeBound = z.union([z.date(), z.string().datetime({ offset: true }), z.string().date(), z.number().int()], {
+  error: 'must be an ISO 8601 time (2026-03-14 or 2026-03-14T10:30:00Z), milliseconds since 1970, or a Date',
+});
+
 export const ListQuery = z
   .object({
     tag: tag.optional(),
@@ -230,9 +235,8 @@ export const ListQuery = z
     pathPrefix: z.string().max(4096).optional(),
     /** Paths starting with one of these (an access limit, decision 0060; with pathPrefix, both hold); []: none. */
     pathPrefixes: z.array(z.string().max(4096)).max(64).optional(),
-    // (A date alone is its midnight, UTC.)
-    since: z.union([z.date(), z.string().datetime({ offset: true }), z.string().date(), z.number().int()]).optional(),
-    until: z.union([z.date(), z.string().datetime({ offset: true }), z.string().date(), z.number().int()]).optional(),
+    since: timeBound.optional(),
+    until: timeBound.optional(),
     limit: z.number().int().min(1).max(10_000).default(100),
     cursor: z.string().max(64).optional(),
   })

@@ -28,12 +28,18 @@ export async function searchStore(ctx: StoreContext, query: string, options: Sea
     return historySearch({ ...ctx, history: { db: ctx.db, st: ctx.st, reader: ctx.reader, extract: ctx.indexer.extract }, writable: !ctx.readonly }, query, options);
   }
   const mode = options.mode ?? (ctx.semantic ? 'hybrid' : 'keyword');
-  if (mode === 'keyword') return keywordSearch(ctx, query, options);
+  if (mode === 'keyword') return withMode(await keywordSearch(ctx, query, options), mode);
   const semantic = ctx.semantic;
   if (!semantic) {
     throw new ModelUnavailableError(`${mode} search needs an embedding model, and none is in use here (a server started with --semantic off; no model installed: scripts/fetch-model.sh; in code, Store.useEmbedder); keyword search works`, 'none');
   }
-  return semanticSearch({ ...ctx, semantic }, query, options, mode);
+  return withMode(await semanticSearch({ ...ctx, semantic }, query, options, mode), mode);
+}
+
+/** The hits, saying which mode ranked them (the default depends on whether a model is in use). */
+function withMode(hits: SearchHits, mode: 'keyword' | 'semantic' | 'hybrid'): SearchHits {
+  Object.defineProperty(hits, 'mode', { value: mode, writable: true, configurable: true });
+  return hits;
 }
 
 export function useEmbedder(ctx: StoreContext, embedder: Embedder): void {

@@ -14,6 +14,9 @@ export async function newMcpServer(store: Store, access: ToolAccess): Promise<Mc
   const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js');
   const server = new McpServer({ name: 'kura', version: VERSION });
   registerTools(server, access.prefixes ? limitStore(store, access.prefixes) : store, access);
+  // The SDK advertises tools/list_changed once a tool is registered; this server never sends
+  // it (its tools are fixed for the session: decision 0057), so it says so.
+  server.server.registerCapabilities({ tools: { listChanged: false } });
   return server;
 }
 

@@ -18,7 +18,7 @@ import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/
 import { InvalidInputError, isKuraError } from '@kura/core';
 import { createTwoFilesPatch } from 'diff';
 import picomatch from 'picomatch';
-import { SEARCH_WAIT_MS, detectMediaType, parseRef, type Store } from '@kura/store';
+import { SEARCH_WAIT_MS, detectMediaType, parseQuery, parseRef, type Store } from '@kura/store';
 import { z } from 'zod';
 import type { Scope } from '../config.js';
 import { HttpError } from '../errors.js';
@@ -120,7 +120,7 @@ async function tool(work: () => Promise<object>): Promise<CallToolResult> {
 
 /** The document a reference names (openRef), described, and its bytes, each read checked. */
 interface Opened {
-  about: { digest: string; path: string | null; size: number; mediaType: string | null; version?: number; snapshot?: string };
+  about: { digest: string; path: string | null; size: number; mediaType: string | null; version?: number; tags?: string[]; meta?: Record<string, string>; snapshot?: string };
   bytes(): Promise<Uint8Array>;
   range(start: number, end: number): Promise<Uint8Array>;
 }
@@ -133,9 +133,10 @@ interface Opened {
  * `snapshot` finds). A token limited to prefixes reaches digests under them only, and no
  * snapshot (access/limited-store.ts).
  */
-async function openRef(store: Store, ref: string, snapshot?: string): Promise<Opened> {
+async function openRef(store: Store, given: string, snapshot?: string): Promise<Opened> {
+  const ref = snapshot === undefined ? asDigest(given) : given;
   let digest = ref;
-  let named: { path?: string; version?: number; snapshot?: string; mediaType?: string | null } = {};
+  let named: { path?: string; version?: number; snapshot?: string; mediaType?: string | null; entry?: { tags: string[]; meta: Record<string, string> } } = {};
   if (snapshot !== undefined) {
     digest = (await store.snapshotFile(snapshot, checkedPath(ref, 'ref'))).digest;
     named = { path: ref, snapshot };
@@ -144,7 +145,8 @@ async function openRef(store: Store, ref: string, snapshot?: string): Promise<Op
     if (which.version === undefined && which.at === undefined) {
       const info = await store.stat(path);
       digest = info.digest;
-      named = { path, mediaType: info.mediaType };
+      // The latest version, with the entry's tags and metadata (no read tool showed those).
+      named = { path, version: info.version ?? undefined, mediaType: info.mediaType, entry: { tags: info.tags, meta: info.meta } };
     } else {
       const v = await store.pathVersion(path, which);
       digest = v.digest;
@@ -153,9 +155,19 @@ async function openRef(store: Store, ref: string, snapshot?: string): Promise<Op
   }
   const doc = await store.document(digest, { unlisted: true });
   const path = named.path ?? doc.path ?? null;
+  const entry = named.entry;
   const mediaType = named.mediaType ?? doc.mediaType ?? (path ? detectMediaType(path) : undefined) ?? null;
   return {
-    about: { digest: doc.digest, path, size: doc.size, mediaType, ...(named.version === undefined ? {} : { version: named.version }), ...(snapshot === undefined ? {} : { snapshot }) },
+    about: {
+      digest: doc.digest,
+      path,
+      size: doc.size,
+      mediaType,
+      ...(named.version === undefined ? {} : { version: named.version }),
+      ...(entry && entry.tags.length ? { tags: entry.tags } : {}),
+      ...(entry && Object.keys(entry.meta).length ? { meta: entry.meta } : {}),
+      ...(snapshot === undefined ? {} : { snapshot }),
+    },
     bytes: () => doc.bytes(),
     range: async (start, end) => {
       const out = new Uint8Array(end - start);
@@ -185,8 +197,18 @@ function checkedRef(ref: string, field: string): string {
   return ref;
 }
 
+/**
+ * A digest as the CLI takes one: `sha256:` and 64 hex digits in either case, or the 64 hex
+ * digits alone (kura_get read bare hex as a path, and refused upper case).
+ */
+function asDigest(ref: string): string {
+  const m = /^(?:sha256:)?([0-9a-f]{64})$/i.exec(ref);
+  return m ? `sha256:${m[1]!.toLowerCase()}` : ref;
+}
+
 /** Applies a tag or metadata change to the entry `ref` names (a path or a digest), and answers it as it is now. */
-async function update(store: Store, ref: string, change: { addTags?: string[]; removeTags?: string[]; meta?: Record<string, string | null> }) {
+async function update(store: Store, given: string, change: { addTags?: string[]; removeTags?: string[]; meta?: Record<string, string | null> }) {
+  const ref = asDigest(given);
   checkedRef(ref, 'ref');
   await store.updateMeta([{ ...(ref.startsWith('sha256:') ? { digest: ref } : { path: ref }), ...change }]);
   return store.stat(ref);
@@ -209,7 +231,17 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
     {
       title: 'Add text',
       description: 'Store text in Kura, at a path (like a file name) if given; the same text is stored once. Answers its digest.',
-      inputSchema: { text: z.string().max(16 << 20), path: SafePath.optional(), mediaType: z.string().max(255).optional(), tags, meta },
+      inputSchema: {
+        text: z
+          .string()
+          .max(16 << 20)
+          .refine((t) => Buffer.byteLength(t) <= 16 << 20, 'text must be at most 16 MiB of UTF-8')
+          .describe('the text to store (at most 16 MiB of UTF-8)'),
+        path: SafePath.optional().describe('where it goes, like a file name (notes/today.md); the same path again makes a new version'),
+        mediaType: z.string().max(255).optional().describe('default: from the path\'s name, else text/plain'),
+        tags,
+        meta,
+      },
       // The same bytes at the same path make no new version: idempotent; nothing is overwritten.
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
     },
@@ -218,8 +250,12 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
         // Typed as `kura add` and HTTP type what they store: by the path's name (notes.md is
         // Markdown, a.json JSON), else plain text.
         const type = mediaType ?? (path ? detectMediaType(path) : undefined) ?? 'text/plain';
+        const before = path ? await store.stat(path).catch(() => undefined) : undefined;
         const r = await store.put(new TextEncoder().encode(text), { ...(path ? { path } : {}), mediaType: type, ...(t ? { tags: t } : {}), ...(m ? { meta: m } : {}) });
-        return { digest: r.digest, path: path ?? null, size: r.size };
+        if (!path) return { digest: r.digest, path: null, size: r.size };
+        // Which version the path is at now, and whether this made it (the same text again does not).
+        const now = await store.stat(path);
+        return { digest: r.digest, path, size: r.size, version: now.version, ...(before?.digest === r.digest ? { unchanged: true } : {}) };
       }),
   );
   server.registerTool(
@@ -277,6 +313,7 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
         const budget = maxChars ?? TEXT_CHARS;
         const binary = { ...about, text: null, note: 'not UTF-8 text: search finds it by its extracted text, path, tags and metadata' };
         if (fromLine !== undefined && toLine !== undefined && fromLine > toLine) throw new InvalidInputError(`fromLine ${fromLine} is after toLine ${toLine}`, 'fromLine');
+        if (offset !== undefined && (fromLine !== undefined || toLine !== undefined)) throw new InvalidInputError('give an offset or a range of lines, not both', 'offset');
         if (fromLine !== undefined || toLine !== undefined) {
           // Lines: read from the start, a bounded amount (the lines asked for within the budget).
           const first = fromLine ?? 1;
@@ -334,7 +371,7 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
     'kura_multi_get',
     {
       title: 'Read several documents',
-      description: `The text of every path under a prefix or matching a glob (\`notes/**/*.md\`), in path order, within a total of \`maxChars\` (default and cap ${TEXT_CHARS}, paths included; counted as JSON writes them); each document at most \`perDocChars\`. When the budget runs out the answer says \`more\` and the \`cursor\` to go on from. Binary documents are listed with text null.`,
+      description: `The text of every path under a prefix or matching a glob (\`notes/**/*.md\`), in the order kura_list lists them (the order the paths were first stored), within a total of \`maxChars\` (default and cap ${TEXT_CHARS}, paths included; counted as JSON writes them); each document at most \`perDocChars\`. When the budget runs out the answer says \`more\` and the \`cursor\` to go on from. Binary documents are listed with text null.`,
       inputSchema: {
         prefix: z.string().max(4096).optional(),
         glob: z.string().min(1).max(4096).optional(),
@@ -396,7 +433,7 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
     'kura_list',
     {
       title: 'List paths',
-      description: 'Paths in Kura (with digest, size, media type, tags), filtered by a path prefix or a tag; 100 at most, `cursor` for the next page.',
+      description: 'Paths in Kura (with digest, size, media type, tags and metadata), filtered by a path prefix or a tag, in the order they were first stored; 100 at most, `cursor` for the next page.',
       inputSchema: { prefix: z.string().max(4096).optional(), tag: z.string().max(256).optional(), limit: z.number().int().min(1).max(100).optional(), cursor: z.string().max(64).optional() },
       annotations: { readOnlyHint: true },
     },
@@ -406,7 +443,7 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
         // that its cursor goes on from the last item shown.
         for (let n = limit ?? 50; ; n = Math.ceil(n / 2)) {
           const page = await store.list({ ...(prefix ? { pathPrefix: prefix } : {}), ...(tag ? { tag } : {}), limit: n, ...(cursor ? { cursor } : {}) });
-          const answer = { items: page.items.map((d) => ({ path: d.path, digest: d.digest, size: d.size, mediaType: d.mediaType, tags: d.tags })), nextCursor: page.nextCursor ?? null };
+          const answer = { items: page.items.map((d) => ({ path: d.path, digest: d.digest, size: d.size, mediaType: d.mediaType, tags: d.tags, ...(Object.keys(d.meta).length ? { meta: d.meta } : {}) })), nextCursor: page.nextCursor ?? null };
           if (n === 1 || JSON.stringify(answer, null, 1).length <= RESULT_CHARS) return answer;
         }
       }),
@@ -416,15 +453,19 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
     {
       title: 'Search',
       description:
-        'Find documents by a question or words: `hybrid` (default when the local model is installed) fuses `keyword` (BM25) and `semantic` (by meaning). Any text is a query; operators are honoured where well formed: "a phrase", prefix*, AND, OR, NOT, -word, path:P, tag:T, type:M. Hits are best first, with a snippet; `parsedAs` says how the query was read, `fallbacks` what was read as plain words. `notEmbedded`, when present: documents added so recently that the semantic side could not see them yet (keyword search sees everything).',
+        'Find documents by a question or words: `hybrid` (the default where an embedding model is in use; else `keyword`) fuses `keyword` (BM25) and `semantic` (by meaning); `mode` in the answer says which ranked the hits. Any text is a query; operators are honoured where well formed: "a phrase", prefix*, AND, OR, NOT, -word, path:P, tag:T, type:M. Hits are best first, with a snippet (plain text; the words that matched between <mark> and </mark>); `parsedAs` says how the query was read, `fallbacks` what was read as plain words. Semantic hits below a calibrated similarity are left out (`minScore` to change it). `notEmbedded`, when present: documents added so recently that the semantic side could not see them yet (keyword search sees everything).',
       annotations: { readOnlyHint: true },
-      inputSchema: { query: z.string().max(65_536), mode: z.enum(['keyword', 'semantic', 'hybrid']).optional(), limit: z.number().int().min(1).max(50).optional(), prefix: z.string().max(4096).optional(), tag: z.string().max(256).optional(), type: z.string().max(255).optional().describe('media type, e.g. text/markdown'), since: z.string().max(64).optional().describe('changed at or after this ISO 8601 time'), until: z.string().max(64).optional().describe('changed before this ISO 8601 time'), minScore: z.number().min(-1).max(1).optional(), allVersions: z.boolean().optional().describe('every version of each path (by words): hits carry `version`'), snapshot: z.string().max(64).optional().describe("the files of one snapshot (by words): hits name the file's path in it") },
+      inputSchema: { query: z.string().max(65_536), mode: z.enum(['keyword', 'semantic', 'hybrid']).optional(), limit: z.number().int().min(1).max(50).optional(), prefix: z.string().max(4096).optional(), tag: z.string().max(256).optional(), type: z.string().max(255).optional().describe('media type, e.g. text/markdown'), since: z.string().max(64).optional().describe('changed at or after this ISO 8601 time'), until: z.string().max(64).optional().describe('changed before this ISO 8601 time'), minScore: z.number().min(-1).max(1).optional().describe('the least cosine similarity a semantic hit needs (default: the calibrated floor; -1 keeps every hit)'), allVersions: z.boolean().optional().describe('every version of each path (by words): hits carry `version`'), snapshot: z.string().max(64).optional().describe("the files of one snapshot (by words): hits name the file's path in it") },
     },
     ({ query, mode, limit, prefix, tag, type, since, until, minScore, allVersions, snapshot }) =>
       tool(async () => {
         const hits = await store.search(query, { limit: limit ?? 10, waitMs: SEARCH_WAIT_MS, ...(mode ? { mode } : {}), ...(prefix ? { pathPrefix: prefix } : {}), ...(tag ? { tag } : {}), ...(type ? { mediaType: type } : {}), ...(since ? { since } : {}), ...(until ? { until } : {}), ...(minScore !== undefined ? { minScore } : {}), ...(allVersions ? { allVersions } : {}), ...(snapshot ? { snapshot } : {}) });
+        // Nothing to rank by (only filters, or nothing at all): no hits, and why.
+        const wordless = hits.length === 0 && parseQuery(query).expr === null;
         return {
-          hits: hits.map((h) => ({ path: h.path, ...(h.version !== undefined ? { version: h.version } : {}), digest: h.digest, mediaType: h.mediaType, size: h.size, score: h.score, snippet: h.snippet, matched: h.matched, ...(h.keyword ? { keyword: h.keyword } : {}), ...(h.semantic ? { semantic: h.semantic } : {}), ...(h.rerank ? { rerank: h.rerank } : {}) })),
+          hits: hits.map((h) => ({ path: h.path, ...(h.version !== undefined ? { version: h.version } : {}), digest: h.digest, mediaType: h.mediaType, size: h.size, score: h.score, snippet: plainSnippet(h.snippet), matched: h.matched, ...(h.keyword ? { keyword: h.keyword } : {}), ...(h.semantic ? { semantic: h.semantic } : {}), ...(h.rerank ? { rerank: h.rerank } : {}) })),
+          ...(hits.mode ? { mode: hits.mode } : {}),
+          ...(wordless ? { note: 'no words to search for: search ranks documents by words; kura_list lists by prefix or tag alone' } : {}),
           parsedAs: hits.parsedAs,
           ...(hits.fallbacks ? { fallbacks: hits.fallbacks } : {}),
           ...(hits.reranked ? { reranked: hits.reranked } : {}),
@@ -529,7 +570,14 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
       inputSchema: { path: z.string().min(1).max(4096) },
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
     },
-    ({ path }) => tool(async () => ({ path, deleted: await store.deletePath(checkedPath(path, 'path')) })),
+    ({ path }) =>
+      tool(async () => {
+        if (await store.deletePath(checkedPath(path, 'path'))) return { path, deleted: true };
+        // Nothing at that path: say why when it names a version (a version is not deleted alone).
+        const { which } = parseRef(path);
+        const note = which.version !== undefined || which.at !== undefined ? 'that names a version: kura_delete deletes a path with all its versions (versions are not deleted one by one here)' : 'no path of that name';
+        return { path, deleted: false, note };
+      }),
   );
   server.registerTool(
     'kura_versions',
@@ -546,6 +594,17 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
         return { versions, ...(versions.length < all.length ? { cut: { list: 'versions', shown: versions.length, of: all.length, kept: 'newest' } } : {}) };
       }),
   );
+}
+
+const ENTITY: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'" };
+
+/**
+ * A snippet as text for a model: search answers snippets as HTML fragments (escaped, for a
+ * page), and an assistant quoting `if (a &lt; b)` or a password with `&#39;` quoted it wrong.
+ * The marks stay, as the tool's description says.
+ */
+function plainSnippet(html: string): string {
+  return html.replace(/&(?:amp|lt|gt|quot|#39);/g, (e) => ENTITY[e]!);
 }
 
 /** Versions a kura_versions answer lists at most (the newest). */

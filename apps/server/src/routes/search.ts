@@ -33,6 +33,7 @@ const minScore = z.coerce.number().min(-1).max(1).optional().describe('semantic 
 
 const SearchAnswer = z.object({
   hits: z.array(SearchHit),
+  mode: z.enum(['keyword', 'semantic', 'hybrid']).optional().describe('which mode ranked the hits (the default: hybrid where a model is in use, else keyword)'),
   parsedAs: z.string().describe('how the query was read, in the query language\'s canonical form'),
   fallbacks: z.array(z.string()).optional().describe('operator syntax that was not well formed and was read as words instead'),
   notEmbedded: z.number().int().optional().describe('documents still to embed when waitMs ran out: the semantic side could not find them'),
@@ -67,7 +68,7 @@ type SearchArgs = {
 export default async function search(app: FastifyInstance) {
   const answer = async (store: Store, a: SearchArgs) => {
     const hits = await store.search(a.q, { limit: a.limit, offset: a.offset, waitMs: a.waitMs, ...(a.mode ? { mode: a.mode } : {}), ...(a.minScore !== undefined ? { minScore: a.minScore } : {}), ...(a.allVersions === true || a.allVersions === 'true' ? { allVersions: true } : {}), ...(a.snapshot !== undefined ? { snapshot: a.snapshot } : {}), ...(a.rerank !== undefined ? { rerank: a.rerank === true || a.rerank === 'true' } : {}), rerankTop: a.rerankTop, rerankMs: a.rerankMs, ...filtersOf(a) });
-    return { hits: [...hits], parsedAs: hits.parsedAs, ...(hits.fallbacks ? { fallbacks: hits.fallbacks } : {}), ...(hits.notEmbedded ? { notEmbedded: hits.notEmbedded } : {}), ...(hits.reranked ? { reranked: hits.reranked } : {}) };
+    return { hits: [...hits], ...(hits.mode ? { mode: hits.mode } : {}), parsedAs: hits.parsedAs, ...(hits.fallbacks ? { fallbacks: hits.fallbacks } : {}), ...(hits.notEmbedded ? { notEmbedded: hits.notEmbedded } : {}), ...(hits.reranked ? { reranked: hits.reranked } : {}) };
   };
 
   app.withTypeProvider<ZodTypeProvider>().get('/v1/search', {

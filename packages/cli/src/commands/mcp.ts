@@ -14,7 +14,7 @@ import { passwordConfigured, storePassword } from '../password.js';
 export function register(program: Command): void {
   program
     .command('mcp')
-    .description('serve the store to an AI assistant over MCP (stdio): add, get, list, search, versions')
+    .description('serve the store to an AI assistant over MCP (stdio): tools to add text and files, read, list, search, grep, diff and see versions, tag, set metadata and delete')
     .action(async (_opts: unknown, cmd: Command) => {
       // Loaded here, as `kura serve` loads it: the bundle keeps @kura/server outside (other verbs never load it).
       const { LOCAL_ACCESS, newMcpServer } = await import('@kura/server');

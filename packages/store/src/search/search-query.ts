@@ -46,9 +46,10 @@ export type SearchQuery = z.input<typeof SearchQuery>;
  * `reranked`: how a rerank went, when a reranker is in use (applied, or why not).
  * `notEmbedded`: a semantic or hybrid search whose `waitMs` ran out — how many documents were
  * still to embed, which its semantic side could not find (keyword search always sees every
- * committed change).
+ * committed change). `mode`: which ranked them (the default is hybrid where a model is in use,
+ * else keyword; a search through history is by words).
  */
-export type SearchHits = SearchHit[] & { parsedAs: string; fallbacks?: string[]; notEmbedded?: number; reranked?: RerankReport };
+export type SearchHits = SearchHit[] & { parsedAs: string; fallbacks?: string[]; notEmbedded?: number; reranked?: RerankReport; mode?: 'keyword' | 'semantic' | 'hybrid' };
 
 /**
  * The `waitMs` a caller who answers people uses (the HTTP server, MCP): a search right after a
