@@ -47,6 +47,23 @@ describe('delete, exclusiveSize and gc', () => {
     expect((await s.verify()).ok).toBe(true);
   });
 
+  it("frees garbage in the writer's own open pack, as a long-lived writer (a tab, a server) needs", async () => {
+    const { store } = await newStore();
+    const keep = await store.put(randomBytes(10, 200_000), { path: 'keep.bin' });
+    await store.put(randomBytes(11, 3_000_000), { path: 'big.bin' });
+    await store.deletePath('big.bin');
+    const before = await store.stats();
+    const report = await store.gc(); // (the pack is still open: it freed 0 B until a reopen)
+    expect(report.packsCompacted).toBe(1); // (and its file deleted)
+    expect(report.bytesFreed).toBeGreaterThan(2_900_000);
+    expect((await store.stats()).packBytes).toBeLessThan(before.packBytes - 2_900_000); // (freed counts the index the seal added)
+    expectSameBytes(await store.getBytes(keep.digest), randomBytes(10, 200_000));
+    const next = await store.put(randomBytes(12, 100_000), { path: 'next.bin' }); // (into a new open pack)
+    expectSameBytes(await store.getBytes(next.digest), randomBytes(12, 100_000));
+    expect((await store.gc()).bytesFreed).toBe(0); // (a mostly live open pack stays open)
+    expect((await store.verify()).ok).toBe(true);
+  });
+
   it('gc racing concurrent puts loses nothing', async () => {
     const { store } = await newStore({ chunking: { avg: 4096 } });
     // Documents to delete share chunks with documents being put during GC.

@@ -40,6 +40,8 @@ export interface GcReport {
   checkpointsDeleted: number;
 }
 
+/** An open pack this large is looked at by GC, and sealed for compaction when mostly garbage. */
+const OPEN_PACK_LOOKED_AT = 1 << 20;
 /** A sealed pack is compacted when its live records fill less than this share of it. */
 export const COMPACT_BELOW = 0.5;
 
@@ -143,6 +145,19 @@ async function collect(ctx: GcContext, lease: GcLease | undefined, onProgress?: 
     after = page[page.length - 1]!.key;
     done += page.length;
     onProgress?.({ phase: 'chunks', done: Math.min(done, total), total: Math.max(done, total) });
+  }
+
+  // 1b. The open pack, when what step 1 left live in it is little enough that it would be
+  // compacted were it sealed: sealed now, so step 2 takes it. A long-lived writer (a browser
+  // tab, a server) keeps its pack open until 64 MiB, and a GC after a delete freed nothing of
+  // it (a tab's 3 MB file stayed until a reload). Sealing is what filling does: puts in
+  // progress keep the pack in use (packInUse), and step 2 passes it by until they commit.
+  // (Measuring it scans the chunks, as step 2 does: only for an open pack of OPEN_PACK_LOOKED_AT.)
+  const open = objects ? undefined : writer.openPackRow;
+  const openSize = writer.openPackSize;
+  if (open && openSize >= OPEN_PACK_LOOKED_AT) {
+    const liveBytes = db.read(() => st.packLiveBytes.all().find((r) => r.pack_id === open.id)?.live ?? 0);
+    if (liveBytes < (openSize - PACK_HEADER_SIZE) * COMPACT_BELOW && writer.openPackRow?.id === open.id) await writer.seal();
   }
 
   // 2. Sealed packs: drop the empty, compact the mostly garbage. Every decision is taken in

@@ -113,6 +113,11 @@ export class Writer {
     return this.#open?.id;
   }
 
+  /** Bytes of the open pack so far (0 when none is open). */
+  get openPackSize(): number {
+    return this.#open?.writer.size ?? 0;
+  }
+
   /** The open pack's row (none on an object store: a pack gets its row in the commit after its upload). */
   get openPackRow(): { readonly id: number; readonly name: string } | undefined {
     return this.#open && !this.log.publishes ? this.#open.row : undefined;
