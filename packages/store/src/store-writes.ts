@@ -191,9 +191,21 @@ export function gc(ctx: StoreContext, onProgress?: (p: GcProgress) => void): Pro
  * index's queue, seals the open pack and releases the backends.
  */
 export async function close(ctx: StoreContext): Promise<void> {
+  // Every step runs whatever the one before met, and the first failure is thrown at the end:
+  // a writer that cannot write its last bytes (a disk or a browser's quota full) still lets
+  // go of the database and the packs — a tab whose close failed there kept its files open,
+  // and could neither erase the store nor open it again without a reload.
+  let failure: { error: unknown } | undefined;
+  const step = async (f: () => unknown) => {
+    try {
+      await f();
+    } catch (error) {
+      failure ??= { error };
+    }
+  };
   try {
-    await ctx.writer.idle();
-    await ctx.semantic?.job.stop(); // (the embedder is its owner's to close)
+    await step(() => ctx.writer.idle());
+    await step(() => ctx.semantic?.job.stop()); // (the embedder is its owner's to close)
     ctx.indexer.stop();
     // Local readers then find it complete — but for text still to extract, left for the next
     // run. On object storage the index is this cache directory's alone: its next opener goes
@@ -203,10 +215,11 @@ export async function close(ctx: StoreContext): Promise<void> {
       await ctx.indexer.compact().catch(() => undefined); // (a smaller index; nothing is lost without it)
     }
     if (ctx.gcRunning) await ctx.gcRunning.catch(() => undefined);
-    if (!ctx.readonly) await ctx.writer.close();
-    await ctx.log.close();
-    await ctx.b.packs.close();
-    ctx.db.close();
+    if (!ctx.readonly) await step(() => ctx.writer.close());
+    await step(() => ctx.log.close());
+    await step(() => ctx.b.packs.close());
+    await step(() => ctx.db.close());
+    if (failure) throw failure.error;
   } finally {
     try {
       ctx.b.ingest?.close();

@@ -237,3 +237,57 @@ describe('fault injection in the pack store', () => {
     });
   }
 });
+
+describe('a pack store that stays full (a browser over its quota)', () => {
+  it('close() still lets go of the database and the store after its last write fails; reopened, nothing acknowledged is lost', async () => {
+    const dir = tempDir();
+    mkdirSync(join(dir, 'packs'), { recursive: true });
+    /** Every append past the first `room` bytes fails, as long as the store is open. */
+    let room = 100_000;
+    const inner = new FsPackStore(join(dir, 'packs'));
+    const full: PackStore = {
+      ...inner,
+      create: async (name) => {
+        const w = await inner.create(name);
+        return {
+          name,
+          get size() {
+            return w.size;
+          },
+          append(...parts) {
+            const n = parts.reduce((s, p) => s + p.length, 0);
+            if (n > room) throw storageError(new InjectedFault('ENOSPC', 'append'));
+            room -= n;
+            return w.append(...parts);
+          },
+          sync: () => w.sync(),
+          close: () => w.close(),
+        };
+      },
+      read: (n, o, l) => inner.read(n, o, l),
+      remove: (n) => inner.remove(n),
+      list: () => inner.list(),
+      close: () => inner.close(),
+    };
+    const sqlite = openSqlite(join(dir, 'kura.db'));
+    let dbClosed = false;
+    const db = new Proxy(sqlite, { get: (t, k) => (k === 'close' ? () => ((dbClosed = true), t.close()) : Reflect.get(t, k)) });
+    let released = false;
+    const store = await Core.create({ db, packs: full, log: new FsLogStore(dir), setDurability: (d) => sqlite.setDurability(d), release: () => void (released = true) });
+    const small = textBytes(40, 20_000);
+    const acked = await store.put(small, { path: 'small.txt' });
+    await expect(store.put(randomBytes(41, 400_000), { path: 'big.bin' })).rejects.toMatchObject({ code: 'STORAGE_FULL' });
+    // Its pack cannot be sealed (its index does not fit): close says so, and still closes.
+    room = 0;
+    await expect(store.close()).rejects.toMatchObject({ code: 'STORAGE_FULL' });
+    expect([dbClosed, released]).toEqual([true, true]); // (the database stayed open)
+    await expect(store.list()).rejects.toMatchObject({ code: 'STORE_CLOSED' });
+    room = Infinity;
+    const again = await Store.open(dir);
+    expect(sha(await again.getBytes(acked.digest))).toBe(acked.digest);
+    expect((await again.list()).items.map((e) => e.path)).toEqual(['small.txt']);
+    await again.gc();
+    expect((await again.verify()).ok).toBe(true);
+    await again.close();
+  });
+});
