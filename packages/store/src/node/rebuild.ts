@@ -42,7 +42,8 @@ export async function rebuildDatabase(dir: string): Promise<RebuildReport> {
     throw new InvalidInputError(`${root} is an encrypted store: its database lives in its cache directory; delete that (or open with another cacheDir) and the next open rebuilds it from the store`, 'dir');
   }
   const live = liveWriters(root);
-  if (live.length) throw new StoreLockedError(`${root} is open for writing by ${live.length === 1 ? 'another process' : `${live.length} other processes`}; close them before rebuilding its database`);
+  // (Writers, not processes: two Stores of one process are two writers.)
+  if (live.length) throw new StoreLockedError(`${root} is open for writing by ${live.length === 1 ? 'another writer' : `${live.length} other writers`} (a process, or a Store of this one); close them before rebuilding its database`);
   const next = join(root, `${DB_FILE}.rebuild`);
   for (const f of [next, `${next}-wal`, `${next}-shm`]) rmSync(f, { force: true });
   const log = new FsLogStore(root);
