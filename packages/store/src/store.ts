@@ -228,7 +228,7 @@ export class Store extends StoreReads {
   }
 
   /**
-   * Lets snapshots and puts in progress finish (new calls are refused once they have) and
+   * Lets snapshots and puts in progress finish (new calls are refused from now on) and
    * releases the store. Idempotent: every call answers when the store is closed.
    */
   close(): Promise<void> {
@@ -239,16 +239,16 @@ export class Store extends StoreReads {
 
   async #close(): Promise<void> {
     if (this.ctx.closed) return;
-    await this.finishRuns();
     this.ctx.closed = true;
+    await this.finishRuns();
     await this.closeThreads();
     await writes.close(this.ctx);
   }
 
   /**
    * For platform subclasses: runs of many steps called before close() (node/: snapshots), let
-   * finish while the store is still open — their steps are calls of their own — and refused
-   * from the call of close() on.
+   * finish — their steps take the context they were given at their call, not this store's
+   * checks, which refuse every new call from close() on.
    */
   protected async finishRuns(): Promise<void> {}
 

@@ -7,7 +7,8 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:f
 import { join, resolve } from 'node:path';
 import { availableParallelism } from 'node:os';
 import { InvalidInputError } from '@kura/core';
-import { NotFoundError, StoreClosedError } from '../errors.js';
+import { NotFoundError } from '../errors.js';
+import * as writes from '../store-writes.js';
 import { InitOptions as InitOptionsSchema, parse, type InitOptions, type OpenOptions } from '../options.js';
 import { openParts } from '../store-open.js';
 import { Store as StoreCore } from '../store.js';
@@ -18,7 +19,7 @@ import { CONFIG_FILE } from './fs-log.js';
 import { bytesOnWorkers } from './ingest-pool.js';
 import { WORKER_PUT_MIN, putFiles, type FilePutOutcome, type FileToPut, type ManyPuts } from './put-many.js';
 import { rebuildDatabase, type RebuildReport } from './rebuild.js';
-import { snapshotDirectory, type SnapshotOptions, type SnapshotReport } from './snapshot-run.js';
+import { snapshotDirectory, type SnapshotHost, type SnapshotOptions, type SnapshotReport } from './snapshot-run.js';
 import { Watch, type WatchOptions } from './watch.js';
 import { checkRestorable, prepareTarget, restoreEntries, type RestoreProgress, type RestoreReport } from './snapshots.js';
 import { cacheWasEncrypted, defaultCacheDir, isObjectLocation, notEncrypted, objectBackends, openObjectLocation, type KeyOptions, type LocationOptions } from './object-backends.js';
@@ -72,8 +73,6 @@ export class Store extends StoreCore {
   readonly #watches = new Set<Watch>();
   /** Snapshots running, which close() lets finish. */
   readonly #snapshots = new Set<Promise<SnapshotReport>>();
-  /** Set once close() is called: no new snapshot starts. */
-  #finishing = false;
   #unapplied = 0;
   /** The store's own directories on this machine (its files, its cache): never in its snapshots. */
   #ownDirs: string[] = [];
@@ -113,10 +112,19 @@ export class Store extends StoreCore {
    * records nothing).
    */
   async snapshot(dir: string, options: SnapshotOptions = {}): Promise<SnapshotReport> {
-    this.context('snapshot'); // (STORE_CLOSED, READ_ONLY)
-    // A snapshot called before close() finishes, as a put in progress does (finishRuns).
-    if (this.#finishing) throw new StoreClosedError();
-    const run = snapshotDirectory(this.#host(), dir, options);
+    // A snapshot called before close() finishes, as a put in progress does: its steps use the
+    // context taken here (close() refuses every new call from its start, and waits: finishRuns).
+    // (Through the store's own methods while it is open, as any caller: hooks on them apply.)
+    const ctx = this.context('snapshot'); // (STORE_CLOSED, READ_ONLY)
+    const open = () => !ctx.closed;
+    const store: SnapshotHost['store'] = {
+      ingestOptions: () => this.ingestOptions(),
+      put: (input, meta = {}, opts = {}) => (open() ? this.put(input, meta, opts) : writes.put(ctx, input, meta, opts)),
+      putChunks: (stream, meta = {}, opts = {}) => (open() ? this.putChunks(stream, meta, opts) : writes.putChunks(() => ctx, stream, meta, opts)),
+      putReady: (docs, opts = {}) => (open() ? this.putReady(docs, opts) : writes.putReady(() => ctx, docs, opts)),
+      createSnapshot: (root, a) => (open() ? this.createSnapshot(root, a) : writes.createSnapshot(ctx, root, a)),
+    };
+    const run = snapshotDirectory({ ...this.#host(), store, context: () => ctx }, dir, options);
     this.#snapshots.add(run);
     try {
       return await run;
@@ -207,7 +215,6 @@ export class Store extends StoreCore {
 
   /** Grep's workers go before the database closes (their read connections with them: no WAL left behind). */
   protected override async finishRuns(): Promise<void> {
-    this.#finishing = true;
     await Promise.allSettled([...this.#snapshots]);
   }
 
