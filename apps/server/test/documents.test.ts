@@ -240,7 +240,7 @@ describe('documents over HTTP', () => {
     expect((await call(s.url, 'GET', '/v1/search?q=what%20is%20(the)%20harbour%3F')).json).toMatchObject({ hits: [{ path: 'a.txt' }], parsedAs: 'harbour?' });
     const dangling = await call(s.url, 'GET', '/v1/search?q=harbour%20AND');
     expect(dangling.json).toMatchObject({ hits: [{ path: 'a.txt' }], parsedAs: 'harbour', fallbacks: ['"AND" at the end was read as a word'] });
-    expect((await call(s.url, 'GET', '/v1/search?q=')).json).toEqual({ hits: [], parsedAs: '' });
+    expect((await call(s.url, 'GET', '/v1/search?q=')).json).toEqual({ hits: [], mode: 'keyword', parsedAs: '' });
     expect(errorCode(await call(s.url, 'GET', '/v1/search'))).toBe('INVALID_INPUT');
     const long = `${'where is the harbour? '.repeat(600)}`;
     const posted = await call(s.url, 'POST', '/v1/search', { body: JSON.stringify({ q: long, tag: 'sea', limit: 5 }), headers: { 'content-type': 'application/json' } });
