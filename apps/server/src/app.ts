@@ -11,6 +11,7 @@ import rateLimit from '@fastify/rate-limit';
 import fastifyStatic from '@fastify/static';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { completeOpenApi } from './http/openapi.js';
 import { MINILM, MODEL_PATH, defaultCacheDir, defaultModelDir, isObjectLocation, openObjectLocation, type PasswordSource, type Store } from '@kura/store';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
@@ -208,6 +209,8 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
       security: config.noAuth ? [] : [{ bearer: [] }],
     },
     transform: jsonSchemaTransform,
+    // Raw bodies, document reads' answers, headers, the wildcard's name (http/openapi.ts).
+    transformObject: (d) => completeOpenApi(('openapiObject' in d ? d.openapiObject : d.swaggerObject) as Parameters<typeof completeOpenApi>[0]) as never,
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 

@@ -38,7 +38,7 @@ const REACH: Record<string, Spec> = {
   'POST /v1/snapshots': { reach: 'store', json: { root: { type: 'dir', name: '', mode: 0o755, entries: [] } } },
   'GET /v1/snapshots': { reach: 'store' },
   'DELETE /v1/snapshots/{id}': { reach: 'store' },
-  'GET /v1/snapshots/{id}/files/{*}': { reach: 'store' },
+  'GET /v1/snapshots/{id}/files/{path}': { reach: 'store' },
   'PUT /v1/snapshots/{id}/pin': { reach: 'store' },
   'DELETE /v1/snapshots/{id}/pin': { reach: 'store' },
   'POST /v1/forget': { reach: 'paths', json: { versions: { keep: 5, prefix: '{top}' }, dryRun: true } },
@@ -55,7 +55,7 @@ const REACH: Record<string, Spec> = {
   'GET /v1/documents/{digest}/meta': { reach: 'paths', outside: 404 },
   'PATCH /v1/documents/{digest}/meta': { reach: 'paths', json: { addTags: ['touched'] }, outside: 404 },
   'POST /v1/meta:batch': { reach: 'paths', json: { updates: [{ path: '{p}', addTags: ['touched'] }] } },
-  'GET /v1/paths/{*}': { reach: 'paths' },
+  'GET /v1/paths/{path}': { reach: 'paths' },
   'GET /v1/versions': { reach: 'paths', url: '?path={p}' },
   'GET /v1/entry': { reach: 'paths', url: '?path={p}' },
   'PATCH /v1/entry': { reach: 'paths', url: '?path={p}', json: { addTags: ['touched'] } },
@@ -152,7 +152,7 @@ describe('tokens limited to path prefixes', () => {
           .replaceAll('{top}', side === 'inside' ? 'team/' : 'secret/')
           .replaceAll('{digest}', docs[side])
           .replaceAll('{upload}', upload)
-          .replace('{*}', side === 'inside' ? 'team/a' : 'secret/b')
+          .replace('{path}', side === 'inside' ? 'team/a' : 'secret/b')
           .replace('{id}', id)
           .replace('{key}', '0'.repeat(64))
           .replace('{name}', 'admin');

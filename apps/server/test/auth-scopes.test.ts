@@ -26,7 +26,7 @@ const SCOPES: Record<string, Scope> = {
   'POST /v1/snapshots': 'write',
   'GET /v1/snapshots': 'read',
   'DELETE /v1/snapshots/{id}': 'delete',
-  'GET /v1/snapshots/{id}/files/{*}': 'read',
+  'GET /v1/snapshots/{id}/files/{path}': 'read',
   'PUT /v1/snapshots/{id}/pin': 'write',
   'DELETE /v1/snapshots/{id}/pin': 'delete',
   'POST /v1/forget': 'delete',
@@ -43,7 +43,7 @@ const SCOPES: Record<string, Scope> = {
   'GET /v1/documents/{digest}/meta': 'read',
   'PATCH /v1/documents/{digest}/meta': 'write',
   'POST /v1/meta:batch': 'write',
-  'GET /v1/paths/{*}': 'read',
+  'GET /v1/paths/{path}': 'read',
   'GET /v1/versions': 'read',
   'GET /v1/entry': 'read',
   'PATCH /v1/entry': 'write',
@@ -113,7 +113,7 @@ describe('auth scopes', () => {
     const put = await call(s.url, 'POST', '/v1/documents?path=a/b', { body: 'scoped', token: tokens.admin });
     expect(put.status).toBe(201);
     const fill = (path: string) =>
-      path.replace('{digest}', put.json.digest).replace('{key}', '0'.repeat(64)).replace('{id}', '0'.repeat(32)).replace('{*}', 'a/b').replace('{name}', 'nobody');
+      path.replace('{digest}', put.json.digest).replace('{key}', '0'.repeat(64)).replace('{id}', '0'.repeat(32)).replace('{path}', 'a/b').replace('{name}', 'nobody');
     // Every GET also answers HEAD, under the same scope.
     const endpoints = Object.entries({ ...SCOPES, ...HIDDEN }).flatMap(([e, scope]) => (e.startsWith('GET ') ? [[e, scope], [`HEAD ${e.slice(4)}`, scope]] : [[e, scope]])) as [string, Scope][];
 

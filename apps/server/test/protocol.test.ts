@@ -150,7 +150,7 @@ describe('errors and limits', () => {
     const doc = (await call(s.url, 'GET', '/docs/json')).json;
     let checked = 0;
     for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, unknown>>)) {
-      const url = path.replace('{digest}', `sha256:${'0'.repeat(64)}`).replace('{key}', '0'.repeat(64)).replace('{id}', '0'.repeat(32)).replace('{*}', 'a/b');
+      const url = path.replace('{digest}', `sha256:${'0'.repeat(64)}`).replace('{key}', '0'.repeat(64)).replace('{id}', '0'.repeat(32)).replace('{path}', 'a/b');
       for (const method of Object.keys(methods)) {
         const r = await call(s.url, method.toUpperCase(), url, method === 'get' || method === 'head' ? {} : { body: '{}', headers: { 'content-type': 'application/json' } });
         expect(r.status, `${method} ${path}`).toBe(401);
@@ -159,6 +159,22 @@ describe('errors and limits', () => {
     }
     expect(checked).toBeGreaterThan(20);
     expect((await call(s.url, 'GET', '/metrics')).status).toBe(401);
+  });
+
+  it('the OpenAPI document says what a generated client needs: raw bodies, read answers, headers, a named wildcard', async () => {
+    const s = await startServer();
+    const doc = (await call(s.url, 'GET', '/docs/json')).json;
+    expect(JSON.stringify(doc)).not.toContain('{*}');
+    expect(doc.paths['/v1/paths/{path}'].get.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ in: 'path', name: 'path' })]));
+    for (const [path, method] of [['/v1/documents', 'post'], ['/v1/uploads/{id}', 'patch'], ['/v1/uploads/{id}', 'put'], ['/v1/chunks/{key}', 'put']]) {
+      expect(doc.paths[path][method].requestBody?.content?.['application/octet-stream'], `${method} ${path}`).toBeDefined();
+    }
+    expect(doc.paths['/v1/documents'].post.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['x-kura-path', 'x-kura-sha256']));
+    expect(doc.paths['/v1/documents'].post.responses['415']).toBeDefined();
+    for (const path of ['/v1/documents/{digest}', '/v1/paths/{path}', '/v1/snapshots/{id}/files/{path}']) {
+      expect(Object.keys(doc.paths[path].get.responses), path).toEqual(expect.arrayContaining(['200', '206', '304', '404', '416']));
+    }
+    expect(doc.paths['/v1/grep'].get.responses['200'].content['application/x-ndjson']).toBeDefined();
   });
 
   it('counts failed logins against the address, whatever the spelling of the token', async () => {
@@ -289,7 +305,7 @@ describe('observability', () => {
       '/v1/documents/{digest}',
       '/v1/documents/{digest}/meta',
       '/v1/meta:batch',
-      '/v1/paths/{*}',
+      '/v1/paths/{path}',
       '/v1/versions',
       '/v1/search',
       '/v1/chunks:missing',
