@@ -293,12 +293,13 @@ describe('the browser demo in Chromium', () => {
     const first = page.locator('[data-testid=sync-report]');
     const logical = Number(await first.getAttribute('data-logical'));
     const sent = Number(await first.getAttribute('data-bytes-sent'));
-    expect(logical).toBe(text.length + data.length + edited.length);
+    // copy.bin is data.bin's bytes under another name: its name goes too (no chunk of it).
+    expect(logical).toBe(text.length + data.length + edited.length + data.length);
     // data.bin and edited.bin share almost every chunk: about one copy crosses the wire.
     expect(sent).toBeLessThan(text.length + data.length + 300_000);
     expect(sent).toBeGreaterThanOrEqual(data.length);
     const onServer = await serverDocs();
-    expect(onServer.map((d) => d.digest).sort()).toEqual([sha(text), sha(data), sha(edited)].sort());
+    expect(onServer.map((d) => `${d.path} ${d.digest}`).sort()).toEqual([`notes.txt ${sha(text)}`, `data.bin ${sha(data)}`, `copy.bin ${sha(data)}`, `edited.bin ${sha(edited)}`].sort());
     await shot('06-pushed');
 
     // A new file that shares most chunks with what the server has: only the new ones go.
@@ -306,11 +307,20 @@ describe('the browser demo in Chromium', () => {
     randomBytes(64).copy(third, 100_000);
     await addFiles([{ name: 'third.bin', mimeType: 'application/octet-stream', buffer: third }]);
     await page.getByRole('button', { name: 'Push' }).click();
-    await page.waitForFunction(() => document.querySelector('[data-testid=sync-report]')?.textContent?.includes('Pushed 1 documents'), null, { timeout: 30_000 });
+    await page.waitForFunction(() => document.querySelector('[data-testid=sync-report]')?.textContent?.includes('Pushed 1 document ('), null, { timeout: 30_000 });
     const again = Number(await page.getAttribute('[data-testid=sync-report]', 'data-bytes-sent'));
     expect(again).toBeGreaterThan(0);
     expect(again).toBeLessThan(200_000); // of 3 MiB
     expect((await serverDocs()).map((d) => d.digest)).toContain(sha(third));
+
+    // Bytes the server has, under a new name: the name goes, no chunk does (it was counted
+    // "already there" and the server never got the name).
+    await addFiles([{ name: 'copy-of-third.bin', mimeType: 'application/octet-stream', buffer: third }]);
+    await page.getByRole('button', { name: 'Push' }).click();
+    // (5: the report of the push before said 4; this one must be new.)
+    await page.waitForFunction(() => /Pushed 1 document \(.*\), 5 already there/.test(document.querySelector('[data-testid=sync-report]')?.textContent ?? ''), null, { timeout: 30_000 });
+    expect(Number(await page.getAttribute('[data-testid=sync-report]', 'data-bytes-sent'))).toBe(0);
+    expect((await serverDocs()).filter((d) => d.digest === sha(third)).map((d) => d.path).sort()).toEqual(['copy-of-third.bin', 'third.bin']);
 
     // Pull: a document only the server has comes down, checked against its digest.
     const remoteOnly = new TextEncoder().encode('only on the server: pulled into the browser');
@@ -324,10 +334,20 @@ describe('the browser demo in Chromium', () => {
     await ready();
     await page.getByRole('button', { name: 'Pull' }).click();
     await page.waitForSelector('[data-testid=sync-report][data-kind=pull]');
-    expect(await page.textContent('[data-testid=sync-report]')).toContain('Pulled 1 documents');
+    expect(await page.textContent('[data-testid=sync-report]')).toContain('Pulled 1 document (');
     await ready();
     expect(await stat('documents')).toBe('5');
     expect(await page.locator(`[data-testid=doc][data-digest="${sha(remoteOnly)}"]`).count()).toBe(1);
+    // The same bytes under another name on the server: linked here, nothing fetched.
+    const again2 = await request(`${target.url}/v1/documents?path=remote-copy.txt`, { method: 'POST', body: remoteOnly, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'text/plain' } });
+    expect(again2.statusCode).toBe(201);
+    await again2.body.dump();
+    const before = await page.textContent('[data-testid=sync-report]');
+    await page.getByRole('button', { name: 'Pull' }).click();
+    // (A new report: the pull before also pulled one document.)
+    await page.waitForFunction((b) => { const t = document.querySelector('[data-testid=sync-report]')?.textContent ?? ''; return t !== b && /Pulled 1 document \(0 B\)/.test(t); }, before, { timeout: 30_000 });
+    await ready();
+    expect(await page.locator(`[data-testid=doc][data-digest="${sha(remoteOnly)}"]`).count()).toBe(2);
   });
 
   it('verify reports a tampered chunk', async () => {
@@ -439,5 +459,31 @@ describe('the browser demo in Chromium', () => {
       await page.waitForFunction((p) => document.querySelectorAll('[data-testid=doc]').length === 1 && !!document.querySelector('[data-testid=doc]')?.textContent?.includes(p), path, { timeout: 15_000 });
       expect(await page.locator('.snippet mark').count()).toBeGreaterThan(0);
     }
+    // Only a filter: nothing to rank by, and said so (it said "Nothing matches.").
+    await page.fill('[data-testid=search-input]', 'type:text/plain');
+    await page.press('[data-testid=search-input]', 'Enter');
+    await page.waitForFunction(() => /No words to search for/.test(document.querySelector('[data-testid=empty]')?.textContent ?? ''), null, { timeout: 15_000 });
+    await page.fill('[data-testid=search-input]', '');
+    await page.press('[data-testid=search-input]', 'Enter');
+  });
+
+  it("opens an older version as the path's version: its name, type and a download named for it; tags kept read-only", async () => {
+    await addFiles([{ name: 'plan.md', mimeType: 'text/markdown', buffer: Buffer.from('# Plan\nfirst draft\n') }]);
+    await addFiles([{ name: 'plan.md', mimeType: 'text/markdown', buffer: Buffer.from('# Plan\nsecond draft\n') }]);
+    // (Found by a word: the list's first page holds older documents.)
+    await page.fill('[data-testid=search-input]', 'draft');
+    await page.press('[data-testid=search-input]', 'Enter');
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=doc]').length === 1, null, { timeout: 15_000 });
+    await page.getByRole('button', { name: 'plan.md', exact: true }).click();
+    await page.waitForSelector('[data-testid=details][open]');
+    await page.getByRole('button', { name: 'Open version 1' }).click();
+    await page.waitForFunction(() => document.querySelector('#details-h')?.textContent?.includes('(version 1)'), null, { timeout: 15_000 });
+    const details = (await page.textContent('[data-testid=details]'))!;
+    expect(details).toContain(sha(Buffer.from('# Plan\nfirst draft\n')));
+    expect(details).toContain('text/markdown'); // (it showed "—")
+    expect(await page.getByRole('button', { name: 'Add tag' }).count()).toBe(0); // (it failed: "name the path and version instead")
+    const [download] = await Promise.all([page.waitForEvent('download'), page.locator('[data-testid=details]').getByRole('button', { name: 'Download' }).click()]);
+    expect(download.suggestedFilename()).toBe('plan.md'); // (it was named by a digest)
+    await page.getByRole('button', { name: 'Close' }).click();
   });
 });

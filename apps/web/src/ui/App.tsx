@@ -146,9 +146,9 @@ export function App() {
   /** `ref`: an entry's path, or a digest (a put without a path, or an older version's content). */
   const onOpen = (ref: string) => run(async () => setDetails(await store.details(ref)));
 
-  const onDownload = (digest: string) =>
+  const onDownload = (digest: string, named?: string) =>
     run(async () => {
-      const { blob, name } = await store.download(digest);
+      const { blob, name } = await store.download(digest, named);
       const url = URL.createObjectURL(blob);
       const a = document.createElement('a');
       a.href = url;

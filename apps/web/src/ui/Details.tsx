@@ -8,25 +8,31 @@ export interface DetailsData {
   info: DocumentInfo;
   versions: VersionInfo[];
   exclusiveSize: number;
+  /** An older version of the path (`info` as that version shows it): its tags are the path's, changed on its latest. */
+  older?: boolean;
 }
 
 export function Details(props: {
   data: DetailsData;
   onClose: () => void;
-  onDownload: (digest: string) => void;
-  onOpen: (digest: string) => void;
+  onDownload: (digest: string, name?: string) => void;
+  /** Opens an entry by path, `path@N` or digest. */
+  onOpen: (ref: string) => void;
   /** Changes the tags of the entry named by its path (or digest, without one). */
   onTags: (ref: string, add: string[], remove: string[]) => void;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
   const [tag, setTag] = useState('');
-  const { info, versions } = props.data;
+  const { info, versions, older } = props.data;
   useEffect(() => {
     if (!ref.current?.open) ref.current?.showModal();
   }, []);
   return (
     <dialog ref={ref} class="details" aria-labelledby="details-h" onClose={props.onClose} data-testid="details">
-      <h2 id="details-h" class="truncate">{info.path ?? 'Document'}</h2>
+      <h2 id="details-h" class="truncate">
+        {info.path ?? 'Document'}
+        {older ? ` (version ${info.version})` : ''}
+      </h2>
       <dl class="kv">
         <dt>Digest</dt>
         <dd>
@@ -38,20 +44,25 @@ export function Details(props: {
         </dd>
         <dt>Media type</dt>
         <dd>{info.mediaType ?? '—'}</dd>
-        <dt>Added</dt>
-        <dd>{when(info.createdAt)}</dd>
+        <dt>{info.version && info.version > 1 ? 'Changed' : 'Added'}</dt>
+        <dd>{when(info.updatedAt)}</dd>
         <dt>Tags</dt>
         <dd>
           <ul class="chips">
             {info.tags.map((t) => (
               <li key={t}>
                 {t}
-                <button class="chip-x" aria-label={`Remove tag ${t}`} onClick={() => props.onTags(info.path ?? info.digest, [], [t])}>
-                  ×
-                </button>
+                {older ? null : (
+                  <button class="chip-x" aria-label={`Remove tag ${t}`} onClick={() => props.onTags(info.path ?? info.digest, [], [t])}>
+                    ×
+                  </button>
+                )}
               </li>
             ))}
           </ul>
+          {older ? (
+            <p class="muted small">Tags belong to the path, with every version: open its latest version to change them.</p>
+          ) : (
           <form
             class="row"
             onSubmit={(e) => {
@@ -68,6 +79,7 @@ export function Details(props: {
               Add tag
             </button>
           </form>
+          )}
         </dd>
         {Object.keys(info.meta).length ? (
           <>
@@ -99,14 +111,14 @@ export function Details(props: {
             </thead>
             <tbody>
               {versions.map((v) => (
-                <tr key={v.version} aria-current={v.digest === info.digest ? 'true' : undefined}>
+                <tr key={v.version} aria-current={v.version === info.version ? 'true' : undefined}>
                   <td>{v.version}</td>
                   <td>{when(v.createdAt)}</td>
                   <td>{bytes(v.size)}</td>
                   <td>
                     <DigestCode digest={v.digest} />
-                    {v.digest === info.digest ? null : (
-                      <button class="link small" onClick={() => props.onOpen(v.digest)} aria-label={`Open version ${v.version}`}>
+                    {v.version === info.version ? null : (
+                      <button class="link small" onClick={() => props.onOpen(v.version === versions.at(-1)?.version ? info.path! : `${info.path}@${v.version}`)} aria-label={`Open version ${v.version}`}>
                         open
                       </button>
                     )}
@@ -118,7 +130,7 @@ export function Details(props: {
         </>
       ) : null}
       <div class="row end">
-        <button onClick={() => props.onDownload(info.digest)}>Download</button>
+        <button onClick={() => props.onDownload(info.digest, info.path ?? undefined)}>Download</button>
         <button class="secondary" onClick={() => ref.current?.close()}>
           Close
         </button>

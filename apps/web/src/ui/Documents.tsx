@@ -60,6 +60,8 @@ export interface ListState {
   notEmbedded?: number;
   /** Operator syntax the search read as plain words (the query language: docs/HTTP.md). */
   fallbacks?: string[];
+  /** A search with no words in it (only filters): nothing to rank by. */
+  wordless?: boolean;
 }
 
 /** Snippets come with <mark> around matched terms and everything else HTML-escaped by the store. */
@@ -147,7 +149,11 @@ export function Documents(props: {
         <p class="muted">Loading…</p>
       ) : props.list.items.length === 0 ? (
         <p class="muted" data-testid="empty">
-          {props.list.search ? 'Nothing matches.' : 'No documents yet: add some files above.'}
+          {props.list.wordless
+            ? 'No words to search for: search ranks documents by words (type:, tag: and path: only narrow a search). To see every document of a tag, pick it from the tags.'
+            : props.list.search
+              ? 'Nothing matches.'
+              : 'No documents yet: add some files above.'}
         </p>
       ) : (
         <ul class="docs" data-testid="doc-list">
@@ -162,7 +168,7 @@ export function Documents(props: {
                   {bytes(d.size)}
                   {d.mediaType ? ` · ${d.mediaType}` : ''}
                   {'tags' in d && d.tags.length ? ` · ${d.tags.join(', ')}` : ''}
-                  {'createdAt' in d ? ` · ${when(d.createdAt)}` : ''}
+                  {'updatedAt' in d ? ` · ${when(d.updatedAt)}` : ''}
                 </span>
                 {'snippet' in d && d.snippet ? <Snippet html={d.snippet} /> : null}
                 {'score' in d && (d.keyword || d.semantic) ? (

@@ -50,7 +50,7 @@ export function SyncPanel(props: {
       {r ? (
         <div role="status" data-testid="sync-report" data-kind={props.report!.kind} data-bytes-sent={r.bytesSent} data-logical={r.logicalBytes} data-chunks-sent={r.chunksSent}>
           <p>
-            {props.report!.kind === 'push' ? 'Pushed' : 'Pulled'} {r.documents} documents ({bytes(r.logicalBytes)}), {r.skipped} already there, in {r.seconds.toFixed(1)} s.
+            {props.report!.kind === 'push' ? 'Pushed' : 'Pulled'} {r.documents} {r.documents === 1 ? 'document' : 'documents'} ({bytes(r.logicalBytes)}), {r.skipped} already there{r.updated ? `, ${r.updated} given their tags or metadata` : ''}, in {r.seconds.toFixed(1)} s.
           </p>
           {props.report!.kind === 'push' ? (
             <p>

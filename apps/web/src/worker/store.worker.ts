@@ -4,7 +4,7 @@
  * progress events while adds, syncs and verifies run.
  */
 import { CorruptDataError, Sha256 } from '@kura/core';
-import { BrowserStore, MODEL_PATH, SEARCH_WAIT_MS, loadMiniLmOnWebWorker, type ChunkEvent, type DocumentInfo, type Embedder, type ListResult, type SearchHit } from '@kura/store/browser';
+import { BrowserStore, MODEL_PATH, parseQuery, parseRef, SEARCH_WAIT_MS, loadMiniLmOnWebWorker, type ChunkEvent, type DocumentInfo, type Embedder, type ListResult, type SearchHit } from '@kura/store/browser';
 import { MAP_CELLS, type Added, type Call, type ErrorData, type Progress, type Reply, type SearchMode, type Semantic, type WorkerEvent } from '../protocol.js';
 import { pull, push, type SyncTarget } from './sync.js';
 
@@ -177,7 +177,7 @@ const api = {
     return outcome;
   },
 
-  async list(query: { q?: string; tag?: string; mode?: SearchMode; cursor?: string; limit?: number }): Promise<{ items: (DocumentInfo | SearchHit)[]; nextCursor?: string; search: boolean; notEmbedded?: number; fallbacks?: string[] }> {
+  async list(query: { q?: string; tag?: string; mode?: SearchMode; cursor?: string; limit?: number }): Promise<{ items: (DocumentInfo | SearchHit)[]; nextCursor?: string; search: boolean; notEmbedded?: number; fallbacks?: string[]; wordless?: boolean }> {
     const s = await store();
     const limit = query.limit ?? 50;
     if (query.q?.trim()) {
@@ -193,6 +193,8 @@ const api = {
         ...(hits.notEmbedded ? { notEmbedded: hits.notEmbedded } : {}),
         // (Not enumerable on the hits: carried across to the page by name.)
         ...(hits.fallbacks ? { fallbacks: hits.fallbacks } : {}),
+        // Only filters (`type:pdf`), nothing to rank by: said, not "nothing matches".
+        ...(hits.length === 0 && parseQuery(query.q).expr === null ? { wordless: true } : {}),
       };
     }
     const page: ListResult = await s.list({ limit, ...(query.tag ? { tag: query.tag } : {}), ...(query.cursor ? { cursor: query.cursor } : {}) });
@@ -223,13 +225,23 @@ const api = {
   /** An entry (by path, or by digest: decision 0025), its versions and what deleting it frees. */
   async details(ref: string) {
     const s = await store();
+    // An older version (`path@N`, from the versions table): the path's entry as that version
+    // shows it — its name and media type, its own digest, size and time — not an unnamed
+    // document whose tags cannot be changed.
+    const { path, which } = parseRef(ref);
+    if (which.version !== undefined && !ref.startsWith('sha256:')) {
+      const [entry, v, versions] = [await s.stat(path), await s.pathVersion(path, which), await s.versions(path)];
+      const chunks = (await s.manifest(v.digest)).length;
+      const info = { ...entry, digest: v.digest, size: v.size, chunks, version: v.version, updatedAt: v.createdAt };
+      return { info, versions, exclusiveSize: await s.exclusiveSize(v.digest), older: true };
+    }
     const info = await s.stat(ref);
     const versions = info.path ? await s.versions(info.path) : [];
     return { info, versions, exclusiveSize: await s.exclusiveSize(info.digest) };
   },
 
   /** The document as a Blob, offered only after its bytes hashed to its digest. */
-  async download(digest: string): Promise<{ blob: Blob; name: string }> {
+  async download(digest: string, named?: string): Promise<{ blob: Blob; name: string }> {
     const s = await store();
     const doc = await s.document(digest);
     const hash = new Sha256();
@@ -249,7 +261,8 @@ const api = {
     }
     const got = hash.digest();
     if (got !== doc.digest) throw new CorruptDataError(`the bytes of ${digest} hash to ${got}: not offered`, 'digest-mismatch');
-    const name = doc.path?.split('/').pop() || digest.slice(7, 19);
+    // (An older version's bytes have no entry of their own: named by the path it is a version of.)
+    const name = (named ?? doc.path)?.split('/').pop() || digest.slice(7, 19);
     return { blob: new Blob([blob, ...(parts as BlobPart[])], { type: doc.mediaType ?? 'application/octet-stream' }), name };
   },
 

@@ -15,8 +15,10 @@ export interface SyncTarget {
 
 export interface SyncReport {
   documents: number;
-  /** Documents the other side already had. */
+  /** Entries the other side already had, as they are here. */
   skipped: number;
+  /** Entries the other side had with fewer tags or other metadata: those were added. */
+  updated: number;
   failed: { digest: string; message: string }[];
   /** Logical bytes of the documents transferred. */
   logicalBytes: number;
@@ -90,7 +92,39 @@ class Remote {
 }
 
 function emptyReport(): SyncReport {
-  return { documents: 0, skipped: 0, failed: [], logicalBytes: 0, bytesSent: 0, bytesReceived: 0, chunksSent: 0, chunksSkipped: 0, seconds: 0 };
+  return { documents: 0, skipped: 0, updated: 0, failed: [], logicalBytes: 0, bytesSent: 0, bytesReceived: 0, chunksSent: 0, chunksSkipped: 0, seconds: 0 };
+}
+
+/** An entry's path, media type, tags and metadata, as a put gives them. */
+function entryMeta(doc: DocumentInfo) {
+  return {
+    ...(doc.path ? { path: doc.path } : {}),
+    ...(doc.mediaType ? { mediaType: doc.mediaType } : {}),
+    ...(doc.tags.length ? { tags: doc.tags } : {}),
+    ...(Object.keys(doc.meta).length ? { meta: doc.meta } : {}),
+  };
+}
+
+/** The server's entry of `doc`'s name: by path, or (pathless) its document; undefined when it has none. */
+async function serverEntry(remote: Remote, doc: DocumentInfo): Promise<Pick<DocumentInfo, 'digest' | 'tags' | 'meta'> | undefined> {
+  if (!doc.path) {
+    const head = await remote.fetch(`/v1/documents/${doc.digest}`, { method: 'HEAD' }, [200, 404]);
+    return head.status === 200 ? { digest: doc.digest, tags: doc.tags, meta: doc.meta } : undefined;
+  }
+  const res = await remote.fetch(`/v1/entry?path=${encodeURIComponent(doc.path)}`, {}, [200, 404]);
+  return res.status === 200 ? ((await res.json()) as DocumentInfo) : undefined;
+}
+
+/**
+ * What the other side's entry lacks of `doc`'s tags and metadata (a change to send), or
+ * undefined when it has them all. Tags and keys are only added: sync never removes what the
+ * other side holds.
+ */
+function metaChange(doc: Pick<DocumentInfo, 'tags' | 'meta'>, other: Pick<DocumentInfo, 'tags' | 'meta'>): { addTags?: string[]; meta?: Record<string, string> } | undefined {
+  const addTags = doc.tags.filter((t) => !other.tags.includes(t));
+  const meta = Object.fromEntries(Object.entries(doc.meta).filter(([k, v]) => other.meta[k] !== v));
+  if (!addTags.length && !Object.keys(meta).length) return undefined;
+  return { ...(addTags.length ? { addTags } : {}), ...(Object.keys(meta).length ? { meta } : {}) };
 }
 
 async function allDocuments(list: (cursor?: string) => Promise<{ items: DocumentInfo[]; nextCursor?: string }>): Promise<DocumentInfo[]> {
@@ -123,9 +157,17 @@ export async function push(store: BrowserStore, target: SyncTarget, onProgress: 
   for (const doc of docs) {
     onProgress(done, total, doc.path ?? doc.digest);
     try {
-      const head = await remote.fetch(`/v1/documents/${doc.digest}`, { method: 'HEAD' }, [200, 404]);
-      if (head.status === 200) {
-        report.skipped++;
+      // What the server has under this entry's name: a path's entry (its digest, tags and
+      // metadata), or for a pathless entry the document. Skipped only when it is this entry —
+      // a server holding the same bytes under another name lacks this one (the name never
+      // reached it), and one holding this path with fewer tags lacks those.
+      const there = await serverEntry(remote, doc);
+      if (there && there.digest === doc.digest) {
+        const change = metaChange(doc, there);
+        if (change) {
+          await remote.json(`/v1/entry?path=${encodeURIComponent(doc.path!)}`, { method: 'PATCH', body: JSON.stringify(change), headers: { 'content-type': 'application/json' } }, [200, 204]);
+          report.updated++;
+        } else report.skipped++;
       } else {
         const keys: string[] = [];
         let batch: { key: string; bytes: () => Promise<Uint8Array> }[] = [];
@@ -200,8 +242,19 @@ export async function pull(store: BrowserStore, target: SyncTarget, onProgress: 
   const wanted: DocumentInfo[] = [];
   const report = emptyReport();
   for (const d of docs) {
-    if (await store.has(d.digest)) report.skipped++;
-    else wanted.push(d);
+    // As push: skipped only when this store has this entry; the same bytes under another name
+    // are linked to this one without a transfer, and missing tags or metadata added.
+    const here = d.path ? await store.stat(d.path).catch(() => undefined) : (await store.has(d.digest)) ? { digest: d.digest, tags: d.tags, meta: d.meta } : undefined;
+    if (here && here.digest === d.digest) {
+      const change = metaChange(d, here);
+      if (change) {
+        await store.updateMeta([{ path: d.path!, ...change }]);
+        report.updated++;
+      } else report.skipped++;
+    } else if (await store.has(d.digest)) {
+      await store.link(d.digest, entryMeta(d));
+      report.documents++;
+    } else wanted.push(d);
   }
   const total = wanted.reduce((n, d) => n + d.size, 0);
   let done = 0;
@@ -219,13 +272,7 @@ export async function pull(store: BrowserStore, target: SyncTarget, onProgress: 
           },
         }),
       );
-      await store.put(counted, {
-        expectDigest: doc.digest,
-        ...(doc.path ? { path: doc.path } : {}),
-        ...(doc.mediaType ? { mediaType: doc.mediaType } : {}),
-        ...(doc.tags.length ? { tags: doc.tags } : {}),
-        ...(Object.keys(doc.meta).length ? { meta: doc.meta } : {}),
-      });
+      await store.put(counted, { expectDigest: doc.digest, ...entryMeta(doc) });
       report.bytesReceived += received;
       report.documents++;
       report.logicalBytes += doc.size;
