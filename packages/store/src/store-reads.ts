@@ -237,7 +237,13 @@ export class StoreReads {
   }
 
   async stats(): Promise<StoreStats> {
-    return storeStats(this.#r());
+    const ctx = this.#r();
+    const stats = storeStats(ctx);
+    // The open pack's row has the size it had when opened: its bytes since (records of puts,
+    // and of puts that failed — garbage GC can take) count too, as the doc comment says.
+    const open = ctx.writer.openPackRow;
+    if (open) stats.packBytes += Math.max(0, ctx.writer.openPackSize - (ctx.st.packById.get(open.id)?.size ?? 0));
+    return stats;
   }
 }
 

@@ -64,6 +64,24 @@ describe('delete, exclusiveSize and gc', () => {
     expect((await store.verify()).ok).toBe(true);
   });
 
+  it('counts the bytes failed puts left in the open pack, and GC frees them', async () => {
+    const { store } = await newStore();
+    const keep = await store.put(textBytes(13, 50_000), { path: 'keep.txt' });
+    async function* failing(seed: number) {
+      for (let i = 0; i < 5; i++) yield randomBytes(seed * 10 + i, 1_000_000);
+      throw new Error('the source failed');
+    }
+    for (const seed of [1, 2]) await expect(store.put(failing(seed), { path: `x${seed}` })).rejects.toThrow('the source failed');
+    await expect(store.put(randomBytes(30, 4_000_000), { expectDigest: `sha256:${'0'.repeat(64)}` })).rejects.toMatchObject({ code: 'DIGEST_MISMATCH' });
+    const before = await store.stats();
+    expect(before.packBytes).toBeGreaterThan(10_000_000); // (it said 69: the open pack's size at its opening)
+    const report = await store.gc();
+    expect(report.bytesFreed).toBeGreaterThan(10_000_000);
+    expect((await store.stats()).packBytes).toBeLessThan(100_000);
+    expectSameBytes(await store.getBytes(keep.digest), textBytes(13, 50_000));
+    expect((await store.verify()).ok).toBe(true);
+  });
+
   it('gc racing concurrent puts loses nothing', async () => {
     const { store } = await newStore({ chunking: { avg: 4096 } });
     // Documents to delete share chunks with documents being put during GC.
