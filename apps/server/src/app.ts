@@ -20,7 +20,7 @@ import { HttpError } from './errors.js';
 import { isPretty, logRequestsInOneLine, prettyLogger, redactingLogger } from './logging.js';
 import auth, { verifier } from './plugins/auth.js';
 import { rebindingPolicy, refusal } from './access/rebinding.js';
-import errors, { sendError } from './plugins/errors.js';
+import errors, { clientError, sendError } from './plugins/errors.js';
 import metrics from './plugins/metrics.js';
 import storePlugin from './plugins/store.js';
 import watchPlugin from './plugins/watch.js';
@@ -100,6 +100,8 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
     connectionTimeout: config.idleTimeoutMs,
     // Errors fastify raises before routing (a malformed URL) get the API's error shape too.
     frameworkErrors: (err, request, reply) => void sendError(request, reply, err),
+    // And those Node raises before fastify sees a request (unparsable, too large, too slow).
+    clientErrorHandler: clientError,
   });
   // JSON routes take JSON alone: fastify's text/plain parser handed them a string, refused as
   // "expected object" (400) where ERRORS.md says another Content-Type is 415 — and a text/plain

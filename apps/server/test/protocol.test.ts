@@ -1,3 +1,5 @@
+import { connect } from 'node:net';
+import { STATUS_CODES } from 'node:http';
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { blake3, chunk } from '@kura/core';
@@ -192,6 +194,25 @@ describe('errors and limits', () => {
     const r = await call(s.url, 'GET', '/v1/paths/%ED%A0%80');
     expect(r.status).toBe(400);
     expect(errorCode(r)).toBe('INVALID_INPUT');
+    // And those Node answers before any request exists: not HTTP, headers over 16 KiB.
+    const raw = (bytes: string) =>
+      new Promise<string>((resolve, reject) => {
+        const sock = connect(Number(new URL(s.url).port), '127.0.0.1', () => sock.write(bytes));
+        let got = '';
+        sock.on('data', (d) => (got += d.toString()));
+        sock.on('close', () => resolve(got));
+        sock.on('error', reject);
+      });
+    for (const [bytes, status, code] of [
+      ['GARBAGE\r\n\r\n', 400, 'INVALID_INPUT'],
+      [`GET /v1/stats HTTP/1.1\r\nHost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'HEADERS_TOO_LARGE'],
+    ] as const) {
+      const answer = await raw(bytes);
+      expect(answer.split('\r\n')[0]).toBe(`HTTP/1.1 ${status} ${STATUS_CODES[status]}`);
+      expect(answer).toMatch(/\r\nx-request-id: [0-9a-f-]{36}\r\n/);
+      const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+      expect(body.error).toMatchObject({ code, requestId: expect.any(String) }); // (it was fastify's {"error":"Bad Request",…})
+    }
   });
 
   it('keeps a sane client request id, replaces others, and puts it in every response', async () => {

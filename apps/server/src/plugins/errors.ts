@@ -5,6 +5,9 @@
 import { KuraError, storageError } from '@kura/store';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { HttpError, STATUS_OF, detailsOf, type ErrorBody } from '../errors.js';
 
@@ -105,6 +108,29 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, err: unk
 
 /** Headers of a successful read (http/send.ts, the path and snapshot routes), never of an error. */
 const SUCCESS_HEADERS = ['etag', 'cache-control', 'content-range', 'accept-ranges', 'content-location', 'content-length', 'content-security-policy', 'x-kura-version', 'last-modified'];
+
+/**
+ * Node's answer to a request it cannot parse or that never arrives (fastify's
+ * clientErrorHandler), in the API's error shape with a request id: it was fastify's own body
+ * (`{"error":"Bad Request","message":"Client Error","statusCode":400}`) with neither.
+ */
+export function clientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy(err);
+    return;
+  }
+  const [status, code, message] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'HEADERS_TOO_LARGE', 'the request line and headers are larger than 16 KiB']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'REQUEST_TIMEOUT', 'the request did not arrive in time']
+        : [400, 'INVALID_INPUT', 'the request is not HTTP/1.1 the server can read'];
+  const requestId = randomUUID();
+  const body = JSON.stringify({ error: { code, message, requestId } });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
 
 /** A route's URL pattern as a test of concrete paths: `:param` one segment, `*` the rest, `::` a colon. */
 function patternOf(url: string): RegExp {
