@@ -163,6 +163,9 @@ describe('kura mcp', () => {
       expect(found.hits[0].snippet).toContain('if (a < b && c > d) { <mark>return</mark> "it\'s"; }');
       expect(await call('kura_search', { query: 'tag:home' })).toMatchObject({ hits: [], note: expect.stringMatching(/no words to search for/) });
       expect(await call('kura_delete', { path: 'notes/wifi.md@1' })).toMatchObject({ deleted: false, note: expect.stringMatching(/names a version/) });
+      const tagged = await client.callTool({ name: 'kura_tag', arguments: { ref: 'notes/wifi.md@1', add: ['old'] } });
+      expect(tagged).toMatchObject({ isError: true, _meta: { code: 'INVALID_INPUT' } });
+      expect((tagged.content as { text: string }[])[0]!.text).toMatch(/names a version: tags and metadata belong to the path/);
       const since = await client.callTool({ name: 'kura_search', arguments: { query: 'x', since: 'yesterday' } });
       expect(since).toMatchObject({ isError: true, _meta: { code: 'INVALID_INPUT' } });
       expect((since.content as { text: string }[])[0]!.text).toMatch(/^INVALID_INPUT: since: must be an ISO 8601 time/); // (it said "Invalid input")

@@ -210,6 +210,12 @@ function asDigest(ref: string): string {
 async function update(store: Store, given: string, change: { addTags?: string[]; removeTags?: string[]; meta?: Record<string, string | null> }) {
   const ref = asDigest(given);
   checkedRef(ref, 'ref');
+  // `path@N` names a version here too, and a version has no tags of its own: said, not read
+  // as a path of that name (it tagged a literal `notes/a.md@1` where one existed).
+  const { path, which } = ref.startsWith('sha256:') ? { path: ref, which: {} } : parseRef(ref);
+  if (which.version !== undefined || which.at !== undefined) {
+    throw new InvalidInputError(`${ref} names a version: tags and metadata belong to the path, with all its versions (name ${path})`, 'ref');
+  }
   await store.updateMeta([{ ...(ref.startsWith('sha256:') ? { digest: ref } : { path: ref }), ...change }]);
   return store.stat(ref);
 }
