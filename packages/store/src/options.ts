@@ -94,6 +94,7 @@ export function newPathProblem(path: string): string | undefined {
   if (path.startsWith('/')) return 'path must be relative (no leading /)';
   if (path.split('/').some((s) => s === '' || s === '.' || s === '..')) return 'path must not contain empty, "." or ".." segments';
   if (/^sha256:/i.test(path)) return 'a path must not start with "sha256:" (that names a document by its digest)';
+  if (/^[0-9a-f]{64}$/i.test(path)) return 'a path must not be 64 hex digits alone (the CLI and MCP read that as a digest): give it a directory or an extension';
   const { which } = parseRef(path);
   if (which.version !== undefined || which.at !== undefined) {
     return `path must not end like a version reference (${path.slice(path.lastIndexOf('@'))}): PATH@N names version N of PATH, and PATH@<time> the version latest then`;

@@ -6,6 +6,7 @@
  */
 import type { DamagedLog } from '../catalog/log-verify.js';
 import { CorruptDataError } from '@kura/core';
+import { NotFoundError } from '../errors.js';
 import { breather } from '../breather.js';
 import { bytesToHex, formatDigest, hexToBytes, parseDigest } from '../hex.js';
 import { decodeTree } from '../catalog/snapshot.js';
@@ -145,8 +146,9 @@ export async function verifyStore(
       try {
         report.bytesChecked += await reader.check(doc);
       } catch (e) {
-        if (!(e instanceof CorruptDataError)) throw e;
-        if (st.docById.get(doc.id)) {
+        // Deleted and collected while it was read: NOT_FOUND (read.ts), gone, not damaged.
+        if (!(e instanceof CorruptDataError) && !(e instanceof NotFoundError)) throw e;
+        if (e instanceof CorruptDataError && st.docById.get(doc.id)) {
           report.damagedDocuments.push({ digest, reason: e.reason, message: e.message, chunks: e.key ? [e.key] : [] });
         }
       }
