@@ -348,6 +348,24 @@ describe('the browser demo in Chromium', () => {
     await page.waitForFunction((b) => { const t = document.querySelector('[data-testid=sync-report]')?.textContent ?? ''; return t !== b && /Pulled 1 document \(0 B\)/.test(t); }, before, { timeout: 30_000 });
     await ready();
     expect(await page.locator(`[data-testid=doc][data-digest="${sha(remoteOnly)}"]`).count()).toBe(2);
+
+    // notes.txt changed on the server: a push leaves the server's newer version the latest
+    // (it sent the tab's older one over it), and a pull brings it here.
+    const newer = new TextEncoder().encode('notes.txt as edited on the server\n');
+    const edit = await request(`${target.url}/v1/documents?path=notes.txt`, { method: 'POST', body: newer, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'text/plain' } });
+    expect(edit.statusCode).toBe(201);
+    await edit.body.dump();
+    const latestOnServer = async () => ((await (await request(`${target.url}/v1/entry?path=notes.txt`, { headers: { authorization: `Bearer ${TOKEN}` } })).body.json()) as { digest: string }).digest;
+    const beforePush = await page.textContent('[data-testid=sync-report]');
+    await page.getByRole('button', { name: 'Push' }).click();
+    await page.waitForFunction((b) => { const t = document.querySelector('[data-testid=sync-report]')?.textContent ?? ''; return t !== b && /^Pushed 0 documents/.test(t); }, beforePush, { timeout: 30_000 });
+    expect(await latestOnServer()).toBe(sha(newer));
+    await ready();
+    const beforePull = await page.textContent('[data-testid=sync-report]');
+    await page.getByRole('button', { name: 'Pull' }).click();
+    await page.waitForFunction((b) => { const t = document.querySelector('[data-testid=sync-report]')?.textContent ?? ''; return t !== b && /^Pulled 1 document/.test(t); }, beforePull, { timeout: 30_000 });
+    await ready();
+    expect(await page.locator(`[data-testid=doc][data-digest="${sha(newer)}"]`).count()).toBe(1);
   });
 
   it('verify reports a tampered chunk', async () => {

@@ -144,7 +144,7 @@ export function App() {
     });
 
   /** `ref`: an entry's path, or a digest (a put without a path, or an older version's content). */
-  const onOpen = (ref: string) => run(async () => setDetails(await store.details(ref)));
+  const onOpen = (ref: string | { path: string; version: number }) => run(async () => setDetails(await store.details(ref)));
 
   const onDownload = (digest: string, named?: string) =>
     run(async () => {

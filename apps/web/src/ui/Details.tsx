@@ -16,8 +16,8 @@ export function Details(props: {
   data: DetailsData;
   onClose: () => void;
   onDownload: (digest: string, name?: string) => void;
-  /** Opens an entry by path, `path@N` or digest. */
-  onOpen: (ref: string) => void;
+  /** Opens an entry by path or digest, or a version of a path. */
+  onOpen: (ref: string | { path: string; version: number }) => void;
   /** Changes the tags of the entry named by its path (or digest, without one). */
   onTags: (ref: string, add: string[], remove: string[]) => void;
 }) {
@@ -118,7 +118,7 @@ export function Details(props: {
                   <td>
                     <DigestCode digest={v.digest} />
                     {v.version === info.version ? null : (
-                      <button class="link small" onClick={() => props.onOpen(v.version === versions.at(-1)?.version ? info.path! : `${info.path}@${v.version}`)} aria-label={`Open version ${v.version}`}>
+                      <button class="link small" onClick={() => props.onOpen(v.version === versions.at(-1)?.version ? info.path! : { path: info.path!, version: v.version })} aria-label={`Open version ${v.version}`}>
                         open
                       </button>
                     )}

@@ -4,7 +4,7 @@
  * progress events while adds, syncs and verifies run.
  */
 import { CorruptDataError, Sha256 } from '@kura/core';
-import { BrowserStore, MODEL_PATH, parseQuery, parseRef, SEARCH_WAIT_MS, loadMiniLmOnWebWorker, type ChunkEvent, type DocumentInfo, type Embedder, type ListResult, type SearchHit } from '@kura/store/browser';
+import { BrowserStore, MODEL_PATH, parseQuery, SEARCH_WAIT_MS, loadMiniLmOnWebWorker, type ChunkEvent, type DocumentInfo, type Embedder, type ListResult, type SearchHit } from '@kura/store/browser';
 import { MAP_CELLS, type Added, type Call, type ErrorData, type Progress, type Reply, type SearchMode, type Semantic, type WorkerEvent } from '../protocol.js';
 import { pull, push, type SyncTarget } from './sync.js';
 
@@ -223,14 +223,15 @@ const api = {
   },
 
   /** An entry (by path, or by digest: decision 0025), its versions and what deleting it frees. */
-  async details(ref: string) {
+  async details(ref: string | { path: string; version: number }) {
     const s = await store();
-    // An older version (`path@N`, from the versions table): the path's entry as that version
-    // shows it — its name and media type, its own digest, size and time — not an unnamed
-    // document whose tags cannot be changed.
-    const { path, which } = parseRef(ref);
-    if (which.version !== undefined && !ref.startsWith('sha256:')) {
-      const [entry, v, versions] = [await s.stat(path), await s.pathVersion(path, which), await s.versions(path)];
+    // An older version (from the versions table, named apart: a string is a literal path, as
+    // an older store may have `song@2`): the path's entry as that version shows it — its name
+    // and media type, its own digest, size and time — not an unnamed document whose tags
+    // cannot be changed.
+    if (typeof ref !== 'string') {
+      const { path, version } = ref;
+      const [entry, v, versions] = [await s.stat(path), await s.pathVersion(path, { version }), await s.versions(path)];
       const chunks = (await s.manifest(v.digest)).length;
       const info = { ...entry, digest: v.digest, size: v.size, chunks, version: v.version, updatedAt: v.createdAt };
       return { info, versions, exclusiveSize: await s.exclusiveSize(v.digest), older: true };

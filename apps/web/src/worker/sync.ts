@@ -115,6 +115,33 @@ async function serverEntry(remote: Remote, doc: DocumentInfo): Promise<Pick<Docu
   return res.status === 200 ? ((await res.json()) as DocumentInfo) : undefined;
 }
 
+/** The digests of a path's versions on the server, oldest first ([] when it has none). */
+async function serverVersions(remote: Remote, path: string): Promise<string[]> {
+  const res = await remote.fetch(`/v1/versions?path=${encodeURIComponent(path)}`, {}, [200, 404]);
+  if (res.status !== 200) return [];
+  return ((await res.json()) as { versions: { digest: string }[] }).versions.map((v) => v.digest);
+}
+
+/**
+ * Of a path whose latest versions differ — `mine` on the side sending, `theirs` on the other
+ * — which is newer: the sender's when the other side's latest is one of the sender's older
+ * versions ('here': send it), the other's when the sender's latest is one of its older versions
+ * ('there': leave it), else neither ('diverged': both changed since they last agreed). A path
+ * the other side never had is 'here'.
+ */
+async function whichIsNewer(
+  path: string,
+  mine: string,
+  theirs: string,
+  myHistory: (path: string) => Promise<{ digest: string }[] | string[]>,
+  theirHistory: (path: string) => Promise<{ digest: string }[] | string[]>,
+): Promise<'here' | 'there' | 'diverged'> {
+  const digests = (list: { digest: string }[] | string[]) => list.map((v) => (typeof v === 'string' ? v : v.digest));
+  if (digests(await myHistory(path)).includes(theirs)) return 'here';
+  if (digests(await theirHistory(path)).includes(mine)) return 'there';
+  return 'diverged';
+}
+
 /**
  * What the other side's entry lacks of `doc`'s tags and metadata (a change to send), or
  * undefined when it has them all. Tags and keys are only added: sync never removes what the
@@ -162,12 +189,17 @@ export async function push(store: BrowserStore, target: SyncTarget, onProgress: 
       // a server holding the same bytes under another name lacks this one (the name never
       // reached it), and one holding this path with fewer tags lacks those.
       const there = await serverEntry(remote, doc);
+      const ahead = there && there.digest !== doc.digest ? await whichIsNewer(doc.path!, doc.digest, there.digest, (p) => store.versions(p), (p) => serverVersions(remote, p)) : 'here';
       if (there && there.digest === doc.digest) {
         const change = metaChange(doc, there);
         if (change) {
           await remote.json(`/v1/entry?path=${encodeURIComponent(doc.path!)}`, { method: 'PATCH', body: JSON.stringify(change), headers: { 'content-type': 'application/json' } }, [200, 204]);
           report.updated++;
         } else report.skipped++;
+      } else if (ahead === 'there') {
+        report.skipped++; // the server's is newer: a pull brings it
+      } else if (ahead === 'diverged') {
+        report.failed.push({ digest: doc.digest, message: `${doc.path}: changed here and on the server since they last agreed; not pushed (the server's latest stays; pull it, or add this one under another name)` });
       } else {
         const keys: string[] = [];
         let batch: { key: string; bytes: () => Promise<Uint8Array> }[] = [];
@@ -243,18 +275,30 @@ export async function pull(store: BrowserStore, target: SyncTarget, onProgress: 
   const report = emptyReport();
   for (const d of docs) {
     // As push: skipped only when this store has this entry; the same bytes under another name
-    // are linked to this one without a transfer, and missing tags or metadata added.
-    const here = d.path ? await store.stat(d.path).catch(() => undefined) : (await store.has(d.digest)) ? { digest: d.digest, tags: d.tags, meta: d.meta } : undefined;
-    if (here && here.digest === d.digest) {
-      const change = metaChange(d, here);
-      if (change) {
-        await store.updateMeta([{ path: d.path!, ...change }]);
-        report.updated++;
-      } else report.skipped++;
-    } else if (await store.has(d.digest)) {
-      await store.link(d.digest, entryMeta(d));
-      report.documents++;
-    } else wanted.push(d);
+    // are linked to this one without a transfer, and missing tags or metadata added. A path
+    // whose latest version here is newer than the server's is left (a push sends it), one
+    // changed on both sides since they agreed is reported, not overwritten.
+    try {
+      const here = d.path ? await store.stat(d.path).catch(() => undefined) : (await store.has(d.digest)) ? { digest: d.digest, tags: d.tags, meta: d.meta } : undefined;
+      const ahead = here && here.digest !== d.digest ? await whichIsNewer(d.path!, d.digest, here.digest, (p) => serverVersions(remote, p), (p) => store.versions(p)) : 'here';
+      if (here && here.digest === d.digest) {
+        const change = metaChange(d, here);
+        if (change) {
+          await store.updateMeta([{ path: d.path!, ...change }]);
+          report.updated++;
+        } else report.skipped++;
+      } else if (ahead === 'there') {
+        report.skipped++; // this store's is newer: a push sends it
+      } else if (ahead === 'diverged') {
+        report.failed.push({ digest: d.digest, message: `${d.path}: changed here and on the server since they last agreed; not pulled (this store's latest stays; push it, or keep the server's under another name)` });
+      } else if (await store.has(d.digest)) {
+        await store.link(d.digest, entryMeta(d));
+        report.documents++;
+      } else wanted.push(d);
+    } catch (e) {
+      if (e instanceof SyncError && (e.status === undefined || e.status === 401 || e.status === 403)) throw e;
+      report.failed.push({ digest: d.digest, message: (e as Error).message });
+    }
   }
   const total = wanted.reduce((n, d) => n + d.size, 0);
   let done = 0;
