@@ -85,6 +85,18 @@ describe('delete, exclusiveSize and gc', () => {
     expect((await store.verify()).ok).toBe(true);
   });
 
+  it('settles on a pack of tiny chunks: a second GC finds nothing to do (it recopied the pack every run)', async () => {
+    const { store, dir } = await newStore();
+    for (let i = 1; i <= 9; i++) await store.put(new TextEncoder().encode(`${i}\n`), { path: `t/${i}` });
+    await store.close(); // (seals the pack)
+    for (let run = 0; run < 3; run++) {
+      const s = await reopen(dir);
+      const report = await s.gc();
+      expect([run, report.packsCompacted, report.packsDeleted, report.bytesFreed]).toEqual([run, 0, 0, 0]);
+      await s.close();
+    }
+  });
+
   it('gc racing concurrent puts loses nothing', async () => {
     const { store } = await newStore({ chunking: { avg: 4096 } });
     // Documents to delete share chunks with documents being put during GC.

@@ -8,7 +8,7 @@ import { breather } from '../breather.js';
 import { bytesToHex } from '../hex.js';
 import type { Reader } from './read.js';
 import type { ChunkRow, PackRow, Statements } from '../catalog/statements.js';
-import { PACK_HEADER_SIZE } from './pack-record.js';
+import { INDEX_ENTRY_SIZE, INDEX_OVERHEAD, PACK_HEADER_SIZE } from './pack-record.js';
 import type { Writer } from './writer.js';
 import type { CommitLog } from '../catalog/commit-log.js';
 import type { Op } from '../catalog/ops.js';
@@ -178,7 +178,11 @@ async function collect(ctx: GcContext, lease: GcLease | undefined, onProgress?: 
   const recent = Date.now() - marginMs;
   const theirs = (p: PackRow) => p.writer !== null && p.writer !== log.writer && others.has(p.writer) && p.sealed > recent;
   db.read(() => {
-    const live = new Map(st.packLiveBytes.all().map((r) => [r.pack_id, r.live]));
+    // What a pack's live records would take sealed again: their bytes and their index entries
+    // (a pack's size counts its index). Without the index, a pack of tiny chunks (52 index
+    // bytes to ~58 of record each) looked half garbage at every GC and was copied, unchanged,
+    // again and again: "freed 520 B" each run, and the log growing by the copies' commits.
+    const live = new Map(st.packLiveBytes.all().map((r) => [r.pack_id, r.live + r.records * INDEX_ENTRY_SIZE + INDEX_OVERHEAD]));
     for (const pack of st.packsSealed.all()) {
       if (writer.packInUse(pack.id) || theirs(pack)) continue;
       const size = files.get(pack.name) ?? pack.size;

@@ -206,6 +206,8 @@ export const INDEX_VERSION = 1;
 export const INDEX_ENTRY_SIZE = 52;
 const INDEX_HEAD = 12;
 const INDEX_TAIL = 40; // hash, length, end magic
+/** An index's bytes besides its entries. */
+export const INDEX_OVERHEAD = INDEX_HEAD + INDEX_TAIL;
 
 /**
  * A record of a pack's index. For a group record (codec CODEC_GROUP): the group's raw and stored

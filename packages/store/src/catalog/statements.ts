@@ -145,9 +145,9 @@ function statementsOf(db: SqlDatabase) {
     gcLeaseSet: p('INSERT INTO gc_lease(id, holder, until) VALUES (1, ?, ?) ON CONFLICT(id) DO UPDATE SET holder = excluded.holder, until = excluded.until'),
     packsAll: p<PackRow>('SELECT * FROM packs ORDER BY id'),
     packsSealed: p<PackRow>('SELECT * FROM packs WHERE sealed > 0 ORDER BY id'),
-    packLiveBytes: p<{ pack_id: number; live: number; n: number }>(
+    packLiveBytes: p<{ pack_id: number; live: number; n: number; records: number }>(
       // A group record (FORMAT.md §6.2) is live while any of its members is: counted once.
-      'SELECT pack_id, SUM(stored_len + 48) AS live, SUM(n) AS n FROM (SELECT pack_id, stored_len, COUNT(*) AS n FROM chunks GROUP BY pack_id, offset) GROUP BY pack_id',
+      'SELECT pack_id, SUM(stored_len + 48) AS live, SUM(n) AS n, COUNT(*) AS records FROM (SELECT pack_id, stored_len, COUNT(*) AS n FROM chunks GROUP BY pack_id, offset) GROUP BY pack_id',
     ),
 
     chunkGet: p<ChunkRow>('SELECT * FROM chunks WHERE key = ?'),
