@@ -9,6 +9,7 @@ import { lstat, readdir, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { escapedName } from '@kura/store';
 import { storePath } from './store-path.js';
+import { usage } from './exit.js';
 
 export interface InputFile {
   kind: 'file';
@@ -56,7 +57,13 @@ export async function* listInputs(args: string[], place: Placement = {}): AsyncG
   const prefix = place.as !== undefined ? storePath(place.as) : undefined;
   const named = place.path !== undefined ? storePath(place.path) : undefined;
   const join = (a: string, b: string) => (a && b ? `${a}/${b}` : a || b);
-  const own = args.map((a) => (a === STDIN ? '' : storePath(a)));
+  if (args.filter((a) => a === STDIN).length > 1) throw usage('standard input (-) can be read once: give - one time');
+  if (prefix !== undefined && named === undefined && args.includes(STDIN)) {
+    throw usage(`standard input has no name for --as to put under ${prefix || '.'}: give it one with --path`);
+  }
+  // An argument's own path is its store path only without --as or --path, which replace it:
+  // `../notes/car.md --as x` is stored as x/car.md (it was refused as climbing above its start).
+  const own = args.map((a) => (a === STDIN || named !== undefined || prefix !== undefined ? '' : storePath(a)));
   for (const [i, arg] of args.entries()) {
     if (arg === STDIN) {
       yield { kind: 'file', file: STDIN, docPath: named, size: 0 };
@@ -72,7 +79,7 @@ export async function* listInputs(args: string[], place: Placement = {}): AsyncG
     if (st.isDirectory()) {
       yield* walk(arg, named ?? prefix ?? own[i]!);
     } else if (st.isFile()) {
-      const path = named ?? (prefix !== undefined ? join(prefix, basename(own[i]!)) : own[i]!);
+      const path = named ?? (prefix !== undefined ? join(prefix, basename(arg)) : own[i]!);
       if (!path) {
         yield { kind: 'problem', file: arg, error: new Error('names no path to store it under') };
         continue;

@@ -41,6 +41,17 @@ describe('kura hash', () => {
     expect(r.stdout).toBe(expected);
   });
 
+  it("escapes names with a newline or backslash as sha256sum does: the README's check passes", () => {
+    const names = ['new\nline.txt', 'back\\slash.txt', 'plain.txt'].map((n) => join(dir, n));
+    names.forEach((n, i) => writeFileSync(n, `file ${i}\n`));
+    const r = kura(['hash', ...names]);
+    // Line for line what sha256sum prints (it split a name's newline into a line of its own).
+    expect(r.stdout).toBe(execFileSync('sha256sum', names).toString().replace(/^(\\?)/gm, '$1sha256:').replace(/sha256:$/, ''));
+    // And the README's pipeline checks them (sha256sum -c, exit 0).
+    const check = spawnSync('bash', ['-c', `sed -E 's/^(\\\\?)sha256:/\\1/' | sha256sum -c`], { input: r.stdout });
+    expect([check.status, check.stdout.toString().match(/: OK$/gm)?.length]).toEqual([0, 3]);
+  });
+
   it('hashes standard input and BLAKE3 on request', () => {
     const data = readFileSync(IMAGE);
     const r = kura(['hash', '--algo', 'blake3', '-'], data);

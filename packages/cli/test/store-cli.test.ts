@@ -140,9 +140,19 @@ describe('a store made with init and add', () => {
       const up = kura(['add', '../tree/a.txt', ...st], { cwd: join(work, 'tree') });
       expect(up.code).toBe(2);
       expect(up.stderr).toMatch(/climbs above its start/);
-      // Three paths, one document: the bytes are stored once.
+      // What that message advises works: --as (or --path) replaces the name that climbs.
+      const fromBelow = (args: string[]) => jsonLines(kura(['add', '--json', ...args, ...st], { cwd: join(work, 'tree', 'sub') }).stdout).map((l) => l.entry);
+      expect(fromBelow(['../a.txt', '--as', 'up'])).toEqual(['up/a.txt']);
+      expect(fromBelow(['../../tree/notes.md', '--path', 'up/notes.md'])).toEqual(['up/notes.md']);
+      expect(fromBelow(['../sub/deeper', '--as', 'updir'])).toEqual(['updir/config.json', 'updir/picture.png']);
+      // Standard input: read once, and named by --path only (--as has no name to put under).
+      for (const args of [['-', '-'], ['--as', 'inbox', '-']]) {
+        const r = kura(['add', ...args, ...st], { cwd: work, input: new TextEncoder().encode('from stdin') });
+        expect([args.join(' '), r.code]).toEqual([args.join(' '), 2]);
+      }
+      // Paths, documents: a.txt, notes.md and the tree's files, each stored once.
       const stats = JSON.parse(kura(['stats', '--json', ...st]).stdout);
-      expect(stats).toMatchObject({ entries: 7, documents: 4 });
+      expect(stats).toMatchObject({ entries: 11, documents: 4 });
     } finally {
       rmSync(other, { recursive: true, force: true });
     }
@@ -181,6 +191,12 @@ describe('a store made with init and add', () => {
     expect(r.stdout).toBe('');
     expect(readFileSync(out).equals(files['sub/data.bin']!)).toBe(true);
     expect(readdirSync(work).filter((f) => f.includes('.tmp-'))).toEqual([]);
+    // A directory is no file to write: said as such, nothing made in it (it said "not a directory").
+    for (const dir of [`${work}/tree/`, join(work, 'tree')]) {
+      const toDir = kura(['get', bin.digest, '-o', dir, ...s()]);
+      expect([toDir.code, toDir.stderr]).toEqual([1, expect.stringMatching(/is a directory: -o takes the file to write .* \[EISDIR\]\n$/)]);
+    }
+    expect(readdirSync(join(work, 'tree')).filter((f) => f.includes('.tmp-'))).toEqual([]);
     // cat concatenates; digests may be given without the prefix and in upper case.
     const two = kura(['cat', added[0].digest, added[0].digest.slice(7).toUpperCase(), ...s()]);
     expect(two.out.equals(Buffer.concat([files['a.txt']!, files['a.txt']!]))).toBe(true);

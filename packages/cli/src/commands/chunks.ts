@@ -73,7 +73,7 @@ export function register(program: Command): void {
         const last = ingester.finish().map(format);
         if (last.length) await write(last.join(''));
         const r = ingester.result!;
-        process.stderr.write(`${r.chunks} chunks, ${r.size} bytes, ${r.digest}\n`);
+        process.stderr.write(`${r.chunks} chunk${r.chunks === 1 ? '' : 's'}, ${r.size} bytes, ${r.digest}\n`);
       } finally {
         ingester.dispose();
       }

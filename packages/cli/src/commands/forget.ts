@@ -97,7 +97,7 @@ function printSnapshots(r: SnapshotForgetReport, dryRun: boolean): Promise<void>
   const lines = [
     `keep ${r.keep.length} snapshots:`,
     ...r.keep.map((k) => `  ${k.id.slice(0, 12)}  ${k.time}  ${k.reasons.join(', ')}`),
-    `${dryRun ? 'would remove' : 'removed'} ${r.remove.length} snapshots:`,
+    `${dryRun ? 'would remove' : 'removed'} ${r.remove.length} snapshot${r.remove.length === 1 ? '' : 's'}:`,
     ...r.remove.map((s) => `  ${s.id.slice(0, 12)}  ${s.time}`),
   ];
   return write(`${lines.join('\n')}\n`);
@@ -107,7 +107,7 @@ function printVersions(r: VersionForgetReport, dryRun: boolean): Promise<void> {
   const lines = [
     `keep ${r.keep.length} versions:`,
     ...r.keep.map((k) => `  ${shownPath(k.path)}@${k.version}  ${k.time}  ${k.reasons.join(', ')}`),
-    `${dryRun ? 'would remove' : 'removed'} ${r.remove.length} versions:`,
+    `${dryRun ? 'would remove' : 'removed'} ${r.remove.length} version${r.remove.length === 1 ? '' : 's'}:`,
     ...r.remove.map((v) => `  ${shownPath(v.path)}@${v.version}  ${v.time}`),
   ];
   return write(`${lines.join('\n')}\n`);

@@ -8,7 +8,7 @@
  */
 import type { Store } from '@kura/store';
 import type { Command } from 'commander';
-import { open, rename, rm } from 'node:fs/promises';
+import { open, rename, rm, stat } from 'node:fs/promises';
 import { docRef } from '../args.js';
 import { CliError, describeError, isKuraError } from '../exit.js';
 import { writeBytes } from '../output.js';
@@ -29,6 +29,11 @@ async function toStdout(store: Store, d: string): Promise<void> {
 }
 
 async function toFile(store: Store, d: string, file: string): Promise<void> {
+  // A directory (or a name ending in /) is no file to write: said as such, before anything is
+  // made (`-o outdir/` made outdir/.tmp-PID, then failed "not a directory").
+  if (file.endsWith('/') || (await stat(file).then((s) => s.isDirectory(), () => false))) {
+    throw new CliError(`${file}: is a directory: -o takes the file to write (${file.replace(/\/+$/, '')}/NAME) [EISDIR]`);
+  }
   const tmp = `${file}.tmp-${process.pid}`;
   let done = false;
   try {

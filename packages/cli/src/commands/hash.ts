@@ -1,6 +1,6 @@
 /**
  * `kura hash [--algo sha256|blake3] FILE...`: one `<algo>:<hex>  FILE` line per file, like
- * sha256sum (so `kura hash f | sed 's/^sha256://' | sha256sum -c` checks it). A file that
+ * sha256sum (so `kura hash f | sed -E 's/^(\\?)sha256:/\1/' | sha256sum -c` checks it). A file that
  * cannot be read is reported on stderr and makes the exit code 1; the others still print.
  */
 import { Blake3, Sha256 } from '@kura/core';
@@ -23,6 +23,17 @@ export async function hashFile(path: string, algo: Algo): Promise<string> {
   }
 }
 
+/**
+ * A `sha256sum` line: a name with a backslash, newline or carriage return is escaped (`\\`,
+ * `\n`, `\r`) and the line starts with a backslash, as coreutils writes it — a raw newline
+ * split the line in two, which `sha256sum -c` refused.
+ */
+export function checksumLine(digest: string, name: string): string {
+  if (!/[\\\n\r]/.test(name)) return `${digest}  ${name}\n`;
+  const escaped = name.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\r/g, '\\r');
+  return `\\${digest}  ${escaped}\n`;
+}
+
 export function register(program: Command, setExit: (code: number) => void): void {
   program
     .command('hash')
@@ -35,7 +46,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
       }
       for (const file of files) {
         try {
-          await write(`${await hashFile(file, opts.algo as Algo)}  ${file}\n`);
+          await write(checksumLine(await hashFile(file, opts.algo as Algo), file));
         } catch (e) {
           printError(`${displayName(file)}: ${describeError(e)}`);
           setExit(EXIT.error);
