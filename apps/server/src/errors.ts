@@ -37,11 +37,14 @@ export const HTTP_ONLY_STATUS = {
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
   METHOD_NOT_ALLOWED: 405,
+  // (Answered by plugins/errors.ts clientError, before fastify has a request.)
+  REQUEST_TIMEOUT: 408,
   UPLOAD_BUSY: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   RANGE_NOT_SATISFIABLE: 416,
   RATE_LIMITED: 429,
+  HEADERS_TOO_LARGE: 431,
   UNAVAILABLE: 503,
 } satisfies Record<string, number>;
 

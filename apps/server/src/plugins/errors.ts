@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { HttpError, STATUS_OF, detailsOf, type ErrorBody } from '../errors.js';
+import { HttpError, STATUS_OF, detailsOf, type ErrorBody, type ServerErrorCode } from '../errors.js';
 
 const CODE_OF_STATUS: Record<number, string> = {
   400: 'INVALID_INPUT',
@@ -119,12 +119,13 @@ export function clientError(err: NodeJS.ErrnoException, socket: Socket): void {
     socket.destroy(err);
     return;
   }
-  const [status, code, message] =
+  const [code, message]: [ServerErrorCode, string] =
     err.code === 'HPE_HEADER_OVERFLOW'
-      ? [431, 'HEADERS_TOO_LARGE', 'the request line and headers are larger than 16 KiB']
+      ? ['HEADERS_TOO_LARGE', 'the request line and headers are larger than 16 KiB']
       : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? [408, 'REQUEST_TIMEOUT', 'the request did not arrive in time']
-        : [400, 'INVALID_INPUT', 'the request is not HTTP/1.1 the server can read'];
+        ? ['REQUEST_TIMEOUT', 'the request did not arrive in time']
+        : ['INVALID_INPUT', 'the request is not HTTP/1.1 the server can read'];
+  const status = STATUS_OF[code]!;
   const requestId = randomUUID();
   const body = JSON.stringify({ error: { code, message, requestId } });
   socket.end(
