@@ -213,11 +213,12 @@ export class Store extends StoreCore {
     return this.context();
   }
 
-  /** Grep's workers go before the database closes (their read connections with them: no WAL left behind). */
+  /** Snapshots called before close() finish first (Store.close). */
   protected override async finishRuns(): Promise<void> {
     await Promise.allSettled([...this.#snapshots]);
   }
 
+  /** Grep's workers go before the database closes (their read connections with them: no WAL left behind). */
   protected override async closeThreads(): Promise<void> {
     const watches = [...this.#watches];
     this.#watches.clear();
