@@ -277,7 +277,12 @@ describe('a pack store that stays full (a browser over its quota)', () => {
     const small = textBytes(40, 20_000);
     const acked = await store.put(small, { path: 'small.txt' });
     await expect(store.put(randomBytes(41, 400_000), { path: 'big.bin' })).rejects.toMatchObject({ code: 'STORAGE_FULL' });
-    // Its pack cannot be sealed (its index does not fit): close says so, and still closes.
+    // The failed write gave its pack up (FORMAT.md §6); a little room, and a small put goes
+    // into a new one, which then cannot be sealed (its index does not fit): close says so,
+    // and still closes.
+    room = 50_000;
+    const second = textBytes(42, 5_000);
+    const ackedSecond = await store.put(second, { path: 'second.txt' });
     room = 0;
     await expect(store.close()).rejects.toMatchObject({ code: 'STORAGE_FULL' });
     expect([dbClosed, released]).toEqual([true, true]); // (the database stayed open)
@@ -285,7 +290,8 @@ describe('a pack store that stays full (a browser over its quota)', () => {
     room = Infinity;
     const again = await Store.open(dir);
     expect(sha(await again.getBytes(acked.digest))).toBe(acked.digest);
-    expect((await again.list()).items.map((e) => e.path)).toEqual(['small.txt']);
+    expect(sha(await again.getBytes(ackedSecond.digest))).toBe(sha(second));
+    expect((await again.list()).items.map((e) => e.path)).toEqual(['small.txt', 'second.txt']);
     await again.gc();
     expect((await again.verify()).ok).toBe(true);
     await again.close();

@@ -70,9 +70,8 @@ function progress(task: Progress['task']) {
 
 function errorData(e: unknown): ErrorData {
   if (e instanceof DOMException && e.name === 'QuotaExceededError') {
-    // (What the failed write left gathered is tried again by every later write, and refused
-    // again while the site is over its quota: reloading starts a new pack, then GC frees.)
-    return { code: 'QUOTA_EXCEEDED', name: e.name, message: 'the browser refused more storage for this site (quota exceeded): reload the page, then delete documents and run GC, or free disk space' };
+    // (The pack it failed in is given up, FORMAT.md §6: smaller writes may still fit.)
+    return { code: 'QUOTA_EXCEEDED', name: e.name, message: 'the browser refused more storage for this site (quota exceeded): delete documents and run GC, or free disk space' };
   }
   const err = e as { code?: unknown; name?: unknown; message?: unknown };
   return {

@@ -43,4 +43,11 @@ export class GatheredAppends {
     this.#write([this.#buffer.subarray(0, this.#gathered)], this.#size - this.#gathered);
     this.#gathered = 0;
   }
+
+  /** Drops the gathered bytes (a pack given up after a failed write); answers how many bytes were written. */
+  discard(): number {
+    this.#size -= this.#gathered;
+    this.#gathered = 0;
+    return this.#size;
+  }
 }

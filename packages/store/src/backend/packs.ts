@@ -34,6 +34,12 @@ export interface PackWriter {
    * inside its commit's object instead (object stores only; decision 0044).
    */
   detach?(): Promise<Uint8Array>;
+  /**
+   * Ends writing after a failed write (a disk or a browser's quota full), without writing what
+   * is still gathered: those bytes are dropped, the bytes written stay readable. Answers how
+   * many bytes the pack holds. (Writers that gather nothing need not have it.)
+   */
+  abandon?(): number;
 }
 
 /** Where a pack carried by a commit lies (decision 0044): the commit's seq and the pack's offset in its log object. */

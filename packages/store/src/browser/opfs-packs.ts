@@ -146,6 +146,13 @@ export class OpfsPackStore implements PackStore {
         h.flush();
         writing.delete(name); // the handle stays cached for reads until evicted
       },
+      abandon() {
+        if (!open) return appends.size;
+        open = false;
+        drains.delete(name);
+        writing.delete(name); // (no flush: what is written stays readable through the handle)
+        return appends.discard();
+      },
     };
   }
 
@@ -193,16 +200,28 @@ export class OpfsPackStore implements PackStore {
   }
 
   async close(): Promise<void> {
-    this.#drains.forEach((drain) => drain());
+    // Every handle lets go of its file even when a drain or a flush fails (then the first
+    // failure is thrown): a handle left open locks its pack until the page is reloaded.
+    let failed: { e: unknown } | undefined;
+    for (const drain of this.#drains.values()) {
+      try {
+        drain();
+      } catch (e) {
+        failed ??= { e };
+      }
+    }
     this.#drains.clear();
     for (const h of this.#handles.values()) {
       try {
         h.flush();
+      } catch (e) {
+        failed ??= { e };
       } finally {
         h.close();
       }
     }
     this.#handles.clear();
     this.#writing.clear();
+    if (failed) throw failed.e;
   }
 }

@@ -25,8 +25,10 @@ export interface GroupCommitHost {
   durability(): Durability;
   /** Makes every appended record durable (durability 'full'). */
   syncAppends(): Promise<void>;
-  /** Hands records gathered in memory to the platform before rows point at them (§8). */
+  /** Hands records gathered in memory to the platform before rows point at them (§8); a failure gives the pack up. */
   drain(): void;
+  /** Why `ops` cannot commit (they name a pack given up after a failed write), if so. */
+  refusal(ops: readonly Op[]): unknown;
   /** The open pack's `pack-size` operation, recorded once per local commit. */
   openPackSize(): Op[];
   /** On an object store: uploads the packs the commit needs and answers their operations. */
@@ -126,15 +128,23 @@ export class GroupCommit {
           continue;
         }
         let outcomes: Outcome[];
+        const going: Job[] = [];
         try {
           host.drain();
-          outcomes = host.log.publishes ? await this.#publish(batch) : this.#run(batch);
+          // Jobs whose records a pack given up held fail alone; the others commit.
+          for (const job of batch) {
+            const refusal = host.refusal(job.ops);
+            if (refusal === undefined) going.push(job);
+            else job.reject(refusal);
+          }
+          if (going.length === 0) continue;
+          outcomes = host.log.publishes ? await this.#publish(going) : this.#run(going);
           if (host.durability() === 'full') await host.log.sync();
         } catch (e) {
-          batch.forEach((j) => j.reject(e));
+          going.forEach((j) => j.reject(e));
           continue;
         }
-        batch.forEach((j, i) => {
+        going.forEach((j, i) => {
           const o = outcomes[i]!;
           if (Array.isArray(o)) j.resolve(o);
           else j.reject(o.failed);

@@ -81,6 +81,11 @@ export class Writer {
   readonly #sealed = new SealedPacks();
   #provisional = 0;
   readonly #group: GroupCommit;
+  /**
+   * Packs given up after a failed write (`#abandon`), by name, with the failure: a commit that
+   * names one fails with it, since its records may never have reached the pack.
+   */
+  readonly #abandoned = new Map<string, unknown>();
 
   constructor(
     readonly db: SqlDatabase,
@@ -98,7 +103,8 @@ export class Writer {
       db,
       durability: () => this.durability,
       syncAppends: () => this.syncAppends(),
-      drain: () => this.#open?.writer.drain?.(),
+      drain: () => this.#drainOpen(),
+      refusal: (ops) => this.#refusal(ops),
       openPackSize: () => (this.#open ? [{ op: 'pack-size', name: this.#open.writer.name, size: this.#open.writer.size }] : []),
       uploadForCommit: () => this.uploadForCommit(),
       giveBack: (ops) => this.#sealed.giveBack(ops),
@@ -242,7 +248,7 @@ export class Writer {
     // key next, and another may seal the pack at its next await.
     const already = this.#pending.get(c.key);
     if (already) return { chunk: already, written: false };
-    const offset = this.records.append(pack.writer, c, payload, this.#header);
+    const offset = this.#written(pack, () => this.records.append(pack.writer, c, payload, this.#header));
     pack.dirty = true;
     pack.index.add(this.#header, offset);
     crashPoint('record-appended');
@@ -271,7 +277,7 @@ export class Writer {
   }
 
   #appendGroupTo(pack: OpenPack, head: Uint8Array, frame: Uint8Array): GroupPlace {
-    const offset = this.records.appendGroup(pack.writer, head, frame);
+    const offset = this.#written(pack, () => this.records.appendGroup(pack.writer, head, frame));
     pack.dirty = true;
     pack.index.addGroup(head, offset);
     crashPoint('record-appended');
@@ -299,7 +305,7 @@ export class Writer {
   /** Appends a chunk record that is not registered as pending (a repair of a damaged chunk). */
   async appendCopy(c: ChunkLocation, payload: Uint8Array): Promise<{ chunk: StoredChunk }> {
     return this.inRoom(this.records.recordSize(payload.length), (pack) => {
-      const offset = this.records.append(pack.writer, c, payload, this.#header);
+      const offset = this.#written(pack, () => this.records.append(pack.writer, c, payload, this.#header));
       pack.dirty = true;
       pack.index.add(this.#header, offset);
       return { chunk: { ...c, packId: pack.id, offset } };
@@ -313,7 +319,7 @@ export class Writer {
    */
   async appendRecordCopy(record: Uint8Array): Promise<{ chunk: { packId: number; offset: number }; opened: boolean }> {
     return this.inRoom(this.records.recordSize(record.length - RECORD_HEADER_SIZE), (pack, opened) => {
-      const offset = this.records.appendPlain(pack.writer, record);
+      const offset = this.#written(pack, () => this.records.appendPlain(pack.writer, record));
       pack.dirty = true;
       if (isGroupRecord(record)) pack.index.addGroup(record, offset);
       else pack.index.add(record, offset);
@@ -397,9 +403,71 @@ export class Writer {
     this.#sealing.add(done);
     try {
       await done;
+    } catch (e) {
+      this.#abandon(pack, e);
+      throw e;
     } finally {
       this.#sealing.delete(done);
     }
+  }
+
+  // ---- a pack given up after a failed write -------------------------------------------------
+
+  /** Runs a write to `pack`; when it fails, the pack is given up (`#abandon`) and the failure thrown. */
+  #written<T>(pack: OpenPack, write: () => T): T {
+    try {
+      return write();
+    } catch (e) {
+      this.#abandon(pack, e);
+      throw e;
+    }
+  }
+
+  /** Hands the open pack's gathered appends to the platform before a commit (§8); a failure gives the pack up. */
+  #drainOpen(): void {
+    const open = this.#open;
+    if (!open?.writer.drain) return;
+    try {
+      open.writer.drain();
+    } catch (e) {
+      if (this.log.publishes) throw e;
+      this.#abandon(open, e);
+    }
+  }
+
+  /**
+   * Gives `pack` up after a failed write (a disk or a browser's quota full, an I/O error). What
+   * it still gathered is dropped, not tried again by every later write: that kept a browser
+   * over its quota failing every put, however small, until the page was reloaded, and kept
+   * reads of the pack failing with it. The next record opens a new pack. Records committed
+   * before stay readable (their bytes were handed over before their commit, FORMAT.md §8);
+   * the puts whose records the pack held fail at their commit (`#refusal`), and their chunks
+   * are no longer offered to other puts. Its row is sealed at the bytes written, as GC seals
+   * a crashed writer's pack (if that commit fails too, the next open's GC does it).
+   * On an object store a pack is written at its seal, which already lets it go.
+   */
+  #abandon(pack: OpenPack, cause: unknown): void {
+    const { name } = pack.writer;
+    if (this.log.publishes || this.#abandoned.has(name)) return;
+    if (this.#open === pack) this.#open = undefined;
+    this.#abandoned.set(name, cause ?? new InternalError(`pack ${name}: a write failed`));
+    for (const [key, c] of this.#pending) if (c.packId === pack.id) this.#pending.delete(key);
+    const size = pack.writer.abandon?.() ?? pack.writer.size;
+    try {
+      this.log.commit([{ op: 'pack-size', name, size, sealed: true }]);
+    } catch {
+      // (The disk is still full: the row stays open until GC after the next open seals it.)
+    }
+  }
+
+  /** The failure of a pack given up that `ops` name, if any: their records may never have been written. */
+  #refusal(ops: readonly Op[]): unknown {
+    if (this.#abandoned.size === 0) return undefined;
+    for (const op of ops) {
+      const names = op.op === 'put' ? op.packs : op.op === 'hold' ? (op.chunk ? [op.chunk.pack] : []) : op.op === 'move' ? op.chunks.map((c) => c.pack) : [];
+      for (const name of names) if (this.#abandoned.has(name)) return this.#abandoned.get(name);
+    }
+    return undefined;
   }
 
   /** Makes every appended record durable (durability 'full'), before metadata commits. */
@@ -407,9 +475,15 @@ export class Writer {
     if (this.durability !== 'full') return;
     // Packs being sealed hold records of puts about to commit: their sync must finish first.
     const syncs: Promise<void>[] = [...this.#sealing];
-    if (this.#open?.dirty) {
-      this.#open.dirty = false;
-      syncs.push(this.#open.writer.sync());
+    const open = this.#open;
+    if (open?.dirty) {
+      open.dirty = false;
+      syncs.push(
+        open.writer.sync().catch((e: unknown) => {
+          this.#abandon(open, e);
+          throw e;
+        }),
+      );
     }
     await Promise.all(syncs);
   }

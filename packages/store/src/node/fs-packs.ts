@@ -93,6 +93,18 @@ export class FsPackStore implements PackStore {
           io(() => closeSync(fd));
         }
       },
+      abandon() {
+        if (!open) return appends.size;
+        open = false;
+        drains.delete(name);
+        const written = appends.discard();
+        try {
+          closeSync(fd);
+        } catch {
+          // Given up already: reads use their own descriptors (ReadFds).
+        }
+        return written;
+      },
     };
   }
 
@@ -146,9 +158,18 @@ export class FsPackStore implements PackStore {
   }
 
   async close(): Promise<void> {
-    this.#drains.forEach((drain) => drain());
+    // Every descriptor is closed even when a drain fails (then its failure is thrown).
+    let failed: { e: unknown } | undefined;
+    for (const drain of this.#drains.values()) {
+      try {
+        drain();
+      } catch (e) {
+        failed ??= { e };
+      }
+    }
     this.#drains.clear();
     this.#readFds.closeAll();
+    if (failed) throw failed.e;
   }
 }
 
