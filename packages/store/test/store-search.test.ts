@@ -202,6 +202,30 @@ describe('search', () => {
     expect(await found('ข้าวผัด')).toEqual([th.digest]);
   });
 
+  it('a word whose stem is a stop word (Andes: and, herring: her) finds the word, not every text with the stop word', async () => {
+    const { store } = await newStore();
+    const andes = await store.put(text('The Andes are a mountain range in South America.'), { path: 'andes.txt' });
+    const bread = await store.put(text('Bread and butter and jam, and tea and cake.'), { path: 'bread.txt' });
+    const fish = await store.put(text('Smoked herrings for breakfast.'), { path: 'fish.txt' });
+    await store.put(text('She gave her book to her friend.'), { path: 'her.txt' });
+    const tagged = await store.put(text('A photograph.'), { path: 'photo.txt', tags: ['andes'] });
+    const found = async (q: string) => (await store.search(q, { mode: 'keyword' })).map((h) => h.digest).sort();
+    expect(await found('Andes')).toEqual([andes.digest, tagged.digest].sort());
+    expect(await found('the andes')).toEqual([andes.digest, tagged.digest].sort());
+    expect(await found('herring')).toEqual([fish.digest]);
+    // Paged: the page is taken from the words kept.
+    expect((await store.search('andes', { mode: 'keyword', limit: 1, offset: 1 })).length).toBe(1);
+    // The stop word itself still finds its texts (nothing else is left to search), and other
+    // words keep their stems' matches.
+    expect(await found('and')).toContain(bread.digest);
+    expect(await found('mountains')).toEqual([andes.digest]);
+    // The snippet marks the word, not the stop word.
+    const [hit] = await store.search('herring', { mode: 'keyword' });
+    expect(hit!.snippet).toContain('<mark>herrings</mark>');
+    const mixed = await store.search('Andes bread', { mode: 'keyword' });
+    for (const h of mixed) expect(h.snippet).not.toContain('<mark>and</mark>');
+  });
+
   it('follows deletes and metadata changes at once, and survives reopening', async () => {
     const { store, dir } = await newStore();
     const d = await store.put(text('a quiet harbour'), { path: 'h.txt' });

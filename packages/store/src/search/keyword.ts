@@ -10,7 +10,8 @@ import type { Statements } from '../catalog/statements.js';
 import { INDEXED_TEXT_MAX } from './text.js';
 import { documentText } from './doc-text.js';
 import { z } from 'zod';
-import { SNIPPET_SOURCE_MAX, escapeHtml, makeSnippet, queryTerms, type SnippetTerm } from './snippet.js';
+import { SNIPPET_SOURCE_MAX, escapeHtml, makeSnippet, queryTerms, stemOf, stopStemmedOnly, type SnippetTerm } from './snippet.js';
+import { STOP_WORDS } from './stop-words.js';
 import type { SearchHit, SearchQuery } from './search-query.js';
 import type { ParsedQuery } from './grammar.js';
 import { excludedMatch, filterSql, toMatch } from './fts.js';
@@ -44,6 +45,61 @@ export function keywordEntries(db: SqlDatabase, parsed: ParsedQuery, q: z.output
     FROM search JOIN entries e ON e.id = search.rowid JOIN documents d ON d.id = e.doc_id
     WHERE ${where.join(' AND ')} ORDER BY score, e.id LIMIT ? OFFSET ?`;
   return db.prepare<FoundEntry>(sql).all(match, ...filters.params, limit, offset);
+}
+
+/** Candidates of a stop-stemmed query (`keywordFound`) read at most, a page at a time, and for how long. */
+export const CHECK_MAX = 2000;
+const CHECK_PAGE = 100;
+const CHECK_MS = 300;
+
+/**
+ * `keywordEntries`, except for a query whose words all have a stop word for their stem
+ * (`Andes` → `and`, `herring` → `her`, `theses` → `these`; snippet.ts `stopStemmedOnly`).
+ * The index cannot tell such a word from its stop word, so it finds every text with `and`,
+ * the most of them first: "Andes" found "Bread and butter and jam." above the Andes. Its
+ * candidates are read, best first, and kept only when their path, tags, metadata or text (as
+ * far as it is indexed) has the word itself, or another of its forms that is not a stop word —
+ * until the page is full, CHECK_MAX candidates were read, or CHECK_MS passed.
+ */
+export async function keywordFound(s: { db: SqlDatabase; st: Statements; reader: Reader }, parsed: ParsedQuery, q: z.output<typeof SearchQuery>, limit: number, offset: number): Promise<FoundEntry[]> {
+  const terms = queryTerms(parsed);
+  if (!stopStemmedOnly(terms)) return s.db.read(() => keywordEntries(s.db, parsed, q, limit, offset));
+  const has = exactForms(terms);
+  const want = offset + limit;
+  const kept: FoundEntry[] = [];
+  const started = performance.now();
+  let checked = 0;
+  const more = () => kept.length < want && checked < CHECK_MAX && performance.now() - started < CHECK_MS;
+  for (let from = 0; more(); from += CHECK_PAGE) {
+    const page = s.db.read(() => keywordEntries(s.db, parsed, q, CHECK_PAGE, from));
+    for (const f of page) {
+      if (!more()) break;
+      checked++;
+      const { tags, meta, doc } = s.db.read(() => ({
+        tags: s.st.tagsOf.all(f.entry_id).map((t) => t.tag).join(' '),
+        meta: s.st.metaOf.all(f.entry_id).map((m) => `${m.key} ${m.value}`).join('\n'),
+        doc: s.st.docById.get(f.doc_id),
+      }));
+      if (has(f.path ?? '') || has(tags) || has(meta) || (doc && has(await documentText(s.reader, s.st, doc, f.media_type, INDEXED_TEXT_MAX)))) kept.push(f);
+    }
+    if (page.length < CHECK_PAGE) break;
+  }
+  return kept.slice(offset);
+}
+
+/** A test of a text for a word of the stop-stemmed terms': a word with the term's stem that is not a stop word. */
+function exactForms(terms: SnippetTerm[]): (text: string) => boolean {
+  // A word keeps its stem's letters but the last (porter turns `y` into `i`, adds an `e`).
+  const starts = [...new Set(terms.map((t) => t.stem.slice(0, Math.max(1, t.stem.length - 1))))];
+  const stems = new Set(terms.map((t) => t.stem));
+  const words = new RegExp(`\\b(?:${starts.join('|')})[a-z]*`, 'gi');
+  return (text) => {
+    for (const m of text.matchAll(words)) {
+      const w = m[0].toLowerCase();
+      if (!STOP_WORDS.has(w) && stems.has(stemOf(w))) return true;
+    }
+    return false;
+  };
 }
 
 /** Of `entryIds`, those whose indexed text holds one of the parse's exclusions (`-word`). */

@@ -13,7 +13,7 @@ import { parse } from '../options.js';
 import type { SemanticSearch } from '../semantic/semantic-side.js';
 import { fuseRanks } from '../semantic/vectors.js';
 import { parseQuery, type ParsedQuery } from './grammar.js';
-import { allFilters, excludedEntries, keywordEntries, toHits, type FoundEntry } from './keyword.js';
+import { allFilters, excludedEntries, keywordFound, toHits, type FoundEntry } from './keyword.js';
 import { SearchQuery, type SearchHit, type SearchHits } from './search-query.js';
 import { syncHistory, type HistorySource } from './history.js';
 import { allVersionsFound, historyMode, snapshotFound, type HistoryFound } from './history-search.js';
@@ -125,7 +125,7 @@ export async function keywordSearch(s: Searcher, query: string, options: SearchQ
   const parsed = parseQuery(query);
   // Without a rerank the page is asked of SQLite alone; with one, its candidates from the top.
   const offset = reranking(s, q) ? 0 : q.offset;
-  const found = s.db.read(() => keywordEntries(s.db, parsed, q, windowOf(s, q, 0) - offset, offset));
+  const found = await keywordFound(s, parsed, q, windowOf(s, q, 0) - offset, offset);
   const ranked = found.map((f, i) => ({ f, extra: { matched: ['keyword'] as SearchHit['matched'], keyword: { rank: offset + i + 1, score: f.score } } }));
   if (offset === 0) return finish(s, parsed, q, ranked);
   // (Already paged: finish pages from the start of what it is given.)
@@ -172,7 +172,7 @@ export async function semanticSearch(s: Searcher & { semantic: SemanticSearch },
     const ranked = found.map((f, i) => ({ f, extra: { matched: ['semantic'] as SearchHit['matched'], semantic: { rank: i + 1, score: f.score } }, ...passage(f) }));
     return finish(s, parsed, q, ranked, semantic.notEmbedded);
   }
-  const keyword = s.db.read(() => keywordEntries(s.db, parsed, q, window, 0));
+  const keyword = await keywordFound(s, parsed, q, window, 0);
   const byId = new Map<number, FoundEntry>();
   for (const f of [...keyword, ...found]) if (!byId.has(f.entry_id)) byId.set(f.entry_id, f);
   const fused = fuseRanks(

@@ -22,8 +22,13 @@ const BEFORE = 6;
 const AFTER = 10;
 
 
-/** A query word as the index matches it: folded, and stemmed (porter: the index's tokenizer). */
-export type SnippetTerm = { word: string; prefix: boolean; stem: string; hangul: boolean };
+/**
+ * A query word as the index matches it: folded, and stemmed (porter: the index's tokenizer).
+ * `stopStem`: its stem is a stop word while it is not one (`andes` → `and`, `herring` → `her`,
+ * `theses` → `these`), so the stop word itself, which the index cannot tell from it, is not
+ * taken for it (stopStemmedOnly).
+ */
+export type SnippetTerm = { word: string; prefix: boolean; stem: string; hangul: boolean; stopStem: boolean };
 
 /** FTS5's porter tokenizer stems words of ASCII letters only; others match as they are. */
 export const stemOf = (folded: string) => (/^[a-z]+$/.test(folded) ? stemmer(folded) : folded);
@@ -36,7 +41,8 @@ export function queryTerms(parsed: ParsedQuery): SnippetTerm[] {
       const words = wordsOf(e.text);
       words.forEach((w, i) => {
         const word = fold(w.word);
-        terms.push({ word, prefix: e.kind === 'prefix' && i === words.length - 1, stem: stemOf(word), hangul: isHangul(word) });
+        const stem = stemOf(word);
+        terms.push({ word, prefix: e.kind === 'prefix' && i === words.length - 1, stem, hangul: isHangul(word), stopStem: STOP_WORDS.has(stem) && !STOP_WORDS.has(word) });
       });
     } else if (e.kind === 'not') walk(e.left);
     else e.items.forEach(walk);
@@ -62,9 +68,23 @@ function matches(token: string, terms: SnippetTerm[]): boolean {
     // Porter changes at most a word's last three letters before its stem ends (`relational`
     // → `relat`, `happy` → `happi`): a token that does not share the rest cannot have its
     // stem, and is not stemmed (stemming every token of a 64 KiB text cost most of a query).
-    if (t.length >= q.stem.length - 3 && t.startsWith(q.stem.slice(0, Math.max(1, q.stem.length - 3))) && (stem ??= stemOf(t)) === q.stem) return true;
+    if (t.length >= q.stem.length - 3 && t.startsWith(q.stem.slice(0, Math.max(1, q.stem.length - 3))) && (stem ??= stemOf(t)) === q.stem && !(q.stopStem && STOP_WORDS.has(t))) return true;
   }
   return false;
+}
+
+/**
+ * Whether the query's words are all words whose stem is a stop word (`Andes`, `herring`): the
+ * index then finds every text with the stop word (`and`, `her`), ranked by how often it has it,
+ * and its candidates must be checked for the word itself (keyword.ts `keywordFound`).
+ */
+export function stopStemmedOnly(terms: SnippetTerm[]): boolean {
+  return terms.length > 0 && terms.every((t) => t.stopStem && !t.prefix);
+}
+
+/** Whether one of `fields` has a word the terms match (stems, and no stop word for a `stopStem` term). */
+export function hasTerm(fields: (string | null)[], terms: SnippetTerm[]): boolean {
+  return fields.some((f) => f && snippetWords(f).some((t) => matches(t.word, terms)));
 }
 
 /**
