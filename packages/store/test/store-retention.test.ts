@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { applySnapshotPolicy, parseDuration, type SnapshotPolicy } from '../src/retention/policy.js';
 import { applyVersionPolicy } from '../src/retention/versions.js';
 import { openSqlite } from '../src/node/sqlite.js';
@@ -111,12 +111,21 @@ describe('the snapshot policy', () => {
     ]);
     expect(r.remove.map((x) => x.version)).toEqual([2]);
     expect(() => applyVersionPolicy(list, { keep: 0 })).toThrow(/at least 1/);
-    // A path deleted with its versions kept reads nothing: `within` counts back from now, so its
-    // history goes once older than that — its last version too (counted from its newest, no
-    // rule could ever remove it: found in a trial). `keep` N still keeps N, as it says.
+    // A path deleted with its versions kept reads nothing: its history stays as it was at the
+    // deletion for `within` after it (a trash bin), then goes — its last version too (counted
+    // from its newest, no rule could ever remove it: found in a trial; counted from each
+    // version's time, a note written long ago went the moment it was deleted: another trial).
+    // `keep` N still keeps N, as it says. An unknown deletion time counts as long ago.
     const now = Date.UTC(2024, 1, 1); // 11 days after the newest
     expect(applyVersionPolicy(list, { within: parseDuration('15d') }, false, now).keep.map((k) => k.item.version)).toEqual([5, 4, 1]); // 1 pinned
     expect(applyVersionPolicy(list, { within: parseDuration('5d') }, false, now).keep.map((k) => k.item.version)).toEqual([1]);
+    const deletedYesterday = Date.UTC(2024, 0, 31);
+    expect(applyVersionPolicy(list, { within: parseDuration('5d') }, false, now, deletedYesterday).keep.map((k) => [k.item.version, k.reasons])).toEqual([
+      [5, ['deleted within 5d']],
+      [4, ['within 5d']],
+      [1, ['pinned']],
+    ]);
+    expect(applyVersionPolicy(list, { within: parseDuration('5d') }, false, now, Date.UTC(2024, 0, 25)).keep.map((k) => k.item.version)).toEqual([1]); // deleted 7 days ago
     expect(applyVersionPolicy(list, { within: parseDuration('5d') }, true, now).keep.map((k) => k.item.version)).toEqual([5, 4, 1]); // (live: from its newest)
     expect(applyVersionPolicy(list, { keep: 1 }, false, now).keep.map((k) => [k.item.version, k.reasons])).toEqual([[5, ['last 1 version']], [1, ['pinned']]]);
   });
@@ -205,6 +214,28 @@ describe('forget on a store', () => {
       expect(gc.chunksRemoved).toBeGreaterThan(0);
       expect(new TextDecoder().decode(await store.getBytes((await store.resolve('keep.md')) as string)).slice(0, 3)).toBe('222');
       await expect(store.forgetVersions({})).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a deleted path keeps its history for the window after its deletion (a trash bin), however old its versions', async () => {
+    const dir = join(tmp('trash-bin'), 'store');
+    const enc = new TextEncoder();
+    const store = await Store.init(dir);
+    try {
+      // A note written three hours ago (the clock set back while it is put).
+      vi.useFakeTimers({ toFake: ['Date'], now: Date.now() - 3 * 3600_000 });
+      try {
+        await store.put(enc.encode('an old note'), { path: 'notes/old.md' });
+      } finally {
+        vi.useRealTimers();
+      }
+      await store.deletePath('notes/old.md', { keepVersions: true });
+      const policy = { within: parseDuration('1h'), prefix: 'notes/' };
+      expect((await store.forgetVersions({ ...policy, dryRun: true })).keep.map((k) => [k.version, k.reasons])).toEqual([[1, ['deleted within 1h']]]);
+      expect((await store.forgetVersions(policy)).remove).toEqual([]);
+      expect(new TextDecoder().decode(await store.getBytes(await store.resolve('notes/old.md@1')))).toBe('an old note');
     } finally {
       await store.close();
     }

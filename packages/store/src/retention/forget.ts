@@ -83,12 +83,16 @@ export async function forgetVersionsBy(ctx: StoreContext, prefix: string, policy
       list.push({ path: r.path, version: r.version, time: r.created_at, pinned: r.pinned === 1 });
     }
     // Whether each path exists (one deleted with its versions kept has only history).
-    return [...paths].map(([path, versions]) => ({ path, versions, live: ctx.st.entryIdByPath.get(path) !== undefined }));
+    return [...paths].map(([path, versions]) => {
+      const live = ctx.st.entryIdByPath.get(path) !== undefined;
+      return { path, versions, live, deletedAt: live ? undefined : ctx.st.deletedPathGet.get(path)?.at };
+    });
   });
-  for (const { path, versions, live } of byPath) {
+  const now = Date.now();
+  for (const { path, versions, live, deletedAt } of byPath) {
     const policy = policyOf(path);
     if (!policy) continue;
-    const { keep, remove } = applyVersionPolicy(versions, policy, live);
+    const { keep, remove } = applyVersionPolicy(versions, policy, live, now, deletedAt);
     for (const k of keep) report.keep.push({ path: k.item.path, version: k.item.version, time: iso(k.item.time), reasons: k.reasons });
     for (const v of remove) {
       report.remove.push({ path: v.path, version: v.version, time: iso(v.time) });
