@@ -1,5 +1,5 @@
 /** The store's typed errors (codes in docs/ERRORS.md); core's errors are re-exported. */
-import { CorruptDataError, KuraError } from '@kura/core';
+import { CorruptDataError, InvalidInputError, KuraError } from '@kura/core';
 
 export { KuraError, InvalidInputError, CorruptDataError, InvalidStateError, InternalError } from '@kura/core';
 
@@ -101,6 +101,18 @@ export class StorageUnavailableError extends KuraError {
 export class StorageUnreachableError extends KuraError {
   constructor(message: string, options?: ErrorOptions) {
     super('STORAGE_UNREACHABLE', message, options);
+  }
+}
+
+/**
+ * A file that changed while it was read (its size or times moved between its open and the end
+ * of the read), put by a caller that asked for such files to be refused (`putFiles`'
+ * `refuseChanged`: a watch): its bytes may mix two states the file never had, so nothing of it
+ * was committed. Put it again once it is still.
+ */
+export class SourceChangedError extends InvalidInputError {
+  constructor(message = 'the file changed while it was read: not stored (what was read may mix its old and new bytes); put it again once it is still') {
+    super(message, 'source');
   }
 }
 

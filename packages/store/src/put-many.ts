@@ -20,6 +20,8 @@ import type { Store as StoreCore } from './store.js';
 import { knownChunks, type StoreContext } from './store-context.js';
 import type { PutInput } from './store-types.js';
 import { INDEXED_TEXT_MAX } from './search/text.js';
+import { SourceChangedError } from './errors.js';
+import type { ChunkStream, StreamResult } from './put.js';
 
 /** What the puts of many sources work with: the store's public puts and its context. */
 export interface ManyPuts {
@@ -68,8 +70,15 @@ export async function* putMany<S>(
   h: ManyPuts,
   items: Iterable<SourceToPut<S>> | AsyncIterable<SourceToPut<S>>,
   sources: ManySources<S>,
-  /** `listed: false`: a snapshot's files (PutOptions). */
-  { listed = true }: { listed?: boolean } = {},
+  /**
+   * `listed: false`: a snapshot's files (PutOptions). `refuseChanged`: a source the workers see
+   * change while they read it fails with SourceChangedError, and nothing of it is committed (a
+   * watch puts it again once it is still); so does one `unsettled` names when its read has
+   * ended (a file some process holds open for writing: what was read may be a state between
+   * two writes, such as the empty file a rewrite starts with). Large sources are then read as
+   * regular files, not followed through a link. (Sources put on this thread are not watched.)
+   */
+  { listed = true, refuseChanged = false, unsettled }: { listed?: boolean; refuseChanged?: boolean; unsettled?: (sources: S[]) => ReadonlySet<S> } = {},
 ): AsyncGenerator<SourceOutcome> {
   const { pool } = sources;
   const known = pool ? knownChunks(h.context('put')) : undefined;
@@ -98,7 +107,11 @@ export async function* putMany<S>(
         )
         .catch((error: unknown) => group.map(() => error as Error))
         .finally(free)
-        .then((ready) => h.store.putReady(ready.map((r, i) => (r instanceof Error ? r : { ...r, meta: group[i]!.item.meta, onChunk: group[i]!.item.onChunk })), { order: turn, listed }))
+        .then((ready) => {
+          const open = refuseChanged && unsettled ? unsettled(group.filter((_, i) => !(ready[i] instanceof Error)).map((g) => g.item.source)) : undefined;
+          const docs = ready.map((r, i) => (r instanceof Error ? r : refuseChanged && (r.result.changed || open?.has(group[i]!.item.source)) ? new SourceChangedError() : { ...r, meta: group[i]!.item.meta, onChunk: group[i]!.item.onChunk }));
+          return h.store.putReady(docs, { order: turn, listed });
+        })
         .then(
           (results) => results.map((r, i) => (r instanceof Error ? { index: group[i]!.index, error: r } : { index: group[i]!.index, result: r })),
           (error: unknown) => group.map((g) => ({ index: g.index, error })),
@@ -133,7 +146,9 @@ export async function* putMany<S>(
         await ingesting.free();
         const free = ingesting.take();
         // A listed document's first bytes come back for the search index (text-heads.ts).
-        const stream = withEnd(pool.ingestSource(item.source, opts, false, known, listed ? INDEXED_TEXT_MAX : undefined), free);
+        const chunks = pool.ingestSource(item.source, opts, refuseChanged, known, listed ? INDEXED_TEXT_MAX : undefined);
+        const source = item.source;
+        const stream = withEnd(refuseChanged ? refusingChanged(chunks, () => unsettled?.([source]).has(source) ?? false) : chunks, free);
         window.push(settle(i, h.store.putChunks(stream, item.meta ?? {}, { ...options, order: order.next() }).finally(free)));
       }
       while (window.length >= inFlight) yield* await window.shift()!;
@@ -174,4 +189,11 @@ class IngestSlots {
       w?.();
     };
   }
+}
+
+/** A chunk stream that fails at its end, before anything of it commits, when its source changed while it was read or is `unsettled` then. */
+async function* refusingChanged(stream: ChunkStream, unsettled: () => boolean): ChunkStream {
+  const result: StreamResult = yield* stream;
+  if (result.changed || unsettled()) throw new SourceChangedError();
+  return result;
 }

@@ -7,6 +7,7 @@
  * symlink pointing out of the tree; each change visible to listing and search within a bound.
  */
 import { appendFileSync, closeSync, mkdirSync, mkdtempSync, openSync, renameSync, rmSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -361,6 +362,49 @@ describe('kura watch', () => {
       await w.close();
       await store.close();
     }
+  });
+
+  it('stores only states a file really had while it is rewritten in place, again and again, as it is read', { timeout: 90_000 }, async () => {
+    const root = tmp();
+    const tree = join(root, 'notes');
+    mkdirSync(tree, { recursive: true });
+    const store = await Store.init(join(root, 'store'));
+    const events: WatchEvent[] = [];
+    const w = store.watch(tree, { settleMs: 50, onEvent: (e) => events.push(e) });
+    await w.ready;
+    const sha = (b: Uint8Array) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
+    // Two states of a large file (read as a stream) and of a small one (read whole).
+    const states = {
+      'big.bin': [randomBytes(6 << 20), randomBytes(6 << 20)],
+      'small.txt': [new TextEncoder().encode('a'.repeat(40_000)), new TextEncoder().encode('b'.repeat(30_000))],
+    };
+    // Rewritten in place (truncated, then written a piece at a time) with pauses the watch
+    // settles in: a read that starts in a pause ends in the next rewrite.
+    for (let round = 0; round < 12; round++) {
+      for (const [name, both] of Object.entries(states)) {
+        const bytes = both[round % 2]!;
+        const fd = openSync(join(tree, name), 'w');
+        for (let at = 0; at < bytes.length; at += 256 << 10) {
+          writeSync(fd, bytes, at, Math.min(256 << 10, bytes.length - at));
+          await sleep(2);
+        }
+        closeSync(fd);
+      }
+      await sleep(60 + 40 * (round % 3));
+    }
+    // The last state is stored in the end; every version is one of the states.
+    await eventually(async () => {
+      for (const [name, both] of Object.entries(states)) expect(await store.resolve(`notes/${name}`)).toBe(sha(both[1]!));
+    }, 30_000);
+    await w.close();
+    for (const [name, both] of Object.entries(states)) {
+      const good = new Set(both.map(sha));
+      const versions = await store.versions(`notes/${name}`);
+      expect(versions.length).toBeGreaterThan(0);
+      for (const v of versions) expect(good.has(v.digest), `${name}@${v.version}: ${v.size} bytes, no state the file had`).toBe(true);
+    }
+    expect(events.filter((e) => e.type === 'error')).toEqual([]);
+    await store.close();
   });
 
   it('closing the store closes its watches: nothing runs on a closed store afterwards', { timeout: 30_000 }, async () => {

@@ -80,7 +80,7 @@ export function serveBrowserIngest(): void {
   const handle = serveIngest<Blob>({
     post: (m, transfer) => scope.postMessage(m, transfer),
     open: (blob) => blobPieces(blob),
-    readWhole: (blob) => new Uint8Array(new FileReaderSync().readAsArrayBuffer(blob)),
+    readWhole: (blob) => ({ bytes: new Uint8Array(new FileReaderSync().readAsArrayBuffer(blob)) }),
     readMany,
     openHashed,
   });

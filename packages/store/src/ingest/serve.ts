@@ -16,8 +16,11 @@ export interface IngestHost<S> {
    * whose `changed` is true once its pieces are read changed while it was read (the end says so).
    */
   open(source: S, regularOnly: boolean): (Iterable<Uint8Array> | AsyncIterable<Uint8Array>) & { changed?: boolean };
-  /** A small source whole, synchronously (a batch is answered in one go). */
-  readWhole(source: S): Uint8Array;
+  /**
+   * A small source whole, synchronously (a batch is answered in one go); `changed`: it changed
+   * while it was read (a file whose size or times moved), as `open`'s.
+   */
+  readWhole(source: S): { bytes: Uint8Array; changed?: boolean };
   /**
    * Optional: many small sources whole, their reads overlapped (or each one's error); used
    * instead of `readWhole` for a batch when given.
@@ -91,10 +94,10 @@ export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => v
 
   /** Many small sources, one message each way: per-source messaging would cost more than the ingest. */
   const ingestSmall = async (id: number, sources: S[], options: IngestOptions, known: KnownChunks | undefined, statMax: number | undefined, headMax = 0) => {
-    type Read = { bytes?: Uint8Array | undefined; stat?: SourceStat | undefined } | { error: ErrorShape };
+    type Read = { bytes?: Uint8Array | undefined; stat?: SourceStat | undefined; changed?: boolean } | { error: ErrorShape };
     const readOne = (source: S): Read => {
       try {
-        return statMax !== undefined && host.readWithStat ? host.readWithStat(source, statMax) : { bytes: host.readWhole(source) };
+        return statMax !== undefined && host.readWithStat ? host.readWithStat(source, statMax) : host.readWhole(source);
       } catch (e) {
         return { error: shape(e) };
       }
@@ -116,7 +119,7 @@ export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => v
         grouper?.push(chunks); // (changes the chunks in place: members get their group by the batch's end)
         const r = ingester.result!;
         const head = headMax > 0 ? read.bytes.subarray(0, headMax) : undefined;
-        return { chunks, digest: r.digest, size: r.size, count: r.chunks, stat: read.stat, head };
+        return { chunks, digest: r.digest, size: r.size, count: r.chunks, stat: read.stat, head, ...(read.changed ? { changed: true as const } : {}) };
       } catch (e) {
         return { error: shape(e) };
       } finally {

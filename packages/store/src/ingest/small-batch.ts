@@ -14,7 +14,8 @@
  * - 2 (not read: at least the request's `statMax` bytes).
  * Kinds 0 and 2 with bit 0x80 set are followed by the file's stat (what it was when opened):
  * mode, dev, ino, size, mtimeMs, ctimeMs as f64. Kind 0 with bit 0x40 set ends with the
- * source's first bytes, for the search index (u32 length, the bytes; text-heads.ts).
+ * source's first bytes, for the search index (u32 length, the bytes; text-heads.ts); with bit
+ * 0x20 set, the source changed while it was read (StreamResult `changed`).
  * After the sources: u32 group count, and per group u32 raw length, u32 frame length, the frame
  * (its members are the chunks that name it, in order of their places).
  * Hex travels as ASCII because both sides want strings (map keys, digests).
@@ -38,10 +39,11 @@ export interface SourceStat {
 const STAT_FIELDS = ['mode', 'dev', 'ino', 'size', 'mtimeMs', 'ctimeMs'] as const;
 const WITH_STAT = 0x80;
 const WITH_HEAD = 0x40;
+const CHANGED = 0x20;
 
 /** One small source's ingest, whole, as the worker has it before packing. */
 export type SmallResult =
-  | { chunks: StreamChunk[]; digest: `sha256:${string}`; size: number; count: number; stat?: SourceStat | undefined; head?: Uint8Array | undefined }
+  | { chunks: StreamChunk[]; digest: `sha256:${string}`; size: number; count: number; stat?: SourceStat | undefined; head?: Uint8Array | undefined; changed?: true }
   | { error: ErrorShape }
   | { large: SourceStat };
 
@@ -98,7 +100,7 @@ export function packSmallResults(results: readonly SmallResult[]): PackedSmall {
       writeStat(r.large);
       continue;
     }
-    out[at++] = (r.stat ? WITH_STAT : 0) | (r.head ? WITH_HEAD : 0);
+    out[at++] = (r.stat ? WITH_STAT : 0) | (r.head ? WITH_HEAD : 0) | (r.changed ? CHANGED : 0);
     if (r.stat) writeStat(r.stat);
     writeAscii(out, at, r.digest, 7);
     dv.setFloat64(at + HEX, r.size, true);
@@ -184,7 +186,7 @@ export function unpackSmallResults(p: PackedSmall): (ReadyChunks | TooLarge | Er
     }
     at++;
     const stat = kind & WITH_STAT ? readStat() : undefined;
-    if ((kind & ~WITH_STAT & ~WITH_HEAD) === 2) {
+    if ((kind & ~WITH_STAT & ~WITH_HEAD & ~CHANGED) === 2) {
       out.push({ large: stat! });
       continue;
     }
@@ -213,6 +215,7 @@ export function unpackSmallResults(p: PackedSmall): (ReadyChunks | TooLarge | Er
       offset += length;
     }
     const result: StreamResult = { digest, size, chunks: n };
+    if (kind & CHANGED) result.changed = true;
     if (kind & WITH_HEAD) {
       // A copy: a view would keep the whole message alive as long as the index keeps the head.
       const length = dv.getUint32(at, true);

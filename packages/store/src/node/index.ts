@@ -17,7 +17,7 @@ import type { WalkEntry } from '../catalog/snapshot.js';
 import { DB_FILE, backends, isStore } from './backends.js';
 import { CONFIG_FILE } from './fs-log.js';
 import { bytesOnWorkers } from './ingest-pool.js';
-import { WORKER_PUT_MIN, putFiles, type FilePutOutcome, type FileToPut, type ManyPuts } from './put-many.js';
+import { WORKER_PUT_MIN, putFiles, type FilePutOutcome, type FileToPut, type ManyPuts, type PutFilesOptions } from './put-many.js';
 import { rebuildDatabase, type RebuildReport } from './rebuild.js';
 import { snapshotDirectory, type SnapshotHost, type SnapshotOptions, type SnapshotReport } from './snapshot-run.js';
 import { Watch, type WatchOptions } from './watch.js';
@@ -95,7 +95,7 @@ export class Store extends StoreCore {
    * thread deduplicates and commits, in input order. Yields one outcome per file, in input
    * order; a file that fails does not stop the others. `workers` defaults to the cores.
    */
-  putFiles(files: Iterable<FileToPut> | AsyncIterable<FileToPut>, options: { workers?: number } = {}): AsyncGenerator<FilePutOutcome> {
+  putFiles(files: Iterable<FileToPut> | AsyncIterable<FileToPut>, options: PutFilesOptions = {}): AsyncGenerator<FilePutOutcome> {
     return putFiles(this.#host(), files, options);
   }
 

@@ -62,11 +62,15 @@ const handle = serveIngest<string>({
   post: (m, transfer) => port.postMessage(m, transfer),
   open: (path, regularOnly) =>
     regularOnly ? readWatched(path) : createReadStream(path, { highWaterMark: 1 << 20 }),
-  // Small files of a snapshot or putFiles, seen as regular files: not following a link planted since.
+  // Small files of a snapshot or putFiles, seen as regular files: not following a link planted
+  // since. Changed while read as a large file's read says it (readWatched): a file rewritten in
+  // place between its truncation and its write was read empty (a watch trial).
   readWhole: (path) => {
-    const fd = openRegular(path);
+    const { fd, stat } = openRegularStat(path);
     try {
-      return readFileSync(fd);
+      const bytes = readFileSync(fd);
+      const after = fstatSync(fd);
+      return after.size !== stat.size || after.mtimeMs !== stat.mtimeMs || after.ctimeMs !== stat.ctimeMs || bytes.length !== stat.size ? { bytes, changed: true } : { bytes };
     } finally {
       closeSync(fd);
     }

@@ -4,6 +4,7 @@
  * batches of one message and one commit each.
  */
 import { closeSync, constants as fsConstants, createReadStream, fstatSync, lstatSync, openSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { InvalidInputError } from '@kura/core';
 import type { ReadyChunks } from '../ingest/pool.js';
 import { runLanes } from '../lanes.js';
@@ -14,6 +15,7 @@ import { knownChunks } from '../store-context.js';
 import { putForSnapshot } from '../store-writes.js';
 import { leasePoolOfSize, type IngestPool } from './ingest-pool.js';
 import { readAll } from './read-all.js';
+import { openForWriting } from './open-files.js';
 import { applyStat, type Scan, type ScannedFile } from './snapshots.js';
 import { recordRead } from '../snapshot-run.js';
 
@@ -52,6 +54,21 @@ function readSmallFile(path: string, expected: number): Uint8Array {
 export interface FileToPut {
   path: string;
   meta?: PutMeta;
+}
+
+export interface PutFilesOptions {
+  /** Ingest workers (default: the cores; 0: every file on this thread). */
+  workers?: number;
+  /**
+   * Refuse a file that changes while it is read (its size or times move between its open and
+   * the end of the read), or that a process holds open for writing when its read ends (Linux;
+   * the state read may be one between two writes, such as the empty file a rewrite starts
+   * with): its outcome is a SourceChangedError (INVALID_INPUT) and nothing of it is committed,
+   * where it would have been stored as bytes the file may never have had at rest. Files are
+   * then read as regular files (a link is not followed). Files put on this thread
+   * (`workers: 0`) are not watched. A watch puts with it, and puts such a file again later.
+   */
+  refuseChanged?: boolean;
 }
 
 export interface FilePutOutcome {
@@ -107,7 +124,7 @@ function isSmallRegularFile(path: string): boolean {
  * per file, in input order; a file that fails does not stop the others. `workers` defaults to
  * the cores.
  */
-export async function* putFiles(h: ManyPuts, files: Iterable<FileToPut> | AsyncIterable<FileToPut>, options: { workers?: number } = {}): AsyncGenerator<FilePutOutcome> {
+export async function* putFiles(h: ManyPuts, files: Iterable<FileToPut> | AsyncIterable<FileToPut>, options: PutFilesOptions = {}): AsyncGenerator<FilePutOutcome> {
   const lease = leasePoolOfSize(options.workers);
   const paths: (string | undefined)[] = [];
   async function* items(): AsyncGenerator<SourceToPut<string>> {
@@ -117,7 +134,13 @@ export async function* putFiles(h: ManyPuts, files: Iterable<FileToPut> | AsyncI
     }
   }
   try {
-    for await (const o of putMany(h, items(), { pool: lease.pool, small: isSmallRegularFile, here: (path) => path })) {
+    const refuseChanged = options.refuseChanged === true;
+    /** Of `paths`, those a process holds open for writing (as /proc names them: absolute). */
+    const unsettled = (paths: string[]) => {
+      const open = openForWriting(new Set(paths.map((p) => resolve(p))));
+      return new Set(open ? paths.filter((p) => open.has(resolve(p))) : []);
+    };
+    for await (const o of putMany(h, items(), { pool: lease.pool, small: isSmallRegularFile, here: (path) => path }, { refuseChanged, unsettled })) {
       const path = paths[o.index]!;
       paths[o.index] = undefined; // (a long walk's paths are not all kept)
       yield o.result ? { path, result: o.result } : { path, error: o.error };

@@ -34,7 +34,8 @@ import { detectMediaType } from '../media-types.js';
 import type { StoreContext } from '../store-context.js';
 import type { Store as StoreCore } from '../store.js';
 import { excluder, type Excluder } from './exclude.js';
-import { vanished, type FilePutOutcome, type FileToPut } from './put-many.js';
+import { vanished, type FilePutOutcome, type FileToPut, type PutFilesOptions } from './put-many.js';
+import { SourceChangedError } from '../errors.js';
 import { openForWriting } from './open-files.js';
 import { scanDirectory, statFiles, type ScannedFile } from './snapshots.js';
 
@@ -65,7 +66,7 @@ export type WatchEvent =
   | { type: 'error'; path?: string; message: string; code?: string };
 
 export interface WatchHost {
-  store: Pick<StoreCore, 'list' | 'deletePath'> & { putFiles(files: FileToPut[]): AsyncGenerator<FilePutOutcome> };
+  store: Pick<StoreCore, 'list' | 'deletePath'> & { putFiles(files: FileToPut[], options: PutFilesOptions): AsyncGenerator<FilePutOutcome> };
   context: (op: string) => StoreContext;
 }
 
@@ -482,9 +483,18 @@ export class Watch {
     const digests = new Map<string, string>();
     const storePath = new Map(files.map((f) => [f.path, f.meta?.path ?? f.path]));
     for (let i = 0; i < files.length; i += BATCH) {
-      for await (const o of this.#h.store.putFiles(files.slice(i, i + BATCH))) {
+      for await (const o of this.#h.store.putFiles(files.slice(i, i + BATCH), { refuseChanged: true })) {
         const path = storePath.get(o.path) ?? o.path;
-        if (o.result) {
+        if (o.error instanceof SourceChangedError) {
+          // Rewritten while it was read: what was read may be no state the file ever had, and
+          // was not stored. It is put again once it has settled (its writer's next change
+          // would say so too, but a rewrite may already be over).
+          const rel = relative(this.root, o.path).split(sep).join('/');
+          const now = Date.now();
+          this.#pending.set(rel, now);
+          if (!this.#since.has(rel)) this.#since.set(rel, now);
+          this.#schedule();
+        } else if (o.result) {
           digests.set(o.path, o.result.digest);
           if (before.get(o.path) !== o.result.digest) this.#emit({ type: 'stored', path, digest: o.result.digest, size: o.result.size, newChunks: o.result.newChunks });
         } else if (!vanished(o.error, o.path)) {
