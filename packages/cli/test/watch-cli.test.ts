@@ -132,6 +132,24 @@ describe('kura watch (a process)', () => {
     }
   });
 
+  it('refuses a prefix that would own the whole store or that no put may make, before touching the store', () => {
+    const root = mkdtempSync(join(tmpdir(), 'kura-watch-prefix-'));
+    roots.push(root);
+    const store = join(root, 'store');
+    const dir = join(root, 'share');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'a.md'), 'a\n');
+    expect(spawnSync(process.execPath, [BIN, 'init', '--store', store]).status).toBe(0);
+    expect(spawnSync(process.execPath, [BIN, 'add', '--store', store, '--path', 'work/important.txt', join(dir, 'a.md')]).status).toBe(0);
+    for (const prefix of ['', '/', '../up/', 'a//b/']) {
+      const r = spawnSync(process.execPath, [BIN, 'watch', '--store', store, '--prefix', prefix, dir], { encoding: 'utf8', timeout: 20_000 });
+      expect(r.status, `--prefix "${prefix}": ${r.stderr}`).toBe(2);
+      expect(r.stderr).toMatch(prefix === '' ? /own every path/ : /prefix/);
+    }
+    const ls = spawnSync(process.execPath, [BIN, 'ls', '--store', store], { encoding: 'utf8' });
+    expect(ls.stdout).toContain('work/important.txt'); // (an empty prefix deleted it: a trial)
+  });
+
   it('--poll keeps running and scanning until SIGTERM (it ended 0.4 s after "watching", exit 13)', { timeout: 60_000 }, async () => {
     const root = mkdtempSync(join(tmpdir(), 'kura-watch-poll-'));
     roots.push(root);

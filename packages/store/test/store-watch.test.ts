@@ -431,6 +431,9 @@ describe('kura watch', () => {
     const store = await Store.init(join(root, 'store'));
     const events: WatchEvent[] = [];
     expect(() => store.watch(tree, { pollMs: 5 })).toThrow(/pollMs/);
+    // A prefix no put may make is refused before anything is stored (each file failed, while
+    // the watch said it was watching: a trial).
+    for (const prefix of ['/', '/abs/', '../up/', 'a//b/', './a/', 'x@2/']) expect(() => store.watch(tree, { prefix }), prefix).toThrow(expect.objectContaining({ code: 'INVALID_INPUT', field: 'prefix' }));
     const w = store.watch(tree, { pollMs: 200, onEvent: (e) => events.push(e) });
     try {
       await w.ready;

@@ -45,6 +45,8 @@ export function register(program: Command): void {
       const poll = opts.poll === undefined ? undefined : Number(opts.poll);
       if (poll !== undefined && !(poll >= 0.1 && poll <= 86_400)) throw usage(`--poll takes seconds from 0.1 to 86400, got "${opts.poll}"`);
       if (opts.prefix !== undefined && dirs.length > 1) throw usage('--prefix names where one folder goes: watch several folders without it (each goes under its own name)');
+      // The watch owns its prefix: an empty one would delete every path of the store that is not in the folder (a trial).
+      if (opts.prefix === '') throw usage('--prefix "" would make the watch own every path in the store (and delete those not in the folder): give a folder, such as --prefix notes/');
       const prefixes = dirs.map((d) => opts.prefix ?? `${basename(resolve(d))}/`);
       if (new Set(prefixes).size < prefixes.length) throw usage('two folders have the same name: watch them one at a time with --prefix');
       await withStore(cmd, { readonly: false }, async (store) => {

@@ -31,6 +31,7 @@ import { badName } from '../catalog/snapshot.js';
 import { cachedDigests, recordStamps } from '../catalog/stamps.js';
 import { formatDigest } from '../hex.js';
 import { detectMediaType } from '../media-types.js';
+import { newPathProblem } from '../options.js';
 import type { StoreContext } from '../store-context.js';
 import type { Store as StoreCore } from '../store.js';
 import { excluder, type Excluder } from './exclude.js';
@@ -130,6 +131,10 @@ export class Watch {
     this.#rootId = `${top.dev}:${top.ino}`;
     const prefix = o.prefix ?? `${basename(this.root)}/`;
     if (prefix !== '' && !prefix.endsWith('/')) throw new InvalidInputError(`a watch's prefix ends with / (or is empty), got "${prefix}"`, 'prefix');
+    // Checked before anything is stored or deleted: a prefix no put may make (`/`, `../up/`,
+    // `a//b/`) failed every file while the watch said it was watching (a trial).
+    const problem = prefix === '' ? undefined : newPathProblem(prefix.slice(0, -1));
+    if (problem) throw new InvalidInputError(`a watch's prefix is a folder of the store's paths: ${problem.replace(/^path /, '')} (got "${prefix}")`, 'prefix');
     this.prefix = prefix;
     const user = excluder(o.exclude);
     this.#exclude = (path, name, isDir) => WATCH_EXCLUDED.includes(name) || (user?.(path, name, isDir) ?? false) || (isDir && this.#isStore(path));
