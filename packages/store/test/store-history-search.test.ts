@@ -28,6 +28,9 @@ describe('search through history', () => {
     const hit = (await store.search('zeppelin', { allVersions: true }))[0]!;
     expect(hit).toMatchObject({ matched: ['keyword'], version: 1 });
     expect(hit.snippet).toContain('<mark>zeppelin</mark>');
+    // A deleted path's versions are typed by name, as a read by path types them (null: a trial).
+    await store.deletePath('notes.md', { keepVersions: true });
+    expect((await store.search('zeppelin', { allVersions: true }))[0]).toMatchObject({ path: 'notes.md', version: 1, mediaType: 'text/markdown' });
     // By words only: another mode is said to be unavailable there.
     await expect(store.search('zeppelin', { allVersions: true, mode: 'semantic' })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
   });

@@ -254,6 +254,8 @@ describe('forget on a store', () => {
       expect((await store.list({})).items).toEqual([]);
       expect(await store.search('pelican', { mode: 'keyword' })).toEqual([]);
       await expect(store.resolve('birds.md')).rejects.toThrow(/was deleted at .*; its versions remain/);
+      // So do its tags, metadata and stat (MCP's kura_get said only "no document at": a trial).
+      await expect(store.stat('birds.md')).rejects.toThrow(/was deleted at .*; its versions remain \(birds\.md@N\)/);
       expect((await store.versions('birds.md')).map((v) => v.version)).toEqual([1, 2]);
       expect(new TextDecoder().decode(await store.getBytes(await store.resolve('birds.md@1')))).toBe('first pelican');
       expect(new TextDecoder().decode(await store.getBytes(await store.resolve(`birds.md@${before}`)))).toBe('second pelican');

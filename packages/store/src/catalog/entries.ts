@@ -74,7 +74,12 @@ const AMBIGUOUS_SHOWN = 10;
 export function resolveEntry(st: Statements, target: EntryTarget): EntryView {
   if ('path' in target) {
     const e = st.entryViewByPath.get(target.path);
-    if (!e) throw new NotFoundError(`no document at ${target.path}`);
+    if (!e) {
+      // Said as a read by path says it (queries.ts pathVersion): its history is still there.
+      const deleted = st.deletedPathGet.get(target.path);
+      if (deleted) throw new NotFoundError(`${target.path} was deleted at ${new Date(deleted.at).toISOString()}; its versions remain (${target.path}@N)`);
+      throw new NotFoundError(`no document at ${target.path}`);
+    }
     return e;
   }
   const found = st.entriesOfDigest.all(parseDigest(target.digest));

@@ -8,6 +8,7 @@
  * name; tags and media types are the current entry's, for versions (a snapshot's files have none).
  */
 import { InvalidInputError } from '@kura/core';
+import { detectMediaType } from '../media-types.js';
 import { formatDigest } from '../hex.js';
 import { requireSnapshot, walkTree } from '../catalog/snapshot.js';
 import { toMatch, toSupersetMatch, WORD_SPLIT } from './fts.js';
@@ -104,7 +105,7 @@ export function allVersionsFound(s: HistorySource, parsed: ParsedQuery, q: Query
         const entry = admit(v.path);
         if (entry === false) continue;
         const hits = named.get(v.doc_id) ?? [];
-        hits.push({ entry_id: entry?.id ?? -1, doc_id: v.doc_id, digest: v.digest, path: v.path, media_type: entry?.media_type ?? null, size: v.size, score: 0, version: v.version });
+        hits.push({ entry_id: entry?.id ?? -1, doc_id: v.doc_id, digest: v.digest, path: v.path, media_type: entry?.media_type ?? typedByName(v.path), size: v.size, score: 0, version: v.version });
         named.set(v.doc_id, hits);
       }
       return rows.map((r) => ({ score: r.score, kind: 0, id: r.doc_id, hits: (named.get(r.doc_id) ?? []).map((h) => ({ ...h, score: r.score })) }));
@@ -161,7 +162,7 @@ export function allVersionsFound(s: HistorySource, parsed: ParsedQuery, q: Query
         if (v.shown) shownDocs.add(v.doc_id);
         else if (v.held) heldPaths.add(sp.path_id);
         else continue;
-        group.hits.push({ entry_id: entry?.id ?? -1, doc_id: v.doc_id, digest: v.digest, path: sp.path, media_type: entry?.media_type ?? null, size: v.size, score: sp.score, version: v.version });
+        group.hits.push({ entry_id: entry?.id ?? -1, doc_id: v.doc_id, digest: v.digest, path: sp.path, media_type: entry?.media_type ?? typedByName(sp.path), size: v.size, score: sp.score, version: v.version });
       }
       // Which of those versions match: those entries show in the keyword index's body column;
       // the others by their paths' names, a few at a time, and the query, in the history index.
@@ -281,7 +282,7 @@ export function snapshotFound(s: HistorySource, id: string, parsed: ParsedQuery,
     for (const d of [...shown, ...older]) {
       const doc = s.st.docById.get(d.doc_id);
       if (!doc) continue;
-      for (const path of at.get(d.doc_id) ?? []) out.push({ entry_id: -1, doc_id: d.doc_id, digest: doc.digest, path, media_type: null, size: doc.size, score: d.score });
+      for (const path of at.get(d.doc_id) ?? []) out.push({ entry_id: -1, doc_id: d.doc_id, digest: doc.digest, path, media_type: typedByName(path), size: doc.size, score: d.score });
     }
     return out.sort((a, b) => a.score - b.score || (a.path ?? '').localeCompare(b.path ?? '')).slice(0, window);
   });
@@ -294,3 +295,10 @@ export function historyMode(mode: string | undefined): void {
   }
 }
 
+/**
+ * A hit's media type where no entry at its path says one (a deleted path's versions, a
+ * snapshot's files): its name's, as reads by path and snapshot files are typed (it was null).
+ */
+function typedByName(path: string): string | null {
+  return detectMediaType(path) ?? null;
+}
