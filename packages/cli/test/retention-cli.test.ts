@@ -27,7 +27,8 @@ describe('kura forget, pin, policy', () => {
       writeFileSync(join(root, 'log.txt'), `log ${i}\n`);
       expect(kura('add', 'log.txt').status).toBe(0);
     }
-    expect(kura('pin', 'plan.md@1').status).toBe(0);
+    const pinned = kura('pin', 'plan.md@1');
+    expect([pinned.status, pinned.stdout]).toEqual([0, 'pinned plan.md@1\n']); // (a line per ref: it printed nothing)
     const dry = kura('forget', '--keep-versions', '2', '--prefix', 'plan', '--dry-run', '--json');
     expect(dry.status, dry.stderr).toBe(0);
     const r = JSON.parse(dry.stdout);
@@ -47,12 +48,18 @@ describe('kura forget, pin, policy', () => {
       expect(b.status, bad.join(' ')).toBe(2);
     }
     expect(kura('pin', 'not a ref').status).toBe(2);
-    expect(kura('pin', 'plan.md@99').status).not.toBe(0);
+    const partly = kura('pin', 'plan.md@4', 'plan.md@99');
+    expect(partly.status).not.toBe(0);
+    expect(partly.stdout).toBe('pinned plan.md@4\n'); // what was done before the failure is said
+    expect(kura('unpin', 'plan.md@4').stdout).toBe('unpinned plan.md@4\n');
 
     // A policy kept in the store, applied by gc.
     expect(kura('policy', 'set', '--versions', 'log', '--keep-versions', '1').stdout).toMatch(/kept: versions under "log": keep 1/);
     expect(kura('policy', 'list').stdout.trim()).toBe('versions under "log": keep 1');
-    expect(kura('policy', 'apply', '--dry-run').stdout).toMatch(/would remove 4/);
+    const applied = kura('policy', 'apply', '--dry-run').stdout.split('\n');
+    expect(applied[0]).toMatch(/would remove 4:$/);
+    // Each version that would go, by name (only counts were said: a trial).
+    expect(applied.slice(1, 5).map((l) => l.trim().split(/\s+/)[0])).toEqual(['log.txt@4', 'log.txt@3', 'log.txt@2', 'log.txt@1']);
     const gc = kura('gc', '--json');
     expect(gc.status, gc.stderr).toBe(0);
     // Its 4 versions' chunks, and the 2 plan.md versions forgotten above (forget leaves them to GC).

@@ -101,6 +101,9 @@ describe('snapshots', () => {
     // Ids from the log (FORMAT.md §13.3): 32 hex digits each, listed oldest first.
     expect((await store.snapshots()).map((s) => s.id)).toEqual([a.id, b.id, c.id]);
     for (const s of [a, b, c]) expect(s.id).toMatch(/^[0-9a-f]{32}$/);
+    // Oldest first by the time a snapshot is of, an imported one's too (listed last: a trial).
+    const old = await store.snapshot(src, { mtime: false, time: '2020-01-01T00:00:00Z' });
+    expect((await store.snapshots()).map((s) => s.id)).toEqual([old.id, a.id, b.id, c.id]);
   });
 
   it('snapshots are GC roots: deleting a document they name hides it; deleting the snapshot frees it', async () => {

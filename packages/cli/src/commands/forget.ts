@@ -125,7 +125,7 @@ export function register(program: Command): void {
   snapshotRuleOptions(program.command('forget').description('remove snapshots, or versions of paths, that a retention policy does not keep (kura gc then frees their space)'))
     .option('--label <label>', 'only snapshots with this label are considered')
     .option('--keep-versions <n>', "each path's newest n versions")
-    .option('--keep-versions-within <duration>', "each path's versions made within this before its newest (a deleted path's: before now) (e.g. 30d)")
+    .option('--keep-versions-within <duration>', "each path's versions made within this before its newest; a deleted path's history stays this long after its deletion (e.g. 30d)")
     .option('--prefix <path>', 'versions: only paths starting with this')
     .option('--dry-run', 'say what would go and why the rest stays; change nothing')
     .option('--json', 'one JSON object: {"keep":[{"id","time","reasons"}…],"remove":[{"id","time"}…]} (versions: "path","version" for "id")')
@@ -168,7 +168,11 @@ export function register(program: Command): void {
       .action(async (refs: string[], _opts: unknown, cmd: Command) => {
         const targets = refs.map(pinTarget);
         await withStore(cmd, { readonly: false }, async (store) => {
-          for (const t of targets) await store.pin(t, pinned);
+          // A line per ref as it is done: a later one that fails leaves those before said.
+          for (const t of targets) {
+            await store.pin(t, pinned);
+            await write(`${pinned ? 'pinned' : 'unpinned'} ${'snapshot' in t ? `snapshot ${t.snapshot}` : `${shownPath(t.path)}@${t.version}`}\n`);
+          }
         });
       });
   }

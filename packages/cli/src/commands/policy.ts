@@ -11,6 +11,7 @@ import { wholeNumber } from '../args.js';
 import { snapshotRuleOptions, snapshotRuleValues, type SnapshotRuleOptions } from './forget.js';
 import { usage } from '../exit.js';
 import { write, writeJson } from '../output.js';
+import { shownPath } from '../format.js';
 import { withStore } from '../store.js';
 
 interface PolicyOptions extends SnapshotRuleOptions {
@@ -86,7 +87,11 @@ export function register(program: Command): void {
       await withStore(cmd, { readonly: opts.dryRun ?? false }, async (store) => {
         for (const a of await store.applyPolicies({ dryRun: opts.dryRun ?? false })) {
           if (opts.json) await writeJson(a);
-          else await write(`${describePolicy(a.policy)}: keep ${a.report.keep.length}, ${opts.dryRun ? 'would remove' : 'removed'} ${a.report.remove.length}\n`);
+          else {
+            // What goes, each on its line (counts alone did not "say what would go": a trial).
+            const gone = a.report.remove.map((r) => ('id' in r ? `  ${r.id.slice(0, 12)}  ${r.time}` : `  ${shownPath(r.path)}@${r.version}  ${r.time}`));
+            await write(`${describePolicy(a.policy)}: keep ${a.report.keep.length}, ${opts.dryRun ? 'would remove' : 'removed'} ${a.report.remove.length}${gone.length ? ':' : ''}\n${gone.map((l) => `${l}\n`).join('')}`);
+          }
         }
       });
     });

@@ -224,7 +224,7 @@ function statementsOf(db: SqlDatabase) {
     snapshotByUid: p<SnapshotRow>('SELECT * FROM snapshots WHERE uid = ?'),
     /** Snapshots whose id starts with the prefix ?1 (?2 is ?1 followed by 'g', after every hex digit); two tell it is ambiguous. */
     snapshotsByPrefix: p<SnapshotRow>('SELECT * FROM snapshots WHERE uid >= ? AND uid < ? ORDER BY uid LIMIT 2'),
-    snapshotsAll: p<SnapshotRow>('SELECT * FROM snapshots ORDER BY id'),
+    snapshotsAll: p<SnapshotRow>('SELECT * FROM snapshots ORDER BY created_at, id'),
     snapshotDelete: p('DELETE FROM snapshots WHERE id = ?'),
     /** A snapshotted directory's file stamps (§13.4): a JSON list of [name, stamp, digest hex]. */
     dirStampsGet: p<{ files: string }>('SELECT files FROM dir_stamps WHERE dir = ?'),
