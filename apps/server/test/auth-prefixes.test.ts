@@ -247,6 +247,8 @@ describe('tokens limited to path prefixes', () => {
     expect(grep.body.toString()).not.toContain('secret/');
     expect(grep.body.toString().trim().split('\n').map((l) => JSON.parse(l)).at(-1)).toMatchObject({ type: 'summary', matches: 0 });
     expect((await get(`/v1/grep?pattern=plan&prefix=secret/`)).status).toBe(403);
+    // ...beside one inside too (it was dropped without a word: a trial).
+    expect((await get(`/v1/grep?pattern=plan&prefix=team/&prefix=secret/`)).status).toBe(403);
     expect((await get(`/v1/grep?pattern=team&prefix=team/a`)).body.toString()).toContain('team/a');
 
     // A document shown inside and outside: named by its digest, it is the inside path's alone.

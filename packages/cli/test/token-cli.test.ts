@@ -32,6 +32,9 @@ describe('kura token', () => {
     const bad = kura('token', 'add', 'x', '--scope', 'root');
     expect([bad.status, bad.stderr]).toEqual([2, expect.stringMatching(/scopes are read, write, delete, admin/)]);
     expect(kura('token', 'add', 'x').status).toBe(2);
+    // Admin actions are all store-wide: a limited admin token could do nothing (made silently: a trial).
+    const limitedAdmin = kura('token', 'add', 'padmin', '--scope', 'admin', '--prefix', 'public/');
+    expect([limitedAdmin.status, limitedAdmin.stderr]).toEqual([2, expect.stringMatching(/admin actions are store-wide.*\[INVALID_INPUT\]/)]);
 
     const made = kura('token', 'add', 'ci', '--scope', 'read,write', '--prefix', 'builds/', '--json');
     expect(made.status, made.stderr).toBe(0);

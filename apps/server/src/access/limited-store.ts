@@ -131,8 +131,10 @@ export function limitStore(store: Store, prefixes: readonly string[]): Store {
       return withoutStoreWideFigures(await store.search(query, narrowed(o)));
     },
     grep: (pattern: string, o: GrepOptions = {}) => {
+      // Each prefix asked for is checked: one wholly outside is FORBIDDEN even beside one
+      // inside (it was dropped without a word: a trial), as a lone one is (decision 0060).
+      for (const p of o.prefixes ?? []) if (sharedPrefixes([p], prefixes).length === 0) throw outside(p);
       const shared = o.prefixes?.length ? sharedPrefixes(o.prefixes, prefixes) : [...prefixes];
-      if (shared.length === 0) throw outside(o.prefixes!.join(', '));
       return store.grep(pattern, { ...o, prefixes: shared });
     },
     updateMeta: async (updates: MetaUpdate[]) => {

@@ -63,7 +63,10 @@ const NewToken = z
       .max(64)
       .optional(),
   })
-  .strict();
+  .strict()
+  // Every admin action is store-wide (GC, verify, tokens, policies): a limited admin token
+  // could do none of them, and was made without a word (a trial).
+  .refine((t) => !(t.prefixes && t.scopes.includes('admin')), { message: 'admin actions are store-wide (gc, verify, tokens, policies): a token limited to prefixes cannot have the admin scope', path: ['scopes'] });
 export type NewToken = z.input<typeof NewToken>;
 
 function checked(input: NewToken): z.output<typeof NewToken> {
