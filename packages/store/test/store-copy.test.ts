@@ -277,6 +277,36 @@ describe('copyStore', () => {
     }
   });
 
+  it('a path changed in the destination since is a conflict: left as it is there (its newer version, tags and metadata), nothing of it copied', async () => {
+    const src = await fresh();
+    const dst = await fresh();
+    try {
+      await src.put(text(1), { path: 'p.txt' });
+      await src.put(text(2), { path: 'other.txt' });
+      await copyStore(src, dst);
+      await src.put(text(3), { path: 'p.txt' }); // the source's v2...
+      await new Promise((r) => setTimeout(r, 5));
+      await dst.put(text(4), { path: 'p.txt' }); // ...and the destination's own, newer
+      await dst.updateMeta([{ path: 'p.txt', addTags: ['reviewed'], meta: { approver: 'carol' } }]);
+      await dst.put(text(7), { path: 'other.txt' }); // the destination's own, older than...
+      await new Promise((r) => setTimeout(r, 5));
+      await src.put(text(5), { path: 'other.txt' }); // ...the source's newer version: copied on top
+      const before = await dst.versions('p.txt');
+      const r = await copyStore(src, dst);
+      // It was copied as @3, older than @2, and shown: the destination's newer bytes hidden,
+      // `p.txt@<@2's time>` answered with @3's, its tags and metadata wiped (a trial).
+      expect(r.conflicts).toEqual([{ path: 'p.txt', message: expect.stringMatching(/changed in the destination since .*left as it is there/) }]);
+      expect(r.errors).toEqual([]);
+      expect(await dst.versions('p.txt')).toEqual(before);
+      expect(await dst.stat('p.txt')).toMatchObject({ digest: before.at(-1)!.digest, tags: ['reviewed'], meta: { approver: 'carol' } });
+      expect((await dst.stat('other.txt')).digest).toBe((await src.stat('other.txt')).digest);
+      expect((await dst.versions('other.txt')).length).toBe(3); // v1, its own v2, the source's v2 (newest)
+    } finally {
+      await src.close();
+      await dst.close();
+    }
+  });
+
   it('reads a source on object storage a pack at a time: each pack fetched whole once, the copy whole and checked', async () => {
     const objects = new HookedObjectStore(new MemoryObjectStore());
     const cache = () => {

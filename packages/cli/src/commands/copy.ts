@@ -72,7 +72,11 @@ function summary(r: CopyReport): string {
   return (
     `${count(r.entries)} entr${r.entries === 1 ? 'y' : 'ies'}: ${count(r.versionsCopied)} version${r.versionsCopied === 1 ? '' : 's'} copied ` +
     `(${count(r.documentsSent)} sent, ${bytes(r.bytesSent)}; ${count(r.documentsLinked)} already there), ${count(r.versionsPresent)} present; ` +
-    `${count(r.snapshotsCopied)} snapshot${r.snapshotsCopied === 1 ? '' : 's'} copied, ${count(r.snapshotsPresent)} present`
+    `${count(r.snapshotsCopied)} snapshot${r.snapshotsCopied === 1 ? '' : 's'} copied, ${count(r.snapshotsPresent)} present` +
+    // Changes the destination saw besides versions: said, not only in --json (a trial).
+    (r.entriesUpdated ? `; ${count(r.entriesUpdated)} entr${r.entriesUpdated === 1 ? 'y' : 'ies'}' tags, metadata or type made the source's` : '') +
+    (r.pins ? `; ${count(r.pins)} pin${r.pins === 1 ? '' : 's'} copied` : '') +
+    (r.conflicts.length ? `; ${count(r.conflicts.length)} path${r.conflicts.length === 1 ? '' : 's'} changed in the destination, not copied` : '')
   );
 }
 
@@ -113,8 +117,9 @@ export function register(program: Command, setExit: (code: number) => void): voi
             onProgress: (r) => bar.set(r.entries),
           });
           bar.stop();
+          for (const c of report.conflicts) process.stderr.write(`kura: ${c.path}: ${c.message}\n`);
           for (const e of report.errors) process.stderr.write(`kura: ${e.what}: ${e.message} [${e.code}]\n`);
-          if (report.errors.length) setExit(EXIT.error);
+          if (report.errors.length || report.conflicts.length) setExit(EXIT.error);
           if (opts.json) await writeJson({ ...report, created });
           else await write(`${created ? `made a store at ${dstArg} with the source's chunking\n` : ''}${summary(report)}\n`);
         } finally {

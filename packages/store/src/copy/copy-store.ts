@@ -41,6 +41,13 @@ export interface CopyReport {
   snapshotsCopied: number;
   snapshotsPresent: number;
   pins: number;
+  /**
+   * Paths the destination changed on its own since the source's versions it lacks were made:
+   * copied, those would have become the path's latest over a newer version of its own (and
+   * its versions' times gone out of order). Left as they are in the destination; nothing of
+   * them is copied (neither versions nor tags and metadata).
+   */
+  conflicts: { path: string; message: string }[];
   /** What could not be copied (a damaged document in the source, …); the rest was. */
   errors: { what: string; code: string; message: string }[];
 }
@@ -111,7 +118,7 @@ export async function copyStore(src: AnyStore, dst: AnyStore, options: CopyOptio
 }
 
 async function copyAll(src: AnyStore, dst: AnyStore, options: CopyOptions): Promise<CopyReport> {
-  const report: CopyReport = { entries: 0, versionsCopied: 0, versionsPresent: 0, entriesUpdated: 0, documentsSent: 0, bytesSent: 0, documentsLinked: 0, snapshotsCopied: 0, snapshotsPresent: 0, pins: 0, errors: [] };
+  const report: CopyReport = { entries: 0, versionsCopied: 0, versionsPresent: 0, entriesUpdated: 0, documentsSent: 0, bytesSent: 0, documentsLinked: 0, snapshotsCopied: 0, snapshotsPresent: 0, pins: 0, conflicts: [], errors: [] };
   const n = Math.max(1, options.concurrency ?? 8);
   const progress = () => options.onProgress?.(report);
   const failed = (what: string, e: unknown) => {
@@ -172,6 +179,19 @@ async function copyAll(src: AnyStore, dst: AnyStore, options: CopyOptions): Prom
     // bytes at the same time (puts of one commit), so a version of the destination stands for
     // one of the source's at most (a copy stopped between two such was completed as if whole).
     const present = pairs(had);
+    // Diverged: a version of the destination's own (none of the source's) newer than a source
+    // version it lacks. Copied, the source's older bytes became the path's latest, numbered
+    // after the destination's newer one, and `path@<time>` answered wrongly (a trial).
+    const check = pairs(had);
+    const missing = from.filter((v) => !check.take(v));
+    const ours = pairs(from);
+    const own = had.filter((w) => !ours.take(w));
+    const firstMissing = missing[0];
+    const newerOwn = firstMissing && own.find((w) => w.createdAt > firstMissing.createdAt);
+    if (firstMissing && newerOwn) {
+      report.conflicts.push({ path, message: `changed in the destination since (@${newerOwn.version} of ${newerOwn.createdAt} is its own, newer than the source's @${firstMissing.version} of ${firstMissing.createdAt}): left as it is there; copy it by hand, or remove the destination's versions, to take the source's` });
+      return 0;
+    }
     let copied = 0;
     // A put of the document a path shows makes no version: a source path deleted with its
     // versions kept and put again unchanged (what watch does when a file goes and comes back)
