@@ -241,6 +241,33 @@ describe('forget on a store', () => {
     }
   });
 
+  it('path@<time> never answers with a version that was not the latest then: one removed between two kept is said', async () => {
+    const dir = join(tmp('at-gap'), 'store');
+    const enc = new TextEncoder();
+    const store = await Store.init(dir);
+    try {
+      const times: string[] = [];
+      for (const v of ['v1', 'v2', 'v3']) {
+        await store.put(enc.encode(v), { path: 'n/f.md' });
+        await new Promise((r) => setTimeout(r, 5));
+        times.push(new Date().toISOString());
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      const at = async (t: string) => new TextDecoder().decode(await store.getBytes(await store.resolve(`n/f.md@${t}`)));
+      expect(await at(times[1]!)).toBe('v2');
+      await store.pin({ path: 'n/f.md', version: 1 });
+      await store.forgetVersions({ keep: 1, prefix: 'n/' }); // v2 goes
+      // It answered v1, which was not the latest then (a trial).
+      await expect(store.resolve(`n/f.md@${times[1]}`)).rejects.toThrow(/latest at .* is no longer kept: versions between @1 .* and @3 .* were removed/);
+      // (When v2 was made is gone with it: any time between v1 and v3 may be after it.)
+      await expect(store.resolve(`n/f.md@${times[0]}`)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      expect(await at(times[2]!)).toBe('v3');
+      expect(await store.resolve('n/f.md@1')).toBe((await store.versions('n/f.md'))[0]!.digest);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('a path deleted with its versions kept: gone from listing, search and reads by path; path@N stays; a put makes it again', async () => {
     const dir = join(tmp('deleted-path'), 'store');
     const store = await Store.init(dir);
@@ -265,9 +292,15 @@ describe('forget on a store', () => {
       // Retention: the newest version of a deleted path is history like the others.
       expect((await store.forgetVersions({ keep: 1, dryRun: true })).keep.map((k) => [k.version, k.reasons])).toEqual([[2, ['last 1 version']]]);
       // A put makes it again, with a new version even of the same bytes, and no old tags.
+      const whileDeleted = new Date().toISOString();
+      await new Promise((r) => setTimeout(r, 5));
       await store.put(enc.encode('second pelican'), { path: 'birds.md' });
       expect((await store.versions('birds.md')).map((v) => v.version)).toEqual([1, 2, 3]);
       expect((await store.stat('birds.md')).tags).toEqual([]);
+      // A time while it was deleted still finds nothing (it found @2 once the path was back: a trial).
+      await expect(store.resolve(`birds.md@${whileDeleted}`)).rejects.toThrow(/was deleted at .*, and made again later: no version of it at/);
+      expect(new TextDecoder().decode(await store.getBytes(await store.resolve(`birds.md@${before}`)))).toBe('second pelican');
+      expect(await store.resolve(`birds.md@${new Date(Date.now() + 1000).toISOString()}`)).toBe((await store.versions('birds.md'))[2]!.digest);
       // Deleted with its versions kept, then deleted whole: nothing of it stays.
       await store.deletePath('birds.md', { keepVersions: true });
       expect(await store.deletePath('birds.md')).toBe(true);

@@ -187,9 +187,10 @@ export function recordPut(st: Statements, docId: number, put: PutAttributes, com
     id = Number(st.entryInsert.run(put.path ?? null, docId, put.mediaType ?? null, now, now).lastInsertRowid);
     if (!fresh) st.docRef.run(1, docId);
     if (put.path !== undefined) {
-      // A path deleted with its versions kept comes back with a new version, even of the same bytes.
+      // A path deleted with its versions kept comes back with a new version, even of the same
+      // bytes. Its deletion's row stays: `path@<time>` between the deletion and this version
+      // finds nothing (it found the version before the deletion: a trial).
       st.versionInsert.run(put.path, nextVersion(st, put.path, put.version), docId, now);
-      st.deletedPathClear.run(put.path);
     }
   } else {
     id = entry.id;

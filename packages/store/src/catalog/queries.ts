@@ -68,15 +68,28 @@ export function pathVersion({ st }: CatalogReads, path: string, which: { version
   } else if (which.at !== undefined) {
     const t = toMillis(which.at);
     if (Number.isNaN(t)) throw new InvalidInputError('at must be a time (ISO 8601 or milliseconds)', 'at');
-    // A path deleted with its versions kept shows nothing from its deletion on.
+    row = st.versionAt.get(path, t);
+    // A path deleted with its versions kept shows nothing from its deletion until it is put
+    // again (its last deletion is kept when it comes back).
     const deleted = st.deletedPathGet.get(path);
-    row = deleted && t >= deleted.at ? undefined : st.versionAt.get(path, t);
+    if (row && deleted && deleted.at >= row.created_at && deleted.at <= t) {
+      throw new NotFoundError(`${path} was deleted at ${new Date(deleted.at).toISOString()}${st.entryIdByPath.get(path) ? ', and made again later' : ''}: no version of it at ${new Date(t).toISOString()}; its versions remain (${path}@N)`);
+    }
+    // Versions removed between this one and the next kept (forgotten, deleted): one of them
+    // may have been the latest then, and its time is gone with it. (Answered with the one
+    // before, an older version passed for what the path showed: a trial.)
+    const next = row && st.versionAfter.get(path, row.version);
+    if (row && next && next.version > row.version + 1) {
+      throw new NotFoundError(
+        `the version of ${path} latest at ${new Date(t).toISOString()} is no longer kept: versions between @${row.version} (${new Date(row.created_at).toISOString()}) and @${next.version} (${new Date(next.created_at).toISOString()}) were removed`,
+      );
+    }
   } else {
     // The latest version of a path that exists (one deleted with its versions kept has none).
     row = st.entryIdByPath.get(path) ? st.versionLatest.get(path) : undefined;
   }
   if (!row) {
-    const deleted = which.version === undefined ? st.deletedPathGet.get(path) : undefined;
+    const deleted = which.version === undefined && which.at === undefined ? st.deletedPathGet.get(path) : undefined;
     if (deleted) throw new NotFoundError(`${path} was deleted at ${new Date(deleted.at).toISOString()}; its versions remain (${path}@N)`);
     const what = which.version !== undefined ? `version ${which.version} of ${path}` : which.at !== undefined ? `version of ${path} at ${String(which.at)}` : `document at ${path}`;
     throw new NotFoundError(`no ${what}`);

@@ -357,6 +357,8 @@ function statementsOf(db: SqlDatabase) {
     versionAt: p<{ doc_id: number; version: number; created_at: number; pinned: number }>(
       'SELECT doc_id, version, created_at, pinned FROM versions WHERE path = ? AND created_at <= ? ORDER BY version DESC LIMIT 1',
     ),
+    /** The first version kept after version ?2 of a path (a gap before it: versions removed). */
+    versionAfter: p<{ version: number; created_at: number }>('SELECT version, created_at FROM versions WHERE path = ? AND version > ? ORDER BY version LIMIT 1'),
     versionDelete: p('DELETE FROM versions WHERE path = ? AND version = ?'),
     /** The versions naming a document (deleting it by digest). */
     versionsOfDoc: p<{ path: string; version: number }>('SELECT path, version FROM versions WHERE doc_id = ? ORDER BY path, version'),
