@@ -111,6 +111,10 @@ export const GcReport = z.object({
   bytesFreed: z.number().int(),
   packsWaiting: z.number().int(),
   bytesWaiting: z.number().int(),
+  chunksWaiting: z.number().int(),
+  chunkBytesWaiting: z.number().int(),
+  waitingUntil: z.string().optional(),
+  margin: z.enum(['writers', 'shared']).optional(),
   logCommitsDeleted: z.number().int(),
   checkpointsDeleted: z.number().int(),
 });

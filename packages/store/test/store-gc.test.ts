@@ -184,6 +184,32 @@ describe('gc during a put in progress (deterministic interleavings)', () => {
 });
 
 describe('gc beside another live writer', () => {
+  it('says what waits for the margin while another writer is open, and why, instead of freeing 0 B without a word', async () => {
+    const { store: init, dir } = await newStore();
+    await init.close();
+    const a = await reopen(dir, { gcMarginMs: 60_000 });
+    const b = await reopen(dir); // another writer alive: a's GC keeps unused chunks for the margin
+    try {
+      const r = await a.put(randomBytes(7, 300_000));
+      await a.delete(r.digest);
+      const before = Date.now();
+      const report = await a.gc();
+      expect(report).toMatchObject({ chunksRemoved: 0, margin: 'writers' });
+      expect(report.chunksWaiting).toBe(r.chunks);
+      expect(report.chunkBytesWaiting).toBeGreaterThanOrEqual(300_000);
+      expect(Date.parse(report.waitingUntil!)).toBeGreaterThanOrEqual(before + 60_000);
+      await b.close();
+      // Alone again: they go, and nothing waits.
+      const alone = await a.gc();
+      expect(alone).toMatchObject({ chunksRemoved: r.chunks, chunksWaiting: 0, chunkBytesWaiting: 0 });
+      expect(alone.margin).toBeUndefined();
+      expect(alone.waitingUntil).toBeUndefined();
+    } finally {
+      await a.close();
+      await b.close().catch(() => undefined);
+    }
+  });
+
   it("leaves another writer's pack alone for the margin after its seal (its late commits may name it)", async () => {
     const { store: init, dir } = await newStore();
     await init.close();

@@ -18,6 +18,10 @@ function summary(r: GcReport): string {
     `${plural(r.packsCompacted, 'pack')} compacted, ${plural(r.orphansDeleted, 'orphan file')} deleted\n` +
     // On an object store, packs a GC dropped are deleted by one that runs a margin later (decision 0041).
     (r.packsWaiting ? `${plural(r.packsWaiting, 'dropped pack')} (${bytes(r.bytesWaiting)}) to be deleted by a GC after the margin\n` : '') +
+    // Unused chunks kept for the margin: why, and from when a GC removes them.
+    (r.chunksWaiting
+      ? `${plural(r.chunksWaiting, 'unused chunk')} (${bytes(r.chunkBytesWaiting)}) wait${r.chunksWaiting === 1 ? 's' : ''} for the safety margin (${r.margin === 'writers' ? 'other processes have this store open for writing, such as kura watch or kura serve' : 'the store is shared through its log: object storage, or encrypted'}): run kura gc again after ${r.waitingUntil}\n`
+      : '') +
     // And the log's commits a checkpoint has covered for the retention (decision 0045).
     (r.logCommitsDeleted || r.checkpointsDeleted ? `log truncated: ${plural(r.logCommitsDeleted, 'commit')} and ${plural(r.checkpointsDeleted, 'checkpoint')} deleted\n` : '')
   );
@@ -28,7 +32,7 @@ export function register(program: Command): void {
     .command('gc')
     .description('reclaim the space of chunks no document uses any more')
     .option('--no-policies', 'leave the retention policies (kura policy) for later')
-    .option('--json', 'one JSON line: {"forgotten":{"snapshots","versions"},"chunksRemoved","packsDeleted","packsCompacted","orphansDeleted","bytesFreed","packsWaiting","bytesWaiting","logCommitsDeleted","checkpointsDeleted"}')
+    .option('--json', 'one JSON line: {"forgotten":{"snapshots","versions"},"chunksRemoved","packsDeleted","packsCompacted","orphansDeleted","bytesFreed","packsWaiting","bytesWaiting","logCommitsDeleted","checkpointsDeleted","chunksWaiting","chunkBytesWaiting","waitingUntil"?,"margin"?}')
     .action(async (opts: { json?: boolean; policies: boolean }, cmd: Command) => {
       await withStore(cmd, { readonly: false }, async (store) => {
         // The policies first: what they remove is then reclaimed by this same run.

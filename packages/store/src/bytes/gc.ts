@@ -38,6 +38,18 @@ export interface GcReport {
   /** On an object store: log objects and checkpoints deleted by the log's truncation (decision 0045). */
   logCommitsDeleted: number;
   checkpointsDeleted: number;
+  /**
+   * Unused chunks kept for the margin (FORMAT.md §9): while other writers have the store open
+   * (a watch, a server), and always on object storage or an encrypted store (`margin`), a chunk
+   * goes only once it has been unused for the margin — GC could not tell otherwise that another
+   * process's put is not about to use it. Their stored bytes, and when the last of them may go
+   * (ISO time; a GC run then removes them). Zero, and no `waitingUntil`, when none wait.
+   */
+  chunksWaiting: number;
+  chunkBytesWaiting: number;
+  waitingUntil?: string;
+  /** Why unused chunks wait: `writers` (other writers alive), `shared` (object storage, an encrypted store); absent when they do not. */
+  margin?: 'writers' | 'shared';
 }
 
 /** An open pack this large is looked at by GC, and sealed for compaction when mostly garbage. */
@@ -116,7 +128,8 @@ async function collect(ctx: GcContext, lease: GcLease | undefined, onProgress?: 
   // puts may share a chunk this process cannot see pinned: a row goes only once it has been
   // unreferenced for the margin (FORMAT.md §9).
   const margined = objects || (liveness?.others().length ?? 0) > 0;
-  const report: GcReport = { chunksRemoved: 0, packsDeleted: 0, packsCompacted: 0, orphansDeleted: 0, bytesFreed: 0, packsWaiting: 0, bytesWaiting: 0, logCommitsDeleted: 0, checkpointsDeleted: 0 };
+  const report: GcReport = { chunksRemoved: 0, packsDeleted: 0, packsCompacted: 0, orphansDeleted: 0, bytesFreed: 0, packsWaiting: 0, bytesWaiting: 0, logCommitsDeleted: 0, checkpointsDeleted: 0, chunksWaiting: 0, chunkBytesWaiting: 0 };
+  if (margined) report.margin = objects ? 'shared' : 'writers';
   // On an object store the log is truncated once a checkpoint has existed for the retention
   // (decision 0045): up to that checkpoint's seq, after the packs commits there carry are moved out (step 2).
   const truncating = objects && ctx.b.log && truncatable(ctx.b.log) ? ctx.b.log : undefined;
@@ -145,6 +158,14 @@ async function collect(ctx: GcContext, lease: GcLease | undefined, onProgress?: 
     after = page[page.length - 1]!.key;
     done += page.length;
     onProgress?.({ phase: 'chunks', done: Math.min(done, total), total: Math.max(done, total) });
+  }
+  if (margined) {
+    // What waits for the margin, said: "freed 0 B" alone, while another writer was open or on
+    // an encrypted store, read as GC not working (two trials).
+    const w = db.read(() => st.condemnedWaiting.get()!);
+    report.chunksWaiting = w.n;
+    report.chunkBytesWaiting = w.bytes;
+    if (w.n > 0 && w.last !== null) report.waitingUntil = new Date(w.last + marginMs).toISOString();
   }
 
   // 1b. The open pack, when what step 1 left live in it is little enough that it would be

@@ -177,6 +177,8 @@ function statementsOf(db: SqlDatabase) {
     chunkRelease: p<{ refs: number }>('UPDATE chunks SET refs = refs - ? WHERE key = ? RETURNING refs'),
     chunkMove: p('UPDATE chunks SET pack_id = ?, offset = ? WHERE key = ? AND pack_id = ?'),
     /** Unreferenced chunks, but for those an upload holds until after the given time. */
+    /** Unused chunks marked and waiting for the margin: how many, their stored bytes, the latest mark. */
+    condemnedWaiting: p<{ n: number; bytes: number; last: number | null }>('SELECT COUNT(*) AS n, COALESCE(SUM(c.stored_len), 0) AS bytes, MAX(d.since) AS last FROM condemned d JOIN chunks c ON c.key = d.key WHERE c.refs = 0'),
     chunkGarbageCount: p<{ n: number }>(
       'SELECT COUNT(*) AS n FROM chunks c WHERE refs = 0 AND NOT EXISTS (SELECT 1 FROM chunk_holds h WHERE h.key = c.key AND h.until > ?)',
     ),
