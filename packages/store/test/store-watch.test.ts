@@ -407,6 +407,27 @@ describe('kura watch', () => {
     await store.close();
   });
 
+  it('says each file whose name is not UTF-8, at the catch-up and as it changes (it stored nothing, and said nothing)', { timeout: 30_000 }, async () => {
+    const root = tmp();
+    const tree = join(root, 'u');
+    mkdirSync(tree, { recursive: true });
+    writeFileSync(join(tree, 'ok.txt'), 'ok');
+    const badPath = (name: string) => Buffer.concat([Buffer.from(`${tree}/${name}`), Buffer.from([0xff]), Buffer.from('.txt')]);
+    writeFileSync(badPath('before'), 'x');
+    const store = await Store.init(join(root, 'store'));
+    const events: WatchEvent[] = [];
+    const w = store.watch(tree, { settleMs: 50, onEvent: (e) => events.push(e) });
+    await w.ready;
+    const said = () => events.filter((e) => e.type === 'error' && /not valid UTF-8/.test(e.message)).map((e) => (e as { path: string }).path);
+    expect(said()).toEqual([expect.stringMatching(/before\\xff\.txt$/)]);
+    writeFileSync(badPath('during'), 'y');
+    await eventually(() => expect(said()).toHaveLength(2));
+    expect(said()[1]).toMatch(/during\uFFFD\.txt$/);
+    expect(await paths(store, 'u/')).toEqual(['u/ok.txt']);
+    await w.close();
+    await store.close();
+  });
+
   it('closing the store closes its watches: nothing runs on a closed store afterwards', { timeout: 30_000 }, async () => {
     const root = tmp();
     const tree = join(root, 'notes');

@@ -84,6 +84,9 @@ const CLOSED_QUIET_MS = 50;
 /** After a store of changes failed (the storage did not answer), how long before they are tried again. */
 export const RETRY_MS = 3_000;
 const SCAN_MS = 30_000;
+/** Why a name that is not UTF-8 is left out. */
+const NOT_UTF8 = 'its name is not valid UTF-8 (the store holds names as UTF-8 text; shown with \\x escapes or U+FFFD): rename it to store it';
+
 /** Files put per batch (one putFiles run). */
 const BATCH = 512;
 /**
@@ -159,6 +162,11 @@ export class Watch {
   }
 
   /** A name the scan cannot hold (a backslash, over 1,024 characters) is left out, and said. */
+  /** Names in `scan` that are not UTF-8 (left out by every scan): said, each once a scan. */
+  #notUtf8(scan: { notUtf8: readonly string[] }): void {
+    for (const path of scan.notUtf8) this.#badName(path, NOT_UTF8);
+  }
+
   readonly #badName = (path: string, why: string): void => {
     this.#emit({ type: 'error', path, message: `left out: ${why}`, code: 'INVALID_INPUT' });
   };
@@ -290,6 +298,9 @@ export class Watch {
     // As the catch-up leaves it out (it scans as a snapshot does), so that a restart does not undo it.
     const bad = rel.split('/').map(badName).find(Boolean);
     if (bad) return this.#badName(abs, bad);
+    // A name that is not UTF-8 arrives with U+FFFD for its bad bytes, naming no file: said, as
+    // the catch-up says it (nothing was said, and the file never stored: a trial).
+    if (rel.includes('\uFFFD') && !existsSync(abs)) return this.#badName(abs, NOT_UTF8);
     const now = Date.now();
     this.#pending.set(rel, now);
     if (!this.#since.has(rel)) this.#since.set(rel, now);
@@ -404,6 +415,7 @@ export class Watch {
         if (this.#exclude(rel, rel.slice(rel.lastIndexOf('/') + 1), true)) continue;
         try {
           const scan = await scanDirectory(abs, { mtime: false, exclude: (path, name, isDir) => this.#exclude(`${rel}/${path}`, name, isDir), onBadName: this.#badName, onUnreadable: (path, e) => this.#unreadable(path, e) });
+          this.#notUtf8(scan);
           for (const f of scan.files) scanned.set(f.path, relative(this.root, f.path).split(sep).join('/'));
         } catch (e) {
           const code = (e as NodeJS.ErrnoException).code;
@@ -560,6 +572,7 @@ export class Watch {
         this.#unreadable(path, e);
       },
     });
+    this.#notUtf8(scan);
     const unreadableFiles = new Set<string>();
     const vanished = new Set(
       statFiles(scan, scan.files, (f, e) => {
