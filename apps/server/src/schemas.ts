@@ -133,6 +133,7 @@ export const VerifyReport = z.object({
   damagedPacks: z.array(z.object({ pack: z.string(), reason: z.string(), message: z.string() })),
   logCommitsChecked: z.number().int().describe("commits of the store's log read and checked: intact, chained, the database's head among them"),
   damagedLog: z.array(z.object({ reason: z.string(), seq: z.number().int().optional(), message: z.string() })),
+  damagedKeys: z.array(z.object({ id: z.string(), message: z.string() })).describe("an encrypted store's key files that cannot be read"),
 });
 
 /**

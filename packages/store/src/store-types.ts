@@ -39,6 +39,8 @@ export interface StoreBackends {
   documentHasher?: DocumentHasherChoice;
   /** Applies the durability mode to the database (e.g. PRAGMA synchronous). */
   setDurability?: (d: Durability) => void;
+  /** An encrypted store's objects under keys/ that are not key files (verify reports them as damage). */
+  damagedKeys?: () => Promise<{ id: string; message: string }[]>;
   /**
    * This writer's id and whether another writer is alive (FORMAT.md §5), where several
    * processes may write one store; absent: one writer (this one) at a time.

@@ -19,5 +19,8 @@ export async function verifyAll(ctx: StoreContext, onProgress?: (p: VerifyProgre
   report.logCommitsChecked = log.commitsChecked;
   report.damagedLog = log.damaged;
   if (log.damaged.length) report.ok = false;
+  // An encrypted store's key files: one that cannot be read was "ok" to verify (a trial).
+  report.damagedKeys = (await ctx.b.damagedKeys?.()) ?? [];
+  if (report.damagedKeys.length) report.ok = false;
   return report;
 }

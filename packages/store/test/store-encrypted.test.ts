@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ingester, blake3 } from '@kura/core';
-import { Store } from '../src/node/index.js';
+import { Store, openKeyRing } from '../src/node/index.js';
 import { openObjectLocation } from '../src/node/object-backends.js';
 import { listAll } from '../src/objects/object-store.js';
 import { MemoryObjectStore } from '../src/objects/memory-objects.js';
@@ -150,6 +150,31 @@ describe('an encrypted store directory', () => {
     expect(plainFound.has(`tag ${c.texts[0]!.tag}`)).toBe(true);
     expect([...plainFound].some((s) => s.startsWith('chunk key of'))).toBe(true);
   }, 120_000);
+
+  it("a damaged key file is named: its password's open says so, and verify reports it as damage", async () => {
+    const root = tmp('kura-enc-');
+    const cacheDir = tmp('kura-enc-cache-');
+    await (await Store.init(root, { encryption: { kdf: FAST }, password: PASSWORD, cacheDir })).close();
+    const { ring, close } = await openKeyRing(root);
+    const [first] = (await ring.list()).keys;
+    const unlocked = await ring.unlock(new TextEncoder().encode(PASSWORD));
+    await ring.add(unlocked.master, new TextEncoder().encode('second password'), FAST);
+    await close();
+    writeFileSync(join(root, 'keys', first!.id), '{"kdf":"argon2id","vers'); // cut short
+    // The right password, whose key file is the damaged one: not only "wrong password" (a trial).
+    await expect(Store.open(root, { password: PASSWORD, cacheDir: tmp('kura-enc-cache-') })).rejects.toMatchObject({
+      code: 'WRONG_PASSWORD',
+      message: expect.stringMatching(new RegExp(`keys/${first!.id} is damaged: if the password is that key's, restore it`)),
+    });
+    const store = await Store.open(root, { password: 'second password', cacheDir });
+    try {
+      const r = await store.verify();
+      expect(r.ok).toBe(false); // (it was ok)
+      expect(r.damagedKeys).toEqual([{ id: first!.id, message: expect.any(String) }]);
+    } finally {
+      await store.close();
+    }
+  });
 
   it('opens with its password from a new cache, rebuilt from the sealed objects alone; a wrong password changes nothing', async () => {
     const root = join(tmp(), 'store');

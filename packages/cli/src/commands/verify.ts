@@ -36,6 +36,7 @@ async function report(store: Store, r: VerifyReport): Promise<string> {
   for (const t of r.damagedTrees) lines.push(`damaged snapshot tree ${t.digest}: ${t.reason}: ${t.message}`);
   for (const p of r.damagedPacks) lines.push(`damaged pack ${p.pack}: ${p.reason}: ${p.message}`);
   for (const l of r.damagedLog) lines.push(`damaged log${l.seq !== undefined ? ` at commit ${l.seq}` : ''}: ${l.reason}: ${l.message}`);
+  for (const k of r.damagedKeys) lines.push(`damaged key file keys/${k.id}: ${k.message} (its password no longer opens the store: restore it from a copy, or kura key remove it)`);
   const trees = r.treesChecked ? `, ${plural(r.treesChecked, 'snapshot tree')}` : '';
   const read = r.dataRead ? `, ${bytes(r.bytesChecked)}` : ' (placement only: --read-data re-hashes the data)';
   const checked = `${plural(r.chunksChecked, 'chunk')}, ${plural(r.documentsChecked, 'document')}${trees}${read} checked`;
@@ -43,6 +44,7 @@ async function report(store: Store, r: VerifyReport): Promise<string> {
   if (r.damagedTrees.length) parts.push(plural(r.damagedTrees.length, 'snapshot tree'));
   if (r.damagedPacks.length) parts.push(plural(r.damagedPacks.length, 'pack'));
   if (r.damagedLog.length) parts.push('the log');
+  if (r.damagedKeys.length) parts.push(plural(r.damagedKeys.length, 'key file'));
   lines.push(
     r.ok
       ? `ok: ${checked}`

@@ -52,6 +52,8 @@ export interface VerifyReport {
   /** Commits of the log read and checked: intact, chained, the database's head among them (catalog/log-verify.ts). */
   logCommitsChecked: number;
   damagedLog: DamagedLog[];
+  /** An encrypted store's key files that cannot be read (FORMAT.md §17.2): a password whose key file it was no longer opens the store. */
+  damagedKeys: { id: string; message: string }[];
 }
 
 export interface DamagedPack {
@@ -99,6 +101,7 @@ export async function verifyStore(
     damagedPacks: [],
     logCommitsChecked: 0,
     damagedLog: [],
+    damagedKeys: [],
   };
   const damaged = new Map<string, DamagedChunk>();
   const breathe = breather();

@@ -127,6 +127,11 @@ export class KeyRing {
     return { keys: keys.sort((a, b) => a.created - b.created || a.id.localeCompare(b.id)), damaged };
   }
 
+  /** The objects under keys/ that are not key files (damaged, or not a key file's name), each with why. */
+  async damaged(): Promise<{ id: string; message: string }[]> {
+    return (await this.#files()).flatMap(({ id, file }) => (file instanceof Error ? [{ id, message: file.message }] : []));
+  }
+
   /** A new master key and its first key file (a store being made). */
   async create(password: Uint8Array, kdf: KdfParams = DEFAULT_KDF, now = Date.now()): Promise<Unlocked> {
     const master = randomBytes(KEY_BYTES);
@@ -152,8 +157,12 @@ export class KeyRing {
       if (master) return { master, id };
     }
     // (A key file is bound to the store id kura-store.json names: a changed id fails them all
-    // as a wrong password does — the two cannot be told apart before a key opens, so both are said.)
-    throw new WrongPasswordError(`no key file of this store opens with that password (${good.length} tried; if the password is right, the store id in kura-store.json was changed: damage)`, 'wrong');
+    // as a wrong password does — the two cannot be told apart before a key opens, so both are said.
+    // A damaged key file is named: the password's own may be that one — a trial was told only
+    // "wrong password" for the right one.)
+    const bad = files.filter((f) => f.file instanceof Error).map((f) => `${KEYS_PREFIX}${f.id}`);
+    const damaged = bad.length ? `; ${bad.length === 1 ? `${bad[0]} is damaged` : `${bad.length} key files are damaged (${bad.slice(0, 3).join(', ')}${bad.length > 3 ? ', …' : ''})`}: if the password is that key's, restore it from a copy of the store` : '';
+    throw new WrongPasswordError(`no key file of this store opens with that password (${good.length} tried${damaged}; if the password is right, the store id in kura-store.json was changed: damage)`, 'wrong');
   }
 
   /** The ids of the key files `password` opens (each tried: an Argon2id derivation apiece). */

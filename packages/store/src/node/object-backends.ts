@@ -139,8 +139,10 @@ export async function objectBackends(
   const checkpointer = new LazyCheckpointer(join(dir, DB_FILE));
   const openDb = () => openSqlite(join(dir, DB_FILE), { readonly: false, onCommit: checkpointer.onCommit });
   let db: ReturnType<typeof openSqlite> | undefined;
+  let damagedKeys: (() => Promise<{ id: string; message: string }[]>) | undefined;
   try {
     log.sealing = await unlocked(objects, log, keys, fresh);
+    if (log.sealing) damagedKeys = () => new KeyRing(objects, log.sealing!.storeId).damaged();
     // A cache made for an encrypted store at this location, and a plain store there now: the
     // store was swapped (or replaced on purpose: then its old cache is deleted by hand).
     if (!log.sealing && !fresh && cacheWasEncrypted(join(dir, DB_FILE))) throw notEncrypted(objects.location, `the cache ${dir} was made for an encrypted store here; if it was replaced on purpose, delete that directory`);
@@ -184,6 +186,7 @@ export async function objectBackends(
     setDurability: (d) => opened.setDurability(d),
     ready: probed,
     ...(log.sealing ? { sealing: log.sealing } : {}),
+    ...(damagedKeys ? { damagedKeys } : {}),
   };
 }
 
