@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { ReadStream, WriteStream } from 'node:tty';
 import type { Command } from 'commander';
-import { CliError, usage } from './exit.js';
+import { CliError, describeError, usage } from './exit.js';
 
 /** The first line, without its line ending: what a password file or command gives. */
 const firstLine = (text: string) => text.split(/\r?\n/, 1)[0] ?? '';
@@ -80,14 +80,23 @@ export async function storePassword(cmd: Command, question = 'password: '): Prom
 export function givenPassword(cmd: Command): string | undefined {
   const { passwordCommand } = cmd.optsWithGlobals() as { passwordCommand?: string };
   if (passwordCommand) {
+    let out: string;
     try {
-      return firstLine(execFileSync('/bin/sh', ['-c', passwordCommand], { encoding: 'utf8', stdio: ['inherit', 'pipe', 'inherit'] }));
+      out = firstLine(execFileSync('/bin/sh', ['-c', passwordCommand], { encoding: 'utf8', stdio: ['inherit', 'pipe', 'inherit'] }));
     } catch (e) {
-      throw new CliError(`--password-command failed: ${(e as Error).message.split('\n')[0]}`);
+      const status = (e as { status?: number | null }).status;
+      throw usage(`--password-command ${JSON.stringify(passwordCommand)} failed${typeof status === 'number' ? ` (exit ${status})` : ''}: no password [PASSWORD_SOURCE]`);
     }
+    if (!out) throw usage(`--password-command ${JSON.stringify(passwordCommand)} printed an empty first line: no password [PASSWORD_SOURCE]`);
+    return out;
   }
   const file = process.env.KURA_PASSWORD_FILE;
-  if (file) return passwordFromFile(file);
+  if (file) {
+    const p = passwordFromFile(file, 'KURA_PASSWORD_FILE');
+    // (An empty one was tried as a password and answered "wrong password": a trial.)
+    if (!p) throw usage(`KURA_PASSWORD_FILE ${file}: its first line is empty: no password [PASSWORD_SOURCE]`);
+    return p;
+  }
   return process.env.KURA_PASSWORD || undefined; // (set but empty: none, as no password is empty)
 }
 
@@ -101,12 +110,12 @@ export function passwordConfigured(cmd: Command): boolean {
   return Boolean(passwordCommand || process.env.KURA_PASSWORD_FILE || process.env.KURA_PASSWORD);
 }
 
-/** A password from the first line of `file` (a usage error when it cannot be read). */
-export function passwordFromFile(file: string): string {
+/** A password from the first line of `file` (a usage error when it cannot be read); `source` names where the file was given. */
+export function passwordFromFile(file: string, source = '--new-password-file'): string {
   try {
     return firstLine(readFileSync(file, 'utf8'));
   } catch (e) {
-    throw new CliError(`${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw usage(`${source} ${file}: ${describeError(e)}`);
   }
 }
 

@@ -6,7 +6,7 @@
  * word or path readable in the store's directory afterwards.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,7 +42,7 @@ describe('damage to an encrypted store found as it opens', () => {
     const pwFile = join(root, 'pw-damaged');
     writeFileSync(pwFile, 'a good password\n');
     const kura = kuraIn(store, { KURA_PASSWORD_FILE: pwFile, KURA_CACHE: join(root, 'cache-damaged') });
-    expect(kura('init', '--encrypt', '--kdf-memory', '1').status).toBe(0);
+    expect(kura('init', '--encrypt', '--kdf-memory', '8').status).toBe(0);
     const doc = join(root, 'doc.txt');
     for (let i = 1; i <= 3; i++) {
       writeFileSync(doc, `doc ${i}\n`);
@@ -71,7 +71,7 @@ describe('kura with an encrypted store', () => {
     const pwFile = join(root, 'pw');
     writeFileSync(pwFile, 'first secret\n');
     const kura = kuraIn(store, { KURA_PASSWORD_FILE: pwFile });
-    const init = kura('init', '--encrypt', '--kdf-memory', '1', '--json');
+    const init = kura('init', '--encrypt', '--kdf-memory', '8', '--json');
     expect(init.status, init.stderr).toBe(0);
     expect(JSON.parse(init.stdout)).toMatchObject({ encrypted: true });
     expect(JSON.parse(init.stdout).seed).toBeUndefined(); // secret: never printed
@@ -103,36 +103,56 @@ describe('kura with an encrypted store', () => {
     expect(files(store).map((f) => `${f} ${readFileSync(f).length}`).sort()).toEqual(before);
     // --password-command, and KURA_PASSWORD.
     expect(kuraIn(store)('--password-command', 'printf "first secret"', 'ls').stdout).toContain('ledger/');
+    // Sources that fail say so in the error format, each naming itself (a trial).
+    const failing = kuraIn(store)('--password-command', 'false', 'ls');
+    expect([failing.status, failing.stderr]).toEqual([2, `kura: ${store}: --password-command "false" failed (exit 1): no password [PASSWORD_SOURCE]\n`]);
+    const noFile = kuraIn(store, { KURA_PASSWORD_FILE: join(root, 'nonexistent') })('ls');
+    expect([noFile.status, noFile.stderr]).toEqual([2, `kura: ${store}: KURA_PASSWORD_FILE ${join(root, 'nonexistent')}: no such file or directory [ENOENT]\n`]);
+    writeFileSync(join(root, 'empty-pw'), '\n');
+    const empty = kuraIn(store, { KURA_PASSWORD_FILE: join(root, 'empty-pw') })('ls');
+    expect([empty.status, empty.stderr]).toEqual([2, expect.stringMatching(/its first line is empty: no password \[PASSWORD_SOURCE\]/)]);
     expect(kuraIn(store, { KURA_PASSWORD: 'first secret' })('ls').stdout).toContain('ledger/');
 
     // Keys: another password, listed; the first changed; the last cannot go.
     const second = join(root, 'pw2');
     writeFileSync(second, 'second secret\n');
-    const added = kura('key', 'add', '--new-password-file', second, '--kdf-memory', '1', '--json');
+    const added = kura('key', 'add', '--new-password-file', second, '--kdf-memory', '8', '--json');
     expect(added.status, added.stderr).toBe(0);
     const { id: secondId } = JSON.parse(added.stdout) as { id: string };
     const listed = kura('key', 'list', '--json').stdout.trim().split('\n').map((l) => JSON.parse(l));
     expect(listed.map((k) => k.id)).toContain(secondId);
     expect(listed.filter((k) => k.current)).toHaveLength(1);
-    expect(listed.find((k) => k.id === secondId).kdf).toEqual({ memoryKib: 1024, passes: 3, lanes: 4 });
+    expect(listed.find((k) => k.id === secondId).kdf).toEqual({ memoryKib: 8192, passes: 3, lanes: 4 });
+    // --kdf-memory is in MiB, bounded in MiB (the KiB bounds were quoted, and 1 MiB taken: a trial).
+    const tiny = kura('key', 'add', '--new-password-file', second, '--kdf-memory', '1');
+    expect([tiny.status, tiny.stderr]).toEqual([2, expect.stringMatching(/--kdf-memory is in MiB, from 8 .* to 1024, not 1/)]);
     const bySecond = kuraIn(store, { KURA_PASSWORD_FILE: second });
     expect(bySecond('ls').stdout).toContain('ledger/');
 
     const third = join(root, 'pw3');
     writeFileSync(third, 'third secret\n');
-    const changed = kura('key', 'passwd', '--new-password-file', third, '--kdf-memory', '1', '--json');
+    const changed = kura('key', 'passwd', '--new-password-file', third, '--kdf-memory', '8', '--json');
     expect(changed.status, changed.stderr).toBe(0);
     expect(JSON.parse(changed.stdout)).toMatchObject({ id: expect.stringMatching(/^[0-9a-f]{16}$/), removed: [expect.stringMatching(/^[0-9a-f]{16}$/)] });
     expect(kura('ls').status).toBe(2); // the first password no longer opens it
     // A second key file for a password that has one is refused: passwd then ends a password.
-    const twice = kuraIn(store, { KURA_PASSWORD_FILE: third })('key', 'add', '--new-password-file', second, '--kdf-memory', '1');
+    const twice = kuraIn(store, { KURA_PASSWORD_FILE: third })('key', 'add', '--new-password-file', second, '--kdf-memory', '8');
     expect([twice.status, twice.stderr]).toEqual([2, expect.stringMatching(/opens key [0-9a-f]{16} already.*\[INVALID_INPUT\]/)]);
     const byThird = kuraIn(store, { KURA_PASSWORD_FILE: third });
     expect(byThird('ls').stdout).toContain('ledger/');
     expect(byThird('key', 'list', '--json').stdout.trim().split('\n')).toHaveLength(2);
 
+    // The key the password given opens is not removed while another exists (restic refuses too).
+    const { id: thirdId } = (byThird('key', 'list', '--json').stdout.trim().split('\n').map((l) => JSON.parse(l)) as { id: string; current: boolean }[]).find((k) => k.current)!;
+    const own = byThird('key', 'remove', thirdId);
+    expect([own.status, own.stderr]).toEqual([2, expect.stringMatching(/is the one the password given opens: removing it would lock that password out/)]);
+    expect(byThird('ls').stdout).toContain('ledger/');
+    // A removal waiting for the key lock says so (a crashed holder's, taken over when stale;
+    // it waited a minute without a word: a trial).
+    writeFileSync(join(store, 'keys-lock'), '{"holder":"crashed","time":0}\n');
+    utimesSync(join(store, 'keys-lock'), new Date(Date.now() - 120_000), new Date(Date.now() - 120_000));
     const removed = byThird('key', 'remove', secondId);
-    expect(removed.status, removed.stderr).toBe(0);
+    expect([removed.status, removed.stderr]).toEqual([0, expect.stringMatching(/waiting for the key lock/)]);
     expect(bySecond('ls').status).toBe(2);
     const { id: lastId } = JSON.parse(byThird('key', 'list', '--json').stdout.trim());
     const last = byThird('key', 'remove', lastId);
@@ -235,7 +255,7 @@ describe('kura with an encrypted store', () => {
     const store = join(root, 'served');
     const pw = join(root, 'served-pw');
     writeFileSync(pw, 'served secret\n');
-    expect(kuraIn(store, { KURA_PASSWORD_FILE: pw })('init', '--encrypt', '--kdf-memory', '1').status).toBe(0);
+    expect(kuraIn(store, { KURA_PASSWORD_FILE: pw })('init', '--encrypt', '--kdf-memory', '8').status).toBe(0);
     const env = { KURA_CACHE: process.env.KURA_CACHE, KURA_PASSWORD_FILE: process.env.KURA_PASSWORD_FILE };
     process.env.KURA_CACHE = join(root, 'cache');
     try {
@@ -290,16 +310,16 @@ describe('kura with an encrypted store', () => {
         child.on('exit', (code) => resolve({ code, out }));
       });
     const store = join(root, 'prompted');
-    const mismatch = await onTerminal(['one secret', 'another'], '--store', store, 'init', '--encrypt', '--kdf-memory', '1');
+    const mismatch = await onTerminal(['one secret', 'another'], '--store', store, 'init', '--encrypt', '--kdf-memory', '8');
     expect([mismatch.code, mismatch.out]).toEqual([2, expect.stringMatching(/the passwords differ/)]);
-    const made = await onTerminal(['typed secret', 'typed secret'], '--store', store, 'init', '--encrypt', '--kdf-memory', '1');
+    const made = await onTerminal(['typed secret', 'typed secret'], '--store', store, 'init', '--encrypt', '--kdf-memory', '8');
     expect(made.code, made.out).toBe(0);
     expect(made.out).not.toContain('typed secret'); // no echo
     const listed = await onTerminal(['typed secret'], '--store', store, 'ls');
     expect([listed.code, listed.out.match(/password: /g)]).toEqual([0, ['password: ']]);
     expect(kuraIn(store, { KURA_PASSWORD: 'typed secret' })('verify').status).toBe(0);
     // A password and its confirmation pasted at once: the second prompt takes what followed the first line.
-    const pasted = await onTerminal(['pasted secret\rpasted secret'], '--store', join(root, 'pasted'), 'init', '--encrypt', '--kdf-memory', '1');
+    const pasted = await onTerminal(['pasted secret\rpasted secret'], '--store', join(root, 'pasted'), 'init', '--encrypt', '--kdf-memory', '8');
     expect(pasted.code, pasted.out).toBe(0);
     expect(kuraIn(join(root, 'pasted'), { KURA_PASSWORD: 'pasted secret' })('ls').status).toBe(0);
   });

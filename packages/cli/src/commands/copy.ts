@@ -44,7 +44,7 @@ function place(l: string): string {
  * the command's sources (password.ts).
  */
 async function destination(dir: string, src: Store, opts: CopyOpts, cmd: Command): Promise<{ store: Store; created: boolean }> {
-  const password = async () => (opts.dstPasswordFile ? passwordFromFile(opts.dstPasswordFile) : storePassword(cmd, 'destination password: '));
+  const password = async () => (opts.dstPasswordFile ? passwordFromFile(opts.dstPasswordFile, '--dst-password-file') : storePassword(cmd, 'destination password: '));
   try {
     // (A destination password given on its own: DST must be encrypted. The command's sources
     // may be SRC's, so they do not say what DST is.)
@@ -61,7 +61,7 @@ async function destination(dir: string, src: Store, opts: CopyOpts, cmd: Command
   }
   const { chunking, compression } = src.config;
   if (opts.encrypt) {
-    const given = opts.dstPasswordFile ? passwordFromFile(opts.dstPasswordFile) : await newPassword(undefined, 'destination password', 'give --dst-password-file FILE');
+    const given = opts.dstPasswordFile ? passwordFromFile(opts.dstPasswordFile, '--dst-password-file') : await newPassword(undefined, 'destination password', 'give --dst-password-file FILE');
     return { store: await Store.init(dir, { chunking: { avg: chunking.avg }, compression, encryption: {}, password: given }), created: true };
   }
   // (An encrypted source's seed is its secret: a plain copy gets the public default.)

@@ -12,18 +12,27 @@ import type { Command } from 'commander';
 import { wholeNumber } from '../args.js';
 import { newPassword, requiredPassword } from '../password.js';
 import { write, writeJson } from '../output.js';
+import { usage } from '../exit.js';
 import { storeDir } from '../store.js';
 
 const utf8 = (s: string) => new TextEncoder().encode(s);
 
+/** --kdf-memory's bounds, MiB: less makes a password cheap to guess; more than the format allows (FORMAT.md §17.2). */
+const KDF_MEMORY_MIB = { min: 8, max: 1024 };
+
 /** Argon2id costs for a new key: --kdf-memory in MiB, the rest as DEFAULT_KDF. */
 export function kdfOf(memoryMib: string | undefined): typeof DEFAULT_KDF {
-  return memoryMib === undefined ? DEFAULT_KDF : { ...DEFAULT_KDF, memoryKib: wholeNumber(memoryMib, '--kdf-memory') * 1024 };
+  if (memoryMib === undefined) return DEFAULT_KDF;
+  const mib = wholeNumber(memoryMib, '--kdf-memory');
+  // In the option's own unit (the library's KiB bounds were quoted: a trial).
+  if (mib < KDF_MEMORY_MIB.min || mib > KDF_MEMORY_MIB.max) throw usage(`--kdf-memory is in MiB, from ${KDF_MEMORY_MIB.min} (less makes the password cheap to guess) to ${KDF_MEMORY_MIB.max}, not ${memoryMib}`);
+  return { ...DEFAULT_KDF, memoryKib: mib * 1024 };
 }
 
 /** Unlocks the store's keys with its password, runs `fn`, and lets the storage go. */
 async function withKeys<T>(cmd: Command, fn: (ring: KeyRing, master: Uint8Array, current: string, password: Uint8Array) => Promise<T>): Promise<T> {
   const { ring, close } = await openKeyRing(storeDir(cmd));
+  ring.onLockWait = () => process.stderr.write('kura: waiting for the key lock (another kura key command holds it; one left by a crash is taken over after a minute)\n');
   try {
     const password = utf8(await requiredPassword(cmd));
     const { master, id } = await ring.unlock(password);
@@ -82,7 +91,9 @@ export function register(program: Command): void {
     .command('remove <id>')
     .description("remove a key file (its password stops opening the store); the store's last is refused")
     .action(async (id: string, _opts: unknown, cmd: Command) => {
-      await withKeys(cmd, async (ring) => {
+      await withKeys(cmd, async (ring, _master, current) => {
+        // As restic refuses: the password given would stop opening the store (scripts using it too).
+        if (id === current && (await ring.list()).keys.length > 1) throw usage(`key ${id} is the one the password given opens: removing it would lock that password out; change it with kura key passwd, or remove the key with another password`);
         await ring.remove(id);
         await write(`removed key ${id}\n`);
       });

@@ -151,7 +151,7 @@ export class KeyRing {
       if (first) throw first.file;
       throw new CorruptDataError(`the store ${this.storeId} is encrypted and has no key file`, 'key-file');
     }
-    if (password === undefined) throw new WrongPasswordError('this store is encrypted: give its password (a terminal prompt, KURA_PASSWORD_FILE, --password-command or KURA_PASSWORD)', 'missing');
+    if (password === undefined) throw new WrongPasswordError('this store is encrypted: give its password (the `password` option; kura: a terminal prompt, --password-command, KURA_PASSWORD_FILE or KURA_PASSWORD)', 'missing');
     for (const { id, file } of good) {
       const master = unwrap(this.storeId, file, password);
       if (master) return { master, id };
@@ -242,10 +242,14 @@ export class KeyRing {
     return out;
   }
 
+  /** Told once when a key change waits for the lock another holds (a crashed one's: KEYS_LOCK_STALE_MS). */
+  onLockWait: (() => void) | undefined;
+
   async #withLock<T>(now: () => number, f: () => Promise<T>): Promise<T> {
     const holder = toHex(randomBytes(8));
     const mine = utf8.encode(`${JSON.stringify({ holder, time: now() })}\n`);
     for (let waited = 0; !(await this.objects.create(KEYS_LOCK, mine)); waited++) {
+      if (waited === 0) this.onLockWait?.();
       const info = await this.objects.head(KEYS_LOCK);
       const skew = this.objects.clockOffsetMs?.() ?? 0;
       // A stale lock is taken over by compare-and-swap: of two removers that find it stale,
