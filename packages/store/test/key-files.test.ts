@@ -56,6 +56,26 @@ describe('key files', () => {
     expect(damaged).toEqual([]);
   });
 
+  it('try the key that opened the store last first: a planted key file with the greatest costs does not slow the open', { timeout: 20_000 }, async () => {
+    const objects = new MemoryObjectStore();
+    const ring = new KeyRing(objects, STORE);
+    const mine = await ring.create(utf8('mine'), FAST);
+    // Another key file, listed before mine, its costs then raised to the format's limits
+    // (1 GiB, 64 passes: ~30 s a derivation here). Tried first, it ran out this test's time.
+    let planted: string;
+    do planted = await ring.add(mine.master, utf8(`other ${Math.random()}`), FAST);
+    while (planted > mine.id);
+    const key = `keys/${planted}`;
+    const f = JSON.parse(new TextDecoder().decode(await objects.get(key))) as { memory_kib: number; passes: number };
+    f.memory_kib = 1 << 20;
+    f.passes = 64;
+    await objects.delete(key);
+    await objects.create(key, utf8(JSON.stringify(f)));
+    const u = await ring.unlock(utf8('mine'), mine.id);
+    expect(u.id).toBe(mine.id);
+    expect(toHex(u.master)).toBe(toHex(mine.master));
+  });
+
   it('say nothing of the key or the password in their bytes, and are bound to their store and name', async () => {
     const objects = new MemoryObjectStore();
     const ring = new KeyRing(objects, STORE);

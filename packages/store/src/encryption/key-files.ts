@@ -143,8 +143,10 @@ export class KeyRing {
    * (CORRUPT_DATA instead when no object under keys/ is a key file at all: nothing could
    * have opened).
    */
-  async unlock(password: Uint8Array | undefined): Promise<Unlocked> {
-    const files = await this.#files();
+  async unlock(password: Uint8Array | undefined, preferred?: string): Promise<Unlocked> {
+    const listed = await this.#files();
+    // `preferred` (the key that opened the store last, where the caller remembers it) first.
+    const files = preferred ? [...listed.filter((f) => f.id === preferred), ...listed.filter((f) => f.id !== preferred)] : listed;
     const good = files.filter((f): f is { id: string; file: KeyFile } => !(f.file instanceof Error));
     if (good.length === 0) {
       const first = files.find((f) => f.file instanceof Error);

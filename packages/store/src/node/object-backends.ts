@@ -141,7 +141,7 @@ export async function objectBackends(
   let db: ReturnType<typeof openSqlite> | undefined;
   let damagedKeys: (() => Promise<{ id: string; message: string }[]>) | undefined;
   try {
-    log.sealing = await unlocked(objects, log, keys, fresh);
+    log.sealing = await unlocked(objects, log, keys, fresh, join(dir, KEY_USED));
     if (log.sealing) damagedKeys = () => new KeyRing(objects, log.sealing!.storeId).damaged();
     // A cache made for an encrypted store at this location, and a plain store there now: the
     // store was swapped (or replaced on purpose: then its old cache is deleted by hand).
@@ -199,7 +199,14 @@ async function passwordBytes(source: PasswordSource | undefined): Promise<Uint8A
  * An encrypted store's Sealing (FORMAT.md §17): a new store's first key made (`encryption`),
  * or an existing one's master key unlocked with the password; undefined for a plain store.
  */
-async function unlocked(objects: ObjectStore, log: ObjectLogStore, keys: KeyOptions, fresh: boolean): Promise<Sealing | undefined> {
+/**
+ * In the cache directory: the id of the key file that opened the store last. It is tried first
+ * next time: each key file costs an Argon2id derivation, and one planted with the costs the
+ * format allows (1 GiB, 64 passes) slowed every open by half a minute (a trial).
+ */
+const KEY_USED = 'key-used';
+
+async function unlocked(objects: ObjectStore, log: ObjectLogStore, keys: KeyOptions, fresh: boolean, keyUsed: string): Promise<Sealing | undefined> {
   const raw = await log.readRawConfig();
   if (fresh && keys.encryption) {
     // (A store that exists, or key files of one that was being made, must not gain a key here.)
@@ -215,7 +222,20 @@ async function unlocked(objects: ObjectStore, log: ObjectLogStore, keys: KeyOpti
     if (keys.requireEncryption && raw && raw.length) throw notEncrypted(objects.location, 'a password is configured');
     return undefined;
   }
-  const { master } = await new KeyRing(objects, storeId).unlock(await passwordBytes(keys.password));
+  let preferred: string | undefined;
+  try {
+    preferred = readFileSync(keyUsed, 'utf8').trim();
+  } catch {
+    // (none yet)
+  }
+  const { master, id } = await new KeyRing(objects, storeId).unlock(await passwordBytes(keys.password), preferred);
+  if (id !== preferred) {
+    try {
+      writeFileSync(keyUsed, `${id}\n`);
+    } catch {
+      // A hint only: a read-only cache is tried in order next time.
+    }
+  }
   return new Sealing(master, storeId);
 }
 
