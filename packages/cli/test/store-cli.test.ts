@@ -351,6 +351,15 @@ describe('verify', () => {
     expect(existsSync(out)).toBe(false);
     expect(readdirSync(tmp).filter((f) => f.includes('.tmp-'))).toEqual([]);
     expectOneLineError(kura(['cat', two, ...s]), 1, new RegExp(`${two}.*CORRUPT_DATA`));
+
+    // The repair verify says: the same bytes put again write the damaged chunk anew (verify
+    // opened read-only recorded nothing, and the put only deduplicated: a trial).
+    expect(r.stdout).toContain('to repair: put the same bytes again');
+    expect(kura(['add', 'two.bin', ...s], { cwd: dir }).code).toBe(0);
+    const repaired = kura(['verify', ...s]);
+    expect([repaired.code, repaired.stdout]).toEqual([0, expect.stringMatching(/^ok: /)]);
+    expect(kura(['get', two, '-o', out, ...s]).code).toBe(0);
+    expect(createHash('sha256').update(readFileSync(out)).digest('hex')).toBe(two.slice('sha256:'.length));
   });
 });
 

@@ -392,5 +392,41 @@ describe('the database is a replay of the log', () => {
     await store.close();
     for (const f of readdirSync(join(dir, 'log'))) rmSync(join(dir, 'log', f));
     await expect(Store.open(dir)).rejects.toMatchObject({ code: 'CORRUPT_DATA', reason: 'log-behind' });
+    // ...and a rebuild from that log keeps the database that has more (verify's advice,
+    // followed, replaced it with an empty one, and GC then took every pack for an orphan: a trial).
+    await expect(Store.rebuild(dir)).rejects.toMatchObject({ code: 'CORRUPT_DATA', reason: 'log-behind', message: expect.stringMatching(/kura\.db was kept/) });
+    const db = new Database(join(dir, 'kura.db'), { readonly: true });
+    expect((db.prepare("SELECT COUNT(*) AS n FROM entries WHERE path = 'x'").get() as { n: number }).n).toBe(1);
+    db.close();
+    expect((await Store.rebuild(dir, { force: true })).seq).toBe(0); // (insisted on: as asked)
+  });
+
+  it('damage inside the newest segment is not cut as a torn append: the commits after it stay, and the open says so', async () => {
+    const { store, dir } = await newStore({ chunking: { avg: 1024 } });
+    for (let i = 0; i < 20; i++) await store.put(textBytes(`note ${i}`), { path: `n/${i}.txt` });
+    await store.close();
+    const [segment] = readdirSync(join(dir, 'log')).map((f) => join(dir, 'log', f));
+    const before = readFileSync(segment!);
+    const damaged = Buffer.from(before);
+    damaged[200]! ^= 0x01; // inside an early commit, every later one intact
+    writeFileSync(segment!, damaged);
+    removeDatabase(dir);
+    // It replayed the commits before the damage, cut the rest as a torn tail, and the next
+    // write made that for good (a trial: 200 entries and a snapshot gone, verify ok).
+    await expect(Store.open(dir)).rejects.toMatchObject({ code: 'CORRUPT_DATA', reason: 'log', message: expect.stringMatching(/is damaged at offset .*a whole commit follows.*nothing was cut/) });
+    await expect(Store.rebuild(dir)).rejects.toMatchObject({ code: 'CORRUPT_DATA', reason: 'log' });
+    expect(readFileSync(segment!).equals(damaged)).toBe(true);
+  });
+
+  it('a segment cut shorter than what the database applied from it refuses new commits (they landed where no replay reaches)', async () => {
+    const { store, dir } = await newStore({ chunking: { avg: 1024 } });
+    for (let i = 0; i < 5; i++) await store.put(textBytes(`note ${i}`), { path: `n/${i}.txt` });
+    await store.close();
+    const [segment] = readdirSync(join(dir, 'log')).map((f) => join(dir, 'log', f));
+    const bytes = readFileSync(segment!);
+    writeFileSync(segment!, bytes.subarray(0, bytes.length - 10));
+    // A put was acknowledged, and lost at the next rebuild (a trial).
+    await expect(Store.open(dir)).rejects.toMatchObject({ code: 'CORRUPT_DATA', reason: 'log', message: expect.stringMatching(/fewer than the .* the database applied from it: the log was cut/) });
+    expect(readFileSync(segment!).length).toBe(bytes.length - 10);
   });
 });

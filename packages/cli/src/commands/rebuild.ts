@@ -16,12 +16,13 @@ export function register(program: Command): void {
     .command('rebuild')
     .description("make the store's database again from its log (after losing or damaging kura.db)")
     .option('--json', 'one JSON line: {"seq","commits","checkpoint","seconds"}')
-    .action(async (opts: { json?: boolean }, cmd: Command) => {
+    .option('--force', 'replace the database even when it has applied commits the log no longer holds (they are lost)')
+    .action(async (opts: { json?: boolean; force?: boolean }, cmd: Command) => {
       const dir = storeDir(cmd);
       const started = performance.now();
       let r: Awaited<ReturnType<typeof Store.rebuild>>;
       try {
-        r = await Store.rebuild(dir);
+        r = await Store.rebuild(dir, { force: opts.force === true });
       } catch (e) {
         if (isKuraError(e, 'STORE_LOCKED')) throw new CliError(`${dir}: the store is locked: another process is writing to it; stop it first [STORE_LOCKED]`);
         throw e;

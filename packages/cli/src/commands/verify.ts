@@ -21,6 +21,15 @@ async function describeDoc(store: Store, digest: string): Promise<string> {
   return path ? `${digest}  ${shownPath(path)}` : digest;
 }
 
+/** Whether opening for writing failed for want of write access (then verify opens read-only). */
+function cannotWrite(e: unknown): boolean {
+  const code = (e as { code?: unknown; cause?: { code?: unknown } })?.code;
+  const cause = (e as { cause?: { code?: unknown } })?.cause?.code;
+  if ([code, cause].some((c) => typeof c === 'string' && (['READ_ONLY', 'EACCES', 'EPERM', 'EROFS'].includes(c) || c.startsWith('SQLITE_READONLY') || c === 'SQLITE_CANTOPEN'))) return true;
+  // (The CLI's own error for a file-system failure keeps its code in its text only.)
+  return e instanceof Error && /\[(EACCES|EPERM|EROFS)\]|SQLITE_READONLY|readonly database/.test(e.message);
+}
+
 const plural = (n: number, word: string) => `${count(n)} ${word}${n === 1 ? '' : 's'}`;
 
 async function report(store: Store, r: VerifyReport): Promise<string> {
@@ -45,6 +54,8 @@ async function report(store: Store, r: VerifyReport): Promise<string> {
   if (r.damagedPacks.length) parts.push(plural(r.damagedPacks.length, 'pack'));
   if (r.damagedLog.length) parts.push('the log');
   if (r.damagedKeys.length) parts.push(plural(r.damagedKeys.length, 'key file'));
+  // How damaged chunks are repaired, where they were recorded (a store opened for writing).
+  if (r.damagedChunks.length) lines.push('to repair: put the same bytes again (kura add FILE, or copy them back from another store): each damaged chunk they hold is written anew');
   lines.push(
     r.ok
       ? `ok: ${checked}`
@@ -64,7 +75,11 @@ export function register(program: Command, setExit: (code: number) => void): voi
       // Damage found while opening (a log commit that fails its check, a sealed configuration
       // changed) is damage too: said as verify says it, exit 3, not a failed open (exit 1).
       let open = false;
-      const opened = withStore(cmd, { readonly: true }, async (store) => {
+      // Opened for writing where it can be: verify then records the damaged chunks, so that a
+      // put of the same bytes writes them anew (FORMAT.md §7). Read-only, re-adding the
+      // original file only deduplicated against the broken chunk (a trial). A store that cannot
+      // be written (read-only media, permissions) is verified read-only.
+      const check = async (store: Store) => {
         open = true;
         let phase = 'chunks';
         const bar = new Progress(0, !opts.json, ({ value, total }) => `verifying ${phase} ${count(value)}/${count(total)}`);
@@ -84,7 +99,8 @@ export function register(program: Command, setExit: (code: number) => void): voi
         if (opts.json) await writeJson(r);
         else await write(await report(store, r));
         if (!r.ok) setExit(EXIT.damaged);
-      });
+      };
+      const opened = withStore(cmd, { readonly: false }, check).catch((e: unknown) => (!open && cannotWrite(e) ? withStore(cmd, { readonly: true }, check) : Promise.reject(e)));
       try {
         await opened;
       } catch (e) {

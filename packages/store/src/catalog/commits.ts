@@ -6,7 +6,7 @@
 import { CorruptDataError } from '@kura/core';
 import { bytesToHex, randomHex } from '../hex.js';
 import type { Statements } from './statements.js';
-import { ZERO_HASH, parseSegmentName, readFrames, sameHash, type Frame } from './frame.js';
+import { ZERO_HASH, intactFrameAfter, parseSegmentName, readFrames, sameHash, type Frame } from './frame.js';
 import type { LogStore } from './log-store.js';
 import type { Op } from './ops.js';
 import type { Sealing } from '../encryption/sealing.js';
@@ -124,6 +124,11 @@ export async function commitsAfter(
     delete reads[i];
     fetch(i + ahead);
     const start = name === head.segment ? head.end : 0;
+    if (start > bytes.length) {
+      // Shorter than the commits the database applied from it: cut, or replaced. Appended to
+      // now, the next commit would land where no reader reaches it (a trial lost its puts so).
+      throw new CorruptDataError(`log segment ${name} holds ${bytes.length} bytes, fewer than the ${start} the database applied from it: the log was cut (damaged)`, 'log');
+    }
     const { frames, end } = readFrames(bytes, start);
     if (stopAtGap && frames.length === 0 && start === 0) break;
     for (const f of frames) {
@@ -147,6 +152,12 @@ export async function commitsAfter(
     // (and whose truncation failed too): never committed. The chain check of the next
     // segment's frames decides whether anything is missing.
     last = { segment: name, end, size: bytes.length };
+    // Bytes after the newest segment's last intact frame are a torn append, cut by the next
+    // writer — unless a whole commit follows them: then they are damage inside the log.
+    if (i === from.length - 1 && end < bytes.length && !stopAtGap) {
+      const next = intactFrameAfter(bytes, end);
+      if (next !== undefined) throw new CorruptDataError(`log segment ${name} is damaged at offset ${end}: a whole commit follows at ${next}, so this is no torn append; nothing was cut (kura verify)`, 'log');
+    }
   }
   return { commits, last, headAt };
 }

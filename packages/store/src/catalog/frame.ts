@@ -144,6 +144,19 @@ export function readFrames(bytes: Uint8Array, offset = 0): SegmentRead {
   return { frames, end: at };
 }
 
+/**
+ * Where an intact frame starts in `bytes` after `from` (the end of the last intact frame read),
+ * if one does: then the bytes between are damage in the middle of the log, not an append a
+ * crash tore (a torn append is the segment's last bytes, never followed by a whole commit).
+ * Cut as a torn tail, every later commit was lost for good (a trial).
+ */
+export function intactFrameAfter(bytes: Uint8Array, from: number): number | undefined {
+  for (let at = from + 1; at + FRAME_OVERHEAD <= bytes.length; at++) {
+    if (frameMagicAt(bytes, at) !== undefined && decodeFrame(bytes, at)) return at;
+  }
+  return undefined;
+}
+
 /** A segment's object name: the seq of its first commit, 20 digits (lexicographic = numeric). */
 export function segmentName(firstSeq: number): string {
   return String(firstSeq).padStart(20, '0');

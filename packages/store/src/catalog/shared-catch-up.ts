@@ -9,7 +9,7 @@
 import { CorruptDataError } from '@kura/core';
 import type { Statements } from './statements.js';
 import { decodeCommit, writeHead, type LogHead } from './commits.js';
-import { readFrames, sameHash, segmentName } from './frame.js';
+import { intactFrameAfter, readFrames, sameHash, segmentName } from './frame.js';
 import { SEGMENT_LIMIT } from './frame-append.js';
 import type { SegmentAppender, SharedSegments } from './log-store.js';
 import type { Op, OpResult } from './ops.js';
@@ -43,6 +43,7 @@ export function catchUpShared(st: Statements, shared: SharedSegments, stored: Lo
     if (host.appender()?.name !== segment) host.switchTo(shared.openSync(segment));
     const appender = host.appender()!;
     const size = appender.refresh();
+    if (size < offset) throw new CorruptDataError(`log segment ${segment} holds ${size} bytes, fewer than the ${offset} the database applied from it: the log was cut (damaged)`, 'log');
     if (size > offset) {
       const bytes = shared.readSync(segment, offset);
       const { frames, end } = readFrames(bytes);
@@ -56,7 +57,12 @@ export function catchUpShared(st: Statements, shared: SharedSegments, stored: Lo
         head = { seq: c.seq, hash: c.hash, segment, end: offset + f.offset + f.length };
         writeHead(st, head);
       }
-      if (offset + end < size) appender.truncate(offset + end); // torn: never committed
+      if (offset + end < size) {
+        // Torn: never committed — unless a whole commit follows (damage inside the log: kept).
+        const next = intactFrameAfter(bytes, end);
+        if (next !== undefined) throw new CorruptDataError(`log segment ${segment} is damaged at offset ${offset + end}: a whole commit follows at ${offset + next}, so this is no torn append; nothing was cut (kura verify)`, 'log');
+        appender.truncate(offset + end);
+      }
     }
     // A full segment is followed by one named for the next seq: a writer that died after
     // creating it (and before its COMMIT) left its frame there.

@@ -318,10 +318,11 @@ export class Store extends StoreCore {
 
   /**
    * Rebuilds `kura.db` from the store's log (FORMAT.md §15.4; rebuild.ts). Refused
-   * (STORE_LOCKED) while a writer is open.
+   * (STORE_LOCKED) while a writer is open, and (CORRUPT_DATA `log-behind`) when the database
+   * it would replace has applied commits the log no longer holds, unless `force`.
    */
-  static async rebuild(dir: string): Promise<RebuildReport> {
-    return rebuildDatabase(dir);
+  static async rebuild(dir: string, options: { force?: boolean } = {}): Promise<RebuildReport> {
+    return rebuildDatabase(dir, options);
   }
 
   /**

@@ -4,7 +4,7 @@
 import { existsSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { readConfigObject, rebuildCatalog } from '../catalog/open.js';
-import { InvalidInputError, NotFoundError, StoreLockedError } from '../errors.js';
+import { CorruptDataError, InvalidInputError, NotFoundError, StoreLockedError } from '../errors.js';
 import { encryptedStoreId } from '../encryption/config.js';
 import { migrate } from '../catalog/schema.js';
 import { prepareStatements } from '../catalog/statements.js';
@@ -27,7 +27,7 @@ export interface RebuildReport {
  * commit after it, into a new database that then replaces the old one (which is never read:
  * it may be damaged). Refused (STORE_LOCKED) while a writer is open.
  */
-export async function rebuildDatabase(dir: string): Promise<RebuildReport> {
+export async function rebuildDatabase(dir: string, options: { force?: boolean } = {}): Promise<RebuildReport> {
   const root = resolve(dir);
   if (!existsSync(join(root, CONFIG_FILE))) {
     throw new NotFoundError(
@@ -62,9 +62,36 @@ export async function rebuildDatabase(dir: string): Promise<RebuildReport> {
   } finally {
     db.close();
   }
+  // The database being replaced has applied commits the log no longer holds (its segments
+  // deleted or cut): the log is what lost them, and replacing the database loses them too —
+  // then GC took every pack for an orphan (a trial followed verify's advice into that). Kept,
+  // unless the caller insists.
+  const had = appliedSeq(join(root, DB_FILE));
+  if (had !== undefined && had > result.seq && !options.force) {
+    for (const f of [next, `${next}-wal`, `${next}-shm`]) rmSync(f, { force: true });
+    throw new CorruptDataError(
+      `the database has applied commit ${had}, and the log holds commits up to ${result.seq} only: the log lost commits (deleted or damaged) that the database still has; kura.db was kept. Rebuilding from this log would lose them: copy the store's files somewhere safe, then kura rebuild --force if that is what you want`,
+      'log-behind',
+    );
+  }
   // The old database's WAL must not be applied to the new file: removed first.
   for (const f of [`${DB_FILE}-wal`, `${DB_FILE}-shm`]) rmSync(join(root, f), { force: true });
   renameSync(next, join(root, DB_FILE));
   for (const f of [`${next}-wal`, `${next}-shm`]) rmSync(f, { force: true });
   return result;
 }
+
+/** The seq the database at `file` has applied, when it can be read (a damaged one cannot: undefined). */
+function appliedSeq(file: string): number | undefined {
+  if (!existsSync(file)) return undefined;
+  let db: ReturnType<typeof openSqlite> | undefined;
+  try {
+    db = openSqlite(file, { readonly: true });
+    return db.prepare<{ seq: number }>('SELECT seq FROM log_state WHERE id = 1').get()?.seq;
+  } catch {
+    return undefined;
+  } finally {
+    db?.close();
+  }
+}
+
