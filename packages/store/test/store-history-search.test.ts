@@ -283,6 +283,31 @@ describe('search through history', () => {
     }
   });
 
+  it('a store opened read-only says how many documents its history index lacks (it answered nothing, and said nothing)', async () => {
+    const { store, dir } = await newStore();
+    for (const t of ['zeppelin over the bay', 'zeppelin over the bay at dawn', 'balloon over the bay at dawn']) await store.put(text(t), { path: 'notes/z.txt' });
+    await store.close();
+    const ro = await Store.open(dir, { readonly: true });
+    try {
+      const hits = await ro.search('zeppelin', { allVersions: true });
+      expect(hits).toEqual([]);
+      expect(hits.notIndexed).toBe(2); // @1 and @2: stored since the index was last brought up to date
+    } finally {
+      await ro.close();
+    }
+    const w = await Store.open(dir);
+    expect(named(await w.search('zeppelin', { allVersions: true })).sort()).toEqual(['notes/z.txt@1', 'notes/z.txt@2']);
+    await w.close();
+    const again = await Store.open(dir, { readonly: true });
+    try {
+      const hits = await again.search('zeppelin', { allVersions: true });
+      expect(named(hits).sort()).toEqual(['notes/z.txt@1', 'notes/z.txt@2']);
+      expect(hits.notIndexed).toBeUndefined();
+    } finally {
+      await again.close();
+    }
+  });
+
   it('says a store opened read-only from before the history spans must be opened for writing first', async () => {
     const { store, dir } = await newStore();
     await store.put(text('a tern'), { path: 't.txt' });

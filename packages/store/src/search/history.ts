@@ -57,6 +57,16 @@ export async function syncHistory(s: HistorySource, pause: () => Promise<boolean
   }
 }
 
+/**
+ * How many documents the history index lacks (older versions, snapshots' files stored since it
+ * was last brought up to date): what a read-only store, which cannot bring it up to date,
+ * searches without (it answered nothing for them, and said nothing: a trial). Call inside a
+ * read transaction.
+ */
+export function historyBehind(db: SqlDatabase): number {
+  return db.prepare<{ n: number }>(`SELECT COUNT(*) AS n FROM documents d WHERE NOT EXISTS (SELECT 1 FROM entries e WHERE e.doc_id = d.id) AND NOT EXISTS (SELECT 1 FROM historic_docs h WHERE h.doc_id = d.id)`).get()!.n;
+}
+
 /** The log position (log_state.seq) each database's history index was last brought up to date at. */
 const syncedAt = new WeakMap<SqlDatabase, number>();
 /** The sync running on each database. */

@@ -15,7 +15,7 @@ import { fuseRanks } from '../semantic/vectors.js';
 import { parseQuery, type ParsedQuery } from './grammar.js';
 import { allFilters, excludedEntries, keywordFound, toHits, type FoundEntry } from './keyword.js';
 import { SearchQuery, type SearchHit, type SearchHits } from './search-query.js';
-import { syncHistory, type HistorySource } from './history.js';
+import { historyBehind, syncHistory, type HistorySource } from './history.js';
 import { allVersionsFound, historyMode, snapshotFound, type HistoryFound } from './history-search.js';
 import { RerankFailed, type Reranker } from './rerank.js';
 import { documentText } from './doc-text.js';
@@ -143,13 +143,18 @@ export async function historySearch(s: Searcher & { history: HistorySource; writ
   historyMode(q.mode);
   const parsed = parseQuery(query);
   const synced = s.writable && (await syncHistory(s.history, async () => void (await breathe())));
+  // Read-only, the index cannot be brought up to date: what it lacks is said (`notIndexed`).
+  const notIndexed = s.writable ? 0 : s.db.read(() => historyBehind(s.db));
   const window = windowOf(s, q, 0);
   const found = q.snapshot !== undefined ? snapshotFound(s.history, q.snapshot, parsed, q, window) : allVersionsFound(s.history, parsed, q, window, synced);
   const ranked = found.map((f, i) => ({
     f,
     extra: { matched: ['keyword'] as SearchHit['matched'], keyword: { rank: i + 1, score: f.score }, ...((f as HistoryFound).version !== undefined ? { version: (f as HistoryFound).version } : {}) },
   }));
-  return finish(s, parsed, q, ranked);
+  const hits = await finish(s, parsed, q, ranked);
+  // (Not enumerable, as parsedAs: the array's own entries are the hits.)
+  if (notIndexed) Object.defineProperty(hits, 'notIndexed', { value: notIndexed, writable: true, configurable: true });
+  return hits;
 }
 
 /** Semantic or hybrid hits for `query` (the keyword index drained first by the caller). */

@@ -49,7 +49,19 @@ export type SearchQuery = z.input<typeof SearchQuery>;
  * committed change). `mode`: which ranked them (the default is hybrid where a model is in use,
  * else keyword; a search through history is by words).
  */
-export type SearchHits = SearchHit[] & { parsedAs: string; fallbacks?: string[]; notEmbedded?: number; reranked?: RerankReport; mode?: 'keyword' | 'semantic' | 'hybrid' };
+export type SearchHits = SearchHit[] & {
+  parsedAs: string;
+  fallbacks?: string[];
+  notEmbedded?: number;
+  /**
+   * A search through history on a store opened read-only: how many documents (older versions,
+   * snapshots' files) its history index lacks — stored since a writer last brought it up to
+   * date, which a read-only store cannot — and this search could not find.
+   */
+  notIndexed?: number;
+  reranked?: RerankReport;
+  mode?: 'keyword' | 'semantic' | 'hybrid';
+};
 
 /**
  * The `waitMs` a caller who answers people uses (the HTTP server, MCP): a search right after a
