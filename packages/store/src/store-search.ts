@@ -29,12 +29,19 @@ export async function searchStore(ctx: StoreContext, query: string, options: Sea
   }
   const mode = options.mode ?? (ctx.semantic ? 'hybrid' : 'keyword');
   if (mode === 'keyword') return withMode(await keywordSearch(ctx, query, options), mode);
+  // The local model reads English: a question with no Latin letter or digit (图书馆, มะม่วง) is
+  // noise to it, and its nearest texts came back as confident hits (a Thai note at 0.958 for a
+  // Chinese word: a trial). Such a question is answered by its words, and `mode` says so.
+  if (ctx.semantic?.embedder.latinOnly && typeof query === 'string' && query.trim() && !READ_BY_MODEL.test(query)) return withMode(await keywordSearch(ctx, query, options), 'keyword');
   const semantic = ctx.semantic;
   if (!semantic) {
     throw new ModelUnavailableError(`${mode} search needs an embedding model, and none is in use here (a server started with --semantic off; no model installed: scripts/fetch-model.sh; in code, Store.useEmbedder); keyword search works`, 'none');
   }
   return withMode(await semanticSearch({ ...ctx, semantic }, query, options, mode), mode);
 }
+
+/** A letter or digit of a script the local embedding model reads (Latin). */
+const READ_BY_MODEL = /[\p{Script=Latin}\p{Nd}]/u;
 
 /** The hits, saying which mode ranked them (the default depends on whether a model is in use). */
 function withMode(hits: SearchHits, mode: 'keyword' | 'semantic' | 'hybrid'): SearchHits {

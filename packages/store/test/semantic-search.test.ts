@@ -69,6 +69,21 @@ describe('semantic and hybrid search (all-MiniLM-L6-v2)', () => {
     expect((await two.search('C++ templates')).map((h) => h.path)).toEqual([]);
   });
 
+  it('a question in a script the model cannot read is answered by its words (it brought unrelated notes in, with high scores)', { timeout: 120_000 }, async () => {
+    const store = await labelledStore(model);
+    await store.put(enc('我今天去图书馆借书，然后回家。'), { path: 'zh-library.txt' });
+    await store.put(enc('ตลาดน้ำมีมะม่วงและข้าวเหนียวขาย'), { path: 'th-market.txt' });
+    await store.put(enc('東京都港区にある電波塔です。'), { path: 'ja-tokyo.txt' });
+    for (const mode of ['semantic', 'hybrid'] as const) {
+      const zh = await store.search('图书馆', { mode });
+      expect({ mode, paths: zh.map((h) => h.path), answered: zh.mode }).toEqual({ mode, paths: ['zh-library.txt'], answered: 'keyword' });
+      const th = await store.search('มะม่วง', { mode });
+      expect({ mode, paths: th.map((h) => h.path), answered: th.mode }).toEqual({ mode, paths: ['th-market.txt'], answered: 'keyword' });
+    }
+    // A question with Latin letters goes to the model as before.
+    expect((await store.search('where can I borrow books', { mode: 'hybrid' })).mode).toBe('hybrid');
+  });
+
   it('hits carry each side\'s rank and score, and a snippet from the matching chunk; hybrid is the default with a model', { timeout: 60_000 }, async () => {
     const store = await labelledStore(model);
     const [top] = await store.search('How often does my automobile require servicing?');

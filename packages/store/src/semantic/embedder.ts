@@ -6,6 +6,11 @@ export interface Embedder {
   /** Recorded with every vector: vectors of different models are never compared. */
   readonly model: string;
   readonly dims: number;
+  /**
+   * The model reads English (and other Latin-script text) only: a question in another script
+   * is noise to it, answered by keyword search instead (store-search.ts).
+   */
+  readonly latinOnly?: boolean;
   /** The most tokens one text may have; longer texts are cut (truncated) by the model. */
   readonly maxTokens: number;
   /** Tokens in `text`, as the model counts them (special tokens excluded). */

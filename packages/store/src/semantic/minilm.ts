@@ -141,6 +141,7 @@ export function ortRuntime(session: OrtSession, Tensor: OrtTensor): MiniLmRuntim
 /** The model as an Embedder on a runtime (onnxruntime-node, onnxruntime-web): the same code on both. */
 export class MiniLmEmbedder implements Embedder {
   readonly model = MINILM.model;
+  readonly latinOnly = true;
   readonly dims = MINILM.dims;
   readonly maxTokens = MINILM.maxTokens - 2;
 

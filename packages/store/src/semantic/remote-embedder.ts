@@ -37,6 +37,7 @@ export interface EmbedPort {
 
 export class RemoteEmbedder implements Embedder {
   readonly model = MINILM.model;
+  readonly latinOnly = true;
   readonly dims = MINILM.dims;
   readonly maxTokens = MINILM.maxTokens - 2;
   #port: EmbedPort | undefined;
