@@ -22,6 +22,10 @@ describe('the query language', () => {
     expect(read('what is the revenue (quarterly)?').match).toBe('("revenue" OR "(quarterly)?")');
     // Only stop words: they are the question.
     expect(read('to be or not to be').parsedAs).toBe('to OR be OR or OR not OR to OR be');
+    // A word with marks inside is no stop word: `O(n)` is not "on", `I.T.` not "it" (a trial).
+    expect(read('O(n) sorting').parsedAs).toBe('O(n) OR sorting');
+    expect(read('I.T. budget').parsedAs).toBe('I.T. OR budget');
+    expect(read("it's the budget").parsedAs).toBe('budget'); // (an apostrophe folds away: its)
     // Words inside punctuation stay one term: the index reads `e-mail` as the phrase "e mail".
     expect(read('e-mail 10:30 http://x.org').match).toBe('("e-mail" OR "10:30" OR "http://x.org")');
   });

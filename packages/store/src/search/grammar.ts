@@ -350,7 +350,9 @@ function withoutStopWords(expr: Expr | null): Expr | null {
 /** A stop word (`the`, `What?`), or a negated auxiliary (`don't`, `isn’t`: all of them are). */
 function isStopWord(word: string): boolean {
   const w = fold(word).replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '');
-  return STOP_WORDS.has(w.replace(/[^\p{L}\p{N}]/gu, '')) || /^\p{L}+n['’]t$/u.test(w);
+  // Apostrophes inside fold away (it's: its); other marks keep the word what it is — `O(n)` and
+  // `I.T.` read as "on" and "it" and were dropped as stop words (a trial).
+  return STOP_WORDS.has(w.replace(/['’]/gu, '')) || /^\p{L}+n['’]t$/u.test(w);
 }
 
 /** Pieces of a word or phrase that count as a question's words: two characters or more, not stop words. */
