@@ -28,6 +28,9 @@ describe('GET /v1/grep', () => {
     expect(bad.status).toBe(400);
     expect(bad.json.error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/unclosed/) });
     expect((await call(s.url, 'GET', '/v1/grep')).status).toBe(400);
+    // An empty pattern matches every line, as in the CLI and the library (it was a 400: a trial).
+    const every = events((await call(s.url, 'GET', '/v1/grep?pattern=&prefix=b/')).body);
+    expect(every.filter((e) => e.type === 'match').map((e) => e.text)).toEqual(['harbour here too']);
   });
 
   it('a pathological pattern does not hang the server: another request is answered meanwhile', { timeout: 60_000 }, async () => {

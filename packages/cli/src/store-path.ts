@@ -14,3 +14,12 @@ export function storePath(arg: string): string {
   return n === '.' ? '' : n;
 }
 
+/**
+ * A path prefix on the command line, as `storePath` reads a path (`./src/` is `src/`), its
+ * trailing slash kept: `ls`, `search` and `grep` found nothing under `./src` while `add` and
+ * `get` read `./src/x` as `src/x` (a trial).
+ */
+export function storePrefix(arg: string): string {
+  const p = storePath(arg);
+  return p && arg.endsWith('/') ? `${p}/` : p;
+}

@@ -42,6 +42,9 @@ describe('kura grep', () => {
       'tree/notes.md-2-two\ntree/notes.md:3:three PARSEQUERY\ntree/notes.md-4-four\n--\ntree/notes.md-7-seven\ntree/notes.md:8:eight parsequery\n',
     );
     expect(kura(['grep', '--store', store, '--tag', 'code', '^export']).stdout).toBe('tree/src/main.ts:export {};\n');
+    // Prefixes read as add reads paths: `./tree/src` is `tree/src` (it found nothing: a trial).
+    expect(kura(['grep', '--store', store, '-l', '-i', 'parsequery', './tree/src/']).stdout).toBe('tree/src/main.ts\n');
+    expect(kura(['ls', '--store', store, '--prefix', './tree/src']).stdout).toContain('tree/src/main.ts');
     const json = kura(['grep', '--store', store, '--json', 'function']).stdout.trim().split('\n').map((l) => JSON.parse(l));
     expect(json.map((e) => e.type)).toEqual(['begin', 'match', 'end', 'summary']);
     expect(json[1]).toMatchObject({ path: 'tree/src/main.ts', line: 2, submatch: [0, 8] });

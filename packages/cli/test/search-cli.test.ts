@@ -58,6 +58,11 @@ describe('kura search', () => {
     expect(json[0]).toMatchObject({ matched: ['keyword'], keyword: { rank: 1 } });
     expect(kura(['search', '--store', store, '--prefix', 'tree/guides/', 'harbour']).stdout).not.toContain('notes.txt');
     expect(kura(['search', '--store', store, '--tag', 'nope', 'harbour']).stdout).toBe('');
+    // `./tree/guides/` is the prefix `tree/guides/`, as add reads paths (it found nothing: a trial).
+    expect(kura(['search', '--store', store, '--prefix', './tree/guides/', 'harbour']).stdout).toContain('tree/guides/harbour.md');
+    // A floor for hits by meaning, given to keyword search: said, not ignored (a trial).
+    const floor = kura(['search', '--store', store, '--mode', 'keyword', '--min-score', '0.3', 'harbour']);
+    expect([floor.code, floor.stderr]).toEqual([2, expect.stringMatching(/--min-score is the least similarity of a hit by meaning/)]);
   });
 
   it('finds PDF, DOCX and HTML files by their text; kura index reports what extraction left and names failures', async () => {

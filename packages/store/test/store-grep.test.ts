@@ -54,6 +54,9 @@ describe('grep', () => {
     const limited = await all(store, 'x', { limit: 2 });
     expect(lines(limited)).toEqual(['a/one.md:1:x1', 'a/one.md:2:x2']);
     expect(limited.at(-1)).toMatchObject({ type: 'summary', matches: 2, truncated: true });
+    // An option grep does not know is refused, not ignored (`prefix` grepped everything: a trial).
+    await expect(all(store, 'x', { prefix: ['a/'] } as never)).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'prefix', message: expect.stringMatching(/no option "prefix"/) });
+    await expect(all(store, 'x', { prefixes: 'a/' } as never)).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'prefixes' });
   });
 
   it('counts lines as grep does: none after a final newline, the last one when it has none', async () => {

@@ -26,7 +26,7 @@ export default async function grep(app: FastifyInstance) {
         "`pattern`: Rust's regex syntax (no look-around or backreferences), matched in linear time line by line against every path's latest text — text files as they are, PDF, DOCX and HTML by their extracted text. The answer is `application/x-ndjson`: `begin`, `match`/`context` lines (`line`, `text`, `submatch`), `end` (`matches`), `error` for a document that could not be read, then one `summary` (`files`, `filesMatched`, `matches`, `bytes`, `truncated`).",
       querystring: z
         .object({
-          pattern: z.string().min(1).max(4096),
+          pattern: z.string().max(4096).describe('empty: every line (as grep "")'),
           prefix: z.union([z.string(), z.array(z.string())]).optional().describe('only paths starting with this (repeatable)'),
           tag: z.string().optional(),
           type: z.string().optional().describe('media type: text/markdown, text/*, or a subtype alone (pdf)'),

@@ -8,6 +8,7 @@
  * could not be read (damage: `kura verify` says more).
  */
 import type { Command } from 'commander';
+import { storePrefix } from '../store-path.js';
 import type { GrepEvent } from '@kura/store';
 import { wholeNumber } from '../args.js';
 import { CliError, EXIT } from '../exit.js';
@@ -49,7 +50,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
         let matched = 0;
         const events = store.grep(pattern, {
           ignoreCase: opts.ignoreCase ?? false,
-          ...(prefixes.length ? { prefixes } : {}),
+          ...(prefixes.length ? { prefixes: prefixes.map(storePrefix) } : {}),
           ...(opts.tag ? { tag: opts.tag } : {}),
           ...(opts.type ? { type: opts.type } : {}),
           context: opts.filesWithMatches || opts.count ? 0 : context,

@@ -7,6 +7,7 @@
  */
 import type { DocumentInfo, ListQuery } from '@kura/store';
 import type { Command } from 'commander';
+import { storePrefix } from '../store-path.js';
 import { isoDate, wholeNumber } from '../args.js';
 import { usage } from '../exit.js';
 import { bytes, shownPath } from '../format.js';
@@ -69,7 +70,7 @@ end.`,
       const query: ListQuery = {
         ...(opts.tag !== undefined ? { tag: opts.tag } : {}),
         ...(opts.type !== undefined ? { mediaType: opts.type } : {}),
-        ...(opts.prefix !== undefined ? { pathPrefix: opts.prefix } : {}),
+        ...(opts.prefix !== undefined ? { pathPrefix: storePrefix(opts.prefix) } : {}),
         ...(since ? { since } : {}),
         ...(until ? { until } : {}),
       };

@@ -5,6 +5,7 @@
  * --json: one SearchHit per line.
  */
 import type { Command } from 'commander';
+import { storePrefix } from '../store-path.js';
 import { cosine, wholeNumber } from '../args.js';
 import { usage } from '../exit.js';
 import { writeJson, write } from '../output.js';
@@ -53,6 +54,8 @@ export function register(program: Command): void {
       if (mistyped && !raw.includes('--')) throw usage(`unknown option ${mistyped.split('=')[0]} (to search for a word starting with --, put the query after --: kura search -- ${mistyped})`);
       const query = words.join(' ');
       const mode = parseMode(opts.mode);
+      // A semantic side's floor: in keyword mode it was ignored without a word (a trial).
+      if (opts.minScore !== undefined && (mode === 'keyword' || opts.allVersions || opts.snapshot !== undefined)) throw usage('--min-score is the least similarity of a hit by meaning: keyword search (and search through history) has none; leave it out, or search --mode semantic or hybrid');
       // A search through history is by words: no model to load for it.
       const embedder = opts.allVersions || opts.snapshot !== undefined ? undefined : await embedderFor(mode);
       try {
@@ -72,7 +75,7 @@ async function searchWith(store: Store, embedder: Embedder | undefined, query: s
     ...(mode ? { mode } : {}),
     ...(opts.tag ? { tag: opts.tag } : {}),
     ...(opts.type ? { mediaType: opts.type } : {}),
-    ...(opts.prefix ? { pathPrefix: opts.prefix } : {}),
+    ...(opts.prefix ? { pathPrefix: storePrefix(opts.prefix) } : {}),
     ...(opts.limit ? { limit: wholeNumber(opts.limit, '--limit') } : {}),
     ...(opts.offset ? { offset: wholeNumber(opts.offset, '--offset') } : {}),
     ...(opts.waitMs !== undefined ? { waitMs: wholeNumber(opts.waitMs, '--wait-ms') } : {}),

@@ -164,7 +164,15 @@ export interface GrepRun {
   firstPerFile: boolean;
 }
 
+/** The options grep knows: any other is refused (`prefix` for `prefixes` grepped the whole store: a trial). */
+const GREP_OPTIONS: ReadonlySet<string> = new Set(['ignoreCase', 'prefixes', 'tag', 'type', 'context', 'firstPerFile', 'limit', 'workers']);
+
 export function grepRun(o: GrepOptions): GrepRun {
+  if (o === null || typeof o !== 'object') throw new InvalidInputError('grep options are an object', 'options');
+  for (const key of Object.keys(o)) {
+    if (!GREP_OPTIONS.has(key)) throw new InvalidInputError(`grep has no option ${JSON.stringify(key)} (it knows ${[...GREP_OPTIONS].join(', ')})`, key);
+  }
+  if (o.prefixes !== undefined && !(Array.isArray(o.prefixes) && o.prefixes.every((p) => typeof p === 'string'))) throw new InvalidInputError('prefixes is an array of path prefixes', 'prefixes');
   const context = o.context ?? 0;
   if (!Number.isInteger(context) || context < 0 || context > CONTEXT_MAX) throw new InvalidInputError(`context must be a whole number from 0 to ${CONTEXT_MAX}`, 'context');
   const limit = o.limit ?? Infinity;
