@@ -299,14 +299,37 @@ describe('snapshots', () => {
     expect(readFileSync(outside, 'utf8')).toBe('outside');
     expect(readFileSync(join(target, 'f'), 'utf8')).toBe('restored');
     expect(readFileSync(join(target, 'g'), 'utf8')).toBe('also restored');
-    // The store's data damaged since: restore fails, and the user's current copy stays.
+    // The store's data damaged since: those files are not restored (said in the report), and
+    // the user's current copy stays. (Changed on purpose: the restore threw at the first.)
     writeFileSync(join(target, 'f'), 'my working copy');
     for (const f of readdirSync(join(storeDir, 'packs'), { recursive: true, withFileTypes: true })) {
       if (f.isFile()) writeFileSync(join(f.parentPath, f.name), Buffer.alloc(statSync(join(f.parentPath, f.name)).size));
     }
-    await expect(store.restore(snap.id, target, { overwrite: true })).rejects.toMatchObject({ code: 'CORRUPT_DATA' });
+    const r = await store.restore(snap.id, target, { overwrite: true });
+    expect(r.damaged.map((d) => d.path).sort()).toEqual(['f', 'g']);
+    expect(r.files).toBe(0);
     expect(readFileSync(join(target, 'f'), 'utf8')).toBe('my working copy');
     expect(readdirSync(target).sort()).toEqual(['f', 'g']); // no temp file left behind
+  });
+
+  it('a damaged file is not restored, and the restore goes on with the others (it stopped at the first)', async () => {
+    const { store, dir: storeDir } = await newStore();
+    const src = join(tempDir(), 'src');
+    mkdirSync(src);
+    const bodies = [1, 2, 3].map((i) => Buffer.from(cryptoRandomBytes(20_000 + i))); // incompressible: stored as they are
+    bodies.forEach((b, i) => writeFileSync(join(src, `f${i + 1}.bin`), b));
+    const snap = await store.snapshot(src);
+    // One byte of f2's record flipped.
+    const pack = readdirSync(join(storeDir, 'packs'), { recursive: true, withFileTypes: true }).find((f) => f.isFile() && readFileSync(join(f.parentPath, f.name)).includes(bodies[1]!.subarray(0, 64)))!;
+    const bytes = readFileSync(join(pack.parentPath, pack.name));
+    bytes[bytes.indexOf(bodies[1]!.subarray(0, 64)) + 100]! ^= 0x01;
+    writeFileSync(join(pack.parentPath, pack.name), bytes);
+    const target = join(tempDir(), 'out');
+    const r = await store.restore(snap.id, target);
+    expect(r.damaged).toEqual([{ path: 'f2.bin', digest: expect.stringMatching(/^sha256:/), message: expect.any(String) }]);
+    expect(r.files).toBe(2);
+    expect(readdirSync(target).sort()).toEqual(['f1.bin', 'f3.bin']);
+    expect(readFileSync(join(target, 'f3.bin')).equals(bodies[2]!)).toBe(true);
   });
 
   it('a restore whose chunks GC moved after it looked their locations up reads them where they went', async () => {

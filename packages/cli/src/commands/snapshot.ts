@@ -175,8 +175,11 @@ export function register(program: Command, setExit: (code: number) => void): voi
         } finally {
           (bar as Progress | undefined)?.stop();
         }
+        // Damaged files are not written; the others are (exit 3: damage, as grep and verify say it).
+        for (const d of r.damaged) process.stderr.write(`kura: ${shownPath(d.path)}: not restored: ${d.message} [CORRUPT_DATA]\n`);
+        if (r.damaged.length) setExit(EXIT.damaged);
         if (opts.json) return writeJson(r);
-        await write(`restored snapshot ${n} to ${dir}: ${counted(r.files, 'file')} (${bytes(r.bytes)}), ${counted(r.dirs, 'directory', 'directories')}, ${counted(r.symlinks, 'symlink')}\n`);
+        await write(`restored snapshot ${n} to ${dir}: ${counted(r.files, 'file')} (${bytes(r.bytes)}), ${counted(r.dirs, 'directory', 'directories')}, ${counted(r.symlinks, 'symlink')}${r.damaged.length ? `; ${counted(r.damaged.length, 'damaged file')} not restored` : ''}\n`);
         if (r.linksOutside.length) {
           const shown = r.linksOutside.slice(0, 3).map((l) => `${shownPath(l.path)} -> ${shownPath(l.target)}`).join(', ');
           process.stderr.write(`kura: note: ${counted(r.linksOutside.length, 'link')} point${r.linksOutside.length === 1 ? 's' : ''} outside the restored tree, restored as recorded: ${shown}${r.linksOutside.length > 3 ? ', …' : ''}\n`);

@@ -26,7 +26,7 @@ import {
   type Stats,
 } from 'node:fs';
 import { dirname, join, posix } from 'node:path';
-import { InvalidInputError } from '@kura/core';
+import { InvalidInputError, isKuraError } from '@kura/core';
 import { breather } from '../breather.js';
 import type { Excluder } from './exclude.js';
 import type { SourceStat } from '../ingest/small-batch.js';
@@ -211,6 +211,12 @@ export interface RestoreReport {
    * follows one later leaves the tree.
    */
   linksOutside: { path: string; target: string }[];
+  /**
+   * Files whose document is damaged in the store (CORRUPT_DATA): not written (never a file of
+   * bytes that fail their digest), and the restore went on with the others — it stopped at the
+   * first, leaving every file after it unrestored (a trial). Empty when all were whole.
+   */
+  damaged: { path: string; digest: string; message: string }[];
 }
 
 /** How far a restore has got (Store.restore's `onProgress`, called as each file is written). */
@@ -317,7 +323,7 @@ export async function restoreEntries(
   read: (digest: string) => Promise<AsyncIterable<Uint8Array>>,
   onProgress?: (p: RestoreProgress) => void,
 ): Promise<RestoreReport> {
-  const report: RestoreReport = { files: 0, dirs: 0, symlinks: 0, bytes: 0, linksOutside: [] };
+  const report: RestoreReport = { files: 0, dirs: 0, symlinks: 0, bytes: 0, linksOutside: [], damaged: [] };
   const total = onProgress ? entries.filter((e) => e.entry.type === 'file').length : 0;
   const dirs: { full: string; mode: number; mtime?: number | undefined }[] = [];
   const breathe = breather();
@@ -370,6 +376,10 @@ export async function restoreEntries(
           /* closed already */
         }
         rmSync(temp, { force: true }); // never a short file, and the old one stays
+        if (isKuraError(e) && e.code === 'CORRUPT_DATA') {
+          report.damaged.push({ path, digest: entry.digest, message: e.message });
+          continue;
+        }
         // A file-system error names the file restored, not the temporary one beside it.
         if (typeof (e as NodeJS.ErrnoException).path === 'string') (e as NodeJS.ErrnoException).path = full;
         throw e;
