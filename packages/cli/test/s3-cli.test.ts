@@ -95,6 +95,12 @@ describe('kura on an s3:// store', () => {
     const read = await kura('two', ['verify', '--read-data', '--json']);
     expect(read.code, read.stderr).toBe(0);
     expect(JSON.parse(read.stdout)).toMatchObject({ ok: true, dataRead: true, documentsChecked: 13 });
+    // rebuild on a bucket: the machine's cache database made again from the log (it looked
+    // for a directory named s3:: a trial).
+    const rebuilt = await kura('two', ['rebuild', '--json']);
+    expect(rebuilt.code, rebuilt.stderr).toBe(0);
+    expect(JSON.parse(rebuilt.stdout)).toMatchObject({ seq: expect.any(Number) });
+    expect((await kura('two', ['ls'])).stdout.trim().split('\n')).toHaveLength(13);
 
     const wrong = await kura('four', ['ls'], 'not-the-secret-0123456789');
     expect(wrong.code).toBe(1);

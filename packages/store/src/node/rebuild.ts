@@ -12,6 +12,7 @@ import { DB_FILE } from './backends.js';
 import { CONFIG_FILE, FsLogStore } from './fs-log.js';
 import { liveWriters } from './lock.js';
 import { openSqlite } from './sqlite.js';
+import { defaultCacheDir } from './object-backends.js';
 
 export interface RebuildReport {
   /** The head the new database has applied. */
@@ -39,7 +40,7 @@ export async function rebuildDatabase(dir: string, options: { force?: boolean } 
   // An encrypted store's database is in its cache, outside the store (FORMAT.md §17): a cache
   // that is gone is rebuilt by the next open, from the sealed objects.
   if (encryptedStoreId(readFileSync(join(root, CONFIG_FILE))) !== undefined) {
-    throw new InvalidInputError(`${root} is an encrypted store: its database lives in its cache directory; delete that (or open with another cacheDir) and the next open rebuilds it from the store`, 'dir');
+    throw new InvalidInputError(`${root} is an encrypted store: its database is a cache (${defaultCacheDir(root)} unless opened with another cacheDir); delete the kura.db there (kura rebuild does) and the next open makes it again from the store`, 'dir');
   }
   const live = liveWriters(root);
   // (Writers, not processes: two Stores of one process are two writers.)
