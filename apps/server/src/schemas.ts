@@ -54,6 +54,7 @@ export const SearchHit = z.object({
   size: z.number().int(),
   score: z.number().optional().describe('keyword mode: BM25, lower is better; semantic: cosine similarity; hybrid: the fused score (higher is better); hits come best first. BM25 is left out for a token limited to prefixes (it weighs words by the whole store)'),
   snippet: z.string().describe('best passage, matches between <mark> and </mark>'),
+  damaged: z.string().optional().describe("the document's bytes failed their check (CORRUPT_DATA) when its text was read: the message (run POST /v1/verify)"),
   version: z.number().int().optional().describe('a search through versions (allVersions): the version of path that matched'),
   rerank: z.object({ rank: z.number().int(), score: z.number() }).optional().describe('reranked: this hit\'s rank among the candidates reranked, and the reranker\'s score'),
   matched: z.array(z.enum(['keyword', 'semantic'])).describe('which sides found this hit: keyword (its terms), semantic (its meaning, above the relevance floor)'),

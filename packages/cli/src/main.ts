@@ -51,7 +51,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
   add.register(program, setExit);
   get.register(program);
   ls.register(program);
-  search.register(program);
+  search.register(program, setExit);
   grep.register(program, setExit);
   index.register(program);
   versions.register(program);

@@ -68,5 +68,15 @@ describe('kura forget, pin, policy', () => {
     expect(kura('policy', 'rm', '--versions', 'log').status).toBe(0);
     expect(kura('policy', 'rm', '--versions', 'log').status).not.toBe(0);
     expect(kura('policy', 'set', '--snapshots').status).toBe(2);
+    // Paths deleted with their versions kept are listed by ls --deleted (nothing listed them: a trial).
+    const lib = new URL('../../store/dist/node/index.js', import.meta.url).href;
+    const keptDelete = spawnSync(process.execPath, ['--input-type=module', '-e', `import { Store } from ${JSON.stringify(lib)}; const s = await Store.open(${JSON.stringify(store)}); await s.deletePath('plan.md', { keepVersions: true }); await s.close();`], { encoding: 'utf8' });
+    expect(keptDelete.status, keptDelete.stderr).toBe(0); // (what a watch does with a file deleted on disk)
+    const deleted = kura('ls', '--deleted', '--json');
+    expect(deleted.stdout.trim().split('\n').map((l) => JSON.parse(l))).toEqual([{ path: 'plan.md', deletedAt: expect.stringMatching(/^\d{4}-/) }]);
+    expect(kura('ls', '--deleted').stdout).toMatch(/^\d{4}-\S+ {2}plan\.md\n$/);
+    expect(kura('ls', '--deleted', '--prefix', 'log').stdout).toBe('');
+    expect(kura('add', 'plan.md').status).toBe(0); // (back again: no longer deleted)
+    expect(kura('ls', '--deleted').stdout).toBe('');
   });
 });

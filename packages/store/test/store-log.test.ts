@@ -338,6 +338,30 @@ describe('the database is a replay of the log', () => {
     expect(canonicalDump(join(dir, 'kura.db'))).toBe(dump);
   });
 
+  it('a damaged checkpoint is damage to verify, and a rebuild goes on without it (from the log), giving the same catalog', async () => {
+    const { store, dir } = await newStore({ chunking: { avg: 1024 } });
+    await workload(store, tempDir('kura-scratch-'), 5);
+    const { seq } = await store.checkpoint();
+    await store.put(textBytes('after the checkpoint'), { path: 'late.txt' });
+    await store.close();
+    const file = join(dir, 'checkpoints', String(seq).padStart(20, '0'));
+    const bytes = readFileSync(file);
+    bytes[bytes.length >> 1]! ^= 0x01;
+    writeFileSync(file, bytes);
+    // It said ok, and the rebuild then failed on it with the whole log there (a trial).
+    const s = await reopen(dir);
+    const v = await s.verify();
+    expect(v.ok).toBe(false);
+    expect(v.damagedLog).toEqual([{ reason: 'checkpoint', seq, message: expect.stringMatching(/checkpoint .* is damaged.*older checkpoint, or the log/) }]);
+    await s.close();
+    const dump = canonicalDump(join(dir, 'kura.db'));
+    writeFileSync(join(dir, 'kura.db'), 'damaged');
+    const r = await Store.rebuild(dir);
+    expect(r.checkpoint).toBeUndefined();
+    expect(r.commits).toBe(r.seq);
+    expect(canonicalDump(join(dir, 'kura.db'))).toBe(dump);
+  });
+
   it('the log goes on in a new segment past 1 MiB, and a rebuild reads across segments', async () => {
     const { store, dir } = await newStore({ chunking: { avg: 1024 } });
     await store.put(textBytes('x'), { path: 'x' });

@@ -226,6 +226,24 @@ describe('search', () => {
     for (const h of mixed) expect(h.snippet).not.toContain('<mark>and</mark>');
   });
 
+  it("says a hit's document is damaged when its text cannot be read (it was a hit like any other)", async () => {
+    const { store, dir } = await newStore({ compression: false });
+    const body = `the harbour master ${'logs every ship that comes in '.repeat(40)}`;
+    await store.put(text(body), { path: 'harbour.txt' });
+    await store.put(text('another harbour note'), { path: 'other.txt' });
+    expect((await store.search('harbour', { mode: 'keyword' })).length).toBe(2); // indexed
+    await store.close();
+    const { readdirSync, readFileSync, writeFileSync } = await import('node:fs');
+    const pack = readdirSync(join(dir, 'packs'), { recursive: true, withFileTypes: true }).find((f) => f.isFile() && readFileSync(join(f.parentPath, f.name)).includes('logs every ship'))!;
+    const bytes = readFileSync(join(pack.parentPath, pack.name));
+    bytes[bytes.indexOf('logs every ship') + 3]! ^= 0x20;
+    writeFileSync(join(pack.parentPath, pack.name), bytes);
+    const again = await reopen(dir);
+    const hits = await again.search('harbour', { mode: 'keyword' });
+    expect(hits.find((h) => h.path === 'harbour.txt')).toMatchObject({ damaged: expect.stringMatching(/./) });
+    expect(hits.find((h) => h.path === 'other.txt')!.damaged).toBeUndefined();
+  });
+
   it('follows deletes and metadata changes at once, and survives reopening', async () => {
     const { store, dir } = await newStore();
     const d = await store.put(text('a quiet harbour'), { path: 'h.txt' });

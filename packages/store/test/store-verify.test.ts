@@ -148,6 +148,13 @@ describe('pack indexes', () => {
     s = await reopen(dir);
     r = await s.verify();
     expect(r).toMatchObject({ ok: true, packsChecked: 1, damagedPacks: [] });
+    await s.close();
+    // A pack whose magic was changed (XURAPACK) was ok (a trial).
+    flipByte(pack, 0);
+    s = await reopen(dir);
+    r = await s.verify();
+    expect(r.damagedPacks).toEqual([expect.objectContaining({ reason: 'pack-header' })]);
+    expect(r.ok).toBe(false);
   });
 });
 

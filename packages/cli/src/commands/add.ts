@@ -13,7 +13,7 @@ import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
 import { createReadStream } from 'node:fs';
 import { collect, durability, keyValues, wholeNumber } from '../args.js';
-import { EXIT, describeError, isKuraError, usage } from '../exit.js';
+import { CliError, EXIT, describeError, isKuraError, usage } from '../exit.js';
 import { bytes, rate, ratio, shownPath } from '../format.js';
 import { writeJson } from '../output.js';
 import { Progress } from '../progress.js';
@@ -98,6 +98,9 @@ pack files (0 when all of it was already stored).`,
           if (isKuraError(e, 'INVALID_INPUT') && !String((e as { field?: string }).field).startsWith('path')) throw e;
           bar.error(`${input.file === STDIN ? 'standard input' : shownPath(input.file)}: ${describeError(e)}`);
           t.failed++;
+          // A full disk fails every file after it: one line, not one per file (a trial printed
+          // 1,261 of them). What was added before stays; add again once there is room.
+          if (isKuraError(e, 'STORAGE_FULL')) throw new CliError(`stopped after ${t.documents} file${t.documents === 1 ? '' : 's'}: the disk under the store is full; free space (kura gc, or elsewhere), then add again (what is stored stays) [STORAGE_FULL]`);
         };
         const report = async (input: InputFile, r: PutResult) => {
           t.documents++;

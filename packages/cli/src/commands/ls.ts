@@ -15,6 +15,7 @@ import { write, writeJson } from '../output.js';
 import { withStore } from '../store.js';
 
 interface LsOptions {
+  deleted?: boolean;
   tag?: string;
   type?: string;
   prefix?: string;
@@ -46,6 +47,7 @@ export function register(program: Command): void {
     .option('--limit <n>', `list one page of at most N paths (1..${PAGE_MAX}); default: all`)
     .option('--cursor <c>', 'continue after the page that printed this cursor')
     .option('--json', 'one JSON object (DocumentInfo) per line')
+    .option('--deleted', 'paths deleted with their versions kept (a watched file deleted on disk), with when: "<time>  <path>"; --json {"path","deletedAt"}')
     .addHelpText(
       'after',
       `
@@ -74,6 +76,24 @@ end.`,
         ...(since ? { since } : {}),
         ...(until ? { until } : {}),
       };
+      if (opts.deleted) {
+        // Nothing listed them, though their versions stay readable as PATH@N (a trial).
+        if (opts.tag !== undefined || opts.type !== undefined || since || until || opts.cursor !== undefined) throw usage('--deleted lists by --prefix (and --limit) only: a deleted path has no tags, type or entry time');
+        return withStore(cmd, { readonly: true }, async (store) => {
+          let after: string | undefined;
+          let left = limit ?? Infinity;
+          while (left > 0) {
+            const page = await store.deletedPaths({ ...(opts.prefix !== undefined ? { prefixes: [storePrefix(opts.prefix)] } : {}), ...(after !== undefined ? { after } : {}), limit: Math.min(left, PAGE) });
+            for (const d of page) {
+              if (opts.json) await writeJson(d);
+              else await write(`${d.deletedAt}  ${shownPath(d.path)}\n`);
+            }
+            left -= page.length;
+            if (page.length < Math.min(left + page.length, PAGE)) return;
+            after = page.at(-1)!.path;
+          }
+        });
+      }
       await withStore(cmd, { readonly: true }, async (store) => {
         let cursor = opts.cursor;
         let left = limit ?? Infinity;

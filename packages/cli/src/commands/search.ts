@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 import { storePrefix } from '../store-path.js';
 import { cosine, wholeNumber } from '../args.js';
-import { usage } from '../exit.js';
+import { EXIT, usage } from '../exit.js';
 import { writeJson, write } from '../output.js';
 import { shownPath } from '../format.js';
 import { configuredReranker, parseQuery, type Embedder, type Store } from '@kura/store';
@@ -28,7 +28,7 @@ interface SearchOptions {
   json?: boolean;
 }
 
-export function register(program: Command): void {
+export function register(program: Command, setExit: (code: number) => void): void {
   program
     .command('search')
     .description('search paths, tags, metadata and the text of documents (text files, PDF, DOCX, HTML) by words and, with the local model, by meaning')
@@ -61,14 +61,16 @@ export function register(program: Command): void {
       try {
         // Writable: a search finishes the index first, text still to extract and to embed
         // included (`kura add` leaves that for later); several writers may share a store.
-        await withStore(cmd, { readonly: false }, async (store) => searchWith(store, embedder, query, mode, opts));
+        const damaged = await withStore(cmd, { readonly: false }, async (store) => searchWith(store, embedder, query, mode, opts));
+        if (damaged) setExit(EXIT.damaged); // (as grep: a hit whose document is damaged is said, exit 3)
       } finally {
         await embedder?.close();
       }
     });
 }
 
-async function searchWith(store: Store, embedder: Embedder | undefined, query: string, mode: Mode | undefined, opts: SearchOptions): Promise<void> {
+/** Prints the hits; answers whether one's document is damaged. */
+async function searchWith(store: Store, embedder: Embedder | undefined, query: string, mode: Mode | undefined, opts: SearchOptions): Promise<boolean> {
   if (embedder) store.useEmbedder(embedder);
   store.useReranker(configuredReranker(process.env)); // KURA_RERANK_URL: the first hits reranked
   const hits = await store.search(query, {
@@ -99,6 +101,8 @@ async function searchWith(store: Store, embedder: Embedder | undefined, query: s
     const snippet = unescapeHtml(h.snippet.replace(/\s+/g, ' ').replace(/<mark>(.*?)<\/mark>/g, tty ? '\x1b[1m$1\x1b[0m' : '[$1]'));
     await write(`${h.digest}  ${h.path ? shownPath(h.path) : '-'}${h.version !== undefined ? `@${h.version}` : ''}\n    ${snippet}\n`);
   }
+  for (const h of hits) if (h.damaged !== undefined) process.stderr.write(`kura: ${h.path ? shownPath(h.path) : h.digest}: damaged: ${h.damaged} [CORRUPT_DATA] (kura verify)\n`);
+  return hits.some((h) => h.damaged !== undefined);
 }
 
 /** Snippets are HTML fragments (text escaped); the terminal wants the text back. */

@@ -14,7 +14,7 @@ import { decodeManifest } from './manifest.js';
 import type { Reader } from './read.js';
 import type { ChunkRow, PackRow, Statements } from '../catalog/statements.js';
 import { PackMissingError, type PackStore } from '../backend/packs.js';
-import { CODEC_GROUP, PACK_HEADER_SIZE, type PackIndexEntry } from './pack-record.js';
+import { CODEC_GROUP, PACK_HEADER_SIZE, PACK_MAGIC, type PackIndexEntry } from './pack-record.js';
 import type { RecordCodec } from './record-codec.js';
 
 export interface DamagedChunk {
@@ -207,6 +207,9 @@ async function checkPack(st: Statements, packs: PackStore, pack: PackRow, record
     throw e;
   }
   if (end.length !== 8) return damaged('pack-size', `shorter than the ${pack.size} bytes it was sealed at`);
+  // Its magic (FORMAT.md §6): a pack whose header was changed was "ok" (a trial).
+  const head = await packs.read(pack.name, 0, PACK_MAGIC.length);
+  if (head.length !== PACK_MAGIC.length || !PACK_MAGIC.every((b, i) => head[i] === b)) return damaged('pack-header', 'its header is not a Kura pack\'s (KURAPACK)');
   // Only the index is read: it ends with "KEND" ("KSND" sealed), after its length.
   if (!records.indexEnd.every((b, i) => end[4 + i] === b)) return undefined; // sealed for a writer that died: none (FORMAT.md §6)
   const length = new DataView(end.buffer, end.byteOffset).getUint32(0, true);

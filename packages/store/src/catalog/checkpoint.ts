@@ -94,10 +94,10 @@ export function clearCatalog(db: SqlDatabase): void {
 }
 
 /**
- * Loads a checkpoint into an empty catalog (inside the caller's transaction) and returns the
- * log position it stands for. A checkpoint whose hash or shape is wrong is CORRUPT_DATA.
+ * A checkpoint's lines, header and trailer, its hash and shape checked (CORRUPT_DATA
+ * `checkpoint` when wrong): what loading it checks first, and `verify` checks of every one.
  */
-export function loadCheckpoint(db: SqlDatabase, bytes: Uint8Array, name: string): Pick<LogHead, 'seq' | 'hash'> {
+export function checkedCheckpoint(bytes: Uint8Array, name: string): { lines: string[]; header: { seq: number; hash: string }; trailer: { rows?: number; sha256?: string } } {
   const bad = (why: string) => new CorruptDataError(`checkpoint ${name} is damaged: ${why}`, 'checkpoint');
   let text: string;
   try {
@@ -107,7 +107,12 @@ export function loadCheckpoint(db: SqlDatabase, bytes: Uint8Array, name: string)
   }
   const cut = text.lastIndexOf('\n', text.length - 2);
   if (cut < 0 || !text.endsWith('\n')) throw bad('no trailer');
-  const trailer = JSON.parse(text.slice(cut + 1)) as { rows?: number; sha256?: string };
+  let trailer: { rows?: number; sha256?: string };
+  try {
+    trailer = JSON.parse(text.slice(cut + 1)) as { rows?: number; sha256?: string };
+  } catch {
+    throw bad('its trailer is not JSON');
+  }
   const bodyBytes = encoder.encode(text.slice(0, cut + 1));
   if (sha256(bodyBytes).slice(7) !== trailer.sha256) throw bad('its hash does not match its bytes');
   const lines = text.slice(0, cut).split('\n');
@@ -115,6 +120,16 @@ export function loadCheckpoint(db: SqlDatabase, bytes: Uint8Array, name: string)
   if (header.format !== CHECKPOINT_FORMAT || header.version !== CHECKPOINT_VERSION || !Number.isSafeInteger(header.seq) || typeof header.hash !== 'string') {
     throw bad('not a Kura checkpoint of a version this Kura reads');
   }
+  return { lines, header: header as { seq: number; hash: string }, trailer };
+}
+
+/**
+ * Loads a checkpoint into an empty catalog (inside the caller's transaction) and returns the
+ * log position it stands for. A checkpoint whose hash or shape is wrong is CORRUPT_DATA.
+ */
+export function loadCheckpoint(db: SqlDatabase, bytes: Uint8Array, name: string): Pick<LogHead, 'seq' | 'hash'> {
+  const bad = (why: string) => new CorruptDataError(`checkpoint ${name} is damaged: ${why}`, 'checkpoint');
+  const { lines, header, trailer } = checkedCheckpoint(bytes, name);
   let insert: ((row: SqlValue[]) => void) | undefined;
   let rows = 0;
   for (const line of lines.slice(1)) {

@@ -10,6 +10,7 @@ import type { Statements } from './statements.js';
 import { commitsAfter, decodeCommit, emptyHead, readHead, type LogHead } from './commits.js';
 import { decodeFrame, sameHash } from './frame.js';
 import type { LogStore } from './log-store.js';
+import { checkedCheckpoint } from './checkpoint.js';
 
 export interface DamagedLog {
   /**
@@ -17,7 +18,7 @@ export interface DamagedLog {
    * commit whose sealed body fails authentication: changed with its plain hash made to fit) or
    * `log-behind` (the database's head is not in the log, or differs).
    */
-  reason: 'log' | 'unauthentic' | 'log-behind';
+  reason: 'log' | 'unauthentic' | 'log-behind' | 'checkpoint';
   seq?: number;
   message: string;
 }
@@ -59,6 +60,18 @@ export async function verifyLog(st: Statements, store: LogStore): Promise<{ comm
       damaged.push({ reason: 'log-behind', seq: head.seq, message: `the database has applied commit ${head.seq}, and the log holds commits up to ${held}: rebuild the database from the log (kura rebuild)` });
     } else if (!sameHash(at.frame.hash, head.hash)) {
       damaged.push({ reason: 'log-behind', seq: head.seq, message: `commit ${head.seq} in the log is not the one the database applied (its hash differs): rebuild the database from the log (kura rebuild)` });
+    }
+  }
+  // Checkpoints, each against its own hash (a damaged one was "ok", then blocked a rebuild: a
+  // trial). An encrypted store's are sealed: opening them authenticates them.
+  if (!store.sealing) {
+    for (const name of await store.checkpoints()) {
+      try {
+        checkedCheckpoint(await store.readCheckpoint(name), name);
+      } catch (e) {
+        if (!(e instanceof CorruptDataError)) throw e;
+        damaged.push({ reason: 'checkpoint', seq: Number(name), message: `${e.message}; a rebuild uses an older checkpoint, or the log from its start` });
+      }
     }
   }
   return { commitsChecked: commits.length, damaged };

@@ -4,7 +4,7 @@
  * missing is rebuilt from the configuration object, the newest checkpoint and the commits
  * after it; an existing one applies whatever the log has beyond it (commit-log.ts).
  */
-import { CorruptDataError, InvalidInputError } from '@kura/core';
+import { CorruptDataError, InvalidInputError, isKuraError } from '@kura/core';
 import type { SqlDatabase } from '../backend/sql.js';
 import { FormatMismatchError, NotFoundError, WrongPasswordError } from '../errors.js';
 import { FORMAT_NAME, PLAIN_FORMAT_VERSION } from '../store-types.js';
@@ -120,17 +120,28 @@ export async function prepareCatalog(db: SqlDatabase, st: Statements, log: LogSt
  * Fills an empty (migrated) database from the log: the configuration, the newest checkpoint,
  * then every commit after it, REPLAY_BATCH per transaction.
  */
-export async function rebuildCatalog(db: SqlDatabase, st: Statements, log: LogStore, config: ReadonlyMap<string, string>): Promise<LogHead> {
+export async function rebuildCatalog(db: SqlDatabase, st: Statements, log: LogStore, config: ReadonlyMap<string, string>): Promise<LogHead & { checkpoint: number | undefined }> {
+  // The newest checkpoint that is whole, else the one before…, else the log from its start: a
+  // damaged checkpoint blocked the rebuild although the whole log was there (a trial). (A log
+  // truncated after a checkpoint breaks its chain without one: CORRUPT_DATA, as before.)
   const names = await log.checkpoints();
-  const newest = names[names.length - 1];
   let head = emptyHead();
-  const bytes = newest === undefined ? undefined : await log.readCheckpoint(newest);
-  db.transaction(() => {
-    for (const [k, v] of config) st.configSet.run(k, v);
-    if (bytes) head = { ...loadCheckpoint(db, bytes, newest!), segment: '', end: 0 };
-    fillSnapshotIds(db); // a checkpoint from before schema 9 has no ids: derived, as a migration does
-    writeHead(st, head);
-  });
+  let used: string | undefined;
+  for (const name of [...names.reverse(), undefined]) {
+    try {
+      const bytes = name === undefined ? undefined : await log.readCheckpoint(name);
+      db.transaction(() => {
+        for (const [k, v] of config) st.configSet.run(k, v);
+        head = bytes ? { ...loadCheckpoint(db, bytes, name!), segment: '', end: 0 } : emptyHead();
+        fillSnapshotIds(db); // a checkpoint from before schema 9 has no ids: derived, as a migration does
+        writeHead(st, head);
+      });
+      used = name;
+      break;
+    } catch (e) {
+      if (!(name !== undefined && isKuraError(e) && e.code === 'CORRUPT_DATA' && (e as { reason?: string }).reason === 'checkpoint')) throw e;
+    }
+  }
   const { commits, headAt } = await commitsAfter(log, head, publishes(log));
   if (!head.segment && headAt) {
     // The checkpoint's commit, found: the head names its place, as a replay of it would (and a
@@ -156,7 +167,7 @@ export async function rebuildCatalog(db: SqlDatabase, st: Statements, log: LogSt
   // checkpoint included.
   st.queued.undoTo(0); // what the operations queued: all of it, below
   db.transaction(() => db.exec(`DELETE FROM search_queue; ${ENQUEUE_ALL}`));
-  return head;
+  return { ...head, checkpoint: used === undefined ? undefined : Number(used) };
 }
 
 /**

@@ -55,10 +55,7 @@ export async function rebuildDatabase(dir: string, options: { force?: boolean } 
   try {
     migrate(db);
     const head = await rebuildCatalog(db, prepareStatements(db), log, config);
-    const checkpoints = await log.checkpoints();
-    const newest = checkpoints[checkpoints.length - 1];
-    const from = newest === undefined ? 0 : Number(newest);
-    result = { seq: head.seq, commits: head.seq - from, checkpoint: newest === undefined ? undefined : from };
+    result = { seq: head.seq, commits: head.seq - (head.checkpoint ?? 0), checkpoint: head.checkpoint };
     db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
   } finally {
     db.close();

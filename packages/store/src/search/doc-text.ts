@@ -3,7 +3,7 @@
  * own bytes, read from the packs; a PDF's, DOCX's or HTML page's extracted text, kept per
  * document in `doc_text` (zstd-compressed) once extracted; none for other documents.
  */
-import { compress, decompress } from '@kura/core';
+import { compress, decompress, isKuraError } from '@kura/core';
 import type { Reader } from '../bytes/read.js';
 import { EXTRACT_CAPS, type ExtractCaps, type Extracted } from '../extract/caps.js';
 import { KIND_HEAD, extractKind, type ExtractKind } from '../extract/kind.js';
@@ -14,7 +14,8 @@ import { formatDigest } from '../hex.js';
 import { isAscii } from '../utf8.js';
 
 /** A document's text, or the extraction it needs first. */
-export type DocumentBody = { text: string } | { extract: ExtractKind };
+/** A document's text, or the extraction it awaits; `damaged`: its bytes failed their check (the text is then ''). */
+export type DocumentBody = { text: string; damaged?: string } | { extract: ExtractKind };
 /**
  * What the search index takes: a DocumentBody, or ASCII text as its bytes. FTS5 tokenizes a
  * blob as the UTF-8 it holds, so ASCII bytes index exactly as their string would, without the
@@ -72,14 +73,17 @@ async function body<B>(reader: Reader, st: Statements, doc: DocRow, mediaType: s
     if (byType === false || !looksLikeText(head.subarray(0, SNIFF_BYTES))) return { text: '' };
     const n = Math.min(doc.size, max);
     return textOf(n <= head.length ? head.subarray(0, n) : await read(n));
-  } catch {
-    return { text: '' };
+  } catch (e) {
+    // Damage is said to whoever shows this text (a search hit's snippet): taken for an empty
+    // text, a damaged document was a hit like any other (a trial; grep said CORRUPT_DATA).
+    return isKuraError(e) && e.code === 'CORRUPT_DATA' ? { text: '', damaged: e.message } : { text: '' };
   }
 }
 
-/** documentBody's text; '' while the document awaits extraction. */
-export async function documentText(reader: Reader, st: Statements, doc: DocRow, mediaType: string | null, max: number): Promise<string> {
+/** documentBody's text; '' while the document awaits extraction. `damaged`: told the message when the document's bytes fail their check. */
+export async function documentText(reader: Reader, st: Statements, doc: DocRow, mediaType: string | null, max: number, damaged?: (message: string) => void): Promise<string> {
   const body = await documentBody(reader, st, doc, mediaType, max);
+  if ('damaged' in body && body.damaged !== undefined) damaged?.(body.damaged);
   return 'text' in body ? body.text : '';
 }
 

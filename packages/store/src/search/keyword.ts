@@ -134,7 +134,8 @@ export async function toHits(
     const { passage, ...more } = extra(r);
     // A document deleted since the query ran has no text to show: its path still does.
     // (A passage is in characters; the text is read in bytes: up to 4 a character.)
-    let body = doc ? await documentText(reader, st, doc, r.media_type, passage ? Math.min(passage.end * 4, INDEXED_TEXT_MAX) : SNIPPET_SOURCE_MAX) : '';
+    let damaged: string | undefined;
+    let body = doc ? await documentText(reader, st, doc, r.media_type, passage ? Math.min(passage.end * 4, INDEXED_TEXT_MAX) : SNIPPET_SOURCE_MAX, (m) => (damaged = m)) : '';
     if (passage) body = body.slice(passage.start, passage.end);
     hits.push({
       digest: formatDigest(r.digest),
@@ -143,6 +144,7 @@ export async function toHits(
       size: r.size,
       score: r.score,
       snippet: passage ? passageSnippet(body, terms) : makeSnippet([body, meta, tags, r.path], terms),
+      ...(damaged !== undefined ? { damaged } : {}),
       ...more,
     });
   }

@@ -84,6 +84,8 @@ export interface SearchHit {
   score: number;
   /** Best-matching passage, matched terms between `<mark>` and `</mark>`. */
   snippet: string;
+  /** The document's bytes failed their check (CORRUPT_DATA) when its text was read for the snippet: the message. Run verify. */
+  damaged?: string;
   /** A search through versions (`allVersions`): the version of `path` that matched. */
   version?: number;
   /** Reranked (a reranker in use): this hit's rank among the candidates reranked, and its score. */
