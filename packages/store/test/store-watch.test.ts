@@ -358,6 +358,17 @@ describe('kura watch', () => {
       writeFileSync(join(root, 'notes.moved', 'a.md'), 'the old folder: no longer watched\n');
       await eventually(async () => expect(await paths(store, 'notes/')).toEqual(['notes/fresh.md', 'notes/later.md']));
       expect(await store.versions('notes/a.md')).toHaveLength(2); // kept, deleted from the listing only
+
+      // Moved away (said), then back at its path: said too, and caught up with (it resumed
+      // without a word: a trial).
+      const readyBefore = events.filter((e) => e.type === 'ready').length;
+      renameSync(tree, join(root, 'notes.away'));
+      await eventually(() => expect(events).toContainEqual(expect.objectContaining({ type: 'error', message: expect.stringMatching(/moved away or deleted/) })), 15_000);
+      writeFileSync(join(root, 'notes.away', 'while-away.md'), 'written while away\n');
+      renameSync(join(root, 'notes.away'), tree);
+      await eventually(() => expect(events).toContainEqual(expect.objectContaining({ type: 'scanning', reason: expect.stringMatching(/is back at/) })), 15_000);
+      await eventually(() => expect(events.filter((e) => e.type === 'ready').length).toBe(readyBefore + 1), 15_000);
+      await eventually(async () => expect(await paths(store, 'notes/')).toContain('notes/while-away.md'));
     } finally {
       await w.close();
       await store.close();

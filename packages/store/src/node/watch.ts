@@ -271,6 +271,8 @@ export class Watch {
     this.#rootGone = false;
     this.#rootId = id;
     if (replaced) this.#emit({ type: 'error', path: this.root, message: 'the watched directory was replaced by another at its path: following that one', code: 'CONFLICT' });
+    // Back after it was gone: said, as its going was (it resumed without a word: a trial).
+    else this.#emit({ type: 'scanning', reason: `the watched directory is back at ${this.root}: catching up with it` });
     const old = this.#subscription;
     this.#subscription = undefined;
     void this.#serially(async () => {
@@ -278,7 +280,9 @@ export class Watch {
       await old?.unsubscribe().catch(() => undefined);
       if (this.#closed) return;
       await this.#subscribe();
-      await this.#catchUp();
+      const started = Date.now();
+      const counts = await this.#catchUp();
+      this.#emit({ type: 'ready', ...counts, ms: Date.now() - started });
     });
   }
 
