@@ -105,7 +105,7 @@ export function prettyLogger(base: Record<string, unknown>, colorize = process.s
 export function logRequestsInOneLine(app: FastifyInstance): void {
   app.addHook('onResponse', async (request, reply) => {
     const ms = reply.elapsedTime.toFixed(1);
-    const line = `${request.method} ${redactUrl(request.url)} ${reply.statusCode} ${ms} ms (${request.id})`;
+    const line = `${request.method} ${redactUrl(request.url)} ${reply.statusCode} ${ms} ms (${request.id}${request.principal ? `, token ${request.principal}` : ''})`;
     if (reply.statusCode >= 500) request.log.error(line);
     else request.log.info(line);
   });

@@ -57,7 +57,7 @@ describe('server logs', () => {
     expect(out).toMatch(/INFO.*kura server listening/);
     const requests = out.split('\n').filter((l) => /\b(GET|POST) \/v1\//.test(l));
     expect(requests).toHaveLength(2); // one line each, not fastify's two
-    expect(requests[0]).toMatch(/GET \/v1\/stats 200 [\d.]+ ms \([\w-]+\)/);
+    expect(requests[0]).toMatch(/GET \/v1\/stats 200 [\d.]+ ms \([\w-]+, token ops\)/); // which token (its name): a trial
     expect(requests[1]).toMatch(/GET \/v1\/documents\/nope\?access_token=\[redacted\] 401 /);
     expect(out).not.toContain(TOKEN);
   });
@@ -68,6 +68,8 @@ describe('server logs', () => {
       expect(lines.length).toBeGreaterThan(3);
       for (const l of lines) expect(() => JSON.parse(l)).not.toThrow();
       expect(lines.some((l) => JSON.parse(l).msg === 'request completed')).toBe(true);
+      // Each request's lines name the token that made it (its name only).
+      expect(lines.map((l) => JSON.parse(l)).some((j) => j.msg === 'request completed' && j.token === 'ops')).toBe(true);
       expect(out).not.toContain(TOKEN);
     }
   });
