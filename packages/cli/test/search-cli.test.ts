@@ -109,6 +109,10 @@ describe('kura search', () => {
     expect(hurried.code).toBe(0);
     expect(hurried.stderr).toMatch(/kura: \d+ documents are not embedded yet: the semantic ranking left them out \(kura index --wait/);
     expect(kura(['search', '--store', store, '--wait-ms', 'soon', question]).code).toBe(2);
+    // Without --wait-ms the backlog is embedded first, and that is said (it was silent: a trial).
+    const patient = kura(['search', '--store', store, '--mode', 'semantic', question]);
+    expect([patient.code, patient.stderr]).toEqual([0, expect.stringMatching(/^kura: embedding \d+ documents? before searching by meaning/)]);
+    expect(kura(['search', '--store', store, '--mode', 'semantic', question]).stderr).toBe(''); // (nothing left to embed)
     // A `-word` anywhere is the grammar's exclusion, not an unknown option; a mistyped long option is still refused.
     expect(kura(['search', '--store', store, '--mode', 'keyword', 'brakes']).stdout).toMatch(/n\d+\.txt/);
     for (const args of [['brakes', '-tyres'], ['-tyres', 'brakes']]) {

@@ -72,6 +72,12 @@ export function register(program: Command, setExit: (code: number) => void): voi
 /** Prints the hits; answers whether one's document is damaged. */
 async function searchWith(store: Store, embedder: Embedder | undefined, query: string, mode: Mode | undefined, opts: SearchOptions): Promise<boolean> {
   if (embedder) store.useEmbedder(embedder);
+  // By meaning, documents still to embed are embedded first: said, since that can take minutes
+  // (a search printed nothing for 25 s and more: a trial).
+  if (embedder && mode !== 'keyword' && opts.waitMs === undefined) {
+    const pending = (await store.indexStatus()).embedding?.pending ?? 0;
+    if (pending > 0) process.stderr.write(`kura: embedding ${pending} document${pending === 1 ? '' : 's'} before searching by meaning (--wait-ms N answers sooner without them; kura index --wait embeds ahead)\n`);
+  }
   store.useReranker(configuredReranker(process.env)); // KURA_RERANK_URL: the first hits reranked
   const hits = await store.search(query, {
     ...(mode ? { mode } : {}),
