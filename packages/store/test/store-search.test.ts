@@ -42,7 +42,7 @@ describe('search', () => {
     expect((await store.search('zebra')).map((h) => h.digest)).toEqual([t.digest]);
   });
 
-  it('snippets show the first match in context, with prefix and accent-insensitive marks', async () => {
+  it('snippets show the match with the most query words around it in context, with prefix and accent-insensitive marks', async () => {
     const { makeSnippet, queryTerms: terms } = await import('../src/search/snippet.js');
     const { parseQuery } = await import('../src/search/grammar.js');
     const queryTerms = (q: string) => terms(parseQuery(q));
@@ -58,6 +58,10 @@ describe('search', () => {
     expect(makeSnippet(['to be or not'], queryTerms('to be'))).toBe('<mark>to</mark> <mark>be</mark> or not');
     // Words of unspaced scripts are found inside a sentence.
     expect(makeSnippet(['我今天去图书馆借书。'], queryTerms('图书馆'))).toBe('我今天去<mark>图书</mark><mark>馆</mark>借书。');
+    // The passage with the most of the query's words, not the first match: a table of contents
+    // naming one word came before the passage with all of them (a trial).
+    const manual = `Contents: restic, backup, check. ${'filler words go here '.repeat(200)}To apply a retention policy, run restic forget with the policy's flags.`;
+    expect(makeSnippet([manual], queryTerms('restic forget policy'))).toMatch(/retention <mark>policy<\/mark>, run <mark>restic<\/mark> <mark>forget<\/mark>/);
   });
 
   it('snippets are HTML fragments: document text is escaped, only the marks are markup', async () => {

@@ -56,21 +56,49 @@ export function queryTerms(parsed: ParsedQuery): SnippetTerm[] {
 const ASCII = /^[\x00-\x7f]*$/;
 
 function matches(token: string, terms: SnippetTerm[]): boolean {
+  return matchedTerm(token, terms) >= 0;
+}
+
+/** Which of `terms` the token matches (its index), or -1. */
+function matchedTerm(token: string, terms: SnippetTerm[]): number {
   const t = ASCII.test(token) ? token.toLowerCase() : fold(token);
   let stem: string | undefined;
-  for (const q of terms) {
+  for (const [i, q] of terms.entries()) {
     // A Korean word is found at the start of its phrase (particles follow it: words.ts).
     if (q.prefix || (q.hangul && t.length > q.word.length)) {
-      if (t.startsWith(q.word)) return true;
+      if (t.startsWith(q.word)) return i;
       continue;
     }
-    if (t === q.word) return true;
+    if (t === q.word) return i;
     // Porter changes at most a word's last three letters before its stem ends (`relational`
     // → `relat`, `happy` → `happi`): a token that does not share the rest cannot have its
     // stem, and is not stemmed (stemming every token of a 64 KiB text cost most of a query).
-    if (t.length >= q.stem.length - 3 && t.startsWith(q.stem.slice(0, Math.max(1, q.stem.length - 3))) && (stem ??= stemOf(t)) === q.stem && !(q.stopStem && STOP_WORDS.has(t))) return true;
+    if (t.length >= q.stem.length - 3 && t.startsWith(q.stem.slice(0, Math.max(1, q.stem.length - 3))) && (stem ??= stemOf(t)) === q.stem && !(q.stopStem && STOP_WORDS.has(t))) return i;
   }
-  return false;
+  return -1;
+}
+
+/**
+ * The token to centre a snippet on: the match whose window (BEFORE words before it, AFTER
+ * after) holds the most distinct query words, the first of those. The first match alone showed
+ * a table of contents naming one word where a later passage had them all (a trial).
+ */
+function bestMatch(tokens: { word: string }[], terms: SnippetTerm[]): number {
+  const which = tokens.map((t) => matchedTerm(t.word, terms));
+  let best = -1;
+  let bestCount = 0;
+  for (let i = 0; i < which.length; i++) {
+    if (which[i]! < 0) continue;
+    if (best < 0) best = i;
+    if (bestCount === terms.length) break; // (every word in one window: none does better)
+    const seen = new Set<number>();
+    for (let j = Math.max(0, i - BEFORE); j <= Math.min(which.length - 1, i + AFTER); j++) if (which[j]! >= 0) seen.add(which[j]!);
+    if (seen.size > bestCount) {
+      bestCount = seen.size;
+      best = i;
+    }
+  }
+  return best;
 }
 
 /**
@@ -107,7 +135,7 @@ export function makeSnippet(fields: (string | null)[], terms: SnippetTerm[]): st
     if (!field) continue;
     const text = field.length > SNIPPET_SOURCE_MAX ? field.slice(0, SNIPPET_SOURCE_MAX) : field;
     const tokens = snippetWords(text);
-    const hit = tokens.findIndex((t) => matches(t.word, terms));
+    const hit = bestMatch(tokens, terms);
     if (hit < 0) continue;
     const from = Math.max(0, hit - BEFORE);
     const to = Math.min(tokens.length - 1, hit + AFTER);
