@@ -418,6 +418,36 @@ describe('kura watch', () => {
     await store.close();
   });
 
+  it('a file held open and written to without pause is still stored once it has waited the most it may (it was refused at every read)', { timeout: 60_000 }, async () => {
+    const root = tmp();
+    const tree = join(root, 'logs');
+    mkdirSync(tree, { recursive: true });
+    const store = await Store.init(join(root, 'store'));
+    const w = store.watch(tree, { settleMs: 50, openMaxMs: 1500 });
+    await w.ready;
+    const fd = openSync(join(tree, 'daemon.log'), 'a');
+    let writing = true;
+    const writer = (async () => {
+      for (let i = 0; writing; i++) {
+        writeSync(fd, `line ${i} of a log that never pauses\n`);
+        await sleep(5);
+      }
+    })();
+    try {
+      await eventually(async () => expect((await store.versions('logs/daemon.log')).length).toBeGreaterThan(0), 20_000);
+      // What was stored is the log as it was then: a prefix of it, whole lines.
+      const [first] = await store.versions('logs/daemon.log');
+      const bytes = new TextDecoder().decode(await store.getBytes(first!.digest));
+      expect(bytes).toMatch(/^(line \d+ of a log that never pauses\n)+/);
+    } finally {
+      writing = false;
+      await writer;
+      closeSync(fd);
+      await w.close();
+      await store.close();
+    }
+  });
+
   it('says each file whose name is not UTF-8, at the catch-up and as it changes (it stored nothing, and said nothing)', { timeout: 30_000 }, async () => {
     const root = tmp();
     const tree = join(root, 'u');

@@ -49,6 +49,12 @@ export interface WatchOptions {
   tags?: string[];
   /** Quiet time after a file's last change before it is stored when its writer cannot be seen to have closed it (default 500 ms). */
   settleMs?: number;
+  /**
+   * A file some process holds open for writing (Linux) is stored once its writer lets go, or
+   * once this long has passed since its first change (default 60 s): a log a daemon never
+   * closes is still kept, every so often, as it is read then.
+   */
+  openMaxMs?: number;
   /** How often the tree is scanned when the OS cannot watch it (default 30 s). */
   scanMs?: number;
   /**
@@ -107,6 +113,7 @@ export class Watch {
   readonly #o: WatchOptions;
   readonly #exclude: Excluder;
   readonly #settleMs: number;
+  readonly #openMaxMs: number;
   /** Paths (from the root) changed, with when they last changed. */
   readonly #pending = new Map<string, number>();
   /** When each pending path first changed since it was last stored (OPEN_MAX_MS). */
@@ -116,6 +123,9 @@ export class Watch {
   #rootTimer: NodeJS.Timeout | undefined;
   /** The watched directory is not where it was (moved away, deleted): said once until it is back. */
   #rootGone = false;
+  /** Of the paths being stored: when each first changed, and those past OPEN_MAX_MS (see #flush). */
+  #dueSince = new Map<string, number>();
+  #overdue = new Set<string>();
   /** Until when (ms since the epoch) nothing is stored: set by a failed store of changes. */
   #retryAt = 0;
   readonly #storeDirs = new Set<string>();
@@ -142,6 +152,7 @@ export class Watch {
     const user = excluder(o.exclude);
     this.#exclude = (path, name, isDir) => WATCH_EXCLUDED.includes(name) || (user?.(path, name, isDir) ?? false) || (isDir && this.#isStore(path));
     this.#settleMs = o.settleMs ?? SETTLE_MS;
+    this.#openMaxMs = o.openMaxMs ?? OPEN_MAX_MS;
     if (o.pollMs !== undefined && (!Number.isInteger(o.pollMs) || o.pollMs < 100)) throw new InvalidInputError('pollMs must be a whole number of at least 100 (ms)', 'pollMs');
     this.ready = this.#start();
     this.ready.catch(() => undefined); // the caller awaits it; an unhandled copy would crash
@@ -351,8 +362,14 @@ export class Watch {
     // writer (up to OPEN_MAX_MS from its first change).
     const open = quiet.length ? openForWriting(new Set(quiet.map((rel) => join(this.root, rel)))) : undefined;
     for (const rel of quiet) {
-      if (open ? !open.has(join(this.root, rel)) || now - (this.#since.get(rel) ?? now) >= OPEN_MAX_MS : now - this.#pending.get(rel)! >= this.#settleMs) due.push(rel);
+      if (open ? !open.has(join(this.root, rel)) || now - (this.#since.get(rel) ?? now) >= this.#openMaxMs : now - this.#pending.get(rel)! >= this.#settleMs) due.push(rel);
     }
+    // When each due file first changed: kept for one refused as changed while read (put again
+    // later, its wait for a writer counts from then); and those held open past OPEN_MAX_MS are
+    // stored as they are read, changing or not (a log a daemon never closes, or appends to
+    // without pause, was refused at every read and never stored: found in review).
+    this.#dueSince = new Map(due.map((rel) => [rel, this.#since.get(rel) ?? now]));
+    this.#overdue = new Set(due.filter((rel) => now - this.#dueSince.get(rel)! >= this.#openMaxMs));
     for (const rel of due) {
       this.#pending.delete(rel);
       this.#since.delete(rel);
@@ -503,17 +520,20 @@ export class Watch {
   async #store(files: FileToPut[], before: ReadonlyMap<string, string>): Promise<Map<string, string>> {
     const digests = new Map<string, string>();
     const storePath = new Map(files.map((f) => [f.path, f.meta?.path ?? f.path]));
-    for (let i = 0; i < files.length; i += BATCH) {
-      for await (const o of this.#h.store.putFiles(files.slice(i, i + BATCH), { refuseChanged: true })) {
+    const relOf = (abs: string) => relative(this.root, abs).split(sep).join('/');
+    // Those held open for writing past OPEN_MAX_MS are stored as read (see #flush).
+    const groups = [files.filter((f) => !this.#overdue.has(relOf(f.path))), files.filter((f) => this.#overdue.has(relOf(f.path)))];
+    for (const [g, group] of groups.entries()) for (let i = 0; i < group.length; i += BATCH) {
+      for await (const o of this.#h.store.putFiles(group.slice(i, i + BATCH), { refuseChanged: g === 0 })) {
         const path = storePath.get(o.path) ?? o.path;
         if (o.error instanceof SourceChangedError) {
           // Rewritten while it was read: what was read may be no state the file ever had, and
           // was not stored. It is put again once it has settled (its writer's next change
           // would say so too, but a rewrite may already be over).
-          const rel = relative(this.root, o.path).split(sep).join('/');
+          const rel = relOf(o.path);
           const now = Date.now();
           this.#pending.set(rel, now);
-          if (!this.#since.has(rel)) this.#since.set(rel, now);
+          if (!this.#since.has(rel)) this.#since.set(rel, this.#dueSince.get(rel) ?? now);
           this.#schedule();
         } else if (o.result) {
           digests.set(o.path, o.result.digest);
@@ -565,6 +585,7 @@ export class Watch {
 
   /** Makes the store's prefix what the tree holds: unchanged files by their stamps, the rest put, the missing deleted. */
   async #catchUp(): Promise<{ stored: number; deleted: number; unchanged: number }> {
+    this.#overdue = new Set(); // (a catch-up's files are read as any are: refused when changing)
     // A directory that cannot be read is said, and what the store has under it stays: unknown is not deleted.
     const unreadable: string[] = [];
     const scan = await scanDirectory(this.root, {
