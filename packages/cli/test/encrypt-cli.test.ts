@@ -98,6 +98,12 @@ describe('kura with an encrypted store', () => {
     expect(rebuild.stdout).toMatch(/^rebuilt the database of .* in its cache .* from the store's log, up to commit \d+/);
     expect(kura('get', 'ledger/quartermaster.txt').stdout).toBe('the hieroglyphical ledger of the quartermaster\n'.repeat(50));
     expect(kura('search', 'hieroglyphical').stdout).toContain('ledger/quartermaster.txt');
+    // A rebuild that cannot open the store (a wrong password) leaves the cache's database as it was.
+    const cacheDb = () => (readdirSync(join(root, 'cache'), { recursive: true }) as string[]).filter((f) => f.endsWith('kura.db'));
+    expect(cacheDb()).toHaveLength(1);
+    expect(kuraIn(store, { KURA_PASSWORD: 'not it' })('rebuild').status).toBe(2);
+    expect(cacheDb()).toHaveLength(1); // (it was deleted first, and nothing made again)
+    expect(kura('ls').stdout).toContain('ledger/quartermaster.txt');
 
     // Wrong, missing: exit 2, said, and the store is as it was.
     const before = files(store).map((f) => `${f} ${readFileSync(f).length}`).sort();

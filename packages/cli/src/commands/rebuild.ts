@@ -4,7 +4,7 @@
  * read (it may be the damaged thing) and is replaced only once the new one is complete. Needs
  * the store to itself, like any writer.
  */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { CONFIG_FILE, DB_FILE, Store, defaultCacheDir, isObjectLocation } from '@kura/store';
 import type { Command } from 'commander';
@@ -35,11 +35,23 @@ export function register(program: Command): void {
       if (databaseIsCache(dir)) {
         // Its database is the cache's: removed, the next open makes it again from the store's
         // log (told to run kura rebuild, the command refused such a store: two trials).
+        // (Stop servers and watches using this cache first: nothing locks a cache.)
         const cache = defaultCacheDir(dir);
         const db = join(cache, DB_FILE);
         const had = existsSync(db);
-        for (const f of [db, `${db}-wal`, `${db}-shm`]) rmSync(f, { force: true });
-        const seq = await withStore(cmd, { readonly: false }, async (store) => (await store.refresh()).seq);
+        // Set aside, not deleted, until the new one is made: an open that fails (the log
+        // damaged, the bucket unreachable, a wrong password) leaves the old one in place.
+        const files = [db, `${db}-wal`, `${db}-shm`].filter((f) => existsSync(f));
+        for (const f of files) renameSync(f, `${f}.before-rebuild`);
+        let seq: number;
+        try {
+          seq = await withStore(cmd, { readonly: false }, async (store) => (await store.refresh()).seq);
+        } catch (e) {
+          for (const f of [db, `${db}-wal`, `${db}-shm`]) rmSync(f, { force: true });
+          for (const f of files) renameSync(`${f}.before-rebuild`, f);
+          throw e;
+        }
+        for (const f of files) rmSync(`${f}.before-rebuild`, { force: true });
         const seconds = (performance.now() - started) / 1000;
         if (opts.json) return writeJson({ seq, cache, seconds: Number(seconds.toFixed(3)) });
         return write(`${had ? 'rebuilt' : 'made'} the database of ${dir} in its cache ${cache} from the store's log, up to commit ${seq}, in ${seconds.toFixed(2)} s\n`);
