@@ -151,6 +151,28 @@ describe('an encrypted store directory', () => {
     expect([...plainFound].some((s) => s.startsWith('chunk key of'))).toBe(true);
   }, 120_000);
 
+  it('a damaged checkpoint is damage to verify (unauthentic), and a fresh cache is made from the log without it', async () => {
+    const root = tmp('kura-enc-');
+    const store = await Store.init(root, { encryption: { kdf: FAST }, password: PASSWORD, cacheDir: tmp('kura-enc-cache-') });
+    await store.put(new TextEncoder().encode('before the checkpoint'), { path: 'a.txt' });
+    const { seq } = await store.checkpoint();
+    await store.put(new TextEncoder().encode('after it'), { path: 'b.txt' });
+    const file = join(root, 'checkpoints', String(seq).padStart(20, '0'));
+    const bytes = readFileSync(file);
+    bytes[bytes.length >> 1]! ^= 0x01;
+    writeFileSync(file, bytes);
+    const v = await store.verify();
+    expect(v.ok).toBe(false);
+    expect(v.damagedLog).toEqual([expect.objectContaining({ reason: 'unauthentic', seq })]);
+    await store.close();
+    const fresh = await Store.open(root, { password: PASSWORD, cacheDir: tmp('kura-enc-cache-') });
+    try {
+      expect((await fresh.list()).items.map((e) => e.path).sort()).toEqual(['a.txt', 'b.txt']);
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it("a damaged key file is named: its password's open says so, and verify reports it as damage", async () => {
     const root = tmp('kura-enc-');
     const cacheDir = tmp('kura-enc-cache-');

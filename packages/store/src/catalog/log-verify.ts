@@ -28,6 +28,16 @@ export async function verifyLog(st: Statements, store: LogStore): Promise<{ comm
   let commits: Awaited<ReturnType<typeof commitsAfter>>['commits'] = [];
   let last: Awaited<ReturnType<typeof commitsAfter>>['last'];
   let start = emptyHead();
+  // Checkpoints, each against its own hash (a damaged one was "ok", then blocked a rebuild: a
+  // trial), an encrypted store's opened (authenticated) too. First: a damaged log ends the rest.
+  for (const name of await store.checkpoints()) {
+    try {
+      checkedCheckpoint(await store.readCheckpoint(name), name);
+    } catch (e) {
+      if (!(e instanceof CorruptDataError)) throw e;
+      damaged.push({ reason: e.reason === 'unauthentic' ? 'unauthentic' : 'checkpoint', seq: Number(name), message: `${e.message}; a rebuild uses an older checkpoint, or the log from its start` });
+    }
+  }
   try {
     start = await logStart(store);
     ({ commits, last } = await commitsAfter(store, start));
@@ -60,18 +70,6 @@ export async function verifyLog(st: Statements, store: LogStore): Promise<{ comm
       damaged.push({ reason: 'log-behind', seq: head.seq, message: `the database has applied commit ${head.seq}, and the log holds commits up to ${held}: rebuild the database from the log (kura rebuild)` });
     } else if (!sameHash(at.frame.hash, head.hash)) {
       damaged.push({ reason: 'log-behind', seq: head.seq, message: `commit ${head.seq} in the log is not the one the database applied (its hash differs): rebuild the database from the log (kura rebuild)` });
-    }
-  }
-  // Checkpoints, each against its own hash (a damaged one was "ok", then blocked a rebuild: a
-  // trial). An encrypted store's are sealed: opening them authenticates them.
-  if (!store.sealing) {
-    for (const name of await store.checkpoints()) {
-      try {
-        checkedCheckpoint(await store.readCheckpoint(name), name);
-      } catch (e) {
-        if (!(e instanceof CorruptDataError)) throw e;
-        damaged.push({ reason: 'checkpoint', seq: Number(name), message: `${e.message}; a rebuild uses an older checkpoint, or the log from its start` });
-      }
     }
   }
   return { commitsChecked: commits.length, damaged };

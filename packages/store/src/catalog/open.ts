@@ -139,7 +139,9 @@ export async function rebuildCatalog(db: SqlDatabase, st: Statements, log: LogSt
       used = name;
       break;
     } catch (e) {
-      if (!(name !== undefined && isKuraError(e) && e.code === 'CORRUPT_DATA' && (e as { reason?: string }).reason === 'checkpoint')) throw e;
+      // (An encrypted store's damaged checkpoint fails its authentication: `unauthentic`.)
+      const reason = (e as { reason?: string }).reason;
+      if (!(name !== undefined && isKuraError(e) && e.code === 'CORRUPT_DATA' && (reason === 'checkpoint' || reason === 'unauthentic'))) throw e;
     }
   }
   const { commits, headAt } = await commitsAfter(log, head, publishes(log));
