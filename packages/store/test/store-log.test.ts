@@ -438,8 +438,19 @@ describe('the database is a replay of the log', () => {
     // It replayed the commits before the damage, cut the rest as a torn tail, and the next
     // write made that for good (a trial: 200 entries and a snapshot gone, verify ok).
     await expect(Store.open(dir)).rejects.toMatchObject({ code: 'CORRUPT_DATA', reason: 'log', message: expect.stringMatching(/is damaged at offset .*a whole commit follows.*nothing was cut/) });
-    await expect(Store.rebuild(dir)).rejects.toMatchObject({ code: 'CORRUPT_DATA', reason: 'log' });
+    await expect(Store.rebuild(dir)).rejects.toMatchObject({ code: 'CORRUPT_DATA', reason: 'log', message: expect.stringMatching(/kura rebuild --force cuts the log there/) });
     expect(readFileSync(segment!).equals(damaged)).toBe(true);
+    // The way out, asked for: the log is cut at the damage, what followed kept beside it, and
+    // the store opens with what came before.
+    const r = await Store.rebuild(dir, { force: true });
+    expect(r.cut).toHaveLength(1);
+    const kept = readFileSync(join(dir, r.cut![0]!));
+    expect(Buffer.concat([readFileSync(segment!), kept]).equals(damaged)).toBe(true);
+    const s = await reopen(dir);
+    expect((await s.list()).items.length).toBeLessThan(20);
+    await s.put(textBytes('after the cut'), { path: 'after.txt' });
+    expect((await s.verify()).ok).toBe(true);
+    await s.close();
   });
 
   it('a segment cut shorter than what the database applied from it refuses new commits (they landed where no replay reaches)', async () => {

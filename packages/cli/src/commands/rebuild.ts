@@ -65,10 +65,11 @@ export function register(program: Command): void {
       }
       const seconds = (performance.now() - started) / 1000;
       if (opts.json) {
-        writeJson({ seq: r.seq, commits: r.commits, checkpoint: r.checkpoint ?? null, seconds: Number(seconds.toFixed(3)) });
+        writeJson({ seq: r.seq, commits: r.commits, checkpoint: r.checkpoint ?? null, ...(r.cut ? { cut: r.cut } : {}), seconds: Number(seconds.toFixed(3)) });
         return;
       }
       const from = r.checkpoint === undefined ? 'the start of the log' : `checkpoint ${r.checkpoint}`;
+      for (const f of r.cut ?? []) process.stderr.write(`kura: the log was damaged: cut there, what followed kept in ${dir}/${f}\n`);
       write(`rebuilt ${dir}/kura.db: ${count(r.commits)} commits replayed from ${from}, up to commit ${r.seq}, in ${seconds.toFixed(2)} s\n`);
     });
 }

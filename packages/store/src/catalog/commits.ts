@@ -156,7 +156,9 @@ export async function commitsAfter(
     // writer — unless a whole commit follows them: then they are damage inside the log.
     if (i === from.length - 1 && end < bytes.length && !stopAtGap) {
       const next = intactFrameAfter(bytes, end);
-      if (next !== undefined) throw new CorruptDataError(`log segment ${name} is damaged at offset ${end}: a whole commit follows at ${next}, so this is no torn append; nothing was cut (kura verify)`, 'log');
+      if (next !== undefined) {
+        throw Object.assign(new CorruptDataError(`log segment ${name} is damaged at offset ${end}: a whole commit follows at ${next}, so this is no torn append; nothing was cut (kura rebuild --force cuts the log there, keeping what it cuts beside it)`, 'log'), { segment: name, offset: end });
+      }
     }
   }
   return { commits, last, headAt };

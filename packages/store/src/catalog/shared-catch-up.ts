@@ -60,7 +60,7 @@ export function catchUpShared(st: Statements, shared: SharedSegments, stored: Lo
       if (offset + end < size) {
         // Torn: never committed — unless a whole commit follows (damage inside the log: kept).
         const next = intactFrameAfter(bytes, end);
-        if (next !== undefined) throw new CorruptDataError(`log segment ${segment} is damaged at offset ${offset + end}: a whole commit follows at ${offset + next}, so this is no torn append; nothing was cut (kura verify)`, 'log');
+        if (next !== undefined) throw Object.assign(new CorruptDataError(`log segment ${segment} is damaged at offset ${offset + end}: a whole commit follows at ${offset + next}, so this is no torn append; nothing was cut (kura rebuild --force cuts the log there, keeping what it cuts beside it)`, 'log'), { segment, offset: offset + end });
         appender.truncate(offset + end);
       }
     }

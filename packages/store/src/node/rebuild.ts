@@ -1,7 +1,7 @@
 /**
  * Rebuilding a store's database from its log (FORMAT.md §15.4), as `kura rebuild` does.
  */
-import { existsSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { readConfigObject, rebuildCatalog } from '../catalog/open.js';
 import { CorruptDataError, InvalidInputError, NotFoundError, StoreLockedError } from '../errors.js';
@@ -14,6 +14,16 @@ import { liveWriters } from './lock.js';
 import { openSqlite } from './sqlite.js';
 import { defaultCacheDir } from './object-backends.js';
 
+/** Cuts log segment `segment` at `offset`, its bytes from there kept beside the log; answers that file's name. */
+function cutLog(root: string, segment: string, offset: number): string {
+  const file = join(root, 'log', segment);
+  const kept = `log-cut-${segment}-${offset}`;
+  const bytes = readFileSync(file);
+  writeFileSync(join(root, kept), bytes.subarray(offset));
+  truncateSync(file, offset);
+  return kept;
+}
+
 export interface RebuildReport {
   /** The head the new database has applied. */
   seq: number;
@@ -21,6 +31,8 @@ export interface RebuildReport {
   commits: number;
   /** That checkpoint's seq (undefined: none, the whole log replayed). */
   checkpoint: number | undefined;
+  /** With `force`: the files beside the log holding what was cut out of it at damage inside it. */
+  cut?: string[];
 }
 
 /**
@@ -46,19 +58,29 @@ export async function rebuildDatabase(dir: string, options: { force?: boolean } 
   // (Writers, not processes: two Stores of one process are two writers.)
   if (live.length) throw new StoreLockedError(`${root} is open for writing by ${live.length === 1 ? 'another writer' : `${live.length} other writers`} (a process, or a Store of this one); close them before rebuilding its database`);
   const next = join(root, `${DB_FILE}.rebuild`);
-  for (const f of [next, `${next}-wal`, `${next}-shm`]) rmSync(f, { force: true });
   const log = new FsLogStore(root);
   const config = await readConfigObject(log);
   if (!config) throw new NotFoundError(`${root}/${CONFIG_FILE} is empty`);
-  const db = openSqlite(next);
-  let result: RebuildReport;
-  try {
-    migrate(db);
-    const head = await rebuildCatalog(db, prepareStatements(db), log, config);
-    result = { seq: head.seq, commits: head.seq - (head.checkpoint ?? 0), checkpoint: head.checkpoint };
-    db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
-  } finally {
-    db.close();
+  let result: RebuildReport | undefined;
+  const cut: string[] = [];
+  while (!result) {
+    for (const f of [next, `${next}-wal`, `${next}-shm`]) rmSync(f, { force: true });
+    const db = openSqlite(next);
+    try {
+      migrate(db);
+      const head = await rebuildCatalog(db, prepareStatements(db), log, config);
+      result = { seq: head.seq, commits: head.seq - (head.checkpoint ?? 0), checkpoint: head.checkpoint, ...(cut.length ? { cut } : {}) };
+      db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+    } catch (e) {
+      // Damage inside the log (whole commits after it): with `force`, the segment is cut there
+      // — what follows is kept beside the log, `log-cut-<segment>-<offset>`, for whoever can
+      // mend it — and the rebuild goes on from what the log holds before it.
+      const at = e as { segment?: unknown; offset?: unknown };
+      if (!options.force || !(e instanceof CorruptDataError) || typeof at.segment !== 'string' || typeof at.offset !== 'number') throw e;
+      cut.push(cutLog(root, at.segment, at.offset));
+    } finally {
+      db.close();
+    }
   }
   // The database being replaced has applied commits the log no longer holds (its segments
   // deleted or cut): the log is what lost them, and replacing the database loses them too —
