@@ -301,6 +301,15 @@ describe('copyStore', () => {
       expect(await dst.stat('p.txt')).toMatchObject({ digest: before.at(-1)!.digest, tags: ['reviewed'], meta: { approver: 'carol' } });
       expect((await dst.stat('other.txt')).digest).toBe((await src.stat('other.txt')).digest);
       expect((await dst.versions('other.txt')).length).toBe(3); // v1, its own v2, the source's v2 (newest)
+      // Nothing missing, its own version newer: its tags and metadata stay its own (found in review).
+      await src.put(text(8), { path: 'third.txt' });
+      await copyStore(src, dst);
+      await new Promise((r) => setTimeout(r, 5));
+      await dst.put(text(9), { path: 'third.txt' });
+      await dst.updateMeta([{ path: 'third.txt', addTags: ['mine'] }]);
+      const third = await copyStore(src, dst);
+      expect(third.conflicts.map((c) => c.path)).toContain('third.txt');
+      expect((await dst.stat('third.txt')).tags).toEqual(['mine']);
     } finally {
       await src.close();
       await dst.close();

@@ -186,10 +186,12 @@ async function copyAll(src: AnyStore, dst: AnyStore, options: CopyOptions): Prom
     const missing = from.filter((v) => !check.take(v));
     const ours = pairs(from);
     const own = had.filter((w) => !ours.take(w));
-    const firstMissing = missing[0];
-    const newerOwn = firstMissing && own.find((w) => w.createdAt > firstMissing.createdAt);
-    if (firstMissing && newerOwn) {
-      report.conflicts.push({ path, message: `changed in the destination since (@${newerOwn.version} of ${newerOwn.createdAt} is its own, newer than the source's @${firstMissing.version} of ${firstMissing.createdAt}): left as it is there; copy it by hand, or remove the destination's versions, to take the source's` });
+    // (With nothing missing, its own version newer than the source's newest: its tags and
+    // metadata are its own too, and were made the source's: found in review.)
+    const since = missing[0] ?? from.at(-1);
+    const newerOwn = since && own.find((w) => w.createdAt > since.createdAt);
+    if (since && newerOwn) {
+      report.conflicts.push({ path, message: `changed in the destination since (@${newerOwn.version} of ${newerOwn.createdAt} is its own, newer than the source's @${since.version} of ${since.createdAt}): left as it is there; copy it by hand, or remove the destination's versions, to take the source's` });
       return 0;
     }
     let copied = 0;
