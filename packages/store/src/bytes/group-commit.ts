@@ -129,19 +129,24 @@ export class GroupCommit {
         }
         let outcomes: Outcome[];
         const going: Job[] = [];
+        const refused = new Set<Job>();
         try {
           host.drain();
           // Jobs whose records a pack given up held fail alone; the others commit.
           for (const job of batch) {
             const refusal = host.refusal(job.ops);
             if (refusal === undefined) going.push(job);
-            else job.reject(refusal);
+            else {
+              refused.add(job);
+              job.reject(refusal);
+            }
           }
           if (going.length === 0) continue;
           outcomes = host.log.publishes ? await this.#publish(going) : this.#run(going);
           if (host.durability() === 'full') await host.log.sync();
         } catch (e) {
-          going.forEach((j) => j.reject(e));
+          // Every job of the batch not refused already (a drain that threw left none going).
+          batch.forEach((j) => refused.has(j) || j.reject(e));
           continue;
         }
         going.forEach((j, i) => {

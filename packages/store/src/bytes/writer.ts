@@ -383,7 +383,9 @@ export class Writer {
     if (!pack || pack !== this.#open) return;
     this.#open = undefined;
     const done = (async () => {
-      pack.writer.append(this.records.index(pack.writer.name, pack.index)); // after the last record (FORMAT.md §6)
+      // After the last record (FORMAT.md §6). A failed write gives the pack up at once, before
+      // any await: a commit in between must already see it given up (found in review).
+      this.#written(pack, () => pack.writer.append(this.records.index(pack.writer.name, pack.index)));
       pack.dirty = true;
       if (pack.dirty || this.durability === 'full') await pack.writer.sync();
       const sealedAt = Date.now();

@@ -146,7 +146,8 @@ export class Watch {
     if (prefix !== '' && !prefix.endsWith('/')) throw new InvalidInputError(`a watch's prefix ends with / (or is empty), got "${prefix}"`, 'prefix');
     // Checked before anything is stored or deleted: a prefix no put may make (`/`, `../up/`,
     // `a//b/`) failed every file while the watch said it was watching (a trial).
-    const problem = prefix === '' ? undefined : newPathProblem(prefix.slice(0, -1));
+    // (Checked as the folder of a path: `photos@2/` is one, though `photos@2` alone would not be.)
+    const problem = prefix === '' ? undefined : newPathProblem(`${prefix}x`);
     if (problem) throw new InvalidInputError(`a watch's prefix is a folder of the store's paths: ${problem.replace(/^path /, '')} (got "${prefix}")`, 'prefix');
     this.prefix = prefix;
     const user = excluder(o.exclude);
