@@ -217,6 +217,9 @@ describe('search', () => {
     expect(await found('Andes')).toEqual([andes.digest, tagged.digest].sort());
     expect(await found('the andes')).toEqual([andes.digest, tagged.digest].sort());
     expect(await found('herring')).toEqual([fish.digest]);
+    // A word the index cuts at `_` is found as the index finds it (found in review).
+    const range = await store.put(text('the range_andes survey'), { path: 'survey.txt' });
+    expect(await found('andes')).toContain(range.digest);
     // Paged: the page is taken from the words kept.
     expect((await store.search('andes', { mode: 'keyword', limit: 1, offset: 1 })).length).toBe(1);
     // The stop word itself still finds its texts (nothing else is left to search), and other

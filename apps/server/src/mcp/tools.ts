@@ -469,7 +469,7 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
         // Nothing to rank by (only filters, or nothing at all): no hits, and why.
         const wordless = hits.length === 0 && parseQuery(query).expr === null;
         return {
-          hits: hits.map((h) => ({ path: h.path, ...(h.version !== undefined ? { version: h.version } : {}), digest: h.digest, mediaType: h.mediaType, size: h.size, score: h.score, snippet: plainSnippet(h.snippet), matched: h.matched, ...(h.keyword ? { keyword: h.keyword } : {}), ...(h.semantic ? { semantic: h.semantic } : {}), ...(h.rerank ? { rerank: h.rerank } : {}) })),
+          hits: hits.map((h) => ({ path: h.path, ...(h.version !== undefined ? { version: h.version } : {}), digest: h.digest, mediaType: h.mediaType, size: h.size, score: h.score, snippet: plainSnippet(h.snippet), ...(h.damaged !== undefined ? { damaged: h.damaged } : {}), matched: h.matched, ...(h.keyword ? { keyword: h.keyword } : {}), ...(h.semantic ? { semantic: h.semantic } : {}), ...(h.rerank ? { rerank: h.rerank } : {}) })),
           ...(hits.mode ? { mode: hits.mode } : {}),
           ...(wordless ? { note: 'no words to search for: search ranks documents by words; kura_list lists by prefix or tag alone' } : {}),
           parsedAs: hits.parsedAs,

@@ -36,10 +36,15 @@ function guarded(store: Store, owned: { prefix: string; dir: string }[]): Store 
         };
       }
       if (key === 'putFiles') {
-        return (files: Iterable<FileToPut>, ...rest: unknown[]) => {
-          const list = [...files];
-          for (const f of list) check(f.meta?.path);
-          return (value as (...a: unknown[]) => unknown).apply(target, [list, ...rest]);
+        return (files: Iterable<FileToPut> | AsyncIterable<FileToPut>, ...rest: unknown[]) => {
+          // Each file checked as it is taken (putFiles takes async iterables too).
+          async function* checked(): AsyncGenerator<FileToPut> {
+            for await (const f of files) {
+              check(f.meta?.path);
+              yield f;
+            }
+          }
+          return (value as (...a: unknown[]) => unknown).apply(target, [checked(), ...rest]);
         };
       }
       return (value as (...a: unknown[]) => unknown).bind(target);

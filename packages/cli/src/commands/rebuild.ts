@@ -1,8 +1,9 @@
 /**
- * `kura rebuild [--json]`: makes kura.db again from the store's log (FORMAT.md §15.4): the
- * configuration, the newest checkpoint and every commit after it. The old database is never
- * read (it may be the damaged thing) and is replaced only once the new one is complete. Needs
- * the store to itself, like any writer.
+ * `kura rebuild [--force] [--json]`: makes kura.db again from the store's log (FORMAT.md §15.4):
+ * the configuration, the newest whole checkpoint and every commit after it. The old database is
+ * replaced only once the new one is complete, and kept when it has applied more than the log
+ * holds (unless --force; node/rebuild.ts). Needs the store to itself, like any writer. A store
+ * whose database is a cache (object storage, encrypted) has that cache's made again.
  */
 import { existsSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

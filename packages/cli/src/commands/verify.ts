@@ -25,14 +25,14 @@ async function describeDoc(store: Store, digest: string): Promise<string> {
 function cannotWrite(e: unknown): boolean {
   const code = (e as { code?: unknown; cause?: { code?: unknown } })?.code;
   const cause = (e as { cause?: { code?: unknown } })?.cause?.code;
-  if ([code, cause].some((c) => typeof c === 'string' && (['READ_ONLY', 'EACCES', 'EPERM', 'EROFS'].includes(c) || c.startsWith('SQLITE_READONLY') || c === 'SQLITE_CANTOPEN'))) return true;
+  if ([code, cause].some((c) => typeof c === 'string' && (['READ_ONLY', 'EACCES', 'EPERM', 'EROFS', 'STORAGE_UNAVAILABLE'].includes(c) || c.startsWith('SQLITE_READONLY') || c === 'SQLITE_CANTOPEN'))) return true;
   // (The CLI's own error for a file-system failure keeps its code in its text only.)
   return e instanceof Error && /\[(EACCES|EPERM|EROFS)\]|SQLITE_READONLY|readonly database/.test(e.message);
 }
 
 const plural = (n: number, word: string) => `${count(n)} ${word}${n === 1 ? '' : 's'}`;
 
-async function report(store: Store, r: VerifyReport): Promise<string> {
+async function report(store: Store, r: VerifyReport, writable: boolean): Promise<string> {
   const lines: string[] = [];
   for (const c of r.damagedChunks) {
     lines.push(`damaged chunk ${c.key}: ${c.reason}: ${c.message}`);
@@ -55,7 +55,13 @@ async function report(store: Store, r: VerifyReport): Promise<string> {
   if (r.damagedLog.length) parts.push('the log');
   if (r.damagedKeys.length) parts.push(plural(r.damagedKeys.length, 'key file'));
   // How damaged chunks are repaired, where they were recorded (a store opened for writing).
-  if (r.damagedChunks.length) lines.push('to repair: put the same bytes again (kura add FILE, or copy them back from another store): each damaged chunk they hold is written anew');
+  if (r.damagedChunks.length) {
+    lines.push(
+      writable
+        ? 'to repair: put the same bytes again (kura add FILE, or copy them back from another store): each damaged chunk they hold is written anew'
+        : 'the store could not be opened for writing, so the damaged chunks were not recorded: run kura verify where it can write, then put the same bytes again to repair them',
+    );
+  }
   lines.push(
     r.ok
       ? `ok: ${checked}`
@@ -79,7 +85,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
       // put of the same bytes writes them anew (FORMAT.md §7). Read-only, re-adding the
       // original file only deduplicated against the broken chunk (a trial). A store that cannot
       // be written (read-only media, permissions) is verified read-only.
-      const check = async (store: Store) => {
+      const check = async (store: Store, writable: boolean) => {
         open = true;
         let phase = 'chunks';
         const bar = new Progress(0, !opts.json, ({ value, total }) => `verifying ${phase} ${count(value)}/${count(total)}`);
@@ -97,10 +103,12 @@ export function register(program: Command, setExit: (code: number) => void): voi
           bar.stop();
         }
         if (opts.json) await writeJson(r);
-        else await write(await report(store, r));
+        else await write(await report(store, r, writable));
         if (!r.ok) setExit(EXIT.damaged);
       };
-      const opened = withStore(cmd, { readonly: false }, check).catch((e: unknown) => (!open && cannotWrite(e) ? withStore(cmd, { readonly: true }, check) : Promise.reject(e)));
+      const opened = withStore(cmd, { readonly: false }, (store) => check(store, true)).catch((e: unknown) =>
+        !open && cannotWrite(e) ? withStore(cmd, { readonly: true }, (store) => check(store, false)) : Promise.reject(e),
+      );
       try {
         await opened;
       } catch (e) {

@@ -129,7 +129,6 @@ async function collect(ctx: GcContext, lease: GcLease | undefined, onProgress?: 
   // unreferenced for the margin (FORMAT.md §9).
   const margined = objects || (liveness?.others().length ?? 0) > 0;
   const report: GcReport = { chunksRemoved: 0, packsDeleted: 0, packsCompacted: 0, orphansDeleted: 0, bytesFreed: 0, packsWaiting: 0, bytesWaiting: 0, logCommitsDeleted: 0, checkpointsDeleted: 0, chunksWaiting: 0, chunkBytesWaiting: 0 };
-  if (margined) report.margin = objects ? 'shared' : 'writers';
   // On an object store the log is truncated once a checkpoint has existed for the retention
   // (decision 0045): up to that checkpoint's seq, after the packs commits there carry are moved out (step 2).
   const truncating = objects && ctx.b.log && truncatable(ctx.b.log) ? ctx.b.log : undefined;
@@ -165,7 +164,10 @@ async function collect(ctx: GcContext, lease: GcLease | undefined, onProgress?: 
     const w = db.read(() => st.condemnedWaiting.get()!);
     report.chunksWaiting = w.n;
     report.chunkBytesWaiting = w.bytes;
-    if (w.n > 0 && w.last !== null) report.waitingUntil = new Date(w.last + marginMs).toISOString();
+    if (w.n > 0 && w.last !== null) {
+      report.waitingUntil = new Date(w.last + marginMs).toISOString();
+      report.margin = objects ? 'shared' : 'writers';
+    }
   }
 
   // 1b. The open pack, when what step 1 left live in it is little enough that it would be

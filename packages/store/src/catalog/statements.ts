@@ -177,8 +177,6 @@ function statementsOf(db: SqlDatabase) {
     chunkRelease: p<{ refs: number }>('UPDATE chunks SET refs = refs - ? WHERE key = ? RETURNING refs'),
     chunkMove: p('UPDATE chunks SET pack_id = ?, offset = ? WHERE key = ? AND pack_id = ?'),
     /** Unreferenced chunks, but for those an upload holds until after the given time. */
-    /** Unused chunks marked and waiting for the margin: how many, their stored bytes, the latest mark. */
-    condemnedWaiting: p<{ n: number; bytes: number; last: number | null }>('SELECT COUNT(*) AS n, COALESCE(SUM(c.stored_len), 0) AS bytes, MAX(d.since) AS last FROM condemned d JOIN chunks c ON c.key = d.key WHERE c.refs = 0'),
     chunkGarbageCount: p<{ n: number }>(
       'SELECT COUNT(*) AS n FROM chunks c WHERE refs = 0 AND NOT EXISTS (SELECT 1 FROM chunk_holds h WHERE h.key = c.key AND h.until > ?)',
     ),
@@ -190,6 +188,8 @@ function statementsOf(db: SqlDatabase) {
     condemnedSince: p<{ since: number }>('SELECT since FROM condemned WHERE key = ?'),
     condemnedMark: p('INSERT INTO condemned(key, since) VALUES (?, ?) ON CONFLICT(key) DO NOTHING'),
     condemnedClear: p('DELETE FROM condemned WHERE key = ?'),
+    /** Unused chunks marked and waiting for the margin: how many, their stored bytes, the latest mark. */
+    condemnedWaiting: p<{ n: number; bytes: number; last: number | null }>('SELECT COUNT(*) AS n, COALESCE(SUM(c.stored_len), 0) AS bytes, MAX(d.since) AS last FROM condemned d JOIN chunks c ON c.key = d.key WHERE c.refs = 0'),
     /** Marks of chunks a put has referenced again since. */
     condemnedRevived: p('DELETE FROM condemned WHERE key IN (SELECT c.key FROM condemned c JOIN chunks k ON k.key = c.key WHERE k.refs > 0)'),
     holdSet: p('INSERT INTO chunk_holds(key, until) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET until = max(until, excluded.until)'),

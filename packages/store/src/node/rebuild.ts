@@ -36,9 +36,11 @@ export interface RebuildReport {
 }
 
 /**
- * Rebuilds `kura.db` from the store's log: the configuration, the newest checkpoint and every
- * commit after it, into a new database that then replaces the old one (which is never read:
- * it may be damaged). Refused (STORE_LOCKED) while a writer is open.
+ * Rebuilds `kura.db` from the store's log: the configuration, the newest whole checkpoint and
+ * every commit after it, into a new database that then replaces the old one. Of the old one
+ * only its log position is read, where it can be (it may be damaged): one that has applied
+ * more than the log holds is kept, unless `force`. Refused (STORE_LOCKED) while a writer is
+ * open. With `force`, damage inside the log is cut out (see the loop below).
  */
 export async function rebuildDatabase(dir: string, options: { force?: boolean } = {}): Promise<RebuildReport> {
   const root = resolve(dir);

@@ -173,12 +173,12 @@ export class Watch {
     this.#o.onEvent?.(e);
   }
 
-  /** A name the scan cannot hold (a backslash, over 1,024 characters) is left out, and said. */
   /** Names in `scan` that are not UTF-8 (left out by every scan): said, each once a scan. */
   #notUtf8(scan: { notUtf8: readonly string[] }): void {
     for (const path of scan.notUtf8) this.#badName(path, NOT_UTF8);
   }
 
+  /** A name the scan cannot hold (a backslash, over 1,024 characters) is left out, and said. */
   readonly #badName = (path: string, why: string): void => {
     this.#emit({ type: 'error', path, message: `left out: ${why}`, code: 'INVALID_INPUT' });
   };

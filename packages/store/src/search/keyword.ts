@@ -92,7 +92,8 @@ function exactForms(terms: SnippetTerm[]): (text: string) => boolean {
   // A word keeps its stem's letters but the last (porter turns `y` into `i`, adds an `e`).
   const starts = [...new Set(terms.map((t) => t.stem.slice(0, Math.max(1, t.stem.length - 1))))];
   const stems = new Set(terms.map((t) => t.stem));
-  const words = new RegExp(`\\b(?:${starts.join('|')})[a-z]*`, 'gi');
+  // (Starting after anything but a letter or digit, `_` included: the index cuts words there too.)
+  const words = new RegExp(`(?<![\\p{L}\\p{N}])(?:${starts.join('|')})[a-z]*`, 'giu');
   return (text) => {
     for (const m of text.matchAll(words)) {
       const w = m[0].toLowerCase();

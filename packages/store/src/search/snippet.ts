@@ -110,10 +110,6 @@ export function stopStemmedOnly(terms: SnippetTerm[]): boolean {
   return terms.length > 0 && terms.every((t) => t.stopStem && !t.prefix);
 }
 
-/** Whether one of `fields` has a word the terms match (stems, and no stop word for a `stopStem` term). */
-export function hasTerm(fields: (string | null)[], terms: SnippetTerm[]): boolean {
-  return fields.some((f) => f && snippetWords(f).some((t) => matches(t.word, terms)));
-}
 
 /**
  * The text's words as the index has them: the index's tokenizer (unicode61) cuts at `_` too, so
