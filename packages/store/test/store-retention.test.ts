@@ -258,7 +258,7 @@ describe('forget on a store', () => {
       await store.pin({ path: 'n/f.md', version: 1 });
       await store.forgetVersions({ keep: 1, prefix: 'n/' }); // v2 goes
       // It answered v1, which was not the latest then (a trial).
-      await expect(store.resolve(`n/f.md@${times[1]}`)).rejects.toThrow(/latest at .* is no longer kept: versions between @1 .* and @3 .* were removed/);
+      await expect(store.resolve(`n/f.md@${times[1]}`)).rejects.toThrow(/latest at .* is not known here: versions between @1 .* and @3 .* are not kept/);
       // (When v2 was made is gone with it: any time between v1 and v3 may be after it.)
       await expect(store.resolve(`n/f.md@${times[0]}`)).rejects.toMatchObject({ code: 'NOT_FOUND' });
       expect(await at(times[2]!)).toBe('v3');

@@ -81,7 +81,7 @@ export function pathVersion({ st }: CatalogReads, path: string, which: { version
     const next = row && st.versionAfter.get(path, row.version);
     if (row && next && next.version > row.version + 1) {
       throw new NotFoundError(
-        `the version of ${path} latest at ${new Date(t).toISOString()} is no longer kept: versions between @${row.version} (${new Date(row.created_at).toISOString()}) and @${next.version} (${new Date(next.created_at).toISOString()}) were removed`,
+        `the version of ${path} latest at ${new Date(t).toISOString()} is not known here: versions between @${row.version} (${new Date(row.created_at).toISOString()}) and @${next.version} (${new Date(next.created_at).toISOString()}) are not kept (removed, or never copied here)`,
       );
     }
   } else {
