@@ -116,6 +116,7 @@ export const GcReport = z.object({
   chunkBytesWaiting: z.number().int(),
   waitingUntil: z.string().optional(),
   margin: z.enum(['writers', 'shared']).optional(),
+  chunksDamaged: z.array(z.string()).describe('live chunks a compaction could not copy because they are damaged: their packs stay until they are repaired'),
   logCommitsDeleted: z.number().int(),
   checkpointsDeleted: z.number().int(),
 });

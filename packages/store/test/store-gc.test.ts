@@ -184,6 +184,32 @@ describe('gc during a put in progress (deterministic interleavings)', () => {
 });
 
 describe('gc beside another live writer', () => {
+  it('names the damaged chunks a compaction could not copy, and does not call their pack compacted (it did, at every run)', async () => {
+    const { store, dir } = await newStore({ compression: false });
+    const keep = randomBytes(31, 100_000);
+    const kept = await store.put(keep, { path: 'keep.bin' });
+    const big = await store.put(randomBytes(32, 3_000_000), { path: 'big.bin' });
+    await store.close();
+    const { readdirSync, readFileSync, writeFileSync } = await import('node:fs');
+    const packFile = readdirSync(join(dir, 'packs'), { recursive: true, withFileTypes: true }).find((f) => f.isFile() && readFileSync(join(f.parentPath, f.name)).includes(keep.subarray(0, 64)))!;
+    const bytes = readFileSync(join(packFile.parentPath, packFile.name));
+    bytes[bytes.indexOf(keep.subarray(0, 64)) + 10]! ^= 0x01;
+    writeFileSync(join(packFile.parentPath, packFile.name), bytes);
+    const s = await reopen(dir);
+    try {
+      await s.delete(big.digest);
+      const first = await s.gc();
+      expect(first.chunksDamaged.length).toBeGreaterThan(0);
+      expect(first.packsCompacted).toBe(0);
+      const again = await s.gc();
+      expect(again).toMatchObject({ packsCompacted: 0, chunksDamaged: first.chunksDamaged });
+      // The document reads as damaged, never as good.
+      await expect(s.getBytes(kept.digest)).rejects.toMatchObject({ code: 'CORRUPT_DATA' });
+    } finally {
+      await s.close();
+    }
+  });
+
   it('says what waits for the margin while another writer is open, and why, instead of freeing 0 B without a word', async () => {
     const { store: init, dir } = await newStore();
     await init.close();

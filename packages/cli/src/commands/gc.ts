@@ -22,6 +22,10 @@ function summary(r: GcReport): string {
     (r.chunksWaiting
       ? `${plural(r.chunksWaiting, 'unused chunk')} (${bytes(r.chunkBytesWaiting)}) wait${r.chunksWaiting === 1 ? 's' : ''} for the safety margin (${r.margin === 'writers' ? 'other processes have this store open for writing, such as kura watch or kura serve' : 'the store is shared through its log: object storage, or encrypted'}): run kura gc again after ${r.waitingUntil}\n`
       : '') +
+    // Damage a compaction met: its packs stay until it is repaired (it was "compacted" forever, naming nothing).
+    (r.chunksDamaged.length
+      ? `${plural(r.chunksDamaged.length, 'damaged chunk')} kept ${r.chunksDamaged.length === 1 ? 'its pack' : 'their packs'} from being compacted (${r.chunksDamaged.slice(0, 3).join(', ')}${r.chunksDamaged.length > 3 ? ', …' : ''}): kura verify names the documents; put the same bytes again to repair them\n`
+      : '') +
     // And the log's commits a checkpoint has covered for the retention (decision 0045).
     (r.logCommitsDeleted || r.checkpointsDeleted ? `log truncated: ${plural(r.logCommitsDeleted, 'commit')} and ${plural(r.checkpointsDeleted, 'checkpoint')} deleted\n` : '')
   );
@@ -32,7 +36,7 @@ export function register(program: Command): void {
     .command('gc')
     .description('reclaim the space of chunks no document uses any more')
     .option('--no-policies', 'leave the retention policies (kura policy) for later')
-    .option('--json', 'one JSON line: {"forgotten":{"snapshots","versions"},"chunksRemoved","packsDeleted","packsCompacted","orphansDeleted","bytesFreed","packsWaiting","bytesWaiting","logCommitsDeleted","checkpointsDeleted","chunksWaiting","chunkBytesWaiting","waitingUntil"?,"margin"?}')
+    .option('--json', 'one JSON line: {"forgotten":{"snapshots","versions"},"chunksRemoved","packsDeleted","packsCompacted","orphansDeleted","bytesFreed","packsWaiting","bytesWaiting","logCommitsDeleted","checkpointsDeleted","chunksWaiting","chunkBytesWaiting","waitingUntil"?,"margin"?,"chunksDamaged"}')
     .action(async (opts: { json?: boolean; policies: boolean }, cmd: Command) => {
       await withStore(cmd, { readonly: false }, async (store) => {
         // The policies first: what they remove is then reclaimed by this same run.

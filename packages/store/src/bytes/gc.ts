@@ -4,6 +4,7 @@
  */
 import type { PackStore } from '../backend/packs.js';
 import type { SqlDatabase } from '../backend/sql.js';
+import { CorruptDataError } from '@kura/core';
 import { breather } from '../breather.js';
 import { bytesToHex } from '../hex.js';
 import type { Reader } from './read.js';
@@ -50,6 +51,13 @@ export interface GcReport {
   waitingUntil?: string;
   /** Why unused chunks wait: `writers` (other writers alive), `shared` (object storage, an encrypted store); absent when they do not. */
   margin?: 'writers' | 'shared';
+  /**
+   * Live chunks a compaction could not copy because their records are damaged (keys): their
+   * packs stay, and are not counted compacted, until they are repaired (a put of the same
+   * bytes) or their documents removed. GC reported such a pack "compacted" at every run,
+   * naming nothing (a trial).
+   */
+  chunksDamaged: string[];
 }
 
 /** An open pack this large is looked at by GC, and sealed for compaction when mostly garbage. */
@@ -128,7 +136,7 @@ async function collect(ctx: GcContext, lease: GcLease | undefined, onProgress?: 
   // puts may share a chunk this process cannot see pinned: a row goes only once it has been
   // unreferenced for the margin (FORMAT.md §9).
   const margined = objects || (liveness?.others().length ?? 0) > 0;
-  const report: GcReport = { chunksRemoved: 0, packsDeleted: 0, packsCompacted: 0, orphansDeleted: 0, bytesFreed: 0, packsWaiting: 0, bytesWaiting: 0, logCommitsDeleted: 0, checkpointsDeleted: 0, chunksWaiting: 0, chunkBytesWaiting: 0 };
+  const report: GcReport = { chunksRemoved: 0, packsDeleted: 0, packsCompacted: 0, orphansDeleted: 0, bytesFreed: 0, packsWaiting: 0, bytesWaiting: 0, logCommitsDeleted: 0, checkpointsDeleted: 0, chunksWaiting: 0, chunkBytesWaiting: 0, chunksDamaged: [] };
   // On an object store the log is truncated once a checkpoint has existed for the retention
   // (decision 0045): up to that checkpoint's seq, after the packs commits there carry are moved out (step 2).
   const truncating = objects && ctx.b.log && truncatable(ctx.b.log) ? ctx.b.log : undefined;
@@ -236,8 +244,10 @@ async function collect(ctx: GcContext, lease: GcLease | undefined, onProgress?: 
       group.push({ name: pack.name, rows: mine });
       chunks += mine.length;
     } while (objects && i < toCompact.length && chunks < MOVES_PER_COMMIT);
-    report.bytesFreed -= await compact(ctx, group);
-    report.packsCompacted += group.length;
+    const done = await compact(ctx, group);
+    report.bytesFreed -= done.rewritten;
+    report.packsCompacted += group.length - done.kept.size;
+    report.chunksDamaged.push(...done.damaged);
     onProgress?.({ phase: 'packs', done: report.packsCompacted, total: toCompact.length });
   }
 
@@ -266,11 +276,14 @@ async function collect(ctx: GcContext, lease: GcLease | undefined, onProgress?: 
 const MOVES_PER_COMMIT = 16_384;
 
 /** Moves the packs' live chunks to the open pack, in one commit; each move drops its pack. Returns bytes rewritten. */
-async function compact(ctx: GcContext, group: { name: string; rows: ChunkRow[] }[]): Promise<number> {
+/** Copies the packs' live records into the open pack; answers the bytes written, and the damaged chunks not copied (and the packs they keep). */
+async function compact(ctx: GcContext, group: { name: string; rows: ChunkRow[] }[]): Promise<{ rewritten: number; damaged: string[]; kept: Set<string> }> {
   const { writer, reader } = ctx;
   const packs = ctx.b.packs;
   const moves: { from: string; rows: number; moved: { key: Uint8Array; packId: number; offset: number }[] }[] = [];
   let rewritten = 0;
+  const damaged: string[] = [];
+  const kept = new Set<string>();
   const breathe = breather();
   for (const { name, rows } of group) {
     const moved: { key: Uint8Array; packId: number; offset: number }[] = [];
@@ -288,7 +301,11 @@ async function compact(ctx: GcContext, group: { name: string; rows: ChunkRow[] }
         await reader.chunk(key);
         const records = writer.records;
         if (!copy) record = records.plain(name, row.offset, await packs.read(name, row.offset, records.recordSize(row.stored_len)), key);
-      } catch {
+      } catch (e) {
+        if (e instanceof CorruptDataError) {
+          damaged.push(key);
+          kept.add(name);
+        }
         continue;
       }
       if (record) {
@@ -319,5 +336,5 @@ async function compact(ctx: GcContext, group: { name: string; rows: ChunkRow[] }
       writer.settle(bytesToHex(m.key));
     }
   }
-  return rewritten;
+  return { rewritten, damaged, kept };
 }
