@@ -51,3 +51,19 @@ export class GatheredAppends {
     return this.#size;
   }
 }
+
+/**
+ * Runs every drain, even after one fails (a store closing lets go of every file all the same),
+ * and answers the first failure, if any: `{ e }`, so that a thrown `undefined` still counts.
+ */
+export function drainAll(drains: Iterable<() => void>): { e: unknown } | undefined {
+  let failed: { e: unknown } | undefined;
+  for (const drain of drains) {
+    try {
+      drain();
+    } catch (e) {
+      failed ??= { e };
+    }
+  }
+  return failed;
+}

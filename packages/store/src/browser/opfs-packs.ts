@@ -7,7 +7,7 @@
  * A sync access handle locks its file exclusively, so a file is opened once and its handle
  * shared by the writer and all reads; a bounded number stay open (oldest closed first).
  */
-import { GatheredAppends } from '../backend/gathered-appends.js';
+import { GatheredAppends, drainAll } from '../backend/gathered-appends.js';
 import { PackMissingError, type PackInfo, type PackStore, type PackWriter } from '../backend/packs.js';
 
 /** The parts of FileSystemSyncAccessHandle used here (lib.webworker; not in lib.dom). */
@@ -202,14 +202,7 @@ export class OpfsPackStore implements PackStore {
   async close(): Promise<void> {
     // Every handle lets go of its file even when a drain or a flush fails (then the first
     // failure is thrown): a handle left open locks its pack until the page is reloaded.
-    let failed: { e: unknown } | undefined;
-    for (const drain of this.#drains.values()) {
-      try {
-        drain();
-      } catch (e) {
-        failed ??= { e };
-      }
-    }
+    let failed = drainAll(this.#drains.values());
     this.#drains.clear();
     for (const h of this.#handles.values()) {
       try {

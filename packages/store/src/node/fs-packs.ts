@@ -8,7 +8,7 @@ import { closeSync, fdatasync, fsync, mkdirSync, openSync, readdirSync, rmSync, 
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PackMissingError, type PackInfo, type PackStore, type PackWriter } from '../backend/packs.js';
-import { GatheredAppends } from '../backend/gathered-appends.js';
+import { GatheredAppends, drainAll } from '../backend/gathered-appends.js';
 import { storageError } from '../errors.js';
 import { ReadFds, preadFully } from './read-fds.js';
 
@@ -159,14 +159,7 @@ export class FsPackStore implements PackStore {
 
   async close(): Promise<void> {
     // Every descriptor is closed even when a drain fails (then its failure is thrown).
-    let failed: { e: unknown } | undefined;
-    for (const drain of this.#drains.values()) {
-      try {
-        drain();
-      } catch (e) {
-        failed ??= { e };
-      }
-    }
+    const failed = drainAll(this.#drains.values());
     this.#drains.clear();
     this.#readFds.closeAll();
     if (failed) throw failed.e;
