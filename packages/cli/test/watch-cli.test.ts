@@ -148,6 +148,12 @@ describe('kura watch (a process)', () => {
     }
     const ls = spawnSync(process.execPath, [BIN, 'ls', '--store', store], { encoding: 'utf8' });
     expect(ls.stdout).toContain('work/important.txt'); // (an empty prefix deleted it: a trial)
+    // The periodic check's period: seconds, 0 for never; and beside listening, not with --poll.
+    for (const [args, said] of [[['--rescan', '-1'], /--rescan takes seconds/], [['--rescan', '0.5'], /--rescan takes seconds/], [['--rescan', 'hourly'], /--rescan takes seconds/], [['--rescan', '60', '--poll', '5'], /give one/]] as const) {
+      const r = spawnSync(process.execPath, [BIN, 'watch', '--store', store, ...args, dir], { encoding: 'utf8', timeout: 20_000 });
+      expect(r.status, `${args.join(' ')}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toMatch(said);
+    }
   });
 
   it('--poll keeps running and scanning until SIGTERM (it ended 0.4 s after "watching", exit 13)', { timeout: 60_000 }, async () => {

@@ -1,5 +1,5 @@
 /**
- * `kura watch DIR... [--prefix P] [--exclude GLOB] [--tag T] [--json]`: keeps folders in the
+ * `kura watch DIR... [--prefix P] [--exclude GLOB] [--tag T] [--poll S | --rescan S] [--json]`: keeps folders in the
  * store (decision 0059): catches up with what changed since the last watch, then stores each
  * change once its writer has closed the file (or half a second after its last change where
  * that cannot be seen), until SIGINT or SIGTERM. Human output: a line
@@ -39,11 +39,15 @@ export function register(program: Command): void {
     .option('--exclude <pattern>', 'leave out names or paths matching this glob, as kura snapshot --exclude (repeatable; .git, node_modules and stores always)', collect)
     .option('--tag <tag>', 'tag every path stored (repeatable)', collect)
     .option('--poll <seconds>', 'scan the folders this often instead of listening to the OS (network file systems: the OS hears of no remote change)')
+    .option('--rescan <seconds>', 'besides listening to the OS, check the whole folders this often: the OS loses changes under load (default 3600; 0: never)')
     .option('--json', 'one JSON object per event: {"type":"ready"|"stored"|"deleted"|"scanning"|"error",…}')
     .addHelpText('after', '\nThe watch owns the paths under its prefix: files not in the folder any more are deleted there (their versions stay).\nRuns until Ctrl-C or SIGTERM; started again, it catches up with what changed meanwhile.')
-    .action(async (dirs: string[], opts: { prefix?: string; exclude?: string[]; tag?: string[]; poll?: string; json?: boolean }, cmd: Command) => {
+    .action(async (dirs: string[], opts: { prefix?: string; exclude?: string[]; tag?: string[]; poll?: string; rescan?: string; json?: boolean }, cmd: Command) => {
       const poll = opts.poll === undefined ? undefined : Number(opts.poll);
       if (poll !== undefined && !(poll >= 0.1 && poll <= 86_400)) throw usage(`--poll takes seconds from 0.1 to 86400, got "${opts.poll}"`);
+      const rescan = opts.rescan === undefined ? undefined : Number(opts.rescan);
+      if (rescan !== undefined && !(rescan === 0 || (rescan >= 1 && rescan <= 604_800))) throw usage(`--rescan takes seconds from 1 to 604800, or 0 (never), got "${opts.rescan}"`);
+      if (rescan !== undefined && poll !== undefined) throw usage('--rescan checks beside listening to the OS; --poll scans instead of it: give one');
       if (opts.prefix !== undefined && dirs.length > 1) throw usage('--prefix names where one folder goes: watch several folders without it (each goes under its own name)');
       // The watch owns its prefix: an empty one would delete every path of the store that is not in the folder (a trial).
       if (opts.prefix === '') throw usage('--prefix "" would make the watch own every path in the store (and delete those not in the folder): give a folder, such as --prefix notes/');
@@ -64,7 +68,7 @@ export function register(program: Command): void {
           });
         };
         const watches: Watch[] = dirs.map((d, i) =>
-          store.watch(d, { prefix: prefixes[i]!, ...(opts.exclude ? { exclude: opts.exclude } : {}), ...(opts.tag ? { tags: opts.tag } : {}), ...(poll !== undefined ? { pollMs: Math.round(poll * 1000) } : {}), onEvent }),
+          store.watch(d, { prefix: prefixes[i]!, ...(opts.exclude ? { exclude: opts.exclude } : {}), ...(opts.tag ? { tags: opts.tag } : {}), ...(poll !== undefined ? { pollMs: Math.round(poll * 1000) } : {}), ...(rescan !== undefined ? { rescanMs: Math.round(rescan * 1000) } : {}), onEvent }),
         );
         const stop = new Promise<void>((done) => {
           process.once('SIGINT', done);

@@ -62,7 +62,7 @@ export { listAll, isNotFound, type ObjectStore, type ObjectInfo } from '../objec
 export { MemoryObjectStore } from '../objects/memory-objects.js';
 export type { RebuildReport } from './rebuild.js';
 export type { SnapshotOptions, SnapshotReport } from './snapshot-run.js';
-export { Watch, WATCH_EXCLUDED, type WatchEvent, type WatchOptions } from './watch.js';
+export { Watch, WATCH_EXCLUDED, type WatchEvent, type WatchOptions, type OsWatcher } from './watch.js';
 
 export class Store extends StoreCore {
   #workers = availableParallelism();

@@ -24,7 +24,7 @@
  * Events are reported after their commit: a path reported stored is in the store, whatever
  * happens to this process next.
  */
-import { existsSync, lstatSync, type Stats } from 'node:fs';
+import { existsSync, lstatSync, watch as fsWatch, type FSWatcher, type Stats } from 'node:fs';
 import { basename, join, relative, resolve, sep } from 'node:path';
 import { InvalidInputError } from '@kura/core';
 import { badName } from '../catalog/snapshot.js';
@@ -39,6 +39,7 @@ import { vanished, type FilePutOutcome, type FileToPut, type PutFilesOptions } f
 import { SourceChangedError } from '../errors.js';
 import { openForWriting } from './open-files.js';
 import { scanDirectory, statFiles, type ScannedFile } from './snapshots.js';
+import type { DirNode } from '../catalog/snapshot.js';
 
 export interface WatchOptions {
   /** Where the tree goes in the store (default: the directory's name and `/`). */
@@ -58,6 +59,13 @@ export interface WatchOptions {
   /** How often the tree is scanned when the OS cannot watch it (default 30 s). */
   scanMs?: number;
   /**
+   * How often the whole tree is checked against the store besides the OS's notifications,
+   * which lose changes under load (default 1 h; 0: never). Changes found are stored, and said.
+   */
+  rescanMs?: number;
+  /** @internal The OS's notifications (default: @parcel/watcher's subscribe); tests give a faulty twin. */
+  osWatcher?: OsWatcher;
+  /**
    * Scan the tree this often instead of listening to the OS (ms): for network file systems,
    * whose remote changes the OS never hears of. A file is stored as a scan finds it.
    */
@@ -71,6 +79,9 @@ export type WatchEvent =
   | { type: 'deleted'; path: string }
   | { type: 'scanning'; reason: string }
   | { type: 'error'; path?: string; message: string; code?: string };
+
+/** What the watch needs of an OS watcher (@parcel/watcher's subscribe): changed paths, in batches. */
+export type OsWatcher = (dir: string, onEvents: (err: Error | null, events: { path: string }[]) => void, opts: { ignore: string[] }) => Promise<{ unsubscribe(): Promise<void> }>;
 
 export interface WatchHost {
   store: Pick<StoreCore, 'list' | 'deletePath'> & { putFiles(files: FileToPut[], options: PutFilesOptions): AsyncGenerator<FilePutOutcome> };
@@ -90,6 +101,8 @@ const CLOSED_QUIET_MS = 50;
 /** After a store of changes failed (the storage did not answer), how long before they are tried again. */
 export const RETRY_MS = 3_000;
 const SCAN_MS = 30_000;
+/** How often the whole tree is checked besides the OS's notifications (decision 0067). */
+const RESCAN_MS = 3_600_000;
 /** Why a name that is not UTF-8 is left out. */
 const NOT_UTF8 = 'its name is not valid UTF-8 (the store holds names as UTF-8 text; shown with \\x escapes or U+FFFD): rename it to store it';
 
@@ -133,6 +146,20 @@ export class Watch {
   #flushing: Promise<void> | undefined;
   #subscription: { unsubscribe(): Promise<void> } | undefined;
   #scanTimer: NodeJS.Timeout | undefined;
+  #rescanTimer: NodeJS.Timeout | undefined;
+  /**
+   * The directories (from the root) the watch knows are there: those its scans found. A change
+   * heard under one it does not know means the OS's notice of that directory was lost
+   * (@parcel/watcher drops events under load, decision 0067) — and with it the files made in it
+   * before the OS watched it: the directory is scanned, as if it had been heard.
+   */
+  readonly #knownDirs = new Set<string>();
+  /**
+   * Directories that appeared while watching, followed here as well (Linux, decision 0067):
+   * @parcel/watcher follows a new directory, but not the directories already inside it when it
+   * did (`mkdir -p a/b/c`, a tree moved in): changes in those were never heard.
+   */
+  readonly #ownWatches = new Map<string, FSWatcher>();
   #closed = false;
 
   constructor(h: WatchHost, dir: string, o: WatchOptions = {}) {
@@ -155,6 +182,8 @@ export class Watch {
     this.#settleMs = o.settleMs ?? SETTLE_MS;
     this.#openMaxMs = o.openMaxMs ?? OPEN_MAX_MS;
     if (o.pollMs !== undefined && (!Number.isInteger(o.pollMs) || o.pollMs < 100)) throw new InvalidInputError('pollMs must be a whole number of at least 100 (ms)', 'pollMs');
+    // (setInterval holds at most 2^31-1 ms: a longer one fires at once, and again, and again.)
+    if (o.rescanMs !== undefined && !(Number.isInteger(o.rescanMs) && (o.rescanMs === 0 || (o.rescanMs >= 100 && o.rescanMs <= 2 ** 31 - 1)))) throw new InvalidInputError('rescanMs must be 0 (never) or a whole number of ms from 100 to 2147483647', 'rescanMs');
     this.ready = this.#start();
     this.ready.catch(() => undefined); // the caller awaits it; an unhandled copy would crash
   }
@@ -165,6 +194,8 @@ export class Watch {
     clearTimeout(this.#timer);
     clearInterval(this.#scanTimer);
     clearInterval(this.#rootTimer);
+    clearInterval(this.#rescanTimer);
+    this.#unfollow('');
     await this.#subscription?.unsubscribe();
     await this.#flushing;
   }
@@ -209,6 +240,8 @@ export class Watch {
     else {
       await this.#subscribe();
       this.#rootTimer = setInterval(() => this.#checkRoot(), ROOT_CHECK_MS);
+      const every = this.#o.rescanMs ?? RESCAN_MS;
+      if (every > 0) this.#rescanTimer = setInterval(() => void this.#serially(() => this.#rescan()), every).unref();
     }
     // In turn with the stores of changes heard meanwhile: a file made while the catch-up runs is
     // stored by them after it, never stored first and then taken for one the scan did not find.
@@ -228,8 +261,8 @@ export class Watch {
   /** Listens to the OS's notifications — before the catch-up reads the tree: none made meanwhile is missed. */
   async #subscribe(): Promise<void> {
     try {
-      const watcher = await import('@parcel/watcher');
-      this.#subscription = await watcher.subscribe(
+      const subscribe: OsWatcher = this.#o.osWatcher ?? (await import('@parcel/watcher')).subscribe;
+      this.#subscription = await subscribe(
         this.root,
         (err, events) => {
           if (err) return this.#watchFailed(err);
@@ -250,6 +283,7 @@ export class Watch {
       : `cannot watch ${this.root} (${err.message}); the tree is scanned every ${Math.round((this.#o.scanMs ?? SCAN_MS) / 1000)} s instead`;
     void this.#subscription?.unsubscribe().catch(() => undefined);
     this.#subscription = undefined;
+    this.#unfollow('');
     this.#scanEvery(this.#o.scanMs ?? SCAN_MS, reason);
   }
 
@@ -277,6 +311,7 @@ export class Watch {
       this.#rootId = '';
       void this.#subscription?.unsubscribe().catch(() => undefined);
       this.#subscription = undefined;
+      this.#unfollow('');
       return;
     }
     const replaced = !this.#rootGone;
@@ -287,6 +322,7 @@ export class Watch {
     else this.#emit({ type: 'scanning', reason: `the watched directory is back at ${this.root}: catching up with it` });
     const old = this.#subscription;
     this.#subscription = undefined;
+    this.#unfollow('');
     void this.#serially(async () => {
       // (The watcher keeps one subscription a path: the old one must be gone before the new is made.)
       await old?.unsubscribe().catch(() => undefined);
@@ -393,6 +429,15 @@ export class Watch {
 
   /** Stores (or deletes) the settled paths `due`, from the root. */
   async #storeDue(due: string[], now: number): Promise<void> {
+    // A change under a directory the watch does not know: the OS's notice of the directory was
+    // lost, and with it those of the files made in it before the OS watched it (#knownDirs):
+    // the directory is scanned as if it had been heard.
+    const lost = new Set(due.flatMap((rel) => this.#unknownDirAbove(rel) ?? []));
+    for (const dir of lost) {
+      this.#pending.delete(dir);
+      this.#since.delete(dir);
+    }
+    if (lost.size) due = [...new Set([...due, ...lost])];
     // By file: a directory's scan and its files' own events name the same files.
     const puts = new Map<string, FileToPut>();
     const scanned = new Map<string, string>();
@@ -438,6 +483,10 @@ export class Watch {
         try {
           const scan = await scanDirectory(abs, { mtime: false, exclude: (path, name, isDir) => this.#exclude(`${rel}/${path}`, name, isDir), onBadName: this.#badName, onUnreadable: (path, e) => this.#unreadable(path, e) });
           this.#notUtf8(scan);
+          for (const dir of dirsOf(scan.root, rel)) {
+            this.#knownDirs.add(dir);
+            this.#follow(dir);
+          }
           for (const f of scan.files) scanned.set(f.path, relative(this.root, f.path).split(sep).join('/'));
         } catch (e) {
           const code = (e as NodeJS.ErrnoException).code;
@@ -454,6 +503,7 @@ export class Watch {
         if (!this.#since.has(rel)) this.#since.set(rel, now);
       } else puts.set(abs, this.#put(abs, rel));
     }
+    for (const rel of [...gone, ...nowFiles]) this.#forget(rel);
     await this.#delete(gone, true);
     await this.#delete(this.#shownAt(nowDirs), false);
     for (const rel of this.#withPathsUnder(nowFiles)) await this.#delete([...(await this.#paths(`${this.prefix}${rel}/`)).keys()].map((p) => p.slice(this.prefix.length)), false);
@@ -468,6 +518,68 @@ export class Watch {
       return shown;
     });
     await this.#store([...puts.values()], before);
+  }
+
+  /** The topmost directory above `rel` (from the root) that the watch does not know, if any. */
+  #unknownDirAbove(rel: string): string | undefined {
+    for (let at = rel.indexOf('/'); at > 0; at = rel.indexOf('/', at + 1)) {
+      const dir = rel.slice(0, at);
+      if (!this.#knownDirs.has(dir)) return dir;
+    }
+    return undefined;
+  }
+
+  /** A directory gone (deleted, moved away, now a file): no longer known, nor followed, with those below it. */
+  #forget(rel: string): void {
+    if (!this.#knownDirs.has(rel)) return; // (a file)
+    for (const dir of this.#knownDirs) if (dir === rel || dir.startsWith(`${rel}/`)) this.#knownDirs.delete(dir);
+    this.#unfollow(rel);
+  }
+
+  /**
+   * Follows a directory that appeared while watching with a watcher of its own (Linux): its
+   * entries' changes are heard even when @parcel/watcher does not follow it (see #ownWatches).
+   * Heard twice when it does: the pending paths make one change of both.
+   */
+  #follow(rel: string): void {
+    if (process.platform !== 'linux' || this.#closed || this.#scanTimer || this.#ownWatches.has(rel)) return;
+    const abs = join(this.root, rel);
+    const self = basename(abs);
+    const stop = () => {
+      watcher.close();
+      if (this.#ownWatches.get(rel) === watcher) this.#ownWatches.delete(rel);
+    };
+    let watcher: FSWatcher;
+    try {
+      watcher = fsWatch(abs, { persistent: false }, (type, name) => {
+        // The directory itself deleted or moved comes under its own name (libuv): this watcher
+        // hears nothing more of the path (a directory made again there, even on the same
+        // inode, is another: `rm -r a; mkdir -p a/b` can arrive as one change of `a`). It
+        // stops, and the path is looked at: gone, or scanned and followed anew. (A child of
+        // the same name changing costs a scan of the directory.)
+        if (type === 'rename' && name === self) {
+          stop();
+          this.#changed(abs);
+        }
+        this.#changed(name ? join(abs, name) : abs);
+      });
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      // Gone again (its deletion is heard); else the OS cannot watch more (inotify's limit): scanned instead.
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') this.#watchFailed(e as Error);
+      return;
+    }
+    watcher.on('error', stop);
+    this.#ownWatches.set(rel, watcher);
+  }
+
+  /** Stops following `rel` and the directories below it ('': all). */
+  #unfollow(rel: string): void {
+    for (const [dir, watcher] of this.#ownWatches) {
+      if (rel !== '' && dir !== rel && !dir.startsWith(`${rel}/`)) continue;
+      watcher.close();
+      this.#ownWatches.delete(dir);
+    }
   }
 
   /** Whether every directory above `rel` is one (not a symlink, not a file), each looked at once per store of changes. */
@@ -584,6 +696,18 @@ export class Watch {
     return out;
   }
 
+  /**
+   * The periodic check (rescanMs): a catch-up, whose finds are changes the OS's notifications
+   * lost (or made since the last store of changes): said, as they are stored.
+   */
+  async #rescan(): Promise<void> {
+    if (this.#closed || this.#scanTimer || this.#rootGone) return;
+    const found = await this.#catchUp();
+    if (found.stored || found.deleted) {
+      this.#emit({ type: 'scanning', reason: `the periodic check of ${this.root} found ${found.stored} file(s) changed and ${found.deleted} deleted that had not been heard of: stored (the OS's notifications lose changes under load)` });
+    }
+  }
+
   /** Makes the store's prefix what the tree holds: unchanged files by their stamps, the rest put, the missing deleted. */
   async #catchUp(): Promise<{ stored: number; deleted: number; unchanged: number }> {
     this.#overdue = new Set(); // (a catch-up's files are read as any are: refused when changing)
@@ -599,6 +723,8 @@ export class Watch {
       },
     });
     this.#notUtf8(scan);
+    this.#knownDirs.clear();
+    for (const dir of dirsOf(scan.root, '')) this.#knownDirs.add(dir);
     const unreadableFiles = new Set<string>();
     const vanished = new Set(
       statFiles(scan, scan.files, (f, e) => {
@@ -615,13 +741,26 @@ export class Watch {
     const toPut: FileToPut[] = [];
     const digests = new Map<ScannedFile, string>();
     let unchanged = 0;
+    const changed: ScannedFile[] = [];
     for (const [i, f] of files.entries()) {
       const path = `${this.prefix}${rel(f)}`;
       const c = cached[i];
       if (c && showing.get(path) === c) {
         digests.set(f, c);
         unchanged++;
-      } else toPut.push(this.#put(f.path, rel(f)));
+      } else changed.push(f);
+    }
+    // A changed file some process is still writing waits for its writer, as a change heard
+    // does (a partial version was stored, then the whole one); one heard already is stored
+    // when it settles (a periodic check runs while changes are pending).
+    const writing = changed.length ? openForWriting(new Set(changed.map((f) => f.path))) : undefined;
+    for (const f of changed) {
+      const r = rel(f);
+      if (writing?.has(f.path) || this.#pending.has(r)) {
+        if (!this.#pending.has(r)) this.#pending.set(r, Date.now());
+        if (!this.#since.has(r)) this.#since.set(r, Date.now());
+        this.#schedule();
+      } else toPut.push(this.#put(f.path, r));
     }
     const before = new Map(toPut.map((f) => [f.path, showing.get(f.meta!.path!) ?? '']));
     const stored = await this.#store(toPut, before);
@@ -637,4 +776,11 @@ export class Watch {
     ctx.db.transaction(() => recordStamps(ctx.st, this.root, stamps));
     return { stored: [...stored].filter(([file, digest]) => before.get(file) !== digest).length, deleted, unchanged };
   }
+}
+
+/** The directories of a scanned tree, by path from the watched root: `rel` (its top) and every one below it. */
+function dirsOf(node: DirNode, rel: string, out: string[] = []): string[] {
+  out.push(rel);
+  for (const e of node.entries) if (e.type === 'dir') dirsOf(e, rel ? `${rel}/${e.name}` : e.name, out);
+  return out;
 }
