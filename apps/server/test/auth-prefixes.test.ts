@@ -49,7 +49,8 @@ const REACH: Record<string, Spec> = {
   'PUT /v1/versions/pin': { reach: 'paths', url: '?path={p}&version=1' },
   'DELETE /v1/versions/pin': { reach: 'paths', url: '?path={p}&version=1' },
   'POST /v1/documents': { reach: 'paths', url: '?path={p}-new', raw: 'new text' },
-  'GET /v1/documents': { reach: 'narrowed', url: '?pathPrefix={top}' },
+  // A prefix asked for wholly outside is refused, as grep's is (it was an empty list).
+  'GET /v1/documents': { reach: 'narrowed', url: '?pathPrefix={top}', outside: 403 },
   'GET /v1/documents/{digest}': { reach: 'paths', outside: 404 },
   'DELETE /v1/documents/{digest}': { reach: 'store' },
   'GET /v1/documents/{digest}/meta': { reach: 'paths', outside: 404 },
@@ -200,8 +201,9 @@ describe('tokens limited to path prefixes', () => {
 
     const listed = await get('/v1/documents?limit=1000');
     expect(listed.json.items.map((i: { path: string }) => i.path).sort()).toEqual(['team/a', 'team/both', 'team/old']);
-    // A prefix asked for outside, or wider than the token's: only what lies under both.
-    expect((await get('/v1/documents?pathPrefix=secret/')).json.items).toEqual([]);
+    // A prefix asked for wholly outside is FORBIDDEN (an empty list read as "nothing there");
+    // one wider than the token's: only what lies under both.
+    expect((await get('/v1/documents?pathPrefix=secret/')).json.error).toMatchObject({ code: 'FORBIDDEN', prefixes: ['team/', 'shared/notes'] });
     expect((await get('/v1/documents?pathPrefix=t')).json.items.length).toBe(3);
     expect((await get('/v1/documents?pathPrefix=')).json.items.length).toBe(3);
     // A page at a time reaches the same three and no more.
@@ -217,7 +219,7 @@ describe('tokens limited to path prefixes', () => {
     // The admin finds the secret word in two places; the reader nowhere, but in a version inside.
     expect((await get(`/v1/search?q=${SECRET_WORD}`, ADMIN)).json.hits.length).toBe(1);
     expect((await get(`/v1/search?q=${SECRET_WORD}`)).json.hits).toEqual([]);
-    expect((await get(`/v1/search?q=${SECRET_WORD}&pathPrefix=secret/`)).json.hits).toEqual([]);
+    expect((await get(`/v1/search?q=${SECRET_WORD}&pathPrefix=secret/`)).json.error).toMatchObject({ code: 'FORBIDDEN' });
     expect((await get(`/v1/search?q=${encodeURIComponent(`path:secret/ ${SECRET_WORD}`)}`)).json.hits).toEqual([]);
     const history = await get(`/v1/search?q=${SECRET_WORD}&allVersions=true`);
     expect(history.json.hits.map((h: { path: string; version: number }) => `${h.path}@${h.version}`)).toEqual(['team/old@1']);
@@ -233,6 +235,7 @@ describe('tokens limited to path prefixes', () => {
     const before = await get(`/v1/search?q=${TEAM_WORD}&mode=keyword`);
     expect(before.json.hits[0]).toMatchObject({ path: 'team/a', matched: ['keyword'], keyword: { rank: 1 } });
     expect(before.json.hits[0].score).toBeUndefined();
+    expect(before.json.mode).toBe('keyword'); // (which side ranked: it was left out with the scores)
     expect(before.json.hits[0].keyword.score).toBeUndefined();
     for (let i = 0; i < 8; i++) expect((await call(s.url, 'POST', `/v1/documents?path=secret/more${i}`, { token: ADMIN, body: `also ${TEAM_WORD} here` })).status).toBe(201);
     const after = await get(`/v1/search?q=${TEAM_WORD}&mode=keyword`);

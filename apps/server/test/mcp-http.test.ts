@@ -24,7 +24,7 @@ const tokens = [
   { token: REMOVER, scopes: ['read' as const, 'delete' as const], name: 'remover' },
 ];
 
-const READ_TOOLS = ['kura_diff', 'kura_get', 'kura_grep', 'kura_list', 'kura_multi_get', 'kura_search', 'kura_versions'];
+const READ_TOOLS = ['kura_diff', 'kura_get', 'kura_grep', 'kura_list', 'kura_multi_get', 'kura_search', 'kura_snapshots', 'kura_versions'];
 const WRITE_TOOLS = ['kura_add_text', 'kura_meta', 'kura_tag'];
 /** Offered to a token with the delete scope (decision 0060: `write` adds and never removes). */
 const DELETE_TOOLS = ['kura_delete'];

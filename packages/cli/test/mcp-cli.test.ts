@@ -3,7 +3,7 @@
  * lists the tools, adds a file, finds it by a question that shares no word with it, reads it
  * back; a Kura error is a tool error carrying its code.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,9 +33,9 @@ describe('kura mcp', () => {
     try {
       expect(client.getServerVersion()).toMatchObject({ name: 'kura', version: VERSION });
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name).sort()).toEqual(['kura_add_file', 'kura_add_text', 'kura_delete', 'kura_diff', 'kura_get', 'kura_grep', 'kura_list', 'kura_meta', 'kura_multi_get', 'kura_search', 'kura_tag', 'kura_versions']);
+      expect(tools.map((t) => t.name).sort()).toEqual(['kura_add_file', 'kura_add_text', 'kura_delete', 'kura_diff', 'kura_get', 'kura_grep', 'kura_list', 'kura_meta', 'kura_multi_get', 'kura_search', 'kura_snapshots', 'kura_tag', 'kura_versions']);
       const hint = (name: string) => tools.find((t) => t.name === name)!.annotations;
-      for (const t of tools) expect(t.annotations?.readOnlyHint, t.name).toBe(['kura_get', 'kura_multi_get', 'kura_list', 'kura_search', 'kura_grep', 'kura_versions', 'kura_diff'].includes(t.name));
+      for (const t of tools) expect(t.annotations?.readOnlyHint, t.name).toBe(['kura_get', 'kura_multi_get', 'kura_list', 'kura_search', 'kura_grep', 'kura_versions', 'kura_diff', 'kura_snapshots'].includes(t.name));
       expect(hint('kura_delete')).toMatchObject({ readOnlyHint: false, destructiveHint: true });
       expect(hint('kura_tag')).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: true });
       const added = json(await client.callTool({ name: 'kura_add_file', arguments: { file, path: 'cars/oil.txt', tags: ['car'] } }));
@@ -169,6 +169,71 @@ describe('kura mcp', () => {
       const since = await client.callTool({ name: 'kura_search', arguments: { query: 'x', since: 'yesterday' } });
       expect(since).toMatchObject({ isError: true, _meta: { code: 'INVALID_INPUT' } });
       expect((since.content as { text: string }[])[0]!.text).toMatch(/^INVALID_INPUT: since: must be an ISO 8601 time/); // (it said "Invalid input")
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('holds to what an assistant is told: its own version among writers at once, no argument ignored, 16 MiB of text over stdio, snapshots to search', { timeout: 120_000 }, async () => {
+    const root = mkdtempSync(join(tmpdir(), 'kura-mcp-told-'));
+    roots.push(root);
+    const store = join(root, 'store');
+    expect(spawnSync(process.execPath, [BIN, 'init', '--store', store]).status).toBe(0);
+    const tree = join(root, 'proj');
+    mkdirSync(tree);
+    writeFileSync(join(tree, 'plan.md'), 'the heron migration plan\n');
+    const snap = spawnSync(process.execPath, [BIN, 'snapshot', '--store', store, '--json', tree], { encoding: 'utf8' });
+    expect(snap.status, snap.stderr).toBe(0);
+    const snapshotId = JSON.parse(snap.stdout.trim().split('\n').at(-1)!).id as string;
+    const client = new Client({ name: 'kura-test', version: '1.0.0' });
+    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp', '--store', store], stderr: 'pipe' });
+    let stderr = '';
+    transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    await client.connect(transport);
+    try {
+      // Ten writers of one path at once: each answer names the version holding its own text
+      // (all ten said "version 10").
+      const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => client.callTool({ name: 'kura_add_text', arguments: { text: `v${i}`, path: 'race.txt' } }).then(json)));
+      const versions = await client.callTool({ name: 'kura_versions', arguments: { path: 'race.txt' } }).then(json);
+      const byVersion = new Map(versions.versions.map((v: { version: number; digest: string }) => [v.version, v.digest]));
+      expect(new Set(answers.map((a) => a.version)).size).toBe(10);
+      for (const a of answers) expect(byVersion.get(a.version)).toBe(a.digest);
+      // The same text again makes no version, and says so.
+      const again = json(await client.callTool({ name: 'kura_add_text', arguments: { text: 'v9', path: 'race.txt' } }));
+      const latest = versions.versions.at(-1);
+      expect(again).toMatchObject(latest.digest === again.digest ? { version: latest.version, unchanged: true } : { version: latest.version + 1 });
+      // An argument a tool does not take is refused, naming the one meant (it was ignored:
+      // version 2's text answered for `version: 1`).
+      const slip = await client.callTool({ name: 'kura_get', arguments: { ref: 'race.txt', version: 1 } });
+      expect(slip.isError).toBe(true);
+      expect(JSON.stringify(slip.content)).toMatch(/version \(name a version in ref: path@N\)/);
+      const tagged = await client.callTool({ name: 'kura_tag', arguments: { ref: 'race.txt', tags: ['urgent'] } });
+      expect(JSON.stringify(tagged.content)).toMatch(/tags \(kura_tag takes add and remove\)/);
+      expect(json(await client.callTool({ name: 'kura_get', arguments: { ref: 'race.txt' } })).tags).toBeUndefined();
+      // Text with a lone surrogate is refused (it was stored as U+FFFD under a digest of bytes never sent).
+      expect((await client.callTool({ name: 'kura_add_text', arguments: { text: 'lone \ud800 surrogate', path: 'odd.txt' } })).isError).toBe(true);
+      // A path never stored has no versions: NOT_FOUND, as `kura versions` says.
+      const none = await client.callTool({ name: 'kura_versions', arguments: { path: 'nope.md' } });
+      expect(none).toMatchObject({ isError: true, _meta: { code: 'NOT_FOUND' } });
+      // Times as milliseconds, as HTTP takes them; a second page of hits.
+      expect(json(await client.callTool({ name: 'kura_search', arguments: { query: 'v1', since: String(Date.now() + 60_000), mode: 'keyword' } })).hits).toEqual([]);
+      for (let i = 0; i < 4; i++) await client.callTool({ name: 'kura_add_text', arguments: { text: `the heron note ${i}`, path: `herons/${i}.md` } });
+      const first = json(await client.callTool({ name: 'kura_search', arguments: { query: 'heron note', mode: 'keyword', prefix: 'herons/', limit: 2 } })).hits.map((h: { path: string }) => h.path);
+      const second = json(await client.callTool({ name: 'kura_search', arguments: { query: 'heron note', mode: 'keyword', prefix: 'herons/', limit: 2, offset: 2 } })).hits.map((h: { path: string }) => h.path);
+      expect([...first, ...second].sort()).toEqual(['herons/0.md', 'herons/1.md', 'herons/2.md', 'herons/3.md']);
+      // Snapshots, listed; a snapshot's hit names it, and reads with it.
+      const snapshots = json(await client.callTool({ name: 'kura_snapshots', arguments: {} })).snapshots;
+      expect(snapshots).toEqual([expect.objectContaining({ id: snapshotId, files: 1 })]);
+      const inSnapshot = json(await client.callTool({ name: 'kura_search', arguments: { query: 'heron migration', snapshot: snapshotId } })).hits;
+      expect(inSnapshot[0]).toMatchObject({ path: 'plan.md', snapshot: snapshotId });
+      const read = json(await client.callTool({ name: 'kura_get', arguments: { ref: inSnapshot[0].path, snapshot: inSnapshot[0].snapshot } }));
+      expect(read.text).toBe('the heron migration plan\n');
+      // 12 MB of text in one message (over the SDK's 10 MiB default, which ended the session
+      // silently): stored, and the session goes on.
+      const big = json(await client.callTool({ name: 'kura_add_text', arguments: { text: 'z'.repeat(12_000_000), path: 'huge/a.txt' } }));
+      expect(big).toMatchObject({ path: 'huge/a.txt', size: 12_000_000, version: 1 });
+      expect(json(await client.callTool({ name: 'kura_list', arguments: { prefix: 'huge/' } })).items).toEqual([expect.objectContaining({ path: 'huge/a.txt', version: 1, updatedAt: expect.any(String) })]);
+      expect(stderr).toBe('');
     } finally {
       await client.close();
     }

@@ -27,6 +27,7 @@ export type { GcProgress, GcReport } from './bytes/gc.js';
 export type { VerifyReport, DamagedChunk, DamagedDocument, DamagedTree, DamagedPack, VerifyProgress } from './bytes/verify.js';
 export type { DamagedLog } from './catalog/log-verify.js';
 export type { InitOptions, OpenOptions, PutMeta, MetaUpdate, ListQuery, Durability } from './options.js';
+export { hasLoneSurrogate } from './options.js';
 export type { SqlDatabase, SqlStatement, SqlValue, RunResult } from './backend/sql.js';
 export { PackMissingError, type PackStore, type PackWriter, type PackInfo } from './backend/packs.js';
 export { MemoryPackStore } from './backend/memory-packs.js';

@@ -104,6 +104,11 @@ export function newPathProblem(path: string): string | undefined {
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+/** Whether `text` holds a lone surrogate: a UTF-16 code unit that is no character, and has no UTF-8. */
+export function hasLoneSurrogate(text: string): boolean {
+  return LONE_SURROGATE.test(text);
+}
+
 /** A path a put may make (newPathProblem). */
 const newPath = docPath.superRefine((p, ctx) => {
   const problem = newPathProblem(p);

@@ -52,7 +52,8 @@ function withoutStoreWideFigures(hits: SearchHits): SearchHits {
     const { score, ...rest } = hit;
     return { ...(score === keyword.score ? rest : hit), keyword: { rank: keyword.rank } };
   }) as unknown as SearchHits;
-  for (const key of ['parsedAs', 'fallbacks', 'reranked'] as const) {
+  // (`mode` says which side ranked: with scores gone, the one way to read the order — it was lost, a trial.)
+  for (const key of ['mode', 'parsedAs', 'fallbacks', 'reranked'] as const) {
     if (hits[key] !== undefined) Object.defineProperty(out, key, { value: hits[key], writable: true, configurable: true });
   }
   return out;
@@ -81,10 +82,12 @@ export function limitStore(store: Store, prefixes: readonly string[]): Store {
     const p = pathOfRef(r);
     return p === undefined ? entryOf(r) : (path(p), r);
   };
-  const narrowed = <Q extends { pathPrefix?: string | undefined; pathPrefixes?: readonly string[] | undefined }>(q: Q): Q => ({
-    ...q,
-    pathPrefixes: q.pathPrefixes ? sharedPrefixes(q.pathPrefixes, prefixes) : [...prefixes],
-  });
+  // Each prefix asked for that lies wholly outside is FORBIDDEN, in lists and search as in grep:
+  // an empty answer read as "nothing there" (it was empty here and FORBIDDEN to grep: a trial).
+  const narrowed = <Q extends { pathPrefix?: string | undefined; pathPrefixes?: readonly string[] | undefined }>(q: Q): Q => {
+    for (const p of [...(q.pathPrefix !== undefined ? [q.pathPrefix] : []), ...(q.pathPrefixes ?? [])]) if (sharedPrefixes([p], prefixes).length === 0) throw outside(p);
+    return { ...q, pathPrefixes: q.pathPrefixes ? sharedPrefixes(q.pathPrefixes, prefixes) : [...prefixes] };
+  };
   const putMeta = (meta: PutMeta | undefined): PutMeta => {
     path(meta?.path);
     return meta!;

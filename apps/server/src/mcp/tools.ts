@@ -18,7 +18,7 @@ import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/
 import { InvalidInputError, isKuraError } from '@kura/core';
 import { createTwoFilesPatch } from 'diff';
 import picomatch from 'picomatch';
-import { SEARCH_WAIT_MS, detectMediaType, parseQuery, parseRef, type Store } from '@kura/store';
+import { NotFoundError, SEARCH_WAIT_MS, detectMediaType, hasLoneSurrogate, parseQuery, parseRef, type Store } from '@kura/store';
 import { z } from 'zod';
 import type { Scope } from '../config.js';
 import { HttpError } from '../errors.js';
@@ -206,6 +206,23 @@ function asDigest(ref: string): string {
   return m ? `sha256:${m[1]!.toLowerCase()}` : ref;
 }
 
+/** The number of the latest version of `path`, if it has any. */
+async function latestVersion(store: Store, path: string): Promise<number | undefined> {
+  return (await store.versions(path)).at(-1)?.version;
+}
+
+/**
+ * The version a put of `digest` at `path` made, or found (`unchanged`: the same bytes again
+ * make none). Read from the path's versions — the newest with these bytes — not from its latest
+ * version: with other writers to the path at once, the latest is often theirs (ten puts at
+ * once were all answered "version 10": a trial).
+ */
+async function versionMade(store: Store, path: string, digest: string, before: number | undefined): Promise<{ version: number; unchanged?: true }> {
+  const mine = (await store.versions(path)).reverse().find((v) => v.digest === digest);
+  if (!mine) throw new NotFoundError(`${path} shows no version of ${digest}: deleted since it was stored`);
+  return { version: mine.version, ...(before !== undefined && mine.version <= before ? { unchanged: true as const } : {}) };
+}
+
 /** Applies a tag or metadata change to the entry `ref` names (a path or a digest), and answers it as it is now. */
 async function update(store: Store, given: string, change: { addTags?: string[]; removeTags?: string[]; meta?: Record<string, string | null> }) {
   const ref = asDigest(given);
@@ -222,13 +239,49 @@ async function update(store: Store, given: string, change: { addTags?: string[];
 
 const tags = z.array(z.string().min(1).max(256)).max(64).optional().describe('tags for the path');
 const meta = z.record(z.string(), z.string()).optional().describe('key/value metadata for the path');
+/** How a tool names a document: what `ref` takes wherever a tool reads one. */
+const REF = 'a path (notes/a.md: its latest version), path@N (version N), path@<ISO time> (the version latest then), or a digest (sha256:…)';
+const ref = z.string().min(1).max(4096).describe(REF);
+const prefix = z.string().max(4096).optional().describe('only paths starting with this (notes/ — a folder ends with /)');
+const tag = z.string().max(256).optional().describe('only paths with this tag');
+/** A time bound as HTTP takes one: ISO 8601, or milliseconds since 1970 as digits. */
+const timeBound = (what: string) => z.string().max(64).optional().describe(`${what} this time: ISO 8601 (2026-03-14 or 2026-03-14T10:30:00Z) or milliseconds since 1970`);
+const asTime = (t: string | undefined) => (t !== undefined && /^\d{1,15}$/.test(t) ? Number(t) : t);
+
+/**
+ * Names an argument a tool does not take, with the one meant where a model's likely slip is
+ * known: unknown arguments were ignored, so `kura_get {version: 1}` read the latest version and
+ * `kura_tag {tags: […]}` tagged nothing, each answered as a success (a trial).
+ */
+const SLIPS: Record<string, string> = {
+  version: 'name a version in ref: path@N',
+  tags: 'kura_tag takes add and remove',
+  pathPrefix: 'the argument is prefix',
+  path: 'the argument is ref',
+  q: 'the argument is query',
+  offset: 'go on with the cursor (or, in kura_get, offset is a number of bytes)',
+};
+
+/** A tool's arguments as an object that takes no others (see SLIPS). */
+function strictArguments(shape: z.ZodRawShape): z.ZodType {
+  return z.strictObject(shape, {
+    error: (issue) => {
+      if (issue.code !== 'unrecognized_keys') return undefined;
+      const keys = (issue as { keys: string[] }).keys;
+      const known = Object.keys(shape).join(', ') || 'none';
+      return `not an argument of this tool: ${keys.map((k) => (SLIPS[k] && !(k in shape) ? `${k} (${SLIPS[k]})` : k)).join(', ')}; it takes ${known}`;
+    },
+  });
+}
 
 export function registerTools(mcp: McpServer, store: Store, access: ToolAccess): void {
   // A tool the client may not use is not offered at all: tools/list shows what it can call.
   const server: Pick<McpServer, 'registerTool'> = {
     registerTool: (name, config, cb) => {
-      const tool = mcp.registerTool(name, config, cb);
-      if (!access.scopes.has(scopeOf(tool.annotations)) || (name === 'kura_add_file' && !access.localFiles)) tool.remove();
+      const shape = config.inputSchema as z.ZodRawShape | undefined;
+      const tool = mcp.registerTool(name, { ...config, ...(shape ? { inputSchema: strictArguments(shape) as unknown as typeof config.inputSchema } : {}) }, cb);
+      // (Snapshots are store-wide: a token limited to prefixes reaches none — decision 0060.)
+      if (!access.scopes.has(scopeOf(tool.annotations)) || (name === 'kura_add_file' && !access.localFiles) || (name === 'kura_snapshots' && access.prefixes)) tool.remove();
       return tool;
     },
   };
@@ -242,6 +295,9 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
           .string()
           .max(16 << 20)
           .refine((t) => Buffer.byteLength(t) <= 16 << 20, 'text must be at most 16 MiB of UTF-8')
+          // A lone surrogate has no UTF-8: it was stored as U+FFFD, under a digest of bytes the
+          // caller never sent (paths refuse it already).
+          .refine((t) => !hasLoneSurrogate(t), 'text must be well-formed Unicode (it holds a lone surrogate, which has no UTF-8)')
           .describe('the text to store (at most 16 MiB of UTF-8)'),
         path: SafePath.optional().describe('where it goes, like a file name (notes/today.md); the same path again makes a new version'),
         mediaType: z.string().max(255).optional().describe('default: from the path\'s name, else text/plain'),
@@ -256,12 +312,10 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
         // Typed as `kura add` and HTTP type what they store: by the path's name (notes.md is
         // Markdown, a.json JSON), else plain text.
         const type = mediaType ?? (path ? detectMediaType(path) : undefined) ?? 'text/plain';
-        const before = path ? await store.stat(path).catch(() => undefined) : undefined;
+        const before = path ? await latestVersion(store, path) : undefined;
         const r = await store.put(new TextEncoder().encode(text), { ...(path ? { path } : {}), mediaType: type, ...(t ? { tags: t } : {}), ...(m ? { meta: m } : {}) });
         if (!path) return { digest: r.digest, path: null, size: r.size };
-        // Which version the path is at now, and whether this made it (the same text again does not).
-        const now = await store.stat(path);
-        return { digest: r.digest, path, size: r.size, version: now.version, ...(before?.digest === r.digest ? { unchanged: true } : {}) };
+        return { digest: r.digest, path, size: r.size, ...(await versionMade(store, path, r.digest, before)) };
       }),
   );
   server.registerTool(
@@ -269,7 +323,7 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
     {
       title: 'Add a file',
       description: 'Store a file from this machine (PDF, Word and HTML documents are searched by their text). `path` is where it goes in Kura (default: its name).',
-      inputSchema: { file: z.string().min(1).max(4096).describe('the file on this machine'), path: SafePath.optional(), tags, meta },
+      inputSchema: { file: z.string().min(1).max(4096).describe('the file on this machine (an absolute path is safest)'), path: SafePath.optional().describe("where it goes in Kura, like a file name (default: the file's name); the same path again makes a new version"), tags, meta },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
     },
     ({ file, path, tags: t, meta: m }) =>
@@ -288,8 +342,9 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
         if (!stat.isFile()) throw new InvalidInputError(`${file} is not a regular file (a ${stat.isDirectory() ? 'directory' : 'device, pipe or socket'}): give a file`, 'file');
         const type = detectMediaType(at);
         const meta = { path: at, ...(type ? { mediaType: type } : {}), ...(t ? { tags: t } : {}), ...(m ? { meta: m } : {}) };
+        const before = await latestVersion(store, at);
         for await (const o of store.putFiles([{ path: file, meta }], { workers: 1 })) {
-          if (o.error === undefined) return { digest: o.result!.digest, path: at, size: o.result!.size };
+          if (o.error === undefined) return { digest: o.result!.digest, path: at, size: o.result!.size, ...(await versionMade(store, at, o.result!.digest, before)) };
           const errno = (o.error as NodeJS.ErrnoException).code;
           if (isKuraError(o.error) || !errno) throw o.error;
           throw new InvalidInputError(`${file}: ${(o.error as Error).message.replace(/^[A-Z]+: /, '')}`, 'file');
@@ -303,11 +358,11 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
       title: 'Read a document',
       description: `A document's text by path, path@version, digest, or the path of a file in a \`snapshot\` (as kura_search with \`snapshot\` names it): from \`offset\` (bytes of its UTF-8; an offset inside a character starts at the next one) or lines \`fromLine\`..\`toLine\` (from 1), at most \`maxChars\` (default and cap ${TEXT_CHARS}; counted as JSON writes them: a newline or quote counts two). A cut answer says \`more\` and where to go on (\`next\`). A binary document is described, not returned.`,
       inputSchema: {
-        ref: z.string().min(1).max(4096),
-        offset: z.number().int().min(0).optional(),
-        fromLine: z.number().int().min(1).optional(),
-        toLine: z.number().int().min(1).optional(),
-        maxChars: z.number().int().min(1).max(TEXT_CHARS).optional(),
+        ref,
+        offset: z.number().int().min(0).optional().describe("where to start, in bytes of the document's UTF-8 (an answer's next.offset)"),
+        fromLine: z.number().int().min(1).optional().describe('the first line to read (from 1); not with offset'),
+        toLine: z.number().int().min(1).optional().describe('the last line to read'),
+        maxChars: z.number().int().min(1).max(TEXT_CHARS).optional().describe(`characters of text at most (default and cap ${TEXT_CHARS})`),
         snapshot: z.string().max(64).optional().describe('a snapshot id: `ref` is the path of a file in it'),
       },
       annotations: { readOnlyHint: true },
@@ -379,11 +434,11 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
       title: 'Read several documents',
       description: `The text of every path under a prefix or matching a glob (\`notes/**/*.md\`), in the order kura_list lists them (the order the paths were first stored), within a total of \`maxChars\` (default and cap ${TEXT_CHARS}, paths included; counted as JSON writes them); each document at most \`perDocChars\`. When the budget runs out the answer says \`more\` and the \`cursor\` to go on from. Binary documents are listed with text null.`,
       inputSchema: {
-        prefix: z.string().max(4096).optional(),
-        glob: z.string().min(1).max(4096).optional(),
-        maxChars: z.number().int().min(1).max(TEXT_CHARS).optional(),
-        perDocChars: z.number().int().min(1).max(TEXT_CHARS).optional(),
-        cursor: z.string().max(64).optional(),
+        prefix: z.string().max(4096).optional().describe('the paths starting with this (notes/); give this, a glob, or both'),
+        glob: z.string().min(1).max(4096).optional().describe('the paths matching this glob (notes/**/*.md; * stays within a folder, ** crosses folders)'),
+        maxChars: z.number().int().min(1).max(TEXT_CHARS).optional().describe(`characters of the whole answer at most (default and cap ${TEXT_CHARS})`),
+        perDocChars: z.number().int().min(1).max(TEXT_CHARS).optional().describe('characters of each document at most'),
+        cursor: z.string().max(64).optional().describe("an answer's cursor: go on from there"),
       },
       annotations: { readOnlyHint: true },
     },
@@ -439,17 +494,25 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
     'kura_list',
     {
       title: 'List paths',
-      description: 'Paths in Kura (with digest, size, media type, tags and metadata), filtered by a path prefix or a tag, in the order they were first stored; 100 at most, `cursor` for the next page.',
-      inputSchema: { prefix: z.string().max(4096).optional(), tag: z.string().max(256).optional(), limit: z.number().int().min(1).max(100).optional(), cursor: z.string().max(64).optional() },
+      description: 'Paths in Kura (with digest, size, media type, latest version and when it was made, tags and metadata), filtered by a path prefix, a tag, a media type or when they last changed, in the order they were first stored; 100 at most, `cursor` for the next page.',
+      inputSchema: {
+        prefix,
+        tag,
+        type: z.string().max(255).optional().describe('only this media type, e.g. text/markdown'),
+        since: timeBound('changed at or after'),
+        until: timeBound('changed before'),
+        limit: z.number().int().min(1).max(100).optional().describe('paths at most (default 50)'),
+        cursor: z.string().max(64).optional().describe("an answer's nextCursor: the next page"),
+      },
       annotations: { readOnlyHint: true },
     },
-    ({ prefix, tag, limit, cursor }) =>
+    ({ prefix, tag, type, since, until, limit, cursor }) =>
       tool(async () => {
         // A page too long for a result (long paths, many tags) is asked for again, smaller, so
         // that its cursor goes on from the last item shown.
         for (let n = limit ?? 50; ; n = Math.ceil(n / 2)) {
-          const page = await store.list({ ...(prefix ? { pathPrefix: prefix } : {}), ...(tag ? { tag } : {}), limit: n, ...(cursor ? { cursor } : {}) });
-          const answer = { items: page.items.map((d) => ({ path: d.path, digest: d.digest, size: d.size, mediaType: d.mediaType, tags: d.tags, ...(Object.keys(d.meta).length ? { meta: d.meta } : {}) })), nextCursor: page.nextCursor ?? null };
+          const page = await store.list({ ...(prefix ? { pathPrefix: prefix } : {}), ...(tag ? { tag } : {}), ...(type ? { mediaType: type } : {}), ...(since ? { since: asTime(since) } : {}), ...(until ? { until: asTime(until) } : {}), limit: n, ...(cursor ? { cursor } : {}) });
+          const answer = { items: page.items.map((d) => ({ path: d.path, digest: d.digest, size: d.size, mediaType: d.mediaType, ...(d.version !== null ? { version: d.version } : {}), updatedAt: d.updatedAt, tags: d.tags, ...(Object.keys(d.meta).length ? { meta: d.meta } : {}) })), nextCursor: page.nextCursor ?? null };
           if (n === 1 || JSON.stringify(answer, null, 1).length <= RESULT_CHARS) return answer;
         }
       }),
@@ -459,20 +522,22 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
     {
       title: 'Search',
       description:
-        'Find documents by a question or words: `hybrid` (the default where an embedding model is in use; else `keyword`) fuses `keyword` (BM25) and `semantic` (by meaning); `mode` in the answer says which ranked the hits. Any text is a query; operators are honoured where well formed: "a phrase", prefix*, AND, OR, NOT, -word, path:P, tag:T, type:M. Hits are best first, with a snippet (plain text; the words that matched between <mark> and </mark>); `parsedAs` says how the query was read, `fallbacks` what was read as plain words. Semantic hits below a calibrated similarity are left out (`minScore` to change it). `notEmbedded`, when present: documents added so recently that the semantic side could not see them yet (keyword search sees everything).',
+        'Find documents by a question or words: `hybrid` (the default where an embedding model is in use; else `keyword`) fuses `keyword` (BM25) and `semantic` (by meaning); `mode` in the answer says which ranked the hits. Any text is a query; operators are honoured where well formed: "a phrase", prefix*, AND, OR, NOT, -word, path:P, tag:T, type:M. Hits are best first, with a snippet (plain text; the words that matched between <mark> and </mark>); `parsedAs` says how the query was read, `fallbacks` what was read as plain words. Semantic hits below a calibrated similarity are left out (`minScore` to change it). `notEmbedded`, when present: documents added so recently that the semantic side could not see them yet (keyword search sees everything). `allVersions` searches every version, `snapshot` the files of a snapshot (kura_snapshots lists them; read a hit with kura_get and the same `snapshot`).',
       annotations: { readOnlyHint: true },
-      inputSchema: { query: z.string().max(65_536), mode: z.enum(['keyword', 'semantic', 'hybrid']).optional(), limit: z.number().int().min(1).max(50).optional(), prefix: z.string().max(4096).optional(), tag: z.string().max(256).optional(), type: z.string().max(255).optional().describe('media type, e.g. text/markdown'), since: z.string().max(64).optional().describe('changed at or after this ISO 8601 time'), until: z.string().max(64).optional().describe('changed before this ISO 8601 time'), minScore: z.number().min(-1).max(1).optional().describe('the least cosine similarity a semantic hit needs (default: the calibrated floor; -1 keeps every hit)'), allVersions: z.boolean().optional().describe('every version of each path (by words): hits carry `version`'), snapshot: z.string().max(64).optional().describe("the files of one snapshot (by words): hits name the file's path in it") },
+      inputSchema: { query: z.string().max(65_536).describe('the question or words, as a person would ask (any text is a query)'), mode: z.enum(['keyword', 'semantic', 'hybrid']).optional().describe('keyword (BM25 over words), semantic (by meaning), or hybrid (both, fused); default hybrid where a model is in use'), limit: z.number().int().min(1).max(50).optional().describe('hits at most (default 10)'), offset: z.number().int().min(0).max(100_000).optional().describe('hits to pass over first: offset 10 with limit 10 is the second page'), prefix, tag, type: z.string().max(255).optional().describe('media type, e.g. text/markdown'), since: timeBound('changed at or after'), until: timeBound('changed before'), minScore: z.number().min(-1).max(1).optional().describe('the least cosine similarity a semantic hit needs (default: the calibrated floor; -1 keeps every hit)'), allVersions: z.boolean().optional().describe('every version of each path (by words): hits carry `version`'), snapshot: z.string().max(64).optional().describe("the files of one snapshot (by words): hits name the file's path in it") },
     },
-    ({ query, mode, limit, prefix, tag, type, since, until, minScore, allVersions, snapshot }) =>
+    ({ query, mode, limit, offset, prefix, tag, type, since, until, minScore, allVersions, snapshot }) =>
       tool(async () => {
-        const hits = await store.search(query, { limit: limit ?? 10, waitMs: SEARCH_WAIT_MS, ...(mode ? { mode } : {}), ...(prefix ? { pathPrefix: prefix } : {}), ...(tag ? { tag } : {}), ...(type ? { mediaType: type } : {}), ...(since ? { since } : {}), ...(until ? { until } : {}), ...(minScore !== undefined ? { minScore } : {}), ...(allVersions ? { allVersions } : {}), ...(snapshot ? { snapshot } : {}) });
+        const hits = await store.search(query, { limit: limit ?? 10, ...(offset ? { offset } : {}), waitMs: SEARCH_WAIT_MS, ...(mode ? { mode } : {}), ...(prefix ? { pathPrefix: prefix } : {}), ...(tag ? { tag } : {}), ...(type ? { mediaType: type } : {}), ...(since ? { since: asTime(since) } : {}), ...(until ? { until: asTime(until) } : {}), ...(minScore !== undefined ? { minScore } : {}), ...(allVersions ? { allVersions } : {}), ...(snapshot ? { snapshot } : {}) });
         // Nothing to rank by (only filters, or nothing at all): no hits, and why.
         const wordless = hits.length === 0 && parseQuery(query).expr === null;
         return {
-          hits: hits.map((h) => ({ path: h.path, ...(h.version !== undefined ? { version: h.version } : {}), digest: h.digest, mediaType: h.mediaType, size: h.size, score: h.score, snippet: plainSnippet(h.snippet), ...(h.damaged !== undefined ? { damaged: h.damaged } : {}), matched: h.matched, ...(h.keyword ? { keyword: h.keyword } : {}), ...(h.semantic ? { semantic: h.semantic } : {}), ...(h.rerank ? { rerank: h.rerank } : {}) })),
+          // A snapshot's hit names its snapshot: what kura_get needs beside the path to read it.
+          hits: hits.map((h) => ({ path: h.path, ...(h.version !== undefined ? { version: h.version } : {}), ...(snapshot ? { snapshot } : {}), digest: h.digest, mediaType: h.mediaType, size: h.size, score: h.score, snippet: plainSnippet(h.snippet), ...(h.damaged !== undefined ? { damaged: h.damaged } : {}), matched: h.matched, ...(h.keyword ? { keyword: h.keyword } : {}), ...(h.semantic ? { semantic: h.semantic } : {}), ...(h.rerank ? { rerank: h.rerank } : {}) })),
           ...(hits.mode ? { mode: hits.mode } : {}),
           ...(wordless ? { note: 'no words to search for: search ranks documents by words; kura_list lists by prefix or tag alone' } : {}),
-          parsedAs: hits.parsedAs,
+          // (A 64 KiB one-word question echoed whole left no room for a single hit: a trial.)
+          parsedAs: hits.parsedAs.length <= PARSED_AS_SHOWN ? hits.parsedAs : `${hits.parsedAs.slice(0, PARSED_AS_SHOWN)}…`,
           ...(hits.fallbacks ? { fallbacks: hits.fallbacks } : {}),
           ...(hits.reranked ? { reranked: hits.reranked } : {}),
           ...(hits.notEmbedded ? { notEmbedded: hits.notEmbedded } : {}),
@@ -484,14 +549,14 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
     {
       title: 'Grep the stored text',
       description:
-        "Lines of the stored text (text files; PDF, DOCX and HTML by their extracted text) that match a regular expression (Rust regex syntax, linear time), with their path and line number: exact strings, names, identifiers — where search ranks by relevance, grep finds every occurrence. At most `limit` lines (default 100); `truncated` says when there were more.",
+        "Lines of the stored text (text files; PDF, DOCX and HTML by their extracted text) that match a regular expression (Rust regex syntax, linear time), with their path and line number: exact strings, names, identifiers — where search ranks by relevance, grep finds every occurrence. Grep reads the latest version of every path (text stored without a path is found by kura_search). At most `limit` lines (default 100); `truncated` says when there were more.",
       inputSchema: {
-        pattern: z.string().min(1).max(4096),
-        prefix: z.string().max(4096).optional().describe('only paths starting with this'),
-        tag: z.string().max(256).optional(),
-        ignoreCase: z.boolean().optional(),
+        pattern: z.string().min(1).max(4096).describe('a regular expression (Rust regex syntax: \\b, \\d, (?i) and classes work; no backreferences or lookaround)'),
+        prefix,
+        tag,
+        ignoreCase: z.boolean().optional().describe('match regardless of case'),
         context: z.number().int().min(0).max(10).optional().describe('lines of context around each match'),
-        limit: z.number().int().min(1).max(500).optional(),
+        limit: z.number().int().min(1).max(500).optional().describe('matching lines at most (default 100)'),
       },
       annotations: { readOnlyHint: true },
     },
@@ -513,7 +578,7 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
     {
       title: 'Compare two versions',
       description: 'A unified text diff of two documents — typically `path@1` and `path@2`, or a path and one of its versions (refs as for kura_get). Bounded: a diff longer than the result cap is cut, and says so.',
-      inputSchema: { from: z.string().min(1).max(4096), to: z.string().min(1).max(4096), context: z.number().int().min(0).max(20).optional() },
+      inputSchema: { from: ref.describe(`the older side: ${REF}`), to: ref.describe(`the newer side: ${REF}`), context: z.number().int().min(0).max(20).optional().describe('unchanged lines shown around each change (default 3)') },
       annotations: { readOnlyHint: true },
     },
     ({ from, to, context }) =>
@@ -547,7 +612,7 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
     {
       title: 'Tag a path',
       description: 'Adds and removes tags of a path (or of the entry a digest names).',
-      inputSchema: { ref: z.string().min(1).max(4096), add: z.array(z.string().min(1).max(256)).max(64).optional(), remove: z.array(z.string().min(1).max(256)).max(64).optional() },
+      inputSchema: { ref: z.string().min(1).max(4096).describe('a path, or a digest (the entry showing it)'), add: z.array(z.string().min(1).max(256)).max(64).optional().describe('tags to add'), remove: z.array(z.string().min(1).max(256)).max(64).optional().describe('tags to remove') },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
     },
     ({ ref, add, remove }) => tool(async () => {
@@ -560,7 +625,7 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
     {
       title: 'Set metadata of a path',
       description: 'Sets key/value metadata of a path (a value of null removes the key).',
-      inputSchema: { ref: z.string().min(1).max(4096), meta: z.record(z.string(), z.string().nullable()) },
+      inputSchema: { ref: z.string().min(1).max(4096).describe('a path, or a digest (the entry showing it)'), meta: z.record(z.string(), z.string().nullable()).describe('keys to set to values; a key set to null is removed; other keys stay') },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
     },
     ({ ref, meta: m }) => tool(async () => {
@@ -573,7 +638,7 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
     {
       title: 'Delete a path',
       description: 'Deletes a path and its versions (its bytes go at the next GC when nothing else names them). Cannot be undone.',
-      inputSchema: { path: z.string().min(1).max(4096) },
+      inputSchema: { path: z.string().min(1).max(4096).describe('the path (notes/a.md), not a version') },
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
     },
     ({ path }) =>
@@ -586,16 +651,36 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
       }),
   );
   server.registerTool(
+    'kura_snapshots',
+    {
+      title: 'List snapshots',
+      description: 'The snapshots of folders taken into Kura (kura snapshot), newest first: id, label, when, how many files and bytes, tags. Search one with kura_search and `snapshot`; read its files with kura_get and `snapshot`.',
+      inputSchema: {
+        label: z.string().max(256).optional().describe('only snapshots with this label'),
+        limit: z.number().int().min(1).max(200).optional().describe('snapshots at most (default 50, newest first)'),
+      },
+      annotations: { readOnlyHint: true },
+    },
+    ({ label, limit }) =>
+      tool(async () => {
+        const all = (await store.snapshots()).filter((s) => label === undefined || s.label === label).reverse();
+        const shown = all.slice(0, limit ?? 50);
+        return { snapshots: shown.map((s) => ({ id: s.id, label: s.label, createdAt: s.createdAt, files: s.files, bytes: s.bytes, ...(s.tags.length ? { tags: s.tags } : {}), ...(s.pinned ? { pinned: true } : {}) })), ...(shown.length < all.length ? { more: all.length - shown.length } : {}) };
+      }),
+  );
+  server.registerTool(
     'kura_versions',
     {
       title: 'Versions of a path',
       description: `Every version of a path, oldest first: its number, digest, size and time; read one with kura_get and \`path@N\`. At most the newest ${VERSIONS_SHOWN}: \`cut\` says how many there are when older ones were left out.`,
-      inputSchema: { path: z.string().min(1).max(4096) },
+      inputSchema: { path: z.string().min(1).max(4096).describe('the path (notes/a.md)') },
       annotations: { readOnlyHint: true },
     },
     ({ path }) =>
       tool(async () => {
         const all = await store.versions(checkedPath(path, 'path'));
+        // A path never stored is NOT_FOUND, as `kura versions` says (an empty list read as "no versions yet").
+        if (all.length === 0) throw new NotFoundError(`no versions of ${path}: no document was ever stored at that path (kura_list lists the paths under a prefix)`);
         const versions = all.slice(-VERSIONS_SHOWN);
         return { versions, ...(versions.length < all.length ? { cut: { list: 'versions', shown: versions.length, of: all.length, kept: 'newest' } } : {}) };
       }),
@@ -615,6 +700,8 @@ function plainSnippet(html: string): string {
 
 /** Versions a kura_versions answer lists at most (the newest). */
 const VERSIONS_SHOWN = 200;
+/** Characters of a search's `parsedAs` shown at most. */
+const PARSED_AS_SHOWN = 2000;
 /** Characters of a grep line a kura_grep answer shows at most. */
 const GREP_LINE_SHOWN = 500;
 

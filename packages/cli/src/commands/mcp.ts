@@ -11,6 +11,9 @@ import { embedderFor } from '../embedder.js';
 import { openStore, storeDir } from '../store.js';
 import { passwordConfigured, storePassword } from '../password.js';
 
+/** Bytes of one JSON-RPC message read at most (see below). */
+const MESSAGE_MAX = 112 << 20;
+
 export function register(program: Command): void {
   program
     .command('mcp')
@@ -27,10 +30,29 @@ export function register(program: Command): void {
       const closed = new Promise<void>((resolve) => {
         server.server.onclose = () => resolve();
       });
-      await server.connect(new StdioServerTransport());
-      process.stdin.once('end', () => void server.close());
+      // Room for the largest message a tool takes: kura_add_text's 16 MiB of text, as JSON
+      // writes it (a control character takes 6 bytes). The SDK's 10 MiB ended the session on a
+      // text the tool accepts, without a word, exit 0 (a trial).
+      const transport = new StdioServerTransport(process.stdin, process.stdout, { maxBufferSize: MESSAGE_MAX });
+      let ended = false;
+      let failure: Error | undefined;
+      // Said on stderr (stdout is the protocol's): a message the server cannot read, or why it stopped.
+      transport.onerror = (e: Error) => {
+        failure = e;
+        process.stderr.write(`kura: mcp: ${e.message}\n`);
+      };
+      await server.connect(transport);
+      process.stdin.once('end', () => {
+        ended = true;
+        void server.close();
+      });
       await closed;
       await store.close();
       await embedder?.close();
+      // Closed before its client ended the input: the session failed (a message too large).
+      if (!ended && failure) {
+        process.stderr.write('kura: mcp: the session ended on that error\n');
+        process.exitCode = 1;
+      }
     });
 }
