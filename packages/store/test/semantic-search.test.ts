@@ -109,6 +109,32 @@ describe('semantic and hybrid search (all-MiniLM-L6-v2)', () => {
     }
   });
 
+  it('pages of a hybrid search are cut from one order, past the fused window too: every match once, none twice (Show more repeated and skipped)', { timeout: 120_000 }, async () => {
+    const { store } = await newStore();
+    store.useEmbedder(model);
+    const birds = ['pelicans glide over the harbour at dawn', 'a pelican dives for fish near the pier', 'the pelican colony nests on the island', 'watching pelicans from the ferry deck', 'pelican chicks grow quickly in spring'];
+    const weather = ['storm clouds gathered over the coast', 'a quiet morning by the sea', 'seabirds circled the fishing boats', 'gulls and terns along the shore'];
+    for (let i = 0; i < 60; i++) await store.put(enc(`${birds[i % birds.length]} (note ${i})`), { path: `birds/n${String(i).padStart(2, '0')}.txt` });
+    for (let i = 0; i < 20; i++) await store.put(enc(`${weather[i % weather.length]} (entry ${i})`), { path: `coast/e${String(i).padStart(2, '0')}.txt` });
+    await store.indexStatus({ wait: true });
+    for (const window of [100, 20]) {
+      const options = { mode: 'hybrid' as const, window, minScore: -1 };
+      const whole = (await store.search('pelican', { ...options, limit: 200 })).map((h) => h.path);
+      const paged: string[] = [];
+      for (let offset = 0; offset < 200; offset += 7) {
+        const page = await store.search('pelican', { ...options, limit: 7, offset });
+        paged.push(...page.map((h) => h.path));
+        if (page.length < 7) break;
+      }
+      expect(paged, `window ${window}`).toEqual(whole);
+      expect(new Set(paged).size, `window ${window}`).toBe(paged.length);
+      // Every keyword match is there (past the window, keyword's come first), and semantic's after.
+      const keyword = (await store.search('pelican', { mode: 'keyword', limit: 200 })).map((h) => h.path);
+      expect(keyword).toHaveLength(60);
+      for (const p of keyword) expect(whole).toContain(p);
+    }
+  });
+
   it('embeds each document once, and drops its vectors with it', { timeout: 60_000 }, async () => {
     let calls = 0;
     const counting: Embedder = { ...model, model: model.model, dims: model.dims, maxTokens: model.maxTokens, countTokens: (t) => model.countTokens(t), embed: (t) => ((calls += t.length), model.embed(t)), close: async () => undefined };

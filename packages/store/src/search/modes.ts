@@ -163,16 +163,27 @@ export async function semanticSearch(s: Searcher & { semantic: SemanticSearch },
   const q = parse(SearchQuery, options, 'search options');
   const parsed = parseQuery(query);
   if (!parsed.expr) return answer([], parsed);
-  const window = windowOf(s, q, q.window);
+  // Hybrid fuses each side's first `window` candidates (with a rerank, at least its top): a
+  // window fixed for the query, not grown with the page, so that every page is cut from one
+  // order. (Grown to offset + limit, it fused the first pages differently from the ones
+  // before: "Show more" repeated some documents and skipped others — a trial.) Past the fused
+  // candidates the other matches follow, each side's in its own order (beyondWindow).
+  // Semantic mode's order is its scores': a window grown with the page keeps it.
+  const window = mode === 'hybrid' ? Math.max(q.window, reranking(s, q) ? q.rerankTop : 0) : windowOf(s, q, q.window);
   const filters = allFilters(parsed, q);
-  const semantic = await s.semantic.entries(parsed.text.slice(0, QUERY_EMBED_CHARS), q, window, filters);
+  const text = parsed.text.slice(0, QUERY_EMBED_CHARS);
+  const semantic = await s.semantic.entries(text, q, window, filters);
   // `-word` holds for semantic hits too: those whose text has an excluded word go.
-  const excluded = s.db.read(() => excludedEntries(s.db, parsed, semantic.found.map((f) => f.entry_id)));
-  const found = excluded.size ? semantic.found.filter((f) => !excluded.has(f.entry_id)) : semantic.found;
-  const passage = (f: FoundEntry) => {
-    const c = semantic.chunks.get(f.doc_id);
+  const kept = (all: FoundEntry[]) => {
+    const excluded = s.db.read(() => excludedEntries(s.db, parsed, all.map((f) => f.entry_id)));
+    return excluded.size ? all.filter((f) => !excluded.has(f.entry_id)) : all;
+  };
+  const found = kept(semantic.found);
+  const passageIn = (chunks: typeof semantic.chunks) => (f: FoundEntry) => {
+    const c = chunks.get(f.doc_id);
     return c ? { passage: { start: c.start, end: c.end } } : {};
   };
+  const passage = passageIn(semantic.chunks);
   if (mode === 'semantic') {
     const ranked = found.map((f, i) => ({ f, extra: { matched: ['semantic'] as SearchHit['matched'], semantic: { rank: i + 1, score: f.score } }, ...passage(f) }));
     return finish(s, parsed, q, ranked, semantic.notEmbedded);
@@ -200,5 +211,48 @@ export async function semanticSearch(s: Searcher & { semantic: SemanticSearch },
       ...(sr && !kr ? passage(f) : {}),
     };
   });
+  const need = q.offset + q.limit - ranked.length;
+  if (need > 0 && (keyword.length === window || semantic.found.length === window)) {
+    ranked.push(...(await beyondWindow(s, parsed, q, { window, need, seen: new Set(byId.keys()), last: ranked.at(-1)?.f.score, more: async (n) => {
+      const wider = await s.semantic.entries(text, q, n, filters);
+      return { found: kept(wider.found), passage: passageIn(wider.chunks) };
+    } })));
+  }
   return finish(s, parsed, q, ranked, semantic.notEmbedded);
+}
+
+/**
+ * Hybrid's candidates past its fused window, for a page that reaches beyond them: keyword's
+ * matches after its first `window` (BM25 order), then semantic's (similarity order), each
+ * not fused already — so that paging on reaches every match, and every page is cut from one
+ * order. Their scores go on down from the last fused one (a side's own reciprocal rank, at most).
+ */
+async function beyondWindow(
+  s: Searcher,
+  parsed: ParsedQuery,
+  q: Query,
+  o: { window: number; need: number; seen: Set<number>; last: number | undefined; more: (n: number) => Promise<{ found: FoundEntry[]; passage: (f: FoundEntry) => { passage?: { start: number; end: number } } }> },
+): Promise<Ranked[]> {
+  const { window, need, seen } = o;
+  let last = o.last ?? Infinity;
+  const tail: Ranked[] = [];
+  const add = (f: FoundEntry, rank: number, side: 'keyword' | 'semantic', extra: object = {}) => {
+    seen.add(f.entry_id);
+    last = Math.min(last, q.weights[side] / (q.rrfK + rank));
+    tail.push({ f: { ...f, score: last }, extra: { matched: [side] as SearchHit['matched'], [side]: { rank, score: f.score } }, ...extra });
+  };
+  // (Keyword's next `window` at most are fused already: those semantic's window holds.)
+  const keyword = await keywordFound(s, parsed, q, need + window, window);
+  for (const [i, f] of keyword.entries()) {
+    if (tail.length === need) return tail;
+    if (!seen.has(f.entry_id)) add(f, window + i + 1, 'keyword');
+  }
+  if (keyword.length === need + window) return tail; // (keyword's matches go on: its next ones come first)
+  // Every keyword match is placed: semantic's next, past as many as may be placed already.
+  const semantic = await o.more(window + need + seen.size);
+  for (const [i, f] of semantic.found.entries()) {
+    if (tail.length === need) break;
+    if (i >= window && !seen.has(f.entry_id)) add(f, i + 1, 'semantic', semantic.passage(f));
+  }
+  return tail;
 }
