@@ -4,14 +4,16 @@ export default defineConfig({
   // JSX through Preact's automatic runtime (also set in tsconfig.json).
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
   // The store worker imports @kura/core, which loads its wasm with top-level await: module workers.
-  worker: { format: 'es' },
+  worker: { format: 'es', rollupOptions: { output: { keepNames: true } } },
   build: {
     target: 'es2022',
     outDir: 'dist',
     emptyOutDir: true,
     chunkSizeWarningLimit: 2048,
     // bench.html: the page `pnpm bench browser` drives (same worker, timing hooks).
-    rollupOptions: { input: { main: 'index.html', bench: 'bench.html' } },
+    // keepNames: errors reach the page with their class's name (CorruptDataError), not the
+    // minifier's (`s`: a trial).
+    rollupOptions: { input: { main: 'index.html', bench: 'bench.html' }, output: { keepNames: true } },
   },
   // sqlite-wasm and onnxruntime-web locate their .wasm relative to their own modules: they
   // must not be pre-bundled (onnxruntime-web/wasm is one self-contained ES module anyway).

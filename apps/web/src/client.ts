@@ -4,10 +4,12 @@ import type { StoreApi } from './worker/store.worker.js';
 
 export class StoreCallError extends Error {
   readonly code: string;
+  readonly reason: string | undefined;
   constructor(e: ErrorData) {
     super(e.message);
     this.name = e.name;
     this.code = e.code;
+    this.reason = e.reason;
   }
 }
 

@@ -14,6 +14,8 @@ export interface ErrorData {
   code: string;
   name: string;
   message: string;
+  /** CORRUPT_DATA's: what is damaged (`database`, `log`, `config`, …: docs/ERRORS.md). */
+  reason?: string;
 }
 
 export type Reply = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: ErrorData };

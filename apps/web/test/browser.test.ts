@@ -504,4 +504,45 @@ describe('the browser demo in Chromium', () => {
     expect(download.suggestedFilename()).toBe('plan.md'); // (it was named by a digest)
     await page.getByRole('button', { name: 'Close' }).click();
   });
+
+  it('a damaged database is rebuilt from the log at a click, everything kept (it left the page "Unavailable" for good)', async () => {
+    await ready();
+    const before = { documents: await stat('documents'), entries: await stat('entries') };
+    expect(Number(before.entries)).toBeGreaterThan(0);
+    // Away from the page (its worker lets go of the files), the database's first 100 bytes
+    // flipped: the SQLite pool keeps each file behind a 4 KiB header naming it.
+    await page.goto(`${site.url}/healthz`);
+    const flipped = await page.evaluate(async () => {
+      const root = await navigator.storage.getDirectory();
+      const files: FileSystemFileHandle[] = [];
+      const walk = async (d: FileSystemDirectoryHandle): Promise<void> => {
+        for await (const [, h] of (d as unknown as { entries(): AsyncIterable<[string, FileSystemHandle]> }).entries()) {
+          if (h.kind === 'directory') await walk(h as FileSystemDirectoryHandle);
+          else files.push(h as FileSystemFileHandle);
+        }
+      };
+      await walk(await (await (await root.getDirectoryHandle('kura')).getDirectoryHandle('default')).getDirectoryHandle('sqlite'));
+      let flipped = 0;
+      for (const h of files) {
+        const head = new Uint8Array(await (await h.getFile()).slice(0, 64).arrayBuffer());
+        // (The WAL's header too: a valid WAL holds the newest copy of the header page.)
+        if (!['/kura.db', '/kura.db-wal'].includes(new TextDecoder().decode(head.slice(0, head.indexOf(0))))) continue;
+        const bytes = new Uint8Array(await (await h.getFile()).slice(4096, 4196).arrayBuffer()).map((b) => b ^ 0xff);
+        const w = await h.createWritable({ keepExistingData: true });
+        await w.write({ type: 'write', position: 4096, data: bytes });
+        await w.close();
+        flipped++;
+      }
+      return flipped;
+    });
+    expect(flipped).toBeGreaterThanOrEqual(1);
+    await page.goto(site.url);
+    await page.waitForSelector('[data-testid=fatal]');
+    expect(await page.textContent('[data-testid=status]')).toBe('Unavailable');
+    expect(await page.textContent('[data-testid=fatal]')).toMatch(/database is damaged\. Nothing is lost/);
+    await page.click('[data-testid=rebuild]');
+    await ready();
+    expect({ documents: await stat('documents'), entries: await stat('entries') }).toEqual(before);
+    expect(await page.locator('[data-testid=fatal]').count()).toBe(0);
+  });
 });

@@ -139,7 +139,9 @@ export class IoError extends KuraError {
  */
 export function storageError(e: unknown, file?: string): unknown {
   if (!(e instanceof Error) || e instanceof KuraError) return e;
-  const code = (e as { code?: unknown }).code;
+  // (sqlite-wasm's own errors — opening a file that is not a database — carry the code in
+  // their message only: `SQLITE_NOTADB: sqlite3 result code 26: …`.)
+  const code = (e as { code?: unknown }).code ?? (e.name === 'SQLite3Error' ? /^(SQLITE_[A-Z_]+):/.exec(e.message)?.[1] : undefined);
   if (typeof code !== 'string') return e;
   const at = file ? `${file}: ` : '';
   if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT') {
@@ -147,7 +149,7 @@ export function storageError(e: unknown, file?: string): unknown {
   }
   if (code.startsWith('SQLITE_IOERR') || code === 'EIO') return new IoError(`${at}storage I/O error (${code}): ${e.message}`, { cause: e });
   if (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB') {
-    return new CorruptDataError(`${at}the store's database is damaged (${code}): ${e.message}; kura rebuild makes it again from the store's log`, 'database', {}, { cause: e });
+    return new CorruptDataError(`${at}the store's database is damaged (${code}): ${e.message}; a rebuild makes it again from the store's log (kura rebuild; in a browser, BrowserStore.rebuild)`, 'database', {}, { cause: e });
   }
   return e;
 }

@@ -24,6 +24,9 @@ function explain(e: unknown): string {
     case 'QUOTA_EXCEEDED':
       return e.message.charAt(0).toUpperCase() + e.message.slice(1) + '.';
     case 'CORRUPT_DATA':
+      // (The store's messages name the CLI's remedies; the page offers its own.)
+      if (e.reason === 'database') return 'The store\'s database is damaged. Nothing is lost: it is made from the store\'s log, which holds everything. Rebuild it below.';
+      if (e.reason === 'log' || e.reason === 'config' || e.reason === 'unauthentic') return `The store's ${e.reason === 'config' ? 'configuration' : 'log'} is damaged: ${e.message.replace(/ ?\(?kura rebuild[^;)]*\)?/g, '')}. This page cannot repair it; Erase below starts an empty store (everything in this one is lost).`;
       return `Damaged data: ${e.message}. Run Verify to see everything that is affected.`;
     case 'SYNC_FAILED':
       return `Sync failed: ${e.message}`;
@@ -37,7 +40,10 @@ function explain(e: unknown): string {
 export function App() {
   const [ready, setReady] = useState(false);
   const [fatal, setFatal] = useState<string>();
+  /** Why the store could not be opened, when a rebuild or an erase is the way back. */
+  const [fatalCause, setFatalCause] = useState<{ code: string; reason?: string | undefined }>();
   const [error, setError] = useState<string>();
+  const [errorRebuild, setErrorRebuild] = useState(false);
   const [busy, setBusy] = useState(false);
   const [stats, setStats] = useState<StoreStats>();
   const [storage, setStorage] = useState<{ usage: number; quota: number; persisted: boolean }>();
@@ -83,6 +89,8 @@ export function App() {
       return await task();
     } catch (e) {
       setError(explain(e));
+      // A database found damaged mid-use is rebuilt as one found at opening is (the banner's button).
+      if (e instanceof StoreCallError && e.code === 'CORRUPT_DATA' && e.reason === 'database') setErrorRebuild(true);
       return undefined;
     } finally {
       setBusy(false);
@@ -98,9 +106,33 @@ export function App() {
         setReady(true);
       } catch (e) {
         setFatal(explain(e));
+        if (e instanceof StoreCallError && e.code === 'CORRUPT_DATA') setFatalCause({ code: e.code, reason: e.reason });
       }
     })();
   }, []);
+
+  /** The way back from a store that cannot be opened: its database rebuilt from the log, or the store erased. */
+  const recover = useCallback(
+    async (how: 'rebuild' | 'erase') => {
+      if (how === 'erase' && !confirm('Erase this store? Every document, version and snapshot in this browser\'s store is deleted.')) return;
+      setBusy(true);
+      try {
+        await (how === 'rebuild' ? store.rebuild() : store.erase());
+        setFatal(undefined);
+        setFatalCause(undefined);
+        setError(undefined);
+        setErrorRebuild(false);
+        await refresh();
+        setReady(true);
+      } catch (e) {
+        setFatal(explain(e));
+        if (!(e instanceof StoreCallError && e.code === 'CORRUPT_DATA')) setFatalCause(undefined);
+      } finally {
+        setBusy(false);
+      }
+    },
+    [store, refresh],
+  );
 
   // What indexing has left (text to extract, documents to embed) and whether the model is
   // there, asked every second: embedding runs in the background after adds.
@@ -224,14 +256,37 @@ export function App() {
       </header>
       <main>
         {fatal ? (
-          <p class="banner" role="alert" data-testid="fatal">
-            {fatal}
-          </p>
+          <div class="banner" role="alert" data-testid="fatal">
+            <p>{fatal}</p>
+            {fatalCause ? (
+              <p>
+                {fatalCause.reason === 'database' ? (
+                  <button disabled={busy} onClick={() => void recover('rebuild')} data-testid="rebuild">
+                    Rebuild the database from the log
+                  </button>
+                ) : null}{' '}
+                <button class="danger" disabled={busy} onClick={() => void recover('erase')} data-testid="erase-damaged">
+                  Erase this store
+                </button>
+              </p>
+            ) : null}
+          </div>
         ) : null}
         {error ? (
           <p class="banner" role="alert" data-testid="error">
             {error}{' '}
-            <button class="link" onClick={() => setError(undefined)}>
+            {errorRebuild ? (
+              <button disabled={busy} onClick={() => void recover('rebuild')} data-testid="rebuild">
+                Rebuild the database from the log
+              </button>
+            ) : null}{' '}
+            <button
+              class="link"
+              onClick={() => {
+                setError(undefined);
+                setErrorRebuild(false);
+              }}
+            >
               Dismiss
             </button>
           </p>

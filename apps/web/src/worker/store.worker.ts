@@ -73,11 +73,12 @@ function errorData(e: unknown): ErrorData {
     // (The pack it failed in is given up, FORMAT.md §6: smaller writes may still fit.)
     return { code: 'QUOTA_EXCEEDED', name: e.name, message: 'the browser refused more storage for this site (quota exceeded): delete documents and run GC, or free disk space' };
   }
-  const err = e as { code?: unknown; name?: unknown; message?: unknown };
+  const err = e as { code?: unknown; name?: unknown; message?: unknown; reason?: unknown };
   return {
     code: typeof err?.code === 'string' ? err.code : 'INTERNAL',
     name: typeof err?.name === 'string' ? err.name : 'Error',
     message: typeof err?.message === 'string' ? err.message : String(e),
+    ...(typeof err?.reason === 'string' ? { reason: err.reason } : {}),
   };
 }
 
@@ -286,12 +287,27 @@ const api = {
   push: async (target: SyncTarget) => push(await store(), target, progress('push')),
   pull: async (target: SyncTarget) => pull(await store(), target, progress('pull')),
 
-  /** Closes and deletes this origin's store, then opens a new empty one. */
+  /**
+   * Closes and deletes this origin's store, then opens a new empty one — also a store that
+   * cannot be opened (damaged): the way out when nothing else helps.
+   */
   async erase() {
-    const s = await store();
+    const s = await opening?.catch(() => undefined);
     opening = undefined;
-    await s.close();
+    await s?.close();
     await BrowserStore.destroy(STORE);
+    return api.open();
+  },
+
+  /**
+   * Makes the store's database again from its log (a damaged or lost database: CORRUPT_DATA,
+   * reason `database`), then opens it. Nothing of the store is in the database alone.
+   */
+  async rebuild() {
+    const s = await opening?.catch(() => undefined);
+    opening = undefined;
+    await s?.close();
+    await BrowserStore.rebuild(STORE);
     return api.open();
   },
 

@@ -6,6 +6,7 @@
  */
 import type { Database, PreparedStatement, Sqlite3Static } from '@sqlite.org/sqlite-wasm';
 import type { RunResult, SqlDatabase, SqlStatement, SqlValue } from './sql.js';
+import { storageError } from '../errors.js';
 
 /** BigInts that fit are numbers (the contract: INTEGER results are numbers below 2^53). */
 function narrow(v: bigint): number | bigint {
@@ -245,7 +246,9 @@ export class WasmDatabase implements SqlDatabase {
     let end = ptr;
     while (bytes[end] !== 0) end++;
     const message = fromUtf8.decode(bytes.subarray(ptr, end));
-    throw new SqliteWasmError(message, this.#sqlite3.capi.sqlite3_js_rc_str(extended) ?? `SQLITE_ERROR_${extended}`, extended);
+    // Typed as Node's driver errors are (node/sqlite.ts): a malformed database is CORRUPT_DATA
+    // (reason `database`: a rebuild from the log), a full one STORAGE_FULL, I/O IO_ERROR.
+    throw storageError(new SqliteWasmError(message, this.#sqlite3.capi.sqlite3_js_rc_str(extended) ?? `SQLITE_ERROR_${extended}`, extended));
   }
 
   exec(sql: string): void {

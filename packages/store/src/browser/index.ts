@@ -7,7 +7,7 @@
 import sqlite3InitModule, { type SAHPoolUtil, type Sqlite3Static } from '@sqlite.org/sqlite-wasm';
 import { InternalError, InvalidInputError, type IngestOptions } from '@kura/core';
 import { WasmDatabase } from '../backend/sqlite-wasm.js';
-import { NotFoundError, StorageUnavailableError, StoreLockedError } from '../errors.js';
+import { NotFoundError, StorageUnavailableError, StoreLockedError, storageError } from '../errors.js';
 import { InitOptions as InitOptionsSchema, parse, type Durability, type InitOptions, type OpenOptions, type PutMeta } from '../options.js';
 import { putMany, type ManySources, type SourceOutcome } from '../put-many.js';
 import { snapshotRun, type SnapshotReport, type SnapshotRunOptions } from '../snapshot-run.js';
@@ -250,7 +250,9 @@ export class BrowserStore extends StoreCore {
       } finally {
         unlock();
       }
-      throw e;
+      // A database SQLite cannot read is CORRUPT_DATA (reason `database`), as in Node: it was
+      // an INTERNAL SQLite3Error, and the demo had no way back (a trial).
+      throw storageError(e);
     }
   }
 
