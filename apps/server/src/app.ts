@@ -68,6 +68,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const DEFAULT_WEB_ROOT = resolve(here, '../../web/dist');
 
 export const API_VERSION = '1.0.0';
+/** Bytes of a request line and headers at most (HEADERS_TOO_LARGE past them). */
+export const HEADERS_MAX = 64 * 1024;
 
 export async function build(options: BuildOptions = {}): Promise<FastifyInstance> {
   const config = parseConfig((options.config ?? {}) as ServerConfigInput);
@@ -84,6 +86,10 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     routerOptions: { maxParamLength: 8192 },
+    // A path of 4,096 characters of a script UTF-8 writes in 3 bytes is ~36 KiB percent-encoded:
+    // under Node's 16 KiB such a path, stored, could not be read by path again (431: a trial).
+    // A missing Host is refused here, in the API's shape (Node's own 400 had no body, no id).
+    http: { maxHeaderSize: HEADERS_MAX, requireHostHeader: false },
     // Opening the store is a plugin (plugins/store.ts) and takes what it takes: a new server on
     // a bucket replays the log after the newest checkpoint, through retries when the storage
     // falters. fastify's 10 s default stopped such a server with "Plugin did not start in
@@ -118,6 +124,14 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     if (closing) throw new HttpError('UNAVAILABLE', 'the server is shutting down; retry shortly', {}, { 'retry-after': '1' });
+    if (request.headers.host === undefined && request.raw.httpVersionMajor === 1 && request.raw.httpVersionMinor >= 1) {
+      throw new HttpError('INVALID_INPUT', 'an HTTP/1.1 request names the server in a Host header (RFC 9112 §3.2)', { field: 'host' });
+    }
+    // A request without a body may still say its type (clients that set Content-Type:
+    // application/json on every call): fastify refused such a DELETE, "Body cannot be empty".
+    if (request.headers['content-type'] !== undefined && request.headers['transfer-encoding'] === undefined && (request.headers['content-length'] ?? '0') === '0' && ['GET', 'HEAD', 'DELETE'].includes(request.method)) {
+      delete request.headers['content-type'];
+    }
   });
 
   await app.register(errors);

@@ -74,7 +74,8 @@ function either<T>(fromQuery: T | undefined, fromHeader: T | undefined, field: s
 
 /** A media type without its parameters, lower case: `text/plain; charset=utf-8` is `text/plain`. */
 const essence = (t: string) => t.split(';')[0]!.trim().toLowerCase();
-const sameList = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+/** Tags are a set: the same ones in another order (or repeated) are the same tags (`b, a` was refused beside `tag=a&tag=b`). */
+const sameSet = (a: string[], b: string[]) => new Set(a).size === new Set(b).size && a.every((x) => b.includes(x));
 const sameJson = (a: Record<string, string>, b: Record<string, string>) => JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
 
 /** PutMeta (with the expected digest) from the query and headers of a raw-body request. */
@@ -95,7 +96,7 @@ export function putMetaFrom(request: FastifyRequest, q: PutQuery): PutMeta {
   const type = either(q.type, said, 'type', 'Content-Type', (a, b) => essence(a) === essence(b));
   if (type !== undefined) m.mediaType = type;
   const tagHeader = header(request, 'x-kura-tags')?.split(',').map((t) => decode(t.trim(), 'x-kura-tags')).filter(Boolean);
-  const tags = either(q.tag !== undefined ? [q.tag].flat() : undefined, tagHeader, 'tags', 'x-kura-tags', sameList);
+  const tags = either(q.tag !== undefined ? [q.tag].flat() : undefined, tagHeader, 'tags', 'x-kura-tags', sameSet);
   if (tags?.length) m.tags = tags;
   const metaHeader = header(request, 'x-kura-meta');
   const meta = either(q.meta !== undefined ? metaObject(q.meta, 'meta') : undefined, metaHeader !== undefined ? metaObject(metaHeader, 'x-kura-meta') : undefined, 'meta', 'x-kura-meta', sameJson);

@@ -14,7 +14,7 @@ import { etagOf } from './digest.js';
 /** Documents up to this size are read whole and sent in one write; larger ones stream. */
 export const BUFFER_MAX = 1 << 20;
 /** Media types a browser runs scripts in, when navigated to: HTML, XHTML, SVG and XML (XSLT). */
-const ACTIVE = /^\s*(text\/html|application\/xhtml\+xml|image\/svg\+xml|text\/xml|application\/xml|[^;]*\+xml)\s*(;|$)/i;
+const ACTIVE = /^\s*(text\/html|application\/xhtml\+xml|image\/svg\+xml|text\/xml|text\/xsl|application\/xml|[^;]*\+xml)\s*(;|$)/i;
 import { etagMatches, parseRange } from './range.js';
 
 declare module 'fastify' {
@@ -69,21 +69,33 @@ export async function sendDocument(
     throw new HttpError('RANGE_NOT_SATISFIABLE', `the range is outside the document's ${info.size} bytes`, { size: info.size }, { 'content-range': `bytes */${info.size}` });
   }
   const head = request.method === 'HEAD';
-  if (range.kind === 'partial') {
-    reply.code(206).header('content-range', `bytes ${range.start}-${range.end - 1}/${info.size}`).header('content-length', range.end - range.start);
-    return head ? reply.send() : reply.send(counted(reply, info.range(range.start, range.end)));
-  }
-  reply.header('content-length', info.size);
-  if (head) return reply.send();
-  if (info.size <= BUFFER_MAX) {
-    // Small: one buffer, checked against the digest as a whole before any byte leaves, sent
-    // in one write. Large: streamed, each chunk checked against its key.
+  // Small: one buffer, checked against the digest as a whole before any byte leaves — so damage
+  // is a 500 CORRUPT_DATA, not a 206 or 200 cut short — and sent in one write; a range of it is
+  // sliced from it (a range read streamed, and damage cut the connection mid-body: a trial).
+  // Large: streamed, each chunk checked against its key.
+  const whole = async (): Promise<Buffer> => {
     let bytes = cache.get(info.digest);
     if (!bytes) {
       const b = await info.bytes();
       bytes = Buffer.from(b.buffer, b.byteOffset, b.length);
       cache.set(info.digest, bytes);
     }
+    return bytes;
+  };
+  if (range.kind === 'partial') {
+    const part = !head && info.size <= BUFFER_MAX ? (await whole()).subarray(range.start, range.end) : undefined;
+    reply.code(206).header('content-range', `bytes ${range.start}-${range.end - 1}/${info.size}`).header('content-length', range.end - range.start);
+    if (head) return reply.send();
+    if (part) {
+      reply.bytesOut += part.length;
+      return reply.send(part);
+    }
+    return reply.send(counted(reply, info.range(range.start, range.end)));
+  }
+  reply.header('content-length', info.size);
+  if (head) return reply.send();
+  if (info.size <= BUFFER_MAX) {
+    const bytes = await whole();
     reply.bytesOut += bytes.length;
     return reply.send(bytes);
   }

@@ -121,7 +121,7 @@ export function clientError(err: NodeJS.ErrnoException, socket: Socket): void {
   }
   const [code, message]: [ServerErrorCode, string] =
     err.code === 'HPE_HEADER_OVERFLOW'
-      ? ['HEADERS_TOO_LARGE', 'the request line and headers are larger than 16 KiB']
+      ? ['HEADERS_TOO_LARGE', 'the request line and headers are larger than 64 KiB']
       : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? ['REQUEST_TIMEOUT', 'the request did not arrive in time']
         : ['INVALID_INPUT', 'the request is not HTTP/1.1 the server can read'];

@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { isKuraError } from '@kura/core';
+import { detectMediaType } from '@kura/store';
 import { HttpError } from '../errors.js';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -70,9 +71,12 @@ export default async function chunks(app: FastifyInstance, opts: { maxDocumentSi
     handler: async (request, reply) => {
       const b = request.body;
       const digest = expectedDigest(b.digest, 'digest');
+      // Typed by its path's name when the client says nothing, as POST /v1/documents types it
+      // (sync/a.txt was served as application/octet-stream: a trial).
+      const mediaType = b.mediaType ?? (b.path !== undefined ? detectMediaType(b.path) : undefined);
       const meta = {
         ...(b.path !== undefined ? { path: b.path } : {}),
-        ...(b.mediaType !== undefined ? { mediaType: b.mediaType } : {}),
+        ...(mediaType !== undefined ? { mediaType } : {}),
         ...(b.tags !== undefined ? { tags: b.tags } : {}),
         ...(b.meta !== undefined ? { meta: b.meta } : {}),
         ...(digest ? { expectDigest: digest } : {}),
