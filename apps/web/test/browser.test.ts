@@ -179,8 +179,10 @@ describe('the browser demo in Chromium', () => {
     await shot('03b-search-by-meaning');
     await page.getByRole('button', { name: 'Clear' }).click();
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=doc]').length === 5, null, { timeout: 15_000 });
-    // The tests after this count the documents above: this one goes again.
+    // The tests after this count the documents above: this one goes again (asked first).
+    const asked = new Promise<string>((resolve) => page.once('dialog', (d) => (resolve(d.message()), void d.accept())));
     await page.getByRole('button', { name: 'Delete oil.txt' }).click();
+    expect(await asked).toMatch(/^Delete oil\.txt and all its versions\?/);
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=doc]').length === 4, null, { timeout: 15_000 });
   });
 
@@ -238,6 +240,7 @@ describe('the browser demo in Chromium', () => {
     await page.waitForSelector('[data-testid=added][data-path="dropped.txt"]', { timeout: 30_000 });
     await ready();
     expect(await stat('documents')).toBe('4');
+    page.once('dialog', (d) => void d.accept());
     await page.getByRole('button', { name: 'Delete dropped.txt' }).click();
     await page.waitForFunction(() => document.querySelector('[data-testid=stat-documents]')?.textContent === '3', null, { timeout: 15_000 });
   });

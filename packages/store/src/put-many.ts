@@ -51,6 +51,13 @@ export interface ManySources<S> {
   small(source: S): boolean;
   /** The source as this thread puts it (without workers). */
   here(source: S): PutInput;
+  /** Its size in bytes, when known cheaply: a source refused for want of space is tried again when smaller than one refused again (see putMany). */
+  size?(source: S): number | undefined;
+}
+
+/** A write refused for want of space: a full disk (STORAGE_FULL), a browser over its quota. */
+function spaceRefused(e: unknown): boolean {
+  return (e as { code?: unknown })?.code === 'STORAGE_FULL' || (e instanceof Error && e.name === 'QuotaExceededError');
 }
 
 /** Small sources per worker message. */
@@ -64,7 +71,11 @@ const HERE_IN_FLIGHT = 32;
 
 /**
  * Puts many sources; yields one outcome per source, in input order. A source that fails does
- * not stop the others.
+ * not stop the others — nor does one that fails only because another's write did not fit: a
+ * failed write gives its pack up, with the puts whose records it held (decision 0066), so
+ * sources refused for want of space are put once more, one at a time, unless one as large was
+ * refused again (it would be too). A 17-byte file after a 60 MiB one over the quota failed
+ * with it, then went in alone (a trial).
  */
 export async function* putMany<S>(
   h: ManyPuts,
@@ -82,6 +93,27 @@ export async function* putMany<S>(
 ): AsyncGenerator<SourceOutcome> {
   const { pool } = sources;
   const known = pool ? knownChunks(h.context('put')) : undefined;
+  /** Sources in flight, by index: what a second try puts. */
+  const inFlightItems = new Map<number, SourceToPut<S>>();
+  /** The smallest size a second try was refused at for want of space. */
+  let refusedAt = Infinity;
+  const tryAgain = async (o: SourceOutcome): Promise<SourceOutcome> => {
+    const item = inFlightItems.get(o.index);
+    inFlightItems.delete(o.index);
+    // (A watch's sources are put again by the watch: only the workers see them change.)
+    if (!item || refuseChanged || !spaceRefused(o.error)) return o;
+    const size = sources.size?.(item.source);
+    if (size === undefined || size >= refusedAt) return o;
+    try {
+      return { index: o.index, result: await h.store.put(sources.here(item.source), item.meta ?? {}, { listed, ...(item.onChunk ? { onChunk: item.onChunk } : {}) }) };
+    } catch (error) {
+      if (spaceRefused(error)) refusedAt = size;
+      return { index: o.index, error };
+    }
+  };
+  async function* outcomes(group: SourceOutcome[]): AsyncGenerator<SourceOutcome> {
+    for (const o of group) yield await tryAgain(o);
+  }
   const opts = h.store.ingestOptions();
   const order = new CommitOrder();
   const settle = (index: number, put: Promise<PutResult>): Promise<SourceOutcome[]> =>
@@ -129,6 +161,7 @@ export async function* putMany<S>(
   try {
     for await (const item of items) {
       const i = index++;
+      inFlightItems.set(i, item);
       const options = { listed, ...(item.onChunk ? { onChunk: item.onChunk } : {}) };
       if (!pool) {
         window.push(settle(i, Promise.resolve().then(() => h.store.put(sources.here(item.source), item.meta ?? {}, options))));
@@ -151,13 +184,13 @@ export async function* putMany<S>(
         const stream = withEnd(refuseChanged ? refusingChanged(chunks, () => unsettled?.([source]).has(source) ?? false) : chunks, free);
         window.push(settle(i, h.store.putChunks(stream, item.meta ?? {}, { ...options, order: order.next() }).finally(free)));
       }
-      while (window.length >= inFlight) yield* await window.shift()!;
+      while (window.length >= inFlight) yield* outcomes(await window.shift()!);
     }
     if (batch.length) {
       await ingesting.free();
       sendBatch();
     }
-    while (window.length) yield* await window.shift()!;
+    while (window.length) yield* outcomes(await window.shift()!);
   } finally {
     await Promise.allSettled(window);
   }

@@ -12,6 +12,8 @@ import { OpfsPackStore } from '../src/browser/opfs-packs.js';
 import { FsLogStore } from '../src/node/fs-log.js';
 import { openSqlite } from '../src/node/sqlite.js';
 import { Store as Core } from '../src/store.js';
+import { putMany } from '../src/put-many.js';
+import type { StoreContext } from '../src/store-context.js';
 import { randomBytes, textBytes } from '../../core/test/helpers/data.js';
 import { MemoryOpfs } from './helpers/memory-opfs.js';
 import { tempDir } from './helpers/store.js';
@@ -139,5 +141,24 @@ describe('a browser over its quota', () => {
     await reopenAndCheck(dir, opfs, 'digest' in outcome ? new Map([[outcome.digest, whole]]) : new Map(), 'digest' in outcome ? ['slow.bin'] : []);
     expect(outcome).toMatchObject({ error: { name: 'QuotaExceededError' } });
     await store.close().catch(() => undefined);
+  });
+
+  it('many puts at once: a file over the quota fails alone, the smaller ones after it go in (they failed with it)', async () => {
+    const dir = tempDir();
+    const opfs = new MemoryOpfs();
+    opfs.quota = 3 * MiB;
+    const store = await Core.create(backends(dir, opfs));
+    const host = { store, context: (op: string) => (store as unknown as { context(op: string): StoreContext }).context(op) };
+    const files = { 'a.txt': textBytes(2, 2_000), 'big.bin': randomBytes(3, 5 * MiB), 'b.txt': new TextEncoder().encode('a small note here'), 'c.txt': textBytes(4, 1_000) };
+    const items = Object.entries(files).map(([path, bytes]) => ({ source: bytes, meta: { path } }));
+    // On this thread (no workers), 32 at once: their records share the open pack.
+    const outcomes: [string, string][] = [];
+    for await (const o of putMany(host, items, { pool: undefined, small: () => false, here: (b: Uint8Array) => b, size: (b: Uint8Array) => b.length })) {
+      outcomes.push([items[o.index]!.meta.path, o.result ? 'ok' : ((o.error as Error).name ?? 'error')]);
+    }
+    expect(outcomes).toEqual([['a.txt', 'ok'], ['big.bin', 'QuotaExceededError'], ['b.txt', 'ok'], ['c.txt', 'ok']]);
+    const acked = new Map(Object.entries(files).filter(([p]) => p !== 'big.bin').map(([, b]) => [sha(b), b]));
+    await store.close();
+    await reopenAndCheck(dir, opfs, acked, ['a.txt', 'b.txt', 'c.txt']);
   });
 });

@@ -192,6 +192,8 @@ export function App() {
     });
 
   const onDelete = (ref: string) =>
+    // A path goes with all its versions: asked first (one click deleted it all: a trial).
+    confirm(`Delete ${ref}${ref.startsWith('sha256:') ? '' : ' and all its versions'}? Its bytes go at the next GC.`) &&
     run(async () => {
       await store.delete(ref);
       if (details && (details.info.path ?? details.info.digest) === ref) setDetails(undefined);

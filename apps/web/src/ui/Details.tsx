@@ -40,7 +40,7 @@ export function Details(props: {
         </dd>
         <dt>Size</dt>
         <dd>
-          {bytes(info.size)} in {info.chunks} chunks; deleting it frees {bytes(props.data.exclusiveSize)}
+          {bytes(info.size)} in {info.chunks} {info.chunks === 1 ? 'chunk' : 'chunks'}; deleting it frees {bytes(props.data.exclusiveSize)}
         </dd>
         <dt>Media type</dt>
         <dd>{info.mediaType ?? '—'}</dd>

@@ -4,6 +4,18 @@ import type { Progress } from '../protocol.js';
 import { ProgressBar } from './AddPanel.js';
 import { bytes } from './format.js';
 
+const plural = (n: number, word: string) => (n === 1 ? word : `${word}s`);
+
+/** What verify found besides damaged chunks: the log, packs, snapshot trees, key files. */
+function otherDamage(v: Pick<VerifyReport, 'damagedLog' | 'damagedPacks' | 'damagedTrees' | 'damagedKeys'>): { what: string; message: string }[] {
+  return [
+    ...v.damagedLog.map((d) => ({ what: `the log${d.seq !== undefined ? ` (commit ${d.seq})` : ''}`, message: d.message })),
+    ...v.damagedPacks.map((d) => ({ what: `pack ${d.pack}`, message: d.message })),
+    ...v.damagedTrees.map((d) => ({ what: `snapshot tree ${d.digest.slice(0, 19)}…`, message: d.message })),
+    ...(v.damagedKeys ?? []).map((d) => ({ what: `key file ${d.id}`, message: d.message })),
+  ];
+}
+
 export function Maintenance(props: {
   busy: boolean;
   gc: GcReport | undefined;
@@ -42,7 +54,7 @@ export function Maintenance(props: {
           {v.damagedChunks.length ? (
             <>
               <p>
-                <strong data-testid="damaged-chunks">{v.damagedChunks.length}</strong> damaged chunks break <strong data-testid="damaged-documents">{v.damagedDocuments.length}</strong> documents:
+                <strong data-testid="damaged-chunks">{v.damagedChunks.length}</strong> damaged {plural(v.damagedChunks.length, 'chunk')} {v.damagedChunks.length === 1 ? 'breaks' : 'break'} <strong data-testid="damaged-documents">{v.damagedDocuments.length}</strong> {plural(v.damagedDocuments.length, 'document')}:
               </p>
               <ul class="small">
                 {v.damagedDocuments.map((d) => (
@@ -52,6 +64,16 @@ export function Maintenance(props: {
                 ))}
               </ul>
             </>
+          ) : null}
+          {/* The rest of what verify found (only chunks and documents were shown: a damaged log said "damage found" and nothing more — a trial). */}
+          {otherDamage(v).length ? (
+            <ul class="small" data-testid="damaged-other">
+              {otherDamage(v).map((d, i) => (
+                <li key={i}>
+                  <strong>{d.what}</strong>: {d.message}
+                </li>
+              ))}
+            </ul>
           ) : null}
         </div>
       ) : null}

@@ -202,6 +202,7 @@ export async function push(store: BrowserStore, target: SyncTarget, onProgress: 
         report.failed.push({ digest: doc.digest, message: `${doc.path}: changed here and on the server since they last agreed; not pushed (the server's latest stays; pull it, or add this one under another name)` });
       } else {
         const keys: string[] = [];
+        const counted = new Set<string>();
         let batch: { key: string; bytes: () => Promise<Uint8Array> }[] = [];
         let batchBytes = 0;
         const flush = async () => {
@@ -209,11 +210,14 @@ export async function push(store: BrowserStore, target: SyncTarget, onProgress: 
           const { missing } = await remote.post<{ missing: string[] }>('/v1/chunks:missing', { keys: batch.map((c) => c.key) });
           const want = new Set(missing);
           for (const c of batch) {
+            // A chunk the document repeats is counted once: sent, or one the server had (its
+            // repeats were counted as chunks "the server had": a trial).
+            if (counted.has(c.key)) continue;
+            counted.add(c.key);
             if (!want.has(c.key)) {
               report.chunksSkipped++;
               continue;
             }
-            want.delete(c.key); // a chunk repeated in one batch goes once
             const body = await c.bytes();
             await remote.fetch(`/v1/chunks/${c.key}`, { method: 'PUT', body: body as BodyInit, headers: { 'content-type': 'application/octet-stream' } }, [200, 201]);
             report.chunksSent++;

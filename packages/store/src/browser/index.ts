@@ -194,7 +194,7 @@ export class BrowserStore extends StoreCore {
 
   /** This store's Blobs as put-many.ts reads them: small ones in batches on the workers. */
   #blobs(): ManySources<Blob> {
-    return { pool: this.#workers?.pool(), small: (blob) => blob.size < SMALL_BLOB, here: (blob) => blob };
+    return { pool: this.#workers?.pool(), small: (blob) => blob.size < SMALL_BLOB, here: (blob) => blob, size: (blob) => blob.size };
   }
 
   /**

@@ -3,7 +3,7 @@
  * ingest workers read and chunk them, this thread deduplicates and commits, small files in
  * batches of one message and one commit each.
  */
-import { closeSync, constants as fsConstants, createReadStream, fstatSync, lstatSync, openSync } from 'node:fs';
+import { closeSync, constants as fsConstants, createReadStream, fstatSync, lstatSync, openSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { InvalidInputError } from '@kura/core';
 import type { ReadyChunks } from '../ingest/pool.js';
@@ -109,6 +109,15 @@ export function vanished(e: unknown, path: string): boolean {
  * WORKER_PUT_MIN. Anything else, or a path that cannot be read, takes the one-file path,
  * which follows links and reports the error as before.
  */
+/** A file's size, or undefined when it cannot be looked at (asked only of a file refused for want of space). */
+function sizeOf(path: string): number | undefined {
+  try {
+    return statSync(path).size;
+  } catch {
+    return undefined;
+  }
+}
+
 function isSmallRegularFile(path: string): boolean {
   try {
     const st = lstatSync(path);
@@ -140,7 +149,7 @@ export async function* putFiles(h: ManyPuts, files: Iterable<FileToPut> | AsyncI
       const open = openForWriting(new Set(paths.map((p) => resolve(p))));
       return new Set(open ? paths.filter((p) => open.has(resolve(p))) : []);
     };
-    for await (const o of putMany(h, items(), { pool: lease.pool, small: isSmallRegularFile, here: (path) => path }, { refuseChanged, unsettled })) {
+    for await (const o of putMany(h, items(), { pool: lease.pool, small: isSmallRegularFile, here: (path) => path, size: sizeOf }, { refuseChanged, unsettled })) {
       const path = paths[o.index]!;
       paths[o.index] = undefined; // (a long walk's paths are not all kept)
       yield o.result ? { path, result: o.result } : { path, error: o.error };
