@@ -146,7 +146,8 @@ export const VerifyReport = z.object({
 export const SafePath = z
   .string()
   .min(1)
-  .max(4096)
+  // (UTF-16 code units, as docs/HTTP.md says: zod's max counts code points.)
+  .refine((p) => p.length <= 4096, 'path must be at most 4096 characters (UTF-16 code units)')
   .refine((p) => !/[\u0000-\u001f\u007f\\]/.test(p), 'path must not contain control characters or backslashes')
   .refine((p) => !p.startsWith('/'), 'path must be relative (no leading /)')
   .refine((p) => p.split('/').every((s) => s !== '' && s !== '.' && s !== '..'), 'path must not contain empty, "." or ".." segments');

@@ -465,6 +465,10 @@ describe('what an integrator meets (HTTP trial)', () => {
     expect(put.status).toBe(201);
     const got = await call(s.url, 'GET', `/v1/paths/${path.split('/').map(encodeURIComponent).join('/')}`);
     expect([got.status, got.body.toString()]).toEqual([200, 'long path']);
+    // At most 4,096 UTF-16 code units, as documented: 3,000 emoji are 6,000 (zod counted 3,000).
+    const emoji = await call(s.url, 'POST', `/v1/documents?path=${encodeURIComponent('😀'.repeat(3000))}`, { body: 'x' });
+    expect([emoji.status, errorCode(emoji)]).toEqual([400, 'INVALID_INPUT']);
+    expect((await call(s.url, 'POST', `/v1/documents?path=${encodeURIComponent('😀'.repeat(2048))}`, { body: 'x' })).status).toBe(201);
     const tagged = await call(s.url, 'POST', '/v1/documents?path=both/5.txt&tag=a&tag=b', { body: 'x', headers: { 'x-kura-tags': 'b, a' } });
     expect(tagged.status).toBe(201);
     expect((await call(s.url, 'GET', '/v1/entry?path=both/5.txt')).json.tags.sort()).toEqual(['a', 'b']);

@@ -79,7 +79,15 @@ const tag = z
 const metaKey = z.string().min(1, 'a metadata key cannot be empty').max(256, 'a metadata key is at most 256 characters');
 const metaValue = z.string().max(64 * 1024);
 
-const docPath = z.string().min(1).max(4096).regex(/^[^\u0000]+$/, 'path must not contain NUL');
+/** A path's length at most, in UTF-16 code units (FORMAT.md §11). */
+export const PATH_MAX = 4096;
+// At most 4,096 UTF-16 code units, as FORMAT.md says: zod's max counts code points, and let
+// 3,000 emoji (6,000 units) through (a trial).
+const docPath = z
+  .string()
+  .min(1)
+  .refine((p) => p.length <= PATH_MAX, `path must be at most ${PATH_MAX} characters (UTF-16 code units)`)
+  .regex(/^[^\u0000]+$/, 'path must not contain NUL');
 
 /**
  * Why a new path cannot be given (undefined: it can). A path is named again later — by
