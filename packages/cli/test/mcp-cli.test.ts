@@ -210,6 +210,10 @@ describe('kura mcp', () => {
       const tagged = await client.callTool({ name: 'kura_tag', arguments: { ref: 'race.txt', tags: ['urgent'] } });
       expect(JSON.stringify(tagged.content)).toMatch(/tags \(kura_tag takes add and remove\)/);
       expect(json(await client.callTool({ name: 'kura_get', arguments: { ref: 'race.txt' } })).tags).toBeUndefined();
+      // What a client adds of its own accord (a leading _) is let through: refused, every call
+      // of such a client failed.
+      expect((await client.callTool({ name: 'kura_get', arguments: { ref: 'race.txt', _toolCallId: 'c-1' } })).isError).toBeFalsy();
+      expect(JSON.stringify((await client.callTool({ name: 'kura_search', arguments: { query: 'v1', tags: ['x'] } })).content)).toMatch(/tags \(the argument is tag\)/);
       // Text with a lone surrogate is refused (it was stored as U+FFFD under a digest of bytes never sent).
       expect((await client.callTool({ name: 'kura_add_text', arguments: { text: 'lone \ud800 surrogate', path: 'odd.txt' } })).isError).toBe(true);
       // A path never stored has no versions: NOT_FOUND, as `kura versions` says.

@@ -122,6 +122,9 @@ describe('the query language', () => {
       ['harbour AND OR master', 'harbour OR master', /"AND" before another operator/],
       ['harbour NOT', 'harbour', /"NOT" at the end/],
       ['tag: boats', 'tag: OR boats', /"tag:" without a value/],
+      // A command's flags are words, not exclusions (grep's manual was left out of `grep -r`).
+      ['grep -r recursive', 'grep OR r OR recursive', /"-r" looks like a command's flag/],
+      ['rm -rf', 'rm OR rf', /"-rf" looks like a command's flag/],
     ];
     for (const [q, parsedAs, said] of cases) {
       const p = parseQuery(q);

@@ -155,4 +155,26 @@ describe('kura watch: changes the OS does not report', () => {
       await store.close();
     }
   });
+
+  it('follows a tree the periodic check found (all its notices lost): a later change in it is heard, not left for the next check', { timeout: 60_000 }, async () => {
+    const root = tmp();
+    const tree = join(root, 'docs');
+    mkdirSync(tree);
+    const store = await Store.init(join(root, 'store'));
+    const events: WatchEvent[] = [];
+    // Every notice of ghost/ and below is lost (the OS watcher's); the watch's own are not.
+    const w = store.watch(tree, { osWatcher: dropping((p) => p.includes('/ghost')), rescanMs: 3000, onEvent: (e) => events.push(e) });
+    try {
+      await w.ready;
+      mkdirSync(join(tree, 'ghost', 'sub'), { recursive: true });
+      writeFileSync(join(tree, 'ghost', 'sub', 'a.txt'), 'found by the check');
+      await eventually(() => expect(events.some((e) => e.type === 'scanning')).toBe(true));
+      expect(await text(store, 'docs/ghost/sub/a.txt')).toBe('found by the check');
+      writeFileSync(join(tree, 'ghost', 'sub', 'late.txt'), 'heard at once');
+      await eventually(async () => expect(await text(store, 'docs/ghost/sub/late.txt')).toBe('heard at once'), 1200);
+    } finally {
+      await w.close();
+      await store.close();
+    }
+  });
 });

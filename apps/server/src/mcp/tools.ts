@@ -253,24 +253,28 @@ const asTime = (t: string | undefined) => (t !== undefined && /^\d{1,15}$/.test(
  * known: unknown arguments were ignored, so `kura_get {version: 1}` read the latest version and
  * `kura_tag {tags: […]}` tagged nothing, each answered as a success (a trial).
  */
-const SLIPS: Record<string, string> = {
-  version: 'name a version in ref: path@N',
-  tags: 'kura_tag takes add and remove',
-  pathPrefix: 'the argument is prefix',
-  path: 'the argument is ref',
-  q: 'the argument is query',
-  offset: 'go on with the cursor (or, in kura_get, offset is a number of bytes)',
-};
+function slip(tool: string, key: string): string | undefined {
+  if (key === 'version') return 'name a version in ref: path@N';
+  if (key === 'tags') return tool === 'kura_tag' ? 'kura_tag takes add and remove' : 'the argument is tag';
+  if (key === 'pathPrefix') return 'the argument is prefix';
+  if (key === 'path') return 'the argument is ref';
+  if (key === 'q') return 'the argument is query';
+  if (key === 'offset') return 'go on with the cursor';
+  return undefined;
+}
 
-/** A tool's arguments as an object that takes no others (see SLIPS). */
-function strictArguments(shape: z.ZodRawShape): z.ZodType {
-  return z.strictObject(shape, {
-    error: (issue) => {
-      if (issue.code !== 'unrecognized_keys') return undefined;
-      const keys = (issue as { keys: string[] }).keys;
-      const known = Object.keys(shape).join(', ') || 'none';
-      return `not an argument of this tool: ${keys.map((k) => (SLIPS[k] && !(k in shape) ? `${k} (${SLIPS[k]})` : k)).join(', ')}; it takes ${known}`;
-    },
+/**
+ * A tool's arguments, refusing any other (see slip) — but those a client adds of its own
+ * accord, named with a leading `_` (`_meta`, `_toolCallId`): a refusal there would fail
+ * every call of such a client, which the model cannot mend (found in review). (Advertised
+ * without additionalProperties: false, for the same clients.)
+ */
+function strictArguments(tool: string, shape: z.ZodRawShape): z.ZodType {
+  return z.looseObject(shape).superRefine((args, ctx) => {
+    const unknown = Object.keys(args).filter((k) => !(k in shape) && !k.startsWith('_'));
+    if (unknown.length === 0) return;
+    const known = Object.keys(shape).join(', ') || 'none';
+    ctx.addIssue({ code: 'custom', message: `not an argument of this tool: ${unknown.map((k) => (slip(tool, k) ? `${k} (${slip(tool, k)})` : k)).join(', ')}; it takes ${known}` });
   });
 }
 
@@ -279,7 +283,7 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
   const server: Pick<McpServer, 'registerTool'> = {
     registerTool: (name, config, cb) => {
       const shape = config.inputSchema as z.ZodRawShape | undefined;
-      const tool = mcp.registerTool(name, { ...config, ...(shape ? { inputSchema: strictArguments(shape) as unknown as typeof config.inputSchema } : {}) }, cb);
+      const tool = mcp.registerTool(name, { ...config, ...(shape ? { inputSchema: strictArguments(name, shape) as unknown as typeof config.inputSchema } : {}) }, cb);
       // (Snapshots are store-wide: a token limited to prefixes reaches none — decision 0060.)
       if (!access.scopes.has(scopeOf(tool.annotations)) || (name === 'kura_add_file' && !access.localFiles) || (name === 'kura_snapshots' && access.prefixes)) tool.remove();
       return tool;

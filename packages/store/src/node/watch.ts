@@ -147,6 +147,8 @@ export class Watch {
   #subscription: { unsubscribe(): Promise<void> } | undefined;
   #scanTimer: NodeJS.Timeout | undefined;
   #rescanTimer: NodeJS.Timeout | undefined;
+  /** A periodic scan is waiting or running (#once). */
+  #scanQueued = false;
   /**
    * The directories (from the root) the watch knows are there: those its scans found. A change
    * heard under one it does not know means the OS's notice of that directory was lost
@@ -241,7 +243,7 @@ export class Watch {
       await this.#subscribe();
       this.#rootTimer = setInterval(() => this.#checkRoot(), ROOT_CHECK_MS);
       const every = this.#o.rescanMs ?? RESCAN_MS;
-      if (every > 0) this.#rescanTimer = setInterval(() => void this.#serially(() => this.#rescan()), every).unref();
+      if (every > 0) this.#rescanTimer = setInterval(() => this.#once(() => this.#rescan()), every).unref();
     }
     // In turn with the stores of changes heard meanwhile: a file made while the catch-up runs is
     // stored by them after it, never stored first and then taken for one the scan did not find.
@@ -292,7 +294,7 @@ export class Watch {
     this.#emit({ type: 'scanning', reason });
     // Not unref'd: in poll mode this timer is all that keeps the watch running (it was, and a
     // `kura watch --poll` ended 0.4 s after saying "watching"); close() clears it.
-    this.#scanTimer = setInterval(() => void this.#serially(() => this.#catchUp().then(() => undefined)), ms);
+    this.#scanTimer = setInterval(() => this.#once(() => this.#catchUp().then(() => undefined)), ms);
   }
 
   /**
@@ -365,6 +367,17 @@ export class Watch {
       this.#timer = undefined;
       void this.#serially(() => this.#flush());
     }, ms);
+  }
+
+  /**
+   * A periodic scan, unless the last one is still waiting or running: ticks shorter than a scan
+   * of a large tree queued scans without end, with the changes heard waiting behind them (found
+   * in review).
+   */
+  #once(scan: () => Promise<void>): void {
+    if (this.#scanQueued) return;
+    this.#scanQueued = true;
+    void this.#serially(() => scan().finally(() => (this.#scanQueued = false)));
   }
 
   /** Runs `work` after whatever store of changes is under way (one at a time). */
@@ -481,13 +494,24 @@ export class Watch {
         // directory (`build/`), or before it held a store's files (a Kura store made in the tree).
         if (this.#exclude(rel, rel.slice(rel.lastIndexOf('/') + 1), true)) continue;
         try {
-          const scan = await scanDirectory(abs, { mtime: false, exclude: (path, name, isDir) => this.#exclude(`${rel}/${path}`, name, isDir), onBadName: this.#badName, onUnreadable: (path, e) => this.#unreadable(path, e) });
+          // Followed, then listed: nothing made in between is missed. The directories the list
+          // finds inside are followed after it: each newly followed one is listed again, for
+          // what was made in it between the two.
+          this.#follow(rel);
+          const exclude = (under: string) => (path: string, name: string, isDir: boolean) => this.#exclude(`${under}/${path}`, name, isDir);
+          const scan = await scanDirectory(abs, { mtime: false, exclude: exclude(rel), onBadName: this.#badName, onUnreadable: (path, e) => this.#unreadable(path, e) });
           this.#notUtf8(scan);
+          const fresh: string[] = [];
           for (const dir of dirsOf(scan.root, rel)) {
             this.#knownDirs.add(dir);
-            this.#follow(dir);
+            if (dir !== rel && this.#follow(dir)) fresh.push(dir);
           }
-          for (const f of scan.files) scanned.set(f.path, relative(this.root, f.path).split(sep).join('/'));
+          const again: typeof scan.files = [];
+          for (const dir of fresh.filter((d) => !fresh.includes(d.slice(0, d.lastIndexOf('/'))))) {
+            const more = await scanDirectory(join(this.root, dir), { mtime: false, exclude: exclude(dir), onBadName: () => undefined, onUnreadable: () => undefined }).catch(() => undefined);
+            if (more) again.push(...more.files);
+          }
+          for (const f of [...scan.files, ...again]) scanned.set(f.path, relative(this.root, f.path).split(sep).join('/'));
         } catch (e) {
           const code = (e as NodeJS.ErrnoException).code;
           if (code === 'ENOENT' || code === 'ENOTDIR' || e instanceof InvalidInputError) gone.push(rel); // gone again since (its event follows)
@@ -537,12 +561,13 @@ export class Watch {
   }
 
   /**
-   * Follows a directory that appeared while watching with a watcher of its own (Linux): its
+   * Follows a directory that appeared while watching with a watcher of its own (Linux; true
+   * when it was not followed already): its
    * entries' changes are heard even when @parcel/watcher does not follow it (see #ownWatches).
    * Heard twice when it does: the pending paths make one change of both.
    */
-  #follow(rel: string): void {
-    if (process.platform !== 'linux' || this.#closed || this.#scanTimer || this.#ownWatches.has(rel)) return;
+  #follow(rel: string): boolean {
+    if (process.platform !== 'linux' || this.#closed || this.#scanTimer || this.#ownWatches.has(rel)) return false;
     const abs = join(this.root, rel);
     const self = basename(abs);
     const stop = () => {
@@ -567,10 +592,11 @@ export class Watch {
       const code = (e as NodeJS.ErrnoException).code;
       // Gone again (its deletion is heard); else the OS cannot watch more (inotify's limit): scanned instead.
       if (code !== 'ENOENT' && code !== 'ENOTDIR') this.#watchFailed(e as Error);
-      return;
+      return false;
     }
     watcher.on('error', stop);
     this.#ownWatches.set(rel, watcher);
+    return true;
   }
 
   /** Stops following `rel` and the directories below it ('': all). */
@@ -702,14 +728,14 @@ export class Watch {
    */
   async #rescan(): Promise<void> {
     if (this.#closed || this.#scanTimer || this.#rootGone) return;
-    const found = await this.#catchUp();
+    const found = await this.#catchUp({ periodic: true });
     if (found.stored || found.deleted) {
       this.#emit({ type: 'scanning', reason: `the periodic check of ${this.root} found ${found.stored} file(s) changed and ${found.deleted} deleted that had not been heard of: stored (the OS's notifications lose changes under load)` });
     }
   }
 
   /** Makes the store's prefix what the tree holds: unchanged files by their stamps, the rest put, the missing deleted. */
-  async #catchUp(): Promise<{ stored: number; deleted: number; unchanged: number }> {
+  async #catchUp({ periodic = false } = {}): Promise<{ stored: number; deleted: number; unchanged: number }> {
     this.#overdue = new Set(); // (a catch-up's files are read as any are: refused when changing)
     // A directory that cannot be read is said, and what the store has under it stays: unknown is not deleted.
     const unreadable: string[] = [];
@@ -723,8 +749,15 @@ export class Watch {
       },
     });
     this.#notUtf8(scan);
+    const knownBefore = new Set(this.#knownDirs);
     this.#knownDirs.clear();
-    for (const dir of dirsOf(scan.root, '')) this.#knownDirs.add(dir);
+    for (const dir of dirsOf(scan.root, '')) {
+      this.#knownDirs.add(dir);
+      // A directory the periodic check finds is one whose notices were lost: followed from now
+      // on, as one heard is (else later changes in it waited for the next check: found in
+      // review). (At the first catch-up and after the root's return the OS watcher follows all.)
+      if (periodic && !knownBefore.has(dir)) this.#follow(dir);
+    }
     const unreadableFiles = new Set<string>();
     const vanished = new Set(
       statFiles(scan, scan.files, (f, e) => {
@@ -769,7 +802,11 @@ export class Watch {
       if (d) digests.set(f, d);
     }
     const onDisk = new Set(files.map((f) => `${this.prefix}${rel(f)}`));
-    const missing = [...showing.keys()].filter((p) => !onDisk.has(p) && !unreadableFiles.has(p) && !unreadable.some((u) => p.startsWith(u))).map((p) => p.slice(this.prefix.length));
+    // (A deletion heard and pending is the flush's, as a change heard is: not "unheard of".)
+    const missing = [...showing.keys()]
+      .filter((p) => !onDisk.has(p) && !unreadableFiles.has(p) && !unreadable.some((u) => p.startsWith(u)))
+      .map((p) => p.slice(this.prefix.length))
+      .filter((rel) => !(periodic && this.#pending.has(rel)));
     const deleted = await this.#delete(missing, false);
     // The stamps of what the store now holds, for the next catch-up (a hint: its own transaction).
     const stamps = files.flatMap((f) => (digests.has(f) ? [{ path: f.path, stamp: f.stamp, recent: f.recent, digest: digests.get(f)! }] : []));

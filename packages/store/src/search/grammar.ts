@@ -50,6 +50,8 @@ export interface ParsedQuery {
 export const QUERY_TERMS_MAX = 256;
 const FIELDS = new Set(['path', 'tag', 'type']);
 const OPERATORS = new Set(['AND', 'OR', 'NOT']);
+/** A word after `-` that is rather a command's flag (one or two letters or digits). */
+const FLAG = /^[A-Za-z0-9]{1,2}$/;
 
 type Token =
   | { t: 'term'; term: Term; negated: boolean }
@@ -138,6 +140,12 @@ function lex(query: string, fallbacks: Set<string>): Token[] {
       }
       word = stem;
       if (!searchable(word)) fallbacks.add('a "*" not after a word was left out');
+    }
+    // `-r`, `-n`, `-rf`: a command's flags, not words to leave out (`grep -r recursive` left
+    // grep's manual out, the one page that answers, without a word: a trial). Read as words.
+    if (negated && FLAG.test(word)) {
+      fallbacks.add(`"-${word}" looks like a command's flag and was read as the word ${JSON.stringify(word)} (to leave out documents with a word, write -word of 3 letters or more, or NOT word)`);
+      negated = false;
     }
     if (searchable(word)) tokens.push({ t: 'term', term: { kind: 'word', text: word }, negated });
     else if (negated) fallbacks.add(`"-${word}" has no letters or digits and was left out`);

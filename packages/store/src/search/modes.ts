@@ -211,8 +211,10 @@ export async function semanticSearch(s: Searcher & { semantic: SemanticSearch },
       ...(sr && !kr ? passage(f) : {}),
     };
   });
+  // (Asked whenever a page reaches past the fused list: each side's window is counted before
+  // its filters — path, tag, time, `-word` — so a short side may still have more.)
   const need = q.offset + q.limit - ranked.length;
-  if (need > 0 && (keyword.length === window || semantic.found.length === window)) {
+  if (need > 0) {
     ranked.push(...(await beyondWindow(s, parsed, q, { window, need, seen: new Set(byId.keys()), last: ranked.at(-1)?.f.score, more: async (n) => {
       const wider = await s.semantic.entries(text, q, n, filters);
       return { found: kept(wider.found), passage: passageIn(wider.chunks) };
@@ -248,11 +250,13 @@ async function beyondWindow(
     if (!seen.has(f.entry_id)) add(f, window + i + 1, 'keyword');
   }
   if (keyword.length === need + window) return tail; // (keyword's matches go on: its next ones come first)
-  // Every keyword match is placed: semantic's next, past as many as may be placed already.
+  // Every keyword match is placed: semantic's next, those not placed already, in its order.
+  // (Not "past its window": its window was taken before the filters, so entries the first call
+  // filtered out of its top let deeper ones into the filtered list, unfused — found in review.)
   const semantic = await o.more(window + need + seen.size);
   for (const [i, f] of semantic.found.entries()) {
     if (tail.length === need) break;
-    if (i >= window && !seen.has(f.entry_id)) add(f, i + 1, 'semantic', semantic.passage(f));
+    if (!seen.has(f.entry_id)) add(f, i + 1, 'semantic', semantic.passage(f));
   }
   return tail;
 }
