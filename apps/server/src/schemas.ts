@@ -105,6 +105,7 @@ export const Stats = z.object({
 });
 
 export const GcReport = z.object({
+  documentsRemoved: z.number().int(),
   chunksRemoved: z.number().int(),
   packsDeleted: z.number().int(),
   packsCompacted: z.number().int(),

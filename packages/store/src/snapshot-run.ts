@@ -74,6 +74,7 @@ export function recordRead(f: ScannedFile, r: PutResult): void {
 export async function snapshotRun(h: SnapshotHost, source: SnapshotSource, options: SnapshotRunOptions = {}): Promise<SnapshotReport> {
   const ctx = h.context('snapshot');
   const { onProgress } = options;
+  ctx.snapshotsRunning++;
   try {
     const root = source.root;
     const stamped = root !== undefined && !options.reread && hasStamps(ctx.st, root);
@@ -155,6 +156,7 @@ export async function snapshotRun(h: SnapshotHost, source: SnapshotSource, optio
     }
     return { ...info, skipped: scan.skipped, notUtf8: scan.notUtf8, reused: reused.length, excluded: scan.excluded, vanished: [...scan.vanished, ...[...gone].map((f) => f.path)].sort(), changed: [...changed].map((f) => f.path).sort() };
   } finally {
+    ctx.snapshotsRunning--;
     source.end?.();
   }
 }

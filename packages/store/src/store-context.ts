@@ -50,6 +50,8 @@ export interface StoreContext {
   reranker: Reranker | undefined;
   /** The GC in progress, which a second `gc` call shares. */
   gcRunning: Promise<GcReport> | undefined;
+  /** Snapshots being taken in this process: their files' documents are held by nothing until they commit (GC leaves those alone). */
+  snapshotsRunning: number;
 }
 
 export interface ContextOptions {
@@ -102,6 +104,7 @@ export function makeContext(b: StoreBackends, config: StoreConfig, o: ContextOpt
     known: undefined,
     closed: false,
     gcRunning: undefined,
+    snapshotsRunning: 0,
     semantic: undefined,
     reranker: undefined,
   };

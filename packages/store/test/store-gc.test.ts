@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { batchEnded, concatBytes, expectSameBytes, newStore, randomBytes, reopen, textBytes } from './helpers/store.js';
+import { batchEnded, concatBytes, expectSameBytes, newStore, randomBytes, reopen, tempDir, textBytes } from './helpers/store.js';
 
 describe('delete, exclusiveSize and gc', () => {
   it('frees the chunks only the deleted document used, and reports the bytes', async () => {
@@ -26,6 +26,29 @@ describe('delete, exclusiveSize and gc', () => {
     expect(after.chunks).toBe(before.chunks);
     expectSameBytes(await store.getBytes(rb.digest), b);
     expect((await store.verify()).ok).toBe(true);
+  });
+
+  it("frees what a snapshot stopped before its commit left: documents nothing holds (gc freed nothing, for good: a trial)", async () => {
+    const { store } = await newStore();
+    // A snapshot's files are put unlisted, and held once the snapshot commits: stopped before,
+    // they are held by nothing.
+    const left = randomBytes(71, 300_000);
+    const { digest } = await store.put(left, {}, { listed: false });
+    const kept = await store.put(textBytes(72, 5_000), { path: 'kept.txt' });
+    expect((await store.document(digest, { unlisted: true })).size).toBe(300_000);
+    const report = await store.gc();
+    expect(report).toMatchObject({ documentsRemoved: 1 });
+    expect(report.chunksRemoved).toBeGreaterThan(0);
+    await expect(store.document(digest, { unlisted: true })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    expect((await store.getBytes(kept.digest)).length).toBe(5_000);
+    expect((await store.verify()).ok).toBe(true);
+    // A snapshot's files stay once it has committed; a second GC removes nothing more.
+    const src = join(tempDir(), 'src');
+    mkdirSync(src);
+    writeFileSync(join(src, 'a.bin'), left);
+    await store.snapshot(src);
+    expect((await store.gc()).documentsRemoved).toBe(0);
+    expectSameBytes(await (await store.document(digest, { unlisted: true })).bytes(), left);
   });
 
   it('deletes empty packs and compacts mostly-garbage packs, freeing disk', async () => {

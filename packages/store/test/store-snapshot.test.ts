@@ -74,6 +74,23 @@ describe('snapshots', () => {
     expect((await store.verify()).ok).toBe(true);
   });
 
+  it('restores times before 1970; a target that cannot be made is INVALID_INPUT, not a spin (CLI trial)', { timeout: 60_000 }, async () => {
+    const { store } = await newStore();
+    const src = join(tempDir(), 'src');
+    mkdirSync(join(src, 'old'), { recursive: true });
+    writeFileSync(join(src, 'old', 'a.txt'), 'x');
+    const sixties = new Date('1960-01-01T00:00:00Z');
+    utimesSync(join(src, 'old', 'a.txt'), sixties, sixties);
+    utimesSync(join(src, 'old'), sixties, sixties);
+    const snap = await store.snapshot(src);
+    const out = join(tempDir(), 'out');
+    await store.restore(snap.id, out);
+    expect(statSync(join(out, 'old', 'a.txt')).mtimeMs).toBe(sixties.getTime());
+    expect(statSync(join(out, 'old')).mtimeMs).toBe(sixties.getTime());
+    // (Node's recursive mkdir spun at full CPU on /proc/nope: mkdir says ENOENT, /proc exists.)
+    await expect(store.restore(snap.id, '/proc/kura-nope/out')).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'target' });
+  });
+
   it('the same tree twice is the same root tree and stores nothing new; diff names what changed', async () => {
     const { store } = await newStore();
     const src = join(tempDir(), 'src');

@@ -16,6 +16,8 @@ function summary(r: GcReport): string {
   return (
     `freed ${bytes(r.bytesFreed)}: ${plural(r.chunksRemoved, 'chunk')} removed, ${plural(r.packsDeleted, 'pack')} deleted, ` +
     `${plural(r.packsCompacted, 'pack')} compacted, ${plural(r.orphansDeleted, 'orphan file')} deleted\n` +
+    // Documents nothing held: left by a snapshot stopped before its commit.
+    (r.documentsRemoved ? `${plural(r.documentsRemoved, 'document')} nothing held (left by a snapshot that was stopped) removed\n` : '') +
     // On an object store, packs a GC dropped are deleted by one that runs a margin later (decision 0041).
     (r.packsWaiting ? `${plural(r.packsWaiting, 'dropped pack')} (${bytes(r.bytesWaiting)}) to be deleted by a GC after the margin\n` : '') +
     // Unused chunks kept for the margin: why, and from when a GC removes them.
@@ -36,7 +38,7 @@ export function register(program: Command): void {
     .command('gc')
     .description('reclaim the space of chunks no document uses any more')
     .option('--no-policies', 'leave the retention policies (kura policy) for later')
-    .option('--json', 'one JSON line: {"forgotten":{"snapshots","versions"},"chunksRemoved","packsDeleted","packsCompacted","orphansDeleted","bytesFreed","packsWaiting","bytesWaiting","logCommitsDeleted","checkpointsDeleted","chunksWaiting","chunkBytesWaiting","waitingUntil"?,"margin"?,"chunksDamaged"}')
+    .option('--json', 'one JSON line: {"forgotten":{"snapshots","versions"},"documentsRemoved","chunksRemoved","packsDeleted","packsCompacted","orphansDeleted","bytesFreed","packsWaiting","bytesWaiting","logCommitsDeleted","checkpointsDeleted","chunksWaiting","chunkBytesWaiting","waitingUntil"?,"margin"?,"chunksDamaged"}')
     .action(async (opts: { json?: boolean; policies: boolean }, cmd: Command) => {
       await withStore(cmd, { readonly: false }, async (store) => {
         // The policies first: what they remove is then reclaimed by this same run.

@@ -6,7 +6,7 @@ import type { PackStore } from '../backend/packs.js';
 import type { SqlDatabase } from '../backend/sql.js';
 import { CorruptDataError } from '@kura/core';
 import { breather } from '../breather.js';
-import { bytesToHex } from '../hex.js';
+import { bytesToHex, formatDigest } from '../hex.js';
 import type { Reader } from './read.js';
 import type { ChunkRow, PackRow, Statements } from '../catalog/statements.js';
 import { INDEX_ENTRY_SIZE, INDEX_OVERHEAD, PACK_HEADER_SIZE } from './pack-record.js';
@@ -20,6 +20,8 @@ import type { LogStore } from '../catalog/log-store.js';
 import { DEFAULT_LOG_RETENTION_MS, truncatable, truncateLog, truncationPoint } from '../catalog/log-truncate.js';
 
 export interface GcReport {
+  /** Documents nothing held (a snapshot stopped before its commit left them), removed with their chunks' references. */
+  documentsRemoved: number;
   /** Chunk rows removed (unreferenced chunks). */
   chunksRemoved: number;
   /** Pack files (objects) deleted because nothing in them was live: dropped by this GC or, on an object store, one a margin before. */
@@ -106,6 +108,8 @@ export interface GcContext {
   writer: Writer;
   reader: Reader;
   b: { packs: PackStore; log?: LogStore; writer?: Liveness | undefined; clockOffsetMs?: (() => number | undefined) | undefined; gcHolder?: string | undefined };
+  /** Snapshots being taken in this process (StoreContext). */
+  snapshotsRunning?: number;
   gcMarginMs?: number | undefined;
   logRetentionMs?: number | undefined;
 }
@@ -136,12 +140,31 @@ async function collect(ctx: GcContext, lease: GcLease | undefined, onProgress?: 
   // puts may share a chunk this process cannot see pinned: a row goes only once it has been
   // unreferenced for the margin (FORMAT.md §9).
   const margined = objects || (liveness?.others().length ?? 0) > 0;
-  const report: GcReport = { chunksRemoved: 0, packsDeleted: 0, packsCompacted: 0, orphansDeleted: 0, bytesFreed: 0, packsWaiting: 0, bytesWaiting: 0, logCommitsDeleted: 0, checkpointsDeleted: 0, chunksWaiting: 0, chunkBytesWaiting: 0, chunksDamaged: [] };
+  const report: GcReport = { documentsRemoved: 0, chunksRemoved: 0, packsDeleted: 0, packsCompacted: 0, orphansDeleted: 0, bytesFreed: 0, packsWaiting: 0, bytesWaiting: 0, logCommitsDeleted: 0, checkpointsDeleted: 0, chunksWaiting: 0, chunkBytesWaiting: 0, chunksDamaged: [] };
   // On an object store the log is truncated once a checkpoint has existed for the retention
   // (decision 0045): up to that checkpoint's seq, after the packs commits there carry are moved out (step 2).
   const truncating = objects && ctx.b.log && truncatable(ctx.b.log) ? ctx.b.log : undefined;
   const truncateTo = truncating && (await truncationPoint(truncating, Date.now() + (ctx.b.clockOffsetMs?.() ?? 0), ctx.logRetentionMs ?? DEFAULT_LOG_RETENTION_MS));
   const breathe = breather();
+
+  // 0. Documents nothing holds — no entry, version or snapshot: a snapshot stopped before its
+  // commit (Ctrl-C) left its files' documents, and their chunks, for good; gc freed nothing and
+  // `rm` could not name them (a trial). None while this process takes a snapshot (its files'
+  // documents are held by nothing until it commits); with other writers alive, or on an object
+  // store, only those older than the margin (another's snapshot may be under way; one whose
+  // document went fails at its commit, naming the file, and nothing is lost).
+  if (!ctx.snapshotsRunning) {
+    const before = margined ? Date.now() - marginMs : Number.MAX_SAFE_INTEGER;
+    for (;;) {
+      await breathe();
+      const unheld = st.docsUnheld.all(before, GC_BATCH);
+      if (unheld.length === 0) break;
+      // (Applied in log order: a put of the same bytes since makes the document again.)
+      const done = await log.commitAsync(unheld.map((d): Op => ({ op: 'delete-document', digest: formatDigest(d.digest), unheld: true })));
+      report.documentsRemoved += done.filter((r) => r === true).length;
+      if (unheld.length < GC_BATCH) break;
+    }
+  }
 
   // 1. Unreferenced chunk rows, in transactions of GC_BATCH with a turn of the event loop
   // between them (a server running GC keeps answering; a CLI's bar moves). Puts may commit in

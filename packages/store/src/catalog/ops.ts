@@ -12,6 +12,7 @@ import {
   applyMeta,
   deleteDocument,
   deletePath,
+  purgeDocument,
   deleteVersion,
   deletePathKeepingVersions,
   recordPut,
@@ -66,7 +67,12 @@ export type Op =
   | { op: 'delete-version'; path: string; version: number; policy?: true }
   /** `keepVersions` (schema 16, decision 0059): the path goes, its versions stay. */
   | { op: 'delete-path'; path: string; keepVersions?: true }
-  | { op: 'delete-document'; digest: string }
+  /**
+   * `unheld` (GC, FORMAT.md §9): the document only if nothing holds it (no entry, version or
+   * snapshot) — what a snapshot stopped before its commit left. (Without it a document nothing
+   * names is left alone, as it always was: logs written before keep their meaning.)
+   */
+  | { op: 'delete-document'; digest: string; unheld?: true }
   /**
    * `id`: the snapshot's id (FORMAT.md §13, snapshot ids; absent in operations logged before
    * schema 9). `time`: when it is of (ms since the epoch; absent: the commit's time), `tags`
@@ -236,6 +242,12 @@ export function applyOp(ctx: ApplyContext, op: Op, time: number, at?: CommitPlac
     case 'delete-path':
       return op.keepVersions ? deletePathKeepingVersions(st, op.path, time) : deletePath(st, op.path);
     case 'delete-document': {
+      if (op.unheld) {
+        const doc = st.docAnyByDigest.get(parseDigest(op.digest));
+        if (!doc || doc.refs > 0 || doc.holds > 0) return false; // (held since GC read it)
+        purgeDocument(st, doc);
+        return true;
+      }
       const doc = st.docByDigest.get(parseDigest(op.digest));
       return doc ? deleteDocument(st, doc, time) : false;
     }

@@ -206,6 +206,8 @@ function statementsOf(db: SqlDatabase) {
 
     /** Documents some version or pathless entry names (not those only snapshots keep). */
     docByDigest: p<DocRow>('SELECT * FROM documents WHERE digest = ? AND refs > 0'),
+    /** Documents nothing holds (no entry, version or snapshot) made before a time: a snapshot stopped before its commit left them. */
+    docsUnheld: p<{ digest: Uint8Array }>('SELECT digest FROM documents WHERE refs <= 0 AND holds <= 0 AND created_at < ? LIMIT ?'),
     docIdByDigest: p<{ id: number }>('SELECT id FROM documents WHERE digest = ? AND refs > 0'),
     /** Any document row, named by entries or kept only for snapshots. */
     docAnyByDigest: p<DocRow>('SELECT * FROM documents WHERE digest = ?'),

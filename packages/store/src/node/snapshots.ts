@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import {
   chmodSync,
   closeSync,
+  existsSync,
   fchmodSync,
   futimesSync,
   renameSync,
@@ -25,7 +26,7 @@ import {
   type Dirent,
   type Stats,
 } from 'node:fs';
-import { dirname, join, posix } from 'node:path';
+import { dirname, join, posix, resolve } from 'node:path';
 import { InvalidInputError, isKuraError } from '@kura/core';
 import { breather } from '../breather.js';
 import type { Excluder } from './exclude.js';
@@ -275,13 +276,34 @@ export function checkRestorable(entries: WalkEntry[], target?: string, overwrite
   }
 }
 
+/**
+ * `dir` and the directories above it that are missing, one by one: Node's recursive mkdir spun
+ * forever at full CPU where a directory cannot be made (`/proc/nope`: mkdir says ENOENT, its
+ * parent exists — a trial). A directory that cannot be made is INVALID_INPUT naming why.
+ */
+function makeDirectories(dir: string): void {
+  const missing: string[] = [];
+  for (let at = resolve(dir); !existsSync(at); at = dirname(at)) {
+    missing.unshift(at);
+    if (dirname(at) === at) break;
+  }
+  for (const d of missing) {
+    try {
+      mkdirSync(d);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') continue;
+      throw new InvalidInputError(`cannot make ${d} to restore into (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, 'target');
+    }
+  }
+}
+
 /** The target: created when missing; must be an empty directory unless `overwrite`. */
 export function prepareTarget(target: string, overwrite: boolean): void {
   let st;
   try {
     st = lstatSync(target);
   } catch {
-    mkdirSync(target, { recursive: true });
+    makeDirectories(target);
     return;
   }
   if (!st.isDirectory()) throw new InvalidInputError(`${target} exists and is not a directory`, 'target');
@@ -364,7 +386,9 @@ export async function restoreEntries(
           written += piece.length;
         }
         fchmodSync(fd, entry.mode & 0o777);
-        if (entry.mtime !== undefined) futimesSync(fd, entry.mtime / 1000, entry.mtime / 1000);
+        // (As Dates: Node takes a negative number of seconds for "now", so a time before 1970
+        // was restored as the moment of the restore — a trial.)
+        if (entry.mtime !== undefined) futimesSync(fd, new Date(entry.mtime), new Date(entry.mtime));
         closeSync(fd);
         // The stream ended without error: every chunk and the whole digest were checked.
         renameSync(temp, full); // replaces a file or link there (overwrite), never its inode
@@ -392,7 +416,7 @@ export async function restoreEntries(
   // directory would have refused them.
   for (const d of dirs.reverse()) {
     chmodSync(d.full, d.mode & 0o777);
-    if (d.mtime !== undefined) utimesSync(d.full, d.mtime / 1000, d.mtime / 1000);
+    if (d.mtime !== undefined) utimesSync(d.full, new Date(d.mtime), new Date(d.mtime));
   }
   return report;
 }
