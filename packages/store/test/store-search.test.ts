@@ -53,6 +53,8 @@ describe('search', () => {
     // The index cuts words at `_` too: a part of an underscore-joined word is marked, and found far in.
     expect(makeSnippet(['x needle_in_haystack y'], queryTerms('needle'))).toBe('x <mark>needle</mark>_in_haystack y');
     expect(makeSnippet([`${'lorem ipsum '.repeat(400)}needle_in_haystack end`], queryTerms('haystack'))).toMatch(/^….*needle_in_<mark>haystack<\/mark> end$/);
+    // And a query's underscore-joined word is its parts, as the index reads it (sort_keys marked nothing).
+    expect(makeSnippet([`Help on json. ${'filler '.repeat(300)}json.dumps(obj, sort_keys=True)`], queryTerms('sort_keys'))).toMatch(/<mark>sort<\/mark>_<mark>keys<\/mark>=True\)$/);
     // Words match by their stem, as the index matches them; stop words did not make the match.
     expect(makeSnippet(['the retrieval of the libraries'], queryTerms('retrieving the library'))).toBe('the <mark>retrieval</mark> of the <mark>libraries</mark>');
     expect(makeSnippet(['to be or not'], queryTerms('to be'))).toBe('<mark>to</mark> <mark>be</mark> or not');

@@ -91,7 +91,11 @@ async function searchWith(store: Store, embedder: Embedder | undefined, query: s
     ...(opts.allVersions ? { allVersions: true } : {}),
     ...(opts.snapshot !== undefined ? { snapshot: opts.snapshot } : {}),
   });
-  for (const f of hits.fallbacks ?? []) process.stderr.write(`kura: ${f} (searched: ${hits.parsedAs || 'nothing'})\n`);
+  // Each notice, then how the query was read, once and cut short: a pasted page repeated its
+  // 256 terms in every notice (11 KB of stderr: a trial).
+  const fallbacks = hits.fallbacks ?? [];
+  for (const f of fallbacks) process.stderr.write(`kura: ${f}\n`);
+  if (fallbacks.length) process.stderr.write(`kura: searched: ${shortened(hits.parsedAs || 'nothing', 300)}\n`);
   if (hits.reranked && !hits.reranked.applied) process.stderr.write(`kura: not reranked (${hits.reranked.reason}): the hits are in their own order\n`);
   if (hits.notEmbedded) process.stderr.write(`kura: ${hits.notEmbedded} document${hits.notEmbedded === 1 ? ' is' : 's are'} not embedded yet: the semantic ranking left ${hits.notEmbedded === 1 ? 'it' : 'them'} out (kura index --wait embeds everything)\n`);
   // Nothing searchable (only filters, or nothing at all): no hits, as the grammar says, and why.
@@ -114,4 +118,9 @@ async function searchWith(store: Store, embedder: Embedder | undefined, query: s
 /** Snippets are HTML fragments (text escaped); the terminal wants the text back. */
 function unescapeHtml(s: string): string {
   return s.replace(/&(amp|lt|gt|quot|#39);/g, (_, e: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[e]!);
+}
+
+/** `text` cut to `max` characters, saying how much was left out. */
+function shortened(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length - max} more characters)`;
 }

@@ -38,7 +38,9 @@ export function queryTerms(parsed: ParsedQuery): SnippetTerm[] {
   const terms: SnippetTerm[] = [];
   const walk = (e: Expr) => {
     if ('text' in e) {
-      const words = wordsOf(e.text);
+      // Cut at `_` as the text's words are (snippetWords): `sort_keys` marks the index's `sort`
+      // and `keys` (whole, it matched no word of the text, and the snippet showed none — a trial).
+      const words = snippetWords(e.text);
       words.forEach((w, i) => {
         const word = fold(w.word);
         const stem = stemOf(word);
