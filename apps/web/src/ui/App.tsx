@@ -125,8 +125,11 @@ export function App() {
         await refresh();
         setReady(true);
       } catch (e) {
+        // What failed now decides the way back (its buttons, or none), and the page stops
+        // asking the store for its state.
+        setReady(false);
         setFatal(explain(e));
-        if (!(e instanceof StoreCallError && e.code === 'CORRUPT_DATA')) setFatalCause(undefined);
+        setFatalCause(e instanceof StoreCallError && e.code === 'CORRUPT_DATA' ? { code: e.code, reason: e.reason } : undefined);
       } finally {
         setBusy(false);
       }

@@ -11,21 +11,43 @@ import { pull, push, type SyncTarget } from './sync.js';
 const STORE = 'default';
 let opening: Promise<BrowserStore> | undefined;
 
+/** The kernel runs on other cores; this worker deduplicates, writes and commits. */
+const OPTIONS = { ingestWorker: () => new Worker(new URL('./ingest.worker.ts', import.meta.url), { type: 'module', name: 'kura-ingest' }) };
+
 function store(): Promise<BrowserStore> {
-  opening ??= BrowserStore.openOpfs(STORE, {
-    // The kernel runs on other cores; this worker deduplicates, writes and commits.
-    ingestWorker: () => new Worker(new URL('./ingest.worker.ts', import.meta.url), { type: 'module', name: 'kura-ingest' }),
-  }).then(
+  opening ??= opened(BrowserStore.openOpfs(STORE, OPTIONS));
+  return opening;
+}
+
+/**
+ * Closes the store, runs `work` on its files, and opens it again; calls meanwhile wait for
+ * the store opened after (the page's polls reopened the store mid-rebuild, which then found
+ * it locked, "open in another tab": found in review).
+ */
+function reopenAfter(work: () => Promise<unknown>): Promise<BrowserStore> {
+  const previous = opening;
+  opening = opened(
+    (async () => {
+      await (await previous?.catch(() => undefined))?.close();
+      await work();
+      return BrowserStore.openOpfs(STORE, OPTIONS);
+    })(),
+  );
+  return opening;
+}
+
+function opened(open: Promise<BrowserStore>): Promise<BrowserStore> {
+  const p: Promise<BrowserStore> = open.then(
     (s) => {
       void withModel(s); // in the background: the store is usable at once
       return s;
     },
     (e) => {
-      opening = undefined; // let a later call try again (e.g. after the other tab closed)
+      if (opening === p) opening = undefined; // let a later call try again (e.g. after the other tab closed)
       throw e;
     },
   );
-  return opening;
+  return p;
 }
 
 /**
@@ -292,10 +314,7 @@ const api = {
    * cannot be opened (damaged): the way out when nothing else helps.
    */
   async erase() {
-    const s = await opening?.catch(() => undefined);
-    opening = undefined;
-    await s?.close();
-    await BrowserStore.destroy(STORE);
+    await reopenAfter(() => BrowserStore.destroy(STORE));
     return api.open();
   },
 
@@ -304,10 +323,7 @@ const api = {
    * reason `database`), then opens it. Nothing of the store is in the database alone.
    */
   async rebuild() {
-    const s = await opening?.catch(() => undefined);
-    opening = undefined;
-    await s?.close();
-    await BrowserStore.rebuild(STORE);
+    await reopenAfter(() => BrowserStore.rebuild(STORE));
     return api.open();
   },
 
