@@ -75,7 +75,8 @@ const HERE_IN_FLIGHT = 32;
  * failed write gives its pack up, with the puts whose records it held (decision 0066), so
  * sources refused for want of space are put once more, one at a time, unless one as large was
  * refused again (it would be too). A 17-byte file after a 60 MiB one over the quota failed
- * with it, then went in alone (a trial).
+ * with it, then went in alone (a trial). Such a source commits after those that followed it
+ * (documents are listed in input order but for it), and its `onChunk` hears its chunks again.
  */
 export async function* putMany<S>(
   h: ManyPuts,

@@ -3,7 +3,7 @@
  * versions, snapshots, verify and stats — each a call of the module that does it, with the
  * store's context once the store is known to be open. `Store` (store.ts) adds the writes.
  */
-import { InvalidInputError, type Digest, type ResolvedChunkParams } from '@kura/core';
+import { InvalidInputError, isKuraError, type Digest, type ResolvedChunkParams } from '@kura/core';
 import { statTarget, type DocumentInfo, type EntryTarget } from './catalog/entries.js';
 import { parseDigest } from './hex.js';
 import type { ListQuery } from './options.js';
@@ -213,7 +213,15 @@ export class StoreReads {
 
   /** Entries in the order they were made, filtered, a page at a time, each with its latest document. */
   async list(query: ListQuery = {}): Promise<ListResult> {
-    return listEntries(this.#r(), query);
+    try {
+      return listEntries(this.#r(), query);
+    } catch (e) {
+      // A cursor beyond every entry this server has made may be another server's, on a shared
+      // store, that this one has not caught up with: caught up, and asked again (once).
+      if (!(isKuraError(e) && e.code === 'INVALID_INPUT' && (e as { field?: string }).field === 'cursor' && this.#r().log.publishes)) throw e;
+      await this.refresh();
+      return listEntries(this.#r(), query);
+    }
   }
 
   /** Every tag on an entry, with how many entries carry it, by name. */

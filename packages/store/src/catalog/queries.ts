@@ -145,7 +145,7 @@ export function listEntries({ db, st }: CatalogReads, query: ListQuery): ListRes
     // no cursor this store gave out: `e999999` listed nothing, as if at the end (a trial).
     // (One whose entry was deleted since is: its page goes on after it.)
     const highest = db.prepare<{ seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'entries'").get()?.seq ?? 0;
-    if (after < 1 || after > highest) throw new InvalidInputError('cursor is not one this store gave out (or, on a shared store, one another server gave out that this one has not caught up with: ask again)', 'cursor');
+    if (after < 1 || after > highest) throw new InvalidInputError('cursor is not one this store gave out', 'cursor');
     where.push('e.id > ?');
     params.push(after);
   }
