@@ -31,7 +31,7 @@ export interface SnapshotRunOptions {
  * `changed`: files that changed while they were read — recorded as read (bytes that may mix
  * old and new), their stamps not kept, so the next snapshot reads them again.
  */
-export type SnapshotReport = SnapshotInfo & { skipped: string[]; notUtf8: string[]; reused: number; vanished: string[]; excluded: number; changed: string[] };
+export type SnapshotReport = SnapshotInfo & { skipped: string[]; notUtf8: string[]; badNames: { path: string; why: string }[]; reused: number; vanished: string[]; excluded: number; changed: string[] };
 
 export interface SnapshotHost {
   store: Pick<StoreCore, 'createSnapshot'>;
@@ -154,7 +154,7 @@ export async function snapshotRun(h: SnapshotHost, source: SnapshotSource, optio
       const stamps = scan.files.filter((f) => !changed.has(f)).map((f) => ({ path: f.path, stamp: f.stamp, recent: f.recent, digest: f.entry.digest }));
       h.context('snapshot').db.transaction(() => recordStamps(ctx.st, root, stamps)); // a hint: its own transaction
     }
-    return { ...info, skipped: scan.skipped, notUtf8: scan.notUtf8, reused: reused.length, excluded: scan.excluded, vanished: [...scan.vanished, ...[...gone].map((f) => f.path)].sort(), changed: [...changed].map((f) => f.path).sort() };
+    return { ...info, skipped: scan.skipped, notUtf8: scan.notUtf8, badNames: scan.badNames ?? [], reused: reused.length, excluded: scan.excluded, vanished: [...scan.vanished, ...[...gone].map((f) => f.path)].sort(), changed: [...changed].map((f) => f.path).sort() };
   } finally {
     ctx.snapshotsRunning--;
     source.end?.();

@@ -39,6 +39,8 @@ export interface Scan {
   skipped: string[];
   /** Entries left out because their names are not UTF-8 (paths shown as names.ts `escapedName`). */
   notUtf8: string[];
+  /** Entries left out because a tree cannot hold their names (a backslash, over 1,024 characters), and why. */
+  badNames?: { path: string; why: string }[];
   /** Directories and links deleted between their parent's listing and their own read. */
   vanished: string[];
   /** Entries left out by exclude patterns (an excluded directory counts once). */

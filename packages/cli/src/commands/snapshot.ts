@@ -77,7 +77,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .option('--no-mtime', 'leave modification times out (an untouched tree then keeps its id when files are merely touched)')
     .option('--reread', 'read every file, even those unchanged since an earlier snapshot read them')
     .option('--exclude <pattern>', 'leave out entries matching a glob: a name at any depth (node_modules, *.log), a path from DIR with / (build/out), directories only with a trailing / (repeatable)', collect)
-    .option('--json', 'one JSON object: {"id","label","createdAt","files","bytes","tree","tags","pinned","skipped","notUtf8","reused","vanished","excluded","changed"}')
+    .option('--json', 'one JSON object: {"id","label","createdAt","files","bytes","tree","tags","pinned","skipped","notUtf8","badNames","reused","vanished","excluded","changed"}')
     .action(async (dir: string, opts: { label?: string; tag?: string[]; time?: string; mtime: boolean; reread?: boolean; exclude?: string[]; json?: boolean }, cmd: Command) => {
       const time = opts.time === undefined ? undefined : snapshotTime(opts.time);
       await withStore(cmd, { readonly: false }, async (store) => {
@@ -116,10 +116,11 @@ export function register(program: Command, setExit: (code: number) => void): voi
         }
         // A name that is not UTF-8 cannot be recorded: the snapshot holds the rest, and the exit
         // code says that something was left out (as `kura add` does for a file it cannot add).
-        if (s.notUtf8.length) setExit(EXIT.error);
+        if (s.notUtf8.length || s.badNames.length) setExit(EXIT.error);
         if (opts.json) return writeJson(s);
         for (const p of s.skipped) process.stderr.write(`kura: skipped ${shownPath(p)}: not a file, directory or symlink\n`);
         for (const p of s.notUtf8) process.stderr.write(`kura: left out ${shownPath(p)}: ${notUtf8().message}\n`);
+        for (const b of s.badNames) process.stderr.write(`kura: left out ${shownPath(b.path)}: a snapshot cannot hold ${b.why} (rename it, or leave it out with --exclude)\n`);
         for (const p of s.vanished) process.stderr.write(`kura: left out ${shownPath(p)}: deleted while the snapshot ran\n`);
         for (const p of s.changed) process.stderr.write(`kura: warning: ${shownPath(p)} changed while it was read: the snapshot's copy may mix its old and new bytes (the next snapshot reads it again)\n`);
         const notes = [s.reused ? `${count(s.reused)} unchanged, not read` : '', s.excluded ? `${count(s.excluded)} excluded` : ''].filter(Boolean);

@@ -90,7 +90,7 @@ export async function scanDirectory(
     exclude?: Excluder | undefined;
     onFile?: (file: ScannedFile) => void;
     onDirectory?: (filesSoFar: number) => void;
-    /** Hears of an entry whose name a tree cannot hold, and leaves it out (a watch); absent: the scan fails (a snapshot). */
+    /** Hears of an entry whose name a tree cannot hold (a watch); absent: the scan lists it in `badNames`. Either way it is left out. */
     onBadName?: (path: string, why: string) => void;
     /**
      * Hears of a directory below `dir` that cannot be read (no permission) and leaves its
@@ -104,6 +104,7 @@ export async function scanDirectory(
   const files: ScannedFile[] = [];
   const skipped: string[] = [];
   const notUtf8: string[] = [];
+  const badNames: { path: string; why: string }[] = [];
   const vanished: string[] = [];
   const settledBefore = Date.now() - RECENT_MS;
   const top = lstatSync(dir);
@@ -154,12 +155,14 @@ export async function scanDirectory(
         continue;
       }
       const entryName = raw.toString('utf8');
+      // Left out and said, as a name that is not UTF-8 is: one `back\slash.txt` failed the
+      // snapshot of a whole home folder (a trial).
       const why = badName(entryName);
-      if (why && options.onBadName) {
-        options.onBadName(full, why);
+      if (why) {
+        if (options.onBadName) options.onBadName(full, why);
+        else badNames.push({ path: full, why });
         continue;
       }
-      if (why) throw new InvalidInputError(`${full}: a snapshot cannot hold ${why}`, 'name');
       if (d.isDirectory()) {
         const st = entered(() => lstatSync(full));
         if (st === DENIED) return node;
@@ -185,7 +188,7 @@ export async function scanDirectory(
   };
   const root = await scan(dir, '', '', top.mode & 0o7777, Math.round(top.mtimeMs));
   if (!root) throw new InvalidInputError(`${dir} was deleted while the snapshot ran`, 'dir');
-  return { root, files, skipped, notUtf8, vanished, excluded, settledBefore, mtime: options.mtime };
+  return { root, files, skipped, notUtf8, badNames, vanished, excluded, settledBefore, mtime: options.mtime };
 }
 
 /** What `entered` answers for an entry of a directory that cannot be entered. */
