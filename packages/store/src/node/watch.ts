@@ -507,7 +507,8 @@ export class Watch {
             if (dir !== rel && this.#follow(dir)) fresh.push(dir);
           }
           const again: typeof scan.files = [];
-          for (const dir of fresh.filter((d) => !fresh.includes(d.slice(0, d.lastIndexOf('/'))))) {
+          const followedNow = new Set(fresh);
+          for (const dir of fresh.filter((d) => !followedNow.has(d.slice(0, d.lastIndexOf('/'))))) {
             const more = await scanDirectory(join(this.root, dir), { mtime: false, exclude: exclude(dir), onBadName: () => undefined, onUnreadable: () => undefined }).catch(() => undefined);
             if (more) again.push(...more.files);
           }
