@@ -12,21 +12,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config.js';
 import { call, closeAll, startServer } from './helpers/server.js';
 
+import { eventually } from '../../../packages/store/test/helpers/eventually.js';
+
 afterAll(closeAll);
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
-async function eventually(check: () => Promise<void>, ms = 10_000): Promise<void> {
-  const start = Date.now();
-  for (;;) {
-    try {
-      return await check();
-    } catch (e) {
-      if (Date.now() - start > ms) throw e;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-}
 
 describe('serve --watch', () => {
   it('stores the folder, then its changes, readable and searchable over HTTP', { timeout: 60_000 }, async () => {

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { subscribe } from '@parcel/watcher';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Store, type OsWatcher, type WatchEvent } from '../src/node/index.js';
+import { eventually, sleep } from './helpers/eventually.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -18,19 +19,6 @@ function tmp(): string {
   const d = mkdtempSync(join(tmpdir(), 'kura-watch-gaps-'));
   dirs.push(d);
   return d;
-}
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function eventually(check: () => Promise<void> | void, ms = 10_000): Promise<void> {
-  const start = Date.now();
-  for (;;) {
-    try {
-      return await check();
-    } catch (e) {
-      if (Date.now() - start > ms) throw e;
-      await sleep(50);
-    }
-  }
 }
 const text = async (store: Store, ref: string) => new TextDecoder().decode(await store.getBytes(await store.resolve(ref)));
 

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Store, type WatchEvent } from '../src/node/index.js';
+import { eventually, sleep } from './helpers/eventually.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -19,21 +20,6 @@ function tmp(): string {
   const d = mkdtempSync(join(tmpdir(), 'kura-watch-'));
   dirs.push(d);
   return d;
-}
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `check` until it holds (or `ms` pass: then its last failure is thrown). */
-async function eventually(check: () => Promise<void> | void, ms = 10_000): Promise<number> {
-  const start = Date.now();
-  for (;;) {
-    try {
-      await check();
-      return Date.now() - start;
-    } catch (e) {
-      if (Date.now() - start > ms) throw e;
-      await sleep(50);
-    }
-  }
 }
 
 async function paths(store: Store, prefix: string): Promise<string[]> {
