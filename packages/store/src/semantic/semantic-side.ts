@@ -64,7 +64,7 @@ export class SemanticSearch {
     q: Query,
     window: number,
     filters: { where: string[]; params: (string | number)[] },
-  ): Promise<{ found: FoundEntry[]; chunks: Map<number, ChunkHit>; notEmbedded?: number }> {
+  ): Promise<{ found: FoundEntry[]; chunks: Map<number, ChunkHit>; notEmbedded?: number; full: boolean }> {
     const complete = await this.job.drain(q.waitMs ?? Infinity); // every committed document first, or what the wait allows
     const notEmbedded = complete ? 0 : this.db.read(() => this.st.embedCounts.get(this.embedder.model, this.embedder.model, this.embedder.model)!.pending);
     this.refresh();
@@ -73,7 +73,8 @@ export class SemanticSearch {
     const floor = semanticFloor(this.embedder.model, q.minScore);
     const top = this.index.top(qv!, window).filter((c) => c.score >= floor);
     const chunks = new Map(top.map((c) => [c.docId, c]));
-    const partial = notEmbedded > 0 ? { notEmbedded } : {};
+    // `full`: the index gave a whole window above the floor — it may hold more (before filters).
+    const partial = { ...(notEmbedded > 0 ? { notEmbedded } : {}), full: top.length === window };
     if (top.length === 0) return { found: [], chunks, ...partial };
     const rows = this.db.read(() =>
       this.db
