@@ -57,9 +57,10 @@ export const SearchHit = z.object({
   damaged: z.string().optional().describe("the document's bytes failed their check (CORRUPT_DATA) when its text was read: the message (run POST /v1/verify)"),
   version: z.number().int().optional().describe('a search through versions (allVersions): the version of path that matched'),
   rerank: z.object({ rank: z.number().int(), score: z.number() }).optional().describe('reranked: this hit\'s rank among the candidates reranked, and the reranker\'s score'),
-  matched: z.array(z.enum(['keyword', 'semantic'])).describe('which sides found this hit: keyword (its terms), semantic (its meaning, above the relevance floor)'),
+  matched: z.array(z.enum(['keyword', 'semantic', 'exact'])).describe('which sides found this hit: keyword (its terms), semantic (its meaning, above the relevance floor), exact (it holds the identifiers the query names — 6.17.0, ERR_REQUIRE_ESM, useEffect — as written)'),
   keyword: z.object({ rank: z.number().int(), score: z.number().optional() }).optional().describe('the keyword side\'s rank and BM25 score, when it found this hit (the score left out for a token limited to prefixes)'),
   semantic: z.object({ rank: z.number().int(), score: z.number() }).optional().describe('the semantic side\'s rank and cosine similarity, when it found this hit'),
+  exact: z.object({ rank: z.number().int(), score: z.number().optional() }).optional().describe('hybrid: this hit\'s rank and BM25 score among the documents holding the query\'s identifiers as written, when it is one (the score left out for a token limited to prefixes)'),
 });
 
 export const IndexStatus = z.object({

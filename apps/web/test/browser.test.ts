@@ -246,7 +246,8 @@ describe('the browser demo in Chromium', () => {
   });
 
   it('snapshots a picked folder, and a second snapshot of it changed a little stores only the change', async () => {
-    const folder = join(mkdtempSync(join(tmpdir(), 'kura-web-snap-')), 'holiday');
+    const parent = mkdtempSync(join(tmpdir(), 'kura-web-snap-'));
+    const folder = join(parent, 'holiday');
     mkdirSync(join(folder, 'photos'), { recursive: true });
     const photo = randomBytes(600_000);
     writeFileSync(join(folder, 'photos', 'beach.raw'), photo);
@@ -269,7 +270,7 @@ describe('the browser demo in Chromium', () => {
     const grown = parseBytes(await stat('stored')) - parseBytes(storedBefore);
     expect(grown).toBeGreaterThan(500_000);
     expect(grown).toBeLessThan(900_000);
-    rmSync(folder, { recursive: true, force: true });
+    rmSync(parent, { recursive: true, force: true });
   });
 
   it('runs GC and verify clean', async () => {

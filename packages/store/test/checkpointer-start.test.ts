@@ -7,11 +7,10 @@
  * An object store's cache directory holds a database too (the log's replay), written at each
  * commit: its checkpoints go to the worker the same way.
  */
-import { mkdtempSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { batchEnded, newStore, randomBytes, reopen } from './helpers/store.js';
+import { batchEnded, newStore, randomBytes, reopen, tempDir } from './helpers/store.js';
 import { Store } from '../src/node/index.js';
 import { MemoryObjectStore } from '../src/objects/memory-objects.js';
 
@@ -94,7 +93,7 @@ describe('the checkpoint worker starts', () => {
   });
 
   it("for an object store's cache database as for a local store's", { timeout: 30_000 }, async () => {
-    const cacheDir = mkdtempSync(join(tmpdir(), 'kura-ckpt-cache-'));
+    const cacheDir = tempDir('kura-ckpt-cache-'); // (removed after the file's tests)
     const store = await Store.initObjects(new MemoryObjectStore(), { cacheDir });
     const before = checkpointers();
     const from = walSize(cacheDir);

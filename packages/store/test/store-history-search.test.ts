@@ -3,13 +3,12 @@
  * files (`snapshot`); each document's text indexed once, whatever holds it; a snapshot's words
  * gone once GC has dropped what only it held.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { Store } from '../src/node/index.js';
-import { newStore } from './helpers/store.js';
+import { newStore, tempDir } from './helpers/store.js';
 
 const text = (t: string) => new TextEncoder().encode(t);
 const named = (hits: { path: string | null; version?: number }[]) => hits.map((h) => (h.version === undefined ? h.path : `${h.path}@${h.version}`));
@@ -326,7 +325,7 @@ describe('search through history', () => {
 
   it("searches one snapshot's files, and no longer finds what only a deleted snapshot held after GC", async () => {
     const { store, dir } = await newStore();
-    const src = mkdtempSync(join(tmpdir(), 'kura-history-src-'));
+    const src = tempDir('kura-history-src-'); // (removed after the file's tests)
     mkdirSync(join(src, 'docs'));
     writeFileSync(join(src, 'docs', 'plan.txt'), 'The narwhal migration plan.\n');
     writeFileSync(join(src, 'readme.txt'), 'Read me first.\n');

@@ -44,13 +44,14 @@ const pathOfRef = (ref: string): string | undefined => (ref.startsWith('sha256:'
  * still to embed. (Ranks stay: they order the token's own hits. The order itself still rests
  * on the whole index's statistics — decision 0060 says what that leaves.)
  */
-function withoutStoreWideFigures(hits: SearchHits): SearchHits {
+export function withoutStoreWideFigures(hits: SearchHits): SearchHits {
   const out = hits.map((h) => {
-    const { keyword, ...hit } = h;
-    if (!keyword) return h;
+    const { keyword, exact, ...hit } = h;
+    if (!keyword && !exact) return h;
     // Keyword mode's (and history's) score is the BM25 itself; hybrid's is fused from ranks.
+    // (The exact list's score is a BM25 too.)
     const { score, ...rest } = hit;
-    return { ...(score === keyword.score ? rest : hit), keyword: { rank: keyword.rank } };
+    return { ...(keyword && score === keyword.score ? rest : hit), ...(keyword ? { keyword: { rank: keyword.rank } } : {}), ...(exact ? { exact: { rank: exact.rank } } : {}) };
   }) as unknown as SearchHits;
   // (`mode` says which side ranked: with scores gone, the one way to read the order — it was lost, a trial.)
   for (const key of ['mode', 'parsedAs', 'fallbacks', 'reranked'] as const) {

@@ -537,7 +537,7 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
         const wordless = hits.length === 0 && parseQuery(query).expr === null;
         return {
           // A snapshot's hit names its snapshot: what kura_get needs beside the path to read it.
-          hits: hits.map((h) => ({ path: h.path, ...(h.version !== undefined ? { version: h.version } : {}), ...(snapshot ? { snapshot } : {}), digest: h.digest, mediaType: h.mediaType, size: h.size, score: h.score, snippet: plainSnippet(h.snippet), ...(h.damaged !== undefined ? { damaged: h.damaged } : {}), matched: h.matched, ...(h.keyword ? { keyword: h.keyword } : {}), ...(h.semantic ? { semantic: h.semantic } : {}), ...(h.rerank ? { rerank: h.rerank } : {}) })),
+          hits: hits.map((h) => ({ path: h.path, ...(h.version !== undefined ? { version: h.version } : {}), ...(snapshot ? { snapshot } : {}), digest: h.digest, mediaType: h.mediaType, size: h.size, score: h.score, snippet: plainSnippet(h.snippet), ...(h.damaged !== undefined ? { damaged: h.damaged } : {}), matched: h.matched, ...(h.keyword ? { keyword: h.keyword } : {}), ...(h.semantic ? { semantic: h.semantic } : {}), ...(h.exact ? { exact: h.exact } : {}), ...(h.rerank ? { rerank: h.rerank } : {}) })),
           ...(hits.mode ? { mode: hits.mode } : {}),
           ...(wordless ? { note: 'no words to search for: search ranks documents by words; kura_list lists by prefix or tag alone' } : {}),
           // (A 64 KiB one-word question echoed whole left no room for a single hit: a trial.)

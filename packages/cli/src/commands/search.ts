@@ -43,7 +43,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .option('--all-versions', 'every version of each path, not only the latest (by words): hits are path@N')
     .option('--snapshot <id>', "the files of this snapshot (an id or its first digits; by words): hits are the file's path in it")
     .option('--min-score <cosine>', 'semantic and hybrid: the least cosine similarity of a semantic hit (default: the floor calibrated for the model; -1: none)')
-    .option('--json', 'one JSON object per hit: {"digest","path","mediaType","size","score","snippet","matched"} and "keyword"/"semantic": {"rank","score"} for each side that found it')
+    .option('--json', 'one JSON object per hit: {"digest","path","mediaType","size","score","snippet","matched"} and "keyword"/"semantic"/"exact": {"rank","score"} for each side that found it')
     // `kura search harbour -ferry`: `-word` is the grammar's exclusion, not an option (it was
     // refused as "unknown option '-ferry'"). A word spelled like a long option is still one
     // mistyped, unless the query follows `--`.

@@ -7,10 +7,16 @@
 import type { Expr, Filters, ParsedQuery, Term } from './grammar.js';
 import { spaceWords } from './words.js';
 import { mediaTypesSql } from './media-type-filter.js';
+import { VERSION } from './exact-terms.js';
 
 // A NUL ends FTS5's reading of the expression (an unterminated string): it separates words, like a space.
 const quoted = (text: string) => `"${spaceWords(text).replace(/\0/g, ' ').trim().replace(/"/g, '""')}"`;
-const term = (t: Term) => (t.kind === 'prefix' ? `${quoted(t.text)} *` : quoted(t.text));
+/** A version number asked for (`1.0.2`) is found written `v1.0.2` too: one word `v1` to the index (exact-terms.ts). */
+function term(t: Term): string {
+  if (t.kind === 'prefix') return `${quoted(t.text)} *`;
+  const core = t.kind === 'word' ? t.text.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '') : '';
+  return VERSION.test(core) ? `(${quoted(core)} OR ${quoted(`v${core}`)})` : quoted(t.text);
+}
 
 function expr(e: Expr): string {
   if ('text' in e) return term(e);

@@ -382,7 +382,8 @@ export const QUESTION_TERMS = 4;
  * way the reference BM25s tokenize it (decision 0054's amendment, measured on CISI, Cranfield
  * and CACM): a hyphenated or apostrophised word is its words (`high-speed` → high, speed;
  * `user's` → user — Lucene's query parser reads it so by default), unless none of them is two
- * characters or more (`I'm` stays as typed); and a quoted phrase counts its words as well as
+ * characters or more (`I'm` stays as typed) or it has a digit (`utf-8`, `covid-19`: names,
+ * found as written — exact-terms.ts); and a quoted phrase counts its words as well as
  * itself, so a near miss of a quoted title still scores while the exact phrase scores more.
  * Shorter queries, and terms next to an operator, stay as typed: `e-mail alerts` keeps the
  * phrase "e mail", `"harbour master" boats` finds the phrase or boats.
@@ -400,7 +401,8 @@ function asQuestion(expr: Expr | null): Expr | null {
       items.push(e, ...pieces);
     } else {
       const core = e.text.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}\p{M}]+$/gu, '');
-      const pieces = JOINED.test(core) ? questionPieces(core) : [];
+      // (A word with a digit is a name, not words: `utf-8`, `covid-19`, `x86-64` — exact-terms.ts.)
+      const pieces = JOINED.test(core) && !/\p{N}/u.test(core) ? questionPieces(core) : [];
       if (pieces.length === 0 || pieces.length - 1 > room) items.push(e);
       else {
         room -= pieces.length - 1;

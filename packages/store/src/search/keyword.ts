@@ -15,6 +15,7 @@ import { STOP_WORDS } from './stop-words.js';
 import type { SearchHit, SearchQuery } from './search-query.js';
 import type { ParsedQuery } from './grammar.js';
 import { excludedMatch, filterSql, toMatch } from './fts.js';
+import { exactTerms, holdsAny, onlyExact } from './exact-terms.js';
 
 /** An entry a search found, before its snippet is made. */
 export interface FoundEntry {
@@ -35,10 +36,14 @@ export function allFilters(parsed: ParsedQuery, q: z.output<typeof SearchQuery>)
 }
 
 /** Entries best first by BM25 over the index (drained first); none when nothing is searchable. */
-export function keywordEntries(db: SqlDatabase, parsed: ParsedQuery, q: z.output<typeof SearchQuery>, limit: number, offset: number): FoundEntry[] {
+export function keywordEntries(db: SqlDatabase, parsed: ParsedQuery, q: z.output<typeof SearchQuery>, limit: number, offset: number, among?: readonly number[]): FoundEntry[] {
   const match = toMatch(parsed);
   if (match === null) return [];
   const filters = allFilters(parsed, q);
+  if (among) {
+    filters.where.push('e.id IN (SELECT value FROM json_each(?))');
+    filters.params.push(JSON.stringify(among));
+  }
   const where = ['search MATCH ?', ...filters.where];
   const sql = `SELECT e.id AS entry_id, d.id AS doc_id, d.digest AS digest, e.path AS path, e.media_type AS media_type, d.size AS size,
       bm25(search, 4.0, 3.0, 2.0, 1.0) AS score
@@ -50,41 +55,67 @@ export function keywordEntries(db: SqlDatabase, parsed: ParsedQuery, q: z.output
 /** Candidates of a stop-stemmed query (`keywordFound`) read at most, a page at a time, and for how long. */
 export const CHECK_MAX = 2000;
 const CHECK_PAGE = 100;
-const CHECK_MS = 300;
+export const CHECK_MS = 300;
 
 /**
- * `keywordEntries`, except for a query whose words all have a stop word for their stem
- * (`Andes` → `and`, `herring` → `her`, `theses` → `these`; snippet.ts `stopStemmedOnly`).
- * The index cannot tell such a word from its stop word, so it finds every text with `and`,
- * the most of them first: "Andes" found "Bread and butter and jam." above the Andes. Its
- * candidates are read, best first, and kept only when their path, tags, metadata or text (as
- * far as it is indexed) has the word itself, or another of its forms that is not a stop word —
- * until the page is full, CHECK_MAX candidates were read, or CHECK_MS passed.
+ * `keywordEntries`, except for a query the index cannot answer exactly, whose candidates are
+ * read and checked:
+ * - its words all have a stop word for their stem (`Andes` → `and`, `herring` → `her`,
+ *   `theses` → `these`; snippet.ts `stopStemmedOnly`). The index cannot tell such a word from
+ *   its stop word, so it finds every text with `and`, the most of them first: "Andes" found
+ *   "Bread and butter and jam." above the Andes. A candidate needs the word itself, or another
+ *   of its forms that is not a stop word;
+ * - it asks for identifiers alone, one of them joined (`9.0.0`, `ERR_REQUIRE_ESM`;
+ *   exact-terms.ts): the index matches their words in a row, across any punctuation (`0.9.0,
+ *   0.9.5` for `9.0.0`). A candidate needs one of them as written.
+ * Candidates are read best first and kept when their path, tags, metadata or text (as far as
+ * it is indexed) passes — until the page is full, CHECK_MAX candidates were read, or CHECK_MS
+ * passed.
  */
-export async function keywordFound(s: { db: SqlDatabase; st: Statements; reader: Reader }, parsed: ParsedQuery, q: z.output<typeof SearchQuery>, limit: number, offset: number): Promise<FoundEntry[]> {
-  const terms = queryTerms(parsed);
-  if (!stopStemmedOnly(terms)) return s.db.read(() => keywordEntries(s.db, parsed, q, limit, offset));
-  const has = exactForms(terms);
+export async function keywordFound(
+  s: { db: SqlDatabase; st: Statements; reader: Reader },
+  parsed: ParsedQuery,
+  q: z.output<typeof SearchQuery>,
+  limit: number,
+  offset: number,
+  /** `among`: only these entries (ids). `check`: the test candidates must pass, instead of the query's own. */
+  o: { among?: readonly number[]; check?: (text: string) => boolean } = {},
+): Promise<FoundEntry[]> {
+  const has = o.check ?? candidateCheck(parsed);
+  if (!has) return s.db.read(() => keywordEntries(s.db, parsed, q, limit, offset, o.among));
   const want = offset + limit;
   const kept: FoundEntry[] = [];
   const started = performance.now();
   let checked = 0;
   const more = () => kept.length < want && checked < CHECK_MAX && performance.now() - started < CHECK_MS;
   for (let from = 0; more(); from += CHECK_PAGE) {
-    const page = s.db.read(() => keywordEntries(s.db, parsed, q, CHECK_PAGE, from));
+    const page = s.db.read(() => keywordEntries(s.db, parsed, q, CHECK_PAGE, from, o.among));
     for (const f of page) {
       if (!more()) break;
       checked++;
-      const { tags, meta, doc } = s.db.read(() => ({
-        tags: s.st.tagsOf.all(f.entry_id).map((t) => t.tag).join(' '),
-        meta: s.st.metaOf.all(f.entry_id).map((m) => `${m.key} ${m.value}`).join('\n'),
-        doc: s.st.docById.get(f.doc_id),
-      }));
-      if (has(f.path ?? '') || has(tags) || has(meta) || (doc && has(await documentText(s.reader, s.st, doc, f.media_type, INDEXED_TEXT_MAX)))) kept.push(f);
+      if (await passes(s, f, has)) kept.push(f);
     }
     if (page.length < CHECK_PAGE) break;
   }
   return kept.slice(offset);
+}
+
+/** Whether an entry's path, tags, metadata or text (as far as it is indexed) passes a test. */
+export async function passes(s: { db: SqlDatabase; st: Statements; reader: Reader }, f: FoundEntry, has: (text: string) => boolean): Promise<boolean> {
+  const { tags, meta, doc } = s.db.read(() => ({
+    tags: s.st.tagsOf.all(f.entry_id).map((t) => t.tag).join(' '),
+    meta: s.st.metaOf.all(f.entry_id).map((m) => `${m.key} ${m.value}`).join('\n'),
+    doc: s.st.docById.get(f.doc_id),
+  }));
+  return has(f.path ?? '') || has(tags) || has(meta) || (doc !== undefined && has(await documentText(s.reader, s.st, doc, f.media_type, INDEXED_TEXT_MAX)));
+}
+
+/** The test a query's candidates must pass (keywordFound), or undefined when the index's match is the answer. */
+function candidateCheck(parsed: ParsedQuery): ((text: string) => boolean) | undefined {
+  const terms = queryTerms(parsed);
+  if (stopStemmedOnly(terms)) return exactForms(terms);
+  const exact = exactTerms(parsed);
+  return onlyExact(parsed, exact) ? holdsAny(exact) : undefined;
 }
 
 /** A test of a text for a word of the stop-stemmed terms': a word with the term's stem that is not a stop word. */

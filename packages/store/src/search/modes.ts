@@ -13,7 +13,8 @@ import { parse } from '../options.js';
 import type { SemanticSearch } from '../semantic/semantic-side.js';
 import { fuseRanks } from '../semantic/vectors.js';
 import { parseQuery, type ParsedQuery } from './grammar.js';
-import { allFilters, excludedEntries, keywordFound, toHits, type FoundEntry } from './keyword.js';
+import { allFilters, CHECK_MS, excludedEntries, keywordEntries, keywordFound, passes, toHits, type FoundEntry } from './keyword.js';
+import { exactQuery, exactTerms, holdsAny, joinedQuery, onlyExact, type ExactTerm } from './exact-terms.js';
 import { SearchQuery, type SearchHit, type SearchHits } from './search-query.js';
 import { historyBehind, syncHistory, type HistorySource } from './history.js';
 import { allVersionsFound, historyMode, snapshotFound, type HistoryFound } from './history-search.js';
@@ -123,6 +124,8 @@ export async function keywordSearch(s: Searcher, query: string, options: SearchQ
   if (typeof query !== 'string') throw new InvalidInputError('query must be a string', 'query');
   const q = parse(SearchQuery, options, 'search options');
   const parsed = parseQuery(query);
+  const exact = exactTerms(parsed);
+  if (exact.some((x) => x.joined) && !onlyExact(parsed, exact)) return finish(s, parsed, q, await falseMatchesLast(s, parsed, q, exact));
   // Without a rerank the page is asked of SQLite alone; with one, its candidates from the top.
   const offset = reranking(s, q) ? 0 : q.offset;
   const found = await keywordFound(s, parsed, q, windowOf(s, q, 0) - offset, offset);
@@ -130,6 +133,32 @@ export async function keywordSearch(s: Searcher, query: string, options: SearchQ
   if (offset === 0) return finish(s, parsed, q, ranked);
   // (Already paged: finish pages from the start of what it is given.)
   return finish(s, parsed, { ...q, offset: 0 }, ranked);
+}
+
+/**
+ * Keyword's order for a question with joined identifiers and other words (exact-terms.ts):
+ * within its first `window` matches, those the index matched for an identifier's words in a
+ * row but that hold none of them as written (`6.17, 0.5` for `6.17.0`) go last — they match
+ * the question's other words, if any, and BM25 counted the identifier too. Past the window,
+ * BM25's order goes on (a window fixed for the query: every page is cut from one order).
+ */
+async function falseMatchesLast(s: Searcher, parsed: ParsedQuery, q: Query, exact: ExactTerm[]): Promise<Ranked[]> {
+  const window = Math.max(q.window, reranking(s, q) ? q.rerankTop : 0);
+  const head = await keywordFound(s, parsed, q, window, 0);
+  const suspects = s.db.read(() => keywordEntries(s.db, joinedQuery(parsed, exact), q, window, 0, head.map((f) => f.entry_id)));
+  const joined = holdsAny(exact.filter((x) => x.joined));
+  const wrong = new Set<number>();
+  const started = performance.now();
+  for (const f of suspects) {
+    // (Past the budget, the index's match stands: as before this check.)
+    if (performance.now() - started > CHECK_MS) break;
+    if (!(await passes(s, f, joined))) wrong.add(f.entry_id);
+  }
+  const need = q.offset + q.limit - window;
+  const tail = need > 0 && head.length === window ? await keywordFound(s, parsed, q, need, window) : [];
+  const ranked = [...head, ...tail].map((f, i) => ({ f, extra: { matched: ['keyword'] as SearchHit['matched'], keyword: { rank: i + 1, score: f.score } } }));
+  const first = ranked.slice(0, head.length);
+  return [...first.filter((r) => !wrong.has(r.f.entry_id)), ...first.filter((r) => wrong.has(r.f.entry_id)), ...ranked.slice(head.length)];
 }
 
 /**
@@ -189,24 +218,31 @@ export async function semanticSearch(s: Searcher & { semantic: SemanticSearch },
     return finish(s, parsed, q, ranked, semantic.notEmbedded);
   }
   const keyword = await keywordFound(s, parsed, q, window, 0);
+  // The third list: what holds the question's identifiers as written, best first by BM25 of
+  // them alone (the question's other words, and its NOTs, are not in that query: `kept`).
+  // A question of identifiers alone is its keyword list already.
+  const exact = exactTerms(parsed);
+  const held = exact.length === 0 ? [] : onlyExact(parsed, exact) ? keyword : kept(await keywordFound(s, exactQuery(parsed, exact), q, window, 0, { check: holdsAny(exact) }));
   const byId = new Map<number, FoundEntry>();
-  for (const f of [...keyword, ...found]) if (!byId.has(f.entry_id)) byId.set(f.entry_id, f);
+  for (const f of [...keyword, ...found, ...held]) if (!byId.has(f.entry_id)) byId.set(f.entry_id, f);
   const fused = fuseRanks(
     [
       { items: keyword.map((f) => f.entry_id), weight: q.weights.keyword },
       { items: found.map((f) => f.entry_id), weight: q.weights.semantic },
+      { items: held.map((f) => f.entry_id), weight: q.weights.exact },
     ],
     q.rrfK,
   );
   const ranked = fused.map((x) => {
     const f = { ...byId.get(x.item)!, score: x.score };
-    const [kr, sr] = x.ranks;
+    const [kr, sr, er] = x.ranks;
     return {
       f,
       extra: {
-        matched: (kr && sr ? ['keyword', 'semantic'] : kr ? ['keyword'] : ['semantic']) as SearchHit['matched'],
+        matched: [...(kr ? ['keyword'] : []), ...(sr ? ['semantic'] : []), ...(er ? ['exact'] : [])] as SearchHit['matched'],
         ...(kr ? { keyword: { rank: kr, score: keyword[kr - 1]!.score } } : {}),
         ...(sr ? { semantic: { rank: sr, score: found[sr - 1]!.score } } : {}),
+        ...(er ? { exact: { rank: er, score: held[er - 1]!.score } } : {}),
       },
       ...(sr && !kr ? passage(f) : {}),
     };
@@ -216,7 +252,7 @@ export async function semanticSearch(s: Searcher & { semantic: SemanticSearch },
   // so it may have more when its index gave a whole window. A short list of both costs no
   // second look: asked always, hybrid's p99 at 100,000 chunks doubled.)
   const need = q.offset + q.limit - ranked.length;
-  if (need > 0 && (keyword.length === window || semantic.full)) {
+  if (need > 0 && (keyword.length === window || semantic.full || held.length === window)) {
     ranked.push(...(await beyondWindow(s, parsed, q, { window, need, seen: new Set(byId.keys()), last: ranked.at(-1)?.f.score, more: async (n) => {
       const wider = await s.semantic.entries(text, q, n, filters);
       return { found: kept(wider.found), passage: passageIn(wider.chunks) };

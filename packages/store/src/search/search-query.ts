@@ -13,9 +13,16 @@ export const SearchQuery = ListQuery.omit({ cursor: true, limit: true })
     offset: z.number().int().min(0).max(100_000).default(0),
     /** keyword (BM25), semantic (vectors), hybrid (both, fused); default hybrid when a model is in use. */
     mode: z.enum(['keyword', 'semantic', 'hybrid']).optional(),
-    /** Reciprocal rank fusion: its k, each side's weight, and how many hits of each side it fuses. */
+    /**
+     * Reciprocal rank fusion: its k, each list's weight, and how many hits of each list it
+     * fuses. Hybrid fuses keyword's list, semantic's and — for a question with identifiers
+     * (`6.17.0`, `ERR_REQUIRE_ESM`; exact-terms.ts) — the documents holding them as written.
+     */
     rrfK: z.number().min(0).max(10_000).default(60),
-    weights: z.object({ keyword: z.number().min(0).max(100).default(1), semantic: z.number().min(0).max(100).default(1) }).strict().default({ keyword: 1, semantic: 1 }),
+    weights: z
+      .object({ keyword: z.number().min(0).max(100).default(1), semantic: z.number().min(0).max(100).default(1), exact: z.number().min(0).max(100).default(1) })
+      .strict()
+      .default({ keyword: 1, semantic: 1, exact: 1 }),
     window: z.number().int().min(1).max(1000).default(100),
     /**
      * Semantic and hybrid: the least cosine similarity a semantic hit needs (floor.ts). Default:
@@ -90,9 +97,13 @@ export interface SearchHit {
   version?: number;
   /** Reranked (a reranker in use): this hit's rank among the candidates reranked, and its score. */
   rerank?: { rank: number; score: number };
-  /** Which sides found this hit: keyword (its terms), semantic (its meaning, above the floor), or both. */
-  matched: ('keyword' | 'semantic')[];
-  /** This hit's rank (from 1) and score on each side that found it. */
+  /**
+   * Which sides found this hit: keyword (its terms), semantic (its meaning, above the floor),
+   * exact (it holds the question's identifiers as written: exact-terms.ts), or several.
+   */
+  matched: ('keyword' | 'semantic' | 'exact')[];
+  /** This hit's rank (from 1) and score on each side that found it (exact's score: BM25 of the identifiers alone). */
   keyword?: { rank: number; score: number };
   semantic?: { rank: number; score: number };
+  exact?: { rank: number; score: number };
 }

@@ -1,0 +1,128 @@
+/**
+ * A question's identifiers, found as written (decision 0068, exact-terms.ts): known answers for
+ * what counts as one and what its pattern finds; keyword search that no longer takes `0.9.0,
+ * 0.9.5` for `9.0.0`; hybrid search with the real model that no longer fuses the one document
+ * holding an identifier down below documents that only resemble the question (a trial).
+ */
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadMiniLmOnWorker } from '../src/node/embed-away.js';
+import type { Embedder } from '../src/semantic/embedder.js';
+import { exactTerms, onlyExact } from '../src/search/exact-terms.js';
+import { parseQuery } from '../src/search/grammar.js';
+import { toMatch } from '../src/search/fts.js';
+import { newStore } from './helpers/store.js';
+
+const enc = (t: string) => new TextEncoder().encode(t);
+const terms = (q: string) => exactTerms(parseQuery(q)).map((x) => x.term.text);
+const holds = (q: string, text: string) => exactTerms(parseQuery(q)).some((x) => x.pattern.test(text));
+
+describe('which words are identifiers', () => {
+  it('versions, joined names, letters with digits and camelCase are; words, ordinals, hyphenated words and abbreviations are not', () => {
+    expect(terms('what changed in qs 6.17.0?')).toEqual(['6.17.0?']);
+    expect(terms('ERR_REQUIRE_ESM node:fs os.path.join user@example.com C:\\temp\\x')).toEqual(['ERR_REQUIRE_ESM', 'node:fs', 'os.path.join', 'user@example.com', 'C:\\temp\\x']);
+    expect(terms('sha256 x86 useEffect getElementById utf-8 covid-19')).toEqual(['sha256', 'x86', 'useEffect', 'getElementById', 'utf-8', 'covid-19']);
+    expect(terms('the 2nd and 3rd of the 1990s, 10 tips, e-mail, state-of-the-art, e.g. U.S. JavaScript GitHub don\'t')).toEqual([]);
+    // Phrases holding one are one term; prefixes and NOT's right side are not asked for.
+    expect(terms('"release 9.0.0" notes 1.2* -3.4.5 a NOT 6.7.8')).toEqual(['release 9.0.0']);
+  });
+
+  it('a question of identifiers alone, one of them joined, is checked; one with other words is not', () => {
+    const only = (q: string) => onlyExact(parseQuery(q), exactTerms(parseQuery(q)));
+    expect(only('9.0.0')).toBe(true);
+    expect(only('ERR_REQUIRE_ESM useEffect')).toBe(true);
+    expect(only('useEffect')).toBe(false); // (one word: the index's word is it)
+    expect(only('what changed in 9.0.0')).toBe(false);
+  });
+
+  it('finds the identifier as written, whole: not inside a longer number, its words not across other punctuation', () => {
+    expect(holds('9.0.0', 'released 9.0.0.')).toBe(true);
+    expect(holds('9.0.0', 'Release v9.0.0 is tagged')).toBe(true);
+    expect(holds('9.0.0', '9.0.0-beta.1')).toBe(true);
+    for (const not of ['0.9.0, 0.9.5', '19.0.0', '1.9.0.0', '9.0.0.1', '9 0 0', 'x9.0.0']) expect(holds('9.0.0', not), not).toBe(false);
+    expect(holds('ERR_REQUIRE_ESM', 'throws ERR_REQUIRE_ESM when')).toBe(true);
+    expect(holds('ERR_REQUIRE_ESM', 'err: require esm')).toBe(false);
+    expect(holds('os.path', 'os.path.join(a, b)')).toBe(true); // (a name inside a qualified one)
+    expect(holds('useEffect', 'React.useEffect(() => {})')).toBe(true);
+    expect(holds('useEffect', 'two useEffects')).toBe(true); // (as the index's stems let it)
+    expect(holds('useEffect', 'reuseEffect')).toBe(false);
+    expect(holds('"release 9.0.0"', 'Release  9.0.0 notes')).toBe(true);
+  });
+
+  it('a version asked for is searched written with a v too', () => {
+    expect(toMatch(parseQuery('1.0.2'))).toBe('("1.0.2" OR "v1.0.2")');
+    expect(toMatch(parseQuery('"1.0.2" x'))).toBe('("1.0.2" OR "x")');
+  });
+
+  it('any query gives patterns that compile and run', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 60 }), fc.string({ maxLength: 200 }), (q, text) => {
+        for (const x of exactTerms(parseQuery(q))) x.pattern.test(text);
+      }),
+      { numRuns: 3000 },
+    );
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom('a', 'Z', '1', '.', '_', '-', ':', '/', '\\', '@', '$', '#', ' ', '"', '(', '*', '?', '[', 'é'), { maxLength: 30 }), (cs) => {
+        for (const x of exactTerms(parseQuery(cs.join('')))) x.pattern.test(cs.join(''));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
+
+describe('keyword search with identifiers', () => {
+  it('finds a version as written (and as v9.0.0), never its words across punctuation or inside a longer number', async () => {
+    const { store } = await newStore();
+    const docs: Record<string, string> = {
+      'lib/v9.md': 'What changed in 9.0.0: the parser was rewritten.',
+      'lib/tagged.md': 'Release v9.0.0 is tagged.',
+      'other/versions.md': 'Supported versions: 0.9.0, 0.9.5 and 1.0.',
+      'lib/old.md': 'Versions 19.0.0 and 1.9.0.0 are old; 9.0.0.1 is a patch.',
+      'node/errors.md': 'ERR_REQUIRE_ESM is thrown when require() loads an ES module.',
+      'node/err2.md': 'An err: require esm modules with import instead.',
+    };
+    for (const [path, text] of Object.entries(docs)) await store.put(enc(text), { path });
+    const paths = async (q: string, limit = 20) => (await store.search(q, { mode: 'keyword', limit })).map((h) => h.path);
+    expect((await paths('9.0.0')).sort()).toEqual(['lib/tagged.md', 'lib/v9.md']);
+    expect(await paths('ERR_REQUIRE_ESM')).toEqual(['node/errors.md']);
+    // With other words: what matched the version's words across punctuation comes after what holds it.
+    const mixed = await paths('9.0.0 versions');
+    expect(mixed.slice(0, 2).sort()).toEqual(['lib/tagged.md', 'lib/v9.md']);
+    expect(mixed.slice(2).sort()).toEqual(['lib/old.md', 'other/versions.md']);
+    // Pages are cut from that one order.
+    const paged = [...(await store.search('9.0.0 versions', { mode: 'keyword', limit: 1 })), ...(await store.search('9.0.0 versions', { mode: 'keyword', limit: 3, offset: 1 }))].map((h) => h.path);
+    expect(paged).toEqual(mixed);
+  });
+});
+
+describe('hybrid search with identifiers, the real model', () => {
+  let model: Embedder & { close?: () => Promise<void> };
+  beforeAll(async () => {
+    model = await loadMiniLmOnWorker();
+  }, 120_000);
+  afterAll(async () => {
+    await model?.close?.();
+  });
+
+  it('the one document holding the identifier asked for comes first, found by the identifier', async () => {
+    const { store } = await newStore();
+    const docs: Record<string, string> = {
+      'notes/dns.md': 'getaddrinfo EAI_AGAIN registry.npmjs.org: the resolver timed out; retry, or set a longer timeout in resolv.conf.',
+      'guides/cli.md': 'How do I use the command line? Use the help flag to see how each command is used, with examples of how to use it.',
+      'guides/start.md': 'Getting started: how to use this library, step by step. Use it in a project by importing it.',
+      'guides/config.md': 'How do I use the configuration file? Use a JSON file; how to use each option is described below.',
+      'guides/api.md': 'Using the API: how do I use the client? Create one, then use its methods.',
+      'guides/plugins.md': 'How to use plugins: install, then use them from your configuration.',
+      'guides/faq.md': 'Frequently asked: how do I use it offline? How do I use it behind a proxy?',
+    };
+    for (const [path, text] of Object.entries(docs)) await store.put(enc(text), { path });
+    store.useEmbedder(model);
+    const hits = await store.search('how do I use EAI_AGAIN', { mode: 'hybrid', limit: 5 });
+    expect(hits[0]).toMatchObject({ path: 'notes/dns.md', matched: expect.arrayContaining(['keyword', 'exact']), exact: { rank: 1 } });
+    // Asked without the identifier, the same question is the guides'.
+    expect((await store.search('how do I use it', { mode: 'hybrid', limit: 3 })).map((h) => h.path)).not.toContain('notes/dns.md');
+    // The exact list can be weighed out: then it is the fusion of two lists, as before.
+    const two = await store.search('how do I use EAI_AGAIN', { mode: 'hybrid', limit: 7, weights: { exact: 0 } });
+    expect(two.find((h) => h.path === 'notes/dns.md')?.matched).toContain('exact');
+  }, 120_000);
+});
