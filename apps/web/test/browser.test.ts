@@ -150,6 +150,12 @@ describe('the browser demo in Chromium', () => {
     await page.waitForSelector('[data-testid=search-fallbacks]', { timeout: 15_000 });
     expect(await page.textContent('[data-testid=search-fallbacks]')).toContain('"AND" at the end was read as a word');
     expect(await page.locator('[data-testid=doc]').count()).toBe(1);
+    // A typo in a query that found nothing is read as the index's nearest word, and said
+    // (the browser's SQLite has fts5vocab too).
+    await page.fill('[data-testid=search-input]', 'zephyrinne');
+    await page.press('[data-testid=search-input]', 'Enter');
+    await page.waitForFunction(() => /"zephyrinne" is in no document: searched "zephyrine" instead/.test(document.querySelector('[data-testid=search-fallbacks]')?.textContent ?? ''), null, { timeout: 15_000 });
+    expect(await page.locator('[data-testid=doc]').count()).toBe(1);
     await page.getByRole('button', { name: 'Clear' }).click();
     await page.waitForFunction(() => document.querySelectorAll('[data-testid=doc]').length === 4, null, { timeout: 15_000 });
   });

@@ -44,6 +44,8 @@ export interface ParsedQuery {
   parsedAs: string;
   /** Operator syntax that was not well formed and was read as plain words instead, each said once. */
   fallbacks: string[];
+  /** Misspelt words searched as the index's nearest (typos.ts): what was typed, and the index's word (a stem). */
+  typos?: { typed: string; term: string }[];
 }
 
 /** Terms searched at most; later ones are left out and `fallbacks` says so. */

@@ -15,6 +15,7 @@ import { fuseRanks } from '../semantic/vectors.js';
 import { parseQuery, type ParsedQuery } from './grammar.js';
 import { allFilters, CHECK_MS, excludedEntries, keywordEntries, keywordFound, passes, toHits, type FoundEntry } from './keyword.js';
 import { exactQuery, exactTerms, holdsAny, joinedQuery, onlyExact, type ExactTerm } from './exact-terms.js';
+import { indexVocabulary, typosSaid, withTyposRead, type Vocabulary } from './typos.js';
 import { SearchQuery, type SearchHit, type SearchHits } from './search-query.js';
 import { historyBehind, syncHistory, type HistorySource } from './history.js';
 import { allVersionsFound, historyMode, snapshotFound, type HistoryFound } from './history-search.js';
@@ -63,7 +64,8 @@ export interface RerankReport {
  */
 function answer(hits: SearchHit[], parsed: ParsedQuery, notEmbedded?: number, reranked?: RerankReport): SearchHits {
   Object.defineProperty(hits, 'parsedAs', { value: parsed.parsedAs, writable: true, configurable: true });
-  if (parsed.fallbacks.length) Object.defineProperty(hits, 'fallbacks', { value: parsed.fallbacks, writable: true, configurable: true });
+  const fallbacks = [...parsed.fallbacks, ...(parsed.typos ? typosSaid(parsed.typos, hits.map((h) => h.snippet)) : [])];
+  if (fallbacks.length) Object.defineProperty(hits, 'fallbacks', { value: fallbacks, writable: true, configurable: true });
   if (reranked) Object.defineProperty(hits, 'reranked', { value: reranked, writable: true, configurable: true });
   const out = hits as SearchHits;
   if (notEmbedded) out.notEmbedded = notEmbedded;
@@ -73,6 +75,14 @@ function answer(hits: SearchHit[], parsed: ParsedQuery, notEmbedded?: number, re
 /** How many candidates a search ranks before paging: its page, and what a rerank looks at. */
 function windowOf(s: Searcher, q: Query, base: number): number {
   return Math.max(base, q.offset + q.limit, reranking(s, q) ? q.rerankTop : 0);
+}
+
+/** The index's vocabulary on the searcher's connection (typos.ts), made once per connection. */
+const vocabularies = new WeakMap<SqlDatabase, Vocabulary>();
+function vocabulary(s: Searcher): Vocabulary {
+  let v = vocabularies.get(s.db);
+  if (!v) vocabularies.set(s.db, (v = indexVocabulary(s.db)));
+  return v;
 }
 
 const reranking = (s: Searcher, q: Query) => s.reranker !== undefined && q.rerank !== false;
@@ -123,7 +133,7 @@ async function finish(s: Searcher, parsed: ParsedQuery, q: Query, ranked: Ranked
 export async function keywordSearch(s: Searcher, query: string, options: SearchQuery): Promise<SearchHits> {
   if (typeof query !== 'string') throw new InvalidInputError('query must be a string', 'query');
   const q = parse(SearchQuery, options, 'search options');
-  const parsed = parseQuery(query);
+  const parsed = withTyposRead(vocabulary(s), parseQuery(query));
   const exact = exactTerms(parsed);
   if (exact.some((x) => x.joined) && !onlyExact(parsed, exact)) return finish(s, parsed, q, await falseMatchesLast(s, parsed, q, exact));
   // Without a rerank the page is asked of SQLite alone; with one, its candidates from the top.
@@ -190,7 +200,8 @@ export async function historySearch(s: Searcher & { history: HistorySource; writ
 export async function semanticSearch(s: Searcher & { semantic: SemanticSearch }, query: string, options: SearchQuery, mode: 'semantic' | 'hybrid'): Promise<SearchHits> {
   if (typeof query !== 'string') throw new InvalidInputError('query must be a string', 'query');
   const q = parse(SearchQuery, options, 'search options');
-  const parsed = parseQuery(query);
+  // (Semantic mode embeds the question as typed: only the words keyword search matches are read again.)
+  const parsed = mode === 'hybrid' ? withTyposRead(vocabulary(s), parseQuery(query)) : parseQuery(query);
   if (!parsed.expr) return answer([], parsed);
   // Hybrid fuses each side's first `window` candidates (with a rerank, at least its top): a
   // window fixed for the query, not grown with the page, so that every page is cut from one

@@ -1,0 +1,173 @@
+/**
+ * A misspelt word read as the nearest word the index holds (decision 0069): `retreival` is in
+ * no document, so a query of it found nothing at all.
+ *
+ * Only a query whose keyword match finds no document at all is read again (a question with
+ * other words that match is answered by them, as typed: an absent word is as often a real one
+ * the store lacks — `dislocation`, `Collier` — as a typo), and in it only plain words of four
+ * letters or more that no document holds (FTS5's own tokenizer says so). For each, the index's
+ * vocabulary (an fts5vocab table over the search index, made on the connection) is scanned for
+ * the terms sharing its stem's first two letters; the nearest by edit distance (insertions,
+ * deletions, substitutions and swaps of two neighbours: one for words of up to five letters,
+ * two for longer ones) wins — the stem against the term, and the typed word against the
+ * term's English forms (`informaton` is one edit from `information`, whose stem is `inform`)
+ * — then the one most documents hold. The parse records what was read (`typos`); the hits say
+ * it (modes.ts), in a word a hit's snippet shows.
+ */
+import type { SqlDatabase } from '../backend/sql.js';
+import { render, type Expr, type ParsedQuery, type Term } from './grammar.js';
+import { stemOf } from './snippet.js';
+import { STOP_WORDS } from './stop-words.js';
+import { fold } from './words.js';
+import { toMatch } from './fts.js';
+
+/** Letters a word needs before it is read as a typo (shorter words are too often other words). */
+export const TYPO_MIN_LETTERS = 4;
+/** Words of a query read again at most (each costs a vocabulary scan). */
+const TYPOS_MAX = 8;
+const LETTERS = /^\p{L}+$/u;
+const EDGE = /^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu;
+
+/** The index's vocabulary, as this module asks it. */
+export interface Vocabulary {
+  /** Whether any document matches an FTS5 expression. */
+  matches(match: string): boolean;
+  /** Whether any document holds the word (as the index reads it: stemmed, folded). */
+  holds(word: string): boolean;
+  /** The index's terms starting with `prefix`, with how many documents hold each. */
+  startingWith(prefix: string): { term: string; doc: number }[];
+}
+
+/** The search index's vocabulary on this connection (a temp fts5vocab table, made once). */
+export function indexVocabulary(db: SqlDatabase): Vocabulary {
+  try {
+    db.exec("CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_vocab USING fts5vocab(main, 'search', 'row')");
+  } catch {
+    // A SQLite without fts5vocab: every word is searched as typed (no search fails for this).
+    return { matches: () => true, holds: () => true, startingWith: () => [] };
+  }
+  const match = db.prepare<{ one: number }>('SELECT 1 AS one FROM search WHERE search MATCH ? LIMIT 1');
+  const range = db.prepare<{ term: string; doc: number }>('SELECT term, doc FROM temp.search_vocab WHERE term >= ? AND term < ?');
+  return {
+    matches: (expr) => match.get(expr) !== undefined,
+    holds: (word) => match.get(`"${word}"`) !== undefined,
+    startingWith: (prefix) => range.all(prefix, `${prefix}\u{10ffff}`),
+  };
+}
+
+/** Edit distance with swaps of neighbours (optimal string alignment), or `max + 1` once past `max`. */
+export function editDistance(a: string, b: string, max: number): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  let prev2: number[] = [];
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    let least = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let d = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, prev2[j - 2]! + 1);
+      row.push(d);
+      least = Math.min(least, d);
+    }
+    if (least > max) return max + 1;
+    prev2 = prev;
+    prev = row;
+  }
+  return prev[b.length]!;
+}
+
+/**
+ * Endings a stem takes in English words (`inform` → information, `librari` → library): a typed
+ * word is compared with the stem's words as well as with the stem — `informaton` is two edits
+ * from `inform` as stems go (porter leaves it whole) and one from `information`.
+ */
+const ENDINGS = ['', 'e', 's', 'y', 'es', 'ed', 'er', 'al', 'ly', 'ing', 'ion', 'ions', 'ity', 'ive', 'ment', 'ness', 'able', 'ation', 'ations', 'ative', 'ical', 'ally', 'ence', 'ance', 'ship'];
+
+/** The words of a stem: those of its forms (ENDINGS, and `y` where porter made an `i`) that stem back to it. */
+function formsOf(term: string): string[] {
+  const forms = ENDINGS.map((e) => term + e);
+  if (term.endsWith('i')) forms.push(...['y', 'ies', 'ied'].map((e) => term.slice(0, -1) + e));
+  return forms.filter((w) => stemOf(w) === term);
+}
+
+/** The word to search instead of `word` (as a word of the store's, where one is found), or undefined: it is held, or nothing is near. */
+function nearest(v: Vocabulary, word: string): string | undefined {
+  const folded = fold(word);
+  if (folded.length < TYPO_MIN_LETTERS || !LETTERS.test(folded) || STOP_WORDS.has(folded) || v.holds(folded)) return undefined;
+  const stem = stemOf(folded);
+  const max = folded.length <= 5 ? 1 : 2;
+  let best: { term: string; said: string; d: number; doc: number } | undefined;
+  for (const c of v.startingWith(stem.slice(0, 2))) {
+    if (c.doc === 0 || !LETTERS.test(c.term) || STOP_WORDS.has(c.term)) continue;
+    // The stem against the term, and the typed word against the term's words; said as the
+    // word of them nearest to what was typed (the term is often no word: `retriev`).
+    let d = editDistance(stem, c.term, max);
+    let said = c.term;
+    let saidD = Infinity;
+    for (const w of formsOf(c.term)) {
+      const dw = editDistance(folded, w, 8);
+      if (dw < saidD) [said, saidD] = [w, dw];
+      d = Math.min(d, dw);
+    }
+    if (d > max) continue;
+    if (!best || d < best.d || (d === best.d && (c.doc > best.doc || (c.doc === best.doc && said < best.said)))) best = { term: c.term, said, d, doc: c.doc };
+  }
+  // Searched as the term itself where the index reads it so, else as its nearest form.
+  if (!best) return undefined;
+  return v.holds(best.term) ? best.term : v.holds(best.said) ? best.said : undefined;
+}
+
+/**
+ * The parse with each misspelt word searched as its nearest held word (see above), when its
+ * keyword match finds nothing; the parse itself otherwise. Words inside phrases, prefixes,
+ * exclusions and filters stay as typed.
+ */
+export function withTyposRead(v: Vocabulary, parsed: ParsedQuery): ParsedQuery {
+  const match = toMatch(parsed);
+  if (!parsed.expr || match === null || v.matches(match)) return parsed;
+  const typos: { typed: string; term: string }[] = [];
+  const seen = new Map<string, string | undefined>(); // (a word said again is looked up once)
+  const walk = (e: Expr): Expr => {
+    if ('text' in e) {
+      // (`retreival?`: a question's word keeps its mark in the parse.)
+      const word = e.text.replace(EDGE, '');
+      if (e.kind !== 'word' || !LETTERS.test(word)) return e;
+      if (!seen.has(word)) {
+        if (seen.size >= TYPOS_MAX) return e;
+        const instead = nearest(v, word);
+        seen.set(word, instead);
+        if (instead !== undefined) typos.push({ typed: word, term: instead });
+      }
+      const instead = seen.get(word);
+      return instead === undefined ? e : ({ kind: 'word', text: instead } satisfies Term);
+    }
+    if (e.kind === 'not') return { ...e, left: walk(e.left) };
+    return { ...e, items: e.items.map(walk) };
+  };
+  const expr = walk(parsed.expr);
+  if (typos.length === 0) return parsed;
+  return { ...parsed, expr, parsedAs: render(expr, parsed.exclude, parsed.filters), typos };
+}
+
+/**
+ * What the hits say of the words read again: the typed word, and the word the hits hold for
+ * it — the first a snippet marks with the term's stem (a word of the store's), else the term
+ * and an ellipsis (a stem is a word's beginning: `retriev…`).
+ */
+export function typosSaid(typos: { typed: string; term: string }[], snippets: string[]): string[] {
+  return typos.map(({ typed, term }) => {
+    let shown: string | undefined;
+    for (const s of snippets) {
+      for (const m of s.matchAll(/<mark>([^<]*)<\/mark>/g)) {
+        const w = fold(m[1]!.replace(/&[a-z]+;|&#\d+;/g, ''));
+        if (LETTERS.test(w) && (w === term || stemOf(w) === stemOf(term))) {
+          shown = m[1]!;
+          break;
+        }
+      }
+      if (shown) break;
+    }
+    return `"${typed}" is in no document: searched "${shown ?? `${term}…`}" instead`;
+  });
+}

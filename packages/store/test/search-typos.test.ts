@@ -1,0 +1,77 @@
+/**
+ * A misspelt word read as the index's nearest (decision 0069, typos.ts): a query that found
+ * nothing for a typo finds what was meant and says so; a query with words that match, a word
+ * nobody misspelt and a phrase are searched as typed.
+ */
+import { describe, expect, it } from 'vitest';
+import { Store } from '../src/node/index.js';
+import { editDistance } from '../src/search/typos.js';
+import { newStore } from './helpers/store.js';
+
+const enc = (t: string) => new TextEncoder().encode(t);
+
+describe('edit distance', () => {
+  it('counts insertions, deletions, substitutions and swaps of neighbours once each, and stops past its bound', () => {
+    expect(editDistance('retreival', 'retrieval', 2)).toBe(1); // a swap
+    expect(editDistance('informaton', 'information', 2)).toBe(1);
+    expect(editDistance('libary', 'library', 2)).toBe(1);
+    expect(editDistance('kitten', 'sitting', 5)).toBe(3);
+    expect(editDistance('abc', 'abc', 0)).toBe(0);
+    expect(editDistance('', 'abc', 5)).toBe(3);
+    expect(editDistance('dislocation', 'discovery', 2)).toBe(3); // (past the bound: bound + 1)
+    expect(editDistance('ca', 'abc', 3)).toBe(3); // (optimal string alignment: a swap is not edited again)
+  });
+});
+
+describe('typos', () => {
+  async function library(): Promise<Store> {
+    const { store } = await newStore();
+    const docs: Record<string, string> = {
+      'a.md': 'Information retrieval systems rank documents.',
+      'b.md': 'The library catalogue lists books and journals.',
+      'c.md': 'Relevance feedback improves retrieval.',
+      'd.md': 'Bread recipes: flour, water, salt.',
+    };
+    for (const [path, text] of Object.entries(docs)) await store.put(enc(text), { path });
+    return store;
+  }
+
+  it('a query that finds nothing for a typo finds what was meant, and says what it searched in a word of the store', async () => {
+    const store = await library();
+    const hits = await store.search('retreival', { mode: 'keyword' });
+    expect(hits.map((h) => h.path).sort()).toEqual(['a.md', 'c.md']);
+    expect(hits.fallbacks).toEqual(['"retreival" is in no document: searched "retrieval" instead']);
+    const two = await store.search('informaton retreival?', { mode: 'keyword' });
+    expect(two.map((h) => h.path).sort()).toEqual(['a.md', 'c.md']);
+    expect(two.fallbacks).toEqual(['"informaton" is in no document: searched "Information" instead', '"retreival" is in no document: searched "retrieval" instead']);
+    expect((await store.search('libary', { mode: 'keyword' })).fallbacks).toEqual(['"libary" is in no document: searched "library" instead']);
+  });
+
+  it('searches as typed a query whose other words match, a word held, a phrase, a short word, and words far from any', async () => {
+    const store = await library();
+    const asTyped = async (q: string) => {
+      const hits = await store.search(q, { mode: 'keyword' });
+      expect(hits.fallbacks ?? [], q).toEqual([]);
+      return hits.map((h) => h.path);
+    };
+    expect(await asTyped('revelance feedback')).toEqual(['c.md']); // (feedback answers it)
+    expect(await asTyped('retrieval')).toEqual(['c.md', 'a.md']);
+    expect(await asTyped('"retreival systems"')).toEqual([]);
+    expect(await asTyped('brd')).toEqual([]); // (three letters: too often another word)
+    expect(await asTyped('qwertyuiop')).toEqual([]);
+  });
+
+  it('a store opened read-only reads typos too', async () => {
+    const { store, dir } = await newStore();
+    await store.put(enc('Information retrieval systems.'), { path: 'a.md' });
+    await store.close();
+    const ro = await Store.open(dir, { readonly: true });
+    try {
+      const hits = await ro.search('retreival', { mode: 'keyword' });
+      expect(hits.map((h) => h.path)).toEqual(['a.md']);
+      expect(hits.fallbacks).toHaveLength(1);
+    } finally {
+      await ro.close();
+    }
+  });
+});
