@@ -171,9 +171,10 @@ export function Documents(props: {
                   {'updatedAt' in d ? ` · ${when(d.updatedAt)}` : ''}
                 </span>
                 {'snippet' in d && d.snippet ? <Snippet html={d.snippet} /> : null}
-                {'score' in d && (d.keyword || d.semantic) ? (
+                {'score' in d && (d.keyword || d.semantic || d.exact) ? (
                   <span class="muted small" data-testid="matched-by">
                     matched by {d.keyword && d.semantic ? 'words and meaning' : d.semantic ? 'meaning' : 'words'}
+                    {d.exact ? ', the name asked for as written' : ''}
                   </span>
                 ) : null}
               </div>

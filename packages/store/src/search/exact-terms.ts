@@ -62,20 +62,36 @@ const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 const EDGE = /^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu;
 
 /**
- * The term's pattern: identifiers with their separators as typed, other words apart as the
- * index has them. Whole at both ends — no letter or digit beside it, and a number not inside a
- * longer one (`9.0.0` is not in `1.9.0.0` nor `6.17.0` in `6.17.0.1`); a name may be part of a
- * qualified one (`os.path` is in `os.path.join`, `useEffect` in `React.useEffect`). A name of one
- * word may end in more letters, as the index's stems let it (`useEffects`).
+ * An identifier as a pattern: its words as typed, each separator as typed — a `-` as any dash
+ * (`COVID‑19`, `COVID–19`), a `_` also escaped as Markdown writes it (`ERR\_REQUIRE\_ESM`).
+ */
+function identifierPattern(word: string): string {
+  return word
+    .split(/([^\p{L}\p{N}]+)/u)
+    .filter(Boolean)
+    .map((p) => (WORD.test(p) ? escape(p) : [...p].map((c) => (c === '-' ? '[-\\u2010-\\u2015\\u2212]' : c === '_' ? '\\\\?_' : escape(c))).join('')))
+    .join('');
+}
+
+/**
+ * The term's pattern: identifiers as identifierPattern has them, other words apart as the
+ * index has them and ending as their stems let them (`release` in `Released 9.0.0`). Whole at
+ * both ends — no letter, digit or `_` beside it (`ERR_INVALID_URL` is not in
+ * `ERR_INVALID_URL_SCHEME`), and a number not inside a longer one (`9.0.0` is not in `1.9.0.0`
+ * nor `6.17.0` in `6.17.0.1`, `1-2` not in `0-1-2`); a name may be part of a qualified one
+ * (`os.path` is in `os.path.join`, `useEffect` in `React.useEffect`). A name of one word may end
+ * in more letters, as the index's stems let it (`useEffects`).
  */
 function patternOf(words: string[], ids: ({ joined: boolean } | undefined)[]): RegExp {
   const body = words
-    .map((w, i) => (ids[i] ? escape(w) : w.split(/[^\p{L}\p{N}]+/u).map(escape).join('[^\\p{L}\\p{N}]+')))
+    .map((w, i) => (ids[i] ? identifierPattern(w) : `${w.split(/[^\p{L}\p{N}]+/u).map(escape).join('[^\\p{L}\\p{N}]+')}\\p{L}*`))
     .join('[^\\p{L}\\p{N}]+');
   const single = words.length === 1 && ids[0] && !ids[0].joined;
   // (`v1.0.2` is `1.0.2` too: fts.ts searches both.)
-  const before = `(?<![\\p{L}\\p{N}])${DIGIT.test(words[0]!.at(0)!) ? `(?<!\\p{N}\\.)${VERSION.test(words[0]!) ? 'v?' : ''}` : ''}`;
-  const after = `${single ? '\\p{L}*' : ''}(?![\\p{L}\\p{N}])${DIGIT.test(words.at(-1)!.at(-1)!) ? '(?!\\.\\p{N})' : ''}`;
+  const first = words[0]!;
+  const last = words.at(-1)!;
+  const before = `(?<![\\p{L}\\p{N}_])${DIGIT.test(first.at(0)!) ? `(?<!\\p{N}[-.:/])${VERSION.test(first) ? 'v?' : ''}` : ''}`;
+  const after = `${single ? '\\p{L}*' : ''}(?![\\p{L}\\p{N}_])${DIGIT.test(last.at(-1)!) ? '(?![-.:/]\\p{N})' : ''}`;
   return new RegExp(`${before}${body}${after}`, 'iu');
 }
 
@@ -115,8 +131,25 @@ const keyOf = (t: Term) => `${t.kind}:${t.text.toLowerCase()}`;
  * `ERR_REQUIRE_ESM`): then a keyword match that holds none of them as written is no match.
  */
 export function onlyExact(parsed: ParsedQuery, exact: ExactTerm[]): boolean {
+  return exact.some((x) => x.joined) && allExact(parsed, exact);
+}
+
+/** Whether every word the query asks for is an identifier: its keyword list is the exact list already. */
+export function allExact(parsed: ParsedQuery, exact: ExactTerm[]): boolean {
   const keys = new Set(exact.map((x) => keyOf(x.term)));
-  return parsed.expr !== null && exact.some((x) => x.joined) && positiveTerms(parsed.expr).every((t) => keys.has(keyOf(t)));
+  return parsed.expr !== null && exact.length > 0 && positiveTerms(parsed.expr).every((t) => keys.has(keyOf(t)));
+}
+
+/**
+ * The joined identifiers a match must hold (the query's root, or a part of its AND): a
+ * candidate without one of them as written is no match (`lodash AND 4.17.21` is not `4.17, 21`).
+ */
+export function requiredJoined(parsed: ParsedQuery, exact: ExactTerm[]): ExactTerm[] {
+  const e = parsed.expr;
+  if (!e) return [];
+  const top = 'text' in e ? [e] : e.kind === 'and' ? e.items : e.kind === 'not' ? ('text' in e.left ? [e.left] : e.left.kind === 'and' ? e.left.items : []) : [];
+  const keys = new Set(top.filter((t): t is Term => 'text' in t).map(keyOf));
+  return exact.filter((x) => x.joined && keys.has(keyOf(x.term)));
 }
 
 /** A test of texts for any of the terms as written. */

@@ -55,7 +55,7 @@ export function keywordEntries(db: SqlDatabase, parsed: ParsedQuery, q: z.output
 /** Candidates of a stop-stemmed query (`keywordFound`) read at most, a page at a time, and for how long. */
 export const CHECK_MAX = 2000;
 const CHECK_PAGE = 100;
-export const CHECK_MS = 300;
+const CHECK_MS = 300;
 
 /**
  * `keywordEntries`, except for a query the index cannot answer exactly, whose candidates are
@@ -78,18 +78,22 @@ export async function keywordFound(
   q: z.output<typeof SearchQuery>,
   limit: number,
   offset: number,
-  /** `among`: only these entries (ids). `check`: the test candidates must pass, instead of the query's own. */
-  o: { among?: readonly number[]; check?: (text: string) => boolean } = {},
+  /**
+   * `check`: the test candidates must pass instead of the query's own (null: none), with at
+   * most `checks` candidates read — a count, not a time, so that every page of a search is cut
+   * from one list.
+   */
+  o: { check?: ((text: string) => boolean) | null; checks?: number } = {},
 ): Promise<FoundEntry[]> {
-  const has = o.check ?? candidateCheck(parsed);
-  if (!has) return s.db.read(() => keywordEntries(s.db, parsed, q, limit, offset, o.among));
+  const has = o.check === undefined ? candidateCheck(parsed) : o.check;
+  if (!has) return s.db.read(() => keywordEntries(s.db, parsed, q, limit, offset));
   const want = offset + limit;
   const kept: FoundEntry[] = [];
   const started = performance.now();
   let checked = 0;
-  const more = () => kept.length < want && checked < CHECK_MAX && performance.now() - started < CHECK_MS;
+  const more = () => kept.length < want && (o.checks !== undefined ? checked < o.checks : checked < CHECK_MAX && performance.now() - started < CHECK_MS);
   for (let from = 0; more(); from += CHECK_PAGE) {
-    const page = s.db.read(() => keywordEntries(s.db, parsed, q, CHECK_PAGE, from, o.among));
+    const page = s.db.read(() => keywordEntries(s.db, parsed, q, CHECK_PAGE, from));
     for (const f of page) {
       if (!more()) break;
       checked++;
@@ -100,14 +104,24 @@ export async function keywordFound(
   return kept.slice(offset);
 }
 
-/** Whether an entry's path, tags, metadata or text (as far as it is indexed) passes a test. */
+/** Whether an entry's path, tags, metadata or text (as far as it is indexed) passes a test (its text read only when the others fail). */
 export async function passes(s: { db: SqlDatabase; st: Statements; reader: Reader }, f: FoundEntry, has: (text: string) => boolean): Promise<boolean> {
-  const { tags, meta, doc } = s.db.read(() => ({
+  const { tags, meta, doc } = fieldRows(s, f);
+  return has(f.path ?? '') || has(tags) || has(meta) || (doc !== undefined && has(await documentText(s.reader, s.st, doc, f.media_type, INDEXED_TEXT_MAX)));
+}
+
+/** An entry's path, tags, metadata and text (as far as it is indexed): what the index matched. */
+export async function fieldsOf(s: { db: SqlDatabase; st: Statements; reader: Reader }, f: FoundEntry): Promise<string[]> {
+  const { tags, meta, doc } = fieldRows(s, f);
+  return [f.path ?? '', tags, meta, doc === undefined ? '' : await documentText(s.reader, s.st, doc, f.media_type, INDEXED_TEXT_MAX)];
+}
+
+function fieldRows(s: { db: SqlDatabase; st: Statements }, f: FoundEntry) {
+  return s.db.read(() => ({
     tags: s.st.tagsOf.all(f.entry_id).map((t) => t.tag).join(' '),
     meta: s.st.metaOf.all(f.entry_id).map((m) => `${m.key} ${m.value}`).join('\n'),
     doc: s.st.docById.get(f.doc_id),
   }));
-  return has(f.path ?? '') || has(tags) || has(meta) || (doc !== undefined && has(await documentText(s.reader, s.st, doc, f.media_type, INDEXED_TEXT_MAX)));
 }
 
 /** The test a query's candidates must pass (keywordFound), or undefined when the index's match is the answer. */

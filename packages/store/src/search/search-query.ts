@@ -102,7 +102,7 @@ export interface SearchHit {
    * exact (it holds the question's identifiers as written: exact-terms.ts), or several.
    */
   matched: ('keyword' | 'semantic' | 'exact')[];
-  /** This hit's rank (from 1) and score on each side that found it (exact's score: BM25 of the identifiers alone). */
+  /** This hit's rank (from 1) and score on each side that found it (exact's: among the matches of the query AND an identifier, and their BM25). */
   keyword?: { rank: number; score: number };
   semantic?: { rank: number; score: number };
   exact?: { rank: number; score: number };

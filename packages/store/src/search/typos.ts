@@ -5,10 +5,12 @@
  * Only a query whose keyword match finds no document at all is read again (a question with
  * other words that match is answered by them, as typed: an absent word is as often a real one
  * the store lacks — `dislocation`, `Collier` — as a typo), and in it only plain words of four
- * letters or more that no document holds (FTS5's own tokenizer says so). For each, the index's
+ * letters or more that no document holds (FTS5's own tokenizer says so) — and only when every
+ * word no document holds has a near one (else the question is about something the store
+ * lacks). For each, the index's
  * vocabulary (an fts5vocab table over the search index, made on the connection) is scanned for
  * the terms sharing its stem's first two letters; the nearest by edit distance (insertions,
- * deletions, substitutions and swaps of two neighbours: one for words of up to five letters,
+ * deletions, substitutions and swaps of two neighbours: one for words of up to eight letters,
  * two for longer ones) wins — the stem against the term, and the typed word against the
  * term's English forms (`informaton` is one edit from `information`, whose stem is `inform`)
  * — then the one most documents hold. The parse records what was read (`typos`); the hits say
@@ -23,6 +25,8 @@ import { toMatch } from './fts.js';
 
 /** Letters a word needs before it is read as a typo (shorter words are too often other words). */
 export const TYPO_MIN_LETTERS = 4;
+/** Letters from which a word may be two edits from what was meant (fewer: one). */
+const LONG_WORD = 9;
 /** Words of a query read again at most (each costs a vocabulary scan). */
 const TYPOS_MAX = 8;
 const LETTERS = /^\p{L}+$/u;
@@ -50,7 +54,8 @@ export function indexVocabulary(db: SqlDatabase): Vocabulary {
   const range = db.prepare<{ term: string; doc: number }>('SELECT term, doc FROM temp.search_vocab WHERE term >= ? AND term < ?');
   return {
     matches: (expr) => match.get(expr) !== undefined,
-    holds: (word) => match.get(`"${word}"`) !== undefined,
+    // (Quoted as fts.ts quotes a term: no word reaches FTS5's parser raw — `AND"AND` did.)
+    holds: (word) => match.get(`"${word.replace(/\0/g, ' ').replace(/"/g, '""')}"`) !== undefined,
     startingWith: (prefix) => range.all(prefix, `${prefix}\u{10ffff}`),
   };
 }
@@ -84,29 +89,34 @@ export function editDistance(a: string, b: string, max: number): number {
  */
 const ENDINGS = ['', 'e', 's', 'y', 'es', 'ed', 'er', 'al', 'ly', 'ing', 'ion', 'ions', 'ity', 'ive', 'ment', 'ness', 'able', 'ation', 'ations', 'ative', 'ical', 'ally', 'ence', 'ance', 'ship'];
 
-/** The words of a stem: those of its forms (ENDINGS, and `y` where porter made an `i`) that stem back to it. */
-function formsOf(term: string): string[] {
+/**
+ * The words of a stem of about `length` letters (within `slack`): those of its forms (ENDINGS,
+ * and `y` where porter made an `i`) that stem back to it. (Lengths first: a vocabulary range
+ * holds thousands of terms, and the stemmer is the costly part.)
+ */
+function formsOf(term: string, length: number, slack: number): string[] {
   const forms = ENDINGS.map((e) => term + e);
   if (term.endsWith('i')) forms.push(...['y', 'ies', 'ied'].map((e) => term.slice(0, -1) + e));
-  return forms.filter((w) => stemOf(w) === term);
+  return forms.filter((w) => Math.abs(w.length - length) <= slack && stemOf(w) === term);
 }
 
 /** The word to search instead of `word` (as a word of the store's, where one is found), or undefined: it is held, or nothing is near. */
 function nearest(v: Vocabulary, word: string): string | undefined {
   const folded = fold(word);
-  if (folded.length < TYPO_MIN_LETTERS || !LETTERS.test(folded) || STOP_WORDS.has(folded) || v.holds(folded)) return undefined;
+  if (folded.length < TYPO_MIN_LETTERS || !LETTERS.test(folded) || STOP_WORDS.has(folded)) return undefined;
   const stem = stemOf(folded);
-  const max = folded.length <= 5 ? 1 : 2;
+  const max = folded.length < LONG_WORD ? 1 : 2;
   let best: { term: string; said: string; d: number; doc: number } | undefined;
   for (const c of v.startingWith(stem.slice(0, 2))) {
-    if (c.doc === 0 || !LETTERS.test(c.term) || STOP_WORDS.has(c.term)) continue;
+    // (A term longer than the word by more than the distance allowed is not near; its forms are longer still.)
+    if (c.doc === 0 || c.term.length > folded.length + max || !LETTERS.test(c.term) || STOP_WORDS.has(c.term)) continue;
     // The stem against the term, and the typed word against the term's words; said as the
     // word of them nearest to what was typed (the term is often no word: `retriev`).
     let d = editDistance(stem, c.term, max);
     let said = c.term;
     let saidD = Infinity;
-    for (const w of formsOf(c.term)) {
-      const dw = editDistance(folded, w, 8);
+    for (const w of formsOf(c.term, folded.length, max)) {
+      const dw = editDistance(folded, w, max);
       if (dw < saidD) [said, saidD] = [w, dw];
       d = Math.min(d, dw);
     }
@@ -127,26 +137,35 @@ export function withTyposRead(v: Vocabulary, parsed: ParsedQuery): ParsedQuery {
   const match = toMatch(parsed);
   if (!parsed.expr || match === null || v.matches(match)) return parsed;
   const typos: { typed: string; term: string }[] = [];
-  const seen = new Map<string, string | undefined>(); // (a word said again is looked up once)
+  const seen = new Map<string, string | null>(); // a word's reading (null: held); looked up once
+  let unread = false; // a word no document holds, and none near it
   const walk = (e: Expr): Expr => {
     if ('text' in e) {
       // (`retreival?`: a question's word keeps its mark in the parse.)
       const word = e.text.replace(EDGE, '');
-      if (e.kind !== 'word' || !LETTERS.test(word)) return e;
+      if (e.kind !== 'word' || unread) return e;
       if (!seen.has(word)) {
-        if (seen.size >= TYPOS_MAX) return e;
-        const instead = nearest(v, word);
-        seen.set(word, instead);
-        if (instead !== undefined) typos.push({ typed: word, term: instead });
+        if (seen.size >= TYPOS_MAX || v.holds(fold(word))) seen.set(word, null);
+        else {
+          const instead = LETTERS.test(word) ? nearest(v, word) : undefined;
+          if (instead === undefined) unread = true;
+          else {
+            seen.set(word, instead);
+            typos.push({ typed: word, term: instead });
+          }
+        }
       }
       const instead = seen.get(word);
-      return instead === undefined ? e : ({ kind: 'word', text: instead } satisfies Term);
+      return instead ? ({ kind: 'word', text: instead } satisfies Term) : e;
     }
     if (e.kind === 'not') return { ...e, left: walk(e.left) };
     return { ...e, items: e.items.map(walk) };
   };
   const expr = walk(parsed.expr);
-  if (typos.length === 0) return parsed;
+  // Every word no document holds must have a near one: a question of words the store lacks
+  // (`how to fix a leaking faucet`, asked of recipes) is about something else, not misspelt —
+  // read word by word, it found bread (a test).
+  if (typos.length === 0 || unread) return parsed;
   return { ...parsed, expr, parsedAs: render(expr, parsed.exclude, parsed.filters), typos };
 }
 
