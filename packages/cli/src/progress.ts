@@ -6,6 +6,7 @@
 import cliProgress from 'cli-progress';
 import { printError } from './exit.js';
 import { write } from './output.js';
+import { signalsTaken } from './interrupt.js';
 
 export interface BarValues {
   value: number;
@@ -39,6 +40,8 @@ export class Progress {
         })}`,
     });
     this.#bar = this.#multi.create(Math.max(total, 1), 0);
+    // (A command that takes Ctrl-C itself stops the bar as it stops: interrupt.ts.)
+    if (signalsTaken()) return;
     process.once('SIGINT', this.#interrupted);
     process.once('SIGTERM', this.#interrupted);
   }

@@ -14,6 +14,7 @@ import { CliError, describeError, isKuraError } from '../exit.js';
 import { writeBytes } from '../output.js';
 import { resolveRef } from '../refs.js';
 import { withStore } from '../store.js';
+import { interruptible } from '../interrupt.js';
 
 /** The document's bytes, each chunk checked: any document the store holds (NOT_FOUND before a byte otherwise). */
 async function pieces(store: Store, d: string): Promise<AsyncIterable<Uint8Array>> {
@@ -28,7 +29,7 @@ async function toStdout(store: Store, d: string): Promise<void> {
   }
 }
 
-async function toFile(store: Store, d: string, file: string): Promise<void> {
+async function toFile(store: Store, d: string, file: string, signal: AbortSignal): Promise<void> {
   // A directory (or a name ending in /) is no file to write: said as such, before anything is
   // made (`-o outdir/` made outdir/.tmp-PID, then failed "not a directory").
   if (file.endsWith('/') || (await stat(file).then((s) => s.isDirectory(), () => false))) {
@@ -40,7 +41,10 @@ async function toFile(store: Store, d: string, file: string): Promise<void> {
     const bytes = await pieces(store, d); // NOT_FOUND before any file is created
     const fh = await open(tmp, 'w');
     try {
-      for await (const piece of bytes) await fh.write(piece);
+      for await (const piece of bytes) {
+        signal.throwIfAborted(); // Ctrl-C: the temporary file goes (below)
+        await fh.write(piece);
+      }
     } finally {
       await fh.close();
     }
@@ -70,14 +74,14 @@ export function register(program: Command): void {
     .command('get')
     .description("write a document's bytes to stdout or to a file")
     .argument('<ref>', 'sha256:<64 hex digits> (as printed by kura add), or PATH, PATH@N (version N), PATH@<ISO time>')
-    .option('-o, --output <file>', 'write to FILE (atomically: nothing is left behind if the data is damaged)')
+    .option('-o, --output <file>', 'write to FILE (atomically: nothing is left behind if the data is damaged or Ctrl-C stops it)')
     .option('--snapshot <id>', 'REF is the path of a file in this snapshot (an id or its first digits)')
     .action(async (arg: string, opts: { output?: string; snapshot?: string }, cmd: Command) => {
       const ref = docRef(arg);
       await withStore(cmd, { readonly: true }, async (store) => {
         const d = await digestOf(store, ref, opts.snapshot);
         if (opts.output === undefined || opts.output === '-') await toStdout(store, d);
-        else await toFile(store, d, opts.output);
+        else await interruptible((signal) => toFile(store, d, opts.output!, signal));
       });
     });
 

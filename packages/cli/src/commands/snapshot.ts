@@ -16,6 +16,7 @@ import { write, writeJson } from '../output.js';
 import { Progress } from '../progress.js';
 import { withStore } from '../store.js';
 import { notUtf8 } from '../walk.js';
+import { interruptible } from '../interrupt.js';
 
 /** A snapshot id as `kura snapshots` prints it, or any unique prefix of 4 or more of its digits. */
 function snapshotId(value: string): string {
@@ -151,31 +152,35 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .action(async (id: string, dir: string, opts: { overwrite?: boolean; json?: boolean }, cmd: Command) => {
       const n = snapshotId(id);
       await withStore(cmd, { readonly: true }, async (store) => {
-        let r;
         let bar: Progress | undefined;
         let written = 0;
-        try {
-          r = await store.restore(n, dir, {
-            overwrite: opts.overwrite ?? false,
-            ...(opts.json
-              ? {}
-              : {
-                  onProgress: (p: RestoreProgress) => {
-                    bar ??= new Progress(p.total, true, ({ value, total, elapsed }) => `${count(value)}/${count(total)} files | ${bytes(written)} | ${rate(written, elapsed / 1000)}`);
-                    written = p.bytes;
-                    bar.set(p.files);
-                  },
-                }),
-          });
-        } catch (e) {
-          // The store's message speaks of its `overwrite` option; here that is --overwrite.
-          if (isKuraError(e, 'INVALID_INPUT') && (e as { field?: string }).field === 'target' && /not empty/.test(e.message)) {
-            throw new InvalidInputError(`${dir} is not empty: restore into an empty or new directory, or pass --overwrite to replace the files the snapshot has`, 'target');
+        // Ctrl-C stops it between files or chunks: the file being written goes, the written
+        // stay (the bar is stopped first: it hides the cursor).
+        const r = await interruptible(async (signal) => {
+          try {
+            return await store.restore(n, dir, {
+              signal,
+              overwrite: opts.overwrite ?? false,
+              ...(opts.json
+                ? {}
+                : {
+                    onProgress: (p: RestoreProgress) => {
+                      bar ??= new Progress(p.total, true, ({ value, total, elapsed }) => `${count(value)}/${count(total)} files | ${bytes(written)} | ${rate(written, elapsed / 1000)}`);
+                      written = p.bytes;
+                      bar.set(p.files);
+                    },
+                  }),
+            });
+          } catch (e) {
+            // The store's message speaks of its `overwrite` option; here that is --overwrite.
+            if (isKuraError(e, 'INVALID_INPUT') && (e as { field?: string }).field === 'target' && /not empty/.test(e.message)) {
+              throw new InvalidInputError(`${dir} is not empty: restore into an empty or new directory, or pass --overwrite to replace the files the snapshot has`, 'target');
+            }
+            throw e;
+          } finally {
+            (bar as Progress | undefined)?.stop();
           }
-          throw e;
-        } finally {
-          (bar as Progress | undefined)?.stop();
-        }
+        });
         // Damaged files are not written; the others are (exit 3: damage, as grep and verify say it).
         for (const d of r.damaged) process.stderr.write(`kura: ${shownPath(d.path)}: not restored: ${d.message} [CORRUPT_DATA]\n`);
         if (r.damaged.length) setExit(EXIT.damaged);

@@ -235,7 +235,12 @@ export class Store extends StoreCore {
    * cannot finish writes nothing — and nothing is written through a link. `target` must be
    * empty unless `overwrite`. The report names links pointing outside the restored tree.
    */
-  async restore(id: string, target: string, options: { overwrite?: boolean; onProgress?: (p: RestoreProgress) => void } = {}): Promise<RestoreReport> {
+  /**
+   * Recreates snapshot `id` in `target`. `signal` stops it between files and between a file's
+   * chunks: the file being written goes (its temporary name beside it), those written stay,
+   * and the restore rejects with the signal's reason.
+   */
+  async restore(id: string, target: string, options: { overwrite?: boolean; onProgress?: (p: RestoreProgress) => void; signal?: AbortSignal } = {}): Promise<RestoreReport> {
     const entries: WalkEntry[] = [];
     for await (const e of this.snapshotEntries(id)) entries.push(e);
     const root = resolve(target);
@@ -246,7 +251,7 @@ export class Store extends StoreCore {
     // A restore reads the snapshot's files whole: on object storage, a pack at a time.
     this.fetchWholePacks(true);
     try {
-      return await restoreEntries(entries, root, overwrite, this.restoreStreams(files), options.onProgress);
+      return await restoreEntries(entries, root, overwrite, this.restoreStreams(files), options.onProgress, options.signal);
     } finally {
       this.fetchWholePacks(false);
     }

@@ -347,6 +347,8 @@ export async function restoreEntries(
   overwrite: boolean,
   read: (digest: string) => Promise<AsyncIterable<Uint8Array>>,
   onProgress?: (p: RestoreProgress) => void,
+  /** Stops the restore between files and between a file's chunks (the file being written goes). */
+  signal?: AbortSignal,
 ): Promise<RestoreReport> {
   const report: RestoreReport = { files: 0, dirs: 0, symlinks: 0, bytes: 0, linksOutside: [], damaged: [] };
   const total = onProgress ? entries.filter((e) => e.entry.type === 'file').length : 0;
@@ -354,6 +356,7 @@ export async function restoreEntries(
   const breathe = breather();
   for (const { path, entry } of entries) {
     await breathe();
+    signal?.throwIfAborted();
     const full = join(target, ...path.split('/'));
     if (entry.type === 'dir') {
       ensureDir(full, overwrite);
@@ -387,6 +390,9 @@ export async function restoreEntries(
         for await (const piece of await read(entry.digest)) {
           for (let at = 0; at < piece.length; ) at += writeSync(fd, piece, at, piece.length - at);
           written += piece.length;
+          // (A turn now and then within a large file too: Ctrl-C is heard, and stops it here.)
+          await breathe();
+          signal?.throwIfAborted();
         }
         fchmodSync(fd, entry.mode & 0o777);
         // (As Dates: Node takes a negative number of seconds for "now", so a time before 1970
