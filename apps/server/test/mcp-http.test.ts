@@ -18,7 +18,9 @@ afterAll(closeAll);
 const READER = 'reader-token-0123456789';
 const WRITER = 'writer-token-0123456789';
 const REMOVER = 'remover-token-0123456789';
+const APPENDER = 'appender-token-0123456789';
 const tokens = [
+  { token: APPENDER, scopes: ['write' as const], name: 'appender' },
   { token: READER, scopes: ['read' as const], name: 'reader' },
   { token: WRITER, scopes: ['read' as const, 'write' as const], name: 'writer' },
   { token: REMOVER, scopes: ['read' as const, 'delete' as const], name: 'remover' },
@@ -154,6 +156,14 @@ describe('MCP over HTTP', () => {
       expect(json(await reader.callTool({ name: 'kura_get', arguments: { ref: 'g/readme.md', fromLine: 1, toLine: 5 } }))).toMatchObject({ fromLine: 1, toLine: 1, text: '# Title\n' });
       const diffed = json(await reader.callTool({ name: 'kura_diff', arguments: { from: inSnap.digest, to: twice.digest } }));
       expect(diffed.diff).toContain('+said twice');
+      // A write-only token (an agent that files notes and never reads) may come: it sees the
+      // tools that add, alone, and adds (it was refused: /mcp needed the read scope).
+      const appender = await connect(s.url, APPENDER);
+      expect(await names(appender)).toEqual(WRITE_TOOLS);
+      expect((await appender.callTool({ name: 'kura_add_text', arguments: { text: 'filed by an agent', path: 'inbox/agent.txt' } })).isError).toBeFalsy();
+      const unread = await appender.callTool({ name: 'kura_search', arguments: { query: 'filed' } }).catch((e: Error) => ({ isError: true, thrown: e.message }));
+      expect(unread).toMatchObject({ isError: true });
+      await appender.close();
     } finally {
       await Promise.all([reader.close(), writer.close()]);
     }

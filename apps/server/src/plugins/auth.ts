@@ -21,8 +21,8 @@ import { limitStore } from '../access/limited-store.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The scope a request needs; absent: no authentication. */
-    scope?: Scope;
+    /** The scope a request needs (`any`: a token, of any scope); absent: no authentication. */
+    scope?: Scope | 'any';
   }
   interface FastifyRequest {
     /** Who made the request: a token's name, or undefined without auth. */
@@ -124,7 +124,7 @@ export default fp(
       request.log = reply.log = request.log.child({ token: found.name });
       request.access = found;
       request.store = storeFor(found);
-      if (!found.scopes.has(scope)) throw new HttpError('FORBIDDEN', `this needs the ${scope} scope, which this token lacks`, { scope });
+      if (scope !== 'any' && !found.scopes.has(scope)) throw new HttpError('FORBIDDEN', `this needs the ${scope} scope, which this token lacks`, { scope });
     };
     // A route-level hook, appended to each scoped route as it is declared: it runs after the
     // rate limiter's (also route-level, registered earlier), so failed logins are counted, and

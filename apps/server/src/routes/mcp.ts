@@ -4,7 +4,9 @@
  * every client shares this server's store and its one loaded model.
  *
  * Stateless: each POST is answered by a server of its own (taken from a pool), offering the
- * tools its token's scopes allow (a read token sees the read-only tools alone), as JSON. Nothing
+ * tools its token's scopes allow (a read token sees the read-only tools alone, a write-only
+ * token the tools that add: any token may come — a write-only one was refused, though
+ * kura_add_text is what an ingesting agent needs), as JSON. Nothing
  * lives between requests, so any server of a store on a shared bucket answers any request,
  * and a session cannot outlive the token that opened it. No stream is offered for the
  * server's own messages (it sends none): GET and DELETE are 405.
@@ -29,7 +31,7 @@ export default async function mcp(app: FastifyInstance, opts: { config: Pick<Ser
     const why = refusal(policy, request.headers.host, typeof origin === 'string' ? origin : undefined);
     if (why) throw new HttpError('FORBIDDEN', why, {});
   };
-  app.post('/mcp', { config: { scope: 'read' }, bodyLimit: MCP_BODY_MAX, onRequest: guard, schema: { hide: true } }, async (request, reply) => {
+  app.post('/mcp', { config: { scope: 'any' }, bodyLimit: MCP_BODY_MAX, onRequest: guard, schema: { hide: true } }, async (request, reply) => {
     const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
     const access: ToolAccess = { scopes: request.access?.scopes ?? new Set(), ...(request.access?.prefixes ? { prefixes: request.access.prefixes } : {}), localFiles: false };
     const server = await servers.take(access);
@@ -51,6 +53,6 @@ export default async function mcp(app: FastifyInstance, opts: { config: Pick<Ser
   const notAllowed = async (_request: FastifyRequest, _reply: FastifyReply) => {
     throw new HttpError('METHOD_NOT_ALLOWED', 'MCP here is stateless JSON over POST: no stream for server messages, no session to end', {}, { allow: 'POST' });
   };
-  app.get('/mcp', { config: { scope: 'read' }, onRequest: guard, schema: { hide: true } }, notAllowed);
-  app.delete('/mcp', { config: { scope: 'read' }, onRequest: guard, schema: { hide: true } }, notAllowed);
+  app.get('/mcp', { config: { scope: 'any' }, onRequest: guard, schema: { hide: true } }, notAllowed);
+  app.delete('/mcp', { config: { scope: 'any' }, onRequest: guard, schema: { hide: true } }, notAllowed);
 }
