@@ -219,6 +219,12 @@ describe('tokens limited to path prefixes', () => {
     // The admin finds the secret word in two places; the reader nowhere, but in a version inside.
     expect((await get(`/v1/search?q=${SECRET_WORD}`, ADMIN)).json.hits.length).toBe(1);
     expect((await get(`/v1/search?q=${SECRET_WORD}`)).json.hits).toEqual([]);
+    // A typo of it is not read as it (the index's words are the whole store's): the admin's
+    // search says what it searched instead, the reader's nothing (a trial: it named the word).
+    const typo = `${SECRET_WORD.slice(0, -1)}x`;
+    expect((await get(`/v1/search?q=${typo}`, ADMIN)).json.fallbacks).toEqual([expect.stringContaining(`"${typo}" is in no document`)]);
+    expect((await get(`/v1/search?q=${typo}`)).json).toMatchObject({ hits: [] });
+    expect((await get(`/v1/search?q=${typo}`)).json.fallbacks ?? []).toEqual([]);
     expect((await get(`/v1/search?q=${SECRET_WORD}&pathPrefix=secret/`)).json.error).toMatchObject({ code: 'FORBIDDEN' });
     expect((await get(`/v1/search?q=${encodeURIComponent(`path:secret/ ${SECRET_WORD}`)}`)).json.hits).toEqual([]);
     const history = await get(`/v1/search?q=${SECRET_WORD}&allVersions=true`);

@@ -132,7 +132,8 @@ export function limitStore(store: Store, prefixes: readonly string[]): Store {
     list: (q: ListQuery = {}) => store.list(narrowed(q)),
     search: async (query: string, o: SearchQuery = {}) => {
       if (o.snapshot !== undefined) throw new HttpError('FORBIDDEN', 'snapshots are store-wide: a token limited to prefixes cannot search one', { prefixes: [...prefixes] });
-      return withoutStoreWideFigures(await store.search(query, narrowed(o)));
+      // (Words read as typed: the nearest word to a typo is looked up in the whole index.)
+      return withoutStoreWideFigures(await store.search(query, { ...narrowed(o), typos: false }));
     },
     grep: (pattern: string, o: GrepOptions = {}) => {
       // Each prefix asked for is checked: one wholly outside is FORBIDDEN even beside one

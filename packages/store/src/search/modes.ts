@@ -138,7 +138,7 @@ export async function keywordSearch(s: Searcher, query: string, options: SearchQ
   // A query that finds nothing as typed has its misspelt words read again (typos.ts) — asked
   // only then: a search that finds something costs nothing more (asked first, every keyword
   // search paid a second MATCH: 1.2 → 4 ms a question on 10,000 documents).
-  if (r.ranked.length === 0) {
+  if (r.ranked.length === 0 && q.typos) {
     const read = withTyposRead(vocabulary(s), typed);
     if (read !== typed) r = await keywordRanked(s, read, q);
   }
@@ -245,7 +245,7 @@ export async function semanticSearch(s: Searcher & { semantic: SemanticSearch },
   let keyword = await keywordFound(s, parsed, q, window, 0);
   // Keyword's side finding nothing as typed has its misspelt words read again (typos.ts; the
   // semantic side embeds the question as typed).
-  if (keyword.length === 0) {
+  if (keyword.length === 0 && q.typos) {
     const read = withTyposRead(vocabulary(s), parsed);
     if (read !== parsed) keyword = await keywordFound(s, (parsed = read), q, window, 0);
   }

@@ -25,6 +25,13 @@ export const SearchQuery = ListQuery.omit({ cursor: true, limit: true })
       .default({ keyword: 1, semantic: 1, exact: 1 }),
     window: z.number().int().min(1).max(1000).default(100),
     /**
+     * A query whose keyword match finds nothing has its misspelt words read as the nearest
+     * the index holds (typos.ts; default true). False: as typed — a token limited to path
+     * prefixes searches so, for the index's words are the whole store's (a trial: the reading
+     * said a word only a document outside its prefixes held).
+     */
+    typos: z.boolean().default(true),
+    /**
      * Semantic and hybrid: the least cosine similarity a semantic hit needs (floor.ts). Default:
      * the floor calibrated for the store's model (none for a model not calibrated here).
      */
