@@ -211,22 +211,28 @@ export class Reader {
   }
 
   /**
-   * The document's bytes as a stream; every chunk is checked, and the whole at the end.
+   * The document's bytes as a stream; every chunk is checked, and the whole before its last
+   * piece is given: a stream that ends is the document, one that fails ends short. (Given
+   * with the rest, the last piece made a body of the right length — an HTTP 200 that looked
+   * whole — of chunks that were each sound but another document's: a trial's forged manifest.)
    * `locs`: chunk locations the caller already looked up (any it lacks are looked up here).
    */
   async *document(doc: DocRow, locs?: ReadonlyMap<string, ChunkLoc>): AsyncGenerator<Uint8Array, void, undefined> {
     const digest = formatDigest(doc.digest);
     const hasher = documentHasher(this.hasher);
     let size = 0;
+    let held: Uint8Array | undefined;
     for (const e of decodeManifest(doc.manifest)) {
       const bytes = await this.chunkFor(e, digest, true, locs?.get(e.key));
       hasher.update(bytes);
       size += bytes.length;
-      yield bytes;
+      if (held) yield held;
+      held = bytes;
     }
     if (size !== doc.size || bytesToHex(hasher.digest()) !== bytesToHex(doc.digest)) {
       throw new CorruptDataError(`document ${digest}: bytes do not hash to its digest`, 'digest-mismatch', { digest });
     }
+    if (held) yield held;
   }
 
   /**
