@@ -60,6 +60,26 @@ describe('resumable uploads (in process)', () => {
     expect(errorCode(await call(s.url, 'PATCH', other, { body: 'x' }))).toBe('NOT_FOUND');
   });
 
+  it("an upload is its starter's: another token's requests for it are 404, as for an id that never was (a trial read another's bytes)", async () => {
+    const [A, B] = ['uploader-a-0123456789abcdef', 'uploader-b-0123456789abcdef'];
+    const s = await startServer({ noAuth: false, tokens: [{ token: A, scopes: ['read', 'write'], name: 'a' }, { token: B, scopes: ['read', 'write'], name: 'b' }] });
+    const start = await call(s.url, 'POST', '/v1/uploads', { token: A });
+    expect(start.status).toBe(202);
+    const loc = start.headers.location as string;
+    expect((await call(s.url, 'PATCH', loc, { token: A, body: 'private bytes of a' })).status).toBe(202);
+    const digest = sha(new TextEncoder().encode('private bytes of a'));
+    // B knows the id (it is in the logs' URLs): every request of B's is as for no upload.
+    for (const [method, url, body] of [['GET', loc], ['HEAD', loc], ['PATCH', loc, 'more'], ['PUT', `${loc}?digest=${digest}&path=b/stolen.txt`, ''], ['DELETE', loc]] as const) {
+      const r = await call(s.url, method, url, { token: B, ...(body !== undefined ? { body } : {}) });
+      expect([method, r.status]).toEqual([method, 404]);
+      if (method !== 'HEAD') expect(errorCode(r)).toBe('NOT_FOUND');
+    }
+    expect((await call(s.url, 'GET', '/v1/paths/b/stolen.txt', { token: B })).status).toBe(404);
+    // A's upload is as A left it, and A finishes it.
+    expect((await call(s.url, 'GET', loc, { token: A })).json.offset).toBe(18);
+    expect((await call(s.url, 'PUT', `${loc}?digest=${digest}&path=a/mine.txt`, { token: A, body: '' })).status).toBe(201);
+  });
+
   it('one writer per upload at a time: a second concurrent PATCH is UPLOAD_BUSY', async () => {
     const s = await startServer();
     const loc = (await call(s.url, 'POST', '/v1/uploads')).headers.location as string;

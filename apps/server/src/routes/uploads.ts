@@ -11,7 +11,7 @@ import { HttpError } from '../errors.js';
 import { acceptRawBodies, bodyPieces, declaredLength, tooLarge } from '../http/body.js';
 import { PutQuery, putMetaFrom, withDetectedType } from '../http/meta.js';
 import { PutResult, errors } from '../schemas.js';
-import { parseContentRange, type UploadStaging } from '../uploads/staging.js';
+import { newUploadId, ownsUpload, parseContentRange, uploadNotFound, type UploadStaging } from '../uploads/staging.js';
 
 const Progress = z.object({ id: z.string(), location: z.string(), offset: z.number().int(), expiresAt: z.string() });
 const IdParams = z.object({ id: z.string() });
@@ -31,16 +31,23 @@ export default async function uploads(app: FastifyInstance, opts: { staging: Upl
   r.post('/v1/uploads', {
     config: { scope: 'write' },
     schema: { summary: 'Start a resumable upload', response: { 202: Progress, ...errors(401, 403) } },
-    handler: async (_request, reply) => {
-      const id = await staging.create();
+    handler: async (request, reply) => {
+      const id = newUploadId(request.principal);
+      await staging.create(id);
       const { expiresAt } = await staging.offset(id);
       return reply.code(202).send(progress(reply, id, 0, expiresAt));
     },
   });
 
+  // An upload is its starter's: another token's request for it is NOT_FOUND (staging.ts).
+  const owned = async (request: { params: unknown; principal: string | undefined }) => {
+    if (!ownsUpload((request.params as { id: string }).id, request.principal)) throw uploadNotFound();
+  };
+
   // HEAD comes with GET (fastify's automatic HEAD route): same headers, no body.
   r.get('/v1/uploads/:id', {
     config: { scope: 'write' },
+    preHandler: owned,
     schema: { summary: 'How many bytes of the upload arrived (also HEAD)', params: IdParams, response: { 200: Progress, ...errors(401, 403, 404) } },
     handler: async (request, reply) => {
       const { offset, expiresAt } = await staging.offset(request.params.id);
@@ -50,6 +57,7 @@ export default async function uploads(app: FastifyInstance, opts: { staging: Upl
 
   r.delete('/v1/uploads/:id', {
     config: { scope: 'write' },
+    preHandler: owned,
     schema: { summary: 'Cancel an upload', params: IdParams, response: { 204: z.null(), ...errors(401, 403, 404, 409) } },
     handler: async (request, reply) => {
       await staging.exclusive(request.params.id, async () => staging.remove(request.params.id));
@@ -63,6 +71,7 @@ export default async function uploads(app: FastifyInstance, opts: { staging: Upl
 
     rr.patch('/v1/uploads/:id', {
       config: { scope: 'write' },
+      preHandler: owned,
       schema: {
         summary: 'Append bytes; Content-Range (optional) must start at the current offset',
         params: IdParams,
@@ -92,6 +101,7 @@ export default async function uploads(app: FastifyInstance, opts: { staging: Upl
 
     rr.put('/v1/uploads/:id', {
       config: { scope: 'write' },
+      preHandler: owned,
       schema: {
         summary: 'Finish: append the body (if any), check the digest, store the document',
         description: 'digest (query) or x-kura-sha256 is required; metadata as for POST /v1/documents. On DIGEST_MISMATCH nothing is stored and the upload stays until it expires or is cancelled.',

@@ -4,7 +4,6 @@
  * mtime the last activity. Appends to one upload are serialised (a second concurrent one is
  * UPLOAD_BUSY); uploads untouched for the TTL are deleted by a sweeper.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { open, readdir, rm, stat, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -31,10 +30,8 @@ export class FileStaging implements UploadStaging {
     return join(this.dir, `${id}.part`);
   }
 
-  async create(): Promise<string> {
-    const id = randomBytes(16).toString('hex');
+  async create(id: string): Promise<void> {
     await (await open(this.#file(id), 'wx')).close();
-    return id;
   }
 
   async offset(id: string): Promise<{ offset: number; expiresAt: Date }> {

@@ -6,7 +6,6 @@
  * cannot both succeed (the loser answers UPLOAD_BUSY). An upload expires TTL after its newest
  * object (by the object store's clock, which GC keeps within a minute of ours).
  */
-import { randomBytes } from 'node:crypto';
 import { listAll, type ObjectInfo, type ObjectStore } from '@kura/store';
 import { HttpError } from '../errors.js';
 import { BusyUploads, UPLOAD_ID, sweepEvery, lengthMismatch, uploadBusy, uploadNotFound, type StagedUpload, type UploadStaging } from './staging.js';
@@ -46,10 +45,8 @@ export class ObjectStaging implements UploadStaging {
     await this.objects.close();
   }
 
-  async create(): Promise<string> {
-    const id = randomBytes(16).toString('hex');
+  async create(id: string): Promise<void> {
     await this.objects.create(sessionKey(id), new Uint8Array(0));
-    return id;
   }
 
   /** The upload's pieces in order, as far as they are contiguous; NOT_FOUND when it is unknown or expired. */

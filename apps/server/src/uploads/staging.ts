@@ -3,10 +3,29 @@
  * stages them on this server's disk (file-staging.ts); a store on object storage stages them in
  * its bucket (object-staging.ts, decision 0042), so a client's requests may land on any server.
  */
+import { createHash, randomBytes } from 'node:crypto';
 import type { PutInput } from '@kura/store';
 import { HttpError } from '../errors.js';
 
-/** Upload ids: 32 hex digits, drawn at random. */
+/**
+ * An upload's id, bound to the token that started it: 12 random bytes, then 4 of the SHA-256
+ * of them and the token's name. Another token's requests for it are NOT_FOUND, as for an id
+ * that never was: upload ids go into logs (URLs), and any write token that saw one could read
+ * another's private bytes by finishing its upload at a path of its own (a trial).
+ */
+export function newUploadId(owner: string | undefined): string {
+  const random = randomBytes(12).toString('hex');
+  return `${random}${ownerTag(random, owner)}`;
+}
+
+/** Whether `id` is an upload `owner` started (no token: every upload is the one client's). */
+export function ownsUpload(id: string, owner: string | undefined): boolean {
+  return UPLOAD_ID.test(id) && id.slice(24) === ownerTag(id.slice(0, 24), owner);
+}
+
+const ownerTag = (random: string, owner: string | undefined) => createHash('sha256').update(`${random}\0${owner ?? ''}`).digest('hex').slice(0, 8);
+
+/** Upload ids: 32 hex digits (newUploadId). */
 export const UPLOAD_ID = /^[0-9a-f]{32}$/;
 
 export function uploadNotFound(): HttpError {
@@ -40,7 +59,8 @@ export interface StagedUpload {
 }
 
 export interface UploadStaging {
-  create(): Promise<string>;
+  /** Starts upload `id` (newUploadId). */
+  create(id: string): Promise<void>;
   /** Bytes received so far, and when the upload expires; NOT_FOUND for unknown or expired ids. */
   offset(id: string): Promise<{ offset: number; expiresAt: Date }>;
   /**
