@@ -217,7 +217,12 @@ describe('kura with an encrypted store', () => {
     for (const f of files(enc)) expect(readFileSync(f).toString('latin1').includes('aardvark'), f).toBe(false);
     // And back: the encrypted store copied to a plain one (its secret seed not carried over).
     const back = join(root, 'plain-again');
-    const out = byPw('copy', enc, back, '--json');
+    // Not without saying so (--plain): refused before anything is made (a trial's backup
+    // script forgot --encrypt and wrote every byte in plain form).
+    const refused = byPw('copy', enc, back);
+    expect([refused.status, refused.stderr]).toEqual([2, expect.stringContaining('pass --encrypt to make an encrypted copy (DST must not exist), or --plain')]);
+    expect(existsSync(back)).toBe(false);
+    const out = byPw('copy', enc, back, '--plain', '--json');
     expect(out.status, out.stderr).toBe(0);
     expect(out.stderr).toContain(`kura: note: ${enc} is encrypted and ${back} is not: the copy holds its data in plain form`);
     // Two stores, two passwords: a wrong one says whose.
