@@ -236,9 +236,12 @@ export async function deleteDocument(ctx: StoreContext, digest: string): Promise
   return (await commitOne(ctx, { op: 'delete-document', digest })) as boolean;
 }
 
-export async function deletePath(ctx: StoreContext, path: string, options: { keepVersions?: boolean } = {}): Promise<boolean> {
+export async function deletePath(ctx: StoreContext, path: string, options: { keepVersions?: boolean; time?: Date | string | number } = {}): Promise<boolean> {
   checkPath(path);
-  return (await commitOne(ctx, { op: 'delete-path', path, ...(options.keepVersions ? { keepVersions: true as const } : {}) })) as boolean;
+  if (options.time !== undefined && !options.keepVersions) throw new InvalidInputError('time is when a path deleted with its versions kept went: it needs keepVersions', 'time');
+  const time = options.time === undefined ? undefined : new Date(options.time).getTime();
+  if (time !== undefined && !Number.isFinite(time)) throw new InvalidInputError('time must be a date', 'time');
+  return (await commitOne(ctx, { op: 'delete-path', path, ...(options.keepVersions ? { keepVersions: true as const } : {}), ...(time !== undefined ? { time } : {}) })) as boolean;
 }
 
 export async function deleteVersion(ctx: StoreContext, path: string, version: number): Promise<boolean> {

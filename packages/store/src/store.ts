@@ -90,7 +90,11 @@ export class Store extends StoreReads {
    * `keepVersions`: the path leaves listings, search and reads by path, its versions stay
    * (`path@N`) until retention or a delete removes them (decision 0059).
    */
-  async deletePath(path: string, options: { keepVersions?: boolean } = {}): Promise<boolean> {
+  /**
+   * Deletes a path: its entry, and its versions unless `keepVersions`. `time` (with
+   * keepVersions): when it went, for a copy that carries another store's (default now).
+   */
+  async deletePath(path: string, options: { keepVersions?: boolean; time?: Date | string | number } = {}): Promise<boolean> {
     return writes.deletePath(this.#w('deletePath'), path, options);
   }
 

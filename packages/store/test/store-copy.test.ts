@@ -41,9 +41,10 @@ async function seen(s: Store) {
   const versions = [];
   for (const e of entries) if (e.path !== null) versions.push(await s.versions(e.path));
   // Paths deleted with their versions kept: not listed, yet their history is the store's (a
-  // copy left them out, found by a new user's trial). (When they were deleted is the copy's time.)
+  // copy left them out, found by a new user's trial), and when they went (it was the copy's
+  // time, and retention counts from it: a trial).
   const deleted = [];
-  for (const d of await s.deletedPaths({ limit: 10_000 })) deleted.push(await s.versions(d.path));
+  for (const d of await s.deletedPaths({ limit: 10_000 })) deleted.push({ deletedAt: d.deletedAt, versions: await s.versions(d.path) });
   // An entry's createdAt is when its first version still there was made, in a copy: the
   // source's may be older (a version deleted since). Versions keep their numbers and times.
   return { entries: entries.map(({ createdAt: _, ...e }) => e), versions, deleted, snapshots: await s.snapshots() };
@@ -130,7 +131,7 @@ describe('copyStore', () => {
           const shown = (e: (typeof a.entries)[number]) => ({ path: e.path, digest: e.digest, mediaType: e.mediaType, tags: e.tags, meta: e.meta });
           const there = new Map(b.entries.map((e) => [e.path ?? e.digest, e]));
           for (const e of a.entries) expect(shown(there.get(e.path ?? e.digest)!)).toEqual(shown(e));
-          for (const vs of [...a.versions, ...a.deleted]) {
+          for (const vs of [...a.versions, ...a.deleted.map((d) => d.versions)]) {
             const have = (await dst.versions(vs[0]!.path)).map((v) => `${v.digest} ${v.createdAt}`);
             for (const v of vs) {
               const at = have.indexOf(`${v.digest} ${v.createdAt}`);
@@ -224,6 +225,25 @@ describe('copyStore', () => {
       await expect(s.createSnapshot({ type: 'dir', name: '', mode: 0o755, entries: [] }, { id })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
       await expect(s.createSnapshot({ type: 'dir', name: '', mode: 0o755, entries: [] }, { id: 'nope' })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
       expect((await s.snapshots()).length).toBe(1);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('deletePath takes when a path went (a copy carries it), only with its versions kept, and only a date', async () => {
+    const s = await fresh();
+    try {
+      await s.put(text(1), { path: 'a.md' });
+      await s.put(text(2), { path: 'b.md' });
+      await expect(s.deletePath('a.md', { time: '2020-01-02T03:04:05.000Z' })).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'time' });
+      await expect(s.deletePath('a.md', { keepVersions: true, time: 'not a date' })).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'time' });
+      expect(await s.stat('a.md')).toMatchObject({ path: 'a.md' }); // (nothing changed)
+      await s.deletePath('a.md', { keepVersions: true, time: '2020-01-02T03:04:05.000Z' });
+      const b = await s.deletePath('b.md', { keepVersions: true });
+      expect(b).toBe(true);
+      const gone = await s.deletedPaths();
+      expect(gone[0]).toEqual({ path: 'a.md', deletedAt: '2020-01-02T03:04:05.000Z' });
+      expect(Date.parse(gone[1]!.deletedAt)).toBeGreaterThan(Date.now() - 60_000);
     } finally {
       await s.close();
     }

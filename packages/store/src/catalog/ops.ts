@@ -65,8 +65,11 @@ export type Op =
   | { op: 'meta'; updates: { target: EntryTarget; change: MetaChange }[] }
   /** `policy` (schema 16): a removal by a retention policy, skipped when the version is pinned or gone. */
   | { op: 'delete-version'; path: string; version: number; policy?: true }
-  /** `keepVersions` (schema 16, decision 0059): the path goes, its versions stay. */
-  | { op: 'delete-path'; path: string; keepVersions?: true }
+  /**
+   * `keepVersions` (schema 16, decision 0059): the path goes, its versions stay; `time`: when
+   * it went (ms since the epoch; a copy carries the source's; absent: the commit's time).
+   */
+  | { op: 'delete-path'; path: string; keepVersions?: true; time?: number }
   /**
    * `unheld` (GC, FORMAT.md §9): the document only if nothing holds it (no entry, version or
    * snapshot) — what a snapshot stopped before its commit left. (Without it a document nothing
@@ -240,7 +243,7 @@ export function applyOp(ctx: ApplyContext, op: Op, time: number, at?: CommitPlac
       if (op.policy && st.versionGet.get(op.path, op.version)?.pinned === 1) return false;
       return deleteVersion(st, op.path, op.version, time);
     case 'delete-path':
-      return op.keepVersions ? deletePathKeepingVersions(st, op.path, time) : deletePath(st, op.path);
+      return op.keepVersions ? deletePathKeepingVersions(st, op.path, op.time ?? time) : deletePath(st, op.path);
     case 'delete-document': {
       if (op.unheld) {
         const doc = st.docAnyByDigest.get(parseDigest(op.digest));

@@ -274,7 +274,7 @@ async function copyAll(src: AnyStore, dst: AnyStore, options: CopyOptions): Prom
     for (;;) {
       const page = await src.deletedPaths({ ...(everything ? {} : { prefixes: options.prefixes }), ...(after !== undefined ? { after } : {}), limit: 256 });
       if (page.length === 0) break;
-      await pool(page, n, async ({ path }) => {
+      await pool(page, n, async ({ path, deletedAt }) => {
         try {
           await copyPath({ path, digest: '' as Digest, tags: [], meta: {}, mediaType: null } as unknown as DocumentInfo & { path: string }, false);
           const shown = await dst.stat(path).then(
@@ -283,7 +283,7 @@ async function copyAll(src: AnyStore, dst: AnyStore, options: CopyOptions): Prom
           );
           if (shown) {
             const [last, newest] = [(await src.versions(path)).at(-1), (await dst.versions(path)).at(-1)];
-            if (last && newest && last.digest === newest.digest && last.createdAt === newest.createdAt) await dst.deletePath(path, { keepVersions: true });
+            if (last && newest && last.digest === newest.digest && last.createdAt === newest.createdAt) await dst.deletePath(path, { keepVersions: true, time: deletedAt }); // (when it went there: retention counts from it)
           }
         } catch (e) {
           failed(path, e);
