@@ -7,8 +7,8 @@
  * the store lacks — `dislocation`, `Collier` — as a typo), and in it only plain words of four
  * letters or more that no document holds (FTS5's own tokenizer says so) — and only when every
  * word no document holds has a near one (else the question is about something the store
- * lacks). For each, the index's
- * vocabulary (an fts5vocab table over the search index, made on the connection) is scanned for
+ * lacks). For each, the index's vocabulary (an fts5vocab table over the search index, made on
+ * the connection) is scanned for
  * the terms sharing its stem's first two letters; the nearest by edit distance (insertions,
  * deletions, substitutions and swaps of two neighbours: one for words of up to eight letters,
  * two for longer ones) wins — the stem against the term, and the typed word against the
