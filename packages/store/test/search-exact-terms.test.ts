@@ -143,4 +143,23 @@ describe('hybrid search with identifiers, the real model', () => {
     const alone = await store.search('EAI_AGAIN', { mode: 'hybrid', limit: 3 });
     expect(alone[0]).toMatchObject({ path: 'notes/dns.md', matched: ['keyword'] });
   }, 120_000);
+
+  it('a query of identifiers alone finds, by meaning too, only documents holding one as written (its neighbours held 0.5 and 1.0.5: a trial)', async () => {
+    const { store } = await newStore();
+    const docs: Record<string, string> = {
+      'zstd/NEWS': 'v1.5.4 (Feb 2023): faster decompression, a new streaming API.',
+      'zstd/man': 'zstd 1.5.4 compresses files with Zstandard.',
+      'jbig/changelog': 'version 0.5 (1995-05-28): first release of the library.',
+      'fribidi/NEWS': 'Changes between 1.0.5 and 1.0.6: bidi fixes.',
+      'tmux/CHANGES': 'CHANGES FROM 3.3 TO 3.3a: fix a crash; set ZSTD_CLEVEL for nothing.',
+    };
+    for (const [path, text] of Object.entries(docs)) await store.put(enc(text), { path });
+    store.useEmbedder(model);
+    // With no floor (minScore -1) semantic ranks every document: only the holders stay.
+    const holders = ['zstd/NEWS', 'zstd/man'];
+    expect((await store.search('1.5.4', { mode: 'semantic', minScore: -1, limit: 10 })).map((h) => h.path).sort()).toEqual(holders);
+    expect((await store.search('1.5.4', { mode: 'hybrid', minScore: -1, limit: 10 })).map((h) => h.path).sort()).toEqual(holders);
+    expect((await store.search('3.3a ZSTD_CLEVEL', { mode: 'hybrid', minScore: -1, limit: 10 })).map((h) => h.path)).toEqual(['tmux/CHANGES']);
+    expect((await store.search('3.3a ZSTD_CLEVEL', { mode: 'semantic', minScore: -1, limit: 10 })).map((h) => h.path)).toEqual(['tmux/CHANGES']);
+  }, 120_000);
 });

@@ -43,7 +43,7 @@ describe('typos', () => {
     expect(hits.fallbacks).toEqual(['"retreival" is in no document: searched "retrieval" instead']);
     const two = await store.search('informaton retreival?', { mode: 'keyword' });
     expect(two.map((h) => h.path).sort()).toEqual(['a.md', 'c.md']);
-    expect(two.fallbacks).toEqual(['"informaton" is in no document: searched "Information" instead', '"retreival" is in no document: searched "retrieval" instead']);
+    expect(two.fallbacks).toEqual(['"informaton" is in no document: searched "information" instead', '"retreival" is in no document: searched "retrieval" instead']);
     expect((await store.search('libary', { mode: 'keyword' })).fallbacks).toEqual(['"libary" is in no document: searched "library" instead']);
   });
 

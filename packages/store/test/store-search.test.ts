@@ -77,6 +77,20 @@ describe('search', () => {
     expect(makeSnippet(['<b>', null], queryTerms('zzz'))).toBe('&lt;b&gt;');
   });
 
+  it('a word first found past the first 64 KiB of a long text is shown there, marked (a man page showed its first lines)', async () => {
+    const { store } = await newStore();
+    const filler = 'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(1300); // ~74 KB
+    await store.put(text(`BASH(1) General Commands Manual\n${filler}\nHISTTIMEFORMAT  If this variable is set, time stamps are written.\n${filler}`), { path: 'man/bash.1.txt' });
+    await store.put(text(`intro\n${filler.slice(0, 70_000)} the zorblatt waits\n`), { path: 'probe.txt' });
+    for (const mode of ['keyword'] as const) {
+      const [hit] = await store.search('HISTTIMEFORMAT', { mode });
+      expect(hit!.snippet).toMatch(/^….*<mark>HISTTIMEFORMAT<\/mark> {2}If this variable is set/s);
+      expect((await store.search('zorblatt', { mode }))[0]!.snippet).toContain('the <mark>zorblatt</mark> waits');
+    }
+    // Within the first 64 KiB, as before; and a word of the path alone still marks the path.
+    expect((await store.search('general commands manual'))[0]!.snippet).toMatch(/^BASH\(1\) <mark>General<\/mark> <mark>Commands<\/mark> <mark>Manual<\/mark>/);
+  });
+
   // Also the guard against FTS5's snippet(), quadratic in matches: 220,000 hits in one
   // document took minutes there; a 60 s test timeout catches a return to it.
   it('indexes only the first 1 MiB of a large text', async () => {

@@ -170,7 +170,12 @@ export function exactQuery(parsed: ParsedQuery, exact: ExactTerm[]): ParsedQuery
 
 /** The query of its joined identifiers alone (their OR), none of its exclusions: what may match one of them across punctuation. */
 export function joinedQuery(parsed: ParsedQuery, exact: ExactTerm[]): ParsedQuery {
-  const terms = exact.filter((x) => x.joined).map((x) => x.term);
+  return identifiersQuery(parsed, exact.filter((x) => x.joined));
+}
+
+/** The query of the identifiers given alone (their OR), none of its exclusions. */
+export function identifiersQuery(parsed: ParsedQuery, exact: ExactTerm[]): ParsedQuery {
+  const terms = exact.map((x) => x.term);
   return { ...parsed, expr: terms.length === 1 ? terms[0]! : { kind: 'or', items: terms }, exclude: [], fallbacks: [] };
 }
 

@@ -10,7 +10,7 @@ import type { Statements } from '../catalog/statements.js';
 import { INDEXED_TEXT_MAX } from './text.js';
 import { documentText } from './doc-text.js';
 import { z } from 'zod';
-import { SNIPPET_SOURCE_MAX, escapeHtml, makeSnippet, queryTerms, stemOf, stopStemmedOnly, type SnippetTerm } from './snippet.js';
+import { SNIPPET_SOURCE_MAX, escapeHtml, makeSnippet, queryTerms, snippetPast, stemOf, stopStemmedOnly, type SnippetTerm } from './snippet.js';
 import { STOP_WORDS } from './stop-words.js';
 import type { SearchHit, SearchQuery } from './search-query.js';
 import type { ParsedQuery } from './grammar.js';
@@ -183,13 +183,18 @@ export async function toHits(
     let damaged: string | undefined;
     let body = doc ? await documentText(reader, st, doc, r.media_type, passage ? Math.min(passage.end * 4, INDEXED_TEXT_MAX) : SNIPPET_SOURCE_MAX, (m) => (damaged = m)) : '';
     if (passage) body = body.slice(passage.start, passage.end);
+    let snippet = passage ? passageSnippet(body, terms) : makeSnippet([body, meta, tags, r.path], terms);
+    // Nothing marked in the first SNIPPET_SOURCE_MAX of a longer text: where a word first is.
+    if (!passage && doc && damaged === undefined && doc.size > SNIPPET_SOURCE_MAX && !snippet.includes('<mark>')) {
+      snippet = snippetPast(await documentText(reader, st, doc, r.media_type, INDEXED_TEXT_MAX, (m) => (damaged = m)), terms) || snippet;
+    }
     hits.push({
       digest: formatDigest(r.digest),
       path: r.path,
       mediaType: r.media_type,
       size: r.size,
       score: r.score,
-      snippet: passage ? passageSnippet(body, terms) : makeSnippet([body, meta, tags, r.path], terms),
+      snippet,
       ...(damaged !== undefined ? { damaged } : {}),
       ...more,
     });

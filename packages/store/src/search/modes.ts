@@ -13,8 +13,8 @@ import { parse } from '../options.js';
 import type { SemanticSearch } from '../semantic/semantic-side.js';
 import { fuseRanks } from '../semantic/vectors.js';
 import { parseQuery, type ParsedQuery } from './grammar.js';
-import { allFilters, excludedEntries, fieldsOf, keywordEntries, keywordFound, toHits, type FoundEntry } from './keyword.js';
-import { allExact, exactQuery, exactTerms, holdsAny, joinedQuery, onlyExact, requiredJoined, type ExactTerm } from './exact-terms.js';
+import { allFilters, excludedEntries, fieldsOf, keywordEntries, keywordFound, passes, toHits, type FoundEntry } from './keyword.js';
+import { allExact, exactQuery, exactTerms, holdsAny, identifiersQuery, joinedQuery, onlyExact, requiredJoined, type ExactTerm } from './exact-terms.js';
 import { indexVocabulary, typosSaid, withTyposRead, type Vocabulary } from './typos.js';
 import { SearchQuery, type SearchHit, type SearchHits } from './search-query.js';
 import { historyBehind, syncHistory, type HistorySource } from './history.js';
@@ -158,6 +158,19 @@ async function keywordRanked(s: Searcher, parsed: ParsedQuery, q: Query): Promis
 }
 
 /**
+ * Of `entries`, those holding one of the identifiers as written: the index's match of them
+ * (one query), and for a joined one the text read and checked (exact-terms.ts).
+ */
+async function holdingIdentifiers(s: Searcher, parsed: ParsedQuery, q: Query, exact: ExactTerm[], entries: FoundEntry[]): Promise<Set<number>> {
+  const matched = s.db.read(() => keywordEntries(s.db, identifiersQuery(parsed, exact), q, entries.length, 0, entries.map((f) => f.entry_id)));
+  if (!exact.some((x) => x.joined)) return new Set(matched.map((f) => f.entry_id));
+  const has = holdsAny(exact);
+  const out = new Set<number>();
+  for (const f of matched) if (await passes(s, f, has)) out.add(f.entry_id);
+  return out;
+}
+
+/**
  * Keyword's order for a question with joined identifiers (exact-terms.ts) and other words:
  * within its first `window` matches, those the index matched for an identifier's words but
  * that hold none of them as written (`6.17, 0.5` for `6.17.0`) go last — they match the
@@ -227,12 +240,20 @@ export async function semanticSearch(s: Searcher & { semantic: SemanticSearch },
   const filters = allFilters(parsed, q);
   const text = parsed.text.slice(0, QUERY_EMBED_CHARS);
   const semantic = await s.semantic.entries(text, q, window, filters);
-  // `-word` holds for semantic hits too: those whose text has an excluded word go.
-  const kept = (all: FoundEntry[]) => {
+  // `-word` holds for semantic hits too: those whose text has an excluded word go. And a
+  // query of identifiers alone (`1.5.4`, `ZSTD_CLEVEL`) asks for them: a document by meaning
+  // is one that holds one as written (the model's neighbours of `1.5.4` held `0.5` and `1.0.5`:
+  // a trial).
+  const identifiers = exactTerms(parsed);
+  const onlyIdentifiers = allExact(parsed, identifiers);
+  const kept = async (all: FoundEntry[]) => {
     const excluded = s.db.read(() => excludedEntries(s.db, parsed, all.map((f) => f.entry_id)));
-    return excluded.size ? all.filter((f) => !excluded.has(f.entry_id)) : all;
+    const left = excluded.size ? all.filter((f) => !excluded.has(f.entry_id)) : all;
+    if (!onlyIdentifiers || left.length === 0) return left;
+    const holding = await holdingIdentifiers(s, parsed, q, identifiers, left);
+    return left.filter((f) => holding.has(f.entry_id));
   };
-  const found = kept(semantic.found);
+  const found = await kept(semantic.found);
   const passageIn = (chunks: typeof semantic.chunks) => (f: FoundEntry) => {
     const c = chunks.get(f.doc_id);
     return c ? { passage: { start: c.start, end: c.end } } : {};
@@ -255,7 +276,7 @@ export async function semanticSearch(s: Searcher & { semantic: SemanticSearch },
   // question of identifiers alone has its keyword list for that: nothing more is fused.
   const exact = exactTerms(parsed);
   const joined = exact.some((x) => x.joined);
-  const held = exact.length === 0 || allExact(parsed, exact) ? [] : kept(await keywordFound(s, exactQuery(parsed, exact), q, window, 0, { check: joined ? holdsAny(exact) : null, checks: window }));
+  const held = exact.length === 0 || allExact(parsed, exact) ? [] : await kept(await keywordFound(s, exactQuery(parsed, exact), q, window, 0, { check: joined ? holdsAny(exact) : null, checks: window }));
   const byId = new Map<number, FoundEntry>();
   for (const f of [...keyword, ...found, ...held]) if (!byId.has(f.entry_id)) byId.set(f.entry_id, f);
   const fused = fuseRanks(
@@ -288,7 +309,7 @@ export async function semanticSearch(s: Searcher & { semantic: SemanticSearch },
   if (need > 0 && (keyword.length === window || semantic.full)) {
     ranked.push(...(await beyondWindow(s, parsed, q, { window, need, seen: new Set(byId.keys()), last: ranked.at(-1)?.f.score, more: async (n) => {
       const wider = await s.semantic.entries(text, q, n, filters);
-      return { found: kept(wider.found), passage: passageIn(wider.chunks) };
+      return { found: await kept(wider.found), passage: passageIn(wider.chunks) };
     } })));
   }
   return finish(s, parsed, q, ranked, semantic.notEmbedded);

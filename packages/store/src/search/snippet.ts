@@ -151,3 +151,29 @@ export function makeSnippet(fields: (string | null)[], terms: SnippetTerm[]): st
   const first = fields.find((f) => f) ?? '';
   return first.length > 120 ? `${escapeHtml(first.slice(0, 120))}…` : escapeHtml(first);
 }
+
+/** Candidates looked at past SNIPPET_SOURCE_MAX at most (each a regex match checked as a word). */
+const PAST_CANDIDATES = 200;
+
+/**
+ * A snippet from where a query word first occurs past the SNIPPET_SOURCE_MAX characters
+ * makeSnippet reads, in a longer text (as far as it is indexed); '' when none does. A long
+ * man page or changelog matched by a word on its 70th KiB showed its first lines, unmarked
+ * (a trial: HISTTIMEFORMAT in bash(1)).
+ */
+export function snippetPast(text: string, terms: SnippetTerm[]): string {
+  if (text.length <= SNIPPET_SOURCE_MAX || terms.length === 0) return '';
+  // A word keeps its stem's letters but the last (as exactForms in keyword.ts has it).
+  const starts = [...new Set(terms.map((t) => t.stem.slice(0, Math.max(1, t.stem.length - 1)).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')))];
+  const from = SNIPPET_SOURCE_MAX - 200;
+  const re = new RegExp(`(?<![\\p{L}\\p{N}])(?:${starts.join('|')})`, 'giu');
+  let seen = 0;
+  for (const m of text.slice(from).matchAll(re)) {
+    if (++seen > PAST_CANDIDATES) break;
+    const at = from + m.index;
+    const around = text.slice(Math.max(0, at - 600), at + 600);
+    const snippet = makeSnippet([around], terms);
+    if (snippet.includes('<mark>')) return snippet.startsWith('…') ? snippet : `…${snippet}`;
+  }
+  return '';
+}

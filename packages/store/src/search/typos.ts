@@ -181,7 +181,7 @@ export function typosSaid(typos: { typed: string; term: string }[], snippets: st
       for (const m of s.matchAll(/<mark>([^<]*)<\/mark>/g)) {
         const w = fold(m[1]!.replace(/&[a-z]+;|&#\d+;/g, ''));
         if (LETTERS.test(w) && (w === term || stemOf(w) === stemOf(term))) {
-          shown = m[1]!;
+          shown = w; // (folded: the snippet's `TIMEOUT` or `Information` is the word searched, not its case)
           break;
         }
       }
