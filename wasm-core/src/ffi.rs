@@ -381,20 +381,27 @@ pub extern "C" fn kura_rows_new(dims: u32) -> *mut Rows {
 }
 
 /// Appends `count` rows from the input region: `count * dims` int8 values, then `count` f32
-/// scales (little-endian). Returns the rows held, or `-code`.
+/// scales, then `count` u32 groups (little-endian). Returns the rows held, or `-code`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn kura_rows_push(h: *mut Rows, count: u32, len: u32) -> i32 {
     let rows = unsafe { handle(h) };
     with_input(len, |input| {
-        let values = input.len().saturating_sub(count as usize * 4);
-        let (data, scales) = input.split_at(values);
+        let values = input.len().saturating_sub(count as usize * 8);
+        let (data, rest) = input.split_at(values);
+        let (scales, groups) = rest.split_at(rest.len() / 2);
         let data: Vec<i8> = data.iter().map(|&b| b as i8).collect();
         let scales: Vec<f32> = scales.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
-        match rows.push(&data, &scales) {
+        let groups: Vec<u32> = groups.chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
+        match rows.push(&data, &scales, &groups) {
             Ok(()) => rows.len() as i32,
             Err(e) => fail(e),
         }
     })
+}
+
+/// The query in the input region (`dims` f32, little-endian).
+fn query_in(len: u32) -> Vec<f32> {
+    with_input(len, |input| input.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
 }
 
 /// Scores every row against the query in the input region (`dims` f32, little-endian) into the
@@ -402,7 +409,7 @@ pub unsafe extern "C" fn kura_rows_push(h: *mut Rows, count: u32, len: u32) -> i
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn kura_rows_scores(h: *mut Rows, len: u32) -> i32 {
     let rows = unsafe { handle(h) };
-    let query: Vec<f32> = with_input(len, |input| input.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect());
+    let query = query_in(len);
     OUT.with_borrow_mut(|out| {
         let mut scores = Vec::new();
         match rows.scores(&query, &mut scores) {
@@ -410,6 +417,29 @@ pub unsafe extern "C" fn kura_rows_scores(h: *mut Rows, len: u32) -> i32 {
                 out.clear();
                 out.extend(scores.iter().flat_map(|s| s.to_le_bytes()));
                 scores.len() as i32
+            }
+            Err(e) => fail(e),
+        }
+    })
+}
+
+/// The `k` best groups for the query in the input region (`Rows::top`) into the output region:
+/// per group its best row (u32) then its score (f32), little-endian, best first. Returns how
+/// many, or `-code`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kura_rows_top(h: *mut Rows, k: u32, len: u32) -> i32 {
+    let rows = unsafe { handle(h) };
+    let query = query_in(len);
+    OUT.with_borrow_mut(|out| {
+        let mut best = Vec::new();
+        match rows.top(&query, k as usize, &mut best) {
+            Ok(()) => {
+                out.clear();
+                for b in &best {
+                    out.extend_from_slice(&b.row.to_le_bytes());
+                    out.extend_from_slice(&b.score.to_le_bytes());
+                }
+                best.len() as i32
             }
             Err(e) => fail(e),
         }

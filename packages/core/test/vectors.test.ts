@@ -42,6 +42,45 @@ describe('VectorRows', () => {
     expect(() => rows.scores(query)).toThrow(InvalidStateError);
   });
 
+  it('top gives the best groups by their best row, as a full sort of scores() does; ties by group, then row', () => {
+    const dims = 32;
+    const r = rand(11);
+    for (const [n, groupsOf, k] of [
+      [500, 40, 10], // groups in runs out of order, each met several times
+      [500, 40, 40], // every group
+      [60, 7, 100], // k past the groups there are
+      [200, 200, 5], // each row a group of its own
+      [300, 3, 0],
+    ] as const) {
+      // Values from a small range: equal scores happen, so the tie rules are exercised.
+      const values = Int8Array.from({ length: n * dims }, () => Math.round(r() * 3));
+      const scales = new Float32Array(n).fill(0.5);
+      const groups = Uint32Array.from({ length: n }, (_, i) => (Math.floor(i / 3) * 7919) % groupsOf);
+      const query = Float32Array.from({ length: dims }, (_, d) => (d % 3) - 1);
+      const rows = new VectorRows(dims);
+      rows.push(values, scales, groups);
+      const scores = rows.scores(query);
+      const best = new Map<number, { row: number; score: number }>();
+      groups.forEach((g, row) => {
+        const b = best.get(g);
+        if (!b || scores[row]! > b.score) best.set(g, { row, score: scores[row]! });
+      });
+      const expected = [...best].sort((a, b) => b[1].score - a[1].score || a[0] - b[0]).slice(0, k);
+      const top = rows.top(query, k);
+      expect(Array.from(top.rows)).toEqual(expected.map(([, b]) => b.row));
+      expect(Array.from(top.scores)).toEqual(expected.map(([, b]) => b.score));
+      rows.dispose();
+    }
+    // Without groups, each row is a group of its own, numbered by its row, across pushes.
+    const rows = new VectorRows(16);
+    rows.push(new Int8Array(16).fill(1), Float32Array.of(1));
+    rows.push(new Int8Array(32).fill(2), Float32Array.of(1, 3));
+    expect(Array.from(rows.top(new Float32Array(16).fill(1), 5).rows)).toEqual([2, 1, 0]);
+    expect(() => rows.push(new Int8Array(16), Float32Array.of(1), new Uint32Array(2))).toThrow(InvalidInputError);
+    expect(() => rows.top(new Float32Array(16), -1)).toThrow(InvalidInputError);
+    rows.dispose();
+  });
+
   it('refuses widths it cannot scan and vectors of the wrong length', () => {
     for (const dims of [0, 100, 1040, 1.5]) expect(() => new VectorRows(dims)).toThrow(InvalidInputError);
     const rows = new VectorRows(16);

@@ -10,7 +10,7 @@ import type { Store } from '../src/node/index.js';
 import type { Embedder } from '../src/semantic/embedder.js';
 import { HashingEmbedderForTests } from '../src/semantic/hashing-embedder.js';
 import { QUESTION_SET, RETRIEVAL_SET } from './fixtures/retrieval-set.js';
-import { newStore } from './helpers/store.js';
+import { batchEnded, newStore, reopen } from './helpers/store.js';
 
 const enc = (t: string) => new TextEncoder().encode(t);
 
@@ -295,6 +295,36 @@ describe('without a model', () => {
     await expect(store.search('kitten', { mode: 'semantic' })).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE' });
     await expect(store.search('kitten', { mode: 'hybrid' })).rejects.toMatchObject({ code: 'MODEL_UNAVAILABLE' });
     expect((await store.search('litter'))[0]?.path).toBe('pets/felines.txt');
+  });
+});
+
+describe('in step with other writers', () => {
+  it("another writer's embeddings and deletes reach a search at once, though a search looks again only after the database changed", async () => {
+    let calls = 0;
+    const hashing = new HashingEmbedderForTests();
+    const counting: Embedder = { model: hashing.model, dims: hashing.dims, maxTokens: hashing.maxTokens, countTokens: (t) => hashing.countTokens(t), embed: (t) => ((calls += t.length), hashing.embed(t)), close: async () => undefined };
+    const { store: a, dir } = await newStore();
+    a.useEmbedder(counting);
+    await a.put(enc('alpha beta gamma'), { path: 'a.txt' });
+    const paths = async () => (await a.search('alpha delta', { mode: 'semantic', minScore: -1, limit: 50 })).map((h) => h.path).sort();
+    expect(await paths()).toEqual(['a.txt']);
+    expect(calls).toBe(2); // a.txt, then the question
+    // Another connection writes and embeds: its commits are others' to this one (data_version).
+    const b = await reopen(dir);
+    b.useEmbedder(new HashingEmbedderForTests());
+    await b.put(enc('delta epsilon'), { path: 'b.txt' });
+    await b.search('delta', { mode: 'semantic' }); // b embeds b.txt
+    await batchEnded();
+    expect(await paths()).toEqual(['a.txt', 'b.txt']);
+    expect(calls).toBe(3); // the question: b.txt was embedded by the other writer
+    expect(await paths()).toEqual(['a.txt', 'b.txt']); // nothing changed: the same rows
+    await b.deletePath('a.txt');
+    await batchEnded();
+    expect(await paths()).toEqual(['b.txt']);
+    // This connection's own writes: a put embedded by its own search.
+    await a.put(enc('zeta alpha'), { path: 'c.txt' });
+    expect(await paths()).toEqual(['b.txt', 'c.txt']);
+    expect(calls).toBe(7); // three questions, c.txt
   });
 });
 

@@ -52,6 +52,7 @@ export interface KuraWasmExports {
   kura_rows_new(dims: number): number;
   kura_rows_push(h: number, count: number, len: number): number;
   kura_rows_scores(h: number, len: number): number;
+  kura_rows_top(h: number, k: number, len: number): number;
   kura_rows_clear(h: number): void;
   kura_rows_free(h: number): void;
 

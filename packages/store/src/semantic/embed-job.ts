@@ -8,6 +8,7 @@
  * finishes it.
  */
 import type { SqlDatabase } from '../backend/sql.js';
+import { SqlChanges, type ChangeMark } from '../backend/sql-changes.js';
 import type { Reader } from '../bytes/read.js';
 import { BACKGROUND_SHARE, DutyCycle, STARVED_MS, nextTurn } from '../breather.js';
 import { documentBody } from '../search/doc-text.js';
@@ -43,6 +44,9 @@ export class EmbedJob {
   /** Paces a run while writes go on; woken by a drain or a stop. */
   readonly #duty = new DutyCycle(BACKGROUND_SHARE, 1);
   #stopped = false;
+  readonly #changes: SqlChanges;
+  /** The database's state when a look from the first document found none to embed (sql-changes.ts). */
+  #noneLeft: ChangeMark | undefined;
 
   constructor(
     readonly db: SqlDatabase,
@@ -51,7 +55,9 @@ export class EmbedJob {
     readonly embedder: Embedder,
     /** Whether writes go on (a put in flight or just made: the indexer's `writing`). */
     readonly writing: () => boolean,
-  ) {}
+  ) {
+    this.#changes = new SqlChanges(db);
+  }
 
   /** Writes happened: embed once they pause, or once work has waited STARVED_MS (paced then). */
   schedule(): void {
@@ -119,8 +125,17 @@ export class EmbedJob {
     let after = 0; // documents awaiting extraction are passed over: the next ones come after them
     this.#duty.begin();
     for (;;) {
-      const docs = this.db.read(() => this.st.embedPending.all(after, model, PENDING_READ));
-      if (docs.length === 0) return;
+      // (A look from the first document that found none is not asked again while the database
+      // stays as it was: a semantic search drains first, and the look scans every document.)
+      const from = after;
+      const { docs, mark } = this.#changes.read((mark) => ({
+        mark,
+        docs: from === 0 && mark !== undefined && mark === this.#noneLeft ? [] : this.st.embedPending.all(from, model, PENDING_READ),
+      }));
+      if (docs.length === 0) {
+        if (from === 0) this.#noneLeft = mark;
+        return;
+      }
       for (const { id, media_type, path } of docs) {
         after = id;
         await this.#duty.pace(this.#urgent === 0 && this.writing());

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import type { SqlDatabase } from '../backend/sql.js';
+import { SqlChanges, type ChangeMark } from '../backend/sql-changes.js';
 import type { Reader } from '../bytes/read.js';
 import { semanticFloor } from '../search/floor.js';
 import type { FoundEntry } from '../search/keyword.js';
@@ -19,6 +20,9 @@ type Query = z.output<typeof SearchQuery>;
 
 export class SemanticSearch {
   index: VectorIndex;
+  readonly #changes: SqlChanges;
+  /** The database's state when the rows were last brought in step (sql-changes.ts). */
+  #inStep: ChangeMark | undefined;
 
   constructor(
     readonly db: SqlDatabase,
@@ -28,18 +32,22 @@ export class SemanticSearch {
     readonly job: EmbedJob,
   ) {
     this.index = new VectorIndex(embedder.dims);
+    this.#changes = new SqlChanges(db);
   }
 
   /**
    * Brings the in-memory rows in step with the table: rows added since are appended; after a
    * delete (the table has fewer rows than seen plus added), all are read again. The check is
-   * over every model's rows (`count`): it costs an index count, not a scan of the vectors.
+   * over every model's rows (`count`): it costs an index count, not a scan of the vectors —
+   * and nothing while the database has not changed since the last (~4 ms at 100,000 rows).
    */
   refresh(): void {
     const model = this.embedder.model;
-    this.db.read(() => {
+    this.#changes.read((mark) => {
+      if (mark !== undefined && mark === this.#inStep) return;
+      this.#inStep = undefined; // (until the rows are in step again)
       const { n, last } = this.st.vectorCount.get()!;
-      if (n === this.index.count && (last ?? 0) === this.index.lastRow) return;
+      if (n === this.index.count && (last ?? 0) === this.index.lastRow) return void (this.#inStep = mark);
       const added = this.st.vectorCountAfter.get(this.index.lastRow)!.n;
       let rows = this.st.vectorsAfter.all(model, this.index.lastRow);
       let into = this.index;
@@ -52,6 +60,7 @@ export class SemanticSearch {
       for (const r of rows) into.add(r.doc_id, r.n, r.start, r.end, r.scale, new Int8Array(r.vec.buffer, r.vec.byteOffset, r.vec.byteLength));
       into.count = n;
       into.lastRow = last ?? 0;
+      this.#inStep = mark;
     });
   }
 

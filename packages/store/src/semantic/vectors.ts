@@ -27,8 +27,9 @@ export interface ChunkHit {
 }
 
 /**
- * Rows held for scanning, grown as rows are added (by increasing row id): their values and
- * scales in the wasm core (VectorRows: an exact integer scan, SIMD128), what each row is here.
+ * Rows held for scanning, grown as rows are added (by increasing row id): their values, scales
+ * and documents in the wasm core (VectorRows: an exact integer scan, SIMD128, and each
+ * document's best row chosen there — decision 0070), what each row is here.
  */
 export class VectorIndex {
   #docs = new Int32Array(1024);
@@ -75,50 +76,25 @@ export class VectorIndex {
   }
 
   /**
-   * The `k` best documents for `query` (an L2-normalised vector), each by its best chunk, best
-   * first; ties by document id then chunk, so every platform orders them alike. Documents
-   * `keep` refuses are passed over.
+   * The `k` best documents for `query` (an L2-normalised vector), each by its best chunk (the
+   * first, on a tie), best first; ties by document id then chunk, so every platform orders
+   * them alike.
    */
-  top(query: Float32Array, k: number, keep: (docId: number) => boolean = () => true): ChunkHit[] {
+  top(query: Float32Array, k: number): ChunkHit[] {
     if (this.#pending > 0) {
-      this.#rows.push(this.#pendingValues.subarray(0, this.#pending * this.dims), this.#pendingScales.subarray(0, this.#pending));
+      const from = this.#count - this.#pending;
+      // (Document ids are SQLite row ids: positive, and below 2^31 in any store this holds.)
+      this.#rows.push(this.#pendingValues.subarray(0, this.#pending * this.dims), this.#pendingScales.subarray(0, this.#pending), new Uint32Array(this.#docs.subarray(from, this.#count)));
       this.#pending = 0;
     }
-    const scores = this.#count > 0 ? this.#rows.scores(query) : new Float32Array(0);
-    const docs = this.#docs;
-    // A document's rows are consecutive (the embed job writes them in one transaction): its best
-    // row is found per run of rows, and the map is touched once a run, not once a row (100,000
-    // rows: ~9 ms less). A document met again in a later run is merged all the same.
-    const best = new Map<number, { row: number; score: number }>();
-    let runDoc = -1;
-    let runRow = -1;
-    let runScore = -Infinity;
-    const closeRun = () => {
-      if (runDoc < 0) return;
-      const seen = best.get(runDoc);
-      if (!seen || runScore > seen.score || (runScore === seen.score && runRow < seen.row)) best.set(runDoc, { row: runRow, score: runScore });
-    };
-    for (let r = 0; r < this.#count; r++) {
-      const s = scores[r]!;
-      const doc = docs[r]!;
-      if (doc !== runDoc) {
-        closeRun();
-        runDoc = doc;
-        runRow = r;
-        runScore = s;
-      } else if (s > runScore) {
-        runRow = r;
-        runScore = s;
-      }
-    }
-    closeRun();
-    const ranked = [...best].filter(([doc]) => keep(doc)).sort((x, y) => y[1].score - x[1].score || x[0] - y[0] || x[1].row - y[1].row);
-    return ranked.slice(0, k).map(([docId, { row, score }]) => ({
-      docId,
+    if (this.#count === 0 || k === 0) return [];
+    const { rows, scores } = this.#rows.top(query, k);
+    return Array.from(rows, (row, i) => ({
+      docId: this.#docs[row]!,
       n: this.#chunks[row * 3]!,
       start: this.#chunks[row * 3 + 1]!,
       end: this.#chunks[row * 3 + 2]!,
-      score,
+      score: scores[i]!,
     }));
   }
 }
