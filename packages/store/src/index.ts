@@ -7,7 +7,8 @@ export { CONTEXT_MAX, type GrepEvent, type GrepOptions } from './search/grep.js'
 export { BoundedBytes } from './bounded-bytes.js';
 export { HttpReranker, configuredReranker, type Reranker, type HttpRerankerOptions } from './search/rerank.js';
 export type { RerankReport } from './search/modes.js';
-export { fuseRanks, quantize, VectorIndex } from './semantic/vectors.js';
+export { quantize, VectorIndex } from './semantic/vectors.js';
+export { fuseRanks, fuseScores } from './search/fusion.js';
 export { chunkText } from './semantic/chunk-text.js';
 export type { ExtractionProblem, IndexStatus } from './search/index-status.js';
 export type { PutResult, ChunkStream, ChunkEvent, PutOptions } from './put.js';

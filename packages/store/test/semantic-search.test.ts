@@ -92,7 +92,21 @@ describe('semantic and hybrid search (all-MiniLM-L6-v2)', () => {
     expect(top!.snippet).toContain('Motor lubricant');
     const both = (await store.search('dipstick lubricant', { mode: 'hybrid' }))[0]!;
     expect(both).toMatchObject({ path: 'cars/engine-oil.txt', keyword: { rank: 1 }, semantic: { rank: 1 } });
-    expect(both.score).toBeCloseTo(2 / 61, 10);
+    // Fused by scores (decision 0071): the first of each list scores its weight, 1 + 1; by
+    // ranks, 1 / (60 + 1) twice.
+    expect(both.score).toBeCloseTo(2, 10);
+    expect((await store.search('dipstick lubricant', { mode: 'hybrid', fusion: 'ranks' }))[0]!.score).toBeCloseTo(2 / 61, 10);
+    // A side of weight 0 leaves the other's order (each side's scores the right way up: bm25()
+    // is lower for better matches, a cosine higher).
+    for (const [side, other, question] of [
+      ['keyword', 'semantic', 'oil dough mortgage kitten sleep passport'],
+      ['semantic', 'keyword', 'How do I look after my new kitten or bake bread?'],
+    ] as const) {
+      const alone = (await store.search(question, { mode: side, limit: 10, minScore: -1 })).map((h) => h.path);
+      const fused = (await store.search(question, { mode: 'hybrid', limit: 10, minScore: -1, weights: { [other]: 0, exact: 0 } as { keyword?: number; semantic?: number } })).map((h) => h.path);
+      expect(alone.length, side).toBeGreaterThan(2);
+      expect(fused.slice(0, alone.length), side).toEqual(alone);
+    }
     // Filters apply before the floor: the one document under pets/ is unrelated to cars, and
     // below the relevance floor (search/floor.ts) it is no hit — unless minScore says otherwise.
     const filtered = await store.search('How often does my automobile require servicing?', { mode: 'semantic', pathPrefix: 'pets/' });

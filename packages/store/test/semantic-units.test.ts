@@ -7,7 +7,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { chunkText } from '../src/semantic/chunk-text.js';
 import { dot, normalize } from '../src/semantic/embedder.js';
-import { VectorIndex, fuseRanks, quantize } from '../src/semantic/vectors.js';
+import { VectorIndex, quantize } from '../src/semantic/vectors.js';
+import { fuseRanks, fuseScores } from '../src/search/fusion.js';
 
 const words = (s: string) => s.match(/\S+/g)?.length ?? 0;
 
@@ -96,6 +97,42 @@ describe('vectors', () => {
         expect(index.top(query, k).map((h) => [h.docId, h.score])).toEqual(sorted);
       }),
       { numRuns: 100 },
+    );
+  });
+});
+
+describe('score fusion', () => {
+  it('sums each list\'s scores scaled to [0, 1] over that list, times its weight; a list of one value gives 1', () => {
+    const fused = fuseScores([
+      { items: ['a', 'b', 'c'], scores: [10, 6, 2], weight: 1 },
+      { items: ['c', 'd'], scores: [0.8, 0.4], weight: 2 },
+      { items: ['e'], scores: [-3], weight: 0.5 },
+    ]);
+    expect(fused.map((f) => [f.item, f.score, f.ranks])).toEqual([
+      ['c', 0 + 2, [3, 1, undefined]],
+      ['a', 1, [1, undefined, undefined]],
+      ['b', 0.5, [2, undefined, undefined]],
+      ['e', 0.5, [undefined, undefined, 1]],
+      ['d', 0, [undefined, 2, undefined]],
+    ]);
+  });
+
+  it('a list sure of its first item puts it first where rank fusion puts items both lists hold ahead', () => {
+    // Keyword's first six are close together (common words); semantic's first is far ahead of
+    // its others. By ranks, `both` (second in each) goes first; by scores, `sure`.
+    const keyword = { items: ['k1', 'both', 'k3', 'k4', 'k5', 'sure', 'k7'], scores: [9.9, 9.8, 9.7, 9.6, 9.5, 9.4, 5], weight: 1 };
+    const semantic = { items: ['sure', 'both', 's3', 's4'], scores: [0.62, 0.41, 0.4, 0.39], weight: 1 };
+    expect(fuseScores([keyword, semantic])[0]!.item).toBe('sure');
+    expect(fuseRanks([keyword, semantic], 60)[0]!.item).toBe('both');
+  });
+
+  it('keeps a single list\'s order, ties by first appearance', () => {
+    fc.assert(
+      fc.property(fc.array(fc.double({ min: -50, max: 50, noNaN: true }), { minLength: 1, maxLength: 30 }), (scores) => {
+        const sorted = [...scores].sort((a, b) => b - a);
+        const items = sorted.map((_, i) => i);
+        expect(fuseScores([{ items, scores: sorted, weight: 1 }]).map((f) => f.item)).toEqual(items);
+      }),
     );
   });
 });

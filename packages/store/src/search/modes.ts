@@ -11,7 +11,7 @@ import type { Reader } from '../bytes/read.js';
 import type { Statements } from '../catalog/statements.js';
 import { parse } from '../options.js';
 import type { SemanticSearch } from '../semantic/semantic-side.js';
-import { fuseRanks } from '../semantic/vectors.js';
+import { fuseRanks, fuseScores } from './fusion.js';
 import { parseQuery, type ParsedQuery } from './grammar.js';
 import { allFilters, excludedEntries, fieldsOf, keywordEntries, keywordFound, passes, toHits, type FoundEntry } from './keyword.js';
 import { allExact, exactQuery, exactTerms, holdsAny, identifiersQuery, joinedQuery, onlyExact, requiredJoined, type ExactTerm } from './exact-terms.js';
@@ -279,14 +279,13 @@ export async function semanticSearch(s: Searcher & { semantic: SemanticSearch },
   const held = exact.length === 0 || allExact(parsed, exact) ? [] : await kept(await keywordFound(s, exactQuery(parsed, exact), q, window, 0, { check: joined ? holdsAny(exact) : null, checks: window }));
   const byId = new Map<number, FoundEntry>();
   for (const f of [...keyword, ...found, ...held]) if (!byId.has(f.entry_id)) byId.set(f.entry_id, f);
-  const fused = fuseRanks(
-    [
-      { items: keyword.map((f) => f.entry_id), weight: q.weights.keyword },
-      { items: found.map((f) => f.entry_id), weight: q.weights.semantic },
-      { items: held.map((f) => f.entry_id), weight: q.weights.exact },
-    ],
-    q.rrfK,
-  );
+  // (Keyword's and exact's scores are FTS5's bm25(), lower is better: negated to fuse.)
+  const lists = [
+    { items: keyword.map((f) => f.entry_id), scores: keyword.map((f) => -f.score), weight: q.weights.keyword },
+    { items: found.map((f) => f.entry_id), scores: found.map((f) => f.score), weight: q.weights.semantic },
+    { items: held.map((f) => f.entry_id), scores: held.map((f) => -f.score), weight: q.weights.exact },
+  ];
+  const fused = q.fusion === 'ranks' ? fuseRanks(lists, q.rrfK) : fuseScores(lists);
   const ranked = fused.map((x) => {
     const f = { ...byId.get(x.item)!, score: x.score };
     const [kr, sr, er] = x.ranks;

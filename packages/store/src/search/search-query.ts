@@ -14,10 +14,13 @@ export const SearchQuery = ListQuery.omit({ cursor: true, limit: true })
     /** keyword (BM25), semantic (vectors), hybrid (both, fused); default hybrid when a model is in use. */
     mode: z.enum(['keyword', 'semantic', 'hybrid']).optional(),
     /**
-     * Reciprocal rank fusion: its k, each list's weight, and how many hits of each list it
-     * fuses. Hybrid fuses keyword's list, semantic's and — for a question with identifiers
-     * (`6.17.0`, `ERR_REQUIRE_ESM`; exact-terms.ts) — the documents holding them as written.
+     * Hybrid's fusion (fusion.ts, decision 0071) of keyword's list, semantic's and — for a
+     * question with identifiers (`6.17.0`, `ERR_REQUIRE_ESM`; exact-terms.ts) — the documents
+     * holding them as written: by `scores` (each list's scores scaled to [0, 1] over its window,
+     * times its weight, summed; the default) or by `ranks` (reciprocal rank fusion, with `rrfK`);
+     * each list's weight, and how many hits of each list it fuses (`window`).
      */
+    fusion: z.enum(['scores', 'ranks']).default('scores'),
     rrfK: z.number().min(0).max(10_000).default(60),
     weights: z
       .object({ keyword: z.number().min(0).max(100).default(1), semantic: z.number().min(0).max(100).default(1), exact: z.number().min(0).max(100).default(1) })

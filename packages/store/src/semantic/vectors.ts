@@ -104,19 +104,3 @@ function grown<T extends Int32Array | Float32Array | Int8Array>(a: T, make: (n: 
   b.set(a);
   return b;
 }
-
-/** Reciprocal rank fusion (decision 0036): score(x) = sum over lists of weight / (k + rank), ranks from 1. */
-export function fuseRanks<T>(lists: { items: readonly T[]; weight: number }[], k: number): { item: T; score: number; ranks: (number | undefined)[] }[] {
-  const fused = new Map<T, { score: number; ranks: (number | undefined)[]; first: number }>();
-  let order = 0;
-  lists.forEach((list, li) => {
-    list.items.forEach((item, i) => {
-      let f = fused.get(item);
-      if (!f) fused.set(item, (f = { score: 0, ranks: lists.map(() => undefined), first: order++ }));
-      f.score += list.weight / (k + i + 1);
-      f.ranks[li] = i + 1;
-    });
-  });
-  // Ties (equal scores) keep the order in which the lists first named them: stable everywhere.
-  return [...fused].sort((a, b) => b[1].score - a[1].score || a[1].first - b[1].first).map(([item, f]) => ({ item, score: f.score, ranks: f.ranks }));
-}

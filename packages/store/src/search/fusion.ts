@@ -1,0 +1,53 @@
+/**
+ * How hybrid search fuses its rankings (decision 0071): by their scores — each side's scores
+ * scaled to [0, 1] over its own window (min-max), times the side's weight, summed — by default,
+ * or by their ranks (reciprocal rank fusion, decision 0036). Ranks alone cannot tell a side
+ * that is sure of its first hit from one that is not: a question in people's words whose
+ * document semantic search put first, far ahead of its second, fell below the dozens keyword
+ * search matched on common words (`run a command with a time limit` found systemctl(1) first,
+ * not timeout(1)).
+ */
+
+/** A fused item: its score, and its rank in each list (from 1; undefined where a list lacks it). */
+export interface Fused<T> {
+  item: T;
+  score: number;
+  ranks: (number | undefined)[];
+}
+
+/**
+ * Score fusion: score(x) = Σ over lists of weight × (s − min) / (max − min), each list's scores
+ * higher-is-better and scaled over that list (a list whose scores are all one value gives 1).
+ */
+export function fuseScores<T>(lists: { items: readonly T[]; scores: readonly number[]; weight: number }[]): Fused<T>[] {
+  return fuse(lists, (list) => {
+    let max = -Infinity;
+    let min = Infinity;
+    for (const s of list.scores) {
+      max = Math.max(max, s);
+      min = Math.min(min, s);
+    }
+    return (i) => list.weight * (max > min ? (list.scores[i]! - min) / (max - min) : 1);
+  });
+}
+
+/** Reciprocal rank fusion (decision 0036): score(x) = Σ over lists of weight / (k + rank), ranks from 1. */
+export function fuseRanks<T>(lists: { items: readonly T[]; weight: number }[], k: number): Fused<T>[] {
+  return fuse(lists, (list) => (i) => list.weight / (k + i + 1));
+}
+
+function fuse<T, L extends { items: readonly T[] }>(lists: L[], valueIn: (list: L) => (i: number) => number): Fused<T>[] {
+  const fused = new Map<T, { score: number; ranks: (number | undefined)[]; first: number }>();
+  let order = 0;
+  lists.forEach((list, li) => {
+    const value = valueIn(list);
+    list.items.forEach((item, i) => {
+      let f = fused.get(item);
+      if (!f) fused.set(item, (f = { score: 0, ranks: lists.map(() => undefined), first: order++ }));
+      f.score += value(i);
+      f.ranks[li] = i + 1;
+    });
+  });
+  // Ties (equal scores) keep the order in which the lists first named them: stable everywhere.
+  return [...fused].sort((a, b) => b[1].score - a[1].score || a[1].first - b[1].first).map(([item, f]) => ({ item, score: f.score, ranks: f.ranks }));
+}
