@@ -164,6 +164,8 @@ describe('kura with an encrypted store', () => {
     utimesSync(join(store, 'keys-lock'), new Date(Date.now() - 120_000), new Date(Date.now() - 120_000));
     const removed = byThird('key', 'remove', secondId);
     expect([removed.status, removed.stderr]).toEqual([0, expect.stringMatching(/waiting for the key lock/)]);
+    // ... and says what a removed password's key file still opens: the same key (a trial read it as re-encrypted).
+    expect(removed.stdout).toMatch(/stays encrypted with the same key.*kura copy SRC DST --encrypt/);
     expect(bySecond('ls').status).toBe(2);
     const { id: lastId } = JSON.parse(byThird('key', 'list', '--json').stdout.trim());
     const last = byThird('key', 'remove', lastId);

@@ -131,6 +131,10 @@ describe('an encrypted store directory', () => {
     expect(files.some((f) => f.includes('/packs/'))).toBe(true); // (large enough to be packs of their own)
     expect(files.some((f) => f.includes('/checkpoints/'))).toBe(true);
     expect(files.some((f) => f.endsWith('kura.db'))).toBe(false); // the database is in the cache
+    // Its files and folders are its owner's alone, as restic's: a key file lets whoever reads it
+    // try passwords offline (they were 644, the folders 755).
+    for (const f of files) expect(statSync(f).mode & 0o777, relative(root, f)).toBe(0o600);
+    for (const d of [root, join(root, 'keys'), join(root, 'packs')]) expect(statSync(d).mode & 0o777, d).toBe(0o700);
     // ... which its owner alone may enter (it was 755: every account read the plain database).
     expect(statSync(cache).mode & 0o777).toBe(0o700);
     let zstd = 0;

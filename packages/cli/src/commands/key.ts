@@ -17,6 +17,10 @@ import { storeDir } from '../store.js';
 
 const utf8 = (s: string) => new TextEncoder().encode(s);
 
+/** What a new password does not change (said by passwd and remove, and in their help). */
+const STAYS =
+  "the store's data stays encrypted with the same key: whoever had a removed password and a copy of its key file (or of the store) can still read it; to shut them out, copy the store to a new encrypted one (kura copy SRC DST --encrypt)";
+
 /** --kdf-memory's bounds, MiB: less makes a password cheap to guess; more than the format allows (FORMAT.md §17.2). */
 const KDF_MEMORY_MIB = { min: 8, max: 1024 };
 
@@ -75,7 +79,7 @@ export function register(program: Command): void {
     });
   key
     .command('passwd')
-    .description('change the password given: a key file for the new one, then the old one removed')
+    .description(`change the password given: a key file for the new one, then the old one removed; ${STAYS}`)
     .option('--new-password-file <file>', 'the new password, from the first line of this file (else asked twice on the terminal)')
     .option('--kdf-memory <MiB>', `Argon2id memory for the new key (default ${DEFAULT_KDF.memoryKib / 1024})`)
     .option('--json', 'print {id, removed} as one JSON line (removed: every key file the old password opened)')
@@ -84,7 +88,9 @@ export function register(program: Command): void {
       await withKeys(cmd, async (ring, master, _current, password) => {
         const { id, removed } = await ring.passwd(password, master, utf8(await newPassword(opts.newPasswordFile)), kdf);
         if (opts.json) await writeJson({ id, removed });
-        else await write(`key ${removed.join(', ')} replaced by ${id}\n`);
+        // (The store's key is the same: a new password does not undo a leaked one — a trial read
+        // "password changed" as "re-encrypted". restic and kopia keep theirs too.)
+        else await write(`key ${removed.join(', ')} replaced by ${id}\n${STAYS}\n`);
       });
     });
   key
@@ -95,7 +101,7 @@ export function register(program: Command): void {
         // As restic refuses: the password given would stop opening the store (scripts using it too).
         if (id === current && (await ring.list()).keys.length > 1) throw usage(`key ${id} is the one the password given opens: removing it would lock that password out; change it with kura key passwd, or remove the key with another password`);
         await ring.remove(id);
-        await write(`removed key ${id}\n`);
+        await write(`removed key ${id}\n${STAYS}\n`);
       });
     });
 }

@@ -31,6 +31,13 @@ import {
 import { concatParts } from '../objects/memory-objects.js';
 
 const TMP = '.kura-tmp';
+/**
+ * Files and folders its owner's alone, as restic's (FORMAT.md §17): a key file lets whoever
+ * reads it try passwords offline, and names and sizes say something of what is stored (they
+ * were 644 and 755: every account on the machine could read the key files).
+ */
+const FILE_MODE = 0o600;
+const DIR_MODE = 0o700;
 const LOCK_STALE_MS = 30_000;
 
 export class DirectoryObjectStore implements ObjectStore {
@@ -193,8 +200,8 @@ export class DirectoryObjectStore implements ObjectStore {
     const id = randomBytes(12).toString('hex');
     const dir = join(this.root, TMP, 'uploads', id);
     try {
-      await mkdir(dir, { recursive: true });
-      await writeFile(join(dir, 'key'), key);
+      await mkdir(dir, { recursive: true, mode: DIR_MODE });
+      await writeFile(join(dir, 'key'), key, { mode: FILE_MODE });
     } catch (e) {
       throw this.#error(e, key);
     }
@@ -248,7 +255,7 @@ export class DirectoryObjectStore implements ObjectStore {
   }
 
   async #mkdirFor(key: string): Promise<void> {
-    if (key.includes('/')) await mkdir(dirname(this.#path(key)), { recursive: true });
+    if (key.includes('/')) await mkdir(dirname(this.#path(key)), { recursive: true, mode: DIR_MODE });
   }
 
   /**
@@ -272,8 +279,8 @@ export class DirectoryObjectStore implements ObjectStore {
   async #staged(bytes: Uint8Array): Promise<string> {
     const tmp = join(this.root, TMP, randomBytes(12).toString('hex'));
     try {
-      await mkdir(dirname(tmp), { recursive: true });
-      const fd = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
+      await mkdir(dirname(tmp), { recursive: true, mode: DIR_MODE });
+      const fd = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, FILE_MODE);
       try {
         await fd.writeFile(bytes);
         await fd.sync();
@@ -297,10 +304,10 @@ export class DirectoryObjectStore implements ObjectStore {
   /** Takes the key's lock (a directory); answers how to let it go. */
   async #lock(key: string): Promise<() => Promise<void>> {
     const dir = join(this.root, TMP, 'locks', createHash('sha256').update(key).digest('hex').slice(0, 32));
-    await mkdir(dirname(dir), { recursive: true });
+    await mkdir(dirname(dir), { recursive: true, mode: DIR_MODE });
     for (let wait = 1; ; wait = Math.min(wait * 2, 50)) {
       try {
-        await mkdir(dir);
+        await mkdir(dir, DIR_MODE);
         return () => rmdir(dir).catch(() => undefined);
       } catch (e) {
         if (!isCode(e, 'EEXIST')) throw this.#error(e, key);

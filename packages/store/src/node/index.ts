@@ -287,7 +287,7 @@ export class Store extends StoreCore {
       // An encrypted store lives as objects in its directory (FORMAT.md §17), its database
       // and every other plaintext in the cache directory, outside it.
       if (existsSync(root) && readdirSync(root).some((f) => !f.startsWith('.'))) throw new InvalidInputError(`${root} is not empty; a store needs a directory of its own`, 'dir');
-      mkdirSync(root, { recursive: true });
+      mkdirSync(root, { recursive: true, mode: 0o700 }); // (its owner's alone, as its files: dir-objects.ts)
       return this.initObjects(new DirectoryObjectStore(root), { ...plainInit, cacheDir: cacheDir ?? defaultCacheDir(root), password, encryption, ...(packCacheBytes !== undefined ? { packCacheBytes } : {}) });
     }
     const existed = existsSync(root);
