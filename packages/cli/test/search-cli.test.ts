@@ -102,6 +102,9 @@ describe('kura search', () => {
     expect(semantic[0]).toMatchObject({ path: 'oil.txt', semantic: { rank: 1 } });
     const hybrid = kura(['search', '--store', store, '--json', question]).stdout.trim().split('\n').map((l) => JSON.parse(l));
     expect(hybrid[0]).toMatchObject({ path: 'oil.txt', semantic: { rank: 1 } });
+    // Human output says a hit was found by meaning alone: no word of the question is marked in it.
+    expect(kura(['search', '--store', store, question]).stdout).toMatch(/oil\.txt\n {4}\(by meaning\) Motor lubricant/);
+    expect(kura(['search', '--store', store, 'dipstick']).stdout).not.toContain('(by meaning)');
     // --wait-ms: documents not embedded in time are left out of the semantic ranking, and said so.
     for (let i = 0; i < 30; i++) writeFileSync(join(root, `n${i}.txt`), `Note ${i}: the tyres were rotated and the brakes checked.\n`);
     expect(kura(['add', '--store', store, ...Array.from({ length: 30 }, (_, i) => `n${i}.txt`)], root).code).toBe(0);

@@ -109,7 +109,10 @@ async function searchWith(store: Store, embedder: Embedder | undefined, query: s
       continue;
     }
     const snippet = unescapeHtml(h.snippet.replace(/\s+/g, ' ').replace(/<mark>(.*?)<\/mark>/g, tty ? '\x1b[1m$1\x1b[0m' : '[$1]'));
-    await write(`${h.digest}  ${h.path ? shownPath(h.path) : '-'}${h.version !== undefined ? `@${h.version}` : ''}\n    ${snippet}\n`);
+    // A hit found by meaning alone has no word of the query to show for it: said, before its
+    // passage (a trial could not tell why such a hit was there).
+    const why = h.matched?.length === 1 && h.matched[0] === 'semantic' && hits.mode === 'hybrid' ? '(by meaning) ' : '';
+    await write(`${h.digest}  ${h.path ? shownPath(h.path) : '-'}${h.version !== undefined ? `@${h.version}` : ''}\n    ${why}${snippet}\n`);
   }
   for (const h of hits) if (h.damaged !== undefined) process.stderr.write(`kura: ${h.path ? shownPath(h.path) : h.digest}: damaged: ${h.damaged} [CORRUPT_DATA] (kura verify)\n`);
   return hits.some((h) => h.damaged !== undefined);
