@@ -1,11 +1,12 @@
 /**
  * A misspelt word read as the index's nearest (decision 0069, typos.ts): a query that found
- * nothing for a typo finds what was meant and says so; a query with words that match, a word
- * nobody misspelt and a phrase are searched as typed.
+ * nothing for a typo finds what was meant and says so; a query with words that match (its
+ * misspelt word said), a word nobody misspelt and a phrase are searched as typed.
  */
 import { describe, expect, it } from 'vitest';
 import { Store } from '../src/node/index.js';
 import { editDistance } from '../src/search/typos.js';
+import { HashingEmbedderForTests } from '../src/semantic/hashing-embedder.js';
 import { newStore } from './helpers/store.js';
 
 const enc = (t: string) => new TextEncoder().encode(t);
@@ -54,7 +55,14 @@ describe('typos', () => {
       expect(hits.fallbacks ?? [], q).toEqual([]);
       return hits.map((h) => h.path);
     };
-    expect(await asTyped('revelance feedback')).toEqual(['c.md']); // (feedback answers it)
+    // A question whose other words match is answered by them; its misspelt word is said, not read.
+    const other = await store.search('revelance feedback', { mode: 'keyword' });
+    expect(other.map((h) => h.path)).toEqual(['c.md']);
+    expect(other.fallbacks).toEqual(['"revelance" is in no document: searched as typed, with the other words ("relevance" is in some)']);
+    expect((await store.search('revelance feedback', { mode: 'keyword', typos: false })).fallbacks ?? []).toEqual([]);
+    store.useEmbedder(new HashingEmbedderForTests()); // (hybrid's keyword side says it too)
+    expect((await store.search('revelance feedback', { mode: 'hybrid' })).fallbacks).toEqual(other.fallbacks);
+    expect(await asTyped('dislocation feedback')).toEqual(['c.md']); // (no word near it: nothing to say)
     expect(await asTyped('retrieval')).toEqual(['c.md', 'a.md']);
     expect(await asTyped('"retreival systems"')).toEqual([]);
     expect(await asTyped('brd')).toEqual([]); // (three letters: too often another word)

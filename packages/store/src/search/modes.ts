@@ -15,7 +15,7 @@ import { fuseRanks, fuseScores } from './fusion.js';
 import { parseQuery, type ParsedQuery } from './grammar.js';
 import { allFilters, excludedEntries, fieldsOf, keywordEntries, keywordFound, passes, toHits, type FoundEntry } from './keyword.js';
 import { allExact, exactQuery, exactTerms, holdsAny, identifiersQuery, joinedQuery, onlyExact, requiredJoined, type ExactTerm } from './exact-terms.js';
-import { indexVocabulary, typosSaid, withTyposRead, type Vocabulary } from './typos.js';
+import { indexVocabulary, typosNoticed, typosSaid, withTyposRead, type Vocabulary } from './typos.js';
 import { SearchQuery, type SearchHit, type SearchHits } from './search-query.js';
 import { historyBehind, syncHistory, type HistorySource } from './history.js';
 import { allVersionsFound, historyMode, snapshotFound, type HistoryFound } from './history-search.js';
@@ -141,8 +141,14 @@ export async function keywordSearch(s: Searcher, query: string, options: SearchQ
   if (r.ranked.length === 0 && q.typos) {
     const read = withTyposRead(vocabulary(s), typed);
     if (read !== typed) r = await keywordRanked(s, read, q);
-  }
+  } else if (q.typos) r = { ...r, parsed: noticingTypos(s, r.parsed) };
   return finish(s, r.parsed, r.q, r.ranked);
+}
+
+/** The parse, with its misspelt words said (typos.ts `typosNoticed`): a query that found documents without them. */
+function noticingTypos(s: Searcher, parsed: ParsedQuery): ParsedQuery {
+  const noticed = typosNoticed(vocabulary(s), parsed);
+  return noticed.length ? { ...parsed, fallbacks: [...parsed.fallbacks, ...noticed] } : parsed;
 }
 
 /** Keyword's ranked candidates for a parse, and the query to page them with (already paged: offset 0). */
@@ -269,7 +275,7 @@ export async function semanticSearch(s: Searcher & { semantic: SemanticSearch },
   if (keyword.length === 0 && q.typos) {
     const read = withTyposRead(vocabulary(s), parsed);
     if (read !== parsed) keyword = await keywordFound(s, (parsed = read), q, window, 0);
-  }
+  } else if (q.typos) parsed = noticingTypos(s, parsed);
   // The third list: the matches that hold one of the question's identifiers as written, in
   // the question's BM25 order (exactQuery: the question AND an identifier), read and checked
   // when one is joined (the index's word is a one-word identifier: nothing to read). A

@@ -102,6 +102,11 @@ function formsOf(term: string, length: number, slack: number): string[] {
 
 /** The word to search instead of `word` (as a word of the store's, where one is found), or undefined: it is held, or nothing is near. */
 function nearest(v: Vocabulary, word: string): string | undefined {
+  return nearestWord(v, word)?.search;
+}
+
+/** `nearest`'s word, and the word of it to show (the term is often no word: `retriev`). */
+function nearestWord(v: Vocabulary, word: string): { search: string; said: string } | undefined {
   const folded = fold(word);
   if (folded.length < TYPO_MIN_LETTERS || !LETTERS.test(folded) || STOP_WORDS.has(folded)) return undefined;
   const stem = stemOf(folded);
@@ -125,7 +130,34 @@ function nearest(v: Vocabulary, word: string): string | undefined {
   }
   // Searched as the term itself where the index reads it so, else as its nearest form.
   if (!best) return undefined;
-  return v.holds(best.term) ? best.term : v.holds(best.said) ? best.said : undefined;
+  const search = v.holds(best.term) ? best.term : v.holds(best.said) ? best.said : undefined;
+  return search === undefined ? undefined : { search, said: best.said };
+}
+
+/**
+ * For a query that found documents: its plain words no document holds that are near one that
+ * some do, said — searched as typed all the same (the question's other words answered it, and
+ * an absent word is as often one the store lacks as a typo), so that a misspelling is not
+ * passed over in silence (a trial: `timeuot` in a question that matched on its other words).
+ */
+export function typosNoticed(v: Vocabulary, parsed: ParsedQuery): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  const walk = (e: Expr): void => {
+    if ('text' in e) {
+      const word = e.text.replace(EDGE, '');
+      if (e.kind !== 'word' || seen.has(word) || seen.size >= TYPOS_MAX || !LETTERS.test(word) || fold(word).length < TYPO_MIN_LETTERS) return;
+      seen.add(word);
+      if (v.holds(fold(word))) return;
+      const near = nearestWord(v, word);
+      if (near) out.push(`"${word}" is in no document: searched as typed, with the other words ("${near.said}" is in some)`);
+      return;
+    }
+    if (e.kind === 'not') return walk(e.left);
+    e.items.forEach(walk);
+  };
+  if (parsed.expr) walk(parsed.expr);
+  return out;
 }
 
 /**
