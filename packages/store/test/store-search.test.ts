@@ -66,6 +66,17 @@ describe('search', () => {
     expect(makeSnippet([manual], queryTerms('restic forget policy'))).toMatch(/retention <mark>policy<\/mark>, run <mark>restic<\/mark> <mark>forget<\/mark>/);
   });
 
+  it("a snippet shows the passage of the query's rarest word, not a cluster of its common ones", async () => {
+    const { store } = await newStore();
+    for (let i = 0; i < 5; i++) await store.put(text(`Bash keeps a history of commands, note ${i}.`), { path: `notes/${i}.txt` });
+    const filler = 'and then some other words follow here for a while '.repeat(4);
+    await store.put(text(`Bash history: bash saves history. ${filler}The HISTTIMEFORMAT variable stamps each entry.`), { path: 'bash.1' });
+    const [hit] = (await store.search('bash history HISTTIMEFORMAT', { mode: 'keyword' })).filter((h) => h.path === 'bash.1');
+    // (Counted alike, "bash" and "history" together outweighed the one word only this page holds.)
+    expect(hit!.snippet).toContain('<mark>HISTTIMEFORMAT</mark> variable');
+    expect(hit!.snippet).not.toContain('<mark>Bash</mark> history:');
+  });
+
   it('snippets are HTML fragments: document text is escaped, only the marks are markup', async () => {
     const { makeSnippet, queryTerms: terms } = await import('../src/search/snippet.js');
     const { parseQuery } = await import('../src/search/grammar.js');

@@ -10,7 +10,7 @@ import type { Statements } from '../catalog/statements.js';
 import { INDEXED_TEXT_MAX } from './text.js';
 import { documentText } from './doc-text.js';
 import { z } from 'zod';
-import { SNIPPET_SOURCE_MAX, escapeHtml, makeSnippet, queryTerms, snippetPast, stemOf, stopStemmedOnly, type SnippetTerm } from './snippet.js';
+import { SNIPPET_SOURCE_MAX, escapeHtml, makeSnippet, queryTerms, snippetPast, stemOf, stopStemmedOnly, weighTerms, type SnippetTerm } from './snippet.js';
 import { STOP_WORDS } from './stop-words.js';
 import type { SearchHit, SearchQuery } from './search-query.js';
 import type { ParsedQuery } from './grammar.js';
@@ -168,8 +168,9 @@ export async function toHits(
   parsed: ParsedQuery,
   found: readonly FoundEntry[],
   extra: (f: FoundEntry) => Pick<SearchHit, 'matched'> & Partial<SearchHit> & { passage?: { start: number; end: number } },
+  docsHolding?: (term: string) => number,
 ): Promise<SearchHit[]> {
-  const terms = queryTerms(parsed);
+  const terms = found.length && docsHolding ? db.read(() => weighTerms(queryTerms(parsed), docsHolding)) : queryTerms(parsed);
   const hits: SearchHit[] = [];
   for (const r of found) {
     const { tags, meta, doc } = db.read(() => ({

@@ -122,10 +122,19 @@ async function finish(s: Searcher, parsed: ParsedQuery, q: Query, ranked: Ranked
   const done = await rerank(s, parsed, q, ranked);
   const page = done.ranked.slice(q.offset, q.offset + q.limit);
   const byEntry = new Map(page.map((r) => [r.f, r]));
-  const hits = await toHits(s.db, s.st, s.reader, parsed, page.map((r) => r.f), (f) => {
-    const r = byEntry.get(f)!;
-    return { ...r.extra, ...(r.passage ? { passage: r.passage } : {}) };
-  });
+  const vocab = vocabulary(s);
+  const hits = await toHits(
+    s.db,
+    s.st,
+    s.reader,
+    parsed,
+    page.map((r) => r.f),
+    (f) => {
+      const r = byEntry.get(f)!;
+      return { ...r.extra, ...(r.passage ? { passage: r.passage } : {}) };
+    },
+    (term) => vocab.docsHolding(term),
+  );
   return answer(hits, parsed, notEmbedded, done.report);
 }
 

@@ -28,7 +28,7 @@ const AFTER = 10;
  * `theses` → `these`), so the stop word itself, which the index cannot tell from it, is not
  * taken for it (stopStemmedOnly).
  */
-export type SnippetTerm = { word: string; prefix: boolean; stem: string; hangul: boolean; stopStem: boolean };
+export type SnippetTerm = { word: string; prefix: boolean; stem: string; hangul: boolean; stopStem: boolean; weight?: number };
 
 /** FTS5's porter tokenizer stems words of ASCII letters only; others match as they are. */
 export const stemOf = (folded: string) => (/^[a-z]+$/.test(folded) ? stemmer(folded) : folded);
@@ -82,25 +82,45 @@ function matchedTerm(token: string, terms: SnippetTerm[]): number {
 
 /**
  * The token to centre a snippet on: the match whose window (BEFORE words before it, AFTER
- * after) holds the most distinct query words, the first of those. The first match alone showed
- * a table of contents naming one word where a later passage had them all (a trial).
+ * after) holds the distinct query words of most weight (weighTerms: the rarer, the more), the
+ * first of those. The first match alone showed a table of contents naming one word where a
+ * later passage had them all (a trial); counted alike, two common words outweighed the rare
+ * one that made the match (a trial: `HISTTIMEFORMAT` in a question about bash history).
  */
 function bestMatch(tokens: { word: string }[], terms: SnippetTerm[]): number {
   const which = tokens.map((t) => matchedTerm(t.word, terms));
+  const all = terms.reduce((a, t) => a + (t.weight ?? 1), 0);
   let best = -1;
-  let bestCount = 0;
+  let bestWeight = 0;
   for (let i = 0; i < which.length; i++) {
     if (which[i]! < 0) continue;
     if (best < 0) best = i;
-    if (bestCount === terms.length) break; // (every word in one window: none does better)
+    if (bestWeight >= all) break; // (every word in one window: none does better)
     const seen = new Set<number>();
     for (let j = Math.max(0, i - BEFORE); j <= Math.min(which.length - 1, i + AFTER); j++) if (which[j]! >= 0) seen.add(which[j]!);
-    if (seen.size > bestCount) {
-      bestCount = seen.size;
+    let weight = 0;
+    for (const t of seen) weight += terms[t]!.weight ?? 1;
+    if (weight > bestWeight) {
+      bestWeight = weight;
       best = i;
     }
   }
   return best;
+}
+
+/**
+ * The terms, each weighed by how few documents hold it (1 / their number, as the index counts
+ * them; 1 for a term no document holds — matched in a path or tag alone — and a prefix the
+ * least of the others'): a snippet shows the passage of the rare word that made the match.
+ */
+export function weighTerms(terms: SnippetTerm[], docsHolding: (term: string) => number): SnippetTerm[] {
+  const weighed = terms.map((t) => {
+    if (t.prefix) return t;
+    const n = docsHolding(t.hangul ? t.word : t.stem);
+    return { ...t, weight: n > 0 ? 1 / n : 1 };
+  });
+  const least = Math.min(...weighed.filter((t) => !t.prefix).map((t) => t.weight!));
+  return weighed.map((t) => (t.prefix ? { ...t, weight: Number.isFinite(least) ? least : 1 } : t));
 }
 
 /**

@@ -40,6 +40,8 @@ export interface Vocabulary {
   holds(word: string): boolean;
   /** The index's terms starting with `prefix`, with how many documents hold each. */
   startingWith(prefix: string): { term: string; doc: number }[];
+  /** How many documents hold the index's term `term` (0: none). */
+  docsHolding(term: string): number;
 }
 
 /** The search index's vocabulary on this connection (a temp fts5vocab table, made once). */
@@ -48,15 +50,17 @@ export function indexVocabulary(db: SqlDatabase): Vocabulary {
     db.exec("CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_vocab USING fts5vocab(main, 'search', 'row')");
   } catch {
     // A SQLite without fts5vocab: every word is searched as typed (no search fails for this).
-    return { matches: () => true, holds: () => true, startingWith: () => [] };
+    return { matches: () => true, holds: () => true, startingWith: () => [], docsHolding: () => 0 };
   }
   const match = db.prepare<{ one: number }>('SELECT 1 AS one FROM search WHERE search MATCH ? LIMIT 1');
   const range = db.prepare<{ term: string; doc: number }>('SELECT term, doc FROM temp.search_vocab WHERE term >= ? AND term < ?');
+  const one = db.prepare<{ doc: number }>('SELECT doc FROM temp.search_vocab WHERE term = ?');
   return {
     matches: (expr) => match.get(expr) !== undefined,
     // (Quoted as fts.ts quotes a term: no word reaches FTS5's parser raw — `AND"AND` did.)
     holds: (word) => match.get(`"${word.replace(/\0/g, ' ').replace(/"/g, '""')}"`) !== undefined,
     startingWith: (prefix) => range.all(prefix, `${prefix}\u{10ffff}`),
+    docsHolding: (term) => one.get(term)?.doc ?? 0,
   };
 }
 
