@@ -369,6 +369,23 @@ describe('a store on object storage', () => {
   });
 
   // (GC on object storage, once refused here, has its own tests: store-objects-gc.test.ts.)
+  it('a seq the storage says is taken, but whose commit it never shows, ends a put with damage instead of retrying forever', { timeout: 60_000 }, async () => {
+    // (A faulty twin: the create of one log object is refused as taken, and nothing is there.
+    // A replayed object did this in a real store: every writer lost the race to it forever.)
+    class Phantom extends MemoryObjectStore {
+      phantom: string | undefined;
+      override async create(key: string, bytes: Uint8Array): Promise<boolean> {
+        return key === this.phantom ? false : super.create(key, bytes);
+      }
+    }
+    const objects = new Phantom();
+    const s = await server(objects, cache(), true);
+    await s.put(new TextEncoder().encode('first'), { path: 'a' });
+    const last = (await keys(objects, 'log/')).at(-1)!;
+    objects.phantom = `log/${String(Number(last.slice(4)) + 1).padStart(20, '0')}`;
+    await expect(s.put(new TextEncoder().encode('second'), { path: 'b' })).rejects.toMatchObject({ code: 'CORRUPT_DATA', reason: 'log' });
+  });
+
   it('refuses an object store that ignores conditional creates, and a cache directory that holds a store', async () => {
     const objects = new MemoryObjectStore();
     await server(objects, cache(), true);

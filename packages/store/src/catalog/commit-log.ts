@@ -9,7 +9,8 @@ import { CorruptDataError, InternalError } from '@kura/core';
 import type { SqlDatabase } from '../backend/sql.js';
 import type { Statements } from './statements.js';
 import { commitsAfter, decodeCommit, emptyHead, encodeBody, newWriterId, readHead, writeHead, type LoggedFrame, type LogHead } from './commits.js';
-import { encodeFrame, sameHash, segmentName } from './frame.js';
+import { encodeFrame, readFrames, sameHash, segmentName } from './frame.js';
+import { isNotFound } from '../objects/object-store.js';
 import { SEGMENT_LIMIT, appendFrame, type AppendedFrame } from './frame-append.js';
 import type { LogStore, SegmentAppender, SharedSegments } from './log-store.js';
 import { applyContext, applyOp, type ApplyContext, type CommitPlace, type Op, type OpResult } from './ops.js';
@@ -95,8 +96,9 @@ export class CommitLog {
     const log = new CommitLog(db, st, store, head, writer, retentionMs);
     await log.#checkpoints.load();
     if (log.#objects) {
-      // One object per commit, never appended to: a listing after the head, then polling. (A
-      // head the bucket lacks breaks the chain at the next commit: CORRUPT_DATA, reason log.)
+      // One object per commit, never appended to: the head's own first, then a listing after
+      // it, then polling.
+      await headHeld(store, head);
       await log.#objects.refresh();
       log.#objects.startPolling();
       return log;
@@ -406,3 +408,27 @@ export class CommitLog {
   }
 }
 
+/**
+ * On object storage, the commit a writer's database applied last is in the log as it was: its
+ * object there, or gone with a checkpoint at or past it (the log truncated: decision 0045).
+ * Else the log lost it — deleted, or the bucket rolled back — or it was replaced, and the next
+ * commit would be published on top of a log no replay reaches (a trial: verify said the log was
+ * damaged; `kura add` went on and made it worse).
+ */
+async function headHeld(store: LogStore, head: LogHead): Promise<void> {
+  if (!head.segment || head.seq === 0) return;
+  let bytes: Uint8Array | undefined;
+  try {
+    bytes = await store.readSegment(head.segment);
+  } catch (e) {
+    if (!isNotFound(e)) throw e;
+  }
+  if (bytes === undefined) {
+    if ((await store.checkpoints()).some((n) => Number(n) >= head.seq)) return;
+    throw new CorruptDataError(`the database has applied commit ${head.seq}, but the log has no object ${head.segment}: the log lost commits the database holds (deleted, or the storage rolled back): restore the log from a copy of the store, or open it with a new cache (those commits are then lost)`, 'log-behind');
+  }
+  const [f] = readFrames(bytes).frames;
+  if (!f || f.seq !== head.seq || !sameHash(f.hash, head.hash)) {
+    throw new CorruptDataError(`log object ${head.segment} is not the commit ${head.seq} the database applied (replaced): the log is damaged; restore it from a copy of the store`, store.sealing ? 'unauthentic' : 'log');
+  }
+}

@@ -131,6 +131,7 @@ export async function commitsAfter(
     }
     const { frames, end } = readFrames(bytes, start);
     if (stopAtGap && frames.length === 0 && start === 0) break;
+    if (start === 0 && frames.length) checkFirstCommit(name, frames[0]!.seq, store.sealing !== undefined);
     for (const f of frames) {
       if (f.seq === head.seq && head.seq > 0) {
         if (!sameHash(f.hash, head.hash)) throw new CorruptDataError(`commit ${f.seq} in segment ${name} is not the one the database (or its checkpoint) applied`, 'log');
@@ -162,6 +163,21 @@ export async function commitsAfter(
     }
   }
   return { commits, last, headAt };
+}
+
+/**
+ * A segment begins with the commit its name says (FORMAT.md §15.2: a segment is created with
+ * its first commit; on object storage each holds one). Another commit there is a copy of one
+ * from elsewhere in the log — replayed, or swapped — or a forgery: damage, never passed over.
+ * (Passed over as "applied already", it was never authenticated, verify said ok, and a writer
+ * on object storage lost the race for that seq to it forever: a trial.)
+ */
+export function checkFirstCommit(segment: string, seq: number, sealed: boolean): void {
+  if (seq === Number(segment)) return;
+  throw new CorruptDataError(
+    `log segment ${segment} begins with commit ${seq}, not commit ${Number(segment)}: a copy of another commit (replayed or swapped) or a forgery, not this store's log`,
+    sealed ? 'unauthentic' : 'log',
+  );
 }
 
 /** A frame and the segment it was read from. */

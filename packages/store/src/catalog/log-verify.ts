@@ -43,7 +43,7 @@ export async function verifyLog(st: Statements, store: LogStore): Promise<{ comm
     ({ commits, last } = await commitsAfter(store, start));
   } catch (e) {
     if (!(e instanceof CorruptDataError)) throw e;
-    damaged.push({ reason: 'log', message: e.message });
+    damaged.push({ reason: e.reason === 'unauthentic' ? 'unauthentic' : 'log', message: e.message });
     return { commitsChecked: 0, damaged };
   }
   // An encrypted store's commits are authenticated too (FORMAT.md §17.6): the chain's hashes are

@@ -8,7 +8,7 @@
 import { CorruptDataError, InternalError } from '@kura/core';
 import type { SqlDatabase } from '../backend/sql.js';
 import type { Statements } from './statements.js';
-import { decodeCommit, encodeBody, writeHead, type Commit, type LogHead } from './commits.js';
+import { checkFirstCommit, decodeCommit, encodeBody, writeHead, type Commit, type LogHead } from './commits.js';
 import { encodeFrame, readFrames, sameHash, segmentName } from './frame.js';
 import type { LogStore } from './log-store.js';
 import type { ApplyContext, CommitPlace, Op, OpResult } from './ops.js';
@@ -183,11 +183,18 @@ export class ObjectCommits {
       // A server that has not known the log's end for freshMs (it was paused) lists first: the
       // seq after its head may be one the log's truncation deleted, free to create again (0045).
       let lost = 0; // the seq this publish last lost a race for
+      let behind = 0; // attempts in a row that caught up to short of it
       try {
         for (let attempt = 0; ; attempt++) {
           if (attempt % 2 === 1) await this.#follow(lost);
           else if (attempt > 0 || Date.now() - this.#knewEndAt > this.host.freshMs) await this.#catchUp();
           else await this.#turns.beforeFirstAttempt(); // (several servers committing: turn-taking.ts)
+          // The seq lost is in the log: caught up, the head is at it or past. Short of it, again
+          // and again, what holds it is no commit that follows on — damage, not a writer to wait
+          // for (a writer retried a replayed object's seq forever: a trial).
+          if (lost > 0 && this.host.head().seq < lost) {
+            if (++behind >= LOST_BEHIND_MAX) throw new CorruptDataError(`log object ${segmentName(lost)} exists, but no commit following on from commit ${this.host.head().seq} could be read from it: the log is damaged (kura verify)`, 'log');
+          } else behind = 0;
           const head = this.host.head();
           const seq = head.seq + 1;
           // Jobs a caller's input may fail (a tag of a path that is not there, a snapshot to
@@ -342,6 +349,12 @@ export class ObjectCommits {
           stalled = new CorruptDataError(`log object ${batch[j]} holds no whole commit (${bytes.length} bytes)`, 'log');
           break;
         }
+        try {
+          checkFirstCommit(batch[j]!, frames[0]!.seq, this.host.store.sealing !== undefined);
+        } catch (e) {
+          stalled = e as CorruptDataError;
+          break;
+        }
         for (const f of frames) {
           if (f.seq <= head.seq) continue;
           if (f.seq !== head.seq + 1 || !sameHash(f.prev, head.hash)) {
@@ -376,6 +389,8 @@ export class ObjectCommits {
   }
 }
 
+/** Catch-ups in a row after a lost race that leave the head short of the seq lost before that is damage. */
+const LOST_BEHIND_MAX = 8;
 /** Listings a catch-up reads before a log object that is not whole, or a missing seq, is damage (~1.3 s in all). */
 const CATCH_UP_ATTEMPTS = 7;
 
