@@ -58,9 +58,9 @@ impl Rows {
     }
 
     /// Appends `scales.len()` rows whose values are `data` (row after row), each in the group
-    /// `groups` gives it.
+    /// `groups` gives it. Scales must be finite: a NaN score has no place in an order.
     pub fn push(&mut self, data: &[i8], scales: &[f32], groups: &[u32]) -> Result<(), Error> {
-        if data.len() != scales.len() * self.dims || groups.len() != scales.len() {
+        if data.len() != scales.len() * self.dims || groups.len() != scales.len() || !scales.iter().all(|s| s.is_finite()) {
             return Err(Error::InvalidShape);
         }
         self.data.extend_from_slice(data);
@@ -132,9 +132,10 @@ impl Rows {
     }
 }
 
-/// Higher scores first (scores are finite: the query's scale is, and every row's).
+/// Higher scores first. (Scores are finite — every row's scale is, and the query's — so this
+/// is the order `partial_cmp` gives; `total_cmp` keeps it total whatever comes, never a panic.)
 fn by_score(a: &Best, b: &Best) -> Ordering {
-    b.score.partial_cmp(&a.score).unwrap_or(Ordering::Equal)
+    b.score.total_cmp(&a.score)
 }
 
 /// The query's largest component as an i16: |q| ≤ 2^14 and |row| ≤ 2^7 make each product at
@@ -223,6 +224,8 @@ mod tests {
         let mut rows = Rows::new(16).unwrap();
         assert!(rows.push(&[0; 15], &[1.0], &[0]).is_err());
         assert!(rows.push(&[0; 16], &[1.0], &[]).is_err());
+        assert!(rows.push(&[0; 16], &[f32::NAN], &[0]).is_err());
+        assert!(rows.push(&[0; 16], &[f32::INFINITY], &[0]).is_err());
         assert!(rows.top(&[0.0; 15], 1, &mut Vec::new()).is_err());
         assert!(rows.scores(&[0.0; 15], &mut Vec::new()).is_err());
         let mut out = vec![9.0];

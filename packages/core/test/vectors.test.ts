@@ -77,6 +77,11 @@ describe('VectorRows', () => {
     rows.push(new Int8Array(32).fill(2), Float32Array.of(1, 3));
     expect(Array.from(rows.top(new Float32Array(16).fill(1), 5).rows)).toEqual([2, 1, 0]);
     expect(() => rows.push(new Int8Array(16), Float32Array.of(1), new Uint32Array(2))).toThrow(InvalidInputError);
+    // A scale that is not finite would give a score no order holds (NaN): refused, and the core
+    // goes on working (a sort that met one could abort it: a review).
+    expect(() => rows.push(new Int8Array(16), Float32Array.of(NaN))).toThrow(InvalidInputError);
+    expect(() => rows.push(new Int8Array(16), Float32Array.of(-Infinity))).toThrow(InvalidInputError);
+    expect(Array.from(rows.top(new Float32Array(16).fill(1), 5).rows)).toEqual([2, 1, 0]);
     expect(() => rows.top(new Float32Array(16), -1)).toThrow(InvalidInputError);
     rows.dispose();
   });

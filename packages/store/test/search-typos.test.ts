@@ -56,12 +56,14 @@ describe('typos', () => {
       return hits.map((h) => h.path);
     };
     // A question whose other words match is answered by them; its misspelt word is said, not read.
-    const other = await store.search('revelance feedback', { mode: 'keyword' });
+    // (Looked up among the words sharing its first three letters: a search that found something pays little.)
+    const other = await store.search('relevance feedbakc', { mode: 'keyword' });
     expect(other.map((h) => h.path)).toEqual(['c.md']);
-    expect(other.fallbacks).toEqual(['"revelance" is in no document: searched as typed, with the other words ("relevance" is in some)']);
-    expect((await store.search('revelance feedback', { mode: 'keyword', typos: false })).fallbacks ?? []).toEqual([]);
+    expect(other.fallbacks).toEqual(['"feedbakc" is in no document: searched as typed, with the other words ("feedback" is in some)']);
+    expect(await asTyped('revelance feedback')).toEqual(['c.md']); // (a typo within the first three letters: not looked for)
+    expect((await store.search('relevance feedbakc', { mode: 'keyword', typos: false })).fallbacks ?? []).toEqual([]);
     store.useEmbedder(new HashingEmbedderForTests()); // (hybrid's keyword side says it too)
-    expect((await store.search('revelance feedback', { mode: 'hybrid' })).fallbacks).toEqual(other.fallbacks);
+    expect((await store.search('relevance feedbakc', { mode: 'hybrid' })).fallbacks).toEqual(other.fallbacks);
     expect(await asTyped('dislocation feedback')).toEqual(['c.md']); // (no word near it: nothing to say)
     expect(await asTyped('retrieval')).toEqual(['c.md', 'a.md']);
     expect(await asTyped('"retreival systems"')).toEqual([]);

@@ -169,3 +169,42 @@ function indexOf(hay: Uint8Array, needle: Uint8Array): number {
   }
   return -1;
 }
+
+describe("a log whose segments open asynchronously (a browser's)", () => {
+  it('a commit made while a new segment opens goes to the one before, and the log still replays: a segment may begin past its name', { timeout: 60_000 }, async () => {
+    // (A review found a reader that took that for damage: every new database on the log refused it.)
+    const inner = new MemoryLogStore();
+    const log = {
+      readConfig: () => inner.readConfig(),
+      createConfig: (b: Uint8Array) => inner.createConfig(b),
+      segments: () => inner.segments(),
+      readSegment: (n: string) => inner.readSegment(n),
+      createSegment: (n: string, b: Uint8Array) => inner.createSegment(n, b),
+      checkpoints: () => inner.checkpoints(),
+      readCheckpoint: (n: string) => inner.readCheckpoint(n),
+      createCheckpoint: (n: string, b: Uint8Array) => inner.createCheckpoint(n, b),
+      openAppend: async (n: string) => {
+        await new Promise((r) => setTimeout(r, 30)); // (OPFS's opening is asynchronous)
+        return inner.openAppend(n);
+      },
+    };
+    const packs = new MemoryPackStore();
+    const store = await Core.create({ db: await openMemoryDatabase(sqlite3), packs, log });
+    const long = 'x'.repeat(3000); // (long paths: the segment fills in a few hundred commits)
+    let i = 0;
+    while ((await inner.segments()).length < 2 && i < 2000) {
+      await Promise.all([store.put(textBytes(`a${i}`), { path: `p/${i}-${long}` }), store.put(textBytes(`b${i}`), { path: `q/${i}-${long}` })]);
+      i++;
+    }
+    await store.put(textBytes('after'), { path: 'after' });
+    await store.close();
+    const names = await inner.segments();
+    expect(names.length).toBe(2);
+    const fresh = await Core.openBackends({ db: await openMemoryDatabase(sqlite3), packs, log });
+    try {
+      expect((await fresh.list({ limit: 10_000 })).items.length).toBe(2 * i + 1);
+    } finally {
+      await fresh.close();
+    }
+  });
+});

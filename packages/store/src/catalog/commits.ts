@@ -131,7 +131,7 @@ export async function commitsAfter(
     }
     const { frames, end } = readFrames(bytes, start);
     if (stopAtGap && frames.length === 0 && start === 0) break;
-    if (start === 0 && frames.length) checkFirstCommit(name, frames[0]!.seq, store.sealing !== undefined);
+    if (start === 0 && frames.length) checkFirstCommit(name, frames[0]!.seq, store.sealing !== undefined, oneCommitEach(store));
     for (const f of frames) {
       if (f.seq === head.seq && head.seq > 0) {
         if (!sameHash(f.hash, head.hash)) throw new CorruptDataError(`commit ${f.seq} in segment ${name} is not the one the database (or its checkpoint) applied`, 'log');
@@ -166,18 +166,25 @@ export async function commitsAfter(
 }
 
 /**
- * A segment begins with the commit its name says (FORMAT.md §15.2: a segment is created with
- * its first commit; on object storage each holds one). Another commit there is a copy of one
- * from elsewhere in the log — replayed, or swapped — or a forgery: damage, never passed over.
- * (Passed over as "applied already", it was never authenticated, verify said ok, and a writer
- * on object storage lost the race for that seq to it forever: a trial.)
+ * A segment's commits are numbered from its name on (FORMAT.md §15.2), and on object storage a
+ * segment holds the one commit its name says. A commit numbered below its segment's name (or,
+ * on object storage, other than it) is a copy of one from elsewhere in the log — replayed, or
+ * swapped — or a forgery: damage, never passed over. (Passed over as "applied already", it was
+ * never authenticated, verify said ok, and a writer on object storage lost the race for that
+ * seq to it forever: a trial.) A local segment may begin past its name: a commit made while
+ * the writer was opening it went to the segment before (a review: a browser store's log).
  */
-export function checkFirstCommit(segment: string, seq: number, sealed: boolean): void {
-  if (seq === Number(segment)) return;
+export function checkFirstCommit(segment: string, seq: number, sealed: boolean, exact: boolean): void {
+  if (exact ? seq === Number(segment) : seq >= Number(segment)) return;
   throw new CorruptDataError(
-    `log segment ${segment} begins with commit ${seq}, not commit ${Number(segment)}: a copy of another commit (replayed or swapped) or a forgery, not this store's log`,
+    `log segment ${segment} begins with commit ${seq}, ${exact ? `not commit ${Number(segment)}` : `below its name`}: a copy of another commit (replayed or swapped) or a forgery, not this store's log`,
     sealed ? 'unauthentic' : 'log',
   );
+}
+
+/** A log on object storage (object-log.ts): one commit an object, named by its seq. */
+export function oneCommitEach(store: LogStore): boolean {
+  return typeof (store as { segmentsAfter?: unknown }).segmentsAfter === 'function';
 }
 
 /** A frame and the segment it was read from. */

@@ -8,7 +8,7 @@
 import { CorruptDataError, InternalError } from '@kura/core';
 import type { SqlDatabase } from '../backend/sql.js';
 import type { Statements } from './statements.js';
-import { checkFirstCommit, decodeCommit, encodeBody, writeHead, type Commit, type LogHead } from './commits.js';
+import { checkFirstCommit, decodeCommit, oneCommitEach, encodeBody, writeHead, type Commit, type LogHead } from './commits.js';
 import { encodeFrame, readFrames, sameHash, segmentName } from './frame.js';
 import type { LogStore } from './log-store.js';
 import type { ApplyContext, CommitPlace, Op, OpResult } from './ops.js';
@@ -194,6 +194,8 @@ export class ObjectCommits {
           // for (a writer retried a replayed object's seq forever: a trial).
           if (lost > 0 && this.host.head().seq < lost) {
             if (++behind >= LOST_BEHIND_MAX) throw new CorruptDataError(`log object ${segmentName(lost)} exists, but no commit following on from commit ${this.host.head().seq} could be read from it: the log is damaged (kura verify)`, 'log');
+            // (Backing off as a catch-up does: a storage whose reads lag its creates shows it soon.)
+            await new Promise((r) => setTimeout(r, 10 * 2 ** behind));
           } else behind = 0;
           const head = this.host.head();
           const seq = head.seq + 1;
@@ -350,7 +352,7 @@ export class ObjectCommits {
           break;
         }
         try {
-          checkFirstCommit(batch[j]!, frames[0]!.seq, this.host.store.sealing !== undefined);
+          checkFirstCommit(batch[j]!, frames[0]!.seq, this.host.store.sealing !== undefined, true);
         } catch (e) {
           stalled = e as CorruptDataError;
           break;
@@ -389,14 +391,14 @@ export class ObjectCommits {
   }
 }
 
-/** Catch-ups in a row after a lost race that leave the head short of the seq lost before that is damage. */
+/** Catch-ups in a row after a lost race that leave the head short of the seq lost before that is damage (backing off: ~2.5 s in all). */
 const LOST_BEHIND_MAX = 8;
 /** Listings a catch-up reads before a log object that is not whole, or a missing seq, is damage (~1.3 s in all). */
 const CATCH_UP_ATTEMPTS = 7;
 
 /** A log store that publishes commits as objects of their own (an object store's). */
 export function publishes(store: LogStore): store is PublishHost['store'] {
-  return typeof (store as { segmentsAfter?: unknown }).segmentsAfter === 'function';
+  return oneCommitEach(store);
 }
 
 export function refuseSync(): never {

@@ -170,7 +170,7 @@ export async function toHits(
   extra: (f: FoundEntry) => Pick<SearchHit, 'matched'> & Partial<SearchHit> & { passage?: { start: number; end: number } },
   docsHolding?: (term: string) => number,
 ): Promise<SearchHit[]> {
-  const terms = found.length && docsHolding ? db.read(() => weighTerms(queryTerms(parsed), docsHolding)) : queryTerms(parsed);
+  const terms = weighed(db, queryTerms(parsed), found.length > 0 ? docsHolding : undefined);
   const hits: SearchHit[] = [];
   for (const r of found) {
     const { tags, meta, doc } = db.read(() => ({
@@ -201,6 +201,15 @@ export async function toHits(
     });
   }
   return hits;
+}
+
+/** Words of a query weighed for its snippets at most: each costs a walk of its documents in the index (~0.8 ms for a common word in 50,000). */
+const WEIGHED_MAX = 8;
+
+/** The terms weighed by rarity (snippet.ts weighTerms) when there are two to WEIGHED_MAX of them; else counted alike. */
+function weighed(db: SqlDatabase, terms: SnippetTerm[], docsHolding: ((term: string) => number) | undefined): SnippetTerm[] {
+  if (!docsHolding || terms.length < 2 || terms.length > WEIGHED_MAX) return terms;
+  return db.read(() => weighTerms(terms, docsHolding));
 }
 
 /** A semantic hit's chunk as a snippet: its start, escaped, query words marked where they occur. */
