@@ -18,14 +18,15 @@ export const SearchQuery = ListQuery.omit({ cursor: true, limit: true })
      * question with identifiers (`6.17.0`, `ERR_REQUIRE_ESM`; exact-terms.ts) — the documents
      * holding them as written: by `scores` (each list's scores scaled to [0, 1] over its window,
      * times its weight, summed; the default) or by `ranks` (reciprocal rank fusion, with `rrfK`);
-     * each list's weight, and how many hits of each list it fuses (`window`).
+     * each list's weight, and how many hits of each list it fuses (`window`). Keyword's
+     * weight is 0.6 (decision 0071, amended): the identifiers' list carries its words as written.
      */
     fusion: z.enum(['scores', 'ranks']).default('scores'),
     rrfK: z.number().min(0).max(10_000).default(60),
     weights: z
-      .object({ keyword: z.number().min(0).max(100).default(1), semantic: z.number().min(0).max(100).default(1), exact: z.number().min(0).max(100).default(1) })
+      .object({ keyword: z.number().min(0).max(100).default(0.6), semantic: z.number().min(0).max(100).default(1), exact: z.number().min(0).max(100).default(1) })
       .strict()
-      .default({ keyword: 1, semantic: 1, exact: 1 }),
+      .default({ keyword: 0.6, semantic: 1, exact: 1 }),
     window: z.number().int().min(1).max(1000).default(100),
     /**
      * A query whose keyword match finds nothing has its misspelt words read as the nearest
