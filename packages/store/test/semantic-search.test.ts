@@ -92,10 +92,10 @@ describe('semantic and hybrid search (all-MiniLM-L6-v2)', () => {
     expect(top!.snippet).toContain('Motor lubricant');
     const both = (await store.search('dipstick lubricant', { mode: 'hybrid' }))[0]!;
     expect(both).toMatchObject({ path: 'cars/engine-oil.txt', keyword: { rank: 1 }, semantic: { rank: 1 } });
-    // Fused by scores (decision 0071): the first of each list scores its weight, keyword's 0.6
-    // and semantic's 1; by ranks, 0.6 / (60 + 1) + 1 / (60 + 1).
-    expect(both.score).toBeCloseTo(1.6, 10);
-    expect((await store.search('dipstick lubricant', { mode: 'hybrid', fusion: 'ranks' }))[0]!.score).toBeCloseTo(1.6 / 61, 10);
+    // Fused by scores (decision 0071): the first of each list scores its weight, 1 + 1 (two
+    // words: keyword weighs 1); by ranks, 1 / (60 + 1) twice.
+    expect(both.score).toBeCloseTo(2, 10);
+    expect((await store.search('dipstick lubricant', { mode: 'hybrid', fusion: 'ranks' }))[0]!.score).toBeCloseTo(2 / 61, 10);
     // A side of weight 0 leaves the other's order (each side's scores the right way up: bm25()
     // is lower for better matches, a cosine higher).
     for (const [side, other, question] of [

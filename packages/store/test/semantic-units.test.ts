@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { chunkText } from '../src/semantic/chunk-text.js';
 import { dot, normalize } from '../src/semantic/embedder.js';
 import { VectorIndex, quantize } from '../src/semantic/vectors.js';
-import { fuseRanks, fuseScores } from '../src/search/fusion.js';
+import { KEYWORD_WEIGHT_LONG, fuseRanks, fuseScores, keywordWeight } from '../src/search/fusion.js';
 
 const words = (s: string) => s.match(/\S+/g)?.length ?? 0;
 
@@ -134,6 +134,14 @@ describe('score fusion', () => {
         expect(fuseScores([{ items, scores: sorted, weight: 1 }]).map((f) => f.item)).toEqual(items);
       }),
     );
+  });
+});
+
+describe("keyword's weight in hybrid fusion", () => {
+  it('is 1 for three words or fewer, stop words aside, and 0.6 for a longer question', () => {
+    expect(KEYWORD_WEIGHT_LONG).toBe(0.6);
+    for (const q of ['harbour', 'zstd compression level', 'what is the revenue (quarterly)?', 'ERR_REQUIRE_ESM node:fs 6.17.0', 'to be or not to be', '']) expect(keywordWeight(q), q).toBe(1);
+    for (const q of ["my program is frozen and won't respond, how do I force it to quit", 'run a command with a time limit', 'Ärger über Wörter in Sätzen']) expect(keywordWeight(q), q).toBe(0.6);
   });
 });
 

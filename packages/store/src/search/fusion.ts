@@ -7,6 +7,24 @@
  * search matched on common words (`run a command with a time limit` found systemctl(1) first,
  * not timeout(1)).
  */
+import { STOP_WORDS } from './stop-words.js';
+
+/** Words (stop words aside) of a query up to which keyword's list weighs as much as semantic's. */
+export const SHORT_QUERY_WORDS = 3;
+/** Keyword's weight for a longer query: a question in people's words. */
+export const KEYWORD_WEIGHT_LONG = 0.6;
+
+/**
+ * Keyword's weight in hybrid fusion when the query gives none (decision 0071, amended): 1 for a
+ * query of SHORT_QUERY_WORDS words or fewer — words typed as keywords, each one meant — and
+ * KEYWORD_WEIGHT_LONG for a longer one, whose common words' BM25 matches are guesses beside
+ * the model's reading of the whole question. (The identifiers' list keeps its weight: what a
+ * question names as written is found there.)
+ */
+export function keywordWeight(text: string): number {
+  const words = new Set(text.toLowerCase().split(/[^\p{L}\p{N}_.:-]+/u).filter((w) => w && !STOP_WORDS.has(w)));
+  return words.size <= SHORT_QUERY_WORDS ? 1 : KEYWORD_WEIGHT_LONG;
+}
 
 /** A fused item: its score, and its rank in each list (from 1; undefined where a list lacks it). */
 export interface Fused<T> {
