@@ -61,6 +61,8 @@ export const SearchHit = z.object({
   keyword: z.object({ rank: z.number().int(), score: z.number().optional() }).optional().describe('the keyword side\'s rank and BM25 score, when it found this hit (the score left out for a token limited to prefixes)'),
   semantic: z.object({ rank: z.number().int(), score: z.number() }).optional().describe('the semantic side\'s rank and cosine similarity, when it found this hit'),
   exact: z.object({ rank: z.number().int(), score: z.number().optional() }).optional().describe('hybrid: this hit\'s rank and BM25 score among the documents holding the query\'s identifiers as written, when it is one (the score left out for a token limited to prefixes)'),
+  alsoAt: z.array(z.string()).optional().describe('the other paths holding the same bytes that the search\'s filters keep (one hit per document unless collapse=false), in path order, 20 at most'),
+  alsoAtMore: z.number().int().optional().describe('how many other paths alsoAt leaves out'),
 });
 
 export const IndexStatus = z.object({

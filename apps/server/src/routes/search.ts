@@ -18,6 +18,9 @@ const SearchFields = {
   ...FilterQuery,
 };
 
+/** One hit per document (decision 0072), or a hit per path. */
+const collapse = z.enum(['true', 'false']).default('true').describe('one hit per document (default): the same bytes at several paths are one hit, the others in alsoAt; false: a hit per path');
+
 const history = {
   allVersions: z.enum(['true', 'false']).default('false').describe('every version of each path (by words): hits carry `version`'),
   snapshot: z.string().min(1).max(64).optional().describe("the files of this snapshot, by id or its first digits (by words): hits name the file's path in it"),
@@ -59,6 +62,7 @@ type SearchArgs = {
   waitMs: number;
   minScore?: number | undefined;
   allVersions?: boolean | 'true' | 'false';
+  collapse?: boolean | 'true' | 'false';
   rerank?: boolean | 'true' | 'false' | undefined;
   rerankTop: number;
   rerankMs: number;
@@ -67,7 +71,7 @@ type SearchArgs = {
 
 export default async function search(app: FastifyInstance) {
   const answer = async (store: Store, a: SearchArgs) => {
-    const hits = await store.search(a.q, { limit: a.limit, offset: a.offset, waitMs: a.waitMs, ...(a.mode ? { mode: a.mode } : {}), ...(a.minScore !== undefined ? { minScore: a.minScore } : {}), ...(a.allVersions === true || a.allVersions === 'true' ? { allVersions: true } : {}), ...(a.snapshot !== undefined ? { snapshot: a.snapshot } : {}), ...(a.rerank !== undefined ? { rerank: a.rerank === true || a.rerank === 'true' } : {}), rerankTop: a.rerankTop, rerankMs: a.rerankMs, ...filtersOf(a) });
+    const hits = await store.search(a.q, { limit: a.limit, offset: a.offset, waitMs: a.waitMs, ...(a.mode ? { mode: a.mode } : {}), ...(a.minScore !== undefined ? { minScore: a.minScore } : {}), ...(a.allVersions === true || a.allVersions === 'true' ? { allVersions: true } : {}), ...(a.collapse === false || a.collapse === 'false' ? { collapse: false } : {}), ...(a.snapshot !== undefined ? { snapshot: a.snapshot } : {}), ...(a.rerank !== undefined ? { rerank: a.rerank === true || a.rerank === 'true' } : {}), rerankTop: a.rerankTop, rerankMs: a.rerankMs, ...filtersOf(a) });
     return { hits: [...hits], ...(hits.mode ? { mode: hits.mode } : {}), parsedAs: hits.parsedAs, ...(hits.fallbacks ? { fallbacks: hits.fallbacks } : {}), ...(hits.notEmbedded ? { notEmbedded: hits.notEmbedded } : {}), ...(hits.reranked ? { reranked: hits.reranked } : {}) };
   };
 
@@ -84,6 +88,7 @@ export default async function search(app: FastifyInstance) {
           waitMs,
           minScore,
           ...history,
+          collapse,
           ...rerankFields,
         })
         .strict(),
@@ -105,6 +110,7 @@ export default async function search(app: FastifyInstance) {
           waitMs,
           minScore,
           allVersions: z.boolean().default(false),
+          collapse: z.boolean().default(true),
           snapshot: history.snapshot,
           rerank: z.boolean().optional(),
           rerankTop: z.number().int().min(1).max(100).default(20),

@@ -24,6 +24,8 @@ interface SearchOptions {
   waitMs?: string;
   minScore?: string;
   allVersions?: boolean;
+  /** `--every-path`: a hit per path (the search's `collapse: false`). */
+  everyPath?: boolean;
   snapshot?: string;
   json?: boolean;
 }
@@ -40,10 +42,11 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .option('--offset <n>', 'skip the first N hits (for the next page)')
     .option('--wait-ms <ms>', 'semantic and hybrid: wait at most this long for documents still to embed, then leave them out (and say how many); default: embed them all first')
     .option('--mode <mode>', 'keyword, semantic (by meaning, the local model) or hybrid (both fused); default hybrid when the model is installed, else keyword')
+    .option('--every-path', 'a hit for each path holding a document, not one hit per document (whose other paths are listed under it)')
     .option('--all-versions', 'every version of each path, not only the latest (by words): hits are path@N')
     .option('--snapshot <id>', "the files of this snapshot (an id or its first digits; by words): hits are the file's path in it")
     .option('--min-score <cosine>', 'semantic and hybrid: the least cosine similarity of a semantic hit (default: the floor calibrated for the model; -1: none)')
-    .option('--json', 'one JSON object per hit: {"digest","path","mediaType","size","score","snippet","matched"} and "keyword"/"semantic"/"exact": {"rank","score"} for each side that found it')
+    .option('--json', 'one JSON object per hit: {"digest","path","mediaType","size","score","snippet","matched"}, "keyword"/"semantic"/"exact": {"rank","score"} for each side that found it, and "alsoAt" (and "alsoAtMore"): the other paths of the same bytes')
     // `kura search harbour -ferry`: `-word` is the grammar's exclusion, not an option (it was
     // refused as "unknown option '-ferry'"). A word spelled like a long option is still one
     // mistyped, unless the query follows `--`.
@@ -89,6 +92,7 @@ async function searchWith(store: Store, embedder: Embedder | undefined, query: s
     ...(opts.waitMs !== undefined ? { waitMs: wholeNumber(opts.waitMs, '--wait-ms') } : {}),
     ...(opts.minScore !== undefined ? { minScore: cosine(opts.minScore, '--min-score') } : {}),
     ...(opts.allVersions ? { allVersions: true } : {}),
+    ...(opts.everyPath ? { collapse: false } : {}),
     ...(opts.snapshot !== undefined ? { snapshot: opts.snapshot } : {}),
   });
   // Each notice, then how the query was read, once and cut short: a pasted page repeated its
@@ -112,11 +116,17 @@ async function searchWith(store: Store, embedder: Embedder | undefined, query: s
     // A hit found by meaning alone has no word of the query to show for it: said, before its
     // passage (a trial could not tell why such a hit was there).
     const why = h.matched?.length === 1 && h.matched[0] === 'semantic' && hits.mode === 'hybrid' ? '(by meaning) ' : '';
-    await write(`${h.digest}  ${h.path ? shownPath(h.path) : '-'}${h.version !== undefined ? `@${h.version}` : ''}\n    ${why}${snippet}\n`);
+    // The same bytes at other paths (one hit per document): named under it, a few at most.
+    const also = h.alsoAt?.length ? `    also at ${h.alsoAt.slice(0, ALSO_SHOWN).map(shownPath).join(', ')}${moreThan(h.alsoAt.length - ALSO_SHOWN + (h.alsoAtMore ?? 0))}\n` : '';
+    await write(`${h.digest}  ${h.path ? shownPath(h.path) : '-'}${h.version !== undefined ? `@${h.version}` : ''}\n    ${why}${snippet}\n${also}`);
   }
   for (const h of hits) if (h.damaged !== undefined) process.stderr.write(`kura: ${h.path ? shownPath(h.path) : h.digest}: damaged: ${h.damaged} [CORRUPT_DATA] (kura verify)\n`);
   return hits.some((h) => h.damaged !== undefined);
 }
+
+/** Other paths of a hit shown at most (`--json` has them all: 20, and a count of the rest). */
+const ALSO_SHOWN = 3;
+const moreThan = (n: number) => (n > 0 ? ` and ${n} more` : '');
 
 /** Snippets are HTML fragments (text escaped); the terminal wants the text back. */
 function unescapeHtml(s: string): string {

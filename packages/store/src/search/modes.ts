@@ -11,7 +11,7 @@ import type { Reader } from '../bytes/read.js';
 import type { Statements } from '../catalog/statements.js';
 import { parse } from '../options.js';
 import type { SemanticSearch } from '../semantic/semantic-side.js';
-import { fuseRanks, fuseScores } from './fusion.js';
+import { fuseRanks, fuseScores, keywordWeight } from './fusion.js';
 import { parseQuery, type ParsedQuery } from './grammar.js';
 import { allFilters, excludedEntries, fieldsOf, keywordEntries, keywordFound, passes, toHits, type FoundEntry } from './keyword.js';
 import { allExact, exactQuery, exactTerms, holdsAny, identifiersQuery, joinedQuery, onlyExact, requiredJoined, type ExactTerm } from './exact-terms.js';
@@ -29,6 +29,8 @@ const breathe = breather();
 export const QUERY_EMBED_CHARS = 8192;
 /** Characters of each hit's text a reranker is given (its path, then its passage or text). */
 export const RERANK_TEXT_CHARS = 2000;
+/** A collapsed hit's other paths named at most (`alsoAt`; `alsoAtMore` counts the rest). */
+export const ALSO_AT_MAX = 20;
 
 export interface Searcher {
   db: SqlDatabase;
@@ -122,6 +124,7 @@ async function finish(s: Searcher, parsed: ParsedQuery, q: Query, ranked: Ranked
   const done = await rerank(s, parsed, q, ranked);
   const page = done.ranked.slice(q.offset, q.offset + q.limit);
   const byEntry = new Map(page.map((r) => [r.f, r]));
+  const also = q.collapse ? otherPaths(s, parsed, q, page) : new Map<number, Pick<SearchHit, 'alsoAt' | 'alsoAtMore'>>();
   const vocab = vocabulary(s);
   const hits = await toHits(
     s.db,
@@ -131,11 +134,54 @@ async function finish(s: Searcher, parsed: ParsedQuery, q: Query, ranked: Ranked
     page.map((r) => r.f),
     (f) => {
       const r = byEntry.get(f)!;
-      return { ...r.extra, ...(r.passage ? { passage: r.passage } : {}) };
+      return { ...r.extra, ...also.get(f.entry_id), ...(r.passage ? { passage: r.passage } : {}) };
     },
     (term) => vocab.docsHolding(term),
   );
   return answer(hits, parsed, notEmbedded, done.report);
+}
+
+/**
+ * Candidates, the first of each document kept (a collapsed search, decision 0072): the same
+ * bytes at other paths rank where their first does, and are named in its `alsoAt`.
+ */
+function onePerDocument<T>(xs: readonly T[], doc: (x: T) => number): T[] {
+  const seen = new Set<number>();
+  return xs.filter((x) => {
+    const d = doc(x);
+    return !seen.has(d) && (seen.add(d), true);
+  });
+}
+
+/**
+ * A collapsed page's other paths of each hit's document: the entries holding the same
+ * document that the search's filters keep (path, tag, type, time; the query's own `path:`…),
+ * in path order, ALSO_AT_MAX at most each. Keyed by the hit's entry.
+ */
+function otherPaths(s: Searcher, parsed: ParsedQuery, q: Query, page: readonly Ranked[]): Map<number, Pick<SearchHit, 'alsoAt' | 'alsoAtMore'>> {
+  const out = new Map<number, Pick<SearchHit, 'alsoAt' | 'alsoAtMore'>>();
+  if (page.length === 0) return out;
+  const filters = allFilters(parsed, q);
+  const rows = s.db.read(() =>
+    s.db
+      .prepare<{ entry_id: number; doc_id: number; path: string }>(
+        `SELECT e.id AS entry_id, e.doc_id AS doc_id, e.path AS path
+         FROM entries e JOIN documents d ON d.id = e.doc_id
+         WHERE e.doc_id IN (SELECT value FROM json_each(?)) AND e.path IS NOT NULL${filters.where.map((w) => ` AND ${w}`).join('')}
+         ORDER BY e.doc_id, e.path`,
+      )
+      .all(JSON.stringify(page.map((r) => r.f.doc_id)), ...filters.params),
+  );
+  const hitOf = new Map(page.map((r) => [r.f.doc_id, r.f.entry_id]));
+  for (const r of rows) {
+    const hit = hitOf.get(r.doc_id);
+    if (hit === undefined || hit === r.entry_id) continue;
+    let a = out.get(hit);
+    if (!a) out.set(hit, (a = { alsoAt: [] }));
+    if (a.alsoAt!.length < ALSO_AT_MAX) a.alsoAt!.push(r.path);
+    else a.alsoAtMore = (a.alsoAtMore ?? 0) + 1;
+  }
+  return out;
 }
 
 /** Keyword search alone (the index drained first by the caller). */
@@ -160,8 +206,24 @@ function noticingTypos(s: Searcher, parsed: ParsedQuery): ParsedQuery {
   return noticed.length ? { ...parsed, fallbacks: [...parsed.fallbacks, ...noticed] } : parsed;
 }
 
-/** Keyword's ranked candidates for a parse, and the query to page them with (already paged: offset 0). */
+/**
+ * Keyword's ranked candidates for a parse, and the query to page them with. Collapsed (one
+ * document a hit), pages count documents: candidates are asked from the top, twice as many
+ * again while documents repeat and the page's are not all there (one query when none repeat).
+ */
 async function keywordRanked(s: Searcher, parsed: ParsedQuery, q: Query): Promise<{ parsed: ParsedQuery; ranked: Ranked[]; q: Query }> {
+  if (!q.collapse) return keywordPage(s, parsed, q);
+  const want = windowOf(s, q, 0);
+  for (let n = want; ; n *= 2) {
+    const top = { ...q, offset: 0, limit: n };
+    const r = await keywordPage(s, parsed, top);
+    const ranked = onePerDocument(r.ranked, (x) => x.f.doc_id).map((x, i) => ({ ...x, extra: { ...x.extra, keyword: { rank: i + 1, score: x.f.score } } }));
+    if (ranked.length >= want || r.ranked.length < windowOf(s, top, 0)) return { parsed, ranked, q };
+  }
+}
+
+/** Keyword's candidates, a hit per entry, and the query to page them with (already paged: offset 0). */
+async function keywordPage(s: Searcher, parsed: ParsedQuery, q: Query): Promise<{ parsed: ParsedQuery; ranked: Ranked[]; q: Query }> {
   const exact = exactTerms(parsed);
   if (exact.some((x) => x.joined) && !onlyExact(parsed, exact)) return { parsed, ranked: await falseMatchesLast(s, parsed, q, exact), q };
   // Without a rerank the page is asked of SQLite alone; with one, its candidates from the top.
@@ -233,7 +295,7 @@ export async function historySearch(s: Searcher & { history: HistorySource; writ
     f,
     extra: { matched: ['keyword'] as SearchHit['matched'], keyword: { rank: i + 1, score: f.score }, ...((f as HistoryFound).version !== undefined ? { version: (f as HistoryFound).version } : {}) },
   }));
-  const hits = await finish(s, parsed, q, ranked);
+  const hits = await finish(s, parsed, { ...q, collapse: false }, ranked); // (by version: never collapsed)
   // (Not enumerable, as parsedAs: the array's own entries are the hits.)
   if (notIndexed) Object.defineProperty(hits, 'notIndexed', { value: notIndexed, writable: true, configurable: true });
   return hits;
@@ -268,7 +330,9 @@ export async function semanticSearch(s: Searcher & { semantic: SemanticSearch },
     const holding = await holdingIdentifiers(s, parsed, q, identifiers, left);
     return left.filter((f) => holding.has(f.entry_id));
   };
-  const found = await kept(semantic.found);
+  // Collapsed, each list holds a document once, at its first entry (its ranks count documents).
+  const one = (xs: FoundEntry[]) => (q.collapse ? onePerDocument(xs, (f) => f.doc_id) : xs);
+  const found = one(await kept(semantic.found));
   const passageIn = (chunks: typeof semantic.chunks) => (f: FoundEntry) => {
     const c = chunks.get(f.doc_id);
     return c ? { passage: { start: c.start, end: c.end } } : {};
@@ -278,27 +342,32 @@ export async function semanticSearch(s: Searcher & { semantic: SemanticSearch },
     const ranked = found.map((f, i) => ({ f, extra: { matched: ['semantic'] as SearchHit['matched'], semantic: { rank: i + 1, score: f.score } }, ...passage(f) }));
     return finish(s, parsed, q, ranked, semantic.notEmbedded);
   }
-  let keyword = await keywordFound(s, parsed, q, window, 0);
+  let matches = await keywordFound(s, parsed, q, window, 0);
   // Keyword's side finding nothing as typed has its misspelt words read again (typos.ts; the
   // semantic side embeds the question as typed).
-  if (keyword.length === 0 && q.typos) {
+  if (matches.length === 0 && q.typos) {
     const read = withTyposRead(vocabulary(s), parsed);
-    if (read !== parsed) keyword = await keywordFound(s, (parsed = read), q, window, 0);
+    if (read !== parsed) matches = await keywordFound(s, (parsed = read), q, window, 0);
   } else if (q.typos) parsed = noticingTypos(s, parsed);
+  const keyword = one(matches);
   // The third list: the matches that hold one of the question's identifiers as written, in
   // the question's BM25 order (exactQuery: the question AND an identifier), read and checked
   // when one is joined (the index's word is a one-word identifier: nothing to read). A
   // question of identifiers alone has its keyword list for that: nothing more is fused.
   const exact = exactTerms(parsed);
   const joined = exact.some((x) => x.joined);
-  const held = exact.length === 0 || allExact(parsed, exact) ? [] : await kept(await keywordFound(s, exactQuery(parsed, exact), q, window, 0, { check: joined ? holdsAny(exact) : null, checks: window }));
+  const held = exact.length === 0 || allExact(parsed, exact) ? [] : one(await kept(await keywordFound(s, exactQuery(parsed, exact), q, window, 0, { check: joined ? holdsAny(exact) : null, checks: window })));
+  // Fused by entry, or collapsed by document: a document's first entry in keyword's list,
+  // else semantic's, else exact's, stands for it (the lists may name different paths of it).
+  const key = (f: FoundEntry) => (q.collapse ? f.doc_id : f.entry_id);
   const byId = new Map<number, FoundEntry>();
-  for (const f of [...keyword, ...found, ...held]) if (!byId.has(f.entry_id)) byId.set(f.entry_id, f);
+  for (const f of [...keyword, ...found, ...held]) if (!byId.has(key(f))) byId.set(key(f), f);
+  const weights = { ...q.weights, keyword: q.weights.keyword ?? keywordWeight(parsed.text) };
   // (Keyword's and exact's scores are FTS5's bm25(), lower is better: negated to fuse.)
   const lists = [
-    { items: keyword.map((f) => f.entry_id), scores: keyword.map((f) => -f.score), weight: q.weights.keyword },
-    { items: found.map((f) => f.entry_id), scores: found.map((f) => f.score), weight: q.weights.semantic },
-    { items: held.map((f) => f.entry_id), scores: held.map((f) => -f.score), weight: q.weights.exact },
+    { items: keyword.map(key), scores: keyword.map((f) => -f.score), weight: weights.keyword },
+    { items: found.map(key), scores: found.map((f) => f.score), weight: weights.semantic },
+    { items: held.map(key), scores: held.map((f) => -f.score), weight: weights.exact },
   ];
   const fused = q.fusion === 'ranks' ? fuseRanks(lists, q.rrfK) : fuseScores(lists);
   const ranked = fused.map((x) => {
@@ -320,8 +389,8 @@ export async function semanticSearch(s: Searcher & { semantic: SemanticSearch },
   // so it may have more when its index gave a whole window. A short list of both costs no
   // second look: asked always, hybrid's p99 at 100,000 chunks doubled.)
   const need = q.offset + q.limit - ranked.length;
-  if (need > 0 && (keyword.length === window || semantic.full)) {
-    ranked.push(...(await beyondWindow(s, parsed, q, { window, need, seen: new Set(byId.keys()), last: ranked.at(-1)?.f.score, more: async (n) => {
+  if (need > 0 && (matches.length === window || semantic.full)) {
+    ranked.push(...(await beyondWindow(s, parsed, { ...q, weights }, { window, need, key, seen: new Set(byId.keys()), last: ranked.at(-1)?.f.score, more: async (n) => {
       const wider = await s.semantic.entries(text, q, n, filters);
       return { found: await kept(wider.found), passage: passageIn(wider.chunks) };
     } })));
@@ -338,14 +407,22 @@ export async function semanticSearch(s: Searcher & { semantic: SemanticSearch },
 async function beyondWindow(
   s: Searcher,
   parsed: ParsedQuery,
-  q: Query,
-  o: { window: number; need: number; seen: Set<number>; last: number | undefined; more: (n: number) => Promise<{ found: FoundEntry[]; passage: (f: FoundEntry) => { passage?: { start: number; end: number } } }> },
+  q: Query & { weights: { keyword: number } },
+  o: {
+    window: number;
+    need: number;
+    /** What a hit is (an entry, or collapsed its document), and those placed already. */
+    key: (f: FoundEntry) => number;
+    seen: Set<number>;
+    last: number | undefined;
+    more: (n: number) => Promise<{ found: FoundEntry[]; passage: (f: FoundEntry) => { passage?: { start: number; end: number } } }>;
+  },
 ): Promise<Ranked[]> {
-  const { window, need, seen } = o;
+  const { window, need, key, seen } = o;
   let last = o.last ?? Infinity;
   const tail: Ranked[] = [];
   const add = (f: FoundEntry, rank: number, side: 'keyword' | 'semantic', extra: object = {}) => {
-    seen.add(f.entry_id);
+    seen.add(key(f));
     last = Math.min(last, q.weights[side] / (q.rrfK + rank));
     tail.push({ f: { ...f, score: last }, extra: { matched: [side] as SearchHit['matched'], [side]: { rank, score: f.score } }, ...extra });
   };
@@ -353,7 +430,7 @@ async function beyondWindow(
   const keyword = await keywordFound(s, parsed, q, need + window, window);
   for (const [i, f] of keyword.entries()) {
     if (tail.length === need) return tail;
-    if (!seen.has(f.entry_id)) add(f, window + i + 1, 'keyword');
+    if (!seen.has(key(f))) add(f, window + i + 1, 'keyword');
   }
   if (keyword.length === need + window) return tail; // (keyword's matches go on: its next ones come first)
   // Every keyword match is placed: semantic's next, those not placed already, in its order.
@@ -362,7 +439,7 @@ async function beyondWindow(
   const semantic = await o.more(window + need + seen.size);
   for (const [i, f] of semantic.found.entries()) {
     if (tail.length === need) break;
-    if (!seen.has(f.entry_id)) add(f, i + 1, 'semantic', semantic.passage(f));
+    if (!seen.has(key(f))) add(f, i + 1, 'semantic', semantic.passage(f));
   }
   return tail;
 }

@@ -18,15 +18,16 @@ export const SearchQuery = ListQuery.omit({ cursor: true, limit: true })
      * question with identifiers (`6.17.0`, `ERR_REQUIRE_ESM`; exact-terms.ts) — the documents
      * holding them as written: by `scores` (each list's scores scaled to [0, 1] over its window,
      * times its weight, summed; the default) or by `ranks` (reciprocal rank fusion, with `rrfK`);
-     * each list's weight, and how many hits of each list it fuses (`window`). Keyword's
-     * weight is 0.6 (decision 0071, amended): the identifiers' list carries its words as written.
+     * each list's weight, and how many hits of each list it fuses (`window`). Keyword's weight,
+     * unless given: 1 for a query of three words or fewer (stop words aside), else 0.6
+     * (fusion.ts `keywordWeight`, decision 0071 amended).
      */
     fusion: z.enum(['scores', 'ranks']).default('scores'),
     rrfK: z.number().min(0).max(10_000).default(60),
     weights: z
-      .object({ keyword: z.number().min(0).max(100).default(0.6), semantic: z.number().min(0).max(100).default(1), exact: z.number().min(0).max(100).default(1) })
+      .object({ keyword: z.number().min(0).max(100).optional(), semantic: z.number().min(0).max(100).default(1), exact: z.number().min(0).max(100).default(1) })
       .strict()
-      .default({ keyword: 0.6, semantic: 1, exact: 1 }),
+      .default({ semantic: 1, exact: 1 }),
     window: z.number().int().min(1).max(1000).default(100),
     /**
      * A query whose keyword match finds nothing has its misspelt words read as the nearest
@@ -35,6 +36,13 @@ export const SearchQuery = ListQuery.omit({ cursor: true, limit: true })
      * said a word only a document outside its prefixes held).
      */
     typos: z.boolean().default(true),
+    /**
+     * One hit per document (decision 0072, default true): the same bytes at several paths —
+     * copies, a LICENSE in every package, gzip(1)/gunzip(1)/zcat(1) — are one hit, at its best
+     * ranked path, the others in `alsoAt`; pages count documents. False: a hit per path.
+     * Searches through history (`allVersions`, `snapshot`) are by version and never collapse.
+     */
+    collapse: z.boolean().default(true),
     /**
      * Semantic and hybrid: the least cosine similarity a semantic hit needs (floor.ts). Default:
      * the floor calibrated for the store's model (none for a model not calibrated here).
@@ -117,4 +125,10 @@ export interface SearchHit {
   keyword?: { rank: number; score: number };
   semantic?: { rank: number; score: number };
   exact?: { rank: number; score: number };
+  /**
+   * Collapsed (the default): the other paths holding the same bytes that the search's filters
+   * keep, in path order, ALSO_AT_MAX at most; `alsoAtMore` counts those left out.
+   */
+  alsoAt?: string[];
+  alsoAtMore?: number;
 }

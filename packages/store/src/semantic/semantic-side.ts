@@ -65,7 +65,8 @@ export class SemanticSearch {
   }
 
   /**
-   * Entries by semantic similarity, best first (`window` at most), with each one's best chunk;
+   * Entries by semantic similarity, best first (`window` at most; collapsed, those of `window`
+   * documents at most), with each one's best chunk;
    * `notEmbedded` when `q.waitMs` ran out before every committed document was embedded.
    */
   async entries(
@@ -96,8 +97,9 @@ export class SemanticSearch {
     );
     const found = rows
       .map((r) => ({ ...r, score: chunks.get(r.doc_id)!.score }))
-      .sort((a, b) => b.score - a.score || a.doc_id - b.doc_id || a.entry_id - b.entry_id)
-      .slice(0, window);
+      .sort((a, b) => b.score - a.score || a.doc_id - b.doc_id || a.entry_id - b.entry_id);
+    // (Collapsed, the caller keeps a document's first entry: its window counts documents.)
+    if (!q.collapse) found.splice(window);
     return { found, chunks, ...partial };
   }
 }
