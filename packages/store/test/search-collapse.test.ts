@@ -82,6 +82,21 @@ describe('search, one hit per document', () => {
     expect(copies).toBeGreaterThan(40);
   });
 
+  it('keyword: pages past a window of false matches and copies reach every document (lodash AND 4.17.21)', async () => {
+    const { store } = await newStore();
+    // BM25 first: a note whose words match but not the version as written (a false match,
+    // taken out), then three documents holding it, two of them at two paths.
+    await store.put(enc('lodash 4.17, 21'), { path: 'g.md' });
+    for (const [i, paths] of [['1', ['d1/a.md', 'd1/b.md']], ['2', ['d2/a.md', 'd2/b.md']], ['3', ['d3/a.md']]] as const) {
+      for (const path of paths) await store.put(enc(`we install lodash 4.17.21 from the registry, note ${i} of the release`), { path });
+    }
+    const want = firstOfEach(await store.search('lodash AND 4.17.21', { mode: 'keyword', limit: 100, collapse: false })).map((h) => h.digest);
+    expect(want).toHaveLength(3);
+    const paged: string[] = [];
+    for (let offset = 0; offset < 8; offset += 2) paged.push(...(await store.search('lodash AND 4.17.21', { mode: 'keyword', window: 2, limit: 2, offset })).map((h) => h.digest));
+    expect(paged).toEqual(want);
+  });
+
   it('searches through versions are by version, never collapsed', async () => {
     const { store } = await newStore();
     await store.put(enc('the harbour at dawn'), { path: 'a.md' });
@@ -99,6 +114,22 @@ describe('semantic and hybrid, one hit per document (all-MiniLM-L6-v2)', () => {
     model = await loadMiniLmOnWorker();
   }, 60_000);
   afterAll(() => model?.close());
+
+  it('hybrid: pages past the fused window reach every document however many copies fill it', { timeout: 60_000 }, async () => {
+    const { store } = await newStore();
+    store.useEmbedder(model);
+    for (let i = 0; i < 30; i++) await store.put(enc('harbour harbour harbour'), { path: `a/${String(i).padStart(2, '0')}.md` });
+    for (const [i, text] of ['harbour at dawn', 'the harbour master', 'a ferry to the harbour and back'].entries()) await store.put(enc(text), { path: `b/${i}.md` });
+    const want = firstOfEach(await store.search('harbour', { mode: 'keyword', limit: 100, collapse: false })).map((h) => h.digest);
+    expect(want).toHaveLength(4);
+    // (minScore 1: nothing by meaning — the keyword side alone, past a window of 2.)
+    for (const limit of [1, 2]) {
+      const paged: SearchHit[] = [];
+      for (let offset = 0; offset < 8; offset += limit) paged.push(...(await store.search('harbour', { mode: 'hybrid', window: 2, minScore: 1, limit, offset })));
+      expect(paged.map((h) => h.digest).sort(), `limit ${limit}`).toEqual([...want].sort());
+      expect(paged.map((h) => h.keyword!.rank), `limit ${limit}`).toEqual([1, 2, 3, 4]);
+    }
+  });
 
   it('collapse the copies of a document in every mode, pages counting documents', { timeout: 120_000 }, async () => {
     const { store } = await newStore();

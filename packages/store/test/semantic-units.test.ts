@@ -140,7 +140,7 @@ describe('score fusion', () => {
 describe("keyword's weight in hybrid fusion", () => {
   it('is 1 for three words or fewer, stop words aside, and 0.6 for a longer question', () => {
     expect(KEYWORD_WEIGHT_LONG).toBe(0.6);
-    for (const q of ['harbour', 'zstd compression level', 'what is the revenue (quarterly)?', 'ERR_REQUIRE_ESM node:fs 6.17.0', 'to be or not to be', '']) expect(keywordWeight(q), q).toBe(1);
+    for (const q of ['harbour', 'zstd compression level', 'what is the revenue (quarterly)?', 'ERR_REQUIRE_ESM node:fs 6.17.0', 'to be or not to be', '', 'tar - archive files', "what's harbour ferry", 'harbour. Harbour harbour!']) expect(keywordWeight(q), q).toBe(1);
     for (const q of ["my program is frozen and won't respond, how do I force it to quit", 'run a command with a time limit', 'Ärger über Wörter in Sätzen']) expect(keywordWeight(q), q).toBe(0.6);
   });
 });

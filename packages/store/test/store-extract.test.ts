@@ -47,7 +47,9 @@ describe('text extraction', () => {
     const pdf = makePdf(['A shared bilbyharmonica report.']);
     const { digest } = await store.put(pdf, { path: 'x/report.pdf' });
     await store.put(pdf, { path: 'y/copy.pdf' });
-    expect(await paths(store, 'bilbyharmonica')).toEqual(['x/report.pdf', 'y/copy.pdf']);
+    // Both paths are found: one hit for the document, the other path in alsoAt (decision 0072).
+    expect((await store.search('bilbyharmonica')).map((h) => [h.path, h.alsoAt])).toEqual([['x/report.pdf', ['y/copy.pdf']]]);
+    expect((await store.search('bilbyharmonica', { collapse: false })).map((h) => h.path).sort()).toEqual(['x/report.pdf', 'y/copy.pdf']);
     const rows = () => {
       const db = new Database(join(dir, 'kura.db'), { readonly: true });
       try {

@@ -177,6 +177,13 @@ export function Documents(props: {
                     {d.exact ? ', the name asked for as written' : ''}
                   </span>
                 ) : null}
+                {'alsoAt' in d && d.alsoAt?.length ? (
+                  // One hit per document (decision 0072): the same bytes at other paths, named.
+                  <span class="muted small" data-testid="also-at">
+                    also at {d.alsoAt.join(', ')}
+                    {d.alsoAtMore ? ` and ${d.alsoAtMore} more` : ''}
+                  </span>
+                ) : null}
               </div>
               <div class="doc-actions">
                 <button class="secondary" onClick={() => props.onDownload(d.digest)} aria-label={`Download ${d.path ?? d.digest}`} disabled={props.busy}>

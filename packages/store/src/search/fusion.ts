@@ -22,7 +22,13 @@ export const KEYWORD_WEIGHT_LONG = 0.6;
  * question names as written is found there.)
  */
 export function keywordWeight(text: string): number {
-  const words = new Set(text.toLowerCase().split(/[^\p{L}\p{N}_.:-]+/u).filter((w) => w && !STOP_WORDS.has(w)));
+  const words = new Set<string>();
+  for (const token of text.toLowerCase().split(/\s+/)) {
+    // A word is what has a letter or a digit, its edges' punctuation and a contraction's
+    // ending left out (`harbour.` is `harbour`, `what's` is `what`; a lone `-` is no word).
+    const word = token.replace(/['\u2019](s|re|t|ll|ve|d|m)$/u, '').replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '');
+    if (word && !STOP_WORDS.has(word)) words.add(word);
+  }
   return words.size <= SHORT_QUERY_WORDS ? 1 : KEYWORD_WEIGHT_LONG;
 }
 

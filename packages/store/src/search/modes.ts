@@ -155,8 +155,8 @@ function onePerDocument<T>(xs: readonly T[], doc: (x: T) => number): T[] {
 
 /**
  * A collapsed page's other paths of each hit's document: the entries holding the same
- * document that the search's filters keep (path, tag, type, time; the query's own `path:`…),
- * in path order, ALSO_AT_MAX at most each. Keyed by the hit's entry.
+ * document that the search's filters keep (path, tag, type, time; the query's own `path:`…,
+ * its `-word`s), in path order, ALSO_AT_MAX at most each. Keyed by the hit's entry.
  */
 function otherPaths(s: Searcher, parsed: ParsedQuery, q: Query, page: readonly Ranked[]): Map<number, Pick<SearchHit, 'alsoAt' | 'alsoAtMore'>> {
   const out = new Map<number, Pick<SearchHit, 'alsoAt' | 'alsoAtMore'>>();
@@ -172,10 +172,12 @@ function otherPaths(s: Searcher, parsed: ParsedQuery, q: Query, page: readonly R
       )
       .all(JSON.stringify(page.map((r) => r.f.doc_id)), ...filters.params),
   );
+  // (`-word` holds for them too: a copy whose path or tags hold an excluded word is not named.)
+  const excluded = s.db.read(() => excludedEntries(s.db, parsed, rows.map((r) => r.entry_id)));
   const hitOf = new Map(page.map((r) => [r.f.doc_id, r.f.entry_id]));
   for (const r of rows) {
     const hit = hitOf.get(r.doc_id);
-    if (hit === undefined || hit === r.entry_id) continue;
+    if (hit === undefined || hit === r.entry_id || excluded.has(r.entry_id)) continue;
     let a = out.get(hit);
     if (!a) out.set(hit, (a = { alsoAt: [] }));
     if (a.alsoAt!.length < ALSO_AT_MAX) a.alsoAt!.push(r.path);
@@ -218,20 +220,25 @@ async function keywordRanked(s: Searcher, parsed: ParsedQuery, q: Query): Promis
     const top = { ...q, offset: 0, limit: n };
     const r = await keywordPage(s, parsed, top);
     const ranked = onePerDocument(r.ranked, (x) => x.f.doc_id).map((x, i) => ({ ...x, extra: { ...x.extra, keyword: { rank: i + 1, score: x.f.score } } }));
-    if (ranked.length >= want || r.ranked.length < windowOf(s, top, 0)) return { parsed, ranked, q };
+    if (ranked.length >= want || r.exhausted) return { parsed, ranked, q };
   }
 }
 
-/** Keyword's candidates, a hit per entry, and the query to page them with (already paged: offset 0). */
-async function keywordPage(s: Searcher, parsed: ParsedQuery, q: Query): Promise<{ parsed: ParsedQuery; ranked: Ranked[]; q: Query }> {
+/**
+ * Keyword's candidates, a hit per entry, and the query to page them with (already paged:
+ * offset 0); `exhausted` when the index has no more (a shorter list may only have false
+ * matches taken out: falseMatchesLast).
+ */
+async function keywordPage(s: Searcher, parsed: ParsedQuery, q: Query): Promise<{ parsed: ParsedQuery; ranked: Ranked[]; q: Query; exhausted: boolean }> {
   const exact = exactTerms(parsed);
-  if (exact.some((x) => x.joined) && !onlyExact(parsed, exact)) return { parsed, ranked: await falseMatchesLast(s, parsed, q, exact), q };
+  if (exact.some((x) => x.joined) && !onlyExact(parsed, exact)) return { parsed, ...(await falseMatchesLast(s, parsed, q, exact)), q };
   // Without a rerank the page is asked of SQLite alone; with one, its candidates from the top.
   const offset = reranking(s, q) ? 0 : q.offset;
-  const found = await keywordFound(s, parsed, q, windowOf(s, q, 0) - offset, offset);
+  const asked = windowOf(s, q, 0) - offset;
+  const found = await keywordFound(s, parsed, q, asked, offset);
   const ranked = found.map((f, i) => ({ f, extra: { matched: ['keyword'] as SearchHit['matched'], keyword: { rank: offset + i + 1, score: f.score } } }));
   // (Already paged: finish pages from the start of what it is given.)
-  return { parsed, ranked, q: offset === 0 ? q : { ...q, offset: 0 } };
+  return { parsed, ranked, q: offset === 0 ? q : { ...q, offset: 0 }, exhausted: found.length < asked };
 }
 
 /**
@@ -256,7 +263,7 @@ async function holdingIdentifiers(s: Searcher, parsed: ParsedQuery, q: Query, ex
  * window fixed for the query: every page is cut from one order, and so is what is read: every
  * suspect in the window, whatever the time).
  */
-async function falseMatchesLast(s: Searcher, parsed: ParsedQuery, q: Query, exact: ExactTerm[]): Promise<Ranked[]> {
+async function falseMatchesLast(s: Searcher, parsed: ParsedQuery, q: Query, exact: ExactTerm[]): Promise<{ ranked: Ranked[]; exhausted: boolean }> {
   const window = Math.max(q.window, reranking(s, q) ? q.rerankTop : 0);
   const head = await keywordFound(s, parsed, q, window, 0);
   const suspects = s.db.read(() => keywordEntries(s.db, joinedQuery(parsed, exact), q, window, 0, head.map((f) => f.entry_id)));
@@ -273,7 +280,10 @@ async function falseMatchesLast(s: Searcher, parsed: ParsedQuery, q: Query, exac
   const tail = need > 0 && head.length === window ? await keywordFound(s, parsed, q, need, window) : [];
   const ranked = [...head, ...tail].map((f, i) => ({ f, extra: { matched: ['keyword'] as SearchHit['matched'], keyword: { rank: i + 1, score: f.score } } }));
   const first = ranked.slice(0, head.length).filter((r) => !gone.has(r.f.entry_id));
-  return [...first.filter((r) => !wrong.has(r.f.entry_id)), ...first.filter((r) => wrong.has(r.f.entry_id)), ...ranked.slice(head.length)];
+  return {
+    ranked: [...first.filter((r) => !wrong.has(r.f.entry_id)), ...first.filter((r) => wrong.has(r.f.entry_id)), ...ranked.slice(head.length)],
+    exhausted: head.length < window || (need > 0 && tail.length < need),
+  };
 }
 
 /**
@@ -342,21 +352,22 @@ export async function semanticSearch(s: Searcher & { semantic: SemanticSearch },
     const ranked = found.map((f, i) => ({ f, extra: { matched: ['semantic'] as SearchHit['matched'], semantic: { rank: i + 1, score: f.score } }, ...passage(f) }));
     return finish(s, parsed, q, ranked, semantic.notEmbedded);
   }
-  let matches = await keywordFound(s, parsed, q, window, 0);
+  // Each side fuses its first `window` hits: entries, or collapsed documents (documentsFound).
+  let kw = await documentsFound((n, at) => keywordFound(s, parsed, q, n, at), window, q.collapse);
   // Keyword's side finding nothing as typed has its misspelt words read again (typos.ts; the
   // semantic side embeds the question as typed).
-  if (matches.length === 0 && q.typos) {
+  if (kw.found.length === 0 && q.typos) {
     const read = withTyposRead(vocabulary(s), parsed);
-    if (read !== parsed) matches = await keywordFound(s, (parsed = read), q, window, 0);
+    if (read !== parsed) kw = await documentsFound((n, at) => keywordFound(s, (parsed = read), q, n, at), window, q.collapse);
   } else if (q.typos) parsed = noticingTypos(s, parsed);
-  const keyword = one(matches);
+  const keyword = kw.found;
   // The third list: the matches that hold one of the question's identifiers as written, in
   // the question's BM25 order (exactQuery: the question AND an identifier), read and checked
   // when one is joined (the index's word is a one-word identifier: nothing to read). A
   // question of identifiers alone has its keyword list for that: nothing more is fused.
   const exact = exactTerms(parsed);
   const joined = exact.some((x) => x.joined);
-  const held = exact.length === 0 || allExact(parsed, exact) ? [] : one(await kept(await keywordFound(s, exactQuery(parsed, exact), q, window, 0, { check: joined ? holdsAny(exact) : null, checks: window })));
+  const held = exact.length === 0 || allExact(parsed, exact) ? [] : one(await kept((await documentsFound((n, at) => keywordFound(s, exactQuery(parsed, exact), q, n, at, { check: joined ? holdsAny(exact) : null, checks: n }), window, q.collapse)).found));
   // Fused by entry, or collapsed by document: a document's first entry in keyword's list,
   // else semantic's, else exact's, stands for it (the lists may name different paths of it).
   const key = (f: FoundEntry) => (q.collapse ? f.doc_id : f.entry_id);
@@ -389,8 +400,8 @@ export async function semanticSearch(s: Searcher & { semantic: SemanticSearch },
   // so it may have more when its index gave a whole window. A short list of both costs no
   // second look: asked always, hybrid's p99 at 100,000 chunks doubled.)
   const need = q.offset + q.limit - ranked.length;
-  if (need > 0 && (matches.length === window || semantic.full)) {
-    ranked.push(...(await beyondWindow(s, parsed, { ...q, weights }, { window, need, key, seen: new Set(byId.keys()), last: ranked.at(-1)?.f.score, more: async (n) => {
+  if (need > 0 && (kw.more || semantic.full)) {
+    ranked.push(...(await beyondWindow(s, parsed, { ...q, weights }, { read: kw.read, keyword: new Set(keyword.map(key)), need, key, seen: new Set(byId.keys()), last: ranked.at(-1)?.f.score, more: async (n) => {
       const wider = await s.semantic.entries(text, q, n, filters);
       return { found: await kept(wider.found), passage: passageIn(wider.chunks) };
     } })));
@@ -399,17 +410,50 @@ export async function semanticSearch(s: Searcher & { semantic: SemanticSearch },
 }
 
 /**
+ * The first `docs` hits of a ranked search (`find(limit, offset)`, entries best first): its
+ * first `docs` entries, or collapsed its first `docs` documents, each at its first entry —
+ * entries asked from the top, twice as many while documents repeat and there may be more.
+ * `read`: the entries those cover (where a later look goes on); `more`: the index may hold more.
+ */
+async function documentsFound(find: (limit: number, offset: number) => Promise<FoundEntry[]>, docs: number, collapse: boolean): Promise<{ found: FoundEntry[]; read: number; more: boolean }> {
+  if (!collapse) {
+    const found = await find(docs, 0);
+    return { found, read: found.length, more: found.length === docs };
+  }
+  for (let n = docs; ; n *= 2) {
+    const all = await find(n, 0);
+    const seen = new Set<number>();
+    const found: FoundEntry[] = [];
+    let read = all.length;
+    for (const [i, f] of all.entries()) {
+      if (seen.has(f.doc_id)) continue;
+      if (found.length === docs) {
+        read = i; // the next document begins here
+        break;
+      }
+      seen.add(f.doc_id);
+      found.push(f);
+    }
+    if (found.length === docs || all.length < n) return { found, read, more: all.length === n };
+  }
+}
+
+/**
  * Hybrid's candidates past its fused window, for a page that reaches beyond them: keyword's
- * matches after its first `window` (BM25 order), then semantic's (similarity order), each
- * not fused already — so that paging on reaches every match, and every page is cut from one
- * order. Their scores go on down from the last fused one (a side's own reciprocal rank, at most).
+ * matches after those it fused (BM25 order, from entry `read`), then semantic's (similarity
+ * order), each not fused already (`key`: an entry, or collapsed its document) — so that paging
+ * on reaches every match, and every page is cut from one order. Ranks count a side's hits
+ * (entries, or documents); scores go on down from the last fused one (a side's own reciprocal
+ * rank, at most).
  */
 async function beyondWindow(
   s: Searcher,
   parsed: ParsedQuery,
   q: Query & { weights: { keyword: number } },
   o: {
-    window: number;
+    /** Keyword's entries fused (the tail's keyword matches begin after them), and its hits there. */
+    read: number;
+    keyword: Set<number>;
     need: number;
     /** What a hit is (an entry, or collapsed its document), and those placed already. */
     key: (f: FoundEntry) => number;
@@ -418,7 +462,7 @@ async function beyondWindow(
     more: (n: number) => Promise<{ found: FoundEntry[]; passage: (f: FoundEntry) => { passage?: { start: number; end: number } } }>;
   },
 ): Promise<Ranked[]> {
-  const { window, need, key, seen } = o;
+  const { need, key, seen } = o;
   let last = o.last ?? Infinity;
   const tail: Ranked[] = [];
   const add = (f: FoundEntry, rank: number, side: 'keyword' | 'semantic', extra: object = {}) => {
@@ -426,20 +470,30 @@ async function beyondWindow(
     last = Math.min(last, q.weights[side] / (q.rrfK + rank));
     tail.push({ f: { ...f, score: last }, extra: { matched: [side] as SearchHit['matched'], [side]: { rank, score: f.score } }, ...extra });
   };
-  // (Keyword's next `window` at most are fused already: those semantic's window holds.)
-  const keyword = await keywordFound(s, parsed, q, need + window, window);
-  for (const [i, f] of keyword.entries()) {
-    if (tail.length === need) return tail;
-    if (!seen.has(key(f))) add(f, window + i + 1, 'keyword');
+  // Keyword's next matches, a batch at a time until the page is full or they end: its hits
+  // placed already (fused by another side, or copies of a document) are passed over, and a
+  // batch of only those must not end the look (collapsed, a LICENSE at 300 paths was).
+  const hits = o.keyword; // keyword's hits so far, for its ranks
+  for (let at = o.read, batch = need + q.window; ; at += batch, batch *= 2) {
+    const found = await keywordFound(s, parsed, q, batch, at);
+    for (const f of found) {
+      if (hits.has(key(f))) continue;
+      hits.add(key(f));
+      if (!seen.has(key(f))) add(f, hits.size, 'keyword');
+      if (tail.length === need) return tail;
+    }
+    if (found.length < batch) break; // every keyword match is placed
   }
-  if (keyword.length === need + window) return tail; // (keyword's matches go on: its next ones come first)
-  // Every keyword match is placed: semantic's next, those not placed already, in its order.
-  // (Not "past its window": its window was taken before the filters, so entries the first call
-  // filtered out of its top let deeper ones into the filtered list, unfused — found in review.)
-  const semantic = await o.more(window + need + seen.size);
-  for (const [i, f] of semantic.found.entries()) {
+  // Semantic's next, those not placed already, in its order. (Not "past its window": its
+  // window was taken before the filters, so entries the first call filtered out of its top
+  // let deeper ones into the filtered list, unfused — found in review.)
+  const semantic = await o.more(q.window + need + seen.size);
+  const ranks = new Set<number>();
+  for (const f of semantic.found) {
+    if (ranks.has(key(f))) continue;
+    ranks.add(key(f));
+    if (!seen.has(key(f))) add(f, ranks.size, 'semantic', semantic.passage(f));
     if (tail.length === need) break;
-    if (!seen.has(key(f))) add(f, i + 1, 'semantic', semantic.passage(f));
   }
   return tail;
 }
