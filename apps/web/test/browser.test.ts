@@ -479,6 +479,8 @@ describe('the browser demo in Chromium', () => {
       { name: 'zh-library.txt', mimeType: 'text/plain', buffer: Buffer.from('市立图书馆每天早上九点开门，借书需要带上借书证。') },
       { name: 'th-food.txt', mimeType: 'text/plain', buffer: Buffer.from('ข้าวผัดเป็นอาหารไทยที่นิยมมาก ทำง่ายและอร่อย') },
       { name: 'ko-subway.txt', mimeType: 'text/plain', buffer: Buffer.from('서울 지하철은 매일 새벽 5시 30분부터 운행합니다.') },
+      // The same bytes under a second name: one hit, the other name under it (decision 0072).
+      { name: 'zh-library-copy.txt', mimeType: 'text/plain', buffer: Buffer.from('市立图书馆每天早上九点开门，借书需要带上借书证。') },
     ]);
     await page.selectOption('[data-testid=search-mode]', 'keyword');
     for (const [q, path] of [['图书馆', 'zh-library.txt'], ['ข้าวผัด', 'th-food.txt'], ['지하철', 'ko-subway.txt']] as const) {
@@ -487,6 +489,11 @@ describe('the browser demo in Chromium', () => {
       await page.waitForFunction((p) => document.querySelectorAll('[data-testid=doc]').length === 1 && !!document.querySelector('[data-testid=doc]')?.textContent?.includes(p), path, { timeout: 15_000 });
       expect(await page.locator('.snippet mark').count()).toBeGreaterThan(0);
     }
+    await page.fill('[data-testid=search-input]', '图书馆');
+    await page.press('[data-testid=search-input]', 'Enter');
+    await page.waitForSelector('[data-testid=also-at]', { timeout: 15_000 });
+    expect(await page.locator('[data-testid=doc]').count()).toBe(1);
+    expect(await page.textContent('[data-testid=also-at]')).toBe('also at zh-library-copy.txt');
     // Only a filter: nothing to rank by, and said so (it said "Nothing matches.").
     await page.fill('[data-testid=search-input]', 'type:text/plain');
     await page.press('[data-testid=search-input]', 'Enter');
