@@ -68,6 +68,17 @@ describe('MCP over HTTP', () => {
       expect(searched.every((r) => !r.isError)).toBe(true);
       const found = json(await reader.callTool({ name: 'kura_search', arguments: { query: 'ship 7 arriving', limit: 3 } }));
       expect(found.hits[0]).toMatchObject({ path: 'log/07.txt' });
+      // The same bytes at a second path: one hit, the other path in alsoAt; collapse: false, two.
+      expect((await writer.callTool({ name: 'kura_add_text', arguments: { text: notes[7]!, path: 'copy/07.txt' } })).isError).toBeFalsy();
+      const once = json(await reader.callTool({ name: 'kura_search', arguments: { query: 'ship 7 arriving', mode: 'keyword', limit: 3 } }));
+      const copied = once.hits.filter((h: { alsoAt?: string[] }) => h.alsoAt?.length) as { path: string; alsoAt: string[] }[];
+      expect(copied.map((h) => [h.path, ...h.alsoAt].sort())).toEqual([['copy/07.txt', 'log/07.txt']]);
+      expect(once.hits.filter((h: { path: string }) => /07\.txt$/.test(h.path))).toHaveLength(1);
+      const each = json(await reader.callTool({ name: 'kura_search', arguments: { query: 'ship 7 arriving', mode: 'keyword', limit: 3, collapse: false } }));
+      expect(each.hits.map((h: { path: string }) => h.path).slice(0, 2).sort()).toEqual(['copy/07.txt', 'log/07.txt']);
+      const cleaner = await connect(s.url, REMOVER);
+      expect((await cleaner.callTool({ name: 'kura_delete', arguments: { path: 'copy/07.txt' } })).isError).toBeFalsy();
+      await cleaner.close();
       // By meaning, with no word in common: the server's one model answers both clients.
       const meaning = await Promise.all([reader, writer].map(async (c) => json(await c.callTool({ name: 'kura_search', arguments: { query: 'vessel docking at sunrise', mode: 'semantic', limit: 3 } }))));
       for (const m of meaning) expect(m.hits[0]?.path).toMatch(/^log\//);

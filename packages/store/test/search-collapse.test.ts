@@ -82,6 +82,18 @@ describe('search, one hit per document', () => {
     expect(copies).toBeGreaterThan(40);
   });
 
+  it('a document put once without a path and once at one is found at its path, in every mode words reach', async () => {
+    const { store } = await newStore();
+    const text = enc('Quarterly ferry timetable for the northern islands.');
+    await store.put(text, { path: 'docs/schedule.txt' });
+    await store.put(text); // (bytes alone: an entry at no path, shorter for BM25)
+    for (const collapse of [true, false]) {
+      const hits = await store.search('ferry timetable', { mode: 'keyword', collapse });
+      if (collapse) expect(hits.map((h) => [h.path, h.alsoAt])).toEqual([['docs/schedule.txt', undefined]]);
+      else expect(hits.map((h) => h.path).sort()).toEqual(['docs/schedule.txt', null].sort());
+    }
+  });
+
   it('keyword: pages past a window of false matches and copies reach every document (lodash AND 4.17.21)', async () => {
     const { store } = await newStore();
     // BM25 first: a note whose words match but not the version as written (a false match,
@@ -128,6 +140,26 @@ describe('semantic and hybrid, one hit per document (all-MiniLM-L6-v2)', () => {
       for (let offset = 0; offset < 8; offset += limit) paged.push(...(await store.search('harbour', { mode: 'hybrid', window: 2, minScore: 1, limit, offset })));
       expect(paged.map((h) => h.digest).sort(), `limit ${limit}`).toEqual([...want].sort());
       expect(paged.map((h) => h.keyword!.rank), `limit ${limit}`).toEqual([1, 2, 3, 4]);
+    }
+  });
+
+  it('semantic and hybrid with a filter reach the documents it keeps, however far down by meaning, page by page', { timeout: 60_000 }, async () => {
+    const { store } = await newStore();
+    store.useEmbedder(model);
+    // The labelled set twice, under a/ and b/ (b/'s texts one word longer: other documents).
+    for (const d of RETRIEVAL_SET) {
+      await store.put(enc(d.text), { path: `a/${d.path}` });
+      await store.put(enc(`${d.text} (b)`), { path: `b/${d.path}` });
+    }
+    const question = RETRIEVAL_SET[0]!.meaning;
+    const all = await store.search(question, { mode: 'semantic', minScore: -1, limit: 100 });
+    const last = all.at(-1)!.path!;
+    // A window of 2: the filter's one document is far below the first two by meaning.
+    for (const mode of ['semantic', 'hybrid'] as const) {
+      expect((await store.search(question, { mode, minScore: -1, window: 2, pathPrefix: last })).map((h) => h.path), mode).toEqual([last]);
+      const paged: string[] = [];
+      for (let offset = 0; offset < 15; offset += 3) paged.push(...(await store.search(question, { mode, minScore: -1, window: 2, limit: 3, offset, pathPrefix: 'b/' })).map((h) => h.path!));
+      expect([...paged].sort(), mode).toEqual(RETRIEVAL_SET.map((d) => `b/${d.path}`).sort());
     }
   });
 

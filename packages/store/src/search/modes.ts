@@ -122,9 +122,16 @@ async function rerank(s: Searcher, parsed: ParsedQuery, q: Query, ranked: Ranked
 /** The ranked candidates reranked (when a reranker is in use), paged, made hits. */
 async function finish(s: Searcher, parsed: ParsedQuery, q: Query, ranked: Ranked[], notEmbedded?: number): Promise<SearchHits> {
   const done = await rerank(s, parsed, q, ranked);
-  const page = done.ranked.slice(q.offset, q.offset + q.limit);
+  let page = done.ranked.slice(q.offset, q.offset + q.limit);
+  const also = q.collapse ? otherPaths(s, parsed, q, page) : new Map<number, OtherPaths>();
+  // A hit at no path (a put of bytes alone) whose document has paths is shown at its first.
+  page = page.map((r) => {
+    const instead = also.get(r.f.entry_id)?.instead;
+    if (!instead) return r;
+    also.set(instead.entry_id, also.get(r.f.entry_id)!);
+    return { ...r, f: { ...r.f, ...instead } };
+  });
   const byEntry = new Map(page.map((r) => [r.f, r]));
-  const also = q.collapse ? otherPaths(s, parsed, q, page) : new Map<number, Pick<SearchHit, 'alsoAt' | 'alsoAtMore'>>();
   const vocab = vocabulary(s);
   const hits = await toHits(
     s.db,
@@ -134,7 +141,8 @@ async function finish(s: Searcher, parsed: ParsedQuery, q: Query, ranked: Ranked
     page.map((r) => r.f),
     (f) => {
       const r = byEntry.get(f)!;
-      return { ...r.extra, ...also.get(f.entry_id), ...(r.passage ? { passage: r.passage } : {}) };
+      const a = also.get(f.entry_id);
+      return { ...r.extra, ...(a?.alsoAt.length ? { alsoAt: a.alsoAt } : {}), ...(a?.alsoAtMore ? { alsoAtMore: a.alsoAtMore } : {}), ...(r.passage ? { passage: r.passage } : {}) };
     },
     (term) => vocab.docsHolding(term),
   );
@@ -153,19 +161,27 @@ function onePerDocument<T>(xs: readonly T[], doc: (x: T) => number): T[] {
   });
 }
 
+/** A collapsed hit's other paths (`alsoAt`), and for a hit at no path the entry to show instead. */
+interface OtherPaths {
+  alsoAt: string[];
+  alsoAtMore?: number;
+  instead?: { entry_id: number; path: string; media_type: string | null };
+}
+
 /**
  * A collapsed page's other paths of each hit's document: the entries holding the same
  * document that the search's filters keep (path, tag, type, time; the query's own `path:`…,
- * its `-word`s), in path order, ALSO_AT_MAX at most each. Keyed by the hit's entry.
+ * its `-word`s), in path order, ALSO_AT_MAX at most each — the first of them `instead` when
+ * the hit has no path. Keyed by the hit's entry.
  */
-function otherPaths(s: Searcher, parsed: ParsedQuery, q: Query, page: readonly Ranked[]): Map<number, Pick<SearchHit, 'alsoAt' | 'alsoAtMore'>> {
-  const out = new Map<number, Pick<SearchHit, 'alsoAt' | 'alsoAtMore'>>();
+function otherPaths(s: Searcher, parsed: ParsedQuery, q: Query, page: readonly Ranked[]): Map<number, OtherPaths> {
+  const out = new Map<number, OtherPaths>();
   if (page.length === 0) return out;
   const filters = allFilters(parsed, q);
   const rows = s.db.read(() =>
     s.db
-      .prepare<{ entry_id: number; doc_id: number; path: string }>(
-        `SELECT e.id AS entry_id, e.doc_id AS doc_id, e.path AS path
+      .prepare<{ entry_id: number; doc_id: number; path: string; media_type: string | null }>(
+        `SELECT e.id AS entry_id, e.doc_id AS doc_id, e.path AS path, e.media_type AS media_type
          FROM entries e JOIN documents d ON d.id = e.doc_id
          WHERE e.doc_id IN (SELECT value FROM json_each(?)) AND e.path IS NOT NULL${filters.where.map((w) => ` AND ${w}`).join('')}
          ORDER BY e.doc_id, e.path`,
@@ -174,13 +190,14 @@ function otherPaths(s: Searcher, parsed: ParsedQuery, q: Query, page: readonly R
   );
   // (`-word` holds for them too: a copy whose path or tags hold an excluded word is not named.)
   const excluded = s.db.read(() => excludedEntries(s.db, parsed, rows.map((r) => r.entry_id)));
-  const hitOf = new Map(page.map((r) => [r.f.doc_id, r.f.entry_id]));
+  const hitOf = new Map(page.map((r) => [r.f.doc_id, r.f]));
   for (const r of rows) {
     const hit = hitOf.get(r.doc_id);
-    if (hit === undefined || hit === r.entry_id || excluded.has(r.entry_id)) continue;
-    let a = out.get(hit);
-    if (!a) out.set(hit, (a = { alsoAt: [] }));
-    if (a.alsoAt!.length < ALSO_AT_MAX) a.alsoAt!.push(r.path);
+    if (hit === undefined || hit.entry_id === r.entry_id || excluded.has(r.entry_id)) continue;
+    let a = out.get(hit.entry_id);
+    if (!a) out.set(hit.entry_id, (a = { alsoAt: [] }));
+    if (hit.path === null && !a.instead) a.instead = { entry_id: r.entry_id, path: r.path, media_type: r.media_type };
+    else if (a.alsoAt.length < ALSO_AT_MAX) a.alsoAt.push(r.path);
     else a.alsoAtMore = (a.alsoAtMore ?? 0) + 1;
   }
   return out;

@@ -81,25 +81,39 @@ export class SemanticSearch {
     const [qv] = await this.embedder.embed([query]);
     // Below the relevance floor the model's similarity says "unrelated" (search/floor.ts).
     const floor = semanticFloor(this.embedder.model, q.minScore);
-    const top = this.index.top(qv!, window).filter((c) => c.score >= floor);
-    const chunks = new Map(top.map((c) => [c.docId, c]));
-    // `full`: the index gave a whole window above the floor — it may hold more (before filters).
-    const partial = { ...(notEmbedded > 0 ? { notEmbedded } : {}), full: top.length === window };
-    if (top.length === 0) return { found: [], chunks, ...partial };
-    const rows = this.db.read(() =>
-      this.db
-        .prepare<Omit<FoundEntry, 'score'>>(
-          `SELECT e.id AS entry_id, d.id AS doc_id, d.digest AS digest, e.path AS path, e.media_type AS media_type, d.size AS size
-           FROM entries e JOIN documents d ON d.id = e.doc_id
-           WHERE e.doc_id IN (SELECT value FROM json_each(?))${filters.where.map((w) => ` AND ${w}`).join('')}`,
-        )
-        .all(JSON.stringify(top.map((c) => c.docId)), ...filters.params),
-    );
-    const found = rows
-      .map((r) => ({ ...r, score: chunks.get(r.doc_id)!.score }))
-      .sort((a, b) => b.score - a.score || a.doc_id - b.doc_id || a.entry_id - b.entry_id);
-    // (Collapsed, the caller keeps a document's first entry: its window counts documents.)
-    if (!q.collapse) found.splice(window);
-    return { found, chunks, ...partial };
+    // The index's best documents, then the filters (path, tag, type, time): a filter that
+    // keeps few of them asks the index for four times as many, until `window` documents pass
+    // or the index has no more above the floor (asked once, `--tag notes` found nothing when
+    // the notes' documents were not among the store's first 100 by meaning: a trial).
+    for (let k = window; ; k *= 4) {
+      const top = this.index.top(qv!, k).filter((c) => c.score >= floor);
+      const chunks = new Map(top.map((c) => [c.docId, c]));
+      // `full`: the index gave all it was asked above the floor — it may hold more.
+      const partial = { ...(notEmbedded > 0 ? { notEmbedded } : {}), full: top.length === k };
+      if (top.length === 0) return { found: [], chunks, ...partial };
+      const rows = this.db.read(() =>
+        this.db
+          .prepare<Omit<FoundEntry, 'score'>>(
+            `SELECT e.id AS entry_id, d.id AS doc_id, d.digest AS digest, e.path AS path, e.media_type AS media_type, d.size AS size
+             FROM entries e JOIN documents d ON d.id = e.doc_id
+             WHERE e.doc_id IN (SELECT value FROM json_each(?))${filters.where.map((w) => ` AND ${w}`).join('')}`,
+          )
+          .all(JSON.stringify(top.map((c) => c.docId)), ...filters.params),
+      );
+      const docs = new Set(rows.map((r) => r.doc_id));
+      if (docs.size < window && partial.full && filters.where.length > 0) continue;
+      partial.full ||= docs.size > window; // (more passed the filters than are given)
+      const found = rows
+        .map((r) => ({ ...r, score: chunks.get(r.doc_id)!.score }))
+        .sort((a, b) => b.score - a.score || a.doc_id - b.doc_id || a.entry_id - b.entry_id);
+      // The first `window` documents' entries (collapsed, the caller keeps each one's first),
+      // or without collapsing the first `window` entries.
+      if (q.collapse) {
+        const kept = new Set([...new Set(found.map((f) => f.doc_id))].slice(0, window));
+        return { found: found.filter((f) => kept.has(f.doc_id)), chunks, ...partial };
+      }
+      found.splice(window);
+      return { found, chunks, ...partial };
+    }
   }
 }
