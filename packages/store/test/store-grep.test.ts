@@ -5,7 +5,7 @@
  * over 100 KB of `a` in linear time; a bad pattern refused; damage reported, not skipped.
  */
 import { describe, expect, it } from 'vitest';
-import type { GrepEvent } from '../src/search/grep.js';
+import { LINE_MAX, type GrepEvent } from '../src/search/grep.js';
 import { makeDocx, makePdf } from './helpers/documents.js';
 import { closeSync, openSync, readSync, readdirSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
@@ -92,6 +92,29 @@ describe('grep', () => {
     ]);
     // Line numbers hold at the end of a document read in many pieces.
     expect(lines(await all(store, '^line 20000$'))).toEqual(['big.txt:20000:line 20000']);
+  });
+
+  it('a document read as a stream (over 8 MiB) with lines of 1 to 6 MiB: each line once, as a line-by-line reference finds them', { timeout: 60_000 }, async () => {
+    const { store } = await newStore();
+    const M = 1 << 20;
+    // A trial's file: a match at the end of a line of ~1 MiB, lines of 3 and 6 MiB.
+    const body = `${'a'.repeat(M - 3)}HARBOUR${'b'.repeat(100)}\nsecond line harbour\n${'c'.repeat(3 * M)}\n${'x\n'.repeat(1000)}${'f'.repeat(6 * M)}\n`;
+    await store.put(text(body), { path: 'huge.txt' });
+    const reference = (pattern: RegExp) => body.split('\n').slice(0, -1).flatMap((line, i) => (pattern.test(line) ? [i + 1] : []));
+    for (const [pattern, ignoreCase, re] of [['harbour', true, /harbour/i], ['c', false, /c/], ['aaaa|bbbb', false, /aaaa|bbbb/], ['f$', false, /f$/], ['^x$', false, /^x$/]] as const) {
+      const events = await all(store, pattern, { ignoreCase });
+      const got = events.flatMap((e) => (e.type === 'match' ? [e.line] : []));
+      expect(got, pattern).toEqual(reference(re));
+      expect(events.at(-1), pattern).toMatchObject({ type: 'summary', matches: got.length });
+    }
+  });
+
+  it('a line longer than LINE_MAX is matched in pieces and counted once', { timeout: 60_000 }, async () => {
+    const { store } = await newStore();
+    const body = `${'needle '.repeat(((LINE_MAX / 7) | 0) + 50_000)}\nlast needle\n`;
+    await store.put(text(body), { path: 'endless.txt' });
+    const events = await all(store, 'needle');
+    expect(events.flatMap((e) => (e.type === 'match' ? [e.line] : []))).toEqual([1, 2]);
   });
 
   it('runs a hostile pattern in linear time, and refuses a pattern that is not one', async () => {

@@ -20,8 +20,12 @@ import { extractKind, KIND_HEAD } from '../extract/kind.js';
 import { filterSql } from './fts.js';
 import { SNIFF_BYTES, looksLikeText, textByType } from './text.js';
 
-/** A block of text is at most this long before it is matched: a longer line is cut here. */
-export const LINE_MAX = 1 << 20;
+/**
+ * A block of text is at most this long before it is matched: a longer line is cut here (a
+ * line matched in two pieces counts once; a match across the cut is not found). 1 MiB before:
+ * a trial's 3 MiB line was printed three times and `-c` counted it thrice.
+ */
+export const LINE_MAX = 16 << 20;
 /** Characters of a line an event carries at most (around its match); `cut` says it was cut. */
 export const LINE_SHOWN_MAX = 2000;
 /** Documents up to this size are read whole (see textOf); larger ones as a stream. */
@@ -114,9 +118,10 @@ async function* textOf(s: GrepSource, { doc, text, locs }: Found, mediaType: str
   }
   const byType = textByType(mediaType);
   if (byType === false) return;
-  let head: Uint8Array = new Uint8Array(0);
   if (byType !== true) {
-    for await (const piece of s.reader.range(doc, 0, Math.min(doc.size, Math.max(KIND_HEAD, SNIFF_BYTES)))) head = concat(head, piece);
+    const pieces: Uint8Array[] = [];
+    for await (const piece of s.reader.range(doc, 0, Math.min(doc.size, Math.max(KIND_HEAD, SNIFF_BYTES)))) pieces.push(piece);
+    const head = joined(pieces, pieces.reduce((n, p) => n + p.length, 0));
     if (extractKind(head, mediaType) || !looksLikeText(head.subarray(0, SNIFF_BYTES))) return; // awaiting extraction, or binary
   } else if (extractKind(new Uint8Array(0), mediaType)) return; // text/html: its extracted text, once extracted
   // Whole, up to WHOLE_MAX: one hash pass (the document's SHA-256, checked before a byte is
@@ -125,11 +130,15 @@ async function* textOf(s: GrepSource, { doc, text, locs }: Found, mediaType: str
   else yield* s.reader.document(doc);
 }
 
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  if (a.length === 0) return b;
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a);
-  out.set(b, a.length);
+/** `pieces` (`bytes` in all) as one buffer: the piece itself when there is one. */
+function joined(pieces: readonly Uint8Array[], bytes: number): Uint8Array {
+  if (pieces.length === 1) return pieces[0]!;
+  const out = new Uint8Array(bytes);
+  let at = 0;
+  for (const p of pieces) {
+    out.set(p, at);
+    at += p.length;
+  }
   return out;
 }
 
@@ -220,6 +229,7 @@ export async function* grepEntry(s: GrepSource, e: Entry, matcher: LineMatcher, 
   // Line numbers are absolute (from 1): `base` is the number of the block's first line.
   let base = 1;
   let printed = 0; // the last line sent
+  let matchedLine = 0; // the last line matched: a line cut in pieces (LINE_MAX) counts once
   let afterUntil = 0; // send context lines through this one
   let ring: { n: number; bytes: Uint8Array }[] = []; // the last `context` lines of earlier blocks
   let stop = false;
@@ -249,6 +259,8 @@ export async function* grepEntry(s: GrepSource, e: Entry, matcher: LineMatcher, 
     };
     for (const m of found) {
       const n = base + m.line;
+      if (n === matchedLine) continue; // (the rest of a line cut at LINE_MAX, matched already)
+      matchedLine = n;
       if (context > 0) {
         if (afterUntil > printed) contextThrough(Math.min(afterUntil, n - 1));
         printed = Math.max(printed, n - context - 1);
@@ -273,23 +285,26 @@ export async function* grepEntry(s: GrepSource, e: Entry, matcher: LineMatcher, 
     base += newlines;
   };
   try {
-    let carry: Uint8Array = new Uint8Array(0);
+    // Pieces are held until one ends a line (or LINE_MAX is held), then joined once: joined
+    // with every piece, a 16 MiB line of 16 KiB chunks was copied a thousand times.
+    const held: Uint8Array[] = [];
+    let heldBytes = 0;
     for await (const piece of textOf(s, found, e.media_type)) {
-      let buf = concat(carry, piece);
-      for (;;) {
-        const cut = buf.lastIndexOf(10);
-        if (cut < 0 && buf.length < LINE_MAX) break;
-        const end = cut < 0 ? buf.length : cut + 1;
-        block(buf.subarray(0, end));
-        buf = buf.subarray(end);
-        if (stop || cut >= 0) break;
-      }
-      carry = buf.slice();
+      held.push(piece);
+      heldBytes += piece.length;
+      if (piece.lastIndexOf(10) < 0 && heldBytes < LINE_MAX) continue;
+      const buf = joined(held, heldBytes);
+      const cut = buf.lastIndexOf(10);
+      const end = cut < 0 ? buf.length : cut + 1; // (no line end: a line of LINE_MAX, cut here)
+      block(buf.subarray(0, end));
+      held.length = 0;
+      heldBytes = buf.length - end;
+      if (heldBytes) held.push(buf.slice(end));
       for (const ev of events.splice(0)) yield ev;
       if (stop) break;
       await yieldTurn();
     }
-    if (!stop && carry.length) block(carry);
+    if (!stop && heldBytes) block(joined(held, heldBytes));
   } catch (err) {
     const k = err as { code?: string; message?: string };
     for (const ev of events.splice(0)) yield ev;
