@@ -115,7 +115,9 @@ async function searchWith(store: Store, embedder: Embedder | undefined, query: s
     const snippet = unescapeHtml(h.snippet.replace(/\s+/g, ' ').replace(/<mark>(.*?)<\/mark>/g, tty ? '\x1b[1m$1\x1b[0m' : '[$1]'));
     // A hit found by meaning alone has no word of the query to show for it: said, before its
     // passage (a trial could not tell why such a hit was there).
-    const why = h.matched?.length === 1 && h.matched[0] === 'semantic' && hits.mode === 'hybrid' ? '(by meaning) ' : '';
+    // (A hit past keyword's window is semantic's alone though its words match: its snippet
+    // marks them, and it is not said — a trial's "(by meaning) [LICENSE]: [MIT]".)
+    const why = h.matched?.length === 1 && h.matched[0] === 'semantic' && hits.mode === 'hybrid' && !h.snippet.includes('<mark>') ? '(by meaning) ' : '';
     // The same bytes at other paths (one hit per document): named under it, a few at most.
     const also = h.alsoAt?.length ? `    also at ${h.alsoAt.slice(0, ALSO_SHOWN).map(shownPath).join(', ')}${moreThan(h.alsoAt.length - ALSO_SHOWN + (h.alsoAtMore ?? 0))}\n` : '';
     await write(`${h.digest}  ${h.path ? shownPath(h.path) : '-'}${h.version !== undefined ? `@${h.version}` : ''}\n    ${why}${snippet}\n${also}`);
