@@ -94,9 +94,14 @@ describe('MCP over HTTP', () => {
       expect(json(await reader.callTool({ name: 'kura_list', arguments: {} })).items.map((i: { path: string }) => i.path).every((p: string) => p.startsWith('log/'))).toBe(true);
 
       // A read token cannot write: the call is refused and the store is unchanged.
-      const refused = await reader.callTool({ name: 'kura_add_text', arguments: { text: 'sneaked in', path: 'log/zz.txt' } }).catch((e: Error) => ({ isError: true, thrown: e.message }));
-      expect(refused.isError).toBe(true);
-      expect((await reader.callTool({ name: 'kura_delete', arguments: { path: 'log/00.txt' } }).catch(() => ({ isError: true }))).isError).toBe(true);
+      // Refused with why, as a tool error starting with its code (the SDK said "Tool kura_add_text
+      // not found": nothing an assistant could act on).
+      const refused = await reader.callTool({ name: 'kura_add_text', arguments: { text: 'sneaked in', path: 'log/zz.txt' } });
+      expect(refused).toMatchObject({ isError: true, content: [{ type: 'text', text: 'FORBIDDEN: kura_add_text needs a token with the write scope; this one has read' }] });
+      expect(await reader.callTool({ name: 'kura_delete', arguments: { path: 'log/00.txt' } })).toMatchObject({ isError: true, content: [{ text: expect.stringMatching(/^FORBIDDEN: kura_delete needs a token with the delete scope/) }] });
+      expect(await writer.callTool({ name: 'kura_add_file', arguments: { file: '/etc/passwd' } })).toMatchObject({ isError: true, content: [{ text: expect.stringMatching(/^FORBIDDEN: kura_add_file names a file on the server's machine/) }] });
+      // A tool that is no tool of Kura's is the SDK's to answer.
+      expect(JSON.stringify(await reader.callTool({ name: 'kura_nothing', arguments: {} }).catch((e: Error) => ({ thrown: e.message })))).toMatch(/not found/);
       expect(json(await reader.callTool({ name: 'kura_list', arguments: { prefix: 'log/' } })).items).toHaveLength(12);
 
       // Bounded: a document larger than a result is cut, and says where to go on.

@@ -278,14 +278,33 @@ function strictArguments(tool: string, shape: z.ZodRawShape): z.ZodType {
   });
 }
 
+/** The scope each of Kura's tools needs (filled as they are registered): for refusals' reasons. */
+const TOOL_SCOPES = new Map<string, Scope>();
+
+/**
+ * Why `access` may not call Kura's tool `name` (undefined: it may, or there is no such tool).
+ * Such a tool is not offered (tools/list), and a call of it was answered by the SDK's "Tool
+ * kura_add_text not found" — which told an assistant holding a read token nothing it could act
+ * on; routes/mcp.ts answers with this instead.
+ */
+export function toolRefusal(name: string, access: ToolAccess): string | undefined {
+  const scope = TOOL_SCOPES.get(name);
+  if (scope === undefined) return undefined;
+  if (!access.scopes.has(scope)) return `${name} needs a token with the ${scope} scope; this one has ${[...access.scopes].sort().join(', ') || 'none'}`;
+  if (name === 'kura_add_file' && !access.localFiles) return 'kura_add_file names a file on the server\'s machine: only a client on that machine (kura mcp) may call it; send the text with kura_add_text';
+  if (name === 'kura_snapshots' && access.prefixes) return 'snapshots are store-wide: a token limited to path prefixes reaches none';
+  return undefined;
+}
+
 export function registerTools(mcp: McpServer, store: Store, access: ToolAccess): void {
   // A tool the client may not use is not offered at all: tools/list shows what it can call.
   const server: Pick<McpServer, 'registerTool'> = {
     registerTool: (name, config, cb) => {
       const shape = config.inputSchema as z.ZodRawShape | undefined;
       const tool = mcp.registerTool(name, { ...config, ...(shape ? { inputSchema: strictArguments(name, shape) as unknown as typeof config.inputSchema } : {}) }, cb);
+      TOOL_SCOPES.set(name, scopeOf(tool.annotations));
       // (Snapshots are store-wide: a token limited to prefixes reaches none — decision 0060.)
-      if (!access.scopes.has(scopeOf(tool.annotations)) || (name === 'kura_add_file' && !access.localFiles) || (name === 'kura_snapshots' && access.prefixes)) tool.remove();
+      if (toolRefusal(name, access)) tool.remove();
       return tool;
     },
   };

@@ -17,7 +17,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerConfig } from '../config.js';
 import { HttpError } from '../errors.js';
 import { McpServerPool } from '../mcp/server.js';
-import type { ToolAccess } from '../mcp/tools.js';
+import { toolRefusal, type ToolAccess } from '../mcp/tools.js';
 import { rebindingPolicy, refusal } from '../access/rebinding.js';
 
 /** A request's JSON body at most: kura_add_text takes up to 16 MiB of text, escaped in JSON. */
@@ -35,6 +35,14 @@ export default async function mcp(app: FastifyInstance, opts: { config: Pick<Ser
     const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
     const access: ToolAccess = { scopes: request.access?.scopes ?? new Set(), ...(request.access?.prefixes ? { prefixes: request.access.prefixes } : {}), localFiles: false };
     const server = await servers.take(access);
+    // A call of a tool this token's scopes hide: refused with why, as a tool error whose text
+    // starts with its code (the SDK, which no longer knows the tool, says "not found").
+    const call = request.body as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: { name?: unknown } } | undefined;
+    const why = call?.method === 'tools/call' && typeof call.params?.name === 'string' ? toolRefusal(call.params.name, access) : undefined;
+    if (why !== undefined && (typeof call!.id === 'string' || typeof call!.id === 'number')) {
+      void servers.give(server, access);
+      return reply.type('application/json').send({ jsonrpc: '2.0', id: call!.id, result: { isError: true, content: [{ type: 'text', text: `FORBIDDEN: ${why}` }], _meta: { code: 'FORBIDDEN' } } });
+    }
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     // The transport writes the answer itself: fastify leaves the response alone from here.
     reply.hijack();
