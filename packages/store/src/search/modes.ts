@@ -232,13 +232,11 @@ function noticingTypos(s: Searcher, parsed: ParsedQuery): ParsedQuery {
  */
 async function keywordRanked(s: Searcher, parsed: ParsedQuery, q: Query): Promise<{ parsed: ParsedQuery; ranked: Ranked[]; q: Query }> {
   if (!q.collapse) return keywordPage(s, parsed, q);
-  const want = windowOf(s, q, 0);
-  for (let n = want; ; n *= 2) {
-    const top = { ...q, offset: 0, limit: n };
-    const r = await keywordPage(s, parsed, top);
-    const ranked = onePerDocument(r.ranked, (x) => x.f.doc_id).map((x, i) => ({ ...x, extra: { ...x.extra, keyword: { rank: i + 1, score: x.f.score } } }));
-    if (ranked.length >= want || r.exhausted) return { parsed, ranked, q };
-  }
+  const first = await firstDocuments(async (n) => {
+    const r = await keywordPage(s, parsed, { ...q, offset: 0, limit: n });
+    return { hits: r.ranked, exhausted: r.exhausted };
+  }, (x) => x.f.doc_id, windowOf(s, q, 0));
+  return { parsed, ranked: first.hits.map((x, i) => ({ ...x, extra: { ...x.extra, keyword: { rank: i + 1, score: x.f.score } } })), q };
 }
 
 /**
@@ -370,12 +368,12 @@ export async function semanticSearch(s: Searcher & { semantic: SemanticSearch },
     return finish(s, parsed, q, ranked, semantic.notEmbedded);
   }
   // Each side fuses its first `window` hits: entries, or collapsed documents (documentsFound).
-  let kw = await documentsFound((n, at) => keywordFound(s, parsed, q, n, at), window, q.collapse);
+  let kw = await documentsFound((n) => keywordFound(s, parsed, q, n, 0), window, q.collapse);
   // Keyword's side finding nothing as typed has its misspelt words read again (typos.ts; the
   // semantic side embeds the question as typed).
   if (kw.found.length === 0 && q.typos) {
     const read = withTyposRead(vocabulary(s), parsed);
-    if (read !== parsed) kw = await documentsFound((n, at) => keywordFound(s, (parsed = read), q, n, at), window, q.collapse);
+    if (read !== parsed) kw = await documentsFound((n) => keywordFound(s, (parsed = read), q, n, 0), window, q.collapse);
   } else if (q.typos) parsed = noticingTypos(s, parsed);
   const keyword = kw.found;
   // The third list: the matches that hold one of the question's identifiers as written, in
@@ -384,7 +382,7 @@ export async function semanticSearch(s: Searcher & { semantic: SemanticSearch },
   // question of identifiers alone has its keyword list for that: nothing more is fused.
   const exact = exactTerms(parsed);
   const joined = exact.some((x) => x.joined);
-  const held = exact.length === 0 || allExact(parsed, exact) ? [] : one(await kept((await documentsFound((n, at) => keywordFound(s, exactQuery(parsed, exact), q, n, at, { check: joined ? holdsAny(exact) : null, checks: n }), window, q.collapse)).found));
+  const held = exact.length === 0 || allExact(parsed, exact) ? [] : one(await kept((await documentsFound((n) => keywordFound(s, exactQuery(parsed, exact), q, n, 0, { check: joined ? holdsAny(exact) : null, checks: n }), window, q.collapse)).found));
   // Fused by entry, or collapsed by document: a document's first entry in keyword's list,
   // else semantic's, else exact's, stands for it (the lists may name different paths of it).
   const key = (f: FoundEntry) => (q.collapse ? f.doc_id : f.entry_id);
@@ -427,32 +425,44 @@ export async function semanticSearch(s: Searcher & { semantic: SemanticSearch },
 }
 
 /**
- * The first `docs` hits of a ranked search (`find(limit, offset)`, entries best first): its
- * first `docs` entries, or collapsed its first `docs` documents, each at its first entry —
- * entries asked from the top, twice as many while documents repeat and there may be more.
- * `read`: the entries those cover (where a later look goes on); `more`: the index may hold more.
+ * The first `want` documents of a ranked list asked from the top (`ask(n)`: its first `n`
+ * hits, and whether it has no more), each at its first hit — twice as many asked again while
+ * documents repeat and there may be more (one ask when none repeats). `read`: the hits those
+ * documents span (where a later look goes on); `more`: the list may hold more.
  */
-async function documentsFound(find: (limit: number, offset: number) => Promise<FoundEntry[]>, docs: number, collapse: boolean): Promise<{ found: FoundEntry[]; read: number; more: boolean }> {
-  if (!collapse) {
-    const found = await find(docs, 0);
-    return { found, read: found.length, more: found.length === docs };
-  }
-  for (let n = docs; ; n *= 2) {
-    const all = await find(n, 0);
+async function firstDocuments<T>(ask: (n: number) => Promise<{ hits: T[]; exhausted: boolean }>, doc: (x: T) => number, want: number): Promise<{ hits: T[]; read: number; more: boolean }> {
+  for (let n = want; ; n *= 2) {
+    const r = await ask(n);
     const seen = new Set<number>();
-    const found: FoundEntry[] = [];
-    let read = all.length;
-    for (const [i, f] of all.entries()) {
-      if (seen.has(f.doc_id)) continue;
-      if (found.length === docs) {
+    const hits: T[] = [];
+    let read = r.hits.length;
+    for (const [i, x] of r.hits.entries()) {
+      if (seen.has(doc(x))) continue;
+      if (hits.length === want) {
         read = i; // the next document begins here
         break;
       }
-      seen.add(f.doc_id);
-      found.push(f);
+      seen.add(doc(x));
+      hits.push(x);
     }
-    if (found.length === docs || all.length < n) return { found, read, more: all.length === n };
+    if (hits.length === want || r.exhausted) return { hits, read, more: !r.exhausted };
   }
+}
+
+/**
+ * A side's first `docs` hits for hybrid's fusion (`find(limit)`: its first entries, best first):
+ * its first `docs` entries, or collapsed its first `docs` documents (firstDocuments).
+ */
+async function documentsFound(find: (limit: number) => Promise<FoundEntry[]>, docs: number, collapse: boolean): Promise<{ found: FoundEntry[]; read: number; more: boolean }> {
+  if (!collapse) {
+    const found = await find(docs);
+    return { found, read: found.length, more: found.length === docs };
+  }
+  const first = await firstDocuments(async (n) => {
+    const hits = await find(n);
+    return { hits, exhausted: hits.length < n };
+  }, (f) => f.doc_id, docs);
+  return { found: first.hits, read: first.read, more: first.more };
 }
 
 /**
