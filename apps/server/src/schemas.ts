@@ -139,6 +139,11 @@ export const VerifyReport = z.object({
   damagedPacks: z.array(z.object({ pack: z.string(), reason: z.string(), message: z.string() })),
   logCommitsChecked: z.number().int().describe("commits of the store's log read and checked: intact, chained, the database's head among them"),
   damagedLog: z.array(z.object({ reason: z.string(), seq: z.number().int().optional(), message: z.string() })),
+  catalogChecked: z.boolean().describe("whether the database's tables were compared row for row with a replay of the log"),
+  catalogRowsChecked: z.number().int().describe('rows compared'),
+  damagedCatalog: z
+    .array(z.object({ reason: z.enum(['database', 'catalog']), table: z.string().optional(), missing: z.number().int().optional(), extra: z.number().int().optional(), differing: z.number().int().optional(), message: z.string() }))
+    .describe('the database found damaged by SQLite (`database`), or tables that are not what the log makes them (`catalog`): kura rebuild mends both'),
   damagedKeys: z.array(z.object({ id: z.string(), message: z.string() })).describe("an encrypted store's key files that cannot be read"),
 });
 

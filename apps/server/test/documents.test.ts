@@ -349,6 +349,9 @@ describe('documents over HTTP', () => {
     const v = (await call(s.url, 'POST', '/v1/verify')).json;
     expect(v.ok).toBe(false);
     expect(v.damagedDocuments.map((d: { digest: string }) => d.digest).sort()).toEqual([ds, dl].sort());
+    // The database is as its log makes it: compared, and clean (decision 0073).
+    expect(v).toMatchObject({ catalogChecked: true, damagedCatalog: [] });
+    expect(v.catalogRowsChecked).toBeGreaterThan(0);
   });
 
   it('a range of a damaged document of several chunks under 1 MiB is a 500 too, before any byte (it was a 206 cut mid-body)', async () => {

@@ -286,6 +286,8 @@ describe('the browser demo in Chromium', () => {
     await page.getByRole('button', { name: 'Verify' }).click();
     await page.waitForSelector('[data-testid=verify-report]');
     expect(await page.getAttribute('[data-testid=verify-report]', 'data-ok')).toBe('true');
+    // The database (OPFS) compared with a replay of the log in memory (decision 0073).
+    expect(Number(await page.textContent('[data-testid=catalog-rows]'))).toBeGreaterThan(0);
     await shot('05-gc-verify');
   });
 

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Store } from '@kura/store';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const BIN = fileURLToPath(new URL('../bin/kura.js', import.meta.url));
@@ -317,7 +318,7 @@ describe('verify', () => {
     ];
     const clean = kura(['verify', ...s]);
     expect(clean.code).toBe(0);
-    expect(clean.stdout).toMatch(/^ok: \d+ chunks, 2 documents, .* checked\n$/);
+    expect(clean.stdout).toMatch(/^ok: \d+ chunks, 2 documents, .* checked; the database's \d+ rows compared with the log\n$/);
     expect(JSON.parse(kura(['verify', '--json', ...s]).stdout)).toMatchObject({ ok: true, documentsChecked: 2, damagedChunks: [] });
 
     // two.bin was added last: its last chunk ends the pack.
@@ -360,6 +361,35 @@ describe('verify', () => {
     expect([repaired.code, repaired.stdout]).toEqual([0, expect.stringMatching(/^ok: /)]);
     expect(kura(['get', two, '-o', out, ...s]).code).toBe(0);
     expect(createHash('sha256').update(readFileSync(out)).digest('hex')).toBe(two.slice('sha256:'.length));
+  });
+
+  it('exits 3 when kura.db is not what its log makes it, naming table and row; kura rebuild mends it', () => {
+    const store = join(tmp, 'verify-db');
+    const s = ['--store', store];
+    kura(['init', ...s]);
+    const dir = join(tmp, 'verify-db-in');
+    mkdirSync(dir);
+    for (const name of ['a.md', 'b.md', 'c.md']) writeFileSync(join(dir, name), `notes ${name}\n`);
+    expect(kura(['add', 'a.md', 'b.md', 'c.md', ...s], { cwd: dir }).code).toBe(0);
+    // An entry lost from kura.db behind the store's back (another SQLite connection).
+    const db = new Database(join(store, 'kura.db'));
+    const { id } = db.prepare("SELECT id FROM entries WHERE path = 'b.md'").get() as { id: number };
+    db.prepare('DELETE FROM entries WHERE id = ?').run(id);
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    db.close();
+    expect(kura(['ls', ...s]).stdout).not.toContain('b.md'); // (what such damage looks like: a short listing)
+
+    const r = kura(['verify', ...s]);
+    expect(r.code).toBe(3);
+    expect(r.stdout).toContain(`damaged database (table entries): table entries: 1 row the log gives is missing (id ${id}): a rebuild makes the database again from the log (kura rebuild`);
+    expect(r.stdout).toMatch(/DAMAGED: 0 chunks, 0 documents and the database damaged/);
+    const j = JSON.parse(kura(['verify', '--json', ...s]).stdout);
+    expect(j).toMatchObject({ ok: false, catalogChecked: true, damagedCatalog: [{ reason: 'catalog', table: 'entries', missing: 1, extra: 0, differing: 0 }] });
+
+    expect(kura(['rebuild', ...s]).code).toBe(0);
+    const mended = kura(['verify', ...s]);
+    expect([mended.code, mended.stdout]).toEqual([0, expect.stringMatching(/^ok: .* compared with the log\n$/)]);
+    expect(kura(['ls', ...s]).stdout).toContain('b.md');
   });
 });
 

@@ -39,6 +39,11 @@ export interface StoreBackends {
   documentHasher?: DocumentHasherChoice;
   /** Applies the durability mode to the database (e.g. PRAGMA synchronous). */
   setDurability?: (d: Durability) => void;
+  /**
+   * A new, empty database of the platform's, private to the caller and gone once closed:
+   * verify replays the log into one to compare with `db` (decision 0073). Absent: not compared.
+   */
+  scratchDb?: () => SqlDatabase;
   /** An encrypted store's objects under keys/ that are not key files (verify reports them as damage). */
   damagedKeys?: () => Promise<{ id: string; message: string }[]>;
   /**

@@ -1,8 +1,10 @@
 /**
- * `Store.verify`: the bytes side (chunks, documents, trees, packs; bytes/verify.ts) and the log's
- * hash chain (catalog/log-verify.ts), checked against each other and reported together. On an
+ * `Store.verify`: the bytes side (chunks, documents, trees, packs; bytes/verify.ts), the log's
+ * hash chain (catalog/log-verify.ts) and the database against a replay of the log
+ * (catalog/catalog-verify.ts), checked against each other and reported together. On an
  * object store what is checked is the bucket, not this server's copies (decision 0043).
  */
+import { verifyCatalog } from './catalog/catalog-verify.js';
 import { verifyLog } from './catalog/log-verify.js';
 import { verifyStore, type VerifyProgress, type VerifyReport } from './bytes/verify.js';
 import type { StoreContext } from './store-context.js';
@@ -19,6 +21,11 @@ export async function verifyAll(ctx: StoreContext, onProgress?: (p: VerifyProgre
   report.logCommitsChecked = log.commitsChecked;
   report.damagedLog = log.damaged;
   if (log.damaged.length) report.ok = false;
+  const catalog = await verifyCatalog(ctx.db, ctx.st, ctx.b.log, ctx.b.scratchDb);
+  report.catalogChecked = catalog.checked;
+  report.catalogRowsChecked = catalog.rowsChecked;
+  report.damagedCatalog = catalog.damaged;
+  if (catalog.damaged.length) report.ok = false;
   // An encrypted store's key files: one that cannot be read was "ok" to verify (a trial).
   report.damagedKeys = (await ctx.b.damagedKeys?.()) ?? [];
   if (report.damagedKeys.length) report.ok = false;

@@ -6,10 +6,11 @@ import { bytes } from './format.js';
 
 const plural = (n: number, word: string) => (n === 1 ? word : `${word}s`);
 
-/** What verify found besides damaged chunks: the log, packs, snapshot trees, key files. */
-function otherDamage(v: Pick<VerifyReport, 'damagedLog' | 'damagedPacks' | 'damagedTrees' | 'damagedKeys'>): { what: string; message: string }[] {
+/** What verify found besides damaged chunks: the log, the database, packs, snapshot trees, key files. */
+function otherDamage(v: Pick<VerifyReport, 'damagedLog' | 'damagedCatalog' | 'damagedPacks' | 'damagedTrees' | 'damagedKeys'>): { what: string; message: string }[] {
   return [
     ...v.damagedLog.map((d) => ({ what: `the log${d.seq !== undefined ? ` (commit ${d.seq})` : ''}`, message: d.message })),
+    ...(v.damagedCatalog ?? []).map((d) => ({ what: `the database${d.table ? ` (table ${d.table})` : ''}`, message: d.message })),
     ...v.damagedPacks.map((d) => ({ what: `pack ${d.pack}`, message: d.message })),
     ...v.damagedTrees.map((d) => ({ what: `snapshot tree ${d.digest.slice(0, 19)}…`, message: d.message })),
     ...(v.damagedKeys ?? []).map((d) => ({ what: `key file ${d.id}`, message: d.message })),
@@ -49,7 +50,13 @@ export function Maintenance(props: {
       {v ? (
         <div data-testid="verify-report" data-ok={String(v.ok)} role="status" class={v.ok ? 'ok' : 'bad'}>
           <p>
-            Verify: {v.ok ? 'everything is intact' : 'damage found'} — {v.chunksChecked} chunks, {v.documentsChecked} documents, {v.treesChecked} trees, {bytes(v.bytesChecked)} re-hashed.
+            Verify: {v.ok ? 'everything is intact' : 'damage found'} — {v.chunksChecked} chunks, {v.documentsChecked} documents, {v.treesChecked} trees, {bytes(v.bytesChecked)} re-hashed
+            {v.catalogChecked ? (
+              <>
+                ; the database's <span data-testid="catalog-rows">{v.catalogRowsChecked}</span> rows compared with the log
+              </>
+            ) : null}
+            .
           </p>
           {v.damagedChunks.length ? (
             <>

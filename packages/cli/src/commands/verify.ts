@@ -45,14 +45,18 @@ async function report(store: Store, r: VerifyReport, writable: boolean): Promise
   for (const t of r.damagedTrees) lines.push(`damaged snapshot tree ${t.digest}: ${t.reason}: ${t.message}`);
   for (const p of r.damagedPacks) lines.push(`damaged pack ${p.pack}: ${p.reason}: ${p.message}`);
   for (const l of r.damagedLog) lines.push(`damaged log${l.seq !== undefined ? ` at commit ${l.seq}` : ''}: ${l.reason}: ${l.message}`);
+  for (const c of r.damagedCatalog) lines.push(`damaged database${c.table ? ` (table ${c.table})` : ''}: ${c.message}`);
   for (const k of r.damagedKeys) lines.push(`damaged key file keys/${k.id}: ${k.message} (its password no longer opens the store: restore it from a copy, or kura key remove it)`);
   const trees = r.treesChecked ? `, ${plural(r.treesChecked, 'snapshot tree')}` : '';
   const read = r.dataRead ? `, ${bytes(r.bytesChecked)}` : ' (placement only: --read-data re-hashes the data)';
   const checked = `${plural(r.chunksChecked, 'chunk')}, ${plural(r.documentsChecked, 'document')}${trees}${read} checked`;
+  // The database against its log: said when it was compared (decision 0073 says when it is not).
+  const catalog = r.catalogChecked ? `; the database's ${plural(r.catalogRowsChecked, 'row')} compared with the log` : '; the database was not compared with the log (writers kept committing, or the log is damaged)';
   const parts = [plural(r.damagedChunks.length, 'chunk'), plural(r.damagedDocuments.length, 'document')];
   if (r.damagedTrees.length) parts.push(plural(r.damagedTrees.length, 'snapshot tree'));
   if (r.damagedPacks.length) parts.push(plural(r.damagedPacks.length, 'pack'));
   if (r.damagedLog.length) parts.push('the log');
+  if (r.damagedCatalog.length) parts.push('the database');
   if (r.damagedKeys.length) parts.push(plural(r.damagedKeys.length, 'key file'));
   // How damaged chunks are repaired, where they were recorded (a store opened for writing).
   if (r.damagedChunks.length) {
@@ -64,8 +68,8 @@ async function report(store: Store, r: VerifyReport, writable: boolean): Promise
   }
   lines.push(
     r.ok
-      ? `ok: ${checked}`
-      : `DAMAGED: ${parts.slice(0, -1).join(', ')} and ${parts.at(-1)} damaged (${checked})`,
+      ? `ok: ${checked}${catalog}`
+      : `DAMAGED: ${parts.slice(0, -1).join(', ')} and ${parts.at(-1)} damaged (${checked}${catalog})`,
   );
   return lines.map((l) => `${l}\n`).join('');
 }

@@ -6,7 +6,7 @@
  */
 import sqlite3InitModule, { type SAHPoolUtil, type Sqlite3Static } from '@sqlite.org/sqlite-wasm';
 import { InternalError, InvalidInputError, type IngestOptions } from '@kura/core';
-import { WasmDatabase } from '../backend/sqlite-wasm.js';
+import { WasmDatabase, openMemoryDatabase } from '../backend/sqlite-wasm.js';
 import { NotFoundError, StorageUnavailableError, StoreLockedError, storageError } from '../errors.js';
 import { InitOptions as InitOptionsSchema, parse, type Durability, type InitOptions, type OpenOptions, type PutMeta } from '../options.js';
 import { putMany, type ManySources, type SourceOutcome } from '../put-many.js';
@@ -221,6 +221,7 @@ export class BrowserStore extends StoreCore {
       const log = new OpfsLogStore(dir);
       const b: StoreBackends = {
         db: opened,
+        scratchDb: () => openMemoryDatabase(s3),
         packs,
         log,
         setDurability: (d: Durability) => opened.exec(`PRAGMA synchronous = ${d === 'full' ? 'FULL' : 'NORMAL'}`),

@@ -5,6 +5,7 @@
  * damaged chunk with the documents it breaks.
  */
 import type { DamagedLog } from '../catalog/log-verify.js';
+import type { DamagedCatalog } from '../catalog/catalog-verify.js';
 import { CorruptDataError } from '@kura/core';
 import { NotFoundError } from '../errors.js';
 import { breather } from '../breather.js';
@@ -52,6 +53,14 @@ export interface VerifyReport {
   /** Commits of the log read and checked: intact, chained, the database's head among them (catalog/log-verify.ts). */
   logCommitsChecked: number;
   damagedLog: DamagedLog[];
+  /**
+   * Whether the database's tables were compared row for row with a replay of the log (decision
+   * 0073; false when the log is damaged, or writers kept moving its head), and the rows compared.
+   */
+  catalogChecked: boolean;
+  catalogRowsChecked: number;
+  /** The database found damaged by SQLite, or tables that are not what the log makes them (catalog/catalog-verify.ts). */
+  damagedCatalog: DamagedCatalog[];
   /** An encrypted store's key files that cannot be read (FORMAT.md §17.2): a password whose key file it was no longer opens the store. */
   damagedKeys: { id: string; message: string }[];
 }
@@ -101,6 +110,9 @@ export async function verifyStore(
     damagedPacks: [],
     logCommitsChecked: 0,
     damagedLog: [],
+    catalogChecked: false,
+    catalogRowsChecked: 0,
+    damagedCatalog: [],
     damagedKeys: [],
   };
   const damaged = new Map<string, DamagedChunk>();

@@ -51,7 +51,7 @@ export const CHECKPOINT_TABLES: readonly { name: string; blobs: readonly string[
 const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
-function columnsOf(db: SqlDatabase, table: string): string[] {
+export function columnsOf(db: SqlDatabase, table: string): string[] {
   if (table === 'sqlite_sequence') return ['name', 'seq'];
   return db.prepare<{ name: string }>(`SELECT name FROM pragma_table_info('${table}') ORDER BY cid`).all().map((r) => r.name);
 }

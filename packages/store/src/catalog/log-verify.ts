@@ -28,6 +28,10 @@ export async function verifyLog(st: Statements, store: LogStore): Promise<{ comm
   let commits: Awaited<ReturnType<typeof commitsAfter>>['commits'] = [];
   let last: Awaited<ReturnType<typeof commitsAfter>>['last'];
   let start = emptyHead();
+  // The database's head first, then the log: every commit it has applied is in the log by then
+  // (the append comes before the COMMIT). Read after the log, a writer committing in between
+  // (another process) left a head past the commits read: "the log lost commits", wrongly.
+  const head = readHead(st);
   // Checkpoints, each against its own hash (a damaged one was "ok", then blocked a rebuild: a
   // trial), an encrypted store's opened (authenticated) too. First: a damaged log ends the rest.
   for (const name of await store.checkpoints()) {
@@ -58,7 +62,6 @@ export async function verifyLog(st: Statements, store: LogStore): Promise<{ comm
       }
     }
   }
-  const head = readHead(st);
   // (A head the truncation deleted is covered by the checkpoint the database was made from.)
   if (head && head.seq > start.seq) {
     const at = commits[head.seq - start.seq - 1];

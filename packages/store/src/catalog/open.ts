@@ -118,13 +118,28 @@ export async function prepareCatalog(db: SqlDatabase, st: Statements, log: LogSt
 
 /**
  * Fills an empty (migrated) database from the log: the configuration, the newest checkpoint,
- * then every commit after it, REPLAY_BATCH per transaction.
+ * then every commit after it, REPLAY_BATCH per transaction; every entry queued for the search
+ * index.
  */
 export async function rebuildCatalog(db: SqlDatabase, st: Statements, log: LogStore, config: ReadonlyMap<string, string>): Promise<LogHead & { checkpoint: number | undefined }> {
+  const head = await replayCatalog(db, st, log, config);
+  // The search index is derived (FORMAT.md §10): every entry is indexed again, those of the
+  // checkpoint included.
+  st.queued.undoTo(0); // what the operations queued: all of it, below
+  db.transaction(() => db.exec(`DELETE FROM search_queue; ${ENQUEUE_ALL}`));
+  return head;
+}
+
+/**
+ * Fills an empty (migrated) database from the log up to commit `upTo` (the whole log when
+ * Infinity): the configuration, the newest whole checkpoint at or below it, then the commits
+ * after that. What is derived from the catalog is the caller's to make.
+ */
+export async function replayCatalog(db: SqlDatabase, st: Statements, log: LogStore, config: ReadonlyMap<string, string>, upTo = Infinity): Promise<LogHead & { checkpoint: number | undefined }> {
   // The newest checkpoint that is whole, else the one before…, else the log from its start: a
   // damaged checkpoint blocked the rebuild although the whole log was there (a trial). (A log
   // truncated after a checkpoint breaks its chain without one: CORRUPT_DATA, as before.)
-  const names = await log.checkpoints();
+  const names = (await log.checkpoints()).filter((name) => Number(name) <= upTo);
   let head = emptyHead();
   let used: string | undefined;
   for (const name of [...names.reverse(), undefined]) {
@@ -144,6 +159,11 @@ export async function rebuildCatalog(db: SqlDatabase, st: Statements, log: LogSt
       if (!(name !== undefined && isKuraError(e) && e.code === 'CORRUPT_DATA' && (reason === 'checkpoint' || reason === 'unauthentic'))) throw e;
     }
   }
+  return { ...(await replayCommits(db, st, log, head, upTo)), checkpoint: used === undefined ? undefined : Number(used) };
+}
+
+/** Applies the log's commits after `head` up to `upTo` (all when Infinity), REPLAY_BATCH per transaction; answers the new head. */
+export async function replayCommits(db: SqlDatabase, st: Statements, log: LogStore, head: LogHead, upTo = Infinity): Promise<LogHead> {
   const { commits, headAt } = await commitsAfter(log, head, publishes(log));
   if (!head.segment && headAt) {
     // The checkpoint's commit, found: the head names its place, as a replay of it would (and a
@@ -151,9 +171,10 @@ export async function rebuildCatalog(db: SqlDatabase, st: Statements, log: LogSt
     head = { ...head, ...headAt };
     db.transaction(() => writeHead(st, head));
   }
+  const wanted = commits.filter((c) => c.frame.seq <= upTo);
   const ctx = applyContext(db, st);
-  for (let i = 0; i < commits.length; i += REPLAY_BATCH) {
-    const batch = commits.slice(i, i + REPLAY_BATCH);
+  for (let i = 0; i < wanted.length; i += REPLAY_BATCH) {
+    const batch = wanted.slice(i, i + REPLAY_BATCH);
     inJobsTransaction(ctx, (applyJobs) => {
       for (const { frame, segment } of batch) {
         const c = decodeCommit(frame, log.sealing);
@@ -165,11 +186,7 @@ export async function rebuildCatalog(db: SqlDatabase, st: Statements, log: LogSt
       writeHead(st, head);
     });
   }
-  // The search index is derived (FORMAT.md §10): every entry is indexed again, those of the
-  // checkpoint included.
-  st.queued.undoTo(0); // what the operations queued: all of it, below
-  db.transaction(() => db.exec(`DELETE FROM search_queue; ${ENQUEUE_ALL}`));
-  return { ...head, checkpoint: used === undefined ? undefined : Number(used) };
+  return head;
 }
 
 /**

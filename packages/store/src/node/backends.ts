@@ -15,7 +15,7 @@ import { WorkerExtractor } from './extract-away.js';
 import { FsPackStore } from './fs-packs.js';
 import { liveWriters, registerWriter, writerAlive } from './lock.js';
 import { LockTurns } from './lock-turns.js';
-import { openSqlite } from './sqlite.js';
+import { openSqlite, scratchSqlite } from './sqlite.js';
 import { useSha256 } from '../sha256-bytes.js';
 import { useIsAscii } from '../utf8.js';
 
@@ -45,6 +45,7 @@ export async function backends(dir: string, readonly: boolean): Promise<StoreBac
     if (!readonly) log.checkpointAway = (schema) => writeCheckpointAway(dir, join(dir, DB_FILE), schema);
     return {
       db: opened,
+      scratchDb: scratchSqlite,
       packs: new FsPackStore(join(dir, 'packs')),
       log,
       ...(lock ? { writer: { id, alive: (other: string) => other === id || writerAlive(dir, other), others: () => liveWriters(dir).filter((w) => w !== id) } } : {}),

@@ -18,7 +18,7 @@ import type { ObjectStore } from '../objects/object-store.js';
 import { ProbedObjectStore, requireConditionalCreate } from '../objects/probe.js';
 import { WorkerExtractor } from './extract-away.js';
 import { CachedPackStore, PACK_CACHE_BYTES } from './cached-packs.js';
-import { openSqlite } from './sqlite.js';
+import { openSqlite, scratchSqlite } from './sqlite.js';
 import { LazyCheckpointer } from './checkpointer.js';
 import { DB_FILE } from './backends.js';
 import { CONFIG_FILE } from './fs-log.js';
@@ -166,6 +166,7 @@ export async function objectBackends(
   checkpointer.arm(opened);
   return {
     db: opened,
+    scratchDb: scratchSqlite,
     packs: new CachedPackStore(objects, join(dir, PACK_COPIES), packCacheBytes),
     log,
     // Other writers are other servers: none is ever known dead (GC waits for its leases).

@@ -17,6 +17,11 @@ export interface SqliteOptions {
   turns?: LockTurns;
 }
 
+/** A private database in an anonymous temporary file SQLite deletes on close (verify's replay of the log, decision 0073). */
+export function scratchSqlite(): SqlDatabase {
+  return openSqlite('');
+}
+
 export function openSqlite(path: string, options: SqliteOptions = {}): SqlDatabase & { setDurability(d: Durability): void } {
   // Opening names the file (a CLI user sees which store and disk); later errors do not, since
   // the server answers clients with their messages.
