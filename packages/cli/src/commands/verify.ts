@@ -51,7 +51,7 @@ async function report(store: Store, r: VerifyReport, writable: boolean): Promise
   const read = r.dataRead ? `, ${bytes(r.bytesChecked)}` : ' (placement only: --read-data re-hashes the data)';
   const checked = `${plural(r.chunksChecked, 'chunk')}, ${plural(r.documentsChecked, 'document')}${trees}${read} checked`;
   // The database against its log: said when it was compared (decision 0073 says when it is not).
-  const catalog = r.catalogChecked ? `; the database's ${plural(r.catalogRowsChecked, 'row')} compared with the log` : '; the database was not compared with the log (writers kept committing, or the log is damaged)';
+  const catalog = r.catalogChecked ? `; the database's ${plural(r.catalogRowsChecked, 'row')} compared with the log` : '; the database was not compared with the log (the log is damaged, or does not hold its head)';
   const parts = [plural(r.damagedChunks.length, 'chunk'), plural(r.damagedDocuments.length, 'document')];
   if (r.damagedTrees.length) parts.push(plural(r.damagedTrees.length, 'snapshot tree'));
   if (r.damagedPacks.length) parts.push(plural(r.damagedPacks.length, 'pack'));

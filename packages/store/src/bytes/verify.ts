@@ -55,7 +55,7 @@ export interface VerifyReport {
   damagedLog: DamagedLog[];
   /**
    * Whether the database's tables were compared row for row with a replay of the log (decision
-   * 0073; false when the log is damaged, or writers kept moving its head), and the rows compared.
+   * 0073; false when the log is damaged, or does not hold the database's head), and the rows compared.
    */
   catalogChecked: boolean;
   catalogRowsChecked: number;

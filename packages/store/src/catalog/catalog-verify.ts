@@ -37,8 +37,6 @@ export interface CatalogCheck {
   damaged: DamagedCatalog[];
 }
 
-/** Times a page finds the head moved after catching up with it (writers committing) before the comparison gives up. */
-const ATTEMPTS = 8;
 /** Rows named per table and kind in a report. */
 const EXAMPLES = 3;
 /** Rows of each side a page of the comparison reads (one read transaction of the database each). */
@@ -108,12 +106,13 @@ interface Tally {
 }
 
 /**
- * Every checkpoint table of the database against the replay's, a page of keys at a time, each
- * page in one read transaction at the head the replay has applied: a writer that commits
- * between pages is caught up with (the replay applies its commits) before the next page, and
- * the event loop turns between pages (a server answers requests meanwhile). Each table that
- * differs is reported once. Answers the rows compared, or undefined when the head kept moving
- * (or went where the replay cannot follow: the log's to report).
+ * Every checkpoint table of the database against the replay's, a page of keys at a time: each
+ * page of the database is read in one read transaction with the head it is at, the replay is
+ * brought to that head (it applies what writers committed since the page before), and then
+ * read and compared. The event loop turns between pages (a server answers requests meanwhile).
+ * Each table that differs is reported once. Answers the rows compared, or undefined when the
+ * head went where the replay cannot follow (back, or past what the log holds: the log's to
+ * report).
  */
 async function compareCatalog(sides: Sides, damaged: DamagedCatalog[]): Promise<number | undefined> {
   let rows = 0;
@@ -123,17 +122,18 @@ async function compareCatalog(sides: Sides, damaged: DamagedCatalog[]): Promise<
     const columns = sides.db.read(() => columnsOf(sides.db, t.name));
     if (columns.length === 0) continue; // (a table its schema does not have yet)
     const keys = t.order.split(',').map((k) => k.trim());
+    const page = pageQuery(t.name, columns, keys);
     const tally: Tally = { counts: { missing: 0, extra: 0, differing: 0 }, found: { missing: [], extra: [], differing: [] } };
     let after: Row | undefined;
     for (;;) {
-      let page: { rows: number; last: Row | undefined } | undefined;
-      for (let attempt = 0; !page; attempt++) {
-        if (attempt === ATTEMPTS || !(await caughtUp(sides))) return undefined;
-        page = sides.db.read(() => (readHead(sides.st)?.seq === sides.head.seq ? comparePage(sides, t.name, columns, keys, after, tally) : undefined));
-      }
-      rows += page.rows;
-      if (!page.last) break;
-      after = page.last;
+      const params = after ? keys.map((k) => after![k]!) : [];
+      const mine = sides.db.read(() => ({ head: readHead(sides.st), rows: sides.db.prepare<Row>(page(after !== undefined)).all(...params) }));
+      if (!mine.head || !(await caughtUp(sides, mine.head.seq))) return undefined;
+      const theirs = sides.replay.prepare<Row>(page(after !== undefined)).all(...params);
+      const compared = comparePage(mine.rows, theirs, columns, keys, tally);
+      rows += compared.rows;
+      if (!compared.last) break;
+      after = compared.last;
       await breathe();
     }
     const { counts, found } = tally;
@@ -150,25 +150,27 @@ async function compareCatalog(sides: Sides, damaged: DamagedCatalog[]): Promise<
   return rows;
 }
 
-/** Brings the replay to the database's head; false when it cannot (the head went back, or past the log). */
-async function caughtUp(sides: Sides): Promise<boolean> {
-  const now = sides.db.read(() => readHead(sides.st));
-  if (!now || now.seq < sides.head.seq) return false;
-  if (now.seq > sides.head.seq) sides.head = await replayCommits(sides.replay, sides.rst, sides.log, sides.head, now.seq);
-  return sides.head.seq === now.seq;
+/** A table's page: PAGE rows in key order, from the start or after a key (the caller binds its values). */
+function pageQuery(table: string, columns: readonly string[], keys: readonly string[]): (after: boolean) => string {
+  const select = `SELECT ${columns.join(', ')} FROM ${table}`;
+  const order = ` ORDER BY ${keys.join(', ')} LIMIT ${PAGE}`;
+  const where = ` WHERE (${keys.join(', ')}) > (${keys.map(() => '?').join(', ')})`;
+  return (after) => select + (after ? where : '') + order;
+}
+
+/** Brings the replay to commit `seq`, the database's head; false when it cannot (the head went back, or past the log). */
+async function caughtUp(sides: Sides, seq: number): Promise<boolean> {
+  if (seq < sides.head.seq) return false;
+  if (seq > sides.head.seq) sides.head = await replayCommits(sides.replay, sides.rst, sides.log, sides.head, seq);
+  return sides.head.seq === seq;
 }
 
 /**
- * One page of a table: up to PAGE rows of each side after the key `after`, compared up to the
- * smaller of the two pages' last keys (past it, a side's page may not reach). Answers the rows
- * compared and the key the page ended at (undefined: both sides are done).
+ * One page of a table, each side's rows after the same key (up to PAGE each), compared up to
+ * the smaller of the two pages' last keys (past it, a side's page may not reach). Answers the
+ * rows compared and the key the page ended at (undefined: both sides are done).
  */
-function comparePage(sides: Sides, table: string, columns: readonly string[], keys: readonly string[], after: Row | undefined, tally: Tally): { rows: number; last: Row | undefined } {
-  const where = after ? ` WHERE (${keys.join(', ')}) > (${keys.map(() => '?').join(', ')})` : '';
-  const sql = `SELECT ${columns.join(', ')} FROM ${table}${where} ORDER BY ${keys.join(', ')} LIMIT ${PAGE}`;
-  const params = after ? keys.map((k) => after[k]!) : [];
-  const mine = sides.db.prepare<Row>(sql).all(...params);
-  const theirs = sides.replay.prepare<Row>(sql).all(...params);
+function comparePage(mine: readonly Row[], theirs: readonly Row[], columns: readonly string[], keys: readonly string[], tally: Tally): { rows: number; last: Row | undefined } {
   // The page ends where the shorter-reaching full side ends; a side with fewer than PAGE rows has no more.
   const ends = [mine, theirs].filter((side) => side.length === PAGE).map((side) => side[PAGE - 1]!);
   const last = ends.length === 0 ? undefined : ends.length === 1 ? ends[0] : compareKeys(ends[0]!, ends[1]!, keys) <= 0 ? ends[0] : ends[1];
