@@ -148,7 +148,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .argument('<id>', 'the snapshot id, or a unique prefix of 4+ digits (kura snapshots)')
     .argument('<dir>', 'where to restore it')
     .option('--overwrite', 'restore into a non-empty directory, replacing files the snapshot has')
-    .option('--json', 'one JSON object: {"files","dirs","symlinks","bytes","linksOutside"}')
+    .option('--json', 'one JSON object: {"files","dirs","symlinks","bytes","holes","linksOutside","damaged"}')
     .action(async (id: string, dir: string, opts: { overwrite?: boolean; json?: boolean }, cmd: Command) => {
       const n = snapshotId(id);
       await withStore(cmd, { readonly: true }, async (store) => {
@@ -185,7 +185,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
         for (const d of r.damaged) process.stderr.write(`kura: ${shownPath(d.path)}: not restored: ${d.message} [CORRUPT_DATA]\n`);
         if (r.damaged.length) setExit(EXIT.damaged);
         if (opts.json) return writeJson(r);
-        await write(`restored snapshot ${n} to ${dir}: ${counted(r.files, 'file')} (${bytes(r.bytes)}), ${counted(r.dirs, 'directory', 'directories')}, ${counted(r.symlinks, 'symlink')}${r.damaged.length ? `; ${counted(r.damaged.length, 'damaged file')} not restored` : ''}\n`);
+        await write(`restored snapshot ${n} to ${dir}: ${counted(r.files, 'file')} (${bytes(r.bytes)}${r.holes ? `, ${bytes(r.holes)} of zeros left as holes` : ''}), ${counted(r.dirs, 'directory', 'directories')}, ${counted(r.symlinks, 'symlink')}${r.damaged.length ? `; ${counted(r.damaged.length, 'damaged file')} not restored` : ''}\n`);
         if (r.linksOutside.length) {
           const shown = r.linksOutside.slice(0, 3).map((l) => `${shownPath(l.path)} -> ${shownPath(l.target)}`).join(', ');
           process.stderr.write(`kura: note: ${counted(r.linksOutside.length, 'link')} point${r.linksOutside.length === 1 ? 's' : ''} outside the restored tree, restored as recorded: ${shown}${r.linksOutside.length > 3 ? ', …' : ''}\n`);

@@ -229,16 +229,14 @@ export class Store extends StoreCore {
   }
 
   /**
-   * Recreates a snapshot's tree under `target` byte for byte (files checked against their
-   * digests as they are written, modes, times, symlinks as recorded, empty directories). Every
-   * entry is checked first — with `overwrite`, against what is in its way: a restore that
-   * cannot finish writes nothing — and nothing is written through a link. `target` must be
-   * empty unless `overwrite`. The report names links pointing outside the restored tree.
-   */
-  /**
-   * Recreates snapshot `id` in `target`. `signal` stops it between files and between a file's
-   * chunks: the file being written goes (its temporary name beside it), those written stay,
-   * and the restore rejects with the signal's reason.
+   * Recreates snapshot `id`'s tree under `target` byte for byte (files checked against their
+   * digests as they are written, their runs of zeros left as holes, modes, times, symlinks as
+   * recorded, empty directories). Every entry is checked first — with `overwrite`, against what
+   * is in its way: a restore that cannot finish writes nothing — and nothing is written through
+   * a link. `target` must be empty unless `overwrite`. The report names links pointing outside
+   * the restored tree. `signal` stops it between files and between a file's chunks: the file
+   * being written goes (its temporary name beside it), those written stay, and the restore
+   * rejects with the signal's reason.
    */
   async restore(id: string, target: string, options: { overwrite?: boolean; onProgress?: (p: RestoreProgress) => void; signal?: AbortSignal } = {}): Promise<RestoreReport> {
     const entries: WalkEntry[] = [];
