@@ -78,7 +78,16 @@ export async function verifyCatalog(db: SqlDatabase, st: Statements, log: LogSto
  */
 function integrityDamage(db: SqlDatabase): DamagedCatalog | undefined {
   try {
-    const rows = db.read(() => db.prepare<Record<string, string>>(`PRAGMA integrity_check(${PROBLEMS})`).all());
+    const rows = db.read(() => {
+      // Each full-text index read first, in the same transaction: FTS5 keeps a table's segment
+      // list per connection, and its integrity check uses the one it has without looking for a
+      // newer one — after another process's writes merged segments away, it reported
+      // "corruption found reading blob …" of an index a fresh connection found sound (beside a
+      // writing process, in CI). A query brings the list up to date.
+      const fts = db.prepare<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE % USING fts5%'").all();
+      for (const { name } of fts) db.prepare(`SELECT rowid FROM "${name}" WHERE "${name}" MATCH 'kura' LIMIT 1`).all();
+      return db.prepare<Record<string, string>>(`PRAGMA integrity_check(${PROBLEMS})`).all();
+    });
     const found = rows.map((r) => String(Object.values(r)[0]));
     if (found.length === 1 && found[0] === 'ok') return undefined;
     return { reason: 'database', message: `SQLite finds kura.db damaged: ${found.join('; ')}${found.length === PROBLEMS ? '; …' : ''}: ${REBUILD}` };
