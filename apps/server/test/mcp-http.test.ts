@@ -126,6 +126,10 @@ describe('MCP over HTTP', () => {
       expect(needle.lines).toHaveLength(1);
       expect(needle.lines[0].text).toContain('NEEDLE');
       expect(needle.lines[0].text.length).toBeLessThanOrEqual(502);
+      expect(needle.lines[0].text).toMatch(/^…x+NEEDLEy+…$/);
+      // Marked on the sides it was cut only: a match at the line's end is cut before it.
+      await writer.callTool({ name: 'kura_add_text', arguments: { text: `${'x'.repeat(5000)}NEEDLE end\n`, path: 'h/long.txt' } });
+      expect(json(await reader.callTool({ name: 'kura_grep', arguments: { pattern: 'NEEDLE', prefix: 'h/' } })).lines[0].text).toMatch(/^…x+NEEDLE end$/);
       // Versions beyond what an answer lists: the newest, and `cut` says how many there are.
       for (let i = 0; i < 205; i++) await writer.callTool({ name: 'kura_add_text', arguments: { text: `v${i}`, path: 'v/many.txt' } });
       const versions = json(await reader.callTool({ name: 'kura_versions', arguments: { path: 'v/many.txt' } }));

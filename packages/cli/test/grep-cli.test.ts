@@ -53,6 +53,13 @@ describe('kura grep', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^kura: not a usable pattern: .*unclosed.*\[INVALID_INPUT\]\n$/);
 
+    // A long line is marked on the side it was cut: before a match at its end, after one at its start.
+    writeFileSync(join(root, 'tree', 'long.txt'), `${'x'.repeat(5_000)} parseQuery\nparseQuery ${'y'.repeat(5_000)}\n`);
+    expect(kura(['add', '--store', store, 'tree/long.txt'], root).code).toBe(0);
+    const long = kura(['grep', '--store', store, 'parseQuery', 'tree/long.txt']).stdout.split('\n');
+    expect(long[0]).toMatch(/^tree\/long\.txt:\[…\] x+ parseQuery$/);
+    expect(long[1]).toMatch(/^tree\/long\.txt:parseQuery y+ \[…\]$/);
+
     // Search through versions: a word only the first version of a path has.
     writeFileSync(join(root, 'tree', 'notes.md'), 'the platypus is gone\n');
     expect(kura(['add', '--store', store, 'tree/notes.md'], root).code).toBe(0);

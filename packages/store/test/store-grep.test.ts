@@ -117,6 +117,31 @@ describe('grep', () => {
     expect(events.flatMap((e) => (e.type === 'match' ? [e.line] : []))).toEqual([1, 2]);
   });
 
+  it('a long line is shown around its match, the sides left out counted, never half a character', async () => {
+    const { store } = await newStore();
+    const lines = ['x'.repeat(10_000) + 'needle tail', 'needle ' + 'z'.repeat(10_000), 'a'.repeat(5_000) + ' needle ' + 'b'.repeat(5_000), '😀'.repeat(3_001) + ' needle ' + '😀'.repeat(3_001), 'a short needle line'];
+    await store.put(text(lines.join('\n') + '\n'), { path: 'long.txt' });
+    const matches = (await all(store, 'needle')).filter((e) => e.type === 'match') as { line: number; text: string; submatch: [number, number]; cut?: true; cutBefore?: number; cutAfter?: number }[];
+    expect(matches.map((m) => m.line)).toEqual([1, 2, 3, 4, 5]);
+    for (const m of matches) {
+      const line = lines[m.line - 1]!;
+      expect(m.text.slice(m.submatch[0], m.submatch[1]), `line ${m.line}`).toBe('needle');
+      expect(m.text.isWellFormed(), `line ${m.line}`).toBe(true);
+      // What is shown is the line's own text at the place the counts say.
+      const before = m.cutBefore ?? 0;
+      expect(line.slice(before, before + m.text.length), `line ${m.line}`).toBe(m.text);
+      expect(before + m.text.length + (m.cutAfter ?? 0), `line ${m.line}`).toBe(line.length);
+    }
+    const sides = matches.map((m) => [m.cut ?? false, (m.cutBefore ?? 0) > 0, (m.cutAfter ?? 0) > 0]);
+    expect(sides).toEqual([
+      [true, true, false], // the match at the end: cut before it only
+      [true, false, true], // at the start: cut after it only
+      [true, true, true],
+      [true, true, true],
+      [false, false, false],
+    ]);
+  });
+
   it('runs a hostile pattern in linear time, and refuses a pattern that is not one', async () => {
     const { store } = await newStore();
     await store.put(text('a'.repeat(100_000)), { path: 'aaa.txt' });

@@ -572,7 +572,7 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
     {
       title: 'Grep the stored text',
       description:
-        "Lines of the stored text (text files; PDF, DOCX and HTML by their extracted text) that match a regular expression (Rust regex syntax, linear time), with their path and line number: exact strings, names, identifiers — where search ranks by relevance, grep finds every occurrence. Grep reads the latest version of every path (text stored without a path is found by kura_search). At most `limit` lines (default 100); `truncated` says when there were more.",
+        "Lines of the stored text (text files; PDF, DOCX and HTML by their extracted text) that match a regular expression (Rust regex syntax, linear time), with their path and line number: exact strings, names, identifiers — where search ranks by relevance, grep finds every occurrence. Grep reads the latest version of every path (text stored without a path is found by kura_search). At most `limit` lines (default 100); `truncated` says when there were more. A long line is shown around its match, with … on each side it was cut.",
       inputSchema: {
         pattern: z.string().min(1).max(4096).describe('a regular expression (Rust regex syntax: \\b, \\d, (?i) and classes work; no backreferences or lookaround)'),
         prefix,
@@ -589,7 +589,7 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
         let summary: unknown;
         const errors: { path: string; code: string; message: string }[] = [];
         for await (const e of store.grep(pattern, { ignoreCase: ignoreCase ?? false, ...(prefix ? { prefixes: [prefix] } : {}), ...(tag ? { tag } : {}), context: context ?? 0, limit: limit ?? 100 })) {
-          if (e.type === 'match' || e.type === 'context') lines.push({ path: e.path, line: e.line, text: around(e.text, e.type === 'match' ? e.submatch : undefined), match: e.type === 'match' });
+          if (e.type === 'match' || e.type === 'context') lines.push({ path: e.path, line: e.line, text: around(e.text, e.type === 'match' ? e.submatch : undefined, e), match: e.type === 'match' });
           else if (e.type === 'error') errors.push({ path: e.path, code: e.code, message: e.message });
           else if (e.type === 'summary') summary = e;
         }
@@ -728,9 +728,12 @@ const PARSED_AS_SHOWN = 2000;
 /** Characters of a grep line a kura_grep answer shows at most. */
 const GREP_LINE_SHOWN = 500;
 
-/** A grep line cut to GREP_LINE_SHOWN characters around its match (a long line's start seldom holds it). */
-function around(text: string, submatch: [number, number] | undefined): string {
-  if (text.length <= GREP_LINE_SHOWN) return text;
-  const from = submatch ? Math.max(0, Math.min(submatch[0] - GREP_LINE_SHOWN / 4, text.length - GREP_LINE_SHOWN)) : 0;
-  return `${from > 0 ? '…' : ''}${text.slice(from, from + GREP_LINE_SHOWN)}${from + GREP_LINE_SHOWN < text.length ? '…' : ''}`;
+/**
+ * A grep line cut to GREP_LINE_SHOWN characters around its match (a long line's start seldom
+ * holds it), marked `…` on each side something is left out of — here, or by the store already.
+ */
+function around(text: string, submatch: [number, number] | undefined, cut: { cutBefore?: number; cutAfter?: number }): string {
+  const from = text.length <= GREP_LINE_SHOWN ? 0 : submatch ? Math.max(0, Math.min(submatch[0] - GREP_LINE_SHOWN / 4, text.length - GREP_LINE_SHOWN)) : 0;
+  const to = Math.min(text.length, from + GREP_LINE_SHOWN);
+  return `${from > 0 || cut.cutBefore ? '…' : ''}${text.slice(from, to)}${to < text.length || cut.cutAfter ? '…' : ''}`;
 }

@@ -84,7 +84,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
             const [a, b] = e.submatch;
             text = `${text.slice(0, a)}\x1b[1;31m${text.slice(a, b)}\x1b[0m${text.slice(b)}`;
           }
-          await write(`${shownPath(e.path)}${sep}${opts.lineNumber ? `${e.line}${sep}` : ''}${text}${e.cut ? ' […]' : ''}\n`);
+          await write(`${shownPath(e.path)}${sep}${opts.lineNumber ? `${e.line}${sep}` : ''}${e.cutBefore ? '[…] ' : ''}${text}${e.cutAfter ? ' […]' : ''}\n`);
         }
         if (damaged) throw new CliError(`${damaged} document${damaged === 1 ? '' : 's'} could not be read (kura verify)`, EXIT.damaged);
         if (matched === 0) setExit(EXIT.error); // as grep: 1 when no line matched

@@ -58,7 +58,7 @@ export interface GrepOptions {
 type Where = { path: string; digest: `sha256:${string}` };
 export type GrepEvent =
   | ({ type: 'begin' } & Where)
-  | ({ type: 'match' | 'context'; line: number; text: string; cut?: true; submatch?: [number, number] } & Where)
+  | ({ type: 'match' | 'context'; line: number; text: string; submatch?: [number, number] } & LineCut & Where)
   | ({ type: 'end'; matches: number } & Where)
   | ({ type: 'error'; code: string; message: string } & Where)
   | { type: 'summary'; files: number; filesMatched: number; matches: number; bytes: number; truncated: boolean };
@@ -149,18 +149,34 @@ function lineStarts(block: Uint8Array): number[] {
   return starts;
 }
 
+/**
+ * A line shown cut (longer than LINE_SHOWN_MAX): `cutBefore` and `cutAfter` are the UTF-16
+ * units of the line left out before and after `text`, so a reader marks the side that was cut
+ * (a mark at the end alone said a line was cut after its match when it was cut before it).
+ */
+export type LineCut = { cut?: true; cutBefore?: number; cutAfter?: number };
+
 /** A line for an event: its text (cut around the match when long), and the match in it. */
-function shown(bytes: Uint8Array, m?: { from: number; to: number }): { text: string; cut?: true; submatch?: [number, number] } {
-  let text = decoder.decode(bytes);
+function shown(bytes: Uint8Array, m?: { from: number; to: number }): { text: string; submatch?: [number, number] } & LineCut {
+  const line = decoder.decode(bytes);
   let sub: [number, number] | undefined;
   if (m) {
     const a = decoder.decode(bytes.subarray(0, m.from)).length;
     sub = [a, a + decoder.decode(bytes.subarray(m.from, m.to)).length];
   }
-  if (text.length <= LINE_SHOWN_MAX) return sub ? { text, submatch: sub } : { text };
-  const from = sub ? Math.max(0, Math.min(sub[0] - LINE_SHOWN_MAX / 2, text.length - LINE_SHOWN_MAX)) : 0;
-  text = text.slice(from, from + LINE_SHOWN_MAX);
-  return sub ? { text, cut: true, submatch: [sub[0] - from, Math.min(sub[1] - from, text.length)] } : { text, cut: true };
+  if (line.length <= LINE_SHOWN_MAX) return sub ? { text: line, submatch: sub } : { text: line };
+  let from = sub ? Math.max(0, Math.min(sub[0] - LINE_SHOWN_MAX / 2, line.length - LINE_SHOWN_MAX)) : 0;
+  let to = from + LINE_SHOWN_MAX;
+  // Never half a surrogate pair at either edge (a character above U+FFFF is two units).
+  if (isLowSurrogate(line.charCodeAt(from))) from++;
+  if (isLowSurrogate(line.charCodeAt(to))) to--;
+  const text = line.slice(from, to);
+  const cut = { cut: true as const, cutBefore: from, cutAfter: line.length - to };
+  return sub ? { text, ...cut, submatch: [Math.max(0, sub[0] - from), Math.min(sub[1] - from, text.length)] } : { text, ...cut };
+}
+
+function isLowSurrogate(unit: number): boolean {
+  return unit >= 0xdc00 && unit <= 0xdfff;
 }
 
 /** What a scan counts over its entries: the summary's figures and whether the limit cut it. */
