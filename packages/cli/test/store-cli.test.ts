@@ -3,7 +3,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, truncateSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -201,6 +201,20 @@ describe('a store made with init and add', () => {
     // cat concatenates; digests may be given without the prefix and in upper case.
     const two = kura(['cat', added[0].digest, added[0].digest.slice(7).toUpperCase(), ...s()]);
     expect(two.out.equals(Buffer.concat([files['a.txt']!, files['a.txt']!]))).toBe(true);
+  });
+
+  it("get -o leaves a document's runs of zeros as holes: the same bytes, less disk (decision 0074)", () => {
+    const store = join(tmp, 'sparse');
+    expect(kura(['init', '--store', store]).code).toBe(0);
+    const image = Buffer.concat([randomBytes(300_000), Buffer.alloc(6 << 20), randomBytes(300_000)]);
+    writeFileSync(join(tmp, 'disk.img'), image);
+    const img = jsonLines(kura(['add', '--json', 'disk.img', '--store', store], { cwd: tmp }).stdout)[0];
+    const imageOut = join(tmp, 'disk-back.img');
+    expect(kura(['get', img.digest, '-o', imageOut, '--store', store]).code).toBe(0);
+    expect(readFileSync(imageOut).equals(image)).toBe(true);
+    writeFileSync(join(tmp, 'probe'), '');
+    truncateSync(join(tmp, 'probe'), 1 << 20);
+    if (statSync(join(tmp, 'probe')).blocks === 0) expect(statSync(imageOut).blocks * 512).toBeLessThan(2 << 20); // (a file system with holes: ext4 here)
   });
 
   it('ls filters by tag, media type and path prefix', () => {

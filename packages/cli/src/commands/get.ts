@@ -6,7 +6,7 @@
  * once every byte has been checked, so damaged data (CORRUPT_DATA, exit 1) never leaves a
  * partial FILE. On stdout, bytes before the damage may already have been written.
  */
-import type { Store } from '@kura/store';
+import { leavesHole, type Store } from '@kura/store';
 import type { Command } from 'commander';
 import { open, rename, rm, stat } from 'node:fs/promises';
 import { docRef } from '../args.js';
@@ -41,10 +41,15 @@ async function toFile(store: Store, d: string, file: string, signal: AbortSignal
     const bytes = await pieces(store, d); // NOT_FOUND before any file is created
     const fh = await open(tmp, 'w');
     try {
+      let at = 0;
       for await (const piece of bytes) {
         signal.throwIfAborted(); // Ctrl-C: the temporary file goes (below)
-        await fh.write(piece);
+        // Zeros are left holes, as a restore leaves them (decision 0074): a disk image comes
+        // back taking the disk its data takes.
+        if (!leavesHole(piece)) for (let done = 0; done < piece.length; ) done += (await fh.write(piece, done, piece.length - done, at + done)).bytesWritten;
+        at += piece.length;
       }
+      await fh.truncate(at); // (the length of a file that ends in a hole)
     } finally {
       await fh.close();
     }

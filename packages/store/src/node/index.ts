@@ -45,6 +45,7 @@ import type { StoreBackends } from '../store-types.js';
 export * from '../index.js';
 export { IngestPool, POOL_IDLE_MS } from './ingest-pool.js';
 export { RECENT_MS, type RestoreProgress, type RestoreReport, type SnapshotProgress } from './snapshots.js';
+export { leavesHole } from './holes.js';
 export { FsPackStore } from './fs-packs.js';
 export { FsLogStore } from './fs-log.js';
 export { escapedName } from './names.js';

@@ -30,6 +30,7 @@ import {
 import { dirname, join, posix, resolve } from 'node:path';
 import { InvalidInputError, isKuraError } from '@kura/core';
 import { breather } from '../breather.js';
+import { leavesHole } from './holes.js';
 import type { Excluder } from './exclude.js';
 import type { SourceStat } from '../ingest/small-batch.js';
 import { badName, type DirNode, type FileEntry, type SymlinkEntry, type WalkEntry } from '../catalog/snapshot.js';
@@ -329,21 +330,6 @@ function openTemp(full: string): { fd: number; temp: string } {
 }
 
 /**
- * The least run of zero bytes a restore leaves as a hole, not written: a file-system block.
- * Smaller runs share their block with written bytes and would save nothing.
- */
-const HOLE_MIN = 4096;
-
-/** Zero bytes to compare pieces with (grown to the largest piece seen). */
-let zeros = new Uint8Array(0);
-
-/** Whether `piece` is all zero bytes (one memcmp against zeros). */
-function allZero(piece: Uint8Array): boolean {
-  if (zeros.length < piece.length) zeros = new Uint8Array(piece.length);
-  return Buffer.compare(piece, zeros.subarray(0, piece.length)) === 0;
-}
-
-/**
  * An existing path component must be a real directory (not a link to elsewhere); one there
  * already is made writable for its owner while the restore writes into it (a read-only
  * directory a first restore made refused the second's files); its mode is set last.
@@ -410,7 +396,7 @@ export async function restoreEntries(
           // A piece of zeros is left a hole (a sparse file, as `cp --sparse` and restic's
           // `restore --sparse` make them): it reads back as the same zeros, and a disk image's
           // or a database's empty space takes no disk (written, it all did: decision 0074).
-          if (piece.length >= HOLE_MIN && allZero(piece)) holes += piece.length;
+          if (leavesHole(piece)) holes += piece.length;
           else for (let at = 0; at < piece.length; ) at += writeSync(fd, piece, at, piece.length - at, written + at);
           written += piece.length;
           // (A turn now and then within a large file too: Ctrl-C is heard, and stops it here.)
