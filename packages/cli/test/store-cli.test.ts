@@ -395,7 +395,7 @@ describe('verify', () => {
 
     const r = kura(['verify', ...s]);
     expect(r.code).toBe(3);
-    expect(r.stdout).toContain(`damaged database (table entries): table entries: 1 row the log gives is missing (id ${id}): a rebuild makes the database again from the log (kura rebuild`);
+    expect(r.stdout).toContain(`damaged database: table entries: 1 row the log gives is missing (id ${id}): a rebuild makes the database again from the log (kura rebuild`);
     expect(r.stdout).toMatch(/DAMAGED: 0 chunks, 0 documents and the database damaged/);
     const j = JSON.parse(kura(['verify', '--json', ...s]).stdout);
     expect(j).toMatchObject({ ok: false, catalogChecked: true, damagedCatalog: [{ reason: 'catalog', table: 'entries', missing: 1, extra: 0, differing: 0 }] });

@@ -45,7 +45,7 @@ async function report(store: Store, r: VerifyReport, writable: boolean): Promise
   for (const t of r.damagedTrees) lines.push(`damaged snapshot tree ${t.digest}: ${t.reason}: ${t.message}`);
   for (const p of r.damagedPacks) lines.push(`damaged pack ${p.pack}: ${p.reason}: ${p.message}`);
   for (const l of r.damagedLog) lines.push(`damaged log${l.seq !== undefined ? ` at commit ${l.seq}` : ''}: ${l.reason}: ${l.message}`);
-  for (const c of r.damagedCatalog) lines.push(`damaged database${c.table ? ` (table ${c.table})` : ''}: ${c.message}`);
+  for (const c of r.damagedCatalog) lines.push(`damaged database: ${c.message}`); // (a table's message names it)
   for (const k of r.damagedKeys) lines.push(`damaged key file keys/${k.id}: ${k.message} (its password no longer opens the store: restore it from a copy, or kura key remove it)`);
   const trees = r.treesChecked ? `, ${plural(r.treesChecked, 'snapshot tree')}` : '';
   const read = r.dataRead ? `, ${bytes(r.bytesChecked)}` : ' (placement only: --read-data re-hashes the data)';
