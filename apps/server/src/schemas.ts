@@ -52,7 +52,7 @@ export const SearchHit = z.object({
   path: z.string().nullable(),
   mediaType: z.string().nullable(),
   size: z.number().int(),
-  score: z.number().optional().describe('keyword mode: BM25, lower is better; semantic: cosine similarity; hybrid: the fused score (higher is better); hits come best first. BM25 is left out for a token limited to prefixes (it weighs words by the whole store)'),
+  score: z.number().optional().describe('keyword mode: BM25, lower is better; semantic: cosine similarity; hybrid: the fused score (higher is better); hits come best first. BM25 and the fused score are left out for a token limited to prefixes (BM25 weighs words by the whole store)'),
   snippet: z.string().describe('best passage, matches between <mark> and </mark>'),
   damaged: z.string().optional().describe("the document's bytes failed their check (CORRUPT_DATA) when its text was read: the message (run POST /v1/verify)"),
   version: z.number().int().optional().describe('a search through versions (allVersions): the version of path that matched'),

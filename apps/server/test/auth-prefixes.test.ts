@@ -443,3 +443,32 @@ describe('tokens limited to path prefixes', () => {
     }
   });
 });
+
+describe('a limited token\'s hybrid search', () => {
+  // Hybrid fuses the sides' scores scaled over the window (decision 0071): the keyword side's
+  // are BM25s, which weigh a word by the whole store's documents. Its fused score moved for a
+  // token limited to notes/ when eight documents outside gained a word (a trial: notes/1.txt
+  // 2 -> 1.138, notes/2.txt 0.845 -> 1.208).
+  it('answers the same before and after documents outside gain its words (the real model)', { timeout: 120_000 }, async () => {
+    const s = await startServer({ noAuth: false, semantic: 'on', tokens: [{ name: 'admin', token: ADMIN, scopes: ['admin'] }, { name: 'notes', token: READER, scopes: ['read'], prefixes: ['notes/'] }] });
+    const put = async (path: string, text: string) => expect((await call(s.url, 'POST', `/v1/documents?path=${encodeURIComponent(path)}`, { body: text, token: ADMIN, headers: { 'content-type': 'text/plain' } })).status).toBe(201);
+    await put('notes/1.txt', 'The quokka is a marsupial.');
+    await put('notes/2.txt', 'A marsupial lives on the island.');
+    await put('notes/3.txt', 'We saw a quokka on the island walk.');
+    const ask = async (token: string) => (await call(s.url, 'GET', `/v1/search?q=${encodeURIComponent('quokka marsupial island')}&minScore=-1&waitMs=30000`, { token })).json;
+    const before = await ask(READER);
+    expect(before.mode).toBe('hybrid');
+    expect(before.hits.map((h: { path: string }) => h.path).sort()).toEqual(['notes/1.txt', 'notes/2.txt', 'notes/3.txt']);
+    for (const h of before.hits) {
+      expect(h.score).toBeUndefined();
+      if (h.semantic) expect(h.semantic.score).toEqual(expect.any(Number)); // (the document's and the question's alone)
+    }
+    expect((await ask(ADMIN)).hits[0].score).toEqual(expect.any(Number)); // (an unlimited token keeps it)
+    for (let i = 0; i < 8; i++) await put(`hidden/h${i}.txt`, `quokka quokka ${i}`);
+    const after = await ask(READER);
+    // Whatever the order (it rests on the whole index's words: decision 0060), no figure moved.
+    const figures = (r: { hits: { path: string; score?: number; semantic?: { score: number } }[] }) =>
+      r.hits.map((h) => ({ path: h.path, score: h.score, semantic: h.semantic?.score })).sort((a, b) => a.path.localeCompare(b.path));
+    expect(figures(after)).toEqual(figures(before));
+  });
+});

@@ -40,18 +40,22 @@ const pathOfRef = (ref: string): string | undefined => (ref.startsWith('sha256:'
 /**
  * Hits as a limited token gets them: without the figures computed over the whole store. BM25
  * weighs a word by how many documents of the whole index hold it, so a keyword score moves when
- * documents outside the prefixes gain or lose that word; `notEmbedded` counts every document
- * still to embed. (Ranks stay: they order the token's own hits. The order itself still rests
- * on the whole index's statistics — decision 0060 says what that leaves.)
+ * documents outside the prefixes gain or lose that word; hybrid's fused score is made of the
+ * sides' scores scaled over the window (decision 0071), BM25's among them; `notEmbedded` counts
+ * every document still to embed. (Ranks stay: they order the token's own hits, and so does a
+ * semantic side's cosine, which is the document's and the question's alone. The order itself
+ * still rests on the whole index's statistics — decision 0060 says what that leaves.)
  */
 export function withoutStoreWideFigures(hits: SearchHits): SearchHits {
+  const fused = hits.mode === 'hybrid';
   const out = hits.map((h) => {
     const { keyword, exact, ...hit } = h;
-    if (!keyword && !exact) return h;
-    // Keyword mode's (and history's) score is the BM25 itself; hybrid's is fused from ranks.
+    if (!keyword && !exact && !fused) return h;
+    // Keyword mode's (and history's) score is the BM25 itself; hybrid's is fused from BM25 too.
     // (The exact list's score is a BM25 too.)
     const { score, ...rest } = hit;
-    return { ...(keyword && score === keyword.score ? rest : hit), ...(keyword ? { keyword: { rank: keyword.rank } } : {}), ...(exact ? { exact: { rank: exact.rank } } : {}) };
+    const keep = !fused && !(keyword && score === keyword.score);
+    return { ...(keep ? hit : rest), ...(keyword ? { keyword: { rank: keyword.rank } } : {}), ...(exact ? { exact: { rank: exact.rank } } : {}) };
   }) as unknown as SearchHits;
   // (`mode` says which side ranked: with scores gone, the one way to read the order — it was lost, a trial.)
   for (const key of ['mode', 'parsedAs', 'fallbacks', 'reranked'] as const) {
