@@ -161,6 +161,9 @@ describe('kura mcp', () => {
       expect(found.mode).toBe('keyword');
       expect((await call('kura_search', { query: 'network login' })).mode).toBe('hybrid'); // (the default with the local model; said)
       expect(found.hits[0].snippet).toContain('if (a < b && c > d) { <mark>return</mark> "it\'s"; }');
+      // A document's own <mark> is not a match (it read as one: a trial).
+      await call('kura_add_text', { text: 'Use <mark>highlight</mark> tags on a page', path: 'notes/html.md' });
+      expect((await call('kura_search', { query: 'tags', mode: 'keyword' })).hits[0].snippet).toContain('Use &lt;mark&gt;highlight&lt;/mark&gt; <mark>tags</mark> on a page');
       expect(await call('kura_search', { query: 'tag:home' })).toMatchObject({ hits: [], note: expect.stringMatching(/no words to search for/) });
       expect(await call('kura_delete', { path: 'notes/wifi.md@1' })).toMatchObject({ deleted: false, note: expect.stringMatching(/names a version/) });
       const tagged = await client.callTool({ name: 'kura_tag', arguments: { ref: 'notes/wifi.md@1', add: ['old'] } });
