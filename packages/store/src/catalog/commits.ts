@@ -6,7 +6,7 @@
 import { CorruptDataError } from '@kura/core';
 import { bytesToHex, randomHex } from '../hex.js';
 import type { Statements } from './statements.js';
-import { ZERO_HASH, intactFrameAfter, parseSegmentName, readFrames, sameHash, type Frame } from './frame.js';
+import { ZERO_HASH, parseSegmentName, readFrames, sameHash, tailDamage, type Frame } from './frame.js';
 import type { LogStore } from './log-store.js';
 import type { Op } from './ops.js';
 import type { Sealing } from '../encryption/sealing.js';
@@ -154,12 +154,10 @@ export async function commitsAfter(
     // segment's frames decides whether anything is missing.
     last = { segment: name, end, size: bytes.length };
     // Bytes after the newest segment's last intact frame are a torn append, cut by the next
-    // writer — unless a whole commit follows them: then they are damage inside the log.
+    // writer — unless they are no torn append (tailDamage): then they are damage in the log.
     if (i === from.length - 1 && end < bytes.length && !stopAtGap) {
-      const next = intactFrameAfter(bytes, end);
-      if (next !== undefined) {
-        throw Object.assign(new CorruptDataError(`log segment ${name} is damaged at offset ${end}: a whole commit follows at ${next}, so this is no torn append; nothing was cut (kura rebuild --force cuts the log there, keeping what it cuts beside it)`, 'log'), { segment: name, offset: end });
-      }
+      const damage = tailDamage(bytes, end);
+      if (damage) throw logDamage(name, damage);
     }
   }
   return { commits, last, headAt };
@@ -203,3 +201,10 @@ export function emptyHead(): LogHead {
   return { seq: 0, hash: ZERO_HASH.slice(), segment: '', end: 0 };
 }
 
+/** Damage in the log at `damage.offset` of `segment` (frame.ts tailDamage): nothing cut; what `kura rebuild --force` cuts. */
+export function logDamage(segment: string, damage: { offset: number; why: string }): CorruptDataError {
+  return Object.assign(
+    new CorruptDataError(`log segment ${segment} is damaged at offset ${damage.offset}: ${damage.why}; nothing was cut (kura rebuild --force cuts the log there, keeping what it cuts beside it)`, 'log'),
+    { segment, offset: damage.offset },
+  );
+}

@@ -157,6 +157,48 @@ export function intactFrameAfter(bytes: Uint8Array, from: number): number | unde
   return undefined;
 }
 
+/**
+ * Why the bytes of a segment from `end` (the end of its last intact frame) cannot be what a
+ * crash leaves of an append — undefined when they can. A crash leaves a prefix of the one frame
+ * being appended, short of the length its header gives (a process killed in its write), or,
+ * where a file system extends a file before its data reaches the disk (power lost), that region
+ * as zeros. Anything else is damage: a whole commit after them (damage inside the log), or a
+ * frame there at its full length that fails its check — a commit appended whole, perhaps
+ * acknowledged, damaged since. (Cut as a torn tail, such a commit was lost without a word and
+ * verify said ok after a rebuild: a trial.) `base`: where `bytes` begin in the segment.
+ */
+export function tailDamage(bytes: Uint8Array, end: number, base = 0): { offset: number; why: string } | undefined {
+  const next = intactFrameAfter(bytes, end);
+  if (next !== undefined) return { offset: base + end, why: `a whole commit follows at ${base + next}, so this is no torn append` };
+  const tail = bytes.subarray(end);
+  if (zeros(tail)) return undefined;
+  const head = tail.subarray(0, 4);
+  const magic = (m: Uint8Array) => head.every((b, i) => b === m[i]);
+  if (!magic(FRAME_MAGIC) && !magic(SEALED_FRAME_MAGIC)) return { offset: base + end, why: 'its bytes are no commit\'s (an append begins with a frame\'s magic)' };
+  if (tail.length < 8) return undefined; // (a prefix of a header)
+  const n = new DataView(tail.buffer, tail.byteOffset).getUint32(4, true);
+  if (n > MAX_BODY) return { offset: base + end, why: `the frame there says a body of ${n} bytes, more than any commit has` };
+  const whole = FRAME_OVERHEAD + n;
+  if (tail.length < whole) {
+    // Cut short, the append never ended — unless the bytes are a whole frame of their own
+    // length whose length field alone was changed (a longer length reads as a cut).
+    if (tail.length >= FRAME_OVERHEAD && tail.length - FRAME_OVERHEAD <= MAX_BODY) {
+      const mended = Uint8Array.from(tail);
+      new DataView(mended.buffer).setUint32(4, tail.length - FRAME_OVERHEAD, true);
+      if (decodeFrame(mended, 0)) return { offset: base + end, why: 'the commit there is whole but its length field is damaged' };
+    }
+    return undefined;
+  }
+  // At its full length: a power loss that left its end unwritten (zeros), or damage.
+  if (zeros(tail.subarray(whole - 32))) return undefined;
+  return { offset: base + end, why: 'the commit there is whole but fails its check (damaged since it was written)' };
+}
+
+function zeros(bytes: Uint8Array): boolean {
+  for (let i = 0; i < bytes.length; i++) if (bytes[i] !== 0) return false;
+  return true;
+}
+
 /** A segment's object name: the seq of its first commit, 20 digits (lexicographic = numeric). */
 export function segmentName(firstSeq: number): string {
   return String(firstSeq).padStart(20, '0');

@@ -8,8 +8,8 @@
  */
 import { CorruptDataError } from '@kura/core';
 import type { Statements } from './statements.js';
-import { decodeCommit, writeHead, type LogHead } from './commits.js';
-import { intactFrameAfter, readFrames, sameHash, segmentName } from './frame.js';
+import { decodeCommit, logDamage, writeHead, type LogHead } from './commits.js';
+import { readFrames, sameHash, segmentName, tailDamage } from './frame.js';
 import { SEGMENT_LIMIT } from './frame-append.js';
 import type { SegmentAppender, SharedSegments } from './log-store.js';
 import type { Op, OpResult } from './ops.js';
@@ -58,9 +58,9 @@ export function catchUpShared(st: Statements, shared: SharedSegments, stored: Lo
         writeHead(st, head);
       }
       if (offset + end < size) {
-        // Torn: never committed — unless a whole commit follows (damage inside the log: kept).
-        const next = intactFrameAfter(bytes, end);
-        if (next !== undefined) throw Object.assign(new CorruptDataError(`log segment ${segment} is damaged at offset ${offset + end}: a whole commit follows at ${offset + next}, so this is no torn append; nothing was cut (kura rebuild --force cuts the log there, keeping what it cuts beside it)`, 'log'), { segment, offset: offset + end });
+        // Torn: never committed — unless it is no torn append (damage in the log: kept).
+        const damage = tailDamage(bytes, end, offset);
+        if (damage) throw logDamage(segment, damage);
         appender.truncate(offset + end);
       }
     }
