@@ -165,6 +165,16 @@ describe('auth scopes', () => {
       expect(seen.json).toMatchObject({ path: 'c/d', digest: fresh.json.digest });
     }
 
+    // What forget keeps and removes names paths, versions and snapshots: a delete-only token
+    // (it may remove, not read) gets 204 — it listed the whole store with a dry run (a trial).
+    const forget = { json: { versions: { keep: 1000 }, dryRun: true } };
+    const removedBlind = await call(s.url, 'POST', '/v1/forget', { ...forget, token: tokens['delete-only'] });
+    expect([removedBlind.status, removedBlind.body.length]).toEqual([204, 0]);
+    expect((await call(s.url, 'POST', '/v1/forget', { json: { snapshots: { last: 100 }, dryRun: true }, token: tokens['delete-only'] })).status).toBe(204);
+    const forgetSeen = await call(s.url, 'POST', '/v1/forget', { ...forget, token: tokens['read+write+delete'] });
+    expect(forgetSeen.status).toBe(200);
+    expect(forgetSeen.json.keep).toEqual(expect.arrayContaining([expect.objectContaining({ path: 'c/d' })]));
+
     recordScopes = { 'endpoints checked': endpoints.length, 'scope checks': scopeChecks, 'wrong-scope requests refused with 403': refused403, 'requests without a token refused with 401': refused401 };
   });
 

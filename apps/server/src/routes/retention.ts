@@ -30,15 +30,20 @@ export default async function retention(app: FastifyInstance) {
     schema: {
       summary: 'Remove the snapshots, or versions of paths, a retention policy does not keep',
       description:
-        '`snapshots`: restic’s rules — `last`, `hourly`…`yearly` count periods that have a snapshot (not windows of time), `within` counts back from the newest snapshot, `tags` lists of tags; or `versions`: `keep` each path’s newest N, `within` those made within a duration of its newest, under `prefix`. Each path’s newest version and pinned items always stay. `dryRun`: change nothing. Answers `{keep: [{id | path, version, time, reasons}], remove: [{id | path, version, time}]}`.',
+        '`snapshots`: restic’s rules — `last`, `hourly`…`yearly` count periods that have a snapshot (not windows of time), `within` counts back from the newest snapshot, `tags` lists of tags; or `versions`: `keep` each path’s newest N, `within` those made within a duration of its newest, under `prefix`. Each path’s newest version and pinned items always stay. `dryRun`: change nothing. Answers `{keep: [{id | path, version, time, reasons}], remove: [{id | path, version, time}]}`; to a token without `read`, `204` and no body (the lists name paths, versions and snapshots).',
       body: z.object({ snapshots: SnapshotForget.optional(), versions: VersionForget.optional(), dryRun: z.boolean().default(false) }).strict(),
-      response: { 200: Forgotten, ...errors(400, 401, 403) },
+      response: { 200: Forgotten, 204: z.null(), ...errors(400, 401, 403) },
     },
-    handler: async (request) => {
+    handler: async (request, reply) => {
       const { snapshots, versions, dryRun } = request.body;
       if ((snapshots === undefined) === (versions === undefined)) throw new HttpError('INVALID_INPUT', 'give `snapshots` or `versions` rules (one kind per request)', { field: 'body' });
-      if (snapshots) return request.store.forgetSnapshots({ ...snapshotRules(snapshots), ...(snapshots.label !== undefined ? { label: snapshots.label } : {}), dryRun });
-      return request.store.forgetVersions({ ...versionRules(versions!), ...(versions!.prefix !== undefined ? { prefix: versions!.prefix } : {}), dryRun });
+      const answer = snapshots
+        ? await request.store.forgetSnapshots({ ...snapshotRules(snapshots), ...(snapshots.label !== undefined ? { label: snapshots.label } : {}), dryRun })
+        : await request.store.forgetVersions({ ...versionRules(versions!), ...(versions!.prefix !== undefined ? { prefix: versions!.prefix } : {}), dryRun });
+      // What is kept and removed is an answer to read: a delete-only token gets 204 (it listed
+      // every path, version and snapshot of the store: a trial).
+      if (request.access && !request.access.scopes.has('read')) return reply.code(204).send(null);
+      return answer;
     },
   });
 
