@@ -6,7 +6,7 @@
  * are sealed, and `kura rebuild` waits for no one. Any number of writers may hold their own.
  */
 import Database from 'better-sqlite3';
-import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { storageError } from '../errors.js';
 
@@ -21,17 +21,34 @@ function lockPath(dir: string, id: string): string {
   return join(dir, 'writers', `${id}.lock`);
 }
 
+/** How long taking a new lock file waits for others' looks at it (writerAlive holds it for microseconds). */
+const TAKE_MS = 2000;
+/** A one-element buffer to sleep on: Atomics.wait blocks this thread for a millisecond. */
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
 /** Takes writer `id`'s lock file (a new id each open: 16 hex digits). */
 export function registerWriter(dir: string, id: string): WriterLock {
   let db: Database.Database | undefined;
-  try {
-    mkdirSync(join(dir, 'writers'), { recursive: true });
-    db = new Database(lockPath(dir, id), { timeout: 0 });
-    db.pragma('journal_mode = DELETE');
-    db.exec('BEGIN EXCLUSIVE');
-  } catch (e) {
-    db?.close();
-    throw storageError(e);
+  // Another process's liveness look (writerAlive) may hold the new file's lock for a moment,
+  // between its creation here and the lock taken: tried again for up to TAKE_MS (the first
+  // try failed `kura add` with a raw SQLITE_BUSY beside a GC looking at writers — a trial).
+  const deadline = performance.now() + TAKE_MS;
+  for (;;) {
+    try {
+      mkdirSync(join(dir, 'writers'), { recursive: true });
+      db = new Database(lockPath(dir, id), { timeout: 0 });
+      db.pragma('journal_mode = DELETE');
+      db.exec('BEGIN EXCLUSIVE');
+      break;
+    } catch (e) {
+      db?.close();
+      db = undefined;
+      if ((e as { code?: string }).code?.startsWith('SQLITE_BUSY') && performance.now() < deadline) {
+        Atomics.wait(pause, 0, 0, 1);
+        continue;
+      }
+      throw storageError(e);
+    }
   }
   const held = db;
   return {
@@ -59,6 +76,10 @@ export function writerAlive(dir: string, id: string): boolean {
     return false;
   } catch (e) {
     if ((e as { code?: string }).code?.startsWith('SQLITE_BUSY')) return true;
+    // The writer closed and removed its file while this looked (SQLite then fails to stat the
+    // file it opened: SQLITE_IOERR_FSTAT, seen as a GC's IO_ERROR beside writers coming and
+    // going — a trial): gone, so not alive. Any other failure is the disk's.
+    if (!existsSync(lockPath(dir, id))) return false;
     throw storageError(e);
   } finally {
     db.close();
