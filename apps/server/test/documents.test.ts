@@ -262,6 +262,8 @@ describe('documents over HTTP', () => {
     const posted = await call(s.url, 'POST', '/v1/search', { body: JSON.stringify({ q: 'quokka', allVersions: true }), headers: { 'content-type': 'application/json' } });
     expect(posted.json.hits[0]).toMatchObject({ path: 'notes.md', version: 1, matched: ['keyword'] });
     expect((await call(s.url, 'GET', '/v1/search?q=quokka&snapshot=ffffffff')).status).toBe(404);
+    // A malformed id is named by the parameter the client gave (it said `id`: a trial).
+    expect((await call(s.url, 'GET', '/v1/search?q=quokka&snapshot=1')).json.error).toMatchObject({ code: 'INVALID_INPUT', field: 'snapshot' });
     expect((await call(s.url, 'GET', '/v1/search?q=quokka&allVersions=true&mode=semantic')).status).toBe(400);
   });
 

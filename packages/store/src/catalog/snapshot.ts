@@ -222,10 +222,10 @@ const SNAPSHOT_REF = /^[0-9a-f]{4,32}$/;
 /**
  * The snapshot an id names: the whole id or a prefix of at least 4 of its digits, as git
  * takes a commit's (INVALID_INPUT when it is not one, NOT_FOUND, AMBIGUOUS when the prefix
- * names several).
+ * names several). `field`: what the caller's own parameter is called (a search's `snapshot`).
  */
-export function requireSnapshot(st: Statements, ref: string): SnapshotRow {
-  if (typeof ref !== 'string' || !SNAPSHOT_REF.test(ref)) throw new InvalidInputError(`a snapshot id is 4 to 32 hex digits (a prefix of one), not ${JSON.stringify(ref)}`, 'id');
+export function requireSnapshot(st: Statements, ref: string, field = 'id'): SnapshotRow {
+  if (typeof ref !== 'string' || !SNAPSHOT_REF.test(ref)) throw new InvalidInputError(`a snapshot id is 4 to 32 hex digits (a prefix of one), not ${JSON.stringify(ref)}`, field);
   const rows = st.snapshotsByPrefix.all(ref, `${ref}g`);
   if (rows.length === 0) throw new NotFoundError(`no snapshot ${ref}`);
   if (rows.length > 1) {

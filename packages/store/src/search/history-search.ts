@@ -249,7 +249,7 @@ function orOfWords(parsed: ParsedQuery): boolean {
 export function snapshotFound(s: HistorySource, id: string, parsed: ParsedQuery, q: Query, window: number): HistoryFound[] {
   const match = toMatch(parsed);
   return s.db.read(() => {
-    const row = requireSnapshot(s.st, id);
+    const row = requireSnapshot(s.st, id, 'snapshot');
     if (match === null) return [];
     // A snapshot's files have no tags and no media types: a filter by either holds for none.
     if (parsed.filters.tag.length || parsed.filters.type.length || q.tag !== undefined || q.mediaType !== undefined) return [];
