@@ -84,6 +84,26 @@ export function chunkLocations(st: Statements, doc: DocRow): Map<string, ChunkLo
   return locs;
 }
 
+/**
+ * What verify has found of a document's chunks (the `damaged` table), when it found any of them
+ * damaged: said where a document's extracted text is served without its bytes being read (grep,
+ * search's snippets) — the text was checked when extracted, the document may no longer be
+ * readable, and a hit or a match must not read as a document that is (a trial). One look at an
+ * empty table in the common case; a chunk looked up each otherwise.
+ */
+export function knownDamage(st: Statements, doc: DocRow): string | undefined {
+  if (!st.damagedAny.get()?.any) return undefined;
+  const seen = new Set<string>();
+  let n = 0;
+  for (const e of decodeManifest(doc.manifest)) {
+    if (seen.has(e.key)) continue;
+    seen.add(e.key);
+    if (st.damagedHas.get(hexToBytes(e.key))) n++;
+  }
+  if (n === 0) return undefined;
+  return `document ${formatDigest(doc.digest)} has ${n === 1 ? 'a chunk' : `${n} chunks`} verify found damaged: its extracted text was checked when it was made, the document itself cannot be read whole (kura verify names the damage; putting the same bytes again mends it)`;
+}
+
 /** A document's chunks in order: their keys (BLAKE3, hex) and raw lengths. */
 export function manifestOf({ st }: DocumentReads, digest: string, unlisted: boolean): { key: string; length: number }[] {
   const doc = st.docAnyByDigest.get(parseDigest(digest));

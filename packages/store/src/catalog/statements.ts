@@ -165,6 +165,9 @@ function statementsOf(db: SqlDatabase) {
     damagedMark: p('INSERT INTO damaged(key, reason, found_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET reason = excluded.reason'),
     damagedClear: p('DELETE FROM damaged WHERE key = ?'),
     damagedAll: p<{ key: Uint8Array }>('SELECT key FROM damaged'),
+    /** Whether verify has found any chunk damaged (the table is empty in a sound store). */
+    damagedAny: p<{ any: number }>('SELECT EXISTS (SELECT 1 FROM damaged) AS any'),
+    damagedHas: p<{ found: number }>('SELECT 1 AS found FROM damaged WHERE key = ?'),
     /** A chunk a new document names n times: insert it with refs = n, or add n. */
     chunkUpsert: p(
       'INSERT INTO chunks(key, pack_id, offset, raw_len, stored_len, codec, refs) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET refs = refs + excluded.refs',

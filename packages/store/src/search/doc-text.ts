@@ -11,6 +11,7 @@ import type { ChunkLoc, DocRow, DocTextRow, Statements } from '../catalog/statem
 import { SNIFF_BYTES, decodeText, looksLikeText, textByType } from './text.js';
 import type { TextHeads } from './text-heads.js';
 import { formatDigest } from '../hex.js';
+import { knownDamage } from '../document-reads.js';
 import { isAscii } from '../utf8.js';
 
 /** A document's text, or the extraction it needs first. */
@@ -42,15 +43,19 @@ const decoder = new TextDecoder();
  * from it, and snippets are made from it again at query time: the index keeps no copy.
  */
 export function documentBody(reader: Reader, st: Statements, doc: DocRow, mediaType: string | null, max: number, known: KnownOfDocument = {}): Promise<DocumentBody> {
-  return body(reader, st, doc, mediaType, max, known, (bytes) => ({ text: decodeText(bytes) }));
+  return body(reader, st, doc, mediaType, max, known, (bytes) => ({ text: decodeText(bytes) }), true);
 }
 
 /** documentBody for the search index: text read as bytes comes as those bytes when ASCII. */
 export function indexBody(reader: Reader, st: Statements, doc: DocRow, mediaType: string | null, max: number, known: KnownOfDocument = {}): Promise<IndexBody> {
-  return body(reader, st, doc, mediaType, max, known, (bytes) => (isAscii(bytes) ? { ascii: bytes } : { text: decodeText(bytes) }));
+  return body(reader, st, doc, mediaType, max, known, (bytes) => (isAscii(bytes) ? { ascii: bytes } : { text: decodeText(bytes) }), false);
 }
 
-async function body<B>(reader: Reader, st: Statements, doc: DocRow, mediaType: string | null, max: number, known: KnownOfDocument, textOf: (bytes: Uint8Array) => B): Promise<B | DocumentBody> {
+/**
+ * `shown`: the text is for showing (a snippet), where extracted text of a document verify has
+ * found damaged is that damage; the index keeps such text (it was checked when extracted).
+ */
+async function body<B>(reader: Reader, st: Statements, doc: DocRow, mediaType: string | null, max: number, known: KnownOfDocument, textOf: (bytes: Uint8Array) => B, shown: boolean): Promise<B | DocumentBody> {
   const { heads, locs } = known;
   const row = known.stored === undefined ? st.docTextGet.get(doc.id) : (known.stored ?? undefined);
   const byType = textByType(mediaType);
@@ -62,7 +67,10 @@ async function body<B>(reader: Reader, st: Statements, doc: DocRow, mediaType: s
   const read = (n: number) =>
     (kept && heads!.head(kept, n)) || (locs && n === doc.size ? reader.bytes(doc, locs).catch(() => readHead(reader, doc, n)) : readHead(reader, doc, n));
   try {
-    if (row) return { text: storedText(row.text, row.bytes, max) };
+    if (row) {
+      const damage = shown ? knownDamage(st, doc) : undefined;
+      return damage ? { text: '', damaged: damage } : { text: storedText(row.text, row.bytes, max) };
+    }
     if (byType === true) {
       const kind = extractKind(new Uint8Array(0), mediaType); // text/html says html
       return kind ? { extract: kind } : textOf(await read(Math.min(doc.size, max)));

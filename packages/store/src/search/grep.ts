@@ -10,11 +10,11 @@
  * document as a stream of blocks cut at line ends (a line longer than LINE_MAX is cut there),
  * and the events go out as they are found.
  */
-import { InvalidInputError, LineMatcher, decompress } from '@kura/core';
+import { CorruptDataError, InvalidInputError, LineMatcher, decompress } from '@kura/core';
 import type { Reader } from '../bytes/read.js';
 import type { SqlDatabase } from '../backend/sql.js';
 import type { ChunkLoc, DocRow, DocTextRow, Statements } from '../catalog/statements.js';
-import { chunkLocations } from '../document-reads.js';
+import { chunkLocations, knownDamage } from '../document-reads.js';
 import { formatDigest } from '../hex.js';
 import { extractKind, KIND_HEAD } from '../extract/kind.js';
 import { filterSql } from './fts.js';
@@ -113,6 +113,10 @@ function find(s: GrepSource, e: Entry): Found | undefined {
 /** The document's text as UTF-8 pieces: extracted text, a text file's bytes, or none (binary). */
 async function* textOf(s: GrepSource, { doc, text, locs }: Found, mediaType: string | null): AsyncGenerator<Uint8Array> {
   if (text) {
+    // Extracted text is served without reading the document: once verify has found the
+    // document damaged, that is said here as for a document whose bytes fail their check.
+    const damage = knownDamage(s.st, doc);
+    if (damage) throw new CorruptDataError(damage, 'damaged-chunk', { digest: formatDigest(doc.digest) });
     if (text.bytes > 0) yield decompress(text.text, text.bytes);
     return;
   }
