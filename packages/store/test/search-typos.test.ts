@@ -71,6 +71,19 @@ describe('typos', () => {
     expect(await asTyped('qwertyuiop')).toEqual([]);
   });
 
+  it('never reads a word as a stop word, nor says one (a stop word\'s term makes words nobody wrote)', async () => {
+    const store = await library();
+    await store.put(enc('Is there any reason to wait?'), { path: 'any.md' });
+    await store.put(enc('We were digging holes in the garden.'), { path: 'dig.md' });
+    // `animal` is one edit from `ani`, the index's term of `any`: it was searched as `any`.
+    const animal = await store.search('animal', { mode: 'keyword' });
+    expect([animal.map((h) => h.path), animal.fallbacks ?? []]).toEqual([[], []]);
+    // ...and a question that matched on its other words said `"anies" is in some`.
+    const digging = await store.search('animal digging', { mode: 'keyword' });
+    expect(digging.map((h) => h.path)).toEqual(['dig.md']);
+    expect(digging.fallbacks ?? []).toEqual([]);
+  });
+
   it('a store opened read-only reads typos too', async () => {
     const { store, dir } = await newStore();
     await store.put(enc('Information retrieval systems.'), { path: 'a.md' });

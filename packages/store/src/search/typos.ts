@@ -23,6 +23,13 @@ import { STOP_WORDS } from './stop-words.js';
 import { fold } from './words.js';
 import { toMatch } from './fts.js';
 
+/**
+ * The index's terms of stop words (`any` is `ani` there): never a word a typo is read as. A
+ * question is about its content words, and a stop word's term made words nobody wrote — a
+ * trial's `animal` was searched as `any`, and `animal digging` was said to be near "anies".
+ */
+const STOP_TERMS = new Set([...STOP_WORDS].flatMap((w) => [w, stemOf(w)]));
+
 /** Letters a word needs before it is read as a typo (shorter words are too often other words). */
 export const TYPO_MIN_LETTERS = 4;
 /** Letters from which a word may be two edits from what was meant (fewer: one). */
@@ -123,7 +130,7 @@ function nearestWord(v: Vocabulary, word: string, shared: number): { search: str
   let best: { term: string; said: string; d: number; doc: number } | undefined;
   for (const c of v.startingWith(stem.slice(0, shared))) {
     // (A term longer than the word by more than the distance allowed is not near; its forms are longer still.)
-    if (c.doc === 0 || c.term.length > folded.length + max || !LETTERS.test(c.term) || STOP_WORDS.has(c.term)) continue;
+    if (c.doc === 0 || c.term.length > folded.length + max || !LETTERS.test(c.term) || STOP_TERMS.has(c.term)) continue;
     // The stem against the term, and the typed word against the term's words; said as the
     // word of them nearest to what was typed (the term is often no word: `retriev`).
     let d = editDistance(stem, c.term, max);
