@@ -133,6 +133,72 @@ describe('the query language', () => {
     }
   });
 
+  it('excludes by a filter: NOT path:P, -path:P, -tag:T, -type:M (a user trial: NOT and - before a filter did nothing, or the opposite)', () => {
+    for (const q of ['TODO NOT path:src/', 'TODO -path:src/', 'TODO AND NOT path:src/', 'NOT path:src/ TODO']) {
+      const p = parseQuery(q);
+      expect({ q, filters: p.filters, parsedAs: p.parsedAs, fallbacks: p.fallbacks, match: toMatch(p) }).toEqual({
+        q,
+        filters: { path: [], tag: [], type: [], not: { path: ['src/'], tag: [], type: [] } },
+        parsedAs: 'TODO -path:src/',
+        fallbacks: [],
+        match: '"TODO"',
+      });
+    }
+    const p = parseQuery('TODO -tag:code NOT type:pdf -path:"my docs/" tag:notes');
+    expect(p.filters).toEqual({ path: [], tag: ['notes'], type: [], not: { path: ['my docs/'], tag: ['code'], type: ['pdf'] } });
+    expect(p.parsedAs).toBe('TODO tag:notes -path:"my docs/" -tag:code -type:pdf');
+    expect(p.exclude).toEqual([]);
+    expect(p.fallbacks).toEqual([]);
+    // The filters' SQL: an entry must match none of them (an entry without a path or a type is not excluded by one).
+    const sql = filterSql(p.filters);
+    expect(sql.where).toHaveLength(4);
+    expect(sql.where.slice(1).every((w) => w.startsWith('NOT '))).toBe(true);
+    expect(sql.params).toEqual(['notes', 'my docs/', 'my docs/\u{10ffff}', 'code', '%/pdf', '%+pdf']);
+    // Filters and exclusions alone: nothing to search for.
+    expect(toMatch(parseQuery('-path:src/ -tag:x'))).toBeNull();
+  });
+
+  it('says where an operator beside a filter or an exclusion really is (a trial: "AND" at the end, "OR" at the start, neither true)', () => {
+    // AND with a filter or an exclusion: what it means is what a filter does (every hit holds it).
+    for (const q of ['TODO AND path:src/', 'path:src/ AND TODO', 'TODO AND -draft path:src/', '-draft AND TODO path:src/']) {
+      const p = parseQuery(q);
+      expect({ q, parsedAs: p.parsedAs.replace(' -draft', ''), fallbacks: p.fallbacks }).toEqual({ q, parsedAs: 'TODO path:src/', fallbacks: [] });
+    }
+    // OR cannot make a filter an alternative: left out, and said where it was.
+    expect(parseQuery('path:src/ OR TODO')).toMatchObject({ parsedAs: 'TODO path:src/', fallbacks: ['"OR" after the filter path:src/ was left out: a filter holds for every hit, so it is not an alternative'] });
+    expect(parseQuery('TODO OR -tag:code')).toMatchObject({ parsedAs: 'TODO -tag:code', fallbacks: ['"OR" before the exclusion -tag:code was left out: an exclusion holds for every hit, so it is not an alternative'] });
+    expect(parseQuery('NOT draft OR TODO')).toMatchObject({ parsedAs: 'TODO -draft', fallbacks: ['"OR" after the exclusion NOT draft was left out: an exclusion holds for every hit, so it is not an alternative'] });
+    // Where an operator really is at the start or the end, that is what is said.
+    expect(parseQuery('path:src/ TODO AND').fallbacks).toEqual(['"AND" at the end was read as a word']);
+    expect(parseQuery('OR TODO path:src/').fallbacks).toEqual(['"OR" at the start was read as a word']);
+  });
+
+  it('shows how parentheses were read: they do not group, and parsedAs and fallbacks say so (a trial: "harbour AND (ferry OR kayak)" was shown as if grouped)', () => {
+    const p = parseQuery('harbour AND (ferry OR kayak)');
+    expect(p.parsedAs).toBe('(harbour AND ferry) OR kayak');
+    expect(p.fallbacks).toEqual(['parentheses do not group: they were read as part of the words beside them, and the operators bound as always (NOT, then AND, then OR)']);
+    expect(toMatch(p)).toBe('(("harbour" AND "(ferry") OR "kayak)")');
+    // The canonical form puts an AND or NOT among alternatives in parentheses.
+    expect(parseQuery('x y AND z NOT w').parsedAs).toBe('x OR (y AND (z NOT w))');
+    expect(parseQuery('("harbour master" OR ferry) boats').parsedAs).toBe('"harbour master" OR ferry OR boats');
+    // Parentheses without operators are the words' own, as ever; balanced ones stay in the word shown.
+    expect(parseQuery('what is the revenue (quarterly)?')).toMatchObject({ parsedAs: 'revenue OR (quarterly)?', fallbacks: [] });
+    expect(parseQuery('(harbour master)')).toMatchObject({ parsedAs: 'harbour OR master', fallbacks: [] });
+  });
+
+  it('gives semantic search the words as typed, only filters, exclusions and operators taken out (a trial: a filter made it embed the terms without stop words)', () => {
+    const question = 'how often should the car be serviced';
+    expect(parseQuery(question).text).toBe(question);
+    for (const q of [`${question} path:notes/`, `path:notes/ ${question}`, `${question} -tag:old`, `${question} NOT path:src/`, `${question} -draft`, `NOT draft ${question}`, `${question} type:"text/plain"`]) {
+      expect(parseQuery(q).text, q).toBe(question);
+    }
+    expect(parseQuery('how often AND should the car NOT bus be serviced').text).toBe('how often should the car be serviced');
+    expect(parseQuery('the "harbour master" of Kiel -ferry').text).toBe('the "harbour master" of Kiel');
+    // An operator read as a word is a word.
+    expect(parseQuery('what is AND').text).toBe('what is AND');
+    expect(parseQuery('path:notes/').text).toBe('');
+  });
+
   it('has nothing to search for in punctuation, emoji, a lone NOT or filters alone: no expression, not an error', () => {
     for (const q of ['', '   ', '?! …', '🙂🙂', '-', '""', '-harbour', 'NOT harbour', 'tag:finance', '()', '* * *']) {
       const p = parseQuery(q);

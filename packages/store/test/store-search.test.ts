@@ -219,6 +219,87 @@ describe('search', () => {
     expect(await digests('tag:finance')).toEqual([]);
   });
 
+  it('a filter excluded (NOT path:, -path:, -tag:, -type:) leaves out what it names, in every mode (a user trial: it did nothing, or kept only those)', async () => {
+    const { store } = await newStore();
+    const { HashingEmbedderForTests } = await import('../src/semantic/hashing-embedder.js');
+    const a = await store.put(text('TODO: fix the parser'), { path: 'src/a.txt', tags: ['code'] });
+    const b = await store.put(text('TODO: buy milk'), { path: 'notes/b.txt' });
+    const c = await store.put(text('TODO: read the report'), { path: 'docs/c.md', mediaType: 'text/markdown' });
+    const nameless = await store.put(text('TODO: a note without a path'));
+    const found = async (q: string, mode: 'keyword' | 'semantic' | 'hybrid' = 'keyword') => (await store.search(q, { mode, minScore: -1 })).map((h) => h.digest).sort();
+    const all = [a.digest, b.digest, c.digest, nameless.digest];
+    const without = (...x: string[]) => all.filter((d) => !x.includes(d)).sort();
+    expect(await found('TODO')).toEqual([...all].sort());
+    for (const q of ['TODO NOT path:src/', 'TODO -path:src/', 'TODO AND NOT path:src/']) expect(await found(q), q).toEqual(without(a.digest));
+    for (const q of ['TODO NOT tag:code', 'TODO -tag:code']) expect(await found(q), q).toEqual(without(a.digest));
+    expect(await found('TODO -type:markdown')).toEqual(without(c.digest));
+    expect(await found('TODO NOT type:md')).toEqual(without(c.digest));
+    expect(await found('TODO -path:src/ -path:docs/ tag:code')).toEqual([]);
+    expect(await found('TODO -path:src/ -type:text/*')).toEqual(without(a.digest, c.digest));
+    // AND with a filter is what a filter does; the parse says how it was read.
+    const hits = await store.search('TODO AND path:src/', { mode: 'keyword' });
+    expect({ found: hits.map((h) => h.digest), parsedAs: hits.parsedAs, fallbacks: hits.fallbacks }).toEqual({ found: [a.digest], parsedAs: 'TODO path:src/', fallbacks: undefined });
+    expect((await store.search('TODO NOT path:src/', { mode: 'keyword' })).parsedAs).toBe('TODO -path:src/');
+    // Semantic and hybrid hits too.
+    store.useEmbedder(new HashingEmbedderForTests());
+    for (const mode of ['semantic', 'hybrid'] as const) {
+      expect(await found('TODO -path:src/', mode), mode).toEqual(without(a.digest));
+      expect(await found('TODO NOT tag:code -type:markdown', mode), mode).toEqual(without(a.digest, c.digest));
+    }
+  });
+
+  it('semantic search embeds the words as typed, stop words and order kept, a filter taken out (a trial: path:notes/ embedded "often car serviced")', async () => {
+    const { store } = await newStore();
+    const { HashingEmbedderForTests } = await import('../src/semantic/hashing-embedder.js');
+    const embedded: string[] = [];
+    const embedder = new HashingEmbedderForTests();
+    const embed = embedder.embed.bind(embedder);
+    embedder.embed = async (texts) => {
+      embedded.push(...texts);
+      return embed(texts);
+    };
+    await store.put(text('Service the car every 15,000 km or once a year.'), { path: 'notes/car.txt' });
+    store.useEmbedder(embedder);
+    const question = 'how often should the car be serviced';
+    const byFilter = await store.search(`${question} path:notes/`, { mode: 'semantic', minScore: -1 });
+    embedded.length = 0;
+    await store.search(`${question} path:notes/`, { mode: 'semantic', minScore: -1 });
+    expect(embedded).toContain(question);
+    expect(embedded).not.toContain('often car serviced');
+    const byPrefix = await store.search(question, { mode: 'semantic', pathPrefix: 'notes/', minScore: -1 });
+    expect(byFilter.map((h) => h.semantic?.score)).toEqual(byPrefix.map((h) => h.semantic?.score));
+  });
+
+  it('parentheses do not group, and the answer says so (a trial: "harbour AND (ferry OR kayak)" found a kayak without a harbour, said as if grouped)', async () => {
+    const { store } = await newStore();
+    const kayak = await store.put(text('Paddling a kayak on the lake.'), { path: 'kayak.txt' });
+    const hits = await store.search('harbour AND (ferry OR kayak)', { mode: 'keyword' });
+    expect(hits.map((h) => h.digest)).toEqual([kayak.digest]);
+    expect(hits.parsedAs).toBe('(harbour AND ferry) OR kayak');
+    expect(hits.fallbacks).toEqual([expect.stringMatching(/^parentheses do not group/)]);
+  });
+
+  it("snippets mark a phrase's words only where the phrase is (a trial: harbours … master marked for \"harbour master\")", async () => {
+    const { makeSnippet, queryTerms: terms } = await import('../src/search/snippet.js');
+    const { parseQuery } = await import('../src/search/grammar.js');
+    const queryTerms = (q: string) => terms(parseQuery(q));
+    const doc = 'Compute the distance between two harbours; the master key is here.';
+    expect(makeSnippet([doc], queryTerms('distance "harbour master"'))).toBe('Compute the <mark>distance</mark> between two harbours; the master key is here.');
+    // Where the phrase is, its words are marked (by stem, punctuation between them as the index reads it; stop words not).
+    expect(makeSnippet(['Ask the harbour masters, or the Harbour-Master.'], queryTerms('"harbour master"'))).toBe('Ask the <mark>harbour</mark> <mark>masters</mark>, or the <mark>Harbour</mark>-<mark>Master</mark>.');
+    expect(makeSnippet(['the harbour of refuge, a harbour, a refuge'], queryTerms('"harbour of refuge"'))).toBe('the <mark>harbour</mark> of <mark>refuge</mark>, a harbour, a refuge');
+    expect(makeSnippet(['the harbour mast and the harbour'], queryTerms('"harbour mas"*'))).toBe('the <mark>harbour</mark> <mark>mast</mark> and the harbour');
+    // A word the index reads as a phrase of its parts (`e-mail`, `10:30`) too.
+    expect(makeSnippet(['mail an e-mail at 10:30, not at 30 past 10'], queryTerms('e-mail 10:30'))).toBe('mail an <mark>e</mark>-<mark>mail</mark> at <mark>10</mark>:<mark>30</mark>, not at 30 past 10');
+    // A question counts a phrase's words as well as the phrase (decision 0054): they are marked alone too.
+    expect(makeSnippet(['the master of the harbour'], queryTerms('articles citing "harbour master" by Backus'))).toBe('the <mark>master</mark> of the <mark>harbour</mark>');
+    // In a store: the hit matched on "distance" alone, and only it is marked.
+    const { store } = await newStore();
+    await store.put(text(doc), { path: 'd.txt' });
+    const [hit] = await store.search('distance "harbour master"', { mode: 'keyword' });
+    expect(hit!.snippet).toBe('Compute the <mark>distance</mark> between two harbours; the master key is here.');
+  });
+
   it('words match by their English stem, and words of unspaced scripts inside sentences', async () => {
     const { store } = await newStore();
     const lib = await store.put(text('The retrieval of documents from libraries.'), { path: 'en.txt' });

@@ -83,23 +83,31 @@ function requiredNots(e: Expr): Expr[] {
 
 /**
  * SQL conditions on entries `e` for a parse's field filters: each field's values are
- * alternatives (`tag:a tag:b`: either tag), different fields must all hold.
+ * alternatives (`tag:a tag:b`: either tag), different fields must all hold; and an entry
+ * matching any excluded filter (`-path:src/`, `NOT tag:x`, `-type:pdf`) is left out — one
+ * without a path, tags or a media type matches none (each condition is false, never NULL).
  */
 export function filterSql(f: Filters): { where: string[]; params: string[] } {
   const where: string[] = [];
   const params: string[] = [];
-  if (f.path.length) {
-    where.push(`(${f.path.map(() => '(e.path >= ? AND e.path < ?)').join(' OR ')})`);
-    for (const p of f.path) params.push(p, `${p}\u{10ffff}`);
-  }
-  if (f.tag.length) {
-    where.push(`EXISTS (SELECT 1 FROM tags t WHERE t.entry_id = e.id AND t.tag IN (${f.tag.map(() => '?').join(', ')}))`);
-    params.push(...f.tag);
-  }
-  if (f.type.length) {
-    const t = mediaTypesSql(f.type);
-    where.push(t.sql);
-    params.push(...t.params);
-  }
+  const add = (field: 'path' | 'tag' | 'type', values: readonly string[], not: boolean) => {
+    if (!values.length) return;
+    let sql: string;
+    if (field === 'path') {
+      const ranges = `(${values.map(() => '(e.path >= ? AND e.path < ?)').join(' OR ')})`;
+      sql = not ? `(e.path IS NOT NULL AND ${ranges})` : ranges;
+      for (const p of values) params.push(p, `${p}\u{10ffff}`);
+    } else if (field === 'tag') {
+      sql = `EXISTS (SELECT 1 FROM tags t WHERE t.entry_id = e.id AND t.tag IN (${values.map(() => '?').join(', ')}))`;
+      params.push(...values);
+    } else {
+      const t = mediaTypesSql(values);
+      sql = t.sql; // (media_type IS NOT NULL AND …)
+      params.push(...t.params);
+    }
+    where.push(not ? `NOT ${sql}` : sql);
+  };
+  for (const field of ['path', 'tag', 'type'] as const) add(field, f[field], false);
+  for (const field of ['path', 'tag', 'type'] as const) add(field, f.not?.[field] ?? [], true);
   return { where, params };
 }

@@ -3,6 +3,7 @@
  * and a few operators are honoured where typed deliberately and well formed —
  *
  *   "a phrase"   prefix*   a AND b   a OR b   a NOT b   -word   path:P  tag:T  type:M
+ *   -path:P  -tag:T  -type:M  (and NOT before a filter: excluded)
  *
  * Nothing a person types is an error. Operator syntax that is not well formed (an unbalanced
  * quote, `AND` with nothing after it, a `-` alone) falls back to plain words, and the parse
@@ -30,6 +31,11 @@ export interface Filters {
   tag: string[];
   /** Media types: `text/markdown`, `text/*`, or a subtype alone (`pdf` = any type whose subtype is pdf). */
   type: string[];
+  /**
+   * Excluded (`-path:P`, `NOT tag:T`, `-type:M`): an entry matching any of them is left out (one
+   * without a path or a media type is not excluded by a path or a type). Absent when there are none.
+   */
+  not?: { path: string[]; tag: string[]; type: string[] };
 }
 
 export interface ParsedQuery {
@@ -38,11 +44,14 @@ export interface ParsedQuery {
   /** `-word` and leading `NOT word`: a matching entry must not contain any of them. */
   exclude: Term[];
   filters: Filters;
-  /** The query's words with operators and filters taken out: what semantic search embeds. */
+  /**
+   * What semantic search embeds: the query as typed, stop words and order kept, with only its
+   * filters, exclusions (`-word`, `NOT word`, a NOT's right side) and operators taken out.
+   */
   text: string;
   /** How the query was read, in this grammar's own canonical form. */
   parsedAs: string;
-  /** Operator syntax that was not well formed and was read as plain words instead, each said once. */
+  /** Operator syntax that was not well formed and was read as plain words instead (or left out, or did not group), each said once. */
   fallbacks: string[];
   /** Misspelt words searched as the index's nearest (typos.ts): what was typed, and the index's word (a stem). */
   typos?: { typed: string; term: string }[];
@@ -55,10 +64,12 @@ const OPERATORS = new Set(['AND', 'OR', 'NOT']);
 /** A word after `-` that is rather a command's flag (one or two letters or digits). */
 const FLAG = /^[A-Za-z0-9]{1,2}$/;
 
-type Token =
+/** A token and where it is in the query (`start`, `end`: what semantic search leaves out of the text). */
+type Token = { start: number; end: number } & (
   | { t: 'term'; term: Term; negated: boolean }
   | { t: 'op'; op: 'AND' | 'OR' | 'NOT' }
-  | { t: 'filter'; field: keyof Filters; value: string };
+  | { t: 'filter'; field: 'path' | 'tag' | 'type'; value: string; negated: boolean }
+);
 
 /** Whether a term holds anything the index can match (a letter or digit). */
 const searchable = (text: string) => WORD_CHAR.test(text);
@@ -74,13 +85,15 @@ function lex(query: string, fallbacks: Set<string>): Token[] {
   const isSpace = (c: string | undefined) => c === undefined || /\s/u.test(c);
   // A `-` before a quote that never closes negates the word after it (`-"abc def`: -abc def).
   let carried = false;
+  let carriedFrom = 0;
   while (i < n) {
     if (isSpace(query[i])) {
       i++;
       continue;
     }
-    // `-` at the start of a token negates what follows it (a word, a prefix or a phrase).
+    // `-` at the start of a token negates what follows it (a word, a prefix, a phrase or a filter).
     let negated: boolean = carried;
+    const start = carried ? carriedFrom : i;
     carried = false;
     if (query[i] === '-' && i + 1 < n && !isSpace(query[i + 1]) && query[i + 1] !== '-') {
       negated = true;
@@ -89,12 +102,19 @@ function lex(query: string, fallbacks: Set<string>): Token[] {
       // `-` alone, or `--x`: punctuation, not an exclusion.
       if (i + 1 >= n || isSpace(query[i + 1])) fallbacks.add('a "-" not followed by a word was left out');
     }
+    // `("a phrase" OR b)`: a parenthesis before a quote is punctuation (it hid the phrase).
+    if (query[i] === '(') {
+      let q = i;
+      while (query[q] === '(') q++;
+      if (query[q] === '"' && query.indexOf('"', q + 1) > 0) i = q;
+    }
     if (query[i] === '"') {
       const close = query.indexOf('"', i + 1);
       if (close < 0) {
         fallbacks.add('an unbalanced quote was ignored: the words after it were read as words');
         i++;
         carried = negated;
+        carriedFrom = start;
         continue;
       }
       const text = query.slice(i + 1, close);
@@ -103,16 +123,17 @@ function lex(query: string, fallbacks: Set<string>): Token[] {
         // `"a phrase"*`: FTS5's phrase prefix.
         const prefix = query[i] === '*';
         if (prefix) while (query[i] === '*') i++;
-        tokens.push({ t: 'term', term: { kind: prefix ? 'prefix' : 'phrase', text }, negated });
+        tokens.push({ t: 'term', term: { kind: prefix ? 'prefix' : 'phrase', text }, negated, start, end: i });
       } else if (text.trim()) fallbacks.add(`the phrase ${JSON.stringify(text)} has no letters or digits and was left out`);
       continue;
     }
     let end = i;
     while (end < n && !isSpace(query[end])) end++;
     let word = query.slice(i, end);
-    // A field filter: `path:`, `tag:` or `type:` and a value (quoted, or up to the next space).
+    // A field filter: `path:`, `tag:` or `type:` and a value (quoted, or up to the next space);
+    // after a `-`, excluded (`-path:src/`: it was read as the word "path:src/" to leave out).
     const field = /^(path|tag|type):/.exec(word);
-    if (field && !negated && FIELDS.has(field[1]!)) {
+    if (field && FIELDS.has(field[1]!)) {
       const at = i + field[0].length;
       let value: string;
       if (query[at] === '"' && query.indexOf('"', at + 1) > 0) {
@@ -121,7 +142,7 @@ function lex(query: string, fallbacks: Set<string>): Token[] {
         end = close + 1;
       } else value = word.slice(field[0].length);
       if (value.trim()) {
-        tokens.push({ t: 'filter', field: field[1] as keyof Filters, value: value.trim() });
+        tokens.push({ t: 'filter', field: field[1] as 'path' | 'tag' | 'type', value: value.trim(), negated, start, end });
         i = end;
         continue;
       }
@@ -129,7 +150,7 @@ function lex(query: string, fallbacks: Set<string>): Token[] {
     }
     i = end;
     if (!negated && OPERATORS.has(word)) {
-      tokens.push({ t: 'op', op: word as 'AND' | 'OR' | 'NOT' });
+      tokens.push({ t: 'op', op: word as 'AND' | 'OR' | 'NOT', start, end });
       continue;
     }
     // `word*` (one or more stars) is a prefix when there is a word before the stars.
@@ -137,7 +158,7 @@ function lex(query: string, fallbacks: Set<string>): Token[] {
     if (stars) {
       const stem = word.slice(0, stars.index);
       if (searchable(stem)) {
-        tokens.push({ t: 'term', term: { kind: 'prefix', text: stem }, negated });
+        tokens.push({ t: 'term', term: { kind: 'prefix', text: stem }, negated, start, end });
         continue;
       }
       word = stem;
@@ -149,7 +170,7 @@ function lex(query: string, fallbacks: Set<string>): Token[] {
       fallbacks.add(`"-${word}" looks like a command's flag and was read as the word ${JSON.stringify(word)} (to leave out documents with a word, write -word of 3 letters or more, or NOT word)`);
       negated = false;
     }
-    if (searchable(word)) tokens.push({ t: 'term', term: { kind: 'word', text: word }, negated });
+    if (searchable(word)) tokens.push({ t: 'term', term: { kind: 'word', text: word }, negated, start, end });
     else if (negated) fallbacks.add(`"-${word}" has no letters or digits and was left out`);
   }
   return tokens;
@@ -180,26 +201,73 @@ export function parseQuery(query: string): ParsedQuery {
   const fallbacks = new Set<string>();
   const filters: Filters = { path: [], tag: [], type: [] };
   const exclude: Term[] = [];
+  const tokens = lex(query, fallbacks);
+  const source = (k: number) => query.slice(tokens[k]!.start, tokens[k]!.end);
+  // Tokens that are not the query's words — filters, exclusions, operators (and a NOT's right
+  // side): semantic search embeds the query without them (semanticText).
+  const notWords = new Set<number>();
+  // Filters and exclusions (by token), which hold for every hit whatever an operator beside
+  // them says, and how a fallback names each.
+  const constraints = new Map<number, string>();
+  // `NOT` right before a filter excludes what the filter names: `TODO NOT path:src/` is
+  // `TODO -path:src/` (it was left at the end of the words and read as one, the filter applied).
+  const consumed = new Set<number>();
+  for (let k = 0; k + 1 < tokens.length; k++) {
+    const op = tokens[k]!;
+    const f = tokens[k + 1]!;
+    if (op.t !== 'op' || op.op !== 'NOT' || f.t !== 'filter' || f.negated) continue;
+    f.negated = true;
+    consumed.add(k);
+    notWords.add(k);
+    constraints.set(k + 1, `the exclusion NOT ${source(k + 1)}`);
+  }
   // The sequence of units and the operators between them, filters and exclusions taken out.
   // A unit keeps the term as typed: an operator's operand is that term (`图书馆 AND 文化`: the
   // phrase 图书 馆, not either of its words), a bare word the question's words unitOf makes.
-  const seq: ({ t: 'unit'; e: Expr; typed: Term } | { t: 'op'; op: 'AND' | 'OR' | 'NOT' })[] = [];
-  for (const tok of lex(query, fallbacks)) {
-    if (tok.t === 'filter') filters[tok.field].push(tok.value);
-    else if (tok.t === 'op') seq.push(tok);
-    else if (tok.negated) exclude.push(tok.term);
-    else {
+  type Op = { t: 'op'; op: 'AND' | 'OR' | 'NOT'; tok: number };
+  const seq: ({ t: 'unit'; e: Expr; typed: Term; tok: number } | Op)[] = [];
+  tokens.forEach((tok, k) => {
+    if (consumed.has(k)) return;
+    if (tok.t === 'filter') {
+      notWords.add(k);
+      if (tok.negated) {
+        (filters.not ??= { path: [], tag: [], type: [] })[tok.field].push(tok.value);
+        if (!constraints.has(k)) constraints.set(k, `the exclusion ${source(k)}`);
+      } else {
+        filters[tok.field].push(tok.value);
+        constraints.set(k, `the filter ${source(k)}`);
+      }
+    } else if (tok.t === 'op') seq.push({ t: 'op', op: tok.op, tok: k });
+    else if (tok.negated) {
+      exclude.push(tok.term);
+      notWords.add(k);
+      constraints.set(k, `the exclusion ${source(k)}`);
+    } else {
       const e = unitOf(tok.term);
-      if (e) seq.push({ t: 'unit', e, typed: tok.term });
+      if (e) seq.push({ t: 'unit', e, typed: tok.term, tok: k });
     }
-  }
+  });
   if (exclude.length > QUERY_TERMS_MAX) {
     exclude.length = QUERY_TERMS_MAX;
     fallbacks.add(`only the first ${QUERY_TERMS_MAX} exclusions were searched`);
   }
+  /**
+   * What stands beside operator token `k` on one side, where no unit does: a filter or an
+   * exclusion (`constraint`: how it reads), or nothing — and where the operator is, as said.
+   */
+  const beside = (k: number, dir: -1 | 1): { constraint?: string; where: string } => {
+    let j = k + dir;
+    while (consumed.has(j)) j += dir;
+    const c = constraints.get(j);
+    if (c !== undefined) return { constraint: c, where: `${dir < 0 ? 'after' : 'before'} ${c}` };
+    if (tokens[j] === undefined) return { where: dir < 0 ? 'at the start' : 'at the end' };
+    if (tokens[j]!.t === 'op') return { where: dir < 0 ? 'after another operator' : 'before another operator' };
+    return { where: `${dir < 0 ? 'after' : 'before'} ${JSON.stringify(source(j))}, which has nothing to search for` };
+  };
   // An operator is honoured between two units (a leading NOT: before one, an exclusion);
+  // beside a filter or an exclusion it is what they are (AND) or left out (OR, NOT), and said;
   // otherwise it is read as the word it spells.
-  const items: ({ t: 'unit'; e: Expr; typed?: Term } | { t: 'op'; op: 'AND' | 'OR' | 'NOT' })[] = [];
+  const items: ({ t: 'unit'; e: Expr; typed?: Term } | Op)[] = [];
   for (let k = 0; k < seq.length; k++) {
     const s = seq[k]!;
     if (s.t === 'unit') {
@@ -208,12 +276,17 @@ export function parseQuery(query: string): ParsedQuery {
     }
     // `a AND NOT b` is `a NOT b`, as people write it (the AND was read as the word "and").
     const following = seq[k + 1];
-    if (s.op === 'AND' && following?.t === 'op' && following.op === 'NOT') continue;
+    if (s.op === 'AND' && following?.t === 'op' && following.op === 'NOT') {
+      notWords.add(s.tok);
+      continue;
+    }
     const before = items.length > 0 && items[items.length - 1]!.t === 'unit';
     const next = seq[k + 1];
     const after = next !== undefined && next.t === 'unit';
     if (s.op === 'NOT' && !before && after && items.length === 0) {
       exclude.push(next.typed); // as `-word`
+      notWords.add(s.tok).add(next.tok);
+      constraints.set(next.tok, `the exclusion NOT ${source(next.tok)}`);
       k++;
       continue;
     }
@@ -223,12 +296,25 @@ export function parseQuery(query: string): ParsedQuery {
       if (last.typed) last.e = last.typed;
       next.e = next.typed;
       items.push(s);
+      notWords.add(s.tok);
+      if (s.op === 'NOT') notWords.add(next.tok);
+      continue;
     }
-    else {
-      const where = !before ? (items.length === 0 ? 'at the start' : 'after another operator') : next === undefined ? 'at the end' : 'before another operator';
-      fallbacks.add(`"${s.op}" ${where} was read as a word`);
-      items.push({ t: 'unit', e: { kind: 'word', text: s.op.toLowerCase() } });
+    const sides = [before ? undefined : beside(s.tok, -1), after ? undefined : beside(s.tok, 1)].filter((x) => x !== undefined);
+    const lacking = sides.find((x) => x.constraint === undefined);
+    if (lacking === undefined) {
+      // Beside filters or exclusions alone, which hold for every hit whatever joins them: an
+      // AND says just that (`TODO AND path:src/`); an OR cannot make one an alternative, nor
+      // a NOT exclude an exclusion. (Each said "at the end" or "at the start": a trial.)
+      notWords.add(s.tok);
+      const c = sides[0]!;
+      const what = c.constraint!.startsWith('the filter') ? 'a filter' : 'an exclusion';
+      if (s.op === 'OR') fallbacks.add(`"OR" ${c.where} was left out: ${what} holds for every hit, so it is not an alternative`);
+      else if (s.op === 'NOT') fallbacks.add(`"NOT" ${c.where} was left out: ${what} holds for every hit, it is excluded already`);
+      continue;
     }
+    fallbacks.add(`"${s.op}" ${lacking.where} was read as a word`);
+    items.push({ t: 'unit', e: { kind: 'word', text: s.op.toLowerCase() } });
   }
   // Operators that lost their operand to a fallback (`a AND OR b`) read as words too.
   const clean: typeof items = [];
@@ -236,8 +322,15 @@ export function parseQuery(query: string): ParsedQuery {
     const s = items[k]!;
     if (s.t === 'op' && (clean.length === 0 || clean[clean.length - 1]!.t !== 'unit' || items[k + 1]?.t !== 'unit')) {
       fallbacks.add(`"${s.op}" next to another operator was read as a word`);
+      notWords.delete(s.tok);
       clean.push({ t: 'unit', e: { kind: 'word', text: s.op.toLowerCase() } });
     } else clean.push(s);
+  }
+  // Parentheses do not group (they are the words' punctuation, which the index does not read):
+  // where an operator is honoured among words they open or close, say so — `harbour AND
+  // (ferry OR kayak)` is (harbour AND ferry) OR kayak, and was shown as if grouped (a trial).
+  if (clean.some((x) => x.t === 'op') && query.split(/\s+/u).some((w) => groupsAsTyped(w.replace(/^-/, '')))) {
+    fallbacks.add('parentheses do not group: they were read as part of the words beside them, and the operators bound as always (NOT, then AND, then OR)');
   }
   const capped = capTerms(clean, fallbacks);
   const words = withoutStopWords(build(capped));
@@ -246,10 +339,17 @@ export function parseQuery(query: string): ParsedQuery {
     expr,
     exclude,
     filters,
-    text: semanticText(query, words),
+    text: semanticText(query, tokens, notWords, expr),
     parsedAs: render(expr, exclude, filters),
     fallbacks: [...fallbacks],
   };
+}
+
+/** Parentheses in `text` (a word as typed) that open or close at its edge without their pair: `(ferry`, `kayak)`, `(`. */
+function groupsAsTyped(text: string): boolean {
+  const open = text.split('(').length - 1;
+  const close = text.split(')').length - 1;
+  return (text.startsWith('(') && open > close) || (text.endsWith(')') && close > open);
 }
 
 /** Terms in an expression. */
@@ -415,34 +515,62 @@ function asQuestion(expr: Expr | null): Expr | null {
   return { kind: 'or', items };
 }
 
-/** The query's searchable words for the semantic side: the query minus filters and exclusions. */
-function semanticText(query: string, expr: Expr | null): string {
+/**
+ * What semantic search embeds: the query as typed — stop words, word order and punctuation
+ * kept, as the model reads a question best — with only the tokens that are not its words
+ * (`notWords`: filters, exclusions, operators, a NOT's right side) taken out. (Rebuilt from the
+ * parsed terms whenever one was there, stop words gone, it embedded `often car serviced` for
+ * `how often should the car be serviced path:notes/`, which fell below the floor: a trial.)
+ */
+function semanticText(query: string, tokens: Token[], notWords: Set<number>, expr: Expr | null): string {
   if (!expr) return '';
-  const words: string[] = [];
-  const walk = (e: Expr) => {
-    if ('text' in e) words.push(e.text);
-    else if (e.kind === 'not') walk(e.left);
-    else e.items.forEach(walk);
-  };
-  // A question reads best to the model as it was typed; only when filters, exclusions or
-  // operators were taken out is it rebuilt from the terms.
-  if (!/(^|\s)(-\S|(path|tag|type):)|\b(AND|OR|NOT)\b|"/.test(query)) return query.trim();
-  walk(expr);
-  return words.join(' ');
+  if (notWords.size === 0) return query.trim();
+  const kept: string[] = [];
+  let at = 0;
+  tokens.forEach((t, k) => {
+    if (!notWords.has(k)) return;
+    kept.push(query.slice(at, t.start));
+    at = t.end;
+  });
+  kept.push(query.slice(at));
+  return kept
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .join(' ');
 }
 
-const quoteTerm = (t: Term) => (t.kind === 'phrase' ? `"${t.text}"` : t.kind === 'prefix' ? `${/\s/.test(t.text) ? `"${t.text}"` : t.text}*` : t.text);
+/**
+ * A word as parsedAs shows it: without the parentheses it opens or closes at its edges with no
+ * pair (the index reads no punctuation; and shown, `harbour AND (ferry OR kayak)` looked
+ * grouped, which it was not: a trial) — unless what is left would read as other syntax.
+ */
+function shownWord(text: string): string {
+  let t = text;
+  const count = (c: string) => t.split(c).length - 1;
+  while (t.startsWith('(') && count('(') > count(')')) t = t.slice(1);
+  while (t.endsWith(')') && count(')') > count('(')) t = t.slice(0, -1);
+  if (t === text || !searchable(t) || OPERATORS.has(t) || /^[-"]|\*$|^(path|tag|type):/.test(t)) return text;
+  return t;
+}
 
-/** The canonical form of a parse: terms, operators in capitals, exclusions, filters. */
+const quoteTerm = (t: Term) => (t.kind === 'phrase' ? `"${t.text}"` : t.kind === 'prefix' ? `${/\s/.test(t.text) ? `"${t.text}"` : shownWord(t.text)}*` : shownWord(t.text));
+
+/**
+ * The canonical form of a parse: terms, operators in capitals (an AND or a NOT among
+ * alternatives in parentheses: `x OR (y AND z)`, as it binds), exclusions, filters, and
+ * excluded filters.
+ */
 export function render(expr: Expr | null, exclude: Term[], filters: Filters): string {
-  const out = (e: Expr, parent: number): string => {
+  // `inside`: the kind of the expression around (null at the top); a NOT's right side is always parenthesised when compound.
+  const out = (e: Expr, inside: Expr['kind'] | 'right' | null): string => {
     if ('text' in e) return quoteTerm(e);
-    const level = e.kind === 'or' ? 0 : e.kind === 'and' ? 1 : 2;
-    const s = e.kind === 'not' ? `${out(e.left, 2)} NOT ${out(e.right, 3)}` : e.items.map((x) => out(x, level)).join(e.kind === 'or' ? ' OR ' : ' AND ');
-    return level < parent ? `(${s})` : s;
+    const s = e.kind === 'not' ? `${out(e.left, 'not')} NOT ${out(e.right, 'right')}` : e.items.map((x) => out(x, e.kind)).join(e.kind === 'or' ? ' OR ' : ' AND ');
+    return inside !== null && inside !== e.kind ? `(${s})` : s;
   };
-  const parts = expr ? [out(expr, 0)] : [];
+  const parts = expr ? [out(expr, null)] : [];
   for (const t of exclude) parts.push(`-${quoteTerm(t)}`);
-  for (const f of ['path', 'tag', 'type'] as const) for (const v of filters[f]) parts.push(`${f}:${/\s|"/.test(v) ? JSON.stringify(v) : v}`);
+  const value = (v: string) => (/\s|"/.test(v) ? JSON.stringify(v) : v);
+  for (const f of ['path', 'tag', 'type'] as const) for (const v of filters[f]) parts.push(`${f}:${value(v)}`);
+  for (const f of ['path', 'tag', 'type'] as const) for (const v of filters.not?.[f] ?? []) parts.push(`-${f}:${value(v)}`);
   return parts.join(' ');
 }

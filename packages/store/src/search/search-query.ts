@@ -68,7 +68,8 @@ export type SearchQuery = z.input<typeof SearchQuery>;
 
 /**
  * Hits, best first. `parsedAs`: how the query was read (grammar.ts, in its canonical form);
- * `fallbacks`: operator syntax that was not well formed and was read as words instead.
+ * `fallbacks`: operator syntax that was not well formed and was read as words instead, or
+ * left out (an `OR` beside a filter), and parentheses that did not group.
  * `reranked`: how a rerank went, when a reranker is in use (applied, or why not).
  * `notEmbedded`: a semantic or hybrid search whose `waitMs` ran out — how many documents were
  * still to embed, which its semantic side could not find (keyword search always sees every

@@ -12,6 +12,7 @@ import type { Expr, ParsedQuery } from './grammar.js';
 import { stemmer } from 'stemmer';
 import { STOP_WORDS } from './stop-words.js';
 import { fold, isHangul, wordsOf } from './words.js';
+import { VERSION } from './exact-terms.js';
 
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ENTITIES[c]!);
@@ -28,7 +29,19 @@ const AFTER = 10;
  * `theses` → `these`), so the stop word itself, which the index cannot tell from it, is not
  * taken for it (stopStemmedOnly).
  */
-export type SnippetTerm = { word: string; prefix: boolean; stem: string; hangul: boolean; stopStem: boolean; weight?: number };
+export type SnippetTerm = {
+  word: string;
+  prefix: boolean;
+  stem: string;
+  hangul: boolean;
+  stopStem: boolean;
+  weight?: number;
+  /**
+   * A word of a phrase — or of a term the index reads as one, `e-mail`, `10:30`, `sort_keys` —
+   * matches only where the phrase is: `words` (stop words too) each in its place, this one at `at`.
+   */
+  phrase?: { forms: SnippetTerm[][]; at: number };
+};
 
 /** FTS5's porter tokenizer stems words of ASCII letters only; others match as they are. */
 export const stemOf = (folded: string) => (/^[a-z]+$/.test(folded) ? stemmer(folded) : folded);
@@ -40,12 +53,19 @@ export function queryTerms(parsed: ParsedQuery): SnippetTerm[] {
     if ('text' in e) {
       // Cut at `_` as the text's words are (snippetWords): `sort_keys` marks the index's `sort`
       // and `keys` (whole, it matched no word of the text, and the snippet showed none — a trial).
-      const words = snippetWords(e.text);
-      words.forEach((w, i) => {
+      const words: SnippetTerm[] = snippetWords(e.text).map((w, i, all) => {
         const word = fold(w.word);
         const stem = stemOf(word);
-        terms.push({ word, prefix: e.kind === 'prefix' && i === words.length - 1, stem, hangul: isHangul(word), stopStem: STOP_WORDS.has(stem) && !STOP_WORDS.has(word) });
+        return { word, prefix: e.kind === 'prefix' && i === all.length - 1, stem, hangul: isHangul(word), stopStem: STOP_WORDS.has(stem) && !STOP_WORDS.has(word) };
       });
+      // Words of a phrase are its words where it is, not wherever each is: `distance "harbour
+      // master"` marked "harbours" and "master" apart in a text matched by "distance" (a trial).
+      if (words.length > 1) {
+        // A version number is found written `v1.0.2` too (fts.ts): its first word `v1`.
+        const forms = [words];
+        if (e.kind === 'word' && VERSION.test(e.text.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, ''))) forms.push([{ ...words[0]!, word: `v${words[0]!.word}`, stem: `v${words[0]!.stem}` }, ...words.slice(1)]);
+        words.forEach((w, at) => terms.push({ ...w, phrase: { forms, at } }));
+      } else terms.push(...words);
     } else if (e.kind === 'not') walk(e.left);
     else e.items.forEach(walk);
   };
@@ -57,27 +77,49 @@ export function queryTerms(parsed: ParsedQuery): SnippetTerm[] {
 /** ASCII letters and digits: folding is lower-casing (no NFKD needed). */
 const ASCII = /^[\x00-\x7f]*$/;
 
-function matches(token: string, terms: SnippetTerm[]): boolean {
-  return matchedTerm(token, terms) >= 0;
-}
-
-/** Which of `terms` the token matches (its index), or -1. */
-function matchedTerm(token: string, terms: SnippetTerm[]): number {
-  const t = ASCII.test(token) ? token.toLowerCase() : fold(token);
-  let stem: string | undefined;
-  for (const [i, q] of terms.entries()) {
+/**
+ * For each of the text's tokens, which of `terms` it matches (the term's index), or -1 — as the
+ * index matches: by stem (porter), a prefix by its start. A word of a phrase matches where the
+ * phrase is: the tokens around it its other words, in order (FTS5's phrase: punctuation between
+ * them aside, as the index reads none).
+ */
+function matchedTerms(tokens: readonly { word: string }[], terms: SnippetTerm[]): number[] {
+  const folded = tokens.map((t) => (ASCII.test(t.word) ? t.word.toLowerCase() : fold(t.word)));
+  const stems: (string | undefined)[] = new Array(tokens.length);
+  const matchesAt = (j: number, q: SnippetTerm): boolean => {
+    const t = folded[j]!;
     // A Korean word is found at the start of its phrase (particles follow it: words.ts).
-    if (q.prefix || (q.hangul && t.length > q.word.length)) {
-      if (t.startsWith(q.word)) return i;
-      continue;
-    }
-    if (t === q.word) return i;
+    if (q.prefix || (q.hangul && t.length > q.word.length)) return t.startsWith(q.word);
+    if (t === q.word) return true;
     // Porter changes at most a word's last three letters before its stem ends (`relational`
     // → `relat`, `happy` → `happi`): a token that does not share the rest cannot have its
     // stem, and is not stemmed (stemming every token of a 64 KiB text cost most of a query).
-    if (t.length >= q.stem.length - 3 && t.startsWith(q.stem.slice(0, Math.max(1, q.stem.length - 3))) && (stem ??= stemOf(t)) === q.stem && !(q.stopStem && STOP_WORDS.has(t))) return i;
+    return t.length >= q.stem.length - 3 && t.startsWith(q.stem.slice(0, Math.max(1, q.stem.length - 3))) && (stems[j] ??= stemOf(t)) === q.stem && !(q.stopStem && STOP_WORDS.has(t));
+  };
+  const which: number[] = [];
+  for (let i = 0; i < tokens.length; i++) {
+    let found = -1;
+    for (let n = 0; n < terms.length && found < 0; n++) {
+      const q = terms[n]!;
+      const p = q.phrase;
+      if (!p) {
+        if (matchesAt(i, q)) found = n;
+        continue;
+      }
+      const from = i - p.at;
+      for (const form of p.forms) {
+        if (from < 0 || from + form.length > tokens.length || !matchesAt(i, form[p.at]!)) continue;
+        let all = true;
+        for (let k = 0; k < form.length && all; k++) if (k !== p.at) all = matchesAt(from + k, form[k]!);
+        if (all) {
+          found = n;
+          break;
+        }
+      }
+    }
+    which.push(found);
   }
-  return -1;
+  return which;
 }
 
 /**
@@ -87,8 +129,7 @@ function matchedTerm(token: string, terms: SnippetTerm[]): number {
  * later passage had them all (a trial); counted alike, two common words outweighed the rare
  * one that made the match (a trial: `HISTTIMEFORMAT` in a question about bash history).
  */
-function bestMatch(tokens: { word: string }[], terms: SnippetTerm[]): number {
-  const which = tokens.map((t) => matchedTerm(t.word, terms));
+function bestMatch(which: number[], terms: SnippetTerm[]): number {
   const all = terms.reduce((a, t) => a + (t.weight ?? 1), 0);
   let best = -1;
   let bestWeight = 0;
@@ -153,7 +194,8 @@ export function makeSnippet(fields: (string | null)[], terms: SnippetTerm[]): st
     if (!field) continue;
     const text = field.length > SNIPPET_SOURCE_MAX ? field.slice(0, SNIPPET_SOURCE_MAX) : field;
     const tokens = snippetWords(text);
-    const hit = bestMatch(tokens, terms);
+    const which = matchedTerms(tokens, terms);
+    const hit = bestMatch(which, terms);
     if (hit < 0) continue;
     const from = Math.max(0, hit - BEFORE);
     const to = Math.min(tokens.length - 1, hit + AFTER);
@@ -163,7 +205,7 @@ export function makeSnippet(fields: (string | null)[], terms: SnippetTerm[]): st
       const t = tokens[i]!;
       out += escapeHtml(text.slice(at, t.index));
       const word = escapeHtml(t.word); // letters, digits and marks: escaped all the same
-      out += matches(t.word, terms) ? `<mark>${word}</mark>` : word;
+      out += which[i]! >= 0 ? `<mark>${word}</mark>` : word;
       at = t.index + t.word.length;
     }
     return to < tokens.length - 1 ? `${out}…` : out + escapeHtml(text.slice(at));
