@@ -41,6 +41,14 @@ describe('search through history', () => {
     await store.put(text(`harbour ${'filler words here '.repeat(200)}`), { path: 'b/only.txt' });
     expect(named(await store.search('harbour path:b/', { allVersions: true, limit: 5 }))).toEqual(['b/only.txt@1']);
     expect(named(await store.search('harbour', { allVersions: true, limit: 5, pathPrefix: 'b/' }))).toEqual(['b/only.txt@1']);
+    // Exclusions hold through versions too: `-path:` by the paths hits name, `-tag:` by the
+    // current entry — and a path deleted with its versions kept has no tag to exclude it.
+    expect(named(await store.search('harbour filler -path:a/', { allVersions: true, limit: 5 }))).toEqual(['b/only.txt@1']);
+    expect(named(await store.search('harbour NOT path:a/', { allVersions: true, limit: 200 }))).toEqual(['b/only.txt@1']);
+    await store.put(text('harbour tagged'), { path: 'c/tagged.txt', tags: ['skip'] });
+    await store.put(text('harbour gone'), { path: 'c/gone.txt' });
+    await store.deletePath('c/gone.txt', { keepVersions: true });
+    expect(named(await store.search('harbour path:c/ -tag:skip', { allVersions: true, limit: 20 }))).toEqual(['c/gone.txt@1']);
     // Equal scores everywhere: pages of 7 are parts of the one order, none lost or repeated.
     for (let i = 0; i < 40; i++) {
       const path = `p/${String(39 - i).padStart(2, '0')}.txt`;
@@ -337,6 +345,8 @@ describe('search through history', () => {
     expect(named(await store.search('narwhal', { snapshot: second.id }))).toEqual([]);
     expect(named(await store.search('narwhal'))).toEqual(['note.txt']); // snapshots are not paths
     expect(named(await store.search('read', { snapshot: second.id.slice(0, 8) }))).toEqual(['readme.txt']);
+    expect(named(await store.search('narwhal OR read', { snapshot: first.id }))).toHaveLength(2);
+    expect(named(await store.search('narwhal OR read -path:docs/', { snapshot: first.id }))).toEqual(['readme.txt']); // (it did nothing: a trial's review)
     await expect(store.search('x', { snapshot: 'ffffffffffff' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
     await store.deleteSnapshot(first.id);
     await store.gc();

@@ -11,7 +11,7 @@ import { InvalidInputError } from '@kura/core';
 import { detectMediaType } from '../media-types.js';
 import { formatDigest } from '../hex.js';
 import { requireSnapshot, walkTree } from '../catalog/snapshot.js';
-import { toMatch, toSupersetMatch, WORD_SPLIT } from './fts.js';
+import { filterSql, toMatch, toSupersetMatch, WORD_SPLIT } from './fts.js';
 import { spaceWords } from './words.js';
 import type { ParsedQuery } from './grammar.js';
 import { allFilters, type FoundEntry } from './keyword.js';
@@ -36,6 +36,7 @@ function firstOfEach(): (r: { doc_id: number }) => boolean {
 function pathAllowed(path: string, parsed: ParsedQuery, q: Query): boolean {
   if (q.pathPrefix && !path.startsWith(q.pathPrefix)) return false;
   if (q.pathPrefixes && !q.pathPrefixes.some((p) => path.startsWith(p))) return false;
+  if (parsed.filters.not?.path.some((p) => path.startsWith(p))) return false; // (`-path:`)
   return parsed.filters.path.length === 0 || parsed.filters.path.some((p) => path.startsWith(p));
 }
 
@@ -75,13 +76,19 @@ export function allVersionsFound(s: HistorySource, parsed: ParsedQuery, q: Query
   const match = toMatch(parsed);
   const superset = toSupersetMatch(parsed);
   if (match === null || superset === null) return [];
-  // Paths are held to `path:` and the prefixes by the paths hits name (pathAllowed); the rest
-  // are the current entry's: a path deleted with its versions kept passes path filters only.
-  const filters = allFilters({ ...parsed, filters: { ...parsed.filters, path: [] } }, { ...q, pathPrefix: undefined, pathPrefixes: undefined });
+  // Paths are held to `path:`, `-path:` and the prefixes by the paths hits name (pathAllowed);
+  // the rest are the current entry's: a path deleted with its versions kept passes path
+  // filters, and exclusions (`-tag:`, `-type:`: it has no tag or type to exclude it), only.
+  const filters = allFilters({ ...parsed, filters: { path: [], tag: parsed.filters.tag, type: parsed.filters.type } }, { ...q, pathPrefix: undefined, pathPrefixes: undefined });
+  const not = parsed.filters.not;
+  const excluded = not && (not.tag.length || not.type.length) ? filterSql({ path: [], tag: [], type: [], not: { path: [], tag: not.tag, type: not.type } }) : undefined;
   return s.db.read(() => {
     const entryAt = s.db.prepare<{ id: number; media_type: string | null }>('SELECT id, media_type FROM entries WHERE path = ?');
     const entryOk = filters.where.length
       ? s.db.prepare<{ n: number }>(`SELECT COUNT(*) AS n FROM entries e WHERE e.id = ?${filters.where.map((w) => ` AND ${w}`).join('')}`)
+      : undefined;
+    const entryKept = excluded
+      ? s.db.prepare<{ n: number }>(`SELECT COUNT(*) AS n FROM entries e WHERE e.id = ?${excluded.where.map((w) => ` AND ${w}`).join('')}`)
       : undefined;
     const pathOk = new Map<string, { id: number; media_type: string | null } | null | false>();
     /** The path's current entry (null: none) if hits at the path pass the filters, else false. */
@@ -89,7 +96,12 @@ export function allVersionsFound(s: HistorySource, parsed: ParsedQuery, q: Query
       let a = pathOk.get(path);
       if (a === undefined) {
         const entry = entryAt.get(path) ?? null;
-        a = !pathAllowed(path, parsed, q) || (entryOk && (!entry || entryOk.get(entry.id, ...filters.params)!.n === 0)) ? false : entry;
+        a =
+          !pathAllowed(path, parsed, q) ||
+          (entryOk && (!entry || entryOk.get(entry.id, ...filters.params)!.n === 0)) ||
+          (entryKept && entry && entryKept.get(entry.id, ...excluded!.params)!.n === 0)
+            ? false
+            : entry;
         pathOk.set(path, a);
       }
       return a;
