@@ -6,7 +6,7 @@
  * word or path readable in the store's directory afterwards.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -213,7 +213,11 @@ describe('kura with an encrypted store', () => {
     const again = kura('copy', plain, enc, '--dst-password-file', pw, '--json');
     expect(again.status, again.stderr).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ versionsCopied: 0, versionsPresent: 1 });
-    expect(kura('copy', plain, enc, '--encrypt', '--dst-password-file', pw).status).toBe(2); // exists already
+    // The same command again: the encrypted store a copy --encrypt made is gone on with (it was
+    // refused, "holds a store already", so a copy --encrypt killed part way could not be completed).
+    const same = kura('copy', plain, enc, '--encrypt', '--dst-password-file', pw, '--json');
+    expect(same.status, same.stderr).toBe(0);
+    expect(JSON.parse(same.stdout)).toMatchObject({ versionsCopied: 0, versionsPresent: 1, created: false });
     const byPw = kuraIn(enc, { KURA_PASSWORD_FILE: pw });
     expect(byPw('get', 'zoo/aardvark.txt').stdout).toBe('an unmistakable aardvark of a document\n');
     for (const f of files(enc)) expect(readFileSync(f).toString('latin1').includes('aardvark'), f).toBe(false);
@@ -232,10 +236,72 @@ describe('kura with an encrypted store', () => {
     writeFileSync(badPw, 'not the copy secret\n');
     const wrongDst = kura('copy', plain, enc, '--dst-password-file', badPw);
     expect([wrongDst.status, wrongDst.stderr]).toEqual([2, expect.stringMatching(new RegExp(`^kura: the destination ${enc}: no key file .*\\[WRONG_PASSWORD\\]`))]);
+    // --encrypt goes on only with an encrypted store the password given opens, never a plain one.
+    const wrongEncrypt = kura('copy', plain, enc, '--encrypt', '--dst-password-file', badPw);
+    expect([wrongEncrypt.status, wrongEncrypt.stderr]).toEqual([2, expect.stringMatching(new RegExp(`^kura: the destination ${enc}: no key file .*\\[WRONG_PASSWORD\\]`))]);
+    const plainDst = kura('copy', plain, back, '--encrypt', '--dst-password-file', pw);
+    expect([plainDst.status, plainDst.stderr]).toEqual([2, `kura: ${back} holds a plain store already: --encrypt makes a new encrypted store (or goes on with one a copy --encrypt began)\n`]);
     const wrongSrc = kuraIn(enc, { KURA_PASSWORD_FILE: badPw })('copy', enc, join(root, 'never-made'));
     expect([wrongSrc.status, wrongSrc.stderr]).toEqual([2, expect.stringMatching(new RegExp(`^kura: the source ${enc}: no key file .*\\[WRONG_PASSWORD\\]`))]);
     expect(kuraIn(back)('get', 'zoo/aardvark.txt').stdout).toBe('an unmistakable aardvark of a document\n');
     expect(JSON.parse(readFileSync(join(back, 'kura-store.json'), 'utf8')).chunk_seed).toBe('0');
+  });
+
+  it('copy --encrypt killed part way completes when the same command runs again; so does one killed before its configuration', { timeout: 300_000 }, async () => {
+    const src = join(root, 'kill-src');
+    const kura = kuraIn(src);
+    expect(kura('init').status).toBe(0);
+    const notes = join(root, 'kill-notes');
+    mkdirSync(notes);
+    for (let i = 0; i < 1500; i++) writeFileSync(join(notes, `n${i}.txt`), `note ${i} ${'y'.repeat(300 + i)}\n`);
+    expect(kura('add', notes, '--as', 'notes').status).toBe(0);
+    const pw = join(root, 'kill-pw');
+    writeFileSync(pw, 'kill secret\n');
+    const dst = join(root, 'kill-dst');
+    const args = ['copy', src, dst, '--encrypt', '--dst-password-file', pw, '--json'];
+    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, KURA_CACHE: join(root, 'cache'), KURA_PASSWORD: undefined, KURA_PASSWORD_FILE: undefined }, stdio: 'ignore' });
+    const exited = once(child, 'exit');
+    // Killed once its destination has its keys, its configuration and its first commits.
+    const commits = () => (existsSync(join(dst, 'log')) ? readdirSync(join(dst, 'log')).length : 0);
+    while (commits() < 3 && child.exitCode === null) await new Promise((r) => setTimeout(r, 5));
+    child.kill('SIGKILL');
+    await exited;
+    expect(existsSync(join(dst, 'keys'))).toBe(true);
+    const byPw = kuraIn(dst, { KURA_PASSWORD_FILE: pw });
+    const partial = byPw('ls', '--json').stdout.trim().split('\n').filter(Boolean).length;
+    expect(partial).toBeLessThan(1500); // killed part way
+    // The same command again (it was refused: "holds a store already: --encrypt makes a new one").
+    const again = kura(...args);
+    expect(again.status, again.stderr).toBe(0);
+    const report = JSON.parse(again.stdout);
+    expect(report).toMatchObject({ created: false, errors: [] });
+    expect(report.versionsCopied + report.versionsPresent).toBe(1500);
+    const verified = byPw('verify');
+    expect(verified.status, verified.stdout + verified.stderr).toBe(0);
+    const entries = (r: { stdout: string }) => r.stdout.trim().split('\n').sort();
+    expect(entries(byPw('ls', '--json'))).toEqual(entries(kura('ls', '--json')));
+    expect(byPw('get', 'notes/n1499.txt').stdout).toBe(`note 1499 ${'y'.repeat(1799)}\n`);
+    expect(JSON.parse(kura(...args).stdout)).toMatchObject({ versionsCopied: 0, versionsPresent: 1500 }); // and again: nothing
+
+    // Killed between its first key file and its configuration (~0.1 s): key files alone, which
+    // no password can open (nothing binds them to a store yet) and Store.init refuses to make a
+    // store beside. Made here by hand, as that kill leaves it.
+    const cut = join(root, 'kill-cut');
+    mkdirSync(join(cut, 'keys'), { recursive: true, mode: 0o700 });
+    for (const k of readdirSync(join(dst, 'keys'))) writeFileSync(join(cut, 'keys', k), readFileSync(join(dst, 'keys', k)), { mode: 0o600 });
+    const made = kura('copy', src, cut, '--encrypt', '--dst-password-file', pw, '--json');
+    expect(made.status, made.stderr).toBe(0);
+    expect(made.stderr).toContain(`kura: note: ${cut} held only the key file of a store whose making was cut off`);
+    expect(JSON.parse(made.stdout)).toMatchObject({ created: true, versionsCopied: 1500 });
+    expect(kuraIn(cut, { KURA_PASSWORD_FILE: pw })('verify').status).toBe(0);
+    // Anything besides key files is not a making cut off: refused as before.
+    const other = join(root, 'kill-other');
+    mkdirSync(join(other, 'keys'), { recursive: true });
+    writeFileSync(join(other, 'keys', '0123456789abcdef'), '{}');
+    writeFileSync(join(other, 'notes.txt'), 'mine\n');
+    const refused = kura('copy', src, other, '--encrypt', '--dst-password-file', pw);
+    expect(refused.status).toBe(2);
+    expect(readFileSync(join(other, 'keys', '0123456789abcdef'), 'utf8')).toBe('{}');
   });
 
   it('with a password configured, a plain store in its place is refused (a swap of the storage), and serve makes none', { timeout: 120_000 }, async () => {

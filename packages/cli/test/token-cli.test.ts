@@ -5,7 +5,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -74,5 +74,40 @@ describe('kura token', () => {
     expect(kura('rebuild').status).toBe(0);
     expect(kura('token', 'list').stdout).toMatch(/^ops\tadmin\t\*\t/);
     expect(kura('token', 'list').stdout).not.toMatch(/^ci/m);
+  });
+
+  it('--prefix takes prefixes separated by commas, as --scope and KURA_TOKENS do, and repeated; list shows each quoted', { timeout: 60_000 }, async () => {
+    const store = join(root, 'prefixes');
+    const kura = (...args: string[]) => spawnSync(process.execPath, [BIN, '--store', store, ...args], { encoding: 'utf8' });
+    expect(kura('init').status).toBe(0);
+    // It was kept as the one prefix "team/,hr/", which reaches nothing (a trial).
+    const made = kura('token', 'add', 'teams', '--scope', 'read', '--prefix', 'team/,hr/', '--json');
+    expect(made.status, made.stderr).toBe(0);
+    expect(JSON.parse(made.stdout).token).toMatchObject({ prefixes: ['hr/', 'team/'] });
+    const human = kura('token', 'add', 'more', '--scope', 'read', '--prefix', 'a/,b/', '--prefix', 'c/');
+    expect(human.status, human.stderr).toBe(0);
+    expect(human.stdout).toMatch(/^token more: read under "a\/" "b\/" "c\/"\n/);
+    const empty = kura('token', 'add', 'empty', '--scope', 'read', '--prefix', 'team/,');
+    expect([empty.status, empty.stderr]).toEqual([2, 'kura: --prefix team/,: an empty prefix (prefixes are separated by commas; leave --prefix out for every path)\n']);
+    // Listed unambiguously: two prefixes are two quoted strings, never "team/,hr/".
+    const list = kura('token', 'list');
+    expect(list.stdout).toMatch(/^teams\tread\t"hr\/" "team\/"\t\d{4}-/m);
+    expect(list.stdout).toMatch(/^more\tread\t"a\/" "b\/" "c\/"\t/m);
+    expect(list.stdout).not.toMatch(/^empty/m);
+
+    // The server reaches both prefixes with it, and nothing else.
+    const { secret } = JSON.parse(made.stdout) as { secret: string };
+    const file = join(root, 'a.txt');
+    writeFileSync(file, 'a\n');
+    for (const path of ['team/a.txt', 'hr/a.txt', 'src/a.txt']) expect(kura('add', file, '--path', path).status).toBe(0);
+    const { server, url } = await startServe(BIN, store, [], { auth: true });
+    try {
+      const auth = { authorization: `Bearer ${secret}` };
+      const status = async (path: string) => (await fetch(`${url}/v1/entry?path=${path}`, { headers: auth })).status;
+      expect([await status('team/a.txt'), await status('hr/a.txt'), await status('src/a.txt')]).toEqual([200, 200, 403]);
+    } finally {
+      server.kill('SIGTERM');
+      if (server.exitCode === null) await once(server, 'exit');
+    }
   });
 });

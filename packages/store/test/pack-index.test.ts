@@ -151,6 +151,15 @@ describe('pack index', () => {
       bad[at] ^= 1;
       expect(() => decodePackIndex(new Uint8Array(bad), 'p'), `byte ${at}`).toThrow(expect.objectContaining({ code: 'CORRUPT_DATA', reason: 'pack-index' }));
     }
+    // A whole index but for its "KEND" (zeroed, in a trial) is damage, not a pack without one;
+    // bytes that only look like an index's length are a pack without one.
+    for (const end of [Buffer.alloc(4), Buffer.from('KENd')]) {
+      const cut = Buffer.from(pack);
+      end.copy(cut, pack.length - 4);
+      expect(() => decodePackIndex(new Uint8Array(cut), 'p'), end.toString('hex')).toThrow(expect.objectContaining({ code: 'CORRUPT_DATA', reason: 'pack-index', message: expect.stringMatching(/^pack p: its index ends with [0-9a-f]{8} where "KEND" should be/) }));
+    }
+    const noIndex = Buffer.concat([pack.subarray(0, 16 + 53), Buffer.from([64, 0, 0, 0, 1, 2, 3, 4])]);
+    expect(decodePackIndex(new Uint8Array(noIndex), 'p')).toBeUndefined();
   });
 
   it('an index built record by record is the one FORMAT.md §6 describes, past 2^32 and past its first buffer', () => {

@@ -6,9 +6,9 @@
  * with SRC's chunking parameters when it is not a store yet (so the two deduplicate alike).
  * Exit 1 when something could not be copied (each named on stderr; the rest is copied).
  */
-import { Store, WrongPasswordError, copyStore, isObjectLocation, type CopyReport } from '@kura/store';
+import { DirectoryObjectStore, Store, WrongPasswordError, copyStore, isObjectLocation, listAll, openObjectLocation, type CopyReport } from '@kura/store';
 import type { Command } from 'commander';
-import { realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { collect } from '../args.js';
 import { bytes, count } from '../format.js';
@@ -42,17 +42,34 @@ function place(l: string): string {
 /**
  * DST, made like SRC (chunking, compression) when it holds no store yet — encrypted with
  * `--encrypt` (then with a secret seed of its own). Its password: --dst-password-file, else
- * the command's sources (password.ts).
+ * the command's sources (password.ts) — with `--encrypt`, the terminal, as when it was made.
+ *
+ * With `--encrypt`, DST may also be the store an earlier run of this copy made and was killed
+ * in (decision 0061: "killed, run it again"): an encrypted store that opens with the password
+ * given and has SRC's chunking and compression is gone on with (the run that made it gave it
+ * those), and key files alone — a run killed between its first key file and its configuration —
+ * are a store whose making was cut off, made again (`cutOff`). A plain store, an encrypted one
+ * the password does not open, or one made otherwise is refused, as before.
  */
 async function destination(dir: string, src: Store, opts: CopyOpts, cmd: Command): Promise<{ store: Store; created: boolean }> {
-  const password = async () => (opts.dstPasswordFile ? passwordFromFile(opts.dstPasswordFile, '--dst-password-file') : storePassword(cmd, 'destination password: '));
+  const password = async () =>
+    opts.dstPasswordFile
+      ? passwordFromFile(opts.dstPasswordFile, '--dst-password-file')
+      : // (Never SRC's sources with --encrypt: the password that made DST was asked for on the terminal.)
+        opts.encrypt
+        ? newPassword(undefined, 'destination password', 'give --dst-password-file FILE')
+        : storePassword(cmd, 'destination password: ');
   try {
     // (A destination password given on its own: DST must be encrypted. The command's sources
-    // may be SRC's, so they do not say what DST is.)
-    const store = await openStore(dir, { readonly: false, requireEncryption: Boolean(opts.dstPasswordFile) && !opts.encrypt }, password);
+    // may be SRC's, so they do not say what DST is. With --encrypt it must be too.)
+    const store = await openStore(dir, { readonly: false, requireEncryption: Boolean(opts.dstPasswordFile) || Boolean(opts.encrypt) }, password);
     if (opts.encrypt) {
-      await store.close();
-      throw usage(`${dir} holds a store already: --encrypt makes a new one`);
+      const { chunking, compression } = store.config;
+      if (chunking.avg !== src.config.chunking.avg || compression !== src.config.compression) {
+        await store.close();
+        throw usage(`${dir} holds an encrypted store with other chunking or compression than the source's, not one a copy --encrypt of it began: --encrypt makes a new store (to copy into this one, leave --encrypt out)`);
+      }
+      return { store, created: false }; // a copy --encrypt killed part way: gone on with
     }
     if (src.config.encrypted && !store.config.encrypted && !opts.plain) {
       await store.close();
@@ -62,16 +79,58 @@ async function destination(dir: string, src: Store, opts: CopyOpts, cmd: Command
   } catch (e) {
     // Two stores, maybe two passwords: a wrong one says whose.
     if (isKuraError(e, 'WRONG_PASSWORD')) throw new WrongPasswordError(`the destination ${dir}: ${e.message}`, (e as { reason?: 'wrong' | 'missing' }).reason ?? 'wrong');
+    if (opts.encrypt && isKuraError(e, 'FORMAT_MISMATCH') && (e as { found?: unknown }).found === 'plain') {
+      throw usage(`${dir} holds a plain store already: --encrypt makes a new encrypted store (or goes on with one a copy --encrypt began)`);
+    }
     if (!isKuraError(e, 'NOT_FOUND')) throw e;
   }
   const { chunking, compression } = src.config;
   if (opts.encrypt) {
     const given = opts.dstPasswordFile ? passwordFromFile(opts.dstPasswordFile, '--dst-password-file') : await newPassword(undefined, 'destination password', 'give --dst-password-file FILE');
+    await cutOff(dir);
     return { store: await Store.init(dir, { chunking: { avg: chunking.avg }, compression, encryption: {}, password: given }), created: true };
   }
   if (src.config.encrypted && !opts.plain) throw decrypting(dir, false);
   // (An encrypted source's seed is its secret: a plain copy gets the public default.)
   return { store: await Store.init(dir, { chunking: { avg: chunking.avg, ...(src.config.encrypted ? {} : { seed: chunking.seed }) }, compression }), created: true };
+}
+
+/** A key file's name (FORMAT.md §17.2). */
+const KEY_FILE = /^keys\/[0-9a-f]{16}$/;
+/** How long key files alone must stay so before they are taken for a making cut off (a live one writes its configuration next). */
+const CUT_OFF_WAIT_MS = 3_000;
+
+/**
+ * Key files and nothing else at `dir` (no configuration, log, checkpoint or pack): an
+ * encrypted store whose making was cut off — `copy --encrypt` (or `init --encrypt`) killed
+ * between its first key file and its configuration, ~0.1 s. Nothing was ever sealed under their
+ * master key, and no password can open them (a key file is bound to a store id that only the
+ * configuration held), but Store.init refuses a place that holds keys: they are removed, once
+ * they have stayed alone for CUT_OFF_WAIT_MS (a making in progress writes its configuration
+ * within that), and said on stderr. Anything else at `dir` is left for Store.init to refuse.
+ */
+async function cutOff(dir: string): Promise<void> {
+  const objects = isObjectLocation(dir) ? await openObjectLocation(dir) : existsSync(dir) ? new DirectoryObjectStore(dir) : undefined;
+  if (!objects) return;
+  try {
+    const alone = async (): Promise<string[] | undefined> => {
+      const keys: string[] = [];
+      for await (const o of listAll(objects, '')) {
+        if (!KEY_FILE.test(o.key)) return undefined;
+        keys.push(o.key);
+      }
+      return keys.length ? keys : undefined;
+    };
+    const keys = await alone();
+    if (!keys) return;
+    await new Promise((r) => setTimeout(r, CUT_OFF_WAIT_MS));
+    const still = await alone();
+    if (!still || still.join() !== keys.join()) return;
+    for (const key of keys) await objects.delete(key);
+    process.stderr.write(`kura: note: ${dir} held only the key file of a store whose making was cut off (killed before its configuration was written; nothing was sealed under it): removed, and the store made again\n`);
+  } finally {
+    await objects.close();
+  }
 }
 
 /**
@@ -101,13 +160,13 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .description('copy paths (with versions, tags, metadata) and snapshots to another store, sending only what it lacks')
     .option('--prefix <prefix>', 'only paths under this prefix (repeatable); with no --snapshot, no snapshots', collect)
     .option('--snapshot <id>', 'only this snapshot (repeatable); with no --prefix, no paths', collect)
-    .option('--encrypt', 'make DST an encrypted store (it must not exist): the way to encrypt a store')
+    .option('--encrypt', 'make DST an encrypted store (it must not exist, or be one a copy --encrypt killed part way made: then gone on with): the way to encrypt a store')
     .option('--plain', 'copy an encrypted store into a plain one (else refused: the copy would hold its data in plain form)')
     .option('--dst-password-file <file>', "DST's password (new with --encrypt), from this file's first line (else asked on the terminal)")
     .option('--json', 'print the report as one JSON line')
     .addHelpText(
       'after',
-      '\nRun again, a copy sends nothing it sent before; killed, run it again. Run one copy into a\ndestination at a time: two at once can record twice a version of bytes a path showed before\n(decision 0061).',
+      '\nRun again, a copy sends nothing it sent before; killed, run it again (with --encrypt too: the\nencrypted store it began is gone on with). Run one copy into a destination at a time: two at\nonce can record twice a version of bytes a path showed before (decision 0061).',
     )
     .action(async (srcArg: string, dstArg: string, opts: CopyOpts, cmd: Command) => {
       // --endpoint (global) names the S3 server of s3:// locations, as for every command.

@@ -20,6 +20,40 @@ export function packHeader(flags = 0): Uint8Array {
   return h;
 }
 
+/**
+ * The versions a pack's header may say (FORMAT.md §6, §17.5): a plain store's packs are 1
+ * (before group records) or 3; an encrypted store's (`flags` PACK_SEALED) 2 (before group
+ * records) or 3.
+ */
+export function packVersions(flags: number): readonly number[] {
+  return flags & PACK_SEALED ? [2, 3] : [1, 3];
+}
+
+/** Whether packs of `version` may hold group records (§6.2): only those written since (3). */
+export const holdsGroups = (version: number): boolean => version >= 3;
+
+/**
+ * Checks a pack's 16-byte header (`head`) against FORMAT.md §6: the magic, a version its store
+ * writes (`packVersions`) and exactly its store's flags (`flags`: 0 plain, PACK_SEALED in an
+ * encrypted store; every other bit 0). An encrypted store's header is not inside any seal, so
+ * this is all that can be checked of it: a changed byte that leaves an allowed value (3 made 2)
+ * reads the same records. Answers the version; CORRUPT_DATA (`pack-header`) naming the pack
+ * when the header is not one.
+ */
+export function checkPackHeader(head: Uint8Array, flags: number, pack: string): number {
+  const fail = (what: string) => new CorruptDataError(`pack ${pack}: its header ${what}`, 'pack-header');
+  if (head.length < PACK_HEADER_SIZE) throw fail(`is cut (${head.length} of ${PACK_HEADER_SIZE} bytes)`);
+  for (let i = 0; i < PACK_MAGIC.length; i++) if (head[i] !== PACK_MAGIC[i]) throw fail("is not a Kura pack's (KURAPACK)");
+  const dv = new DataView(head.buffer, head.byteOffset, PACK_HEADER_SIZE);
+  const version = dv.getUint32(8, true);
+  const versions = packVersions(flags);
+  const kind = flags & PACK_SEALED ? 'an encrypted' : 'a plain';
+  if (!versions.includes(version)) throw fail(`says version ${version}: ${kind} store's packs are version ${versions.join(' or ')}`);
+  const found = dv.getUint32(12, true);
+  if (found !== flags) throw fail(`has flags ${found}: ${kind} store's packs have flags ${flags} (FORMAT.md §6${flags & PACK_SEALED ? ', §17.5' : ''})`);
+  return version;
+}
+
 /** Whether a record read from a pack is a group record (§6.2) rather than a chunk's own (§6). */
 export function isGroupRecord(rec: Uint8Array): boolean {
   return rec[0] === GROUP_MAGIC[0] && rec[1] === GROUP_MAGIC[1] && rec[2] === GROUP_MAGIC[2] && rec[3] === GROUP_MAGIC[3];
@@ -282,15 +316,24 @@ export class PackIndexBuilder {
 /**
  * The index at the end of a pack's bytes (`tail`: the pack's last bytes, at least the whole
  * index), or undefined when the pack has none (an open pack, or one sealed for a writer that
- * died). An index that is there and does not check out is CORRUPT_DATA.
+ * died). An index that is there and does not check out is CORRUPT_DATA — also one whole but for
+ * its "KEND", which would otherwise pass for a pack with none.
  */
 export function decodePackIndex(tail: Uint8Array, pack: string): PackIndexEntry[] | undefined {
   const n = tail.length;
   if (n < INDEX_HEAD + INDEX_TAIL) return undefined;
-  for (let i = 0; i < 4; i++) if (tail[n - 4 + i] !== INDEX_END[i]) return undefined;
+  const fail = (what: string) => new CorruptDataError(`pack ${pack}: its index ${what}`, 'pack-index');
+  for (let i = 0; i < 4; i++) {
+    if (tail[n - 4 + i] !== INDEX_END[i]) {
+      // No "KEND": a pack with no index (sealed for a writer that died) — unless a whole index
+      // (its magic, count, length and SHA-256) is there all the same, its end changed: that
+      // was read as "no index" and the pack as fine (a trial zeroed it).
+      if (!wholeIndexButItsEnd(tail)) return undefined;
+      throw fail(`ends with ${bytesToHex(tail.subarray(n - 4))} where "KEND" should be`);
+    }
+  }
   const dv = new DataView(tail.buffer, tail.byteOffset, n);
   const length = dv.getUint32(n - 8, true);
-  const fail = (what: string) => new CorruptDataError(`pack ${pack}: its index ${what}`, 'pack-index');
   if (length > n || length < INDEX_HEAD + INDEX_TAIL) throw fail(`claims ${length} bytes`);
   const at = n - length;
   const index = tail.subarray(at);
@@ -311,4 +354,16 @@ export function decodePackIndex(tail: Uint8Array, pack: string): PackIndexEntry[
     };
     return entry;
   });
+}
+
+/** Whether `tail` ends with a whole index (§6) but for its last four bytes, which are not "KEND". */
+function wholeIndexButItsEnd(tail: Uint8Array): boolean {
+  const mended = tail.slice();
+  mended.set(INDEX_END, mended.length - INDEX_END.length);
+  try {
+    return decodePackIndex(mended, '') !== undefined;
+  } catch (e) {
+    if (e instanceof CorruptDataError) return false; // (no index there: its hash, magic or count is not one's)
+    throw e;
+  }
 }

@@ -4,7 +4,9 @@
  * one of these two, so neither knows which kind of store it works on; inside a sealed record is
  * a §6 record, checked as ever once opened.
  */
+import { CorruptDataError } from '@kura/core';
 import type { PackWriter } from '../backend/packs.js';
+import { bytesToHex } from '../hex.js';
 import type { Sealing } from '../encryption/sealing.js';
 import { SEALED_INDEX_END, SEALED_RECORD_OVERHEAD } from '../encryption/sealing.js';
 import {
@@ -20,6 +22,15 @@ import {
 } from './pack-record.js';
 
 export interface RecordCodec {
+  /**
+   * Whether packs are sealed (an encrypted store, FORMAT.md §17.5): their headers' flags are
+   * PACK_SEALED (else 0), and every one ends with its sealed index — an encrypted store lives as
+   * objects, and a pack object is uploaded whole once its index is appended (object-packs.ts),
+   * never left by a writer that died without one.
+   */
+  readonly sealed: boolean;
+  /** The flags of this store's pack headers (FORMAT.md §6): 0, or PACK_SEALED. */
+  readonly flags: number;
   /** Bytes a record with `storedLen` bytes of payload takes in a pack. */
   recordSize(storedLen: number): number;
   /** A new pack's first bytes (version 3; flags 1 when sealed). */
@@ -39,12 +50,17 @@ export interface RecordCodec {
   index(pack: string, builder: PackIndexBuilder): Uint8Array;
   /** The magic a pack's last four bytes hold when it has an index (after the index's length, u32). */
   readonly indexEnd: Uint8Array;
-  /** The index in `tail` (the pack's last bytes, the whole index at least), or undefined when it has none. */
+  /**
+   * The index in `tail` (the pack's last bytes, the whole index at least), or undefined when it
+   * has none (a plain pack only: a sealed pack without one is CORRUPT_DATA, `sealed`).
+   */
   readIndex(tail: Uint8Array, pack: string): PackIndexEntry[] | undefined;
 }
 
 /** FORMAT.md §6: records and indexes as they are. */
 export const PLAIN_RECORDS: RecordCodec = {
+  sealed: false,
+  flags: 0,
   recordSize: (storedLen) => RECORD_HEADER_SIZE + storedLen,
   packHeader,
   append: (writer, c, payload, header) => writer.append(recordHeader(c, header), payload),
@@ -67,6 +83,8 @@ export function sealedRecords(sealing: Sealing): RecordCodec {
     return offset;
   };
   return {
+    sealed: true,
+    flags: PACK_SEALED,
     recordSize: (storedLen) => SEALED_RECORD_OVERHEAD + RECORD_HEADER_SIZE + storedLen,
     packHeader: () => packHeader(PACK_SEALED),
     append: (writer, c, payload, header) => appendSealed(writer, [recordHeader(c, header), payload]),
@@ -76,8 +94,12 @@ export function sealedRecords(sealing: Sealing): RecordCodec {
     index: (pack, builder) => sealing.sealIndex(pack, builder.encode()),
     indexEnd: SEALED_INDEX_END,
     readIndex: (tail, pack) => {
+      // Every sealed pack has one (`sealed`): its "KSND" changed was read as a pack without (a trial).
+      const end = tail.subarray(Math.max(0, tail.length - SEALED_INDEX_END.length));
+      if (!SEALED_INDEX_END.every((b, i) => end[i] === b)) throw new CorruptDataError(`pack ${pack}: it ends with ${bytesToHex(end)} where its sealed index's "KSND" should be (every pack of an encrypted store ends with one)`, 'pack-index');
       const index = sealing.openIndex(pack, tail);
-      return index && decodePackIndex(index, pack);
+      if (!index) throw new CorruptDataError(`pack ${pack}: its sealed index is cut (${tail.length} bytes)`, 'pack-index');
+      return decodePackIndex(index, pack);
     },
   };
 }

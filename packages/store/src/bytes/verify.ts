@@ -15,7 +15,7 @@ import { decodeManifest } from './manifest.js';
 import type { Reader } from './read.js';
 import type { ChunkRow, PackRow, Statements } from '../catalog/statements.js';
 import { PackMissingError, type PackStore } from '../backend/packs.js';
-import { CODEC_GROUP, PACK_HEADER_SIZE, PACK_MAGIC, type PackIndexEntry } from './pack-record.js';
+import { CODEC_GROUP, INDEX_OVERHEAD, PACK_HEADER_SIZE, checkPackHeader, holdsGroups, type PackIndexEntry } from './pack-record.js';
 import type { RecordCodec } from './record-codec.js';
 
 export interface DamagedChunk {
@@ -206,7 +206,7 @@ export async function verifyStore(
  * lengths. A missing file is the chunks' damage (`missing-pack`), reported with them.
  */
 async function checkPack(st: Statements, packs: PackStore, pack: PackRow, records: RecordCodec): Promise<DamagedPack | undefined> {
-  const damaged = (reason: string, message: string): DamagedPack => ({ pack: pack.name, reason, message: `pack ${pack.name}: ${message}` });
+  const damaged = (reason: string, message: string): DamagedPack => ({ pack: pack.name, reason, message: message.startsWith(`pack ${pack.name}: `) ? message : `pack ${pack.name}: ${message}` });
   // A pack no chunk row points into holds nothing to lose (GC drops it): a writer that failed
   // before its header was written leaves such a file shorter than its row.
   const rows = st.chunksInPacks.all(JSON.stringify([pack.id]));
@@ -219,12 +219,29 @@ async function checkPack(st: Statements, packs: PackStore, pack: PackRow, record
     throw e;
   }
   if (end.length !== 8) return damaged('pack-size', `shorter than the ${pack.size} bytes it was sealed at`);
-  // Its magic (FORMAT.md §6): a pack whose header was changed was "ok" (a trial).
-  const head = await packs.read(pack.name, 0, PACK_MAGIC.length);
-  if (head.length !== PACK_MAGIC.length || !PACK_MAGIC.every((b, i) => head[i] === b)) return damaged('pack-header', 'its header is not a Kura pack\'s (KURAPACK)');
+  // Its header (FORMAT.md §6): magic, version and flags. A pack whose magic was changed was "ok"
+  // (a trial), and so was one with version 7 and flags 7 (another), in plain and encrypted stores.
+  let version: number;
+  try {
+    version = checkPackHeader(await packs.read(pack.name, 0, PACK_HEADER_SIZE), records.flags, pack.name);
+  } catch (e) {
+    if (!(e instanceof CorruptDataError)) throw e;
+    return damaged(e.reason, e.message);
+  }
+  // Packs written before group records (version 1, or 2 sealed) hold none: a row that says one
+  // is there means the header's version was changed (an encrypted store's header is in no seal).
+  const grouped = rows.find((r) => r.codec === CODEC_GROUP);
+  if (!holdsGroups(version) && grouped) return damaged('pack-header', `its header says version ${version}, written before group records, yet chunk ${bytesToHex(grouped.key)} is a member of the group at offset ${grouped.offset}`);
   // Only the index is read: it ends with "KEND" ("KSND" sealed), after its length.
-  if (!records.indexEnd.every((b, i) => end[4 + i] === b)) return undefined; // sealed for a writer that died: none (FORMAT.md §6)
+  const ended = records.indexEnd.every((b, i) => end[4 + i] === b);
   const length = new DataView(end.buffer, end.byteOffset).getUint32(0, true);
+  if (!ended) {
+    // Every sealed pack ends with its index (record-codec.ts): its "KSND" changed was "ok" (a trial).
+    if (records.sealed) return damaged('pack-index', `it ends with ${bytesToHex(end.subarray(4))} where its sealed index's "KSND" should be (every pack of an encrypted store ends with one)`);
+    // A plain pack sealed for a writer that died has none (FORMAT.md §6), unless its last bytes
+    // are a whole index but for its "KEND" (readIndex below says so): a zeroed "KEND" was "ok".
+    if (length < INDEX_OVERHEAD || length > pack.size - PACK_HEADER_SIZE) return undefined;
+  }
   if (length > pack.size - PACK_HEADER_SIZE) return damaged('pack-index', `its index claims ${length} bytes`);
   const tail = await packs.read(pack.name, pack.size - length, length);
   let index: PackIndexEntry[] | undefined;
@@ -234,7 +251,8 @@ async function checkPack(st: Statements, packs: PackStore, pack: PackRow, record
     if (!(e instanceof CorruptDataError)) throw e;
     return damaged(e.reason, e.message);
   }
-  if (!index) return damaged('pack-index', 'its index is shorter than its layout');
+  if (!index) return ended ? damaged('pack-index', 'its index is shorter than its layout') : undefined;
+  if (!holdsGroups(version) && index.some((e) => e.codec === CODEC_GROUP)) return damaged('pack-header', `its header says version ${version}, written before group records, yet its index lists one`);
   const at = new Map(index.map((e) => [e.offset, e]));
   for (const row of rows) {
     const e = at.get(row.offset);
