@@ -2,6 +2,7 @@
  * Ctrl-C during `kura restore` and `kura get -o` (interrupt.ts): the process stops at once, of
  * the signal, and leaves no temporary file and no partial file behind — killed mid-write, both
  * left theirs (`.kura-restore-*`, `FILE.tmp-PID`: a trial). Files restored before stay whole.
+ * During `kura snapshot`: it stops and says that nothing was recorded.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -22,8 +23,8 @@ function kura(args: string[]) {
 }
 
 /** Starts `kura ARGS`, sends SIGINT once `seen()` holds (polled), and answers how it ended. */
-async function interrupted(args: string[], seen: () => boolean): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string; sent: boolean }> {
-  const child = spawn(process.execPath, [BIN, ...args, '--store', store], { stdio: ['ignore', 'ignore', 'pipe'] });
+async function interrupted(args: string[], seen: () => boolean, at = store): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string; sent: boolean }> {
+  const child = spawn(process.execPath, [BIN, ...args, '--store', at], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.on('exit', (code, signal) => r({ code, signal })));
@@ -75,6 +76,24 @@ describe('Ctrl-C while writing files', () => {
     expect(r.stderr).toContain('stopped (SIGINT)');
     expect(readdirSync(target).sort()).toEqual(['a.txt']);
     expect(readFileSync(join(target, 'a.txt'), 'utf8')).toBe('first\n');
+  }, 60_000);
+
+  it('snapshot stops, of the signal, says so and records nothing (it ended with 130 and not a word)', async () => {
+    // A store of its own: its first pack appears as the snapshot puts big.bin.
+    const fresh = join(root, 'store-snapshot');
+    expect(spawnSync(process.execPath, [BIN, 'init', '--store', fresh]).status).toBe(0);
+    const putting = () => {
+      try {
+        return readdirSync(join(fresh, 'packs'), { recursive: true }).some((n) => String(n).endsWith('.pack'));
+      } catch {
+        return false;
+      }
+    };
+    const r = await interrupted(['snapshot', tree, '--json'], putting, fresh);
+    expect(r.sent, 'the snapshot ended before it put a file').toBe(true);
+    expect(r.signal ?? r.code).toBe(r.signal ? 'SIGINT' : 130);
+    expect(r.stderr).toBe('kura: stopped (SIGINT); nothing was recorded\n');
+    expect(spawnSync(process.execPath, [BIN, 'snapshots', '--store', fresh]).stdout.toString()).toBe('');
   }, 60_000);
 
   it('get -o stops, of the signal, and leaves neither the file nor its temporary', async () => {

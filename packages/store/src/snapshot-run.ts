@@ -25,6 +25,11 @@ export interface SnapshotRunOptions {
   /** Read every file, whatever its stamp says. */
   reread?: boolean;
   onProgress?: (p: SnapshotProgress) => void;
+  /**
+   * Stops the snapshot between directories of the scan and between files, until its commit
+   * starts: it then records nothing, and rejects with the signal's reason (Ctrl-C in the CLI).
+   */
+  signal?: AbortSignal;
 }
 
 /**
@@ -73,12 +78,23 @@ export function recordRead(f: ScannedFile, r: PutResult): void {
  */
 export async function snapshotRun(h: SnapshotHost, source: SnapshotSource, options: SnapshotRunOptions = {}): Promise<SnapshotReport> {
   const ctx = h.context('snapshot');
-  const { onProgress } = options;
+  const { onProgress, signal } = options;
+  signal?.throwIfAborted();
   ctx.snapshotsRunning++;
   try {
     const root = source.root;
     const stamped = root !== undefined && !options.reread && hasStamps(ctx.st, root);
-    const scan = await source.scan(stamped, onProgress ? (found) => onProgress({ phase: 'scan', total: found, files: 0, bytes: 0, reused: 0 }) : undefined);
+    const scanned = onProgress ? (found: number) => onProgress({ phase: 'scan', total: found, files: 0, bytes: 0, reused: 0 }) : undefined;
+    const scan = await source.scan(
+      stamped,
+      signal
+        ? (found) => {
+            signal.throwIfAborted();
+            scanned?.(found);
+          }
+        : scanned,
+    );
+    signal?.throwIfAborted();
     const gone = new Set<ScannedFile>(source.settle(scan, stamped));
     if (gone.size) leaveOut(scan, gone);
     // Files whose stamp is what an earlier snapshot read keep that document, unread
@@ -107,10 +123,12 @@ export async function snapshotRun(h: SnapshotHost, source: SnapshotSource, optio
     await source.put(
       read,
       (f, r) => {
+        signal?.throwIfAborted();
         if (r.changed) changed.add(f);
         done(f, r);
       },
       (f) => {
+        signal?.throwIfAborted();
         goneNow.add(f);
         progress.files++;
         onProgress?.({ ...progress });
@@ -123,6 +141,7 @@ export async function snapshotRun(h: SnapshotHost, source: SnapshotSource, optio
     if (unstated) throw new InternalError(`${unstated.path} was put without its stat`);
     const label = { ...(options.label !== undefined ? { label: options.label } : {}), ...(options.time !== undefined ? { time: options.time } : {}), ...(options.tags ? { tags: options.tags } : {}) };
     let info: SnapshotInfo;
+    signal?.throwIfAborted(); // (the last moment: once its commit starts, a snapshot is recorded)
     try {
       info = await h.store.createSnapshot(scan.root, label);
     } catch (e) {
@@ -136,6 +155,7 @@ export async function snapshotRun(h: SnapshotHost, source: SnapshotSource, optio
       await source.put(
         lost,
         (f, r) => {
+          signal?.throwIfAborted();
           if (r.changed) changed.add(f);
           recordRead(f, r);
         },
@@ -147,6 +167,7 @@ export async function snapshotRun(h: SnapshotHost, source: SnapshotSource, optio
       const again = new Set(lost);
       read.push(...reused.filter((f) => again.has(f)));
       reused.splice(0, reused.length, ...reused.filter((f) => !again.has(f)));
+      signal?.throwIfAborted();
       info = await h.store.createSnapshot(scan.root, label);
     }
     if (root !== undefined) {

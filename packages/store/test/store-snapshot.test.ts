@@ -48,7 +48,7 @@ function describeTree(root: string): Record<string, string> {
       else if (st.isDirectory()) {
         out[path] = `dir ${mode}`;
         walk(full, path);
-      } else out[path] = `file ${mode} ${sha(readFileSync(full))} ${Math.round(st.mtimeMs)}`;
+      } else out[path] = `file ${mode} ${sha(readFileSync(full))} ${Math.floor(st.mtimeMs)}`; // (cut to the ms, as a tree records times: rounded until a trial)
     }
   };
   walk(root, '');

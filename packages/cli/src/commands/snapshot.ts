@@ -24,6 +24,14 @@ function snapshotId(value: string): string {
   return value;
 }
 
+/**
+ * A DIR argument: "" names no directory (resolved, it was the current one, which `restore ID ""
+ * --overwrite` then filled and `snapshot ""` recorded: a trial). `.` says the current directory.
+ */
+function requireDir(dir: string, what: string): void {
+  if (dir === '') throw new InvalidInputError(`the directory ${what} is "": give one (. for the current directory)`, 'dir');
+}
+
 /** Ids are shown by their first 12 digits, as git shortens commit ids; --json has them whole. */
 const SHORT_ID = 12;
 
@@ -80,6 +88,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .option('--exclude <pattern>', 'leave out entries matching a glob: a name at any depth (node_modules, *.log), a path from DIR with / (build/out), directories only with a trailing / (repeatable)', collect)
     .option('--json', 'one JSON object: {"id","label","createdAt","files","bytes","tree","tags","pinned","skipped","notUtf8","badNames","reused","vanished","excluded","changed"}')
     .action(async (dir: string, opts: { label?: string; tag?: string[]; time?: string; mtime: boolean; reread?: boolean; exclude?: string[]; json?: boolean }, cmd: Command) => {
+      requireDir(dir, 'to snapshot');
       const time = opts.time === undefined ? undefined : snapshotTime(opts.time);
       await withStore(cmd, { readonly: false }, async (store) => {
         // A bar on a terminal, unless --json: files found while the tree is scanned, then files
@@ -88,29 +97,39 @@ export function register(program: Command, setExit: (code: number) => void): voi
         let read = 0;
         let last: SnapshotProgress | undefined;
         let s: Awaited<ReturnType<typeof store.snapshot>>;
+        const options = {
+          mtime: opts.mtime,
+          reread: opts.reread ?? false,
+          ...(opts.label !== undefined ? { label: opts.label } : {}),
+          ...(opts.tag ? { tags: opts.tag } : {}),
+          ...(time ? { time } : {}),
+          ...(opts.exclude ? { exclude: opts.exclude } : {}),
+          onProgress: (p: SnapshotProgress) => {
+            last = p;
+            if (opts.json) return;
+            bar ??= new Progress(p.total, true, ({ value, total, elapsed }) =>
+              last?.phase === 'scan'
+                ? `scanning: ${count(last.total)} files found`
+                : [`${count(value)}/${count(total)} files`, `${bytes(read)} read`, rate(read, elapsed / 1000), last?.reused ? `${count(last.reused)} unchanged` : ''].filter(Boolean).join(' | '),
+            );
+            read = p.bytes;
+            bar.setTotal(p.total);
+            bar.set(p.files);
+          },
+        };
         try {
-          s = await store.snapshot(dir, {
-            mtime: opts.mtime,
-            reread: opts.reread ?? false,
-            ...(opts.label !== undefined ? { label: opts.label } : {}),
-            ...(opts.tag ? { tags: opts.tag } : {}),
-            ...(time ? { time } : {}),
-            ...(opts.exclude ? { exclude: opts.exclude } : {}),
-            ...(opts.json
-              ? {}
-              : {
-                  onProgress: (p: SnapshotProgress) => {
-                    last = p;
-                    bar ??= new Progress(p.total, true, ({ value, total, elapsed }) =>
-                      last?.phase === 'scan'
-                        ? `scanning: ${count(last.total)} files found`
-                        : [`${count(value)}/${count(total)} files`, `${bytes(read)} read`, rate(read, elapsed / 1000), last?.reused ? `${count(last.reused)} unchanged` : ''].filter(Boolean).join(' | '),
-                    );
-                    read = p.bytes;
-                    bar.setTotal(p.total);
-                    bar.set(p.files);
-                  },
-                }),
+          // Ctrl-C: the snapshot records nothing, and says so (it ended with 130 and not a
+          // word). Before its files are all put that is so at once (the store is left as a
+          // crash leaves it: what was put stays unnamed until GC); after, the snapshot stops
+          // before its commit — or, its commit begun, finishes and is printed.
+          const allPut = () => last?.phase === 'files' && last.files >= last.total;
+          s = await interruptible((signal) => store.snapshot(dir, { ...options, signal }), {
+            stopped: 'nothing was recorded',
+            atOnce: () => {
+              if (allPut()) return false;
+              (bar as Progress | undefined)?.stop();
+              return true;
+            },
           });
         } finally {
           (bar as Progress | undefined)?.stop();
@@ -151,6 +170,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .option('--json', 'one JSON object: {"files","dirs","symlinks","bytes","holes","linksOutside","damaged"}')
     .action(async (id: string, dir: string, opts: { overwrite?: boolean; json?: boolean }, cmd: Command) => {
       const n = snapshotId(id);
+      requireDir(dir, 'to restore into');
       await withStore(cmd, { readonly: true }, async (store) => {
         let bar: Progress | undefined;
         let written = 0;

@@ -21,7 +21,7 @@ import { WORKER_PUT_MIN, putFiles, type FilePutOutcome, type FileToPut, type Man
 import { rebuildDatabase, type RebuildReport } from './rebuild.js';
 import { snapshotDirectory, type SnapshotHost, type SnapshotOptions, type SnapshotReport } from './snapshot-run.js';
 import { Watch, type WatchOptions } from './watch.js';
-import { checkRestorable, prepareTarget, restoreEntries, type RestoreProgress, type RestoreReport } from './snapshots.js';
+import { prepareRestore, restoreEntries, restoreTarget, type RestoreProgress, type RestoreReport } from './snapshots.js';
 import { cacheWasEncrypted, defaultCacheDir, isObjectLocation, notEncrypted, objectBackends, openObjectLocation, type KeyOptions, type LocationOptions } from './object-backends.js';
 import { DirectoryObjectStore } from './dir-objects.js';
 import { GrepPool } from './grep-away.js';
@@ -234,25 +234,28 @@ export class Store extends StoreCore {
    * digests as they are written, their runs of zeros left as holes, modes, times, symlinks as
    * recorded, empty directories). Every entry is checked first — with `overwrite`, against what
    * is in its way: a restore that cannot finish writes nothing — and nothing is written through
-   * a link. `target` must be empty unless `overwrite`. The report names links pointing outside
+   * a link. `target` must be empty unless `overwrite` (`""` is INVALID_INPUT, not the current
+   * directory); one there keeps its own mode (a tree records none for its root), made writable
+   * for its owner only while the restore writes. The report names links pointing outside
    * the restored tree. `signal` stops it between files and between a file's chunks: the file
    * being written goes (its temporary name beside it), those written stay, and the restore
    * rejects with the signal's reason.
    */
   async restore(id: string, target: string, options: { overwrite?: boolean; onProgress?: (p: RestoreProgress) => void; signal?: AbortSignal } = {}): Promise<RestoreReport> {
+    const root = restoreTarget(target); // ("" is INVALID_INPUT: resolved, it was the current directory)
     const entries: WalkEntry[] = [];
     for await (const e of this.snapshotEntries(id)) entries.push(e);
-    const root = resolve(target);
     const overwrite = options.overwrite ?? false;
-    checkRestorable(entries, root, overwrite);
-    prepareTarget(root, overwrite);
+    // (Checks every entry; a target there is made writable for its owner while the restore writes.)
+    const opened = prepareRestore(entries, root, overwrite);
     const files = entries.flatMap(({ entry }) => (entry.type === 'file' ? [entry.digest] : []));
     // A restore reads the snapshot's files whole: on object storage, a pack at a time.
     this.fetchWholePacks(true);
     try {
-      return await restoreEntries(entries, root, overwrite, this.restoreStreams(files), options.onProgress, options.signal);
+      return await restoreEntries(entries, root, overwrite, this.restoreStreams(files), options.onProgress, options.signal, opened);
     } finally {
       this.fetchWholePacks(false);
+      opened.putBack(); // (done already, unless restoreEntries was never reached)
     }
   }
 

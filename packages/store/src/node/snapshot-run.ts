@@ -4,6 +4,7 @@
  * (put-many.ts).
  */
 import { realpathSync } from 'node:fs';
+import { InvalidInputError } from '@kura/core';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import type { Store as StoreCore } from '../store.js';
 import { snapshotRun, type SnapshotReport, type SnapshotRunOptions, type SnapshotSource } from '../snapshot-run.js';
@@ -36,6 +37,8 @@ export interface SnapshotHost extends ManyPuts {
  */
 export async function snapshotDirectory(h: SnapshotHost, dir: string, options: SnapshotOptions = {}): Promise<SnapshotReport> {
   h.context('snapshot');
+  // (Resolved, "" was the current directory, which `kura snapshot ""` then recorded: a trial.)
+  if (typeof dir !== 'string' || dir === '') throw new InvalidInputError('the directory to snapshot is "": give one (. for the current one)', 'dir');
   const root = resolve(dir);
   const patterns = excluder(options.exclude); // bad patterns: refused before anything is read
   // The store's own directories, where the snapshot's tree holds them (`kura snapshot .` beside

@@ -41,12 +41,29 @@ export { RECENT_MS, leaveOut, type Scan, type ScannedFile, type SnapshotProgress
 /** The fields of a stat a snapshot keeps (lstat here, or fstat of the open file on a worker). */
 export type FileStat = SourceStat;
 
+/**
+ * A time as a tree records it: the ms it falls in, cut (floored), never rounded — rounded,
+ * 23:59:59.9996 was recorded, and restored, as the next day's 00:00:00.000 (a trial). Floor,
+ * not a cut toward zero: a time before 1970 is negative. (Node's `mtimeMs` is a double: a time
+ * within a fraction of a µs of the next ms may already read as that ms; so it stays.)
+ */
+export const msOf = (mtimeMs: number): number => Math.floor(mtimeMs);
+
+/**
+ * A time in ms as `utimes` sets it exactly: seconds, as a numeric string (a negative number is
+ * "now" to Node), half a µs further from zero than the ms itself. A Date's seconds are a double
+ * that libuv cuts to the µs toward zero, so half of all times came back a µs early (…122.999
+ * for …123) and, cut to the ms again, a ms early; the half µs puts the cut on the ms itself,
+ * before 1970 too.
+ */
+export const fsTime = (ms: number): string => String(ms / 1000 + (ms < 0 ? -5e-7 : 5e-7));
+
 /** Fills a scanned file's stamp and entry from its stat. */
 export function applyStat(scan: Scan, f: ScannedFile, st: FileStat): void {
   f.size = st.size;
   f.entry.size = st.size;
   f.entry.mode = st.mode & 0o7777;
-  if (scan.mtime) f.entry.mtime = Math.round(st.mtimeMs);
+  if (scan.mtime) f.entry.mtime = msOf(st.mtimeMs);
   f.stamp = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
   f.recent = Math.max(st.mtimeMs, st.ctimeMs) >= scan.settledBefore;
 }
@@ -169,7 +186,7 @@ export async function scanDirectory(
         const st = entered(() => lstatSync(full));
         if (st === DENIED) return node;
         if (st && !st.isDirectory()) throw new InvalidInputError(`${full} is no longer a directory (changed while the snapshot ran)`, 'path');
-        const sub = st && (await scan(full, relPath, entryName, st.mode & 0o7777, Math.round(st.mtimeMs)));
+        const sub = st && (await scan(full, relPath, entryName, st.mode & 0o7777, msOf(st.mtimeMs)));
         if (sub) node.entries.push(sub);
         else vanished.push(full);
       } else if (d.isSymbolicLink()) {
@@ -188,7 +205,7 @@ export async function scanDirectory(
     options.onDirectory?.(files.length);
     return node;
   };
-  const root = await scan(dir, '', '', top.mode & 0o7777, Math.round(top.mtimeMs));
+  const root = await scan(dir, '', '', top.mode & 0o7777, msOf(top.mtimeMs));
   if (!root) throw new InvalidInputError(`${dir} was deleted while the snapshot ran`, 'dir');
   return { root, files, skipped, notUtf8, badNames, vanished, excluded, settledBefore, mtime: options.mtime };
 }
@@ -255,27 +272,120 @@ export function linkEscapes(path: string, target: string): string | undefined {
 }
 
 /**
+ * The names of the temporary files a restore writes beside the files it restores (openTemp):
+ * `.kura-restore-` and 12 hex digits. One killed mid-file (kill -9, a crash) leaves its file of
+ * that name; a later restore into the same directories removes them (`removeLeftovers`).
+ */
+export const RESTORE_TEMP = /^\.kura-restore-[0-9a-f]{12}$/;
+
+/**
+ * The target directory a restore was given, as an absolute path. `""` names none: resolved, it
+ * was the current directory, which a restore then filled (with `overwrite`, over what was
+ * there: a trial). `.` says the current directory.
+ */
+export function restoreTarget(target: string): string {
+  if (typeof target !== 'string' || target === '') throw new InvalidInputError('the target directory is "": give a directory to restore into (. for the current one)', 'target');
+  return resolve(target);
+}
+
+/**
+ * Directories already there that a restore made readable, writable and searchable for their
+ * owner while it writes (a read-only or unsearchable directory refused its files or the lstat
+ * of what is in them), with the modes they had. The snapshot's directories get their recorded
+ * modes at the end of a restore that finishes; the target, whose own mode no tree records, gets
+ * its own back whatever happens, as do all of them when the restore fails.
+ */
+export class OpenedDirs {
+  #target: { path: string; mode: number } | undefined;
+  readonly #dirs: { path: string; mode: number }[] = [];
+
+  /** Gives `path`'s owner rwx on it (`st`: its lstat) and remembers its mode; `target`: the restore's target. */
+  open(path: string, st: Stats, target = false): void {
+    if ((st.mode & 0o700) === 0o700) return;
+    try {
+      chmodSync(path, (st.mode & 0o7777) | 0o700);
+    } catch (e) {
+      // Not its owner (nor root): left as it is, and what then fails says its path.
+      if (['EPERM', 'EACCES'].includes((e as NodeJS.ErrnoException).code ?? '')) return;
+      throw e;
+    }
+    const opened = { path, mode: st.mode & 0o7777 };
+    if (target) this.#target = opened;
+    else this.#dirs.push(opened);
+  }
+
+  /** The snapshot's directories have their recorded modes now: only the target's is left to put back. */
+  settled(): void {
+    this.#dirs.length = 0;
+  }
+
+  /** Puts back the modes of those opened (deepest first), the target's last. */
+  putBack(): void {
+    for (const d of [...this.#dirs.splice(0).reverse(), ...(this.#target ? [this.#target] : [])]) {
+      try {
+        chmodSync(d.path, d.mode);
+      } catch {
+        /* gone meanwhile: nothing to put back */
+      }
+    }
+    this.#target = undefined;
+  }
+}
+
+/**
+ * Everything a restore does before it writes a file: the target, when it is a directory already
+ * there, made readable, writable and searchable for its owner (FORMAT.md §13: a read-only empty
+ * target refused the first file's temporary name); every entry checked (`checkRestorable`);
+ * the target made or found empty (`prepareTarget`). Answers the directories it opened, whose
+ * modes `restoreEntries` then puts back; when a check fails they are put back here (nothing
+ * else was changed).
+ */
+export function prepareRestore(entries: WalkEntry[], target: string, overwrite: boolean): OpenedDirs {
+  const opened = new OpenedDirs();
+  try {
+    let st: Stats | undefined;
+    try {
+      st = lstatSync(target, { throwIfNoEntry: false });
+    } catch {
+      st = undefined; // (a file or a forbidden directory above it: prepareTarget says why it cannot be made)
+    }
+    if (st?.isDirectory()) opened.open(target, st, true);
+    checkRestorable(entries, target, overwrite, opened);
+    prepareTarget(target, overwrite);
+  } catch (e) {
+    opened.putBack();
+    throw e;
+  }
+  return opened;
+}
+
+/**
  * Checks every entry before anything is written: names were checked when the trees were
  * decoded; here the links (a target no link can have), and — restoring over what is there —
  * every path against what is in its way, so that a restore that cannot finish writes nothing
  * (it stopped at the first conflict, half done). A link pointing outside the tree is restored
  * as it was recorded, as tar and restic do: making a link writes nothing where it points, and
  * restore never writes through one (it refused the whole tree for one `/usr/bin/python3`).
+ * A directory there that its owner cannot search or write (one a first restore made with the
+ * snapshot's mode 400) is opened for the owner first (`opened`), so what is in it can be seen:
+ * a second restore over it failed with EACCES on its files (a trial).
  */
-export function checkRestorable(entries: WalkEntry[], target?: string, overwrite = false): void {
+export function checkRestorable(entries: WalkEntry[], target?: string, overwrite = false, opened?: OpenedDirs): void {
   const inTheWay: string[] = [];
   for (const { path, entry } of entries) {
     if (entry.type === 'symlink' && entry.target.includes('\0')) throw new InvalidInputError(`refusing to restore ${path}: a link target with NUL`, 'snapshot');
     if (!overwrite || target === undefined) continue;
+    const full = join(target, ...path.split('/'));
     let there: Stats | undefined;
     try {
-      there = lstatSync(join(target, ...path.split('/')), { throwIfNoEntry: false });
+      there = lstatSync(full, { throwIfNoEntry: false });
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'ENOTDIR') throw e; // (under a file in the way: said for it)
     }
     if (!there) continue;
     if (entry.type === 'dir' && !there.isDirectory()) inTheWay.push(`${path} (the snapshot has a directory there)`);
     else if (entry.type !== 'dir' && there.isDirectory()) inTheWay.push(`${path} (a directory where the snapshot has a ${entry.type === 'file' ? 'file' : 'link'})`);
+    else if (entry.type === 'dir') opened?.open(full, there); // (its entries come next)
   }
   if (inTheWay.length) {
     const shown = inTheWay.slice(0, 5).join(', ');
@@ -304,7 +414,10 @@ function makeDirectories(dir: string): void {
   }
 }
 
-/** The target: created when missing; must be an empty directory unless `overwrite`. */
+/**
+ * The target: created when missing; must be an empty directory unless `overwrite` (temporary
+ * files an earlier restore left there, killed, do not count: they are removed).
+ */
 export function prepareTarget(target: string, overwrite: boolean): void {
   let st;
   try {
@@ -314,7 +427,28 @@ export function prepareTarget(target: string, overwrite: boolean): void {
     return;
   }
   if (!st.isDirectory()) throw new InvalidInputError(`${target} exists and is not a directory`, 'target');
-  if (!overwrite && readdirSync(target).length > 0) throw new InvalidInputError(`${target} is not empty (restore into an empty directory, or overwrite)`, 'target');
+  if (!overwrite && readdirSync(target).some((name) => !RESTORE_TEMP.test(name))) throw new InvalidInputError(`${target} is not empty (restore into an empty directory, or overwrite)`, 'target');
+}
+
+/**
+ * Removes what a restore killed mid-file left in `dir`: regular files named as openTemp names
+ * them. (Left there, a rerun kept them for good and the next snapshot recorded them: a trial.)
+ * A file of the snapshot with such a name is written after this, so it stays.
+ */
+function removeLeftovers(dir: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (e) {
+    // (A target it may write into but not list — not its owner's: none it could see to remove.)
+    if (['EACCES', 'EPERM'].includes((e as NodeJS.ErrnoException).code ?? '')) return;
+    throw e;
+  }
+  for (const name of names) {
+    if (!RESTORE_TEMP.test(name)) continue;
+    const full = join(dir, name);
+    if (lstatSync(full, { throwIfNoEntry: false })?.isFile()) rmSync(full, { force: true });
+  }
 }
 
 /**
@@ -326,24 +460,37 @@ function openTemp(full: string): { fd: number; temp: string } {
   // A name of its own length in the same directory (the rename stays atomic): `full`'s name
   // with a suffix would pass NAME_MAX for names the snapshot held (over ~228 bytes).
   const temp = join(dirname(full), `.kura-restore-${randomBytes(6).toString('hex')}`);
-  return { fd: openSync(temp, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL | fsc.O_NOFOLLOW, 0o600), temp };
+  try {
+    return { fd: openSync(temp, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL | fsc.O_NOFOLLOW, 0o600), temp };
+  } catch (e) {
+    // Named for the file restored, not the temporary name it never got (a trial's error named
+    // `…/.kura-restore-0dfe43edd071`).
+    if (typeof (e as NodeJS.ErrnoException).path === 'string') (e as NodeJS.ErrnoException).path = full;
+    throw e;
+  }
 }
 
 /**
  * An existing path component must be a real directory (not a link to elsewhere); one there
  * already is made writable for its owner while the restore writes into it (a read-only
- * directory a first restore made refused the second's files); its mode is set last.
+ * directory a first restore made refused the second's files; `opened` puts its mode back if the
+ * restore fails, else its recorded mode is set last), and the temporary files a killed restore
+ * left in it go.
  */
-function ensureDir(full: string, overwrite: boolean): void {
+function ensureDir(full: string, overwrite: boolean, opened: OpenedDirs): void {
   try {
     mkdirSync(full, 0o700);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || !overwrite) throw e;
     const st = lstatSync(full);
     if (!st.isDirectory()) throw new InvalidInputError(`refusing to restore into ${full}: it exists and is not a directory`, 'target');
-    if ((st.mode & 0o700) !== 0o700) chmodSync(full, (st.mode & 0o7777) | 0o700);
+    opened.open(full, st);
+    removeLeftovers(full);
   }
 }
+
+/** A mode as a restore sets it: permission bits and the sticky bit (a 1777 directory came back 0777); never set-id bits. */
+const restoredMode = (mode: number) => mode & 0o1777;
 
 export async function restoreEntries(
   entries: WalkEntry[],
@@ -352,6 +499,27 @@ export async function restoreEntries(
   read: (digest: string) => Promise<AsyncIterable<Uint8Array>>,
   onProgress?: (p: RestoreProgress) => void,
   /** Stops the restore between files and between a file's chunks (the file being written goes). */
+  signal?: AbortSignal,
+  /** What prepareRestore opened: modes put back at the end (the target's always, the others' when the restore fails). */
+  opened: OpenedDirs = new OpenedDirs(),
+): Promise<RestoreReport> {
+  try {
+    removeLeftovers(target);
+    const report = await writeEntries(entries, target, overwrite, read, opened, onProgress, signal);
+    opened.settled();
+    return report;
+  } finally {
+    opened.putBack();
+  }
+}
+
+async function writeEntries(
+  entries: WalkEntry[],
+  target: string,
+  overwrite: boolean,
+  read: (digest: string) => Promise<AsyncIterable<Uint8Array>>,
+  opened: OpenedDirs,
+  onProgress?: (p: RestoreProgress) => void,
   signal?: AbortSignal,
 ): Promise<RestoreReport> {
   const report: RestoreReport = { files: 0, dirs: 0, symlinks: 0, bytes: 0, holes: 0, linksOutside: [], damaged: [] };
@@ -363,7 +531,7 @@ export async function restoreEntries(
     signal?.throwIfAborted();
     const full = join(target, ...path.split('/'));
     if (entry.type === 'dir') {
-      ensureDir(full, overwrite);
+      ensureDir(full, overwrite, opened);
       dirs.push({ full, mode: entry.mode, mtime: entry.mtime });
       report.dirs++;
     } else if (entry.type === 'symlink') {
@@ -404,10 +572,16 @@ export async function restoreEntries(
           signal?.throwIfAborted();
         }
         ftruncateSync(fd, written); // (the length of a file that ends in a hole)
-        fchmodSync(fd, entry.mode & 0o777);
-        // (As Dates: Node takes a negative number of seconds for "now", so a time before 1970
-        // was restored as the moment of the restore — a trial.)
-        if (entry.mtime !== undefined) futimesSync(fd, new Date(entry.mtime), new Date(entry.mtime));
+        try {
+          fchmodSync(fd, restoredMode(entry.mode));
+        } catch (e) {
+          // (BSDs refuse the sticky bit on a file to all but root; it means nothing on one.)
+          if ((e as NodeJS.ErrnoException).code !== 'EFTYPE') throw e;
+          fchmodSync(fd, entry.mode & 0o777);
+        }
+        // (As numeric strings, not Dates: see fsTime. Node takes a negative number of seconds
+        // for "now": a time before 1970 was restored as the moment of the restore — a trial.)
+        if (entry.mtime !== undefined) futimesSync(fd, fsTime(entry.mtime), fsTime(entry.mtime));
         closeSync(fd);
         // The stream ended without error: every chunk and the whole digest were checked.
         renameSync(temp, full); // replaces a file or link there (overwrite), never its inode
@@ -435,8 +609,8 @@ export async function restoreEntries(
   // Directory modes and times last (deepest first): contents are written, and a read-only
   // directory would have refused them.
   for (const d of dirs.reverse()) {
-    chmodSync(d.full, d.mode & 0o777);
-    if (d.mtime !== undefined) utimesSync(d.full, new Date(d.mtime), new Date(d.mtime));
+    chmodSync(d.full, restoredMode(d.mode));
+    if (d.mtime !== undefined) utimesSync(d.full, fsTime(d.mtime), fsTime(d.mtime));
   }
   return report;
 }
