@@ -107,6 +107,20 @@ describe('keyword search with identifiers', () => {
     await store.put(enc('lodash 4.17.21 fixes'), { path: 'd/true.md' });
     expect(await paths('lodash AND 4.17.21')).toEqual(['d/true.md']);
   });
+
+  it('an identifier found nowhere as written, whose words are in documents apart, says so and how to ask for them', async () => {
+    const { store } = await newStore();
+    await store.put(enc('# Harbour master meeting\nThe ferry leaves at noon; import node:fs first.'), { path: 'h.md', meta: { author: 'alice' } });
+    const answer = async (q: string) => {
+      const hits = await store.search(q, { mode: 'keyword' });
+      return [hits.map((h) => h.path), hits.fallbacks ?? []];
+    };
+    expect(await answer('author:alice')).toEqual([[], ['"author:alice" is in no document as written (it is read as one identifier); its words are in some, apart: search author alice']]);
+    expect(await answer('harbour:master')).toEqual([[], [expect.stringMatching(/search harbour master$/)]]);
+    expect(await answer('author alice')).toEqual([['h.md'], []]); // (as it says)
+    expect(await answer('node:fs')).toEqual([['h.md'], []]); // (found as written: nothing to say)
+    expect(await answer('plan:final')).toEqual([[], []]); // (its words are in no document either)
+  });
 });
 
 describe('hybrid search with identifiers, the real model', () => {

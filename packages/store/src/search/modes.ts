@@ -14,6 +14,7 @@ import type { SemanticSearch } from '../semantic/semantic-side.js';
 import { fuseRanks, fuseScores, keywordWeight } from './fusion.js';
 import { parseQuery, type ParsedQuery } from './grammar.js';
 import { allFilters, excludedEntries, fieldsOf, keywordEntries, keywordFound, passes, toHits, type FoundEntry } from './keyword.js';
+import { WORD_SPLIT } from './fts.js';
 import { allExact, exactQuery, exactTerms, holdsAny, identifiersQuery, joinedQuery, onlyExact, requiredJoined, type ExactTerm } from './exact-terms.js';
 import { indexVocabulary, typosNoticed, typosSaid, withTyposRead, type Vocabulary } from './typos.js';
 import { SearchQuery, type SearchHit, type SearchHits } from './search-query.js';
@@ -216,7 +217,27 @@ export async function keywordSearch(s: Searcher, query: string, options: SearchQ
     const read = withTyposRead(vocabulary(s), typed);
     if (read !== typed) r = await keywordRanked(s, read, q);
   } else if (q.typos) r = { ...r, parsed: noticingTypos(s, r.parsed) };
+  if (r.ranked.length === 0) r = { ...r, parsed: sayingApart(s, r.parsed) };
   return finish(s, r.parsed, r.q, r.ranked);
+}
+
+/**
+ * A query of identifiers that found nothing: those joined (`harbour:master`, `author:alice`)
+ * are found only as written (decision 0068) — where their words are in documents apart, that
+ * is said, with how to ask for them so (a trial: `author:alice` found nothing, and nothing said
+ * why, while the entry's metadata was `author alice`).
+ */
+function sayingApart(s: Searcher, parsed: ParsedQuery): ParsedQuery {
+  const joined = exactTerms(parsed).filter((x) => x.joined);
+  if (joined.length === 0) return parsed;
+  const v = vocabulary(s);
+  const said: string[] = [];
+  for (const x of joined.slice(0, 2)) {
+    const words = x.term.text.split(WORD_SPLIT).filter(Boolean);
+    if (words.length < 2 || !v.matches(words.map((w) => `"${w.replace(/"/g, '""')}"`).join(' AND '))) continue;
+    said.push(`"${x.term.text}" is in no document as written (it is read as one identifier); its words are in some, apart: search ${words.join(' ')}`);
+  }
+  return said.length ? { ...parsed, fallbacks: [...parsed.fallbacks, ...said] } : parsed;
 }
 
 /** The parse, with its misspelt words said (typos.ts `typosNoticed`): a query that found documents without them. */
