@@ -4,7 +4,7 @@
  * restore left, an empty directory argument, a read-only target, Ctrl-C during a snapshot. The
  * cases that need a user other than root are in packages/cli/test/restore-cli.test.ts.
  */
-import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { newStore, tempDir } from './helpers/store.js';
@@ -139,6 +139,28 @@ describe('restore: what the trial found', () => {
       expect((await store.snapshots()).length).toBe(1);
     } finally {
       process.chdir(cwd);
+    }
+  });
+
+  it('a symbolic link given as the directory or the target is said to be one; a target that cannot be made is the system\'s error, a file in its way the caller\'s', async () => {
+    const { store } = await newStore();
+    const root = tempDir();
+    const src = join(root, 'src');
+    mkdirSync(src);
+    writeFileSync(join(src, 'a.txt'), 'a');
+    symlinkSync('src', join(root, 'link'));
+    await expect(store.snapshot(join(root, 'link'))).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'dir', message: expect.stringMatching(/is a symbolic link \(to src\)/) });
+    const snap = await store.snapshot(src);
+    mkdirSync(join(root, 'elsewhere'));
+    symlinkSync('elsewhere', join(root, 'to-dir'));
+    await expect(store.restore(snap.id, join(root, 'to-dir'))).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'target', message: expect.stringMatching(/is a symbolic link \(to elsewhere\)/) });
+    expect(readdirSync(join(root, 'elsewhere'))).toEqual([]);
+    // A file on the way is the caller's to mend; a directory it may not write in is the system's.
+    writeFileSync(join(root, 'file'), 'x');
+    await expect(store.restore(snap.id, join(root, 'file', 'out'))).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'target' });
+    if (process.getuid?.() !== 0) {
+      mkdirSync(join(root, 'locked'), 0o500);
+      await expect(store.restore(snap.id, join(root, 'locked', 'out'))).rejects.toMatchObject({ code: 'EACCES' });
     }
   });
 

@@ -127,6 +127,7 @@ export async function scanDirectory(
   const vanished: string[] = [];
   const settledBefore = Date.now() - RECENT_MS;
   const top = lstatSync(dir);
+  if (top.isSymbolicLink()) throw new InvalidInputError(`${dir} is a symbolic link (to ${readlinkSync(dir)}): a snapshot follows no link — give the directory itself`, 'dir');
   if (!top.isDirectory()) throw new InvalidInputError(`${dir} is not a directory`, 'dir');
   const breathe = breather();
   /** The tree below `path`; undefined when the directory was deleted since its parent was listed. */
@@ -408,8 +409,12 @@ function makeDirectories(dir: string): void {
     try {
       mkdirSync(d);
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'EEXIST') continue;
-      throw new InvalidInputError(`cannot make ${d} to restore into (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, 'target');
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') continue;
+      // A path that cannot name a directory (a file on the way) is the caller's to mend (usage);
+      // a permission, a read-only or full disk is the system's, as anywhere else in a restore.
+      if (code === 'ENOTDIR' || code === 'ENAMETOOLONG' || code === 'EINVAL') throw new InvalidInputError(`cannot make ${d} to restore into (${code})`, 'target');
+      throw e;
     }
   }
 }
@@ -426,6 +431,7 @@ export function prepareTarget(target: string, overwrite: boolean): void {
     makeDirectories(target);
     return;
   }
+  if (st.isSymbolicLink()) throw new InvalidInputError(`${target} is a symbolic link (to ${readlinkSync(target)}): a restore writes through no link — give the directory itself`, 'target');
   if (!st.isDirectory()) throw new InvalidInputError(`${target} exists and is not a directory`, 'target');
   if (!overwrite && readdirSync(target).some((name) => !RESTORE_TEMP.test(name))) throw new InvalidInputError(`${target} is not empty (restore into an empty directory, or overwrite)`, 'target');
 }
