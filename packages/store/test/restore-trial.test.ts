@@ -191,6 +191,24 @@ describe('restore: what the trial found', () => {
   });
 });
 
+describe('restore: the snapshot deleted meanwhile', () => {
+  it('says the snapshot was deleted while it was restored (it said only "no document …")', async () => {
+    const { store } = await newStore();
+    const src = join(tempDir(), 'src');
+    mkdirSync(src);
+    for (let i = 0; i < 400; i++) writeFileSync(join(src, `f${i}.txt`), `file ${i} `.repeat(50));
+    const snap = await store.snapshot(src);
+    let deleting: Promise<unknown> | undefined;
+    const restoring = store.restore(snap.id, join(tempDir(), 'out'), {
+      onProgress: (p) => {
+        if (p.files === 1) deleting ??= store.deleteSnapshot(snap.id).then(() => store.gc());
+      },
+    });
+    await expect(restoring).rejects.toMatchObject({ code: 'NOT_FOUND', message: expect.stringMatching(/the snapshot was deleted while it was restored/) });
+    await deleting;
+  });
+});
+
 describe('snapshot: stopped by its signal', () => {
   it('records nothing and rejects with the reason; a signal aborted before it starts reads nothing', async () => {
     const { store } = await newStore();

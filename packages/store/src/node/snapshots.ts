@@ -29,6 +29,7 @@ import {
 } from 'node:fs';
 import { dirname, join, posix, resolve } from 'node:path';
 import { InvalidInputError, isKuraError } from '@kura/core';
+import { NotFoundError } from '../errors.js';
 import { breather } from '../breather.js';
 import { leavesHole } from './holes.js';
 import type { Excluder } from './exclude.js';
@@ -604,6 +605,9 @@ async function writeEntries(
           report.damaged.push({ path, digest: entry.digest, message: e.message });
           continue;
         }
+        // The snapshot held this document: gone now, the snapshot was deleted (and collected)
+        // while it was restored — said so, not as a document never stored (a trial).
+        if (isKuraError(e) && e.code === 'NOT_FOUND') throw new NotFoundError(`${path}: its document ${entry.digest} is gone: the snapshot was deleted while it was restored (${e.message})`);
         // A file-system error names the file restored, not the temporary one beside it.
         if (typeof (e as NodeJS.ErrnoException).path === 'string') (e as NodeJS.ErrnoException).path = full;
         throw e;
