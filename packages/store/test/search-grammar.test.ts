@@ -248,3 +248,22 @@ describe('the query language', () => {
     db.close();
   });
 });
+
+describe('possessives', () => {
+  it("a word's possessive is the word: harbour's found nothing, the index's phrase \"harbour s\" (a trial)", () => {
+    expect(parseQuery("harbour's").parsedAs).toBe('harbour');
+    expect(parseQuery('Harbour’s').parsedAs).toBe('Harbour');
+    expect(parseQuery("harbour's?").parsedAs).toBe('harbour?');
+    expect(parseQuery("-harbour's ferry").parsedAs).toBe('ferry -harbour');
+    // Other apostrophes, and phrases, stay as typed.
+    for (const q of ["o'clock", "rock'n'roll", "users'", '"harbour\'s master"']) expect(parseQuery(q).parsedAs, q).toBe(q);
+    // Found by the index: the possessive and the plain word.
+    const db = new Database(':memory:');
+    db.exec("CREATE VIRTUAL TABLE t USING fts5(body, tokenize = 'porter unicode61 remove_diacritics 2')");
+    db.prepare('INSERT INTO t(rowid, body) VALUES (1, ?), (2, ?)').run("The harbour's master", 'Harbour master meeting');
+    const hits = (q: string) => (db.prepare('SELECT rowid FROM t WHERE t MATCH ? ORDER BY rowid').all(toMatch(parseQuery(q))!) as { rowid: number }[]).map((r) => r.rowid);
+    expect(hits("harbour's")).toEqual([1, 2]);
+    expect(hits('Harbour’s')).toEqual([1, 2]);
+    db.close();
+  });
+});

@@ -170,11 +170,19 @@ function lex(query: string, fallbacks: Set<string>): Token[] {
       fallbacks.add(`"-${word}" looks like a command's flag and was read as the word ${JSON.stringify(word)} (to leave out documents with a word, write -word of 3 letters or more, or NOT word)`);
       negated = false;
     }
+    // `harbour's` is the word (as Lucene's English possessive filter reads it): to the index it
+    // is the phrase "harbour s", which no other form of the word holds — `harbour's` and
+    // `Harbour’s` found nothing in a store of harbour notes (a trial).
+    const possessive = POSSESSIVE.exec(word);
+    if (possessive) word = possessive[1]! + possessive[2]!;
     if (searchable(word)) tokens.push({ t: 'term', term: { kind: 'word', text: word }, negated, start, end });
     else if (negated) fallbacks.add(`"-${word}" has no letters or digits and was left out`);
   }
   return tokens;
 }
+
+/** A word ending in `'s` or `’s` (punctuation after it kept): its letters before, then that punctuation. */
+const POSSESSIVE = /^([^'’]*\p{L})['’][sS]([^\p{L}\p{N}]*)$/u;
 
 /**
  * A bare word in a script written without spaces (`图书馆在哪里`) is a question's words: its
