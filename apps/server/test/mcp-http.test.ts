@@ -130,6 +130,11 @@ describe('MCP over HTTP', () => {
       // Marked on the sides it was cut only: a match at the line's end is cut before it.
       await writer.callTool({ name: 'kura_add_text', arguments: { text: `${'x'.repeat(5000)}NEEDLE end\n`, path: 'h/long.txt' } });
       expect(json(await reader.callTool({ name: 'kura_grep', arguments: { pattern: 'NEEDLE', prefix: 'h/' } })).lines[0].text).toMatch(/^…x+NEEDLE end$/);
+      // Which files hold it (grep -l), and of a media type only, as the CLI and HTTP do (a trial: missing here).
+      const files = json(await reader.callTool({ name: 'kura_grep', arguments: { pattern: 'harbour x', filesWithMatches: true } }));
+      expect(files.lines.map((l: { path: string }) => l.path)).toEqual(['long.txt']); // (400 lines match in it: one listed)
+      await writer.callTool({ name: 'kura_add_text', arguments: { text: '# harbour notes', path: 'm/notes.md' } });
+      expect(json(await reader.callTool({ name: 'kura_grep', arguments: { pattern: 'harbour', type: 'text/markdown' } })).lines.map((l: { path: string }) => l.path)).toEqual(['m/notes.md']);
       // Versions beyond what an answer lists: the newest, and `cut` says how many there are.
       for (let i = 0; i < 205; i++) await writer.callTool({ name: 'kura_add_text', arguments: { text: `v${i}`, path: 'v/many.txt' } });
       const versions = json(await reader.callTool({ name: 'kura_versions', arguments: { path: 'v/many.txt' } }));
