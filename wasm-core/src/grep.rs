@@ -3,6 +3,10 @@
 //! backtracking), so a hostile pattern (`(a+)+$` over 100 KB of `a`) cannot hold a server.
 //! Compiling is bounded too (`size_limit`): a pattern whose automaton would be huge
 //! (`a{1000}{1000}`) is refused, not built.
+//!
+//! A match never crosses a line end, as in ripgrep: the pattern is compiled with every class
+//! that could match `\n` (`\s`, `[^x]`, `\W`, `(?s).`, ...) made one that cannot
+//! (`line_bound`), and a pattern that names a line break itself (`\n`) is refused.
 
 use regex::bytes::{Regex, RegexBuilder};
 
@@ -36,14 +40,26 @@ impl Grep {
         if pattern.len() > PATTERN_MAX {
             return Err(format!("the pattern is longer than {PATTERN_MAX} bytes"));
         }
-        let re = RegexBuilder::new(pattern)
-            .case_insensitive(ignore_case)
-            .multi_line(true)
-            .crlf(true)
-            .size_limit(SIZE_LIMIT)
-            .dfa_size_limit(DFA_LIMIT)
-            .build()
-            .map_err(|e| e.to_string())?;
+        let build = |p: &str| {
+            RegexBuilder::new(p)
+                .case_insensitive(ignore_case)
+                .multi_line(true)
+                .crlf(true)
+                .size_limit(SIZE_LIMIT)
+                .dfa_size_limit(DFA_LIMIT)
+                .build()
+                .map_err(|e| e.to_string())
+        };
+        // Compiled once, bounded to a line. When that is refused, the pattern as written is
+        // compiled for the reason: a pattern that is no regular expression is told so first
+        // (as ripgrep does), whatever else it holds.
+        let re = match line_bound(pattern) {
+            Ok(bounded) => build(&bounded).or_else(|why| build(pattern).and(Err(why)))?,
+            Err(why) => {
+                build(pattern)?;
+                return Err(why.to_string());
+            }
+        };
         let folded = if ignore_case { FoldedLiteral::new(pattern) } else { None };
         Ok(Grep { re, folded })
     }
@@ -56,8 +72,8 @@ impl Grep {
         }
     }
 
-    /// The lines of `text` holding a match, in order, each once. A match spanning lines counts
-    /// for the line it starts on. An empty match counts (`^` matches every line).
+    /// The lines of `text` holding a match, in order, each once. A match is within its line
+    /// (`line_bound`). An empty match counts (`^` matches every line).
     pub fn lines(&self, text: &[u8], out: &mut Vec<LineMatch>) {
         out.clear();
         let mut line = 0u32;
@@ -78,6 +94,7 @@ impl Grep {
             }
             // (`line_start` moved past every newline before the match: it is the match's line.)
             let end = memchr_newline(text, m.0);
+            debug_assert!(m.1 <= end, "a match crossed a line end");
             let trimmed = if end > line_start && text[end - 1] == b'\r' { end - 1 } else { end };
             out.push(LineMatch { line, start: line_start as u32, end: trimmed as u32, match_start: m.0 as u32, match_end: m.1.min(trimmed.max(m.0)) as u32 });
             // Next search from the line after this one.
@@ -88,6 +105,307 @@ impl Grep {
             line_start = end + 1;
             at = end + 1;
         }
+    }
+}
+
+/// Why `line_bound` gives no pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unbounded {
+    /// The pattern names a line break (`\n`, `\x0A`, `\u{a}`, a line feed written raw or
+    /// escaped, a class of line breaks alone): ripgrep's "the literal '\n' is not allowed".
+    LineBreak,
+    /// The pattern ends inside a class, an escape or a group's opening: no regular expression
+    /// (compiling it says why).
+    Unfinished,
+}
+
+impl std::fmt::Display for Unbounded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Unbounded::LineBreak => "a line break (\\n) is not allowed in the pattern: grep matches each line alone, and no match crosses a line end",
+            Unbounded::Unfinished => "the pattern ends inside a class, an escape or a group",
+        })
+    }
+}
+
+/// What an escape is, for `line_bound`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Escape {
+    /// `\n`, a hex escape of U+000A, or `\` before a raw line feed.
+    LineBreak,
+    /// A Perl class that may hold `\n`: `\s \S \D \W`.
+    Perl,
+    /// A Unicode class: `\p…`, `\P…`.
+    Class,
+    /// Anything else (`\d` and `\w` never match `\n`).
+    Other,
+}
+
+/// `pattern` (one the regex crate accepts) rewritten so that no match holds a `\n`: what
+/// ripgrep does to the parsed pattern (grep-regex's `strip_from_match`: `\n` taken out of every
+/// class, a literal `\n` refused), done on its text because the regex crate takes no parsed
+/// form. A bracketed class `[…]` becomes `[[…]&&[^\n]]`, `\s` (`\S \D \W`) becomes
+/// `(?-i:[\s&&[^\n]])`, `\p…` (`\P…`) `[\p…&&[^\n]]`, a `.` under the `s` flag `[^\n]`; a line
+/// break named alone (`\n`, `\x0A`, `\u{a}`, a raw line feed, `[\n]`) is refused. The rest is
+/// copied as written, so the compiled automaton is the pattern's own less `\n`: a literal's is
+/// the same, and so is its speed. The scan follows the crate's parser where it matters:
+/// escapes, classes (nested, ASCII `[:name:]`, a leading `]` or `-`, operators), named groups,
+/// and the flags that change how the text reads — `x` (whitespace and `#` comments ignored, in
+/// classes and escapes too) and `s` — each to the end of the group that sets it. Multi-line and
+/// CRLF are on already (`^`/`$` at line ends); `\r` is text, as ripgrep's default has it.
+fn line_bound(pattern: &str) -> Result<String, Unbounded> {
+    let mut s = Scan { p: pattern.chars().collect(), i: 0, out: String::with_capacity(pattern.len() + 32) };
+    // The `x` and `s` flags in force, and those to restore at each open group's end.
+    let (mut x, mut dotall) = (false, false);
+    let mut groups: Vec<(bool, bool)> = Vec::new();
+    while let Some(c) = s.peek() {
+        match c {
+            c if x && (c.is_whitespace() || c == '#') => s.space(x),
+            '(' => {
+                s.take()?;
+                groups.push((x, dotall));
+                s.space(x);
+                if s.peek() == Some('?') {
+                    s.take()?;
+                    if matches!(s.peek(), Some('P' | '<')) {
+                        // A named group: its name (which may hold `[`, `]` and `.`) to its `>`.
+                        while s.take()? != '>' {}
+                    } else {
+                        // Flags: for the group (`(?s:…)`), or to the end of this one (`(?s)`).
+                        let (mut nx, mut ns, mut on) = (x, dotall, true);
+                        loop {
+                            match s.take()? {
+                                '-' => on = false,
+                                'x' => nx = on,
+                                's' => ns = on,
+                                ':' => break,
+                                ')' => {
+                                    groups.pop();
+                                    break;
+                                }
+                                _ => {}
+                            }
+                        }
+                        (x, dotall) = (nx, ns);
+                    }
+                }
+            }
+            ')' => {
+                s.take()?;
+                (x, dotall) = groups.pop().unwrap_or((x, dotall));
+            }
+            '[' => s.class(x)?,
+            '\\' => {
+                let at = s.out.len();
+                match s.escape(x)? {
+                    Escape::LineBreak => return Err(Unbounded::LineBreak),
+                    // (`\s \S \D \W` are never case folded, their sets being closed under
+                    // it: `(?-i:…)` spares folding the intersection, 3.7 ms for `-i \S`.)
+                    Escape::Perl => {
+                        s.out.insert_str(at, "(?-i:[");
+                        s.out.push_str("&&[^\\n]])");
+                    }
+                    Escape::Class => {
+                        s.out.insert(at, '[');
+                        s.out.push_str("&&[^\\n]]");
+                    }
+                    Escape::Other => {}
+                }
+            }
+            '.' => {
+                s.i += 1;
+                s.out.push_str(if dotall { "[^\\n]" } else { "." });
+            }
+            '\n' => return Err(Unbounded::LineBreak), // (a raw line feed, without the `x` flag)
+            _ => {
+                s.take()?;
+            }
+        }
+    }
+    Ok(s.out)
+}
+
+/// `line_bound`'s reading of a pattern: its characters, the place reached, the pattern written.
+struct Scan {
+    p: Vec<char>,
+    i: usize,
+    out: String,
+}
+
+impl Scan {
+    fn peek(&self) -> Option<char> {
+        self.p.get(self.i).copied()
+    }
+
+    /// The next character, copied.
+    fn take(&mut self) -> Result<char, Unbounded> {
+        let c = self.peek().ok_or(Unbounded::Unfinished)?;
+        self.i += 1;
+        self.out.push(c);
+        Ok(c)
+    }
+
+    /// Under the `x` flag, whitespace and comments (`#` through the line's end), copied.
+    fn space(&mut self, x: bool) {
+        if !x {
+            return;
+        }
+        loop {
+            match self.peek() {
+                Some(c) if c.is_whitespace() => {
+                    self.i += 1;
+                    self.out.push(c);
+                }
+                Some('#') => {
+                    while let Ok(c) = self.take() {
+                        if c == '\n' {
+                            break;
+                        }
+                    }
+                }
+                _ => break,
+            }
+        }
+    }
+
+    /// An escape (at its `\`), copied.
+    fn escape(&mut self, x: bool) -> Result<Escape, Unbounded> {
+        self.take()?;
+        let c = self.take()?;
+        Ok(match c {
+            'n' | '\n' => Escape::LineBreak,
+            's' | 'S' | 'D' | 'W' => Escape::Perl,
+            'p' | 'P' => {
+                self.space(x);
+                if self.take()? == '{' {
+                    loop {
+                        self.space(x);
+                        if self.take()? == '}' {
+                            break;
+                        }
+                    }
+                }
+                Escape::Class
+            }
+            'x' | 'u' | 'U' => {
+                let mut value = 0u32;
+                let mut digit = |d: char| value = value.saturating_mul(16).saturating_add(d.to_digit(16).unwrap_or(0));
+                self.space(x);
+                if self.peek() == Some('{') {
+                    self.take()?;
+                    loop {
+                        self.space(x);
+                        match self.take()? {
+                            '}' => break,
+                            d => digit(d),
+                        }
+                    }
+                } else {
+                    for k in 0..[2, 4, 8][usize::from(c == 'u') + 2 * usize::from(c == 'U')] {
+                        if k > 0 {
+                            self.space(x);
+                        }
+                        digit(self.take()?);
+                    }
+                }
+                if value == u32::from(b'\n') { Escape::LineBreak } else { Escape::Other }
+            }
+            _ => Escape::Other,
+        })
+    }
+
+    /// A bracketed class (at its `[`), copied as `[[…]&&[^\n]]`; refused when it is made of
+    /// line breaks alone (`[\n]`: ripgrep reads it as the literal).
+    fn class(&mut self, x: bool) -> Result<(), Unbounded> {
+        self.out.push('[');
+        self.take()?;
+        // `[:` would read as an ASCII class (`[:alpha:]`) once nested: `\:` keeps it a colon.
+        if self.peek() == Some(':') {
+            self.out.push('\\');
+        }
+        let (negated, mut other) = self.class_open(x)?;
+        let mut line_breaks = 0;
+        let mut depth = 1;
+        while depth > 0 {
+            self.space(x);
+            match self.peek().ok_or(Unbounded::Unfinished)? {
+                '[' => {
+                    other = true;
+                    if !self.ascii_class() {
+                        self.take()?;
+                        self.class_open(x)?;
+                        depth += 1;
+                    }
+                }
+                ']' => {
+                    self.take()?;
+                    depth -= 1;
+                }
+                '\\' => match self.escape(x)? {
+                    Escape::LineBreak => line_breaks += 1,
+                    _ => other = true,
+                },
+                '\n' => {
+                    // (a raw line feed, without the `x` flag)
+                    self.take()?;
+                    line_breaks += 1;
+                }
+                c => {
+                    // `&&`, `--` and `~~` are operators; `-` alone makes a range.
+                    if matches!(c, '&' | '-' | '~') && self.p.get(self.i + 1) == Some(&c) {
+                        self.take()?;
+                    }
+                    self.take()?;
+                    other = true;
+                }
+            }
+        }
+        if !negated && !other && line_breaks > 0 {
+            return Err(Unbounded::LineBreak);
+        }
+        self.out.push_str("&&[^\\n]]");
+        Ok(())
+    }
+
+    /// A class's opening after its `[`: a `^`, then any `-` and a first `]` (items, not an
+    /// operator or its end). Whether it is negated, and whether it holds such items.
+    fn class_open(&mut self, x: bool) -> Result<(bool, bool), Unbounded> {
+        self.space(x);
+        let negated = self.peek() == Some('^');
+        if negated {
+            self.take()?;
+            self.space(x);
+        }
+        let mut items = false;
+        while self.peek() == Some('-') {
+            self.take()?;
+            self.space(x);
+            items = true;
+        }
+        if !items && self.peek() == Some(']') {
+            self.take()?;
+            items = true;
+        }
+        Ok((negated, items))
+    }
+
+    /// An ASCII class inside a class (at its `[`: `[:alpha:]`, `[:^space:]`), copied; false,
+    /// with nothing taken, when what follows is not one (it is then a nested class).
+    fn ascii_class(&mut self) -> bool {
+        const NAMES: [&str; 14] = ["alnum", "alpha", "ascii", "blank", "cntrl", "digit", "graph", "lower", "print", "punct", "space", "upper", "word", "xdigit"];
+        let rest = &self.p[self.i..];
+        if rest.get(1) != Some(&':') {
+            return false;
+        }
+        let from = if rest.get(2) == Some(&'^') { 3 } else { 2 };
+        let Some(to) = rest[from.min(rest.len())..].iter().position(|&c| c == ':').map(|k| from + k) else { return false };
+        let name: String = rest[from..to].iter().collect();
+        if rest.get(to + 1) != Some(&']') || !NAMES.contains(&name.as_str()) {
+            return false;
+        }
+        self.out.extend(&rest[..to + 2]);
+        self.i += to + 2;
+        true
     }
 }
 
@@ -290,6 +608,177 @@ mod tests {
             }
         }
         assert!(found > 10_000, "the texts should hold matches: {found}");
+    }
+
+    /// A trial's file: ripgrep finds nothing for `meeting\s+The` and `Harbour[^z]*berth`, and
+    /// counts 3 lines for `[^x]+` (not the empty one); Kura matched across the line ends.
+    const TRIAL: &str = "# Harbour master meeting\n\nThe ferry leaves at noon.\nTODO: email about berth 12.\n";
+
+    fn line_numbers(pattern: &str, ic: bool, text: &str) -> Vec<u32> {
+        lines(pattern, ic, text).iter().map(|l| l.0).collect()
+    }
+
+    #[test]
+    fn a_match_never_crosses_a_line_end() {
+        assert_eq!(line_numbers("meeting\\s+The", false, TRIAL), Vec::<u32>::new());
+        assert_eq!(line_numbers("[^x]+", false, TRIAL), vec![0, 2, 3]);
+        assert_eq!(line_numbers("Harbour[^z]*berth", false, TRIAL), Vec::<u32>::new());
+        // Every class that holds `\n`, in every spelling, and `.` under the `s` flag.
+        for p in ["meeting\\W+The", "meeting\\S*\\s\\S*The", "meeting[\\s\\S]+The", "meeting\\D+The", "meeting[[:space:]]+The", "meeting[^a]+The", "meeting[[^a]&&[^b]]+The", "(?s)meeting.+The", "(?s:meeting.+The)", "meeting(?s:.)+The", "(?x) meeting \\s+ # a comment\n The", "meeting[\\x00-\\x{7f}]+The", "meeting(?-u:[^a])+The", "(?s-u)meeting.+The", "(?i)MEETING\\s+the", "meeting[a\\n]*\\s*The", "noon\\.\\s*$\\s*^TODO"] {
+            assert_eq!(line_numbers(p, false, TRIAL), Vec::<u32>::new(), "{p:?}");
+        }
+        // The same classes still match within a line, `\r` included (text, as in ripgrep).
+        assert_eq!(lines("ferry\\s+leaves", false, TRIAL), vec![(2, "The ferry leaves at noon.".into(), "ferry leaves".into())]);
+        assert_eq!(lines("(?s)ferry.+", false, TRIAL), vec![(2, "The ferry leaves at noon.".into(), "ferry leaves at noon.".into())]);
+        assert_eq!(lines("a[^x]*$", false, "abc\r\nabd\n"), vec![(0, "abc".into(), "abc".into()), (1, "abd".into(), "abd".into())]);
+        assert_eq!(line_numbers("c\\s+a", false, "abc\r\nabd\n"), Vec::<u32>::new());
+        assert_eq!(line_numbers("c\\s+d", false, "abc\r d\n"), vec![0]);
+        // Empty lines have nothing for a class to match; `^` and `$` still match there.
+        assert_eq!(line_numbers("\\s*", false, "a\n\n b\n"), vec![0, 1, 2]);
+        assert_eq!(line_numbers("[\\s\\S]", false, "a\n\n\r\nb"), vec![0, 2, 3]);
+        // A block of many lines that each match: as ripgrep, each once, and in linear time
+        // (before, `[^x]+` matched from each line to the block's end: quadratic).
+        let big = "some words on a line\n".repeat(20_000);
+        let started = std::time::Instant::now();
+        assert_eq!(lines("[^x]+", false, &big).len(), 20_000);
+        assert!(started.elapsed().as_secs() < 5);
+    }
+
+    #[test]
+    fn a_line_break_in_the_pattern_is_refused() {
+        for p in ["\\n", "meeting\\nThe", "a\nb", "\\x0A", "\\x0a", "\\x{a}", "\\x{00A}", "\\u000A", "\\u{A}", "\\U0000000A", "\\U{a}", "[\\n]", "[\\n\\n]", "[\n]", "a\\n?b", "(?x) a \\x 0 a", "(?x)a\\\nb", "(?s)(a|\\n)", "(?i)\\n"] {
+            let why = Grep::new(p, false).unwrap_err();
+            assert!(why.contains("line break (\\n) is not allowed"), "{p:?}: {why}");
+            assert!(!why.contains('\n'), "one line: {why}");
+        }
+        // A pattern that is no regular expression is told so first.
+        assert!(Grep::new("\\n(", false).unwrap_err().contains("unclosed group"));
+        // Not a line break: a class holding one besides others (it is taken out, as ripgrep
+        // does), its negation, a raw line feed under `x` (whitespace), `\\n` escaped.
+        assert_eq!(line_numbers("[a\\n]+b", false, "a\nb\nab\n"), vec![2]);
+        assert_eq!(line_numbers("[^\\n]", false, "a\n\nb"), vec![0, 2]);
+        assert_eq!(line_numbers("(?x)a\nb", false, "a\nb\nab\n"), vec![2]);
+        assert_eq!(line_numbers("\\\\n", false, "a\\nb\n"), vec![0]);
+        assert_eq!(line_numbers("[\\x00-\\x0A]", false, "\tx\nx\n"), vec![0]);
+    }
+
+    #[test]
+    fn line_bound_reads_the_pattern_as_the_regex_crate_does() {
+        let b = |p: &str| line_bound(p).unwrap();
+        // Literals, anchors, repetitions, `\d` `\w` and escapes are copied as written.
+        for p in ["harbour", "^a+b{2,3}?$", "\\d\\w\\b\\B\\A\\z\\.\\[\\]\\(\\)", "a{2}\\b{start}", "(?P<n[0].x>a)(?<m>b)(?:c)", "\\x41\\u{42}", "(?i-s)a", "\\#\\ \\&"] {
+            assert_eq!(b(p), p);
+        }
+        assert_eq!(b("a\\sb\\S\\D\\W"), "a(?-i:[\\s&&[^\\n]])b(?-i:[\\S&&[^\\n]])(?-i:[\\D&&[^\\n]])(?-i:[\\W&&[^\\n]])");
+        assert_eq!(b("\\pS\\PS"), "[\\pS&&[^\\n]][\\PS&&[^\\n]]");
+        assert_eq!(b("[^x]"), "[[^x]&&[^\\n]]");
+        assert_eq!(b("[]a]|[^]a]|[-a]|[^-]"), "[[]a]&&[^\\n]]|[[^]a]&&[^\\n]]|[[-a]&&[^\\n]]|[[^-]&&[^\\n]]");
+        assert_eq!(b("[a[^b]c]"), "[[a[^b]c]&&[^\\n]]");
+        assert_eq!(b("[[:alpha:][:^space:]]"), "[[[:alpha:][:^space:]]&&[^\\n]]");
+        // Top-level `[:alpha:]` is a class of `:ahlp`, not an ASCII class: kept one.
+        assert_eq!(b("[:alpha:]"), "[[\\:alpha:]&&[^\\n]]");
+        assert_eq!(b("[a&&b--c~~d]"), "[[a&&b--c~~d]&&[^\\n]]");
+        assert_eq!(b("\\p{Greek}\\PL(?x)\\p {L}"), "[\\p{Greek}&&[^\\n]][\\PL&&[^\\n]](?x)[\\p {L}&&[^\\n]]");
+        // `.` under `s` only, to the end of the group that sets it.
+        assert_eq!(b(".(?s).(?-s).(?s:.)."), ".(?s)[^\\n](?-s).(?s:[^\\n]).");
+        assert_eq!(b("((?s).).(?s:(?-s).)"), "((?s)[^\\n]).(?s:(?-s).)");
+        assert_eq!(b("[.]\\."), "[[.]&&[^\\n]]\\.");
+        // Under `x`: comments and whitespace, in classes and escapes too.
+        assert_eq!(b("(?x) [ ^ a ] # a [ comment ( . \n \\s"), "(?x) [[ ^ a ]&&[^\\n]] # a [ comment ( . \n (?-i:[\\s&&[^\\n]])");
+        assert_eq!(b("(?x:a # ]\n)b"), "(?x:a # ]\n)b");
+        // Without `x` (past the group that set it), `#` is a literal: `[` opens a class.
+        assert_eq!(line_bound("(?x:a # ]\n)#[\n"), Err(Unbounded::Unfinished));
+        assert_eq!(line_bound("[a"), Err(Unbounded::Unfinished));
+        // Every rewritten pattern compiles to the same matches within a line.
+        for p in ["[:alpha:]+", "[[:alpha:]]+", "(?x)[ a b ]+ # x", "[]a]+", "(?i)[^k]+"] {
+            let g = Grep::new(p, false).unwrap();
+            assert!(g.re.is_match(b"alpha:]"), "{p:?}");
+        }
+    }
+
+    /// Each line matched alone by the pattern as written, as grep.rs reports it: the reference
+    /// for "no match crosses a line end" (for texts without `\r\n`: a line alone has no
+    /// `\r\n` for `$` to stop before).
+    fn reference(re: &Regex, text: &[u8]) -> Vec<LineMatch> {
+        let mut out = Vec::new();
+        let (mut start, mut line) = (0usize, 0u32);
+        while start < text.len() {
+            let end = memchr_newline(text, start);
+            if let Some(m) = re.find(&text[start..end]) {
+                let trimmed = if end > start && text[end - 1] == b'\r' { end - 1 } else { end };
+                let (ms, me) = (start + m.start(), start + m.end());
+                out.push(LineMatch { line, start: start as u32, end: trimmed as u32, match_start: ms as u32, match_end: me.min(trimmed.max(ms)) as u32 });
+            }
+            start = end + 1;
+            line += 1;
+        }
+        out
+    }
+
+    #[test]
+    fn random_patterns_match_as_each_line_alone() {
+        use rand::{Rng, SeedableRng, rngs::StdRng};
+        // Atoms of every kind the rewriting touches or must leave alone; those naming a line
+        // break (`\n`, `\x0a`, `[\n]`) make the pattern refused.
+        const ATOMS: [&str; 51] = [
+            "a", "b", "ab", "x", "é", " ", "\\s", "\\S", "\\W", "\\D", "\\w", "\\d", ".", "[^x]", "[^a]", "[a-z]", "[[:space:]]", "[[:^alpha:]]",
+            "[\\s\\S]", "[^\\n]", "[a\\n]", "[\\x00-\\x{10}]", "[:a:]", "[]a]", "[^]a]", "[-a]", "[\\W&&[^b]]", "[a-z--b]", "[\\s~~a]", "\\x20", "\\r",
+            "\\t", "\\b", "\\B", "^", "$", "(?i:A)", "(?-u:\\W)", "(?-u:[^a])", "(?-u:(?s:.))", "[[:cntrl:]]", "\\v", "(?x: a \\s # c ]\n b)", "[^:a:]", "[[:alpha:]\\n]",
+            "(?x:\\x 6 1 [ \\n b ])", "\\n", "\\x0a", "[\\n]", "\\x{0A}", "[\\x0a]",
+        ];
+        const BREAKS: [&str; 5] = ["\\n", "\\x0a", "[\\n]", "\\x{0A}", "[\\x0a]"];
+        fn pattern_of(rng: &mut StdRng, depth: u32, names: &mut u32, breaks: &mut bool) -> String {
+            let pick = if depth == 0 { 0 } else { rng.random_range(0..9) };
+            match pick {
+                0..=2 => {
+                    let a = ATOMS[rng.random_range(0..ATOMS.len())];
+                    *breaks |= BREAKS.contains(&a);
+                    a.to_string()
+                }
+                3 | 4 => (0..rng.random_range(2..4)).map(|_| pattern_of(rng, depth - 1, names, breaks)).collect(),
+                5 => format!("{}|{}", pattern_of(rng, depth - 1, names, breaks), pattern_of(rng, depth - 1, names, breaks)),
+                6 => format!("(?:{}){}", pattern_of(rng, depth - 1, names, breaks), ["*", "+", "?", "{0,3}", "*?", "{2}"][rng.random_range(0..6)]),
+                7 => {
+                    *names += 1;
+                    let open = ["(?s:", "(?x:", "(?-s:", "(?i:", "(", "(?s)(?:"][rng.random_range(0..6)].to_string();
+                    let open = if open == "(" { format!("(?<g{names}>") } else { open };
+                    format!("{open}{})", pattern_of(rng, depth - 1, names, breaks))
+                }
+                _ => format!("(?s){}", pattern_of(rng, depth - 1, names, breaks)),
+            }
+        }
+        const TEXT: [&str; 14] = ["a", "b", "x", "ab", " ", "\t", "\n", "\n", "\r", "é", "Σ", "\u{b}", "\u{85}", ":"];
+        let mut rng = StdRng::seed_from_u64(55);
+        let (mut compared, mut refused, mut found) = (0, 0, 0);
+        let mut got = Vec::new();
+        for _ in 0..3000 {
+            let (mut names, mut breaks) = (0, false);
+            let pattern = pattern_of(&mut rng, 3, &mut names, &mut breaks);
+            let ic = rng.random_bool(0.2);
+            let Ok(re) = RegexBuilder::new(&pattern).case_insensitive(ic).multi_line(true).crlf(true).build() else { continue };
+            match Grep::new(&pattern, ic) {
+                Err(why) => {
+                    assert!(breaks && why.contains("line break"), "{pattern:?}: {why}");
+                    refused += 1;
+                }
+                Ok(g) => {
+                    assert!(!breaks, "{pattern:?} names a line break");
+                    for _ in 0..8 {
+                        let mut text = String::new();
+                        for _ in 0..rng.random_range(0..30) {
+                            let piece = TEXT[rng.random_range(0..TEXT.len())];
+                            // (no `\r\n`: see `reference`; grep's CRLF is tested above)
+                            text.push_str(if piece == "\n" && text.ends_with('\r') { " \n" } else { piece });
+                        }
+                        g.lines(text.as_bytes(), &mut got);
+                        assert_eq!(got, reference(&re, text.as_bytes()), "{pattern:?} (ignoring case: {ic}) in {text:?}");
+                        found += got.len();
+                        compared += 1;
+                    }
+                }
+            }
+        }
+        assert!(compared > 15_000 && refused > 100 && found > 20_000, "{compared} texts, {refused} refused, {found} lines");
     }
 
     #[test]

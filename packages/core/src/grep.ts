@@ -24,9 +24,10 @@ export class LineMatcher {
   #handle: number;
 
   /**
-   * `pattern`: Rust regex syntax (docs/HTTP.md "grep"); `^`/`$` match at line ends. A pattern
-   * that is not a regular expression, or whose automaton would be too large, is INVALID_INPUT
-   * with the reason.
+   * `pattern`: Rust regex syntax (docs/HTTP.md "grep"); `^`/`$` match at line ends, and no
+   * match crosses one (as ripgrep's: `\s`, `[^x]`, `(?s).` do not match `\n`). A pattern that
+   * is not a regular expression, whose automaton would be too large, or that names a line
+   * break (`\n`, `\x0A`: ripgrep refuses it too) is INVALID_INPUT with the reason.
    */
   constructor(
     readonly pattern: string,

@@ -1,7 +1,8 @@
 /**
- * `grep` over the stored text (decision 0055): a regular expression matched line by line
- * against every path's latest document — a text file's own bytes, a PDF's, DOCX's or HTML
- * page's extracted text — in the wasm core's linear-time matcher (LineMatcher), streamed as
+ * `grep` over the stored text (decision 0055): a regular expression matched line by line (no
+ * match crosses a line end, as in ripgrep) against every path's latest document — a text
+ * file's own bytes, a PDF's, DOCX's or HTML page's extracted text — in the wasm core's
+ * linear-time matcher (LineMatcher), streamed as
  * events in the shape of ripgrep's JSON lines: `begin`, `match` and `context` lines, `end` with
  * the file's count, `error` for a document that cannot be read (damage is said, never skipped
  * silently), and one `summary`.
