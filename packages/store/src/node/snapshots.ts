@@ -412,9 +412,10 @@ function makeDirectories(dir: string): void {
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'EEXIST') continue;
-      // A path that cannot name a directory (a file on the way) is the caller's to mend (usage);
-      // a permission, a read-only or full disk is the system's, as anywhere else in a restore.
-      if (code === 'ENOTDIR' || code === 'ENAMETOOLONG' || code === 'EINVAL') throw new InvalidInputError(`cannot make ${d} to restore into (${code})`, 'target');
+      // A path that cannot name a directory (a file on the way, a place that takes none: /proc)
+      // is the caller's to mend (usage); a permission, a read-only or full disk is the system's,
+      // as anywhere else in a restore.
+      if (code === 'ENOTDIR' || code === 'ENOENT' || code === 'ENAMETOOLONG' || code === 'EINVAL') throw new InvalidInputError(`cannot make ${d} to restore into (${code})`, 'target');
       throw e;
     }
   }
