@@ -42,6 +42,25 @@ export function isUtf8(bytes: Uint8Array, cut = false): boolean {
 }
 
 /**
+ * Whether `bytes` hold at least one well-formed multi-byte UTF-8 character: text that is not
+ * UTF-8 and holds none is in a single-byte encoding (Latin-1, Windows-1252: `café` is 63 61
+ * 66 E9), where text with some is UTF-8 with damage.
+ */
+export function hasUtf8Character(bytes: Uint8Array): boolean {
+  const n = bytes.length;
+  for (let i = 0; i < n; i++) {
+    const b = bytes[i]!;
+    if (b < 0xc2 || b > 0xf4) continue;
+    const need = b <= 0xdf ? 1 : b <= 0xef ? 2 : 3;
+    if (i + need >= n) return false;
+    let ok = true;
+    for (let k = 1; k <= need && ok; k++) ok = (bytes[i + k]! & 0xc0) === 0x80;
+    if (ok && isUtf8(bytes.subarray(i, i + need + 1))) return true;
+  }
+  return false;
+}
+
+/**
  * Whether every byte of `bytes` is below 0x80 (ASCII: UTF-8 that decodes to the same code
  * units; the search index takes ASCII text as its bytes). This module's scan by default; a
  * platform with a faster one installs it (Node's `buffer.isAscii`, ~4x: 3 ms for 32 MiB).
@@ -78,3 +97,19 @@ export function asciiScan(bytes: Uint8Array): boolean {
 }
 
 let asciiImpl = asciiScan;
+
+/**
+ * Whether all of `bytes` is well-formed UTF-8 (a whole text: none cut at its end). The scan
+ * above by default; Node installs its own (`buffer.isUtf8`, native), which grep asks of every
+ * document that is not ASCII.
+ */
+export function isWholeUtf8(bytes: Uint8Array): boolean {
+  return utf8Impl(bytes);
+}
+
+/** Installs a platform's UTF-8 check (node/backends.ts). */
+export function useIsUtf8(fn: (bytes: Uint8Array) => boolean): void {
+  utf8Impl = fn;
+}
+
+let utf8Impl = (bytes: Uint8Array): boolean => isUtf8(bytes);

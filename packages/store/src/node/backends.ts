@@ -2,7 +2,7 @@
  * A store directory's backends in Node (FORMAT.md §5): kura.db through better-sqlite3 with its
  * checkpoint worker, packs and the log as files, and this process's writer registration.
  */
-import { isAscii } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import * as nodeCrypto from 'node:crypto'; // (a namespace: `hash` is missing before Node 20.12)
 import { existsSync, createReadStream } from 'node:fs';
 import { join } from 'node:path';
@@ -17,12 +17,13 @@ import { liveWriters, registerWriter, writerAlive } from './lock.js';
 import { LockTurns } from './lock-turns.js';
 import { openSqlite, scratchSqlite } from './sqlite.js';
 import { useSha256 } from '../sha256-bytes.js';
-import { useIsAscii } from '../utf8.js';
+import { useIsAscii, useIsUtf8 } from '../utf8.js';
 
 // Log frames and pack indexes hashed natively (sha256-bytes.ts): one call where Node has it
 // (20.12+), without the Hash object createHash makes (a native object and a handle per frame).
 const oneShot = nodeCrypto.hash as typeof nodeCrypto.hash | undefined;
 useIsAscii(isAscii);
+useIsUtf8(isUtf8);
 useSha256(oneShot ? (bytes) => oneShot('sha256', bytes, 'buffer') : (bytes) => nodeCrypto.createHash('sha256').update(bytes).digest());
 
 export const DB_FILE = 'kura.db';

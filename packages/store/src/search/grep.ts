@@ -19,7 +19,7 @@ import { chunkLocations, knownDamage } from '../document-reads.js';
 import { formatDigest } from '../hex.js';
 import { extractKind, KIND_HEAD } from '../extract/kind.js';
 import { filterSql } from './fts.js';
-import { SNIFF_BYTES, looksLikeText, textByType } from './text.js';
+import { SNIFF_BYTES, looksLikeText, textAsUtf8, textByType } from './text.js';
 
 /**
  * A block of text is at most this long before it is matched: a longer line is cut here (a
@@ -131,7 +131,8 @@ async function* textOf(s: GrepSource, { doc, text, locs }: Found, mediaType: str
   } else if (extractKind(new Uint8Array(0), mediaType)) return; // text/html: its extracted text, once extracted
   // Whole, up to WHOLE_MAX: one hash pass (the document's SHA-256, checked before a byte is
   // matched) instead of each chunk's BLAKE3 and then the SHA-256 (~1.6x the scan's speed).
-  if (doc.size <= WHOLE_MAX) yield await s.reader.bytes(doc, locs);
+  // (A text in Latin-1 or Windows-1252 is matched as its UTF-8, as the index reads it: text.ts.)
+  if (doc.size <= WHOLE_MAX) yield textAsUtf8(await s.reader.bytes(doc, locs));
   else yield* s.reader.document(doc);
 }
 

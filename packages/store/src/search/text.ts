@@ -1,5 +1,5 @@
 /** Which documents are text, and their text for the search index (FORMAT.md §10). */
-import { isUtf8 } from '../utf8.js';
+import { hasUtf8Character, isAscii, isUtf8, isWholeUtf8 } from '../utf8.js';
 
 /** Text indexed per document: the first 1 MiB. */
 export const INDEXED_TEXT_MAX = 1 << 20;
@@ -34,7 +34,49 @@ export function looksLikeText(sample: Uint8Array): boolean {
   return !sample.includes(0) && isUtf8(sample, true);
 }
 
-/** The indexable text of a document's first bytes (invalid sequences become U+FFFD). */
+const encoder = new TextEncoder();
+
+/**
+ * Windows-1252's characters for 0x80-0x9F (its other bytes are their code points, as Latin-1's):
+ * decoded here, the same in Node and browsers — Node 20's TextDecoder('windows-1252') gives
+ * Latin-1's control characters for these, where browsers give WHATWG's table.
+ */
+const CP1252 = [
+  0x20ac, 0x81, 0x201a, 0x192, 0x201e, 0x2026, 0x2020, 0x2021, 0x2c6, 0x2030, 0x160, 0x2039, 0x152, 0x8d, 0x17d, 0x8f,
+  0x90, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x2dc, 0x2122, 0x161, 0x203a, 0x153, 0x9d, 0x17e, 0x178,
+];
+
+function decodeWindows1252(bytes: Uint8Array): string {
+  const parts: string[] = [];
+  const codes = new Uint16Array(Math.min(bytes.length, 8192));
+  for (let at = 0; at < bytes.length; at += codes.length) {
+    const n = Math.min(codes.length, bytes.length - at);
+    for (let i = 0; i < n; i++) {
+      const b = bytes[at + i]!;
+      codes[i] = b >= 0x80 && b < 0xa0 ? CP1252[b - 0x80]! : b;
+    }
+    parts.push(String.fromCharCode(...codes.subarray(0, n)));
+  }
+  return parts.join('');
+}
+
+/**
+ * The indexable text of a document's first bytes: UTF-8 (invalid sequences become U+FFFD) —
+ * unless the bytes are no UTF-8 and hold no UTF-8 character at all, as text written in
+ * Latin-1 or Windows-1252 is (old notes, exported CSV): then decoded so (a trial: `café` in
+ * Latin-1 was "caf\uFFFD" in snippets and no search found it). UTF-8 pays for the look only
+ * when its decoding replaced something.
+ */
 export function decodeText(bytes: Uint8Array): string {
-  return lenient.decode(bytes);
+  const text = lenient.decode(bytes);
+  return text.includes('\uFFFD') && singleByteText(bytes) ? decodeWindows1252(bytes) : text;
+}
+
+/** A document's text as UTF-8 bytes (grep matches these): its bytes, or a single-byte text's as decodeText reads it. */
+export function textAsUtf8(bytes: Uint8Array): Uint8Array {
+  return isAscii(bytes) || isWholeUtf8(bytes) || hasUtf8Character(bytes) ? bytes : encoder.encode(decodeWindows1252(bytes));
+}
+
+function singleByteText(bytes: Uint8Array): boolean {
+  return !isUtf8(bytes, true) && !hasUtf8Character(bytes);
 }
