@@ -63,6 +63,12 @@ describe('kura search', () => {
     // A floor for hits by meaning, given to keyword search: said, not ignored (a trial).
     const floor = kura(['search', '--store', store, '--mode', 'keyword', '--min-score', '0.3', 'harbour']);
     expect([floor.code, floor.stderr]).toEqual([2, expect.stringMatching(/--min-score is the least similarity of a hit by meaning/)]);
+    // By time, as kura ls and GET /v1/search do (the CLI had no --since/--until: a trial).
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    expect(kura(['search', '--store', store, '--mode', 'keyword', '--since', '2000-01-01', 'harbour']).stdout).toContain('tree/notes.txt');
+    expect(kura(['search', '--store', store, '--mode', 'keyword', '--since', tomorrow, 'harbour']).stdout).toBe('');
+    expect(kura(['search', '--store', store, '--mode', 'keyword', '--until', '2000-01-01', 'harbour']).stdout).toBe('');
+    expect(kura(['search', '--store', store, '--since', 'yesterday', 'harbour']).code).toBe(2);
   });
 
   it('finds PDF, DOCX and HTML files by their text; kura index reports what extraction left and names failures', async () => {

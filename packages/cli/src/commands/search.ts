@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander';
 import { storePrefix } from '../store-path.js';
-import { cosine, wholeNumber } from '../args.js';
+import { cosine, isoDate, wholeNumber } from '../args.js';
 import { EXIT, usage } from '../exit.js';
 import { writeJson, write } from '../output.js';
 import { shownPath } from '../format.js';
@@ -27,6 +27,8 @@ interface SearchOptions {
   /** `--every-path`: a hit per path (the search's `collapse: false`). */
   everyPath?: boolean;
   snapshot?: string;
+  since?: string;
+  until?: string;
   json?: boolean;
 }
 
@@ -38,6 +40,8 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .option('--tag <tag>', 'only documents with this tag')
     .option('--type <media-type>', 'only documents of this media type')
     .option('--prefix <path>', 'only documents whose path starts with this')
+    .option('--since <iso>', 'only paths changed at or after this time (e.g. 2024-05-01 or 2024-05-01T10:30:00Z)')
+    .option('--until <iso>', 'only paths changed before this time')
     .option('--limit <n>', 'at most N hits (default 20)')
     .option('--offset <n>', 'skip the first N hits (for the next page)')
     .option('--wait-ms <ms>', 'semantic and hybrid: wait at most this long for documents still to embed, then leave them out (and say how many); default: embed them all first')
@@ -87,6 +91,8 @@ async function searchWith(store: Store, embedder: Embedder | undefined, query: s
     ...(opts.tag ? { tag: opts.tag } : {}),
     ...(opts.type ? { mediaType: opts.type } : {}),
     ...(opts.prefix ? { pathPrefix: storePrefix(opts.prefix) } : {}),
+    ...(opts.since !== undefined ? { since: isoDate(opts.since, '--since') } : {}),
+    ...(opts.until !== undefined ? { until: isoDate(opts.until, '--until') } : {}),
     ...(opts.limit ? { limit: wholeNumber(opts.limit, '--limit') } : {}),
     ...(opts.offset ? { offset: wholeNumber(opts.offset, '--offset') } : {}),
     ...(opts.waitMs !== undefined ? { waitMs: wholeNumber(opts.waitMs, '--wait-ms') } : {}),
