@@ -38,6 +38,9 @@ describe('kura grep', () => {
     expect(plain.stdout).toBe('tree/report.pdf:1:The parseQuery report.\ntree/src/main.ts:2:function parseQuery() {}\ntree/src/main.ts:3:// TODO: parseQuery edge cases\n');
     expect(kura(['grep', '--store', store, '-i', '-l', 'parsequery']).stdout).toBe('tree/notes.md\ntree/report.pdf\ntree/src/main.ts\n');
     expect(kura(['grep', '--store', store, '-i', '-c', 'parsequery']).stdout).toBe('tree/notes.md:2\ntree/report.pdf:1\ntree/src/main.ts:2\n');
+    // -w: whole words (`parse` is inside parseQuery everywhere: no line).
+    expect(kura(['grep', '--store', store, '-w', '-c', 'parse']).code).toBe(1);
+    expect(kura(['grep', '--store', store, '-w', '-i', '-c', 'parsequery']).stdout).toBe('tree/notes.md:2\ntree/report.pdf:1\ntree/src/main.ts:2\n');
     expect(kura(['grep', '--store', store, '-i', '-n', '-C', '1', 'parsequery', 'tree/notes.md']).stdout).toBe(
       'tree/notes.md-2-two\ntree/notes.md:3:three PARSEQUERY\ntree/notes.md-4-four\n--\ntree/notes.md-7-seven\ntree/notes.md:8:eight parsequery\n',
     );

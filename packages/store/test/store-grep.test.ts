@@ -59,6 +59,20 @@ describe('grep', () => {
     await expect(all(store, 'x', { prefixes: 'a/' } as never)).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'prefixes' });
   });
 
+  it('-w matches whole words only, as grep -w; through the worker threads too', async () => {
+    const { store } = await newStore();
+    await store.put(text('cat\ncatalog\nthe cat sat\nbobcat\nCAT\ncat-like\n'), { path: 'a.txt' });
+    expect(lines(await all(store, 'cat', { word: true }))).toEqual(['a.txt:1:cat', 'a.txt:3:the cat sat', 'a.txt:6:cat-like']);
+    expect(lines(await all(store, 'cat', { word: true, ignoreCase: true }))).toEqual(['a.txt:1:cat', 'a.txt:3:the cat sat', 'a.txt:5:CAT', 'a.txt:6:cat-like']);
+    expect(lines(await all(store, 'cat|bob', { word: true }))).toEqual(['a.txt:1:cat', 'a.txt:3:the cat sat', 'a.txt:6:cat-like']); // (the whole alternation between boundaries)
+    // A bad pattern's error is about what was typed.
+    await expect(all(store, 'ca(t', { word: true })).rejects.toMatchObject({ code: 'INVALID_INPUT', message: expect.not.stringContaining('(?:') });
+    // Over 8 MiB of text: the worker threads match the same words.
+    for (let i = 0; i < 9; i++) await store.put(text(`${'catalog bobcat\n'.repeat(70_000)}the cat\n`), { path: `big/${i}.txt` });
+    const big = await all(store, 'cat', { word: true, prefixes: ['big/'] });
+    expect(big.at(-1)).toMatchObject({ type: 'summary', matches: 9 });
+  });
+
   it('counts lines as grep does: none after a final newline, the last one when it has none', async () => {
     const { store } = await newStore();
     const text = (s: string) => new TextEncoder().encode(s);

@@ -579,18 +579,19 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
         tag,
         type: z.string().max(255).optional().describe('only this media type: text/markdown, text/*, or a subtype alone (pdf)'),
         ignoreCase: z.boolean().optional().describe('match regardless of case'),
+        word: z.boolean().optional().describe('whole words only: the pattern between word boundaries (grep -w)'),
         context: z.number().int().min(0).max(10).optional().describe('lines of context around each match'),
         filesWithMatches: z.boolean().optional().describe('each file at its first match only (which files hold it: grep -l)'),
         limit: z.number().int().min(1).max(500).optional().describe('matching lines at most (default 100)'),
       },
       annotations: { readOnlyHint: true },
     },
-    ({ pattern, prefix, tag, type, ignoreCase, context, filesWithMatches, limit }) =>
+    ({ pattern, prefix, tag, type, ignoreCase, word, context, filesWithMatches, limit }) =>
       tool(async () => {
         const lines: { path: string; line: number; text: string; match: boolean }[] = [];
         let summary: unknown;
         const errors: { path: string; code: string; message: string }[] = [];
-        const options = { ignoreCase: ignoreCase ?? false, ...(prefix ? { prefixes: [prefix] } : {}), ...(tag ? { tag } : {}), ...(type ? { type } : {}), ...(filesWithMatches ? { firstPerFile: true } : {}), context: context ?? 0, limit: limit ?? 100 };
+        const options = { ignoreCase: ignoreCase ?? false, ...(word ? { word: true } : {}), ...(prefix ? { prefixes: [prefix] } : {}), ...(tag ? { tag } : {}), ...(type ? { type } : {}), ...(filesWithMatches ? { firstPerFile: true } : {}), context: context ?? 0, limit: limit ?? 100 };
         for await (const e of store.grep(pattern, options)) {
           if (e.type === 'match' || e.type === 'context') lines.push({ path: e.path, line: e.line, text: around(e.text, e.type === 'match' ? e.submatch : undefined, e), match: e.type === 'match' });
           else if (e.type === 'error') errors.push({ path: e.path, code: e.code, message: e.message });

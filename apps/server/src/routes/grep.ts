@@ -31,6 +31,7 @@ export default async function grep(app: FastifyInstance) {
           tag: z.string().optional(),
           type: z.string().optional().describe('media type: text/markdown, text/*, or a subtype alone (pdf)'),
           ignoreCase: flag,
+          word: flag.describe('whole words only: the pattern between word boundaries (grep -w)'),
           context: z.coerce.number().int().min(0).max(CONTEXT_MAX).default(0),
           filesWithMatches: flag.describe('each file at its first match only'),
           limit: z.coerce.number().int().min(1).max(GREP_LIMIT_MAX).default(10_000),
@@ -43,6 +44,7 @@ export default async function grep(app: FastifyInstance) {
       const prefixes = q.prefix === undefined ? [] : Array.isArray(q.prefix) ? q.prefix : [q.prefix];
       const events = request.store.grep(q.pattern, {
         ignoreCase: q.ignoreCase === 'true',
+        ...(q.word === 'true' ? { word: true } : {}),
         ...(prefixes.length ? { prefixes } : {}),
         ...(q.tag !== undefined ? { tag: q.tag } : {}),
         ...(q.type !== undefined ? { type: q.type } : {}),

@@ -18,6 +18,7 @@ import { withStore } from '../store.js';
 
 interface GrepOptions {
   ignoreCase?: boolean;
+  wordRegexp?: boolean;
   lineNumber?: boolean;
   filesWithMatches?: boolean;
   count?: boolean;
@@ -34,6 +35,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .argument('<pattern>', "a regular expression (Rust's regex syntax: no look-around, backreferences or \\p{…} classes; linear time whatever the pattern)")
     .argument('[prefix...]', 'only paths starting with one of these')
     .option('-i, --ignore-case', 'match case-insensitively (Unicode)')
+    .option('-w, --word-regexp', 'match whole words only: the pattern between word boundaries')
     .option('-n, --line-number', 'print line numbers')
     .option('-l, --files-with-matches', 'print only the paths with a match')
     .option('-c, --count', 'print each path with a match and its count of matching lines')
@@ -50,6 +52,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
         let matched = 0;
         const events = store.grep(pattern, {
           ignoreCase: opts.ignoreCase ?? false,
+          ...(opts.wordRegexp ? { word: true } : {}),
           ...(prefixes.length ? { prefixes: prefixes.map(storePrefix) } : {}),
           ...(opts.tag ? { tag: opts.tag } : {}),
           ...(opts.type ? { type: opts.type } : {}),

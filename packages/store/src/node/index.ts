@@ -26,7 +26,7 @@ import { cacheWasEncrypted, defaultCacheDir, isObjectLocation, notEncrypted, obj
 import { DirectoryObjectStore } from './dir-objects.js';
 import { GrepPool } from './grep-away.js';
 import { LineMatcher } from '@kura/core';
-import { emptySummary, entries as grepEntries, grepEntry, grepRun, type Entry, type GrepEvent, type GrepOptions, type GrepSource } from '../search/grep.js';
+import { emptySummary, entries as grepEntries, grepEntry, grepRun, matchedPattern, type Entry, type GrepEvent, type GrepOptions, type GrepSource } from '../search/grep.js';
 import { drainIndex, usable } from '../store-context.js';
 import { breather } from '../breather.js';
 
@@ -160,6 +160,7 @@ export class Store extends StoreCore {
     const ctx = this.context();
     await drainIndex(ctx);
     const ignoreCase = options.ignoreCase ?? false;
+    pattern = matchedPattern(pattern, options); // (-w: the workers match it too)
     const matcher = new LineMatcher(pattern, ignoreCase); // (a bad pattern: INVALID_INPUT before any event)
     const summary = emptySummary();
     try {

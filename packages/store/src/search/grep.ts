@@ -47,6 +47,8 @@ export interface GrepOptions {
   context?: number;
   /** Stop a file at its first match (`-l`). */
   firstPerFile?: boolean;
+  /** Match whole words only (`-w`): the pattern between word boundaries, `\b(?:PATTERN)\b`. */
+  word?: boolean;
   /** Matching lines in all at most; then a `summary` with `truncated: true`. */
   limit?: number;
   /**
@@ -196,7 +198,17 @@ export interface GrepRun {
 }
 
 /** The options grep knows: any other is refused (`prefix` for `prefixes` grepped the whole store: a trial). */
-const GREP_OPTIONS: ReadonlySet<string> = new Set(['ignoreCase', 'prefixes', 'tag', 'type', 'context', 'firstPerFile', 'limit', 'workers']);
+const GREP_OPTIONS: ReadonlySet<string> = new Set(['ignoreCase', 'prefixes', 'tag', 'type', 'context', 'firstPerFile', 'word', 'limit', 'workers']);
+
+/**
+ * The pattern matched: `-w`'s between word boundaries (Unicode's, as the regex crate reads
+ * `\b`). Its own syntax is checked first, so that a bad pattern's error is about what was typed.
+ */
+export function matchedPattern(pattern: string, o: GrepOptions): string {
+  if (!o.word) return pattern;
+  new LineMatcher(pattern, false).dispose();
+  return `\\b(?:${pattern})\\b`;
+}
 
 export function grepRun(o: GrepOptions): GrepRun {
   if (o === null || typeof o !== 'object') throw new InvalidInputError('grep options are an object', 'options');
@@ -219,7 +231,7 @@ export function emptySummary(): GrepSummary {
 /** The grep of `pattern` over the store's text, as events (see above). */
 export async function* grep(s: GrepSource, pattern: string, o: GrepOptions = {}, yieldTurn: () => Promise<void> = async () => {}): AsyncGenerator<GrepEvent> {
   const run = grepRun(o);
-  const matcher = new LineMatcher(pattern, o.ignoreCase ?? false);
+  const matcher = new LineMatcher(matchedPattern(pattern, o), o.ignoreCase ?? false);
   const summary = emptySummary();
   try {
     for (const e of entries(s, o)) {
