@@ -94,6 +94,9 @@ describe('keyword search with identifiers', () => {
     for (const [path, text] of Object.entries(docs)) await store.put(enc(text), { path });
     const paths = async (q: string, limit = 20) => (await store.search(q, { mode: 'keyword', limit })).map((h) => h.path);
     expect((await paths('9.0.0')).sort()).toEqual(['lib/tagged.md', 'lib/v9.md']);
+    // Asked with a v, the same version: found written either way (it found neither: a trial).
+    expect((await paths('v9.0.0')).sort()).toEqual(['lib/tagged.md', 'lib/v9.md']);
+    expect((await store.search('V9.0.0', { mode: 'keyword' })).parsedAs).toBe('9.0.0');
     expect(await paths('ERR_REQUIRE_ESM')).toEqual(['node/errors.md']);
     // With other words: what matched the version's words across punctuation comes after what holds it.
     const mixed = await paths('9.0.0 versions');

@@ -175,11 +175,18 @@ function lex(query: string, fallbacks: Set<string>): Token[] {
     // `Harbour’s` found nothing in a store of harbour notes (a trial).
     const possessive = POSSESSIVE.exec(word);
     if (possessive) word = possessive[1]! + possessive[2]!;
+    // `v6.17.0` is the version 6.17.0, found written either way (exact-terms.ts): as written,
+    // the word `v6` found 6.17.0 nowhere (a trial).
+    const version = V_VERSION.exec(word);
+    if (version) word = version[1]! + version[2]! + version[3]!;
     if (searchable(word)) tokens.push({ t: 'term', term: { kind: 'word', text: word }, negated, start, end });
     else if (negated) fallbacks.add(`"-${word}" has no letters or digits and was left out`);
   }
   return tokens;
 }
+
+/** A version written with a `v` (`v6.17.0`, `(v2.0)`): the punctuation around it, and the version. */
+const V_VERSION = /^([^\p{L}\p{N}]*)[vV](\d+(?:\.\d+)+)([^\p{L}\p{N}]*)$/u;
 
 /** A word ending in `'s` or `’s` (punctuation after it kept): its letters before, then that punctuation. */
 const POSSESSIVE = /^([^'’]*\p{L})['’][sS]([^\p{L}\p{N}]*)$/u;
