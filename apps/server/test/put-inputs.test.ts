@@ -5,6 +5,8 @@
  * uploaded chunks is held to the server's document limit as an upload is.
  */
 import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { blake3 } from '@kura/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { call, closeAll, startServer } from './helpers/server.js';
@@ -97,5 +99,35 @@ describe('put inputs', () => {
     expect((await call(s.url, 'GET', '/v1/documents')).json.items).toEqual([]);
     const under = await call(s.url, 'POST', '/v1/documents:commit', { json: { chunks: [key], path: 'x/one' } });
     expect(under.status).toBe(201);
+  });
+});
+
+describe('what a header cannot carry, nor UTF-8 hold', () => {
+  it('a media type with parameters past printable ASCII is refused when written, and one stored before is served as bytes, never a 500', async () => {
+    const s = await startServer();
+    // (`text/plain; x=一`: every read of it answered 500 — Node refuses such a header: a trial.)
+    const refused = await call(s.url, 'POST', `/v1/documents?path=mt/cjk&type=${encodeURIComponent('text/plain; x=一')}`, { body: 'zz' });
+    expect([refused.status, refused.json.error.code]).toEqual([400, 'INVALID_INPUT']);
+    expect((await call(s.url, 'GET', '/v1/entry?path=mt/cjk')).status).toBe(404);
+    expect((await call(s.url, 'POST', '/v1/documents?path=mt/ok', { body: 'zz' })).status).toBe(201);
+    const patched = await call(s.url, 'PATCH', '/v1/entry?path=mt/ok', { json: { mediaType: 'text/plain; x=\u007f' } });
+    expect(patched.status).toBe(400);
+    // One stored by an older Kura: served, typed as bytes.
+    const Database = createRequire(new URL('../../../packages/store/package.json', import.meta.url))('better-sqlite3');
+    const db = new Database(join(s.dir, 'store', 'kura.db'));
+    db.prepare("UPDATE entries SET media_type = 'text/plain; x=一' WHERE path = 'mt/ok'").run();
+    db.close();
+    for (const method of ['GET', 'HEAD'] as const) {
+      const r = await call(s.url, method, '/v1/paths/mt/ok');
+      expect([r.status, r.headers['content-type']], method).toEqual([200, 'application/octet-stream']);
+    }
+  });
+
+  it('tags and metadata with a lone surrogate are refused: they were stored as U+FFFD, two tags made one', async () => {
+    const s = await startServer();
+    expect((await call(s.url, 'POST', '/v1/documents?path=sur/x', { body: 's' })).status).toBe(201);
+    const r = await call(s.url, 'PATCH', '/v1/entry?path=sur/x', { body: '{"meta":{"k":"a\\ud800"},"addTags":["t\\ud83d","t\\ud83e"]}', headers: { 'content-type': 'application/json' } });
+    expect([r.status, r.body.toString()]).toEqual([400, expect.stringMatching(/INVALID_INPUT.*well-formed Unicode/)]);
+    expect((await call(s.url, 'GET', '/v1/entry?path=sur/x')).json).toMatchObject({ tags: [], meta: {} });
   });
 });

@@ -71,13 +71,24 @@ export const OpenOptions = z
   .strict();
 export type OpenOptions = z.input<typeof OpenOptions>;
 
+// Tags and metadata are well-formed Unicode: a lone surrogate has no UTF-8, and SQLite stored
+// it as U+FFFD — two different tags became one, silently (a trial).
+const wellFormed = (what: string) => [(t: string) => !hasLoneSurrogate(t), `${what} must be well-formed Unicode (a lone surrogate is not a character)`] as const;
 const tag = z
   .string()
   .min(1, 'a tag cannot be empty')
   .max(256, 'a tag is at most 256 characters')
-  .regex(/^[^\u0000-\u001f]+$/, 'tags must not contain control characters');
-const metaKey = z.string().min(1, 'a metadata key cannot be empty').max(256, 'a metadata key is at most 256 characters');
-const metaValue = z.string().max(64 * 1024);
+  .regex(/^[^\u0000-\u001f]+$/, 'tags must not contain control characters')
+  .refine(...wellFormed('a tag'));
+const metaKey = z
+  .string()
+  .min(1, 'a metadata key cannot be empty')
+  .max(256, 'a metadata key is at most 256 characters')
+  .refine(...wellFormed('a metadata key'));
+const metaValue = z
+  .string()
+  .max(64 * 1024)
+  .refine(...wellFormed('a metadata value'));
 
 /** A path's length at most, in UTF-16 code units (FORMAT.md §11). */
 export const PATH_MAX = 4096;
@@ -122,10 +133,12 @@ const newPath = docPath.superRefine((p, ctx) => {
   const problem = newPathProblem(p);
   if (problem) ctx.addIssue({ code: 'custom', message: problem });
 });
+// Its parameters printable ASCII, as an HTTP header carries them: `text/plain; x=一` was
+// stored, and every read of it answered 500 (Node refuses such a header value; a trial).
 const mediaType = z
   .string()
   .max(255)
-  .regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, 'mediaType must look like type/subtype');
+  .regex(/^[\w.+-]+\/[\w.+-]+(\s*;[\t\x20-\x7e]*)?$/, 'mediaType must look like type/subtype (parameters in printable ASCII)');
 /** At most this many metadata keys per document (and per change). */
 export const META_MAX_KEYS = 1000;
 const fewKeys = (o: Record<string, unknown>) => Object.keys(o).length <= META_MAX_KEYS;
@@ -199,7 +212,7 @@ export type MetaUpdate = z.input<typeof MetaUpdate>;
 const CONTROL = /[\u0000-\u001f]/;
 
 const plainTags = (v: unknown) =>
-  v === undefined || (Array.isArray(v) && v.length <= 1000 && v.every((t) => typeof t === 'string' && t.length >= 1 && t.length <= 256 && !CONTROL.test(t)));
+  v === undefined || (Array.isArray(v) && v.length <= 1000 && v.every((t) => typeof t === 'string' && t.length >= 1 && t.length <= 256 && !CONTROL.test(t) && !LONE_SURROGATE.test(t)));
 
 /**
  * Whether MetaUpdate takes `u` exactly as it is (so its output would be `u`'s own fields): a
@@ -231,7 +244,7 @@ export function plainMetaUpdate(u: unknown): u is MetaUpdate {
     let n = 0;
     for (const k in meta) {
       const v = (meta as Record<string, unknown>)[k];
-      if (++n > META_MAX_KEYS || k.length < 1 || k.length > 256 || k === '__proto__' || !(v === null || (typeof v === 'string' && v.length <= 64 * 1024))) return false;
+      if (++n > META_MAX_KEYS || k.length < 1 || k.length > 256 || k === '__proto__' || LONE_SURROGATE.test(k) || !(v === null || (typeof v === 'string' && v.length <= 64 * 1024 && !LONE_SURROGATE.test(v)))) return false;
     }
   }
   return plainTags(addTags) && plainTags(removeTags);

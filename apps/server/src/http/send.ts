@@ -14,6 +14,8 @@ import { etagOf } from './digest.js';
 /** Documents up to this size are read whole and sent in one write; larger ones stream. */
 export const BUFFER_MAX = 1 << 20;
 /** Media types a browser runs scripts in, when navigated to: HTML, XHTML, SVG and XML (XSLT). */
+/** What an HTTP header value may hold (as Node checks it): tab, printable ASCII, and bytes past 0x7f. */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 const ACTIVE = /^\s*(text\/html|application\/xhtml\+xml|image\/svg\+xml|text\/xml|text\/xsl|application\/xml|[^;]*\+xml)\s*(;|$)/i;
 import { etagMatches, parseRange } from './range.js';
 
@@ -48,8 +50,12 @@ export async function sendDocument(
 ): Promise<FastifyReply> {
   const info = await store.document(digest, unlisted ? { unlisted: true } : {});
   const etag = etagOf(info.digest);
-  // A route that knows which entry it serves gives that entry's type (the path route).
-  const type = headers['content-type'] ?? info.mediaType ?? 'application/octet-stream';
+  // A route that knows which entry it serves gives that entry's type (the path route). A type
+  // no header can carry — stored before puts refused one (`text/plain; x=一`) — is sent as
+  // bytes: Node threw on it, and every read of the document answered 500 (a trial).
+  const given = headers['content-type'] ?? info.mediaType ?? 'application/octet-stream';
+  const type = HEADER_VALUE.test(given) ? given : 'application/octet-stream';
+  headers = { ...headers, 'content-type': type };
   reply.headers({
     etag,
     'accept-ranges': 'bytes',
