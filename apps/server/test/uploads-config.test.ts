@@ -54,6 +54,17 @@ describe('resumable uploads (in process)', () => {
     expect(sha((await call(s.url, 'GET', '/v1/paths/big/file.bin')).body)).toBe(sha(data));
     expect((await call(s.url, 'GET', `/v1/documents/${sha(data)}/meta`)).json.tags).toEqual(['up']);
     expect(errorCode(await call(s.url, 'GET', loc))).toBe('NOT_FOUND');
+    // Nothing is named at the start (a path given there was dropped: a trial): refused, said where it goes.
+    expect(errorCode(await call(s.url, 'POST', '/v1/uploads?path=upl/named.txt'))).toBe('INVALID_INPUT');
+    const withBody = await call(s.url, 'POST', '/v1/uploads', { json: { path: 'x' } });
+    expect([withBody.status, withBody.json.error.message]).toEqual([400, expect.stringMatching(/finishing PUT/)]);
+    // A finishing PUT's Content-Range starts at the offset, as a PATCH's (it was appended anyway: a trial).
+    const cr = (await call(s.url, 'POST', '/v1/uploads')).headers.location as string;
+    expect((await call(s.url, 'PATCH', cr, { body: 'abc' })).status).toBe(202);
+    const misplaced = await call(s.url, 'PUT', `${cr}?digest=${sha(Buffer.from('abcXYZdef'))}`, { body: 'XYZdef', headers: { 'content-range': 'bytes 0-5/6' } });
+    expect([misplaced.status, misplaced.headers['x-kura-upload-offset']]).toEqual([416, '3']);
+    const placed = await call(s.url, 'PUT', `${cr}?digest=${sha(Buffer.from('abcdef'))}&path=up/cr`, { body: 'def', headers: { 'content-range': 'bytes 3-5/6' } });
+    expect(placed.status).toBe(201);
     // Cancel.
     const other = (await call(s.url, 'POST', '/v1/uploads')).headers.location as string;
     expect((await call(s.url, 'DELETE', other)).status).toBe(204);

@@ -30,8 +30,14 @@ export default async function uploads(app: FastifyInstance, opts: { staging: Upl
 
   r.post('/v1/uploads', {
     config: { scope: 'write' },
-    schema: { summary: 'Start a resumable upload', response: { 202: Progress, ...errors(401, 403) } },
+    // Nothing is named here — the path, type, tags and metadata are the finishing PUT's: a
+    // `?path=` given here was dropped without a word, and the document landed with no path (a trial).
+    schema: { summary: 'Start a resumable upload (it takes no parameters and no body: the finishing PUT names the document)', querystring: z.object({}).strict(), response: { 202: Progress, ...errors(400, 401, 403) } },
     handler: async (request, reply) => {
+      const length = request.headers['content-length'];
+      if ((length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined) {
+        throw new HttpError('INVALID_INPUT', 'POST /v1/uploads takes no body: send the bytes with PATCH, and the path, type, tags and metadata with the finishing PUT', { field: 'body' });
+      }
       const id = newUploadId(request.principal);
       await staging.create(id);
       const { expiresAt } = await staging.offset(id);
@@ -107,14 +113,23 @@ export default async function uploads(app: FastifyInstance, opts: { staging: Upl
         description: 'digest (query) or x-kura-sha256 is required; metadata as for POST /v1/documents. On DIGEST_MISMATCH nothing is stored and the upload stays until it expires or is cancelled.',
         params: IdParams,
         querystring: PutQuery,
-        response: { 201: PutResult, ...errors(400, 401, 403, 404, 409, 413) },
+        response: { 201: PutResult, ...errors(400, 401, 403, 404, 409, 413, 416) },
       },
       handler: async (request, reply) => {
         const id = request.params.id;
         const meta = putMetaFrom(request, request.query);
         if (!meta.expectDigest) throw new HttpError('INVALID_INPUT', 'finishing an upload needs its digest (?digest= or x-kura-sha256)', { field: 'digest' });
+        // A last piece with a Content-Range starts where the upload is, as PATCH's does (it was
+        // appended wherever it said it began: a trial).
+        const range = parseContentRange(request.headers['content-range']);
         const result = await staging.exclusive(id, async (upload) => {
-          await upload.append(bodyPieces(request, maxDocumentSize - upload.offset, () => uploadOver(maxDocumentSize, upload.offset)), undefined);
+          if (range && range.start !== upload.offset) {
+            throw new HttpError('RANGE_NOT_SATISFIABLE', `this upload has ${upload.offset} bytes; append from there`, { offset: upload.offset }, {
+              'x-kura-upload-offset': String(upload.offset),
+              ...(upload.offset > 0 ? { range: `0-${upload.offset - 1}` } : {}),
+            });
+          }
+          await upload.append(bodyPieces(request, maxDocumentSize - upload.offset, () => uploadOver(maxDocumentSize, upload.offset)), range?.length);
           let r;
           try {
             r = await request.store.put(upload.bytes(), meta.mediaType !== undefined ? meta : (await withDetectedType(meta, await upload.head(SNIFF_HEAD))).meta);
