@@ -104,6 +104,9 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
     // A connection with no bytes moving for this long is closed: a client that stalls mid-upload
     // (a network drop without FIN or RST) would otherwise hold its upload busy forever.
     connectionTimeout: config.idleTimeoutMs,
+    // ...and so is a kept-alive one between requests (Node's default kept it 72 s whatever the
+    // idle timeout said: a trial).
+    keepAliveTimeout: config.idleTimeoutMs,
     // Errors fastify raises before routing (a malformed URL) get the API's error shape too.
     frameworkErrors: (err, request, reply) => void sendError(request, reply, err),
     // And those Node raises before fastify sees a request (unparsable, too large, too slow).
