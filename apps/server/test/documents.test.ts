@@ -336,6 +336,8 @@ describe('documents over HTTP', () => {
     expect([r.headers.etag, r.headers['cache-control'], r.headers['accept-ranges']]).toEqual([undefined, undefined, undefined]);
     const ranged = await call(s.url, 'GET', `/v1/documents/${ds}`, { headers: { range: 'bytes=100-300' } });
     expect([ranged.status, ranged.headers['content-range'], ranged.headers.etag]).toEqual([500, undefined, undefined]);
+    // HEAD answers as GET does (it was 200: a trial).
+    for (const headers of [{}, { range: 'bytes=100-300' }]) expect((await call(s.url, 'HEAD', `/v1/documents/${ds}`, { headers })).status).toBe(500);
     // The large document streams: its status is sent before the damage is reached, so the
     // connection is cut and the client never gets a complete body.
     const res = await request(`${s.url}/v1/documents/${dl}`);

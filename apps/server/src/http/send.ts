@@ -88,6 +88,9 @@ export async function sendDocument(
     }
     return bytes;
   };
+  // HEAD answers as GET would: a small document is read and checked (into the cache GET takes it
+  // from) — a damaged one was 200 to HEAD and 500 to GET (a trial; RFC 9110 §9.3.2).
+  if (head && info.size <= BUFFER_MAX) await whole();
   if (range.kind === 'partial') {
     const part = !head && info.size <= BUFFER_MAX ? (await whole()).subarray(range.start, range.end) : undefined;
     reply.code(206).header('content-range', `bytes ${range.start}-${range.end - 1}/${info.size}`).header('content-length', range.end - range.start);
