@@ -78,6 +78,10 @@ describe('put inputs', () => {
     expect((await call(s.url, 'GET', '/v1/documents')).json.items.map((i: { path: string }) => i.path)).toEqual(['hé/raw.txt']);
     const latin1 = await call(s.url, 'POST', '/v1/documents', { body: 'y', headers: { 'x-kura-path': 'caf\u00e9.txt' } });
     expect([latin1.status, code(latin1)]).toEqual([400, 'INVALID_INPUT']);
+    expect(latin1.json.error.message).toMatch(/percent-encode its text/);
+    // x-kura-meta is not percent-decoded: its advice is another (it said to percent-encode: a trial).
+    const meta = await call(s.url, 'POST', '/v1/documents', { body: 'z', headers: { 'x-kura-meta': '{"k":"\u00ff"}' } });
+    expect([meta.status, meta.json.error.message]).toEqual([400, expect.stringMatching(/send its JSON as UTF-8, or write characters past ASCII as \\u escapes/)]);
   });
 
   it('an append past the document limit says the limit and what the upload holds (it said "a limit of 0 bytes")', async () => {

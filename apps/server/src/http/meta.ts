@@ -35,7 +35,9 @@ function header(request: FastifyRequest, name: string): string | undefined {
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(value, 'latin1'));
   } catch {
-    throw new HttpError('INVALID_INPUT', `${name} is not ASCII or UTF-8: percent-encode its text`, { field: name });
+    // (x-kura-meta is JSON as it is, never percent-decoded: its text goes in as UTF-8 or \u escapes.)
+    const how = name === 'x-kura-meta' ? 'send its JSON as UTF-8, or write characters past ASCII as \\u escapes' : 'percent-encode its text';
+    throw new HttpError('INVALID_INPUT', `${name} is not ASCII or UTF-8: ${how}`, { field: name });
   }
 }
 
