@@ -552,7 +552,7 @@ describe('errors', () => {
 
   it('add with an invalid --type is a usage error and stores nothing', () => {
     const r = kura(['add', '--type', 'not a type', join(tmp, 'errors.txt'), '--store', store]);
-    expectOneLineError(r, 2, /mediaType must look like type\/subtype \[INVALID_INPUT\]/);
+    expectOneLineError(r, 2, /mediaType must look like type\/subtype \(parameters in printable ASCII\) \[INVALID_INPUT\]/);
   });
 
   it.each([

@@ -503,3 +503,49 @@ describe('kura watch', () => {
     }
   });
 });
+
+describe('watch: folders renamed, swapped, deleted (a trial)', () => {
+  it('a folder renamed and one made at its old name at once: the old folder\'s other files go; swapped folders match the disk; closing after moves never fails', { timeout: 60_000 }, async () => {
+    const root = tmp();
+    const tree = join(root, 'notes');
+    mkdirSync(tree);
+    const store = await Store.init(join(root, 'store'));
+    const w = store.watch(tree, { settleMs: 200 });
+    try {
+      await w.ready;
+      mkdirSync(join(tree, 'x'));
+      writeFileSync(join(tree, 'x', '1.md'), 'x1\n');
+      writeFileSync(join(tree, 'x', '2.md'), 'x2\n');
+      await eventually(async () => expect(await paths(store, 'notes/')).toEqual(['notes/x/1.md', 'notes/x/2.md']));
+      renameSync(join(tree, 'x'), join(tree, 'y'));
+      mkdirSync(join(tree, 'x'));
+      writeFileSync(join(tree, 'x', '1.md'), 'new x\n');
+      // notes/x/2.md stayed, as if on disk, until the hourly check.
+      await eventually(async () => expect(await paths(store, 'notes/')).toEqual(['notes/x/1.md', 'notes/y/1.md', 'notes/y/2.md']));
+      expect(await text(store, 'notes/x/1.md')).toBe('new x\n');
+      // Two folders swapped at once.
+      mkdirSync(join(tree, 'z'));
+      writeFileSync(join(tree, 'z', '3.md'), 'z3\n');
+      await eventually(async () => expect(await paths(store, 'notes/z/')).toEqual(['notes/z/3.md']));
+      renameSync(join(tree, 'x'), join(tree, 'tmp'));
+      renameSync(join(tree, 'z'), join(tree, 'x'));
+      renameSync(join(tree, 'tmp'), join(tree, 'z'));
+      await eventually(async () => expect(await paths(store, 'notes/')).toEqual(['notes/x/3.md', 'notes/y/1.md', 'notes/y/2.md', 'notes/z/1.md']));
+      // Trees moved out, back in and deleted: the OS's watches of them are gone.
+      for (let i = 0; i < 10; i++) {
+        mkdirSync(join(tree, 'burst', `d${i}`, 'e'), { recursive: true });
+        writeFileSync(join(tree, 'burst', `d${i}`, 'e', 'f'), `${i}`);
+      }
+      await eventually(async () => expect(await paths(store, 'notes/burst/')).toHaveLength(10));
+      renameSync(join(tree, 'burst'), join(root, 'out'));
+      await eventually(async () => expect(await paths(store, 'notes/burst/')).toEqual([]));
+      renameSync(join(root, 'out'), join(tree, 'b2'));
+      await eventually(async () => expect(await paths(store, 'notes/b2/')).toHaveLength(10));
+      rmSync(join(tree, 'b2'), { recursive: true });
+      await eventually(async () => expect(await paths(store, 'notes/b2/')).toEqual([]));
+    } finally {
+      await w.close(); // ("Unable to remove watcher: Invalid argument": it threw)
+      await store.close();
+    }
+  });
+});

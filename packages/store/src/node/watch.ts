@@ -198,7 +198,11 @@ export class Watch {
     clearInterval(this.#rootTimer);
     clearInterval(this.#rescanTimer);
     this.#unfollow('');
-    await this.#subscription?.unsubscribe();
+    // The OS may have dropped watches of directories deleted or moved (inotify's are gone with
+    // them), and @parcel/watcher's unsubscribe then fails — "Unable to remove watcher: Invalid
+    // argument" — where nothing is left to stop: `kura watch` and `serve --watch` exited 1 on
+    // SIGTERM after folders were moved (a trial).
+    await this.#subscription?.unsubscribe().catch(() => undefined);
     await this.#flushing;
   }
 
@@ -460,6 +464,12 @@ export class Watch {
     /** Paths now a file: what the store has under them (a directory that was there) goes. */
     const nowFiles: string[] = [];
     const dirs = new Map<string, boolean>();
+    /**
+     * Directories scanned whole (created, moved in, or made again under a name just moved away):
+     * what the store has under them and they no longer hold goes — a folder renamed and a new
+     * one made at its old name at once kept the old folder's other files as if on disk (a trial).
+     */
+    const listed: { rel: string; files: Set<string>; unreadable: string[] }[] = [];
     for (const rel of due.sort()) {
       // Looked at again now that it has settled: a directory above it may have become a store.
       if (this.#excluded(rel)) continue;
@@ -499,7 +509,16 @@ export class Watch {
           // what was made in it between the two.
           this.#follow(rel);
           const exclude = (under: string) => (path: string, name: string, isDir: boolean) => this.#exclude(`${under}/${path}`, name, isDir);
-          const scan = await scanDirectory(abs, { mtime: false, exclude: exclude(rel), onBadName: this.#badName, onUnreadable: (path, e) => this.#unreadable(path, e) });
+          const unreadable: string[] = [];
+          const scan = await scanDirectory(abs, {
+            mtime: false,
+            exclude: exclude(rel),
+            onBadName: this.#badName,
+            onUnreadable: (path, e) => {
+              unreadable.push(`${this.prefix}${relative(this.root, path).split(sep).join('/')}/`);
+              this.#unreadable(path, e);
+            },
+          });
           this.#notUtf8(scan);
           const fresh: string[] = [];
           for (const dir of dirsOf(scan.root, rel)) {
@@ -512,7 +531,13 @@ export class Watch {
             const more = await scanDirectory(join(this.root, dir), { mtime: false, exclude: exclude(dir), onBadName: () => undefined, onUnreadable: () => undefined }).catch(() => undefined);
             if (more) again.push(...more.files);
           }
-          for (const f of [...scan.files, ...again]) scanned.set(f.path, relative(this.root, f.path).split(sep).join('/'));
+          const files = new Set<string>();
+          for (const f of [...scan.files, ...again]) {
+            const r = relative(this.root, f.path).split(sep).join('/');
+            scanned.set(f.path, r);
+            files.add(`${this.prefix}${r}`);
+          }
+          listed.push({ rel, files, unreadable });
         } catch (e) {
           const code = (e as NodeJS.ErrnoException).code;
           if (code === 'ENOENT' || code === 'ENOTDIR' || e instanceof InvalidInputError) gone.push(rel); // gone again since (its event follows)
@@ -530,6 +555,15 @@ export class Watch {
     }
     for (const rel of [...gone, ...nowFiles]) this.#forget(rel);
     await this.#delete(gone, true);
+    for (const { rel, files, unreadable } of listed) {
+      // (Unknown is not deleted: a directory in it that could not be read keeps what it had; a
+      // path whose own change is pending is its flush's.)
+      const stale = [...(await this.#paths(`${this.prefix}${rel}/`)).keys()]
+        .filter((p) => !files.has(p) && !unreadable.some((u) => p.startsWith(u)))
+        .map((p) => p.slice(this.prefix.length))
+        .filter((r) => !this.#pending.has(r));
+      await this.#delete(stale, false);
+    }
     await this.#delete(this.#shownAt(nowDirs), false);
     for (const rel of this.#withPathsUnder(nowFiles)) await this.#delete([...(await this.#paths(`${this.prefix}${rel}/`)).keys()].map((p) => p.slice(this.prefix.length)), false);
     // What each path shows now (one read): a put of the same bytes makes no version, and is not reported.
