@@ -161,9 +161,23 @@ export const SafePath = z
   .refine((p) => !p.startsWith('/'), 'path must be relative (no leading /)')
   .refine((p) => p.split('/').every((s) => s !== '' && s !== '.' && s !== '..'), 'path must not contain empty, "." or ".." segments');
 
-/** A path from a URL's wildcard (`/v1/paths/*`): INVALID_INPUT naming why when it is not one a document can have. */
+/**
+ * A path that names one the store may hold, to read, change or delete it: SafePath's rules but
+ * for control characters and backslashes, which `kura add` and a watch store from file names
+ * (a file named `a\nb.md`): listed over HTTP and MCP, such a path could not be read there (a
+ * trial). A new path still follows SafePath.
+ */
+export const NamedPath = z
+  .string()
+  .min(1)
+  .refine((p) => p.length <= 4096, 'path must be at most 4096 characters (UTF-16 code units)')
+  .refine((p) => !p.includes('\u0000'), 'path must not contain NUL')
+  .refine((p) => !p.startsWith('/'), 'path must be relative (no leading /)')
+  .refine((p) => p.split('/').every((s) => s !== '' && s !== '.' && s !== '..'), 'path must not contain empty, "." or ".." segments');
+
+/** A path from a URL's wildcard (`/v1/paths/*`) or a `path=` naming one: INVALID_INPUT naming why when it is not one a document can have. */
 export function pathParam(value: string): string {
-  const r = SafePath.safeParse(value);
+  const r = NamedPath.safeParse(value);
   if (!r.success) throw new HttpError('INVALID_INPUT', `path: ${r.error.issues[0]!.message}`, { field: 'path' });
   return value;
 }

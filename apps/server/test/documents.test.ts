@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
-import { openSync, readdirSync, statSync, writeSync, closeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { blake3 } from '@kura/core';
+import { Store } from '@kura/store';
 import { afterAll, describe, expect, it } from 'vitest';
 import { randomBytes, textBytes } from '../../../packages/core/test/helpers/data.js';
 import { call, closeAll, errorCode, startServer } from './helpers/server.js';
@@ -155,6 +157,27 @@ describe('documents over HTTP', () => {
     }
     expect((await call(s.url, 'GET', `/v1/documents/${d}/meta`)).json.path).toBe('ok.txt');
     expect((await call(s.url, 'GET', '/v1/stats')).json.documents).toBe(1);
+  });
+
+  it('a stored path with a control character (a file name kura add took) is read, listed and deleted as listed (it was 400 to read: a trial)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kura-cc-'));
+    const store = await Store.init(join(dir, 'store'));
+    try {
+      await store.put(new TextEncoder().encode('x'), { path: 'notes/a\nb.md' });
+      const s = await startServer({}, { store });
+      const listed = (await call(s.url, 'GET', '/v1/documents?pathPrefix=notes/')).json.items.map((i: { path: string }) => i.path);
+      expect(listed).toEqual(['notes/a\nb.md']);
+      const read = await call(s.url, 'GET', `/v1/paths/${encodeURIComponent('notes/a\nb.md')}`);
+      expect([read.status, read.body.toString()]).toEqual([200, 'x']);
+      expect((await call(s.url, 'GET', `/v1/versions?path=${encodeURIComponent('notes/a\nb.md')}`)).json.versions).toHaveLength(1);
+      // A new one is still refused (above), and reading never names a place outside: .. stays refused.
+      expect((await call(s.url, 'GET', `/v1/entry?path=${encodeURIComponent('notes/../a\nb.md')}`)).status).toBe(400);
+      expect((await call(s.url, 'DELETE', `/v1/entry?path=${encodeURIComponent('notes/a\nb.md')}`)).status).toBe(204);
+      await s.close();
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('lists with filters and cursor pagination, deletes, and updates metadata', async () => {

@@ -22,7 +22,7 @@ import { NotFoundError, SEARCH_WAIT_MS, detectMediaType, hasLoneSurrogate, parse
 import { z } from 'zod';
 import type { Scope } from '../config.js';
 import { HttpError } from '../errors.js';
-import { SafePath } from '../schemas.js';
+import { NamedPath, SafePath } from '../schemas.js';
 import { fitJson, jsonLength } from './bounds.js';
 
 /** What the client may do: its token's scopes and prefixes, and whether it may name files on this machine. */
@@ -187,7 +187,9 @@ async function openRef(store: Store, given: string, snapshot?: string): Promise<
  * kura_delete answered it `deleted: false` as if it were a path.
  */
 function checkedPath(path: string, field: string): string {
-  if (!SafePath.safeParse(path).success) throw new InvalidInputError(`${JSON.stringify(path)} is not a path a document can have (relative, without empty, "." or ".." parts)`, field);
+  // (Naming a path the store may hold: NamedPath, which a file name's control characters pass.)
+  const r = NamedPath.safeParse(path);
+  if (!r.success) throw new InvalidInputError(`${JSON.stringify(path)} is not a path a document can have: ${r.error.issues[0]!.message}`, field);
   return path;
 }
 
