@@ -4,7 +4,7 @@
  * policies kept in the store (`kura policy set|list|apply|rm`) that `kura gc` applies first.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,6 +42,8 @@ describe('kura forget, pin, policy', () => {
     const human = kura('forget', '--keep-versions', '2', '--prefix', 'plan');
     expect(human.stdout).toMatch(/removed 2 versions/);
     expect(kura('versions', 'plan.md').stdout.trim().split('\n').map((l) => l.split(' ')[0])).toEqual(['@1', '@4', '@5']);
+    // The pinned one is marked (only --json said so: a trial).
+    expect(kura('versions', 'plan.md').stdout.trim().split('\n').map((l) => l.endsWith('  pinned'))).toEqual([true, false, false]);
     // Usage errors change nothing.
     for (const bad of [[], ['--keep-daily', '1', '--keep-versions', '1'], ['--keep-versions', '0'], ['--keep-within', '3w'], ['--prefix', 'x', '--keep-daily', '2']]) {
       const b = kura('forget', ...bad);
@@ -78,5 +80,12 @@ describe('kura forget, pin, policy', () => {
     expect(kura('ls', '--deleted', '--prefix', 'log').stdout).toBe('');
     expect(kura('add', 'plan.md').status).toBe(0); // (back again: no longer deleted)
     expect(kura('ls', '--deleted').stdout).toBe('');
+    // A snapshot pinned by the first digits of its id is said by its whole id (it echoed the digits: a trial).
+    const tree = join(root, 'tree');
+    mkdirSync(tree);
+    writeFileSync(join(tree, 'f.txt'), 'f');
+    const id = JSON.parse(kura('snapshot', tree, '--json').stdout).id as string;
+    expect(kura('pin', id.slice(0, 6)).stdout).toBe(`pinned snapshot ${id}\n`);
+    expect(kura('unpin', id.slice(0, 6)).stdout).toBe(`unpinned snapshot ${id}\n`);
   });
 });

@@ -171,7 +171,9 @@ export function register(program: Command): void {
           // A line per ref as it is done: a later one that fails leaves those before said.
           for (const t of targets) {
             await store.pin(t, pinned);
-            await write(`${pinned ? 'pinned' : 'unpinned'} ${'snapshot' in t ? `snapshot ${t.snapshot}` : `${shownPath(t.path)}@${t.version}`}\n`);
+            // (The snapshot's whole id, not the digits given: which one was pinned is the answer.)
+            const what = 'snapshot' in t ? `snapshot ${(await store.snapshotInfo(t.snapshot)).id}` : `${shownPath(t.path)}@${t.version}`;
+            await write(`${pinned ? 'pinned' : 'unpinned'} ${what}\n`);
           }
         });
       });

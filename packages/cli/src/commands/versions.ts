@@ -1,6 +1,6 @@
 /**
  * `kura versions PATH [--json]`: the versions of a logical path, oldest first. Human output:
- * `@N  <digest>  <size>  <time>`; --json: one VersionInfo per line.
+ * `@N  <digest>  <size>  <time>` (and `  pinned`); --json: one VersionInfo per line.
  */
 import type { Command } from 'commander';
 import { bytes } from '../format.js';
@@ -22,7 +22,7 @@ export function register(program: Command): void {
         if (versions.length === 0) throw await withPathHint(store, path, Object.assign(new Error(`no versions of ${path}`), { code: 'NOT_FOUND' }));
         for (const v of versions) {
           if (opts.json) await writeJson(v);
-          else await write(`@${v.version}  ${v.digest}  ${bytes(v.size).padStart(9)}  ${v.createdAt}\n`);
+          else await write(`@${v.version}  ${v.digest}  ${bytes(v.size).padStart(9)}  ${v.createdAt}${v.pinned ? '  pinned' : ''}\n`);
         }
       });
     });
