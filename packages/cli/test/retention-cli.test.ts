@@ -70,6 +70,9 @@ describe('kura forget, pin, policy', () => {
     expect(kura('policy', 'rm', '--versions', 'log').status).toBe(0);
     expect(kura('policy', 'rm', '--versions', 'log').status).not.toBe(0);
     expect(kura('policy', 'set', '--snapshots').status).toBe(2);
+    // A prefix no path can start with (it was kept, governing nothing: a trial).
+    const abs = kura('policy', 'set', '--versions', '/abs', '--keep-versions', '3');
+    expect([abs.status, abs.stderr]).toEqual([2, expect.stringMatching(/begins with \/ \(write "abs"\)/)]);
     // Paths deleted with their versions kept are listed by ls --deleted (nothing listed them: a trial).
     const lib = new URL('../../store/dist/node/index.js', import.meta.url).href;
     const keptDelete = spawnSync(process.execPath, ['--input-type=module', '-e', `import { Store } from ${JSON.stringify(lib)}; const s = await Store.open(${JSON.stringify(store)}); await s.deletePath('plan.md', { keepVersions: true }); await s.close();`], { encoding: 'utf8' });

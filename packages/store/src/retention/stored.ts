@@ -88,6 +88,9 @@ export function versionRules(p: z.infer<typeof VersionRules>): VersionPolicy {
 /** Keeps `policy` in the store (replacing the one for the same prefix or label). */
 export async function setPolicy(ctx: StoreContext, policy: StoredPolicy): Promise<StoredPolicy> {
   const p = checked(policy);
+  // A prefix no path can start with governs nothing, silently (`/notes`: a trial). Checked when
+  // set, not when read: a policy kept before stays readable.
+  if (p.kind === 'versions' && p.prefix.startsWith('/')) throw new InvalidInputError(`a policy's prefix is the start of the store's paths, which are relative: "${p.prefix}" begins with / (write ${JSON.stringify(p.prefix.replace(/^\/+/, ''))})`, 'prefix');
   await commitOne(ctx, { op: 'policy', target: policyTarget(p), rules: p });
   return p;
 }
