@@ -4,7 +4,7 @@
  * restore left, an empty directory argument, a read-only target, Ctrl-C during a snapshot. The
  * cases that need a user other than root are in packages/cli/test/restore-cli.test.ts.
  */
-import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, lstatSync, openSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { newStore, tempDir } from './helpers/store.js';
@@ -120,6 +120,24 @@ describe('restore: what the trial found', () => {
     await store.restore(withTemp.id, again);
     await store.restore(withTemp.id, again, { overwrite: true });
     expect(readFileSync(join(again, '.kura-restore-abcdefabcdef'), 'utf8')).toBe('recorded');
+  });
+
+  it('a temporary file another restore into the same directory is writing is not a leftover: it stays', async () => {
+    const { store } = await newStore();
+    const src = join(tempDir(), 'src');
+    mkdirSync(src);
+    writeFileSync(join(src, 'a.txt'), 'a');
+    const snap = await store.snapshot(src);
+    const out = join(tempDir(), 'out');
+    mkdirSync(out);
+    const busy = join(out, '.kura-restore-00aa00aa00aa');
+    const fd = openSync(busy, 'w'); // (held open for writing, as a restore writing it holds it)
+    try {
+      await store.restore(snap.id, out, { overwrite: true });
+      expect(readdirSync(out).sort()).toEqual(['.kura-restore-00aa00aa00aa', 'a.txt']);
+    } finally {
+      closeSync(fd);
+    }
   });
 
   it('an empty target or directory is INVALID_INPUT: it meant the current directory', async () => {

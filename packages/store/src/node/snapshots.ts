@@ -32,6 +32,7 @@ import { InvalidInputError, isKuraError } from '@kura/core';
 import { NotFoundError } from '../errors.js';
 import { breather } from '../breather.js';
 import { leavesHole } from './holes.js';
+import { openForWriting } from './open-files.js';
 import type { Excluder } from './exclude.js';
 import type { SourceStat } from '../ingest/small-batch.js';
 import { badName, type DirNode, type FileEntry, type SymlinkEntry, type WalkEntry } from '../catalog/snapshot.js';
@@ -452,12 +453,21 @@ function removeLeftovers(dir: string): void {
     if (['EACCES', 'EPERM'].includes((e as NodeJS.ErrnoException).code ?? '')) return;
     throw e;
   }
-  for (const name of names) {
-    if (!RESTORE_TEMP.test(name)) continue;
-    const full = join(dir, name);
-    if (lstatSync(full, { throwIfNoEntry: false })?.isFile()) rmSync(full, { force: true });
+  const temps = names.filter((name) => RESTORE_TEMP.test(name)).map((name) => join(dir, name));
+  if (temps.length === 0) return;
+  // One another restore into the same directory is writing is its own, not a leftover: held open
+  // for writing (Linux's /proc), or, where that cannot be seen, changed within LEFTOVER_MS.
+  const writing = openForWriting(new Set(temps));
+  for (const full of temps) {
+    const st = lstatSync(full, { throwIfNoEntry: false });
+    if (!st?.isFile()) continue;
+    if (writing ? writing.has(full) : Date.now() - st.mtimeMs < LEFTOVER_MS) continue;
+    rmSync(full, { force: true });
   }
 }
+
+/** Where no process's open files can be seen: a temporary file unchanged this long is a leftover. */
+const LEFTOVER_MS = 10 * 60_000;
 
 /**
  * A new file beside `full` to write the bytes into (O_EXCL|O_NOFOLLOW: never an existing
