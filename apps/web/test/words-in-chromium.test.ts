@@ -29,6 +29,8 @@ const TEXTS = [
   'ພາສາລາວ ភាសាខ្មែរ မြန်မာဘာသာ',
   '나는 도서관에서 책을 읽었다. 서울 지하철은 새벽에 운행합니다.',
   'Café naïve e-mail 10:30 U.S.A. — plain text stays as it is.',
+  // Compatibility forms (NFKC, schema 20): fullwidth, halfwidth katakana, ligatures, circled digits.
+  'ＰＤＦファイルは２０２６年からＷｉｎｄｏｗｓ１０でも。ﾊﾝｶｸｶﾀｶﾅのメモ。The ﬁle, the oﬃce, ①② ㈱',
 ];
 
 let server: Server;

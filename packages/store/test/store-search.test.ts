@@ -314,6 +314,49 @@ describe('search', () => {
     expect(await found('ข้าวผัด')).toEqual([th.digest]);
   });
 
+  it('compatibility forms are their plain words: fullwidth, halfwidth katakana, ligatures (NFKC, schema 20)', async () => {
+    const { store, dir } = await newStore();
+    const ja = await store.put(text('ＰＤＦファイルの変換は２０２６年からＷｉｎｄｏｗｓ１０でも動きます。'), { path: 'ja.txt' });
+    const kana = await store.put(text('ﾊﾝｶｸｶﾀｶﾅで書いたメモ'), { path: 'kana.txt' });
+    const lig = await store.put(text('The ﬁle was ﬂagged by the oﬃce.'), { path: 'lig.txt' });
+    const plain = await store.put(text('A PDF of the 2026 plan, filed by the office.'), { path: 'ｍｅｍｏ/plain.txt', tags: ['ＰＬＡＮ'] });
+    const found = async (q: string) => (await store.search(q, { mode: 'keyword' })).map((h) => h.digest).sort();
+    const both = [ja.digest, plain.digest].sort();
+    // Either form finds both: the index and the query are folded alike.
+    expect(await found('PDF')).toEqual(both);
+    expect(await found('ＰＤＦ')).toEqual(both);
+    expect(await found('Windows10')).toEqual([ja.digest]);
+    expect(await found('カタカナ')).toEqual([kana.digest]);
+    expect(await found('ｶﾀｶﾅ')).toEqual([kana.digest]);
+    expect(await found('flagged')).toEqual([lig.digest]);
+    expect(await found('ﬁle')).toEqual([lig.digest, plain.digest].sort()); // (porter: file, filed)
+    expect(await found('office')).toEqual([lig.digest, plain.digest].sort());
+    expect(await found('plan memo')).toEqual([plain.digest]); // a tag and a path in fullwidth
+    // The snippet shows the text as it is, the word that matched marked.
+    const [hit] = await store.search('office', { mode: 'keyword', pathPrefix: 'lig' });
+    expect(hit!.snippet).toBe('The ﬁle was ﬂagged by the <mark>oﬃce</mark>.');
+    // Through history too.
+    await store.put(text('rewritten without it'), { path: 'ja.txt' });
+    expect((await store.search('pdf', { allVersions: true })).map((h) => `${h.path}@${h.version}`).sort()).toEqual(['ja.txt@1', 'ｍｅｍｏ/plain.txt@1']);
+    await store.close();
+
+    // A store indexed before schema 20 (the text as it was) is indexed again when opened.
+    const db = new Database(join(dir, 'kura.db'));
+    db.exec(`DELETE FROM search; DELETE FROM search_queue`);
+    const add = db.prepare('INSERT INTO search(rowid, path, tags, meta, body) VALUES (?, ?, ?, ?, ?)');
+    for (const e of db.prepare<[], { id: number; path: string }>("SELECT id, path FROM entries").all()) add.run(e.id, e.path, '', '', e.path === 'kana.txt' ? 'ﾊﾝｶｸｶﾀｶﾅで書いたメモ' : 'ＰＤＦ ﬁle');
+    db.pragma('user_version = 19');
+    db.close();
+    const again = await reopen(dir);
+    try {
+      // (ja.txt's latest version no longer holds it: the row made above is gone.)
+      expect((await again.search('ＰＤＦ', { mode: 'keyword' })).map((h) => h.path)).toEqual(['ｍｅｍｏ/plain.txt']);
+      expect((await again.search('カタカナ', { mode: 'keyword' })).map((h) => h.path)).toEqual(['kana.txt']);
+    } finally {
+      await again.close();
+    }
+  });
+
   it('a word whose stem is a stop word (Andes: and, herring: her) finds the word, not every text with the stop word', async () => {
     const { store } = await newStore();
     const andes = await store.put(text('The Andes are a mountain range in South America.'), { path: 'andes.txt' });

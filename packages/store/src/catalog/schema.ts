@@ -5,7 +5,7 @@ import type { SqlDatabase } from '../backend/sql.js';
 import { bytesToHex } from '../hex.js';
 import { ENQUEUE_ALL, QUEUE_ROW_MAX } from './search-queue.js';
 
-export const SCHEMA_VERSION = 19;
+export const SCHEMA_VERSION = 20;
 
 /** MIGRATIONS[n] takes a database from user_version n to n + 1. */
 const MIGRATIONS: string[] = [
@@ -299,6 +299,23 @@ const MIGRATIONS: string[] = [
   CREATE INDEX history_spans_path ON history_spans(path_id, first);
   CREATE VIRTUAL TABLE history_span_text USING fts5(body, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2');
   CREATE TABLE history_shown (entry_id INTEGER PRIMARY KEY, doc_id INTEGER NOT NULL, media_type TEXT) STRICT;
+  `,
+  // 20: compatibility forms fold before the index sees text (NFKC, words.ts spaceWords: \`ＰＤＦ\`
+  // is PDF, \`ﬁle\` file; decision 0054's amendment): the keyword index rebuilt, every entry
+  // queued; the history indexes, derived, emptied (filled again by the next search through history).
+  `
+  DROP TABLE search;
+  CREATE VIRTUAL TABLE search USING fts5(path, tags, meta, body, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2');
+  DELETE FROM search_queue;
+  ${ENQUEUE_ALL};
+  DROP TABLE history;
+  CREATE VIRTUAL TABLE history USING fts5(body, names, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2');
+  DELETE FROM historic_docs;
+  DROP TABLE history_span_text;
+  CREATE VIRTUAL TABLE history_span_text USING fts5(body, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2');
+  DELETE FROM history_spans;
+  DELETE FROM history_paths;
+  DELETE FROM history_shown;
   `,
 ];
 

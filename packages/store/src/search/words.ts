@@ -72,12 +72,21 @@ function hangulPairs(run: string): string {
 }
 
 /**
- * `text` as the index sees it: every unspaced run cut into words separated by spaces, Hangul
- * runs as their pairs of syllables; text without such runs is returned as it is (the same
- * string: no copy).
+ * Any character past ASCII: only such text can hold a compatibility form (NFKC leaves ASCII as
+ * it is), and this test runs at memory speed.
+ */
+const PAST_ASCII = /[^\u0000-\u007f]/;
+
+/**
+ * `text` as the index sees it: compatibility forms folded to their plain ones (NFKC: `ＰＤＦ`
+ * and `２０２６` are PDF and 2026, `ﬁle` is file, halfwidth `ｶﾀｶﾅ` is カタカナ — unicode61
+ * folds case and accents but not these, and Japanese text mixes both forms; schema 20), every
+ * unspaced run cut into words separated by spaces, Hangul runs as their pairs of syllables;
+ * ASCII text is returned as it is (the same string: no copy).
  */
 export function spaceWords(text: string): string {
-  let out = text;
+  // ~300-700 MB/s on text past ASCII (V8's ICU), against ~1 MB/s for the segmenter below.
+  let out = PAST_ASCII.test(text) ? text.normalize('NFKC') : text;
   if (HAS_UNSPACED.test(out)) out = out.replace(UNSPACED, (run) => ` ${segmentRun(run).join(' ')} `);
   if (HAS_HANGUL.test(out)) out = out.replace(HANGUL_RUN, hangulPairs);
   return out;
