@@ -504,6 +504,28 @@ pub unsafe extern "C" fn kura_grep_lines(h: *mut Grep, len: u32) -> i32 {
     })
 }
 
+thread_local! {
+    static SPANS: RefCell<Vec<(u32, u32)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Every match in the line in the input region (`grep -o`), into the output region: two u32
+/// (little-endian) a match, its start and end (byte offsets). Returns the count of matches.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kura_grep_matches(h: *mut Grep, len: u32) -> i32 {
+    let g = unsafe { handle(h) };
+    SPANS.with_borrow_mut(|spans| {
+        with_input(len, |line| g.matches_in(line, spans));
+        OUT.with_borrow_mut(|out| {
+            out.clear();
+            for &(a, b) in spans.iter() {
+                out.extend_from_slice(&a.to_le_bytes());
+                out.extend_from_slice(&b.to_le_bytes());
+            }
+        });
+        spans.len() as i32
+    })
+}
+
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn kura_grep_free(h: *mut Grep) {
     drop(unsafe { Box::from_raw(h) });

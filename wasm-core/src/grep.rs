@@ -72,6 +72,25 @@ impl Grep {
         }
     }
 
+    /// Every match in `line` (one line, without its line end), in order and not overlapping,
+    /// as `grep -o` prints them: after an empty match the search goes on one character later
+    /// (the regex crate's iteration, which allows no empty match right after a match), so `x*`
+    /// over `axxb` gives ``, `xx`, ``.
+    pub fn matches_in(&self, line: &[u8], out: &mut Vec<(u32, u32)>) {
+        out.clear();
+        match &self.folded {
+            // A literal is never empty: each match ends past where it began.
+            Some(f) => {
+                let mut at = 0;
+                while let Some(m) = f.find_at(&self.re, line, at) {
+                    out.push((m.0 as u32, m.1 as u32));
+                    at = m.1;
+                }
+            }
+            None => out.extend(self.re.find_iter(line).map(|m| (m.start() as u32, m.end() as u32))),
+        }
+    }
+
     /// The lines of `text` holding a match, in order, each once. A match is within its line
     /// (`line_bound`). An empty match counts (`^` matches every line).
     pub fn lines(&self, text: &[u8], out: &mut Vec<LineMatch>) {
@@ -583,6 +602,25 @@ mod tests {
         assert_eq!(lines("zzz", false, text), vec![]);
     }
 
+    fn every_match(pattern: &str, ic: bool, line: &str) -> Vec<String> {
+        let g = Grep::new(pattern, ic).unwrap();
+        let mut out = Vec::new();
+        g.matches_in(line.as_bytes(), &mut out);
+        out.iter().map(|&(a, b)| line[a as usize..b as usize].to_string()).collect()
+    }
+
+    #[test]
+    fn every_match_of_a_line_in_order() {
+        assert_eq!(every_match("harbour", false, "xx harbourharbour Harbour"), ["harbour", "harbour"]);
+        assert_eq!(every_match("harbour", true, "xx harbourharbour Harbour"), ["harbour", "harbour", "Harbour"]);
+        assert_eq!(every_match("HARBOUR", true, "a Harbou harbouR"), ["harbouR"]);
+        assert_eq!(every_match(r"\d+", false, "a1 b22 c333"), ["1", "22", "333"]);
+        assert_eq!(every_match("x*", false, "axxb"), ["", "xx", ""]); // (no empty match right after a match)
+        assert_eq!(every_match("é+", false, "aéé b é"), ["éé", "é"]);
+        assert_eq!(every_match("zzz", false, "none here"), Vec::<String>::new());
+        assert_eq!(every_match("aa", false, "aaaaa"), ["aa", "aa"]); // not overlapping
+    }
+
     #[test]
     fn literals_ignoring_case_find_exactly_what_the_regex_finds() {
         use rand::{Rng, SeedableRng, rngs::StdRng};
@@ -595,6 +633,7 @@ mod tests {
         assert_eq!(used, [true, true, true, true, true, true, true, true, true, false, false, false, false]);
         let mut rng = StdRng::seed_from_u64(7);
         let (mut fast_out, mut slow_out) = (Vec::new(), Vec::new());
+        let (mut fast_spans, mut slow_spans) = (Vec::new(), Vec::new());
         let mut found = 0;
         for _ in 0..3000 {
             let text: String = (0..rng.random_range(0..40)).map(|_| pieces[rng.random_range(0..pieces.len())]).collect();
@@ -605,6 +644,12 @@ mod tests {
                 slow.lines(text.as_bytes(), &mut slow_out);
                 assert_eq!(fast_out, slow_out, "{needle:?} in {text:?}");
                 found += fast_out.len();
+                // Every match of each line (`-o`), the finder's against the regex's.
+                for line in text.split('\n') {
+                    fast.matches_in(line.as_bytes(), &mut fast_spans);
+                    slow.matches_in(line.as_bytes(), &mut slow_spans);
+                    assert_eq!(fast_spans, slow_spans, "-o {needle:?} in {line:?}");
+                }
             }
         }
         assert!(found > 10_000, "the texts should hold matches: {found}");

@@ -31,6 +31,10 @@ describe('GET /v1/grep', () => {
     // An empty pattern matches every line, as in the CLI and the library (it was a 400: a trial).
     const every = events((await call(s.url, 'GET', '/v1/grep?pattern=&prefix=b/')).body);
     expect(every.filter((e) => e.type === 'match').map((e) => e.text)).toEqual(['harbour here too']);
+    // onlyMatching: each match event carries every match of its line (grep -o).
+    const only = events((await call(s.url, 'GET', '/v1/grep?pattern=\\bh\\w%2B|\\bo\\w%2B&onlyMatching=true&prefix=a/')).body);
+    expect(only.filter((e) => e.type === 'match').map((e) => e.matchedTexts)).toEqual([['harbour'], ['omega', 'harbour']]);
+    expect((await call(s.url, 'GET', '/v1/grep?pattern=x&onlyMatching=yes')).status).toBe(400);
   });
 
   it('a pathological pattern does not hang the server: another request is answered meanwhile', { timeout: 60_000 }, async () => {

@@ -133,6 +133,13 @@ describe('MCP over HTTP', () => {
       // Which files hold it (grep -l), and of a media type only, as the CLI and HTTP do (a trial: missing here).
       const files = json(await reader.callTool({ name: 'kura_grep', arguments: { pattern: 'harbour x', filesWithMatches: true } }));
       expect(files.lines.map((l: { path: string }) => l.path)).toEqual(['long.txt']); // (400 lines match in it: one listed)
+      // The values themselves (grep -o): every match of each line, at most 100 a line.
+      await writer.callTool({ name: 'kura_add_text', arguments: { text: `mail a@x.org and b@y.net\n${'n1 '.repeat(150)}\n`, path: 'o/mail.txt' } });
+      const mails = json(await reader.callTool({ name: 'kura_grep', arguments: { pattern: '\\w+@\\w+\\.\\w+', prefix: 'o/', onlyMatching: true } }));
+      expect(mails.lines.map((l: { matches: string[] }) => l.matches)).toEqual([['a@x.org', 'b@y.net']]);
+      const many = json(await reader.callTool({ name: 'kura_grep', arguments: { pattern: 'n1', prefix: 'o/', onlyMatching: true } }));
+      expect(many.lines[0]).toMatchObject({ line: 2, matchesMore: 50 });
+      expect(many.lines[0].matches).toHaveLength(100);
       await writer.callTool({ name: 'kura_add_text', arguments: { text: '# harbour notes', path: 'm/notes.md' } });
       expect(json(await reader.callTool({ name: 'kura_grep', arguments: { pattern: 'harbour', type: 'text/markdown' } })).lines.map((l: { path: string }) => l.path)).toEqual(['m/notes.md']);
       // Versions beyond what an answer lists: the newest, and `cut` says how many there are.

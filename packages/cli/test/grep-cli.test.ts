@@ -45,6 +45,14 @@ describe('kura grep', () => {
       'tree/notes.md-2-two\ntree/notes.md:3:three PARSEQUERY\ntree/notes.md-4-four\n--\ntree/notes.md-7-seven\ntree/notes.md:8:eight parsequery\n',
     );
     expect(kura(['grep', '--store', store, '--tag', 'code', '^export']).stdout).toBe('tree/src/main.ts:export {};\n');
+    // -o: each match alone, every match of a line; -c and -l keep counting lines and paths.
+    expect(kura(['grep', '--store', store, '-o', '-n', '-i', 'parse\\w+|\\bt\\w+', 'tree/notes.md']).stdout).toBe(
+      'tree/notes.md:2:two\ntree/notes.md:3:three\ntree/notes.md:3:PARSEQUERY\ntree/notes.md:8:parsequery\n',
+    );
+    expect(kura(['grep', '--store', store, '-o', '-C', '2', '\\bx\\b|"y"', 'tree/src']).stdout).toBe('tree/src/main.ts:x\ntree/src/main.ts:"y"\n'); // (no context lines)
+    expect(kura(['grep', '--store', store, '-o', '-c', '-i', 'parse|query', 'tree/notes.md']).stdout).toBe('tree/notes.md:2\n');
+    const only = kura(['grep', '--store', store, '--json', '-o', 'parse|Query', 'tree/src']).stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(only.filter((e) => e.type === 'match').map((e) => e.matchedTexts)).toEqual([['parse', 'Query'], ['parse', 'Query']]);
     // Prefixes read as add reads paths: `./tree/src` is `tree/src` (it found nothing: a trial).
     expect(kura(['grep', '--store', store, '-l', '-i', 'parsequery', './tree/src/']).stdout).toBe('tree/src/main.ts\n');
     expect(kura(['ls', '--store', store, '--prefix', './tree/src']).stdout).toContain('tree/src/main.ts');

@@ -60,6 +60,21 @@ export class LineMatcher {
     return { matches, newlines: v[0]! };
   }
 
+  /**
+   * Every match in `line` (UTF-8, one line without its line end), in order, not overlapping:
+   * `[start, end]` byte offsets (`grep -o`). An empty match is one too (`x*`); none follows a
+   * match directly.
+   */
+  matchesIn(line: Uint8Array): [number, number][] {
+    if (this.#handle === 0) throw new InvalidStateError('LineMatcher.matchesIn: disposed');
+    const n = check(wasm().kura_grep_matches(this.#handle, copyIn(line)), 'LineMatcher.matchesIn');
+    const at = wasm().kura_out_ptr() >>> 0;
+    const v = new Uint32Array(memory().buffer.slice(at, at + n * 8));
+    const spans: [number, number][] = new Array(n);
+    for (let i = 0; i < n; i++) spans[i] = [v[2 * i]!, v[2 * i + 1]!];
+    return spans;
+  }
+
   /** Frees the matcher. Idempotent. */
   dispose(): void {
     if (this.#handle === 0) return;

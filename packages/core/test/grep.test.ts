@@ -53,6 +53,24 @@ describe('grep -i on a literal (the SIMD128 finder)', () => {
     for (const m of matchers.values()) m.dispose();
   });
 
+  it('finds every match of a line (-o) that RegExp with giu finds', () => {
+    const matchers = new Map(NEEDLES.map((n) => [n, new LineMatcher(n, true)]));
+    let found = 0;
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...PIECES.filter((p) => !p.includes('\n'))), { maxLength: 80 }), fc.constantFrom(...NEEDLES), (pieces, needle) => {
+        const line = pieces.join('');
+        const re = new RegExp(needle.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'giu');
+        const expected = [...line.matchAll(re)].map((m) => [bytes(line.slice(0, m.index)), bytes(line.slice(0, m.index)) + bytes(m[0])]);
+        const spans = matchers.get(needle)!.matchesIn(utf8.encode(line));
+        found += spans.length;
+        expect(spans).toEqual(expected);
+      }),
+      { numRuns: 3000, seed: 12 },
+    );
+    expect(found).toBeGreaterThan(1000);
+    for (const m of matchers.values()) m.dispose();
+  });
+
   it('finds a word in each case at every place of a long line', () => {
     const m = new LineMatcher('harbour', true);
     for (let at = 0; at < 40; at++) {

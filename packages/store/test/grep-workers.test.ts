@@ -46,6 +46,7 @@ describe('grep on worker threads', () => {
     const cases: [string, object][] = [
       ['harbour', { ignoreCase: true }],
       ['Harbour \\d+', {}],
+      ['Harbour (big )?\\d+|\\bHarb', { onlyMatching: true, context: 1 }],
       ['Harbour', { context: 2 }],
       ['Harbour', { firstPerFile: true }],
       ['Harbour', { limit: 1 }],

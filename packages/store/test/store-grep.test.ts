@@ -73,6 +73,38 @@ describe('grep', () => {
     expect(big.at(-1)).toMatchObject({ type: 'summary', matches: 9 });
   });
 
+  it('onlyMatching (-o) gives every match of each line, as a global RegExp finds them; PDF text too', async () => {
+    const { store } = await newStore();
+    const body = 'Call +1 555 0100 or +44 20 7946 0000.\nNo number here.\nemail a@x.org, b@y.net; 世界 a@z.io\n\n12 3456 7\n';
+    await store.put(text(body), { path: 'a.txt' });
+    await store.put(await makePdf(['Invoice 2026-001 and 2026-002 due']), { path: 'inv.pdf' });
+    await store.indexStatus({ wait: true });
+    const reference = (re: RegExp, t: string) =>
+      t.split('\n').flatMap((line, i) => {
+        const found = [...line.matchAll(re)].map((m) => m[0]).filter(Boolean);
+        return found.length ? [{ line: i + 1, found }] : [];
+      });
+    for (const [pattern, re, o] of [
+      ['\\d+', /\d+/g, {}],
+      ['[a-z]+@[a-z]+\\.[a-z]+', /[a-z]+@[a-z]+\.[a-z]+/g, {}],
+      ['X|ORG|世界', /x|org|世界/gi, { ignoreCase: true }],
+      ['\\d*', /\d*/g, {}], // empty matches are left out, as grep -o leaves them
+    ] as const) {
+      const events = await all(store, pattern, { onlyMatching: true, prefixes: ['a.txt'], ...o });
+      const got = events.flatMap((e) => (e.type === 'match' && e.matchedTexts?.length ? [{ line: e.line, found: e.matchedTexts }] : []));
+      expect(got, pattern).toEqual(reference(re, body));
+    }
+    const pdf = await all(store, '2026-\\d+', { onlyMatching: true, prefixes: ['inv.pdf'] });
+    expect(pdf.filter((e) => e.type === 'match').map((e) => (e as { matchedTexts: string[] }).matchedTexts)).toEqual([['2026-001', '2026-002']]);
+    // Lines and counts stay lines; without the option no event carries the texts.
+    expect(pdf.at(-1)).toMatchObject({ type: 'summary', matches: 1 });
+    expect((await all(store, '\\d+')).some((e) => 'matchedTexts' in e)).toBe(false);
+    // -w with it: whole words only.
+    const words = await all(store, '\\d+', { onlyMatching: true, word: true, prefixes: ['a.txt'] });
+    expect(words.flatMap((e) => (e.type === 'match' ? e.matchedTexts! : []))).toEqual(['1', '555', '0100', '44', '20', '7946', '0000', '12', '3456', '7']);
+    await expect(all(store, 'x', { onlyMatching: 'yes' as unknown as boolean, only: true } as object)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+  });
+
   it('counts lines as grep does: none after a final newline, the last one when it has none', async () => {
     const { store } = await newStore();
     const text = (s: string) => new TextEncoder().encode(s);

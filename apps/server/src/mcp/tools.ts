@@ -584,18 +584,19 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
         word: z.boolean().optional().describe('whole words only: the pattern between word boundaries (grep -w)'),
         context: z.number().int().min(0).max(10).optional().describe('lines of context around each match'),
         filesWithMatches: z.boolean().optional().describe('each file at its first match only (which files hold it: grep -l)'),
+        onlyMatching: z.boolean().optional().describe('also give each matching line\'s matched texts, every match in it (`matches`; grep -o): to collect values, not lines'),
         limit: z.number().int().min(1).max(500).optional().describe('matching lines at most (default 100)'),
       },
       annotations: { readOnlyHint: true },
     },
-    ({ pattern, prefix, tag, type, ignoreCase, word, context, filesWithMatches, limit }) =>
+    ({ pattern, prefix, tag, type, ignoreCase, word, context, filesWithMatches, onlyMatching, limit }) =>
       tool(async () => {
-        const lines: { path: string; line: number; text: string; match: boolean }[] = [];
+        const lines: { path: string; line: number; text: string; match: boolean; matches?: string[]; matchesMore?: number }[] = [];
         let summary: unknown;
         const errors: { path: string; code: string; message: string }[] = [];
-        const options = { ignoreCase: ignoreCase ?? false, ...(word ? { word: true } : {}), ...(prefix ? { prefixes: [prefix] } : {}), ...(tag ? { tag } : {}), ...(type ? { type } : {}), ...(filesWithMatches ? { firstPerFile: true } : {}), context: context ?? 0, limit: limit ?? 100 };
+        const options = { ignoreCase: ignoreCase ?? false, ...(word ? { word: true } : {}), ...(prefix ? { prefixes: [prefix] } : {}), ...(tag ? { tag } : {}), ...(type ? { type } : {}), ...(filesWithMatches ? { firstPerFile: true } : {}), ...(onlyMatching ? { onlyMatching: true } : {}), context: context ?? 0, limit: limit ?? 100 };
         for await (const e of store.grep(pattern, options)) {
-          if (e.type === 'match' || e.type === 'context') lines.push({ path: e.path, line: e.line, text: around(e.text, e.type === 'match' ? e.submatch : undefined, e), match: e.type === 'match' });
+          if (e.type === 'match' || e.type === 'context') lines.push({ path: e.path, line: e.line, text: around(e.text, e.type === 'match' ? e.submatch : undefined, e), match: e.type === 'match', ...(e.type === 'match' && e.matchedTexts ? matchedShown(e.matchedTexts) : {}) });
           else if (e.type === 'error') errors.push({ path: e.path, code: e.code, message: e.message });
           else if (e.type === 'summary') summary = e;
         }
@@ -734,6 +735,14 @@ const VERSIONS_SHOWN = 200;
 const PARSED_AS_SHOWN = 2000;
 /** Characters of a grep line a kura_grep answer shows at most. */
 const GREP_LINE_SHOWN = 500;
+/** A line's matched texts shown at most (kura_grep's `onlyMatching`); `matchesMore` counts the rest. */
+const GREP_MATCHES_SHOWN = 100;
+
+/** A line's matched texts for kura_grep: each cut as a line is, at most GREP_MATCHES_SHOWN. */
+function matchedShown(texts: string[]): { matches: string[]; matchesMore?: number } {
+  const matches = texts.slice(0, GREP_MATCHES_SHOWN).map((t) => (t.length <= GREP_LINE_SHOWN ? t : `${t.slice(0, GREP_LINE_SHOWN)}…`));
+  return texts.length > GREP_MATCHES_SHOWN ? { matches, matchesMore: texts.length - GREP_MATCHES_SHOWN } : { matches };
+}
 
 /**
  * A grep line cut to GREP_LINE_SHOWN characters around its match (a long line's start seldom

@@ -23,7 +23,7 @@ export default async function grep(app: FastifyInstance) {
     schema: {
       summary: 'Lines of the stored text that match a regular expression (NDJSON events)',
       description:
-        "`pattern`: Rust's regex syntax (no look-around or backreferences), matched in linear time line by line against every path's latest text — text files as they are, PDF, DOCX and HTML by their extracted text. The answer is `application/x-ndjson`: `begin`, `match`/`context` lines (`line`, `text`, `submatch`), `end` (`matches`), `error` for a document that could not be read, then one `summary` (`files`, `filesMatched`, `matches`, `bytes`, `truncated`).",
+        "`pattern`: Rust's regex syntax (no look-around or backreferences), matched in linear time line by line against every path's latest text — text files as they are, PDF, DOCX and HTML by their extracted text. The answer is `application/x-ndjson`: `begin`, `match`/`context` lines (`line`, `text`, `submatch`; `matchedTexts` with `onlyMatching`), `end` (`matches`), `error` for a document that could not be read, then one `summary` (`files`, `filesMatched`, `matches`, `bytes`, `truncated`).",
       querystring: z
         .object({
           pattern: z.string().max(4096).describe('empty: every line (as grep "")'),
@@ -34,6 +34,7 @@ export default async function grep(app: FastifyInstance) {
           word: flag.describe('whole words only: the pattern between word boundaries (grep -w)'),
           context: z.coerce.number().int().min(0).max(CONTEXT_MAX).default(0),
           filesWithMatches: flag.describe('each file at its first match only'),
+          onlyMatching: flag.describe('each match event also carries `matchedTexts`: every match in its line (grep -o)'),
           limit: z.coerce.number().int().min(1).max(GREP_LIMIT_MAX).default(10_000),
         })
         .strict(),
@@ -50,6 +51,7 @@ export default async function grep(app: FastifyInstance) {
         ...(q.type !== undefined ? { type: q.type } : {}),
         context: q.context,
         firstPerFile: q.filesWithMatches === 'true',
+        ...(q.onlyMatching === 'true' ? { onlyMatching: true } : {}),
         limit: q.limit,
       });
       // The first event compiles the pattern: a bad one throws here, before any byte is sent.

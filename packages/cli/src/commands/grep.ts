@@ -1,9 +1,9 @@
 /**
- * `kura grep PATTERN [PREFIX...] [-i] [-n] [-l] [-c] [-C N] [--tag T] [--type M] [--json]`:
+ * `kura grep PATTERN [PREFIX...] [-i] [-w] [-o] [-n] [-l] [-c] [-C N] [--tag T] [--type M] [--json]`:
  * lines of the stored text that match a regular expression (decision 0055) — text files as
  * they are, PDF, DOCX and HTML by their extracted text — printed as grep -r prints them
- * (`path:line:text`, context as `path-line-text`, groups apart by `--`), matches in bold on a
- * terminal. Streams: memory stays bounded whatever the store's size. Exit 0 when a line
+ * (`path:line:text`, context as `path-line-text`, groups apart by `--`; `-o`: each match
+ * alone, `path:line:match`), matches in bold on a terminal. Streams: memory stays bounded whatever the store's size. Exit 0 when a line
  * matched, 1 when none did (as grep), 2 for a pattern that is not one, 3 when a document
  * could not be read (damage: `kura verify` says more).
  */
@@ -19,6 +19,7 @@ import { withStore } from '../store.js';
 interface GrepOptions {
   ignoreCase?: boolean;
   wordRegexp?: boolean;
+  onlyMatching?: boolean;
   lineNumber?: boolean;
   filesWithMatches?: boolean;
   count?: boolean;
@@ -36,6 +37,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .argument('[prefix...]', 'only paths starting with one of these')
     .option('-i, --ignore-case', 'match case-insensitively (Unicode)')
     .option('-w, --word-regexp', 'match whole words only: the pattern between word boundaries')
+    .option('-o, --only-matching', 'print only the matched parts of each matching line, each on its own line')
     .option('-n, --line-number', 'print line numbers')
     .option('-l, --files-with-matches', 'print only the paths with a match')
     .option('-c, --count', 'print each path with a match and its count of matching lines')
@@ -56,7 +58,8 @@ export function register(program: Command, setExit: (code: number) => void): voi
           ...(prefixes.length ? { prefixes: prefixes.map(storePrefix) } : {}),
           ...(opts.tag ? { tag: opts.tag } : {}),
           ...(opts.type ? { type: opts.type } : {}),
-          context: opts.filesWithMatches || opts.count ? 0 : context,
+          context: opts.filesWithMatches || opts.count || opts.onlyMatching ? 0 : context,
+          ...(opts.onlyMatching && !opts.filesWithMatches && !opts.count ? { onlyMatching: true } : {}),
           firstPerFile: opts.filesWithMatches ?? false,
         });
         for await (const e of events as AsyncIterable<GrepEvent>) {
@@ -79,6 +82,12 @@ export function register(program: Command, setExit: (code: number) => void): voi
             continue;
           }
           if (e.type !== 'match' && e.type !== 'context') continue;
+          if (opts.onlyMatching) {
+            // As grep -o: each non-empty match on a line of its own, no context.
+            const where = `${shownPath(e.path)}:${opts.lineNumber ? `${e.line}:` : ''}`;
+            for (const part of e.type === 'match' ? (e.matchedTexts ?? []) : []) await write(`${where}${tty ? `\x1b[1;31m${part}\x1b[0m` : part}\n`);
+            continue;
+          }
           if (context > 0 && last && (last.path !== e.path || e.line !== last.line + 1)) await write('--\n');
           last = { path: e.path, line: e.line };
           const sep = e.type === 'match' ? ':' : '-';

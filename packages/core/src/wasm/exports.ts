@@ -58,6 +58,7 @@ export interface KuraWasmExports {
 
   kura_grep_new(ignoreCase: number, len: number): number;
   kura_grep_lines(h: number, len: number): number;
+  kura_grep_matches(h: number, len: number): number;
   kura_grep_free(h: number): void;
 
   /** Input: key, nonce, associated data (adLen), plaintext (len); output: nonce, ciphertext, tag. */

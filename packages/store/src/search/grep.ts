@@ -49,6 +49,11 @@ export interface GrepOptions {
   firstPerFile?: boolean;
   /** Match whole words only (`-w`): the pattern between word boundaries, `\b(?:PATTERN)\b`. */
   word?: boolean;
+  /**
+   * Each match event also carries `matchedTexts`: the text of every match in its line, in
+   * order (`-o`; empty matches left out, each at most LINE_SHOWN_MAX characters).
+   */
+  onlyMatching?: boolean;
   /** Matching lines in all at most; then a `summary` with `truncated: true`. */
   limit?: number;
   /**
@@ -61,7 +66,7 @@ export interface GrepOptions {
 type Where = { path: string; digest: `sha256:${string}` };
 export type GrepEvent =
   | ({ type: 'begin' } & Where)
-  | ({ type: 'match' | 'context'; line: number; text: string; submatch?: [number, number] } & LineCut & Where)
+  | ({ type: 'match' | 'context'; line: number; text: string; submatch?: [number, number]; matchedTexts?: string[] } & LineCut & Where)
   | ({ type: 'end'; matches: number } & Where)
   | ({ type: 'error'; code: string; message: string } & Where)
   | { type: 'summary'; files: number; filesMatched: number; matches: number; bytes: number; truncated: boolean };
@@ -183,6 +188,17 @@ function shown(bytes: Uint8Array, m?: { from: number; to: number }): { text: str
   return sub ? { text, ...cut, submatch: [Math.max(0, sub[0] - from), Math.min(sub[1] - from, text.length)] } : { text, ...cut };
 }
 
+/** The text of every non-empty match in `line` (`-o`), each cut at LINE_SHOWN_MAX characters. */
+function matchedTexts(matcher: LineMatcher, line: Uint8Array): string[] {
+  const out: string[] = [];
+  for (const [from, to] of matcher.matchesIn(line)) {
+    if (to === from) continue;
+    const text = decoder.decode(line.subarray(from, to));
+    out.push(text.length <= LINE_SHOWN_MAX ? text : text.slice(0, isLowSurrogate(text.charCodeAt(LINE_SHOWN_MAX)) ? LINE_SHOWN_MAX - 1 : LINE_SHOWN_MAX));
+  }
+  return out;
+}
+
 function isLowSurrogate(unit: number): boolean {
   return unit >= 0xdc00 && unit <= 0xdfff;
 }
@@ -195,10 +211,11 @@ export interface GrepRun {
   context: number;
   limit: number;
   firstPerFile: boolean;
+  onlyMatching: boolean;
 }
 
 /** The options grep knows: any other is refused (`prefix` for `prefixes` grepped the whole store: a trial). */
-const GREP_OPTIONS: ReadonlySet<string> = new Set(['ignoreCase', 'prefixes', 'tag', 'type', 'context', 'firstPerFile', 'word', 'limit', 'workers']);
+const GREP_OPTIONS: ReadonlySet<string> = new Set(['ignoreCase', 'prefixes', 'tag', 'type', 'context', 'firstPerFile', 'word', 'onlyMatching', 'limit', 'workers']);
 
 /**
  * The pattern matched: `-w`'s between word boundaries (Unicode's, as the regex crate reads
@@ -221,7 +238,7 @@ export function grepRun(o: GrepOptions): GrepRun {
   const limit = o.limit ?? Infinity;
   if (!(limit === Infinity || (Number.isInteger(limit) && limit > 0))) throw new InvalidInputError('limit must be a positive whole number', 'limit');
   if (o.workers !== undefined && !(Number.isInteger(o.workers) && o.workers > 0)) throw new InvalidInputError('workers must be a positive whole number', 'workers');
-  return { context, limit, firstPerFile: o.firstPerFile ?? false };
+  return { context, limit, firstPerFile: o.firstPerFile ?? false, onlyMatching: o.onlyMatching ?? false };
 }
 
 export function emptySummary(): GrepSummary {
@@ -300,7 +317,9 @@ export async function* grepEntry(s: GrepSource, e: Entry, matcher: LineMatcher, 
         printed = Math.max(printed, n - context - 1);
         contextThrough(n - 1);
       }
-      send({ type: 'match', ...where, line: n, ...shown(bytes.subarray(m.start, m.end), { from: m.matchStart - m.start, to: m.matchEnd - m.start }) });
+      const line = bytes.subarray(m.start, m.end);
+      const shownLine = shown(line, { from: m.matchStart - m.start, to: m.matchEnd - m.start });
+      send({ type: 'match', ...where, line: n, ...shownLine, ...(run.onlyMatching ? { matchedTexts: matchedTexts(matcher, line) } : {}) });
       printed = n;
       afterUntil = n + context;
       matches++;
