@@ -55,7 +55,8 @@ describe('the query language', () => {
     // An operator's operand is the word as typed: 图书馆 is the phrase of its words, not either.
     expect(read('图书馆 AND 文化').match).toBe('("图书 馆" AND "文化")');
     expect(read('NOT 图书馆 文化').match).toBe('"文化" NOT ("图书 馆")');
-    expect(read('文化 图书馆').match).toBe('("文化" OR "图书" OR "馆")'); // juxtaposed: its words, any of them
+    expect(read('文化 图书馆').match).toBe('("文化" OR "图书 馆")'); // juxtaposed: a compound of two segments is one word (a trial: 馆 alone found museums)
+    expect(read('文化 图书馆在哪里').match).toBe('("文化" OR "图书" OR "馆" OR "在" OR "哪里")'); // a longer run: its words, any of them
     // A `-` before a quote that never closes still excludes the word after it.
     expect(read('boats -"harbour master').match).toBe('("boats" OR "master") NOT ("harbour")');
     // A paragraph without spaces is one unit of hundreds of words: cut to the terms searched, not dropped.

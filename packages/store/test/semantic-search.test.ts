@@ -82,6 +82,11 @@ describe('semantic and hybrid search (all-MiniLM-L6-v2)', () => {
     }
     // A question with Latin letters goes to the model as before.
     expect((await store.search('where can I borrow books', { mode: 'hybrid' })).mode).toBe('hybrid');
+    // Hybrid's keyword side reads a prefix as keyword search does (bus* is not the stemmer's bu*).
+    await store.put(enc('Q3 budget approved.'), { path: 'budget.txt' });
+    await store.put(enc('The bus was late.'), { path: 'bus.txt' });
+    const prefixed = await store.search('bus*', { mode: 'hybrid' });
+    expect(prefixed.filter((h) => h.matched.includes('keyword')).map((h) => h.path)).toEqual(['bus.txt']);
   });
 
   it('hits carry each side\'s rank and score, and a snippet from the matching chunk; hybrid is the default with a model', { timeout: 60_000 }, async () => {

@@ -42,6 +42,38 @@ describe('text extraction', () => {
     expect(status.queued).toBe(0);
   });
 
+  it("HTML's headings are text as written, its title is text; a store extracted before schema 20 extracts again (a trial)", { timeout: 60_000 }, async () => {
+    const { store, dir } = await newStore();
+    const page = '<html><head><title>Carnet de voyage</title></head><body><h1>Voyage en Bretagne</h1><h2>Die große Straße</h2><p>Texte.</p></body></html>';
+    await store.put(new TextEncoder().encode(page), { path: 'page.html', mediaType: 'text/html' });
+    const lines: string[] = [];
+    for await (const e of store.grep('Bretagne|Straße|Carnet', {})) if (e.type === 'match') lines.push(e.text);
+    expect(lines).toEqual(['Carnet de voyage', 'Voyage en Bretagne', 'Die große Straße']);
+    expect(await paths(store, 'carnet')).toEqual(['page.html']);
+    const [hit] = await store.search('Bretagne', { mode: 'keyword' });
+    expect(hit!.snippet).toContain('Voyage en <mark>Bretagne</mark>');
+    // A fragment without <head> or <body> keeps its text, and a title heading the body is not said twice.
+    const { text } = await extractText('html', new TextEncoder().encode('<title>Only</title><p>fragment text</p>'), EXTRACT_CAPS);
+    expect(text).toBe('Only\n\nfragment text');
+    expect((await extractText('html', new TextEncoder().encode('<html><head><title>Same</title></head><body><h1>Same</h1><p>x</p></body></html>'), EXTRACT_CAPS)).text).toBe('Same\n\nx');
+    await store.close();
+    const db = new Database(join(dir, 'kura.db'));
+    db.exec("UPDATE doc_text SET extracted_at = 1 WHERE kind = 'html'");
+    db.pragma('user_version = 19');
+    db.close();
+    const again = await Store.open(dir);
+    try {
+      await again.indexStatus({ wait: true });
+      expect(await paths(again, 'bretagne')).toEqual(['page.html']);
+    } finally {
+      await again.close();
+    }
+    const after = new Database(join(dir, 'kura.db'), { readonly: true });
+    expect(after.prepare("SELECT extracted_at FROM doc_text WHERE kind = 'html'").all()).toEqual([{ extracted_at: expect.any(Number) }]);
+    expect((after.prepare("SELECT extracted_at FROM doc_text WHERE kind = 'html'").get() as { extracted_at: number }).extracted_at).toBeGreaterThan(1);
+    after.close();
+  });
+
   it('extracts identical bytes once, whatever their paths; the text goes with the document', { timeout: 60_000 }, async () => {
     const { store, dir } = await newStore();
     const pdf = makePdf(['A shared bilbyharmonica report.']);

@@ -105,6 +105,14 @@ describe('grep', () => {
     await expect(all(store, 'x', { onlyMatching: 'yes' as unknown as boolean, only: true } as object)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
   });
 
+  it("a UTF-8 byte order mark is not text: ^ matches the first line after it, as ripgrep's (a trial)", async () => {
+    const { store } = await newStore();
+    await store.put(new Uint8Array([0xef, 0xbb, 0xbf, ...text('Étude de marché.\nÉtude deux\n')]), { path: 'bom.md' });
+    expect(lines(await all(store, '^Étude', {}))).toEqual(['bom.md:1:Étude de marché.', 'bom.md:2:Étude deux']);
+    const [m] = (await all(store, 'marché', {})).filter((e) => e.type === 'match');
+    expect(m).toMatchObject({ text: 'Étude de marché.', submatch: [9, 15] });
+  });
+
   it('counts lines as grep does: none after a final newline, the last one when it has none', async () => {
     const { store } = await newStore();
     const text = (s: string) => new TextEncoder().encode(s);

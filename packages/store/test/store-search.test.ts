@@ -357,6 +357,73 @@ describe('search', () => {
     }
   });
 
+  it("letters fold as people type them: Greek accents, ё, Hebrew points, ı, ß, œ, ł, Thai's ฯ (a trial)", async () => {
+    const { store } = await newStore();
+    const put = async (t: string, path: string) => (await store.put(text(t), { path })).digest;
+    const el = await put('Η θάλασσα ήταν ζεστή. Φάγαμε σουβλάκι στο μουσείο.', 'el.md');
+    const ru = await put('Ёлка на площади уже стоит.', 'ru.md');
+    const he = await put('שָׁלוֹם לכולם.', 'he.txt');
+    const tr = await put('Irmak kenarında ılık bir rüzgâr.', 'tr.md');
+    const fr = await put('Mélanger les œufs.', 'fr.md');
+    const de = await put('Wir wohnen in der Hauptstraße.', 'de.md');
+    const pl = await put('Łódź i Kraków', 'pl.md');
+    const th = await put('วันนี้ฉันไปห้องสมุดที่กรุงเทพฯ', 'th.md');
+    const found = async (q: string) => (await store.search(q, { mode: 'keyword' })).map((h) => h.digest);
+    for (const q of ['θαλασσα', 'ΘΆΛΑΣΣΑ', 'σουβλακι']) expect(await found(q), q).toEqual([el]);
+    expect(await found('θάλασσα -μουσειο')).toEqual([]); // (an unaccented exclusion excludes)
+    for (const q of ['елка', 'ЕЛКА', 'ёлка']) expect(await found(q), q).toEqual([ru]);
+    expect(await found('שלום')).toEqual([he]);
+    for (const q of ['ırmak', 'irmak', 'ILIK']) expect(await found(q), q).toEqual([tr]);
+    for (const q of ['oeufs', 'œufs']) expect(await found(q), q).toEqual([fr]);
+    for (const q of ['hauptstrasse', 'Hauptstraße', 'HAUPTSTRASSE']) expect(await found(q), q).toEqual([de]);
+    for (const q of ['lodz', 'Łódź']) expect(await found(q), q).toEqual([pl]);
+    expect(await found('กรุงเทพ')).toEqual([th]);
+    // Found words are not said to be in no document (the check folds as the index does).
+    const [hit] = await store.search('σουβλάκι', { mode: 'keyword' });
+    expect(hit!.snippet).toContain('<mark>σουβλάκι</mark>');
+    expect((await store.search('σουβλάκι μουσείο', { mode: 'keyword' })).fallbacks ?? []).toEqual([]);
+  });
+
+  it('a prefix is what its words begin with: bus* is not the stemmer\'s bu* (budget, bug; a trial)', async () => {
+    const { store } = await newStore();
+    const put = async (t: string, path: string) => (await store.put(text(t), { path })).digest;
+    const budget = await put('Q3 budget approved.', 'budget.txt');
+    const bug = await put('Bug in the parser.', 'bug.txt');
+    const bus = await put('The bus was late; buses run hourly.', 'bus.txt');
+    const biz = await put('Business is good.', 'biz.txt');
+    const agreed = await put('They agreed on the agreement.', 'agr.txt');
+    const agri = await put('Agriculture and agrarian law.', 'agri.txt');
+    const found = async (q: string) => (await store.search(q, { mode: 'keyword' })).map((h) => h.digest).sort();
+    expect(await found('bus*')).toEqual([bus, biz].sort());
+    expect(await found('bu*')).toEqual([budget, bug, bus, biz].sort()); // (a prefix the stemmer keeps: as before)
+    expect(await found('agre*')).toEqual([agreed]); // (porter cuts `agre` to `agr`: agriculture is not agre…)
+    expect(await found('agreed*')).toEqual([agreed]);
+    expect(await found('buses*')).toEqual([bus]);
+    expect(await found('report -bus*')).toEqual([]);
+    const [hit] = await store.search('bus*', { mode: 'keyword' });
+    expect(hit!.snippet).toBe('The <mark>bus</mark> was late; <mark>buses</mark> run hourly.');
+    expect(agri).toBeDefined();
+  });
+
+  it('a Chinese compound is one word, a lone Hangul syllable is found in its phrases, curly quotes quote (a trial)', async () => {
+    const { store } = await newStore();
+    const put = async (t: string, path: string) => (await store.put(text(t), { path })).digest;
+    const zh1 = await put('今天我去了图书馆，借了三本关于人工智能的书。', 'zh1.md');
+    const zh2 = await put('周末我参观了博物馆和美术馆。智能手机没电了。', 'zh2.md');
+    const ko = await put('오늘 도서관에 가서 책을 세 권 빌렸습니다.', 'ko.md');
+    const q1 = await put('She said the report was ready today.', 'q1.md');
+    const q2 = await put('Ready or not, the report comes.', 'q2.md');
+    const found = async (q: string) => (await store.search(q, { mode: 'keyword' })).map((h) => h.digest).sort();
+    expect(await found('图书馆')).toEqual([zh1]); // (博物馆 holds 馆 alone)
+    expect(await found('人工智能')).toEqual([zh1]); // (智能手机 holds 智能 alone)
+    expect(await found('图书馆在哪里')).toEqual([zh1, zh2].sort()); // a question's words, any of them
+    expect(await found('책')).toEqual([ko]);
+    expect(await found('“report was ready”')).toEqual([q1]);
+    expect(await found('„report was ready“')).toEqual([q1]);
+    expect((await store.search('“report was ready”', { mode: 'keyword' })).parsedAs).toBe('"report was ready"');
+    expect(q2).toBeDefined();
+  });
+
   it('a word whose stem is a stop word (Andes: and, herring: her) finds the word, not every text with the stop word', async () => {
     const { store } = await newStore();
     const andes = await store.put(text('The Andes are a mountain range in South America.'), { path: 'andes.txt' });

@@ -300,10 +300,13 @@ const MIGRATIONS: string[] = [
   CREATE VIRTUAL TABLE history_span_text USING fts5(body, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2');
   CREATE TABLE history_shown (entry_id INTEGER PRIMARY KEY, doc_id INTEGER NOT NULL, media_type TEXT) STRICT;
   `,
-  // 20: compatibility forms fold before the index sees text (NFKC, words.ts spaceWords: \`ＰＤＦ\`
-  // is PDF, \`ﬁle\` file; decision 0054's amendment): the keyword index rebuilt, every entry
-  // queued; the history indexes, derived, emptied (filled again by the next search through history).
+  // 20: letters fold before the index sees text (words.ts foldLetters: compatibility forms by
+  // NFKC, \`ＰＤＦ\` is PDF, \`ﬁle\` file; ß ss, œ oe, ё е, Greek accents, Hebrew points; decision
+  // 0054's amendment), and HTML's headings are extracted as written (extract/html.ts, with the
+  // page's title): the keyword index rebuilt, every entry queued, HTML text extracted again; the
+  // history indexes, derived, emptied (filled again by the next search through history).
   `
+  DELETE FROM doc_text WHERE kind = 'html';
   DROP TABLE search;
   CREATE VIRTUAL TABLE search USING fts5(path, tags, meta, body, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2');
   DELETE FROM search_queue;

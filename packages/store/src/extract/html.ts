@@ -1,21 +1,30 @@
 /**
- * HTML text by html-to-text (workers have no DOMParser): no line wrapping, links without their
- * URLs, images skipped; table cells as text.
+ * HTML text by html-to-text (workers have no DOMParser): the page's title, then its body; no
+ * line wrapping, links without their URLs, images skipped; table cells and headings as written
+ * (html-to-text's default capitalises headings: `<h1>Voyage en Bretagne</h1>` was grepped and
+ * shown as VOYAGE EN BRETAGNE, and `Straße` became STRASSE — a trial).
  */
 import type { ExtractCaps, Extracted } from './caps.js';
 
 const decoder = new TextDecoder('utf-8');
+const HEADINGS = ['h1', 'h2', 'h3', 'h4', 'h5', 'h6'];
 
 export async function htmlText(bytes: Uint8Array, caps: ExtractCaps): Promise<Extracted> {
   const { convert } = await import('html-to-text');
-  const text = convert(decoder.decode(bytes), {
+  const html = decoder.decode(bytes);
+  const body = convert(html, {
     wordwrap: false,
     selectors: [
       { selector: 'a', options: { ignoreHref: true } },
       { selector: 'img', format: 'skip' },
       { selector: 'table', format: 'dataTable', options: { uppercaseHeaderCells: false } },
+      ...HEADINGS.map((selector) => ({ selector, options: { uppercase: false } })),
     ],
   }).trim();
+  // The title is in <head>, which the body's conversion leaves out (and a page without <body>
+  // is converted whole, its title with it).
+  const title = convert(html, { wordwrap: false, baseElements: { selectors: ['title'], returnDomByDefault: false } }).trim();
+  const text = title && !body.startsWith(title) ? `${title}\n\n${body}` : body;
   if (text.length > caps.chars) return { status: 'capped', text: text.slice(0, caps.chars), note: `text cut at ${caps.chars} characters` };
   return { status: 'ok', text };
 }

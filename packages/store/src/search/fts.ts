@@ -12,23 +12,29 @@ import { VERSION } from './exact-terms.js';
 // A NUL ends FTS5's reading of the expression (an unterminated string): it separates words, like a space.
 const quoted = (text: string) => `"${spaceWords(text).replace(/\0/g, ' ').trim().replace(/"/g, '""')}"`;
 /** A version number asked for (`1.0.2`) is found written `v1.0.2` too: one word `v1` to the index (exact-terms.ts). */
-function term(t: Term): string {
-  if (t.kind === 'prefix') return `${quoted(t.text)} *`;
+function term(t: Term, prefixTerms?: ParsedQuery['prefixTerms']): string {
+  if (t.kind === 'prefix') {
+    // A prefix the stemmer would cut: the word itself (its stem) and each index term starting
+    // with the prefix (as a prefix: the stemmer keeps those at least as long as the prefix).
+    const instead = prefixTerms?.get(t.text);
+    if (instead) return `(${[quoted(t.text), ...instead.map((x) => (x.prefix ? `${quoted(x.text)} *` : quoted(x.text)))].join(' OR ')})`;
+    return `${quoted(t.text)} *`;
+  }
   const core = t.kind === 'word' ? t.text.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '') : '';
   return VERSION.test(core) ? `(${quoted(core)} OR ${quoted(`v${core}`)})` : quoted(t.text);
 }
 
-function expr(e: Expr): string {
-  if ('text' in e) return term(e);
-  if (e.kind === 'not') return `(${expr(e.left)} NOT ${expr(e.right)})`;
-  return `(${e.items.map(expr).join(e.kind === 'or' ? ' OR ' : ' AND ')})`;
+function expr(e: Expr, prefixTerms?: ParsedQuery['prefixTerms']): string {
+  if ('text' in e) return term(e, prefixTerms);
+  if (e.kind === 'not') return `(${expr(e.left, prefixTerms)} NOT ${expr(e.right, prefixTerms)})`;
+  return `(${e.items.map((x) => expr(x, prefixTerms)).join(e.kind === 'or' ? ' OR ' : ' AND ')})`;
 }
 
 /** The MATCH expression of a parse, or null when it has nothing to match (no hits). */
 export function toMatch(q: ParsedQuery): string | null {
   if (!q.expr) return null;
-  const match = expr(q.expr);
-  return q.exclude.length ? `${match} NOT (${q.exclude.map(term).join(' OR ')})` : match;
+  const match = expr(q.expr, q.prefixTerms);
+  return q.exclude.length ? `${match} NOT (${q.exclude.map((t) => term(t, q.prefixTerms)).join(' OR ')})` : match;
 }
 
 /**
@@ -68,7 +74,7 @@ export function excludedMatch(q: ParsedQuery): string | null {
   // root, or an AND's part): a semantic hit found by meaning must not hold them either — `dogs
   // NOT puppy` returned the puppy note in semantic and hybrid mode (a trial). A NOT inside an
   // OR holds for its side alone, and excludes nothing from the other.
-  const parts = [...q.exclude.map(term), ...(q.expr ? requiredNots(q.expr) : []).map(expr)];
+  const parts = [...q.exclude.map((t) => term(t, q.prefixTerms)), ...(q.expr ? requiredNots(q.expr) : []).map((e) => expr(e, q.prefixTerms))];
   return parts.length ? parts.join(' OR ') : null;
 }
 

@@ -16,6 +16,8 @@ import { fold, hasUnspaced, segmentRun, WORD_CHAR } from './words.js';
 
 /** One searchable unit: a word, a word's prefix, or a phrase (its text as typed). */
 export type Term = { kind: 'word' | 'prefix' | 'phrase'; text: string };
+/** What a prefix the stemmer would cut is searched as (prefixes.ts): a word, or a term as a prefix. */
+export type PrefixTerm = { text: string; prefix: boolean };
 
 /**
  * What the query asks for. Juxtaposition is OR (a question's words: any of them, BM25 ranks
@@ -55,6 +57,11 @@ export interface ParsedQuery {
   fallbacks: string[];
   /** Misspelt words searched as the index's nearest (typos.ts): what was typed, and the index's word (a stem). */
   typos?: { typed: string; term: string }[];
+  /**
+   * Prefixes the index's stemmer would cut shorter (`bus*` is `bu*` to it, finding budget and
+   * bug), each with the index's terms to search instead (prefixes.ts); keyed by the typed prefix.
+   */
+  prefixTerms?: ReadonlyMap<string, readonly PrefixTerm[]>;
 }
 
 /** Terms searched at most; later ones are left out and `fallbacks` says so. */
@@ -78,7 +85,15 @@ const searchable = (text: string) => WORD_CHAR.test(text);
  * Splits the query into tokens: quoted phrases, field filters, operators, words. Malformed
  * operator syntax is noted in `fallbacks` and read as words.
  */
-function lex(query: string, fallbacks: Set<string>): Token[] {
+/**
+ * Typographic double quotes (what phones and word processors type for `"`: “…”, „…“, «…»):
+ * a phrase's quotes as `"` is (`“it’s ready”` was read as words, `ready”` among them: a trial).
+ * One UTF-16 unit each, as `"`: the tokens' places in the query stay where they are.
+ */
+const CURLY_QUOTES = /[\u201c\u201d\u201e\u201f\u00ab\u00bb]/g;
+
+function lex(typed: string, fallbacks: Set<string>): Token[] {
+  const query = typed.replace(CURLY_QUOTES, '"');
   const tokens: Token[] = [];
   const n = query.length;
   let i = 0;
@@ -193,10 +208,20 @@ const POSSESSIVE = /^([^'’]*\p{L})['’][sS]([^\p{L}\p{N}]*)$/u;
 
 /**
  * A bare word in a script written without spaces (`图书馆在哪里`) is a question's words: its
- * segments, any of them. A phrase or a word in other scripts stays one term (`e-mail`, `10:30`
- * and `U.S.A.` are phrases of their tokens to the index, as they should be).
+ * segments, any of them — but a run the dictionary cuts in two at most (`图书馆` is 图书 馆 to
+ * ICU, `人工智能` 人工 智能, `ข้าวผัด` ข้าว ผัด) is one word, its segments a phrase: any of them
+ * found 博物馆 and 美术馆 for 图书馆 (馆 alone), and a smartphone (智能手机) for 人工智能 (a
+ * trial). A phrase or a word in other scripts stays one term (`e-mail`, `10:30` and `U.S.A.` are
+ * phrases of their tokens to the index, as they should be).
  */
+const COMPOUND_SEGMENTS = 2;
+/** A lone Hangul syllable, punctuation around it aside. */
+const HANGUL_SYLLABLE = /^[^\p{L}\p{N}]*\p{Script=Hangul}[^\p{L}\p{N}]*$/u;
+
 function unitOf(term: Term): Expr | null {
+  // One Hangul syllable (`책`, book) is a word the index holds only inside its pairs (`책을` is
+  // the pair 책을: words.ts hangulPairs): found as the pairs it begins.
+  if (term.kind === 'word' && HANGUL_SYLLABLE.test(term.text)) return { kind: 'prefix', text: term.text.replace(/[^\p{L}]/gu, '') };
   if (term.kind !== 'word' || !hasUnspaced(term.text)) return term;
   const words: Term[] = [];
   for (const piece of term.text.split(/[^\p{L}\p{N}\p{M}]+/u)) {
@@ -205,7 +230,12 @@ function unitOf(term: Term): Expr | null {
       if (searchable(piece)) words.push({ kind: 'word', text: piece });
       continue;
     }
-    for (const w of segmentRun(piece)) if (searchable(w)) words.push({ kind: 'word', text: w });
+    const segments = segmentRun(piece).filter(searchable);
+    if (segments.length <= COMPOUND_SEGMENTS) {
+      if (segments.length) words.push({ kind: 'word', text: piece }); // (the phrase of its segments: fts.ts)
+      continue;
+    }
+    words.push(...segments.map((w): Term => ({ kind: 'word', text: w })));
   }
   if (words.length === 0) return null;
   return words.length === 1 ? words[0]! : { kind: 'or', items: words };

@@ -342,7 +342,12 @@ export async function* grepEntry(s: GrepSource, e: Entry, matcher: LineMatcher, 
     // with every piece, a 16 MiB line of 16 KiB chunks was copied a thousand times.
     const held: Uint8Array[] = [];
     let heldBytes = 0;
-    for await (const piece of textOf(s, found, e.media_type)) {
+    let first = true;
+    for await (let piece of textOf(s, found, e.media_type)) {
+      // A UTF-8 byte order mark is no text: `^Étude` matches the first line after it, as in
+      // ripgrep (it matched nothing there, while the line was shown without the mark: a trial).
+      if (first && piece.length >= 3 && piece[0] === 0xef && piece[1] === 0xbb && piece[2] === 0xbf) piece = piece.subarray(3);
+      first = false;
       held.push(piece);
       heldBytes += piece.length;
       if (piece.lastIndexOf(10) < 0 && heldBytes < LINE_MAX) continue;

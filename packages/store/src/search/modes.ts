@@ -17,6 +17,7 @@ import { allFilters, excludedEntries, fieldsOf, keywordEntries, keywordFound, pa
 import { WORD_SPLIT } from './fts.js';
 import { allExact, exactQuery, exactTerms, holdsAny, identifiersQuery, joinedQuery, onlyExact, requiredJoined, type ExactTerm } from './exact-terms.js';
 import { indexVocabulary, typosNoticed, typosSaid, withTyposRead, type Vocabulary } from './typos.js';
+import { withPrefixesRead } from './prefixes.js';
 import { SearchQuery, type SearchHit, type SearchHits } from './search-query.js';
 import { historyBehind, syncHistory, type HistorySource } from './history.js';
 import { allVersionsFound, historyMode, snapshotFound, type HistoryFound } from './history-search.js';
@@ -208,7 +209,7 @@ function otherPaths(s: Searcher, parsed: ParsedQuery, q: Query, page: readonly R
 export async function keywordSearch(s: Searcher, query: string, options: SearchQuery): Promise<SearchHits> {
   if (typeof query !== 'string') throw new InvalidInputError('query must be a string', 'query');
   const q = parse(SearchQuery, options, 'search options');
-  const typed = parseQuery(query);
+  const typed = withPrefixesRead(vocabulary(s), parseQuery(query));
   let r = await keywordRanked(s, typed, q);
   // A query that finds nothing as typed has its misspelt words read again (typos.ts) — asked
   // only then: a search that finds something costs nothing more (asked first, every keyword
@@ -351,7 +352,7 @@ export async function historySearch(s: Searcher & { history: HistorySource; writ
 export async function semanticSearch(s: Searcher & { semantic: SemanticSearch }, query: string, options: SearchQuery, mode: 'semantic' | 'hybrid'): Promise<SearchHits> {
   if (typeof query !== 'string') throw new InvalidInputError('query must be a string', 'query');
   const q = parse(SearchQuery, options, 'search options');
-  let parsed = parseQuery(query);
+  let parsed = withPrefixesRead(vocabulary(s), parseQuery(query));
   if (!parsed.expr) return answer([], parsed);
   // Hybrid fuses each side's first `window` candidates (with a rerank, at least its top): a
   // window fixed for the query, not grown with the page, so that every page is cut from one

@@ -113,6 +113,11 @@ function formsOf(term: string, length: number, slack: number): string[] {
   return forms.filter((w) => Math.abs(w.length - length) <= slack && stemOf(w) === term);
 }
 
+/** A word the stemmer makes `term` of (`agreed` for `agre`): what FTS5 must be given to find the term. */
+export function wordOfStem(term: string): string | undefined {
+  return formsOf(term, term.length, Infinity)[0];
+}
+
 /** The word to search instead of `word` (as a word of the store's, where one is found), or undefined: it is held, or nothing is near. */
 function nearest(v: Vocabulary, word: string): string | undefined {
   return nearestWord(v, word, 2)?.search;
