@@ -8,10 +8,11 @@
  * path it is stored under (null for stdin without --path). Unreadable files are reported on
  * stderr and the rest still added; the exit code is then 1.
  */
-import { detectMediaType, type PutMeta, type PutResult, type Store } from '@kura/store';
+import { SourceChangedError, detectMediaType, type PutMeta, type PutResult, type Store } from '@kura/store';
 import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
-import { createReadStream } from 'node:fs';
+import { lstatSync, realpathSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { collect, durability, keyValues, wholeNumber } from '../args.js';
 import { CliError, EXIT, describeError, isKuraError, usage } from '../exit.js';
 import { bytes, rate, ratio, shownPath } from '../format.js';
@@ -41,11 +42,52 @@ interface Tally {
 }
 
 /** The file's bytes in 1 MiB pieces, counting them as they are read. */
+/**
+ * Reads of a file that keeps changing while it is read, at most: each read that saw it change
+ * is given up before anything of it is stored (it may mix the file's old and new bytes, a state
+ * the file never had: a trial's `kura add` of a file being written stored such a version).
+ */
+const READ_TRIES = 3;
+
+/** Whether `e` is a put given up because its file changed while it was read (SourceChangedError). */
+const changedWhileRead = (e: unknown) => isKuraError(e, 'INVALID_INPUT') && (e as { field?: string }).field === 'source';
+
+/**
+ * The input's bytes, counted as they are read; a file's size and times are looked at before
+ * and after, and a file that changed between fails the put at its end (SourceChangedError),
+ * before it commits.
+ */
 async function* counted(input: InputFile, onBytes: (n: number) => void): AsyncGenerator<Uint8Array> {
-  const source = input.file === STDIN ? process.stdin : createReadStream(input.file, { highWaterMark: 1 << 20 });
-  for await (const piece of source) {
-    onBytes((piece as Uint8Array).length);
-    yield piece as Uint8Array;
+  if (input.file === STDIN) {
+    for await (const piece of process.stdin) {
+      onBytes((piece as Uint8Array).length);
+      yield piece as Uint8Array;
+    }
+    return;
+  }
+  const file = await open(input.file, 'r');
+  try {
+    const before = await file.stat();
+    for (;;) {
+      const piece = new Uint8Array(1 << 20);
+      const { bytesRead } = await file.read(piece, 0, piece.length, null);
+      if (bytesRead === 0) break;
+      onBytes(bytesRead);
+      yield bytesRead === piece.length ? piece : piece.subarray(0, bytesRead);
+    }
+    const after = await file.stat();
+    if (after.size !== before.size || after.mtimeMs !== before.mtimeMs || after.ctimeMs !== before.ctimeMs) throw new SourceChangedError();
+  } finally {
+    await file.close();
+  }
+}
+
+/** The file a path names, links resolved (the workers read files without following a link). */
+function target(file: string): string {
+  try {
+    return lstatSync(file).isSymbolicLink() ? realpathSync(file) : file;
+  } catch {
+    return file; // (its put says what is wrong with it)
   }
 }
 
@@ -95,7 +137,7 @@ pack files (0 when all of it was already stored).`,
         );
         const failed = (input: Input, e: unknown) => {
           // Options the store rejects are the caller's syntax: stop at once (exit 2).
-          if (isKuraError(e, 'INVALID_INPUT') && !String((e as { field?: string }).field).startsWith('path')) throw e;
+          if (isKuraError(e, 'INVALID_INPUT') && !String((e as { field?: string }).field).startsWith('path') && !changedWhileRead(e)) throw e;
           bar.error(`${input.file === STDIN ? 'standard input' : shownPath(input.file)}: ${describeError(e)}`);
           t.failed++;
           // A full disk fails every file after it: one line, not one per file (a trial printed
@@ -118,30 +160,40 @@ pack files (0 when all of it was already stored).`,
             if (opts.json) await writeJson(line);
             else await bar.line(`${r.digest}  ${shownPath(input.file)}${input.docPath !== undefined && input.docPath !== input.file ? ` as ${shownPath(input.docPath)}` : ''}  ${bytes(r.size)} (${bytes(r.newBytesStored)} new)`);
         };
+        /**
+         * A file put on this thread, read again while it changes as it is read: `tries` reads at
+         * most (its bytes counted by the progress bar on the first of them when `counting`).
+         */
+        const putHere = async (input: InputFile, tries: number, counting: boolean) => {
+          for (let n = 1; n <= tries; n++) {
+            const count = counting && n === 1;
+            try {
+              return await report(input, await put(store, input, opts, meta, (k) => count && bar.set((t.read += k))));
+            } catch (e) {
+              if (!changedWhileRead(e)) return failed(input, e);
+            }
+          }
+          failed(input, new SourceChangedError(`changed while it was read, ${READ_TRIES} times: not stored (what was read mixed its old and new bytes); add it again once it is written`));
+        };
         try {
           for (const input of inputs) if (input.kind === 'problem') failed(input, input.error);
           const files = inputs.filter((i): i is InputFile => i.kind === 'file');
           if (jobs > 1 && files.length > 1 && !files.some((f) => f.file === STDIN)) {
-            // Several files: worker threads run the byte work, this thread commits, in order.
+            // Several files: worker threads run the byte work, this thread commits, in order. A
+            // file that changed while a worker read it is read again here, after the others.
             let i = 0;
-            const todo = files.map((f) => ({ path: f.file, meta: metaFor(f, opts, meta) }));
-            for await (const o of store.putFiles(todo, { workers: Math.min(jobs, files.length) })) {
+            const again: InputFile[] = [];
+            const todo = files.map((f) => ({ path: target(f.file), meta: metaFor(f, opts, meta) }));
+            for await (const o of store.putFiles(todo, { workers: Math.min(jobs, files.length), refuseChanged: true, heldOpen: 'read' })) {
               const input = files[i++]!;
-              if (o.error !== undefined) failed(input, o.error);
+              if (changedWhileRead(o.error)) again.push(input);
+              else if (o.error !== undefined) failed(input, o.error);
               else await report(input, o.result!);
               bar.set((t.read += input.size));
             }
+            for (const input of again) await putHere(input, READ_TRIES - 1, false);
           } else {
-            for (const input of files) {
-              let r: PutResult;
-              try {
-                r = await put(store, input, opts, meta, (n) => bar.set((t.read += n)));
-              } catch (e) {
-                failed(input, e);
-                continue;
-              }
-              await report(input, r);
-            }
+            for (const input of files) await putHere(input, READ_TRIES, true);
           }
           if (!opts.json) {
             const failed = t.failed ? `, ${t.failed} failed` : '';

@@ -69,6 +69,12 @@ export interface PutFilesOptions {
    * (`workers: 0`) are not watched. A watch puts with it, and puts such a file again later.
    */
   refuseChanged?: boolean;
+  /**
+   * With `refuseChanged`, a file a process holds open for writing when its read ends:
+   * `'refuse'` (the default: a watch puts it again once it is closed) or `'read'` (stored, unless
+   * it changed while it was read: `kura add` of a log a program keeps open).
+   */
+  heldOpen?: 'refuse' | 'read';
 }
 
 export interface FilePutOutcome {
@@ -146,6 +152,7 @@ export async function* putFiles(h: ManyPuts, files: Iterable<FileToPut> | AsyncI
     const refuseChanged = options.refuseChanged === true;
     /** Of `paths`, those a process holds open for writing (as /proc names them: absolute). */
     const unsettled = (paths: string[]) => {
+      if (options.heldOpen === 'read') return new Set<string>();
       const open = openForWriting(new Set(paths.map((p) => resolve(p))));
       return new Set(open ? paths.filter((p) => open.has(resolve(p))) : []);
     };
