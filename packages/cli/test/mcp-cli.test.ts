@@ -3,7 +3,7 @@
  * lists the tools, adds a file, finds it by a question that shares no word with it, reads it
  * back; a Kura error is a tool error carrying its code.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -126,6 +126,27 @@ describe('kura mcp', () => {
         expect((r.content as { text: string }[])[0]!.text, file).toContain(file);
       }
       expect(json(await client.callTool({ name: 'kura_list', arguments: { prefix: 'z/' } })).items).toHaveLength(2);
+      // A link to a file is the file (the workers read without following links: its target is named).
+      symlinkSync(page, join(root, 'link.html'));
+      expect(json(await client.callTool({ name: 'kura_add_file', arguments: { file: join(root, 'link.html'), path: 'z/link.html' } }))).toMatchObject({ path: 'z/link.html' });
+      // A file being written all the while it is read is not stored as a mix of its states (as kura add).
+      const busy = join(root, 'busy.log');
+      writeFileSync(busy, Buffer.alloc(40 << 20, 'a'));
+      const fd = openSync(busy, 'r+');
+      let writing = true;
+      const writer = (async () => {
+        for (let i = 0; writing; i++) {
+          writeSync(fd, Buffer.from(`W${i}`), 0, undefined, (i * 7919 * 4096) % (38 << 20));
+          await new Promise((r) => setTimeout(r, 3));
+        }
+      })();
+      const r = await client.callTool({ name: 'kura_add_file', arguments: { file: busy, path: 'z/busy.log' } });
+      writing = false;
+      await writer;
+      closeSync(fd);
+      expect(r).toMatchObject({ isError: true, _meta: { code: 'INVALID_INPUT' } });
+      expect((r.content as { text: string }[])[0]!.text).toMatch(/busy\.log changed while it was read, 3 times: not stored/);
+      expect(json(await client.callTool({ name: 'kura_list', arguments: { prefix: 'z/' } })).items.map((i: { path: string }) => i.path).sort()).toEqual(['z/gulls.pdf', 'z/link.html', 'z/page.html']);
     } finally {
       await client.close();
     }

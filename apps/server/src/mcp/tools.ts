@@ -12,13 +12,13 @@
  * read-only tools alone, and `kura_add_file` — a file on the machine running Kura — is offered
  * only where client and store share that machine (stdio), never over the network.
  */
-import { statSync, type Stats } from 'node:fs';
+import { realpathSync, statSync, type Stats } from 'node:fs';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import { InvalidInputError, isKuraError } from '@kura/core';
 import { createTwoFilesPatch } from 'diff';
 import picomatch from 'picomatch';
-import { NotFoundError, SEARCH_WAIT_MS, detectMediaType, hasLoneSurrogate, parseQuery, parseRef, type Store } from '@kura/store';
+import { NotFoundError, SEARCH_WAIT_MS, SourceChangedError, detectMediaType, hasLoneSurrogate, parseQuery, parseRef, type Store } from '@kura/store';
 import { z } from 'zod';
 import type { Scope } from '../config.js';
 import { HttpError } from '../errors.js';
@@ -368,13 +368,21 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
         const type = detectMediaType(at);
         const meta = { path: at, ...(type ? { mediaType: type } : {}), ...(t ? { tags: t } : {}), ...(m ? { meta: m } : {}) };
         const before = await latestVersion(store, at);
-        for await (const o of store.putFiles([{ path: file, meta }], { workers: 1 })) {
-          if (o.error === undefined) return { digest: o.result!.digest, path: at, size: o.result!.size, ...(await versionMade(store, at, o.result!.digest, before)) };
-          const errno = (o.error as NodeJS.ErrnoException).code;
-          if (isKuraError(o.error) || !errno) throw o.error;
-          throw new InvalidInputError(`${file}: ${(o.error as Error).message.replace(/^[A-Z]+: /, '')}`, 'file');
+        // A file that changes while it is read is read again, never stored as a mix of its old
+        // and new bytes (as `kura add`: three reads at most). The workers read a file without
+        // following a link: its target is named.
+        const source = realpathSync(file);
+        for (let tries = 1; tries <= ADD_FILE_READS; tries++) {
+          for await (const o of store.putFiles([{ path: source, meta }], { workers: 1, refuseChanged: true, heldOpen: 'read' })) {
+            if (o.error === undefined) return { digest: o.result!.digest, path: at, size: o.result!.size, ...(await versionMade(store, at, o.result!.digest, before)) };
+            // (By its code and field: the kura bundle may hold another copy of the class.)
+            if (isKuraError(o.error) && o.error.code === 'INVALID_INPUT' && (o.error as { field?: string }).field === 'source') continue;
+            const errno = (o.error as NodeJS.ErrnoException).code;
+            if (isKuraError(o.error) || !errno) throw o.error;
+            throw new InvalidInputError(`${file}: ${(o.error as Error).message.replace(/^[A-Z]+: /, '')}`, 'file');
+          }
         }
-        throw new InvalidInputError(`${file}: not put`, 'file'); // (putFiles answers every file)
+        throw new SourceChangedError(`${file} changed while it was read, ${ADD_FILE_READS} times: not stored (what was read mixed its old and new bytes); add it again once it is written`);
       }),
   );
   server.registerTool(
@@ -735,6 +743,8 @@ const VERSIONS_SHOWN = 200;
 const PARSED_AS_SHOWN = 2000;
 /** Characters of a grep line a kura_grep answer shows at most. */
 const GREP_LINE_SHOWN = 500;
+/** Reads of a file kura_add_file makes at most while it changes as it is read. */
+const ADD_FILE_READS = 3;
 /** A line's matched texts shown at most (kura_grep's `onlyMatching`); `matchesMore` counts the rest. */
 const GREP_MATCHES_SHOWN = 100;
 
