@@ -457,6 +457,20 @@ describe('paths are entries over HTTP (decision 0025)', () => {
     expect(await typeAt('b/page.html')).toEqual(['text/markdown', undefined]);
     expect((await call(s.url, 'GET', '/v1/paths/b/page.html?version=1')).headers['content-type']).toBe('text/markdown');
   });
+
+  it('a document read by its digest has the type its entries share (it was octet-stream for two .md paths: a trial), else none', async () => {
+    const s = await startServer();
+    const body = '# same notes\n';
+    const put = async (path: string, type: string) => (await call(s.url, 'POST', `/v1/documents?path=${path}`, { body, headers: { 'content-type': type } })).json.digest as string;
+    const digest = await put('a.md', 'text/markdown');
+    const typeOf = async () => (await call(s.url, 'GET', `/v1/documents/${digest}`)).headers['content-type'];
+    expect(await typeOf()).toBe('text/markdown');
+    await put('docs/a.md', 'text/markdown');
+    expect(await typeOf()).toBe('text/markdown');
+    expect((await call(s.url, 'HEAD', `/v1/documents/${digest}`)).headers['content-type']).toBe('text/markdown');
+    await put('b.txt', 'text/plain');
+    expect(await typeOf()).toBe('application/octet-stream'); // two types: neither is the bytes'
+  });
 });
 
 describe('media types of uploads (one detection with kura add)', () => {

@@ -8,9 +8,13 @@ import { usage } from './exit.js';
  * prefix. A `..` that climbs above where it starts is refused (usage error): the store has no
  * place above its root.
  */
-export function storePath(arg: string): string {
+export function storePath(arg: string, option?: '--as' | '--path'): string {
   const n = posix.normalize(arg).replace(/^\/+/, '').replace(/\/+$/, '');
-  if (n === '..' || n.startsWith('../')) throw usage(`${arg}: a path that climbs above its start (..) cannot be stored as given; add it from its parent directory, or give --as PREFIX`);
+  if (n === '..' || n.startsWith('../')) {
+    // (Of an option's value, the fix is another value: `--as ../x` was told to give --as.)
+    if (option) throw usage(`${option} ${arg}: a path in the store cannot climb above its root (..): give ${option} a path inside it, such as ${JSON.stringify(n.replace(/^(\.\.\/?)+/, '') || 'docs')}`);
+    throw usage(`${arg}: a path that climbs above its start (..) cannot be stored as given; add it from its parent directory, or give --as PREFIX`);
+  }
   return n === '.' ? '' : n;
 }
 

@@ -54,8 +54,8 @@ export interface Placement {
  * is checked before anything is listed.
  */
 export async function* listInputs(args: string[], place: Placement = {}): AsyncGenerator<Input> {
-  const prefix = place.as !== undefined ? storePath(place.as) : undefined;
-  const named = place.path !== undefined ? storePath(place.path) : undefined;
+  const prefix = place.as !== undefined ? storePath(place.as, '--as') : undefined;
+  const named = place.path !== undefined ? storePath(place.path, '--path') : undefined;
   const join = (a: string, b: string) => (a && b ? `${a}/${b}` : a || b);
   if (args.filter((a) => a === STDIN).length > 1) throw usage('standard input (-) can be read once: give - one time');
   if (prefix !== undefined && named === undefined && args.includes(STDIN)) {

@@ -107,6 +107,13 @@ export interface DocTextRow {
  */
 const SOLE_ENTRY_OF = (doc: string) =>
   `COALESCE((SELECT id FROM entries WHERE doc_id = ${doc} AND path IS NULL), (SELECT CASE WHEN COUNT(*) = 1 THEN MAX(x.id) END FROM (SELECT id FROM entries WHERE doc_id = ${doc} LIMIT 2) x))`;
+/**
+ * The media type of a document read by its digest: its sole entry's (above), else the one type
+ * all its entries share — the same bytes at two `.md` paths were served as
+ * application/octet-stream (a trial) — else none. (Looked at only without a sole entry.)
+ */
+const TYPE_OF = (doc: string, entry: string) =>
+  `CASE WHEN ${entry}.id IS NULL THEN (SELECT CASE WHEN COUNT(DISTINCT IFNULL(t.media_type, '')) = 1 THEN MAX(t.media_type) END FROM entries t WHERE t.doc_id = ${doc}) ELSE ${entry}.media_type END`;
 
 export function prepareStatements(db: SqlDatabase) {
   return { ...statementsOf(db) };
@@ -272,10 +279,10 @@ function statementsOf(db: SqlDatabase) {
      * statement: a read of its own, with no transaction around it (a hot GET's only query).
      */
     docHeadAndEntry: p<Pick<DocRow, 'id' | 'digest' | 'size'> & { path: string | null; media_type: string | null }>(
-      `SELECT d.id AS id, d.digest AS digest, d.size AS size, e.path AS path, e.media_type AS media_type FROM documents d LEFT JOIN entries e ON e.id = ${SOLE_ENTRY_OF('d.id')} WHERE d.digest = ? AND d.refs > 0`,
+      `SELECT d.id AS id, d.digest AS digest, d.size AS size, e.path AS path, ${TYPE_OF('d.id', 'e')} AS media_type FROM documents d LEFT JOIN entries e ON e.id = ${SOLE_ENTRY_OF('d.id')} WHERE d.digest = ? AND d.refs > 0`,
     ),
     docAnyAndEntry: p<Pick<DocRow, 'id' | 'digest' | 'size'> & { path: string | null; media_type: string | null }>(
-      `SELECT d.id AS id, d.digest AS digest, d.size AS size, e.path AS path, e.media_type AS media_type FROM documents d LEFT JOIN entries e ON e.id = ${SOLE_ENTRY_OF('d.id')} WHERE d.digest = ?`,
+      `SELECT d.id AS id, d.digest AS digest, d.size AS size, e.path AS path, ${TYPE_OF('d.id', 'e')} AS media_type FROM documents d LEFT JOIN entries e ON e.id = ${SOLE_ENTRY_OF('d.id')} WHERE d.digest = ?`,
     ),
     entryViewById: p<EntryView>(`SELECT ${ENTRY_VIEW} FROM entries e JOIN documents d ON d.id = e.doc_id WHERE e.id = ?`),
     entryViewByPath: p<EntryView>(`SELECT ${ENTRY_VIEW} FROM entries e JOIN documents d ON d.id = e.doc_id WHERE e.path = ?`),
