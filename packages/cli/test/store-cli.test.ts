@@ -146,6 +146,10 @@ describe('a store made with init and add', () => {
       expect(fromBelow(['../a.txt', '--as', 'up'])).toEqual(['up/a.txt']);
       expect(fromBelow(['../../tree/notes.md', '--path', 'up/notes.md'])).toEqual(['up/notes.md']);
       expect(fromBelow(['../sub/deeper', '--as', 'updir'])).toEqual(['updir/config.json', 'updir/picture.png']);
+      // An option's value that climbs names the option to fix (`--as ../x` was told to give --as: a trial).
+      const asUp = kura(['add', '--as', '../x', 'tree/a.txt', ...st], { cwd: work });
+      expect(asUp.code).toBe(2);
+      expect(asUp.stderr).toBe('kura: --as ../x: a path in the store cannot climb above its root (..): give --as a path inside it, such as "x"\n');
       // Standard input: read once, and named by --path only (--as has no name to put under).
       for (const args of [['-', '-'], ['--as', 'inbox', '-']]) {
         const r = kura(['add', ...args, ...st], { cwd: work, input: new TextEncoder().encode('from stdin') });
