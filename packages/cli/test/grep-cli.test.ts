@@ -60,6 +60,9 @@ describe('kura grep', () => {
     expect(json.map((e) => e.type)).toEqual(['begin', 'match', 'end', 'summary']);
     expect(json[1]).toMatchObject({ path: 'tree/src/main.ts', line: 2, submatch: [0, 8] });
     expect(kura(['grep', '--store', store, 'no such words'])).toMatchObject({ code: 1, stdout: '' });
+    // A prefix no stored path begins with is said, as grep -r names a missing directory (it was silent: a trial).
+    expect(kura(['grep', '--store', store, 'TODO', 'src/'])).toEqual({ code: 2, stdout: '', stderr: 'kura: src/: no stored path begins with it (kura ls lists what is stored)\n' });
+    expect(kura(['grep', '--store', store, 'no such words', 'src/', 'tree/'])).toMatchObject({ code: 1, stderr: 'kura: src/: no stored path begins with it (kura ls lists what is stored)\n' });
     const bad = kura(['grep', '--store', store, '(unclosed']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/^kura: not a usable pattern: .*unclosed.*\[INVALID_INPUT\]\n$/);

@@ -99,6 +99,14 @@ export function register(program: Command, setExit: (code: number) => void): voi
           await write(`${shownPath(e.path)}${sep}${opts.lineNumber ? `${e.line}${sep}` : ''}${e.cutBefore ? '[…] ' : ''}${text}${e.cutAfter ? ' […]' : ''}\n`);
         }
         if (damaged) throw new CliError(`${damaged} document${damaged === 1 ? '' : 's'} could not be read (kura verify)`, EXIT.damaged);
+        if (matched === 0 && prefixes.length) {
+          // A prefix no stored path begins with is said, as grep -r names a missing directory
+          // (it was silent, and read as "no line matched": a trial's `kura grep TODO src/`).
+          const none: string[] = [];
+          for (const p of prefixes) if ((await store.list({ pathPrefix: storePrefix(p), limit: 1 })).items.length === 0) none.push(p);
+          for (const p of none) process.stderr.write(`kura: ${p}: no stored path begins with it (kura ls lists what is stored)\n`);
+          if (none.length === prefixes.length) return setExit(EXIT.usage);
+        }
         if (matched === 0) setExit(EXIT.error); // as grep: 1 when no line matched
       });
     });
