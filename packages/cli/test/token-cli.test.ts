@@ -76,6 +76,33 @@ describe('kura token', () => {
     expect(kura('token', 'list').stdout).not.toMatch(/^ci/m);
   });
 
+  it("the request token add shows works for the token it made (GET /v1/documents was shown to a write-only token: 403, a trial)", { timeout: 60_000 }, async () => {
+    const store = join(root, 'store-try');
+    const kura = (...args: string[]) => spawnSync(process.execPath, [BIN, '--store', store, ...args], { encoding: 'utf8' });
+    expect(kura('init').status).toBe(0);
+    const made = [
+      ['w', '--scope', 'write', '--prefix', 'builds/'],
+      ['r', '--scope', 'read', '--prefix', 'builds/'],
+      ['d', '--scope', 'delete', '--prefix', 'builds/'],
+      ['a', '--scope', 'admin'],
+    ].map(([name, ...rest]) => {
+      const out = kura('token', 'add', name!, ...rest).stdout;
+      return { secret: /^ {4}(kura_\S+)$/m.exec(out)![1]!, curl: /^ {2}(curl .*)$/m.exec(out)![1]! };
+    });
+    writeFileSync(join(root, 'notes.md'), '# notes\n');
+    const { server, url } = await startServe(BIN, store, [], { auth: true });
+    try {
+      for (const { secret, curl } of made) {
+        const command = `${curl.replace('<secret>', secret).replace('http://127.0.0.1:8787', url)} -s -o /dev/null -w '%{http_code}'`;
+        const r = spawnSync('sh', ['-c', command], { cwd: root, encoding: 'utf8' });
+        expect([curl, r.stdout]).toEqual([curl, expect.stringMatching(/^(200|201|204|404)$/)]);
+      }
+    } finally {
+      server.kill('SIGTERM');
+      if (server.exitCode === null) await once(server, 'exit');
+    }
+  });
+
   it('--prefix takes prefixes separated by commas, as --scope and KURA_TOKENS do, and repeated; list shows each quoted', { timeout: 60_000 }, async () => {
     const store = join(root, 'prefixes');
     const kura = (...args: string[]) => spawnSync(process.execPath, [BIN, '--store', store, ...args], { encoding: 'utf8' });

@@ -22,6 +22,20 @@ function quoted(prefixes: readonly string[]): string {
   return prefixes.map((p) => JSON.stringify(p)).join(' ');
 }
 
+/**
+ * A request the new token may make (one it is refused was shown: `GET /v1/documents` to a
+ * write-only token is 403 — a trial): a list for a reading token (under its first prefix: a
+ * limited token lists no more), an upload for a writing one, a delete for one that deletes.
+ */
+function tryIt(t: { scopes: readonly string[]; prefixes?: readonly string[] | null }): string {
+  const base = 'http://127.0.0.1:8787';
+  const under = t.prefixes?.[0] ?? '';
+  const auth = '-H "Authorization: Bearer <secret>"';
+  if (t.scopes.includes('read') || t.scopes.includes('admin')) return `curl ${auth} '${base}/v1/documents${under ? `?pathPrefix=${encodeURIComponent(under)}` : ''}'`;
+  if (t.scopes.includes('write')) return `curl ${auth} --data-binary @notes.md '${base}/v1/documents?path=${encodeURIComponent(`${under}notes.md`)}'`;
+  return `curl -X DELETE ${auth} '${base}/v1/entry?path=${encodeURIComponent(`${under}notes.md`)}'`;
+}
+
 export function register(program: Command): void {
   const token = program.command('token').description('access tokens for kura serve, kept in the store as hashes');
   token
@@ -45,8 +59,8 @@ export function register(program: Command): void {
         const t = made.token;
         await write(
           `token ${t.name}: ${t.scopes.join(', ')}${t.prefixes ? ` under ${quoted(t.prefixes)}` : ''}\n\n    ${made.secret}\n\n` +
-            'Kept nowhere but here (the store keeps its hash): give it to the client now.\n' +
-            '  curl -H "Authorization: Bearer <secret>" http://127.0.0.1:8787/v1/documents\n',
+            'Kept nowhere but here (the store keeps its hash): give it to the client now. For example\n' +
+            `(kura serve's address; 127.0.0.1:8787 unless --host or --port say otherwise):\n  ${tryIt(t)}\n`,
         );
       });
     });
