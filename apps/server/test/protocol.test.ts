@@ -217,6 +217,15 @@ describe('errors and limits', () => {
       const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
       expect(body.error).toMatchObject({ code, requestId: expect.any(String) }); // (it was fastify's {"error":"Bad Request",…})
     }
+    // Raw UTF-8 in a URL is told what to do (it was "not HTTP/1.1 the server can read": a trial).
+    const utf8 = await new Promise<string>((resolve, reject) => {
+      const sock = connect(Number(new URL(s.url).port), '127.0.0.1', () => sock.write(Buffer.from('GET /v1/search?q=été HTTP/1.1\r\nHost: x\r\n\r\n', 'utf8')));
+      let got = '';
+      sock.on('data', (d) => (got += d.toString()));
+      sock.on('close', () => resolve(got));
+      sock.on('error', reject);
+    });
+    expect(JSON.parse(utf8.slice(utf8.indexOf('\r\n\r\n') + 4)).error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/percent-encode .*é is %C3%A9/) });
   });
 
   it('keeps a sane client request id, replaces others, and puts it in every response', async () => {

@@ -124,7 +124,10 @@ export function clientError(err: NodeJS.ErrnoException, socket: Socket): void {
       ? ['HEADERS_TOO_LARGE', 'the request line and headers are larger than 64 KiB']
       : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? ['REQUEST_TIMEOUT', 'the request did not arrive in time']
-        : ['INVALID_INPUT', 'the request is not HTTP/1.1 the server can read'];
+        : err.code === 'HPE_INVALID_URL'
+          ? // (Raw UTF-8 in a query was told "not HTTP/1.1": a trial's `curl '…?q=été'`.)
+            ['INVALID_INPUT', "the request's URL holds a character a URL cannot: percent-encode characters outside ASCII and spaces (é is %C3%A9, a space %20), as curl --data-urlencode or encodeURIComponent do"]
+          : ['INVALID_INPUT', 'the request is not HTTP/1.1 the server can read'];
   const status = STATUS_OF[code]!;
   const requestId = randomUUID();
   const body = JSON.stringify({ error: { code, message, requestId } });
