@@ -25,9 +25,12 @@ export const LIBRARY_STATUS: Readonly<Record<KuraErrorCode, number | null>> = {
   STORE_CLOSED: 503,
   STORE_LOCKED: 503,
   STORAGE_UNREACHABLE: 503,
+  // An object store that refuses the running server (credentials rotated or revoked, the bucket
+  // or a policy removed): a client's request failed as 500 "internal error" (a trial). Its
+  // message is the server's log's, not the client's (it names the bucket): see plugins/errors.ts.
+  STORAGE_UNAVAILABLE: 503,
   INVALID_STATE: null,
   FORMAT_MISMATCH: null,
-  STORAGE_UNAVAILABLE: null,
   WRONG_PASSWORD: null,
   SYNC_FAILED: null,
 };

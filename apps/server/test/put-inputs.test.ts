@@ -118,8 +118,19 @@ describe('what a header cannot carry, nor UTF-8 hold', () => {
     expect(patched.status).toBe(400);
     // One stored by an older Kura: served, typed as bytes.
     const Database = createRequire(new URL('../../../packages/store/package.json', import.meta.url))('better-sqlite3');
-    const db = new Database(join(s.dir, 'store', 'kura.db'));
-    db.prepare("UPDATE entries SET media_type = 'text/plain; x=一' WHERE path = 'mt/ok'").run();
+    // Tried again between turns of the event loop: the server in this process may hold the
+    // write lock over an await (its indexer, a commit), and better-sqlite3's own busy wait
+    // blocks the loop that would let it go — 5 s, then "database is locked".
+    const db = new Database(join(s.dir, 'store', 'kura.db'), { timeout: 0 });
+    for (;;) {
+      try {
+        db.prepare("UPDATE entries SET media_type = 'text/plain; x=一' WHERE path = 'mt/ok'").run();
+        break;
+      } catch (e) {
+        if ((e as { code?: string }).code !== 'SQLITE_BUSY') throw e;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    }
     db.close();
     for (const method of ['GET', 'HEAD'] as const) {
       const r = await call(s.url, method, '/v1/paths/mt/ok');

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store, listAll, openObjectLocation } from '@kura/store';
 import { randomBytes } from '../../../packages/core/test/helpers/data.js';
 import { startS3Server, type S3Server } from '../../../packages/store/test/helpers/s3-servers.js';
+import { startFaultProxy } from '../../../packages/store/test/helpers/fault-proxy.js';
 import { PIECE_BYTES } from '../src/uploads/object-staging.js';
 import { call, closeAll, errorCode, startServer, type TestServer } from './helpers/server.js';
 
@@ -154,5 +155,34 @@ describe('resumable uploads on a store in a bucket', () => {
       keys = await stagedKeys(location);
     }
     expect(keys).toEqual([]);
+  });
+});
+
+describe('an object store that refuses the running server', () => {
+  it('is 503 STORAGE_UNAVAILABLE saying an operator must act, not 500 "internal error" (credentials rotated: a trial); puts go through again once it accepts them', { timeout: 60_000 }, async () => {
+    let refusing = false;
+    const proxy = await startFaultProxy(s3.endpoint, (r) => (refusing && r.method === 'PUT' ? { status: 403, code: 'SignatureDoesNotMatch' } : undefined));
+    const endpoint = process.env.AWS_ENDPOINT_URL_S3;
+    process.env.AWS_ENDPOINT_URL_S3 = proxy.endpoint;
+    try {
+      const location = `s3://${s3.bucket}/refused-${++prefixes}`;
+      const store = await Store.init(location, { cacheDir: mkdtempSync(join(root, 'cache-')) });
+      const s = await startServer({ store: location }, { store });
+      try {
+        refusing = true;
+        const refused = await call(s.url, 'POST', '/v1/documents?path=r.txt', { body: 'refused' });
+        expect(refused.status).toBe(503);
+        expect(refused.json.error).toMatchObject({ code: 'STORAGE_UNAVAILABLE', message: expect.stringMatching(/an operator must act/) });
+        expect(refused.json.error.message).not.toContain(s3.bucket); // (the log has it, not every client)
+        refusing = false;
+        expect((await call(s.url, 'POST', '/v1/documents?path=r.txt', { body: 'accepted' })).status).toBe(201);
+      } finally {
+        await s.close();
+        await store.close();
+      }
+    } finally {
+      process.env.AWS_ENDPOINT_URL_S3 = endpoint;
+      await proxy.stop();
+    }
   });
 });

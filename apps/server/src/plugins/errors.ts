@@ -50,6 +50,9 @@ export function mapError(raw: unknown): Mapped {
   if (err instanceof HttpError) return { status: err.status, code: err.code, message: err.message, details: err.details, headers: err.headers };
   // Store errors in the catalog keep their code; INTERNAL and codes the catalog lacks are bugs,
   // whose text stays in the log.
+  if (err instanceof KuraError && err.code === 'STORAGE_UNAVAILABLE') {
+    return { status: 503, code: err.code, message: "the object store under this server refused the request (its credentials, bucket or policy): the server's log says why; an operator must act", details: {}, headers: {} };
+  }
   if (err instanceof KuraError && err.code !== 'INTERNAL' && STATUS_OF[err.code] !== undefined) {
     return { status: STATUS_OF[err.code]!, code: err.code, message: err.message, details: detailsOf(err), headers: {} };
   }
