@@ -4,7 +4,8 @@
  * machine (another cache directory) sees everything the first added, and so does `kura serve`
  * on the same bucket; credentials never appear in what the command prints.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:http';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -107,5 +108,32 @@ describe('kura on an s3:// store', () => {
     expect(wrong.stderr).toContain('STORAGE_UNAVAILABLE');
     expect(wrong.stderr).not.toContain('not-the-secret-0123456789');
     expect(wrong.stderr.trim().split('\n')).toHaveLength(1);
+
+    // No credentials on this machine: nothing was sent — not "did not answer" (a trial).
+    const bare = spawnSync(process.execPath, [BIN, 'ls', '--endpoint', s3.endpoint], {
+      cwd: root,
+      encoding: 'utf8',
+      env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('KURA_') && !k.startsWith('AWS_'))), HOME: join(root, 'no-home'), KURA_CACHE: join(root, 'cache-five'), KURA_STORE: `s3://${s3.bucket}/team` },
+    });
+    expect([bare.status, bare.stderr]).toEqual([1, expect.stringMatching(/^kura: no credentials for the object store on this machine .*\[STORAGE_UNAVAILABLE\]\n$/)]);
+    // An endpoint that is no S3 server: one line saying so (it was the SDK's two, blaming the credentials).
+    const web = createServer((_q, r) => r.writeHead(404, { 'content-type': 'text/html' }).end('<html><head><meta charset="utf-8"></head><body>Not Found</body></html>'));
+    await new Promise<void>((r) => web.listen(0, '127.0.0.1', r));
+    try {
+      const other = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, [BIN, 'ls', '--endpoint', `http://127.0.0.1:${(web.address() as { port: number }).port}`], {
+          cwd: root,
+          env: { ...process.env, AWS_ACCESS_KEY_ID: s3.credentials.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.credentials.secretAccessKey, KURA_CACHE: join(root, 'cache-six'), KURA_STORE: `s3://${s3.bucket}/team` },
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
+        let stderr = '';
+        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+        child.on('close', (code) => resolve({ code, stderr }));
+      });
+      expect(other.code).toBe(1);
+      expect(other.stderr).toMatch(/^kura: the endpoint answered, but not as an S3 object store .*\[STORAGE_UNAVAILABLE\]\n$/);
+    } finally {
+      web.close();
+    }
   });
 });

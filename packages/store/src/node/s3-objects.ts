@@ -313,8 +313,15 @@ export class S3ObjectStore implements ObjectStore {
   #error(e: unknown, op: string, key: string): Error {
     const code = status(e);
     const name = errorName(e);
-    let text = `${op} ${this.location}/${key}: ${name ?? ''}${code ? ` (HTTP ${code})` : ''}: ${(e as Error)?.message ?? String(e)}`;
+    // The SDK's first line (a parse error goes on to say where to look inside its object: a
+    // message of one line, as every error's is).
+    const said = ((e as Error)?.message ?? String(e)).split('\n')[0]!.trim();
+    let text = `${op} ${this.location}/${key}: ${name ?? ''}${code ? ` (HTTP ${code})` : ''}: ${said}`;
     for (const s of this.#secrets) text = text.split(s).join('[redacted]');
+    // No credentials found on this machine: nothing was sent (it was "did not answer": a trial).
+    if (name === 'CredentialsProviderError') return new StorageUnavailableError(`no credentials for the object store on this machine (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or a profile in ~/.aws): ${text}`);
+    // An answer that is no S3 answer: the endpoint is something else (a web server, a Kura).
+    if (/XML parse error|Deserialization error|unexpected content/i.test(said)) return new StorageUnavailableError(`the endpoint answered, but not as an S3 object store (is --endpoint or AWS_ENDPOINT_URL_S3 an S3 server?): ${text}`);
     // A missing object or upload; any other 404 is the store refusing us (NoSuchBucket, and
     // versitygw's XAdminUserNotFound for an unknown access key).
     if (name === 'NoSuchKey' || name === 'NotFound' || name === 'NoSuchUpload' || (code === 404 && name === undefined)) return new NotFoundError(`no object ${key}`);
