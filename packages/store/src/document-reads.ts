@@ -92,7 +92,14 @@ export function chunkLocations(st: Statements, doc: DocRow): Map<string, ChunkLo
  * empty table in the common case; a chunk looked up each otherwise.
  */
 export function knownDamage(st: Statements, doc: DocRow): string | undefined {
-  if (!st.damagedAny.get()?.any) return undefined;
+  const n = damagedChunksOf(st, doc);
+  if (n === 0) return undefined;
+  return `document ${formatDigest(doc.digest)} has ${n === 1 ? 'a chunk' : `${n} chunks`} verify found damaged: its extracted text was checked when it was made, the document itself cannot be read whole (kura verify names the damage; putting the same bytes again mends it)`;
+}
+
+/** How many of a document's distinct chunks verify has found damaged (0 in a sound store, at once). */
+export function damagedChunksOf(st: Statements, doc: DocRow): number {
+  if (!st.damagedAny.get()?.any) return 0;
   const seen = new Set<string>();
   let n = 0;
   for (const e of decodeManifest(doc.manifest)) {
@@ -100,8 +107,7 @@ export function knownDamage(st: Statements, doc: DocRow): string | undefined {
     seen.add(e.key);
     if (st.damagedHas.get(hexToBytes(e.key))) n++;
   }
-  if (n === 0) return undefined;
-  return `document ${formatDigest(doc.digest)} has ${n === 1 ? 'a chunk' : `${n} chunks`} verify found damaged: its extracted text was checked when it was made, the document itself cannot be read whole (kura verify names the damage; putting the same bytes again mends it)`;
+  return n;
 }
 
 /** A document's chunks in order: their keys (BLAKE3, hex) and raw lengths. */

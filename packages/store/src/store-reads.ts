@@ -14,7 +14,7 @@ import { indexStatusOf, searchStore } from './store-search.js';
 import { grep as grepStore, type GrepEvent, type GrepOptions } from './search/grep.js';
 import { breather } from './breather.js';
 import type { IndexStatus } from './search/index-status.js';
-import { chunkBytes, documentBytes, documentStream, manifestOf, openDocument, rangeBytes, rangeStream } from './document-reads.js';
+import { chunkBytes, damagedChunksOf, documentBytes, documentStream, manifestOf, openDocument, rangeBytes, rangeStream } from './document-reads.js';
 import { deletedPaths, exclusiveSize, listEntries, pathVersion, resolveRef, storeStats, tagCounts, versionsOf } from './catalog/queries.js';
 import type { DocumentReader, ListResult, StoreConfig, StoreStats, VersionInfo } from './store-types.js';
 import { drainIndex, usable, type StoreContext } from './store-context.js';
@@ -168,6 +168,22 @@ export class StoreReads {
 
   async has(digest: string): Promise<boolean> {
     return this.#r().st.docIdByDigest.get(parseDigest(digest)) !== undefined;
+  }
+
+  /**
+   * How many chunks verify has found damaged here, not mended since. A put of the same bytes
+   * mends a document's (`put(…, {}, { listed: false })` names nothing: `kura copy` mends a
+   * destination so).
+   */
+  async damagedChunks(): Promise<number> {
+    return (this.#r().db.prepare<{ n: number }>('SELECT COUNT(*) AS n FROM damaged').get()?.n ?? 0) as number;
+  }
+
+  /** Of `damagedChunks`, those of one document. */
+  async damagedChunksOf(digest: string): Promise<number> {
+    const { st } = this.#r();
+    const doc = st.docAnyByDigest.get(parseDigest(digest));
+    return doc ? damagedChunksOf(st, doc) : 0;
   }
 
   /** An entry: `ref` is a path, or a digest naming the entry of that content (else AMBIGUOUS). */

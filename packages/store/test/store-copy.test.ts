@@ -11,6 +11,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { copyStore } from '../src/copy/copy-store.js';
 import { Store } from '../src/node/index.js';
 import { tempDir } from './helpers/store.js';
+import { createHash } from 'node:crypto';
+import { closeSync, mkdtempSync, openSync, readSync, writeFileSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { cpSync } from 'node:fs';
 import { rmSync } from 'node:fs';
@@ -382,3 +387,56 @@ describe('copyStore', () => {
     }
   });
 });
+
+describe('a copy mends what the destination found damaged', () => {
+  it("puts again a document whose chunks the destination's verify found damaged — at a path, an older version, a snapshot's file (verify's advice sent nothing: a trial)", { timeout: 120_000 }, async () => {
+    const src = await fresh();
+    const srcDir = dirs.at(-1)!;
+    const bytes = (seed: number) => Uint8Array.from(randomBytes(40_000 + seed));
+    const latest = await src.put(bytes(1), { path: 'a.bin' });
+    const older = await src.put(bytes(2), { path: 'b.bin' });
+    await src.put(bytes(3), { path: 'b.bin' });
+    const tree = mkdtempSync(join(tmpdir(), 'kura-copy-mend-'));
+    dirs.push(tree);
+    const snapshotFile = bytes(4);
+    writeFileSync(join(tree, 'only-in-snapshot.bin'), snapshotFile);
+    const snap = await src.snapshot(tree);
+    const dst = await fresh();
+    const dstDir = dirs.at(-1)!;
+    await copyStore(src, dst);
+    await dst.close();
+    // Damage, in the destination's packs, a chunk of each of the three documents.
+    const onlyInSnapshot = `sha256:${createHash('sha256').update(snapshotFile).digest('hex')}`;
+    const victims = [latest.digest, older.digest, onlyInSnapshot];
+    const probe = await Store.open(dstDir);
+    const keys = await Promise.all(victims.map(async (d) => (await probe.manifest(d, { unlisted: true }))[1]!.key));
+    await probe.close();
+    const db = new Database(join(dstDir, 'kura.db'), { readonly: true });
+    const place = db.prepare('SELECT p.name AS pack, c.offset AS offset, c.stored_len AS stored FROM chunks c JOIN packs p ON p.id = c.pack_id WHERE c.key = ?');
+    const places = keys.map((k) => place.get(Buffer.from(k, 'hex')) as { pack: string; offset: number; stored: number });
+    db.close();
+    for (const p of places) flip(join(dstDir, 'packs', p.pack.slice(0, 2), `${p.pack}.pack`), p.offset + p.stored - 8);
+    const damaged = await Store.open(dstDir);
+    const found = (await damaged.verify()).damagedDocuments.map((d) => d.digest);
+    expect(found).toEqual(expect.arrayContaining(victims));
+    const report = await copyStore(src, damaged);
+    expect(report).toMatchObject({ documentsMended: found.length, versionsCopied: 0 });
+    expect(await damaged.verify()).toMatchObject({ ok: true, damagedChunks: [] });
+    const read = async (st: Store, d: string) => Buffer.from(await (await st.document(d, { unlisted: true })).bytes());
+    for (const d of victims) expect((await read(damaged, d)).equals(await read(src, d))).toBe(true);
+    // Nothing else changed: the same entries and versions, none made for the snapshot's file.
+    expect((await damaged.list()).items.map((e) => [e.path, e.version]).sort()).toEqual([['a.bin', 1], ['b.bin', 2]]);
+    expect((await copyStore(src, damaged)).documentsMended).toBe(0);
+    await damaged.close();
+    expect(srcDir).toBeDefined();
+  });
+});
+
+function flip(file: string, at: number): void {
+  const fd = openSync(file, 'r+');
+  const b = Buffer.alloc(1);
+  readSync(fd, b, 0, 1, at);
+  b[0]! ^= 0x40;
+  writeSync(fd, b, 0, 1, at);
+  closeSync(fd);
+}

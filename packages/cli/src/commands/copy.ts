@@ -148,7 +148,8 @@ function summary(r: CopyReport): string {
     `(${count(r.documentsSent)} sent, ${bytes(r.bytesSent)}; ${count(r.documentsLinked)} already there), ${count(r.versionsPresent)} present; ` +
     `${count(r.snapshotsCopied)} snapshot${r.snapshotsCopied === 1 ? '' : 's'} copied, ${count(r.snapshotsPresent)} present` +
     // Changes the destination saw besides versions: said, not only in --json (a trial).
-    (r.entriesUpdated ? `; ${count(r.entriesUpdated)} entr${r.entriesUpdated === 1 ? 'y' : 'ies'}' tags, metadata or type made the source's` : '') +
+    (r.entriesUpdated ? `; ${count(r.entriesUpdated)} entr${r.entriesUpdated === 1 ? "y's" : "ies'"} tags, metadata or type made the source's` : '') +
+    (r.documentsMended ? `; ${count(r.documentsMended)} document${r.documentsMended === 1 ? '' : 's'} with damaged chunks mended` : '') +
     (r.pins ? `; ${count(r.pins)} pin${r.pins === 1 ? '' : 's'} copied` : '') +
     (r.conflicts.length ? `; ${count(r.conflicts.length)} path${r.conflicts.length === 1 ? '' : 's'} changed in the destination, not copied` : '')
   );

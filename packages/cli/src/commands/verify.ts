@@ -62,7 +62,7 @@ async function report(store: Store, r: VerifyReport, writable: boolean): Promise
   if (r.damagedChunks.length) {
     lines.push(
       writable
-        ? 'to repair: put the same bytes again (kura add FILE, or copy them back from another store): each damaged chunk they hold is written anew'
+        ? 'to repair: put the same bytes again (kura add FILE, or kura copy from another store that holds them; on object storage from this machine, whose cache recorded the damage): each damaged chunk they hold is written anew'
         : 'the store could not be opened for writing, so the damaged chunks were not recorded: run kura verify where it can write, then put the same bytes again to repair them',
     );
   }

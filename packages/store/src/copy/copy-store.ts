@@ -38,6 +38,12 @@ export interface CopyReport {
   bytesSent: number;
   /** Versions of content the destination held, named there without bytes. */
   documentsLinked: number;
+  /**
+   * Documents the destination held with chunks its verify found damaged: put again from the
+   * source's bytes, which writes those chunks anew (verify's advice, "copy them back from
+   * another store", found them present and sent nothing: a trial).
+   */
+  documentsMended: number;
   snapshotsCopied: number;
   snapshotsPresent: number;
   pins: number;
@@ -118,7 +124,7 @@ export async function copyStore(src: AnyStore, dst: AnyStore, options: CopyOptio
 }
 
 async function copyAll(src: AnyStore, dst: AnyStore, options: CopyOptions): Promise<CopyReport> {
-  const report: CopyReport = { entries: 0, versionsCopied: 0, versionsPresent: 0, entriesUpdated: 0, documentsSent: 0, bytesSent: 0, documentsLinked: 0, snapshotsCopied: 0, snapshotsPresent: 0, pins: 0, conflicts: [], errors: [] };
+  const report: CopyReport = { entries: 0, versionsCopied: 0, versionsPresent: 0, entriesUpdated: 0, documentsSent: 0, bytesSent: 0, documentsLinked: 0, documentsMended: 0, snapshotsCopied: 0, snapshotsPresent: 0, pins: 0, conflicts: [], errors: [] };
   const n = Math.max(1, options.concurrency ?? 8);
   const progress = () => options.onProgress?.(report);
   const failed = (what: string, e: unknown) => {
@@ -138,9 +144,30 @@ async function copyAll(src: AnyStore, dst: AnyStore, options: CopyOptions): Prom
     });
   };
 
+  /** Documents mended (or being mended), each once. */
+  const mending = new Map<Digest, Promise<void>>();
+  /**
+   * When the destination holds `digest` with chunks its verify found damaged: the source's
+   * bytes put there, naming nothing (a snapshot's put), which writes those chunks anew.
+   */
+  const mend = (digest: Digest): Promise<void> => {
+    let m = mending.get(digest);
+    if (!m) {
+      m = (async () => {
+        if ((await dst.damagedChunksOf(digest)) === 0) return;
+        const r = await dst.put((await src.document(digest, { unlisted: true })).stream(), { expectDigest: digest }, { listed: false });
+        report.documentsMended++;
+        report.bytesSent += r.size;
+      })();
+      mending.set(digest, m);
+    }
+    return m;
+  };
+
   /** Puts the source's bytes of `digest` in the destination with `meta`, or names them there when it has them. */
   const bringNow = async (digest: Digest, meta: Meta, listed: boolean, again: boolean): Promise<void> => {
     if (await dst.has(digest)) {
+      await mend(digest);
       if (!listed) return; // a snapshot's file: being there is all it needs
       try {
         await dst.link(digest, meta, again ? { newVersion: true } : {});
@@ -205,6 +232,7 @@ async function copyAll(src: AnyStore, dst: AnyStore, options: CopyOptions): Prom
     );
     for (const v of from) {
       if (present.take(v)) {
+        await mend(v.digest);
         report.versionsPresent++;
         continue;
       }
@@ -236,7 +264,10 @@ async function copyAll(src: AnyStore, dst: AnyStore, options: CopyOptions): Prom
     } catch (e) {
       if (!isNotFound(e) && codeOf(e) !== 'AMBIGUOUS') throw e;
     }
-    if (there?.path === null) report.versionsPresent++;
+    if (there?.path === null) {
+      await mend(entry.digest);
+      report.versionsPresent++;
+    }
     else {
       await bring(entry.digest, { time: entry.createdAt, ...(entry.mediaType !== null ? { mediaType: entry.mediaType } : {}) });
       report.versionsCopied++;
@@ -301,11 +332,19 @@ async function copyAll(src: AnyStore, dst: AnyStore, options: CopyOptions): Prom
     const all = await src.snapshots();
     const wanted: SnapshotInfo[] = chosen === 'all' ? all : await Promise.all(chosen.map((id) => src.snapshotInfo(id)));
     const there = new Map((await dst.snapshots()).map((s) => [s.id, s]));
+    const damagedThere = await dst.damagedChunks();
     for (const s of wanted) {
       try {
         const had = there.get(s.id);
-        if (had) report.snapshotsPresent++;
-        else {
+        if (had) {
+          // Its files' documents mended where the destination's verify found damage (read
+          // only then: a tree walk each run would cost every incremental copy).
+          if (damagedThere > 0) {
+            const { files } = await treeOf(src, s.id);
+            await pool([...new Set(files.map((f) => f.digest))], n, (d) => mend(d));
+          }
+          report.snapshotsPresent++;
+        } else {
           const { root, files } = await treeOf(src, s.id);
           const digests = [...new Set(files.map((f) => f.digest))];
           await pool(digests, n, (d) => bring(d, {}, false));
