@@ -49,7 +49,7 @@ export function register(program: Command): void {
   program
     .command('stats')
     .description('sizes of the store: entries, documents, bytes, dedup and compression ratios')
-    .option('--json', 'one JSON line: entries, documents, logicalBytes, uniqueChunkBytes, storedBytes, dedupRatio, compressionRatio, packBytes, chunks, packs')
+    .option('--json', 'one JSON line: entries, documents, logicalBytes, uniqueChunkBytes, storedBytes, dedupRatio, compressionRatio, packBytes, chunks, packs, keptDocuments, keptBytes')
     .action(async (opts: { json?: boolean }, cmd: Command) => {
       await withStore(cmd, { readonly: true }, async (store) => {
         const s = await store.stats();
