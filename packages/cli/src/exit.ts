@@ -12,13 +12,16 @@ export class CliError extends Error {
   constructor(
     message: string,
     readonly exitCode: ExitCode = EXIT.error,
+    /** The code its line ends with (`[CODE]`), as a store error's does. */
+    readonly code?: string,
   ) {
     super(message);
   }
 }
 
+/** A value the user typed that cannot be: exit 2, `[INVALID_INPUT]` as the store's own refusals. */
 export function usage(message: string): CliError {
-  return new CliError(message, EXIT.usage);
+  return new CliError(message, EXIT.usage, 'INVALID_INPUT');
 }
 
 /** File-system errors people meet, in the words of coreutils. */
@@ -36,6 +39,8 @@ const FS_ERRORS: Record<string, string> = {
 /** One line for stderr. */
 export function describeError(e: unknown): string {
   if (isKuraError(e)) return `${e.message} [${e.code}]`;
+  // (A message that already names its code keeps it once.)
+  if (e instanceof CliError) return e.code && !/\[[A-Z_]+\]$/.test(e.message) ? `${e.message} [${e.code}]` : e.message;
   if (e instanceof Error) {
     const code = (e as NodeJS.ErrnoException).code;
     // (With its errno code, as the README promises every error line a [CODE].)
@@ -90,6 +95,11 @@ export function isKuraError(e: unknown, code?: KuraErrorCode): e is KuraError {
   return isAnyKuraError(e) && (code === undefined || e.code === code);
 }
 
+/** An error line: one line whatever the message holds (a JSON parser's quoted the broken text, line ends and all). */
+export function errorLine(message: string): string {
+  return `kura: ${message.replace(/\s*[\r\n]+\s*/g, ' ')}\n`;
+}
+
 export function printError(message: string): void {
-  process.stderr.write(`kura: ${message}\n`);
+  process.stderr.write(errorLine(message));
 }

@@ -34,13 +34,22 @@ import * as mcp from './commands/mcp.js';
 
 export { VERSION } from './version.js';
 
+/** A commander error message as one `kura: … [INVALID_INPUT]` line, its suggestion and a help hint in it. */
+function oneLine(text: string): string {
+  const lines = text.trim().split('\n');
+  const said = lines[0]!.replace(/^error: /, '');
+  const suggestion = lines.slice(1).join(' ').replace(/^\(Did you mean (.*)\?\)$/, 'did you mean $1?');
+  return `kura: ${said}${suggestion ? ` (${suggestion}; kura --help for usage)` : ' (kura --help for usage)'} [INVALID_INPUT]`;
+}
+
 export function buildProgram(setExit: (code: number) => void): Command {
   const program = new Command('kura')
     .description('Kura: a content-addressable, deduplicating store')
     .version(VERSION)
     .exitOverride()
-    .configureOutput({ outputError: (text) => process.stderr.write(text.startsWith('error:') ? `kura: ${text}` : text) })
-    .showHelpAfterError('(run kura --help for usage)')
+    // Commander's own errors as every other error: one line, its code last (it printed three:
+    // the error, "(Did you mean --limit?)" and a help hint — a trial).
+    .configureOutput({ outputError: (text) => process.stderr.write(`${oneLine(text)}\n`) })
     // Program options are recognised before and after the verb: `kura --store D ls` = `kura ls --store D`.
     .option('--store <dir>', 'the store: a directory, or s3://bucket/prefix (default: $KURA_STORE, else ./.kura)')
     .option('--endpoint <url>', 'the S3 server of an s3:// store (default: $AWS_ENDPOINT_URL_S3; credentials from $AWS_ACCESS_KEY_ID, $AWS_SECRET_ACCESS_KEY)')

@@ -4,7 +4,7 @@
  * tear each other; without a bar they go straight to stdout/stderr.
  */
 import cliProgress from 'cli-progress';
-import { printError } from './exit.js';
+import { errorLine, printError } from './exit.js';
 import { write } from './output.js';
 import { signalsTaken } from './interrupt.js';
 
@@ -72,7 +72,7 @@ export class Progress {
 
   /** A `kura: ...` error line on stderr, above the bar while one is up. */
   error(message: string): void {
-    if (this.#multi) this.#multi.log(`kura: ${message}\n`);
+    if (this.#multi) this.#multi.log(errorLine(message));
     else printError(message);
   }
 

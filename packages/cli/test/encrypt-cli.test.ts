@@ -240,7 +240,7 @@ describe('kura with an encrypted store', () => {
     const wrongEncrypt = kura('copy', plain, enc, '--encrypt', '--dst-password-file', badPw);
     expect([wrongEncrypt.status, wrongEncrypt.stderr]).toEqual([2, expect.stringMatching(new RegExp(`^kura: the destination ${enc}: no key file .*\\[WRONG_PASSWORD\\]`))]);
     const plainDst = kura('copy', plain, back, '--encrypt', '--dst-password-file', pw);
-    expect([plainDst.status, plainDst.stderr]).toEqual([2, `kura: ${back} holds a plain store already: --encrypt makes a new encrypted store (or goes on with one a copy --encrypt began)\n`]);
+    expect([plainDst.status, plainDst.stderr]).toEqual([2, `kura: ${back} holds a plain store already: --encrypt makes a new encrypted store (or goes on with one a copy --encrypt began) [INVALID_INPUT]\n`]);
     const wrongSrc = kuraIn(enc, { KURA_PASSWORD_FILE: badPw })('copy', enc, join(root, 'never-made'));
     expect([wrongSrc.status, wrongSrc.stderr]).toEqual([2, expect.stringMatching(new RegExp(`^kura: the source ${enc}: no key file .*\\[WRONG_PASSWORD\\]`))]);
     expect(kuraIn(back)('get', 'zoo/aardvark.txt').stdout).toBe('an unmistakable aardvark of a document\n');

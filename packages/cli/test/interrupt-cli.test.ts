@@ -96,6 +96,28 @@ describe('Ctrl-C while writing files', () => {
     expect(spawnSync(process.execPath, [BIN, 'snapshots', '--store', fresh]).stdout.toString()).toBe('');
   }, 60_000);
 
+  it('add stops, of the signal, and says what it leaves: the files listed are stored, the others not (it said nothing: a trial)', async () => {
+    const fresh = join(root, 'add-store');
+    expect(spawnSync(process.execPath, [BIN, 'init', '--store', fresh]).status).toBe(0);
+    const putting = () => {
+      try {
+        return readdirSync(join(fresh, 'packs'), { recursive: true }).some((n) => String(n).endsWith('.pack'));
+      } catch {
+        return false;
+      }
+    };
+    const r = await interrupted(['add', join(tree, 'a.txt'), join(tree, 'big.bin')], putting, fresh);
+    expect(r.sent, 'the add ended before it put a file').toBe(true);
+    expect(r.signal ?? r.code).toBe(r.signal ? 'SIGINT' : 130);
+    expect(r.stderr).toBe('kura: stopped (SIGINT); the files listed above are stored; the others are not (add again: nothing is stored twice)\n');
+    // What is there is whole: each path listed reads back.
+    const listed = spawnSync(process.execPath, [BIN, 'ls', '--store', fresh]).stdout.toString();
+    for (const line of listed.trim().split('\n').filter(Boolean)) {
+      const digest = line.split(/\s+/)[0]!;
+      expect(spawnSync(process.execPath, [BIN, 'get', digest, '--store', fresh, '-o', '/dev/null']).status).toBe(0);
+    }
+  }, 60_000);
+
   it('get -o stops, of the signal, and leaves neither the file nor its temporary', async () => {
     const out = join(root, 'out');
     mkdirSync(out);

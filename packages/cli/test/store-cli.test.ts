@@ -149,7 +149,18 @@ describe('a store made with init and add', () => {
       // An option's value that climbs names the option to fix (`--as ../x` was told to give --as: a trial).
       const asUp = kura(['add', '--as', '../x', 'tree/a.txt', ...st], { cwd: work });
       expect(asUp.code).toBe(2);
-      expect(asUp.stderr).toBe('kura: --as ../x: a path in the store cannot climb above its root (..): give --as a path inside it, such as "x"\n');
+      expect(asUp.stderr).toBe('kura: --as ../x: a path in the store cannot climb above its root (..): give --as a path inside it, such as "x" [INVALID_INPUT]\n');
+      // Every error is one line ending in its code: commander's own (three lines before: a
+      // trial), and a message quoting broken text with its line ends.
+      const typo = kura(['ls', '--limt', '3', ...st], { cwd: work });
+      expect([typo.code, typo.stderr]).toEqual([2, "kura: unknown option '--limt' (did you mean --limit?; kura --help for usage) [INVALID_INPUT]\n"]);
+      expect(kura(['ls', '--limit', '0', ...st], { cwd: work }).stderr).toBe('kura: --limit must be between 1 and 10000, got 0 [INVALID_INPUT]\n');
+      const broken = join(work, 'broken-store');
+      kura(['init', '--store', broken]);
+      writeFileSync(join(broken, 'kura-store.json'), 'garbage\n');
+      const parsed = kura(['ls', '--store', broken], { cwd: work });
+      expect(parsed.code).toBe(1);
+      expect(parsed.stderr).toMatch(/^kura: the store's configuration \(kura-store\.json\) is not JSON: [^\n]*\[CORRUPT_DATA\]\n$/);
       // Standard input: read once, and named by --path only (--as has no name to put under).
       for (const args of [['-', '-'], ['--as', 'inbox', '-']]) {
         const r = kura(['add', ...args, ...st], { cwd: work, input: new TextEncoder().encode('from stdin') });

@@ -115,7 +115,7 @@ describe('kura token', () => {
     expect(human.status, human.stderr).toBe(0);
     expect(human.stdout).toMatch(/^token more: read under "a\/" "b\/" "c\/"\n/);
     const empty = kura('token', 'add', 'empty', '--scope', 'read', '--prefix', 'team/,');
-    expect([empty.status, empty.stderr]).toEqual([2, 'kura: --prefix team/,: an empty prefix (prefixes are separated by commas; leave --prefix out for every path)\n']);
+    expect([empty.status, empty.stderr]).toEqual([2, 'kura: --prefix team/,: an empty prefix (prefixes are separated by commas; leave --prefix out for every path) [INVALID_INPUT]\n']);
     // Listed unambiguously: two prefixes are two quoted strings, never "team/,hr/".
     const list = kura('token', 'list');
     expect(list.stdout).toMatch(/^teams\tread\t"hr\/" "team\/"\t\d{4}-/m);

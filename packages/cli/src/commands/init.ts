@@ -10,7 +10,7 @@ import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { durability, wholeNumber } from '../args.js';
-import { CliError, describeError, isKuraError, usage } from '../exit.js';
+import { CliError, EXIT, describeError, isKuraError, usage } from '../exit.js';
 import { write, writeJson } from '../output.js';
 import { storeDir } from '../store.js';
 import { givenPassword, newPassword, passwordConfigured } from '../password.js';
@@ -88,7 +88,7 @@ export function register(program: Command): void {
       } catch (e) {
         if (created) await rm(dir, { recursive: true, force: true });
         // An occupied directory is not a syntax error: exit 1.
-        if (isKuraError(e, 'INVALID_INPUT') && (e as { field?: string }).field === 'dir') throw new CliError(e.message);
+        if (isKuraError(e, 'INVALID_INPUT') && (e as { field?: string }).field === 'dir') throw new CliError(e.message, EXIT.error, 'INVALID_INPUT');
         if (isKuraError(e, 'STORE_LOCKED')) throw new CliError(`${dir}: the store is locked by another process [STORE_LOCKED]`);
         if (isKuraError(e)) throw e;
         throw new CliError(`${dir}: ${describeError(e)}`);
