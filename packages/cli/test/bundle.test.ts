@@ -85,11 +85,13 @@ describe('the bundled kura command', () => {
 describe('kura serve from the bundle (the server loaded as it is, with its own copy of the store)', () => {
   it('serves the store; a rebuild while it runs, or a server on a folder that is not a store, fails with a typed one-line error', async () => {
     const store = join(root, 'served');
-    const { server, url } = await startServe(BIN, store);
+    const { server, url, log } = await startServe(BIN, store);
     try {
       const res = await fetch(`${url}/v1/stats`);
       expect(res.status).toBe(200);
       expect(await res.json()).toMatchObject({ documents: 0 });
+      // A store made where there was none is said (on a bucket, a mistyped prefix made one silently: a trial).
+      expect(log()).toContain(`no store was at ${store}: a new, empty one was made there`);
 
       // The store's lock error comes from the bundle's copy of @kura/core: still a KuraError
       // to the command (isKuraError), so one line with its code and exit status 1. (Writers

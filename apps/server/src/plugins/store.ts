@@ -25,7 +25,7 @@ export interface StoreSettings {
   requireEncryption?: boolean | undefined;
 }
 
-export async function openOrCreate(dir: string, settings: StoreSettings = {}): Promise<Store> {
+export async function openOrCreate(dir: string, settings: StoreSettings = {}, created: () => void = () => {}): Promise<Store> {
   const options = {
     ...(settings.gcMarginMs === undefined ? {} : { gcMarginMs: settings.gcMarginMs }),
     ...(settings.logRetentionMs === undefined ? {} : { logRetentionMs: settings.logRetentionMs }),
@@ -37,6 +37,7 @@ export async function openOrCreate(dir: string, settings: StoreSettings = {}): P
   const create = async () => {
     if (settings.requireEncryption) throw new NotFoundError(`no Kura store at ${dir}: a password is configured, so the server makes no plain store; make an encrypted one with kura init --encrypt`);
     await (await Store.init(dir)).close();
+    created();
     return Store.open(dir, options);
   };
   if (isObjectLocation(dir)) {
@@ -73,7 +74,8 @@ export default fp(
     const model = await embedder(opts.semantic ?? 'off', app);
     let store: Store;
     try {
-      store = opts.store ?? (await openOrCreate(opts.dir, opts.settings));
+      // Said: on a shared bucket a mistyped prefix made an empty store without a word (a trial).
+      store = opts.store ?? (await openOrCreate(opts.dir, opts.settings, () => app.log.warn({ store: opts.dir }, `no store was at ${opts.dir}: a new, empty one was made there`)));
     } catch (e) {
       await model?.close();
       throw e;

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
  * `auth`) and resolves with the process and the URL it printed (its JSON log's "url");
  * rejects, with its output, if it exits first.
  */
-export async function startServe(bin: string, store: string, extra: string[] = [], options: { auth?: boolean } = {}): Promise<{ server: ChildProcess; url: string }> {
+export async function startServe(bin: string, store: string, extra: string[] = [], options: { auth?: boolean } = {}): Promise<{ server: ChildProcess; url: string; log: () => string }> {
   const server = spawn(process.execPath, [bin, '--store', store, 'serve', ...(options.auth ? [] : ['--no-auth']), '--port', '0', ...extra], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, KURA_SEMANTIC: process.env.KURA_SEMANTIC ?? 'off' }, // (--semantic in `extra` wins)
@@ -23,5 +23,5 @@ export async function startServe(bin: string, store: string, extra: string[] = [
     server.kill('SIGKILL');
     throw e;
   });
-  return { server, url };
+  return { server, url, log: () => log };
 }
