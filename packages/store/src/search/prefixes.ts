@@ -30,8 +30,9 @@ export function withPrefixesRead(v: Vocabulary, parsed: ParsedQuery): ParsedQuer
   const fallbacks: string[] = [];
   for (const typed of prefixes) {
     const p = fold(typed);
-    // Porter stems words of ASCII letters; a prefix it leaves whole is searched as typed.
-    if (!/^[a-z]+$/.test(p) || stemOf(p) === p) continue;
+    // Porter stems words of ASCII letters of 3 bytes or more (FTS5 passes shorter ones as they
+    // are: `is*` is searched as typed); a prefix it leaves whole is searched as typed.
+    if (!/^[a-z]{3,}$/.test(p) || stemOf(p) === p) continue;
     const terms = termsStartingWith(v, p);
     if (terms === undefined) fallbacks.push(`"${typed}*" was searched as "${stemOf(p)}*" (the index's stem of "${typed}"): too many of its words begin with "${typed}" to search them one by one — type more letters`);
     else read.set(typed, terms);

@@ -72,8 +72,8 @@ function hangulPairs(run: string): string {
 }
 
 /**
- * Any character past ASCII: only such text can hold a compatibility form (NFKC leaves ASCII as
- * it is), and this test runs at memory speed.
+ * Any character past ASCII: only such text has letters to fold (foldLetters leaves ASCII as it
+ * is), and this test runs at memory speed.
  */
 const PAST_ASCII = /[^\u0000-\u007f]/;
 
