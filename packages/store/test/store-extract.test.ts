@@ -56,6 +56,8 @@ describe('text extraction', () => {
     const { text } = await extractText('html', new TextEncoder().encode('<title>Only</title><p>fragment text</p>'), EXTRACT_CAPS);
     expect(text).toBe('Only\n\nfragment text');
     expect((await extractText('html', new TextEncoder().encode('<html><head><title>Same</title></head><body><h1>Same</h1><p>x</p></body></html>'), EXTRACT_CAPS)).text).toBe('Same\n\nx');
+    // The title's entities read as the body's are; a title attribute-laden or in capitals is a title too.
+    expect((await extractText('html', new TextEncoder().encode('<HTML><HEAD><TITLE lang="fr">Caf&eacute; &amp; th&eacute;</TITLE></HEAD><BODY><p>menu</p></BODY></HTML>'), EXTRACT_CAPS)).text).toBe('Café & thé\n\nmenu');
     await store.close();
     const db = new Database(join(dir, 'kura.db'));
     db.exec("UPDATE doc_text SET extracted_at = 1 WHERE kind = 'html'");

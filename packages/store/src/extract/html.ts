@@ -8,6 +8,9 @@ import type { ExtractCaps, Extracted } from './caps.js';
 
 const decoder = new TextDecoder('utf-8');
 const HEADINGS = ['h1', 'h2', 'h3', 'h4', 'h5', 'h6'];
+/** A page's <title> element, looked for in its first characters (a <head> is at the start). */
+const TITLE = /<title(?:\s[^>]*)?>[\s\S]*?<\/title\s*>/i;
+const TITLE_WITHIN = 64 * 1024;
 
 export async function htmlText(bytes: Uint8Array, caps: ExtractCaps): Promise<Extracted> {
   const { convert } = await import('html-to-text');
@@ -22,8 +25,10 @@ export async function htmlText(bytes: Uint8Array, caps: ExtractCaps): Promise<Ex
     ],
   }).trim();
   // The title is in <head>, which the body's conversion leaves out (and a page without <body>
-  // is converted whole, its title with it).
-  const title = convert(html, { wordwrap: false, baseElements: { selectors: ['title'], returnDomByDefault: false } }).trim();
+  // is converted whole, its title with it). Found by a look at the page's start, and only it
+  // converted (its entities): the page is not parsed twice.
+  const tag = TITLE.exec(html.slice(0, TITLE_WITHIN));
+  const title = tag ? convert(tag[0], { wordwrap: false, baseElements: { selectors: ['title'], returnDomByDefault: false } }).trim() : '';
   const text = title && !body.startsWith(title) ? `${title}\n\n${body}` : body;
   if (text.length > caps.chars) return { status: 'capped', text: text.slice(0, caps.chars), note: `text cut at ${caps.chars} characters` };
   return { status: 'ok', text };
