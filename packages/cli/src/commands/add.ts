@@ -42,7 +42,6 @@ interface Tally {
   failed: number;
 }
 
-/** The file's bytes in 1 MiB pieces, counting them as they are read. */
 /**
  * Reads of a file that keeps changing while it is read, at most: each read that saw it change
  * is given up before anything of it is stored (it may mix the file's old and new bytes, a state
@@ -54,7 +53,7 @@ const READ_TRIES = 3;
 const changedWhileRead = (e: unknown) => isKuraError(e, 'INVALID_INPUT') && (e as { field?: string }).field === 'source';
 
 /**
- * The input's bytes, counted as they are read; a file's size and times are looked at before
+ * The input's bytes in 1 MiB pieces, counted as they are read; a file's size and times are looked at before
  * and after, and a file that changed between fails the put at its end (SourceChangedError),
  * before it commits.
  */
