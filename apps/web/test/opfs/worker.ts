@@ -51,6 +51,65 @@ async function rebuiltFromLog(): Promise<void> {
   if (after !== before) throw new Error(`the rebuilt catalog differs:\nbefore ${before}\nafter  ${after}`);
   if ((JSON.parse(before) as { search: unknown[] }).search.length !== 1) throw new Error(`the search finds ${before}`);
 }
+/**
+ * A rebuild that cannot replace the database keeps it: a log damaged inside fails the rebuild
+ * and the store opens as before; a log shorter than what the database applied is refused
+ * (log-behind) unless forced. (It deleted the database first and lost both: a trial.)
+ */
+async function rebuildKeepsWhatTheLogCannotReplace(): Promise<void> {
+  const enc = (t: string) => new TextEncoder().encode(t);
+  const made = async (name: string) => {
+    const s = await BrowserStore.openOpfs(name, { init: {} });
+    for (let i = 0; i < 10; i++) await s.put(enc(`log doc ${i}`), { path: `d/${i}` });
+    await s.close();
+    const log = await (await (await (await navigator.storage.getDirectory()).getDirectoryHandle('kura')).getDirectoryHandle(name)).getDirectoryHandle('log');
+    const names: string[] = [];
+    for await (const [n] of (log as unknown as { entries(): AsyncIterable<[string, FileSystemHandle]> }).entries()) names.push(n);
+    const segment = await log.getFileHandle(names.sort()[0]!);
+    return (segment as unknown as { createSyncAccessHandle(): Promise<{ getSize(): number; read(b: Uint8Array, o: { at: number }): number; write(b: Uint8Array, o: { at: number }): number; truncate(n: number): void; flush(): void; close(): void }> }).createSyncAccessHandle();
+  };
+  const paths = async (name: string) => {
+    const s = await BrowserStore.openOpfs(name);
+    try {
+      return (await s.list({ limit: 100 })).items.map((e) => e.path).sort();
+    } finally {
+      await s.close();
+    }
+  };
+  const code = (e: unknown) => `${(e as { code?: string }).code} ${(e as { reason?: string }).reason ?? ''}`.trim();
+  // Damage inside the log: the rebuild fails, and the store opens with all ten, as before.
+  const damaged = `rebuilddamaged${Date.now()}`;
+  const h = await made(damaged);
+  const at = Math.floor(h.getSize() / 3);
+  const b = new Uint8Array(4);
+  h.read(b, { at });
+  h.write(b.map((x) => x ^ 0xff), { at });
+  h.flush();
+  h.close();
+  if ((await paths(damaged)).length !== 10) throw new Error('the damaged store did not open with its ten documents');
+  const failed = await BrowserStore.rebuild(damaged).then(() => 'rebuilt', code);
+  if (!failed.startsWith('CORRUPT_DATA')) throw new Error(`a rebuild from a log damaged inside answered ${failed}`);
+  if ((await paths(damaged)).length !== 10) throw new Error('after the failed rebuild the store does not open with its ten documents');
+  await BrowserStore.destroy(damaged);
+  // A log cut short: refused (log-behind), the database kept; forced, the log's state.
+  const cut = `rebuildcut${Date.now()}`;
+  const c = await made(cut);
+  c.truncate(Math.floor(c.getSize() * 0.6));
+  c.flush();
+  c.close();
+  const refused = await BrowserStore.rebuild(cut).then(() => 'rebuilt', code);
+  if (refused !== 'CORRUPT_DATA log-behind') throw new Error(`a rebuild from a log shorter than the database answered ${refused}`);
+  const forced = await BrowserStore.rebuild(cut, { force: true });
+  const left = await paths(cut);
+  if (!(left.length > 0 && left.length < 10) || forced.seq < 1) throw new Error(`forced: ${JSON.stringify(forced)}, ${JSON.stringify(left)}`);
+  await BrowserStore.destroy(cut);
+}
+try {
+  await rebuildKeepsWhatTheLogCannotReplace();
+  results.push({ name: 'a rebuild keeps what the log cannot replace' });
+} catch (e) {
+  results.push({ name: 'a rebuild keeps what the log cannot replace', error: (e as Error).stack ?? String(e) });
+}
 /** PDF, DOCX and HTML files (made by the Node side of the test) found by words only inside them. */
 async function extractsText(): Promise<void> {
   const name = `extract${Date.now()}`;

@@ -7,7 +7,7 @@
 import sqlite3InitModule, { type SAHPoolUtil, type Sqlite3Static } from '@sqlite.org/sqlite-wasm';
 import { InternalError, InvalidInputError, type IngestOptions } from '@kura/core';
 import { WasmDatabase, openMemoryDatabase } from '../backend/sqlite-wasm.js';
-import { NotFoundError, StorageUnavailableError, StoreLockedError, storageError } from '../errors.js';
+import { CorruptDataError, NotFoundError, StorageUnavailableError, StoreLockedError, storageError } from '../errors.js';
 import { InitOptions as InitOptionsSchema, parse, type Durability, type InitOptions, type OpenOptions, type PutMeta } from '../options.js';
 import { putMany, type ManySources, type SourceOutcome } from '../put-many.js';
 import { snapshotRun, type SnapshotReport, type SnapshotRunOptions } from '../snapshot-run.js';
@@ -16,7 +16,9 @@ import type { ChunkEvent } from '../put.js';
 import type { KnownChunks } from '../ingest/known-chunks.js';
 import { PoolShare } from '../ingest/pool.js';
 import { BrowserIngestPool } from './ingest-pool.js';
-import { schemaVersion } from '../catalog/schema.js';
+import { migrate, schemaVersion } from '../catalog/schema.js';
+import { readConfigObject, rebuildCatalog } from '../catalog/open.js';
+import { prepareStatements } from '../catalog/statements.js';
 import { Store as StoreCore, type StoreBackends } from '../store.js';
 import { OpfsPackStore } from './opfs-packs.js';
 import { OpfsLogStore } from './opfs-log.js';
@@ -32,6 +34,8 @@ export type { SnapshotReport, SnapshotRunOptions } from '../snapshot-run.js';
 
 /** The database file's name inside the store's SQLite pool. */
 const DB_FILE = '/kura.db';
+/** The database a rebuild makes, before it replaces DB_FILE. */
+const REBUILT_FILE = '/kura.db.rebuild';
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 let sqlite3Ready: Promise<Sqlite3Static> | undefined;
@@ -158,6 +162,25 @@ function walMode(db: WasmDatabase): void {
   db.exec('PRAGMA cache_size = -16384; PRAGMA temp_store = MEMORY');
 }
 
+/** The commit the database in the pool has applied, when it can be read (a damaged one cannot: undefined). */
+function appliedSeq(s3: Sqlite3Static, pool: SAHPoolUtil): number | undefined {
+  if (!pool.getFileNames().includes(DB_FILE)) return undefined;
+  let db: WasmDatabase | undefined;
+  try {
+    db = new WasmDatabase(s3, new pool.OpfsSAHPoolDb(DB_FILE));
+    db.exec('PRAGMA locking_mode = EXCLUSIVE'); // (a WAL database is read so in this VFS: no shared memory)
+    return db.prepare<{ seq: number }>('SELECT seq FROM log_state WHERE id = 1').get()?.seq;
+  } catch {
+    return undefined;
+  } finally {
+    try {
+      db?.close();
+    } catch {
+      // (closing a database that failed to open)
+    }
+  }
+}
+
 export class BrowserStore extends StoreCore {
   #workers: ReturnType<typeof blobsOnWorkers> | undefined;
 
@@ -264,30 +287,66 @@ export class BrowserStore extends StoreCore {
 
   /**
    * Rebuilds the database of the store `name` from its log (FORMAT.md §15.4), as Node's
-   * `Store.rebuild` does: the database is deleted, and the open that follows replays the
-   * newest checkpoint and the commits after it. For a database that is damaged or was lost;
-   * nothing of the store is in the database alone. The store must not be open (STORE_LOCKED).
-   * Answers how many database files (the database, its WAL) were deleted.
+   * `Store.rebuild` does: into a database of its own — the newest checkpoint and the commits
+   * after it — which replaces the old one only once it is whole. A log that cannot be replayed
+   * (damage inside it) fails the rebuild and changes nothing; an old database that has applied
+   * commits the log no longer holds is kept (CORRUPT_DATA `log-behind`), unless `force`. (It
+   * deleted the database first: a damaged log then left a store that had opened unopenable, and
+   * a cut one lost acknowledged puts without a word — a trial.) The store must not be open
+   * (STORE_LOCKED). Answers how many database files (the database, its WAL) were replaced, and
+   * the commit the new database has applied.
    */
-  static async rebuild(name = 'default'): Promise<{ deletedFiles: number }> {
+  static async rebuild(name = 'default', options: { force?: boolean } = {}): Promise<{ deletedFiles: number; seq: number }> {
     if (!NAME.test(name)) throw new InvalidInputError('a browser store name is 1-64 letters, digits, - or _', 'name');
-    if (!(await storeDir(name, false))) throw new NotFoundError(`no browser store ${name}`);
+    if (options === null || typeof options !== 'object' || Object.keys(options).some((k) => k !== 'force')) throw new InvalidInputError('rebuild options are { force?: boolean }', 'options');
+    const dir = await storeDir(name, false);
+    if (!dir) throw new NotFoundError(`no browser store ${name}`);
     const unlock = await acquireLock(name);
     let deletedFiles = 0;
+    let seq: number;
     try {
       const s3 = await sqlite3();
       const pool = pools.get(name) ?? (await s3.installOpfsSAHPoolVfs({ name: `kura-${name}`, directory: `/kura/${name}/sqlite`, initialCapacity: 8 }));
       pools.set(name, pool);
       if (pool.isPaused()) await pool.unpauseVfs();
-      // The pool holds only this store's database and its WAL (and a rollback journal, left by
-      // a store last opened before decision 0052).
-      for (const file of pool.getFileNames()) deletedFiles += pool.unlink(file) ? 1 : 0;
-      pool.pauseVfs();
+      const leftovers = () => {
+        for (const f of pool.getFileNames()) if (f.startsWith(REBUILT_FILE)) pool.unlink(f);
+      };
+      try {
+        const log = new OpfsLogStore(dir);
+        const config = await readConfigObject(log);
+        if (!config) throw new NotFoundError(`browser store ${name} has no configuration to rebuild from`);
+        leftovers();
+        const next = new WasmDatabase(s3, new pool.OpfsSAHPoolDb(REBUILT_FILE));
+        try {
+          migrate(next);
+          seq = (await rebuildCatalog(next, prepareStatements(next), log, config)).seq;
+        } catch (e) {
+          next.close();
+          leftovers();
+          throw e;
+        }
+        next.close();
+        const had = appliedSeq(s3, pool);
+        if (had !== undefined && had > seq && !options.force) {
+          leftovers();
+          throw new CorruptDataError(
+            `the database has applied commit ${had}, and the log holds commits up to ${seq} only: the log lost commits (deleted or damaged) that the database still has; the database was kept. Rebuilding from this log would lose them: BrowserStore.rebuild(name, { force: true }) if that is what you want`,
+            'log-behind',
+          );
+        }
+        const bytes = pool.exportFile(REBUILT_FILE);
+        for (const f of pool.getFileNames()) if (!f.startsWith(REBUILT_FILE)) deletedFiles += pool.unlink(f) ? 1 : 0;
+        await pool.importDb(DB_FILE, bytes);
+        leftovers();
+      } finally {
+        pool.pauseVfs();
+      }
     } finally {
       unlock();
     }
     await (await BrowserStore.openOpfs(name)).close();
-    return { deletedFiles };
+    return { deletedFiles, seq };
   }
 
   /**
