@@ -2,6 +2,8 @@
 import { CorruptDataError, InvalidInputError, KuraError } from '@kura/core';
 
 export { KuraError, InvalidInputError, CorruptDataError, InvalidStateError, InternalError } from '@kura/core';
+// What ERRORS.md tells a caller to compare errors with, without a dependency on @kura/core of its own.
+export { KURA_ERROR_CODES, isKuraError, isKuraErrorCode, type KuraErrorCode, type CorruptionReason } from '@kura/core';
 
 /** A document, chunk, or store that does not exist. */
 export class NotFoundError extends KuraError {
@@ -139,6 +141,9 @@ export class IoError extends KuraError {
  */
 export function storageError(e: unknown, file?: string): unknown {
   if (!(e instanceof Error) || e instanceof KuraError) return e;
+  // A browser origin past its quota (OPFS writes): a full disk to the caller, as in Node (it was
+  // the DOMException itself, `code` 22: a browser trial).
+  if (e.name === 'QuotaExceededError') return new StorageFullError(`${file ? `${file}: ` : ''}the browser's storage for this site is full (its quota): ${e.message}`, { cause: e });
   // (sqlite-wasm's own errors — opening a file that is not a database — carry the code in
   // their message only: `SQLITE_NOTADB: sqlite3 result code 26: …`.)
   const code = (e as { code?: unknown }).code ?? (e.name === 'SQLite3Error' ? /^(SQLITE_[A-Z_]+):/.exec(e.message)?.[1] : undefined);

@@ -35,6 +35,7 @@ export { MemoryPackStore } from './backend/memory-packs.js';
 export { MemoryLogStore, type LogStore, type SegmentAppender } from './catalog/log-store.js';
 export { WasmDatabase, openMemoryDatabase } from './backend/sqlite-wasm.js';
 export * from './errors.js';
+export type { Digest } from '@kura/core';
 export { dot, normalize, type Embedder } from './semantic/embedder.js';
 export { HashingEmbedderForTests } from './semantic/hashing-embedder.js';
 export { MINILM, MODEL_PATH } from './semantic/minilm.js';

@@ -271,6 +271,17 @@ export const ListQuery = z
 export type ListQuery = z.input<typeof ListQuery>;
 
 /** Parses with a zod schema; failures become INVALID_INPUT naming the first bad field. */
+/**
+ * `options` an object (or absent) with none but the `known` keys: a misspelt option was dropped
+ * without a word — `deletePath(p, { keepversions: true })` deleted the versions it meant to keep
+ * (a library trial). For calls whose options hold functions or signals, which zod is not for.
+ */
+export function onlyOptions(options: unknown, known: readonly string[], what: string): void {
+  if (options === undefined) return;
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) throw new InvalidInputError(`${what} options are an object`, 'options');
+  for (const key of Object.keys(options)) if (!known.includes(key)) throw new InvalidInputError(`${what} has no option ${JSON.stringify(key)} (it knows ${known.join(', ')})`, key);
+}
+
 export function parse<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
   // JSON.parse makes `__proto__` an own key, and zod's records drop it without a word (metadata
   // given with it was stored as if it had not been): refused, named.

@@ -6,7 +6,7 @@
 import { InvalidInputError, isKuraError, type Digest, type ResolvedChunkParams } from '@kura/core';
 import { statTarget, type DocumentInfo, type EntryTarget } from './catalog/entries.js';
 import { parseDigest } from './hex.js';
-import type { ListQuery } from './options.js';
+import { onlyOptions, type ListQuery } from './options.js';
 import type { VerifyProgress, VerifyReport } from './bytes/verify.js';
 import { verifyAll } from './store-verify.js';
 import type { SearchHits, SearchQuery } from './search/search-query.js';
@@ -143,6 +143,7 @@ export class StoreReads {
    * how it goes every quarter second.
    */
   async indexStatus(options: { wait?: boolean; onProgress?: (s: IndexStatus) => void } = {}): Promise<IndexStatus> {
+    onlyOptions(options, ['wait', 'onProgress'], 'indexStatus');
     return indexStatusOf(this.#r(), options);
   }
 
@@ -256,7 +257,10 @@ export class StoreReads {
    * the whole store): every chunk and document read and re-hashed; without it, the packs'
    * presence, sizes and indexes against the rows.
    */
-  async verify(onProgress?: (p: VerifyProgress) => void, options: { readData?: boolean } = {}): Promise<VerifyReport> {
+  async verify(onProgress?: ((p: VerifyProgress) => void) | { readData?: boolean }, options: { readData?: boolean } = {}): Promise<VerifyReport> {
+    // (Options alone, first: `verify({ readData: false })` failed with "onProgress is not a function".)
+    if (onProgress !== undefined && typeof onProgress !== 'function') return this.verify(undefined, onProgress);
+    onlyOptions(options, ['readData'], 'verify');
     return verifyAll(this.#r(), onProgress, options);
   }
 

@@ -5,7 +5,7 @@
 import { indexStatus, type IndexStatus } from './search/index-status.js';
 import { historySearch, keywordSearch, semanticSearch } from './search/modes.js';
 import type { SearchHits, SearchQuery } from './search/search-query.js';
-import { FormatMismatchError, ModelUnavailableError } from './errors.js';
+import { FormatMismatchError, InvalidInputError, ModelUnavailableError } from './errors.js';
 import { schemaVersion } from './catalog/schema.js';
 import { EmbedJob } from './semantic/embed-job.js';
 import type { Embedder } from './semantic/embedder.js';
@@ -27,7 +27,9 @@ export async function searchStore(ctx: StoreContext, query: string, options: Sea
     }
     return historySearch({ ...ctx, history: { db: ctx.db, st: ctx.st, reader: ctx.reader, extract: ctx.indexer.extract }, writable: !ctx.readonly }, query, options);
   }
-  const mode = options.mode ?? (ctx.semantic ? 'hybrid' : 'keyword');
+  const mode = options?.mode ?? (ctx.semantic ? 'hybrid' : 'keyword');
+  // (Checked before the model is asked for: `mode: 'fuzzy'` was told it needs a model.)
+  if (mode !== 'keyword' && mode !== 'semantic' && mode !== 'hybrid') throw new InvalidInputError(`mode is keyword, semantic or hybrid, not ${JSON.stringify(mode)}`, 'mode');
   if (mode === 'keyword') return withMode(await keywordSearch(ctx, query, options), mode);
   // The local model reads English: a question with no Latin letter or digit (图书馆, มะม่วง) is
   // noise to it, and its nearest texts came back as confident hits (a Thai note at 0.958 for a

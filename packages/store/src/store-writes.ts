@@ -11,7 +11,7 @@ import { bytesToHex, formatDigest, hexToBytes, parseDigest } from './hex.js';
 import { requireDoc } from './catalog/entries.js';
 import type { Op } from './catalog/ops.js';
 import { ENTRY_SIZE } from './bytes/manifest.js';
-import { MetaUpdate, parse, parsePutMeta, plainMetaUpdate, toMillis, type PutMeta } from './options.js';
+import { MetaUpdate, onlyOptions, parse, parsePutMeta, plainMetaUpdate, toMillis, type PutMeta } from './options.js';
 import { NotFoundError } from './errors.js';
 import { entryAttributes, ingestHere, putDocument, putReadyDocuments, type ChunkStream, type PutOptions, type PutResult, type ReadyDocument, type ResolvedMeta } from './put.js';
 import type { CommitTurn } from './commit-order.js';
@@ -238,6 +238,7 @@ export async function deleteDocument(ctx: StoreContext, digest: string): Promise
 
 export async function deletePath(ctx: StoreContext, path: string, options: { keepVersions?: boolean; time?: Date | string | number } = {}): Promise<boolean> {
   checkPath(path);
+  onlyOptions(options, ['keepVersions', 'time'], 'deletePath');
   if (options.time !== undefined && !options.keepVersions) throw new InvalidInputError('time is when a path deleted with its versions kept went: it needs keepVersions', 'time');
   const time = options.time === undefined ? undefined : new Date(options.time).getTime();
   if (time !== undefined && !Number.isFinite(time)) throw new InvalidInputError('time must be a date', 'time');

@@ -54,7 +54,8 @@ async function rebuiltFromLog(): Promise<void> {
 /**
  * A rebuild that cannot replace the database keeps it: a log damaged inside fails the rebuild
  * and the store opens as before; a log shorter than what the database applied is refused
- * (log-behind) unless forced. (It deleted the database first and lost both: a trial.)
+ * (log-behind) unless forced. (It deleted the database first and lost both: a trial.) And, from
+ * the same trial, a put or snapshot of something that is no Blob is INVALID_INPUT.
  */
 async function rebuildKeepsWhatTheLogCannotReplace(): Promise<void> {
   const enc = (t: string) => new TextEncoder().encode(t);
@@ -97,6 +98,22 @@ async function rebuildKeepsWhatTheLogCannotReplace(): Promise<void> {
   c.truncate(Math.floor(c.getSize() * 0.6));
   c.flush();
   c.close();
+  // A put of something that is no Blob is INVALID_INPUT, at once (it failed deep in the read, uncoded).
+  {
+    const s = await BrowserStore.openOpfs(`notablob${Date.now()}`, { init: {} });
+    const said = (f: () => unknown) => {
+      try {
+        f();
+        return 'accepted';
+      } catch (e) {
+        return code(e);
+      }
+    };
+    const a = said(() => s.putBlobs([{ blob: 'not a blob' as unknown as Blob, meta: { path: 'x' } }]));
+    const b = await s.snapshotFiles([{ path: 'q', file: 'str' as unknown as File }]).then(() => 'accepted', code);
+    await s.close();
+    if (a !== 'INVALID_INPUT' || b !== 'INVALID_INPUT') throw new Error(`putBlobs of a string: ${a}; snapshotFiles of a string: ${b}`);
+  }
   const refused = await BrowserStore.rebuild(cut).then(() => 'rebuilt', code);
   if (refused !== 'CORRUPT_DATA log-behind') throw new Error(`a rebuild from a log shorter than the database answered ${refused}`);
   const forced = await BrowserStore.rebuild(cut, { force: true });

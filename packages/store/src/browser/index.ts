@@ -191,6 +191,11 @@ export class BrowserStore extends StoreCore {
    * in input order; a failing item does not stop the others.
    */
   putBlobs(items: BlobToPut[]): AsyncGenerator<BlobPutOutcome> {
+    // Each a Blob (a File is one): anything else failed deep in the read, uncoded (a trial).
+    if (!Array.isArray(items)) throw new InvalidInputError('putBlobs takes an array of { blob, meta? }', 'items');
+    items.forEach((i, n) => {
+      if (!(i?.blob instanceof Blob)) throw new InvalidInputError(`items[${n}].blob is not a Blob or File`, `items[${n}].blob`);
+    });
     const host = this.#host('put');
     const sources = items.map((i) => ({ source: i.blob, meta: i.meta, onChunk: i.onChunk }));
     return putMany(host, sources, this.#blobs());
@@ -204,6 +209,10 @@ export class BrowserStore extends StoreCore {
    * (unless `mtime: false`) their last-modified time; every file is read (browser/snapshot-files.ts).
    */
   async snapshotFiles(files: FileInTree[], options: SnapshotRunOptions & { mtime?: boolean } = {}): Promise<SnapshotReport> {
+    if (!Array.isArray(files)) throw new InvalidInputError('snapshotFiles takes an array of { path, file }', 'files');
+    files.forEach((f, n) => {
+      if (!(f?.file instanceof Blob)) throw new InvalidInputError(`files[${n}].file is not a Blob or File`, `files[${n}].file`);
+    });
     const host = this.#host('snapshot');
     return snapshotRun(host, filesSource(host, files, this.#blobs(), options), options);
   }

@@ -8,6 +8,7 @@
  */
 import type { LogStore, SegmentAppender } from '../catalog/log-store.js';
 import type { SyncHandle } from './opfs-packs.js';
+import { storageError } from '../errors.js';
 
 const CONFIG = 'kura-store.json';
 const NAME = /^[0-9]{20}$/;
@@ -112,7 +113,11 @@ export class OpfsLogStore implements LogStore {
         return size;
       },
       append(bytes: Uint8Array) {
-        for (let at = 0; at < bytes.length; ) at += h.write(bytes.subarray(at), { at: size + at });
+        try {
+          for (let at = 0; at < bytes.length; ) at += h.write(bytes.subarray(at), { at: size + at });
+        } catch (e) {
+          throw storageError(e, `log segment ${name}`); // (past the quota: STORAGE_FULL)
+        }
         size += bytes.length;
       },
       truncate(to: number) {

@@ -9,6 +9,7 @@
  */
 import { GatheredAppends, drainAll } from '../backend/gathered-appends.js';
 import { PackMissingError, type PackInfo, type PackStore, type PackWriter } from '../backend/packs.js';
+import { storageError } from '../errors.js';
 
 /** The parts of FileSystemSyncAccessHandle used here (lib.webworker; not in lib.dom). */
 export interface SyncHandle {
@@ -112,7 +113,12 @@ export class OpfsPackStore implements PackStore {
     const appends = new GatheredAppends(WRITE_BUFFER, (parts, position) => {
       for (const p of parts) {
         for (let done = 0; done < p.length; ) {
-          const n = h.write(p.subarray(done), { at: position + done });
+          let n: number;
+          try {
+            n = h.write(p.subarray(done), { at: position + done });
+          } catch (e) {
+            throw storageError(e, `pack ${name}`); // (past the quota: STORAGE_FULL)
+          }
           if (n <= 0) throw new Error(`pack ${name}: short write`);
           done += n;
         }

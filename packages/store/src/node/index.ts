@@ -9,7 +9,7 @@ import { availableParallelism } from 'node:os';
 import { InvalidInputError } from '@kura/core';
 import { NotFoundError } from '../errors.js';
 import * as writes from '../store-writes.js';
-import { InitOptions as InitOptionsSchema, parse, type InitOptions, type OpenOptions } from '../options.js';
+import { InitOptions as InitOptionsSchema, onlyOptions, parse, type InitOptions, type OpenOptions } from '../options.js';
 import { openParts } from '../store-open.js';
 import { Store as StoreCore } from '../store.js';
 import { documentStreams } from '../document-reads.js';
@@ -97,6 +97,7 @@ export class Store extends StoreCore {
    * order; a file that fails does not stop the others. `workers` defaults to the cores.
    */
   putFiles(files: Iterable<FileToPut> | AsyncIterable<FileToPut>, options: PutFilesOptions = {}): AsyncGenerator<FilePutOutcome> {
+    onlyOptions(options, ['workers', 'refuseChanged', 'heldOpen'], 'putFiles');
     return putFiles(this.#host(), files, options);
   }
 
@@ -113,6 +114,7 @@ export class Store extends StoreCore {
    * records nothing).
    */
   async snapshot(dir: string, options: SnapshotOptions = {}): Promise<SnapshotReport> {
+    onlyOptions(options, ['label', 'time', 'tags', 'reread', 'onProgress', 'signal', 'mtime', 'exclude'], 'snapshot');
     // A snapshot called before close() finishes, as a put in progress does: its steps use the
     // context taken here (close() refuses every new call from its start, and waits: finishRuns).
     // (Through the store's own methods while it is open, as any caller: hooks on them apply.)
@@ -243,6 +245,7 @@ export class Store extends StoreCore {
    * rejects with the signal's reason.
    */
   async restore(id: string, target: string, options: { overwrite?: boolean; onProgress?: (p: RestoreProgress) => void; signal?: AbortSignal } = {}): Promise<RestoreReport> {
+    onlyOptions(options, ['overwrite', 'onProgress', 'signal'], 'restore');
     const root = restoreTarget(target); // ("" is INVALID_INPUT: resolved, it was the current directory)
     const entries: WalkEntry[] = [];
     for await (const e of this.snapshotEntries(id)) entries.push(e);

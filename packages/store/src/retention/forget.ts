@@ -8,10 +8,12 @@ import { InvalidInputError } from '@kura/core';
 import type { Op } from '../catalog/ops.js';
 import { snapshotTags } from '../catalog/snapshot.js';
 import type { StoreContext } from '../store-context.js';
-import { applySnapshotPolicy, policyIsEmpty, type SnapshotPolicy } from './policy.js';
+import { applySnapshotPolicy, parseDuration, policyIsEmpty, type Duration, type SnapshotPolicy } from './policy.js';
 import { applyVersionPolicy, versionPolicyIsEmpty, type VersionItem, type VersionPolicy } from './versions.js';
 
-export interface ForgetSnapshotsOptions extends SnapshotPolicy {
+export interface ForgetSnapshotsOptions extends Omit<SnapshotPolicy, 'within'> {
+  /** Every snapshot newer than this before the newest one: a Duration (fields left out are 0), or its text (`5d`). */
+  within?: Partial<Duration> | string;
   /** Only snapshots with this label are considered (the others are neither kept nor removed). */
   label?: string;
   /** Only snapshots whose label is none of these (stored policies: those for a label apply to it). */
@@ -20,7 +22,9 @@ export interface ForgetSnapshotsOptions extends SnapshotPolicy {
   dryRun?: boolean;
 }
 
-export interface ForgetVersionsOptions extends VersionPolicy {
+export interface ForgetVersionsOptions extends Omit<VersionPolicy, 'within'> {
+  /** Versions made within this before the path's newest: a Duration (fields left out are 0), or its text (`3d`). */
+  within?: Partial<Duration> | string;
   /** Only paths starting with this. */
   prefix?: string;
   dryRun?: boolean;
@@ -46,7 +50,51 @@ async function commitAll(ctx: StoreContext, ops: Op[]): Promise<void> {
   if (ops.length && ctx.writer.durability === 'full') await ctx.log.sync();
 }
 
-export async function forgetSnapshots(ctx: StoreContext, o: ForgetSnapshotsOptions): Promise<SnapshotForgetReport> {
+/** Options each forget takes: any other is refused (a misspelt one was dropped, and its rule with it). */
+const SNAPSHOT_OPTIONS = new Set(['last', 'hourly', 'daily', 'weekly', 'monthly', 'yearly', 'within', 'tags', 'label', 'exceptLabels', 'dryRun']);
+const VERSION_OPTIONS = new Set(['keep', 'within', 'prefix', 'dryRun']);
+const DURATION_FIELDS = ['years', 'months', 'days', 'hours'] as const;
+
+/**
+ * `o` checked before anything is worked out, and `within` read: a Duration (fields left out are
+ * 0), or its text (`5d`, as stored policies and the CLI write it). A `within` of any other
+ * shape was not looked at — `'5d'` and `{ days: 5 }` kept nothing for being within, and every
+ * snapshot not kept otherwise went (a library trial).
+ */
+function checked<T extends { within?: Partial<Duration> | string; tags?: unknown }>(o: T, known: ReadonlySet<string>, what: string): Omit<T, 'within'> & { within?: Duration } {
+  if (o === null || typeof o !== 'object') throw new InvalidInputError(`${what} options are an object`, 'options');
+  for (const key of Object.keys(o)) if (!known.has(key)) throw new InvalidInputError(`${what} has no option ${JSON.stringify(key)} (it knows ${[...known].join(', ')})`, key);
+  const { within, ...rest } = o;
+  const out: Omit<T, 'within'> & { within?: Duration } = rest;
+  if (within !== undefined) out.within = durationOf(within);
+  if (o.tags !== undefined && !(Array.isArray(o.tags) && o.tags.every((t) => Array.isArray(t) && t.length > 0 && t.every((x) => typeof x === 'string')))) {
+    throw new InvalidInputError('tags is a list of tag lists: a snapshot is kept when it holds every tag of one of them ([["daily"], ["a", "b"]])', 'tags');
+  }
+  return out;
+}
+
+function durationOf(v: unknown): Duration {
+  if (typeof v === 'string') {
+    try {
+      return parseDuration(v);
+    } catch (e) {
+      throw new InvalidInputError(`within: ${(e as Error).message}`, 'within');
+    }
+  }
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new InvalidInputError('within is a duration: { years?, months?, days?, hours? } or its text (1y5m7d2h)', 'within');
+  const d: Duration = { years: 0, months: 0, days: 0, hours: 0 };
+  for (const [k, n] of Object.entries(v)) {
+    if (!(DURATION_FIELDS as readonly string[]).includes(k)) throw new InvalidInputError(`within has no field ${JSON.stringify(k)} (it has ${DURATION_FIELDS.join(', ')})`, 'within');
+    if (!Number.isSafeInteger(n) || (n as number) < 0) throw new InvalidInputError(`within.${k} must be a whole number of 0 or more, not ${JSON.stringify(n)}`, 'within');
+    d[k as keyof Duration] = n as number;
+  }
+  if (Object.keys(v).length === 0) throw new InvalidInputError('within is empty: name how long (days: 5, or "5d")', 'within');
+  return d;
+}
+
+export async function forgetSnapshots(ctx: StoreContext, given: ForgetSnapshotsOptions): Promise<SnapshotForgetReport> {
+  const o = checked(given, SNAPSHOT_OPTIONS, 'forgetSnapshots');
+  if (o.exceptLabels !== undefined && !(o.exceptLabels instanceof Set)) throw new InvalidInputError('exceptLabels is a Set of labels', 'exceptLabels');
   if (policyIsEmpty(o)) throw new InvalidInputError('no policy: name what to keep (keep-last, keep-daily, keep-within, keep-tag, …); forgetting everything is never a default', 'policy');
   const rows = ctx.db
     .read(() => ctx.st.snapshotsAll.all())
@@ -60,7 +108,9 @@ export async function forgetSnapshots(ctx: StoreContext, o: ForgetSnapshotsOptio
   };
 }
 
-export async function forgetVersions(ctx: StoreContext, o: ForgetVersionsOptions): Promise<VersionForgetReport> {
+export async function forgetVersions(ctx: StoreContext, given: ForgetVersionsOptions): Promise<VersionForgetReport> {
+  const o = checked(given, VERSION_OPTIONS, 'forgetVersions');
+  if (o.prefix !== undefined && typeof o.prefix !== 'string') throw new InvalidInputError('prefix is a path prefix', 'prefix');
   if (versionPolicyIsEmpty(o)) throw new InvalidInputError('no policy: name what to keep (keep-versions, keep-versions-within)', 'policy');
   applyVersionPolicy([], o); // its rules checked even when no path has versions
   return forgetVersionsBy(ctx, o.prefix ?? '', () => o, o.dryRun ?? false);

@@ -1,0 +1,79 @@
+/**
+ * The library's calls as a developer meets them (a library trial): a misspelt option is refused
+ * with INVALID_INPUT and changes nothing — `deletePath(p, { keepversions: true })` deleted the
+ * history it meant to keep, `forgetSnapshots({ within: '5d' })` removed every snapshot not kept
+ * otherwise — options given first to verify are its options, an unknown search mode is
+ * INVALID_INPUT (it was "needs a model"), and the error helpers ERRORS.md names come with
+ * @kura/store.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isKuraError, KURA_ERROR_CODES, storageError, type KuraErrorCode } from '../src/index.js';
+import { newStore, tempDir } from './helpers/store.js';
+
+const text = (t: string) => new TextEncoder().encode(t);
+const refused = (field?: string) => ({ code: 'INVALID_INPUT', ...(field ? { field } : {}) });
+
+describe('options a developer gives the library', () => {
+  it('a misspelt option is refused, and nothing changes', async () => {
+    const { store } = await newStore();
+    await store.put(text('v1'), { path: 'plan.md' });
+    await store.put(text('v2'), { path: 'plan.md' });
+    await expect(store.deletePath('plan.md', { keepversions: true } as object)).rejects.toMatchObject(refused('keepversions'));
+    expect((await store.versions('plan.md')).map((v) => v.version)).toEqual([1, 2]);
+    const src = tempDir('kura-options-src-');
+    mkdirSync(join(src, 'node_modules'));
+    writeFileSync(join(src, 'node_modules', 'x.js'), 'x');
+    await expect(store.snapshot(src, { exlude: ['node_modules'] } as object)).rejects.toMatchObject(refused('exlude'));
+    expect(await store.snapshots()).toEqual([]);
+    const snap = await store.snapshot(src, { exclude: ['node_modules'] });
+    await expect(store.restore(snap.id, join(src, 'out'), { overwrit: true } as object)).rejects.toMatchObject(refused('overwrit'));
+    const outcomes = [];
+    await expect(async () => {
+      for await (const o of store.putFiles([{ path: join(src, 'node_modules', 'x.js') }], { worker: 0 } as object)) outcomes.push(o);
+    }).rejects.toMatchObject(refused('worker'));
+    await expect(store.indexStatus({ wiat: true } as object)).rejects.toMatchObject(refused('wiat'));
+    await expect(store.deletePath('plan.md', null as unknown as object)).rejects.toMatchObject(refused());
+  });
+
+  it('forget reads within as a duration or its text, and refuses any other shape before it removes anything', async () => {
+    const { store } = await newStore();
+    const src = tempDir('kura-options-forget-');
+    for (const days of [30, 2, 1]) {
+      writeFileSync(join(src, 'f'), `day ${days}`);
+      await store.snapshot(src, { time: Date.now() - days * 86_400_000 });
+    }
+    // Within 5 days of the newest: the two recent ones, whichever way it is written.
+    for (const within of ['5d', { days: 5 }, { years: 0, months: 0, days: 5, hours: 0 }]) {
+      expect((await store.forgetSnapshots({ within, dryRun: true })).remove.length, JSON.stringify(within)).toBe(1);
+    }
+    for (const within of [5, {}, { day: 5 }, { days: -1 }, { days: 1.5 }, 'five days', null]) {
+      await expect(store.forgetSnapshots({ within: within as unknown as string })).rejects.toMatchObject(refused('within'));
+    }
+    await expect(store.forgetSnapshots({ keepLast: 1 } as object)).rejects.toMatchObject(refused('keepLast'));
+    await expect(store.forgetSnapshots({ tags: ['x'] } as unknown as object)).rejects.toMatchObject(refused('tags'));
+    expect(await store.snapshots()).toHaveLength(3);
+    await store.put(text('a'), { path: 'p' });
+    await store.put(text('b'), { path: 'p' });
+    await expect(store.forgetVersions({ within: { dayz: 3 } } as unknown as object)).rejects.toMatchObject(refused('within'));
+    await expect(store.forgetVersions({ keep: 1, prefx: 'p' } as object)).rejects.toMatchObject(refused('prefx'));
+    expect((await store.versions('p')).map((v) => v.version)).toEqual([1, 2]);
+    expect((await store.forgetVersions({ within: '3d' })).remove).toEqual([]); // (both made now)
+  });
+
+  it("verify takes its options first too; an unknown search mode is INVALID_INPUT with or without a model", async () => {
+    const { store } = await newStore();
+    await store.put(text('a note'), { path: 'n.txt' });
+    expect(await store.verify({ readData: false })).toMatchObject({ ok: true, dataRead: false });
+    await expect(store.verify(undefined, { readdata: false } as object)).rejects.toMatchObject(refused('readdata'));
+    await expect(store.search('note', { mode: 'fuzzy' as 'keyword' })).rejects.toMatchObject(refused('mode'));
+  });
+
+  it('the error helpers ERRORS.md names come with @kura/store; a browser past its quota is STORAGE_FULL', () => {
+    const code: KuraErrorCode = 'STORAGE_FULL';
+    expect(KURA_ERROR_CODES).toContain(code);
+    const full = storageError(new DOMException('No space available for this operation', 'QuotaExceededError'), 'pack p');
+    expect(isKuraError(full) && full.code).toBe('STORAGE_FULL');
+  });
+});
