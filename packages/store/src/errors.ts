@@ -141,6 +141,9 @@ export class IoError extends KuraError {
  */
 export function storageError(e: unknown, file?: string): unknown {
   if (!(e instanceof Error) || e instanceof KuraError) return e;
+  // A reader (a document, a stream) used after its store closed its database: better-sqlite3's
+  // own TypeError before (a library trial); any call made after close() is STORE_CLOSED already.
+  if (e instanceof TypeError && e.message === 'The database connection is not open') return new StoreClosedError();
   // A browser origin past its quota (OPFS writes): a full disk to the caller, as in Node (it was
   // the DOMException itself, `code` 22: a browser trial).
   if (e.name === 'QuotaExceededError') return new StorageFullError(`${file ? `${file}: ` : ''}the browser's storage for this site is full (its quota): ${e.message}`, { cause: e });

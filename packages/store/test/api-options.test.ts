@@ -10,7 +10,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isKuraError, KURA_ERROR_CODES, storageError, type KuraErrorCode } from '../src/index.js';
-import { newStore, tempDir } from './helpers/store.js';
+import { newStore, reopen, tempDir } from './helpers/store.js';
 
 const text = (t: string) => new TextEncoder().encode(t);
 const refused = (field?: string) => ({ code: 'INVALID_INPUT', ...(field ? { field } : {}) });
@@ -68,6 +68,20 @@ describe('options a developer gives the library', () => {
     expect(await store.verify({ readData: false })).toMatchObject({ ok: true, dataRead: false });
     await expect(store.verify(undefined, { readdata: false } as object)).rejects.toMatchObject(refused('readdata'));
     await expect(store.search('note', { mode: 'fuzzy' as 'keyword' })).rejects.toMatchObject(refused('mode'));
+  });
+
+  it('a reader or stream taken before close() fails with STORE_CLOSED after it (it was a TypeError of SQLite)', async () => {
+    const { store: first, dir } = await newStore();
+    const { digest } = await first.put(new Uint8Array(8 << 20).map((_, i) => (i * 7919) & 255), { path: 'a' });
+    await first.close();
+    const store = await reopen(dir);
+    const stream = store.get(digest);
+    const reader = await store.document(digest);
+    await store.close();
+    await expect((async () => {
+      for await (const _ of stream) void _;
+    })()).rejects.toMatchObject({ code: 'STORE_CLOSED' });
+    await expect(reader.bytes()).rejects.toMatchObject({ code: 'STORE_CLOSED' });
   });
 
   it('the error helpers ERRORS.md names come with @kura/store; a browser past its quota is STORAGE_FULL', () => {
