@@ -27,6 +27,18 @@ export async function searchStore(ctx: StoreContext, query: string, options: Sea
     }
     return historySearch({ ...ctx, history: { db: ctx.db, st: ctx.st, reader: ctx.reader, extract: ctx.indexer.extract }, writable: !ctx.readonly }, query, options);
   }
+  const hits = await searchLatest(ctx, query, options);
+  // Read-only, the keyword index cannot be brought up to date: the entries a writer changed
+  // and has not indexed yet are said, not left out in silence (a library trial).
+  if (ctx.readonly) {
+    const behind = ctx.db.read(() => ctx.db.prepare<{ n: number | null }>('SELECT SUM(json_array_length(entries)) AS n FROM search_queue').get()?.n ?? 0);
+    if (behind) Object.defineProperty(hits, 'notIndexed', { value: behind, writable: true, configurable: true });
+  }
+  return hits;
+}
+
+/** The latest versions searched (not through history), in the mode asked or the default. */
+async function searchLatest(ctx: StoreContext, query: string, options: SearchQuery): Promise<SearchHits> {
   const mode = options?.mode ?? (ctx.semantic ? 'hybrid' : 'keyword');
   // (Checked before the model is asked for: `mode: 'fuzzy'` was told it needs a model.)
   if (mode !== 'keyword' && mode !== 'semantic' && mode !== 'hybrid') throw new InvalidInputError(`mode is keyword, semantic or hybrid, not ${JSON.stringify(mode)}`, 'mode');

@@ -84,6 +84,24 @@ describe('options a developer gives the library', () => {
     await expect(reader.bytes()).rejects.toMatchObject({ code: 'STORE_CLOSED' });
   });
 
+  it('a store opened read-only says how many changes its keyword index lacks (a writer has not indexed them yet)', async () => {
+    const { store: writer, dir } = await newStore();
+    const reader = await reopen(dir, { readonly: true });
+    try {
+      await writer.put(text('okapi sighting report'), { path: 'okapi.txt' });
+      // Right after the put the writer's indexer is still waiting for puts to pause (QUIET_MS):
+      // the reader either finds it already, or is told it could not.
+      const hits = await reader.search('okapi');
+      expect(hits.length + (hits.notIndexed ?? 0)).toBe(1);
+      await writer.indexStatus({ wait: true });
+      const after = await reader.search('okapi');
+      expect([after.length, after.notIndexed]).toEqual([1, undefined]);
+    } finally {
+      await reader.close();
+      await writer.close();
+    }
+  });
+
   it('the error helpers ERRORS.md names come with @kura/store; a browser past its quota is STORAGE_FULL', () => {
     const code: KuraErrorCode = 'STORAGE_FULL';
     expect(KURA_ERROR_CODES).toContain(code);

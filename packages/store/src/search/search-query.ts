@@ -72,8 +72,8 @@ export type SearchQuery = z.input<typeof SearchQuery>;
  * left out (an `OR` beside a filter), and parentheses that did not group.
  * `reranked`: how a rerank went, when a reranker is in use (applied, or why not).
  * `notEmbedded`: a semantic or hybrid search whose `waitMs` ran out — how many documents were
- * still to embed, which its semantic side could not find (keyword search always sees every
- * committed change). `mode`: which ranked them (the default is hybrid where a model is in use,
+ * still to embed, which its semantic side could not find (keyword search sees every committed
+ * change, but for a store opened read-only: `notIndexed`). `mode`: which ranked them (the default is hybrid where a model is in use,
  * else keyword; a search through history is by words).
  */
 export type SearchHits = SearchHit[] & {
@@ -81,9 +81,10 @@ export type SearchHits = SearchHit[] & {
   fallbacks?: string[];
   notEmbedded?: number;
   /**
-   * A search through history on a store opened read-only: how many documents (older versions,
-   * snapshots' files) its history index lacks — stored since a writer last brought it up to
-   * date, which a read-only store cannot — and this search could not find.
+   * A store opened read-only, which cannot bring its indexes up to date: how many entries a
+   * writer changed and has not indexed yet (its keyword index), or, searching through history,
+   * how many documents (older versions, snapshots' files) its history index lacks — which this
+   * search could not find.
    */
   notIndexed?: number;
   reranked?: RerankReport;
