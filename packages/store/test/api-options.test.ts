@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isKuraError, KURA_ERROR_CODES, storageError, type KuraErrorCode } from '../src/index.js';
 import { newStore, reopen, tempDir } from './helpers/store.js';
+import { Store } from '../src/node/index.js';
 
 const text = (t: string) => new TextEncoder().encode(t);
 const refused = (field?: string) => ({ code: 'INVALID_INPUT', ...(field ? { field } : {}) });
@@ -82,6 +83,14 @@ describe('options a developer gives the library', () => {
       for await (const _ of stream) void _;
     })()).rejects.toMatchObject({ code: 'STORE_CLOSED' });
     await expect(reader.bytes()).rejects.toMatchObject({ code: 'STORE_CLOSED' });
+  });
+
+  it('Store.init of a plain directory says why an option its type offers does not apply (it was zod\'s "Unrecognized key")', async () => {
+    const dir = tempDir('kura-options-init-');
+    await expect(Store.init(join(dir, 'a'), { cacheDir: join(dir, 'c') })).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'cacheDir', message: expect.stringMatching(/object storage or an encrypted one/) });
+    await expect(Store.init(join(dir, 'b'), { password: 'p' })).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'password', message: expect.stringMatching(/only with encryption/) });
+    const s = await Store.init(join(dir, 'd'), { password: 'correct horse battery', encryption: {}, cacheDir: join(dir, 'cache') });
+    await s.close();
   });
 
   it('a store opened read-only says how many changes its keyword index lacks (a writer has not indexed them yet)', async () => {

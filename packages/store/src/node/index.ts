@@ -296,6 +296,11 @@ export class Store extends StoreCore {
       mkdirSync(root, { recursive: true, mode: 0o700 }); // (its owner's alone, as its files: dir-objects.ts)
       return this.initObjects(new DirectoryObjectStore(root), { ...plainInit, cacheDir: cacheDir ?? defaultCacheDir(root), password, encryption, ...(packCacheBytes !== undefined ? { packCacheBytes } : {}) });
     }
+    // (Said, not zod's "Unrecognized key": the types offer them for the stores that take them.)
+    if (cacheDir !== undefined) throw new InvalidInputError('cacheDir is for a store on object storage or an encrypted one: a plain store keeps its database in its directory', 'cacheDir');
+    if (password !== undefined) throw new InvalidInputError('password makes an encrypted store only with encryption (encryption: {})', 'password');
+    if (_s3 !== undefined) throw new InvalidInputError(`s3 is for a store on object storage (s3://bucket/prefix): ${dir} is a directory`, 's3');
+    if (packCacheBytes !== undefined) throw new InvalidInputError('packCacheBytes is for a store on object storage or an encrypted one: a plain store reads its packs where they are', 'packCacheBytes');
     const existed = existsSync(root);
     if (existed) {
       if (isStore(root)) throw new InvalidInputError(`${root} already holds a Kura store`, 'dir');
@@ -309,7 +314,7 @@ export class Store extends StoreCore {
       // must be cleaned up too, or the directory "holds a store" that cannot be opened.
       b = await backends(root, false);
       b.ingest = bytesOnWorkers(availableParallelism(), WORKER_PUT_MIN);
-      const store = (await this.create(b, options)) as Store;
+      const store = (await this.create(b, plainInit)) as Store;
       store.#localRoot = root;
       store.#ownDirs = [root];
       return store;
