@@ -61,7 +61,7 @@ describe('a browser over its quota', () => {
     const first = randomBytes(1, 20_000);
     acked.set((await store.put(first, { path: 'first.bin' })).digest, first);
 
-    await expect(store.put(randomBytes(2, 6 * MiB), { path: 'big.bin' })).rejects.toMatchObject({ name: 'QuotaExceededError' });
+    await expect(store.put(randomBytes(2, 6 * MiB), { path: 'big.bin' })).rejects.toMatchObject({ code: 'STORAGE_FULL', cause: { name: 'QuotaExceededError' } });
     // A little room comes back (another site's data went): less than the gathered MiB the
     // failed put left, ample for a small note. Retrying the gathered bytes refused it.
     opfs.quota = opfs.used + 200_000;
@@ -91,7 +91,7 @@ describe('a browser over its quota', () => {
     await new Promise((r) => setTimeout(r, 300));
     // Another put fills the gathered MiB; its write is refused.
     opfs.quota = opfs.used + 100_000;
-    await expect(store.put(randomBytes(6, 3 * MiB), { path: 'big.bin' })).rejects.toMatchObject({ name: 'QuotaExceededError' });
+    await expect(store.put(randomBytes(6, 3 * MiB), { path: 'big.bin' })).rejects.toMatchObject({ code: 'STORAGE_FULL', cause: { name: 'QuotaExceededError' } });
     opfs.quota = opfs.used + 2 * MiB;
     slow.go();
     const outcome = await slowPut.then(
@@ -99,7 +99,7 @@ describe('a browser over its quota', () => {
       (e: unknown) => ({ error: e }),
     );
     // Its head's records were dropped with the pack: it must not be acknowledged.
-    expect(outcome).toMatchObject({ error: { name: 'QuotaExceededError' } });
+    expect(outcome).toMatchObject({ error: { code: 'STORAGE_FULL', cause: { name: 'QuotaExceededError' } } });
     opfs.quota = Infinity;
     const note = textBytes(7, 30_000);
     acked.set((await store.put(note, { path: 'note.txt' })).digest, note);
@@ -129,7 +129,7 @@ describe('a browser over its quota', () => {
     // The head's records: a MiB written, the rest gathered. The big put fills the pack to its
     // target; the seal's write of what is gathered is refused.
     opfs.quota = opfs.used + 200_000;
-    await expect(store.put(randomBytes(10, 2 * MiB), { path: 'big.bin' })).rejects.toMatchObject({ name: 'QuotaExceededError' });
+    await expect(store.put(randomBytes(10, 2 * MiB), { path: 'big.bin' })).rejects.toMatchObject({ code: 'STORAGE_FULL', cause: { name: 'QuotaExceededError' } });
     // Room for the rest of the slow put (its last ~200 KB and the tail) in a new pack, not for
     // the head's records still gathered in the pack given up.
     opfs.quota = opfs.used + 400_000;
@@ -139,7 +139,7 @@ describe('a browser over its quota', () => {
     // acknowledged put must read back in full; this one held records in the pack given up.
     const whole = new Uint8Array([...head, ...tail]);
     await reopenAndCheck(dir, opfs, 'digest' in outcome ? new Map([[outcome.digest, whole]]) : new Map(), 'digest' in outcome ? ['slow.bin'] : []);
-    expect(outcome).toMatchObject({ error: { name: 'QuotaExceededError' } });
+    expect(outcome).toMatchObject({ error: { code: 'STORAGE_FULL', cause: { name: 'QuotaExceededError' } } });
     await store.close().catch(() => undefined);
   });
 
@@ -156,7 +156,7 @@ describe('a browser over its quota', () => {
     for await (const o of putMany(host, items, { pool: undefined, small: () => false, here: (b: Uint8Array) => b, size: (b: Uint8Array) => b.length })) {
       outcomes.push([items[o.index]!.meta.path, o.result ? 'ok' : ((o.error as Error).name ?? 'error')]);
     }
-    expect(outcomes).toEqual([['a.txt', 'ok'], ['big.bin', 'QuotaExceededError'], ['b.txt', 'ok'], ['c.txt', 'ok']]);
+    expect(outcomes).toEqual([['a.txt', 'ok'], ['big.bin', 'StorageFullError'], ['b.txt', 'ok'], ['c.txt', 'ok']]);
     const acked = new Map(Object.entries(files).filter(([p]) => p !== 'big.bin').map(([, b]) => [sha(b), b]));
     await store.close();
     await reopenAndCheck(dir, opfs, acked, ['a.txt', 'b.txt', 'c.txt']);

@@ -21,7 +21,7 @@ function explain(e: unknown): string {
       return `This browser cannot keep a store here: ${e.message}. Try a current Chrome, Edge or Firefox outside a private window.`;
     case 'STORE_LOCKED':
       return 'The store is open in another tab or window of this site. Close it there, then reload this page.';
-    case 'QUOTA_EXCEEDED':
+    case 'STORAGE_FULL':
       return e.message.charAt(0).toUpperCase() + e.message.slice(1) + '.';
     case 'CORRUPT_DATA':
       // (The store's messages name the CLI's remedies; the page offers its own.)

@@ -91,9 +91,10 @@ function progress(task: Progress['task']) {
 }
 
 function errorData(e: unknown): ErrorData {
-  if (e instanceof DOMException && e.name === 'QuotaExceededError') {
+  // The store says STORAGE_FULL past the site's quota (its DOMException before).
+  if ((e instanceof DOMException && e.name === 'QuotaExceededError') || (e as { code?: unknown })?.code === 'STORAGE_FULL') {
     // (The pack it failed in is given up, FORMAT.md §6: smaller writes may still fit.)
-    return { code: 'QUOTA_EXCEEDED', name: e.name, message: 'the browser refused more storage for this site (quota exceeded): delete documents and run GC, or free disk space' };
+    return { code: 'STORAGE_FULL', name: (e as Error).name, message: 'the browser refused more storage for this site (quota exceeded): delete documents and run GC, or free disk space' };
   }
   const err = e as { code?: unknown; name?: unknown; message?: unknown; reason?: unknown };
   return {
