@@ -22,6 +22,15 @@ function kura(args: string[]) {
   return { code: r.status, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
 }
 
+/** Whether the store at `at` has its first pack file (a put has begun writing). */
+function packMade(at: string): boolean {
+  try {
+    return readdirSync(join(at, 'packs'), { recursive: true }).some((n) => String(n).endsWith('.pack'));
+  } catch {
+    return false;
+  }
+}
+
 /** Starts `kura ARGS`, sends SIGINT once `seen()` holds (polled), and answers how it ended. */
 async function interrupted(args: string[], seen: () => boolean, at = store): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string; sent: boolean }> {
   const child = spawn(process.execPath, [BIN, ...args, '--store', at], { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -82,13 +91,7 @@ describe('Ctrl-C while writing files', () => {
     // A store of its own: its first pack appears as the snapshot puts big.bin.
     const fresh = join(root, 'store-snapshot');
     expect(spawnSync(process.execPath, [BIN, 'init', '--store', fresh]).status).toBe(0);
-    const putting = () => {
-      try {
-        return readdirSync(join(fresh, 'packs'), { recursive: true }).some((n) => String(n).endsWith('.pack'));
-      } catch {
-        return false;
-      }
-    };
+    const putting = () => packMade(fresh);
     const r = await interrupted(['snapshot', tree, '--json'], putting, fresh);
     expect(r.sent, 'the snapshot ended before it put a file').toBe(true);
     expect(r.signal ?? r.code).toBe(r.signal ? 'SIGINT' : 130);
@@ -99,13 +102,7 @@ describe('Ctrl-C while writing files', () => {
   it('add stops, of the signal, and says what it leaves: the files listed are stored, the others not (it said nothing: a trial)', async () => {
     const fresh = join(root, 'add-store');
     expect(spawnSync(process.execPath, [BIN, 'init', '--store', fresh]).status).toBe(0);
-    const putting = () => {
-      try {
-        return readdirSync(join(fresh, 'packs'), { recursive: true }).some((n) => String(n).endsWith('.pack'));
-      } catch {
-        return false;
-      }
-    };
+    const putting = () => packMade(fresh);
     const r = await interrupted(['add', join(tree, 'a.txt'), join(tree, 'big.bin')], putting, fresh);
     expect(r.sent, 'the add ended before it put a file').toBe(true);
     expect(r.signal ?? r.code).toBe(r.signal ? 'SIGINT' : 130);

@@ -10,9 +10,9 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { copyStore } from '../src/copy/copy-store.js';
 import { Store } from '../src/node/index.js';
-import { tempDir } from './helpers/store.js';
+import { flipByte, tempDir } from './helpers/store.js';
 import { createHash } from 'node:crypto';
-import { closeSync, mkdtempSync, openSync, readSync, writeFileSync, writeSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -415,7 +415,7 @@ describe('a copy mends what the destination found damaged', () => {
     const place = db.prepare('SELECT p.name AS pack, c.offset AS offset, c.stored_len AS stored FROM chunks c JOIN packs p ON p.id = c.pack_id WHERE c.key = ?');
     const places = keys.map((k) => place.get(Buffer.from(k, 'hex')) as { pack: string; offset: number; stored: number });
     db.close();
-    for (const p of places) flip(join(dstDir, 'packs', p.pack.slice(0, 2), `${p.pack}.pack`), p.offset + p.stored - 8);
+    for (const p of places) flipByte(join(dstDir, 'packs', p.pack.slice(0, 2), `${p.pack}.pack`), p.offset + p.stored - 8);
     const damaged = await Store.open(dstDir);
     const found = (await damaged.verify()).damagedDocuments.map((d) => d.digest);
     expect(found).toEqual(expect.arrayContaining(victims));
@@ -431,12 +431,3 @@ describe('a copy mends what the destination found damaged', () => {
     expect(srcDir).toBeDefined();
   });
 });
-
-function flip(file: string, at: number): void {
-  const fd = openSync(file, 'r+');
-  const b = Buffer.alloc(1);
-  readSync(fd, b, 0, 1, at);
-  b[0]! ^= 0x40;
-  writeSync(fd, b, 0, 1, at);
-  closeSync(fd);
-}

@@ -3,21 +3,13 @@ import { basename, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { Store } from '../src/node/index.js';
-import { collect, expectSameBytes, newStore, randomBytes, recordsEnd, reopen, tempDir, textBytes } from './helpers/store.js';
+import { collect, expectSameBytes, flipByte, newStore, randomBytes, recordsEnd, reopen, tempDir, textBytes } from './helpers/store.js';
 
 function packFiles(dir: string): string[] {
   const root = join(dir, 'packs');
   return readdirSync(root).flatMap((sub) => readdirSync(join(root, sub)).map((f) => join(root, sub, f)));
 }
 
-function flipByte(file: string, at: number): void {
-  const fd = openSync(file, 'r+');
-  const b = Buffer.alloc(1);
-  readSync(fd, b, 0, 1, at);
-  b[0]! ^= 0x40;
-  writeSync(fd, b, 0, 1, at);
-  closeSync(fd);
-}
 
 describe('verify and damaged data', () => {
   it('a clean store verifies clean, counting every chunk and document', async () => {

@@ -1,5 +1,5 @@
 /** Temporary stores on disk and seeded data for the store tests. */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach } from 'vitest';
@@ -65,4 +65,14 @@ export async function collect(it: AsyncIterable<Uint8Array>): Promise<Uint8Array
 export function recordsEnd(file: string): number {
   const b = readFileSync(file);
   return b.toString('latin1', b.length - 4) === 'KEND' ? b.length - b.readUInt32LE(b.length - 8) : b.length;
+}
+
+/** Flips bits of the byte at `at` of `file` (damage a check must find). */
+export function flipByte(file: string, at: number): void {
+  const fd = openSync(file, 'r+');
+  const b = Buffer.alloc(1);
+  readSync(fd, b, 0, 1, at);
+  b[0]! ^= 0x40;
+  writeSync(fd, b, 0, 1, at);
+  closeSync(fd);
 }
