@@ -21,7 +21,19 @@ export const PutResult = z.object({
   chunks: z.number().int(),
   newChunks: z.number().int().optional().describe('chunks this upload added to the store (left out for a token limited to prefixes: it would say what the whole store holds)'),
   newBytesStored: z.number().int().optional().describe('bytes this upload added to pack files (left out for a token limited to prefixes)'),
+  version: z.number().int().optional().describe("an upload with a path: the path's version after it — the one it made, or the latest, which had these bytes (left out for a token without read)"),
+  versionMade: z.boolean().optional().describe('whether this upload made that version (false: the latest already had these bytes)'),
 });
+
+/**
+ * A put's answer as a token may see it: the path's version is the entry's, which a token
+ * without read learns nothing of (as PATCH /v1/entry answers it 204).
+ */
+export function putAnswer<R extends { version?: number; versionMade?: boolean }>(result: R, scopes: ReadonlySet<string> | undefined): Omit<R, 'version' | 'versionMade'> | R {
+  if (!scopes || scopes.has('read')) return result;
+  const { version: _version, versionMade: _made, ...rest } = result;
+  return rest;
+}
 
 export const DocumentInfo = z.object({
   path: z.string().nullable().describe('the entry\'s path; null for an upload without one (named by its digest)'),

@@ -157,6 +157,12 @@ describe('auth scopes', () => {
     const json = { body: '{}', headers: { 'content-type': 'application/json' } };
     const fresh = await call(s.url, 'POST', '/v1/documents?path=c/d', { body: 'metadata only', token: tokens.admin });
     expect(fresh.status).toBe(201);
+    expect(fresh.json).toMatchObject({ version: 1, versionMade: true }); // the path's version, to a token that may read
+    // A put's answer to a write-only token says nothing of the path's versions.
+    const appended = await call(s.url, 'POST', '/v1/documents?path=c/e', { body: 'appended', token: tokens['write-only'] });
+    expect(appended.status).toBe(201);
+    expect(appended.json).not.toHaveProperty('version');
+    expect(appended.json).not.toHaveProperty('versionMade');
     for (const url of ['/v1/entry?path=c/d', `/v1/documents/${fresh.json.digest}/meta`]) {
       const blind = await call(s.url, 'PATCH', url, { ...json, token: tokens['write-only'] });
       expect([blind.status, blind.body.length], url).toEqual([204, 0]);

@@ -458,6 +458,15 @@ describe('paths are entries over HTTP (decision 0025)', () => {
     expect((await call(s.url, 'GET', '/v1/paths/b/page.html?version=1')).headers['content-type']).toBe('text/markdown');
   });
 
+  it("a put at a path answers the path's version: made, or the latest that had its bytes", async () => {
+    const s = await startServer();
+    const put = async (body: string) => (await call(s.url, 'POST', '/v1/documents?path=v/n.md', { body, headers: { 'content-type': 'text/markdown' } })).json;
+    expect(await put('one')).toMatchObject({ version: 1, versionMade: true });
+    expect(await put('two')).toMatchObject({ version: 2, versionMade: true });
+    expect(await put('two')).toMatchObject({ version: 2, versionMade: false });
+    expect(await call(s.url, 'POST', '/v1/documents', { body: 'no path' }).then((r) => r.json)).not.toHaveProperty('version');
+  });
+
   it('a document read by its digest has the type its entries share (it was octet-stream for two .md paths: a trial), else none', async () => {
     const s = await startServer();
     const body = '# same notes\n';

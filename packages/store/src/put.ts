@@ -15,7 +15,7 @@ import {
   type IngestResult,
   type ResolvedChunkParams,
 } from '@kura/core';
-import { knowManifest, type Op } from './catalog/ops.js';
+import { APPLIED_VERSION, knowManifest, type Op } from './catalog/ops.js';
 import type { PutAttributes } from './catalog/entries.js';
 import { DigestMismatchError } from './errors.js';
 import { bytesToHex, hexInto } from './hex.js';
@@ -42,6 +42,13 @@ export interface PutResult {
    * ever was. Said, so that a snapshot can say it and not trust its stamp.
    */
   changed?: true;
+  /**
+   * A put at a path: the path's version after it — the one it made (`versionMade`), or the
+   * latest, which already had these bytes (no version is made then). Asked afterwards with
+   * `versions()`, another writer's version could be the one found.
+   */
+  version?: number;
+  versionMade?: boolean;
 }
 
 export interface PutContext {
@@ -159,6 +166,8 @@ class DocumentPut {
   readonly #packsUsed: number[] = [];
   readonly #wrote: string[] = [];
   #committed = false;
+  /** The operation queued (its application leaves the path's version on it: APPLIED_VERSION). */
+  #op: Op | undefined;
   newChunks = 0;
   newBytes = 0;
 
@@ -301,7 +310,8 @@ class DocumentPut {
 
   /** Queues the document's commit (in commit order); resolves once it is committed. */
   queue(result: IngestResult, meta: ResolvedMeta, listed: boolean): Promise<unknown> {
-    return this.ctx.writer.commit([this.op(result, meta, listed)]);
+    this.#op = this.op(result, meta, listed);
+    return this.ctx.writer.commit([this.#op]);
   }
 
   /** The document's operation, once its chunks are placed (`queue` commits it). */
@@ -370,7 +380,16 @@ class DocumentPut {
       this.ctx.known?.add(key);
     }
     for (const key of this.#repairs?.keys() ?? []) this.ctx.known?.add(key);
-    return { digest: result.digest, size: result.size, chunks: this.manifest.count, newChunks: this.newChunks, newBytesStored: this.newBytes, ...(result.changed ? { changed: true as const } : {}) };
+    const version = (this.#op as { [APPLIED_VERSION]?: { version: number; made: boolean } } | undefined)?.[APPLIED_VERSION];
+    return {
+      digest: result.digest,
+      size: result.size,
+      chunks: this.manifest.count,
+      newChunks: this.newChunks,
+      newBytesStored: this.newBytes,
+      ...(result.changed ? { changed: true as const } : {}),
+      ...(version ? { version: version.version, versionMade: version.made } : {}),
+    };
   }
 
   get isCommitted(): boolean {

@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { isKuraError, KURA_ERROR_CODES, storageError, type KuraErrorCode } from '../src/index.js';
 import { newStore, reopen, tempDir } from './helpers/store.js';
 import { Store } from '../src/node/index.js';
+import { MemoryObjectStore } from '../src/objects/memory-objects.js';
 
 const text = (t: string) => new TextEncoder().encode(t);
 const refused = (field?: string) => ({ code: 'INVALID_INPUT', ...(field ? { field } : {}) });
@@ -108,6 +109,27 @@ describe('options a developer gives the library', () => {
     } finally {
       await reader.close();
       await writer.close();
+    }
+  });
+
+  it("a put at a path answers the path's version: the one it made, or the latest that already had its bytes", async () => {
+    for (const objects of [false, true]) {
+      const { store } = objects ? { store: await Store.initObjects(new MemoryObjectStore(), { cacheDir: tempDir('kura-options-cache-') }) } : await newStore();
+      expect(await store.put(text('a'), { path: 'n.md' })).toMatchObject({ version: 1, versionMade: true });
+      expect(await store.put(text('b'), { path: 'n.md' })).toMatchObject({ version: 2, versionMade: true });
+      expect(await store.put(text('b'), { path: 'n.md' })).toMatchObject({ version: 2, versionMade: false });
+      const pathless = await store.put(text('c'));
+      expect('version' in pathless).toBe(false);
+      // Many at once at one path: each answer is its own version, as versions() lists them.
+      const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => store.put(text(`v${i}`), { path: 'busy.md' })));
+      const listed = new Map((await store.versions('busy.md')).map((v) => [v.digest, v.version]));
+      for (const a of answers) expect([a.version, a.versionMade]).toEqual([listed.get(a.digest), true]);
+      expect(new Set(answers.map((a) => a.version)).size).toBe(40);
+      // Through the workers too (putFiles).
+      const dir = tempDir('kura-options-files-');
+      writeFileSync(join(dir, 'f.txt'), 'file one');
+      for await (const o of store.putFiles([{ path: join(dir, 'f.txt'), meta: { path: 'n.md' } }], { workers: 1 })) expect(o.result).toMatchObject({ version: 3, versionMade: true });
+      await store.close();
     }
   });
 

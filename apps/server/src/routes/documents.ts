@@ -7,7 +7,7 @@ import { digestParam } from '../http/digest.js';
 import { FilterQuery, filtersOf } from '../http/filters.js';
 import { PutQuery, putMetaFrom, withDetectedType } from '../http/meta.js';
 import { sendDocument } from '../http/send.js';
-import { DigestParams, DocumentInfo, ListResult, MetaChange, PutResult, SafePath, errors } from '../schemas.js';
+import { DigestParams, DocumentInfo, ListResult, MetaChange, PutResult, SafePath, errors, putAnswer } from '../schemas.js';
 
 export const ListQuery = z
   .object({
@@ -34,7 +34,7 @@ export default async function documents(app: FastifyInstance, opts: { maxDocumen
       handler: async (request, reply) => {
         const { meta, body } = await withDetectedType(putMetaFrom(request, request.query), await bodySource(request, opts.maxDocumentSize));
         const result = await request.store.put(body, meta);
-        return reply.code(201).header('location', `/v1/documents/${result.digest}`).send(result);
+        return reply.code(201).header('location', `/v1/documents/${result.digest}`).send(putAnswer(result, request.access?.scopes));
       },
     });
   });

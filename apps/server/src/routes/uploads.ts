@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { HttpError } from '../errors.js';
 import { acceptRawBodies, bodyPieces, declaredLength, tooLarge } from '../http/body.js';
 import { PutQuery, putMetaFrom, withDetectedType } from '../http/meta.js';
-import { PutResult, errors } from '../schemas.js';
+import { PutResult, errors, putAnswer } from '../schemas.js';
 import { newUploadId, ownsUpload, parseContentRange, uploadNotFound, type UploadStaging } from '../uploads/staging.js';
 
 const Progress = z.object({ id: z.string(), location: z.string(), offset: z.number().int(), expiresAt: z.string() });
@@ -140,7 +140,7 @@ export default async function uploads(app: FastifyInstance, opts: { staging: Upl
           await staging.remove(id); // still held: no PATCH can slip in between
           return r;
         });
-        return reply.code(201).header('location', `/v1/documents/${result.digest}`).send(result);
+        return reply.code(201).header('location', `/v1/documents/${result.digest}`).send(putAnswer(result, request.access?.scopes));
       },
     });
   });

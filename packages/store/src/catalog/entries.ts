@@ -176,13 +176,15 @@ function nextVersion(st: Statements, path: string, wanted: number | undefined): 
  * the document's pathless entry. Either way the tags and metadata are merged into the entry
  * and a given media type replaces its own.
  */
-export function recordPut(st: Statements, docId: number, put: PutAttributes, commitTime: number, fresh = false): void {
+export function recordPut(st: Statements, docId: number, put: PutAttributes, commitTime: number, fresh = false): { version: number; made: boolean } | undefined {
   // A path's times follow its versions' (versionTime), so `since` and `path@time` agree.
   const now = put.path !== undefined ? versionTime(st, put.path, put.time, commitTime) : (put.time ?? commitTime);
   // A document inserted by this commit (`fresh`) has no entry yet, and was inserted with the
   // one reference this put adds whichever way below (a new entry, or a new version).
   const entry = put.path !== undefined ? st.entryByPath.get(put.path) : fresh ? undefined : st.entryPathless.get(docId);
   let id: number;
+  // The path's version after the put: the one it made, or the latest, which has these bytes.
+  let version: { version: number; made: boolean } | undefined;
   if (!entry) {
     id = Number(st.entryInsert.run(put.path ?? null, docId, put.mediaType ?? null, now, now).lastInsertRowid);
     if (!fresh) st.docRef.run(1, docId);
@@ -190,21 +192,27 @@ export function recordPut(st: Statements, docId: number, put: PutAttributes, com
       // A path deleted with its versions kept comes back with a new version, even of the same
       // bytes. Its deletion's row stays: `path@<time>` between the deletion and this version
       // finds nothing (it found the version before the deletion: a trial).
-      st.versionInsert.run(put.path, nextVersion(st, put.path, put.version), docId, now);
+      version = { version: nextVersion(st, put.path, put.version), made: true };
+      st.versionInsert.run(put.path, version.version, docId, now);
     }
   } else {
     id = entry.id;
     if (entry.doc_id !== docId) {
       // (A pathless entry is found by its document: only a path's entry can change documents.)
-      st.versionInsert.run(put.path!, nextVersion(st, put.path!, put.version), docId, now);
+      version = { version: nextVersion(st, put.path!, put.version), made: true };
+      st.versionInsert.run(put.path!, version.version, docId, now);
       if (!fresh) st.docRef.run(1, docId);
       st.entrySetDoc.run(docId, now, id);
+    } else if (put.path !== undefined) {
+      const latest = st.versionLatest.get(put.path);
+      if (latest) version = { version: latest.version, made: false };
     }
     if (put.mediaType !== undefined) st.entrySetMediaType.run(put.mediaType, id);
   }
   for (const [k, v] of Object.entries(put.meta ?? {})) st.metaSet.run(id, k, v);
   for (const t of put.tags ?? []) st.tagAdd.run(id, t);
   st.queued.add(id);
+  return version;
 }
 
 /** Removes an entry with its tags, metadata and search row (not its versions or documents). */

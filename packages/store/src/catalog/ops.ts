@@ -368,6 +368,8 @@ interface KnownManifest {
  * not a WeakMap: an ephemeron per put made every scavenge of a busy writer slower.
  */
 const KNOWN = Symbol('known manifest');
+/** The path's version a put's application left (recordPut): what the put answers (PutResult.version). */
+export const APPLIED_VERSION = Symbol('applied version');
 
 function distinctOf(manifest: Uint8Array): Distinct {
   const distinct: Distinct = new Map();
@@ -442,7 +444,12 @@ function applyPut(ctx: ApplyContext, op: Extract<Op, { op: 'put' }>, time: numbe
   }
   // A user's put names the document at its path (or as a pathless entry); a snapshot's file is
   // kept by the snapshot's trees alone (FORMAT.md §13).
-  if (op.entry) recordPut(st, docId, op.entry, time, inserted.changes === 1);
+  if (op.entry) {
+    const version = recordPut(st, docId, op.entry, time, inserted.changes === 1);
+    // Kept on the operation for the put that made it (its commit applies this same object);
+    // a replay elsewhere has no one to tell.
+    if (version) (op as { [APPLIED_VERSION]?: typeof version })[APPLIED_VERSION] = version;
+  }
 }
 
 /** A chunk key and a document digest as applyPut binds them (decoded in place, one put at a time). */
