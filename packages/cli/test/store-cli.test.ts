@@ -12,7 +12,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const BIN = fileURLToPath(new URL('../bin/kura.js', import.meta.url));
-const ADD_KEYS = ['path', 'entry', 'digest', 'size', 'chunks', 'newChunks', 'newBytes'];
+const ADD_KEYS = ['path', 'entry', 'digest', 'size', 'chunks', 'newChunks', 'newBytes', 'version', 'versionMade'];
 const STATS_KEYS = ['entries', 'documents', 'logicalBytes', 'uniqueChunkBytes', 'storedBytes', 'dedupRatio', 'compressionRatio'];
 const STATS_EXTRA = ['packBytes', 'chunks', 'packs', 'keptDocuments', 'keptBytes'];
 const INFO_KEYS = ['path', 'digest', 'size', 'chunks', 'version', 'mediaType', 'tags', 'meta', 'createdAt', 'updatedAt'];
@@ -113,6 +113,7 @@ describe('a store made with init and add', () => {
       expect(line.chunks).toBeGreaterThanOrEqual(bytes.length ? 1 : 0);
       if (bytes.length) expect(line.newBytes).toBeGreaterThan(0);
       else expect(line).toMatchObject({ chunks: 0, newChunks: 0, newBytes: 0 });
+      expect(line).toMatchObject({ version: 1, versionMade: true });
     }
     expect(added.find((l) => l.path === 'tree/sub/data.bin').chunks).toBeGreaterThan(1);
   });
@@ -179,7 +180,7 @@ describe('a store made with init and add', () => {
     expect(r.code).toBe(0);
     const again = jsonLines(r.stdout);
     expect(again.map((l) => l.digest)).toEqual(added.map((l) => l.digest));
-    for (const line of again) expect(line).toMatchObject({ newChunks: 0, newBytes: 0 });
+    for (const line of again) expect(line).toMatchObject({ newChunks: 0, newBytes: 0, version: 1, versionMade: false });
   });
 
   it('prints a human line per file and a summary without --json', () => {

@@ -42,9 +42,11 @@ describe('typos', () => {
     const hits = await store.search('retreival', { mode: 'keyword' });
     expect(hits.map((h) => h.path).sort()).toEqual(['a.md', 'c.md']);
     expect(hits.fallbacks).toEqual(['"retreival" is in no document: searched "retrieval" instead']);
+    expect(hits.parsedAs).toBe('retrieval'); // (a word, not the index's stem `retriev`)
     const two = await store.search('informaton retreival?', { mode: 'keyword' });
     expect(two.map((h) => h.path).sort()).toEqual(['a.md', 'c.md']);
     expect(two.fallbacks).toEqual(['"informaton" is in no document: searched "information" instead', '"retreival" is in no document: searched "retrieval" instead']);
+    expect(two.parsedAs).toBe('information OR retrieval');
     expect((await store.search('libary', { mode: 'keyword' })).fallbacks).toEqual(['"libary" is in no document: searched "library" instead']);
   });
 

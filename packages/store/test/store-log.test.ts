@@ -438,7 +438,7 @@ describe('the database is a replay of the log', () => {
     // It replayed the commits before the damage, cut the rest as a torn tail, and the next
     // write made that for good (a trial: 200 entries and a snapshot gone, verify ok).
     await expect(Store.open(dir)).rejects.toMatchObject({ code: 'CORRUPT_DATA', reason: 'log', message: expect.stringMatching(/is damaged at offset .*a whole commit follows.*nothing was cut/) });
-    await expect(Store.rebuild(dir)).rejects.toMatchObject({ code: 'CORRUPT_DATA', reason: 'log', message: expect.stringMatching(/kura rebuild --force cuts the log there/) });
+    await expect(Store.rebuild(dir)).rejects.toMatchObject({ code: 'CORRUPT_DATA', reason: 'log', message: expect.stringMatching(/kura rebuild --force; in a browser, BrowserStore.rebuild\(name, \{ force: true \}\)\) cuts the log there/) });
     expect(readFileSync(segment!).equals(damaged)).toBe(true);
     // The way out, asked for: the log is cut at the damage, what followed kept beside it, and
     // the store opens with what came before.

@@ -91,6 +91,21 @@ async function rebuildKeepsWhatTheLogCannotReplace(): Promise<void> {
   const failed = await BrowserStore.rebuild(damaged).then(() => 'rebuilt', code);
   if (!failed.startsWith('CORRUPT_DATA')) throw new Error(`a rebuild from a log damaged inside answered ${failed}`);
   if ((await paths(damaged)).length !== 10) throw new Error('after the failed rebuild the store does not open with its ten documents');
+  // Forced, the damage is cut out as Node's `kura rebuild --force` cuts it (the messages named
+  // a command the browser did not have): the commits before it kept, what follows it kept
+  // beside the log, byte for byte.
+  const segBefore = await (async () => {
+    const log = await (await (await (await navigator.storage.getDirectory()).getDirectoryHandle('kura')).getDirectoryHandle(damaged)).getDirectoryHandle('log');
+    const names: string[] = [];
+    for await (const [n] of (log as unknown as { entries(): AsyncIterable<[string, FileSystemHandle]> }).entries()) names.push(n);
+    return new Uint8Array(await (await (await log.getFileHandle(names.sort()[0]!)).getFile()).arrayBuffer());
+  })();
+  const mended = await BrowserStore.rebuild(damaged, { force: true });
+  const kept = await paths(damaged);
+  if (!(kept.length >= 1 && kept.length < 10) || mended.cut?.length !== 1) throw new Error(`forced over damage: ${JSON.stringify(mended)}, ${JSON.stringify(kept)}`);
+  const cutAt = Number(mended.cut[0]!.split('-').pop());
+  const cutBytes = new Uint8Array(await (await (await (await (await (await navigator.storage.getDirectory()).getDirectoryHandle('kura')).getDirectoryHandle(damaged)).getFileHandle(mended.cut[0]!)).getFile()).arrayBuffer());
+  if (!(cutAt > 0 && cutAt <= at) || cutBytes.length !== segBefore.length - cutAt || cutBytes.some((x, i) => x !== segBefore[cutAt + i])) throw new Error(`the cut at ${cutAt} (damage at ${at}) did not keep the log's bytes after it`);
   await BrowserStore.destroy(damaged);
   // A log cut short: refused (log-behind), the database kept; forced, the log's state.
   const cut = `rebuildcut${Date.now()}`;

@@ -101,7 +101,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .option('--as <prefix>', 'store the files under PREFIX instead of their own directory part (a file: PREFIX/<name>; a directory: its files under PREFIX)')
     .option('--path <path>', 'the path to store a single file or stdin under')
     .option('--type <media-type>', 'media type of every document (default: guessed from the extension)')
-    .option('--json', 'one JSON line per file: {"path","entry","digest","size","chunks","newChunks","newBytes"}')
+    .option('--json', 'one JSON line per file: {"path","entry","digest","size","chunks","newChunks","newBytes","version","versionMade"}')
     .option('--durability <mode>', 'full: fsync every document before it is reported; normal (default): faster')
     .option('--jobs <n>', `worker threads that chunk, hash and compress when adding several files (default ${availableParallelism()}; 1 = this thread)`)
     .addHelpText(
@@ -113,7 +113,8 @@ and relative, like tar: "kura add notes docs" stores notes/... and docs/...; "./
 "b"; "/home/me/x" is "home/me/x"; a ".." above the start is refused. Identical files at two
 paths are two entries sharing one document (stored once). In --json output, "path" is the file
 as you named it, "entry" the path it is stored under, "newBytes" the bytes this file added to
-pack files (0 when all of it was already stored).`,
+pack files (0 when all of it was already stored), "version" the entry's version after the put and
+"versionMade" whether this put made it (false: the latest version already had these bytes).`,
     )
     .action(async (paths: string[], opts: AddOptions, cmd: Command) => {
       if (opts.path !== undefined && paths.length !== 1) throw usage('--path needs exactly one file or directory to add');
@@ -159,6 +160,10 @@ pack files (0 when all of it was already stored).`,
               chunks: r.chunks,
               newChunks: r.newChunks,
               newBytes: r.newBytesStored,
+              // The entry's version after the put (null without a path): a script asking
+              // versions() afterwards could find another writer's.
+              version: r.version ?? null,
+              versionMade: r.versionMade ?? false,
             };
             if (opts.json) await writeJson(line);
             else await bar.line(`${r.digest}  ${shownPath(input.file)}${input.docPath !== undefined && input.docPath !== input.file ? ` as ${shownPath(input.docPath)}` : ''}  ${bytes(r.size)} (${bytes(r.newBytesStored)} new)`);

@@ -301,11 +301,12 @@ export class BrowserStore extends StoreCore {
    * (damage inside it) fails the rebuild and changes nothing; an old database that has applied
    * commits the log no longer holds is kept (CORRUPT_DATA `log-behind`), unless `force`. (It
    * deleted the database first: a damaged log then left a store that had opened unopenable, and
-   * a cut one lost acknowledged puts without a word — a trial.) The store must not be open
-   * (STORE_LOCKED). Answers how many database files (the database, its WAL) were replaced, and
-   * the commit the new database has applied.
+   * a cut one lost acknowledged puts without a word — a trial.) With `force`, damage inside the
+   * log is cut out, its bytes kept beside the log (`cut`), as Node's rebuild does. The store
+   * must not be open (STORE_LOCKED). Answers how many database files (the database, its WAL)
+   * were replaced, and the commit the new database has applied.
    */
-  static async rebuild(name = 'default', options: { force?: boolean } = {}): Promise<{ deletedFiles: number; seq: number }> {
+  static async rebuild(name = 'default', options: { force?: boolean } = {}): Promise<{ deletedFiles: number; seq: number; cut?: string[] }> {
     if (!NAME.test(name)) throw new InvalidInputError('a browser store name is 1-64 letters, digits, - or _', 'name');
     if (options === null || typeof options !== 'object' || Object.keys(options).some((k) => k !== 'force')) throw new InvalidInputError('rebuild options are { force?: boolean }', 'options');
     const dir = await storeDir(name, false);
@@ -313,6 +314,7 @@ export class BrowserStore extends StoreCore {
     const unlock = await acquireLock(name);
     let deletedFiles = 0;
     let seq: number;
+    const cut: string[] = [];
     try {
       const s3 = await sqlite3();
       const pool = pools.get(name) ?? (await s3.installOpfsSAHPoolVfs({ name: `kura-${name}`, directory: `/kura/${name}/sqlite`, initialCapacity: 8 }));
@@ -325,17 +327,27 @@ export class BrowserStore extends StoreCore {
         const log = new OpfsLogStore(dir);
         const config = await readConfigObject(log);
         if (!config) throw new NotFoundError(`browser store ${name} has no configuration to rebuild from`);
-        leftovers();
-        const next = new WasmDatabase(s3, new pool.OpfsSAHPoolDb(REBUILT_FILE));
-        try {
-          migrate(next);
-          seq = (await rebuildCatalog(next, prepareStatements(next), log, config)).seq;
-        } catch (e) {
-          next.close();
+        let rebuilt: number | undefined;
+        while (rebuilt === undefined) {
           leftovers();
-          throw e;
+          const next = new WasmDatabase(s3, new pool.OpfsSAHPoolDb(REBUILT_FILE));
+          try {
+            migrate(next);
+            rebuilt = (await rebuildCatalog(next, prepareStatements(next), log, config)).seq;
+          } catch (e) {
+            next.close();
+            leftovers();
+            // Damage inside the log: with `force`, the segment is cut there — what follows kept
+            // beside the log (`log-cut-<segment>-<offset>`) — and the rebuild goes on from what
+            // the log holds before it, as Node's `kura rebuild --force` (its messages name both).
+            const at = e as { segment?: unknown; offset?: unknown };
+            if (!options.force || !(e instanceof CorruptDataError) || typeof at.segment !== 'string' || typeof at.offset !== 'number') throw e;
+            cut.push(await log.cutSegment(at.segment, at.offset));
+            continue;
+          }
+          next.close();
         }
-        next.close();
+        seq = rebuilt;
         const had = appliedSeq(s3, pool);
         if (had !== undefined && had > seq && !options.force) {
           leftovers();
@@ -355,7 +367,7 @@ export class BrowserStore extends StoreCore {
       unlock();
     }
     await (await BrowserStore.openOpfs(name)).close();
-    return { deletedFiles, seq };
+    return { deletedFiles, seq, ...(cut.length ? { cut } : {}) };
   }
 
   /**

@@ -140,6 +140,25 @@ export class OpfsLogStore implements LogStore {
     };
   }
 
+  /**
+   * Cuts log segment `segment` at `offset` (a forced rebuild, at damage inside the log), its
+   * bytes from there kept beside the log as `log-cut-<segment>-<offset>` for whoever can mend
+   * them (as Node's rebuild.ts cutLog); answers that file's name.
+   */
+  async cutSegment(segment: string, offset: number): Promise<string> {
+    const kept = `log-cut-${segment}-${offset}`;
+    const bytes = await this.readSegment(segment);
+    if (!(await createWhole(this.#dir, kept, bytes.subarray(offset)))) throw new Error(`${kept} already exists`);
+    const appender = await this.openAppend(segment);
+    try {
+      appender.truncate(offset);
+      await appender.sync();
+    } finally {
+      await appender.close();
+    }
+    return kept;
+  }
+
   async checkpoints(): Promise<string[]> {
     return list(await this.#checkpointDir());
   }

@@ -104,7 +104,7 @@ export class CommitLog {
       return log;
     }
     if (head.segment && !(await store.segments()).includes(head.segment)) {
-      throw new CorruptDataError(`the database has applied commit ${head.seq}, but the log has no segment ${head.segment}: the log lost commits the database holds: restore the log from a copy of the store, or copy the store and run kura rebuild --force (those commits are then lost)`, 'log-behind');
+      throw new CorruptDataError(`the database has applied commit ${head.seq}, but the log has no segment ${head.segment}: the log lost commits the database holds: restore the log from a copy of the store, or copy the store and run a forced rebuild (kura rebuild --force; in a browser, BrowserStore.rebuild(name, { force: true })) (those commits are then lost)`, 'log-behind');
     }
     if (store.shared) {
       const shared = store.shared;

@@ -201,10 +201,10 @@ export function emptyHead(): LogHead {
   return { seq: 0, hash: ZERO_HASH.slice(), segment: '', end: 0 };
 }
 
-/** Damage in the log at `damage.offset` of `segment` (frame.ts tailDamage): nothing cut; what `kura rebuild --force` cuts. */
+/** Damage in the log at `damage.offset` of `segment` (frame.ts tailDamage): nothing cut; what a forced rebuild cuts. */
 export function logDamage(segment: string, damage: { offset: number; why: string }): CorruptDataError {
   return Object.assign(
-    new CorruptDataError(`log segment ${segment} is damaged at offset ${damage.offset}: ${damage.why}; nothing was cut (kura rebuild --force cuts the log there, keeping what it cuts beside it)`, 'log'),
+    new CorruptDataError(`log segment ${segment} is damaged at offset ${damage.offset}: ${damage.why}; nothing was cut (a forced rebuild (kura rebuild --force; in a browser, BrowserStore.rebuild(name, { force: true })) cuts the log there, keeping what it cuts beside it)`, 'log'),
     { segment, offset: damage.offset },
   );
 }

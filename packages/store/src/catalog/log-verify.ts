@@ -70,7 +70,7 @@ export async function verifyLog(st: Statements, store: LogStore): Promise<{ comm
       // Readers stop at the first frame that is not intact: one the database has applied past.
       damaged.push({ reason: 'log', seq: held + 1, message: `commit ${held + 1} in log segment ${last.segment} is not intact (the database has applied up to commit ${head.seq}): the log is damaged` });
     } else if (!at || at.frame.seq !== head.seq) {
-      damaged.push({ reason: 'log-behind', seq: head.seq, message: `the database has applied commit ${head.seq}, and the log holds commits up to ${held}: the log lost commits the database holds: restore the log from a copy of the store, or copy the store and run kura rebuild --force (those commits are then lost)` });
+      damaged.push({ reason: 'log-behind', seq: head.seq, message: `the database has applied commit ${head.seq}, and the log holds commits up to ${held}: the log lost commits the database holds: restore the log from a copy of the store, or copy the store and run a forced rebuild (kura rebuild --force; in a browser, BrowserStore.rebuild(name, { force: true })) (those commits are then lost)` });
     } else if (!sameHash(at.frame.hash, head.hash)) {
       damaged.push({ reason: 'log-behind', seq: head.seq, message: `commit ${head.seq} in the log is not the one the database applied (its hash differs): rebuild the database from the log (kura rebuild)` });
     }

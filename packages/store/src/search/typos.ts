@@ -149,9 +149,10 @@ function nearestWord(v: Vocabulary, word: string, shared: number): { search: str
     if (d > max) continue;
     if (!best || d < best.d || (d === best.d && (c.doc > best.doc || (c.doc === best.doc && said < best.said)))) best = { term: c.term, said, d, doc: c.doc };
   }
-  // Searched as the term itself where the index reads it so, else as its nearest form.
+  // Searched as the word shown where the index reads it as the term (the parse, `searched:`,
+  // showed the stem before: `retriev`, a trial), else as the term itself.
   if (!best) return undefined;
-  const search = v.holds(best.term) ? best.term : v.holds(best.said) ? best.said : undefined;
+  const search = v.holds(best.said) ? best.said : v.holds(best.term) ? best.term : undefined;
   return search === undefined ? undefined : { search, said: best.said };
 }
 
