@@ -87,3 +87,15 @@ export function detailsOf(err: unknown): Record<string, unknown> {
   }
   return out;
 }
+
+/**
+ * An error as a client without the read scope may see it. AMBIGUOUS names the paths showing a
+ * digest — an answer to read: a write-only token that named a digest in a metadata change
+ * learned which paths hold those bytes (a trial). It is told to name a path, and nothing more.
+ */
+export function forScopes(err: unknown, scopes: ReadonlySet<string> | undefined): unknown {
+  if (!scopes || scopes.has('read')) return err;
+  const e = err as { code?: unknown; paths?: unknown } | null;
+  if (e?.code !== 'AMBIGUOUS' || e.paths === undefined) return err;
+  return new HttpError('AMBIGUOUS', 'that digest is the content of several paths: name the path instead of the digest');
+}

@@ -255,11 +255,69 @@ describe('MCP over HTTP', () => {
     expect(anonymous.headers['www-authenticate']).toMatch(/^Bearer/);
     expect((await post({}, 'not-a-token-0123456789')).status).toBe(401);
 
-    for (const method of ['GET', 'DELETE']) {
+    for (const method of ['GET', 'DELETE', 'PUT', 'PATCH', 'HEAD']) {
       const r = await call(s.url, method, '/mcp', { token: READER, headers: { accept: 'text/event-stream' } });
       expect(r.status).toBe(405);
       expect(r.headers.allow).toBe('POST');
-      expect(errorCode(r)).toBe('METHOD_NOT_ALLOWED');
+      if (method !== 'HEAD') expect(errorCode(r)).toBe('METHOD_NOT_ALLOWED');
+    }
+    // Arguments that are no object are the client's mistake (-32602), not an internal error.
+    const listed = await post({});
+    expect(listed.status).toBe(200);
+    const badArgs = await call(s.url, 'POST', '/mcp', { json: { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'kura_list', arguments: [1] } }, headers: mcpHeaders, token: READER });
+    expect(badArgs.json).toMatchObject({ id: 7, error: { code: -32602, message: expect.stringMatching(/arguments must be an object/) } });
+  });
+
+  it('a write-only token learns nothing of entries; writers at once are told the truth; metadata never makes an entry unreadable (a trial)', { timeout: 60_000 }, async () => {
+    const s = await startServer({ noAuth: false, tokens });
+    const [writer, appender] = await Promise.all([connect(s.url, WRITER), connect(s.url, APPENDER)]);
+    try {
+      await writer.callTool({ name: 'kura_add_text', arguments: { text: 'salary table', path: 'hr/salaries.md', tags: ['confidential'], meta: { owner: 'cfo' } } });
+      // An empty change was a lookup of any path's tags and metadata.
+      const tagged = json(await appender.callTool({ name: 'kura_tag', arguments: { ref: 'hr/salaries.md' } }));
+      const meta = json(await appender.callTool({ name: 'kura_meta', arguments: { ref: 'hr/salaries.md', meta: {} } }));
+      expect([tagged, meta]).toEqual([{ ref: 'hr/salaries.md', updated: true }, { ref: 'hr/salaries.md', updated: true }]);
+      // Whether a guess was a path's text: `unchanged` said so.
+      const right = json(await appender.callTool({ name: 'kura_add_text', arguments: { text: 'salary table', path: 'hr/salaries.md' } }));
+      const wrong = json(await appender.callTool({ name: 'kura_add_text', arguments: { text: 'a guess', path: 'hr/salaries.md' } }));
+      expect(Object.keys(right).sort()).toEqual(['digest', 'path', 'size']);
+      expect(Object.keys(wrong).sort()).toEqual(['digest', 'path', 'size']);
+      // Which paths hold a digest: AMBIGUOUS listed them (over HTTP too).
+      const dup = json(await writer.callTool({ name: 'kura_add_text', arguments: { text: 'twice', path: 'a/one.txt' } }));
+      await writer.callTool({ name: 'kura_add_text', arguments: { text: 'twice', path: 'secret/two.txt' } });
+      const ambiguous = await appender.callTool({ name: 'kura_tag', arguments: { ref: dup.digest, add: ['x'] } });
+      expect(ambiguous).toMatchObject({ isError: true, _meta: { code: 'AMBIGUOUS' } });
+      expect(JSON.stringify(ambiguous)).not.toMatch(/secret|one\.txt/);
+      const overHttp = await call(s.url, 'PATCH', `/v1/documents/${dup.digest}/meta`, { json: { addTags: ['x'] }, token: APPENDER });
+      expect([overHttp.status, errorCode(overHttp), JSON.stringify(overHttp.json).includes('secret')]).toEqual([409, 'AMBIGUOUS', false]);
+      expect(JSON.stringify((await call(s.url, 'PATCH', `/v1/documents/${dup.digest}/meta`, { json: { addTags: ['x'] }, token: WRITER })).json)).toMatch(/secret\/two\.txt/);
+
+      // Eight writers of one text at once: one made the version, seven are told `unchanged`
+      // (five said they made it: each compared with the versions it read before its put).
+      const eight = await Promise.all(Array.from({ length: 8 }, () => writer.callTool({ name: 'kura_add_text', arguments: { text: 'same 0', path: 'c/0.md' } })));
+      const answers = eight.map(json);
+      expect(answers.map((a) => a.version)).toEqual(Array(8).fill(1));
+      expect(answers.filter((a) => !a.unchanged)).toHaveLength(1);
+
+      // Metadata the store takes never makes an entry unreadable, nor unlisted.
+      await writer.callTool({ name: 'kura_add_text', arguments: { text: 'word '.repeat(30_000), path: 'm/a.txt', meta: { summary: 's'.repeat(4500) } } });
+      await writer.callTool({ name: 'kura_add_text', arguments: { text: 'tiny', path: 'm/b.txt', meta: { summary: 's'.repeat(65_536), other: 'kept' } } });
+      const a = json(await writer.callTool({ name: 'kura_get', arguments: { ref: 'm/a.txt' } }));
+      expect(a.text.length).toBeGreaterThan(50_000);
+      expect(a).toMatchObject({ more: true, fieldsCut: true });
+      expect(a.meta.summary).toMatch(/^s+…$/);
+      const b = json(await writer.callTool({ name: 'kura_get', arguments: { ref: 'm/b.txt', maxChars: 1 } }));
+      expect(b).toMatchObject({ text: 't', fieldsCut: true, meta: { other: 'kept' } });
+      expect(json(await writer.callTool({ name: 'kura_list', arguments: { prefix: 'm/' } })).items.map((i: { path: string }) => i.path)).toEqual(['m/a.txt', 'm/b.txt']);
+      expect(json(await writer.callTool({ name: 'kura_meta', arguments: { ref: 'm/b.txt', meta: { more: 'yes' } } })).meta).toMatchObject({ more: 'yes', other: 'kept' });
+
+      // A path no document can have is INVALID_INPUT with its code, as every other tool answers
+      // (the SDK's schema refusal was a protocol error without one).
+      for (const path of ['a/../b', '/abs', 'trail/']) {
+        expect(await writer.callTool({ name: 'kura_add_text', arguments: { text: 'x', path } }), path).toMatchObject({ isError: true, _meta: { code: 'INVALID_INPUT' } });
+      }
+    } finally {
+      await Promise.all([writer.close(), appender.close()]);
     }
   });
 });

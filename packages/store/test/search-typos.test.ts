@@ -86,6 +86,20 @@ describe('typos', () => {
     expect(digging.fallbacks ?? []).toEqual([]);
   });
 
+  it('says and searches a word a document holds, never one made from the stem (`decise`: a trial)', async () => {
+    const { store } = await newStore();
+    await store.put(enc('Meeting notes. Decision: hire two engineers.'), { path: 'notes.md' });
+    await store.put(enc('Hiring plan for the harbour office.'), { path: 'plan.md' });
+    const read = await store.search('decide', { mode: 'keyword' });
+    expect([read.map((h) => h.path), read.parsedAs, read.fallbacks]).toEqual([['notes.md'], 'decision', ['"decide" is in no document: searched "decision" instead']]);
+    const noticed = await store.search('What did we decide about hiring?', { mode: 'keyword' });
+    expect(noticed.fallbacks).toEqual(['"decide" is in no document: searched as typed, with the other words ("decision" is in some)']);
+    // A word only a path holds is read there.
+    await store.put(enc('nothing of it here'), { path: 'retrospectives/2026.md' });
+    const inPath = await store.search('retrospectiv', { mode: 'keyword' });
+    expect(inPath.parsedAs).toBe('retrospectives');
+  });
+
   it('a store opened read-only reads typos too', async () => {
     const { store, dir } = await newStore();
     await store.put(enc('Information retrieval systems.'), { path: 'a.md' });

@@ -34,3 +34,45 @@ export function fitJson(s: string, room: number): { text: string; length: number
   }
   return { text: i === s.length ? s : s.slice(0, i), length: used };
 }
+
+/** Characters of JSON an entry's tags and metadata take in an answer at most (shownFields). */
+export const FIELDS_CHARS = 4096;
+
+/**
+ * An entry's tags and metadata as an answer shows them: whole when they take at most `room`
+ * characters of JSON, else each value cut to the longest length that fits (`…` marking the
+ * cut), and past that the last tags and keys left out — with `fieldsCut` saying so. A store
+ * takes metadata values of 64 KiB and a thousand keys: an ordinary document with 4.5 KB of
+ * metadata could not be read by kura_get, and kura_list left its entry out (a trial). Tags,
+ * names rather than text, are shown whole or left out.
+ */
+export function shownFields(tags: string[], meta: Record<string, string>, room = FIELDS_CHARS): { tags: string[]; meta: Record<string, string>; fieldsCut?: true } {
+  const keys = Object.keys(meta);
+  const quoted = (s: string) => jsonLength(s) + 4; // its quotes, and the separator and indent around it
+  // (Tags are names: shown whole or not at all. Values are text: cut.)
+  const tagsCost = tags.reduce((n, t) => n + quoted(t), 0);
+  const cost = (cap: number) => tagsCost + keys.reduce((n, k) => n + quoted(k) + Math.min(quoted(meta[k]!), cap + 5), 0);
+  if (cost(Infinity) <= room) return { tags, meta };
+  const cut = (s: string, cap: number) => (s.length <= cap ? s : `${fitJson(s, cap).text}…`);
+  // The longest cap on a value that fits (binary search), down to a few characters.
+  let lo = 8;
+  let hi = 64 * 1024;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (cost(mid) <= room) lo = mid;
+    else hi = mid - 1;
+  }
+  const shownTags: string[] = [];
+  const shownMeta: Record<string, string> = {};
+  let used = 0;
+  for (const t of tags) {
+    if ((used += quoted(t)) > room) break;
+    shownTags.push(t);
+  }
+  for (const k of keys) {
+    const v = cut(meta[k]!, lo);
+    if ((used += quoted(k) + quoted(v)) > room) break;
+    shownMeta[k] = v;
+  }
+  return { tags: shownTags, meta: shownMeta, fieldsCut: true };
+}

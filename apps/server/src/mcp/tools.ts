@@ -18,12 +18,12 @@ import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/
 import { InvalidInputError, isKuraError } from '@kura/core';
 import { createTwoFilesPatch } from 'diff';
 import picomatch from 'picomatch';
-import { NotFoundError, SEARCH_WAIT_MS, SourceChangedError, detectMediaType, hasLoneSurrogate, parseQuery, parseRef, type Store } from '@kura/store';
+import { NotFoundError, SEARCH_WAIT_MS, SourceChangedError, detectMediaType, hasLoneSurrogate, parseQuery, parseRef, type PutResult, type Store } from '@kura/store';
 import { z } from 'zod';
 import type { Scope } from '../config.js';
-import { HttpError } from '../errors.js';
+import { HttpError, forScopes } from '../errors.js';
 import { NamedPath, SafePath } from '../schemas.js';
-import { fitJson, jsonLength } from './bounds.js';
+import { FIELDS_CHARS, fitJson, jsonLength, shownFields } from './bounds.js';
 
 /** What the client may do: its token's scopes and prefixes, and whether it may name files on this machine. */
 export interface ToolAccess {
@@ -49,6 +49,8 @@ export const RESULT_CHARS = 64 * 1024;
  * (mcp/bounds.ts): the rest of RESULT_CHARS is for the fields around it.
  */
 export const TEXT_CHARS = RESULT_CHARS - 4096;
+/** Characters of JSON each kura_list item's tags and metadata take at most (bounds.ts shownFields). */
+const LIST_FIELDS_CHARS = 1024;
 /** What a kura_multi_get entry takes besides its path and text: its digest and field names. */
 const ENTRY_CHARS = 128;
 /** Documents a diff reads at most (each side, whole). */
@@ -109,18 +111,25 @@ function shortened(value: Record<string, unknown>): string {
  * Runs a tool's work; a Kura error (from whichever copy of @kura/core: the kura bundle has its
  * own), or a refusal of a token's limits, becomes a tool error carrying its code.
  */
-async function tool(work: () => Promise<object>): Promise<CallToolResult> {
+async function tool(access: ToolAccess, work: () => Promise<object>): Promise<CallToolResult> {
   try {
     return result(await work());
-  } catch (e) {
+  } catch (raw) {
+    const e = forScopes(raw, access.scopes); // (AMBIGUOUS lists paths only to a reader)
     if (isKuraError(e) || e instanceof HttpError) return { isError: true, content: [{ type: 'text', text: `${e.code}: ${e.message}` }], _meta: { code: e.code } };
     throw e; // a bug: the SDK reports it as an error too
   }
 }
 
+/** An entry's tags and metadata for an answer, each left out when empty, within `room` (bounds.ts shownFields). */
+function fieldsOf(tags: string[], meta: Record<string, string>, room: number): { tags?: string[]; meta?: Record<string, string>; fieldsCut?: true } {
+  const shown = shownFields(tags, meta, room);
+  return { ...(shown.tags.length ? { tags: shown.tags } : {}), ...(Object.keys(shown.meta).length ? { meta: shown.meta } : {}), ...(shown.fieldsCut ? { fieldsCut: true as const } : {}) };
+}
+
 /** The document a reference names (openRef), described, and its bytes, each read checked. */
 interface Opened {
-  about: { digest: string; path: string | null; size: number; mediaType: string | null; version?: number; tags?: string[]; meta?: Record<string, string>; snapshot?: string };
+  about: { digest: string; path: string | null; size: number; mediaType: string | null; version?: number; tags?: string[]; meta?: Record<string, string>; fieldsCut?: true; snapshot?: string };
   bytes(): Promise<Uint8Array>;
   range(start: number, end: number): Promise<Uint8Array>;
 }
@@ -164,8 +173,7 @@ async function openRef(store: Store, given: string, snapshot?: string): Promise<
       size: doc.size,
       mediaType,
       ...(named.version === undefined ? {} : { version: named.version }),
-      ...(entry && entry.tags.length ? { tags: entry.tags } : {}),
-      ...(entry && Object.keys(entry.meta).length ? { meta: entry.meta } : {}),
+      ...(entry ? fieldsOf(entry.tags, entry.meta, FIELDS_CHARS) : {}),
       ...(snapshot === undefined ? {} : { snapshot }),
     },
     bytes: () => doc.bytes(),
@@ -193,6 +201,17 @@ function checkedPath(path: string, field: string): string {
   return path;
 }
 
+/**
+ * A path a put may store under (schemas.ts SafePath: what HTTP stores under), or INVALID_INPUT
+ * with the rule it breaks. Checked here, not in the tool's schema: the SDK answered a schema's
+ * refusal as a protocol error (-32602) without the code every other tool's answer carries.
+ */
+function storablePath(path: string, field: string): string {
+  const r = SafePath.safeParse(path);
+  if (!r.success) throw new InvalidInputError(`${JSON.stringify(path)} is not a path a document can have: ${r.error.issues[0]!.message}`, field);
+  return path;
+}
+
 /** A reference whose path (`path`, `path@N`, `path@<time>`) is one a document can have; a digest as it is. */
 function checkedRef(ref: string, field: string): string {
   if (!ref.startsWith('sha256:')) checkedPath(parseRef(ref).path, field);
@@ -208,25 +227,26 @@ function asDigest(ref: string): string {
   return m ? `sha256:${m[1]!.toLowerCase()}` : ref;
 }
 
-/** The number of the latest version of `path`, if it has any. */
-async function latestVersion(store: Store, path: string): Promise<number | undefined> {
-  return (await store.versions(path)).at(-1)?.version;
+/**
+ * A put's answer: its digest and size, and — to a client that may read — the path's version
+ * after it (`unchanged`: the latest already held these bytes, no version made). Read from the
+ * put itself (PutResult.version): asked afterwards, with other writers at once, several were
+ * told they had made the one version (eight puts of one text: five, a trial). A write-only
+ * token is told nothing of the entry: `unchanged` answered whether its guess was the path's text.
+ */
+function putAnswer(access: ToolAccess, r: PutResult, path: string): object {
+  const put = { digest: r.digest, path, size: r.size };
+  if (!access.scopes.has('read') || r.version === undefined) return put;
+  return { ...put, version: r.version, ...(r.versionMade ? {} : { unchanged: true }) };
 }
 
 /**
- * The version a put of `digest` at `path` made, or found (`unchanged`: the same bytes again
- * make none). Read from the path's versions — the newest with these bytes — not from its latest
- * version: with other writers to the path at once, the latest is often theirs (ten puts at
- * once were all answered "version 10": a trial).
+ * Applies a tag or metadata change to the entry `ref` names (a path or a digest), and answers
+ * it as it is now — to a client that may read. The entry is an answer to read (as HTTP's PATCH
+ * answers 204 to a write-only token): an empty change made kura_tag and kura_meta a lookup of
+ * any path's tags and metadata (a trial).
  */
-async function versionMade(store: Store, path: string, digest: string, before: number | undefined): Promise<{ version: number; unchanged?: true }> {
-  const mine = (await store.versions(path)).reverse().find((v) => v.digest === digest);
-  if (!mine) throw new NotFoundError(`${path} shows no version of ${digest}: deleted since it was stored`);
-  return { version: mine.version, ...(before !== undefined && mine.version <= before ? { unchanged: true as const } : {}) };
-}
-
-/** Applies a tag or metadata change to the entry `ref` names (a path or a digest), and answers it as it is now. */
-async function update(store: Store, given: string, change: { addTags?: string[]; removeTags?: string[]; meta?: Record<string, string | null> }) {
+async function update(store: Store, access: ToolAccess, given: string, change: { addTags?: string[]; removeTags?: string[]; meta?: Record<string, string | null> }): Promise<{ path?: string | null; digest?: string; tags?: string[]; meta?: Record<string, string> }> {
   const ref = asDigest(given);
   checkedRef(ref, 'ref');
   // `path@N` names a version here too, and a version has no tags of its own: said, not read
@@ -236,7 +256,7 @@ async function update(store: Store, given: string, change: { addTags?: string[];
     throw new InvalidInputError(`${ref} names a version: tags and metadata belong to the path, with all its versions (name ${path})`, 'ref');
   }
   await store.updateMeta([{ ...(ref.startsWith('sha256:') ? { digest: ref } : { path: ref }), ...change }]);
-  return store.stat(ref);
+  return access.scopes.has('read') ? store.stat(ref) : {};
 }
 
 const tags = z.array(z.string().min(1).max(256)).max(64).optional().describe('tags for the path');
@@ -324,7 +344,7 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
           // caller never sent (paths refuse it already).
           .refine((t) => !hasLoneSurrogate(t), 'text must be well-formed Unicode (it holds a lone surrogate, which has no UTF-8)')
           .describe('the text to store (at most 16 MiB of UTF-8)'),
-        path: SafePath.optional().describe('where it goes, like a file name (notes/today.md); the same path again makes a new version'),
+        path: z.string().min(1).max(4096).optional().describe('where it goes, like a file name (notes/today.md: relative, no empty, "." or ".." parts); the same path again makes a new version'),
         mediaType: z.string().max(255).optional().describe('default: from the path\'s name, else text/plain'),
         tags,
         meta,
@@ -333,14 +353,13 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
     },
     ({ text, path, mediaType, tags: t, meta: m }) =>
-      tool(async () => {
+      tool(access, async () => {
         // Typed as `kura add` and HTTP type what they store: by the path's name (notes.md is
         // Markdown, a.json JSON), else plain text.
         const type = mediaType ?? (path ? detectMediaType(path) : undefined) ?? 'text/plain';
-        const before = path ? await latestVersion(store, path) : undefined;
-        const r = await store.put(new TextEncoder().encode(text), { ...(path ? { path } : {}), mediaType: type, ...(t ? { tags: t } : {}), ...(m ? { meta: m } : {}) });
+        const r = await store.put(new TextEncoder().encode(text), { ...(path ? { path: storablePath(path, 'path') } : {}), mediaType: type, ...(t ? { tags: t } : {}), ...(m ? { meta: m } : {}) });
         if (!path) return { digest: r.digest, path: null, size: r.size };
-        return { digest: r.digest, path, size: r.size, ...(await versionMade(store, path, r.digest, before)) };
+        return putAnswer(access, r, path);
       }),
   );
   server.registerTool(
@@ -348,14 +367,15 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
     {
       title: 'Add a file',
       description: 'Store a file from this machine (PDF, Word and HTML documents are searched by their text). `path` is where it goes in Kura (default: its name).',
-      inputSchema: { file: z.string().min(1).max(4096).describe('the file on this machine (an absolute path is safest)'), path: SafePath.optional().describe("where it goes in Kura, like a file name (default: the file's name); the same path again makes a new version"), tags, meta },
+      inputSchema: { file: z.string().min(1).max(4096).describe('the file on this machine (an absolute path is safest)'), path: z.string().min(1).max(4096).optional().describe("where it goes in Kura, like a file name (default: the file's name; relative, no empty, \".\" or \"..\" parts); the same path again makes a new version"), tags, meta },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
     },
     ({ file, path, tags: t, meta: m }) =>
-      tool(async () => {
+      tool(access, async () => {
         const at = path ?? file.split(/[\\/]/).pop()!;
         // (Paths as HTTP takes them: relative, no empty, "." or ".." segments.)
-        if (!SafePath.safeParse(at).success) throw new InvalidInputError(`${JSON.stringify(at)} is not a path a document can have: give one with \`path\``, 'path');
+        if (path !== undefined) storablePath(path, 'path');
+        else if (!SafePath.safeParse(at).success) throw new InvalidInputError(`${JSON.stringify(at)} is not a path a document can have: give one with \`path\``, 'path');
         // As `kura add` puts a file: streamed on a worker (a put of the path held it whole), a
         // regular file only (/dev/zero never ended), typed by its name, then its bytes.
         let stat: Stats;
@@ -367,14 +387,13 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
         if (!stat.isFile()) throw new InvalidInputError(`${file} is not a regular file (a ${stat.isDirectory() ? 'directory' : 'device, pipe or socket'}): give a file`, 'file');
         const type = detectMediaType(at);
         const meta = { path: at, ...(type ? { mediaType: type } : {}), ...(t ? { tags: t } : {}), ...(m ? { meta: m } : {}) };
-        const before = await latestVersion(store, at);
         // A file that changes while it is read is read again, never stored as a mix of its old
         // and new bytes (as `kura add`: three reads at most). The workers read a file without
         // following a link: its target is named.
         const source = realpathSync(file);
         for (let tries = 1; tries <= ADD_FILE_READS; tries++) {
           for await (const o of store.putFiles([{ path: source, meta }], { workers: 1, refuseChanged: true, heldOpen: 'read' })) {
-            if (o.error === undefined) return { digest: o.result!.digest, path: at, size: o.result!.size, ...(await versionMade(store, at, o.result!.digest, before)) };
+            if (o.error === undefined) return putAnswer(access, o.result!, at);
             // (By its code and field: the kura bundle may hold another copy of the class.)
             if (isKuraError(o.error) && o.error.code === 'INVALID_INPUT' && (o.error as { field?: string }).field === 'source') continue;
             const errno = (o.error as NodeJS.ErrnoException).code;
@@ -401,10 +420,11 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
       annotations: { readOnlyHint: true },
     },
     ({ ref, offset, fromLine, toLine, maxChars, snapshot }) =>
-      tool(async () => {
+      tool(access, async () => {
         const doc = await openRef(store, ref, snapshot);
         const { about } = doc;
-        const budget = maxChars ?? TEXT_CHARS;
+        // (The text's room is what the description leaves: a long path and metadata take some.)
+        const budget = Math.min(maxChars ?? TEXT_CHARS, Math.max(1024, RESULT_CHARS - JSON.stringify(about, null, 1).length - 512));
         const binary = { ...about, text: null, note: 'not UTF-8 text: search finds it by its extracted text, path, tags and metadata' };
         if (fromLine !== undefined && toLine !== undefined && fromLine > toLine) throw new InvalidInputError(`fromLine ${fromLine} is after toLine ${toLine}`, 'fromLine');
         if (offset !== undefined && (fromLine !== undefined || toLine !== undefined)) throw new InvalidInputError('give an offset or a range of lines, not both', 'offset');
@@ -476,7 +496,7 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
       annotations: { readOnlyHint: true },
     },
     ({ prefix, glob, maxChars, perDocChars, cursor }) =>
-      tool(async () => {
+      tool(access, async () => {
         if (prefix === undefined && glob === undefined) throw new InvalidInputError('name the documents: a prefix, a glob, or both', 'prefix');
         let matches: (path: string) => boolean = () => true;
         if (glob) {
@@ -540,12 +560,12 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
       annotations: { readOnlyHint: true },
     },
     ({ prefix, tag, type, since, until, limit, cursor }) =>
-      tool(async () => {
+      tool(access, async () => {
         // A page too long for a result (long paths, many tags) is asked for again, smaller, so
         // that its cursor goes on from the last item shown.
         for (let n = limit ?? 50; ; n = Math.ceil(n / 2)) {
           const page = await store.list({ ...(prefix ? { pathPrefix: prefix } : {}), ...(tag ? { tag } : {}), ...(type ? { mediaType: type } : {}), ...(since ? { since: asTime(since) } : {}), ...(until ? { until: asTime(until) } : {}), limit: n, ...(cursor ? { cursor } : {}) });
-          const answer = { items: page.items.map((d) => ({ path: d.path, digest: d.digest, size: d.size, mediaType: d.mediaType, ...(d.version !== null ? { version: d.version } : {}), updatedAt: d.updatedAt, tags: d.tags, ...(Object.keys(d.meta).length ? { meta: d.meta } : {}) })), nextCursor: page.nextCursor ?? null };
+          const answer = { items: page.items.map((d) => ({ path: d.path, digest: d.digest, size: d.size, mediaType: d.mediaType, ...(d.version !== null ? { version: d.version } : {}), updatedAt: d.updatedAt, tags: [] as string[], ...fieldsOf(d.tags, d.meta, LIST_FIELDS_CHARS) })), nextCursor: page.nextCursor ?? null };
           if (n === 1 || JSON.stringify(answer, null, 1).length <= RESULT_CHARS) return answer;
         }
       }),
@@ -560,7 +580,7 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
       inputSchema: { query: z.string().max(65_536).describe('the question or words, as a person would ask (any text is a query)'), mode: z.enum(['keyword', 'semantic', 'hybrid']).optional().describe('keyword (BM25 over words), semantic (by meaning), or hybrid (both, fused); default hybrid where a model is in use'), limit: z.number().int().min(1).max(50).optional().describe('hits at most (default 10)'), offset: z.number().int().min(0).max(100_000).optional().describe('hits to pass over first: offset 10 with limit 10 is the second page'), prefix, tag, type: z.string().max(255).optional().describe('media type, e.g. text/markdown'), since: timeBound('changed at or after'), until: timeBound('changed before'), minScore: z.number().min(-1).max(1).optional().describe('the least cosine similarity a semantic hit needs (default: the calibrated floor; -1 keeps every hit)'), allVersions: z.boolean().optional().describe('every version of each path (by words): hits carry `version`'), snapshot: z.string().max(64).optional().describe("the files of one snapshot (by words): hits name the file's path in it"), collapse: z.boolean().optional().describe('false: a hit for each path holding a document (default true: one hit per document, its other paths in alsoAt)') },
     },
     ({ query, mode, limit, offset, prefix, tag, type, since, until, minScore, allVersions, snapshot, collapse }) =>
-      tool(async () => {
+      tool(access, async () => {
         const hits = await store.search(query, { limit: limit ?? 10, ...(offset ? { offset } : {}), waitMs: SEARCH_WAIT_MS, ...(mode ? { mode } : {}), ...(prefix ? { pathPrefix: prefix } : {}), ...(tag ? { tag } : {}), ...(type ? { mediaType: type } : {}), ...(since ? { since: asTime(since) } : {}), ...(until ? { until: asTime(until) } : {}), ...(minScore !== undefined ? { minScore } : {}), ...(allVersions ? { allVersions } : {}), ...(snapshot ? { snapshot } : {}), ...(collapse === false ? { collapse } : {}) });
         // Nothing to rank by (only filters, or nothing at all): no hits, and why.
         const wordless = hits.length === 0 && parseQuery(query).expr === null;
@@ -598,7 +618,7 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
       annotations: { readOnlyHint: true },
     },
     ({ pattern, prefix, tag, type, ignoreCase, word, context, filesWithMatches, onlyMatching, limit }) =>
-      tool(async () => {
+      tool(access, async () => {
         const lines: { path: string; line: number; text: string; match: boolean; matches?: string[]; matchesMore?: number }[] = [];
         let summary: unknown;
         const errors: { path: string; code: string; message: string }[] = [];
@@ -620,7 +640,7 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
       annotations: { readOnlyHint: true },
     },
     ({ from, to, context }) =>
-      tool(async () => {
+      tool(access, async () => {
         const read = async (ref: string) => {
           const doc = await openRef(store, ref);
           if (doc.about.size > DIFF_BYTES_MAX) throw new InvalidInputError(`${ref} is ${doc.about.size} bytes: diffs are of documents up to ${DIFF_BYTES_MAX} bytes`, 'ref');
@@ -653,9 +673,9 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
       inputSchema: { ref: z.string().min(1).max(4096).describe('a path, or a digest (the entry showing it)'), add: z.array(z.string().min(1).max(256)).max(64).optional().describe('tags to add'), remove: z.array(z.string().min(1).max(256)).max(64).optional().describe('tags to remove') },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
     },
-    ({ ref, add, remove }) => tool(async () => {
-      const { path, digest, tags: now } = await update(store, ref, { ...(add ? { addTags: add } : {}), ...(remove ? { removeTags: remove } : {}) });
-      return { path, digest, tags: now };
+    ({ ref, add, remove }) => tool(access, async () => {
+      const { path, digest, tags: now } = await update(store, access, ref, { ...(add ? { addTags: add } : {}), ...(remove ? { removeTags: remove } : {}) });
+      return now === undefined ? { ref, updated: true } : { path, digest, tags: [] as string[], ...fieldsOf(now, {}, RESULT_CHARS / 2) };
     }),
   );
   server.registerTool(
@@ -666,9 +686,9 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
       inputSchema: { ref: z.string().min(1).max(4096).describe('a path, or a digest (the entry showing it)'), meta: z.record(z.string(), z.string().nullable()).describe('keys to set to values; a key set to null is removed; other keys stay') },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
     },
-    ({ ref, meta: m }) => tool(async () => {
-      const { path, digest, meta: now } = await update(store, ref, { meta: m });
-      return { path, digest, meta: now };
+    ({ ref, meta: m }) => tool(access, async () => {
+      const { path, digest, meta: now } = await update(store, access, ref, { meta: m });
+      return now === undefined ? { ref, updated: true } : { path, digest, meta: {}, ...fieldsOf([], now, RESULT_CHARS / 2) };
     }),
   );
   server.registerTool(
@@ -680,7 +700,7 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
     },
     ({ path }) =>
-      tool(async () => {
+      tool(access, async () => {
         if (await store.deletePath(checkedPath(path, 'path'))) return { path, deleted: true };
         // Nothing at that path: say why when it names a version (a version is not deleted alone).
         const { which } = parseRef(path);
@@ -700,7 +720,7 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
       annotations: { readOnlyHint: true },
     },
     ({ label, limit }) =>
-      tool(async () => {
+      tool(access, async () => {
         const all = (await store.snapshots()).filter((s) => label === undefined || s.label === label).reverse();
         const shown = all.slice(0, limit ?? 50);
         return { snapshots: shown.map((s) => ({ id: s.id, label: s.label, createdAt: s.createdAt, files: s.files, bytes: s.bytes, ...(s.tags.length ? { tags: s.tags } : {}), ...(s.pinned ? { pinned: true } : {}) })), ...(shown.length < all.length ? { more: all.length - shown.length } : {}) };
@@ -715,10 +735,10 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
       annotations: { readOnlyHint: true },
     },
     ({ path }) =>
-      tool(async () => {
+      tool(access, async () => {
         const all = await store.versions(checkedPath(path, 'path'));
         // A path never stored is NOT_FOUND, as `kura versions` says (an empty list read as "no versions yet").
-        if (all.length === 0) throw new NotFoundError(`no versions of ${path}: no document was ever stored at that path (kura_list lists the paths under a prefix)`);
+        if (all.length === 0) throw new NotFoundError(`no versions of ${path}: nothing is stored at that path (never stored, or deleted with its versions; kura_list lists the paths under a prefix)`);
         const versions = all.slice(-VERSIONS_SHOWN);
         return { versions, ...(versions.length < all.length ? { cut: { list: 'versions', shown: versions.length, of: all.length, kept: 'newest' } } : {}) };
       }),

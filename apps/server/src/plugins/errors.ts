@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { HttpError, STATUS_OF, detailsOf, type ErrorBody, type ServerErrorCode } from '../errors.js';
+import { HttpError, STATUS_OF, detailsOf, forScopes, type ErrorBody, type ServerErrorCode } from '../errors.js';
 
 const CODE_OF_STATUS: Record<number, string> = {
   400: 'INVALID_INPUT',
@@ -92,7 +92,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, err: unk
     reply.raw.destroy();
     return reply;
   }
-  const m = mapError(err);
+  const m = mapError(forScopes(err, request.access?.scopes));
   if (m.status >= 500) request.log.error({ err }, 'request failed');
   else request.log.info({ code: m.code, message: m.message }, 'request refused');
   const body: ErrorBody = { error: { code: m.code, message: m.message, requestId: request.id, ...m.details } };

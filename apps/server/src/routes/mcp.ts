@@ -39,6 +39,13 @@ export default async function mcp(app: FastifyInstance, opts: { config: Pick<Ser
     // starts with its code (the SDK, which no longer knows the tool, says "not found").
     const call = request.body as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: { name?: unknown } } | undefined;
     const why = call?.method === 'tools/call' && typeof call.params?.name === 'string' ? toolRefusal(call.params.name, access) : undefined;
+    // A call whose arguments are no object (`"arguments": [1]`) is the client's mistake,
+    // -32602 as MCP has it: the SDK answered -32603 (internal error) with zod's dump.
+    const args = (call?.params as { arguments?: unknown } | undefined)?.arguments;
+    if (call?.method === 'tools/call' && args !== undefined && (args === null || typeof args !== 'object' || Array.isArray(args)) && (typeof call.id === 'string' || typeof call.id === 'number')) {
+      void servers.give(server, access);
+      return reply.type('application/json').send({ jsonrpc: '2.0', id: call.id, error: { code: -32602, message: 'params.arguments must be an object of the tool\'s arguments (tools/list gives each tool\'s inputSchema)' } });
+    }
     if (why !== undefined && (typeof call!.id === 'string' || typeof call!.id === 'number')) {
       void servers.give(server, access);
       return reply.type('application/json').send({ jsonrpc: '2.0', id: call!.id, result: { isError: true, content: [{ type: 'text', text: `FORBIDDEN: ${why}` }], _meta: { code: 'FORBIDDEN' } } });
@@ -61,6 +68,6 @@ export default async function mcp(app: FastifyInstance, opts: { config: Pick<Ser
   const notAllowed = async (_request: FastifyRequest, _reply: FastifyReply) => {
     throw new HttpError('METHOD_NOT_ALLOWED', 'MCP here is stateless JSON over POST: no stream for server messages, no session to end', {}, { allow: 'POST' });
   };
-  app.get('/mcp', { config: { scope: 'any' }, onRequest: guard, schema: { hide: true } }, notAllowed);
-  app.delete('/mcp', { config: { scope: 'any' }, onRequest: guard, schema: { hide: true } }, notAllowed);
+  // Every other method is 405 with `Allow: POST` (the generic 405 listed these as allowed).
+  app.route({ method: ['GET', 'DELETE', 'PUT', 'PATCH'], url: '/mcp', config: { scope: 'any' }, onRequest: guard, schema: { hide: true }, handler: notAllowed });
 }

@@ -55,8 +55,11 @@ export interface ParsedQuery {
   parsedAs: string;
   /** Operator syntax that was not well formed and was read as plain words instead (or left out, or did not group), each said once. */
   fallbacks: string[];
-  /** Misspelt words searched as the index's nearest (typos.ts): what was typed, and the index's word (a stem). */
-  typos?: { typed: string; term: string }[];
+  /**
+   * Misspelt words searched as the index's nearest (typos.ts): what was typed, and the word
+   * searched — a document's own where one was read (`held`), else one the index reads the same.
+   */
+  typos?: { typed: string; term: string; held?: true }[];
   /**
    * Prefixes the index's stemmer would cut shorter (`bus*` is `bu*` to it, finding budget and
    * bug), each with the index's terms to search instead (prefixes.ts); keyed by the typed prefix.

@@ -16,7 +16,9 @@ import { parseQuery, type ParsedQuery } from './grammar.js';
 import { allFilters, excludedEntries, fieldsOf, keywordEntries, keywordFound, passes, toHits, type FoundEntry } from './keyword.js';
 import { WORD_SPLIT } from './fts.js';
 import { allExact, exactQuery, exactTerms, holdsAny, identifiersQuery, joinedQuery, onlyExact, requiredJoined, type ExactTerm } from './exact-terms.js';
-import { indexVocabulary, typosNoticed, typosSaid, withTyposRead, type Vocabulary } from './typos.js';
+import { indexVocabulary, noticedSaid, typosNoticed, typosSaid, withTyposRead, withTyposShown, type Vocabulary } from './typos.js';
+import { stemOf, SNIPPET_SOURCE_MAX } from './snippet.js';
+import { fold, wordsOf } from './words.js';
 import { withPrefixesRead } from './prefixes.js';
 import { SearchQuery, type SearchHit, type SearchHits } from './search-query.js';
 import { historyBehind, syncHistory, type HistorySource } from './history.js';
@@ -216,8 +218,8 @@ export async function keywordSearch(s: Searcher, query: string, options: SearchQ
   // search paid a second MATCH: 1.2 → 4 ms a question on 10,000 documents).
   if (r.ranked.length === 0 && q.typos) {
     const read = withTyposRead(vocabulary(s), typed);
-    if (read !== typed) r = await keywordRanked(s, read, q);
-  } else if (q.typos) r = { ...r, parsed: noticingTypos(s, r.parsed) };
+    if (read !== typed) r = await keywordRanked(s, await typosShown(s, read), q);
+  } else if (q.typos) r = { ...r, parsed: await noticingTypos(s, r.parsed) };
   if (r.ranked.length === 0) r = { ...r, parsed: sayingApart(s, r.parsed) };
   return finish(s, r.parsed, r.q, r.ranked);
 }
@@ -242,9 +244,53 @@ function sayingApart(s: Searcher, parsed: ParsedQuery): ParsedQuery {
 }
 
 /** The parse, with its misspelt words said (typos.ts `typosNoticed`): a query that found documents without them. */
-function noticingTypos(s: Searcher, parsed: ParsedQuery): ParsedQuery {
+async function noticingTypos(s: Searcher, parsed: ParsedQuery): Promise<ParsedQuery> {
   const noticed = typosNoticed(vocabulary(s), parsed);
-  return noticed.length ? { ...parsed, fallbacks: [...parsed.fallbacks, ...noticed] } : parsed;
+  if (noticed.length === 0) return parsed;
+  const said: string[] = [];
+  for (const n of noticed) said.push(noticedSaid(n.typed, (await heldWord(s, n.near)) ?? `${stemOf(fold(n.near))}…`));
+  return { ...parsed, fallbacks: [...parsed.fallbacks, ...said] };
+}
+
+/** A parse whose typos were read (typos.ts `withTyposRead`), each shown as a document's own word (heldWord). */
+async function typosShown(s: Searcher, parsed: ParsedQuery): Promise<ParsedQuery> {
+  const shown = new Map<string, string>();
+  for (const t of parsed.typos ?? []) {
+    const word = await heldWord(s, t.term);
+    if (word !== undefined) shown.set(t.term, word);
+  }
+  return withTyposShown(parsed, shown);
+}
+
+/**
+ * A word as one document holding `word`'s index term wrote it (folded): `decision` for
+ * `decise`. The index keeps stems only, and a stem's words made up from English endings are
+ * often no word (a trial: `decide` was said to be near "decise", and searched as it); the first
+ * document holding the term is read (its path, and up to SNIPPET_SOURCE_MAX of its text) for
+ * a word of the same stem. Undefined when none is found there.
+ */
+async function heldWord(s: Searcher, word: string): Promise<string | undefined> {
+  const stem = stemOf(fold(word));
+  const row = s.db.read(() => {
+    const hit = s.db.prepare<{ id: number }>('SELECT rowid AS id FROM search WHERE search MATCH ? LIMIT 1').get(`"${word.replace(/"/g, '""')}"`);
+    const entry = hit && s.st.entryById.get(hit.id);
+    return entry ? { entry, doc: s.st.docById.get(entry.doc_id) } : undefined;
+  });
+  if (!row) return undefined;
+  const inText = (text: string | null) => {
+    for (const { word: w } of wordsOf(text ?? '')) {
+      const f = fold(w);
+      if (stemOf(f) === stem) return f;
+    }
+    return undefined;
+  };
+  const inPath = inText(row.entry.path);
+  if (inPath !== undefined || !row.doc) return inPath;
+  try {
+    return inText(await documentText(s.reader, s.st, row.doc, row.entry.media_type, SNIPPET_SOURCE_MAX));
+  } catch {
+    return undefined; // (a document that cannot be read: the word is said as its stem)
+  }
 }
 
 /**
@@ -395,8 +441,11 @@ export async function semanticSearch(s: Searcher & { semantic: SemanticSearch },
   // semantic side embeds the question as typed).
   if (kw.found.length === 0 && q.typos) {
     const read = withTyposRead(vocabulary(s), parsed);
-    if (read !== parsed) kw = await documentsFound((n) => keywordFound(s, (parsed = read), q, n, 0), window, q.collapse);
-  } else if (q.typos) parsed = noticingTypos(s, parsed);
+    if (read !== parsed) {
+      const shown = await typosShown(s, read);
+      kw = await documentsFound((n) => keywordFound(s, (parsed = shown), q, n, 0), window, q.collapse);
+    }
+  } else if (q.typos) parsed = await noticingTypos(s, parsed);
   const keyword = kw.found;
   // The third list: the matches that hold one of the question's identifiers as written, in
   // the question's BM25 order (exactQuery: the question AND an identifier), read and checked

@@ -158,12 +158,14 @@ function nearestWord(v: Vocabulary, word: string, shared: number): { search: str
 
 /**
  * For a query that found documents: its plain words no document holds that are near one that
- * some do, said — searched as typed all the same (the question's other words answered it, and
- * an absent word is as often one the store lacks as a typo), so that a misspelling is not
- * passed over in silence (a trial: `timeuot` in a question that matched on its other words).
+ * some do — searched as typed all the same (the question's other words answered it, and an
+ * absent word is as often one the store lacks as a typo), so that a misspelling is not passed
+ * over in silence (a trial: `timeuot` in a question that matched on its other words). Each with
+ * the near word (`near`: one the index reads as the term some documents hold — often no word
+ * anyone wrote, `decise` for `decis`: the caller shows a document's own, noticedSaid).
  */
-export function typosNoticed(v: Vocabulary, parsed: ParsedQuery): string[] {
-  const out: string[] = [];
+export function typosNoticed(v: Vocabulary, parsed: ParsedQuery): { typed: string; near: string }[] {
+  const out: { typed: string; near: string }[] = [];
   const seen = new Set<string>();
   let scans = 0;
   const walk = (e: Expr): void => {
@@ -176,7 +178,7 @@ export function typosNoticed(v: Vocabulary, parsed: ParsedQuery): string[] {
       // — a scan of those a review measured at ~8 ms in 50,000 documents — for two words at most.)
       scans++;
       const near = nearestWord(v, word, 3);
-      if (near) out.push(`"${word}" is in no document: searched as typed, with the other words ("${near.said}" is in some)`);
+      if (near) out.push({ typed: word, near: near.search });
       return;
     }
     if (e.kind === 'not') return walk(e.left);
@@ -184,6 +186,28 @@ export function typosNoticed(v: Vocabulary, parsed: ParsedQuery): string[] {
   };
   if (parsed.expr) walk(parsed.expr);
   return out;
+}
+
+/** What is said of a word typosNoticed found: `shown`, a word of a document's the index reads as the near one. */
+export function noticedSaid(typed: string, shown: string): string {
+  return `"${typed}" is in no document: searched as typed, with the other words ("${shown}" is in some)`;
+}
+
+/**
+ * The parse with the words its typos were read as replaced (`shown`: the word searched -> a
+ * document's own word the index reads the same, `decision` for `decise`), so that what it says
+ * it searched is a word someone wrote; the search itself is the same.
+ */
+export function withTyposShown(parsed: ParsedQuery, shown: Map<string, string>): ParsedQuery {
+  if (!parsed.expr || !parsed.typos || shown.size === 0) return parsed;
+  const walk = (e: Expr): Expr => {
+    if ('text' in e) return e.kind === 'word' && shown.has(e.text) ? ({ kind: 'word', text: shown.get(e.text)! } satisfies Term) : e;
+    if (e.kind === 'not') return { ...e, left: walk(e.left) };
+    return { ...e, items: e.items.map(walk) };
+  };
+  const expr = walk(parsed.expr);
+  const typos = parsed.typos.map((t) => ({ typed: t.typed, term: shown.get(t.term) ?? t.term }));
+  return { ...parsed, expr, parsedAs: render(expr, parsed.exclude, parsed.filters), typos };
 }
 
 /**
@@ -229,11 +253,12 @@ export function withTyposRead(v: Vocabulary, parsed: ParsedQuery): ParsedQuery {
 
 /**
  * What the hits say of the words read again: the typed word, and the word the hits hold for
- * it — the first a snippet marks with the term's stem (a word of the store's), else the term
- * and an ellipsis (a stem is a word's beginning: `retriev…`).
+ * it — the first a snippet marks with the term's stem (a word of the store's), else the word
+ * searched where a document holds it as written (`held`), else its stem and an ellipsis (a
+ * stem is a word's beginning: `retriev…`).
  */
-export function typosSaid(typos: { typed: string; term: string }[], snippets: string[]): string[] {
-  return typos.map(({ typed, term }) => {
+export function typosSaid(typos: { typed: string; term: string; held?: true }[], snippets: string[]): string[] {
+  return typos.map(({ typed, term, held }) => {
     let shown: string | undefined;
     for (const s of snippets) {
       for (const m of s.matchAll(/<mark>([^<]*)<\/mark>/g)) {
@@ -245,6 +270,6 @@ export function typosSaid(typos: { typed: string; term: string }[], snippets: st
       }
       if (shown) break;
     }
-    return `"${typed}" is in no document: searched "${shown ?? `${term}…`}" instead`;
+    return `"${typed}" is in no document: searched "${shown ?? (held ? term : `${stemOf(term)}…`)}" instead`;
   });
 }
