@@ -5,6 +5,7 @@
 import {
   InvalidInputError,
   decompress,
+  CODEC_RAW,
   encodeChunk,
   ingest,
   type ByteSource,
@@ -216,7 +217,13 @@ class DocumentPut {
     if (stored) {
       // The stored copy is damaged: this put carries good bytes, so it writes them again — a
       // group's member as a record of its own, from its group's bytes.
-      if (!c.group) return this.#repair(c.key, c.length, c.codec, c.payload);
+      // A chunk the put's producer knew the store held came raw (compressed only once a store
+      // knows it lacks it): compressed here as any new chunk is (repairs were stored raw: a
+      // trial's text store went from 31x to 7.8x after mending 20 chunks).
+      if (!c.group) {
+        const e = c.codec === CODEC_RAW && typeof this.ctx.compression === 'number' ? encodeChunk(c.payload, this.ctx.compression) : { codec: c.codec, payload: c.payload };
+        return this.#repair(c.key, c.length, e.codec, e.payload);
+      }
       const raw = decompress(c.group.frame, c.group.rawLen).subarray(c.at!, c.at! + c.length);
       const e = encodeChunk(raw, typeof this.ctx.compression === 'number' ? this.ctx.compression : undefined);
       return this.#repair(c.key, c.length, e.codec, e.payload);
