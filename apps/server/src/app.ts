@@ -47,6 +47,9 @@ declare module 'fastify' {
   }
 }
 
+/** UTF-8 that refuses what is not (a JSON body's bytes). */
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 /** Documents up to this size are cached after a read. */
 export const CACHE_MAX_ENTRY = 256 * 1024;
 
@@ -117,6 +120,22 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
   // POST is one a page elsewhere may send without asking. (Routes that take any body raw set
   // their own parsers: http/body.ts.)
   app.removeContentTypeParser('text/plain');
+  // JSON is read as UTF-8 or refused: fastify's parser made invalid bytes U+FFFD, so two paths
+  // differing in a Latin-1 byte (`caf\xe9`, `caf\xe8`) became one path with two versions, and
+  // a tag `Z\xfcrich` was stored as `Z\ufffdrich` (a trial). Query strings and headers were
+  // refused so already.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    let text: string;
+    try {
+      text = STRICT_UTF8.decode(body as Buffer);
+    } catch {
+      done(new HttpError('INVALID_INPUT', 'the body is not UTF-8: send JSON as UTF-8 (RFC 8259 §8.1), characters outside ASCII as their UTF-8 bytes or as \\u escapes', { field: 'body' }), undefined);
+      return;
+    }
+    parseJson(request, text, done);
+  });
   if (pretty) logRequestsInOneLine(app);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

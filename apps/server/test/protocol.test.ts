@@ -226,6 +226,46 @@ describe('errors and limits', () => {
       sock.on('error', reject);
     });
     expect(JSON.parse(utf8.slice(utf8.indexOf('\r\n\r\n') + 4)).error).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringMatching(/percent-encode .*é is %C3%A9/) });
+
+    // Bytes past a body that are no request (a Content-Length of characters, not bytes): the
+    // put that was made is acknowledged first, then the 400 (only the 400 came: a trial).
+    const body = Buffer.from('naïve café notes\n'); // 19 bytes, 17 characters
+    const bytesAnswer = await new Promise<string>((resolve, reject) => {
+      const sock = connect(Number(new URL(s.url).port), '127.0.0.1', () => sock.write(Buffer.concat([Buffer.from('POST /v1/documents?path=notes/cafe2.txt HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 17\r\n\r\n'), body])));
+      let got = '';
+      sock.on('data', (d) => (got += d.toString()));
+      sock.on('close', () => resolve(got));
+      sock.on('error', reject);
+    });
+    const statuses = [...bytesAnswer.matchAll(/HTTP\/1\.1 (\d+) /g)].map((m) => Number(m[1]));
+    expect(statuses).toEqual([201, 400]);
+    expect(bytesAnswer).toContain(sha(body.subarray(0, 17)));
+  });
+
+  it('a snapshot of many files is not held to the 1 MiB of other JSON bodies; a body over its limit is told the limit', async () => {
+    const s = await startServer({ maxJsonBody: 10_000 });
+    const put = await call(s.url, 'POST', '/v1/documents', { body: 'same bytes' });
+    const entries = Array.from({ length: 2_000 }, (_, i) => ({ type: 'file', name: `file-${i}.txt`, mode: 0o644, size: 10, digest: put.json.digest }));
+    const snap = await call(s.url, 'POST', '/v1/snapshots', { json: { root: { type: 'dir', name: '', mode: 0o755, entries } } });
+    expect([snap.status, snap.json.files]).toEqual([201, 2_000]); // (~150 KB of JSON: 413 before)
+    const big = await call(s.url, 'POST', '/v1/search', { json: { q: 'x'.repeat(20_000) } });
+    expect([big.status, errorCode(big), big.json.error.limit]).toEqual([413, 'PAYLOAD_TOO_LARGE', 10_000]);
+    expect(big.json.error.message).toMatch(/10000 bytes/);
+  });
+
+  it('a JSON body that is not UTF-8 is refused and changes nothing (U+FFFD made two paths one: a trial)', async () => {
+    const s = await startServer();
+    const send = (bytes: Buffer) => call(s.url, 'POST', '/v1/snapshots', { body: bytes, headers: { 'content-type': 'application/json' } });
+    const latin1 = await send(Buffer.from('{"root":{"type":"dir","entries":[{"name":"caf\xe9.txt","type":"file","digest":"sha256:0"}]}}', 'latin1'));
+    expect([latin1.status, errorCode(latin1), latin1.json.error.field]).toEqual([400, 'INVALID_INPUT', 'body']);
+    expect(latin1.json.error.message).toMatch(/not UTF-8/);
+    await call(s.url, 'POST', '/v1/documents?path=z.txt', { body: 'z' });
+    const tag = await call(s.url, 'PATCH', '/v1/entry?path=z.txt', { body: Buffer.from('{"addTags":["Z\xfcrich"]}', 'latin1'), headers: { 'content-type': 'application/json' } });
+    expect([tag.status, errorCode(tag)]).toEqual([400, 'INVALID_INPUT']);
+    expect((await call(s.url, 'GET', '/v1/entry?path=z.txt')).json.tags).toEqual([]);
+    // UTF-8 (with or without a BOM) is read as it is.
+    const ok = await call(s.url, 'PATCH', '/v1/entry?path=z.txt', { body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"addTags":["Zürich"]}')]), headers: { 'content-type': 'application/json; charset=utf-8' } });
+    expect([ok.status, ok.json.tags]).toEqual([200, ['Zürich']]);
   });
 
   it('keeps a sane client request id, replaces others, and puts it in every response', async () => {

@@ -6,7 +6,7 @@ import { KuraError, storageError } from '@kura/store';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { HttpError, STATUS_OF, detailsOf, forScopes, type ErrorBody, type ServerErrorCode } from '../errors.js';
@@ -93,6 +93,11 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, err: unk
     return reply;
   }
   const m = mapError(forScopes(err, request.access?.scopes));
+  // A JSON body over its route's limit says the limit, as a document's or chunk's 413 does.
+  if (m.code === 'PAYLOAD_TOO_LARGE' && m.details.limit === undefined && (err as FastifyError)?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    const limit = request.routeOptions.bodyLimit;
+    if (typeof limit === 'number') Object.assign(m, { message: `the body is larger than this request takes (${limit} bytes)`, details: { ...m.details, limit } });
+  }
   if (m.status >= 500) request.log.error({ err }, 'request failed');
   else request.log.info({ code: m.code, message: m.message }, 'request refused');
   const body: ErrorBody = { error: { code: m.code, message: m.message, requestId: request.id, ...m.details } };
@@ -134,9 +139,20 @@ export function clientError(err: NodeJS.ErrnoException, socket: Socket): void {
   const status = STATUS_OF[code]!;
   const requestId = randomUUID();
   const body = JSON.stringify({ error: { code, message, requestId } });
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\nconnection: close\r\n\r\n${body}`,
-  );
+  const answer = () =>
+    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\nconnection: close\r\n\r\n${body}`);
+  // Bytes past a request's body that are no request (a Content-Length that counted characters,
+  // not bytes) arrive while that request is still answered: its response goes first. Answered
+  // at once, the 400 ended the connection before it — a put the store had made was never
+  // acknowledged (a trial). (`_httpMessage`: the response Node is writing on this socket, as
+  // its own clientError handling reads it.)
+  const pending = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (pending && !pending.writableFinished) {
+    pending.once('finish', () => (socket.writable ? answer() : socket.destroy()));
+    pending.once('close', () => !pending.writableFinished && socket.destroy());
+    return;
+  }
+  answer();
 }
 
 /** A route's URL pattern as a test of concrete paths: `:param` one segment, `*` the rest, `::` a colon. */
