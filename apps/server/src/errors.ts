@@ -45,6 +45,8 @@ export const HTTP_ONLY_STATUS = {
   UPLOAD_BUSY: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
+  // (Answered by app.ts for an `Expect` other than 100-continue, before fastify has a request.)
+  EXPECTATION_FAILED: 417,
   RANGE_NOT_SATISFIABLE: 416,
   RATE_LIMITED: 429,
   HEADERS_TOO_LARGE: 431,

@@ -242,6 +242,39 @@ describe('errors and limits', () => {
     expect(bytesAnswer).toContain(sha(body.subarray(0, 17)));
   });
 
+  it('Expect: 100-continue is answered after the token is checked; another expectation is 417; stalled headers are 408 (a trial)', async () => {
+    const s = await startServer({ noAuth: false, tokens, idleTimeoutMs: 2_000 });
+    const port = Number(new URL(s.url).port);
+    /** What the server sends on a connection given `head` (and `body` once `100 Continue` comes), until it closes or `ms` pass. */
+    const exchange = (head: string, body?: Buffer, ms = 5_000) =>
+      new Promise<string>((resolve, reject) => {
+        const sock = connect(port, '127.0.0.1', () => sock.write(head));
+        let got = '';
+        const done = () => (clearTimeout(t), sock.destroy(), resolve(got));
+        const t = setTimeout(done, ms);
+        sock.on('data', (d) => {
+          got += d.toString();
+          if (body && got.startsWith('HTTP/1.1 100 Continue\r\n\r\n') && got.length === 25) sock.write(body);
+          if (/HTTP\/1\.1 [2-5]\d\d [^\r]*\r\n[\s\S]*\r\n\r\n[\s\S]*\}$/.test(got)) done();
+        });
+        sock.on('close', done);
+        sock.on('error', reject);
+      });
+    const put = (token: string) => `POST /v1/documents?path=x.txt HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n`;
+    const refused = await exchange(put('wrong-token-0123456789'), Buffer.from('hello'), 3_000);
+    expect(refused).toMatch(/^HTTP\/1\.1 401 /); // (no 100 Continue first: the body is never asked for)
+    const accepted = await exchange(put(WRITE), Buffer.from('hello'));
+    expect(accepted).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 201 /);
+    const other = await exchange('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: coffee\r\n\r\n');
+    expect(other).toMatch(/^HTTP\/1\.1 417 /);
+    expect(other).toMatch(/\r\nx-request-id: [0-9a-f-]{36}\r\n/);
+    expect(JSON.parse(other.slice(other.indexOf('\r\n\r\n') + 4)).error).toMatchObject({ code: 'EXPECTATION_FAILED' });
+    // Headers that stop arriving: 408 in the API's shape, before the idle timeout closes it silently.
+    const stalled = await exchange('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n', undefined, 4_000);
+    expect(stalled).toMatch(/^HTTP\/1\.1 408 /);
+    expect(JSON.parse(stalled.slice(stalled.indexOf('\r\n\r\n') + 4)).error).toMatchObject({ code: 'REQUEST_TIMEOUT' });
+  });
+
   it('a snapshot of many files is not held to the 1 MiB of other JSON bodies; a body over its limit is told the limit', async () => {
     const s = await startServer({ maxJsonBody: 10_000 });
     const put = await call(s.url, 'POST', '/v1/documents', { body: 'same bytes' });
