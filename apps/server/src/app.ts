@@ -193,6 +193,16 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
       }
     }
   });
+  // A write with a precondition (If-Match, If-None-Match, If-Unmodified-Since) is refused, not
+  // done regardless of it: a client sending one means "only if no one else wrote", which no
+  // write here can promise (a put's check and its commit are not one step across writers), and
+  // it was done silently (RFC 9110 §13.1: a server that evaluates none must not imply it did;
+  // a trial). Versions keep every write: GET /v1/versions shows another writer's.
+  app.addHook('onRequest', async (request) => {
+    if (request.method === 'GET' || request.method === 'HEAD' || request.method === 'OPTIONS') return;
+    const condition = ['if-match', 'if-none-match', 'if-unmodified-since'].find((h) => request.headers[h] !== undefined);
+    if (condition !== undefined) throw new HttpError('INVALID_INPUT', `${condition} is not taken on a write: writes here are not conditional (every write makes a version; GET /v1/versions shows who wrote since)`, { field: condition });
+  });
   // A body in a content coding (`Content-Encoding: gzip`) would be stored or parsed as its
   // coded bytes — a gzip file where the client meant its text. Refused, changing nothing
   // (RFC 9110 §8.4.1: 415 for a coding the server does not take).

@@ -275,6 +275,28 @@ describe('errors and limits', () => {
     expect(JSON.parse(stalled.slice(stalled.indexOf('\r\n\r\n') + 4)).error).toMatchObject({ code: 'REQUEST_TIMEOUT' });
   });
 
+  it('a query parameter given twice where one is taken is said so (a trial: "expected number, received NaN")', async () => {
+    const s = await startServer();
+    await call(s.url, 'POST', '/v1/documents?path=p/x.txt&tag=a&tag=b', { body: 'x' }); // (tags: several taken)
+    for (const [url, key] of [['/v1/documents?tag=x&tag=y', 'tag'], ['/v1/documents?limit=2&limit=3', 'limit'], ['/v1/search?q=x&tag=a&tag=b', 'tag'], ['/v1/paths/p/x.txt?version=1&version=1', 'version']] as const) {
+      const r = await call(s.url, 'GET', url);
+      expect([url, r.status, errorCode(r), r.json.error.message]).toEqual([url, 400, 'INVALID_INPUT', `the query's "${key}" is given 2 times: this request takes it once`]);
+    }
+  });
+
+  it('a write with a precondition is refused, not done regardless of it (a trial)', async () => {
+    const s = await startServer();
+    const first = await call(s.url, 'POST', '/v1/documents?path=cas/a.txt', { body: 'one' });
+    for (const [method, url, header] of [['POST', '/v1/documents?path=cas/a.txt', { 'if-match': '"sha256:0000"' }], ['POST', '/v1/documents?path=cas/a.txt', { 'if-none-match': '*' }], ['PATCH', '/v1/entry?path=cas/a.txt', { 'if-match': '"nope"' }], ['DELETE', '/v1/entry?path=cas/a.txt', { 'if-unmodified-since': 'Tue, 01 Dec 2026 00:00:00 GMT' }]] as const) {
+      const r = await call(s.url, method, url, { body: method === 'PATCH' ? JSON.stringify({ addTags: ['t'] }) : method === 'POST' ? 'two' : undefined, headers: { ...header, ...(method === 'PATCH' ? { 'content-type': 'application/json' } : {}) } });
+      expect([method, r.status, errorCode(r), r.json.error.field]).toEqual([method, 400, 'INVALID_INPUT', Object.keys(header)[0]]);
+    }
+    const now = await call(s.url, 'GET', '/v1/entry?path=cas/a.txt');
+    expect([now.json.digest, now.json.version, now.json.tags]).toEqual([first.json.digest, 1, []]);
+    // Reads keep theirs: If-None-Match is a 304.
+    expect((await call(s.url, 'GET', '/v1/paths/cas/a.txt', { headers: { 'if-none-match': `"${first.json.digest}"` } })).status).toBe(304);
+  });
+
   it('a snapshot of many files is not held to the 1 MiB of other JSON bodies; a body over its limit is told the limit', async () => {
     const s = await startServer({ maxJsonBody: 10_000 });
     const put = await call(s.url, 'POST', '/v1/documents', { body: 'same bytes' });

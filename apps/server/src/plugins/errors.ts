@@ -93,6 +93,11 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, err: unk
     return reply;
   }
   const m = mapError(forScopes(err, request.access?.scopes));
+  // A query parameter given twice where it is taken once: said so (it was "expected string,
+  // received array", or "expected number, received NaN" for `limit=2&limit=3`: a trial).
+  const field = typeof m.details.field === 'string' && m.details.field.startsWith('querystring.') ? m.details.field.slice('querystring.'.length) : undefined;
+  const given = field !== undefined ? (request.query as Record<string, unknown> | undefined)?.[field] : undefined;
+  if (m.code === 'INVALID_INPUT' && Array.isArray(given)) m.message = `the query's ${JSON.stringify(field)} is given ${given.length} times: this request takes it once`;
   // A JSON body over its route's limit says the limit, as a document's or chunk's 413 does.
   if (m.code === 'PAYLOAD_TOO_LARGE' && m.details.limit === undefined && (err as FastifyError)?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
     const limit = request.routeOptions.bodyLimit;
