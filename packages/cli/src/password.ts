@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { ReadStream, WriteStream } from 'node:tty';
 import type { Command } from 'commander';
-import { CliError, describeError, usage } from './exit.js';
+import { CliError, EXIT, describeError, usage } from './exit.js';
 
 /** The first line, without its line ending: what a password file or command gives. */
 const firstLine = (text: string) => text.split(/\r?\n/, 1)[0] ?? '';
@@ -71,9 +71,16 @@ async function prompt(question: string): Promise<string | undefined> {
   }
 }
 
-/** The password of the store, by the sources above; undefined when none gives one. */
-export async function storePassword(cmd: Command, question = 'password: '): Promise<string | undefined> {
-  return givenPassword(cmd) ?? prompt(question);
+/**
+ * The password of the store, by the sources above, else asked on the terminal; with no
+ * terminal to ask on, a usage error naming the sources (the store's own message named its
+ * library option, and a prompt that could not be: a trial).
+ */
+export async function storePassword(cmd: Command, question = 'password: '): Promise<string> {
+  const p = givenPassword(cmd) ?? (await prompt(question));
+  // (WRONG_PASSWORD, as the store says of a missing password: scripts read the code.)
+  if (p === undefined) throw new CliError(`this store is encrypted, and there is no terminal to ask for its ${question.replace(/: $/, '')} on: give it with --password-command, KURA_PASSWORD_FILE or KURA_PASSWORD`, EXIT.usage, 'WRONG_PASSWORD');
+  return p;
 }
 
 /** The password the command was given without a prompt (--password-command, a file, the environment), if any. */
@@ -97,7 +104,9 @@ export function givenPassword(cmd: Command): string | undefined {
     if (!p) throw usage(`KURA_PASSWORD_FILE ${file}: its first line is empty: no password [PASSWORD_SOURCE]`);
     return p;
   }
-  return process.env.KURA_PASSWORD || undefined; // (set but empty: none, as no password is empty)
+  // (Set but empty: none, as no password is empty. A line end at its end is not the password's,
+  // as a file's is not: `KURA_PASSWORD=$(cat pw.txt)` drops it, `$'pw\n'` did not — a trial.)
+  return process.env.KURA_PASSWORD?.replace(/\r?\n$/, '') || undefined;
 }
 
 /**
@@ -136,8 +145,4 @@ export async function newPassword(fileOption: string | undefined, what = 'new pa
 }
 
 /** The store's current password as the sources above give it, or a usage error naming them. */
-export async function requiredPassword(cmd: Command): Promise<string> {
-  const p = await storePassword(cmd);
-  if (p === undefined) throw usage('this store is encrypted: give its password (a terminal prompt, --password-command, KURA_PASSWORD_FILE or KURA_PASSWORD)');
-  return p;
-}
+export const requiredPassword = (cmd: Command): Promise<string> => storePassword(cmd);

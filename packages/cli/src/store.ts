@@ -52,8 +52,8 @@ export async function openStore(dir: string, args: OpenArgs, password?: Password
     }
     // Store.open's own errors name the store; anything else (e.g. a damaged kura.db) gets its name.
     if (isKuraError(e)) throw e;
-    // (A CLI error, such as a password source's, keeps its exit code.)
-    throw new CliError(`${dir}: ${e instanceof CliError ? e.message : describeError(e)}`, e instanceof CliError ? e.exitCode : undefined);
+    // (A CLI error, such as a password source's, keeps its exit code and its code.)
+    throw e instanceof CliError ? new CliError(`${dir}: ${e.message}`, e.exitCode, e.code) : new CliError(`${dir}: ${describeError(e)}`);
   }
 }
 

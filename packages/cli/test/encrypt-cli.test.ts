@@ -91,6 +91,13 @@ describe('kura with an encrypted store', () => {
     expect(kura('get', 'ledger/quartermaster.txt').stdout).toBe('the hieroglyphical ledger of the quartermaster\n'.repeat(50));
     expect(kura('search', 'hieroglyphical').stdout).toContain('ledger/quartermaster.txt');
     expect(kura('verify').status).toBe(0);
+    // No password and no terminal: said as init says it (it named the library's option, and a
+    // prompt that could not be: a trial); a line end at the end of KURA_PASSWORD is not the
+    // password's, as a file's is not.
+    const none = kuraIn(store, { KURA_PASSWORD_FILE: '' })('ls');
+    expect([none.status, none.stderr]).toEqual([2, expect.stringMatching(/there is no terminal to ask for its password on: give it with --password-command, KURA_PASSWORD_FILE or KURA_PASSWORD \[WRONG_PASSWORD\]\n$/)]);
+    expect(none.stderr).not.toMatch(/option|prompt/);
+    expect(kuraIn(store, { KURA_PASSWORD_FILE: '', KURA_PASSWORD: 'first secret\n' })('ls').stdout).toContain('ledger/quartermaster.txt');
     // Its database is its cache's: rebuilt there from the store's log (it was refused: two
     // trials), and everything reads as before. (Changed on purpose.)
     const rebuild = kura('rebuild');

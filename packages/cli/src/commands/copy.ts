@@ -163,7 +163,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .option('--snapshot <id>', 'only this snapshot (repeatable); with no --prefix, no paths', collect)
     .option('--encrypt', 'make DST an encrypted store (it must not exist, or be one a copy --encrypt killed part way made: then gone on with): the way to encrypt a store')
     .option('--plain', 'copy an encrypted store into a plain one (else refused: the copy would hold its data in plain form)')
-    .option('--dst-password-file <file>', "DST's password (new with --encrypt), from this file's first line (else asked on the terminal)")
+    .option('--dst-password-file <file>', "DST's password (new with --encrypt), from this file's first line (else, for an encrypted DST made before, the command's own password — --password-command, KURA_PASSWORD_FILE or KURA_PASSWORD, the source's too — and without one, asked on the terminal; with --encrypt, asked on the terminal)")
     .option('--json', 'print the report as one JSON line')
     .addHelpText(
       'after',
