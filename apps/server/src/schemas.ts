@@ -128,6 +128,7 @@ export const GcReport = z.object({
   bytesFreed: z.number().int(),
   packsWaiting: z.number().int(),
   bytesWaiting: z.number().int(),
+  bytesInLog: z.number().int(),
   chunksWaiting: z.number().int(),
   chunkBytesWaiting: z.number().int(),
   waitingUntil: z.string().optional(),

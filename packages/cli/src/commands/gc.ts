@@ -20,6 +20,8 @@ function summary(r: GcReport): string {
     (r.documentsRemoved ? `${plural(r.documentsRemoved, 'document')} nothing held (left by a snapshot that was stopped) removed\n` : '') +
     // On an object store, packs a GC dropped are deleted by one that runs a margin later (decision 0041).
     (r.packsWaiting ? `${plural(r.packsWaiting, 'dropped pack')} (${bytes(r.bytesWaiting)}) to be deleted by a GC after the margin\n` : '') +
+    // Small packs carried in their commits' log objects go with those objects (decisions 0044, 0045).
+    (r.bytesInLog ? `${bytes(r.bytesInLog)} of small packs no longer used stay in the log's commit objects until the log is truncated (a GC deletes commits KURA_LOG_RETENTION_MS, 7 days by default, after a checkpoint covers them)\n` : '') +
     // Unused chunks kept for the margin: why, and from when a GC removes them.
     (r.chunksWaiting
       ? `${plural(r.chunksWaiting, 'unused chunk')} (${bytes(r.chunkBytesWaiting)}) wait${r.chunksWaiting === 1 ? 's' : ''} for the safety margin (${r.margin === 'writers' ? 'other processes have this store open for writing, such as kura watch or kura serve' : 'the store is shared through its log: object storage, or encrypted'}): run kura gc again after ${r.waitingUntil}\n`
@@ -38,7 +40,7 @@ export function register(program: Command): void {
     .command('gc')
     .description('reclaim the space of chunks no document uses any more')
     .option('--no-policies', 'leave the retention policies (kura policy) for later')
-    .option('--json', 'one JSON line: {"forgotten":{"snapshots","versions"},"documentsRemoved","chunksRemoved","packsDeleted","packsCompacted","orphansDeleted","bytesFreed","packsWaiting","bytesWaiting","logCommitsDeleted","checkpointsDeleted","chunksWaiting","chunkBytesWaiting","waitingUntil"?,"margin"?,"chunksDamaged"}')
+    .option('--json', 'one JSON line: {"forgotten":{"snapshots","versions"},"documentsRemoved","chunksRemoved","packsDeleted","packsCompacted","orphansDeleted","bytesFreed","packsWaiting","bytesWaiting","bytesInLog","logCommitsDeleted","checkpointsDeleted","chunksWaiting","chunkBytesWaiting","waitingUntil"?,"margin"?,"chunksDamaged"}')
     .action(async (opts: { json?: boolean; policies: boolean }, cmd: Command) => {
       await withStore(cmd, { readonly: false }, async (store) => {
         // The policies first: what they remove is then reclaimed by this same run.

@@ -38,6 +38,13 @@ export interface GcReport {
   /** On an object store: dropped packs whose objects wait for the margin (decision 0041), and their bytes. */
   packsWaiting: number;
   bytesWaiting: number;
+  /**
+   * On an object store: bytes of small packs carried in their commits' log objects (decision
+   * 0044) whose rows this run dropped or compacted away — not given back now: they go with
+   * those objects at the log's truncation (decision 0045, `KURA_LOG_RETENTION_MS` after their
+   * commits; a trial read `bytesFreed: 0` and `bytesWaiting: 0` as "nothing stays").
+   */
+  bytesInLog: number;
   /** On an object store: log objects and checkpoints deleted by the log's truncation (decision 0045). */
   logCommitsDeleted: number;
   checkpointsDeleted: number;
@@ -140,7 +147,7 @@ async function collect(ctx: GcContext, lease: GcLease | undefined, onProgress?: 
   // puts may share a chunk this process cannot see pinned: a row goes only once it has been
   // unreferenced for the margin (FORMAT.md §9).
   const margined = objects || (liveness?.others().length ?? 0) > 0;
-  const report: GcReport = { documentsRemoved: 0, chunksRemoved: 0, packsDeleted: 0, packsCompacted: 0, orphansDeleted: 0, bytesFreed: 0, packsWaiting: 0, bytesWaiting: 0, logCommitsDeleted: 0, checkpointsDeleted: 0, chunksWaiting: 0, chunkBytesWaiting: 0, chunksDamaged: [] };
+  const report: GcReport = { documentsRemoved: 0, chunksRemoved: 0, packsDeleted: 0, packsCompacted: 0, orphansDeleted: 0, bytesFreed: 0, packsWaiting: 0, bytesWaiting: 0, bytesInLog: 0, logCommitsDeleted: 0, checkpointsDeleted: 0, chunksWaiting: 0, chunkBytesWaiting: 0, chunksDamaged: [] };
   // On an object store the log is truncated once a checkpoint has existed for the retention
   // (decision 0045): up to that checkpoint's seq, after the packs commits there carry are moved out (step 2).
   const truncating = objects && ctx.b.log && truncatable(ctx.b.log) ? ctx.b.log : undefined;
@@ -222,7 +229,7 @@ async function collect(ctx: GcContext, lease: GcLease | undefined, onProgress?: 
   if (lease) await lease.keep();
   const files = new Map((await packs.list()).map((p) => [p.name, p.size]));
   const empty: string[] = [];
-  const toCompact: { id: number; name: string; size: number }[] = [];
+  const toCompact: { id: number; name: string; size: number; carried: boolean }[] = [];
   // Another live writer's pack may still gain rows after its seal: puts in flight when it
   // filled, and its own GC's moves, commit later (found by the crash-point runs: a second
   // writer's GC dropped a pack this one's compaction had copied into). It is left alone for
@@ -242,8 +249,12 @@ async function collect(ctx: GcContext, lease: GcLease | undefined, onProgress?: 
       const size = files.get(pack.name) ?? pack.size;
       const liveBytes = live.get(pack.id) ?? 0;
       const carriedBeforeTruncation = truncateTo !== undefined && pack.log_seq !== null && pack.log_seq <= truncateTo;
-      if (liveBytes === 0) empty.push(pack.name);
-      else if (carriedBeforeTruncation || liveBytes < (size - PACK_HEADER_SIZE) * COMPACT_BELOW) toCompact.push({ id: pack.id, name: pack.name, size });
+      // (A carried pack's bytes stay in the log, but for those this run's truncation deletes.)
+      const staysInLog = pack.log_seq !== null && !carriedBeforeTruncation;
+      if (liveBytes === 0) {
+        empty.push(pack.name);
+        if (staysInLog) report.bytesInLog += size;
+      } else if (carriedBeforeTruncation || liveBytes < (size - PACK_HEADER_SIZE) * COMPACT_BELOW) toCompact.push({ id: pack.id, name: pack.name, size, carried: staysInLog });
     }
   });
   // The rows go first (one commit, which re-checks them: another writer may have committed
@@ -260,16 +271,19 @@ async function collect(ctx: GcContext, lease: GcLease | undefined, onProgress?: 
   for (let i = 0; i < toCompact.length; ) {
     if (lease) await lease.keep();
     const group: { name: string; rows: ChunkRow[] }[] = [];
+    const carried: { name: string; size: number }[] = [];
     let chunks = 0;
     do {
       const pack = toCompact[i++]!;
       const mine = rows.filter((r) => r.pack_id === pack.id);
       group.push({ name: pack.name, rows: mine });
+      if (pack.carried) carried.push(pack);
       chunks += mine.length;
     } while (objects && i < toCompact.length && chunks < MOVES_PER_COMMIT);
     const done = await compact(ctx, group);
     report.bytesFreed -= done.rewritten;
     report.packsCompacted += group.length - done.kept.size;
+    for (const c of carried) if (!done.kept.has(c.name)) report.bytesInLog += c.size;
     report.chunksDamaged.push(...done.damaged);
     onProgress?.({ phase: 'packs', done: report.packsCompacted, total: toCompact.length });
   }
