@@ -4,7 +4,7 @@
  * with SIGTERM it ends cleanly, and started again it catches up with what it missed.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +12,9 @@ import { Store } from '@kura/store';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const BIN = fileURLToPath(new URL('../bin/kura.js', import.meta.url));
+/** Permissions are tested as nobody: root reads every directory. */
+const NOBODY = 65534;
+const canDrop = process.getuid?.() === 0 && spawnSync('setpriv', ['--version']).status === 0;
 const roots: string[] = [];
 const children: ChildProcess[] = [];
 afterAll(() => {
@@ -26,8 +29,9 @@ interface Stored {
 }
 
 /** Starts `kura watch --json`; `events` fills with each complete line it prints. */
-function watch(store: string, dir: string, extra: string[] = []): { child: ChildProcess; events: Stored[]; exited: Promise<number | null>; until(pred: (e: Stored[]) => boolean, ms?: number): Promise<void> } {
-  const child = spawn(process.execPath, [BIN, 'watch', dir, '--store', store, '--json', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+function watch(store: string, dir: string, extra: string[] = [], as?: 'nobody'): { child: ChildProcess; events: Stored[]; exited: Promise<number | null>; until(pred: (e: Stored[]) => boolean, ms?: number): Promise<void> } {
+  const argv = [BIN, 'watch', dir, '--store', store, '--json', ...extra];
+  const child = as ? spawn('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', process.execPath, ...argv], { stdio: ['ignore', 'pipe', 'pipe'] }) : spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   const events: Stored[] = [];
   let buffered = '';
@@ -154,6 +158,38 @@ describe('kura watch (a process)', () => {
       expect(r.status, `${args.join(' ')}: ${r.stderr}`).toBe(2);
       expect(r.stderr).toMatch(said);
     }
+  });
+
+  it.runIf(canDrop)('a directory made unreadable while watched is that directory alone: the rest is still heard at once, and it again once readable (the whole tree was scanned every 30 s, for good: a trial)', { timeout: 60_000 }, async () => {
+    const root = mkdtempSync(join(tmpdir(), 'kura-watch-perm-'));
+    roots.push(root);
+    chmodSync(root, 0o755);
+    const store = join(root, 'store');
+    const dir = join(root, 'p');
+    mkdirSync(join(dir, 'sub'), { recursive: true });
+    writeFileSync(join(dir, 'sub', 'b.md'), 'b\n');
+    const asNobody = (args: string[]) => spawnSync('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', process.execPath, BIN, ...args], { encoding: 'utf8' });
+    spawnSync('chown', ['-R', String(NOBODY), root]);
+    expect(asNobody(['init', '--store', store]).status).toBe(0);
+    const w = watch(store, dir, [], 'nobody');
+    await w.until((e) => e.some((x) => x.type === 'ready'));
+    // A tool run as root leaves `sub` unreadable to the watch's user.
+    chmodSync(join(dir, 'sub'), 0o700);
+    spawnSync('chown', ['0:0', join(dir, 'sub')]);
+    await new Promise((r) => setTimeout(r, 500));
+    writeFileSync(join(dir, 'two.md'), 'two\n');
+    const t0 = Date.now();
+    await w.until((e) => e.some((x) => x.type === 'stored' && x.path === 'p/two.md'), 10_000);
+    expect(Date.now() - t0).toBeLessThan(5_000); // (heard, not found by a scan 30 s on)
+    expect(w.events.filter((x) => x.type === 'scanning')).toEqual([]);
+    // Readable again: its files are heard too.
+    spawnSync('chown', [`${NOBODY}:${NOBODY}`, join(dir, 'sub')]);
+    chmodSync(join(dir, 'sub'), 0o755);
+    await new Promise((r) => setTimeout(r, 500));
+    writeFileSync(join(dir, 'sub', 'c.md'), 'c\n');
+    await w.until((e) => e.some((x) => x.type === 'stored' && x.path === 'p/sub/c.md'), 10_000);
+    w.child.kill('SIGTERM');
+    expect(await w.exited).toBe(0);
   });
 
   it('--poll keeps running and scanning until SIGTERM (it ended 0.4 s after "watching", exit 13)', { timeout: 60_000 }, async () => {

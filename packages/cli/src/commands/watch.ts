@@ -36,7 +36,7 @@ export function register(program: Command): void {
     .description('keep folders in the store: store each change as a new version, keep what is deleted on disk as versions (until kura forget)')
     .argument('<dir...>', 'the folders')
     .option('--prefix <path>', 'where in the store (one folder only; default: the folder\'s name, e.g. notes/)')
-    .option('--exclude <pattern>', 'leave out names or paths matching this glob, as kura snapshot --exclude (repeatable; .git, node_modules and stores always)', collect)
+    .option('--exclude <pattern>', 'leave out names or paths matching this glob, as kura snapshot --exclude (repeatable; .git, node_modules, stores and editors\' temporary files — .x.swp, x~, .#x, #x#, 4913 — always)', collect)
     .option('--tag <tag>', 'tag every path stored (repeatable)', collect)
     .option('--poll <seconds>', 'scan the folders this often instead of listening to the OS (network file systems: the OS hears of no remote change)')
     .option('--rescan <seconds>', 'besides listening to the OS, check the whole folders this often: the OS loses changes under load (default 3600; 0: never)')
@@ -51,7 +51,9 @@ export function register(program: Command): void {
       if (opts.prefix !== undefined && dirs.length > 1) throw usage('--prefix names where one folder goes: watch several folders without it (each goes under its own name)');
       // The watch owns its prefix: an empty one would delete every path of the store that is not in the folder (a trial).
       if (opts.prefix === '') throw usage('--prefix "" would make the watch own every path in the store (and delete those not in the folder): give a folder, such as --prefix notes/');
-      const prefixes = dirs.map((d) => opts.prefix ?? `${basename(resolve(d))}/`);
+      // A folder named without its slash is that folder (`--prefix w` was refused as no prefix, in
+      // words that offered the empty one, which the line above refuses: a trial).
+      const prefixes = dirs.map((d) => (opts.prefix === undefined ? `${basename(resolve(d))}/` : opts.prefix.endsWith('/') ? opts.prefix : `${opts.prefix}/`));
       if (new Set(prefixes).size < prefixes.length) throw usage('two folders have the same name: watch them one at a time with --prefix');
       await withStore(cmd, { readonly: false }, async (store) => {
         // Events are printed in order: each write waits for the one before.

@@ -90,6 +90,15 @@ export interface WatchHost {
 
 /** Left out of every watch: version control, dependencies, Kura's own default store. */
 export const WATCH_EXCLUDED = ['.git', 'node_modules', '.kura'];
+/**
+ * Editors' files beside the one edited, never a note of anyone's: vim's swap files
+ * (`.notes.md.swp`, `.swo`…) and the file it writes to test a directory (`4913`), backups
+ * (`notes.md~`), Emacs's lock and autosave files (`.#notes.md`, `#notes.md#`), Kate's swap
+ * files and LibreOffice's locks (`.~lock.report.odt#`). A swap file is held open while the
+ * editor runs: the watch waited for it, stored it, and kept it as a deleted path when the
+ * editor quit (a trial). Files only: a directory of such a name is watched.
+ */
+export const EDITOR_TEMPORARY = /^(?:\..+\.sw[a-p]|.+~|\.#.+|#.+#|4913|.+\.kate-swp|\.~lock\..+#)$/;
 const SETTLE_MS = 500;
 /**
  * Quiet time after which a file no process holds open for writing is stored without waiting
@@ -172,7 +181,7 @@ export class Watch {
     if (!top?.isDirectory()) throw new InvalidInputError(`${dir} is not a directory`, 'dir');
     this.#rootId = `${top.dev}:${top.ino}`;
     const prefix = o.prefix ?? `${basename(this.root)}/`;
-    if (prefix !== '' && !prefix.endsWith('/')) throw new InvalidInputError(`a watch's prefix ends with / (or is empty), got "${prefix}"`, 'prefix');
+    if (prefix !== '' && !prefix.endsWith('/')) throw new InvalidInputError(`a watch's prefix is a folder, ending with / ("${prefix}/"), or empty (the whole store), got "${prefix}"`, 'prefix');
     // Checked before anything is stored or deleted: a prefix no put may make (`/`, `../up/`,
     // `a//b/`) failed every file while the watch said it was watching (a trial).
     // (Checked as the folder of a path: `photos@2/` is one, though `photos@2` alone would not be.)
@@ -180,7 +189,7 @@ export class Watch {
     if (problem) throw new InvalidInputError(`a watch's prefix is a folder of the store's paths: ${problem.replace(/^path /, '')} (got "${prefix}")`, 'prefix');
     this.prefix = prefix;
     const user = excluder(o.exclude);
-    this.#exclude = (path, name, isDir) => WATCH_EXCLUDED.includes(name) || (user?.(path, name, isDir) ?? false) || (isDir && this.#isStore(path));
+    this.#exclude = (path, name, isDir) => WATCH_EXCLUDED.includes(name) || (!isDir && EDITOR_TEMPORARY.test(name)) || (user?.(path, name, isDir) ?? false) || (isDir && this.#isStore(path));
     this.#settleMs = o.settleMs ?? SETTLE_MS;
     this.#openMaxMs = o.openMaxMs ?? OPEN_MAX_MS;
     if (o.pollMs !== undefined && (!Number.isInteger(o.pollMs) || o.pollMs < 100)) throw new InvalidInputError('pollMs must be a whole number of at least 100 (ms)', 'pollMs');
@@ -625,8 +634,12 @@ export class Watch {
       });
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      // Gone again (its deletion is heard); else the OS cannot watch more (inotify's limit): scanned instead.
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') this.#watchFailed(e as Error);
+      // Gone again (its deletion is heard); a directory this user may not read (made so while
+      // watched: a tool run as root) is one directory, not the tree — followed again once a
+      // change of it is heard (a chmod is one): it switched the whole watch to scanning every
+      // 30 s, for good (a trial). Else the OS cannot watch more (inotify's limit): scanned instead.
+      // (The scan that found it says it cannot be read.)
+      if (code !== 'ENOENT' && code !== 'ENOTDIR' && code !== 'EACCES' && code !== 'EPERM') this.#watchFailed(e as Error);
       return false;
     }
     watcher.on('error', stop);
@@ -846,7 +859,10 @@ export class Watch {
     // The stamps of what the store now holds, for the next catch-up (a hint: its own transaction).
     const stamps = files.flatMap((f) => (digests.has(f) ? [{ path: f.path, stamp: f.stamp, recent: f.recent, digest: digests.get(f)! }] : []));
     ctx.db.transaction(() => recordStamps(ctx.st, this.root, stamps));
-    return { stored: [...stored].filter(([file, digest]) => before.get(file) !== digest).length, deleted, unchanged };
+    // A file read again and found as the store has it is unchanged too (it was counted nowhere:
+    // a restart over 7 files said "0 stored, 0 deleted, 0 unchanged", a trial).
+    const made = [...stored].filter(([file, digest]) => before.get(file) !== digest).length;
+    return { stored: made, deleted, unchanged: unchanged + stored.size - made };
   }
 }
 
