@@ -100,6 +100,19 @@ describe('typos', () => {
     expect(inPath.parsedAs).toBe('retrospectives');
   });
 
+  it('a tie goes to the word nearest as typed; the word said is the one nearest to what was typed (a trial: singal, expresion)', async () => {
+    const { store } = await newStore();
+    await store.put(enc('The signal handler runs.'), { path: 's.txt' });
+    await store.put(enc('A single file, and one more single line.'), { path: 'one.txt' });
+    await store.put(enc('express-rate-limit is middleware for express.'), { path: 'express.md' });
+    await store.put(enc('A regular expression describes strings.'), { path: 're.md' });
+    const singal = await store.search('singal', { mode: 'keyword' });
+    expect([singal.map((h) => h.path), singal.parsedAs]).toEqual([['s.txt'], 'signal']);
+    const expresion = await store.search('expresion', { mode: 'keyword' });
+    expect(expresion.parsedAs).toBe('expression');
+    expect(expresion.fallbacks).toEqual(['"expresion" is in no document: searched "expression" instead']);
+  });
+
   it('a store opened read-only reads typos too', async () => {
     const { store, dir } = await newStore();
     await store.put(enc('Information retrieval systems.'), { path: 'a.md' });

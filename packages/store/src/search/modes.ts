@@ -16,7 +16,7 @@ import { parseQuery, type ParsedQuery } from './grammar.js';
 import { allFilters, excludedEntries, fieldsOf, keywordEntries, keywordFound, passes, toHits, type FoundEntry } from './keyword.js';
 import { WORD_SPLIT } from './fts.js';
 import { allExact, exactQuery, exactTerms, holdsAny, identifiersQuery, joinedQuery, onlyExact, requiredJoined, type ExactTerm } from './exact-terms.js';
-import { indexVocabulary, noticedSaid, typosNoticed, typosSaid, withTyposRead, withTyposShown, type Vocabulary } from './typos.js';
+import { editDistance, indexVocabulary, noticedSaid, typosNoticed, typosSaid, withTyposRead, withTyposShown, type Vocabulary } from './typos.js';
 import { stemOf, SNIPPET_SOURCE_MAX } from './snippet.js';
 import { fold, wordsOf } from './words.js';
 import { withPrefixesRead } from './prefixes.js';
@@ -248,7 +248,7 @@ async function noticingTypos(s: Searcher, parsed: ParsedQuery): Promise<ParsedQu
   const noticed = typosNoticed(vocabulary(s), parsed);
   if (noticed.length === 0) return parsed;
   const said: string[] = [];
-  for (const n of noticed) said.push(noticedSaid(n.typed, (await heldWord(s, n.near)) ?? `${stemOf(fold(n.near))}…`));
+  for (const n of noticed) said.push(noticedSaid(n.typed, (await heldWord(s, n.near, n.typed)) ?? `${stemOf(fold(n.near))}…`));
   return { ...parsed, fallbacks: [...parsed.fallbacks, ...said] };
 }
 
@@ -256,7 +256,7 @@ async function noticingTypos(s: Searcher, parsed: ParsedQuery): Promise<ParsedQu
 async function typosShown(s: Searcher, parsed: ParsedQuery): Promise<ParsedQuery> {
   const shown = new Map<string, string>();
   for (const t of parsed.typos ?? []) {
-    const word = await heldWord(s, t.term);
+    const word = await heldWord(s, t.term, t.typed);
     if (word !== undefined) shown.set(t.term, word);
   }
   return withTyposShown(parsed, shown);
@@ -266,32 +266,49 @@ async function typosShown(s: Searcher, parsed: ParsedQuery): Promise<ParsedQuery
  * A word as one document holding `word`'s index term wrote it (folded): `decision` for
  * `decise`. The index keeps stems only, and a stem's words made up from English endings are
  * often no word (a trial: `decide` was said to be near "decise", and searched as it); the first
- * document holding the term is read (its path, and up to SNIPPET_SOURCE_MAX of its text) for
- * a word of the same stem. Undefined when none is found there.
+ * documents holding the term are read (their paths, and up to SNIPPET_SOURCE_MAX of their text;
+ * HELD_WORD_DOCS of them) for the word of the same stem nearest to what was `typed` (`expresion` is `expression`, not the
+ * `express` a package's name there also holds). Undefined when none is found there.
  */
-async function heldWord(s: Searcher, word: string): Promise<string | undefined> {
+async function heldWord(s: Searcher, word: string, typed: string): Promise<string | undefined> {
   const stem = stemOf(fold(word));
-  const row = s.db.read(() => {
-    const hit = s.db.prepare<{ id: number }>('SELECT rowid AS id FROM search WHERE search MATCH ? LIMIT 1').get(`"${word.replace(/"/g, '""')}"`);
-    const entry = hit && s.st.entryById.get(hit.id);
-    return entry ? { entry, doc: s.st.docById.get(entry.doc_id) } : undefined;
-  });
-  if (!row) return undefined;
+  const rows = s.db.read(() =>
+    s.db
+      .prepare<{ id: number }>(`SELECT rowid AS id FROM search WHERE search MATCH ? LIMIT ${HELD_WORD_DOCS}`)
+      .all(`"${word.replace(/"/g, '""')}"`)
+      .flatMap((hit) => {
+        const entry = s.st.entryById.get(hit.id);
+        return entry ? [{ entry, doc: s.st.docById.get(entry.doc_id) }] : [];
+      }),
+  );
+  const target = fold(typed);
+  const seen = new Set<string>();
+  let best: { word: string; d: number } | undefined;
   const inText = (text: string | null) => {
     for (const { word: w } of wordsOf(text ?? '')) {
       const f = fold(w);
-      if (stemOf(f) === stem) return f;
+      if (seen.has(f)) continue;
+      seen.add(f);
+      if (stemOf(f) !== stem) continue;
+      const d = editDistance(target, f, target.length + f.length);
+      if (!best || d < best.d) best = { word: f, d };
     }
-    return undefined;
   };
-  const inPath = inText(row.entry.path);
-  if (inPath !== undefined || !row.doc) return inPath;
-  try {
-    return inText(await documentText(s.reader, s.st, row.doc, row.entry.media_type, SNIPPET_SOURCE_MAX));
-  } catch {
-    return undefined; // (a document that cannot be read: the word is said as its stem)
+  for (const row of rows) {
+    inText(row.entry.path);
+    if (!row.doc) continue;
+    try {
+      inText(await documentText(s.reader, s.st, row.doc, row.entry.media_type, SNIPPET_SOURCE_MAX));
+    } catch {
+      // (a document that cannot be read: the others', or the stem, is said)
+    }
+    if (best?.d === 0) break;
   }
+  return best?.word;
 }
+
+/** Documents heldWord reads at most. */
+const HELD_WORD_DOCS = 3;
 
 /**
  * Keyword's ranked candidates for a parse, and the query to page them with. Collapsed (one

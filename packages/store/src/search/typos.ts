@@ -132,7 +132,7 @@ function nearestWord(v: Vocabulary, word: string, shared: number): { search: str
   if (folded.length < TYPO_MIN_LETTERS || !LETTERS.test(folded) || STOP_WORDS.has(folded)) return undefined;
   const stem = stemOf(folded);
   const max = folded.length < LONG_WORD ? 1 : 2;
-  let best: { term: string; said: string; d: number; doc: number } | undefined;
+  let best: { term: string; said: string; d: number; saidD: number; doc: number } | undefined;
   for (const c of v.startingWith(stem.slice(0, shared))) {
     // (A term longer than the word by more than the distance allowed is not near; its forms are longer still.)
     if (c.doc === 0 || c.term.length > folded.length + max || !LETTERS.test(c.term) || STOP_TERMS.has(c.term)) continue;
@@ -147,7 +147,10 @@ function nearestWord(v: Vocabulary, word: string, shared: number): { search: str
       d = Math.min(d, dw);
     }
     if (d > max) continue;
-    if (!best || d < best.d || (d === best.d && (c.doc > best.doc || (c.doc === best.doc && said < best.said)))) best = { term: c.term, said, d, doc: c.doc };
+    // Ties go to the word nearest to what was typed, then to the one most documents hold:
+    // `singal` is one edit from the stems of both `signal` and `single`, but as typed, a swap
+    // from `signal` and two from `single` (it was read as `single`: a trial).
+    if (!best || d < best.d || (d === best.d && (saidD < best.saidD || (saidD === best.saidD && (c.doc > best.doc || (c.doc === best.doc && said < best.said)))))) best = { term: c.term, said, d, saidD, doc: c.doc };
   }
   // Searched as the word shown where the index reads it as the term (the parse, `searched:`,
   // showed the stem before: `retriev`, a trial), else as the term itself.
@@ -206,7 +209,7 @@ export function withTyposShown(parsed: ParsedQuery, shown: Map<string, string>):
     return { ...e, items: e.items.map(walk) };
   };
   const expr = walk(parsed.expr);
-  const typos = parsed.typos.map((t) => ({ typed: t.typed, term: shown.get(t.term) ?? t.term }));
+  const typos = parsed.typos.map((t) => (shown.has(t.term) ? { typed: t.typed, term: shown.get(t.term)!, held: true as const } : t));
   return { ...parsed, expr, parsedAs: render(expr, parsed.exclude, parsed.filters), typos };
 }
 
@@ -252,9 +255,9 @@ export function withTyposRead(v: Vocabulary, parsed: ParsedQuery): ParsedQuery {
 }
 
 /**
- * What the hits say of the words read again: the typed word, and the word the hits hold for
- * it — the first a snippet marks with the term's stem (a word of the store's), else the word
- * searched where a document holds it as written (`held`), else its stem and an ellipsis (a
+ * What the hits say of the words read again: the typed word, and the word searched where a
+ * document holds it as written (`held`: the one nearest to what was typed), else the first a
+ * snippet marks with the term's stem (a word of the store's), else its stem and an ellipsis (a
  * stem is a word's beginning: `retriev…`).
  */
 export function typosSaid(typos: { typed: string; term: string; held?: true }[], snippets: string[]): string[] {
@@ -270,6 +273,6 @@ export function typosSaid(typos: { typed: string; term: string; held?: true }[],
       }
       if (shown) break;
     }
-    return `"${typed}" is in no document: searched "${shown ?? (held ? term : `${stemOf(term)}…`)}" instead`;
+    return `"${typed}" is in no document: searched "${held ? term : (shown ?? `${stemOf(term)}…`)}" instead`;
   });
 }
