@@ -57,6 +57,13 @@ describe('which words are identifiers', () => {
     expect(holds('ERR_REQUIRE_ESM', 'MY_ERR_REQUIRE_ESM')).toBe(false);
     expect(holds('1-2', 'pages 0-1-2')).toBe(false);
     expect(holds('10:30', '9:10:30')).toBe(false);
+    // A version is the version of a Debian one (an epoch before, a revision after) and an
+    // address is one with its netmask: they were "in no document as written" (a trial).
+    expect(holds('2.39.2', 'gdk-pixbuf (2.39.2-3) experimental')).toBe(true);
+    expect(holds('1.2.13', 'zlib (1:1.2.13.dfsg-1) unstable')).toBe(true);
+    expect(holds('10.0.0.1', 'see ipaddr 10.0.0.1/8 here')).toBe(true);
+    expect(holds('2.39.2', '2.39.2~rc1')).toBe(true);
+    for (const not of ['12.39.2', '2.39.20', '2.39.2.1', '1.2.39.2']) expect(holds('2.39.2', not), not).toBe(false);
   });
 
   it('a version asked for is searched written with a v too', () => {

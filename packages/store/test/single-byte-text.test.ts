@@ -5,7 +5,7 @@
  * character at all; UTF-8 with a damaged byte stays UTF-8.
  */
 import { describe, expect, it } from 'vitest';
-import { decodeText, textAsUtf8 } from '../src/search/text.js';
+import { decodeText, looksLikeText, textAsUtf8 } from '../src/search/text.js';
 import { newStore } from './helpers/store.js';
 
 const latin1 = (s: string) => Uint8Array.from([...s].map((c) => c.charCodeAt(0)));
@@ -37,5 +37,20 @@ describe('text in a single-byte encoding', () => {
     const lines = [];
     for await (const e of store.grep('café de', {})) if (e.type === 'match') lines.push(e.text);
     expect(lines).toEqual(['Réunion au café de la gare, à Zürich.']);
+  });
+
+  it('one with no media type (a CHANGELOG, NEWS) is text too; binary data is not (it was taken for binary, unsearched: a trial)', async () => {
+    const { store } = await newStore();
+    await store.put(latin1('Journal de bord\nLe café de Noël\nwombat\n'), { path: 'f/CHANGELOG' });
+    await store.put(latin1('Journal de bord\nLe café de Noël\nwombat\n'), { path: 'f/notes.txt' });
+    expect(looksLikeText(latin1('Le café de Noël\f\r\n\x1a'))).toBe(true);
+    const random = Uint8Array.from({ length: 4096 }, (_, i) => ((i * 2654435761) >>> 24) | 1); // no NUL, but bytes of every kind
+    expect(looksLikeText(random)).toBe(false);
+    expect(looksLikeText(latin1('\x01\x02 un café noir'))).toBe(false); // (control bytes: not a single-byte text)
+    expect(looksLikeText(latin1('éèêëàâäôöûüçÿ'))).toBe(false); // (mostly past ASCII: no text)
+    expect((await store.search('wombat', { mode: 'keyword', collapse: false })).map((h) => h.path).sort()).toEqual(['f/CHANGELOG', 'f/notes.txt']);
+    const files = new Set<string>();
+    for await (const e of store.grep('Noël', {})) if (e.type === 'match') files.add(e.path);
+    expect([...files].sort()).toEqual(['f/CHANGELOG', 'f/notes.txt']);
   });
 });

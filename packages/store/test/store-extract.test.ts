@@ -60,7 +60,7 @@ describe('text extraction', () => {
     expect((await extractText('html', new TextEncoder().encode('<HTML><HEAD><TITLE lang="fr">Caf&eacute; &amp; th&eacute;</TITLE></HEAD><BODY><p>menu</p></BODY></HTML>'), EXTRACT_CAPS)).text).toBe('Café & thé\n\nmenu');
     await store.close();
     const db = new Database(join(dir, 'kura.db'));
-    db.exec("UPDATE doc_text SET extracted_at = 1 WHERE kind = 'html'");
+    db.exec("UPDATE doc_text SET extracted_at = 1 WHERE kind = 'html'; DELETE FROM search; DELETE FROM search_queue");
     db.pragma('user_version = 19');
     db.close();
     const again = await Store.open(dir);
@@ -72,6 +72,32 @@ describe('text extraction', () => {
     }
     const after = new Database(join(dir, 'kura.db'), { readonly: true });
     expect(after.prepare("SELECT extracted_at FROM doc_text WHERE kind = 'html'").all()).toEqual([{ extracted_at: expect.any(Number) }]);
+    expect((after.prepare("SELECT extracted_at FROM doc_text WHERE kind = 'html'").get() as { extracted_at: number }).extracted_at).toBeGreaterThan(1);
+    after.close();
+  });
+
+  it('a definition list\'s terms and descriptions, figures and details are blocks, not one word (rustdoc\'s module pages: a trial); a store from before schema 21 extracts again', { timeout: 60_000 }, async () => {
+    const page = '<!doctype html><html><body><dl><dt><a href="fn.canonicalize.html">canonicalize</a></dt><dd>Returns the canonical form</dd><dt>copy</dt><dd>Copies a file</dd></dl><figure><img src="x.png"><figcaption>Harbour map</figcaption></figure><details><summary>More</summary>hidden text</details></body></html>';
+    const { text } = await extractText('html', new TextEncoder().encode(page), EXTRACT_CAPS);
+    expect(text.split(/\s+/)).toEqual(['canonicalize', 'Returns', 'the', 'canonical', 'form', 'copy', 'Copies', 'a', 'file', 'Harbour', 'map', 'More', 'hidden', 'text']);
+    const { store, dir } = await newStore();
+    await store.put(new TextEncoder().encode(page), { path: 'std-fs/index.html', mediaType: 'text/html' });
+    expect(await paths(store, 'canonicalize')).toEqual(['std-fs/index.html']);
+    await store.close();
+    // Extracted and indexed by a Kura before schema 21: extracted and indexed again.
+    const db = new Database(join(dir, 'kura.db'));
+    db.exec("UPDATE doc_text SET extracted_at = 1 WHERE kind = 'html'; DELETE FROM search; DELETE FROM search_queue");
+    db.pragma('user_version = 20');
+    db.close();
+    const again = await Store.open(dir);
+    try {
+      await again.indexStatus({ wait: true });
+      expect(await paths(again, 'copies')).toEqual(['std-fs/index.html']);
+      expect(await paths(again, 'canonicalize')).toEqual(['std-fs/index.html']);
+    } finally {
+      await again.close();
+    }
+    const after = new Database(join(dir, 'kura.db'), { readonly: true });
     expect((after.prepare("SELECT extracted_at FROM doc_text WHERE kind = 'html'").get() as { extracted_at: number }).extracted_at).toBeGreaterThan(1);
     after.close();
   });

@@ -8,6 +8,8 @@ import type { ExtractCaps, Extracted } from './caps.js';
 
 const decoder = new TextDecoder('utf-8');
 const HEADINGS = ['h1', 'h2', 'h3', 'h4', 'h5', 'h6'];
+/** Block elements html-to-text's defaults leave inline (its own: div, p, section, article…). */
+const BLOCKS = ['dl', 'dt', 'dd', 'figure', 'figcaption', 'details', 'summary', 'address', 'fieldset', 'legend', 'dialog', 'hgroup', 'search'];
 /** A page's <title> element, looked for in its first characters (a <head> is at the start). */
 const TITLE = /<title(?:\s[^>]*)?>[\s\S]*?<\/title\s*>/i;
 const TITLE_WITHIN = 64 * 1024;
@@ -22,6 +24,10 @@ export async function htmlText(bytes: Uint8Array, caps: ExtractCaps): Promise<Ex
       { selector: 'img', format: 'skip' },
       { selector: 'table', format: 'dataTable', options: { uppercaseHeaderCells: false } },
       ...HEADINGS.map((selector) => ({ selector, options: { uppercase: false } })),
+      // Blocks html-to-text takes for inline: a definition list's term and its description were
+      // one word (`<dt>canonicalize</dt><dd>Returns…` gave `canonicalizeReturns` in rustdoc's
+      // module pages, found by no search: a trial).
+      ...BLOCKS.map((selector) => ({ selector, format: 'block' as const })),
     ],
   }).trim();
   // The title is in <head>, which the body's conversion leaves out (and a page without <body>

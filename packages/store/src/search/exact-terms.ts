@@ -90,8 +90,12 @@ function patternOf(words: string[], ids: ({ joined: boolean } | undefined)[]): R
   // (`v1.0.2` is `1.0.2` too: fts.ts searches both.)
   const first = words[0]!;
   const last = words.at(-1)!;
-  const before = `(?<![\\p{L}\\p{N}_])${DIGIT.test(first.at(0)!) ? `(?<!\\p{N}[-.:/])${VERSION.test(first) ? 'v?' : ''}` : ''}`;
-  const after = `${single ? '\\p{L}*' : ''}(?![\\p{L}\\p{N}_])${DIGIT.test(last.at(-1)!) ? '(?![-.:/]\\p{N})' : ''}`;
+  // A version is not inside a longer one (`9.0.0` is not in `1.9.0.0`), but it is the version
+  // of a Debian one, an epoch before or a revision after (`1:1.2.13.dfsg-1`, `2.39.2-3`), and
+  // an address is one with its netmask (`10.0.0.1/8`): those were "in no document as written"
+  // (a trial). Other numbers keep every joiner (`1-2` is not in `0-1-2`).
+  const before = `(?<![\\p{L}\\p{N}_])${DIGIT.test(first.at(0)!) ? (VERSION.test(first) ? '(?<!\\p{N}\\.)v?' : '(?<!\\p{N}[-.:/])') : ''}`;
+  const after = `${single ? '\\p{L}*' : ''}(?![\\p{L}\\p{N}_])${DIGIT.test(last.at(-1)!) ? (VERSION.test(last) ? '(?!\\.\\p{N})' : '(?![-.:/]\\p{N})') : ''}`;
   return new RegExp(`${before}${body}${after}`, 'iu');
 }
 
