@@ -21,6 +21,18 @@ describe('search', () => {
     expect(hits[1]!.snippet).toContain('<mark>otter</mark>');
   });
 
+  it('says when a word left out (-exec) left out documents that match the rest; not when it left out none (a trial: find -exec)', async () => {
+    const { store } = await newStore();
+    await store.put(text('-exec command ;  Execute command\n-print0 print name then NUL\nfind files in a tree'), { path: 'find.txt' });
+    await store.put(text('How to find files: use locate.'), { path: 'locate.txt' });
+    const hits = await store.search('find -exec', { mode: 'keyword' });
+    expect(hits.map((h) => h.path)).toEqual(['locate.txt']);
+    expect(hits.fallbacks).toEqual(['"-exec" left out the documents holding "exec" (a command\'s flag? quote it, "-exec", to search it as a word)']);
+    const quoted = await store.search('find "-exec"', { mode: 'keyword' });
+    expect(quoted.map((h) => h.path)).toContain('find.txt');
+    expect((await store.search('find -zebra', { mode: 'keyword' })).fallbacks ?? []).toEqual([]);
+  });
+
   it('finds words in paths, tags and metadata values, and filters by tag, type, prefix and time', async () => {
     const { store } = await newStore();
     const a = await store.put(text('alpha'), { path: 'docs/guide.md', mediaType: 'text/markdown', tags: ['manual'] });

@@ -14,7 +14,7 @@ import type { SemanticSearch } from '../semantic/semantic-side.js';
 import { fuseRanks, fuseScores, keywordWeight } from './fusion.js';
 import { parseQuery, type ParsedQuery } from './grammar.js';
 import { allFilters, excludedEntries, fieldsOf, keywordEntries, keywordFound, passes, toHits, type FoundEntry } from './keyword.js';
-import { WORD_SPLIT } from './fts.js';
+import { WORD_SPLIT, toMatch } from './fts.js';
 import { allExact, exactQuery, exactTerms, holdsAny, identifiersQuery, joinedQuery, onlyExact, requiredJoined, type ExactTerm } from './exact-terms.js';
 import { editDistance, indexVocabulary, noticedSaid, typosNoticed, typosSaid, withTyposRead, withTyposShown, type Vocabulary } from './typos.js';
 import { stemOf, SNIPPET_SOURCE_MAX } from './snippet.js';
@@ -221,7 +221,28 @@ export async function keywordSearch(s: Searcher, query: string, options: SearchQ
     if (read !== typed) r = await keywordRanked(s, await typosShown(s, read), q);
   } else if (q.typos) r = { ...r, parsed: await noticingTypos(s, r.parsed) };
   if (r.ranked.length === 0) r = { ...r, parsed: sayingApart(s, r.parsed) };
+  r = { ...r, parsed: sayingExcluded(s, r.parsed) };
   return finish(s, r.parsed, r.q, r.ranked);
+}
+
+/** Exclusions said at most (each costs a MATCH). */
+const EXCLUDED_SAID_MAX = 3;
+
+/**
+ * The words a query leaves out (`-exec`) that did leave out documents matching the rest, said:
+ * `find -exec` is as often a command's flag pasted as a word to exclude, and it left out
+ * find's manual, the page that answers, without a word (a trial; flags of one or two letters
+ * are read as words already, grammar.ts). Nothing is said of one that excluded nothing.
+ */
+function sayingExcluded(s: Searcher, parsed: ParsedQuery): ParsedQuery {
+  const words = parsed.exclude.filter((t) => t.kind === 'word').slice(0, EXCLUDED_SAID_MAX);
+  const positive = words.length ? toMatch({ ...parsed, exclude: [] }) : null;
+  if (positive === null) return parsed;
+  const v = vocabulary(s);
+  const said = words
+    .filter((t) => v.matches(`(${positive}) AND ${toMatch({ ...parsed, expr: t, exclude: [] })}`))
+    .map((t) => `"-${t.text}" left out the documents holding "${t.text}" (a command's flag? quote it, "-${t.text}", to search it as a word)`);
+  return said.length ? { ...parsed, fallbacks: [...parsed.fallbacks, ...said] } : parsed;
 }
 
 /**
@@ -463,6 +484,7 @@ export async function semanticSearch(s: Searcher & { semantic: SemanticSearch },
       kw = await documentsFound((n) => keywordFound(s, (parsed = shown), q, n, 0), window, q.collapse);
     }
   } else if (q.typos) parsed = await noticingTypos(s, parsed);
+  parsed = sayingExcluded(s, parsed);
   const keyword = kw.found;
   // The third list: the matches that hold one of the question's identifiers as written, in
   // the question's BM25 order (exactQuery: the question AND an identifier), read and checked
