@@ -33,6 +33,15 @@ describe('search', () => {
     expect((await store.search('find -zebra', { mode: 'keyword' })).fallbacks ?? []).toEqual([]);
   });
 
+  it('a path: no stored path begins with is said, with where it is further in (a trial: path:man2 blamed the words)', async () => {
+    const { store } = await newStore();
+    await store.put(text('O_NONBLOCK: open the file in nonblocking mode'), { path: 'corpus/man2/open.2' });
+    const hits = await store.search('path:man2 O_NONBLOCK', { mode: 'keyword' });
+    expect([hits.length, hits.fallbacks]).toEqual([0, ['no stored path begins with "man2" (path: is a prefix from a path\'s start): "corpus/man2/open.2" holds it further in — path:corpus/man2']]);
+    expect((await store.search('path:corpus/man2 O_NONBLOCK', { mode: 'keyword' })).map((h) => h.path)).toEqual(['corpus/man2/open.2']);
+    expect((await store.search('path:nowhere O_NONBLOCK', { mode: 'keyword' })).fallbacks).toEqual(['no stored path begins with "nowhere" (path: is a prefix from a path\'s start)']);
+  });
+
   it('finds words in paths, tags and metadata values, and filters by tag, type, prefix and time', async () => {
     const { store } = await newStore();
     const a = await store.put(text('alpha'), { path: 'docs/guide.md', mediaType: 'text/markdown', tags: ['manual'] });

@@ -220,9 +220,26 @@ export async function keywordSearch(s: Searcher, query: string, options: SearchQ
     const read = withTyposRead(vocabulary(s), typed);
     if (read !== typed) r = await keywordRanked(s, await typosShown(s, read), q);
   } else if (q.typos) r = { ...r, parsed: await noticingTypos(s, r.parsed) };
-  if (r.ranked.length === 0) r = { ...r, parsed: sayingApart(s, r.parsed) };
+  if (r.ranked.length === 0) r = { ...r, parsed: sayingPathsAbsent(s, r.parsed) ?? sayingApart(s, r.parsed) };
   r = { ...r, parsed: sayingExcluded(s, r.parsed) };
   return finish(s, r.parsed, r.q, r.ranked);
+}
+
+/**
+ * A search that found nothing with a `path:` no stored path begins with: said, with a path that
+ * holds it further in (`path:` is a prefix from the path's start: `path:man2` in a store of
+ * `corpus/man2/…` found nothing, and what was said blamed the query's words — a trial).
+ * Undefined when every path filter names some path.
+ */
+function sayingPathsAbsent(s: Searcher, parsed: ParsedQuery): ParsedQuery | undefined {
+  const absent = parsed.filters.path.filter((p) => !s.db.read(() => s.db.prepare<{ one: number }>('SELECT 1 AS one FROM entries WHERE path >= ? AND path < ? LIMIT 1').get(p, `${p}\u{10ffff}`)));
+  if (absent.length === 0 || absent.length < parsed.filters.path.length) return undefined;
+  const said = absent.slice(0, 2).map((p) => {
+    const inside = s.db.read(() => s.db.prepare<{ path: string }>("SELECT path FROM entries WHERE instr(path, '/' || ?) > 0 LIMIT 1").get(p));
+    const at = inside ? inside.path.indexOf(`/${p}`) + 1 : -1;
+    return `no stored path begins with "${p}" (path: is a prefix from a path's start)${inside ? `: ${JSON.stringify(inside.path)} holds it further in — path:${inside.path.slice(0, at)}${p}` : ''}`;
+  });
+  return { ...parsed, fallbacks: [...parsed.fallbacks, ...said] };
 }
 
 /** Exclusions said at most (each costs a MATCH). */
