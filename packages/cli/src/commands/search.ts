@@ -32,6 +32,9 @@ interface SearchOptions {
   json?: boolean;
 }
 
+/** How long a search embeds documents still to embed by default before it answers without them (ms). */
+const CLI_WAIT_MS = 20_000;
+
 export function register(program: Command, setExit: (code: number) => void): void {
   program
     .command('search')
@@ -44,7 +47,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .option('--until <iso>', 'only paths changed before this time')
     .option('--limit <n>', 'at most N hits (default 20)')
     .option('--offset <n>', 'skip the first N hits (for the next page)')
-    .option('--wait-ms <ms>', 'semantic and hybrid: wait at most this long for documents still to embed, then leave them out (and say how many); default: embed them all first')
+    .option('--wait-ms <ms>', `semantic and hybrid: embed documents still to embed for at most this long, then leave the rest out (and say how many; default ${CLI_WAIT_MS})`)
     .option('--mode <mode>', 'keyword, semantic (by meaning, the local model) or hybrid (both fused); default hybrid when the model is installed, else keyword')
     .option('--every-path', 'a hit for each path holding a document, not one hit per document (whose other paths are listed under it)')
     .option('--all-versions', 'every version of each path, not only the latest (by words): hits are path@N')
@@ -79,11 +82,13 @@ export function register(program: Command, setExit: (code: number) => void): voi
 /** Prints the hits; answers whether one's document is damaged. */
 async function searchWith(store: Store, embedder: Embedder | undefined, query: string, mode: Mode | undefined, opts: SearchOptions): Promise<boolean> {
   if (embedder) store.useEmbedder(embedder);
-  // By meaning, documents still to embed are embedded first: said, since that can take minutes
-  // (a search printed nothing for 25 s and more: a trial).
+  // By meaning, documents still to embed are embedded first, for CLI_WAIT_MS at most: said,
+  // since that takes time (a search printed nothing for 25 s and more: a trial), and bounded —
+  // a folder of 7,000 files added, the first search waited hours for all of them (another).
+  // What is left is embedded by the next searches, or `kura index --wait`.
   if (embedder && mode !== 'keyword' && opts.waitMs === undefined) {
     const pending = (await store.indexStatus()).embedding?.pending ?? 0;
-    if (pending > 0) process.stderr.write(`kura: embedding ${pending} document${pending === 1 ? '' : 's'} before searching by meaning (--wait-ms N answers sooner without them; kura index --wait embeds ahead)\n`);
+    if (pending > 0) process.stderr.write(`kura: embedding ${pending} document${pending === 1 ? '' : 's'} before searching by meaning, for ${CLI_WAIT_MS / 1000} s at most (--wait-ms sets how long; kura index --wait embeds them all)\n`);
   }
   store.useReranker(configuredReranker(process.env)); // KURA_RERANK_URL: the first hits reranked
   const hits = await store.search(query, {
@@ -95,7 +100,7 @@ async function searchWith(store: Store, embedder: Embedder | undefined, query: s
     ...(opts.until !== undefined ? { until: isoDate(opts.until, '--until') } : {}),
     ...(opts.limit ? { limit: wholeNumber(opts.limit, '--limit') } : {}),
     ...(opts.offset ? { offset: wholeNumber(opts.offset, '--offset') } : {}),
-    ...(opts.waitMs !== undefined ? { waitMs: wholeNumber(opts.waitMs, '--wait-ms') } : {}),
+    waitMs: opts.waitMs !== undefined ? wholeNumber(opts.waitMs, '--wait-ms') : CLI_WAIT_MS,
     ...(opts.minScore !== undefined ? { minScore: cosine(opts.minScore, '--min-score') } : {}),
     ...(opts.allVersions ? { allVersions: true } : {}),
     ...(opts.everyPath ? { collapse: false } : {}),
