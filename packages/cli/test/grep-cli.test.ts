@@ -82,4 +82,30 @@ describe('kura grep', () => {
     expect(history.stdout).toMatch(/^sha256:[0-9a-f]{64} {2}tree\/notes\.md@1$/m);
     expect(kura(['grep', '--store', store, 'PARSEQUERY'])).toMatchObject({ code: 1 }); // grep reads the latest versions
   });
+  it('names stored paths and folders as rg takes paths (doc/gpg is not doc/gpg-agent; a file is not its .Debian); -F matches text (a trial)', () => {
+    const root = mkdtempSync(join(tmpdir(), 'kura-grep-paths-'));
+    roots.push(root);
+    const store = join(root, 'store');
+    const files: Record<string, string> = {
+      'doc/gpg/README': 'GnuPG here\n',
+      'doc/gpg-agent/README': 'GnuPG agent\n',
+      'doc/ed/changelog': 'GnuPG? no: a.b(c) and more\n',
+      'doc/ed/changelog.Debian': 'GnuPG in Debian\n',
+    };
+    for (const [path, text] of Object.entries(files)) {
+      mkdirSync(join(root, path, '..'), { recursive: true });
+      writeFileSync(join(root, path), text);
+    }
+    expect(kura(['init', '--store', store]).code).toBe(0);
+    expect(kura(['add', '--store', store, 'doc'], root).code).toBe(0);
+    expect(kura(['grep', '--store', store, '-l', 'GnuPG', 'doc/gpg']).stdout).toBe('doc/gpg/README\n');
+    expect(kura(['grep', '--store', store, '-l', 'GnuPG', 'doc/ed/changelog']).stdout).toBe('doc/ed/changelog\n');
+    expect(kura(['grep', '--store', store, '-l', 'GnuPG', 'doc/ed/change']).stdout).toBe('doc/ed/changelog\ndoc/ed/changelog.Debian\n'); // (no such path or folder: a prefix)
+    expect(kura(['grep', '--store', store, '-l', 'GnuPG', 'doc/gpg', 'doc/ed/changelog']).stdout).toBe('doc/ed/changelog\ndoc/gpg/README\n');
+    // -F: the pattern is text.
+    expect(kura(['grep', '--store', store, '-F', 'a.b(c)']).stdout).toBe('doc/ed/changelog:GnuPG? no: a.b(c) and more\n');
+    expect(kura(['grep', '--store', store, '-F', '-c', '.']).stdout).toBe('doc/ed/changelog:1\n');
+    expect(kura(['grep', '--store', store, '-F', 'a.b(c']).code).toBe(0);
+    expect(kura(['grep', '--store', store, 'a.b(c']).code).toBe(2); // (as a regular expression: an unclosed group)
+  });
 });

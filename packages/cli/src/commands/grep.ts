@@ -9,14 +9,15 @@
  */
 import type { Command } from 'commander';
 import { storePrefix } from '../store-path.js';
-import type { GrepEvent } from '@kura/store';
+import type { GrepEvent, Store } from '@kura/store';
 import { wholeNumber } from '../args.js';
-import { CliError, EXIT } from '../exit.js';
+import { CliError, EXIT, isKuraError } from '../exit.js';
 import { write, writeJson } from '../output.js';
 import { shownPath } from '../format.js';
 import { withStore } from '../store.js';
 
 interface GrepOptions {
+  fixedStrings?: boolean;
   ignoreCase?: boolean;
   wordRegexp?: boolean;
   onlyMatching?: boolean;
@@ -34,7 +35,8 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .command('grep')
     .description('lines of the stored text (text files; PDF, DOCX and HTML by their extracted text) that match a regular expression')
     .argument('<pattern>', "a regular expression (Rust's regex syntax: no look-around, backreferences or \\p{…} classes; linear time whatever the pattern)")
-    .argument('[prefix...]', 'only paths starting with one of these')
+    .argument('[prefix...]', 'only these stored paths or folders (as rg takes paths: notes/log is that file, or the folder notes/log/), else paths beginning with it (notes/2026-)')
+    .option('-F, --fixed-strings', 'the pattern is text, not a regular expression')
     .option('-i, --ignore-case', 'match case-insensitively (Unicode)')
     .option('-w, --word-regexp', 'match whole words only: the pattern between word boundaries')
     .option('-o, --only-matching', 'print only the matched parts of each matching line, each on its own line')
@@ -52,10 +54,11 @@ export function register(program: Command, setExit: (code: number) => void): voi
         let last: { path: string; line: number } | undefined;
         let damaged = 0;
         let matched = 0;
-        const events = store.grep(pattern, {
+        const where = await named(store, prefixes.map(storePrefix));
+        const events = store.grep(opts.fixedStrings ? fixed(pattern) : pattern, {
           ignoreCase: opts.ignoreCase ?? false,
           ...(opts.wordRegexp ? { word: true } : {}),
-          ...(prefixes.length ? { prefixes: prefixes.map(storePrefix) } : {}),
+          ...where,
           ...(opts.tag ? { tag: opts.tag } : {}),
           ...(opts.type ? { type: opts.type } : {}),
           context: opts.filesWithMatches || opts.count || opts.onlyMatching ? 0 : context,
@@ -110,4 +113,36 @@ export function register(program: Command, setExit: (code: number) => void): voi
         if (matched === 0) setExit(EXIT.error); // as grep: 1 when no line matched
       });
     });
+}
+
+/** A pattern's text matched as it is (`-F`): each of the regex crate's metacharacters escaped (its `regex::escape`). */
+export function fixed(text: string): string {
+  return text.replace(/[\\.+*?()|[\]{}^$#&\-~]/g, '\\$&');
+}
+
+/**
+ * What the arguments name, as ripgrep takes paths: a stored path is that file (`notes/log`, not
+ * `notes/log.old`), a folder of stored paths its files (`doc/gpg` is `doc/gpg/`, not
+ * `doc/gpg-agent/`: a trial found both greped), and anything else the paths beginning with it
+ * (`notes/2026-`), as before.
+ */
+async function named(store: Store, args: string[]): Promise<{ prefixes?: string[]; paths?: string[] }> {
+  if (args.length === 0) return {};
+  const prefixes: string[] = [];
+  const paths: string[] = [];
+  for (const a of args) {
+    if (a === '' || a.endsWith('/')) {
+      prefixes.push(a);
+      continue;
+    }
+    const file = await store.stat(a).then(
+      () => true,
+      (e: unknown) => (isKuraError(e, 'NOT_FOUND') || isKuraError(e, 'INVALID_INPUT') ? false : Promise.reject(e)),
+    );
+    const folder = (await store.list({ pathPrefix: `${a}/`, limit: 1 })).items.length > 0;
+    if (file) paths.push(a);
+    if (folder) prefixes.push(`${a}/`);
+    if (!file && !folder) prefixes.push(a);
+  }
+  return { prefixes, ...(paths.length ? { paths } : {}) };
 }

@@ -38,8 +38,10 @@ const PAGE = 256;
 export interface GrepOptions {
   /** Case-insensitive (Unicode case folding). */
   ignoreCase?: boolean;
-  /** Only paths starting with one of these (none: every path). */
+  /** Only paths starting with one of these (none: every path)… */
   prefixes?: string[];
+  /** …or, with `prefixes` or alone, these paths exactly (a file `kura grep` names: `notes/log`, not `notes/log.old`). */
+  paths?: string[];
   tag?: string;
   /** Media type: as search's `type:` — `text/markdown`, `text/*`, or a subtype alone (`pdf`). */
   type?: string;
@@ -84,7 +86,14 @@ export type Entry = { path: string; media_type: string | null; doc_id: number };
 
 /** Every path's latest entry matching the filters, in path order, a page at a time (with its document's size). */
 export function* entries(s: GrepSource, o: GrepOptions, beforePage: () => void = () => {}): Generator<Entry & { size: number }> {
-  const f = filterSql({ path: o.prefixes ?? [], tag: o.tag === undefined ? [] : [o.tag], type: o.type === undefined ? [] : [o.type] });
+  const exact = o.paths ?? [];
+  const f = filterSql({ path: exact.length ? [] : (o.prefixes ?? []), tag: o.tag === undefined ? [] : [o.tag], type: o.type === undefined ? [] : [o.type] });
+  if (exact.length) {
+    // Exact paths, or prefixes: one condition of both (filterSql ANDs its fields).
+    const ranges = (o.prefixes ?? []).map(() => '(e.path >= ? AND e.path < ?)');
+    f.where.unshift(`(${[...ranges, `e.path IN (${exact.map(() => '?').join(', ')})`].join(' OR ')})`);
+    f.params.unshift(...(o.prefixes ?? []).flatMap((p) => [p, `${p}\u{10ffff}`]), ...exact);
+  }
   const sql = `SELECT e.path AS path, e.media_type AS media_type, e.doc_id AS doc_id, d.size AS size FROM entries e JOIN documents d ON d.id = e.doc_id
     WHERE e.path IS NOT NULL AND e.path > ?${f.where.map((w) => ` AND ${w}`).join('')} ORDER BY e.path LIMIT ${PAGE}`;
   let after = '';
@@ -215,7 +224,7 @@ export interface GrepRun {
 }
 
 /** The options grep knows: any other is refused (`prefix` for `prefixes` grepped the whole store: a trial). */
-const GREP_OPTIONS: ReadonlySet<string> = new Set(['ignoreCase', 'prefixes', 'tag', 'type', 'context', 'firstPerFile', 'word', 'onlyMatching', 'limit', 'workers']);
+const GREP_OPTIONS: ReadonlySet<string> = new Set(['ignoreCase', 'prefixes', 'paths', 'tag', 'type', 'context', 'firstPerFile', 'word', 'onlyMatching', 'limit', 'workers']);
 
 /**
  * The pattern matched: `-w`'s between word boundaries (Unicode's, as the regex crate reads
@@ -233,6 +242,7 @@ export function grepRun(o: GrepOptions): GrepRun {
     if (!GREP_OPTIONS.has(key)) throw new InvalidInputError(`grep has no option ${JSON.stringify(key)} (it knows ${[...GREP_OPTIONS].join(', ')})`, key);
   }
   if (o.prefixes !== undefined && !(Array.isArray(o.prefixes) && o.prefixes.every((p) => typeof p === 'string'))) throw new InvalidInputError('prefixes is an array of path prefixes', 'prefixes');
+  if (o.paths !== undefined && !(Array.isArray(o.paths) && o.paths.every((p) => typeof p === 'string'))) throw new InvalidInputError('paths is an array of paths', 'paths');
   const context = o.context ?? 0;
   if (!Number.isInteger(context) || context < 0 || context > CONTEXT_MAX) throw new InvalidInputError(`context must be a whole number from 0 to ${CONTEXT_MAX}`, 'context');
   const limit = o.limit ?? Infinity;
