@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { RESULT_CHARS, TEXT_CHARS } from '../src/mcp/tools.js';
 import { rebindingPolicy, refusal } from '../src/access/rebinding.js';
 import { call, closeAll, errorCode, startServer } from './helpers/server.js';
+import { makePdf } from '../../../packages/store/test/helpers/documents.js';
 
 afterAll(closeAll);
 
@@ -266,6 +267,23 @@ describe('MCP over HTTP', () => {
     expect(listed.status).toBe(200);
     const badArgs = await call(s.url, 'POST', '/mcp', { json: { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'kura_list', arguments: [1] } }, headers: mcpHeaders, token: READER });
     expect(badArgs.json).toMatchObject({ id: 7, error: { code: -32602, message: expect.stringMatching(/arguments must be an object/) } });
+  });
+
+  it('a PDF is read as the text extracted from it, by kura_get and kura_multi_get (it was "not UTF-8 text": a trial)', { timeout: 60_000 }, async () => {
+    const s = await startServer({ noAuth: false, tokens });
+    const reader = await connect(s.url, READER);
+    try {
+      await s.app.store.put(makePdf(['Invoice total is 4321 dollars', 'due in March']), { path: 'docs/invoice.pdf', mediaType: 'application/pdf' });
+      await s.app.store.indexStatus({ wait: true });
+      const got = json(await reader.callTool({ name: 'kura_get', arguments: { ref: 'docs/invoice.pdf' } }));
+      expect(got).toMatchObject({ path: 'docs/invoice.pdf', extracted: 'pdf', text: expect.stringContaining('Invoice total is 4321 dollars') });
+      const lines = json(await reader.callTool({ name: 'kura_get', arguments: { ref: 'docs/invoice.pdf', fromLine: 1, toLine: 1 } }));
+      expect(lines.text).toMatch(/^Invoice total is 4321 dollars/);
+      const many = json(await reader.callTool({ name: 'kura_multi_get', arguments: { prefix: 'docs/' } }));
+      expect(many.docs).toMatchObject([{ path: 'docs/invoice.pdf', extracted: 'pdf', text: expect.stringContaining('due in March') }]);
+    } finally {
+      await reader.close();
+    }
   });
 
   it('a write-only token learns nothing of entries; writers at once are told the truth; metadata never makes an entry unreadable (a trial)', { timeout: 60_000 }, async () => {

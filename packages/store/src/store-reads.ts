@@ -3,9 +3,10 @@
  * versions, snapshots, verify and stats — each a call of the module that does it, with the
  * store's context once the store is known to be open. `Store` (store.ts) adds the writes.
  */
-import { InvalidInputError, isKuraError, type Digest, type ResolvedChunkParams } from '@kura/core';
+import { InvalidInputError, decompress, isKuraError, type Digest, type ResolvedChunkParams } from '@kura/core';
+import { CorruptDataError, NotFoundError } from './errors.js';
 import { statTarget, type DocumentInfo, type EntryTarget } from './catalog/entries.js';
-import { parseDigest } from './hex.js';
+import { formatDigest, parseDigest } from './hex.js';
 import { onlyOptions, type ListQuery } from './options.js';
 import type { VerifyProgress, VerifyReport } from './bytes/verify.js';
 import { verifyAll } from './store-verify.js';
@@ -14,7 +15,7 @@ import { indexStatusOf, searchStore } from './store-search.js';
 import { grep as grepStore, type GrepEvent, type GrepOptions } from './search/grep.js';
 import { breather } from './breather.js';
 import type { IndexStatus } from './search/index-status.js';
-import { chunkBytes, damagedChunksOf, documentBytes, documentStream, manifestOf, openDocument, rangeBytes, rangeStream } from './document-reads.js';
+import { chunkBytes, damagedChunksOf, knownDamage, documentBytes, documentStream, manifestOf, openDocument, rangeBytes, rangeStream } from './document-reads.js';
 import { deletedPaths, exclusiveSize, listEntries, pathVersion, resolveRef, storeStats, tagCounts, versionsOf } from './catalog/queries.js';
 import type { DocumentReader, ListResult, StoreConfig, StoreStats, VersionInfo } from './store-types.js';
 import { drainIndex, usable, type StoreContext } from './store-context.js';
@@ -185,6 +186,28 @@ export class StoreReads {
     const { st } = this.#r();
     const doc = st.docAnyByDigest.get(parseDigest(digest));
     return doc ? damagedChunksOf(st, doc) : 0;
+  }
+
+  /**
+   * The text extracted from a PDF, DOCX or HTML document (the text search and grep read), or
+   * undefined while it has none (not such a document, or not extracted yet: `indexStatus({
+   * wait: true })` extracts what is pending). `status` `capped`: cut at the extractor's bounds
+   * (`note` says which); `failed`: none could be read (`note` says why, `text` is ''). A
+   * document verify has found damaged is CORRUPT_DATA here, as its bytes are.
+   */
+  async extractedText(digest: string): Promise<{ kind: string; status: 'ok' | 'capped' | 'failed'; text: string; note?: string } | undefined> {
+    const { st, db } = this.#r();
+    const found = db.read(() => {
+      const doc = st.docAnyByDigest.get(parseDigest(digest));
+      return doc ? { doc, row: st.docTextGet.get(doc.id) } : undefined;
+    });
+    if (!found) throw new NotFoundError(`no document ${digest}`);
+    const { doc, row } = found;
+    if (!row) return undefined;
+    const damage = knownDamage(st, doc);
+    if (damage) throw new CorruptDataError(damage, 'damaged-chunk', { digest: formatDigest(doc.digest) });
+    const text = row.bytes > 0 ? new TextDecoder().decode(decompress(row.text, row.bytes)) : '';
+    return { kind: row.kind, status: row.status, text, ...(row.note ? { note: row.note } : {}) };
   }
 
   /** An entry: `ref` is a path, or a digest naming the entry of that content (else AMBIGUOUS). */

@@ -40,6 +40,12 @@ describe('text extraction', () => {
     expect(status.extracted).toMatchObject({ ok: 3, capped: 0, failed: 0 });
     expect(status.problems).toEqual([]);
     expect(status.queued).toBe(0);
+    // The extracted text, as search and grep read it; none for a text file; NOT_FOUND for no document.
+    const { digest } = await store.stat('a/one');
+    expect(await store.extractedText(digest)).toMatchObject({ kind: 'pdf', status: 'ok', text: expect.stringContaining('quokkazeppelin at dawn') });
+    const txt = await store.put(new TextEncoder().encode('plain'), { path: 'a/plain.txt' });
+    expect(await store.extractedText(txt.digest)).toBeUndefined();
+    await expect(store.extractedText(`sha256:${'0'.repeat(64)}`)).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 
   it("HTML's headings are text as written, its title is text; a store extracted before schema 20 extracts again (a trial)", { timeout: 60_000 }, async () => {

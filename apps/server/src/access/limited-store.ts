@@ -124,6 +124,7 @@ export function limitStore(store: Store, prefixes: readonly string[]): Store {
       return doc.path != null && within(doc.path, prefixes) ? doc : { ...doc, path: null, mediaType: null };
     },
     getBytes: async (digest: string) => store.getBytes(await reached(digest)),
+    extractedText: async (digest: string) => store.extractedText(await reached(digest)),
     getRange: async (digest: string, start: number, end: number) => store.getRange(await reached(digest), start, end),
     get: (digest: string) =>
       (async function* () {

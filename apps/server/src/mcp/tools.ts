@@ -127,9 +127,31 @@ function fieldsOf(tags: string[], meta: Record<string, string>, room: number): {
   return { ...(shown.tags.length ? { tags: shown.tags } : {}), ...(Object.keys(shown.meta).length ? { meta: shown.meta } : {}), ...(shown.fieldsCut ? { fieldsCut: true as const } : {}) };
 }
 
+/**
+ * A document that is no UTF-8 text (a PDF, a DOCX) as the text extracted from it, where it has
+ * some (`extracted`: which extractor; `size` then counts the text's UTF-8): kura_get answered
+ * "not UTF-8 text" for a PDF whose text search and grep read (a trial). Others as they are.
+ */
+async function asText(store: Store, doc: Opened): Promise<Opened> {
+  const head = await doc.range(0, Math.min(doc.about.size, 4096));
+  try {
+    fatal.decode(cutAtCharacter(head, head.length < doc.about.size));
+    return doc;
+  } catch {
+    const ex = await store.extractedText(doc.about.digest);
+    if (!ex || ex.status === 'failed') return doc;
+    const bytes = new TextEncoder().encode(ex.text);
+    return {
+      about: { ...doc.about, size: bytes.length, extracted: ex.kind, ...(ex.status === 'capped' ? { extractedNote: ex.note ?? 'cut at the extractor\'s bounds' } : {}) },
+      bytes: async () => bytes,
+      range: async (start, end) => bytes.subarray(start, end),
+    };
+  }
+}
+
 /** The document a reference names (openRef), described, and its bytes, each read checked. */
 interface Opened {
-  about: { digest: string; path: string | null; size: number; mediaType: string | null; version?: number; tags?: string[]; meta?: Record<string, string>; fieldsCut?: true; snapshot?: string };
+  about: { digest: string; path: string | null; size: number; mediaType: string | null; version?: number; tags?: string[]; meta?: Record<string, string>; fieldsCut?: true; snapshot?: string; extracted?: string; extractedNote?: string };
   bytes(): Promise<Uint8Array>;
   range(start: number, end: number): Promise<Uint8Array>;
 }
@@ -408,7 +430,7 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
     'kura_get',
     {
       title: 'Read a document',
-      description: `A document's text by path, path@version, digest, or the path of a file in a \`snapshot\` (as kura_search with \`snapshot\` names it): from \`offset\` (bytes of its UTF-8; an offset inside a character starts at the next one) or lines \`fromLine\`..\`toLine\` (from 1), at most \`maxChars\` (default and cap ${TEXT_CHARS}; counted as JSON writes them: a newline or quote counts two). A cut answer says \`more\` and where to go on (\`next\`). A binary document is described, not returned.`,
+      description: `A document's text by path, path@version, digest, or the path of a file in a \`snapshot\` (as kura_search with \`snapshot\` names it): from \`offset\` (bytes of its UTF-8; an offset inside a character starts at the next one) or lines \`fromLine\`..\`toLine\` (from 1), at most \`maxChars\` (default and cap ${TEXT_CHARS}; counted as JSON writes them: a newline or quote counts two). A cut answer says \`more\` and where to go on (\`next\`). A PDF or DOCX is read as the text extracted from it (\`extracted\` says so; offsets and lines are the text's); another binary document is described, not returned.`,
       inputSchema: {
         ref,
         offset: z.number().int().min(0).optional().describe("where to start, in bytes of the document's UTF-8 (an answer's next.offset)"),
@@ -421,7 +443,7 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
     },
     ({ ref, offset, fromLine, toLine, maxChars, snapshot }) =>
       tool(access, async () => {
-        const doc = await openRef(store, ref, snapshot);
+        const doc = await asText(store, await openRef(store, ref, snapshot));
         const { about } = doc;
         // (The text's room is what the description leaves: a long path and metadata take some.)
         const budget = Math.min(maxChars ?? TEXT_CHARS, Math.max(1024, RESULT_CHARS - JSON.stringify(about, null, 1).length - 512));
@@ -485,7 +507,7 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
     'kura_multi_get',
     {
       title: 'Read several documents',
-      description: `The text of every path under a prefix or matching a glob (\`notes/**/*.md\`), in the order kura_list lists them (the order the paths were first stored), within a total of \`maxChars\` (default and cap ${TEXT_CHARS}, paths included; counted as JSON writes them); each document at most \`perDocChars\`. When the budget runs out the answer says \`more\` and the \`cursor\` to go on from. Binary documents are listed with text null.`,
+      description: `The text of every path under a prefix or matching a glob (\`notes/**/*.md\`), in the order kura_list lists them (the order the paths were first stored), within a total of \`maxChars\` (default and cap ${TEXT_CHARS}, paths included; counted as JSON writes them); each document at most \`perDocChars\`. When the budget runs out the answer says \`more\` and the \`cursor\` to go on from. PDF and DOCX documents by their extracted text (\`extracted\` says so); other binary documents with text null.`,
       inputSchema: {
         prefix: z.string().max(4096).optional().describe('the paths starting with this (notes/); give this, a glob, or both'),
         glob: z.string().min(1).max(4096).optional().describe('the paths matching this glob (notes/**/*.md; * stays within a folder, ** crosses folders)'),
@@ -511,7 +533,7 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
         const pathPrefix = prefix !== undefined && prefix.length >= fixed.length ? prefix : fixed.startsWith(prefix ?? '') ? fixed : (prefix ?? '');
         let left = maxChars ?? TEXT_CHARS;
         const per = Math.min(perDocChars ?? TEXT_CHARS, left);
-        const docs: { path: string; digest: string; text: string | null; cut?: true }[] = [];
+        const docs: { path: string; digest: string; text: string | null; extracted?: string; cut?: true }[] = [];
         let next = cursor;
         for (;;) {
           const page = await store.list({ ...(pathPrefix ? { pathPrefix } : {}), limit: 100, ...(next ? { cursor: next } : {}) });
@@ -526,16 +548,22 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
             }
             left -= entry;
             const want = Math.max(0, Math.min(per, left));
-            const bytes = await store.getRange(d.digest, 0, Math.min(d.size, 4 * want));
+            let bytes = await store.getRange(d.digest, 0, Math.min(d.size, 4 * want));
+            let size = d.size;
             let text: string | null;
+            let extracted: string | undefined;
             try {
-              text = fatal.decode(cutAtCharacter(bytes, bytes.length < d.size));
+              text = fatal.decode(cutAtCharacter(bytes, bytes.length < size));
             } catch {
-              text = null;
+              // (A PDF or DOCX: the text extracted from it, as kura_get reads it.)
+              const ex = await store.extractedText(d.digest);
+              text = ex && ex.status !== 'failed' ? ex.text : null;
+              extracted = text === null ? undefined : ex!.kind;
+              if (text !== null) size = (bytes = new TextEncoder().encode(text)).length;
             }
             const fitted = text === null ? undefined : fitJson(text, want);
-            const cut = fitted !== undefined && (fitted.text.length < text!.length || bytes.length < d.size);
-            docs.push({ path: d.path, digest: d.digest, text: fitted?.text ?? null, ...(cut ? { cut: true as const } : {}) });
+            const cut = fitted !== undefined && (fitted.text.length < text!.length || bytes.length < size);
+            docs.push({ path: d.path, digest: d.digest, text: fitted?.text ?? null, ...(extracted ? { extracted } : {}), ...(cut ? { cut: true as const } : {}) });
             left -= fitted?.length ?? 0;
           }
           if (!page.nextCursor) return { docs, more: false, cursor: null };
