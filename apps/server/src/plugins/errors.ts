@@ -151,8 +151,11 @@ export function clientError(err: NodeJS.ErrnoException, socket: Socket): void {
   // at once, the 400 ended the connection before it — a put the store had made was never
   // acknowledged (a trial). (`_httpMessage`: the response Node is writing on this socket, as
   // its own clientError handling reads it.)
+  // (Only once that request's body is whole: an error while it still arrives — the client gone
+  // mid-body — is about it, and ends the connection at once, as before: the handler then sees
+  // its body cut and keeps what arrived, a resumable upload's bytes among them.)
   const pending = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
-  if (pending && !pending.writableFinished) {
+  if (pending && !pending.writableFinished && pending.req?.complete) {
     pending.once('finish', () => (socket.writable ? answer() : socket.destroy()));
     pending.once('close', () => !pending.writableFinished && socket.destroy());
     return;
