@@ -21,6 +21,22 @@ describe('search', () => {
     expect(hits[1]!.snippet).toContain('<mark>otter</mark>');
   });
 
+  it('a question found whole, as a phrase, ranks its documents first (a line pasted from gzip\'s manual ranked it 16th: a trial)', async () => {
+    const { store } = await newStore();
+    const filler = ' other words about compilers and linkers'.repeat(30);
+    await store.put(text(`-k --keep  Keep (don't delete) input files during compression or decompression.${filler}`), { path: 'gzip.1' });
+    // Pages holding the question's words often, apart.
+    for (let i = 0; i < 5; i++) await store.put(text(`input files: keep them. delete input files? keep input files, delete the input files and keep files ${i}`), { path: `gold${i}.1` });
+    const hits = await store.search("Keep (don't delete) input files", { mode: 'keyword' });
+    expect(hits[0]!.path).toBe('gzip.1');
+    expect(hits.map((h) => h.path).sort()).toEqual(['gold0.1', 'gold1.1', 'gold2.1', 'gold3.1', 'gold4.1', 'gzip.1']); // (the others still found)
+    // Pages after the first keep the one order.
+    const second = await store.search("Keep (don't delete) input files", { mode: 'keyword', limit: 2, offset: 1 });
+    expect(second.map((h) => h.path)).toEqual(hits.slice(1, 3).map((h) => h.path));
+    // Two words, an operator, or words out of order: BM25's order alone.
+    expect((await store.search('files input delete keep', { mode: 'keyword' }))[0]!.path).not.toBe('gzip.1');
+  });
+
   it('says when a word left out (-exec) left out documents that match the rest; not when it left out none (a trial: find -exec)', async () => {
     const { store } = await newStore();
     await store.put(text('-exec command ;  Execute command\n-print0 print name then NUL\nfind files in a tree'), { path: 'find.txt' });

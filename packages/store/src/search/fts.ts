@@ -31,6 +31,26 @@ function expr(e: Expr, prefixTerms?: ParsedQuery['prefixTerms']): string {
 }
 
 /** The MATCH expression of a parse, or null when it has nothing to match (no hits). */
+/** Words a question needs (and may have at most) for its whole text to be looked for as a phrase. */
+export const PHRASE_WORDS_MIN = 3;
+const PHRASE_WORDS_MAX = 32;
+
+/**
+ * A question of plain words (no operators, phrases, prefixes or exclusions typed), of
+ * PHRASE_WORDS_MIN to PHRASE_WORDS_MAX words of ASCII, as one phrase: its words in a row, stop
+ * words too. Documents holding it rank first (keyword.ts): a line pasted from a manual —
+ * `Keep (don't delete) input files` — ranked gzip's manual 16th under pages holding more of
+ * its common words (a trial). Null for any other query. (A question's words seldom stand in a
+ * row in a text: CISI's 76 questions hold none, so their ranking is BM25's alone.)
+ */
+export function toPhraseMatch(q: ParsedQuery): string | null {
+  if (!q.expr || q.exclude.length || !/^[\x20-\x7e]*$/.test(q.text)) return null;
+  const plain = 'text' in q.expr ? q.expr.kind === 'word' : q.expr.kind === 'or' && q.expr.items.every((x) => 'text' in x && x.kind === 'word');
+  if (!plain) return null;
+  const words = q.text.split(WORD_SPLIT).filter(Boolean);
+  return words.length >= PHRASE_WORDS_MIN && words.length <= PHRASE_WORDS_MAX ? quoted(words.join(' ')) : null;
+}
+
 export function toMatch(q: ParsedQuery): string | null {
   if (!q.expr) return null;
   const match = expr(q.expr, q.prefixTerms);

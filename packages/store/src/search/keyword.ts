@@ -14,7 +14,7 @@ import { SNIPPET_SOURCE_MAX, escapeHtml, makeSnippet, queryTerms, snippetPast, s
 import { STOP_WORDS } from './stop-words.js';
 import type { SearchHit, SearchQuery } from './search-query.js';
 import type { ParsedQuery } from './grammar.js';
-import { excludedMatch, filterSql, toMatch } from './fts.js';
+import { excludedMatch, filterSql, toMatch, toPhraseMatch } from './fts.js';
 import { exactTerms, holdsAny, onlyExact } from './exact-terms.js';
 
 /** An entry a search found, before its snippet is made. */
@@ -45,11 +45,15 @@ export function keywordEntries(db: SqlDatabase, parsed: ParsedQuery, q: z.output
     filters.params.push(JSON.stringify(among));
   }
   const where = ['search MATCH ?', ...filters.where];
+  // A question's whole text found as a phrase ranks its documents first (fts.ts toPhraseMatch).
+  const phrase = toPhraseMatch(parsed);
   const sql = `SELECT e.id AS entry_id, d.id AS doc_id, d.digest AS digest, e.path AS path, e.media_type AS media_type, d.size AS size,
-      bm25(search, 4.0, 3.0, 2.0, 1.0) AS score
+      bm25(search, 4.0, 3.0, 2.0, 1.0) AS score${phrase ? ', search.rowid IN (SELECT rowid FROM search WHERE search MATCH ?) AS whole' : ''}
     FROM search JOIN entries e ON e.id = search.rowid JOIN documents d ON d.id = e.doc_id
-    WHERE ${where.join(' AND ')} ORDER BY score, e.id LIMIT ? OFFSET ?`;
-  return db.prepare<FoundEntry>(sql).all(match, ...filters.params, limit, offset);
+    WHERE ${where.join(' AND ')} ORDER BY ${phrase ? 'whole DESC, ' : ''}score, e.id LIMIT ? OFFSET ?`;
+  const rows = db.prepare<FoundEntry & { whole?: number }>(sql).all(...(phrase ? [phrase] : []), match, ...filters.params, limit, offset);
+  if (phrase) for (const r of rows) delete r.whole;
+  return rows;
 }
 
 /** Candidates of a stop-stemmed query (`keywordFound`) read at most, a page at a time, and for how long. */
