@@ -52,6 +52,10 @@ describe('MCP over HTTP', () => {
     try {
       const names = async (c: Client) => (await c.listTools()).tools.map((t) => t.name).sort();
       expect(await names(reader)).toEqual(READ_TOOLS);
+      // Each tool's schema says what it takes: no other argument, but a client's own `_…` ones
+      // (it said `additionalProperties: {}` while others were refused: a trial).
+      for (const t of (await reader.listTools()).tools) expect(t.inputSchema, t.name).toMatchObject({ type: 'object', additionalProperties: false, patternProperties: { '^_': {} } });
+      expect(await reader.callTool({ name: 'kura_list', arguments: { prefix: 'log/', _trace: 'x' } })).not.toMatchObject({ isError: true });
       // kura_add_file names a file on the server's machine: never offered over the network;
       // kura_delete needs the delete scope.
       expect(await names(writer)).toEqual([...READ_TOOLS, ...WRITE_TOOLS].sort());

@@ -310,16 +310,20 @@ function slip(tool: string, key: string): string | undefined {
 /**
  * A tool's arguments, refusing any other (see slip) — but those a client adds of its own
  * accord, named with a leading `_` (`_meta`, `_toolCallId`): a refusal there would fail
- * every call of such a client, which the model cannot mend (found in review). (Advertised
- * without additionalProperties: false, for the same clients.)
+ * every call of such a client, which the model cannot mend (found in review). Advertised so:
+ * no other property, any named with a leading `_` (the loose object alone advertised
+ * `additionalProperties: {}`, "anything goes", while other arguments were refused: a trial).
  */
 function strictArguments(tool: string, shape: z.ZodRawShape): z.ZodType {
-  return z.looseObject(shape).superRefine((args, ctx) => {
-    const unknown = Object.keys(args).filter((k) => !(k in shape) && !k.startsWith('_'));
-    if (unknown.length === 0) return;
-    const known = Object.keys(shape).join(', ') || 'none';
-    ctx.addIssue({ code: 'custom', message: `not an argument of this tool: ${unknown.map((k) => (slip(tool, k) ? `${k} (${slip(tool, k)})` : k)).join(', ')}; it takes ${known}` });
-  });
+  return z
+    .looseObject(shape)
+    .superRefine((args, ctx) => {
+      const unknown = Object.keys(args).filter((k) => !(k in shape) && !k.startsWith('_'));
+      if (unknown.length === 0) return;
+      const known = Object.keys(shape).join(', ') || 'none';
+      ctx.addIssue({ code: 'custom', message: `not an argument of this tool: ${unknown.map((k) => (slip(tool, k) ? `${k} (${slip(tool, k)})` : k)).join(', ')}; it takes ${known}` });
+    })
+    .meta({ additionalProperties: false, patternProperties: { '^_': {} } });
 }
 
 /** The scope each of Kura's tools needs (filled as they are registered): for refusals' reasons. */
