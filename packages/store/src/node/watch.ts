@@ -189,7 +189,7 @@ export class Watch {
     if (problem) throw new InvalidInputError(`a watch's prefix is a folder of the store's paths: ${problem.replace(/^path /, '')} (got "${prefix}")`, 'prefix');
     this.prefix = prefix;
     const user = excluder(o.exclude);
-    this.#exclude = (path, name, isDir) => WATCH_EXCLUDED.includes(name) || (!isDir && EDITOR_TEMPORARY.test(name)) || (user?.(path, name, isDir) ?? false) || (isDir && this.#isStore(path));
+    this.#exclude = (path, name, isDir) => WATCH_EXCLUDED.includes(name) || (!isDir && this.#editorTemporary(path, name)) || (user?.(path, name, isDir) ?? false) || (isDir && this.#isStore(path));
     this.#settleMs = o.settleMs ?? SETTLE_MS;
     this.#openMaxMs = o.openMaxMs ?? OPEN_MAX_MS;
     if (o.pollMs !== undefined && (!Number.isInteger(o.pollMs) || o.pollMs < 100)) throw new InvalidInputError('pollMs must be a whole number of at least 100 (ms)', 'pollMs');
@@ -237,6 +237,15 @@ export class Watch {
     const known = existsSync(join(abs, 'kura.db')) || existsSync(join(abs, 'kura-store.json'));
     if (known) this.#storeDirs.add(rel);
     return known;
+  }
+
+  /**
+   * Whether a file is an editor's temporary file (EDITOR_TEMPORARY). A change heard names a
+   * path without saying what it is: a directory of such a name (`old~/`) is looked at, and is
+   * no temporary file (taken for one, its files were missed until the next scan).
+   */
+  #editorTemporary(path: string, name: string): boolean {
+    return EDITOR_TEMPORARY.test(name) && !lstatSync(join(this.root, path), { throwIfNoEntry: false })?.isDirectory();
   }
 
   /** Whether a path from the root, or a directory above it, is left out. */
