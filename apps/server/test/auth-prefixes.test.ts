@@ -227,6 +227,10 @@ describe('tokens limited to path prefixes', () => {
     expect((await get(`/v1/search?q=${typo}`)).json.fallbacks ?? []).toEqual([]);
     expect((await get(`/v1/search?q=${SECRET_WORD}&pathPrefix=secret/`)).json.error).toMatchObject({ code: 'FORBIDDEN' });
     expect((await get(`/v1/search?q=${encodeURIComponent(`path:secret/ ${SECRET_WORD}`)}`)).json.hits).toEqual([]);
+    // What a search says of the whole index is not said to it: where a `path:` lies further in
+    // (it named `secret/b`), or that an exclusion left documents out.
+    expect((await get(`/v1/search?q=${encodeURIComponent(`path:b ${SECRET_WORD}`)}`, ADMIN)).json.fallbacks).toEqual([expect.stringContaining('"secret/b" holds it further in')]);
+    for (const q of [`path:b ${SECRET_WORD}`, `plan -${SECRET_WORD}`]) expect((await get(`/v1/search?q=${encodeURIComponent(q)}`)).json.fallbacks ?? [], q).toEqual([]);
     const history = await get(`/v1/search?q=${SECRET_WORD}&allVersions=true`);
     expect(history.json.hits.map((h: { path: string; version: number }) => `${h.path}@${h.version}`)).toEqual(['team/old@1']);
     expect((await get(`/v1/search?q=plan`)).json.hits).toEqual([]);

@@ -220,8 +220,12 @@ export async function keywordSearch(s: Searcher, query: string, options: SearchQ
     const read = withTyposRead(vocabulary(s), typed);
     if (read !== typed) r = await keywordRanked(s, await typosShown(s, read), q);
   } else if (q.typos) r = { ...r, parsed: await noticingTypos(s, r.parsed) };
-  if (r.ranked.length === 0) r = { ...r, parsed: sayingPathsAbsent(s, r.parsed) ?? sayingApart(s, r.parsed) };
-  r = { ...r, parsed: sayingExcluded(s, r.parsed) };
+  // (What these say is read from the whole index: not to a search narrowed to some paths — a
+  // token limited to prefixes — which would learn of paths and words outside them.)
+  if (!q.pathPrefixes) {
+    if (r.ranked.length === 0) r = { ...r, parsed: sayingPathsAbsent(s, r.parsed) ?? sayingApart(s, r.parsed) };
+    r = { ...r, parsed: sayingExcluded(s, r.parsed) };
+  }
   return finish(s, r.parsed, r.q, r.ranked);
 }
 
@@ -501,7 +505,7 @@ export async function semanticSearch(s: Searcher & { semantic: SemanticSearch },
       kw = await documentsFound((n) => keywordFound(s, (parsed = shown), q, n, 0), window, q.collapse);
     }
   } else if (q.typos) parsed = await noticingTypos(s, parsed);
-  parsed = sayingExcluded(s, parsed);
+  if (!q.pathPrefixes) parsed = sayingExcluded(s, parsed); // (as keywordSearch: the whole index's)
   const keyword = kw.found;
   // The third list: the matches that hold one of the question's identifiers as written, in
   // the question's BM25 order (exactQuery: the question AND an identifier), read and checked
