@@ -64,7 +64,7 @@ describe('search through every version, against each version searched at a path 
             } else if (o.kind === 'retype') {
               await store.updateMeta([{ path: o.path, mediaType: o.mediaType }]).catch(() => undefined);
             } else if (o.kind === 'search') {
-              await store.search(o.q, { allVersions: true });
+              await store.search(o.q, { allVersions: true, collapse: false });
             }
           }
           // The independent answer: every version at a path of its own (digits: no word of the queries).
@@ -79,11 +79,11 @@ describe('search through every version, against each version searched at a path 
             }
           }
           for (const q of queries) {
-            const got = (await store.search(q, { allVersions: true, limit: 1000 })).map((h) => `${h.path}@${h.version}`).sort();
+            const got = (await store.search(q, { allVersions: true, collapse: false, limit: 1000 })).map((h) => `${h.path}@${h.version}`).sort();
             const want = (await oracle.search(q, { mode: 'keyword', limit: 1000, collapse: false })).map((h) => at.get(h.path!)!).sort();
             expect(got, `${q} after ${JSON.stringify(ops)}`).toEqual(want);
             // One path's versions alone (its spans checked without the others').
-            const gotB = (await store.search(q, { allVersions: true, limit: 1000, pathPrefix: 'b' })).map((h) => `${h.path}@${h.version}`).sort();
+            const gotB = (await store.search(q, { allVersions: true, collapse: false, limit: 1000, pathPrefix: 'b' })).map((h) => `${h.path}@${h.version}`).sort();
             expect(gotB, `${q} in b.txt after ${JSON.stringify(ops)}`).toEqual(want.filter((w) => w.startsWith('b.txt@')));
           }
         } finally {

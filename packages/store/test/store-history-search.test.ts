@@ -20,18 +20,35 @@ describe('search through history', () => {
     await store.put(text('Meeting notes: the budget moved to next year.'), { path: 'notes.md' });
     await store.put(text('Another file about budgets.'), { path: 'other.md' });
     expect(named(await store.search('zeppelin'))).toEqual([]);
-    expect(named(await store.search('zeppelin', { allVersions: true }))).toEqual(['notes.md@1']);
+    expect(named(await store.search('zeppelin', { allVersions: true, collapse: false }))).toEqual(['notes.md@1']);
     // The latest versions are found too, each with its number; filters hold for the paths.
-    expect(named(await store.search('budget', { allVersions: true })).sort()).toEqual(['notes.md@1', 'notes.md@2', 'other.md@1']);
-    expect(named(await store.search('budget path:notes', { allVersions: true })).sort()).toEqual(['notes.md@1', 'notes.md@2']);
-    const hit = (await store.search('zeppelin', { allVersions: true }))[0]!;
+    expect(named(await store.search('budget', { allVersions: true, collapse: false })).sort()).toEqual(['notes.md@1', 'notes.md@2', 'other.md@1']);
+    expect(named(await store.search('budget path:notes', { allVersions: true, collapse: false })).sort()).toEqual(['notes.md@1', 'notes.md@2']);
+    const hit = (await store.search('zeppelin', { allVersions: true, collapse: false }))[0]!;
     expect(hit).toMatchObject({ matched: ['keyword'], version: 1 });
     expect(hit.snippet).toContain('<mark>zeppelin</mark>');
     // A deleted path's versions are typed by name, as a read by path types them (null: a trial).
     await store.deletePath('notes.md', { keepVersions: true });
-    expect((await store.search('zeppelin', { allVersions: true }))[0]).toMatchObject({ path: 'notes.md', version: 1, mediaType: 'text/markdown' });
+    expect((await store.search('zeppelin', { allVersions: true, collapse: false }))[0]).toMatchObject({ path: 'notes.md', version: 1, mediaType: 'text/markdown' });
     // By words only: another mode is said to be unavailable there.
-    await expect(store.search('zeppelin', { allVersions: true, mode: 'semantic' })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(store.search('zeppelin', { allVersions: true, collapse: false, mode: 'semantic' })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+  });
+
+  it('shows the same bytes at several paths and versions once, the others in alsoAt; collapse: false, a hit each (a trial: 4 of 5 hits were one manual)', async () => {
+    const { store } = await newStore();
+    const manual = text('gold(1): Keep (don\'t delete) input files\n');
+    for (const p of ['man1/gold.1', 'man1/ld.gold.1', 'x/gold.1', 'y/gold.1']) await store.put(manual, { path: p });
+    await store.put(text('replaced'), { path: 'x/gold.1' });
+    await store.put(text('a different page about gold files'), { path: 'z/other.1' });
+    const hits = await store.search('gold files', { allVersions: true });
+    expect(hits.map((h) => h.path).sort()).toEqual(['man1/gold.1', 'z/other.1'].sort());
+    const one = hits.find((h) => h.path === 'man1/gold.1')!;
+    expect(one.version).toBe(1);
+    expect([...(one.alsoAt ?? [])].sort()).toEqual(['man1/ld.gold.1@1', 'x/gold.1@1', 'y/gold.1@1']);
+    const each = await store.search('gold files', { allVersions: true, collapse: false });
+    expect(named(each).sort()).toEqual(['man1/gold.1@1', 'man1/ld.gold.1@1', 'x/gold.1@1', 'y/gold.1@1', 'z/other.1@1']);
+    // A page of two documents reads as far as it takes to find them.
+    expect((await store.search('gold files', { allVersions: true, limit: 2 })).map((h) => h.path).sort()).toEqual(['man1/gold.1', 'z/other.1'].sort());
   });
 
   it('filters and pages every version without losing or repeating hits (found in review)', async () => {
@@ -39,26 +56,26 @@ describe('search through history', () => {
     // Far better matches elsewhere: a filter must not empty the page the one match passing it is on.
     for (let i = 0; i < 100; i++) await store.put(text(`harbour harbour harbour note ${i}`), { path: `a/${i}.txt` });
     await store.put(text(`harbour ${'filler words here '.repeat(200)}`), { path: 'b/only.txt' });
-    expect(named(await store.search('harbour path:b/', { allVersions: true, limit: 5 }))).toEqual(['b/only.txt@1']);
-    expect(named(await store.search('harbour', { allVersions: true, limit: 5, pathPrefix: 'b/' }))).toEqual(['b/only.txt@1']);
+    expect(named(await store.search('harbour path:b/', { allVersions: true, collapse: false, limit: 5 }))).toEqual(['b/only.txt@1']);
+    expect(named(await store.search('harbour', { allVersions: true, collapse: false, limit: 5, pathPrefix: 'b/' }))).toEqual(['b/only.txt@1']);
     // Exclusions hold through versions too: `-path:` by the paths hits name, `-tag:` by the
     // current entry — and a path deleted with its versions kept has no tag to exclude it.
-    expect(named(await store.search('harbour filler -path:a/', { allVersions: true, limit: 5 }))).toEqual(['b/only.txt@1']);
-    expect(named(await store.search('harbour NOT path:a/', { allVersions: true, limit: 200 }))).toEqual(['b/only.txt@1']);
+    expect(named(await store.search('harbour filler -path:a/', { allVersions: true, collapse: false, limit: 5 }))).toEqual(['b/only.txt@1']);
+    expect(named(await store.search('harbour NOT path:a/', { allVersions: true, collapse: false, limit: 200 }))).toEqual(['b/only.txt@1']);
     await store.put(text('harbour tagged'), { path: 'c/tagged.txt', tags: ['skip'] });
     await store.put(text('harbour gone'), { path: 'c/gone.txt' });
     await store.deletePath('c/gone.txt', { keepVersions: true });
-    expect(named(await store.search('harbour path:c/ -tag:skip', { allVersions: true, limit: 20 }))).toEqual(['c/gone.txt@1']);
+    expect(named(await store.search('harbour path:c/ -tag:skip', { allVersions: true, collapse: false, limit: 20 }))).toEqual(['c/gone.txt@1']);
     // Equal scores everywhere: pages of 7 are parts of the one order, none lost or repeated.
     for (let i = 0; i < 40; i++) {
       const path = `p/${String(39 - i).padStart(2, '0')}.txt`;
       await store.put(text(`quay boat q${String(i).padStart(2, '0')}`), { path });
       await store.put(text(`quay boat r${String(i).padStart(2, '0')}`), { path });
     }
-    const all = named(await store.search('quay', { allVersions: true, limit: 200 }));
+    const all = named(await store.search('quay', { allVersions: true, collapse: false, limit: 200 }));
     expect(all).toHaveLength(80);
     const paged: (string | null)[] = [];
-    for (let offset = 0; offset < all.length; offset += 7) paged.push(...named(await store.search('quay', { allVersions: true, limit: 7, offset })));
+    for (let offset = 0; offset < all.length; offset += 7) paged.push(...named(await store.search('quay', { allVersions: true, collapse: false, limit: 7, offset })));
     expect(paged).toEqual(all);
     await store.close();
   });
@@ -69,11 +86,11 @@ describe('search through history', () => {
     await store.put(a, { path: 'draft.txt' });
     await store.put(text('second draft'), { path: 'draft.txt' });
     await store.put(a, { path: 'copy.txt' }); // the same document at another path: shown, so not history
-    expect(named(await store.search('walrus', { allVersions: true })).sort()).toEqual(['copy.txt@1', 'draft.txt@1']);
+    expect(named(await store.search('walrus', { allVersions: true, collapse: false })).sort()).toEqual(['copy.txt@1', 'draft.txt@1']);
     await store.put(text('third draft with an otter'), { path: 'copy.txt' });
-    expect(named(await store.search('walrus', { allVersions: true })).sort()).toEqual(['copy.txt@1', 'draft.txt@1']);
+    expect(named(await store.search('walrus', { allVersions: true, collapse: false })).sort()).toEqual(['copy.txt@1', 'draft.txt@1']);
     await store.put(a, { path: 'draft.txt' }); // the first draft is latest again
-    expect(named(await store.search('walrus', { allVersions: true })).sort()).toEqual(['copy.txt@1', 'draft.txt@1', 'draft.txt@3']);
+    expect(named(await store.search('walrus', { allVersions: true, collapse: false })).sort()).toEqual(['copy.txt@1', 'draft.txt@1', 'draft.txt@3']);
     await store.close();
     const db = new Database(join(dir, 'kura.db'), { readonly: true });
     const docs = db.prepare('SELECT COUNT(*) AS n FROM documents').get() as { n: number };
@@ -89,17 +106,17 @@ describe('search through history', () => {
     const { store, dir } = await newStore();
     for (let v = 1; v <= 70; v++) await store.put(text(`kestrel log\nentry w${v} written\n`), { path: 'log.txt' });
     await store.put(text('kestrel elsewhere'), { path: 'other.txt' });
-    const all = named(await store.search('kestrel', { allVersions: true, limit: 200 }));
+    const all = named(await store.search('kestrel', { allVersions: true, collapse: false, limit: 200 }));
     expect([...all].sort()).toEqual([...Array.from({ length: 70 }, (_, i) => `log.txt@${i + 1}`), 'other.txt@1'].sort());
     const paged: (string | null)[] = [];
-    for (let offset = 0; offset < all.length; offset += 9) paged.push(...named(await store.search('kestrel', { allVersions: true, limit: 9, offset })));
+    for (let offset = 0; offset < all.length; offset += 9) paged.push(...named(await store.search('kestrel', { allVersions: true, collapse: false, limit: 9, offset })));
     expect(paged).toEqual(all);
     // One version's own word: that version alone, whichever span it is in.
-    for (const v of [1, 32, 33, 64, 70]) expect(named(await store.search(`w${v}`, { allVersions: true }))).toEqual([`log.txt@${v}`]);
+    for (const v of [1, 32, 33, 64, 70]) expect(named(await store.search(`w${v}`, { allVersions: true, collapse: false }))).toEqual([`log.txt@${v}`]);
     // More versions later: the last span is made again, the others kept.
     for (let v = 71; v <= 75; v++) await store.put(text(`kestrel log\nentry w${v} written\n`), { path: 'log.txt' });
-    expect(named(await store.search('w73 OR w2', { allVersions: true })).sort()).toEqual(['log.txt@2', 'log.txt@73']);
-    expect(await store.search('kestrel', { allVersions: true, limit: 200 })).toHaveLength(76);
+    expect(named(await store.search('w73 OR w2', { allVersions: true, collapse: false })).sort()).toEqual(['log.txt@2', 'log.txt@73']);
+    expect(await store.search('kestrel', { allVersions: true, collapse: false, limit: 200 })).toHaveLength(76);
     await store.close();
     const db = new Database(join(dir, 'kura.db'), { readonly: true });
     const spans = db.prepare("SELECT s.id, s.first, s.last FROM history_spans s JOIN history_paths p ON p.id = s.path_id WHERE p.path = 'log.txt' ORDER BY s.first").all();
@@ -115,7 +132,7 @@ describe('search through history', () => {
     const { store, dir } = await newStore();
     const v = (n: number) => text(`tern log\nentry w${n} written\n`);
     for (let n = 1; n <= 70; n++) await store.put(v(n), { path: 'log.txt' });
-    await store.search('tern', { allVersions: true });
+    await store.search('tern', { allVersions: true, collapse: false });
     const spans = () => {
       const db = new Database(join(dir, 'kura.db'), { readonly: true });
       try {
@@ -128,17 +145,17 @@ describe('search through history', () => {
     expect(before.map((x) => [x.first, x.last])).toEqual([[1, 32], [33, 64], [65, 70]]);
     // Version 1's bytes again: version 71 shows the document version 1 names.
     await store.put(v(1), { path: 'log.txt', mediaType: 'text/markdown' });
-    expect(named(await store.search('w1', { allVersions: true })).sort()).toEqual(['log.txt@1', 'log.txt@71']);
+    expect(named(await store.search('w1', { allVersions: true, collapse: false })).sort()).toEqual(['log.txt@1', 'log.txt@71']);
     const after = spans();
     expect(after.map((x) => [x.first, x.last])).toEqual([[1, 32], [33, 64], [65, 71]]);
     expect(after[1]!.id).toBe(before[1]!.id); // untouched
     expect(after[0]!.id).not.toBe(before[0]!.id); // made again in place
-    expect(await store.search('tern', { allVersions: true, limit: 200 })).toHaveLength(71);
+    expect(await store.search('tern', { allVersions: true, collapse: false, limit: 200 })).toHaveLength(71);
     // Its first version forgotten, then another restored: the span keeps its range, once (found
     // in review: a remade span starting at its oldest version left was added beside the old one).
     await store.deleteVersion('log.txt', 1);
     await store.put(v(2), { path: 'log.txt' });
-    const hits = named(await store.search('tern', { allVersions: true, limit: 200 }));
+    const hits = named(await store.search('tern', { allVersions: true, collapse: false, limit: 200 }));
     expect(hits).toHaveLength(71);
     expect(new Set(hits).size).toBe(71);
     expect(spans().map((x) => [x.first, x.last])).toEqual([[1, 32], [33, 64], [65, 72]]);
@@ -151,15 +168,15 @@ describe('search through history', () => {
     await store.put(text('beta two\nfirst\ndraft'), { path: 'n.txt' });
     await store.put(text('gamma three\nfirst'), { path: 'n.txt' });
     // Each word is in a version, both in none: a span has both, no version does.
-    expect(named(await store.search('alpha AND beta', { allVersions: true }))).toEqual([]);
-    expect(named(await store.search('alpha OR beta', { allVersions: true })).sort()).toEqual(['n.txt@1', 'n.txt@2']);
+    expect(named(await store.search('alpha AND beta', { allVersions: true, collapse: false }))).toEqual([]);
+    expect(named(await store.search('alpha OR beta', { allVersions: true, collapse: false })).sort()).toEqual(['n.txt@1', 'n.txt@2']);
     // A phrase across a line's end, in version 2 only (the span's lines put "other line" between).
-    expect(named(await store.search('"first draft"', { allVersions: true }))).toEqual(['n.txt@2']);
-    expect(named(await store.search('"other draft"', { allVersions: true }))).toEqual([]);
+    expect(named(await store.search('"first draft"', { allVersions: true, collapse: false }))).toEqual(['n.txt@2']);
+    expect(named(await store.search('"other draft"', { allVersions: true, collapse: false }))).toEqual([]);
     // NOT and -word hold for each version.
-    expect(named(await store.search('first NOT beta', { allVersions: true })).sort()).toEqual(['n.txt@1', 'n.txt@3']);
-    expect(named(await store.search('first -gamma -alpha', { allVersions: true }))).toEqual(['n.txt@2']);
-    expect(named(await store.search('fir*', { allVersions: true }))).toEqual(['n.txt@3', 'n.txt@2', 'n.txt@1']); // newest first in a span
+    expect(named(await store.search('first NOT beta', { allVersions: true, collapse: false })).sort()).toEqual(['n.txt@1', 'n.txt@3']);
+    expect(named(await store.search('first -gamma -alpha', { allVersions: true, collapse: false }))).toEqual(['n.txt@2']);
+    expect(named(await store.search('fir*', { allVersions: true, collapse: false }))).toEqual(['n.txt@3', 'n.txt@2', 'n.txt@1']); // newest first in a span
     await store.close();
   });
 
@@ -168,26 +185,26 @@ describe('search through history', () => {
     const shared = text('the osprey report');
     await store.put(shared, { path: 'a.txt' });
     await store.put(text('the heron report'), { path: 'a.txt' });
-    expect(named(await store.search('osprey', { allVersions: true }))).toEqual(['a.txt@1']);
+    expect(named(await store.search('osprey', { allVersions: true, collapse: false }))).toEqual(['a.txt@1']);
     // The same document put at b.txt, then replaced there: now an older version of two paths.
     await store.put(shared, { path: 'b.txt' });
     await store.put(text('the egret report'), { path: 'b.txt' });
-    expect(named(await store.search('osprey', { allVersions: true })).sort()).toEqual(['a.txt@1', 'b.txt@1']);
+    expect(named(await store.search('osprey', { allVersions: true, collapse: false })).sort()).toEqual(['a.txt@1', 'b.txt@1']);
     // (b.txt's spans alone checked: the document is found by b.txt's name too.)
-    expect(named(await store.search('osprey path:b', { allVersions: true }))).toEqual(['b.txt@1']);
+    expect(named(await store.search('osprey path:b', { allVersions: true, collapse: false }))).toEqual(['b.txt@1']);
     // Versions forgotten: found no more.
     await store.forgetVersions({ keep: 1 });
-    expect(named(await store.search('osprey', { allVersions: true }))).toEqual([]);
-    expect(named(await store.search('report', { allVersions: true })).sort()).toEqual(['a.txt@2', 'b.txt@2']);
+    expect(named(await store.search('osprey', { allVersions: true, collapse: false }))).toEqual([]);
+    expect(named(await store.search('report', { allVersions: true, collapse: false })).sort()).toEqual(['a.txt@2', 'b.txt@2']);
     // A path deleted with its versions kept is history still; deleted whole, gone.
     await store.deletePath('a.txt', { keepVersions: true });
-    expect(named(await store.search('heron', { allVersions: true }))).toEqual(['a.txt@2']);
+    expect(named(await store.search('heron', { allVersions: true, collapse: false }))).toEqual(['a.txt@2']);
     // (Path filters hold for the path, which has no entry now: found by the property test.)
-    expect(named(await store.search('heron path:a', { allVersions: true, pathPrefix: 'a' }))).toEqual(['a.txt@2']);
-    expect(named(await store.search('heron tag:x', { allVersions: true }))).toEqual([]);
+    expect(named(await store.search('heron path:a', { allVersions: true, collapse: false, pathPrefix: 'a' }))).toEqual(['a.txt@2']);
+    expect(named(await store.search('heron tag:x', { allVersions: true, collapse: false }))).toEqual([]);
     await store.deletePath('a.txt');
-    expect(named(await store.search('heron', { allVersions: true }))).toEqual([]);
-    expect(named(await store.search('report', { allVersions: true }))).toEqual(['b.txt@2']);
+    expect(named(await store.search('heron', { allVersions: true, collapse: false }))).toEqual([]);
+    expect(named(await store.search('report', { allVersions: true, collapse: false }))).toEqual(['b.txt@2']);
     await store.close();
   });
 
@@ -209,7 +226,7 @@ describe('search through history', () => {
       ['puffin', ['a.dat@1', 'b.txt@1']],
       ['git\uE0A0main', ['pua.txt@1']],
     ] as const) {
-      expect(named(await store.search(q, { allVersions: true })).sort(), q).toEqual(want);
+      expect(named(await store.search(q, { allVersions: true, collapse: false })).sort(), q).toEqual(want);
     }
     // Searching history changes nothing a plain search finds (no extraction kept for a shown document).
     await store.addTags('page.txt', ['re-index']);
@@ -221,18 +238,18 @@ describe('search through history', () => {
     await store.put(latin1('caf\xe9;gnu;crossing\x00'), { path: 'g.bin', mediaType: 'application/octet-stream' });
     await store.put(latin1('caf\xe9;ibex;crossing\x00'), { path: 'x.bin', mediaType: 'application/octet-stream' });
     await store.put(text('other'), { path: 'x.bin' });
-    expect(named(await store.search('gnu OR ibex', { allVersions: true }))).toEqual([]);
+    expect(named(await store.search('gnu OR ibex', { allVersions: true, collapse: false }))).toEqual([]);
     await store.updateMeta([{ path: 'g.bin', mediaType: 'text/csv' }]);
     await store.put(latin1('caf\xe9;ibex;crossing\x00'), { path: 'y.csv', mediaType: 'text/csv' });
-    expect(named(await store.search('gnu', { allVersions: true }))).toEqual(['g.bin@1']);
-    expect(named(await store.search('ibex', { allVersions: true })).sort()).toEqual(['x.bin@1', 'y.csv@1']);
+    expect(named(await store.search('gnu', { allVersions: true, collapse: false }))).toEqual(['g.bin@1']);
+    expect(named(await store.search('ibex', { allVersions: true, collapse: false })).sort()).toEqual(['x.bin@1', 'y.csv@1']);
     // Two searches through history at once: one sync, no span made twice, no hit twice.
     for (let i = 0; i < 300; i++) {
       await store.put(text(`auk note ${i}`), { path: `p/${i}.txt` });
       await store.put(text(`auk note ${i} again`), { path: `p/${i}.txt` });
     }
-    await Promise.all([store.search('auk', { allVersions: true }), store.search('auk', { allVersions: true })]);
-    const hits = named(await store.search('auk', { allVersions: true, limit: 1000 }));
+    await Promise.all([store.search('auk', { allVersions: true, collapse: false }), store.search('auk', { allVersions: true, collapse: false })]);
+    const hits = named(await store.search('auk', { allVersions: true, collapse: false, limit: 1000 }));
     expect(hits).toHaveLength(600);
     expect(new Set(hits).size).toBe(600);
     await store.close();
@@ -242,7 +259,7 @@ describe('search through history', () => {
     // A store opened read-only finds what entries show, and what the history index held.
     const ro = await Store.open(dir, { readonly: true });
     try {
-      expect(named(await ro.search('auk note 7 again', { allVersions: true, limit: 3 }))[0]).toBe('p/7.txt@2');
+      expect(named(await ro.search('auk note 7 again', { allVersions: true, collapse: false, limit: 3 }))[0]).toBe('p/7.txt@2');
       await ro.close();
     } finally {
       await ro.close().catch(() => undefined);
@@ -253,17 +270,17 @@ describe('search through history', () => {
     const { store, dir } = await newStore();
     // FTS5 keeps characters assigned after Unicode 6.1 (emoji) inside a word.
     await store.put(text('notes on rust🦀lang'), { path: 'x.txt' });
-    expect(named(await store.search('rust🦀lang', { allVersions: true }))).toEqual(['x.txt@1']);
+    expect(named(await store.search('rust🦀lang', { allVersions: true, collapse: false }))).toEqual(['x.txt@1']);
     // Pages of a query spans over-match (AND across versions), decoys and matches mixed.
     for (let i = 0; i < 35; i++) {
       await store.put(text(`alpha decoy ${i}`), { path: `d/${i}.txt` });
       await store.put(text(`beta decoy ${i}`), { path: `d/${i}.txt` });
     }
     for (const p of ['m.txt', 'n.txt']) for (let v = 1; v <= 20; v++) await store.put(text(`alpha beta ${p} ${v}`), { path: p });
-    const all = named(await store.search('alpha AND beta', { allVersions: true, limit: 100 }));
+    const all = named(await store.search('alpha AND beta', { allVersions: true, collapse: false, limit: 100 }));
     expect([...all].sort()).toEqual([...Array.from({ length: 20 }, (_, i) => `m.txt@${i + 1}`), ...Array.from({ length: 20 }, (_, i) => `n.txt@${i + 1}`)].sort());
     const paged: (string | null)[] = [];
-    for (let offset = 0; offset < all.length; offset += 10) paged.push(...named(await store.search('alpha AND beta', { allVersions: true, limit: 10, offset })));
+    for (let offset = 0; offset < all.length; offset += 10) paged.push(...named(await store.search('alpha AND beta', { allVersions: true, collapse: false, limit: 10, offset })));
     expect(paged).toEqual(all);
     // Written after the last search through history, then opened read-only: found.
     await store.put(text('a marmot'), { path: 'x.txt' });
@@ -271,7 +288,7 @@ describe('search through history', () => {
     await store.close();
     const ro = await Store.open(dir, { readonly: true });
     try {
-      expect(named(await ro.search('marmot', { allVersions: true })).sort()).toEqual(['b.txt@1', 'x.txt@2']);
+      expect(named(await ro.search('marmot', { allVersions: true, collapse: false })).sort()).toEqual(['b.txt@1', 'x.txt@2']);
     } finally {
       await ro.close();
     }
@@ -282,8 +299,8 @@ describe('search through history', () => {
     for (let v = 1; v <= 12; v++) await a.put(big(v), { path: 'big.log' });
     const b = await Store.open(dir);
     try {
-      await Promise.all([a.search('skua', { allVersions: true }), b.search('skua', { allVersions: true })]);
-      const hits = named(await a.search('skua', { allVersions: true, limit: 100 }));
+      await Promise.all([a.search('skua', { allVersions: true, collapse: false }), b.search('skua', { allVersions: true, collapse: false })]);
+      const hits = named(await a.search('skua', { allVersions: true, collapse: false, limit: 100 }));
       expect(hits).toHaveLength(12);
       expect(new Set(hits).size).toBe(12);
     } finally {
@@ -298,18 +315,18 @@ describe('search through history', () => {
     await store.close();
     const ro = await Store.open(dir, { readonly: true });
     try {
-      const hits = await ro.search('zeppelin', { allVersions: true });
+      const hits = await ro.search('zeppelin', { allVersions: true, collapse: false });
       expect(hits).toEqual([]);
       expect(hits.notIndexed).toBe(2); // @1 and @2: stored since the index was last brought up to date
     } finally {
       await ro.close();
     }
     const w = await Store.open(dir);
-    expect(named(await w.search('zeppelin', { allVersions: true })).sort()).toEqual(['notes/z.txt@1', 'notes/z.txt@2']);
+    expect(named(await w.search('zeppelin', { allVersions: true, collapse: false })).sort()).toEqual(['notes/z.txt@1', 'notes/z.txt@2']);
     await w.close();
     const again = await Store.open(dir, { readonly: true });
     try {
-      const hits = await again.search('zeppelin', { allVersions: true });
+      const hits = await again.search('zeppelin', { allVersions: true, collapse: false });
       expect(named(hits).sort()).toEqual(['notes/z.txt@1', 'notes/z.txt@2']);
       expect(hits.notIndexed).toBeUndefined();
     } finally {
@@ -326,7 +343,7 @@ describe('search through history', () => {
     db.close();
     const old = await Store.open(dir, { readonly: true });
     try {
-      await expect(old.search('tern', { allVersions: true })).rejects.toMatchObject({ code: 'FORMAT_MISMATCH' });
+      await expect(old.search('tern', { allVersions: true, collapse: false })).rejects.toMatchObject({ code: 'FORMAT_MISMATCH' });
       expect((await old.search('tern')).map((h) => h.path)).toEqual(['t.txt']);
     } finally {
       await old.close();
@@ -354,7 +371,7 @@ describe('search through history', () => {
     await store.gc();
     // The only copy of the narwhal plan is gone: nothing names it, nothing finds it.
     expect(named(await store.search('migration', { snapshot: second.id }))).toEqual([]);
-    expect(named(await store.search('narwhal', { allVersions: true }))).toEqual(['note.txt@1']);
+    expect(named(await store.search('narwhal', { allVersions: true, collapse: false }))).toEqual(['note.txt@1']);
     // A snapshot's files have no tags and no media types: a filter by either holds for none.
     expect(named(await store.search('read tag:notes', { snapshot: second.id }))).toEqual([]);
     expect(named(await store.search('read', { snapshot: second.id, mediaType: 'text/plain' }))).toEqual([]);

@@ -442,12 +442,38 @@ export async function historySearch(s: Searcher & { history: HistorySource; writ
   // Read-only, the index cannot be brought up to date: what it lacks is said (`notIndexed`).
   const notIndexed = s.writable ? 0 : s.db.read(() => historyBehind(s.db));
   const window = windowOf(s, q, 0);
-  const found = q.snapshot !== undefined ? snapshotFound(s.history, q.snapshot, parsed, q, window) : allVersionsFound(s.history, parsed, q, window, synced);
-  const ranked = found.map((f, i) => ({
-    f,
-    extra: { matched: ['keyword'] as SearchHit['matched'], keyword: { rank: i + 1, score: f.score }, ...((f as HistoryFound).version !== undefined ? { version: (f as HistoryFound).version } : {}) },
-  }));
-  const hits = await finish(s, parsed, { ...q, collapse: false }, ranked); // (by version: never collapsed)
+  const find = (n: number): HistoryFound[] => (q.snapshot !== undefined ? snapshotFound(s.history, q.snapshot, parsed, q, n) : allVersionsFound(s.history, parsed, q, n, synced));
+  // Collapsed (the default), the same bytes at several paths or versions are one hit, the others
+  // named in its `alsoAt` (`path@N`), as a search of the latest versions shows them (4 of a
+  // trial's 5 hits were one manual's bytes at four paths); `collapse: false`, a hit each. More
+  // is read until the page's documents are there.
+  let found: HistoryFound[] = [];
+  const others = new Map<number, string[]>();
+  for (let n = window; ; n *= 2) {
+    const all = find(n);
+    const first = new Map<number, HistoryFound>();
+    others.clear();
+    for (const f of all) {
+      if (!q.collapse) first.set(first.size, f);
+      else if (!first.has(f.doc_id)) first.set(f.doc_id, f);
+      else (others.get(f.doc_id) ?? others.set(f.doc_id, []).get(f.doc_id)!).push(f.version !== undefined ? `${f.path}@${f.version}` : f.path!);
+    }
+    found = [...first.values()];
+    if (!q.collapse || found.length >= window || all.length < n) break;
+  }
+  const ranked = found.map((f, i) => {
+    const also = q.collapse ? others.get(f.doc_id) : undefined;
+    return {
+      f,
+      extra: {
+        matched: ['keyword'] as SearchHit['matched'],
+        keyword: { rank: i + 1, score: f.score },
+        ...(f.version !== undefined ? { version: f.version } : {}),
+        ...(also?.length ? { alsoAt: also.slice(0, ALSO_AT_MAX), ...(also.length > ALSO_AT_MAX ? { alsoAtMore: also.length - ALSO_AT_MAX } : {}) } : {}),
+      },
+    };
+  });
+  const hits = await finish(s, parsed, { ...q, collapse: false }, ranked); // (collapsed above, by document)
   // (Not enumerable, as parsedAs: the array's own entries are the hits.)
   if (notIndexed) Object.defineProperty(hits, 'notIndexed', { value: notIndexed, writable: true, configurable: true });
   return hits;
