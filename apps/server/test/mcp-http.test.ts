@@ -285,6 +285,9 @@ describe('MCP over HTTP', () => {
       expect(lines.text).toMatch(/^Invoice total is 4321 dollars/);
       const many = json(await reader.callTool({ name: 'kura_multi_get', arguments: { prefix: 'docs/' } }));
       expect(many.docs).toMatchObject([{ path: 'docs/invoice.pdf', extracted: 'pdf', text: expect.stringContaining('due in March') }]);
+      // Old notes in Latin-1 are read as search reads them (they were "not UTF-8 text").
+      await s.app.store.put(Uint8Array.from([...'Le café de Noël\n'].map((c) => c.charCodeAt(0))), { path: 'old/notes' });
+      expect(json(await reader.callTool({ name: 'kura_get', arguments: { ref: 'old/notes' } }))).toMatchObject({ text: 'Le café de Noël\n', encoding: 'windows-1252' });
     } finally {
       await reader.close();
     }

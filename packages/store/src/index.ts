@@ -41,4 +41,6 @@ export { HashingEmbedderForTests } from './semantic/hashing-embedder.js';
 export { MINILM, MODEL_PATH } from './semantic/minilm.js';
 export { loadHttpEmbedder, type HttpEmbedderOptions } from './semantic/http-embedder.js';
 export { detectMediaType, guessMediaType, sniffMediaType, SNIFF_HEAD } from './media-types.js';
+/** Text as search and grep read it: whether bytes look like text (UTF-8, or Latin-1/Windows-1252), and those bytes as UTF-8. */
+export { looksLikeText, textAsUtf8 } from './search/text.js';
 export { KeyRing, DEFAULT_KDF, KDF_LIMITS, KEYS_LOCK, KEYS_LOCK_STALE_MS, checkKdf, type KeyInfo, type Unlocked } from './encryption/key-files.js';

@@ -18,7 +18,7 @@ import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/
 import { InvalidInputError, isKuraError } from '@kura/core';
 import { createTwoFilesPatch } from 'diff';
 import picomatch from 'picomatch';
-import { NotFoundError, SEARCH_WAIT_MS, SourceChangedError, detectMediaType, hasLoneSurrogate, parseQuery, parseRef, type PutResult, type Store } from '@kura/store';
+import { NotFoundError, SEARCH_WAIT_MS, SourceChangedError, detectMediaType, hasLoneSurrogate, looksLikeText, parseQuery, parseRef, textAsUtf8, type PutResult, type Store } from '@kura/store';
 import { z } from 'zod';
 import type { Scope } from '../config.js';
 import { HttpError, forScopes } from '../errors.js';
@@ -139,19 +139,29 @@ async function asText(store: Store, doc: Opened): Promise<Opened> {
     return doc;
   } catch {
     const ex = await store.extractedText(doc.about.digest);
-    if (!ex || ex.status === 'failed') return doc;
-    const bytes = new TextEncoder().encode(ex.text);
-    return {
-      about: { ...doc.about, size: bytes.length, extracted: ex.kind, ...(ex.status === 'capped' ? { extractedNote: ex.note ?? 'cut at the extractor\'s bounds' } : {}) },
-      bytes: async () => bytes,
-      range: async (start, end) => bytes.subarray(start, end),
-    };
+    if (ex && ex.status !== 'failed') return inMemory(doc, new TextEncoder().encode(ex.text), { extracted: ex.kind, ...(ex.status === 'capped' ? { extractedNote: ex.note ?? 'cut at the extractor\'s bounds' } : {}) });
+    // Text in Latin-1 or Windows-1252 (old notes), read as search and grep read it, as UTF-8:
+    // it was "not UTF-8 text" here while search found it (up to SINGLE_BYTE_MAX, read whole).
+    if (doc.about.size <= SINGLE_BYTE_MAX && looksLikeText(head)) return inMemory(doc, textAsUtf8(await doc.bytes()), { encoding: 'windows-1252' });
+    return doc;
   }
+}
+
+/** A single-byte text document kura_get reads whole to give it as UTF-8, at most (bytes). */
+const SINGLE_BYTE_MAX = 16 << 20;
+
+/** `doc` as `text` (UTF-8) held in memory: `size` counts the text's bytes; `more` said on it. */
+function inMemory(doc: Opened, text: Uint8Array, more: Partial<Opened['about']>): Opened {
+  return {
+    about: { ...doc.about, size: text.length, ...more },
+    bytes: async () => text,
+    range: async (start, end) => text.subarray(start, end),
+  };
 }
 
 /** The document a reference names (openRef), described, and its bytes, each read checked. */
 interface Opened {
-  about: { digest: string; path: string | null; size: number; mediaType: string | null; version?: number; tags?: string[]; meta?: Record<string, string>; fieldsCut?: true; snapshot?: string; extracted?: string; extractedNote?: string };
+  about: { digest: string; path: string | null; size: number; mediaType: string | null; version?: number; tags?: string[]; meta?: Record<string, string>; fieldsCut?: true; snapshot?: string; extracted?: string; extractedNote?: string; encoding?: string };
   bytes(): Promise<Uint8Array>;
   range(start: number, end: number): Promise<Uint8Array>;
 }
