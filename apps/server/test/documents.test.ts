@@ -173,6 +173,11 @@ describe('documents over HTTP', () => {
       // A new one is still refused (above), and reading never names a place outside: .. stays refused.
       expect((await call(s.url, 'GET', `/v1/entry?path=${encodeURIComponent('notes/../a\nb.md')}`)).status).toBe(400);
       expect((await call(s.url, 'DELETE', `/v1/entry?path=${encodeURIComponent('notes/a\nb.md')}`)).status).toBe(204);
+      // No versions left, or never any: 404 as kura versions and MCP say (it was 200 []).
+      for (const p of ['notes/a\nb.md', 'notes/never.md']) {
+        const gone = await call(s.url, 'GET', `/v1/versions?path=${encodeURIComponent(p)}`);
+        expect([gone.status, gone.json.error.code]).toEqual([404, 'NOT_FOUND']);
+      }
       await s.close();
     } finally {
       await store.close();

@@ -90,8 +90,15 @@ export default async function paths(app: FastifyInstance) {
     schema: {
       summary: 'The versions of a path, oldest first',
       querystring: z.object({ path: z.string() }).strict(),
-      response: { 200: z.object({ versions: z.array(VersionInfo) }), ...errors(400, 401, 403) },
+      response: { 200: z.object({ versions: z.array(VersionInfo) }), ...errors(400, 401, 403, 404) },
     },
-    handler: async (request) => ({ versions: await request.store.versions(pathParam(request.query.path)) }),
+    handler: async (request) => {
+      const path = pathParam(request.query.path);
+      const versions = await request.store.versions(path);
+      // A path never stored is 404, as `kura versions` and MCP's kura_versions say: an empty
+      // list read as "no versions yet" by a client that then waits for one.
+      if (versions.length === 0) throw new HttpError('NOT_FOUND', `no versions of ${path}: nothing is stored at that path (never stored, or deleted with its versions)`);
+      return { versions };
+    },
   });
 }
