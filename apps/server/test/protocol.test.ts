@@ -284,6 +284,20 @@ describe('errors and limits', () => {
     }
   });
 
+  it('an unknown query parameter is refused on every route of the API, those that take none too (it was ignored on some)', async () => {
+    const s = await startServer();
+    await call(s.url, 'POST', '/v1/documents?path=p/x.txt', { body: 'x' });
+    const digest = (await call(s.url, 'GET', '/v1/entry?path=p/x.txt')).json.digest as string;
+    for (const [method, url] of [['GET', '/v1/stats?verbose=1'], ['GET', '/v1/config?x=1'], ['GET', `/v1/documents/${digest}?pretty=1`], ['GET', `/v1/documents/${digest}/meta?x=1`], ['GET', '/v1/snapshots?limit=5'], ['POST', '/v1/verify?readdata=0'], ['GET', '/v1/documents?pathprefix=p/'], ['GET', '/v1/versions?path=p/x.txt&all=1']] as const) {
+      const r = await call(s.url, method, url);
+      expect([url, r.status, errorCode(r)]).toEqual([url, 400, 'INVALID_INPUT']);
+    }
+    // The routes' own parameters still work, and a route outside the API is left alone.
+    expect((await call(s.url, 'GET', '/v1/stats')).status).toBe(200);
+    expect((await call(s.url, 'POST', '/v1/verify?readData=0')).status).toBe(200);
+    expect((await call(s.url, 'GET', '/healthz?probe=1')).status).toBe(200);
+  });
+
   it('a write with a precondition is refused, not done regardless of it (a trial)', async () => {
     const s = await startServer();
     const first = await call(s.url, 'POST', '/v1/documents?path=cas/a.txt', { body: 'one' });

@@ -76,7 +76,7 @@ export default async function admin(app: FastifyInstance, opts: { maxDocumentSiz
     schema: {
       summary: 'Check the store; report damage',
       description: 'readData=1: re-read and re-hash every chunk and document (the default on a local store); readData=0: the packs, their sizes and indexes against the catalog (the default on object storage).',
-      querystring: z.object({ readData: z.enum(['0', '1', 'true', 'false']).optional() }),
+      querystring: z.object({ readData: z.enum(['0', '1', 'true', 'false']).optional() }).strict(),
       response: { 200: VerifyReport, ...errors(400, 401, 403) },
     },
     handler: async (request) => {
