@@ -184,7 +184,7 @@ export function readConfig(db: SqlDatabase): StoreConfig {
     throw new FormatMismatchError(`this store is format ${version}; this Kura reads up to ${FORMAT_VERSION}: upgrade Kura`, String(FORMAT_VERSION), String(version));
   }
   const level = c.get('compression_level');
-  return {
+  return withJson({
     formatVersion: version,
     storeId: c.get('store_id') ?? '',
     chunking: resolveChunkParams({ avg: Number(c.get('chunk_avg')), seed: BigInt(c.get('chunk_seed') ?? '0') }),
@@ -192,5 +192,18 @@ export function readConfig(db: SqlDatabase): StoreConfig {
     durability: c.get('durability') === 'full' ? 'full' : 'normal',
     createdAt: c.get('created_at') ?? '',
     encrypted: c.has('encryption'),
-  };
+  });
+}
+
+/**
+ * The configuration with a `toJSON` (not enumerable: spreading and comparing see the fields
+ * alone) that writes it as GET /v1/config does: the seed, a 64-bit integer, as a decimal
+ * string, and an encrypted store's left out — it is secret (FORMAT.md §17.3). Without it
+ * `JSON.stringify(store.config)` threw ("Do not know how to serialize a BigInt"), and a
+ * logger that turned bigints into strings would have written an encrypted store's seed.
+ */
+function withJson(config: StoreConfig): StoreConfig {
+  const { seed, ...chunking } = config.chunking;
+  const json = { ...config, chunking: { ...chunking, ...(config.encrypted ? {} : { seed: seed.toString() }) } };
+  return Object.defineProperty(config, 'toJSON', { value: () => json, enumerable: false });
 }

@@ -188,6 +188,20 @@ describe('store configuration', () => {
     expect(s.config.chunking.avg).toBe(4096);
   });
 
+  it('is written as JSON as GET /v1/config writes it: the seed a string, an encrypted store\'s left out (it threw on the bigint)', async () => {
+    const { store, dir } = await newStore({ chunking: { avg: 4096, seed: 7 } });
+    expect(JSON.parse(JSON.stringify(store.config))).toEqual({ ...store.config, chunking: { min: 1024, avg: 4096, max: 16384, seed: '7' } });
+    expect(Object.keys(store.config)).not.toContain('toJSON');
+    const sealed = await Store.init(join(dir, 'sealed'), { encryption: { kdf: { memoryKib: 64, passes: 1, lanes: 1 } }, password: 'pw', cacheDir: join(dir, 'cache') });
+    try {
+      const json = JSON.stringify(sealed.config);
+      expect(JSON.parse(json).chunking).toEqual({ min: 4096, avg: 16384, max: 65536 });
+      expect(json).not.toContain(sealed.config.chunking.seed.toString());
+    } finally {
+      await sealed.close();
+    }
+  });
+
   it('refuses a store written by a newer Kura', async () => {
     const { store, dir } = await newStore();
     await store.close();
