@@ -30,7 +30,7 @@ const MODES = ['keyword', 'semantic', 'hybrid'];
 export const CISI_REFERENCES = { unicode61: 0.283, porter: 0.314 };
 const TOKENIZERS = { unicode61: 'unicode61 remove_diacritics 2', porter: 'porter unicode61 remove_diacritics 2' };
 
-function peerRankings(docs, questions) {
+export function peerRankings(docs, questions) {
   const job = JSON.stringify({ docs: docs.map((d) => ({ id: d.path, text: d.text })), questions: questions.map((q) => ({ id: String(q.id), text: q.text })), k: 10 });
   const started = performance.now();
   const r = spawnSync('python3', [PEER], { input: job, encoding: 'utf8', maxBuffer: 1 << 26 });
@@ -61,9 +61,12 @@ function ftsReference(docs, questions, tokenize) {
 }
 
 /** The collection's store with every document embedded by `model` (kept between runs: see above). */
-async function keptStore(c, docs, model, log) {
-  const id = createHash('sha256').update(readFileSync(c.source())).update(model?.model ?? 'keyword').digest('hex').slice(0, 12);
-  const dir = join(CACHE, `${c.name.toLowerCase()}-${id}`);
+export async function keptStore(c, docs, model, log) {
+  const named = createHash('sha256');
+  if (c.source) named.update(readFileSync(c.source()));
+  else for (const d of docs) named.update(`${d.path}\0${d.text}\0`);
+  const id = named.update(model?.model ?? 'keyword').digest('hex').slice(0, 12);
+  const dir = join(CACHE, `${c.name.toLowerCase().replace(/\W+/g, '-')}-${id}`);
   if (existsSync(join(dir, 'kura-store.json'))) {
     try {
       const store = await Store.open(dir);
@@ -84,6 +87,11 @@ async function keptStore(c, docs, model, log) {
 async function scoreCollection(c, model, log) {
   let loaded;
   try {
+    if (c.prepare) {
+      const started = performance.now();
+      const made = await c.prepare({ log });
+      if (made) log(`${c.name}: ${made} documents made in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+    }
     loaded = c.load();
   } catch (e) {
     return [{ family: 'collections', group: c.name, impl: 'kura', size: 0, unavailable: e.message }];
@@ -91,15 +99,17 @@ async function scoreCollection(c, model, log) {
   const { docs, questions } = loaded;
   const rows = [];
   const row = (impl, mode, more) => ({ family: 'collections', group: c.name, impl, mode, size: 0, questions: questions.length, ...more });
-  const store = await keptStore(c, docs, model, log);
+  // A collection too large to embed here is scored by keyword alone (lib/collections.mjs).
+  const embedder = c.modes && !c.modes.includes('semantic') ? undefined : model;
+  const store = await keptStore(c, docs, embedder, log);
   try {
-    if (model) {
+    if (embedder) {
       const started = performance.now();
       await store.indexStatus({ wait: true });
       const s = (performance.now() - started) / 1000;
       if (s > 1) log(`${c.name}: embedded ${docs.length} documents in ${s.toFixed(0)} s`);
     }
-    for (const mode of model ? MODES : ['keyword']) {
+    for (const mode of embedder ? MODES : ['keyword']) {
       const scores = [];
       let refused = 0;
       const started = performance.now();

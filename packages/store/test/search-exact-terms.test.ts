@@ -55,6 +55,8 @@ describe('which words are identifiers', () => {
     expect(holds('ERR_REQUIRE_ESM', 'see ERR\\_REQUIRE\\_ESM in the docs')).toBe(true);
     expect(holds('ERR_INVALID_URL', 'ERR_INVALID_URL_SCHEME')).toBe(false);
     expect(holds('ERR_REQUIRE_ESM', 'MY_ERR_REQUIRE_ESM')).toBe(false);
+    expect(holds('MALLOC_CHECK_', 'export MALLOC_CHECK_=3')).toBe(true); // (its own _ kept)
+    expect(holds('MALLOC_CHECK_', 'MALLOC_CHECK_X')).toBe(false);
     expect(holds('1-2', 'pages 0-1-2')).toBe(false);
     expect(holds('10:30', '9:10:30')).toBe(false);
     // A version is the version of a Debian one (an epoch before, a revision after) and an
@@ -118,18 +120,32 @@ describe('keyword search with identifiers', () => {
     expect(await paths('lodash AND 4.17.21')).toEqual(['d/true.md']);
   });
 
-  it('an identifier found nowhere as written, whose words are in documents apart, says so and how to ask for them', async () => {
+  it('a name found nowhere as written is found as its words in a row, and says so; its words only apart, it says how to ask for them', async () => {
     const { store } = await newStore();
     await store.put(enc('# Harbour master meeting\nThe ferry leaves at noon; import node:fs first.'), { path: 'h.md', meta: { author: 'alice' } });
-    const answer = async (q: string) => {
-      const hits = await store.search(q, { mode: 'keyword' });
+    await store.put(enc('The limit is in /proc/sys/fs/inotify/max_user_watches (one watch a directory).'), { path: 'inotify.txt' });
+    await store.put(enc('Released 0.9.0, 0.9.5 and 19.0.0.'), { path: 'news.txt' });
+    const answer = async (q: string, o: { offset?: number } = {}) => {
+      const hits = await store.search(q, { mode: 'keyword', ...o });
       return [hits.map((h) => h.path), hits.fallbacks ?? []];
     };
-    expect(await answer('author:alice')).toEqual([[], ['"author:alice" is in no document as written (it is read as one identifier); its words are in some, apart: search author alice']]);
-    expect(await answer('harbour:master')).toEqual([[], [expect.stringMatching(/search harbour master$/)]]);
-    expect(await answer('author alice')).toEqual([['h.md'], []]); // (as it says)
+    // Written another way (a sysctl's name is its file's path): found, and said. Before, these
+    // found nothing (a collection of manual pages, where a plain BM25 found them first).
+    expect(await answer('fs.inotify.max_user_watches')).toEqual([['inotify.txt'], ['"fs.inotify.max_user_watches" is in none of the documents searched as written: found as its words in a row ("fs inotify max user watches"), other characters between them']]);
+    expect(await answer('fs.inotify.max_user_watches', { offset: 1 })).toEqual([[], [expect.stringMatching(/as its words in a row/)]]); // (a page past them)
+    expect(await answer('harbour:master')).toEqual([['h.md'], [expect.stringMatching(/^"harbour:master" is in none .* \("harbour master"\)/)]]);
+    expect(await answer('author:alice')).toEqual([['h.md'], [expect.stringMatching(/as its words in a row \("author alice"\)/)]]);
+    // Words apart, not in a row: said, with how to ask for them (changed on purpose: the two above were said so).
+    expect(await answer('ferry:noon')).toEqual([[], ['"ferry:noon" is in no document as written (it is read as one identifier); its words are in some, apart: search ferry noon']]);
+    expect(await answer('author alice')).toEqual([['h.md'], []]);
     expect(await answer('node:fs')).toEqual([['h.md'], []]); // (found as written: nothing to say)
     expect(await answer('plan:final')).toEqual([[], []]); // (its words are in no document either)
+    // A number keeps its check: 9.0.0 in the words of 0.9.0, 0.9.5 would be another version.
+    expect((await answer('9.0.0'))[0]).toEqual([]);
+    // A name ending in _ is found as written (its _ was taken off, and then it was in no document).
+    await store.put(enc('Set MALLOC_CHECK_ to 3 to abort on heap damage.'), { path: 'malloc.txt' });
+    expect(await answer('MALLOC_CHECK_')).toEqual([['malloc.txt'], []]);
+    expect(await answer('MALLOC_CHECK')).toEqual([['malloc.txt'], [expect.stringMatching(/as its words in a row \("MALLOC CHECK"\)/)]]);
   });
 });
 
@@ -185,5 +201,11 @@ describe('hybrid search with identifiers, the real model', () => {
     expect((await store.search('1.5.4', { mode: 'hybrid', minScore: -1, limit: 10 })).map((h) => h.path).sort()).toEqual(holders);
     expect((await store.search('3.3a ZSTD_CLEVEL', { mode: 'hybrid', minScore: -1, limit: 10 })).map((h) => h.path)).toEqual(['tmux/CHANGES']);
     expect((await store.search('3.3a ZSTD_CLEVEL', { mode: 'semantic', minScore: -1, limit: 10 })).map((h) => h.path)).toEqual(['tmux/CHANGES']);
+    // A name no document holds as written: its words in a row, on both sides (it found nothing).
+    await store.put(enc('The limit is in /proc/sys/fs/inotify/max_user_watches (one watch a directory).'), { path: 'man/inotify' });
+    for (const mode of ['hybrid', 'semantic'] as const) {
+      const hits = await store.search('fs.inotify.max_user_watches', { mode, limit: 3 });
+      expect([mode, hits[0]?.path, hits.fallbacks]).toEqual([mode, 'man/inotify', [expect.stringMatching(/found as its words in a row/)]]);
+    }
   }, 120_000);
 });

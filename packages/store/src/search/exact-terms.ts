@@ -11,7 +11,7 @@
  * that the release note for `qs 6.17.0` is not fused down to sixth by documents that only
  * resemble the question (a trial: keyword first, hybrid sixth).
  */
-import type { Expr, ParsedQuery, Term } from './grammar.js';
+import { render, type Expr, type ParsedQuery, type Term } from './grammar.js';
 
 export interface ExactTerm {
   /** The word or phrase as typed. */
@@ -59,7 +59,9 @@ function identifier(word: string): { joined: boolean } | undefined {
 
 // (In a `u` pattern `-` outside a class may not be escaped: it is literal there.)
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-const EDGE = /^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu;
+// (`_` is kept: `MALLOC_CHECK_` is a name as written, which without its `_` was held to have
+// no `_` after it, and found nowhere.)
+const EDGE = /^[^\p{L}\p{N}_]+|[^\p{L}\p{N}_]+$/gu;
 
 /**
  * An identifier as a pattern: its words as typed, each separator as typed — a `-` as any dash
@@ -181,6 +183,30 @@ export function joinedQuery(parsed: ParsedQuery, exact: ExactTerm[]): ParsedQuer
 export function identifiersQuery(parsed: ParsedQuery, exact: ExactTerm[]): ParsedQuery {
   const terms = exact.map((x) => x.term);
   return { ...parsed, expr: terms.length === 1 ? terms[0]! : { kind: 'or', items: terms }, exclude: [], fallbacks: [] };
+}
+
+/**
+ * A query of identifiers alone that no document holds as written, with its joined names asked
+ * as the phrase of their words — the index's own match, other characters between the words —
+ * and what to say of each (undefined: no such name). A name is written more ways than one:
+ * `fs.inotify.max_user_watches` is `/proc/sys/fs/inotify/max_user_watches` in its manual, and
+ * `Restart=on-failure` a table of `Restart=` values; found as written alone, both found nothing
+ * (a collection of manual pages, where a plain BM25 found them first). A number keeps its
+ * check: `9.0.0` in the words of `0.9.0, 0.9.5` would be another version.
+ */
+export function namesApart(parsed: ParsedQuery): { parsed: ParsedQuery; said: string[] } | undefined {
+  const exact = exactTerms(parsed);
+  if (!onlyExact(parsed, exact)) return undefined;
+  const names = new Map<string, { typed: string; phrase: Term }>();
+  for (const x of exact) {
+    const words = x.term.text.split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+    if (x.joined && LETTER.test(x.term.text) && words.length > 1) names.set(keyOf(x.term), { typed: x.term.text, phrase: { kind: 'phrase', text: words.join(' ') } });
+  }
+  if (names.size === 0 || !parsed.expr) return undefined;
+  const apart = (e: Expr): Expr => ('text' in e ? (names.get(keyOf(e))?.phrase ?? e) : e.kind === 'not' ? { ...e, left: apart(e.left) } : { ...e, items: e.items.map(apart) });
+  const expr = apart(parsed.expr);
+  const said = [...names.values()].map((n) => `"${n.typed}" is in none of the documents searched as written: found as its words in a row ("${n.phrase.text}"), other characters between them`);
+  return { parsed: { ...parsed, expr, parsedAs: render(expr, parsed.exclude, parsed.filters) }, said };
 }
 
 /** A version number (`1.0.2`): changelogs write it `v1.0.2` as often, one word and two more to the index. */

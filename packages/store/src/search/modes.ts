@@ -15,7 +15,7 @@ import { fuseRanks, fuseScores, keywordWeight } from './fusion.js';
 import { parseQuery, type ParsedQuery } from './grammar.js';
 import { allFilters, excludedEntries, fieldsOf, keywordEntries, keywordFound, passes, toHits, type FoundEntry } from './keyword.js';
 import { WORD_SPLIT, toMatch } from './fts.js';
-import { allExact, exactQuery, exactTerms, holdsAny, identifiersQuery, joinedQuery, onlyExact, requiredJoined, type ExactTerm } from './exact-terms.js';
+import { allExact, exactQuery, exactTerms, holdsAny, identifiersQuery, joinedQuery, namesApart, onlyExact, requiredJoined, type ExactTerm } from './exact-terms.js';
 import { editDistance, indexVocabulary, noticedSaid, typosNoticed, typosSaid, withTyposRead, withTyposShown, type Vocabulary } from './typos.js';
 import { stemOf, SNIPPET_SOURCE_MAX } from './snippet.js';
 import { fold, wordsOf } from './words.js';
@@ -220,6 +220,13 @@ export async function keywordSearch(s: Searcher, query: string, options: SearchQ
     const read = withTyposRead(vocabulary(s), typed);
     if (read !== typed) r = await keywordRanked(s, await typosShown(s, read), q);
   } else if (q.typos) r = { ...r, parsed: await noticingTypos(s, r.parsed) };
+  if (r.ranked.length === 0) {
+    const apart = namesApart(r.parsed);
+    if (apart && (q.offset === 0 || (await keywordRanked(s, r.parsed, { ...q, offset: 0, limit: 1 })).ranked.length === 0)) {
+      const again = await keywordRanked(s, { ...apart.parsed, fallbacks: [...apart.parsed.fallbacks, ...apart.said] }, q);
+      if (again.ranked.length) r = again;
+    }
+  }
   // (What these say is read from the whole index: not to a search narrowed to some paths — a
   // token limited to prefixes — which would learn of paths and words outside them.)
   if (!q.pathPrefixes) {
@@ -483,7 +490,19 @@ export async function historySearch(s: Searcher & { history: HistorySource; writ
 export async function semanticSearch(s: Searcher & { semantic: SemanticSearch }, query: string, options: SearchQuery, mode: 'semantic' | 'hybrid'): Promise<SearchHits> {
   if (typeof query !== 'string') throw new InvalidInputError('query must be a string', 'query');
   const q = parse(SearchQuery, options, 'search options');
-  let parsed = withPrefixesRead(vocabulary(s), parseQuery(query));
+  const parsed = withPrefixesRead(vocabulary(s), parseQuery(query));
+  const hits = await semanticParsed(s, parsed, q, mode);
+  // Identifiers alone that no document holds as written: their words in a row (namesApart),
+  // on both sides (the semantic side kept only documents holding one as written).
+  const apart = hits.length === 0 ? namesApart(parsed) : undefined;
+  if (apart && (q.offset === 0 || (await semanticParsed(s, parsed, { ...q, offset: 0, limit: 1 }, mode)).length === 0)) {
+    const again = await semanticParsed(s, { ...apart.parsed, fallbacks: [...apart.parsed.fallbacks, ...apart.said] }, q, mode);
+    if (again.length) return again;
+  }
+  return hits;
+}
+
+async function semanticParsed(s: Searcher & { semantic: SemanticSearch }, parsed: ParsedQuery, q: Query, mode: 'semantic' | 'hybrid'): Promise<SearchHits> {
   if (!parsed.expr) return answer([], parsed);
   // Hybrid fuses each side's first `window` candidates (with a rerank, at least its top): a
   // window fixed for the query, not grown with the page, so that every page is cut from one
