@@ -276,11 +276,29 @@ export type ListQuery = z.input<typeof ListQuery>;
  * without a word — `deletePath(p, { keepversions: true })` deleted the versions it meant to keep
  * (a library trial). For calls whose options hold functions or signals, which zod is not for.
  */
-export function onlyOptions(options: unknown, known: readonly string[], what: string): void {
+export function onlyOptions(options: unknown, known: readonly string[] | Readonly<Record<string, OptionKind>>, what: string): void {
   if (options === undefined) return;
   if (options === null || typeof options !== 'object' || Array.isArray(options)) throw new InvalidInputError(`${what} options are an object`, 'options');
-  for (const key of Object.keys(options)) if (!known.includes(key)) throw new InvalidInputError(`${what} has no option ${JSON.stringify(key)} (it knows ${known.join(', ')})`, key);
+  const keys = Array.isArray(known) ? known : Object.keys(known);
+  for (const key of Object.keys(options)) if (!keys.includes(key)) throw new InvalidInputError(`${what} has no option ${JSON.stringify(key)} (it knows ${keys.join(', ')})`, key);
+  if (Array.isArray(known)) return;
+  // (Typed too: `{ listed: "no" }` listed the entry, `{ dryRun: 1 }` would have removed.)
+  for (const [key, kind] of Object.entries(known as Record<string, OptionKind>)) {
+    const v = (options as Record<string, unknown>)[key];
+    if (v !== undefined && !OPTION_KINDS[kind].test(v)) throw new InvalidInputError(`${what}'s option ${key} must be ${OPTION_KINDS[kind].said}`, key);
+  }
 }
+
+/** What an option may be (onlyOptions). */
+export type OptionKind = 'boolean' | 'function' | 'string' | 'count' | 'strings' | 'time';
+const OPTION_KINDS: Record<OptionKind, { test: (v: unknown) => boolean; said: string }> = {
+  boolean: { test: (v) => typeof v === 'boolean', said: 'true or false' },
+  function: { test: (v) => typeof v === 'function', said: 'a function' },
+  string: { test: (v) => typeof v === 'string', said: 'a string' },
+  count: { test: (v) => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0, said: 'a whole number, 0 or more' },
+  strings: { test: (v) => Array.isArray(v) && v.every((x) => typeof x === 'string'), said: 'a list of strings' },
+  time: { test: (v) => v instanceof Date || typeof v === 'string' || typeof v === 'number', said: 'a Date, an ISO time or milliseconds since 1970' },
+};
 
 export function parse<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
   // JSON.parse makes `__proto__` an own key, and zod's records drop it without a word (metadata

@@ -144,7 +144,7 @@ export class StoreReads {
    * how it goes every quarter second.
    */
   async indexStatus(options: { wait?: boolean; onProgress?: (s: IndexStatus) => void } = {}): Promise<IndexStatus> {
-    onlyOptions(options, ['wait', 'onProgress'], 'indexStatus');
+    onlyOptions(options, { wait: 'boolean', onProgress: 'function' }, 'indexStatus');
     return indexStatusOf(this.#r(), options);
   }
 
@@ -160,11 +160,13 @@ export class StoreReads {
 
   /** Paths deleted with their versions kept (no entry, versions left), in path order after `after`: what `list` does not show. */
   async deletedPaths(q: { prefixes?: readonly string[]; after?: string; limit?: number } = {}): Promise<{ path: string; deletedAt: string }[]> {
+    onlyOptions(q, { prefixes: 'strings', after: 'string', limit: 'count' }, 'deletedPaths');
     return deletedPaths(this.#r(), q);
   }
 
   /** One version of a path (`version` N, or the latest `at` a time, else the latest), unparsed. */
   async pathVersion(path: string, which: { version?: number; at?: Date | string | number } = {}): Promise<VersionInfo> {
+    onlyOptions(which, { version: 'count', at: 'time' }, 'pathVersion');
     return pathVersion(this.#r(), path, which);
   }
 
@@ -219,6 +221,7 @@ export class StoreReads {
 
   /** One lookup, then reads bound to the row found (an HTTP GET needs the size before the bytes). */
   async document(digest: string, options: { unlisted?: boolean } = {}): Promise<DocumentReader> {
+    onlyOptions(options, { unlisted: 'boolean' }, 'document');
     return openDocument(this.#r(), digest, options.unlisted ?? false);
   }
 
@@ -229,6 +232,7 @@ export class StoreReads {
 
   /** A document's chunks in order: their keys (BLAKE3, hex) and raw lengths. */
   async manifest(digest: string, options: { unlisted?: boolean } = {}): Promise<{ key: string; length: number }[]> {
+    onlyOptions(options, { unlisted: 'boolean' }, 'manifest');
     return manifestOf(this.#r(), digest, options.unlisted ?? false);
   }
 
@@ -283,7 +287,7 @@ export class StoreReads {
   async verify(onProgress?: ((p: VerifyProgress) => void) | { readData?: boolean }, options: { readData?: boolean } = {}): Promise<VerifyReport> {
     // (Options alone, first: `verify({ readData: false })` failed with "onProgress is not a function".)
     if (onProgress !== undefined && typeof onProgress !== 'function') return this.verify(undefined, onProgress);
-    onlyOptions(options, ['readData'], 'verify');
+    onlyOptions(options, { readData: 'boolean' }, 'verify');
     return verifyAll(this.#r(), onProgress, options);
   }
 

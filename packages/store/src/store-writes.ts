@@ -3,7 +3,7 @@
  * chunk uploads, metadata batches, GC and closing. The Store facade (store.ts) checks that
  * the store is open for writing and calls these with its context.
  */
-import { DIGEST_PATTERN, InvalidInputError, type ByteSource } from '@kura/core';
+import { DIGEST_PATTERN, InvalidInputError, isKuraError, type ByteSource } from '@kura/core';
 import type { EntryTarget, MetaChange } from './catalog/entries.js';
 import { collectGarbage, type GcProgress, type GcReport } from './bytes/gc.js';
 import { preloadKnown } from './ingest/known-chunks.js';
@@ -44,6 +44,30 @@ const READ_WHOLE = 1 << 20;
  * can refuse it is checked before a worker starts on it.
  */
 export async function put(ctx: StoreContext, input: PutInput, meta: PutMeta, options: PutOptions): Promise<PutResult> {
+  try {
+    return await putInput(ctx, input, meta, options);
+  } catch (e) {
+    throw typeof input === 'string' ? fileInputError(e, input) : e;
+  }
+}
+
+/**
+ * The OS's refusal of a file given to put by its path, as a KuraError naming it: it was Node's
+ * own `ENOENT: no such file or directory, open 'hello world'` (not a KuraError), met first by
+ * whoever passed text as a string — a string is a file's path here (a trial from cacache,
+ * whose strings are data).
+ */
+function fileInputError(e: unknown, path: string): unknown {
+  const err = e as NodeJS.ErrnoException;
+  if (isKuraError(e) || typeof err?.code !== 'string' || (err.path !== undefined && err.path !== path)) return e;
+  const said = JSON.stringify(path);
+  if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return new NotFoundError(`no file ${said}: a string given to put is a file's path (to store text, give its bytes: new TextEncoder().encode(text))`);
+  if (err.code === 'EISDIR') return new InvalidInputError(`${said} is a directory: put stores one file (putFiles and snapshot take directories)`, 'input');
+  if (err.code === 'EACCES' || err.code === 'EPERM') return new InvalidInputError(`${said} cannot be read: permission denied`, 'input');
+  return e;
+}
+
+async function putInput(ctx: StoreContext, input: PutInput, meta: PutMeta, options: PutOptions): Promise<PutResult> {
   const m = parsePutMeta(meta);
   const { chunking, compression, chunkNameKey } = ctx;
   const off = ctx.b.ingest?.stream(input, { chunking, compression, ...(chunkNameKey ? { chunkNameKey } : {}) }, () => knownChunks(ctx));
@@ -238,7 +262,7 @@ export async function deleteDocument(ctx: StoreContext, digest: string): Promise
 
 export async function deletePath(ctx: StoreContext, path: string, options: { keepVersions?: boolean; time?: Date | string | number } = {}): Promise<boolean> {
   checkPath(path);
-  onlyOptions(options, ['keepVersions', 'time'], 'deletePath');
+  onlyOptions(options, { keepVersions: 'boolean', time: 'time' }, 'deletePath');
   if (options.time !== undefined && !options.keepVersions) throw new InvalidInputError('time is when a path deleted with its versions kept went: it needs keepVersions', 'time');
   const time = options.time === undefined ? undefined : new Date(options.time).getTime();
   if (time !== undefined && !Number.isFinite(time)) throw new InvalidInputError('time must be a date', 'time');

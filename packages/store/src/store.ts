@@ -5,11 +5,11 @@
  * and closing. Node wires it to better-sqlite3 and the file system (node/index.ts); the
  * browser to SQLite-in-wasm and OPFS (browser/index.ts).
  */
-import type { Digest } from '@kura/core';
+import { InvalidInputError, type Digest } from '@kura/core';
 import type { MetaChange } from './catalog/entries.js';
 import { sealAbandonedPacks, type GcProgress, type GcReport } from './bytes/gc.js';
 import { formatDigest } from './hex.js';
-import type { InitOptions, MetaUpdate, OpenOptions, PutMeta } from './options.js';
+import { onlyOptions, type InitOptions, type MetaUpdate, type OpenOptions, type PutMeta } from './options.js';
 import type { ChunkStream, PutOptions, PutResult } from './put.js';
 import type { Embedder } from './semantic/embedder.js';
 import { useEmbedder } from './store-search.js';
@@ -52,6 +52,7 @@ export class Store extends StoreReads {
 
   /** Stores bytes, a stream or (Node) a file at a path, deduplicated; `meta` names its entry. */
   async put(input: PutInput, meta: PutMeta = {}, options: PutOptions = {}): Promise<PutResult> {
+    onlyOptions(options, { onChunk: 'function', listed: 'boolean' }, 'put');
     return writes.put(this.#w('put'), input, meta, options);
   }
 
@@ -67,16 +68,19 @@ export class Store extends StoreReads {
 
   /** Stores one chunk for a later `commitChunks` (FORMAT.md §12), kept until `holdMs` from now. */
   async putChunk(bytes: Uint8Array, options: { expectKey?: string; holdMs?: number } = {}): Promise<ChunkPutResult> {
+    onlyOptions(options, { expectKey: 'string', holdMs: 'count' }, 'putChunk');
     return writes.putChunk(this.#w('putChunk'), bytes, options);
   }
 
   /** Stores a document made of stored chunks, in order, read back and hashed (else MISSING_CHUNKS). */
   /** Names a document the store has, at `meta.path` or as a pathless entry, without its bytes (store-writes.ts). */
   async link(digest: string, meta: PutMeta = {}, options: writes.LinkOptions = {}): Promise<PutResult> {
+    onlyOptions(options, { newVersion: 'boolean' }, 'link');
     return writes.link(this.#w('link'), digest, meta, options);
   }
 
   async commitChunks(keys: string[], meta: PutMeta = {}, options: { maxSize?: number } = {}): Promise<PutResult> {
+    onlyOptions(options, { maxSize: 'count' }, 'commitChunks');
     return writes.commitChunks(this.#w('commitChunks'), keys, meta, options);
   }
 
@@ -123,6 +127,7 @@ export class Store extends StoreReads {
 
   /** Reclaims unreferenced chunks and compacts mostly-garbage packs (gc.ts); concurrent calls share one. */
   async gc(onProgress?: (p: GcProgress) => void): Promise<GcReport> {
+    if (onProgress !== undefined && typeof onProgress !== 'function') throw new InvalidInputError('gc takes a function told how it goes, or nothing', 'onProgress');
     return writes.gc(this.#w('gc'), onProgress);
   }
 
@@ -170,6 +175,8 @@ export class Store extends StoreReads {
 
   /** Applies every stored policy: what each keeps and removes (nothing with `dryRun`). */
   async applyPolicies(options: { dryRun?: boolean } = {}): Promise<AppliedPolicy[]> {
+    // (A misspelt `dryrun` was dropped, and the policies removed versions for real: a trial.)
+    onlyOptions(options, { dryRun: 'boolean' }, 'applyPolicies');
     return applyPolicies(options.dryRun ? usable(this.ctx) : this.#w('applyPolicies'), options.dryRun ?? false);
   }
 

@@ -39,6 +39,60 @@ describe('options a developer gives the library', () => {
     await expect(store.deletePath('plan.md', null as unknown as object)).rejects.toMatchObject(refused());
   });
 
+  it('every call with options refuses one it does not know, or of the wrong type, and changes nothing (applyPolicies({ dryrun }) removed versions: a trial)', async () => {
+    const { store } = await newStore();
+    for (let v = 1; v <= 3; v++) await store.put(text(`build v${v}`), { path: 'cache/out.js' });
+    await store.setPolicy({ kind: 'versions', prefix: 'cache/', keep: 1 });
+    await expect(store.applyPolicies({ dryrun: true } as object)).rejects.toMatchObject(refused('dryrun'));
+    await expect(store.applyPolicies({ dryRun: 'yes' } as object)).rejects.toMatchObject(refused('dryRun'));
+    expect((await store.versions('cache/out.js')).map((v) => v.version)).toEqual([1, 2, 3]);
+    await expect(store.put(text('x'), { path: 'a.txt' }, { lsited: false } as object)).rejects.toMatchObject(refused('lsited'));
+    await expect(store.put(text('x'), { path: 'a.txt' }, { listed: 'no' } as object)).rejects.toMatchObject(refused('listed'));
+    await expect(store.put(text('x'), {}, { onChunk: 5 } as object)).rejects.toMatchObject(refused('onChunk'));
+    expect((await store.list()).items.map((i) => i.path)).toEqual(['cache/out.js']);
+    const digest = (await store.versions('cache/out.js'))[0]!.digest;
+    await expect(store.document(digest, { unlsited: true } as object)).rejects.toMatchObject(refused('unlsited'));
+    await expect(store.manifest(digest, { unlisted: 1 } as object)).rejects.toMatchObject(refused('unlisted'));
+    await expect(store.pathVersion('cache/out.js', { verison: 1 } as object)).rejects.toMatchObject(refused('verison'));
+    await expect(store.deletedPaths({ prefix: 'cache/' } as object)).rejects.toMatchObject(refused('prefix'));
+    await expect(store.link(digest, { path: 'b.js' }, { newversion: true } as object)).rejects.toMatchObject(refused('newversion'));
+    await expect(store.putChunk(text('c'), { holdms: 5 } as object)).rejects.toMatchObject(refused('holdms'));
+    await expect(store.commitChunks([], { path: 'c.js' }, { maxsize: 5 } as object)).rejects.toMatchObject(refused('maxsize'));
+    await expect(store.gc(123 as unknown as () => void)).rejects.toMatchObject(refused('onProgress'));
+    expect((await store.list()).items.map((i) => i.path)).toEqual(['cache/out.js']);
+    // The right spellings work.
+    expect((await store.applyPolicies({ dryRun: true }))[0]!.report.remove).toHaveLength(2);
+    expect((await store.pathVersion('cache/out.js', { version: 2 })).version).toBe(2);
+  });
+
+  it("a string given to put is a file's path: one that is not there, or a directory, is a KuraError naming it (it was Node's ENOENT)", async () => {
+    const { store } = await newStore();
+    const missing = await store.put('hello world').catch((e: unknown) => e);
+    expect(isKuraError(missing)).toBe(true);
+    expect(missing).toMatchObject({ code: 'NOT_FOUND', message: expect.stringMatching(/no file "hello world": a string given to put is a file's path/) });
+    await expect(store.put(tempDir('kura-put-dir-'))).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'input', message: expect.stringMatching(/is a directory/) });
+    expect((await store.list()).items).toEqual([]);
+  });
+
+  it('reading a large document gives the event loop turns: timers run while it is read (a trial: 0 of 318 in 3.2 s)', async () => {
+    const { store } = await newStore();
+    const big = new Uint8Array(48 << 20);
+    for (let i = 0; i < big.length; i += 512) big[i] = (i * 2654435761) >>> 24;
+    const { digest } = await store.put(big);
+    for (const read of [async () => { for await (const p of store.get(digest)) void p; }, () => store.getBytes(digest), async () => { for await (const p of (await store.document(digest)).range(0, big.length)) void p; }]) {
+      let fired = 0;
+      const timer = setInterval(() => fired++, 5);
+      const started = performance.now();
+      try {
+        await read();
+      } finally {
+        clearInterval(timer);
+      }
+      // A turn every 25 ms of reading at most (breather.ts): at least one per 100 ms.
+      expect(fired).toBeGreaterThanOrEqual(Math.floor((performance.now() - started) / 100));
+    }
+  }, 60_000);
+
   it('forget reads within as a duration or its text, and refuses any other shape before it removes anything', async () => {
     const { store } = await newStore();
     const src = tempDir('kura-options-forget-');
