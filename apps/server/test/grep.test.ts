@@ -35,6 +35,10 @@ describe('GET /v1/grep', () => {
     const only = events((await call(s.url, 'GET', '/v1/grep?pattern=\\bh\\w%2B|\\bo\\w%2B&onlyMatching=true&prefix=a/')).body);
     expect(only.filter((e) => e.type === 'match').map((e) => e.matchedTexts)).toEqual([['harbour'], ['omega', 'harbour']]);
     expect((await call(s.url, 'GET', '/v1/grep?pattern=x&onlyMatching=yes')).status).toBe(400);
+    // count: each file with a match, its count, no lines (grep -c).
+    const counted = events((await call(s.url, 'GET', '/v1/grep?pattern=harbour&count=true')).body);
+    expect(counted.map((e) => (e.type === 'end' ? `${e.path}:${e.matches}` : e.type))).toEqual(['begin', 'a/notes.txt:2', 'begin', 'b/other.txt:1', 'summary']);
+    expect((await call(s.url, 'GET', '/v1/grep?pattern=x&count=true&context=2')).status).toBe(400);
   });
 
   it('a pathological pattern does not hang the server: another request is answered meanwhile', { timeout: 60_000 }, async () => {

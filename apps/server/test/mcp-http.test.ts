@@ -138,6 +138,9 @@ describe('MCP over HTTP', () => {
       // Which files hold it (grep -l), and of a media type only, as the CLI and HTTP do (a trial: missing here).
       const files = json(await reader.callTool({ name: 'kura_grep', arguments: { pattern: 'harbour x', filesWithMatches: true } }));
       expect(files.lines.map((l: { path: string }) => l.path)).toEqual(['long.txt']); // (400 lines match in it: one listed)
+      // How many lines match, file by file (grep -c), and no lines.
+      const counts = json(await reader.callTool({ name: 'kura_grep', arguments: { pattern: 'harbour x', count: true, limit: 500 } }));
+      expect([counts.counts, counts.lines]).toEqual([[{ path: 'long.txt', matches: 400 }], undefined]);
       // The values themselves (grep -o): every match of each line, at most 100 a line.
       await writer.callTool({ name: 'kura_add_text', arguments: { text: `mail a@x.org and b@y.net\n${'n1 '.repeat(150)}\n`, path: 'o/mail.txt' } });
       const mails = json(await reader.callTool({ name: 'kura_grep', arguments: { pattern: '\\w+@\\w+\\.\\w+', prefix: 'o/', onlyMatching: true } }));

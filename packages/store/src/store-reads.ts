@@ -12,7 +12,8 @@ import type { VerifyProgress, VerifyReport } from './bytes/verify.js';
 import { verifyAll } from './store-verify.js';
 import type { SearchHits, SearchQuery } from './search/search-query.js';
 import { indexStatusOf, searchStore } from './store-search.js';
-import { grep as grepStore, type GrepEvent, type GrepOptions } from './search/grep.js';
+import { WHOLE_MAX, grep as grepStore, type GrepEvent, type GrepOptions, type GrepSource } from './search/grep.js';
+import { TextCache } from './search/text-cache.js';
 import { breather } from './breather.js';
 import type { IndexStatus } from './search/index-status.js';
 import { chunkBytes, damagedChunksOf, knownDamage, documentBytes, documentStream, manifestOf, openDocument, rangeBytes, rangeStream } from './document-reads.js';
@@ -38,6 +39,19 @@ export class StoreReads {
   /** The context, once the store is known to be open (else STORE_CLOSED). */
   #r(): StoreContext {
     return usable(this.ctx);
+  }
+
+  /** Texts grep read and checked, matched again without reading (search/text-cache.ts). */
+  protected readonly grepTexts = new TextCache(this.grepTextBytes(), WHOLE_MAX);
+
+  /** How much text grep keeps (a browser's tab: 64 MiB; node/index.ts keeps more). */
+  protected grepTextBytes(): number {
+    return 64 << 20;
+  }
+
+  /** What grep reads with: the context's database and reader, and its cache of texts. */
+  protected grepSourceOf(ctx: StoreContext): GrepSource {
+    return { db: ctx.db, st: ctx.st, reader: ctx.reader, texts: this.grepTexts };
   }
 
   // ---- chunks, ingest parameters, the log ---------------------------------------------------
@@ -127,7 +141,7 @@ export class StoreReads {
     const breathe = breather();
     try {
       // Between documents: a store closed meanwhile ends the scan (STORE_CLOSED).
-      yield* grepStore(ctx, pattern, options, async () => {
+      yield* grepStore(this.grepSourceOf(ctx), pattern, options, async () => {
         usable(ctx);
         await breathe();
       });

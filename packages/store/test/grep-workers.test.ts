@@ -11,6 +11,8 @@ import { closeSync, openSync, readSync, readdirSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { GrepPool } from '../src/node/grep-away.js';
+import { TextCache } from '../src/search/text-cache.js';
+import { Reader } from '../src/bytes/read.js';
 import type { GrepEvent } from '../src/search/grep.js';
 import type { Store } from '../src/node/index.js';
 import { newStore, recordsEnd, reopen, textBytes } from './helpers/store.js';
@@ -55,6 +57,9 @@ describe('grep on worker threads', () => {
       ['zzrare|Harbour 47\\b', { prefixes: ['t/odd/'] }],
       ['Harbour', { tag: 'even', context: 1 }],
       ['no such words anywhere', {}],
+      ['Harbour', { count: true }],
+      ['harbour', { count: true, ignoreCase: true, tag: 'even' }],
+      ['Harbour', { count: true, limit: 777 }], // cut inside a file's count
     ];
     for (const [pattern, options] of cases) {
       const one = await all(store, pattern, { ...options, workers: 1 });
@@ -67,6 +72,13 @@ describe('grep on worker threads', () => {
       expect(same(many), `${pattern} ${JSON.stringify(options)}`).toEqual(same(one));
     }
     expect(scans).toHaveBeenCalledTimes(parallel ? cases.length : 0);
+    // Counts are the lines' counts, file by file, and send no line.
+    const lines = await all(store, 'Harbour', { workers: 2 });
+    const counted = await all(store, 'Harbour', { count: true, workers: 2 });
+    expect(counted.filter((e) => e.type === 'match' || e.type === 'context')).toEqual([]);
+    const perFile = (e: GrepEvent[]) => e.filter((x) => x.type === 'end').map((x) => [x.path, (x as { matches: number }).matches]);
+    expect(perFile(counted)).toEqual(perFile(lines));
+    expect(counted.at(-1)).toEqual(lines.at(-1));
     // (The limit holds: 777 matches, the last one's file ended at it.)
     const cut = await all(store, 'Harbour', { limit: 777, workers: 2 });
     expect(cut.filter((e) => e.type === 'match')).toHaveLength(777);
@@ -76,6 +88,30 @@ describe('grep on worker threads', () => {
     await expect(all(store, 'x', { workers: 2, context: 101 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
     for (const workers of [0, 1.5, Number.NaN]) await expect(all(store, 'x', { workers })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
     expect((await all(store, 'Harbour big 3\\b')).at(-1)).toMatchObject({ type: 'summary', matches: 1 }); // (a bad `workers` left nothing behind)
+  });
+
+  it('keeps the texts it read and checked: a second grep reads none again, on one thread or on the workers, and finds the same', { timeout: 120_000 }, async () => {
+    const { store, dir } = await newStore();
+    await fill(store, 200);
+    // The same bytes as text and as a type that is no text: the key is the media type's too.
+    await store.put(enc.encode('Harbour in a text\n'), { path: 'same/a.txt', mediaType: 'text/plain' });
+    await store.put(enc.encode('Harbour in a text\n'), { path: 'same/b.bin', mediaType: 'application/octet-stream' });
+    await store.close();
+    for (const workers of [1, 2]) {
+      const s = await reopen(dir);
+      const kept = vi.spyOn(TextCache.prototype, 'put');
+      const reads = vi.spyOn(Reader.prototype, 'bytes');
+      const first = await all(s, 'Harbour', { workers });
+      const read = { kept: kept.mock.calls.length, here: reads.mock.calls.length };
+      expect(read.kept, `workers ${workers}`).toBeGreaterThan(100); // (the workers lend theirs back)
+      const second = await all(s, 'Harbour', { workers });
+      expect(second).toEqual(first);
+      // Nothing read again: no text read on this thread, none lent back by a worker.
+      expect([kept.mock.calls.length, reads.mock.calls.length], `workers ${workers}`).toEqual([read.kept, read.here]);
+      expect(first.filter((e) => e.type === 'begin' && e.path.startsWith('same/')).map((e) => (e as { path: string }).path)).toEqual(['same/a.txt']);
+      vi.restoreAllMocks();
+      await s.close();
+    }
   });
 
   it('finds every path while puts change them: what is listed here is committed for the workers (found in review)', { timeout: 120_000 }, async () => {

@@ -59,6 +59,23 @@ describe('grep', () => {
     await expect(all(store, 'x', { prefixes: 'a/' } as never)).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'prefixes' });
   });
 
+  it('count (-c) gives each file with a match its begin and its end with the count, no lines; the limit cuts inside a count', async () => {
+    const { store } = await newStore();
+    await store.put(text('x1\nx2\ny\nx3\n'), { path: 'a.txt' });
+    await store.put(text('y\n'), { path: 'b.txt' });
+    await store.put(text('x4\nx5\n'), { path: 'c.txt' });
+    const counted = await all(store, 'x', { count: true });
+    expect(counted.map((e) => (e.type === 'end' ? `${e.path}:${e.matches}` : e.type))).toEqual(['begin', 'a.txt:3', 'begin', 'c.txt:2', 'summary']);
+    expect(counted.at(-1)).toMatchObject({ files: 3, filesMatched: 2, matches: 5, truncated: false });
+    // (A second grep matches the texts kept from the first: the same answer.)
+    expect(await all(store, 'x', { count: true })).toEqual(counted);
+    const cut = await all(store, 'x', { count: true, limit: 4 });
+    expect(cut.map((e) => (e.type === 'end' ? `${e.path}:${e.matches}` : e.type))).toEqual(['begin', 'a.txt:3', 'begin', 'c.txt:1', 'summary']);
+    expect(cut.at(-1)).toMatchObject({ matches: 4, truncated: true });
+    await expect(all(store, 'x', { count: true, context: 1 })).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'context' });
+    await expect(all(store, 'x', { count: 'yes' } as never)).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'count' });
+  });
+
   it('-w matches whole words only, as grep -w; through the worker threads too', async () => {
     const { store } = await newStore();
     await store.put(text('cat\ncatalog\nthe cat sat\nbobcat\nCAT\ncat-like\n'), { path: 'a.txt' });

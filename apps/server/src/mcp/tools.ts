@@ -654,23 +654,26 @@ export function registerTools(mcp: McpServer, store: Store, access: ToolAccess):
         word: z.boolean().optional().describe('whole words only: the pattern between word boundaries (grep -w)'),
         context: z.number().int().min(0).max(10).optional().describe('lines of context around each match'),
         filesWithMatches: z.boolean().optional().describe('each file at its first match only (which files hold it: grep -l)'),
+        count: z.boolean().optional().describe('no lines: each file holding a match with its count of matching lines (`counts`; grep -c)'),
         onlyMatching: z.boolean().optional().describe('also give each matching line\'s matched texts, every match in it (`matches`; grep -o): to collect values, not lines'),
         limit: z.number().int().min(1).max(500).optional().describe('matching lines at most (default 100)'),
       },
       annotations: { readOnlyHint: true },
     },
-    ({ pattern, prefix, tag, type, ignoreCase, word, context, filesWithMatches, onlyMatching, limit }) =>
+    ({ pattern, prefix, tag, type, ignoreCase, word, context, filesWithMatches, count, onlyMatching, limit }) =>
       tool(access, async () => {
         const lines: { path: string; line: number; text: string; match: boolean; matches?: string[]; matchesMore?: number }[] = [];
+        const counts: { path: string; matches: number }[] = [];
         let summary: unknown;
         const errors: { path: string; code: string; message: string }[] = [];
-        const options = { ignoreCase: ignoreCase ?? false, ...(word ? { word: true } : {}), ...(prefix ? { prefixes: [prefix] } : {}), ...(tag ? { tag } : {}), ...(type ? { type } : {}), ...(filesWithMatches ? { firstPerFile: true } : {}), ...(onlyMatching ? { onlyMatching: true } : {}), context: context ?? 0, limit: limit ?? 100 };
+        const options = { ignoreCase: ignoreCase ?? false, ...(word ? { word: true } : {}), ...(prefix ? { prefixes: [prefix] } : {}), ...(tag ? { tag } : {}), ...(type ? { type } : {}), ...(filesWithMatches ? { firstPerFile: true } : {}), ...(count ? { count: true } : {}), ...(onlyMatching ? { onlyMatching: true } : {}), context: context ?? 0, limit: limit ?? 100 };
         for await (const e of store.grep(pattern, options)) {
           if (e.type === 'match' || e.type === 'context') lines.push({ path: e.path, line: e.line, text: around(e.text, e.type === 'match' ? e.submatch : undefined, e), match: e.type === 'match', ...(e.type === 'match' && e.matchedTexts ? matchedShown(e.matchedTexts) : {}) });
+          else if (e.type === 'end' && count) counts.push({ path: e.path, matches: e.matches });
           else if (e.type === 'error') errors.push({ path: e.path, code: e.code, message: e.message });
           else if (e.type === 'summary') summary = e;
         }
-        return { lines, ...(errors.length ? { errors } : {}), summary };
+        return { ...(count ? { counts } : { lines }), ...(errors.length ? { errors } : {}), summary };
       }),
   );
   server.registerTool(

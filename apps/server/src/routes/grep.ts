@@ -34,6 +34,7 @@ export default async function grep(app: FastifyInstance) {
           word: flag.describe('whole words only: the pattern between word boundaries (grep -w)'),
           context: z.coerce.number().int().min(0).max(CONTEXT_MAX).default(0),
           filesWithMatches: flag.describe('each file at its first match only'),
+          count: flag.describe('each file with a match as its begin and its end (`matches`: its matching lines), no match or context lines (grep -c)'),
           onlyMatching: flag.describe('each match event also carries `matchedTexts`: every match in its line (grep -o)'),
           limit: z.coerce.number().int().min(1).max(GREP_LIMIT_MAX).default(10_000),
         })
@@ -51,6 +52,7 @@ export default async function grep(app: FastifyInstance) {
         ...(q.type !== undefined ? { type: q.type } : {}),
         context: q.context,
         firstPerFile: q.filesWithMatches === 'true',
+        ...(q.count === 'true' ? { count: true } : {}),
         ...(q.onlyMatching === 'true' ? { onlyMatching: true } : {}),
         limit: q.limit,
       });

@@ -64,6 +64,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
           context: opts.filesWithMatches || opts.count || opts.onlyMatching ? 0 : context,
           ...(opts.onlyMatching && !opts.filesWithMatches && !opts.count ? { onlyMatching: true } : {}),
           firstPerFile: opts.filesWithMatches ?? false,
+          ...(opts.count && !opts.filesWithMatches ? { count: true } : {}),
         });
         for await (const e of events as AsyncIterable<GrepEvent>) {
           if (e.type === 'error') {

@@ -17,6 +17,7 @@ import { Worker } from 'node:worker_threads';
 import { InternalError, KuraError, isKuraErrorCode } from '@kura/core';
 import { StoreClosedError } from '../errors.js';
 import type { Entry, GrepEvent, GrepRun, GrepSummary } from '../search/grep.js';
+import { textKey, type TextCache } from '../search/text-cache.js';
 
 /** A batch of entries to scan, as sent to a worker. */
 export interface GrepBatch {
@@ -26,11 +27,16 @@ export interface GrepBatch {
   ignoreCase: boolean;
   run: GrepRun;
   entries: Entry[];
+  /** The entries' texts this thread keeps (text-cache.ts), lent: shared memory, not copied. */
+  texts: Record<string, Uint8Array>;
 }
 
-/** A worker's answer: each entry's events, and whether it counted as a file and the bytes it scanned. */
+/**
+ * A worker's answer: each entry's events, and whether it counted as a file and the bytes it
+ * scanned; and the texts it read and checked, lent back for this thread to keep.
+ */
 export type GrepBatchAnswer =
-  | { id: number; entries: { events: GrepEvent[]; files: number; bytes: number }[] }
+  | { id: number; entries: { events: GrepEvent[]; files: number; bytes: number }[]; texts: Record<string, Uint8Array> }
   | { id: number; error: { message: string; code?: string } };
 
 /** A batch holds about this much text (the documents' sizes; 1 MiB balanced the workers better than 4, 5-10%), or this many entries. */
@@ -113,6 +119,7 @@ export class GrepPool {
     run: GrepRun,
     summary: GrepSummary,
     here: (e: Entry) => AsyncGenerator<GrepEvent>,
+    texts?: TextCache,
   ): AsyncGenerator<GrepEvent> {
     if (this.#closed) throw new StoreClosedError();
     clearTimeout(this.#idle);
@@ -124,7 +131,19 @@ export class GrepPool {
       if (this.#closed) throw new StoreClosedError();
       const w = this.#workers[turn++ % this.#workers.length];
       if (!w) throw new InternalError('no grep worker is left');
-      const answer = this.#send(w, { dir, pattern, ignoreCase, run, entries: batch });
+      // The texts kept of the batch's documents go with it: read and checked before, matched
+      // there as they are (a text file's under its media type, or a document's extracted text).
+      const lent: Record<string, Uint8Array> = {};
+      if (texts) {
+        for (const e of batch) {
+          if (!e.digest) continue;
+          for (const key of [textKey(e.digest, { mediaType: e.media_type }), textKey(e.digest, 'extracted')]) {
+            const t = texts.get(key);
+            if (t) lent[key] = t;
+          }
+        }
+      }
+      const answer = this.#send(w, { dir, pattern, ignoreCase, run, entries: batch, texts: lent });
       answer.catch(() => undefined); // (awaited in order below)
       pending.push(answer);
     };
@@ -157,11 +176,25 @@ export class GrepPool {
             const { message, code } = answer.error;
             throw code && isKuraErrorCode(code) ? new KuraError(code, message) : new InternalError(`a grep worker failed: ${message}`);
           }
+          if (texts) for (const [key, t] of Object.entries(answer.texts)) texts.put(key, t);
           for (const entry of answer.entries) {
             summary.files += entry.files;
             summary.bytes += entry.bytes;
             let matches = 0;
             for (const ev of entry.events) {
+              if (ev.type === 'end' && run.count) {
+                // Counted there, not sent: the limit falls inside this file's count.
+                const left = run.limit - summary.matches;
+                summary.filesMatched++;
+                summary.matches += Math.min(ev.matches, left);
+                if (ev.matches < left) {
+                  yield ev;
+                  continue;
+                }
+                summary.truncated = true;
+                yield { ...ev, matches: left };
+                return;
+              }
               if (ev.type === 'begin') matches = 0;
               else if (ev.type === 'end') summary.filesMatched++;
               yield ev;

@@ -6,7 +6,8 @@
 import { parentPort } from 'node:worker_threads';
 import { LineMatcher } from '@kura/core';
 import { Store } from './index.js';
-import { emptySummary, grepEntry, type Entry, type GrepEvent, type GrepRun } from '../search/grep.js';
+import { WHOLE_MAX, emptySummary, grepEntry, type Entry, type GrepEvent, type GrepRun } from '../search/grep.js';
+import { shareable } from '../search/text-cache.js';
 import type { GrepBatch, GrepBatchAnswer } from './grep-away.js';
 
 const stores = new Map<string, Promise<Store>>();
@@ -25,7 +26,15 @@ async function scan(m: GrepBatch): Promise<GrepBatchAnswer> {
     stores.set(m.dir, (opening = Store.open(m.dir, { readonly: true })));
     opening.catch(() => stores.delete(m.dir)); // (tried again by the next batch)
   }
-  const source = (await opening).grepSource();
+  // The texts lent with the batch are matched as they are; those read here go back with the
+  // answer, in shared memory, to be kept by the store's thread (text-cache.ts).
+  const read: Record<string, Uint8Array> = {};
+  const source = (await opening).grepSource({
+    get: (key) => m.texts[key],
+    put: (key, bytes) => {
+      if (bytes.length <= WHOLE_MAX) read[key] = shareable(bytes);
+    },
+  });
   const lines = matcherFor(m.pattern, m.ignoreCase);
   const entries: { events: GrepEvent[]; files: number; bytes: number }[] = [];
   for (const e of m.entries as Entry[]) {
@@ -34,7 +43,7 @@ async function scan(m: GrepBatch): Promise<GrepBatchAnswer> {
     for await (const ev of grepEntry(source, e, lines, m.run as GrepRun, summary)) events.push(ev);
     entries.push({ events, files: summary.files, bytes: summary.bytes });
   }
-  return { id: m.id, entries };
+  return { id: m.id, entries, texts: read };
 }
 
 /** Batches one after another: a batch of another pattern must not swap the matcher under one in progress. */

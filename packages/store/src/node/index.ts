@@ -5,7 +5,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, totalmem } from 'node:os';
 import { InvalidInputError } from '@kura/core';
 import { NotFoundError } from '../errors.js';
 import * as writes from '../store-writes.js';
@@ -28,6 +28,7 @@ import { GrepPool } from './grep-away.js';
 import { LineMatcher } from '@kura/core';
 import { emptySummary, entries as grepEntries, grepEntry, grepRun, matchedPattern, type Entry, type GrepEvent, type GrepOptions, type GrepSource } from '../search/grep.js';
 import { drainIndex, usable } from '../store-context.js';
+import type { TextLender } from '../search/text-cache.js';
 import { breather } from '../breather.js';
 
 /** Text (documents' bytes) from which grep scans on workers: below it, starting them costs more. */
@@ -182,8 +183,9 @@ export class Store extends StoreCore {
       }
       if (text < PARALLEL_MIN_BYTES) {
         const breathe = breather();
+        const source = this.grepSourceOf(ctx);
         for (const e of first) {
-          yield* grepEntry(ctx, e, matcher, run, summary);
+          yield* grepEntry(source, e, matcher, run, summary);
           if (summary.truncated) break;
           usable(ctx); // (a store closed meanwhile: STORE_CLOSED)
           await breathe();
@@ -195,13 +197,14 @@ export class Store extends StoreCore {
           yield* listed;
         })();
         const breathe = breather();
+        const source = this.grepSourceOf(ctx);
         const here = async function* (e: Entry) {
-          yield* grepEntry(ctx, e, matcher, run, summary, async () => {
+          yield* grepEntry(source, e, matcher, run, summary, async () => {
             usable(ctx);
             await breathe();
           });
         };
-        yield* this.#grepPool.scan(root, all, pattern, ignoreCase, run, summary, here);
+        yield* this.#grepPool.scan(root, all, pattern, ignoreCase, run, summary, here, this.grepTexts);
       }
     } catch (e) {
       usable(ctx); // a store closed during the scan: STORE_CLOSED, not the database's own error
@@ -212,9 +215,15 @@ export class Store extends StoreCore {
     yield summary;
   }
 
-  /** @internal What grep's workers scan with (grep-worker.ts). */
-  grepSource(): GrepSource {
-    return this.context();
+  /** @internal What grep's workers scan with (grep-worker.ts), lent a batch's texts. */
+  grepSource(texts?: TextLender): GrepSource {
+    const ctx = this.context();
+    return { db: ctx.db, st: ctx.st, reader: ctx.reader, texts };
+  }
+
+  /** Grep keeps up to 256 MiB of checked text, a sixteenth of the machine's memory at most. */
+  protected override grepTextBytes(): number {
+    return Math.min(256 << 20, Math.floor(totalmem() / 16));
   }
 
   /** Snapshots called before close() finish first (Store.close). */
@@ -230,6 +239,7 @@ export class Store extends StoreCore {
     const pool = this.#grepPool;
     this.#grepPool = undefined;
     await pool?.close();
+    this.grepTexts.clear();
   }
 
   /**

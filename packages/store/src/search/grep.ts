@@ -20,6 +20,7 @@ import { formatDigest } from '../hex.js';
 import { extractKind, KIND_HEAD } from '../extract/kind.js';
 import { filterSql } from './fts.js';
 import { SNIFF_BYTES, looksLikeText, textAsUtf8, textByType } from './text.js';
+import { textKey, type TextLender } from './text-cache.js';
 
 /**
  * A block of text is at most this long before it is matched: a longer line is cut here (a
@@ -30,7 +31,7 @@ export const LINE_MAX = 16 << 20;
 /** Characters of a line an event carries at most (around its match); `cut` says it was cut. */
 export const LINE_SHOWN_MAX = 2000;
 /** Documents up to this size are read whole (see textOf); larger ones as a stream. */
-const WHOLE_MAX = 8 << 20;
+export const WHOLE_MAX = 8 << 20;
 /** Context lines at most (-C). */
 export const CONTEXT_MAX = 100;
 const PAGE = 256;
@@ -49,6 +50,11 @@ export interface GrepOptions {
   context?: number;
   /** Stop a file at its first match (`-l`). */
   firstPerFile?: boolean;
+  /**
+   * Count each file's matching lines without sending them (`-c`, ripgrep's `--count`): a file
+   * with a match is its `begin` and its `end` (`matches`), no `match` or `context` events.
+   */
+  count?: boolean;
   /** Match whole words only (`-w`): the pattern between word boundaries, `\b(?:PATTERN)\b`. */
   word?: boolean;
   /**
@@ -77,12 +83,14 @@ export interface GrepSource {
   db: SqlDatabase;
   st: Statements;
   reader: Reader;
+  /** Texts already read and checked, and where to keep those read now (text-cache.ts). */
+  texts?: TextLender | undefined;
 }
 
 const decoder = new TextDecoder();
 
-/** A path's latest entry, as grep takes it. */
-export type Entry = { path: string; media_type: string | null; doc_id: number };
+/** A path's latest entry, as grep takes it (`digest`: its document's, where listed: the key of its text). */
+export type Entry = { path: string; media_type: string | null; doc_id: number; digest?: Uint8Array };
 
 /** Every path's latest entry matching the filters, in path order, a page at a time (with its document's size). */
 export function* entries(s: GrepSource, o: GrepOptions, beforePage: () => void = () => {}): Generator<Entry & { size: number }> {
@@ -94,7 +102,7 @@ export function* entries(s: GrepSource, o: GrepOptions, beforePage: () => void =
     f.where.unshift(`(${[...ranges, `e.path IN (${exact.map(() => '?').join(', ')})`].join(' OR ')})`);
     f.params.unshift(...(o.prefixes ?? []).flatMap((p) => [p, `${p}\u{10ffff}`]), ...exact);
   }
-  const sql = `SELECT e.path AS path, e.media_type AS media_type, e.doc_id AS doc_id, d.size AS size FROM entries e JOIN documents d ON d.id = e.doc_id
+  const sql = `SELECT e.path AS path, e.media_type AS media_type, e.doc_id AS doc_id, d.digest AS digest, d.size AS size FROM entries e JOIN documents d ON d.id = e.doc_id
     WHERE e.path IS NOT NULL AND e.path > ?${f.where.map((w) => ` AND ${w}`).join('')} ORDER BY e.path LIMIT ${PAGE}`;
   let after = '';
   for (;;) {
@@ -123,7 +131,8 @@ function find(s: GrepSource, e: Entry): Found | undefined {
     const doc = s.st.docById.get(e.doc_id);
     if (!doc) return undefined;
     const text = s.st.docTextGet.get(doc.id);
-    return { doc, text, locs: !text && doc.size <= WHOLE_MAX ? chunkLocations(s.st, doc) : undefined };
+    const read = !text && doc.size <= WHOLE_MAX && !s.texts?.get(textKey(doc.digest, { mediaType: e.media_type }));
+    return { doc, text, locs: read ? chunkLocations(s.st, doc) : undefined };
   });
 }
 
@@ -134,9 +143,19 @@ async function* textOf(s: GrepSource, { doc, text, locs }: Found, mediaType: str
     // document damaged, that is said here as for a document whose bytes fail their check.
     const damage = knownDamage(s.st, doc);
     if (damage) throw new CorruptDataError(damage, 'damaged-chunk', { digest: formatDigest(doc.digest) });
-    if (text.bytes > 0) yield decompress(text.text, text.bytes);
+    if (text.bytes === 0) return;
+    const key = textKey(doc.digest, 'extracted');
+    const kept = s.texts?.get(key);
+    if (kept) return yield kept;
+    const out = decompress(text.text, text.bytes);
+    s.texts?.put(key, out);
+    yield out;
     return;
   }
+  // Read and checked before (text-cache.ts): matched again as it was.
+  const key = textKey(doc.digest, { mediaType });
+  const kept = s.texts?.get(key);
+  if (kept) return yield kept;
   const byType = textByType(mediaType);
   if (byType === false) return;
   if (byType !== true) {
@@ -148,8 +167,11 @@ async function* textOf(s: GrepSource, { doc, text, locs }: Found, mediaType: str
   // Whole, up to WHOLE_MAX: one hash pass (the document's SHA-256, checked before a byte is
   // matched) instead of each chunk's BLAKE3 and then the SHA-256 (~1.6x the scan's speed).
   // (A text in Latin-1 or Windows-1252 is matched as its UTF-8, as the index reads it: text.ts.)
-  if (doc.size <= WHOLE_MAX) yield textAsUtf8(await s.reader.bytes(doc, locs));
-  else yield* s.reader.document(doc);
+  if (doc.size <= WHOLE_MAX) {
+    const whole = textAsUtf8(await s.reader.bytes(doc, locs));
+    s.texts?.put(key, whole);
+    yield whole;
+  } else yield* s.reader.document(doc);
 }
 
 /** `pieces` (`bytes` in all) as one buffer: the piece itself when there is one. */
@@ -221,10 +243,11 @@ export interface GrepRun {
   limit: number;
   firstPerFile: boolean;
   onlyMatching: boolean;
+  count: boolean;
 }
 
 /** The options grep knows: any other is refused (`prefix` for `prefixes` grepped the whole store: a trial). */
-const GREP_OPTIONS: ReadonlySet<string> = new Set(['ignoreCase', 'prefixes', 'paths', 'tag', 'type', 'context', 'firstPerFile', 'word', 'onlyMatching', 'limit', 'workers']);
+const GREP_OPTIONS: ReadonlySet<string> = new Set(['ignoreCase', 'prefixes', 'paths', 'tag', 'type', 'context', 'firstPerFile', 'count', 'word', 'onlyMatching', 'limit', 'workers']);
 
 /**
  * The pattern matched: `-w`'s between word boundaries (Unicode's, as the regex crate reads
@@ -248,7 +271,11 @@ export function grepRun(o: GrepOptions): GrepRun {
   const limit = o.limit ?? Infinity;
   if (!(limit === Infinity || (Number.isInteger(limit) && limit > 0))) throw new InvalidInputError('limit must be a positive whole number', 'limit');
   if (o.workers !== undefined && !(Number.isInteger(o.workers) && o.workers > 0)) throw new InvalidInputError('workers must be a positive whole number', 'workers');
-  return { context, limit, firstPerFile: o.firstPerFile ?? false, onlyMatching: o.onlyMatching ?? false };
+  for (const flag of ['firstPerFile', 'count', 'onlyMatching', 'ignoreCase', 'word'] as const) {
+    if (o[flag] !== undefined && typeof o[flag] !== 'boolean') throw new InvalidInputError(`${flag} is true or false`, flag);
+  }
+  if (o.count && (context > 0 || o.onlyMatching)) throw new InvalidInputError('count sends no lines: it takes no context and no onlyMatching', o.onlyMatching ? 'onlyMatching' : 'context');
+  return { context, limit, firstPerFile: o.firstPerFile ?? false, onlyMatching: o.onlyMatching ?? false, count: o.count ?? false };
 }
 
 export function emptySummary(): GrepSummary {
@@ -279,10 +306,13 @@ export async function* grep(s: GrepSource, pattern: string, o: GrepOptions = {},
  */
 export async function* grepEntry(s: GrepSource, e: Entry, matcher: LineMatcher, run: GrepRun, summary: GrepSummary, yieldTurn: () => Promise<void> = async () => {}): AsyncGenerator<GrepEvent> {
   const { context, limit } = run;
-  const found = find(s, e);
-  if (!found) return; // deleted since the page was read
-  const { doc } = found;
-  const where: Where = { path: e.path, digest: formatDigest(doc.digest) };
+  // A text file's text read and checked before (text-cache.ts) needs nothing of the database:
+  // its key is the listed digest and media type (the document's row and chunks were a fifth
+  // of a scan of cached texts).
+  const kept = e.digest ? s.texts?.get(textKey(e.digest, { mediaType: e.media_type })) : undefined;
+  const found = kept ? undefined : find(s, e);
+  if (!kept && !found) return; // deleted since the page was read
+  const where: Where = { path: e.path, digest: formatDigest(kept ? e.digest! : found!.doc.digest) };
   summary.files++;
   let matches = 0;
   let begun = false;
@@ -322,16 +352,24 @@ export async function* grepEntry(s: GrepSource, e: Entry, matcher: LineMatcher, 
       const n = base + m.line;
       if (n === matchedLine) continue; // (the rest of a line cut at LINE_MAX, matched already)
       matchedLine = n;
-      if (context > 0) {
-        if (afterUntil > printed) contextThrough(Math.min(afterUntil, n - 1));
-        printed = Math.max(printed, n - context - 1);
-        contextThrough(n - 1);
+      if (run.count) {
+        // Counted, not sent: the file's begin once, its end with the count.
+        if (!begun) {
+          events.push({ type: 'begin', ...where });
+          begun = true;
+        }
+      } else {
+        if (context > 0) {
+          if (afterUntil > printed) contextThrough(Math.min(afterUntil, n - 1));
+          printed = Math.max(printed, n - context - 1);
+          contextThrough(n - 1);
+        }
+        const line = bytes.subarray(m.start, m.end);
+        const shownLine = shown(line, { from: m.matchStart - m.start, to: m.matchEnd - m.start });
+        send({ type: 'match', ...where, line: n, ...shownLine, ...(run.onlyMatching ? { matchedTexts: matchedTexts(matcher, line) } : {}) });
+        printed = n;
+        afterUntil = n + context;
       }
-      const line = bytes.subarray(m.start, m.end);
-      const shownLine = shown(line, { from: m.matchStart - m.start, to: m.matchEnd - m.start });
-      send({ type: 'match', ...where, line: n, ...shownLine, ...(run.onlyMatching ? { matchedTexts: matchedTexts(matcher, line) } : {}) });
-      printed = n;
-      afterUntil = n + context;
       matches++;
       summary.matches++;
       if (run.firstPerFile || summary.matches >= limit) {
@@ -353,7 +391,7 @@ export async function* grepEntry(s: GrepSource, e: Entry, matcher: LineMatcher, 
     const held: Uint8Array[] = [];
     let heldBytes = 0;
     let first = true;
-    for await (let piece of textOf(s, found, e.media_type)) {
+    for await (let piece of kept ? [kept] : textOf(s, found!, e.media_type)) {
       // A UTF-8 byte order mark is no text: `^Étude` matches the first line after it, as in
       // ripgrep (it matched nothing there, while the line was shown without the mark: a trial).
       if (first && piece.length >= 3 && piece[0] === 0xef && piece[1] === 0xbb && piece[2] === 0xbf) piece = piece.subarray(3);
