@@ -4,7 +4,8 @@
  */
 import { isKuraError as isAnyKuraError, type KuraError, type KuraErrorCode } from '@kura/core';
 
-export const EXIT = { ok: 0, error: 1, usage: 2, damaged: 3 } as const;
+/** `partial`: done, with entries left out and named on stderr (a snapshot: restic's 3, here taken by damage). */
+export const EXIT = { ok: 0, error: 1, usage: 2, damaged: 3, partial: 4 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
 /** A failure the command has already explained, carrying its exit code. */

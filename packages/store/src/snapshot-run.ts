@@ -36,7 +36,12 @@ export interface SnapshotRunOptions {
  * `changed`: files that changed while they were read — recorded as read (bytes that may mix
  * old and new), their stamps not kept, so the next snapshot reads them again.
  */
-export type SnapshotReport = SnapshotInfo & { skipped: string[]; notUtf8: string[]; badNames: { path: string; why: string }[]; reused: number; vanished: string[]; excluded: number; changed: string[] };
+/**
+ * `unreadable`: files and directories the snapshot was not allowed to read (EACCES, EPERM),
+ * left out (a directory recorded empty) — as restic does, where one such file cancelled the
+ * whole snapshot here (a trial: a nightly backup made nothing).
+ */
+export type SnapshotReport = SnapshotInfo & { skipped: string[]; notUtf8: string[]; badNames: { path: string; why: string }[]; reused: number; vanished: string[]; excluded: number; changed: string[]; unreadable: string[] };
 
 export interface SnapshotHost {
   store: Pick<StoreCore, 'createSnapshot'>;
@@ -58,7 +63,7 @@ export interface SnapshotSource {
    * Puts the files: `record` each as it is read (its digest and size as read), `gone` each
    * deleted since the scan. `again`: files put once more because documents they reused went.
    */
-  put(files: ScannedFile[], record: (f: ScannedFile, r: PutResult) => void, gone: (f: ScannedFile) => void, again: boolean): Promise<void>;
+  put(files: ScannedFile[], record: (f: ScannedFile, r: PutResult) => void, gone: (f: ScannedFile) => void, again: boolean, unreadable: (f: ScannedFile) => void): Promise<void>;
   /** Lets go of what the source held (workers), whatever happened. */
   end?(): void;
 }
@@ -71,8 +76,9 @@ export function recordRead(f: ScannedFile, r: PutResult): void {
 
 /**
  * Snapshots the tree `source` reads. A file deleted between the scan and its read is left out
- * (the tree then shows the directory as it is now) and named in `vanished`; any other failure
- * fails the snapshot, which then records nothing (decision 0024). `onProgress` is called as
+ * (the tree then shows the directory as it is now) and named in `vanished`, one it may not
+ * read in `unreadable`; any other failure fails the snapshot, which then records nothing
+ * (decision 0024). `onProgress` is called as
  * the tree is scanned, once it is, and as each file is done (synchronously: what it throws
  * ends the snapshot).
  */
@@ -120,6 +126,13 @@ export async function snapshotRun(h: SnapshotHost, source: SnapshotSource, optio
       : recordRead;
     const goneNow = new Set<ScannedFile>();
     const changed = new Set<ScannedFile>();
+    const denied = new Set<ScannedFile>();
+    const deny = (f: ScannedFile) => {
+      signal?.throwIfAborted();
+      denied.add(f);
+      progress.files++;
+      onProgress?.({ ...progress });
+    };
     await source.put(
       read,
       (f, r) => {
@@ -134,8 +147,10 @@ export async function snapshotRun(h: SnapshotHost, source: SnapshotSource, optio
         onProgress?.({ ...progress });
       },
       false,
+      deny,
     );
     if (goneNow.size) leaveOut(scan, goneNow);
+    if (denied.size) leaveOut(scan, denied);
     goneNow.forEach((f) => gone.add(f));
     const unstated = scan.files.find((f) => f.size < 0);
     if (unstated) throw new InternalError(`${unstated.path} was put without its stat`);
@@ -152,6 +167,7 @@ export async function snapshotRun(h: SnapshotHost, source: SnapshotSource, optio
       const lost = ctx.db.read(() => scan.files.filter((f) => !ctx.st.docIdByDigest.get(parseDigest(f.entry.digest))));
       if (lost.length === 0) throw e;
       const goneLater = new Set<ScannedFile>();
+      const deniedLater = new Set<ScannedFile>();
       await source.put(
         lost,
         (f, r) => {
@@ -161,9 +177,12 @@ export async function snapshotRun(h: SnapshotHost, source: SnapshotSource, optio
         },
         (f) => goneLater.add(f),
         true,
+        (f) => deniedLater.add(f),
       );
       if (goneLater.size) leaveOut(scan, goneLater);
+      if (deniedLater.size) leaveOut(scan, deniedLater);
       goneLater.forEach((f) => gone.add(f));
+      deniedLater.forEach((f) => denied.add(f));
       const again = new Set(lost);
       read.push(...reused.filter((f) => again.has(f)));
       reused.splice(0, reused.length, ...reused.filter((f) => !again.has(f)));
@@ -175,7 +194,7 @@ export async function snapshotRun(h: SnapshotHost, source: SnapshotSource, optio
       const stamps = scan.files.filter((f) => !changed.has(f)).map((f) => ({ path: f.path, stamp: f.stamp, recent: f.recent, digest: f.entry.digest }));
       h.context('snapshot').db.transaction(() => recordStamps(ctx.st, root, stamps)); // a hint: its own transaction
     }
-    return { ...info, skipped: scan.skipped, notUtf8: scan.notUtf8, badNames: scan.badNames ?? [], reused: reused.length, excluded: scan.excluded, vanished: [...scan.vanished, ...[...gone].map((f) => f.path)].sort(), changed: [...changed].map((f) => f.path).sort() };
+    return { ...info, skipped: scan.skipped, notUtf8: scan.notUtf8, badNames: scan.badNames ?? [], reused: reused.length, excluded: scan.excluded, vanished: [...scan.vanished, ...[...gone].map((f) => f.path)].sort(), changed: [...changed].map((f) => f.path).sort(), unreadable: [...(scan.unreadable ?? []), ...[...denied].map((f) => f.path)].sort() };
   } finally {
     ctx.snapshotsRunning--;
     source.end?.();

@@ -43,6 +43,8 @@ export interface Scan {
   badNames?: { path: string; why: string }[];
   /** Directories and links deleted between their parent's listing and their own read. */
   vanished: string[];
+  /** Directories that could not be read (no permission): recorded empty, their entries left out. */
+  unreadable?: string[];
   /** Entries left out by exclude patterns (an excluded directory counts once). */
   excluded: number;
   /** Files changed at or after this time (ms) are `recent`. */
@@ -54,11 +56,12 @@ export interface Scan {
 /** Takes files deleted since the scan out of its tree and its file list. */
 export function leaveOut(scan: Scan, gone: ReadonlySet<ScannedFile>): void {
   const entries = new Set<FileEntry>([...gone].map((f) => f.entry));
-  const prune = (node: DirNode) => {
+  // (A stack, not recursion: a tree may be ~2,000 directories deep.)
+  const todo: DirNode[] = [scan.root];
+  for (let node = todo.pop(); node; node = todo.pop()) {
     node.entries = node.entries.filter((e) => !(e.type === 'file' && entries.has(e)));
-    for (const e of node.entries) if (e.type === 'dir') prune(e);
-  };
-  prune(scan.root);
+    for (const e of node.entries) if (e.type === 'dir') todo.push(e);
+  }
   scan.files = scan.files.filter((f) => !gone.has(f));
 }
 

@@ -86,7 +86,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .option('--no-mtime', 'leave modification times out (an untouched tree then keeps its id when files are merely touched)')
     .option('--reread', 'read every file, even those unchanged since an earlier snapshot read them')
     .option('--exclude <pattern>', 'leave out entries matching a glob: a name at any depth (node_modules, *.log), a path from DIR with / (build/out), directories only with a trailing / (repeatable)', collect)
-    .option('--json', 'one JSON object: {"id","label","createdAt","files","bytes","tree","tags","pinned","skipped","notUtf8","badNames","reused","vanished","excluded","changed"}')
+    .option('--json', 'one JSON object: {"id","label","createdAt","files","bytes","tree","tags","pinned","skipped","notUtf8","badNames","reused","vanished","excluded","changed","unreadable"}')
     .action(async (dir: string, opts: { label?: string; tag?: string[]; time?: string; mtime: boolean; reread?: boolean; exclude?: string[]; json?: boolean }, cmd: Command) => {
       requireDir(dir, 'to snapshot');
       const time = opts.time === undefined ? undefined : snapshotTime(opts.time);
@@ -134,14 +134,16 @@ export function register(program: Command, setExit: (code: number) => void): voi
         } finally {
           (bar as Progress | undefined)?.stop();
         }
-        // A name that is not UTF-8 cannot be recorded: the snapshot holds the rest, and the exit
-        // code says that something was left out (as `kura add` does for a file it cannot add).
-        if (s.notUtf8.length || s.badNames.length) setExit(EXIT.error);
+        // A name a tree cannot hold, or an entry it may not read: the snapshot holds the rest,
+        // and the exit code says it is recorded with something left out — 4, not 1, which a
+        // script could not tell from a snapshot that failed (a trial; restic exits 3 so).
+        if (s.notUtf8.length || s.badNames.length || s.unreadable.length) setExit(EXIT.partial);
         if (opts.json) return writeJson(s);
         for (const p of s.skipped) process.stderr.write(`kura: skipped ${shownPath(p)}: not a file, directory or symlink\n`);
         for (const p of s.notUtf8) process.stderr.write(`kura: left out ${shownPath(p)}: ${notUtf8().message}\n`);
         for (const b of s.badNames) process.stderr.write(`kura: left out ${shownPath(b.path)}: a snapshot cannot hold ${b.why} (rename it, or leave it out with --exclude)\n`);
         for (const p of s.vanished) process.stderr.write(`kura: left out ${shownPath(p)}: deleted while the snapshot ran\n`);
+        for (const p of s.unreadable) process.stderr.write(`kura: left out ${shownPath(p)}: permission denied\n`);
         for (const p of s.changed) process.stderr.write(`kura: warning: ${shownPath(p)} changed while it was read: the snapshot's copy may mix its old and new bytes (the next snapshot reads it again)\n`);
         const notes = [s.reused ? `${count(s.reused)} unchanged, not read` : '', s.excluded ? `${count(s.excluded)} excluded` : ''].filter(Boolean);
         await write(`snapshot ${s.id.slice(0, SHORT_ID)}: ${counted(s.files, 'file')}${notes.length ? ` (${notes.join('; ')})` : ''}, ${bytes(s.bytes)}${s.label ? ` (${s.label})` : ''}\n`);

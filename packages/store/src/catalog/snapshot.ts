@@ -165,6 +165,7 @@ export function readTree(st: Statements, digest: string): TreeEntry[] {
 export function commitSnapshot(st: Statements, root: DirNode, label: string | null, now: number, uid: string | undefined, tags: readonly string[] = []): SnapshotInfo {
   let files = 0;
   let bytes = 0;
+  const stored = new Map<DirNode, Digest>();
   const store = (dir: DirNode): Digest => {
     const entries: TreeEntry[] = dir.entries.map((e) => {
       if (e.type !== 'dir') {
@@ -174,7 +175,8 @@ export function commitSnapshot(st: Statements, root: DirNode, label: string | nu
         }
         return e;
       }
-      const tree = store(e);
+      const tree = stored.get(e)!;
+      stored.delete(e);
       return e.mtime === undefined ? { type: 'dir', name: e.name, mode: e.mode, tree } : { type: 'dir', name: e.name, mode: e.mode, tree, mtime: e.mtime };
     });
     const body = encodeTree(entries);
@@ -193,7 +195,23 @@ export function commitSnapshot(st: Statements, root: DirNode, label: string | nu
     }
     return digest;
   };
-  const tree = store(root);
+  // Bottom-up without recursion: a tree 1,900 directories deep overflowed the stack (a trial).
+  const todo: { dir: DirNode; next: number }[] = [{ dir: root, next: 0 }];
+  let tree: Digest | undefined;
+  while (todo.length) {
+    const top = todo[todo.length - 1]!;
+    const e = top.dir.entries[top.next];
+    if (e !== undefined) {
+      top.next++;
+      if (e.type === 'dir') todo.push({ dir: e, next: 0 });
+      continue;
+    }
+    todo.pop();
+    const digest = store(top.dir);
+    if (todo.length) stored.set(top.dir, digest);
+    else tree = digest;
+  }
+  if (tree === undefined) throw new Error('unreachable: the root is stored last');
   st.treeHold.run(1, parseDigest(tree));
   const key = parseDigest(tree);
   const rowid = Number(st.snapshotInsert.run(key, label, now, files, bytes, uid ?? null, tags.length ? JSON.stringify(tags) : null).lastInsertRowid);
@@ -284,10 +302,19 @@ export function findInTree(st: Statements, digest: string, path: string): TreeEn
 
 /** Every entry under a tree, depth first, a directory before its contents, names in order. */
 export function* walkTree(st: Statements, digest: string, prefix = ''): Generator<WalkEntry> {
-  for (const entry of readTree(st, digest)) {
-    const path = prefix ? `${prefix}/${entry.name}` : entry.name;
+  // An explicit stack, not nested generators: each level of those was a frame every entry
+  // below it passed through, and 1,900 levels overflowed the stack (a trial).
+  const todo: { entries: TreeEntry[]; next: number; prefix: string }[] = [{ entries: readTree(st, digest), next: 0, prefix }];
+  while (todo.length) {
+    const top = todo[todo.length - 1]!;
+    const entry = top.entries[top.next++];
+    if (entry === undefined) {
+      todo.pop();
+      continue;
+    }
+    const path = top.prefix ? `${top.prefix}/${entry.name}` : entry.name;
     yield { path, entry };
-    if (entry.type === 'dir') yield* walkTree(st, entry.tree, path);
+    if (entry.type === 'dir') todo.push({ entries: readTree(st, entry.tree), next: 0, prefix: path });
   }
 }
 

@@ -110,6 +110,12 @@ export function vanished(e: unknown, path: string): boolean {
   return err?.code === 'ENOENT' && err.path === path;
 }
 
+/** Whether `e` says the file at `path` may not be read (EACCES, EPERM from opening exactly that path). */
+export function denied(e: unknown, path: string): boolean {
+  const err = e as { code?: unknown; path?: unknown };
+  return (err?.code === 'EACCES' || err?.code === 'EPERM') && err.path === path;
+}
+
 /**
  * A regular file (not a link: the workers read small files without following links) below
  * WORKER_PUT_MIN. Anything else, or a path that cannot be read, takes the one-file path,
@@ -183,6 +189,7 @@ export async function putScanned(
   statScan: Scan | undefined,
   record = recordRead,
   gone?: (f: ScannedFile) => void,
+  unreadable?: (f: ScannedFile) => void,
 ): Promise<void> {
   const opts = h.store.ingestOptions();
   const small = statScan ? files : files.filter((f) => f.size < WORKER_PUT_MIN);
@@ -197,6 +204,7 @@ export async function putScanned(
     try {
       r = await put();
     } catch (e) {
+      if (unreadable && denied(e, f.path)) return unreadable(f);
       if (!gone || !vanished(e, f.path)) throw e;
       return gone(f);
     }
@@ -220,6 +228,7 @@ export async function putScanned(
         answers.forEach((a, j) => {
           const f = batch[j]!;
           if (a instanceof Error) {
+            if (unreadable && denied(a, f.path)) return unreadable(f);
             if (!gone || !vanished(a, f.path)) throw a;
             return gone(f);
           }

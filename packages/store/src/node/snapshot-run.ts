@@ -59,7 +59,11 @@ export async function snapshotDirectory(h: SnapshotHost, dir: string, options: S
     scan: async (stamped, onDirectory) => {
       let found = 0;
       const onFile = stamped ? undefined : () => void (++found === SMALL_BATCH * 4 && pool());
-      scanned = await scanDirectory(root, { mtime: options.mtime ?? true, exclude, ...(onFile ? { onFile } : {}), ...(onDirectory ? { onDirectory } : {}) });
+      // A directory it may not read is recorded empty and named (restic's way; one such
+      // directory failed the whole snapshot: a trial).
+      const unreadable: string[] = [];
+      scanned = await scanDirectory(root, { mtime: options.mtime ?? true, exclude, ...(onFile ? { onFile } : {}), ...(onDirectory ? { onDirectory } : {}), onUnreadable: (path) => void unreadable.push(path) });
+      scanned.unreadable = unreadable;
       return scanned;
     },
     // A first snapshot of many files has the workers stat each file on the descriptor they
@@ -69,7 +73,7 @@ export async function snapshotDirectory(h: SnapshotHost, dir: string, options: S
       return workersStat ? [] : statFiles(scan, scan.files);
     },
     // Files put again were stat'ed here already (a repeated snapshot).
-    put: (files, record, gone, again) => putScanned(h, files, pool, workersStat && !again ? scanned : undefined, record, gone),
+    put: (files, record, gone, again, unreadable) => putScanned(h, files, pool, workersStat && !again ? scanned : undefined, record, gone, unreadable),
     end: () => lease?.release(),
   };
   return snapshotRun(h, source, options);
