@@ -3,11 +3,13 @@
  * amended): run as the user nobody (root reads everything), the snapshot of the rest is
  * recorded, each entry left out is named on stderr, the directory is recorded empty and the
  * exit code is 4 — where one mode-000 file failed the whole snapshot (a backup trial). Enough
- * files that the ingest workers read them, the unreadable one among them; and a tree ~1,900
- * directories deep is snapshotted and restored (its commit overflowed the stack).
+ * files that the ingest workers read them, the unreadable one among them; a tree ~1,900
+ * directories deep is snapshotted and restored (its commit overflowed the stack); verify names
+ * a damaged file only a snapshot keeps by its path there.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,6 +51,27 @@ describe('kura snapshot', () => {
     expect(readdirSync(join(out, 'many'))).toHaveLength(299);
     expect(readdirSync(join(out, 'locked'))).toEqual([]);
     expect(readFileSync(join(out, 'a.txt'), 'utf8')).toBe('a\n');
+  });
+
+  it('verify names a damaged document only a snapshot keeps by its path there (it gave the digest alone)', { timeout: 120_000 }, () => {
+    const root = mkdtempSync(join(tmpdir(), 'kura-verify-snap-'));
+    roots.push(root);
+    mkdirSync(join(root, 't', 'docs'), { recursive: true });
+    writeFileSync(join(root, 't', 'one.txt'), 'one\n');
+    writeFileSync(join(root, 't', 'docs', 'two.bin'), randomBytes(200_000));
+    const store = join(root, 's');
+    expect(kura(['init', '--store', store]).status).toBe(0);
+    const { id } = JSON.parse(kura(['snapshot', '--store', store, '--json', join(root, 't')]).stdout);
+    // two.bin was read last: its last chunk ends the pack, before the index its seal wrote.
+    const packs = readdirSync(join(store, 'packs'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.pack')).map((f) => join(store, 'packs', f));
+    const pack = packs.sort((a, b) => statSync(b).size - statSync(a).size)[0]!;
+    const bytes = readFileSync(pack);
+    const end = bytes.toString('latin1', bytes.length - 4) === 'KEND' ? bytes.length - bytes.readUInt32LE(bytes.length - 8) : bytes.length;
+    bytes[end - 10] = bytes[end - 10]! ^ 0x01;
+    writeFileSync(pack, bytes);
+    const r = kura(['verify', '--store', store]);
+    expect(r.status).toBe(3);
+    expect(r.stdout).toMatch(new RegExp(`  breaks sha256:[0-9a-f]{64}  docs/two\\.bin \\(snapshot ${id.slice(0, 12)}\\)\n`));
   });
 
   it('records and restores a tree 1,900 directories deep (its commit overflowed the stack)', { timeout: 120_000 }, () => {

@@ -239,7 +239,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .command('rm-snapshot')
     .description('delete snapshots; what only they kept goes (kura gc reclaims the space)')
     .argument('<id...>', 'snapshot ids (or unique prefixes)')
-    .option('--json', 'one JSON object per snapshot: {"id" (whole),"freedByGc"} (bytes the next gc frees)')
+    .option('--json', 'one JSON object per snapshot: {"id" (whole),"freedByGc"} (bytes of chunks only it kept, which the next gc removes)')
     .action(async (ids: string[], opts: { json?: boolean }, cmd: Command) => {
       const ns = ids.map(snapshotId);
       await withStore(cmd, { readonly: false }, async (store) => {
@@ -248,7 +248,10 @@ export function register(program: Command, setExit: (code: number) => void): voi
           const freed = await store.snapshotExclusiveSize(id);
           await store.deleteSnapshot(id);
           if (opts.json) await writeJson({ id, freedByGc: freed });
-          else await write(`deleted snapshot ${id.slice(0, SHORT_ID)}; kura gc will free ${bytes(freed)}\n`);
+          // (Said as what GC removes, not what the disk gets back: chunks in packs still mostly in
+          // use stay on disk until their packs are compacted — "will free 17.8 KiB" then "freed
+          // 0 B" in a trial.)
+          else await write(`deleted snapshot ${id.slice(0, SHORT_ID)}: ${bytes(freed)} of chunks only it kept, which kura gc removes (their space comes back as their packs empty out)\n`);
         }
       });
     });

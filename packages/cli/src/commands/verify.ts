@@ -13,12 +13,38 @@ import { write, writeJson } from '../output.js';
 import { Progress } from '../progress.js';
 import { withStore } from '../store.js';
 
-async function describeDoc(store: Store, digest: string): Promise<string> {
+async function describeDoc(store: Store, digest: string, inSnapshots: ReadonlyMap<string, string>): Promise<string> {
   const path = await store.stat(digest).then(
     (i) => i.path,
     () => null,
   );
-  return path ? `${digest}  ${shownPath(path)}` : digest;
+  if (path) return `${digest}  ${shownPath(path)}`;
+  const held = inSnapshots.get(digest);
+  return held ? `${digest}  ${held}` : digest;
+}
+
+/** Snapshots walked at most to name a damaged document no path shows (the newest first). */
+const SNAPSHOTS_WALKED = 20;
+
+/**
+ * Where the newest snapshots hold documents no path shows: `<path> (snapshot <id>)` by digest.
+ * A document only snapshots kept was named by its digest alone, and only a restore told which
+ * file it was (a backup trial).
+ */
+async function snapshotPaths(store: Store, digests: ReadonlySet<string>): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const unnamed = new Set<string>();
+  for (const d of digests) if (!(await store.stat(d).then((i) => i.path, () => null))) unnamed.add(d);
+  if (unnamed.size === 0) return out;
+  const snapshots = (await store.snapshots()).reverse().slice(0, SNAPSHOTS_WALKED);
+  for (const s of snapshots) {
+    for await (const w of store.snapshotEntries(s.id)) {
+      if (w.entry.type !== 'file' || !unnamed.has(w.entry.digest) || out.has(w.entry.digest)) continue;
+      out.set(w.entry.digest, `${shownPath(w.path)} (snapshot ${s.id.slice(0, 12)})`);
+      if (out.size === unnamed.size) return out;
+    }
+  }
+  return out;
 }
 
 /** Whether opening for writing failed for want of write access (then verify opens read-only). */
@@ -34,13 +60,14 @@ const plural = (n: number, word: string) => `${count(n)} ${word}${n === 1 ? '' :
 
 async function report(store: Store, r: VerifyReport, writable: boolean): Promise<string> {
   const lines: string[] = [];
+  const inSnapshots = await snapshotPaths(store, new Set([...r.damagedChunks.flatMap((c) => c.documents), ...r.damagedDocuments.map((d) => d.digest)]));
   for (const c of r.damagedChunks) {
     lines.push(`damaged chunk ${c.key}: ${c.reason}: ${c.message}`);
-    for (const d of c.documents) lines.push(`  breaks ${await describeDoc(store, d)}`);
+    for (const d of c.documents) lines.push(`  breaks ${await describeDoc(store, d, inSnapshots)}`);
   }
   const viaChunks = new Set(r.damagedChunks.flatMap((c) => c.documents));
   for (const d of r.damagedDocuments) {
-    if (!viaChunks.has(d.digest)) lines.push(`damaged document ${await describeDoc(store, d.digest)}: ${d.reason}: ${d.message}`);
+    if (!viaChunks.has(d.digest)) lines.push(`damaged document ${await describeDoc(store, d.digest, inSnapshots)}: ${d.reason}: ${d.message}`);
   }
   for (const t of r.damagedTrees) lines.push(`damaged snapshot tree ${t.digest}: ${t.reason}: ${t.message}`);
   for (const p of r.damagedPacks) lines.push(`damaged pack ${p.pack}: ${p.reason}: ${p.message}`);
