@@ -5,7 +5,7 @@
  * exit code is 4 — where one mode-000 file failed the whole snapshot (a backup trial). Enough
  * files that the ingest workers read them, the unreadable one among them; a tree ~1,900
  * directories deep is snapshotted and restored (its commit overflowed the stack); verify names
- * a damaged file only a snapshot keeps by its path there.
+ * a damaged file only a snapshot keeps by its path there, and ls --snapshot lists its entries.
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -62,6 +62,12 @@ describe('kura snapshot', () => {
     const store = join(root, 's');
     expect(kura(['init', '--store', store]).status).toBe(0);
     const { id } = JSON.parse(kura(['snapshot', '--store', store, '--json', join(root, 't')]).stdout);
+    // ls --snapshot lists its entries (restic ls), under --prefix too.
+    const listed = kura(['ls', '--store', store, '--snapshot', id.slice(0, 6)]);
+    expect(listed.stdout.split('\n').filter(Boolean).map((l) => l.split(/\s+/).at(-1))).toEqual(['docs/', 'docs/two.bin', 'one.txt']);
+    expect(listed.stdout).toMatch(/^d0755 {2}/);
+    expect(JSON.parse(kura(['ls', '--store', store, '--snapshot', id, '--prefix', 'docs/', '--json']).stdout.trim().split('\n').at(-1)!)).toMatchObject({ path: 'docs/two.bin', entry: { type: 'file', size: 200_000 } });
+    expect(kura(['ls', '--store', store, '--snapshot', id, '--tag', 'x']).status).toBe(2);
     // two.bin was read last: its last chunk ends the pack, before the index its seal wrote.
     const packs = readdirSync(join(store, 'packs'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.pack')).map((f) => join(store, 'packs', f));
     const pack = packs.sort((a, b) => statSync(b).size - statSync(a).size)[0]!;

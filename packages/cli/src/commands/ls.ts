@@ -5,7 +5,8 @@
  * stderr is `kura: next cursor: C`, and `--cursor C` lists the next page. stdout stays pure:
  * with --json, every stdout line is one entry (DocumentInfo) object.
  */
-import type { DocumentInfo, ListQuery } from '@kura/store';
+import type { DocumentInfo, ListQuery, WalkEntry } from '@kura/store';
+import { snapshotId } from './snapshot.js';
 import type { Command } from 'commander';
 import { storePrefix } from '../store-path.js';
 import { isoDate, wholeNumber } from '../args.js';
@@ -16,6 +17,7 @@ import { withStore } from '../store.js';
 
 interface LsOptions {
   deleted?: boolean;
+  snapshot?: string;
   tag?: string;
   type?: string;
   prefix?: string;
@@ -35,6 +37,16 @@ export function humanLine(d: DocumentInfo): string {
   return `${d.digest}  ${bytes(d.size).padStart(10)}  ${d.path === null ? '-' : shownPath(d.path)}${tags}`;
 }
 
+/** A snapshot's entry as `ls -l` would show it: mode, size, time (when recorded) and path. */
+function snapshotLine(w: WalkEntry): string {
+  const e = w.entry;
+  const time = e.type !== 'symlink' && e.mtime !== undefined ? new Date(e.mtime).toISOString() : '-';
+  if (e.type === 'symlink') return `${'l'.padEnd(5)}  ${''.padStart(10)}  ${'-'.padEnd(24)}  ${shownPath(w.path)} -> ${shownPath(e.target)}`;
+  const mode = e.mode.toString(8).padStart(4, '0');
+  const size = e.type === 'file' ? bytes(e.size) : '';
+  return `${(e.type === 'dir' ? 'd' : '-') + mode}  ${size.padStart(10)}  ${time.padEnd(24)}  ${shownPath(w.path)}${e.type === 'dir' ? '/' : ''}`;
+}
+
 export function register(program: Command): void {
   program
     .command('ls')
@@ -48,6 +60,7 @@ export function register(program: Command): void {
     .option('--cursor <c>', 'continue after the page that printed this cursor')
     .option('--json', 'one JSON object (DocumentInfo) per line')
     .option('--deleted', 'paths deleted with their versions kept (a watched file deleted on disk), with when: "<time>  <path>"; --json {"path","deletedAt"}')
+    .option('--snapshot <id>', 'the files, directories and links of a snapshot (its id or 4+ digits), under --prefix: "<mode>  <size>  <time>  <path>" (a directory ends in /, a link "-> target"); --json {"path","entry"}')
     .addHelpText(
       'after',
       `
@@ -76,6 +89,23 @@ end.`,
         ...(since ? { since } : {}),
         ...(until ? { until } : {}),
       };
+      if (opts.snapshot !== undefined) {
+        // A snapshot's files were listed by nothing: restore or get --snapshot had to guess
+        // their paths (a backup trial; restic ls).
+        if (opts.deleted || opts.tag !== undefined || opts.type !== undefined || since || until || opts.cursor !== undefined) throw usage('--snapshot lists by --prefix (and --limit) only: a snapshot\'s files have no tags, type or entry time');
+        const ref = snapshotId(opts.snapshot);
+        const under = opts.prefix === undefined ? undefined : storePrefix(opts.prefix);
+        return withStore(cmd, { readonly: true }, async (store) => {
+          const { id } = await store.snapshotInfo(ref);
+          let left = limit ?? Infinity;
+          for await (const w of store.snapshotEntries(id)) {
+            if (under !== undefined && !`${w.path}${w.entry.type === 'dir' ? '/' : ''}`.startsWith(under)) continue;
+            if (left-- <= 0) return;
+            if (opts.json) await writeJson(w);
+            else await write(`${snapshotLine(w)}\n`);
+          }
+        });
+      }
       if (opts.deleted) {
         // Nothing listed them, though their versions stay readable as PATH@N (a trial).
         if (opts.tag !== undefined || opts.type !== undefined || since || until || opts.cursor !== undefined) throw usage('--deleted lists by --prefix (and --limit) only: a deleted path has no tags, type or entry time');

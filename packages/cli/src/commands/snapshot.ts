@@ -19,7 +19,7 @@ import { notUtf8 } from '../walk.js';
 import { interruptible } from '../interrupt.js';
 
 /** A snapshot id as `kura snapshots` prints it, or any unique prefix of 4 or more of its digits. */
-function snapshotId(value: string): string {
+export function snapshotId(value: string): string {
   if (!/^[0-9a-f]{4,32}$/.test(value)) throw usage(`a snapshot id is 4 to 32 hex digits (the start of an id kura snapshots lists), got "${value}"`);
   return value;
 }
