@@ -67,8 +67,15 @@ export function applyStat(scan: Scan, f: ScannedFile, st: FileStat): void {
   f.entry.mode = st.mode & 0o7777;
   if (scan.mtime) f.entry.mtime = msOf(st.mtimeMs);
   f.stamp = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
-  f.recent = Math.max(st.mtimeMs, st.ctimeMs) >= scan.settledBefore;
+  // A modification time a day or more ahead was set by hand (`touch -d 2099-…`), not by a
+  // write, which sets the change time too: it alone made the file recent at every scan, read
+  // again each time (a trial). The change time, which only the system sets, still counts.
+  const mtime = st.mtimeMs >= scan.settledBefore + FUTURE_MS ? -Infinity : st.mtimeMs;
+  f.recent = Math.max(mtime, st.ctimeMs) >= scan.settledBefore;
 }
+
+/** A modification time this far past a scan's start is not a recent write (applyStat). */
+const FUTURE_MS = 24 * 3600 * 1000;
 
 /**
  * lstat of each file on this thread (repeated snapshots compare stamps before reading
