@@ -288,6 +288,8 @@ export interface SnapshotAttributes {
   label?: string;
   time?: Date | string | number;
   tags?: string[];
+  /** Minutes east of UTC where it was made (a copy keeps the original's); default: this process's offset at its time. */
+  utcOffset?: number;
 }
 
 /** A snapshot of a tree whose files are in the store (FORMAT.md §13), in one commit. */
@@ -305,8 +307,11 @@ export async function createSnapshot(ctx: StoreContext, root: DirNode, a: Snapsh
     if (!Number.isSafeInteger(time) || time < 0) throw new InvalidInputError('time must be a time (ISO 8601 or milliseconds since 1970)', 'time');
   }
   if (a.id !== undefined && (typeof a.id !== 'string' || !/^[0-9a-f]{32}$/.test(a.id))) throw new InvalidInputError('id must be 32 lowercase hex digits', 'id');
+  if (a.utcOffset !== undefined && !(Number.isInteger(a.utcOffset) && Math.abs(a.utcOffset) <= 18 * 60)) throw new InvalidInputError('utcOffset is whole minutes east of UTC, at most 18 hours', 'utcOffset');
   checkFileSizes(ctx, root);
-  const op = { op: 'snapshot' as const, root, label, id: a.id ?? newSnapshotId(), ...(time !== undefined ? { time } : {}), ...(tags.length ? { tags: [...new Set(tags)].sort() } : {}) };
+  // (The offset of the local time zone at the snapshot's time: restic records its time with it.)
+  const utcOffset = a.utcOffset ?? -new Date(time ?? Date.now()).getTimezoneOffset() + 0; // (+ 0: UTC's is -0)
+  const op = { op: 'snapshot' as const, root, label, id: a.id ?? newSnapshotId(), ...(time !== undefined ? { time } : {}), ...(tags.length ? { tags: [...new Set(tags)].sort() } : {}), utcOffset };
   return (await commitOne(ctx, op)) as SnapshotInfo;
 }
 

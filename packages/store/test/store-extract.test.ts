@@ -67,6 +67,7 @@ describe('text extraction', () => {
     await store.close();
     const db = new Database(join(dir, 'kura.db'));
     db.exec("UPDATE doc_text SET extracted_at = 1 WHERE kind = 'html'; DELETE FROM search; DELETE FROM search_queue");
+    db.exec('ALTER TABLE snapshots DROP COLUMN utc_offset'); // (as a store from before schema 22 is)
     db.pragma('user_version = 19');
     db.close();
     const again = await Store.open(dir);
@@ -93,6 +94,7 @@ describe('text extraction', () => {
     // Extracted and indexed by a Kura before schema 21: extracted and indexed again.
     const db = new Database(join(dir, 'kura.db'));
     db.exec("UPDATE doc_text SET extracted_at = 1 WHERE kind = 'html'; DELETE FROM search; DELETE FROM search_queue");
+    db.exec('ALTER TABLE snapshots DROP COLUMN utc_offset'); // (as a store from before schema 22 is)
     db.pragma('user_version = 20');
     db.close();
     const again = await Store.open(dir);

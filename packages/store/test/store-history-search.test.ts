@@ -339,6 +339,7 @@ describe('search through history', () => {
     await store.put(text('a tern'), { path: 't.txt' });
     await store.close();
     const db = new Database(join(dir, 'kura.db'));
+    db.exec('ALTER TABLE snapshots DROP COLUMN utc_offset'); // (as a store from before schema 22 is)
     db.pragma('user_version = 18');
     db.close();
     const old = await Store.open(dir, { readonly: true });

@@ -345,6 +345,39 @@ describe('forget on a store', () => {
     }
   });
 
+  it("counts a snapshot's days in the time zone it was made in, wherever forget runs (as restic; it used the process's zone: a trial)", async () => {
+    const zone = process.env.TZ;
+    const dir = join(tmp('zones'), 'store');
+    const store = await Store.init(dir);
+    try {
+      process.env.TZ = 'UTC';
+      const a = await store.createSnapshot(EMPTY, { time: '2024-02-15T01:00:00Z' });
+      await store.createSnapshot(EMPTY, { time: '2024-02-15T06:00:00Z' });
+      expect(a.utcOffset).toBe(0);
+      // In New York these are the 14th (20:00) and the 15th (01:00); where they were made, one day.
+      process.env.TZ = 'America/New_York';
+      const daily = await store.forgetSnapshots({ daily: 2, dryRun: true });
+      expect([daily.keep.length, daily.remove.length]).toEqual([1, 1]);
+      // One made in New York keeps its offset (-300 in February).
+      const b = await store.createSnapshot(EMPTY, { time: '2024-02-20T12:00:00Z' });
+      expect(b.utcOffset).toBe(-300);
+      expect((await store.snapshotInfo(b.id)).utcOffset).toBe(-300);
+      await expect(store.createSnapshot(EMPTY, { utcOffset: 30 * 60 })).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'utcOffset' });
+    } finally {
+      process.env.TZ = zone;
+      if (zone === undefined) delete process.env.TZ;
+      await store.close();
+    }
+    // Replayed from the log (kura rebuild), the offsets are the same.
+    await Store.rebuild(dir);
+    const again = await Store.open(dir);
+    try {
+      expect((await again.snapshots()).map((x) => x.utcOffset)).toEqual([0, 0, -300]);
+    } finally {
+      await again.close();
+    }
+  });
+
   it('stored policies: the longest prefix decides a path, a label policy its snapshots; set and removed through the log', async () => {
     const dir = join(tmp('stored-policies'), 'store');
     const store = await Store.init(dir);

@@ -82,7 +82,7 @@ describe('put / get round trips (real SQLite and packs on disk)', () => {
     await expect(store.put(new Uint8Array(1), { tags: [''] })).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'tags.0' });
     await expect(store.put(new Uint8Array(1), { mediaType: 'nonsense' })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
     await expect(store.put(new Uint8Array(1), { bogus: 1 } as never)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
-    await expect(store.put(join(tempDir(), 'missing-file'))).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(store.put(join(tempDir(), 'missing-file'))).rejects.toMatchObject({ code: 'NOT_FOUND' }); // (a KuraError naming the file: Node's ENOENT before, changed on purpose)
     await expect(store.getBytes('sha256:XYZ')).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'digest' });
     await expect(store.getBytes(`sha256:${'0'.repeat(64)}`)).rejects.toMatchObject({ code: 'NOT_FOUND' });
     expect((await store.stats()).documents).toBe(0);

@@ -382,6 +382,7 @@ describe('search', () => {
     db.exec(`DELETE FROM search; DELETE FROM search_queue`);
     const add = db.prepare('INSERT INTO search(rowid, path, tags, meta, body) VALUES (?, ?, ?, ?, ?)');
     for (const e of db.prepare<[], { id: number; path: string }>("SELECT id, path FROM entries").all()) add.run(e.id, e.path, '', '', e.path === 'kana.txt' ? 'ﾊﾝｶｸｶﾀｶﾅで書いたメモ' : 'ＰＤＦ ﬁle');
+    db.exec('ALTER TABLE snapshots DROP COLUMN utc_offset'); // (as a store from before schema 22 is)
     db.pragma('user_version = 19');
     db.close();
     const again = await reopen(dir);

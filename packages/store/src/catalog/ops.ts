@@ -81,7 +81,7 @@ export type Op =
    * schema 9). `time`: when it is of (ms since the epoch; absent: the commit's time), `tags`
    * (schema 16).
    */
-  | { op: 'snapshot'; root: DirNode; label: string | null; id?: string; time?: number; tags?: string[] }
+  | { op: 'snapshot'; root: DirNode; label: string | null; id?: string; time?: number; tags?: string[]; utcOffset?: number }
   /**
    * `id`: the snapshot's whole id (a number: its row, in operations logged before schema 9).
    * `policy` (schema 16): a removal by a retention policy, skipped when the snapshot is pinned or gone.
@@ -257,7 +257,7 @@ export function applyOp(ctx: ApplyContext, op: Op, time: number, at?: CommitPlac
     case 'snapshot':
       // An id given by the caller (a copy from another store keeps its snapshots' ids) may be taken.
       if (op.id !== undefined && st.snapshotByUid.get(op.id)) throw new InvalidInputError(`a snapshot ${op.id} exists`, 'id');
-      return commitSnapshot(st, op.root, op.label, op.time ?? time, op.id, op.tags);
+      return commitSnapshot(st, op.root, op.label, op.time ?? time, op.id, op.tags, op.utcOffset);
     case 'rm-snapshot': {
       // A number is the snapshot's row: operations logged before schema 9 name it so.
       if (op.policy) {

@@ -5,7 +5,7 @@ import type { SqlDatabase } from '../backend/sql.js';
 import { bytesToHex } from '../hex.js';
 import { ENQUEUE_ALL, QUEUE_ROW_MAX } from './search-queue.js';
 
-export const SCHEMA_VERSION = 21;
+export const SCHEMA_VERSION = 22;
 
 /** MIGRATIONS[n] takes a database from user_version n to n + 1. */
 const MIGRATIONS: string[] = [
@@ -332,6 +332,12 @@ const MIGRATIONS: string[] = [
   CREATE VIRTUAL TABLE search USING fts5(path, tags, meta, body, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2');
   DELETE FROM search_queue;
   ${ENQUEUE_ALL};
+  `,
+  // 22: the UTC offset where a snapshot was made (minutes east; null: not recorded), by which
+  // retention groups it into hours, days, weeks, months and years, as restic does (a store's
+  // policies applied in another time zone kept other snapshots: a trial).
+  `
+  ALTER TABLE snapshots ADD COLUMN utc_offset INTEGER;
   `,
 ];
 

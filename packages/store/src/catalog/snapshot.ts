@@ -69,6 +69,11 @@ export interface SnapshotInfo {
   tags: string[];
   /** Kept whatever a retention policy says (`kura pin`). */
   pinned: boolean;
+  /**
+   * Minutes east of UTC where it was made (absent for snapshots from before schema 22):
+   * retention counts its hours, days, weeks, months and years there, as restic does.
+   */
+  utcOffset?: number;
 }
 
 const MAX_NAME = 1024;
@@ -162,7 +167,7 @@ export function readTree(st: Statements, digest: string): TreeEntry[] {
  * bottom-up, inserts the trees that are new, and adds the holds they make — a new tree holds
  * its files and subtrees; the snapshot holds its root. Linear in the number of entries.
  */
-export function commitSnapshot(st: Statements, root: DirNode, label: string | null, now: number, uid: string | undefined, tags: readonly string[] = []): SnapshotInfo {
+export function commitSnapshot(st: Statements, root: DirNode, label: string | null, now: number, uid: string | undefined, tags: readonly string[] = [], utcOffset?: number): SnapshotInfo {
   let files = 0;
   let bytes = 0;
   const stored = new Map<DirNode, Digest>();
@@ -214,15 +219,15 @@ export function commitSnapshot(st: Statements, root: DirNode, label: string | nu
   if (tree === undefined) throw new Error('unreachable: the root is stored last');
   st.treeHold.run(1, parseDigest(tree));
   const key = parseDigest(tree);
-  const rowid = Number(st.snapshotInsert.run(key, label, now, files, bytes, uid ?? null, tags.length ? JSON.stringify(tags) : null).lastInsertRowid);
+  const rowid = Number(st.snapshotInsert.run(key, label, now, files, bytes, uid ?? null, tags.length ? JSON.stringify(tags) : null, utcOffset ?? null).lastInsertRowid);
   // An operation from before ids came from the log: the id its row derives (schema.ts).
   const id = uid ?? derivedSnapshotId({ id: rowid, created_at: now, tree: key });
   if (uid === undefined) st.snapshotSetUid.run(id, rowid);
-  return { id, label, createdAt: new Date(now).toISOString(), files, bytes, tree, tags: [...tags], pinned: false };
+  return { id, label, createdAt: new Date(now).toISOString(), files, bytes, tree, tags: [...tags], pinned: false, ...(utcOffset !== undefined ? { utcOffset } : {}) };
 }
 
 export function snapshotInfo(row: SnapshotRow): SnapshotInfo {
-  return { id: row.uid, label: row.label, createdAt: new Date(row.created_at).toISOString(), files: row.files, bytes: row.bytes, tree: formatDigest(row.tree), tags: snapshotTags(row), pinned: row.pinned === 1 };
+  return { id: row.uid, label: row.label, createdAt: new Date(row.created_at).toISOString(), files: row.files, bytes: row.bytes, tree: formatDigest(row.tree), tags: snapshotTags(row), pinned: row.pinned === 1, ...(row.utc_offset !== null && row.utc_offset !== undefined ? { utcOffset: row.utc_offset } : {}) };
 }
 
 /** A snapshot row's tags (none before schema 16). */

@@ -66,6 +66,8 @@ export interface SnapshotRow {
   /** A JSON array of strings (schema 16); null: none. */
   tags: string | null;
   pinned: number;
+  /** Minutes east of UTC where it was made (schema 22); null: not recorded. */
+  utc_offset: number | null;
 }
 
 export interface PackRow {
@@ -121,6 +123,15 @@ export function prepareStatements(db: SqlDatabase) {
 
 function statementsOf(db: SqlDatabase) {
   const p = <R>(sql: string): SqlStatement<R> => db.prepare<R>(sql);
+  /**
+   * Prepared at its first use: a statement naming a column a migration adds, which a store of
+   * an older schema opened read-only (not migrated) lacks — prepared at once, the open failed.
+   */
+  const later = <R>(sql: string): SqlStatement<R> => {
+    let s: SqlStatement<R> | undefined;
+    const it = () => (s ??= db.prepare<R>(sql));
+    return { run: (...a) => it().run(...a), get: (...a) => it().get(...a), all: (...a) => it().all(...a), iterate: (...a) => it().iterate(...a) };
+  };
   return {
     configAll: p<{ key: string; value: string }>('SELECT key, value FROM config'),
     logHeadGet: p<{ seq: number; hash: Uint8Array; segment: string; seg_end: number }>('SELECT seq, hash, segment, seg_end FROM log_state WHERE id = 1'),
@@ -229,7 +240,7 @@ function statementsOf(db: SqlDatabase) {
     treeInsert: p('INSERT INTO trees(digest, body, holds) VALUES (?, ?, 0) ON CONFLICT(digest) DO NOTHING'),
     treeHold: p('UPDATE trees SET holds = holds + ? WHERE digest = ?'),
     treeDelete: p('DELETE FROM trees WHERE digest = ? AND holds <= 0'),
-    snapshotInsert: p('INSERT INTO snapshots(tree, label, created_at, files, bytes, uid, tags) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+    snapshotInsert: later('INSERT INTO snapshots(tree, label, created_at, files, bytes, uid, tags, utc_offset) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
     snapshotPin: p('UPDATE snapshots SET pinned = ? WHERE id = ?'),
     versionPin: p('UPDATE versions SET pinned = ? WHERE path = ? AND version = ?'),
     versionsRetained: p<{ path: string; version: number; created_at: number; pinned: number }>('SELECT path, version, created_at, pinned FROM versions WHERE path >= ? ORDER BY path, version'),

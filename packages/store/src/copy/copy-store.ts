@@ -348,7 +348,7 @@ async function copyAll(src: AnyStore, dst: AnyStore, options: CopyOptions): Prom
           const { root, files } = await treeOf(src, s.id);
           const digests = [...new Set(files.map((f) => f.digest))];
           await pool(digests, n, (d) => bring(d, {}, false));
-          await dst.createSnapshot(root, { id: s.id, ...(s.label !== null ? { label: s.label } : {}), time: s.createdAt, tags: s.tags });
+          await dst.createSnapshot(root, { id: s.id, ...(s.label !== null ? { label: s.label } : {}), time: s.createdAt, tags: s.tags, ...(s.utcOffset !== undefined ? { utcOffset: s.utcOffset } : {}) });
           report.snapshotsCopied++;
         }
         if (s.pinned && !had?.pinned) {

@@ -99,7 +99,7 @@ export async function forgetSnapshots(ctx: StoreContext, given: ForgetSnapshotsO
   const rows = ctx.db
     .read(() => ctx.st.snapshotsAll.all())
     .filter((r) => (o.label === undefined || r.label === o.label) && !(r.label !== null && o.exceptLabels?.has(r.label)));
-  const items = rows.map((r) => ({ id: r.uid, time: r.created_at, tags: snapshotTags(r), pinned: r.pinned === 1 }));
+  const items = rows.map((r) => ({ id: r.uid, time: r.created_at, tags: snapshotTags(r), pinned: r.pinned === 1, ...(r.utc_offset !== null && r.utc_offset !== undefined ? { utcOffset: r.utc_offset } : {}) }));
   const { keep, remove } = applySnapshotPolicy(items, o);
   if (!o.dryRun) await commitAll(ctx, remove.map((s) => ({ op: 'rm-snapshot', id: s.id, policy: true })));
   return {

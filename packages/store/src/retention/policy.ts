@@ -41,6 +41,12 @@ export interface Decision<T> {
 export interface Dated {
   /** ms since the epoch. */
   time: number;
+  /**
+   * Minutes east of UTC where it was made: its hours, days, weeks, months and years are
+   * counted there, as restic counts a snapshot's in the zone its time was recorded with (absent:
+   * this process's time zone).
+   */
+  utcOffset?: number;
   tags?: readonly string[];
   pinned?: boolean;
 }
@@ -89,10 +95,20 @@ export function before(time: number, d: Duration): number {
   return moved.getTime() - d.hours * 3_600_000;
 }
 
-/** The ISO 8601 week of a local date: year * 100 + week, as Go's ISOWeek. */
-function isoWeek(t: Date): number {
-  // The Thursday of the date's week decides the year (UTC arithmetic on the local date).
-  const day = Date.UTC(t.getFullYear(), t.getMonth(), t.getDate());
+/** A time's calendar date and hour, in the zone `utcOffset` east of UTC, else this process's. */
+function calendar(time: number, utcOffset: number | undefined): { y: number; m: number; d: number; h: number } {
+  if (utcOffset === undefined) {
+    const t = new Date(time);
+    return { y: t.getFullYear(), m: t.getMonth(), d: t.getDate(), h: t.getHours() };
+  }
+  const t = new Date(time + utcOffset * 60_000);
+  return { y: t.getUTCFullYear(), m: t.getUTCMonth(), d: t.getUTCDate(), h: t.getUTCHours() };
+}
+
+/** The ISO 8601 week of a calendar date: year * 100 + week, as Go's ISOWeek. */
+function isoWeek(t: { y: number; m: number; d: number }): number {
+  // The Thursday of the date's week decides the year (UTC arithmetic on the calendar date).
+  const day = Date.UTC(t.y, t.m, t.d);
   const weekday = (new Date(day).getUTCDay() + 6) % 7; // Monday 0
   const thursday = new Date(day + (3 - weekday) * 86_400_000);
   const year = thursday.getUTCFullYear();
@@ -101,22 +117,21 @@ function isoWeek(t: Date): number {
 }
 
 /** The period a time falls in, for each count (restic's buckets; `last`: every snapshot its own). */
-function bucket(kind: (typeof COUNTS)[number], time: number, nr: number): number {
-  const t = new Date(time);
-  const y = t.getFullYear();
+function bucket(kind: (typeof COUNTS)[number], time: number, nr: number, utcOffset: number | undefined): number {
+  const t = calendar(time, utcOffset);
   switch (kind) {
     case 'last':
       return nr;
     case 'hourly':
-      return y * 1_000_000 + (t.getMonth() + 1) * 10_000 + t.getDate() * 100 + t.getHours();
+      return t.y * 1_000_000 + (t.m + 1) * 10_000 + t.d * 100 + t.h;
     case 'daily':
-      return y * 10_000 + (t.getMonth() + 1) * 100 + t.getDate();
+      return t.y * 10_000 + (t.m + 1) * 100 + t.d;
     case 'weekly':
       return isoWeek(t);
     case 'monthly':
-      return y * 100 + t.getMonth() + 1;
+      return t.y * 100 + t.m + 1;
     case 'yearly':
-      return y;
+      return t.y;
   }
 }
 
@@ -154,7 +169,7 @@ export function applySnapshotPolicy<T extends Dated>(items: readonly T[], policy
     if (withinFrom !== undefined && item.time > withinFrom) reasons.push(`within ${formatDuration(policy.within!)}`);
     for (const c of counts) {
       if (c.left <= 0) continue;
-      const b = bucket(c.kind, item.time, nr);
+      const b = bucket(c.kind, item.time, nr, item.utcOffset);
       if (b !== c.last) {
         c.last = b;
         c.left--;
