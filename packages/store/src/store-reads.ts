@@ -12,7 +12,7 @@ import type { VerifyProgress, VerifyReport } from './bytes/verify.js';
 import { verifyAll } from './store-verify.js';
 import type { SearchHits, SearchQuery } from './search/search-query.js';
 import { indexStatusOf, searchStore } from './store-search.js';
-import { WHOLE_MAX, grep as grepStore, type GrepEvent, type GrepOptions, type GrepSource } from './search/grep.js';
+import { WHOLE_MAX, eventsOf, grep as grepStore, type GrepEvent, type GrepOptions, type GrepSource } from './search/grep.js';
 import { TextCache } from './search/text-cache.js';
 import { breather } from './breather.js';
 import type { IndexStatus } from './search/index-status.js';
@@ -135,7 +135,12 @@ export class StoreReads {
    * by their extracted text — in path order, as events (`begin`, `match`, `context`, `end`,
    * `error`, then one `summary`). Text still to extract is extracted first.
    */
-  async *grep(pattern: string, options: GrepOptions = {}): AsyncGenerator<GrepEvent> {
+  grep(pattern: string, options: GrepOptions = {}): AsyncGenerator<GrepEvent> {
+    return eventsOf(this.grepRuns(pattern, options));
+  }
+
+  /** grep's events in runs (search/grep.ts), scanned on this thread (node/ scans on workers too). */
+  protected async *grepRuns(pattern: string, options: GrepOptions): AsyncGenerator<GrepEvent[]> {
     const ctx = this.#r();
     await drainIndex(ctx);
     const breathe = breather();

@@ -4,8 +4,10 @@
  * blocks a long document is read in, case folding, filters, -l, the limit; a hostile pattern
  * over 100 KB of `a` in linear time; a bad pattern refused; damage reported, not skipped.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { LINE_MAX, type GrepEvent } from '../src/search/grep.js';
+import { textAsUtf8 } from '../src/search/text.js';
 import { makeDocx, makePdf } from './helpers/documents.js';
 import { closeSync, openSync, readSync, readdirSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
@@ -186,6 +188,31 @@ describe('grep', () => {
     await store.put(text(body), { path: 'endless.txt' });
     const events = await all(store, 'needle');
     expect(events.flatMap((e) => (e.type === 'match' ? [e.line] : []))).toEqual([1, 2]);
+  });
+
+  it("a match's place in its line is the place of its text, whatever bytes come before it (property)", async () => {
+    // ASCII, two-, three- and four-byte characters and bytes that are no UTF-8 (shown as
+    // U+FFFD) before and after the word: the shown line's submatch is the word (a line of as
+    // many units as bytes takes its byte offsets as they are: search/grep.ts shown).
+    const piece = fc.oneof(
+      fc.constantFrom('a', ' ', 'é', '€', '😀', 'ß'),
+      fc.constantFrom([0x80], [0xff], [0xc3], [0xe2, 0x82], [0xf0, 0x9f, 0x98]).map((b) => new Uint8Array(b)),
+    );
+    const bytes = (ps: (string | Uint8Array)[]) => Buffer.concat(ps.map((p) => (typeof p === 'string' ? text(p) : p)));
+    const { store } = await newStore();
+    await fc.assert(
+      fc.asyncProperty(fc.array(piece, { maxLength: 12 }), fc.array(piece, { maxLength: 12 }), async (before, after) => {
+        const line = Buffer.concat([bytes(before), text('needle'), bytes(after), text('\n')]);
+        const { digest } = await store.put(line, { path: 'p.txt', mediaType: 'text/plain' });
+        const [m] = (await all(store, 'needle')).filter((e) => e.type === 'match') as { text: string; submatch: [number, number]; digest: string }[];
+        expect(m!.digest).toBe(digest);
+        // (Bytes that are no UTF-8 in a text with no UTF-8 character are read as Windows-1252: text.ts.)
+        const shown = new TextDecoder().decode(textAsUtf8(line)).slice(0, -1);
+        expect(m!.text).toBe(shown);
+        expect(m!.submatch).toEqual([shown.indexOf('needle'), shown.indexOf('needle') + 6]);
+      }),
+      { numRuns: 60 },
+    );
   });
 
   it('a long line is shown around its match, the sides left out counted, never half a character', async () => {

@@ -8,7 +8,7 @@ import { LineMatcher } from '@kura/core';
 import { Store } from './index.js';
 import { WHOLE_MAX, emptySummary, grepEntry, type Entry, type GrepEvent, type GrepRun } from '../search/grep.js';
 import { shareable } from '../search/text-cache.js';
-import type { GrepBatch, GrepBatchAnswer } from './grep-away.js';
+import type { GrepBatch, GrepBatchAnswer, ScannedEntry } from './grep-away.js';
 
 const stores = new Map<string, Promise<Store>>();
 let matcher: { pattern: string; ignoreCase: boolean; m: LineMatcher } | undefined;
@@ -36,14 +36,14 @@ async function scan(m: GrepBatch): Promise<GrepBatchAnswer> {
     },
   });
   const lines = matcherFor(m.pattern, m.ignoreCase);
-  const entries: { events: GrepEvent[]; files: number; bytes: number }[] = [];
+  const entries: ScannedEntry[] = [];
   for (const e of m.entries as Entry[]) {
     const summary = emptySummary();
     const events: GrepEvent[] = [];
-    for await (const ev of grepEntry(source, e, lines, m.run as GrepRun, summary)) events.push(ev);
+    for await (const run of grepEntry(source, e, lines, m.run as GrepRun, summary)) for (const ev of run) events.push(ev);
     entries.push({ events, files: summary.files, bytes: summary.bytes });
   }
-  return { id: m.id, entries, texts: read };
+  return { id: m.id, entries: JSON.stringify(entries), texts: read };
 }
 
 /** Batches one after another: a batch of another pattern must not swap the matcher under one in progress. */

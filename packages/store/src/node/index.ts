@@ -154,12 +154,12 @@ export class Store extends StoreCore {
    * scanned by worker threads, each with the store open read-only (grep-away.ts); the events
    * are those of a scan on this thread, in the same order.
    */
-  override async *grep(pattern: string, options: GrepOptions = {}): AsyncGenerator<GrepEvent> {
+  protected override async *grepRuns(pattern: string, options: GrepOptions): AsyncGenerator<GrepEvent[]> {
     const run = grepRun(options); // (`workers` checked there)
     // As many as the store's ingest workers (`ingestWorkers`: by default the cores).
     const threads = this.#workers;
     const root = this.#localRoot;
-    if (root === undefined || threads < 2 || options.workers === 1) return yield* super.grep(pattern, options);
+    if (root === undefined || threads < 2 || options.workers === 1) return yield* super.grepRuns(pattern, options);
     const ctx = this.context();
     await drainIndex(ctx);
     const ignoreCase = options.ignoreCase ?? false;
@@ -198,7 +198,7 @@ export class Store extends StoreCore {
         })();
         const breathe = breather();
         const source = this.grepSourceOf(ctx);
-        const here = async function* (e: Entry) {
+        const here = async function* (e: Entry): AsyncGenerator<GrepEvent[]> {
           yield* grepEntry(source, e, matcher, run, summary, async () => {
             usable(ctx);
             await breathe();
@@ -212,7 +212,7 @@ export class Store extends StoreCore {
     } finally {
       matcher.dispose();
     }
-    yield summary;
+    yield [summary];
   }
 
   /** @internal What grep's workers scan with (grep-worker.ts), lent a batch's texts. */
