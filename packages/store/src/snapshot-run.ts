@@ -8,6 +8,7 @@
  */
 import { InternalError } from '@kura/core';
 import { NotFoundError } from './errors.js';
+import { sizedByPut } from './store-writes.js';
 import type { PutResult } from './put.js';
 import { parseDigest } from './hex.js';
 import type { SnapshotInfo } from './catalog/snapshot.js';
@@ -72,6 +73,7 @@ export interface SnapshotSource {
 export function recordRead(f: ScannedFile, r: PutResult): void {
   f.entry.digest = r.digest;
   f.entry.size = r.size;
+  sizedByPut.add(f.entry); // (its size is its document's: createSnapshot need not look it up)
 }
 
 /**
