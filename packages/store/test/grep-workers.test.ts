@@ -1,10 +1,11 @@
 /**
- * grep on worker threads (node/grep-away.ts): a store in a local directory with more than a
- * few MiB of text is scanned by workers that open it read-only. Checked against the scan on
+ * grep on worker threads (node/grep-away.ts): asked for (`workers: 2`), a store in a local
+ * directory with more than a few MiB of text is scanned by workers that open it read-only. Checked against the scan on
  * one thread (`workers: 1`) of the same store: the same events in the same order for every
  * option — context, the limit (cut where it falls, mid-file and mid-batch), -l, case folding,
  * filters — and only a cut scan's `bytes` may differ. Also: damage is an error event in its
- * place, a small store is scanned on this thread, and a closed store lets its workers go.
+ * place, a scan is on this thread by default until the text it must read passes its bound,
+ * and a closed store lets its workers go.
  */
 import { availableParallelism } from 'node:os';
 import { closeSync, openSync, readSync, readdirSync, writeSync } from 'node:fs';
@@ -176,16 +177,27 @@ describe('grep on worker threads', () => {
     ).rejects.toMatchObject({ code: 'STORE_CLOSED' });
   });
 
-  it('a store of a few files is scanned on this thread; a closed store lets its workers go', { timeout: 120_000 }, async () => {
+  it('scans here by default until the text it must read passes the bound (512 MiB while no workers run, 8 MiB while they do); `workers: 2` asks for them; a closed store lets its workers go', { timeout: 120_000 }, async () => {
     const { store } = await newStore();
     await fill(store, 10);
     const scans = vi.spyOn(GrepPool.prototype, 'scan');
     const close = vi.spyOn(GrepPool.prototype, 'close');
     expect((await all(store, 'Harbour')).at(-1)).toMatchObject({ type: 'summary', files: 10, filesMatched: 4 });
     expect(scans).not.toHaveBeenCalled();
-    await fill(store, 160);
-    expect((await all(store, 'Harbour')).at(-1)).toMatchObject({ type: 'summary', files: 160 });
+    await fill(store, 320); // ~10 MiB under t/even/, ~10 MiB under t/odd/
+    // No workers run: 10 MiB to read back is scanned here (starting them would cost more).
+    const even = await all(store, 'Harbour', { prefixes: ['t/even/'] });
+    expect(even.at(-1)).toMatchObject({ type: 'summary', files: 160 });
+    expect(scans).not.toHaveBeenCalled();
+    // Asked for, the workers scan it (8 MiB of text, kept or not), and find the same.
+    expect(await all(store, 'Harbour', { prefixes: ['t/even/'], workers: 2 })).toEqual(even);
     expect(scans).toHaveBeenCalledTimes(parallel ? 1 : 0);
+    // While they run, text not kept past 8 MiB goes to them; kept text is scanned here.
+    const odd = await all(store, 'Harbour', { prefixes: ['t/odd/'] });
+    expect(odd.at(-1)).toMatchObject({ type: 'summary', files: 160 });
+    expect(scans).toHaveBeenCalledTimes(parallel ? 2 : 0);
+    expect(await all(store, 'Harbour', { prefixes: ['t/odd/'] })).toEqual(odd);
+    expect(scans).toHaveBeenCalledTimes(parallel ? 2 : 0);
     await store.close();
     expect(close).toHaveBeenCalledTimes(parallel ? 1 : 0);
   });

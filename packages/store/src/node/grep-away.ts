@@ -79,6 +79,11 @@ export class GrepPool {
 
   constructor(readonly size: number) {}
 
+  /** Whether workers are running (a scan in the last IDLE_MS): the next scan pays no start. */
+  get started(): boolean {
+    return this.#workers.length > 0;
+  }
+
   #start(): void {
     while (this.#workers.length < this.size) {
       const w: PoolWorker = { worker: new Worker(workerUrl()), waiting: new Map() };

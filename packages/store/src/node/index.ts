@@ -28,11 +28,19 @@ import { GrepPool } from './grep-away.js';
 import { LineMatcher } from '@kura/core';
 import { emptySummary, entries as grepEntries, grepEntry, grepRun, matchedPattern, type Entry, type GrepEvent, type GrepOptions, type GrepSource } from '../search/grep.js';
 import { drainIndex, usable } from '../store-context.js';
-import type { TextLender } from '../search/text-cache.js';
+import { textKey, type TextLender } from '../search/text-cache.js';
 import { breather } from '../breather.js';
 
-/** Text (documents' bytes) from which grep scans on workers: below it, starting them costs more. */
+/**
+ * Text not kept (text-cache.ts) past which grep hands the rest of a scan to its workers: while
+ * they run (a scan in the last 5 s), and when they must start first — ~0.3 s a worker here,
+ * loading the store's modules, on the same cores. Measured on 2 cores, one thread against two
+ * workers: 63 MiB cold 224-355 ms against 593-692, 262 MB cold 942-1245 against 1372-1448, and
+ * kept texts 1.5-2x faster on one thread at both sizes; workers already running read texts not
+ * kept 1.7x faster (decision 0055).
+ */
 const PARALLEL_MIN_BYTES = 8 << 20;
+const COLD_PARALLEL_MIN_BYTES = 512 << 20;
 import { encryptedStoreId } from '../encryption/config.js';
 
 /** A directory holding an encrypted store (FORMAT.md §17): its configuration object says so. */
@@ -150,9 +158,12 @@ export class Store extends StoreCore {
   }
 
   /**
-   * `grep` (see StoreCore): a store in a local directory with more than a few MiB of text is
-   * scanned by worker threads, each with the store open read-only (grep-away.ts); the events
-   * are those of a scan on this thread, in the same order.
+   * `grep` (see StoreCore): a store in a local directory is scanned on this thread until the
+   * text it had to read (not kept by an earlier grep) passes PARALLEL_MIN_BYTES, or
+   * COLD_PARALLEL_MIN_BYTES while no workers run; the rest is scanned by worker threads, each
+   * with the store open read-only (grep-away.ts). `workers` other than 1 asks for the workers
+   * whenever the scan holds PARALLEL_MIN_BYTES of text. The events are those of a scan on this
+   * thread, in the same order.
    */
   protected override async *grepRuns(pattern: string, options: GrepOptions): AsyncGenerator<GrepEvent[]> {
     const run = grepRun(options); // (`workers` checked there)
@@ -167,7 +178,6 @@ export class Store extends StoreCore {
     const matcher = new LineMatcher(pattern, ignoreCase); // (a bad pattern: INVALID_INPUT before any event)
     const summary = emptySummary();
     try {
-      // A store of a few files is scanned here: starting the workers would cost more.
       // Each page of entries is listed with this connection's open batch of commits ended:
       // the workers' connections see only what is committed (a path put while the grep ran
       // was listed here, not found there, and left out; found in review).
@@ -175,36 +185,63 @@ export class Store extends StoreCore {
         usable(ctx); // STORE_CLOSED once the store closes
         ctx.log.endBatch();
       });
-      const first: (Entry & { size: number })[] = [];
-      let text = 0;
-      for (let n = listed.next(); !n.done; n = listed.next()) {
-        first.push(n.value);
-        if ((text += n.value.size) >= PARALLEL_MIN_BYTES) break;
-      }
-      if (text < PARALLEL_MIN_BYTES) {
-        const breathe = breather();
-        const source = this.grepSourceOf(ctx);
-        for (const e of first) {
-          yield* grepEntry(source, e, matcher, run, summary);
-          if (summary.truncated) break;
-          usable(ctx); // (a store closed meanwhile: STORE_CLOSED)
-          await breathe();
+      const breathe = breather();
+      const source = this.grepSourceOf(ctx);
+      const pace = async () => {
+        usable(ctx); // (a store closed meanwhile: STORE_CLOSED)
+        await breathe();
+      };
+      const texts = this.grepTexts;
+      const away = (entries: Iterable<Entry & { size: number }>) => {
+        this.#grepPool ??= new GrepPool(threads);
+        const here = async function* (e: Entry): AsyncGenerator<GrepEvent[]> {
+          yield* grepEntry(source, e, matcher, run, summary, pace);
+        };
+        return this.#grepPool.scan(root, entries, pattern, ignoreCase, run, summary, here, texts);
+      };
+      if (options.workers !== undefined) {
+        // Asked for workers: on them once the scan holds PARALLEL_MIN_BYTES of text, kept or not.
+        const first: (Entry & { size: number })[] = [];
+        let text = 0;
+        for (let n = listed.next(); !n.done; n = listed.next()) {
+          first.push(n.value);
+          if ((text += n.value.size) >= PARALLEL_MIN_BYTES) break;
+        }
+        if (text >= PARALLEL_MIN_BYTES) {
+          yield* away(
+            (function* () {
+              yield* first;
+              yield* listed;
+            })(),
+          );
+        } else {
+          for (const e of first) {
+            yield* grepEntry(source, e, matcher, run, summary, pace);
+            if (summary.truncated) break;
+            await pace();
+          }
         }
       } else {
-        this.#grepPool ??= new GrepPool(threads);
-        const all = (function* () {
-          yield* first;
-          yield* listed;
-        })();
-        const breathe = breather();
-        const source = this.grepSourceOf(ctx);
-        const here = async function* (e: Entry): AsyncGenerator<GrepEvent[]> {
-          yield* grepEntry(source, e, matcher, run, summary, async () => {
-            usable(ctx);
-            await breathe();
-          });
-        };
-        yield* this.#grepPool.scan(root, all, pattern, ignoreCase, run, summary, here, this.grepTexts);
+        // Here until the text not kept passes the bound (lower while workers run); the rest away.
+        const kept = (e: Entry) => !e.digest || texts.has(textKey(e.digest, { mediaType: e.media_type })) || texts.has(textKey(e.digest, 'extracted'));
+        const bound = this.#grepPool?.started ? PARALLEL_MIN_BYTES : COLD_PARALLEL_MIN_BYTES;
+        let notKept = 0;
+        let next = listed.next();
+        for (; !next.done; next = listed.next()) {
+          if (!kept(next.value) && (notKept += next.value.size) >= bound) break;
+          yield* grepEntry(source, next.value, matcher, run, summary, pace);
+          if (summary.truncated) break;
+          await pace();
+        }
+        if (!next.done && !summary.truncated) {
+          const first = next.value;
+          yield* away(
+            (function* () {
+              yield first;
+              yield* listed;
+            })(),
+          );
+        }
       }
     } catch (e) {
       usable(ctx); // a store closed during the scan: STORE_CLOSED, not the database's own error

@@ -65,8 +65,11 @@ export interface GrepOptions {
   /** Matching lines in all at most; then a `summary` with `truncated: true`. */
   limit?: number;
   /**
-   * Node, a store in a local directory with 8 MiB of text or more: scanned by worker threads,
-   * as many as the store's ingest workers (by default the cores), or on this thread (`1`).
+   * Node, a store in a local directory: by default scanned on this thread until the text it
+   * must read back (not kept by an earlier grep) passes 512 MiB — 8 MiB while grep's workers
+   * run — and the rest by worker threads, as many as the store's ingest workers (by default
+   * the cores). `1`: all on this thread; more: on the workers whenever the scan holds 8 MiB of
+   * text or more.
    */
   workers?: number;
 }

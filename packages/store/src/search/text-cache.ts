@@ -47,6 +47,11 @@ export class TextCache implements TextLender {
     return this.#bytes;
   }
 
+  /** Whether `key`'s text is kept (its place in the order unchanged). */
+  has(key: string): boolean {
+    return this.#texts.has(key);
+  }
+
   get(key: string): Uint8Array | undefined {
     const t = this.#texts.get(key);
     if (t) {
