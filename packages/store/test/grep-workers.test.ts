@@ -201,4 +201,20 @@ describe('grep on worker threads', () => {
     await store.close();
     expect(close).toHaveBeenCalledTimes(parallel ? 1 : 0);
   });
+  it('a pattern that is no literal: here while no workers run, which then start for the greps that follow and scan kept text too', { timeout: 120_000 }, async () => {
+    const { store } = await newStore();
+    await fill(store, 160); // ~10 MiB
+    const scans = vi.spyOn(GrepPool.prototype, 'scan');
+    const warm = vi.spyOn(GrepPool.prototype, 'warm');
+    const first = await all(store, 'Harbour \\d+');
+    expect(first.at(-1)).toMatchObject({ type: 'summary', files: 160 });
+    expect(scans).not.toHaveBeenCalled();
+    expect(warm).toHaveBeenCalledTimes(parallel ? 1 : 0);
+    expect(await all(store, 'Harbour \\d+')).toEqual(first);
+    expect(scans).toHaveBeenCalledTimes(parallel ? 1 : 0);
+    // A literal over kept text stays here, workers or not.
+    expect((await all(store, 'Harbour')).at(-1)).toMatchObject({ type: 'summary', files: 160 });
+    expect(scans).toHaveBeenCalledTimes(parallel ? 1 : 0);
+    await store.close();
+  });
 });

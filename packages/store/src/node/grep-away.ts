@@ -84,6 +84,15 @@ export class GrepPool {
     return this.#workers.length > 0;
   }
 
+  /** Starts the workers for scans to come (let go after IDLE_MS without one). */
+  warm(): void {
+    if (this.#closed || this.#scans > 0) return;
+    this.#start();
+    clearTimeout(this.#idle);
+    this.#idle = setTimeout(() => void this.#stop(), IDLE_MS);
+    this.#idle.unref();
+  }
+
   #start(): void {
     while (this.#workers.length < this.size) {
       const w: PoolWorker = { worker: new Worker(workerUrl()), waiting: new Map() };
