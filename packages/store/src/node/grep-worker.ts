@@ -8,7 +8,7 @@ import { LineMatcher } from '@kura/core';
 import { Store } from './index.js';
 import { WHOLE_MAX, emptySummary, grepEntry, type Entry, type GrepEvent, type GrepRun } from '../search/grep.js';
 import { shareable } from '../search/text-cache.js';
-import type { GrepBatch, GrepBatchAnswer, ScannedEntry } from './grep-away.js';
+import type { GrepBatch, GrepBatchAnswer, GrepWorkerReady, ScannedEntry } from './grep-away.js';
 
 const stores = new Map<string, Promise<Store>>();
 let matcher: { pattern: string; ignoreCase: boolean; m: LineMatcher } | undefined;
@@ -48,6 +48,9 @@ async function scan(m: GrepBatch): Promise<GrepBatchAnswer> {
 
 /** Batches one after another: a batch of another pattern must not swap the matcher under one in progress. */
 let tail: Promise<unknown> = Promise.resolve();
+
+// Loaded: the pool sends batches here from now on without waiting for the modules.
+parentPort!.postMessage({ ready: true } satisfies GrepWorkerReady);
 
 parentPort!.on('message', (m: GrepBatch) => {
   const run = tail.then(() => scan(m));

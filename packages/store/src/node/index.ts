@@ -233,7 +233,7 @@ export class Store extends StoreCore {
         // workers run; with them running, a pattern that is no literal counts kept text too.
         // The rest goes to the workers.
         const literal = LITERAL.test(pattern);
-        const running = this.#grepPool?.started ?? false;
+        const running = this.#grepPool?.ready ?? false;
         const counted = (e: Entry) => (running && !literal) || !(e.digest && (texts.has(textKey(e.digest, { mediaType: e.media_type })) || texts.has(textKey(e.digest, 'extracted'))));
         const bound = running ? PARALLEL_MIN_BYTES : COLD_PARALLEL_MIN_BYTES;
         let counting = 0;
