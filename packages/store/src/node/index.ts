@@ -33,11 +33,11 @@ import { breather } from '../breather.js';
 
 /**
  * Text not kept (text-cache.ts) past which grep hands the rest of a scan to its workers: while
- * they run (a scan in the last 5 s), and when they must start first — ~0.3 s a worker here,
- * loading the store's modules, on the same cores. Measured on 2 cores, one thread against two
- * workers: 63 MiB cold 224-355 ms against 593-692, 262 MB cold 942-1245 against 1372-1448, and
- * kept texts 1.5-2x faster on one thread at both sizes; workers already running read texts not
- * kept 1.7x faster (decision 0055).
+ * they run (loaded, and a scan or a warm-up in the last 5 s), and when they must start first —
+ * ~0.3 s a worker here, loading the store's modules, on the same cores. Measured on 2 cores,
+ * one thread against two workers: 63 MiB cold 224-355 ms against 593-692, 262 MB cold 942-1245
+ * against 1372-1448, and kept texts 1.5-2x faster on one thread at both sizes; workers already
+ * running read texts not kept 1.7x faster (decision 0055).
  */
 const PARALLEL_MIN_BYTES = 8 << 20;
 const COLD_PARALLEL_MIN_BYTES = 512 << 20;
