@@ -85,17 +85,16 @@ export class GrepPool {
   constructor(readonly size: number) {}
 
   /**
-   * Whether the workers run and have loaded their modules (a scan or a warm-up in the last
-   * IDLE_MS): a scan sent now pays no start. (Sent to workers still loading, a grep a moment
-   * after the warm-up waited ~0.3 s for them.)
+   * Whether the workers run and have loaded their modules (a scan in the last IDLE_MS): a
+   * scan sent now pays no start.
    */
   get ready(): boolean {
     return this.#workers.length > 0 && this.#workers.every((w) => w.ready);
   }
 
-  /** Starts the workers for scans to come (let go after IDLE_MS without one). */
+  /** Starts the workers for scans to come, if none run (let go after IDLE_MS without one). */
   warm(): void {
-    if (this.#closed || this.#scans > 0) return;
+    if (this.#closed || this.#workers.length > 0) return;
     this.#start();
     clearTimeout(this.#idle);
     this.#idle = setTimeout(() => void this.#stop(), IDLE_MS);

@@ -33,7 +33,7 @@ import { breather } from '../breather.js';
 
 /**
  * Text not kept (text-cache.ts) past which grep hands the rest of a scan to its workers: while
- * they run (loaded, and a scan or a warm-up in the last 5 s), and when they must start first —
+ * they run (loaded, and a scan in the last 5 s), and when they must start first —
  * ~0.3 s a worker here, loading the store's modules, on the same cores. Measured on 2 cores,
  * one thread against two workers: 63 MiB cold 224-355 ms against 593-692, 262 MB cold 942-1245
  * against 1372-1448, and kept texts 1.5-2x faster on one thread at both sizes; workers already
@@ -44,8 +44,9 @@ const COLD_PARALLEL_MIN_BYTES = 512 << 20;
 /**
  * A pattern the core finds as a literal (decision 0055: `FoldedLiteral`, memchr): matching it
  * costs less than the scan's other work, and kept texts are scanned faster here than on the
- * workers. Any other pattern's matching is the work (`\b(ab|cd)[a-z]{3,}\d?\b` over kept
- * text: 357-366 MB/s here, 478-573 on two running workers).
+ * workers. Any other pattern's matching is the work: it goes to the workers as before
+ * (`\b(ab|cd)[a-z]{3,}\d?\b` over kept text in the search suite: 697-762 MB/s on them,
+ * 324-382 when it was scanned here first).
  */
 const LITERAL = /^[^\\.+*?()|[\]{}^$]*$/;
 import { encryptedStoreId } from '../encryption/config.js';
@@ -165,12 +166,12 @@ export class Store extends StoreCore {
   }
 
   /**
-   * `grep` (see StoreCore): a store in a local directory is scanned on this thread until the
-   * text it had to read (not kept by an earlier grep) passes PARALLEL_MIN_BYTES, or
-   * COLD_PARALLEL_MIN_BYTES while no workers run; the rest is scanned by worker threads, each
-   * with the store open read-only (grep-away.ts). `workers` other than 1 asks for the workers
-   * whenever the scan holds PARALLEL_MIN_BYTES of text. The events are those of a scan on this
-   * thread, in the same order.
+   * `grep` (see StoreCore): a store in a local directory is scanned by worker threads, each
+   * with the store open read-only (grep-away.ts), once the scan holds PARALLEL_MIN_BYTES of
+   * text — but a literal is scanned on this thread until the text it must read back (not kept
+   * by an earlier grep) passes PARALLEL_MIN_BYTES while the workers run, COLD_PARALLEL_MIN_BYTES
+   * while they do not (`workers` other than 1 asks for them as for any other pattern). The
+   * events are those of a scan on this thread, in the same order.
    */
   protected override async *grepRuns(pattern: string, options: GrepOptions): AsyncGenerator<GrepEvent[]> {
     const run = grepRun(options); // (`workers` checked there)
@@ -206,8 +207,9 @@ export class Store extends StoreCore {
         };
         return this.#grepPool.scan(root, entries, pattern, ignoreCase, run, summary, here, texts);
       };
-      if (options.workers !== undefined) {
-        // Asked for workers: on them once the scan holds PARALLEL_MIN_BYTES of text, kept or not.
+      if (options.workers !== undefined || !LITERAL.test(pattern)) {
+        // Asked for workers, or a pattern whose matching is the work: on them once the scan
+        // holds PARALLEL_MIN_BYTES of text, kept or not.
         const first: (Entry & { size: number })[] = [];
         let text = 0;
         for (let n = listed.next(); !n.done; n = listed.next()) {
@@ -229,26 +231,24 @@ export class Store extends StoreCore {
           }
         }
       } else {
-        // Here until the text it must read back (not kept) passes the bound, lower while the
-        // workers run; with them running, a pattern that is no literal counts kept text too.
-        // The rest goes to the workers.
-        const literal = LITERAL.test(pattern);
-        const running = this.#grepPool?.ready ?? false;
-        const counted = (e: Entry) => (running && !literal) || !(e.digest && (texts.has(textKey(e.digest, { mediaType: e.media_type })) || texts.has(textKey(e.digest, 'extracted'))));
-        const bound = running ? PARALLEL_MIN_BYTES : COLD_PARALLEL_MIN_BYTES;
-        let counting = 0;
-        let scanned = 0;
+        // A literal: here until the text it must read back (not kept) passes the bound, lower
+        // while the workers run; the rest goes to them.
+        const kept = (e: Entry) => !e.digest || texts.has(textKey(e.digest, { mediaType: e.media_type })) || texts.has(textKey(e.digest, 'extracted'));
+        const bound = this.#grepPool?.ready ? PARALLEL_MIN_BYTES : COLD_PARALLEL_MIN_BYTES;
+        let notKept = 0;
+        let text = 0;
         let next = listed.next();
         for (; !next.done; next = listed.next()) {
-          if (counted(next.value) && (counting += next.value.size) >= bound) break;
+          if (!kept(next.value) && (notKept += next.value.size) >= bound) break;
           yield* grepEntry(source, next.value, matcher, run, summary, pace);
-          scanned += next.value.size;
+          text += next.value.size;
           if (summary.truncated) break;
           await pace();
         }
-        // A pattern that is no literal over PARALLEL_MIN_BYTES of text on this thread: the
-        // workers start now, for the greps that follow (a server's, an assistant's).
-        if (next.done && !literal && !running && scanned >= PARALLEL_MIN_BYTES) (this.#grepPool ??= new GrepPool(threads)).warm();
+        // A store with text enough for the workers: they start now, loaded by the time a grep
+        // of a pattern that is no literal comes (a server's, an assistant's), which otherwise
+        // waited ~0.3 s for them (the search suite's first regex: 0.32x ripgrep).
+        if (text >= PARALLEL_MIN_BYTES) (this.#grepPool ??= new GrepPool(threads)).warm();
         if (!next.done && !summary.truncated) {
           const first = next.value;
           yield* away(

@@ -65,11 +65,11 @@ export interface GrepOptions {
   /** Matching lines in all at most; then a `summary` with `truncated: true`. */
   limit?: number;
   /**
-   * Node, a store in a local directory: by default scanned on this thread until the text it
-   * must read back (not kept by an earlier grep) passes 512 MiB — 8 MiB while grep's workers
-   * run — and the rest by worker threads, as many as the store's ingest workers (by default
-   * the cores). `1`: all on this thread; more: on the workers whenever the scan holds 8 MiB of
-   * text or more.
+   * Node, a store in a local directory: scanned by worker threads, as many as the store's
+   * ingest workers (by default the cores), once the scan holds 8 MiB of text; a literal
+   * pattern (no `\.+*?()|[]{}^$`) by default on this thread until the text it must read back
+   * (not kept by an earlier grep) passes 512 MiB, 8 MiB while the workers run. `1`: all on
+   * this thread; more: on the workers as for any pattern.
    */
   workers?: number;
 }
