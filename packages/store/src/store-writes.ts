@@ -227,6 +227,7 @@ export async function close(ctx: StoreContext): Promise<void> {
       failure ??= { error };
     }
   };
+  let sealing: Promise<void> | undefined;
   try {
     await step(() => ctx.writer.idle());
     await step(() => ctx.semantic?.job.stop()); // (the embedder is its owner's to close)
@@ -235,11 +236,17 @@ export async function close(ctx: StoreContext): Promise<void> {
     // run. On object storage the index is this cache directory's alone: its next opener goes
     // on with the queue, and a search drains it first (decision 0050).
     if (!ctx.log.publishes) {
+      // The last pack's seal (its index record, an fdatasync: mostly a wait on the disk) goes
+      // on while the index is brought up to date on this thread: every put is committed, so
+      // their records are in the pack's file already and the index reads nothing the seal
+      // writes. Not beside a GC, which may still be writing through the writer.
+      sealing = !ctx.readonly && !ctx.gcRunning ? step(() => ctx.writer.close()) : undefined;
       await drainIndex(ctx, { extract: false }).catch(() => undefined);
       await ctx.indexer.compact().catch(() => undefined); // (a smaller index; nothing is lost without it)
     }
     if (ctx.gcRunning) await ctx.gcRunning.catch(() => undefined);
-    if (!ctx.readonly) await step(() => ctx.writer.close());
+    if (sealing) await sealing;
+    else if (!ctx.readonly) await step(() => ctx.writer.close());
     await step(() => ctx.log.close());
     await step(() => ctx.b.packs.close());
     await step(() => ctx.db.close());

@@ -287,6 +287,11 @@ describe('a pack store that stays full (a browser over its quota)', () => {
     await expect(store.close()).rejects.toMatchObject({ code: 'STORAGE_FULL' });
     expect([dbClosed, released]).toEqual([true, true]); // (the database stayed open)
     await expect(store.list()).rejects.toMatchObject({ code: 'STORE_CLOSED' });
+    // The seal runs beside the close's last indexing (store-writes.ts close): its failure did
+    // not cut that short, nothing is left queued.
+    const closed = openSqlite(join(dir, 'kura.db'), { readonly: true });
+    expect(closed.prepare<{ n: number }>('SELECT COUNT(*) AS n FROM search_queue').get()).toEqual({ n: 0 });
+    closed.close();
     room = Infinity;
     const again = await Store.open(dir);
     expect(sha(await again.getBytes(acked.digest))).toBe(acked.digest);
