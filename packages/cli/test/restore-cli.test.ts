@@ -69,6 +69,30 @@ describe('kura restore, kura snapshot: what a trial found', () => {
     expect(kura(['snapshots', '--store', store]).stdout.trim().split('\n')).toHaveLength(1);
   });
 
+  it('--include restores those paths at their places, and a path the snapshot lacks is NOT_FOUND (exit 1) with nothing written', () => {
+    const store = join(root, 'store-include');
+    const tree = join(root, 'tree-include');
+    mkdirSync(join(tree, 'src', 'lib'), { recursive: true });
+    mkdirSync(join(tree, 'docs'));
+    writeFileSync(join(tree, 'src', 'lib', 'a.ts'), 'export const a = 1;\n');
+    writeFileSync(join(tree, 'src', 'main.ts'), 'import { a } from "./lib/a";\n');
+    writeFileSync(join(tree, 'docs', 'notes.md'), '# notes\n');
+    writeFileSync(join(tree, 'README.md'), 'readme\n');
+    expect(kura(['init', '--store', store]).code).toBe(0);
+    const id = snapshotId(store, tree);
+    const out = join(root, 'out-include');
+    const r = kura(['restore', '--store', store, '--json', '--include', 'src/lib', '--include', 'README.md', id, out]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ files: 2, dirs: 2 });
+    expect(paths(out)).toEqual(['README.md', 'src', 'src/lib', 'src/lib/a.ts']);
+    expect(readFileSync(join(out, 'src', 'lib', 'a.ts'), 'utf8')).toBe('export const a = 1;\n');
+    const missing = join(root, 'out-include-missing');
+    const m = kura(['restore', '--store', store, '--include', 'src/nope.ts', id, missing]);
+    expect(m).toMatchObject({ code: 1, stdout: '' });
+    expect(m.stderr).toMatch(/holds nothing at src\/nope\.ts \[NOT_FOUND\]\n$/);
+    expect(() => readdirSync(missing)).toThrow(/ENOENT/);
+  });
+
   it('a restore killed with SIGKILL leaves its temporary file; a rerun with --overwrite removes it (it stayed for good)', async () => {
     const store = join(root, 'store-killed');
     const tree = join(root, 'tree-killed');

@@ -1,6 +1,6 @@
 import { createHash, randomBytes as cryptoRandomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, closeSync, cpSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, truncateSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, cpSync, existsSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, readlinkSync, renameSync, rmSync, statSync, symlinkSync, truncateSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -72,6 +72,43 @@ describe('snapshots', () => {
     expect((await store.list()).items).toEqual([]);
     expect((await store.stats()).documents).toBe(0);
     expect((await store.verify()).ok).toBe(true);
+  });
+
+  it('restores only the paths asked for (include): what is under them, the directories above them, nothing else', async () => {
+    const { store } = await newStore();
+    const src = join(tempDir(), 'src');
+    mkdirSync(src);
+    makeTree(src);
+    const snap = await store.snapshot(src);
+    const whole = describeTree(src);
+    const only = (keep: (path: string) => boolean) => Object.fromEntries(Object.entries(whole).filter(([p]) => keep(p)));
+    const out = join(tempDir(), 'out');
+    // A directory and a file, one given as ./…/ (taken off), in directories of their own.
+    const report = await store.restore(snap.id, out, { include: ['./docs/deep/', 'bin/run.sh'] });
+    expect(describeTree(out)).toEqual(only((p) => ['docs', 'bin', 'bin/run.sh'].includes(p) || p === 'docs/deep' || p.startsWith('docs/deep/')));
+    expect(report).toMatchObject({ files: 3, dirs: 4, symlinks: 0, bytes: 300_000 + 10_000 + 18 });
+    // Paths that overlap are restored once; a link is restored as a link, never followed.
+    const again = join(tempDir(), 'again');
+    expect(await store.restore(snap.id, again, { include: ['docs', 'docs/a.txt', 'docs/dir-link'] })).toMatchObject({ files: 3, dirs: 3, symlinks: 2 });
+    expect(describeTree(again)).toEqual(only((p) => p === 'docs' || p.startsWith('docs/')));
+  });
+
+  it('refuses an include the snapshot does not hold (NOT_FOUND) or that is no path in it (INVALID_INPUT), before it writes anything', async () => {
+    const { store } = await newStore();
+    const src = join(tempDir(), 'src');
+    mkdirSync(src);
+    makeTree(src);
+    const snap = await store.snapshot(src);
+    const out = join(tempDir(), 'out');
+    await expect(store.restore(snap.id, out, { include: ['docs', 'nope'] })).rejects.toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining('nope') });
+    // Through a link is not a path in the snapshot: links are recorded, not followed.
+    await expect(store.restore(snap.id, out, { include: ['docs/dir-link/deeper'] })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    for (const include of [[], [''], ['/docs'], ['docs/../bin'], ['docs//a.txt'], [3]] as unknown as string[][]) {
+      await expect(store.restore(snap.id, out, { include })).rejects.toMatchObject({ code: 'INVALID_INPUT', field: 'include' });
+    }
+    expect(existsSync(out)).toBe(false);
+    // Without include, all of it (the same store, after the refusals).
+    expect(await store.restore(snap.id, out)).toMatchObject({ files: 8, symlinks: 3, dirs: 6 });
   });
 
   it("restores a file's runs of zeros as holes: the same bytes, a fraction of the disk (decision 0074)", async () => {

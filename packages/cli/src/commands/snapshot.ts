@@ -2,7 +2,7 @@
  * Directory snapshots (docs/FORMAT.md §13):
  *   kura snapshot DIR [--label L] [--tag T] [--time T] [--no-mtime] [--reread] [--json]   record a tree
  *   kura snapshots [--json]                               list them
- *   kura restore ID DIR [--overwrite] [--json]            recreate one
+ *   kura restore ID DIR [--include P]... [--overwrite] [--json]   recreate one, or some paths of it
  *   kura diff A B [--json]                                what changed between two
  *   kura rm-snapshot ID... [--json]                       delete (kura gc reclaims the space)
  */
@@ -168,9 +168,10 @@ export function register(program: Command, setExit: (code: number) => void): voi
     .description('recreate a snapshot in DIR (created if missing; must be empty unless --overwrite); nothing is written outside DIR')
     .argument('<id>', 'the snapshot id, or a unique prefix of 4+ digits (kura snapshots)')
     .argument('<dir>', 'where to restore it')
+    .option('--include <path>', 'restore only this path of the snapshot (as kura ls --snapshot ID shows it) and what is under it, at its place under DIR (repeatable)', collect)
     .option('--overwrite', 'restore into a non-empty directory, replacing files the snapshot has')
     .option('--json', 'one JSON object: {"files","dirs","symlinks","bytes","holes","linksOutside","damaged"}')
-    .action(async (id: string, dir: string, opts: { overwrite?: boolean; json?: boolean }, cmd: Command) => {
+    .action(async (id: string, dir: string, opts: { include?: string[]; overwrite?: boolean; json?: boolean }, cmd: Command) => {
       const n = snapshotId(id);
       requireDir(dir, 'to restore into');
       await withStore(cmd, { readonly: true }, async (store) => {
@@ -183,6 +184,7 @@ export function register(program: Command, setExit: (code: number) => void): voi
             return await store.restore(n, dir, {
               signal,
               overwrite: opts.overwrite ?? false,
+              ...(opts.include ? { include: opts.include } : {}),
               ...(opts.json
                 ? {}
                 : {

@@ -21,7 +21,7 @@ import { WORKER_PUT_MIN, putFiles, type FilePutOutcome, type FileToPut, type Man
 import { rebuildDatabase, type RebuildReport } from './rebuild.js';
 import { snapshotDirectory, type SnapshotHost, type SnapshotOptions, type SnapshotReport } from './snapshot-run.js';
 import { Watch, type WatchOptions } from './watch.js';
-import { prepareRestore, restoreEntries, restoreTarget, type RestoreProgress, type RestoreReport } from './snapshots.js';
+import { includedEntries, prepareRestore, restoreEntries, restoreTarget, type RestoreProgress, type RestoreReport } from './snapshots.js';
 import { cacheWasEncrypted, defaultCacheDir, isObjectLocation, notEncrypted, objectBackends, openObjectLocation, type KeyOptions, type LocationOptions } from './object-backends.js';
 import { DirectoryObjectStore } from './dir-objects.js';
 import { GrepPool } from './grep-away.js';
@@ -305,13 +305,15 @@ export class Store extends StoreCore {
    * for its owner only while the restore writes. The report names links pointing outside
    * the restored tree. `signal` stops it between files and between a file's chunks: the file
    * being written goes (its temporary name beside it), those written stay, and the restore
-   * rejects with the signal's reason.
+   * rejects with the signal's reason. `include`: only these paths of the snapshot, what is under
+   * them and the directories above them (`includedEntries`); one the snapshot lacks is NOT_FOUND.
    */
-  async restore(id: string, target: string, options: { overwrite?: boolean; onProgress?: (p: RestoreProgress) => void; signal?: AbortSignal } = {}): Promise<RestoreReport> {
-    onlyOptions(options, ['overwrite', 'onProgress', 'signal'], 'restore');
+  async restore(id: string, target: string, options: { overwrite?: boolean; onProgress?: (p: RestoreProgress) => void; signal?: AbortSignal; include?: string[] } = {}): Promise<RestoreReport> {
+    onlyOptions(options, ['overwrite', 'onProgress', 'signal', 'include'], 'restore');
     const root = restoreTarget(target); // ("" is INVALID_INPUT: resolved, it was the current directory)
-    const entries: WalkEntry[] = [];
+    let entries: WalkEntry[] = [];
     for await (const e of this.snapshotEntries(id)) entries.push(e);
+    if (options.include !== undefined) entries = includedEntries(entries, options.include, id);
     const overwrite = options.overwrite ?? false;
     // (Checks every entry; a target there is made writable for its owner while the restore writes.)
     const opened = prepareRestore(entries, root, overwrite);

@@ -299,6 +299,39 @@ export function restoreTarget(target: string): string {
 }
 
 /**
+ * The entries a restore of only `include` writes: each path named (`/`-separated from the
+ * snapshot's root, as `snapshotEntries` and `kura ls` give them; a leading `./` and trailing
+ * `/` are taken off), everything under a directory named, and the directories above them, so
+ * each lands where it was under the target (restic's `restore --include` does the same). A path
+ * the snapshot does not hold is NOT_FOUND, one that is not such a path INVALID_INPUT: found
+ * before anything is written.
+ */
+export function includedEntries(entries: readonly WalkEntry[], include: readonly string[], id: string): WalkEntry[] {
+  if (!Array.isArray(include) || include.length === 0) throw new InvalidInputError('include names no path: give the paths in the snapshot to restore, or leave it out to restore all of it', 'include');
+  const named = new Set<string>();
+  const above = new Set<string>();
+  for (const raw of include) {
+    if (typeof raw !== 'string') throw new InvalidInputError('include is a list of paths in the snapshot', 'include');
+    const path = raw.replace(/^(\.\/)+/, '').replace(/\/+$/, '');
+    const names = path.split('/');
+    if (path.startsWith('/') || names.some((n) => n === '' || n === '.' || n === '..')) {
+      throw new InvalidInputError(`${JSON.stringify(raw)} is not a path in the snapshot: give it from the snapshot's root, as kura ls shows it (e.g. docs/notes.txt)`, 'include');
+    }
+    named.add(path);
+    for (let i = 1; i < names.length; i++) above.add(names.slice(0, i).join('/'));
+  }
+  const found = new Set<string>();
+  const out = entries.filter(({ path }) => {
+    if (named.has(path)) return found.add(path);
+    if (above.has(path)) return true;
+    for (let at = path.lastIndexOf('/'); at > 0; at = path.lastIndexOf('/', at - 1)) if (named.has(path.slice(0, at))) return true;
+    return false;
+  });
+  for (const path of named) if (!found.has(path)) throw new NotFoundError(`snapshot ${id} holds nothing at ${path}`);
+  return out;
+}
+
+/**
  * Directories already there that a restore made readable, writable and searchable for their
  * owner while it writes (a read-only or unsearchable directory refused its files or the lstat
  * of what is in them), with the modes they had. The snapshot's directories get their recorded
