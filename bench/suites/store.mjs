@@ -135,11 +135,15 @@ async function bulkFigures(root, full) {
   // Kura and restic in turns, BULK_ROUNDS each, each figure the median of its rounds: one run of
   // each moved the ratio by 0.2 between runs minutes apart (a round of either side now and then
   // takes 1.4x its others on this machine), and the targets are ratios of the two.
-  const kura = { put: [], close: [], packs: 0, rest: 0 };
-  const restic = { seconds: [], stored: 0 };
+  // CPU a round too (Kura: this process, its workers included; restic: the child's, from the
+  // shell's `times`): on two cores both are CPU-bound, and the ratio of the times follows the
+  // ratio of these (docs/findings/bulk-ingest-to-s3-cpu-against-restic.md).
+  const kura = { put: [], close: [], packs: 0, rest: 0, cpu: [] };
+  const restic = { seconds: [], stored: 0, cpu: [] };
   for (let round = 0; round < BULK_ROUNDS; round++) {
     const dir = mkdtempSync(join(root, 'kura-'));
     const store = await Store.init(join(dir, 's'));
+    const cpuBefore = process.cpuUsage();
     let started = performance.now();
     for await (const o of store.putFiles(files.map((path) => ({ path })))) if (o.error) throw o.error;
     // Every document is committed here (durability normal). Closing seals the pack and brings
@@ -148,6 +152,8 @@ async function bulkFigures(root, full) {
     const closing = performance.now();
     await store.close();
     kura.close.push((performance.now() - closing) / 1000);
+    const cpu = process.cpuUsage(cpuBefore);
+    kura.cpu.push((cpu.user + cpu.system) / 1e6);
     kura.packs = dirSize(join(dir, 's', 'packs'));
     kura.rest = dirSize(join(dir, 's')) - kura.packs;
     log(`kura bulk round ${round + 1}: ${(total / 1e6 / kura.put.at(-1)).toFixed(0)} MB/s; close/index ${kura.close.at(-1).toFixed(2)} s`);
@@ -157,15 +163,16 @@ async function bulkFigures(root, full) {
     const env = { ...process.env, RESTIC_PASSWORD: 'bench', RESTIC_REPOSITORY: repo, RESTIC_CACHE_DIR: join(repo, '.cache') };
     execFileSync('restic', ['init', '--repository-version', '2', '-q'], { env });
     started = performance.now();
-    execFileSync('restic', ['backup', '-q', '--compression', 'auto', src], { env, maxBuffer: 1 << 24 });
+    const times = execFileSync('bash', ['-c', 'restic "$@" >/dev/null || exit; times', 'restic', 'backup', '-q', '--compression', 'auto', src], { env, encoding: 'utf8', maxBuffer: 1 << 24 });
     restic.seconds.push((performance.now() - started) / 1000);
+    restic.cpu.push(childCpuSeconds(times));
     restic.stored = dirSize(repo) - dirSize(join(repo, '.cache'));
     log(`restic bulk round ${round + 1}: ${(total / 1e6 / restic.seconds.at(-1)).toFixed(0)} MB/s`);
     rmSync(repo, { recursive: true, force: true });
   }
-  rows.push(bulkRow('kura (putFiles, all cores)', total, kura.put, kura.packs));
+  rows.push({ ...bulkRow('kura (putFiles, all cores)', total, kura.put, kura.packs), cpuSeconds: median(kura.cpu) });
   rows.push({ ...bulkRow('kura close: seal + full-text index', total, kura.close, kura.rest), ratio: undefined });
-  if (version) rows.push({ ...bulkRow('restic backup (auto zstd)', total, restic.seconds, restic.stored), version });
+  if (version) rows.push({ ...bulkRow('restic backup (auto zstd)', total, restic.seconds, restic.stored), version, cpuSeconds: restic.cpu.every(Number.isFinite) ? median(restic.cpu) : undefined });
   rows.push(await bulkFloorRow(root, files, total));
   rmSync(src, { recursive: true, force: true });
   return rows;
@@ -267,6 +274,12 @@ function median(values) {
 }
 
 /** A bulk row from its rounds' seconds: its speed is the median round's (p50), p99 the slowest round. */
+/** The children's CPU seconds (user + system) from the second line bash's `times` prints. */
+function childCpuSeconds(times) {
+  const m = /(\d+)m([\d.]+)s\s+(\d+)m([\d.]+)s\s*$/.exec(times.trim().split('\n').at(-1) ?? '');
+  return m ? Number(m[1]) * 60 + Number(m[2]) + Number(m[3]) * 60 + Number(m[4]) : undefined;
+}
+
 function bulkRow(impl, bytes, rounds, storedBytes) {
   const ms = rounds.map((s) => s * 1000);
   const mid = median(ms);
@@ -332,7 +345,7 @@ export function targets(rows) {
   // Each round's put and close together (rows from an older run have no rounds: their medians).
   const withClose = bulk && close && median(bulk.rounds ? bulk.rounds.map((put, i) => put + close.rounds[i]) : [bulk.p50 + close.p50]);
   out.push(target('bulk ingest, time including the close >= 1.2x restic backup', withClose && restic ? restic.p50 / withClose : undefined, 1.2, {
-    detail: withClose && restic ? `kura ${(withClose / 1000).toFixed(2)} s (median round; put ${(bulk.p50 / 1000).toFixed(2)} s + close ${(close.p50 / 1000).toFixed(2)} s, medians) / restic ${(restic.p50 / 1000).toFixed(2)} s` : '',
+    detail: withClose && restic ? `kura ${(withClose / 1000).toFixed(2)} s (median round; put ${(bulk.p50 / 1000).toFixed(2)} s + close ${(close.p50 / 1000).toFixed(2)} s, medians) / restic ${(restic.p50 / 1000).toFixed(2)} s${bulk.cpuSeconds && restic.cpuSeconds ? `; CPU a round: kura ${bulk.cpuSeconds.toFixed(2)} s, restic ${restic.cpuSeconds.toFixed(2)} s` : ''}` : '',
     missing: 'restic not measured',
   }));
   // Stored bytes (issue 51): Kura's packs against restic's whole repository, as a ratio that passes at >= 1.
