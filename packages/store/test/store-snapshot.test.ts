@@ -35,6 +35,15 @@ function makeTree(root: string): void {
   utimesSync(join(root, 'docs', 'a.txt'), 1_600_000_000, 1_600_000_000);
 }
 
+/** A new store holding one snapshot of makeTree's tree. */
+async function snapshotOfTree() {
+  const { store } = await newStore();
+  const src = join(tempDir(), 'src');
+  mkdirSync(src);
+  makeTree(src);
+  return { store, src, snap: await store.snapshot(src) };
+}
+
 /** Every path below root with what identifies it: type, mode, bytes' digest or link target. */
 function describeTree(root: string): Record<string, string> {
   const out: Record<string, string> = {};
@@ -75,11 +84,7 @@ describe('snapshots', () => {
   });
 
   it('restores only the paths asked for (include): what is under them, the directories above them, nothing else', async () => {
-    const { store } = await newStore();
-    const src = join(tempDir(), 'src');
-    mkdirSync(src);
-    makeTree(src);
-    const snap = await store.snapshot(src);
+    const { store, src, snap } = await snapshotOfTree();
     const whole = describeTree(src);
     const only = (keep: (path: string) => boolean) => Object.fromEntries(Object.entries(whole).filter(([p]) => keep(p)));
     const out = join(tempDir(), 'out');
@@ -94,11 +99,7 @@ describe('snapshots', () => {
   });
 
   it('refuses an include the snapshot does not hold (NOT_FOUND) or that is no path in it (INVALID_INPUT), before it writes anything', async () => {
-    const { store } = await newStore();
-    const src = join(tempDir(), 'src');
-    mkdirSync(src);
-    makeTree(src);
-    const snap = await store.snapshot(src);
+    const { store, snap } = await snapshotOfTree();
     const out = join(tempDir(), 'out');
     await expect(store.restore(snap.id, out, { include: ['docs', 'nope'] })).rejects.toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining('nope') });
     // Through a link is not a path in the snapshot: links are recorded, not followed.
