@@ -30,6 +30,9 @@ export class BoundedBytes<V extends { length: number }> {
     if (value.length > this.maxBytes || this.#entries.has(key)) return;
     this.#entries.set(key, value);
     this.#bytes += value.length;
+    if (this.#bytes <= this.maxBytes) return;
+    // (Not begun under the budget: an iterator starts past the entries deleted at the front,
+    // which a Map keeps until it is rehashed.)
     for (const [k, v] of this.#entries) {
       if (this.#bytes <= this.maxBytes) break;
       this.#entries.delete(k);

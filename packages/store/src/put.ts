@@ -23,6 +23,7 @@ import { bytesToHex, hexInto } from './hex.js';
 import { ManifestBuilder } from './bytes/manifest.js';
 import { RECORD_HEADER_SIZE, groupRawMax } from './bytes/pack-record.js';
 import type { TextHeads } from './search/text-heads.js';
+import { INDEXED_TEXT_MAX } from './search/text.js';
 import type { KnownChunks } from './ingest/known-chunks.js';
 import type { Statements } from './catalog/statements.js';
 import type { GroupPlace, StoredChunk, Writer } from './bytes/writer.js';
@@ -442,6 +443,8 @@ export async function putDocument(
   /** False for a snapshot's files: kept for the snapshot, no entry made (FORMAT.md §13). */
   listed = true,
   onChunk?: (chunk: ChunkEvent) => void,
+  /** The document's bytes, when the caller put an array of them: the search index's head of it (text-heads.ts). */
+  bytes?: Uint8Array,
 ): Promise<PutResult> {
   const put = new DocumentPut(ctx);
   try {
@@ -454,7 +457,8 @@ export async function putDocument(
     const result = step.value;
     put.check(result, meta);
     // For the search index, before the commit queues the entry: never read back what was in hand.
-    if (listed && result.head) ctx.indexer?.heads.keep(result.digest, result.head);
+    if (listed && result.head) ctx.indexer?.heads.keep(result.digest, result.head, result.size);
+    else if (listed && bytes) ctx.indexer?.heads.keep(result.digest, bytes.subarray(0, INDEXED_TEXT_MAX), result.size, true); // (the caller's array: a copy)
     if (order) await order.turn;
     const queued = put.queue(result, meta, listed);
     order?.done(); // queued: the next put in line may queue its commit behind this one
@@ -560,7 +564,7 @@ export async function putReadyDocuments(
     const queued = puts.map((put, i) => {
       if (!put || out[i]) return undefined;
       const doc = docs[i] as ReadyDocument;
-      if (doc.result.head) ctx.indexer?.heads.keep(doc.result.digest, doc.result.head); // (listed: see putDocument)
+      if (doc.result.head) ctx.indexer?.heads.keep(doc.result.digest, doc.result.head, doc.result.size); // (listed: see putDocument)
       return put.queue(doc.result, doc.meta ?? {}, listed);
     });
     order?.done();

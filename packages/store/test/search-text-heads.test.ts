@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TextHeads } from '../src/search/text-heads.js';
 import { INDEXED_TEXT_MAX } from '../src/search/text.js';
+import { KIND_HEAD } from '../src/extract/kind.js';
 import type { StoreContext } from '../src/store-context.js';
 import type { Store } from '../src/node/index.js';
 import { newStore, randomBytes, recordsEnd, tempDir, textBytes } from './helpers/store.js';
@@ -20,20 +21,45 @@ const heads = (s: Store) => (s as unknown as { ctx: StoreContext }).ctx.indexer.
 describe('TextHeads', () => {
   it('keeps text-like heads within its budget, oldest out first; answers a head only as long as asked', () => {
     const h = new TextHeads(10_000);
-    h.keep('sha256:a', enc.encode('a'.repeat(4000)));
-    h.keep('sha256:bin', new Uint8Array([104, 105, 0, 1])); // a NUL: binary, not kept
-    h.keep('sha256:b', enc.encode('b'.repeat(4000)));
+    h.keep('sha256:a', enc.encode('a'.repeat(4000)), 4000);
+    h.keep('sha256:bin', new Uint8Array([104, 105, 0, 1]), 4); // a NUL: binary, not kept
+    h.keep('sha256:b', enc.encode('b'.repeat(4000)), 4000);
     expect(h.bytes).toBe(8000);
     expect(h.head('sha256:bin', 1)).toBeUndefined();
     expect(new TextDecoder().decode(h.head('sha256:a', 3))).toBe('aaa');
     expect(h.head('sha256:a', 4001)).toBeUndefined(); // (shorter than asked: read back instead)
-    h.keep('sha256:c', enc.encode('c'.repeat(4000))); // over the budget: `a` goes
+    h.keep('sha256:c', enc.encode('c'.repeat(4000)), 4000); // over the budget: `a` goes
     expect([h.head('sha256:a', 1), h.bytes]).toEqual([undefined, 8000]);
     h.forget('sha256:b');
     h.forget('sha256:b');
     expect(h.bytes).toBe(4000);
-    h.keep('sha256:huge', enc.encode('x'.repeat(10_001))); // larger than the whole budget
+    h.keep('sha256:huge', enc.encode('x'.repeat(10_001)), 10_001); // larger than the whole budget
     expect(h.bytes).toBe(4000);
+  });
+
+  it('remembers a binary document only when its head shows what a read back would: no text, no extractor', () => {
+    const h = new TextHeads(10_000);
+    const bin = randomBytes(1, KIND_HEAD + 10);
+    bin[0] = 0; // (binary whatever the rest)
+    h.keep('sha256:whole', bin.subarray(0, 100), 100);
+    h.keep('sha256:enough', bin.subarray(0, KIND_HEAD), KIND_HEAD + 10); // (the kind is told from KIND_HEAD bytes)
+    h.keep('sha256:short', bin.subarray(0, 100), 101); // a head shorter than what the kind is told from
+    h.keep('sha256:pdf', Buffer.concat([bin.subarray(0, 100), enc.encode('%PDF-1.4')]), 108);
+    h.keep('sha256:docx', Buffer.concat([enc.encode('PK\x03\x04'), bin.subarray(0, 100), enc.encode('word/document.xml')]), 121);
+    expect(['whole', 'enough', 'short', 'pdf', 'docx'].map((d) => h.binary(`sha256:${d}`))).toEqual([true, true, false, false, false]);
+    expect([h.bytes, h.head('sha256:whole', 1)]).toEqual([0, undefined]); // (no bytes kept for them)
+    h.forget('sha256:whole');
+    expect(h.binary('sha256:whole')).toBe(false);
+    h.clear();
+    expect(h.binary('sha256:enough')).toBe(false);
+  });
+
+  it("copies a text head that is the caller's array", () => {
+    const h = new TextHeads(10_000);
+    const mine = Buffer.from('words of mine');
+    h.keep('sha256:m', mine, mine.length, true);
+    mine.fill(0x21);
+    expect(new TextDecoder().decode(h.head('sha256:m', mine.length))).toBe('words of mine');
   });
 });
 
@@ -106,5 +132,37 @@ describe('the search index of files put by ingest workers', () => {
     }
     await expect(store.getBytes((await store.stat('n.txt')).digest)).rejects.toMatchObject({ code: 'CORRUPT_DATA' });
     expect((await store.search('quokkaword', { mode: 'keyword' })).map((h) => h.path)).toEqual(['n.txt']);
+  });
+
+  it('keeps the heads of arrays put on this thread too: the same index, nothing read back (binary ones known as binary)', { timeout: 60_000 }, async () => {
+    const dir = tempDir();
+    const docs: [string, Uint8Array, string?][] = [
+      ['a.txt', Buffer.concat([enc.encode('wombatword opens it\n'), textBytes(11, 20_000)])],
+      ['b.bin', Buffer.concat([randomBytes(12, 5_000), enc.encode(' wombatword ')])],
+      ['typed.pdf', randomBytes(13, 2_000), 'application/pdf'], // (typed a PDF: awaits extraction, as read back)
+      ['page', enc.encode('<!doctype html><p>wombatword in a page</p>')],
+      ['tiny.dat', Uint8Array.from([0, 1, 2])],
+    ];
+    const { store } = await newStore();
+    const { store: here } = await newStore();
+    const digests: string[] = [];
+    for (const [path, bytes, mediaType] of docs) {
+      const file = join(dir, path);
+      writeFileSync(file, bytes);
+      await here.put(file, { path, ...(mediaType ? { mediaType } : {}) }); // (a file: no head kept)
+      const array = Buffer.from(bytes); // (a Buffer, as the HTTP server puts: its slice() is a view)
+      digests.push((await store.put(array, { path, ...(mediaType ? { mediaType } : {}) })).digest);
+      array.fill(0x20); // (the caller's array, changed after the put: the kept head is a copy)
+    }
+    expect(heads(here).bytes).toBe(0);
+    expect(heads(store).bytes).toBe(docs[0]![1].length + docs[3]![1].length);
+    expect(digests.map((d) => heads(store).binary(d))).toEqual([false, true, true, false, true]);
+    for (const q of ['wombatword', 'opens', 'page', 'tiny', 'typed']) {
+      const found = (await store.search(q, { mode: 'keyword' })).map((h) => [h.path, h.score]);
+      expect(found, q).toEqual((await here.search(q, { mode: 'keyword' })).map((h) => [h.path, h.score]));
+    }
+    expect((await store.search('wombatword', { mode: 'keyword' })).map((h) => h.path).sort()).toEqual(['a.txt', 'page']);
+    expect([heads(store).bytes, digests.map((d) => heads(store).binary(d))]).toEqual([0, [false, false, false, false, false]]);
+    expect(await store.indexStatus()).toEqual(await here.indexStatus());
   });
 });

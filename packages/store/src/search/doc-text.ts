@@ -75,6 +75,11 @@ async function body<B>(reader: Reader, st: Statements, doc: DocRow, mediaType: s
       const kind = extractKind(new Uint8Array(0), mediaType); // text/html says html
       return kind ? { extract: kind } : textOf(await read(Math.min(doc.size, max)));
     }
+    // A binary document just put: its head showed no text and no extractor (text-heads.ts).
+    if (kept && heads!.binary(kept)) {
+      const kind = extractKind(new Uint8Array(0), mediaType);
+      return kind ? { extract: kind } : { text: '' };
+    }
     const head = await read(Math.min(doc.size, KIND_HEAD));
     const kind = extractKind(head, mediaType);
     if (kind) return { extract: kind };

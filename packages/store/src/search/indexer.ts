@@ -302,7 +302,7 @@ export class Indexer {
     if (!entry || !doc) return undefined;
     const digest = formatDigest(doc.digest);
     const stored = this.st.docTextGet.get(doc.id) ?? null;
-    const whole = !stored && doc.size <= INDEXED_TEXT_MAX && !this.heads.head(digest, doc.size);
+    const whole = !stored && doc.size <= INDEXED_TEXT_MAX && !this.heads.head(digest, doc.size) && !this.heads.binary(digest);
     return {
       entry,
       doc,
