@@ -7,6 +7,13 @@
 export class BoundedBytes<V extends { length: number }> {
   readonly #entries = new Map<string, V>();
   #bytes = 0;
+  /**
+   * Where eviction goes on: the oldest entry not yet let go is its next. Every entry it has
+   * passed was let go (touched ones moved behind it). An iterator begun anew for each
+   * eviction walked past every entry deleted at the front, which a Map keeps until it is
+   * rehashed: an add at the budget took 15-20 µs with 65,536 entries.
+   */
+  #oldest: MapIterator<[string, V]> | undefined;
 
   /** `maxBytes`: the budget (0 keeps nothing). */
   constructor(readonly maxBytes: number) {}
@@ -30,11 +37,11 @@ export class BoundedBytes<V extends { length: number }> {
     if (value.length > this.maxBytes || this.#entries.has(key)) return;
     this.#entries.set(key, value);
     this.#bytes += value.length;
-    if (this.#bytes <= this.maxBytes) return;
-    // (Not begun under the budget: an iterator starts past the entries deleted at the front,
-    // which a Map keeps until it is rehashed.)
-    for (const [k, v] of this.#entries) {
-      if (this.#bytes <= this.maxBytes) break;
+    while (this.#bytes > this.maxBytes) {
+      let next = this.#oldest?.next();
+      if (!next || next.done) next = (this.#oldest = this.#entries.entries()).next();
+      if (next.done) break;
+      const [k, v] = next.value;
       this.#entries.delete(k);
       this.#bytes -= v.length;
     }

@@ -44,6 +44,21 @@ function hostnameOf(host: string): string | undefined {
 }
 
 /**
+ * hostnameOf a request's Host, without its trailing dot; remembered, as clients send the same
+ * one request after request (parsing it as a URL was ~2.5 µs of a 1 KB POST's ~120).
+ */
+function requestHostname(host: string): string | undefined {
+  let name = hostnames.get(host);
+  if (name === undefined && !hostnames.has(host)) {
+    if (hostnames.size >= HOSTNAMES_KEPT) hostnames.clear();
+    hostnames.set(host, (name = hostnameOf(host)?.replace(/\.$/, '')));
+  }
+  return name;
+}
+const hostnames = new Map<string, string | undefined>();
+const HOSTNAMES_KEPT = 256;
+
+/**
  * An address, not a name: a rebound name is always a name (the page's own site), so a Host that
  * is an IP address was addressed to this machine (a LAN address, a pod's, 0.0.0.0 as printed
  * for a wildcard listener).
@@ -57,7 +72,7 @@ const IP_LITERAL = /^(\d{1,3}(\.\d{1,3}){3}|\[[0-9a-f:.]+\])$/i;
  * same machine is as foreign as any; otherwise (`/mcp` with tokens) any port of an allowed host.
  */
 export function refusal(policy: RebindingPolicy, host: string | undefined, origin: string | undefined, sameOrigin = false): string | undefined {
-  const name = host === undefined ? undefined : hostnameOf(host)?.replace(/\.$/, '');
+  const name = host === undefined ? undefined : requestHostname(host);
   if (name === undefined) return 'the request names no valid Host';
   const allowedHost = (n: string) => policy.hosts === '*' || policy.hosts.has(n) || IP_LITERAL.test(n);
   if (!allowedHost(name)) return `Host ${name} is not a name this server is reached by (allow it with --allowed-host or KURA_ALLOWED_HOSTS)`;
