@@ -7,8 +7,8 @@
  *
  * Of a binary document only that it is one: its head showed no text and no extractor (PDF,
  * DOCX, HTML) by its content, so the index takes it by name, and by its entry's media type,
- * without reading it back (a blob store's puts of binary bodies read every one back, ~20 µs
- * a 1 KB POST).
+ * without reading it back (a blob store's binary bodies were each read back and decoded in
+ * part: 52 µs of the index's CPU a 1 KB document, 18 without).
  */
 import { BoundedBytes } from '../bounded-bytes.js';
 import { KIND_HEAD, extractKind } from '../extract/kind.js';
