@@ -23,7 +23,6 @@ import { bytesToHex, hexInto } from './hex.js';
 import { ManifestBuilder } from './bytes/manifest.js';
 import { RECORD_HEADER_SIZE, groupRawMax } from './bytes/pack-record.js';
 import type { TextHeads } from './search/text-heads.js';
-import { INDEXED_TEXT_MAX } from './search/text.js';
 import type { KnownChunks } from './ingest/known-chunks.js';
 import type { Statements } from './catalog/statements.js';
 import type { GroupPlace, StoredChunk, Writer } from './bytes/writer.js';
@@ -443,8 +442,6 @@ export async function putDocument(
   /** False for a snapshot's files: kept for the snapshot, no entry made (FORMAT.md §13). */
   listed = true,
   onChunk?: (chunk: ChunkEvent) => void,
-  /** The document's bytes, when the caller put an array of them: the search index's head of it (text-heads.ts). */
-  bytes?: Uint8Array,
 ): Promise<PutResult> {
   const put = new DocumentPut(ctx);
   try {
@@ -458,7 +455,6 @@ export async function putDocument(
     put.check(result, meta);
     // For the search index, before the commit queues the entry: never read back what was in hand.
     if (listed && result.head) ctx.indexer?.heads.keep(result.digest, result.head, result.size);
-    else if (listed && bytes) ctx.indexer?.heads.keep(result.digest, bytes.subarray(0, INDEXED_TEXT_MAX), result.size, true); // (the caller's array: a copy)
     if (order) await order.turn;
     const queued = put.queue(result, meta, listed);
     order?.done(); // queued: the next put in line may queue its commit behind this one

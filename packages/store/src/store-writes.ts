@@ -81,7 +81,7 @@ async function putInput(ctx: StoreContext, input: PutInput, meta: PutMeta, optio
   } else {
     source = input as ByteSource;
   }
-  return indexed(ctx, putDocument(ctx, ingestHere(ctx, source), m, undefined, options.listed ?? true, options.onChunk, source instanceof Uint8Array ? source : undefined));
+  return indexed(ctx, putDocument(ctx, ingestHere(ctx, source), m, undefined, options.listed ?? true, options.onChunk));
 }
 
 export interface LinkOptions {
