@@ -40,9 +40,9 @@ const lenient = new TextDecoder('utf-8');
  */
 export function looksLikeText(sample: Uint8Array): boolean {
   if (sample.includes(0)) return false;
-  // (The platform's native check first — Node's: ~0.13 µs a KiB against the scan's ~2; a put of
-  // 1 KB of text asks it. Whole UTF-8 is UTF-8 cut nowhere; the scan allows a character cut at
-  // the end.)
+  // (The platform's native check first — Node's: ~0.13 µs a KiB against the scan's ~2; the index
+  // asks it of every document it reads. Whole UTF-8 is UTF-8 cut nowhere; the scan allows a
+  // character cut at the end.)
   if (isWholeUtf8(sample) || isUtf8(sample, true)) return true;
   if (hasUtf8Character(sample)) return false;
   let high = 0;
