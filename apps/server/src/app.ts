@@ -12,10 +12,11 @@ import fastifyStatic from '@fastify/static';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { completeOpenApi } from './http/openapi.js';
+import { responseSerializerCompiler } from './http/serialize.js';
 import { MINILM, MODEL_PATH, defaultCacheDir, defaultModelDir, isObjectLocation, openObjectLocation, type PasswordSource, type Store } from '@kura/store';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { jsonSchemaTransform, validatorCompiler } from 'fastify-type-provider-zod';
 import { parseConfig, type ServerConfig, type ServerConfigInput } from './config.js';
 import { HttpError } from './errors.js';
 import { isPretty, logRequestsInOneLine, prettyLogger, redactingLogger } from './logging.js';
@@ -161,7 +162,7 @@ export async function build(options: BuildOptions = {}): Promise<FastifyInstance
   });
   if (pretty) logRequestsInOneLine(app);
   app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
+  app.setSerializerCompiler(responseSerializerCompiler);
   let closing = false;
   app.addHook('preClose', async () => {
     closing = true;
