@@ -366,6 +366,79 @@ pub unsafe extern "C" fn kura_ingest_free(h: *mut IngestHandle) {
     drop(unsafe { Box::from_raw(h) });
 }
 
+// ---- chunk groups (grouped compression, FORMAT.md §6.2) ------------------------------
+
+/// The raw bytes of one open group of new chunks, gathered in wasm memory. A member comes
+/// straight from an ingest handle's last call (`kura_group_add_record`) or from the input
+/// region: a put's new chunks no longer travel out to the host one by one, into a group's
+/// array there, and back in to be compressed (three copies and an allocation a chunk).
+pub struct GroupHandle {
+    raw: Vec<u8>,
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn kura_group_new() -> *mut GroupHandle {
+    into_handle(GroupHandle { raw: Vec::new() })
+}
+
+/// Appends the raw bytes of record `index` of ingest handle `h`'s last call to group `g`;
+/// returns the group's length, or `-code` (`InvalidState`: no such record, or a record that
+/// is not raw — a kernel that compressed chunks itself has nothing to group).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kura_group_add_record(g: *mut GroupHandle, h: *mut IngestHandle, index: u32) -> i32 {
+    let g = unsafe { handle(g) };
+    let h = unsafe { handle(h) };
+    match h.inner.records().get(index as usize) {
+        Some(r) if r.codec == crate::codec::CODEC_RAW => {
+            g.raw.extend_from_slice(h.inner.payload(r));
+            g.raw.len() as i32
+        }
+        _ => fail(Error::InvalidState),
+    }
+}
+
+/// Appends the input region's first `len` bytes to group `g`; returns the group's length.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kura_group_add_input(g: *mut GroupHandle, len: u32) -> i32 {
+    let g = unsafe { handle(g) };
+    with_input(len, |data| g.raw.extend_from_slice(data));
+    g.raw.len() as i32
+}
+
+/// Encodes the group's bytes as `kura_chunk_encode` encodes a chunk: the zstd frame's length
+/// (the frame in the output region), 0 when they are to stay raw, or `-code`. The group keeps
+/// its bytes (`kura_group_raw`) until cleared.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kura_group_encode(g: *mut GroupHandle, level: i32) -> i32 {
+    let g = unsafe { handle(g) };
+    let result = OUT.with_borrow_mut(|out| {
+        out.clear();
+        with_codec(|c| c.encode_append(&g.raw, level, out))
+    });
+    match result {
+        Ok(n) => n.unwrap_or(0) as i32,
+        Err(e) => fail(e),
+    }
+}
+
+/// The group's raw bytes (`kura_group_add_*` answered their length); valid until the next
+/// call on the group.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kura_group_raw(g: *mut GroupHandle) -> *const u8 {
+    unsafe { handle(g) }.raw.as_ptr()
+}
+
+/// Empties the group (its capacity stays: the next group is about as large).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kura_group_clear(g: *mut GroupHandle) {
+    unsafe { handle(g) }.raw.clear();
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn kura_group_free(g: *mut GroupHandle) {
+    drop(unsafe { Box::from_raw(g) });
+}
+
 // ---- vector rows (semantic search's scan) ---------------------------------------------
 
 /// Rows of `dims` int8 values; 0 (and `kura_last_error`) for a width `Rows::new` refuses.

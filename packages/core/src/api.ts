@@ -31,9 +31,11 @@ export {
   type IngestOptions,
   type IngestChunk,
   type IngestResult,
+  type DeferredChunk,
   type DocumentHasher,
   type DocumentHasherChoice,
 } from './ingest.js';
+export { GroupBuffer } from './group-buffer.js';
 export { pieces, type ByteSource } from './source.js';
 export { VectorRows } from './vectors.js';
 export { LineMatcher, type LineMatch } from './grep.js';

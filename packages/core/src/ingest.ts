@@ -13,7 +13,10 @@ import { CODEC_RAW, DEFAULT_LEVEL, assertLevel, type CodecId } from './compress.
 import { Sha256, type Digest } from './hash.js';
 import { resolveChunkParams, seedWords, type ChunkParams, type ResolvedChunkParams } from './params.js';
 import { pieces, type ByteSource } from './source.js';
-import { check, copyIn, copyOut, forEachBlock, memory, wasm } from './wasm/instance.js';
+import { BLOCK, check, copyIn, copyOut, forEachBlock, memory, wasm } from './wasm/instance.js';
+import type { GroupBuffer } from './group-buffer.js';
+
+const EMPTY = new Uint8Array(0);
 
 /** A SHA-256 implementation outside wasm (e.g. node:crypto). */
 export interface DocumentHasher {
@@ -46,6 +49,14 @@ export interface IngestChunk {
   /** How `payload` is encoded: CODEC_RAW (the chunk bytes) or CODEC_ZSTD (one zstd frame). */
   codec: CodecId;
   payload: Uint8Array;
+}
+
+/**
+ * A chunk of `Ingester.updateDeferred`/`finishDeferred`: its raw bytes are still in wasm memory
+ * (`payload` is empty) as record `record` of that call, until the next call on the ingester.
+ */
+export interface DeferredChunk extends IngestChunk {
+  record: number;
 }
 
 export interface IngestResult {
@@ -103,11 +114,15 @@ export class Ingester {
   #offset = 0;
   #count = 0;
   #result: IngestResult | undefined;
+  /** Records of the last call (deferred chunks name them). */
+  #last = 0;
+  readonly #compresses: boolean;
 
   constructor(options: IngestOptions = {}) {
     this.params = resolveChunkParams(options.chunking as ChunkParams);
     const level = options.compression === undefined ? DEFAULT_LEVEL : options.compression;
     if (level !== false) assertLevel(level);
+    this.#compresses = level !== false;
     const hasher = options.documentHasher ?? defaultHasher;
     this.#external = hasher === 'wasm' ? undefined : hasher();
     const nameKey = options.chunkNameKey;
@@ -127,29 +142,84 @@ export class Ingester {
 
   /** Feeds bytes; returns the chunks they completed, in order. */
   update(data: Uint8Array): IngestChunk[] {
-    assertBytes(data, 'data');
-    const h = this.live();
     const out: IngestChunk[] = [];
-    if (data.length === 0) return out;
-    this.#external?.update(data);
-    forEachBlock(data, (len) => {
-      this.read(h, check(wasm().kura_ingest_update(h, len), 'Ingester.update'), out);
-    });
+    this.#update(data, out, false);
+    return out;
+  }
+
+  /**
+   * As `update`, for a kernel that does not compress (`compression: false`), but the chunks'
+   * bytes stay in wasm memory until the next call: each is taken by `groupRecord` or copied
+   * by `payloadOf` before then, or not at all. A grouper of new chunks (the store's) saves a
+   * copy out and an allocation per chunk, and the copy back in to compress them.
+   */
+  updateDeferred(data: Uint8Array): DeferredChunk[] {
+    if (this.#compresses) throw new InvalidStateError('Ingester.updateDeferred needs compression: false');
+    // One kernel call: a second one would overwrite the first's records.
+    if (data.length > BLOCK) throw new InvalidInputError(`Ingester.updateDeferred takes at most ${BLOCK} bytes a call`, 'data');
+    const out: DeferredChunk[] = [];
+    this.#update(data, out, true);
     return out;
   }
 
   /** Ends the document: returns the last chunks; `result` is set afterwards. */
   finish(): IngestChunk[] {
-    const h = this.live();
     const out: IngestChunk[] = [];
     try {
-      this.read(h, check(wasm().kura_ingest_finish(h), 'Ingester.finish'), out);
-      const digest = this.#external ? this.#external.digest() : copyOut(wasm().kura_ingest_digest(h), 32);
-      this.#result = { digest: `sha256:${toHex(digest)}`, size: this.#offset, chunks: this.#count };
+      this.#finish(out, false);
     } finally {
       this.dispose();
     }
     return out;
+  }
+
+  /**
+   * As `finish`, with the chunks deferred as `updateDeferred`'s: the ingester stays alive for
+   * `groupRecord`/`payloadOf` until the caller disposes of it.
+   */
+  finishDeferred(): DeferredChunk[] {
+    if (this.#compresses) throw new InvalidStateError('Ingester.finishDeferred needs compression: false');
+    const out: DeferredChunk[] = [];
+    this.#finish(out, true);
+    return out;
+  }
+
+  /** A copy of the raw bytes of record `record` of the last deferred call. */
+  payloadOf(record: number): Uint8Array {
+    const w = this.#recordWords(record);
+    return copyOut(w[2]!, w[3]!);
+  }
+
+  /** Appends the raw bytes of record `record` of the last deferred call to `group`, in wasm memory. */
+  groupRecord(group: GroupBuffer, record: number): void {
+    this.#recordWords(record); // (the kernel checks it too; this says which call)
+    group.grew(check(wasm().kura_group_add_record(group.handle(), this.live(), record), 'Ingester.groupRecord'));
+  }
+
+  #update(data: Uint8Array, out: IngestChunk[], deferred: boolean): void {
+    assertBytes(data, 'data');
+    const h = this.live();
+    this.#last = 0;
+    if (data.length === 0) return;
+    this.#external?.update(data);
+    forEachBlock(data, (len) => {
+      this.read(h, check(wasm().kura_ingest_update(h, len), 'Ingester.update'), out, deferred);
+    });
+  }
+
+  #finish(out: IngestChunk[], deferred: boolean): void {
+    const h = this.live();
+    this.#last = 0;
+    this.read(h, check(wasm().kura_ingest_finish(h), 'Ingester.finish'), out, deferred);
+    const digest = this.#external ? this.#external.digest() : copyOut(wasm().kura_ingest_digest(h), 32);
+    this.#result = { digest: `sha256:${toHex(digest)}`, size: this.#offset, chunks: this.#count };
+  }
+
+  /** The record's words, checked to be of the last call. */
+  #recordWords(record: number): Uint32Array {
+    if (!Number.isInteger(record) || record < 0 || record >= this.#last) throw new InvalidStateError(`Ingester: record ${record} is not of the last call`);
+    const ptr = wasm().kura_ingest_records(this.live()) >>> 0;
+    return new Uint32Array(wasm().memory.buffer, ptr + record * RECORD_WORDS * 4, RECORD_WORDS);
   }
 
   /** Digest, size and chunk count, once `finish` has returned. */
@@ -164,7 +234,8 @@ export class Ingester {
     this.#handle = 0;
   }
 
-  private read(h: number, count: number, out: IngestChunk[]): void {
+  private read(h: number, count: number, out: IngestChunk[], deferred = false): void {
+    this.#last = count;
     if (count === 0) return;
     const ptr = wasm().kura_ingest_records(h);
     const words = new Uint32Array(wasm().memory.buffer, ptr, count * RECORD_WORDS);
@@ -173,13 +244,9 @@ export class Ingester {
       const w = i * RECORD_WORDS;
       const length = words[w]!;
       const keyAt = ptr + (w + 4) * 4;
-      out.push({
-        offset: this.#offset,
-        length,
-        key: toHex(mem.subarray(keyAt, keyAt + 32)),
-        codec: words[w + 1] === CODEC_RAW ? CODEC_RAW : 1,
-        payload: copyOut(words[w + 2]!, words[w + 3]!),
-      });
+      const key = toHex(mem.subarray(keyAt, keyAt + 32));
+      if (deferred) out.push({ offset: this.#offset, length, key, codec: CODEC_RAW, payload: EMPTY, record: i } as DeferredChunk);
+      else out.push({ offset: this.#offset, length, key, codec: words[w + 1] === CODEC_RAW ? CODEC_RAW : 1, payload: copyOut(words[w + 2]!, words[w + 3]!) });
       this.#offset += length;
       this.#count++;
     }

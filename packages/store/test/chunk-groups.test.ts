@@ -3,7 +3,7 @@
  * while a group is open is bounded, whatever the stream — a run of one repeated chunk (a disk
  * image's zeros) used to be held whole until the document ended — and order and bytes survive.
  */
-import { CODEC_RAW, blake3, decompress, type IngestChunk } from '@kura/core';
+import { CODEC_RAW, Ingester, blake3, decompress, type IngestChunk } from '@kura/core';
 import { describe, expect, it } from 'vitest';
 import { ChunkGrouper, type StreamChunk } from '../src/ingest/chunk-groups.js';
 import { collect, newStore, randomBytes, textBytes } from './helpers/store.js';
@@ -47,6 +47,37 @@ describe('ChunkGrouper', () => {
     const groups = new Set(out.filter((c) => c.group).map((c) => c.group));
     expect(groups.size).toBe(2); // 16 new chunks fill one 64 KiB group, 4 more another
     out.forEach((c, i) => expect(bytesOf(c)).toEqual(textBytes(i, 4096)));
+  });
+});
+
+describe('ChunkGrouper fed an ingester\'s deferred chunks (a worker\'s path)', () => {
+  it('gives the stream it gives the same chunks copied out: order, codecs, groups and frames', () => {
+    // Text (groups), random bytes (a group not worth a frame: members raw), zeros (one chunk
+    // repeated: held raw), text again, and some chunks the store is said to hold.
+    const data = Buffer.concat([textBytes(1, 300_000), randomBytes(2, 150_000), new Uint8Array(100_000), textBytes(3, 200_000)]);
+    const options = { chunking: { avg: 4096 }, compression: false as const };
+    const known = new Set(new Ingester(options).update(textBytes(1, 300_000)).filter((_, i) => i % 5 === 2).map((c) => c.key));
+    const pieces = [data.subarray(0, 123_457), data.subarray(123_457, 700_000), data.subarray(700_000)];
+
+    const copied = new Ingester(options);
+    const a = new ChunkGrouper(3, (k) => known.has(k), true, TARGET);
+    const want = [...pieces.flatMap((p) => a.push(copied.update(p))), ...a.push(copied.finish()), ...a.finish()];
+    a.dispose();
+
+    const deferred = new Ingester(options);
+    const b = new ChunkGrouper(3, (k) => known.has(k), true, TARGET);
+    let got: StreamChunk[];
+    try {
+      got = [...pieces.flatMap((p) => b.push(deferred.updateDeferred(p), deferred)), ...b.push(deferred.finishDeferred(), deferred), ...b.finish()];
+    } finally {
+      deferred.dispose();
+      b.dispose();
+    }
+    const shape = (c: StreamChunk) => ({ offset: c.offset, key: c.key, codec: c.codec, at: c.at, members: c.group?.members.length, payload: Buffer.from(c.payload).toString('base64'), frame: c.group && Buffer.from(c.group.frame).toString('base64') });
+    expect(got.map(shape)).toEqual(want.map(shape));
+    expect(new Set(got.filter((c) => c.group).map((c) => c.group)).size).toBeGreaterThan(3);
+    expect(got.some((c) => !c.group && c.codec === CODEC_RAW && c.payload.length > 0 && !known.has(c.key))).toBe(true); // (the random bytes, raw)
+    expect(Buffer.concat(got.map(bytesOf)).equals(data)).toBe(true);
   });
 });
 

@@ -49,6 +49,16 @@ export interface KuraWasmExports {
   kura_ingest_digest(h: number): number;
   kura_ingest_free(h: number): void;
 
+  kura_group_new(): number;
+  /** The group's length, or -code. */
+  kura_group_add_record(g: number, h: number, index: number): number;
+  kura_group_add_input(g: number, len: number): number;
+  /** Frame length (frame in the output region), 0 for "keep raw", or -code. */
+  kura_group_encode(g: number, level: number): number;
+  kura_group_raw(g: number): number;
+  kura_group_clear(g: number): void;
+  kura_group_free(g: number): void;
+
   kura_rows_new(dims: number): number;
   kura_rows_push(h: number, count: number, len: number): number;
   kura_rows_scores(h: number, len: number): number;

@@ -8,8 +8,10 @@
  * their group is closed: a chunk the store is known to hold stays raw and alone (the store
  * shares it); a group of one is compressed alone (a chunk record); a group whose frame would
  * not save 1/16 leaves its members raw and alone (`encodeChunk`'s policy, applied to the run).
+ * A group's bytes gather in wasm memory (GroupBuffer); a worker's kernel hands its chunks over
+ * there without copying them out (`push(chunks, from)`).
  */
-import { CODEC_RAW, CODEC_ZSTD, encodeChunk, type IngestChunk } from '@kura/core';
+import { CODEC_RAW, CODEC_ZSTD, GroupBuffer, type DeferredChunk, type IngestChunk, type Ingester } from '@kura/core';
 import { GROUP_TARGET } from '../bytes/pack-record.js';
 
 /** One zstd frame holding the raw bytes of its members, in order. */
@@ -40,6 +42,8 @@ export class ChunkGrouper {
   #heldBytes = 0;
   #members: IngestChunk[] = [];
   #raw = 0;
+  /** The open group's bytes, in wasm memory (made at the first member). */
+  #bytes: GroupBuffer | undefined;
   /**
    * Keys made members (of the open group, or of every group so far when `remember`): a chunk
    * seen again stays raw and alone, and its put shares the first.
@@ -64,11 +68,14 @@ export class ChunkGrouper {
    * Takes raw chunks (codec raw); answers those whose place in a group is settled, in order.
    * The chunks themselves are changed (a member gets its group), so a caller that keeps its
    * own lists of them (a batch of documents) may ignore the answer and read them after `finish`.
+   * `from`: the chunks are `from`'s deferred chunks of its last call, whose bytes are still in
+   * its wasm memory (a member's go straight into the group; the others' are copied out here).
    */
-  push(chunks: readonly IngestChunk[]): StreamChunk[] {
+  push(chunks: readonly IngestChunk[], from?: Ingester): StreamChunk[] {
     const out: StreamChunk[] = [];
     for (const c of chunks) {
       if (this.#grouped.has(c.key) || this.known?.(c.key)) {
+        if (from) c.payload = from.payloadOf((c as DeferredChunk).record);
         // Sent raw; the store has it (or keeps it raw: known-chunks.ts).
         if (!this.#members.length) {
           out.push(c);
@@ -83,6 +90,10 @@ export class ChunkGrouper {
       }
       this.#held.push(c);
       this.#heldBytes += c.length;
+      const bytes = (this.#bytes ??= new GroupBuffer());
+      if (from) from.groupRecord(bytes, (c as DeferredChunk).record);
+      else bytes.add(c.payload);
+      c.payload = EMPTY; // (the group's bytes hold it now)
       this.#members.push(c);
       this.#grouped.add(c.key);
       this.#raw += c.length;
@@ -98,33 +109,41 @@ export class ChunkGrouper {
     return out;
   }
 
+  /** Frees the group's wasm memory (the grouper is done with, finished or not). */
+  dispose(): void {
+    this.#bytes?.dispose();
+    this.#bytes = undefined;
+  }
+
   #close(out: StreamChunk[]): void {
     const members = this.#members;
+    const bytes = this.#bytes;
+    const frame = members.length ? bytes!.compress(this.level) : undefined;
     if (members.length === 1) {
+      // A chunk record, as encodeChunk would store it.
       const m = members[0]!;
-      const e = encodeChunk(m.payload, this.level);
-      m.codec = e.codec;
-      m.payload = e.payload;
+      m.codec = frame ? CODEC_ZSTD : CODEC_RAW;
+      m.payload = frame ?? bytes!.slice(0, m.length);
     } else if (members.length > 1) {
-      const raw = new Uint8Array(this.#raw);
       let at = 0;
-      for (const m of members) {
-        raw.set(m.payload, at);
-        at += m.length;
-      }
-      const e = encodeChunk(raw, this.level);
-      if (e.codec === CODEC_ZSTD) {
-        const group: ChunkGroup = { frame: e.payload, rawLen: raw.length, members: members.map((m) => ({ key: m.key, length: m.length })) };
-        at = 0;
+      if (frame) {
+        const group: ChunkGroup = { frame, rawLen: this.#raw, members: members.map((m) => ({ key: m.key, length: m.length })) };
         for (const m of members as StreamChunk[]) {
           m.group = group;
           m.at = at;
           m.codec = CODEC_RAW;
-          m.payload = EMPTY;
+          at += m.length;
+        }
+      } else {
+        // Not worth a frame: each member raw and alone, its bytes (an array of its own: the
+        // workers transfer each payload's buffer) from the group's.
+        for (const m of members) {
+          m.payload = bytes!.slice(at, m.length);
           at += m.length;
         }
       }
     }
+    bytes?.clear();
     for (const c of this.#held) out.push(c);
     this.#held = [];
     this.#heldBytes = 0;
@@ -147,6 +166,7 @@ export async function* groupedStream<R>(raw: AsyncGenerator<IngestChunk, R, unde
       yield* grouper.push([step.value]);
     }
   } finally {
+    grouper.dispose();
     await raw.return?.(undefined as never);
   }
 }

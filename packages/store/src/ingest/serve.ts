@@ -3,7 +3,7 @@
  * names and streams the chunks back (protocol.ts). Platform-neutral: the host says how to post
  * and how to read a source (Node: file descriptors; browsers: Blobs).
  */
-import { DEFAULT_LEVEL, Ingester, KuraError, type IngestChunk, type IngestOptions } from '@kura/core';
+import { DEFAULT_LEVEL, Ingester, KuraError, type IngestOptions } from '@kura/core';
 import { KnownChunks } from './known-chunks.js';
 import { ChunkGrouper, groupFrames, type StreamChunk } from './chunk-groups.js';
 import { WINDOW, type ErrorShape, type FromWorker, type ToWorker } from './protocol.js';
@@ -69,9 +69,12 @@ function joined(pieces: Uint8Array[], length: number): Uint8Array {
   return out;
 }
 
+/** The most the kernel takes per call (1 MiB), as @kura/core's BLOCK. */
+const BLOCK = 1 << 20;
+
 /** 1 MiB pieces, the size the kernel takes per call. */
 export function* slices(bytes: Uint8Array): Generator<Uint8Array> {
-  for (let at = 0; at < bytes.length; at += 1 << 20) yield bytes.subarray(at, at + (1 << 20));
+  for (let at = 0; at < bytes.length; at += BLOCK) yield bytes.subarray(at, at + BLOCK);
 }
 
 /** Returns the handler for messages from the pool. */
@@ -126,7 +129,11 @@ export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => v
         ingester.dispose();
       }
     });
-    grouper?.finish();
+    try {
+      grouper?.finish();
+    } finally {
+      grouper?.dispose();
+    }
     send({ type: 'small', id, ...packSmallResults(results) });
   };
 
@@ -149,7 +156,15 @@ export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => v
     const grouper = level === false ? undefined : new ChunkGrouper(level, known && ((key) => known.has(key)));
     const ingester = new Ingester({ ...options, ...(grouper ? { compression: false } : {}), ...(nativeDigest ? { documentHasher: hasher } : {}) });
     try {
-      const grouped = (raw: IngestChunk[]): StreamChunk[] => (grouper ? grouper.push(raw) : raw);
+      // Grouped, the kernel's chunks stay in wasm memory until the grouper has taken them
+      // (a member's bytes into its group there, the others' copied out): one kernel call at a
+      // time, so pieces go in BLOCK at most.
+      const update = (piece: Uint8Array): StreamChunk[] => {
+        if (!grouper) return ingester.update(piece);
+        const out: StreamChunk[] = [];
+        for (let at = 0; at < piece.length; at += BLOCK) out.push(...grouper.push(ingester.updateDeferred(piece.subarray(at, at + BLOCK)), ingester));
+        return out;
+      };
       const emit = async (chunks: StreamChunk[]) => {
         if (chunks.length === 0) return;
         if (flow.cancelled) throw new Cancelled();
@@ -166,10 +181,10 @@ export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => v
           head.push(piece.slice(0, headMax - headLength));
           headLength += head[head.length - 1]!.length;
         }
-        await emit(grouped(ingester.update(piece)));
+        await emit(update(piece));
       }
       if (nativeDigest) native = await nativeDigest;
-      await emit(grouped(ingester.finish()));
+      await emit(grouper ? grouper.push(ingester.finishDeferred(), ingester) : ingester.finish());
       if (grouper) await emit(grouper.finish());
       const r = ingester.result!;
       const changed = (source as { changed?: boolean }).changed === true;
@@ -179,6 +194,7 @@ export function serveIngest<S>(host: IngestHost<S>): (message: ToWorker<S>) => v
       send({ type: 'error', id, ...shape(e) });
     } finally {
       ingester.dispose();
+      grouper?.dispose();
       credits.delete(id);
     }
   };
