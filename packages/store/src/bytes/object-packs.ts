@@ -25,6 +25,11 @@ const READ_MAX = 8 * 1024 * 1024;
 const WINDOWS_BYTES = 32 * 1024 * 1024;
 /** A pack being written starts with a buffer of this size, doubled as it fills. */
 const PACK_BUFFER_MIN = 1024 * 1024;
+/** Buffers of uploaded packs kept for the next packs to grow in, at most, and for how long. */
+const SPARE_BUFFERS = 2;
+const SPARE_MS = 2_000;
+/** Larger buffers are not kept (a pack that grew past a commit's usual size). */
+const SPARE_MAX_BYTES = 64 * 1024 * 1024;
 /** Packs fetched whole at once (wholePacks): up to 64 MiB each in memory. */
 const WHOLE_AT_ONCE = 2;
 
@@ -53,12 +58,35 @@ export class ObjectPackStore implements PackStore {
   /** At most WHOLE_AT_ONCE packs in memory at once: the others wait their turn. */
   #wholeRunning = 0;
   readonly #wholeWaiting: (() => void)[] = [];
+  /**
+   * Buffers of packs uploaded, for the next packs: fresh, each pack's buffer was allocated
+   * ~2x its size (doubling from PACK_BUFFER_MIN), zeroed and faulted in page by page, and that
+   * much external memory a pack moved V8 to a full collection of this thread's heap about
+   * once per commit (a bulk ingest to S3: six a 256 MiB). Let go of SPARE_MS after the last.
+   */
+  readonly #spare: Uint8Array[] = [];
+  #spareTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     readonly objects: ObjectStore,
-    /** Told each sealed pack's bytes while they upload (a local copy: node/cached-packs.ts). */
+    /**
+     * Told each sealed pack's bytes while they upload (a local copy: node/cached-packs.ts). The
+     * bytes are the pack's buffer, which a later pack reuses once this and the upload settle:
+     * kept longer, they are copied.
+     */
     private readonly keep?: (name: string, bytes: Uint8Array) => Promise<void>,
   ) {}
+
+  #keepSpare(buffer: Uint8Array): void {
+    if (buffer.length === 0 || buffer.length > SPARE_MAX_BYTES || this.#spare.length >= SPARE_BUFFERS) return;
+    this.#spare.push(buffer);
+    if (this.#spareTimer) clearTimeout(this.#spareTimer);
+    this.#spareTimer = setTimeout(() => {
+      this.#spareTimer = undefined;
+      this.#spare.length = 0;
+    }, SPARE_MS);
+    (this.#spareTimer as { unref?: () => void }).unref?.(); // (never keeps a process alive)
+  }
 
   locateWith(locate: (name: string) => CarriedPlace | undefined): void {
     this.#locate = locate;
@@ -86,11 +114,12 @@ export class ObjectPackStore implements PackStore {
     // doubling when full. It was a copy of each record and, at the upload, a concatenation of
     // them all: a synchronous copy of the whole pack, every commit, that held this thread while
     // the ingest workers waited for it to take their chunks.
-    let buffer = new Uint8Array(0);
+    let buffer = this.#spare.pop() ?? new Uint8Array(0);
     let size = 0;
     let open = true;
     const objects = this.objects;
     const keep = this.keep;
+    const spare = (b: Uint8Array) => this.#keepSpare(b);
     const written = () => buffer.subarray(0, size);
     return {
       name,
@@ -131,8 +160,11 @@ export class ObjectPackStore implements PackStore {
         // own earlier attempt (create answers true for the same bytes).
         const upload = objects.create(packKey(name), bytes);
         // A copy that fails to be kept is only a cache miss later.
-        const [created] = await Promise.all([upload, keep?.(name, bytes).catch(() => undefined)]);
-        if (!created) throw new Error(`pack ${name} exists with other bytes`);
+        const [created] = await Promise.allSettled([upload, keep?.(name, bytes).catch(() => undefined)]);
+        // Both are done with the bytes, whatever they answered: the buffer is free.
+        spare(buffer);
+        if (created.status === 'rejected') throw created.reason;
+        if (!created.value) throw new Error(`pack ${name} exists with other bytes`);
       },
     };
   }
@@ -213,5 +245,9 @@ export class ObjectPackStore implements PackStore {
     return out;
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    if (this.#spareTimer) clearTimeout(this.#spareTimer);
+    this.#spareTimer = undefined;
+    this.#spare.length = 0;
+  }
 }

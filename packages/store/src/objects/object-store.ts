@@ -70,6 +70,10 @@ export interface UploadedPart {
   etag: string;
 }
 
+/**
+ * A writer's `bytes` are the caller's again once its promise settles (pack buffers are reused,
+ * bytes/object-packs.ts): an implementation that keeps them longer keeps a copy.
+ */
 export interface ObjectStore {
   /** Where the objects live, for messages and `kura stats` (never credentials): `s3://bucket/prefix`, a path, `memory:`. */
   readonly location: string;
