@@ -14,6 +14,8 @@ export interface IngestHost<S> {
   /**
    * The bytes of a source as pieces (may throw: the error goes back to the pool). A source
    * whose `changed` is true once its pieces are read changed while it was read (the end says so).
+   * A piece's buffer may be reused for the next piece: its bytes are taken (hashed, copied into
+   * wasm, the head copied) before the next is asked for.
    */
   open(source: S, regularOnly: boolean): (Iterable<Uint8Array> | AsyncIterable<Uint8Array>) & { changed?: boolean };
   /**

@@ -39,8 +39,10 @@ function readWatched(path: string): Iterable<Uint8Array> & { changed: boolean } 
     changed: false,
     *[Symbol.iterator]() {
       try {
+        // One buffer for every piece (serve.ts is done with a piece when it asks for the next):
+        // a fresh MiB a piece was as many bytes allocated, zeroed and faulted in as were read.
+        const piece = new Uint8Array(PIECE);
         for (;;) {
-          const piece = new Uint8Array(PIECE);
           const n = readSync(fd, piece, 0, PIECE, null);
           if (n === 0) break;
           yield n === PIECE ? piece : piece.subarray(0, n);
