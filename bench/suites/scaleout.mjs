@@ -22,10 +22,13 @@ import { closedLoop } from '../lib/loop.mjs';
 import { find, fmt, target } from '../lib/report.mjs';
 import { startS3Server } from '../lib/s3-server.mjs';
 import { startCountingProxy } from '../lib/counting-proxy.mjs';
+import { childCpuSeconds, inTurns, median } from '../lib/rounds.mjs';
 
 const log = (msg) => process.stderr.write(`[scaleout] ${msg}\n`);
 const IN_FLIGHT = 32;
 const KINDS = ['versitygw', 'minio'];
+/** Rounds of Kura to S3 and of restic to the same server, in turns (of 64 MiB quick, 512 MiB full). */
+const BULK_ROUNDS = 3;
 
 let prefixes = 0;
 /** A store at a fresh prefix of the server's bucket (each server its own cache directory). */
@@ -54,8 +57,9 @@ export function bulkInput(root, total) {
   return { src, files };
 }
 
-export async function bulk(root, kind, srv, proxy, input, total) {
+export async function bulk(root, kind, srv, proxy, input, total, rounds = BULK_ROUNDS) {
   const rows = [];
+  const group = `bulk ingest ${total / MiB} MiB (${kind})`;
   // Each store is made first, like restic's repository (`restic init` is not counted either):
   // the figures are an open, the ingest and the close.
   const ingest = async (open) => {
@@ -68,26 +72,38 @@ export async function bulk(root, kind, srv, proxy, input, total) {
   const dir = join(mkdtempSync(join(root, 'local-')), 's');
   await (await Store.init(dir)).close();
   const local = await ingest(() => Store.open(dir));
-  rows.push(row('scaleout-bulk', `bulk ingest ${total / MiB} MiB (${kind})`, 'kura, local directory', local, { bytes: total, mbPerSec: total / 1e6 / local, size: total }));
-  const target = s3Store(root, srv, proxy.endpoint, true);
-  await (await target.open()).close();
-  await proxy.take();
-  const s3 = await ingest(target.reopen);
-  const requests = await proxy.take();
-  rows.push(row('scaleout-bulk', `bulk ingest ${total / MiB} MiB (${kind})`, `kura, ${kind}`, s3, { bytes: total, mbPerSec: total / 1e6 / s3, size: total, requests }));
-  log(`${kind} bulk: local ${(total / 1e6 / local).toFixed(0)} MB/s, s3 ${(total / 1e6 / s3).toFixed(0)} MB/s, ${requests.total} requests`);
+  rows.push(row('scaleout-bulk', group, 'kura, local directory', local, { bytes: total, mbPerSec: total / 1e6 / local, size: total }));
+  log(`${kind} bulk: local ${(total / 1e6 / local).toFixed(0)} MB/s`);
   let version = null;
   try {
     version = execFileSync('restic', ['version'], { encoding: 'utf8' }).trim();
   } catch {
-    rows.push({ family: 'scaleout-bulk', group: `bulk ingest ${total / MiB} MiB (${kind})`, impl: `restic, ${kind}`, unavailable: 'restic not installed' });
+    rows.push({ family: 'scaleout-bulk', group, impl: `restic, ${kind}`, unavailable: 'restic not installed' });
   }
-  rows.push(await kopia(root, kind, srv, proxy, input, total));
-  if (version) {
+  // Kura to S3 and restic to the same server in turns, `rounds` each, each row its median
+  // round: one round of either moved by 10-30% between rounds minutes apart here, so a single
+  // pair put the ratio on either side of its target. CPU a round as well (Kura: this process,
+  // the counting proxy's worker included, which restic's requests pass through too; restic:
+  // the child's, from bash's `times`): on two cores the time ratio follows the CPU ratio.
+  const kura = { seconds: [], cpu: [], requests: undefined };
+  const restic = { seconds: [], cpu: [], requests: undefined };
+  const kuraRound = async (round) => {
+    const target = s3Store(root, srv, proxy.endpoint, true);
+    await (await target.open()).close();
+    await proxy.take();
+    const cpuBefore = process.cpuUsage();
+    kura.seconds.push(await ingest(target.reopen));
+    const cpu = process.cpuUsage(cpuBefore);
+    kura.cpu.push((cpu.user + cpu.system) / 1e6);
+    kura.requests ??= await proxy.take();
+    log(`${kind} bulk round ${round + 1}: kura ${(total / 1e6 / kura.seconds.at(-1)).toFixed(0)} MB/s, ${kura.requests.total} requests`);
+  };
+  const resticRound = async (round) => {
+    if (!version) return;
     const env = {
       ...process.env,
       RESTIC_PASSWORD: 'bench',
-      RESTIC_REPOSITORY: `s3:${proxy.endpoint}/${srv.bucket}/restic-${kind}`,
+      RESTIC_REPOSITORY: `s3:${proxy.endpoint}/${srv.bucket}/restic-${kind}-${round}`,
       AWS_ACCESS_KEY_ID: srv.credentials.accessKeyId,
       AWS_SECRET_ACCESS_KEY: srv.credentials.secretAccessKey,
       RESTIC_CACHE_DIR: mkdtempSync(join(root, 'restic-cache-')),
@@ -97,12 +113,21 @@ export async function bulk(root, kind, srv, proxy, input, total) {
     await run('restic', ['init', '-q', '-o', 's3.bucket-lookup=path'], { env });
     await proxy.take();
     const t = performance.now();
-    await run('restic', ['backup', '-q', '-o', 's3.bucket-lookup=path', '--compression', 'auto', input.src], { env, maxBuffer: 1 << 24 });
-    const seconds = (performance.now() - t) / 1000;
-    const reqs = await proxy.take();
-    rows.push(row('scaleout-bulk', `bulk ingest ${total / MiB} MiB (${kind})`, `restic, ${kind}`, seconds, { bytes: total, mbPerSec: total / 1e6 / seconds, size: total, requests: reqs, version }));
-    log(`${kind} restic: ${(total / 1e6 / seconds).toFixed(0)} MB/s, ${reqs.total} requests`);
-  }
+    const { stdout } = await run('bash', ['-c', 'restic "$@" >/dev/null || exit; times', 'restic', 'backup', '-q', '-o', 's3.bucket-lookup=path', '--compression', 'auto', input.src], { env, maxBuffer: 1 << 24 });
+    restic.seconds.push((performance.now() - t) / 1000);
+    restic.cpu.push(childCpuSeconds(stdout));
+    restic.requests ??= await proxy.take();
+    log(`${kind} bulk round ${round + 1}: restic ${(total / 1e6 / restic.seconds.at(-1)).toFixed(0)} MB/s, ${restic.requests.total} requests`);
+  };
+  await inTurns(rounds, kuraRound, resticRound);
+  const medianRow = (impl, side, extra) => {
+    const seconds = median(side.seconds);
+    const cpu = side.cpu.every(Number.isFinite) ? median(side.cpu) : undefined;
+    return row('scaleout-bulk', group, impl, seconds, { bytes: total, mbPerSec: total / 1e6 / seconds, size: total, requests: side.requests, rounds: side.seconds.map((s) => s * 1000), cpuSeconds: cpu, ...extra });
+  };
+  rows.push(medianRow(`kura, ${kind}`, kura));
+  rows.push(await kopia(root, kind, srv, proxy, input, total));
+  if (version) rows.push(medianRow(`restic, ${kind}`, restic, { version }));
   return rows;
 }
 
@@ -409,6 +434,14 @@ export const families = {
   'scaleout-cold': { title: 'cold start: a new server opens the store (newest checkpoint, then the log after it)', extra: [{ header: 'requests', value: reqs }] },
 };
 
+/** Medians of rounds in turns: each round's ratio and the CPU a round took on either side. */
+function roundsDetail(kura, restic) {
+  if (!kura.rounds || !restic.rounds) return ''; // (rows from a run before rounds)
+  const ratios = kura.rounds.map((ms, i) => (restic.rounds[i] / ms).toFixed(2)).join(' / ');
+  const cpu = kura.cpuSeconds && restic.cpuSeconds ? `; CPU a round: kura ${kura.cpuSeconds.toFixed(2)} s, restic ${restic.cpuSeconds.toFixed(2)} s` : '';
+  return ` (medians of ${kura.rounds.length} rounds in turns; round by round ${ratios}x${cpu})`;
+}
+
 export function targets(rows) {
   const out = [];
   for (const kind of KINDS) {
@@ -419,7 +452,7 @@ export function targets(rows) {
     out.push(target(`bulk ingest to ${kind} >= 0.8x the local store`, s3 && local ? s3.mbPerSec / local.mbPerSec : undefined, 0.8,
       { detail: s3 && local ? `${fmt.mbps(s3.mbPerSec)} / ${fmt.mbps(local.mbPerSec)} MB/s` : '' }));
     out.push(target(`bulk ingest to ${kind} >= 1.2x restic to it`, s3 && restic ? s3.mbPerSec / restic.mbPerSec : undefined, 1.2,
-      { detail: s3 && restic ? `${fmt.mbps(s3.mbPerSec)} / ${fmt.mbps(restic.mbPerSec)} MB/s` : '', missing: 'restic not measured' }));
+      { detail: s3 && restic ? `${fmt.mbps(s3.mbPerSec)} / ${fmt.mbps(restic.mbPerSec)} MB/s${roundsDetail(s3, restic)}` : '', missing: 'restic not measured' }));
     out.push(target(`requests per GB ingested to ${kind} <= restic's`, s3?.requests && restic?.requests ? restic.requests.total / s3.requests.total : undefined, 1,
       { detail: s3?.requests && restic?.requests ? `kura ${s3.requests.total}, restic ${restic.requests.total} requests (ratio restic/kura)` : '', missing: 'restic not measured' }));
     const put = find(rows, { family: 'scaleout-put', group: `put 1 KB x${IN_FLIGHT} (${kind})`, impl: `kura, ${kind}` });

@@ -17,6 +17,7 @@ import { documents } from '../lib/documents.mjs';
 import { closedLoop } from '../lib/loop.mjs';
 import { find, fmt, target } from '../lib/report.mjs';
 import { startFloor } from '../peers/ingest-floor.mjs';
+import { childCpuSeconds, inTurns, median } from '../lib/rounds.mjs';
 
 const log = (msg) => process.stderr.write(`[store] ${msg}\n`);
 const IN_FLIGHT = 32;
@@ -132,19 +133,20 @@ async function bulkFigures(root, full) {
   } catch {
     rows.push({ family: 'store-bulk', group: 'bulk ingest', impl: 'restic', size: total, unavailable: 'restic not installed (apt-get install restic)' });
   }
-  // Kura and restic in turns, BULK_ROUNDS each, each figure the median of its rounds: one run of
-  // each moved the ratio by 0.2 between runs minutes apart (a round of either side now and then
-  // takes 1.4x its others on this machine), and the targets are ratios of the two.
+  // Kura and restic in turns (which goes first swaps each round), BULK_ROUNDS each, each figure
+  // the median of its rounds: one run of each moved the ratio by 0.2 between runs minutes apart
+  // (a round of either side now and then takes 1.4x its others on this machine), and the
+  // targets are ratios of the two.
   // CPU a round too (Kura: this process, its workers included; restic: the child's, from the
   // shell's `times`): on two cores both are CPU-bound, and the ratio of the times follows the
   // ratio of these (docs/findings/bulk-ingest-to-s3-cpu-against-restic.md).
   const kura = { put: [], close: [], packs: 0, rest: 0, cpu: [] };
   const restic = { seconds: [], stored: 0, cpu: [] };
-  for (let round = 0; round < BULK_ROUNDS; round++) {
+  const kuraRound = async (round) => {
     const dir = mkdtempSync(join(root, 'kura-'));
     const store = await Store.init(join(dir, 's'));
     const cpuBefore = process.cpuUsage();
-    let started = performance.now();
+    const started = performance.now();
     for await (const o of store.putFiles(files.map((path) => ({ path })))) if (o.error) throw o.error;
     // Every document is committed here (durability normal). Closing seals the pack and brings
     // the full-text index up to date, which restic does not build: timed as its own row.
@@ -158,18 +160,21 @@ async function bulkFigures(root, full) {
     kura.rest = dirSize(join(dir, 's')) - kura.packs;
     log(`kura bulk round ${round + 1}: ${(total / 1e6 / kura.put.at(-1)).toFixed(0)} MB/s; close/index ${kura.close.at(-1).toFixed(2)} s`);
     rmSync(dir, { recursive: true, force: true });
-    if (!version) continue;
+  };
+  const resticRound = async (round) => {
+    if (!version) return;
     const repo = mkdtempSync(join(root, 'restic-'));
     const env = { ...process.env, RESTIC_PASSWORD: 'bench', RESTIC_REPOSITORY: repo, RESTIC_CACHE_DIR: join(repo, '.cache') };
     execFileSync('restic', ['init', '--repository-version', '2', '-q'], { env });
-    started = performance.now();
+    const started = performance.now();
     const times = execFileSync('bash', ['-c', 'restic "$@" >/dev/null || exit; times', 'restic', 'backup', '-q', '--compression', 'auto', src], { env, encoding: 'utf8', maxBuffer: 1 << 24 });
     restic.seconds.push((performance.now() - started) / 1000);
     restic.cpu.push(childCpuSeconds(times));
     restic.stored = dirSize(repo) - dirSize(join(repo, '.cache'));
     log(`restic bulk round ${round + 1}: ${(total / 1e6 / restic.seconds.at(-1)).toFixed(0)} MB/s`);
     rmSync(repo, { recursive: true, force: true });
-  }
+  };
+  await inTurns(BULK_ROUNDS, kuraRound, resticRound);
   rows.push({ ...bulkRow('kura (putFiles, all cores)', total, kura.put, kura.packs), cpuSeconds: median(kura.cpu) });
   rows.push({ ...bulkRow('kura close: seal + full-text index', total, kura.close, kura.rest), ratio: undefined });
   if (version) rows.push({ ...bulkRow('restic backup (auto zstd)', total, restic.seconds, restic.stored), version, cpuSeconds: restic.cpu.every(Number.isFinite) ? median(restic.cpu) : undefined });
@@ -267,19 +272,7 @@ const BULK_FLOOR = 'floor: same work, no store';
 /** Rounds of Kura and restic, in turns, and of the floor after them. */
 const BULK_ROUNDS = 5;
 
-/** The middle value (the mean of the two middle ones for an even count). */
-function median(values) {
-  const v = [...values].sort((a, b) => a - b);
-  return v.length % 2 ? v[v.length >> 1] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
-}
-
 /** A bulk row from its rounds' seconds: its speed is the median round's (p50), p99 the slowest round. */
-/** The children's CPU seconds (user + system) from the second line bash's `times` prints. */
-function childCpuSeconds(times) {
-  const m = /(\d+)m([\d.]+)s\s+(\d+)m([\d.]+)s\s*$/.exec(times.trim().split('\n').at(-1) ?? '');
-  return m ? Number(m[1]) * 60 + Number(m[2]) + Number(m[3]) * 60 + Number(m[4]) : undefined;
-}
-
 function bulkRow(impl, bytes, rounds, storedBytes) {
   const ms = rounds.map((s) => s * 1000);
   const mid = median(ms);
