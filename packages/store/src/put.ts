@@ -167,18 +167,24 @@ class DocumentPut {
   readonly #packsUsed: number[] = [];
   readonly #wrote: string[] = [];
   #committed = false;
+  readonly #bulk: boolean;
   /** The operation queued (its application leaves the path's version on it: APPLIED_VERSION). */
   #op: Op | undefined;
   newChunks = 0;
   newBytes = 0;
 
-  /** `groups`: shared by the documents of a batch, whose groups hold chunks of several of them. */
+  /**
+   * `groups`: shared by the documents of a batch, whose groups hold chunks of several of them.
+   * `bulk`: a source of a bulk stream (putMany, which gives it a commit turn).
+   */
   constructor(
     readonly ctx: PutContext,
     groups?: Map<ChunkGroup, GroupPlace>,
+    bulk = false,
   ) {
     this.#groups = groups;
-    ctx.writer.putStarted();
+    this.#bulk = bulk;
+    ctx.writer.putStarted(bulk);
   }
 
   #usePack(id: number): void {
@@ -409,7 +415,7 @@ class DocumentPut {
     // reclaim it under a later put that shared them. Puts that already share them keep
     // their own copy of the location and hold the pack.
     if (!this.#committed) this.#wrote.forEach((k) => writer.settle(k));
-    writer.putEnded();
+    writer.putEnded(this.#bulk);
     this.#pinned?.forEach((k) => writer.unpin(k));
     this.#packsUsed.forEach((id) => writer.releasePack(id));
   }
@@ -443,7 +449,7 @@ export async function putDocument(
   listed = true,
   onChunk?: (chunk: ChunkEvent) => void,
 ): Promise<PutResult> {
-  const put = new DocumentPut(ctx);
+  const put = new DocumentPut(ctx, undefined, order !== undefined);
   try {
     let step = await stream.next();
     while (!step.done) {
@@ -492,7 +498,7 @@ export async function putReadyDocuments(
   const out: (PutResult | Error | undefined)[] = new Array(docs.length);
   // Every put starts before the read transactions below (starting one may open a pack: a write).
   const groups = new Map<ChunkGroup, GroupPlace>(); // (a worker's batch compresses its documents' chunks together)
-  const puts = docs.map((doc) => (doc instanceof Error ? undefined : new DocumentPut(ctx, groups)));
+  const puts = docs.map((doc) => (doc instanceof Error ? undefined : new DocumentPut(ctx, groups, order !== undefined)));
   try {
     let d = 0;
     let c = 0;

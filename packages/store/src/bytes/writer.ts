@@ -68,6 +68,8 @@ export class Writer {
   readonly #pins = new Counted<string>();
   /** Puts between their first byte and their commit (see `commit`). */
   #activePuts = 0;
+  /** ... of which sources of a bulk stream (putMany), whose commits may gather longer (group-commit.ts). */
+  #bulkPuts = 0;
   readonly #idleWaiters: (() => void)[] = [];
   #packNames = new Map<number, string>();
   /** Seals in progress (their fdatasync may not have finished). */
@@ -110,6 +112,7 @@ export class Writer {
       giveBack: (ops) => this.#sealed.giveBack(ops),
       busy: () => this.busy,
       activePuts: () => this.#activePuts,
+      bulkOnly: () => this.#activePuts > 0 && this.#bulkPuts === this.#activePuts,
       openBytes: () => this.#open?.writer.size ?? 0,
     });
   }
@@ -157,15 +160,18 @@ export class Writer {
 
   // ---- puts in progress --------------------------------------------------------------------
 
-  putStarted(): void {
+  /** `bulk`: the put is a source of a bulk stream (putMany). */
+  putStarted(bulk = false): void {
     this.#activePuts++;
+    if (bulk) this.#bulkPuts++;
     // Open a pack now, while the put's first bytes are still being chunked and hashed: its
     // file creation (and, in a browser, its sync access handle) is then off the put's path.
     if (!this.#open && !this.#opening) void this.openPack().catch(() => undefined);
   }
 
-  putEnded(): void {
+  putEnded(bulk = false): void {
     this.#activePuts--;
+    if (bulk) this.#bulkPuts--;
     this.#group.nudge();
     if (this.#activePuts > 0) return;
     this.#idleWaiters.splice(0).forEach((wake) => wake());
