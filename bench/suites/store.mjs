@@ -227,8 +227,8 @@ async function encryptedFigures(root, full) {
       const getSeconds = (performance.now() - started) / 1000;
       await store.close();
       if (read !== total) throw new Error(`${impl}: read ${read} bytes of ${total}`);
-      // At rest: the store's objects (a plain store's database, which an encrypted store keeps in its cache, left out).
-      const stored = dirSize(join(dir, 's')) - ['kura.db', 'kura.db-wal', 'kura.db-shm'].reduce((n, f) => n + (existsSync(join(dir, 's', f)) ? statSync(join(dir, 's', f)).size : 0), 0);
+      // At rest: the store's objects (a plain store's databases — the catalog and the keyword index — which an encrypted store keeps in its cache, left out).
+      const stored = dirSize(join(dir, 's')) - ['kura.db', 'kura.db-wal', 'kura.db-shm', 'search.db', 'search.db-wal', 'search.db-shm'].reduce((n, f) => n + (existsSync(join(dir, 's', f)) ? statSync(join(dir, 's', f)).size : 0), 0);
       const row = (what, seconds) => ({ ...bulkRow(impl, total, [seconds], stored), family: 'store-encrypted', group: `${what}, round ${round + 1}` });
       rows.push(row(`put ${total / MiB} MiB (files of 1 MiB)`, putSeconds), row('close (seal, full-text index)', closeSeconds), row(`read back ${total / MiB} MiB`, getSeconds));
       log(`${impl} round ${round + 1}: put ${(total / 1e6 / putSeconds).toFixed(0)} MB/s, close ${closeSeconds.toFixed(2)} s, read ${(total / 1e6 / getSeconds).toFixed(0)} MB/s, ${(stored / MiB).toFixed(1)} MiB stored`);
@@ -302,7 +302,7 @@ export const families = {
   'store-get': { title: 'get (whole document, checked against its digest)' },
   'store-verify': { title: 'verify' },
   'store-encrypted': {
-    title: 'an encrypted store against a plain one, the same files in turns (put: putFiles on all cores until every document is committed; close: the last seal and the full-text index; read: getBytes of each, checked; stored: the store directory, a plain store\'s database left out)',
+    title: 'an encrypted store against a plain one, the same files in turns (put: putFiles on all cores until every document is committed; close: the last seal and the full-text index; read: getBytes of each, checked; stored: the store directory, a plain store\'s databases left out)',
     ratioHeader: 'encrypted/plain',
     ratio: (r, all) => {
       // (Not for the close: a store on object storage, as an encrypted one is, leaves its

@@ -3,7 +3,7 @@
  * ~215 ES modules (95 of them zod's) took ~0.2 s of every command here; one bundle loads in a
  * fraction of that (decision 0022). The worker threads of @kura/store are entries of their
  * own beside it, where the store looks for them (`./ingest-worker.js`,
- * `./checkpoint-worker.js`, `./checkpoint-write-worker.js`, `./extract-worker.js`, `./embed-worker.js`, `./grep-worker.js` next to its code), and kura_core.wasm is copied to where the core
+ * `./checkpoint-worker.js`, `./checkpoint-write-worker.js`, `./extract-worker.js`, `./embed-worker.js`, `./grep-worker.js`, `./search-worker.js` next to its code), and kura_core.wasm is copied to where the core
  * looks for it (`../wasm/kura_core.wasm` from its code). Left outside: better-sqlite3 (native),
  * the text extractors (pdf.js finds its own worker module by its path) and @kura/server, which `kura serve` loads as it is (it finds the demo's files by its own
  * path).
@@ -33,6 +33,7 @@ await build({
     'extract-worker': join(storeNode, 'extract-worker.js'),
     'embed-worker': join(storeNode, 'embed-worker.js'),
     'grep-worker': join(storeNode, 'grep-worker.js'),
+    'search-worker': join(storeNode, 'search-worker.js'),
   },
   platform: 'node',
   // The extractors stay packages of their own (dependencies of this one): pdf.js loads its

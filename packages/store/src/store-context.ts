@@ -17,6 +17,7 @@ import type { Reranker } from './search/rerank.js';
 import type { Durability } from './options.js';
 import { Reader } from './bytes/read.js';
 import { Indexer } from './search/indexer.js';
+import type { SearchIndex } from './search/index-writer.js';
 import type { Statements } from './catalog/statements.js';
 import type { StoreBackends, StoreConfig } from './store-types.js';
 import { Writer } from './bytes/writer.js';
@@ -32,6 +33,8 @@ export interface StoreContext {
   readonly writer: Writer;
   readonly reader: Reader;
   readonly indexer: Indexer;
+  /** The keyword index: the connection searches read it through, and its writer. */
+  readonly search: SearchIndex;
   readonly chunking: ResolvedChunkParams;
   readonly compression: number | false;
   readonly documentHasher: DocumentHasherChoice | undefined;
@@ -63,6 +66,7 @@ export interface ContextOptions {
   logRetentionMs: number | undefined;
   log: CommitLog;
   st: Statements;
+  search: SearchIndex;
 }
 
 /** Wires an open store's parts; the indexer starts on what a previous session left queued. */
@@ -75,13 +79,16 @@ export function makeContext(b: StoreBackends, config: StoreConfig, o: ContextOpt
   const chunkName = sealing ? (raw: Uint8Array) => sealing.chunkName(raw) : blake3;
   const reader = new Reader(o.st, b.packs, (id) => writer.packName(id), (id) => writer.forgetPack(id), b.documentHasher, config.chunking.max, refresh, records, chunkName);
   const extract = b.extractor ? b.extractor.extract.bind(b.extractor) : extractHere;
-  const indexer = new Indexer(b.db, o.st, reader, !o.readonly, () => writer.idle(), () => writer.busy, extract);
+  const indexer = new Indexer(b.db, o.search.writer, o.st, reader, () => writer.idle(), () => writer.busy, extract);
+  if (o.search.writer?.threaded && !o.log.publishes) indexer.besidePuts = () => writer.bulk;
   indexer.schedule();
   // A batch stays open while puts are on their way (decision 0028): sequential puts share a COMMIT.
   // A catalog replaced by a checkpoint's (decision 0045) may number packs otherwise and hold other chunks.
   const rebased = () => {
     writer.forgetPacks();
     ctx.known = undefined;
+    // Every entry is queued again; a file of its own still holds the old catalog's rows.
+    void o.search.writer?.clear().catch(() => undefined);
     indexer.schedule();
   };
   o.log.attach({ coming: () => writer.busy || writer.committing, committing: () => writer.committing, openPack: () => writer.openPackRow, packGone: (id) => writer.forgetPack(id), rebased });
@@ -95,6 +102,7 @@ export function makeContext(b: StoreBackends, config: StoreConfig, o: ContextOpt
     writer,
     reader,
     indexer,
+    search: o.search,
     chunking: config.chunking,
     compression: o.compression,
     documentHasher: b.documentHasher,

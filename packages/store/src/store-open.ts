@@ -4,6 +4,7 @@
  */
 import { InvalidInputError, resolveChunkParams } from '@kura/core';
 import { CommitLog } from './catalog/commit-log.js';
+import { inlineIndex, type SearchIndex } from './search/index-writer.js';
 import { checkConfigObject, createCatalog, prepareCatalog, readConfigObject } from './catalog/open.js';
 import { FormatMismatchError } from './errors.js';
 import { randomHex } from './hex.js';
@@ -86,8 +87,15 @@ export async function openParts(b: StoreBackends, options: OpenOptions): Promise
     await log.close().catch(() => undefined);
     throw e;
   }
+  let search: SearchIndex;
+  try {
+    search = b.searchIndex ? b.searchIndex(o.readonly) : inlineIndex(b.db, !o.readonly);
+  } catch (e) {
+    await log.close().catch(() => undefined);
+    throw e;
+  }
   return {
     config,
-    opts: { readonly: o.readonly, durability, compression: o.compression ?? config.compression, packSize: o.packSize, gcMarginMs: o.gcMarginMs, logRetentionMs: o.logRetentionMs, log, st },
+    opts: { readonly: o.readonly, durability, compression: o.compression ?? config.compression, packSize: o.packSize, gcMarginMs: o.gcMarginMs, logRetentionMs: o.logRetentionMs, log, st, search },
   };
 }

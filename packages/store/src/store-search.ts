@@ -25,7 +25,7 @@ export async function searchStore(ctx: StoreContext, query: string, options: Sea
     if (ctx.readonly && schema < HISTORY_SCHEMA) {
       throw new FormatMismatchError(`this store's schema is version ${schema}; searching through history needs version ${HISTORY_SCHEMA}: open it once for writing`, String(HISTORY_SCHEMA), String(schema));
     }
-    return historySearch({ ...ctx, history: { db: ctx.db, st: ctx.st, reader: ctx.reader, extract: ctx.indexer.extract }, writable: !ctx.readonly }, query, options);
+    return historySearch({ ...ctx, db: ctx.search.db, history: { db: ctx.db, st: ctx.st, reader: ctx.reader, extract: ctx.indexer.extract }, writable: !ctx.readonly }, query, options);
   }
   const hits = await searchLatest(ctx, query, options);
   // Read-only, the keyword index cannot be brought up to date: the entries a writer changed
@@ -42,16 +42,26 @@ async function searchLatest(ctx: StoreContext, query: string, options: SearchQue
   const mode = options?.mode ?? (ctx.semantic ? 'hybrid' : 'keyword');
   // (Checked before the model is asked for: `mode: 'fuzzy'` was told it needs a model.)
   if (mode !== 'keyword' && mode !== 'semantic' && mode !== 'hybrid') throw new InvalidInputError(`mode is keyword, semantic or hybrid, not ${JSON.stringify(mode)}`, 'mode');
-  if (mode === 'keyword') return withMode(await keywordSearch(ctx, query, options), mode);
+  if (mode === 'keyword') return withMode(await keywordSearch(searcher(ctx), query, options), mode);
   // The local model reads English: a question with no Latin letter or digit (图书馆, มะม่วง) is
   // noise to it, and its nearest texts came back as confident hits (a Thai note at 0.958 for a
   // Chinese word: a trial). Such a question is answered by its words, and `mode` says so.
-  if (ctx.semantic?.embedder.latinOnly && typeof query === 'string' && query.trim() && !READ_BY_MODEL.test(query)) return withMode(await keywordSearch(ctx, query, options), 'keyword');
+  if (ctx.semantic?.embedder.latinOnly && typeof query === 'string' && query.trim() && !READ_BY_MODEL.test(query)) return withMode(await keywordSearch(searcher(ctx), query, options), 'keyword');
   const semantic = ctx.semantic;
   if (!semantic) {
     throw new ModelUnavailableError(`${mode} search needs an embedding model, and none is in use here (a server started with --semantic off; no model installed: scripts/fetch-model.sh; in code, Store.useEmbedder); keyword search works`, 'none');
   }
-  return withMode(await semanticSearch({ ...ctx, semantic }, query, options, mode), mode);
+  return withMode(await semanticSearch({ ...searcher(ctx), semantic }, query, options, mode), mode);
+}
+
+/**
+ * What a search reads through: the index's connection (search/index-writer.ts), which reads
+ * the catalog too. Where the index is a file of its own that connection is not the catalog's,
+ * and it sees what the catalog's has committed — every drained change (drainIndex ends the
+ * open batch first).
+ */
+function searcher(ctx: StoreContext): StoreContext {
+  return ctx.search.db === ctx.db ? ctx : { ...ctx, db: ctx.search.db };
 }
 
 /** A letter or digit of a script the local embedding model reads (Latin). */

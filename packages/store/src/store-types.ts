@@ -1,6 +1,7 @@
 /** The store's public shapes: its backends, configuration, statistics and readers. */
 import { resolveChunkParams, type ByteSource, type Digest, type DocumentHasherChoice, type IngestChunk, type IngestOptions, type ResolvedChunkParams } from '@kura/core';
 import type { PackStore } from './backend/packs.js';
+import type { SearchIndex } from './search/index-writer.js';
 import type { SqlDatabase } from './backend/sql.js';
 import type { LogStore } from './catalog/log-store.js';
 import type { DocumentInfo } from './catalog/entries.js';
@@ -22,6 +23,12 @@ export const PLAIN_FORMAT_VERSION = 1;
 
 export interface StoreBackends {
   db: SqlDatabase;
+  /**
+   * The keyword index, opened once the catalog is migrated and at the log's head: a store of
+   * files keeps it in a file of its own, written on a thread of its own (node/search-file.ts).
+   * Absent: a table of `db`'s own, written on the store's thread (search/index-writer.ts).
+   */
+  searchIndex?: (readonly: boolean) => SearchIndex;
   packs: PackStore;
   /** The configuration object, log and checkpoints (FORMAT.md §15). */
   log: LogStore;

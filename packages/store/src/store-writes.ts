@@ -244,6 +244,7 @@ export async function close(ctx: StoreContext): Promise<void> {
       await drainIndex(ctx, { extract: false }).catch(() => undefined);
       await ctx.indexer.compact().catch(() => undefined); // (a smaller index; nothing is lost without it)
     }
+    await step(() => ctx.search.close());
     if (ctx.gcRunning) await ctx.gcRunning.catch(() => undefined);
     if (sealing) await sealing;
     else if (!ctx.readonly) await step(() => ctx.writer.close());

@@ -55,6 +55,12 @@ describe('docs/FORMAT.md', () => {
     const created = shape(real);
     expect(real.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
     real.close();
+    // The keyword index's file (search.db, decision 0081): its tables are the document's too.
+    const index = new Database(join(dir, 'search.db'), { readonly: true });
+    const indexShape = shape(index);
+    index.close();
+    expect(Object.keys(indexShape.tables).sort()).toEqual(['index_of', 'search']);
+    Object.assign(created.tables, indexShape.tables);
 
     expect(Object.keys(created.tables).sort()).toEqual(Object.keys(documented.tables).sort());
     for (const [table, columns] of Object.entries(created.tables)) expect({ table, columns }).toEqual({ table, columns: documented.tables[table] });
@@ -79,6 +85,7 @@ describe('docs/FORMAT.md', () => {
     walk(dir);
     const documented = [
       /^kura\.db(-wal|-shm)?$/,
+      /^search\.db(-wal|-shm)?$/,
       /^writers\/[0-9a-f]{16}\.(lock|waiting)$/,
       /^packs\/([0-9a-f]{2})\/\1[0-9a-f]{30}\.pack$/,
       /^kura-store\.json$/,
@@ -86,7 +93,7 @@ describe('docs/FORMAT.md', () => {
       /^checkpoints\/[0-9]{20}$/,
     ];
     for (const f of files) expect(documented.some((re) => re.test(f)), `${f} is not in FORMAT.md §5`).toBe(true);
-    for (const name of ['kura.db', 'writers/<id>.lock', 'packs/<aa>/<name>.pack', 'kura-store.json', 'log/<20 digits>', 'checkpoints/<20 digits>']) expect(FORMAT).toContain(name);
+    for (const name of ['kura.db', 'search.db', 'writers/<id>.lock', 'packs/<aa>/<name>.pack', 'kura-store.json', 'log/<20 digits>', 'checkpoints/<20 digits>']) expect(FORMAT).toContain(name);
     expect(files).toContain('kura-store.json');
     expect(files.some((f) => f.startsWith('log/'))).toBe(true);
   });

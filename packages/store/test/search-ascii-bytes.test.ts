@@ -84,6 +84,7 @@ describe('the index of ASCII text taken as bytes', () => {
       await store.close();
 
       const db = new Database(join(dir, 'kura.db'), { readonly: true });
+      db.exec(`ATTACH '${join(dir, 'search.db')}' AS idx`); // (the index's own file: decision 0081)
       const ref = new Database(':memory:');
       try {
         ref.exec(`CREATE VIRTUAL TABLE search USING fts5(path, tags, meta, body, content = '', contentless_delete = 1, tokenize = '${TOKENIZE}')`);
@@ -98,7 +99,7 @@ describe('the index of ASCII text taken as bytes', () => {
           const decoded = path === 'latin1.txt' ? Buffer.from(head).toString('latin1') : new TextDecoder().decode(head);
           insert.run(id, path, '', '', spaceWords(decoded));
         }
-        const got = bodyInstances(db, 'main');
+        const got = bodyInstances(db, 'idx');
         expect(got.length).toBeGreaterThan(1000);
         expect(got.some((t) => t.startsWith('omega '))).toBe(false); // (past the cap)
         expect(got).toEqual(bodyInstances(ref, 'main'));

@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SearchCompaction } from '../src/search/compaction.js';
-import { migrate } from '../src/catalog/schema.js';
+import { SEARCH_TABLE, inlineIndex } from '../src/search/index-writer.js';
 import { openSqlite } from '../src/node/sqlite.js';
 import { reopen, tempDir, textBytes } from './helpers/store.js';
 
@@ -15,8 +15,8 @@ const dec = new TextDecoder();
 
 /** A search table filled in `batches` transactions (one FTS5 segment each, merged as automerge sees fit). */
 function fragmentedIndex(batches: number, perBatch: number) {
-  const db = openSqlite(join(tempDir(), 'kura.db'));
-  migrate(db);
+  const db = openSqlite(join(tempDir(), 'search.db'));
+  db.exec(`CREATE VIRTUAL TABLE ${SEARCH_TABLE}`);
   const insert = db.prepare('INSERT INTO search(rowid, path, tags, meta, body) VALUES (?, ?, ?, ?, ?)');
   const del = db.prepare('DELETE FROM search WHERE rowid = ?');
   let id = 0;
@@ -43,7 +43,7 @@ describe('search index compaction', () => {
     const before = answers(db);
     expect(before.flat().length).toBeGreaterThan(100);
     const pages = pragma(db, 'page_count');
-    const c = new SearchCompaction(db, 0);
+    const c = new SearchCompaction(inlineIndex(db, true).writer!, 0);
     c.note(1 << 30);
     expect(c.due).toBe(true);
     expect(await c.run()).toBe(true);
@@ -57,7 +57,7 @@ describe('search index compaction', () => {
   it('stops when told to, changing nothing it has not finished, and goes on from there', async () => {
     const db = fragmentedIndex(30, 40);
     const before = answers(db);
-    const c = new SearchCompaction(db, 0);
+    const c = new SearchCompaction(inlineIndex(db, true).writer!, 0);
     c.note(1 << 30);
     expect(await c.run(() => true)).toBe(false);
     expect(c.due).toBe(true);
@@ -71,7 +71,7 @@ describe('search index compaction', () => {
 
   it('is not due until a process has indexed enough text: 8 MiB and a quarter of the database', () => {
     const db = fragmentedIndex(1, 10);
-    const c = new SearchCompaction(db);
+    const c = new SearchCompaction(inlineIndex(db, true).writer!);
     c.note((8 << 20) - 1);
     expect(c.due).toBe(false);
     c.note(1);
@@ -90,7 +90,7 @@ describe('search index compaction', () => {
     expect((await reopened.search('alpha', { limit: 50 })).map((h) => h.path)).toEqual(hits);
     await reopened.close();
     // Merged into one segment: a merge finds nothing left to do (it changes fewer than two rows).
-    const db = openSqlite(join(dir, 'kura.db'));
+    const db = openSqlite(join(dir, 'search.db'));
     expect(pragma(db, 'freelist_count')).toBe(0);
     const changes = () => db.prepare<{ n: number }>('SELECT total_changes() AS n').get()!.n;
     const at = changes();

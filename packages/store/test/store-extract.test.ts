@@ -12,7 +12,7 @@ import { extractKind } from '../src/extract/kind.js';
 import { EXTRACT_CAPS } from '../src/extract/caps.js';
 import { WorkerExtractor } from '../src/node/extract-away.js';
 import { makeDocx, makeHtml, makePdf } from './helpers/documents.js';
-import { batchEnded, newStore, tempDir } from './helpers/store.js';
+import { batchEnded, indexInCatalog, newStore, tempDir } from './helpers/store.js';
 
 const paths = async (store: Store, q: string) => (await store.search(q)).map((h) => h.path).sort();
 
@@ -66,7 +66,8 @@ describe('text extraction', () => {
     expect((await extractText('html', new TextEncoder().encode('<HTML><HEAD><TITLE lang="fr">Caf&eacute; &amp; th&eacute;</TITLE></HEAD><BODY><p>menu</p></BODY></HTML>'), EXTRACT_CAPS)).text).toBe('Café & thé\n\nmenu');
     await store.close();
     const db = new Database(join(dir, 'kura.db'));
-    db.exec("UPDATE doc_text SET extracted_at = 1 WHERE kind = 'html'; DELETE FROM search; DELETE FROM search_queue");
+    indexInCatalog(db);
+    db.exec("UPDATE doc_text SET extracted_at = 1 WHERE kind = 'html'; DELETE FROM search_queue");
     db.exec('ALTER TABLE snapshots DROP COLUMN utc_offset'); // (as a store from before schema 22 is)
     db.pragma('user_version = 19');
     db.close();
@@ -93,7 +94,8 @@ describe('text extraction', () => {
     await store.close();
     // Extracted and indexed by a Kura before schema 21: extracted and indexed again.
     const db = new Database(join(dir, 'kura.db'));
-    db.exec("UPDATE doc_text SET extracted_at = 1 WHERE kind = 'html'; DELETE FROM search; DELETE FROM search_queue");
+    indexInCatalog(db);
+    db.exec("UPDATE doc_text SET extracted_at = 1 WHERE kind = 'html'; DELETE FROM search_queue");
     db.exec('ALTER TABLE snapshots DROP COLUMN utc_offset'); // (as a store from before schema 22 is)
     db.pragma('user_version = 20');
     db.close();

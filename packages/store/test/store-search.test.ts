@@ -1,10 +1,12 @@
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { QUIET_MS } from '../src/search/indexer.js';
 import { STARVED_MS } from '../src/breather.js';
 import { QUEUE_ROW_MAX, QueuedEntries } from '../src/catalog/search-queue.js';
-import { newStore, randomBytes, reopen, textBytes } from './helpers/store.js';
+import { indexInCatalog, newStore, randomBytes, reopen, tempDir, textBytes } from './helpers/store.js';
+import type { StoreContext } from '../src/store-context.js';
 
 const text = (t: string) => new TextEncoder().encode(t);
 
@@ -157,7 +159,11 @@ describe('search', () => {
     expect(hit).toMatchObject({ digest: d.digest, path: 'birds.txt' });
     expect(hit!.snippet).toContain('<mark>ordinary</mark>');
     await store.close();
-    const db = new Database(join(dir, 'kura.db'), { readonly: true });
+    // The index is a file of its own (decision 0081): the catalog has none.
+    const catalog = new Database(join(dir, 'kura.db'), { readonly: true });
+    expect(catalog.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'search%' AND name != 'search_queue' AND name != 'search_file'").all()).toEqual([]);
+    catalog.close();
+    const db = new Database(join(dir, 'search.db'), { readonly: true });
     try {
       expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'search_content'").get()).toBeUndefined();
       expect(db.prepare('SELECT body FROM search').get()).toEqual({ body: null });
@@ -379,7 +385,8 @@ describe('search', () => {
 
     // A store indexed before schema 20 (the text as it was) is indexed again when opened.
     const db = new Database(join(dir, 'kura.db'));
-    db.exec(`DELETE FROM search; DELETE FROM search_queue`);
+    indexInCatalog(db);
+    db.exec(`DELETE FROM search_queue`);
     const add = db.prepare('INSERT INTO search(rowid, path, tags, meta, body) VALUES (?, ?, ?, ?, ?)');
     for (const e of db.prepare<[], { id: number; path: string }>("SELECT id, path FROM entries").all()) add.run(e.id, e.path, '', '', e.path === 'kana.txt' ? 'ﾊﾝｶｸｶﾀｶﾅで書いたメモ' : 'ＰＤＦ ﬁle');
     db.exec('ALTER TABLE snapshots DROP COLUMN utc_offset'); // (as a store from before schema 22 is)
@@ -632,6 +639,7 @@ describe('the search queue', () => {
 
 describe('background indexing', () => {
   it('waits while puts keep coming, even when it started in a lull; past STARVED_MS goes on beside them, paced; catches up once they pause', { timeout: 60_000 }, async () => {
+    // (Puts one at a time, as a server's POSTs: a local store's bulk stream is indexed beside it, below.)
     const { store, dir } = await newStore();
     // The committed queue, as another process would see it.
     const queued = () => {
@@ -675,5 +683,49 @@ describe('background indexing', () => {
     while (queued() > 0 && performance.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     expect(queued()).toBe(0);
     expect((await store.search(`doc ${i - 1}`)).length).toBeGreaterThan(0);
+  });
+
+  it('a local store indexes beside a bulk stream (putFiles), on the index\'s own thread: the queue keeps up while it goes on', { timeout: 60_000 }, async () => {
+    const { store, dir } = await newStore();
+    const ctx = (store as unknown as { ctx: StoreContext }).ctx;
+    expect(ctx.search.writer?.threaded).toBe(true);
+    const src = tempDir();
+    const files: string[] = [];
+    for (let i = 0; i < 300; i++) {
+      const b = textBytes(i, 64 * 1024);
+      b.set(new TextEncoder().encode(`stream ${i} `));
+      writeFileSync(join(src, `${i}.txt`), b);
+      files.push(join(src, `${i}.txt`));
+    }
+    const count = (file: string, sql: string) => {
+      const db = new Database(join(dir, file), { readonly: true });
+      try {
+        return (db.prepare(sql).get() as { n: number }).n;
+      } finally {
+        db.close();
+      }
+    };
+    const queued = () => count('kura.db', 'SELECT COALESCE(SUM(json_array_length(entries)), 0) AS n FROM search_queue');
+    const indexed = () => count('search.db', 'SELECT COUNT(*) AS n FROM search');
+    // What the index held while the stream went on (sampled between its puts).
+    let during = 0;
+    let besideSeen = false;
+    const sample = setInterval(() => {
+      during = Math.max(during, indexed());
+      besideSeen ||= ctx.indexer.besidePuts();
+    }, 20);
+    try {
+      for await (const o of store.putFiles(files.map((f, i) => ({ path: f, meta: { path: `s/${i}.txt` } })))) expect(o.error).toBeUndefined();
+    } finally {
+      clearInterval(sample);
+    }
+    expect(besideSeen).toBe(true);
+    // Indexed while the puts went on: after writes paused, none would have been yet.
+    expect(during).toBeGreaterThan(100);
+    // The index's rows and the catalog's queue agree once it is done: nothing lost between them.
+    await store.indexStatus({ wait: true });
+    expect(queued()).toBe(0);
+    expect(indexed()).toBe(300);
+    expect((await store.search('stream 299', { mode: 'keyword' })).map((h) => h.path)).toContain('s/299.txt');
   });
 });

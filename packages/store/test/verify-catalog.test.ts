@@ -169,7 +169,7 @@ describe('verify: the database against a replay of its log', () => {
     await store.indexStatus({ wait: true });
     expect(await store.verify()).toMatchObject({ ok: true, damagedCatalog: [] });
     // What another process's indexer does now and then: segments merged, the old ones gone.
-    const other = new Database(join(dir, 'kura.db'));
+    const other = new Database(join(dir, 'search.db'));
     other.prepare("INSERT INTO search(rowid, path, tags, meta, body) VALUES (999999, 'x', '', '', 'kura words')").run();
     other.prepare('DELETE FROM search WHERE rowid = 999999').run();
     other.prepare("INSERT INTO search(search) VALUES('optimize')").run();

@@ -183,6 +183,11 @@ export class Writer {
     return this.#activePuts > 0;
   }
 
+  /** Whether a put of a bulk stream (putMany: putFiles, snapshots) is in progress. */
+  get bulk(): boolean {
+    return this.#bulkPuts > 0;
+  }
+
   /** Whether commits are queued or being made (the group commit). */
   get committing(): boolean {
     return this.#group.committing;

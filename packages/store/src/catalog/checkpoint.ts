@@ -90,7 +90,10 @@ const DERIVED_TABLES = ['search_queue', 'damaged', 'dir_stamps', 'doc_text', 'do
 export function clearCatalog(db: SqlDatabase): void {
   for (const t of [...CHECKPOINT_TABLES].reverse()) db.exec(`DELETE FROM ${t.name}`);
   for (const t of DERIVED_TABLES) db.exec(`DELETE FROM ${t}`);
-  for (const fts of ['search', 'history', 'history_span_text']) db.exec(`INSERT INTO ${fts}(${fts}) VALUES('delete-all')`);
+  for (const fts of ['history', 'history_span_text']) db.exec(`INSERT INTO ${fts}(${fts}) VALUES('delete-all')`);
+  // The keyword index, where it is the catalog's own table (search/index-writer.ts inlineIndex);
+  // a file of its own is emptied by the store that rebased (store-context.ts).
+  if (db.prepare<{ n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'search'").get()!.n) db.exec(`INSERT INTO search(search) VALUES('delete-all')`);
 }
 
 /**

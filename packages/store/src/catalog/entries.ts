@@ -215,11 +215,11 @@ export function recordPut(st: Statements, docId: number, put: PutAttributes, com
   return version;
 }
 
-/** Removes an entry with its tags, metadata and search row (not its versions or documents). */
+/** Removes an entry with its tags and metadata (not its versions or documents); its search row goes once the indexer meets its id. */
 function dropEntry(st: Statements, entryId: number): void {
   st.tagsDeleteEntry.run(entryId);
   st.metaDeleteEntry.run(entryId);
-  st.searchDelete.run(entryId); // (a queued id of it is skipped: ids are never reused)
+  st.queued.add(entryId);
   st.entryDelete.run(entryId);
 }
 

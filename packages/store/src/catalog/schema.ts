@@ -5,7 +5,7 @@ import type { SqlDatabase } from '../backend/sql.js';
 import { bytesToHex } from '../hex.js';
 import { ENQUEUE_ALL, QUEUE_ROW_MAX } from './search-queue.js';
 
-export const SCHEMA_VERSION = 22;
+export const SCHEMA_VERSION = 23;
 
 /** MIGRATIONS[n] takes a database from user_version n to n + 1. */
 const MIGRATIONS: string[] = [
@@ -338,6 +338,16 @@ const MIGRATIONS: string[] = [
   // policies applied in another time zone kept other snapshots: a trial).
   `
   ALTER TABLE snapshots ADD COLUMN utc_offset INTEGER;
+  `,
+  // 23: the keyword index leaves the catalog's file (decision 0081): a store of files keeps it
+  // in search.db, written on a thread of its own (node/search-file.ts), whose index_of row
+  // must be search_file's; a store in memory or a browser makes the table again in its own
+  // database (search/index-writer.ts). Either way every entry is indexed again.
+  `
+  DROP TABLE search;
+  DELETE FROM search_queue;
+  ${ENQUEUE_ALL};
+  CREATE TABLE search_file (id TEXT NOT NULL) STRICT;
   `,
 ];
 

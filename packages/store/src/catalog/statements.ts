@@ -324,7 +324,6 @@ function statementsOf(db: SqlDatabase) {
     queueDelete: p('DELETE FROM search_queue WHERE id = ?'),
     queueNewest: p<{ id: number | null }>('SELECT MAX(id) AS id FROM search_queue'),
     queueLength: p<{ n: number }>('SELECT COALESCE(SUM(json_array_length(entries)), 0) AS n FROM search_queue'),
-    searchDelete: p('DELETE FROM search WHERE rowid = ?'),
 
     /** doc-text.ts: text extracted from a document (decision 0035); written only while the document exists. */
     docTextGet: p<DocTextRow>('SELECT * FROM doc_text WHERE doc_id = ?'),
@@ -365,7 +364,6 @@ function statementsOf(db: SqlDatabase) {
       `SELECT d.digest, t.kind, t.status, t.note, t.pages, (SELECT e.path FROM entries e WHERE e.doc_id = t.doc_id ORDER BY e.path IS NULL, e.id LIMIT 1) AS path
        FROM doc_text t JOIN documents d ON d.id = t.doc_id WHERE t.status <> 'ok' ORDER BY t.extracted_at DESC, t.doc_id DESC LIMIT ?`,
     ),
-    searchInsert: p('INSERT INTO search(rowid, path, tags, meta, body) VALUES (?, ?, ?, ?, ?)'),
 
     versionLatest: p<{ version: number; doc_id: number; created_at: number; pinned: number }>('SELECT version, doc_id, created_at, pinned FROM versions WHERE path = ? ORDER BY version DESC LIMIT 1'),
     /** The next version number of a path (numbers are never reused). */

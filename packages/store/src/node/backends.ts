@@ -16,6 +16,7 @@ import { FsPackStore } from './fs-packs.js';
 import { liveWriters, registerWriter, writerAlive } from './lock.js';
 import { LockTurns } from './lock-turns.js';
 import { openSqlite, scratchSqlite } from './sqlite.js';
+import { openSearchFile } from './search-file.js';
 import { useSha256 } from '../sha256-bytes.js';
 import { useIsAscii, useIsUtf8 } from '../utf8.js';
 
@@ -46,6 +47,7 @@ export async function backends(dir: string, readonly: boolean): Promise<StoreBac
     if (!readonly) log.checkpointAway = (schema) => writeCheckpointAway(dir, join(dir, DB_FILE), schema);
     return {
       db: opened,
+      searchIndex: (ro) => openSearchFile(dir, join(dir, DB_FILE), opened, ro),
       scratchDb: scratchSqlite,
       packs: new FsPackStore(join(dir, 'packs')),
       log,

@@ -19,6 +19,7 @@ import { ProbedObjectStore, requireConditionalCreate } from '../objects/probe.js
 import { WorkerExtractor } from './extract-away.js';
 import { CachedPackStore, PACK_CACHE_BYTES } from './cached-packs.js';
 import { openSqlite, scratchSqlite } from './sqlite.js';
+import { openSearchFile } from './search-file.js';
 import { LazyCheckpointer } from './checkpointer.js';
 import { DB_FILE } from './backends.js';
 import { CONFIG_FILE } from './fs-log.js';
@@ -166,6 +167,7 @@ export async function objectBackends(
   checkpointer.arm(opened);
   return {
     db: opened,
+    searchIndex: (ro) => openSearchFile(dir, join(dir, DB_FILE), opened, ro),
     scratchDb: scratchSqlite,
     packs: new CachedPackStore(objects, join(dir, PACK_COPIES), packCacheBytes),
     log,

@@ -8,10 +8,10 @@
  * step at a time, and the pages that frees go back to the file system (new databases are made
  * with incremental auto-vacuum: schema.ts).
  */
-import type { SqlDatabase } from '../backend/sql.js';
 import { nextTurn } from '../breather.js';
+import type { IndexWriter } from './index-writer.js';
 
-/** Text indexed by this process before a compaction is due: at least this, and SHARE of the database. */
+/** Text indexed by this process before a compaction is due: at least this, and SHARE of the index's database. */
 export const COMPACT_MIN_CHARS = 8 << 20;
 const SHARE = 0.25;
 /** Pages of merge work per step: one short write transaction (~15 ms at most measured here). */
@@ -23,7 +23,7 @@ export class SearchCompaction {
   #indexed = 0;
 
   constructor(
-    readonly db: SqlDatabase,
+    readonly index: IndexWriter,
     readonly minChars: number = COMPACT_MIN_CHARS,
   ) {}
 
@@ -34,7 +34,7 @@ export class SearchCompaction {
 
   get due(): boolean {
     if (this.#indexed < this.minChars) return false;
-    return this.#indexed >= SHARE * this.#pragma('page_count') * this.#pragma('page_size');
+    return this.#indexed >= SHARE * this.index.bytes();
   }
 
   /**
@@ -43,31 +43,19 @@ export class SearchCompaction {
    * first: the next run goes on from there (what is merged stays merged).
    */
   async run(stop: () => boolean = () => false): Promise<boolean> {
-    const changes = this.db.prepare<{ n: number }>('SELECT total_changes() AS n');
     for (;;) {
       if (stop()) return false;
-      // A merge that did work changes two rows or more of the index (FTS5's documentation).
-      const worked = this.db.transaction(() => {
-        const before = changes.get()!.n;
-        this.db.exec(`INSERT INTO search(search, rank) VALUES('merge', -${MERGE_STEP})`);
-        return changes.get()!.n - before >= 2;
-      });
-      if (!worked) break;
+      if (!(await this.index.merge(MERGE_STEP))) break;
       await new Promise<void>((r) => nextTurn(r));
     }
-    for (let free = this.#pragma('freelist_count'); free > 0; ) {
+    for (let free = await this.index.vacuum(0); free > 0; ) {
       if (stop()) return false;
-      this.db.transaction(() => this.db.exec(`PRAGMA incremental_vacuum(${VACUUM_STEP})`));
-      const left = this.#pragma('freelist_count');
+      const left = await this.index.vacuum(VACUUM_STEP);
       if (left >= free) break; // a database made before incremental auto-vacuum: its free pages are reused instead
       free = left;
       await new Promise<void>((r) => nextTurn(r));
     }
     this.#indexed = 0;
     return true;
-  }
-
-  #pragma(name: 'page_count' | 'page_size' | 'freelist_count'): number {
-    return Number(Object.values(this.db.prepare<Record<string, number>>(`PRAGMA ${name}`).get() ?? {})[0] ?? 0);
   }
 }

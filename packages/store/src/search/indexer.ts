@@ -1,11 +1,15 @@
 /**
  * The keyword index's upkeep (FORMAT.md §10): an FTS5 index kept up to date from the catalog's
- * `search_queue` in batches, drained after commits and before every query.
+ * `search_queue` in batches, drained after commits and before every query. What to index is
+ * read here, on the store's thread; the rows are written by the index's writer (index-writer.ts:
+ * a thread of its own where the index is a file of its own, decision 0081), and a batch's queue
+ * rows are deleted once its rows are durable.
  */
 import type { SqlDatabase } from '../backend/sql.js';
 import type { Reader } from '../bytes/read.js';
 import type { EntryRow, Statements } from '../catalog/statements.js';
 import { SearchCompaction } from './compaction.js';
+import type { IndexFields, IndexRow, IndexWriter } from './index-writer.js';
 import { INDEXED_TEXT_MAX } from './text.js';
 import { extractDocument, indexBody, saveExtracted } from './doc-text.js';
 import type { ExtractCaps, Extracted } from '../extract/caps.js';
@@ -15,9 +19,6 @@ import { spaceWords } from './words.js';
 import { TextHeads } from './text-heads.js';
 import { formatDigest } from '../hex.js';
 import { chunkLocations } from '../document-reads.js';
-
-/** An entry's row of the search table: path, tags, metadata, body (ASCII text as its bytes). */
-type Fields = [string | null, string, string, string | Uint8Array];
 
 /** Documents indexed per transaction. */
 const BATCH = 256;
@@ -38,6 +39,8 @@ const READ_ROWS = 1024;
 const READ_IDS = 16_384;
 /** Background indexing starts after writes have paused this long. */
 export const QUIET_MS = 200;
+/** ... or, beside puts (`besidePuts`), this long after a write: what is queued meanwhile is one batch. */
+const BESIDE_MS = 50;
 
 export class Indexer {
   #draining: Promise<boolean> | undefined;
@@ -55,17 +58,30 @@ export class Indexer {
   /** The run in progress began starved (STARVED_MS): it goes on beside writes, paced. */
   #paced = false;
   readonly #duty = new DutyCycle(BACKGROUND_SHARE);
+  /**
+   * Whether to index beside the puts going on now rather than after them: while a bulk stream
+   * (putFiles, a snapshot) runs, where the rows are written on a thread of their own and the
+   * store's close would index whatever is left anyway (a local store: decision 0081). The
+   * tokenizing is then the other core's work while the ingest goes on, instead of the close's
+   * on one core; this thread only reads what to index. Not for other puts: a server's stream
+   * of small POSTs is bound by this thread, where reading what to index costs as much as
+   * tokenizing 1 KB (measured: POST 1 KB at 16 clients ~0.8x). Nor on object storage: the
+   * close leaves the queue to the cache's next opener, and a bulk ingest's puts keep both
+   * cores to themselves.
+   */
+  besidePuts: () => boolean = () => false;
 
   /** Merges the index's segments once this process has indexed enough text (decision 0038). */
-  readonly compaction: SearchCompaction;
+  readonly compaction: SearchCompaction | undefined;
   /** The first bytes of documents just put (text-heads.ts): indexed without reading them back. */
   readonly heads = new TextHeads();
 
   constructor(
     readonly db: SqlDatabase,
+    /** Where rows go; undefined where the store is read-only. */
+    readonly index: IndexWriter | undefined,
     readonly st: Statements,
     readonly reader: Reader,
-    readonly writable: boolean,
     /** Resolves when no put is in flight: background indexing yields to ingest. */
     readonly idle: () => Promise<void> = () => Promise.resolve(),
     /** Whether a put is in flight now. */
@@ -73,12 +89,16 @@ export class Indexer {
     /** Extracts a PDF's, DOCX's or HTML page's text (decision 0035). */
     readonly extract?: (kind: ExtractKind, bytes: Uint8Array, caps: ExtractCaps) => Promise<Extracted>,
   ) {
-    this.compaction = new SearchCompaction(db);
+    this.compaction = index && new SearchCompaction(index);
+  }
+
+  get writable(): boolean {
+    return this.index !== undefined;
   }
 
   /** Compacts the index if this process has indexed enough text since (a closing store does). */
   async compact(): Promise<void> {
-    if (this.writable && this.compaction.due) await this.compaction.run();
+    if (this.compaction?.due) await this.compaction.run();
   }
 
   /**
@@ -103,9 +123,11 @@ export class Indexer {
    */
   #arm(): void {
     if (this.#timer) return;
-    const wait = Math.max(1, QUIET_MS - (performance.now() - this.#lastWrite));
+    const wait = this.besidePuts() ? BESIDE_MS : Math.max(1, QUIET_MS - (performance.now() - this.#lastWrite));
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
+      // (A run in progress may have found the queue empty already: this write's rows wait for the next.)
+      if (this.besidePuts()) return this.#draining ? this.#arm() : void this.#start().catch(() => undefined);
       const now = performance.now();
       // Under a steady stream of writes they never pause: past STARVED_MS a run starts anyway,
       // and goes on beside them at BACKGROUND_SHARE of the time (breather.ts).
@@ -178,6 +200,7 @@ export class Indexer {
 
   /** A background run stops for puts (false: it goes on) — unless it is paced, and paces itself here. */
   async #stopForPuts(): Promise<boolean> {
+    if (this.besidePuts()) return false;
     if (!this.#paced) return this.#yieldToPuts();
     await this.#duty.pace(this.#yieldToPuts());
     return false;
@@ -220,7 +243,7 @@ export class Indexer {
         // their turn (or of puts not yet committed, which then read theirs back).
         this.heads.clear();
         // A background run compacts the index too, when due, yielding to puts like indexing.
-        if (this.#urgent === 0 && this.compaction.due && !(await this.compaction.run(() => this.#yieldToPuts()))) {
+        if (this.#urgent === 0 && this.compaction!.due && !(await this.compaction!.run(() => this.#yieldToPuts()))) {
           this.schedule();
           return false;
         }
@@ -230,7 +253,7 @@ export class Indexer {
       let done = 0; // ids of `order` indexed
       let gone = 0; // rows deleted
       do {
-        const read = new Map<number, Fields | undefined>();
+        const read = new Map<number, IndexFields | undefined>();
         const extracted: { docId: number; kind: ExtractKind; r: Extracted }[] = [];
         const later: number[] = []; // entries whose document awaits extraction
         let stopped = false;
@@ -265,21 +288,20 @@ export class Indexer {
             } else later.push(id);
           }
           const text = 'text' in body ? body.text : 'ascii' in body ? body.ascii : '';
-          this.compaction.note(text.length);
+          this.compaction!.note(text.length);
           read.set(id, this.#fields(entry, text, r.tags, r.meta));
           if ((textRead += text.length) >= BATCH_TEXT) break;
         }
         done += read.size;
+        // An entry changed or deleted since it was read is queued again in a newer row, which
+        // stays: its row here is replaced or removed by a later batch (in order: one writer).
+        const indexed: IndexRow[] = [];
+        for (const [id, fields] of read) indexed.push([id, fields ?? null]);
+        await this.index!.write(indexed);
         this.db.transaction(() => {
           const now = Date.now();
           for (const x of extracted) saveExtracted(this.st, x.docId, x.kind, x.r, now);
           requeued.push(...this.st.queued.write(later)); // indexed again once extraction may run
-          // An entry changed since it was read is queued again in a newer row, which stays;
-          // one deleted since has no row to index (ids are never reused).
-          for (const [id, fields] of read) {
-            this.st.searchDelete.run(id);
-            if (fields && this.st.entryById.get(id)) this.st.searchInsert.run(id, ...fields);
-          }
           for (; gone < rows.length && rows[gone]!.last < done; gone++) this.st.queueDelete.run(rows[gone]!.row);
         });
         if (stopped) break;
@@ -315,7 +337,7 @@ export class Indexer {
   }
 
   /** An entry's columns: its path, tags, metadata, and the text of the document it shows. */
-  #fields(entry: EntryRow, body: string | Uint8Array, tagList: string[], metaList: string[]): Fields {
+  #fields(entry: EntryRow, body: string | Uint8Array, tagList: string[], metaList: string[]): IndexFields {
     const tags = tagList.join(' ');
     const meta = metaList.join('\n');
     // Words of unspaced scripts are cut apart here, as queries' are (words.ts); ASCII bytes

@@ -449,7 +449,9 @@ export async function historySearch(s: Searcher & { history: HistorySource; writ
   // Read-only, the index cannot be brought up to date: what it lacks is said (`notIndexed`).
   const notIndexed = s.writable ? 0 : s.db.read(() => historyBehind(s.db));
   const window = windowOf(s, q, 0);
-  const find = (n: number): HistoryFound[] => (q.snapshot !== undefined ? snapshotFound(s.history, q.snapshot, parsed, q, n) : allVersionsFound(s.history, parsed, q, n, synced));
+  // (Read through the searcher's connection, which holds the keyword index: history's own upkeep writes through the catalog's.)
+  const reading = { ...s.history, db: s.db };
+  const find = (n: number): HistoryFound[] => (q.snapshot !== undefined ? snapshotFound(reading, q.snapshot, parsed, q, n) : allVersionsFound(reading, parsed, q, n, synced));
   // Collapsed (the default), the same bytes at several paths or versions are one hit, the others
   // named in its `alsoAt` (`path@N`), as a search of the latest versions shows them (4 of a
   // trial's 5 hits were one manual's bytes at four paths); `collapse: false`, a hit each. More

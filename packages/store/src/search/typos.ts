@@ -55,8 +55,10 @@ export interface Vocabulary {
 
 /** The search index's vocabulary on this connection (a temp fts5vocab table, made once). */
 export function indexVocabulary(db: SqlDatabase): Vocabulary {
+  // The index is the catalog's own table, or attached as `idx` (node/search-file.ts).
+  const schema = db.prepare<{ n: number }>("SELECT COUNT(*) AS n FROM main.sqlite_master WHERE name = 'search'").get()!.n > 0 ? 'main' : 'idx';
   try {
-    db.exec("CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_vocab USING fts5vocab(main, 'search', 'row')");
+    db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_vocab USING fts5vocab(${schema}, 'search', 'row')`);
   } catch {
     // A SQLite without fts5vocab: every word is searched as typed (no search fails for this).
     return { matches: () => true, holds: () => true, startingWith: () => [], docsHolding: () => 0 };

@@ -6,6 +6,7 @@ import { afterAll, afterEach } from 'vitest';
 import { Store } from '../../src/node/index.js';
 import { LONE_BATCH_MS } from '../../src/catalog/commit-batch.js';
 import type { InitOptions } from '../../src/options.js';
+import { SEARCH_TABLE } from '../../src/search/index-writer.js';
 
 import { concatBytes } from '../../../core/test/helpers/data.js';
 
@@ -75,4 +76,12 @@ export function flipByte(file: string, at: number): void {
   b[0]! ^= 0x40;
   writeSync(fd, b, 0, 1, at);
   closeSync(fd);
+}
+
+/**
+ * Makes a store's catalog (kura.db, open in `db`) as a Kura from before schema 23 left it: the
+ * keyword index a table of its own (empty) and no search.db named. Set its user_version after.
+ */
+export function indexInCatalog(db: { exec(sql: string): unknown }): void {
+  db.exec(`DROP TABLE search_file; CREATE VIRTUAL TABLE ${SEARCH_TABLE}`);
 }

@@ -1,0 +1,198 @@
+/**
+ * A store of files keeps its keyword index in a database of its own, `search.db` beside
+ * `kura.db` (FORMAT.md §10, decision 0081), written by a thread of its own: tokenizing text
+ * for FTS5 costs about as much CPU as ingesting it, and on the store's thread it ran after the
+ * ingest (at the close, or between puts) while the machine's other core stood idle. On the
+ * catalog's connection those writes would also hold kura.db's write lock. Searches read it
+ * through a read-only connection of their own, with the catalog attached.
+ *
+ * The two files agree through the catalog's queue: an entry's queue row is deleted only after
+ * the index's transaction with its row has committed (synchronous = FULL), so a crash between
+ * the two indexes it again. A `search.db` that is missing, or made for another catalog (its
+ * `index_of` row is not the catalog's `search_file` row: a copied or restored `kura.db`), is
+ * emptied and every entry queued.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { SqlDatabase } from '../backend/sql.js';
+import { ENQUEUE_ALL } from '../catalog/search-queue.js';
+import { storageError } from '../errors.js';
+import { SEARCH_TABLE, type IndexRow, type IndexWriter, type SearchIndex } from '../search/index-writer.js';
+import { openSqlite } from './sqlite.js';
+import type { SearchAnswer, SearchCall } from './search-worker.js';
+
+export const SEARCH_FILE = 'search.db';
+
+/** The index beside the catalog in `dir` (the catalog migrated: it has `search_file`). */
+export function openSearchFile(dir: string, catalogFile: string, catalog: SqlDatabase, readonly: boolean): SearchIndex {
+  const path = join(dir, SEARCH_FILE);
+  // A catalog from before the index had its own file, read without migrating it: its own table.
+  if (readonly && !hasTable(catalog, 'search_file')) return { db: catalog, writer: undefined, close: async () => undefined };
+  if (!readonly) matchCatalog(path, catalog);
+  else if (!existsSync(path)) {
+    // Read-only, and never indexed here: an empty index (nothing may be written), beside the catalog.
+    const db = openSqlite('');
+    db.exec(`CREATE VIRTUAL TABLE ${SEARCH_TABLE}`);
+    db.exec(`ATTACH ${quote(catalogFile)} AS catalog`);
+    return { db, writer: undefined, close: async () => db.close() };
+  }
+  // The catalog's connection attaches it where that connection is read-only already; a writer's
+  // searches get a read-only connection of their own: attached to the writer's connection, the
+  // index's file would take part in every BEGIN IMMEDIATE there, and its write lock with it.
+  const db = readonly ? catalog : openSqlite(catalogFile, { readonly: true });
+  try {
+    db.exec(`ATTACH ${quote(path)} AS idx`);
+  } catch (e) {
+    if (db !== catalog) db.close();
+    throw e;
+  }
+  const writer = readonly ? undefined : new WorkerIndexWriter(path);
+  return {
+    db,
+    writer,
+    close: async () => {
+      try {
+        await writer?.close();
+      } finally {
+        if (db !== catalog) db.close();
+        else db.exec('DETACH idx');
+      }
+    },
+  };
+}
+
+function hasTable(db: SqlDatabase, name: string): boolean {
+  return db.prepare<{ n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = ?").get(name)!.n > 0;
+}
+
+function quote(path: string): string {
+  return `'${path.replaceAll("'", "''")}'`;
+}
+
+/** Makes `search.db` if it is missing, and empties it and queues every entry unless it is the catalog's. */
+function matchCatalog(path: string, catalog: SqlDatabase): void {
+  const file = openSqlite(path);
+  try {
+    file.transaction(() => {
+      file.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS ${SEARCH_TABLE}`);
+      file.exec('CREATE TABLE IF NOT EXISTS index_of (catalog TEXT NOT NULL) STRICT');
+    });
+    const mine = file.prepare<{ catalog: string }>('SELECT catalog FROM index_of').get()?.catalog;
+    const theirs = catalog.prepare<{ id: string }>('SELECT id FROM search_file').get()?.id;
+    if (mine !== undefined && mine === theirs) return;
+    const id = randomBytes(16).toString('hex');
+    // The index first: a crash between the two leaves them disagreeing, and the next open does this again.
+    file.transaction(() => {
+      file.exec(`INSERT INTO search(search) VALUES('delete-all')`);
+      file.exec('DELETE FROM index_of');
+      file.prepare('INSERT INTO index_of(catalog) VALUES (?)').run(id);
+    });
+    catalog.transaction(() => {
+      catalog.exec('DELETE FROM search_file');
+      catalog.prepare('INSERT INTO search_file(id) VALUES (?)').run(id);
+      catalog.exec('DELETE FROM search_queue');
+      catalog.exec(ENQUEUE_ALL);
+    });
+  } finally {
+    file.close();
+  }
+}
+
+function workerUrl(): URL {
+  const beside = new URL('./search-worker.js', import.meta.url);
+  if (existsSync(fileURLToPath(beside))) return beside;
+  return new URL('../../dist/node/search-worker.js', import.meta.url); // from the TS sources (tests)
+}
+
+type Pending = { resolve: (v: unknown) => void; reject: (e: unknown) => void };
+
+/**
+ * The main thread's side of the writer thread: started on the first call (a store that indexes
+ * nothing starts none), kept from holding the process open while no call waits.
+ */
+class WorkerIndexWriter implements IndexWriter {
+  readonly threaded = true;
+  #worker: Worker | undefined;
+  #next = 0;
+  readonly #pending = new Map<number, Pending>();
+  #closed = false;
+
+  constructor(readonly path: string) {}
+
+  write(rows: readonly IndexRow[]): Promise<void> {
+    return this.#call({ op: 'write', rows: rows as IndexRow[] }) as Promise<void>;
+  }
+
+  merge(pages: number): Promise<boolean> {
+    return this.#call({ op: 'merge', pages }) as Promise<boolean>;
+  }
+
+  vacuum(pages: number): Promise<number> {
+    return this.#call({ op: 'vacuum', pages }) as Promise<number>;
+  }
+
+  clear(): Promise<void> {
+    return this.#call({ op: 'clear' }) as Promise<void>;
+  }
+
+  bytes(): number {
+    try {
+      return statSync(this.path).size;
+    } catch {
+      return 0;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    const worker = this.#worker;
+    if (!worker) return;
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    await this.#send({ op: 'close' });
+    worker.ref(); // (its answer let it go: until it has exited, it keeps the process alive)
+    await exited;
+  }
+
+  #call(call: DistributiveOmit<SearchCall, 'id'>): Promise<unknown> {
+    if (this.#closed) return Promise.reject(storageError(Object.assign(new Error('the search index is closed'), { code: 'SQLITE_MISUSE' })));
+    return this.#send(call);
+  }
+
+  #send(call: DistributiveOmit<SearchCall, 'id'>): Promise<unknown> {
+    const worker = this.#start();
+    const id = this.#next++;
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject });
+      worker.ref();
+      worker.postMessage({ ...call, id });
+    });
+  }
+
+  #start(): Worker {
+    if (this.#worker) return this.#worker;
+    const worker = new Worker(workerUrl(), { workerData: { path: this.path } });
+    worker.on('message', (m: SearchAnswer) => {
+      const p = this.#pending.get(m.id);
+      if (!p) return;
+      this.#pending.delete(m.id);
+      if (this.#pending.size === 0) worker.unref();
+      if ('done' in m) p.resolve(m.done);
+      else p.reject(storageError(Object.assign(new Error(m.failed.message), { code: m.failed.code })));
+    });
+    const fail = (e: unknown) => {
+      if (this.#worker === worker) this.#worker = undefined; // a later call starts another
+      for (const p of this.#pending.values()) p.reject(e);
+      this.#pending.clear();
+    };
+    worker.on('error', fail);
+    worker.on('exit', (code) => fail(new Error(`the search index's writer ended (exit code ${code})`)));
+    worker.unref();
+    return (this.#worker = worker);
+  }
+}
+
+type DistributiveOmit<T, K extends keyof T> = T extends unknown ? Omit<T, K> : never;

@@ -1,0 +1,116 @@
+/**
+ * Where the keyword index's rows are written (FORMAT.md §10, decision 0081). The indexer
+ * (indexer.ts) reads what to index on the store's thread and hands the rows here; a store of
+ * files writes them on a thread of its own into `search.db` (node/search-file.ts), a store in
+ * memory or in a browser into its own database (`InlineIndex`, below).
+ */
+import type { SqlDatabase } from '../backend/sql.js';
+
+/** The keyword index: an entry's path, tags, metadata and text, by entry id (contentless: FORMAT.md §10). */
+export const SEARCH_TABLE = `search USING fts5(path, tags, meta, body, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2')`;
+
+/** An entry's row of the index: path, tags, metadata, body (ASCII text as its bytes). */
+export type IndexFields = [string | null, string, string, string | Uint8Array];
+
+/** An entry's new row, or `null`: the entry has none (deleted, or not indexed). */
+export type IndexRow = readonly [id: number, fields: IndexFields | null];
+
+export interface IndexWriter {
+  /** Whether rows are written on a thread of their own (the store's thread only waits). */
+  readonly threaded: boolean;
+  /** Replaces these entries' rows in one transaction; resolves once it is durable. */
+  write(rows: readonly IndexRow[]): Promise<void>;
+  /** One step of merging the index's segments (`pages` of work); true when it did work. */
+  merge(pages: number): Promise<boolean>;
+  /** Gives up to `pages` free pages back to the file system (0: none); answers how many are left free. */
+  vacuum(pages: number): Promise<number>;
+  /** Removes every row (the catalog was replaced: everything is queued again). */
+  clear(): Promise<void>;
+  /** The index database's size (bytes): what its compaction weighs the text indexed since against. */
+  bytes(): number;
+  /** Ends the writing; later calls fail. */
+  close(): Promise<void>;
+}
+
+/** The index a store searches through: the connection its queries read, and where rows go. */
+export interface SearchIndex {
+  /**
+   * The connection keyword queries run on: it reads the index and the catalog together. The
+   * catalog's own connection (inline), or one of its own (a file's index: node/search-file.ts).
+   */
+  readonly db: SqlDatabase;
+  /** Undefined where the store is read-only. */
+  readonly writer: IndexWriter | undefined;
+  /** Closes what the index opened (the catalog's connection is its owner's). */
+  close(): Promise<void>;
+}
+
+/** A database's page count, free pages or page size. */
+export function pragmaNumber(db: SqlDatabase, name: string): number {
+  return Number(Object.values(db.prepare<Record<string, number>>(`PRAGMA ${name}`).get() ?? {})[0] ?? 0);
+}
+
+/** The statements that write the index, on a connection whose `search` table is the index. */
+export class IndexStatements {
+  readonly #del;
+  readonly #ins;
+  readonly #changes;
+
+  constructor(readonly db: SqlDatabase) {
+    this.#del = db.prepare('DELETE FROM search WHERE rowid = ?');
+    this.#ins = db.prepare('INSERT INTO search(rowid, path, tags, meta, body) VALUES (?, ?, ?, ?, ?)');
+    this.#changes = db.prepare<{ n: number }>('SELECT total_changes() AS n');
+  }
+
+  write(rows: readonly IndexRow[]): void {
+    this.db.transaction(() => {
+      for (const [id, fields] of rows) {
+        this.#del.run(id);
+        if (fields) this.#ins.run(id, ...fields);
+      }
+    });
+  }
+
+  merge(pages: number): boolean {
+    // A merge that did work changes two rows or more of the index (FTS5's documentation).
+    return this.db.transaction(() => {
+      const before = this.#changes.get()!.n;
+      this.db.exec(`INSERT INTO search(search, rank) VALUES('merge', -${pages})`);
+      return this.#changes.get()!.n - before >= 2;
+    });
+  }
+
+  vacuum(pages: number): number {
+    // (incremental_vacuum(0) would free every page at once: 0 asks only how many there are.)
+    if (pages > 0) this.db.transaction(() => this.db.exec(`PRAGMA incremental_vacuum(${pages})`));
+    return pragmaNumber(this.db, 'freelist_count');
+  }
+
+  clear(): void {
+    this.db.transaction(() => this.db.exec(`INSERT INTO search(search) VALUES('delete-all')`));
+  }
+
+  bytes(): number {
+    return pragmaNumber(this.db, 'page_count') * pragmaNumber(this.db, 'page_size');
+  }
+}
+
+/**
+ * The index as a table of the catalog's own database, written on the store's thread: a store
+ * in memory, or in a browser (one connection, one thread). Its writes are the catalog's
+ * transactions, so nothing can disagree after a crash.
+ */
+export function inlineIndex(db: SqlDatabase, writable: boolean): SearchIndex {
+  if (writable) db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS ${SEARCH_TABLE}`);
+  const st = writable ? new IndexStatements(db) : undefined;
+  const writer: IndexWriter | undefined = st && {
+    threaded: false,
+    write: async (rows) => st.write(rows),
+    merge: async (pages) => st.merge(pages),
+    vacuum: async (pages) => st.vacuum(pages),
+    clear: async () => st.clear(),
+    bytes: () => st.bytes(),
+    close: async () => undefined,
+  };
+  return { db, writer, close: async () => undefined };
+}
