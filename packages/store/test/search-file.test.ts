@@ -3,7 +3,7 @@
  * the catalog's queue. A missing index, another catalog's, or one whose commit the catalog never
  * heard of (a crash between the two) is made whole again at the next open for writing.
  */
-import { copyFileSync, existsSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -42,6 +42,18 @@ describe('the keyword index in search.db', () => {
     expect(await paths(again, 'odd')).toHaveLength(9); // ten odd ones, but n/3.txt is gone
     await again.close();
     expect(rows(dir)).toBe(19);
+  });
+
+  it('a search.db SQLite cannot read is made again: its damage does not keep the store from opening', async () => {
+    const { store, dir } = await newStore();
+    await store.put(text('a grebe on the lake'), { path: 'g.txt' });
+    await store.close();
+    removeIndex(dir);
+    writeFileSync(join(dir, 'search.db'), 'not a database, '.repeat(512));
+    const again = await reopen(dir);
+    expect(await paths(again, 'grebe')).toEqual(['g.txt']);
+    await again.close();
+    expect(rows(dir)).toBe(1);
   });
 
   it("another catalog's search.db is emptied and made again from this one", async () => {

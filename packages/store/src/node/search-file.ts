@@ -13,10 +13,11 @@
  * emptied and every entry queued.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { CorruptDataError } from '@kura/core';
 import type { SqlDatabase } from '../backend/sql.js';
 import { ENQUEUE_ALL } from '../catalog/search-queue.js';
 import { storageError } from '../errors.js';
@@ -31,7 +32,7 @@ export function openSearchFile(dir: string, catalogFile: string, catalog: SqlDat
   const path = join(dir, SEARCH_FILE);
   // A catalog from before the index had its own file, read without migrating it: its own table.
   if (readonly && !hasTable(catalog, 'search_file')) return { db: catalog, writer: undefined, close: async () => undefined };
-  if (!readonly) matchCatalog(path, catalog);
+  if (!readonly) matchOrRemake(path, catalog);
   else if (!existsSync(path)) {
     // Read-only, and never indexed here: an empty index (nothing may be written), beside the catalog.
     const db = openSqlite('');
@@ -70,6 +71,21 @@ function hasTable(db: SqlDatabase, name: string): boolean {
 
 function quote(path: string): string {
   return `'${path.replaceAll("'", "''")}'`;
+}
+
+/**
+ * matchCatalog; a search.db SQLite cannot read (not a database, a damaged page on the way) is
+ * derived data: it is deleted and made again, where its damage would otherwise keep the whole
+ * store from opening.
+ */
+function matchOrRemake(path: string, catalog: SqlDatabase): void {
+  try {
+    matchCatalog(path, catalog);
+  } catch (e) {
+    if (!(e instanceof CorruptDataError && e.reason === 'database')) throw e;
+    for (const f of [path, `${path}-wal`, `${path}-shm`]) rmSync(f, { force: true });
+    matchCatalog(path, catalog);
+  }
 }
 
 /** Makes `search.db` if it is missing, and empties it and queues every entry unless it is the catalog's. */
