@@ -30,6 +30,8 @@ describe('the keyword index in search.db', () => {
     await store.deletePath('n/3.txt');
     expect(await paths(store, 'kingfisher')).toHaveLength(19);
     await store.close();
+    // Closed, the index is one file: its WAL taken in and deleted (it was left, 6 MiB, beside it).
+    expect(existsSync(join(dir, 'search.db-wal'))).toBe(false);
     expect(rows(dir)).toBe(19);
     removeIndex(dir);
     // A reader finds no index and writes none: it searches an empty one.

@@ -55,11 +55,14 @@ export function openSearchFile(dir: string, catalogFile: string, catalog: SqlDat
     db,
     writer,
     close: async () => {
+      // The readers' connection first: the writer's, closed last, then checkpoints the WAL into
+      // search.db and deletes it. Closed before a reader, it left the WAL (6 MiB after five
+      // typescript releases) beside the index, which a read-only connection cannot take in.
       try {
-        await writer?.close();
-      } finally {
         if (db !== catalog) db.close();
         else db.exec('DETACH idx');
+      } finally {
+        await writer?.close();
       }
     },
   };
