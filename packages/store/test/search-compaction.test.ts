@@ -40,10 +40,11 @@ describe('search index compaction', () => {
   it('merges the index into one segment: the same answers and ranks, fewer pages, none left free', async () => {
     const db = fragmentedIndex(40, 40);
     expect(pragma(db, 'auto_vacuum')).toBe(2); // incremental: a new database is made so
+    // (A writer opened mends the BM25 totals the deletes above left counting them: decision 0082.)
+    const c = new SearchCompaction(inlineIndex(db, true).writer!, 0);
     const before = answers(db);
     expect(before.flat().length).toBeGreaterThan(100);
     const pages = pragma(db, 'page_count');
-    const c = new SearchCompaction(inlineIndex(db, true).writer!, 0);
     c.note(1 << 30);
     expect(c.due).toBe(true);
     expect(await c.run()).toBe(true);
@@ -56,8 +57,8 @@ describe('search index compaction', () => {
 
   it('stops when told to, changing nothing it has not finished, and goes on from there', async () => {
     const db = fragmentedIndex(30, 40);
-    const before = answers(db);
     const c = new SearchCompaction(inlineIndex(db, true).writer!, 0);
+    const before = answers(db);
     c.note(1 << 30);
     expect(await c.run(() => true)).toBe(false);
     expect(c.due).toBe(true);

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { Store } from '../src/node/index.js';
+import { decodeVarints } from '../src/search/fts-totals.js';
 import { newStore, tempDir } from './helpers/store.js';
 
 const text = (t: string) => new TextEncoder().encode(t);
@@ -181,7 +182,7 @@ describe('search through history', () => {
   });
 
   it('follows versions forgotten, paths deleted and a document that becomes a version of another path', async () => {
-    const { store } = await newStore();
+    const { store, dir } = await newStore();
     const shared = text('the osprey report');
     await store.put(shared, { path: 'a.txt' });
     await store.put(text('the heron report'), { path: 'a.txt' });
@@ -206,6 +207,18 @@ describe('search through history', () => {
     expect(named(await store.search('heron', { allVersions: true, collapse: false }))).toEqual([]);
     expect(named(await store.search('report', { allVersions: true, collapse: false }))).toEqual(['b.txt@2']);
     await store.close();
+    // Every row taken out is out of BM25's totals too (decision 0082): FTS5 3.53 left them counted.
+    const db = new Database(join(dir, 'kura.db'), { readonly: true });
+    for (const [table, columns] of [['history', 2], ['history_span_text', 1]] as const) {
+      const sums = new Array<number>(columns + 1).fill(0);
+      for (const { sz } of db.prepare(`SELECT sz FROM ${table}_docsize`).all() as { sz: Buffer }[]) {
+        sums[0]! += 1;
+        decodeVarints(sz).forEach((v, c) => (sums[c + 1]! += v));
+      }
+      const block = (db.prepare(`SELECT block FROM ${table}_data WHERE id = 1`).get() as { block: Buffer }).block;
+      expect(decodeVarints(block), table).toEqual(sums);
+    }
+    db.close();
   });
 
   it('finds each version by the text its index holds (found in review of the spans)', async () => {

@@ -60,5 +60,11 @@ export interface SqlDatabase {
    * properties, and each call on it a slow lookup (test/hidden-classes.test.ts).
    */
   inTransaction(): boolean;
+  /**
+   * Runs `fn` with writes to virtual tables' shadow tables allowed (SQLITE_DBCONFIG_DEFENSIVE
+   * off for its length, where the driver turns it on): only FTS5's averages record is written
+   * so (search/fts-totals.ts). Statements that write them are run, and prepared, inside `fn`.
+   */
+  writingShadowTables<T>(fn: () => T): T;
   close(): void;
 }

@@ -303,6 +303,11 @@ export class WasmDatabase implements SqlDatabase {
     return this.raw.pointer !== undefined && this.#sqlite3.capi.sqlite3_get_autocommit(this.raw.pointer) === 0;
   }
 
+  writingShadowTables<T>(fn: () => T): T {
+    // (SQLite opens a connection with SQLITE_DBCONFIG_DEFENSIVE off, and this adapter leaves it off.)
+    return fn();
+  }
+
   close(): void {
     this.raw.close();
     if (this.#scratch) this.#sqlite3.wasm.dealloc(this.#scratch);

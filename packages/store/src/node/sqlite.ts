@@ -160,6 +160,15 @@ export function openSqlite(path: string, options: SqliteOptions = {}): SqlDataba
       return guard(() => runInTransaction.deferred(fn) as T);
     },
     inTransaction: () => db.inTransaction,
+    // better-sqlite3 opens every connection defensive; its unsafe mode is the switch.
+    writingShadowTables: <T>(fn: () => T): T => {
+      db.unsafeMode(true);
+      try {
+        return fn();
+      } finally {
+        db.unsafeMode(false);
+      }
+    },
     close: () => guard(() => db.close()),
     setDurability(d: Durability) {
       if (!options.readonly) guard(() => db.pragma(`synchronous = ${d === 'full' ? 'FULL' : 'NORMAL'}`));

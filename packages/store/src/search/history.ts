@@ -14,6 +14,7 @@
  * after many changes pays for them (as a first keyword search pays for a large add).
  */
 import type { SqlDatabase } from '../backend/sql.js';
+import { FtsTotals } from './fts-totals.js';
 import { BATCH_TEXT, historyText, writeHistoryDocs, type HistorySource, type HistoryText } from './history-docs.js';
 import { syncSpans } from './history-spans.js';
 
@@ -87,8 +88,12 @@ async function syncOnce(s: HistorySource, pause: () => Promise<boolean | void>):
   // Spans first: the documents they read are written to the history index with them (named by
   // their paths). Then the documents no path's spans read: snapshots' files, and those of
   // paths unchanged whose entries moved on from them.
-  if (!(await syncSpans(s, pause))) return false;
-  return syncMissing(s, pause);
+  const done = (await syncSpans(s, pause)) && (await syncMissing(s, pause));
+  // The rows this took out (a run stopped midway too) left FTS5's BM25 totals counting them:
+  // made again from the rows there are (fts-totals.ts). Its transactions delete and insert in
+  // any order, which `forget` cannot follow; each made here is committed.
+  for (const [table, columns] of [['history', 2], ['history_span_text', 1]] as const) new FtsTotals(s.db, table, columns).mend();
+  return done;
 }
 
 /** Indexes the documents no entry shows that the history index lacks; false when `pause` said to stop. */

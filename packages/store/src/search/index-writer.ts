@@ -5,6 +5,7 @@
  * memory or in a browser into its own database (`InlineIndex`, below).
  */
 import type { SqlDatabase } from '../backend/sql.js';
+import { deletesKeepTotals, FtsTotals } from './fts-totals.js';
 
 /** The keyword index: an entry's path, tags, metadata and text, by entry id (contentless: FORMAT.md §10). */
 export const SEARCH_TABLE = `search USING fts5(path, tags, meta, body, content = '', contentless_delete = 1, tokenize = 'porter unicode61 remove_diacritics 2')`;
@@ -55,16 +56,29 @@ export class IndexStatements {
   readonly #del;
   readonly #ins;
   readonly #changes;
+  /** Where FTS5 leaves a deleted row in its BM25 totals, the writer takes it out (fts-totals.ts). */
+  readonly #totals: FtsTotals | undefined;
 
+  /** On a connection that writes the index, outside a transaction: the totals are made true first. */
   constructor(readonly db: SqlDatabase) {
     this.#del = db.prepare('DELETE FROM search WHERE rowid = ?');
     this.#ins = db.prepare('INSERT INTO search(rowid, path, tags, meta, body) VALUES (?, ?, ?, ?, ?)');
     this.#changes = db.prepare<{ n: number }>('SELECT total_changes() AS n');
+    const totals = new FtsTotals(db, 'search', 4);
+    totals.mend();
+    if (!deletesKeepTotals(db)) this.#totals = totals;
   }
 
   write(rows: readonly IndexRow[]): void {
+    // An entry's last row in the batch is its row (the totals take each replaced row out once).
+    const last = new Map<number, IndexFields | null>();
+    for (const [id, fields] of rows) {
+      last.delete(id);
+      last.set(id, fields);
+    }
     this.db.transaction(() => {
-      for (const [id, fields] of rows) {
+      this.#totals?.forget(last.keys());
+      for (const [id, fields] of last) {
         this.#del.run(id);
         if (fields) this.#ins.run(id, ...fields);
       }
