@@ -158,6 +158,9 @@ export const VerifyReport = z.object({
     .array(z.object({ reason: z.enum(['database', 'catalog']), table: z.string().optional(), missing: z.number().int().optional(), extra: z.number().int().optional(), differing: z.number().int().optional(), message: z.string() }))
     .describe('the database found damaged by SQLite (`database`), or tables that are not what the log makes them (`catalog`): kura rebuild mends both'),
   damagedKeys: z.array(z.object({ id: z.string(), message: z.string() })).describe("an encrypted store's key files that cannot be read"),
+  damagedSearchIndex: z
+    .array(z.object({ message: z.string(), remade: z.boolean() }))
+    .describe('what SQLite found wrong with the keyword index; derived, it was emptied and every entry queued (`remade`) where the store is open for writing'),
 });
 
 /**

@@ -11,12 +11,25 @@ import { EmbedJob } from './semantic/embed-job.js';
 import type { Embedder } from './semantic/embedder.js';
 import { SemanticSearch } from './semantic/semantic-side.js';
 import { drainIndex, type StoreContext } from './store-context.js';
+import { remadeIfDamaged } from './store-index.js';
 
 /** The schema whose history index and spans (schema 19) searches through history use. */
 const HISTORY_SCHEMA = 19;
 
-/** `mode` keyword, semantic or hybrid; by default hybrid once an embedder is in use, else keyword. */
+/**
+ * `mode` keyword, semantic or hybrid; by default hybrid once an embedder is in use, else keyword.
+ * A damaged keyword index is made again, and the question asked again (store-index.ts).
+ */
 export async function searchStore(ctx: StoreContext, query: string, options: SearchQuery): Promise<SearchHits> {
+  try {
+    return await searchOnce(ctx, query, options);
+  } catch (e) {
+    if (!(await remadeIfDamaged(ctx, e))) throw e;
+    return searchOnce(ctx, query, options);
+  }
+}
+
+async function searchOnce(ctx: StoreContext, query: string, options: SearchQuery): Promise<SearchHits> {
   await drainIndex(ctx);
   if (options?.allVersions || options?.snapshot !== undefined) {
     // A store opened read-only keeps the schema it has: one from before the history spans

@@ -11,6 +11,7 @@ import { publishes } from './catalog/object-commits.js';
 import { verifyStore, type VerifyProgress, type VerifyReport } from './bytes/verify.js';
 import type { StoreContext } from './store-context.js';
 import { markDamaged } from './store-writes.js';
+import { remakeIndex } from './store-index.js';
 
 export async function verifyAll(ctx: StoreContext, onProgress?: (p: VerifyProgress) => void, options: { readData?: boolean } = {}): Promise<VerifyReport> {
   await ctx.log.refresh(); // (an object store: the log's newest commits first)
@@ -32,6 +33,13 @@ export async function verifyAll(ctx: StoreContext, onProgress?: (p: VerifyProgre
   // An encrypted store's key files: one that cannot be read was "ok" to verify (a trial).
   report.damagedKeys = (await ctx.b.damagedKeys?.()) ?? [];
   if (report.damagedKeys.length) report.ok = false;
+  const indexProblems = ctx.search.check(true);
+  if (indexProblems.length) {
+    report.ok = false;
+    const remade = ctx.search.remake !== undefined;
+    if (remade) await remakeIndex(ctx);
+    report.damagedSearchIndex = indexProblems.map((message) => ({ message, remade }));
+  }
   return report;
 }
 

@@ -8,7 +8,7 @@ import sqlite3InitModule from '@sqlite.org/sqlite-wasm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryPackStore } from '../src/backend/memory-packs.js';
 import { MemoryLogStore } from '../src/catalog/log-store.js';
-import { openMemoryDatabase } from '../src/backend/sqlite-wasm.js';
+import { openMemoryDatabase, WasmDatabase } from '../src/backend/sqlite-wasm.js';
 import type { SqlDatabase } from '../src/backend/sql.js';
 import { openSqlite } from '../src/node/sqlite.js';
 import { Store as Core } from '../src/store.js';
@@ -89,6 +89,34 @@ describe('the store on sqlite-wasm', () => {
     expect(await store.deletePath('once.txt')).toBe(true);
     expect(await store.has(once.digest)).toBe(false);
     expect((await store.list()).items).toEqual([]);
+  });
+
+  it('a damaged keyword index in the catalog is found by verify and by a search, and made again (decision 0083)', async () => {
+    // Two connections to one database in memory: the damage comes from the other, as from
+    // outside the store (FTS5 holds its structure record until another connection changes it).
+    const name = `file:/kura-index-damage-${Date.now()}.db?vfs=memdb`;
+    const db = new WasmDatabase(sqlite3, new sqlite3.oo1.DB(name, 'c'));
+    const other = new WasmDatabase(sqlite3, new sqlite3.oo1.DB(name, 'c'));
+    const { store } = await core(db);
+    for (let i = 0; i < 40; i++) await store.put(textBytes(`basalt ${i} ${i % 4 ? "and slate" : "and chalk"} ${"quarry stone ".repeat(30)}`), { path: `q/${i}.txt`, mediaType: 'text/plain' });
+    const before = (await store.search('chalk', { limit: 50 })).map((h) => [h.path, h.score]);
+    expect(before).toHaveLength(10);
+    const damage = () => {
+      // (FTS5's structure record overwritten, its cookie too: FTS5 reads it again only when its
+      // cookie changed, and writes back the one it holds.)
+      const s = other.prepare<{ block: Uint8Array }>('SELECT block FROM search_data WHERE id = 10').get()!.block.slice();
+      s.fill(0xff);
+      other.writingShadowTables(() => other.prepare('UPDATE search_data SET block = ? WHERE id = 10').run(s));
+    };
+    damage();
+    expect((await store.search('chalk', { limit: 50 })).map((h) => [h.path, h.score])).toEqual(before);
+    damage();
+    const r = await store.verify();
+    expect(r.damagedSearchIndex).toEqual([{ message: expect.stringContaining('structure record'), remade: true }]);
+    expect(r.damagedCatalog).toEqual([]); // (the index's damage is not the catalog's)
+    expect((await store.search('chalk', { limit: 50 })).map((h) => [h.path, h.score])).toEqual(before);
+    expect((await store.verify()).ok).toBe(true);
+    other.close();
   });
 
   it('GC reclaims what deleted documents alone used; verify finds a damaged chunk and get refuses it', async () => {

@@ -16,6 +16,7 @@ import { verifyLog } from '../src/catalog/log-verify.js';
 import { prepareStatements } from '../src/catalog/statements.js';
 import { FsLogStore } from '../src/node/fs-log.js';
 import { openSqlite } from '../src/node/sqlite.js';
+import { IndexStatements } from '../src/search/index-writer.js';
 import { batchEnded, newStore, randomBytes, reopen, tempDir, textBytes } from './helpers/store.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/child.mjs', import.meta.url));
@@ -169,10 +170,12 @@ describe('verify: the database against a replay of its log', () => {
     await store.indexStatus({ wait: true });
     expect(await store.verify()).toMatchObject({ ok: true, damagedCatalog: [] });
     // What another process's indexer does now and then: segments merged, the old ones gone.
-    const other = new Database(join(dir, 'search.db'));
-    other.prepare("INSERT INTO search(rowid, path, tags, meta, body) VALUES (999999, 'x', '', '', 'kura words')").run();
-    other.prepare('DELETE FROM search WHERE rowid = 999999').run();
-    other.prepare("INSERT INTO search(search) VALUES('optimize')").run();
+    // (Written as the store's writer writes, which keeps BM25's totals: decision 0082.)
+    const other = openSqlite(join(dir, 'search.db'));
+    const st = new IndexStatements(other);
+    st.write([[999999, ['x', '', '', 'kura words']]]);
+    st.write([[999999, null]]);
+    other.exec("INSERT INTO search(search) VALUES('optimize')");
     other.close();
     // (SQLite's integrity check on this connection, without reading the index first, reported
     // "fts5: corruption found reading blob …" here.)

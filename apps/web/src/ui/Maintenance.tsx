@@ -6,14 +6,15 @@ import { bytes } from './format.js';
 
 const plural = (n: number, word: string) => (n === 1 ? word : `${word}s`);
 
-/** What verify found besides damaged chunks: the log, the database, packs, snapshot trees, key files. */
-function otherDamage(v: Pick<VerifyReport, 'damagedLog' | 'damagedCatalog' | 'damagedPacks' | 'damagedTrees' | 'damagedKeys'>): { what: string; message: string }[] {
+/** What verify found besides damaged chunks: the log, the database, packs, snapshot trees, key files, the search index. */
+function otherDamage(v: Pick<VerifyReport, 'damagedLog' | 'damagedCatalog' | 'damagedPacks' | 'damagedTrees' | 'damagedKeys' | 'damagedSearchIndex'>): { what: string; message: string }[] {
   return [
     ...v.damagedLog.map((d) => ({ what: `the log${d.seq !== undefined ? ` (commit ${d.seq})` : ''}`, message: d.message })),
     ...(v.damagedCatalog ?? []).map((d) => ({ what: `the database${d.table ? ` (table ${d.table})` : ''}`, message: d.message })),
     ...v.damagedPacks.map((d) => ({ what: `pack ${d.pack}`, message: d.message })),
     ...v.damagedTrees.map((d) => ({ what: `snapshot tree ${d.digest.slice(0, 19)}…`, message: d.message })),
     ...(v.damagedKeys ?? []).map((d) => ({ what: `key file ${d.id}`, message: d.message })),
+    ...(v.damagedSearchIndex ?? []).map((d) => ({ what: 'the search index', message: `${d.message}${d.remade ? ' (made again: every entry is being indexed anew)' : ''}` })),
   ];
 }
 

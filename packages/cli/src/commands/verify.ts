@@ -74,6 +74,9 @@ async function report(store: Store, r: VerifyReport, writable: boolean): Promise
   for (const l of r.damagedLog) lines.push(`damaged log${l.seq !== undefined ? ` at commit ${l.seq}` : ''}: ${l.reason}: ${l.message}`);
   for (const c of r.damagedCatalog) lines.push(`damaged database: ${c.message}`); // (a table's message names it)
   for (const k of r.damagedKeys) lines.push(`damaged key file keys/${k.id}: ${k.message} (its password no longer opens the store: restore it from a copy, or kura key remove it)`);
+  for (const i of r.damagedSearchIndex) {
+    lines.push(`damaged search index: ${i.message} (${i.remade ? 'emptied, every entry queued: it is indexed again in the background, and searches wait for it' : 'derived: open the store for writing to make it again'})`);
+  }
   const trees = r.treesChecked ? `, ${plural(r.treesChecked, 'snapshot tree')}` : '';
   const read = r.dataRead ? `, ${bytes(r.bytesChecked)}` : ' (placement only: --read-data re-hashes the data)';
   const checked = `${plural(r.chunksChecked, 'chunk')}, ${plural(r.documentsChecked, 'document')}${trees}${read} checked`;
@@ -85,6 +88,7 @@ async function report(store: Store, r: VerifyReport, writable: boolean): Promise
   if (r.damagedLog.length) parts.push('the log');
   if (r.damagedCatalog.length) parts.push('the database');
   if (r.damagedKeys.length) parts.push(plural(r.damagedKeys.length, 'key file'));
+  if (r.damagedSearchIndex.length) parts.push('the search index');
   // How damaged chunks are repaired, where they were recorded (a store opened for writing).
   if (r.damagedChunks.length) {
     lines.push(

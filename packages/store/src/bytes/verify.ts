@@ -63,6 +63,12 @@ export interface VerifyReport {
   damagedCatalog: DamagedCatalog[];
   /** An encrypted store's key files that cannot be read (FORMAT.md §17.2): a password whose key file it was no longer opens the store. */
   damagedKeys: { id: string; message: string }[];
+  /**
+   * What SQLite found wrong with the keyword index (FTS5's segments and structure, BM25's
+   * totals; decision 0083). It is derived from the catalog: a store open for writing has
+   * emptied it and queued every entry (`remade`), and the indexer makes it anew.
+   */
+  damagedSearchIndex: { message: string; remade: boolean }[];
 }
 
 export interface DamagedPack {
@@ -114,6 +120,7 @@ export async function verifyStore(
     catalogRowsChecked: 0,
     damagedCatalog: [],
     damagedKeys: [],
+    damagedSearchIndex: [],
   };
   const damaged = new Map<string, DamagedChunk>();
   const breathe = breather();

@@ -21,7 +21,7 @@ import { CorruptDataError } from '@kura/core';
 import type { SqlDatabase } from '../backend/sql.js';
 import { ENQUEUE_ALL } from '../catalog/search-queue.js';
 import { storageError } from '../errors.js';
-import { SEARCH_TABLE, type IndexRow, type IndexWriter, type SearchIndex } from '../search/index-writer.js';
+import { indexProblems, SEARCH_TABLE, type IndexRow, type IndexWriter, type SearchIndex } from '../search/index-writer.js';
 import { openSqlite } from './sqlite.js';
 import type { SearchAnswer, SearchCall } from './search-worker.js';
 
@@ -31,14 +31,14 @@ export const SEARCH_FILE = 'search.db';
 export function openSearchFile(dir: string, catalogFile: string, catalog: SqlDatabase, readonly: boolean): SearchIndex {
   const path = join(dir, SEARCH_FILE);
   // A catalog from before the index had its own file, read without migrating it: its own table.
-  if (readonly && !hasTable(catalog, 'search_file')) return { db: catalog, writer: undefined, close: async () => undefined };
+  if (readonly && !hasTable(catalog, 'search_file')) return { db: catalog, writer: undefined, check: (thorough) => indexProblems(catalog, 'main', thorough, /"search"/), remake: undefined, close: async () => undefined };
   if (!readonly) matchOrRemake(path, catalog);
   else if (!existsSync(path)) {
     // Read-only, and never indexed here: an empty index (nothing may be written), beside the catalog.
     const db = openSqlite('');
     db.exec(`CREATE VIRTUAL TABLE ${SEARCH_TABLE}`);
     db.exec(`ATTACH ${quote(catalogFile)} AS catalog`);
-    return { db, writer: undefined, close: async () => db.close() };
+    return { db, writer: undefined, check: () => [], remake: undefined, close: async () => db.close() };
   }
   // The catalog's connection attaches it where that connection is read-only already; a writer's
   // searches get a read-only connection of their own: attached to the writer's connection, the
@@ -54,6 +54,8 @@ export function openSearchFile(dir: string, catalogFile: string, catalog: SqlDat
   return {
     db,
     writer,
+    check: (thorough) => indexProblems(db, 'idx', thorough),
+    remake: writer && ((endBatch) => remake(writer, catalog, endBatch)),
     close: async () => {
       // The readers' connection first: the writer's, closed last, then checkpoints the WAL into
       // search.db and deletes it. Closed before a reader, it left the WAL (6 MiB after five
@@ -120,6 +122,25 @@ function matchCatalog(path: string, catalog: SqlDatabase): void {
   }
 }
 
+/**
+ * Makes the index anew while the store is open (a damaged one: store-index.ts), with no
+ * indexing batch in flight. The file first stops being the catalog's (emptied, owned by no
+ * catalog: one transaction), then the catalog queues every entry under a new id, then the file
+ * takes that id. A crash before the last step leaves ids that differ, and the next open does it
+ * all again (matchCatalog).
+ */
+async function remake(writer: WorkerIndexWriter, catalog: SqlDatabase, endBatch: () => void): Promise<void> {
+  await writer.own('', true);
+  const id = randomBytes(16).toString('hex');
+  endBatch();
+  catalog.transaction(() => {
+    catalog.exec('DELETE FROM search_file');
+    catalog.prepare('INSERT INTO search_file(id) VALUES (?)').run(id);
+    catalog.exec(`DELETE FROM search_queue; ${ENQUEUE_ALL}`);
+  });
+  await writer.own(id, false);
+}
+
 function workerUrl(): URL {
   const beside = new URL('./search-worker.js', import.meta.url);
   if (existsSync(fileURLToPath(beside))) return beside;
@@ -155,6 +176,11 @@ class WorkerIndexWriter implements IndexWriter {
 
   clear(): Promise<void> {
     return this.#call({ op: 'clear' }) as Promise<void>;
+  }
+
+  /** Gives the index to the catalog `owner` (its `index_of` row), emptying it first if `clear`. */
+  own(owner: string, clear: boolean): Promise<void> {
+    return this.#call({ op: 'own', owner, clear }) as Promise<void>;
   }
 
   bytes(): number {

@@ -12,6 +12,7 @@ export type SearchCall =
   | { id: number; op: 'merge'; pages: number }
   | { id: number; op: 'vacuum'; pages: number }
   | { id: number; op: 'clear' }
+  | { id: number; op: 'own'; owner: string; clear: boolean }
   | { id: number; op: 'close' };
 
 export type SearchAnswer = { id: number; done: unknown } | { id: number; failed: { code?: string; message: string } };
@@ -33,6 +34,13 @@ function call(m: SearchCall): unknown {
       return st.vacuum(m.pages);
     case 'clear':
       return st.clear();
+    case 'own':
+      // (search-file.ts `remake`: the index emptied and its owner changed in one transaction.)
+      return db.transaction(() => {
+        if (m.clear) st.clear();
+        db.exec('DELETE FROM index_of');
+        db.prepare('INSERT INTO index_of(catalog) VALUES (?)').run(m.owner);
+      });
     case 'close':
       db.close();
       return undefined;

@@ -80,9 +80,16 @@ export class FtsTotals {
     }
     if (less[0] === 0) return;
     const next = this.#read().map((v, i) => v - less[i]!);
-    // Less than nothing: the record was already wrong. Made again from every row, less these.
-    if (next.some((v) => v < 0)) this.#write(this.#sums(new Set(ids)));
+    // Less than nothing (or unreadable): the record was already wrong. Made again from every
+    // row, less these.
+    if (next.some((v) => !(v >= 0))) this.#write(this.#sums(new Set(ids)));
     else this.#write(next);
+  }
+
+  /** Whether the record is the sums of `_docsize` (a check: verify's, a damaged index's). */
+  agrees(): boolean {
+    const sums = this.#sums(new Set());
+    return this.#read().every((v, i) => v === sums[i]);
   }
 
   /** Makes the record again from `_docsize` where its count of rows is not theirs; true if it did. */
@@ -94,11 +101,20 @@ export class FtsTotals {
     return true;
   }
 
-  /** The record as numbers: rows, then tokens per column (zeros where it is empty or absent). */
+  /**
+   * The record as numbers: rows, then tokens per column (zeros where it is empty or absent;
+   * NaN where it cannot be read, which no count equals: it is made again).
+   */
   #read(): number[] {
     const block = this.#record.get()?.block;
-    const values = block ? decodeVarints(block) : [];
-    return Array.from({ length: this.#columns + 1 }, (_, i) => values[i] ?? 0);
+    let values: number[];
+    try {
+      values = block ? decodeVarints(block) : [];
+    } catch (e) {
+      if (!(e instanceof RangeError)) throw e;
+      values = [NaN];
+    }
+    return Array.from({ length: this.#columns + 1 }, (_, i) => values[i] ?? (Number.isNaN(values[0]) ? NaN : 0));
   }
 
   /** Every `_docsize` row's figures added up, leaving out `except`. */

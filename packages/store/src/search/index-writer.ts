@@ -4,7 +4,9 @@
  * files writes them on a thread of its own into `search.db` (node/search-file.ts), a store in
  * memory or in a browser into its own database (`InlineIndex`, below).
  */
+import { CorruptDataError } from '@kura/core';
 import type { SqlDatabase } from '../backend/sql.js';
+import { ENQUEUE_ALL } from '../catalog/search-queue.js';
 import { deletesKeepTotals, FtsTotals } from './fts-totals.js';
 
 /** The keyword index: an entry's path, tags, metadata and text, by entry id (contentless: FORMAT.md §10). */
@@ -42,8 +44,53 @@ export interface SearchIndex {
   readonly db: SqlDatabase;
   /** Undefined where the store is read-only. */
   readonly writer: IndexWriter | undefined;
+  /**
+   * What SQLite finds wrong with the index (`PRAGMA quick_check`, FTS5's own checks of its
+   * segments and structure; `thorough`: integrity_check) and whether BM25's totals are its
+   * rows' (fts-totals.ts). Empty: nothing found.
+   */
+  check(thorough: boolean): string[];
+  /**
+   * Empties the index and queues every entry again, so that the indexer makes it anew (a
+   * damaged index: store-index.ts). Run while no indexing batch is in flight; `endBatch` ends
+   * the catalog's open batch (its writes then commit on their own). Undefined where the store
+   * is read-only.
+   */
+  readonly remake: ((endBatch: () => void) => Promise<void>) | undefined;
   /** Closes what the index opened (the catalog's connection is its owner's). */
   close(): Promise<void>;
+}
+
+/**
+ * The problems `PRAGMA <schema>.quick_check` (or integrity_check) reports in the database that
+ * holds the index, those `only` matches where that database holds more than the index, and
+ * BM25's totals where they are not the sums of the index's rows.
+ */
+export function indexProblems(db: SqlDatabase, schema: string, thorough: boolean, only?: RegExp): string[] {
+  const pragma = thorough ? 'integrity_check' : 'quick_check';
+  let found: string[];
+  try {
+    found = db.read(() => {
+      // A query first, in the same read transaction: FTS5 reads its structure record again
+      // only when a query finds the database changed by another connection, and the pragma's
+      // check uses the one it holds (catalog-verify.ts met the same).
+      db.prepare(`SELECT rowid FROM ${schema}.search WHERE search MATCH 'kura' LIMIT 1`).all();
+      return db.prepare<Record<string, string>>(`PRAGMA ${schema}.${pragma}`).all();
+    })
+      .map((r) => String(Object.values(r)[0]))
+      .filter((line) => line !== 'ok' && (!only || only.test(line)));
+  } catch (e) {
+    // (The adapters type SQLite's SQLITE_CORRUPT as CORRUPT_DATA, reason `database`.)
+    if (!(e instanceof CorruptDataError && e.reason === 'database')) throw e;
+    return [e.message];
+  }
+  if (found.length > 0) return found;
+  try {
+    if (!new FtsTotals(db, `${schema}.search`, 4).agrees()) found.push("BM25's totals (search_data row 1) are not the sums of search_docsize");
+  } catch (e) {
+    found.push(`BM25's totals (search_data row 1) cannot be read: ${(e as Error).message}`);
+  }
+  return found;
 }
 
 /** A database's page count, free pages or page size. */
@@ -126,5 +173,21 @@ export function inlineIndex(db: SqlDatabase, writable: boolean): SearchIndex {
     bytes: () => st.bytes(),
     close: async () => undefined,
   };
-  return { db, writer, close: async () => undefined };
+  return {
+    db,
+    writer,
+    // (The catalog's database: what its own checks find elsewhere is catalog-verify's to say.)
+    check: (thorough) => indexProblems(db, 'main', thorough, /"search"/),
+    // One database: the index emptied and every entry queued in one transaction.
+    remake:
+      st &&
+      (async (endBatch) => {
+        endBatch();
+        db.transaction(() => {
+          st.clear();
+          db.exec(`DELETE FROM search_queue; ${ENQUEUE_ALL}`);
+        });
+      }),
+    close: async () => undefined,
+  };
 }

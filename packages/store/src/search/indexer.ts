@@ -169,6 +169,24 @@ export class Indexer {
     }
   }
 
+  /**
+   * Runs `fn` with no indexing run in flight, and none starting until it ends (a run waiting to
+   * drain starts after): the index remade (store-index.ts) must not lose a batch written between
+   * its steps.
+   */
+  async exclusive(fn: () => Promise<void>): Promise<void> {
+    while (this.#draining) await this.#draining.catch(() => false);
+    // (Held as a run that ended unfinished: `drain` then starts one of its own.)
+    const held = fn()
+      .then(() => false)
+      .finally(() => {
+        this.#draining = undefined;
+      });
+    this.#draining = held;
+    await held;
+    this.schedule();
+  }
+
   #start(extract = true): Promise<boolean> {
     this.#waitingSince = undefined;
     return (this.#draining ??= this.#run(extract).finally(() => {
