@@ -24,16 +24,17 @@ const removeIndex = (dir: string) => {
 };
 
 /**
- * Damage SQLite finds in FTS5's own records (decision 0083): its structure record overwritten
- * past its cookie, or a segment cut short — what a torn write or a bad sector leaves. (SQLite keeps no checksums: a flipped
+ * Damage to FTS5's own records (decision 0083): its structure record overwritten past its
+ * cookie or cut short, or a segment cut short — what a torn write or a bad sector leaves. (SQLite keeps no checksums: a flipped
  * term is not found, by SQLite or anyone.)
  */
-const damageIndex = (dir: string, how: 'structure' | 'segment') => {
+const damageIndex = (dir: string, how: 'structure' | 'cookie' | 'segment') => {
   const db = new Database(join(dir, 'search.db'));
   db.unsafeMode(true);
-  if (how === 'structure') {
+  if (how === 'structure' || how === 'cookie') {
+    // (Cut below its 4-byte cookie, FTS5 reads it as an index of no segments: no SQLite check finds it.)
     const s = (db.prepare('SELECT block FROM search_data WHERE id = 10').get() as { block: Buffer }).block;
-    db.prepare('UPDATE search_data SET block = ? WHERE id = 10').run(s.fill(0xff, 4));
+    db.prepare('UPDATE search_data SET block = ? WHERE id = 10').run(how === 'cookie' ? s.subarray(0, 3) : s.fill(0xff, 4));
   } else {
     const { id, block } = db.prepare('SELECT id, block FROM search_data WHERE id > 10 ORDER BY length(block) DESC LIMIT 1').get() as { id: number; block: Buffer };
     db.prepare('UPDATE search_data SET block = ? WHERE id = ?').run(block.subarray(0, 10), id);
@@ -97,26 +98,36 @@ describe('the keyword index in search.db', () => {
     for (const how of ['structure', 'segment'] as const) {
       const { store, dir } = await newStore();
       for (let i = 0; i < 60; i++) await store.put(birds(i), { path: `b/${i}.txt` });
-      const before = await store.search('curlew', { mode: 'keyword', limit: 100 });
+      const before = (await store.search('curlew', { mode: 'keyword', limit: 100 })).map((h) => [h.path, h.score]);
       expect(before).toHaveLength(20);
-      await store.close();
+      // Damaged under a store that is open (another connection, as a bad disk would).
       damageIndex(dir, how);
+      expect((await store.search('curlew', { mode: 'keyword', limit: 100 })).map((h) => [h.path, h.score])).toEqual(before);
+      await store.close();
+      expect(rows(dir)).toBe(60);
       // Read-only, the index cannot be written: the damage is said, with what is damaged.
+      damageIndex(dir, how);
       const reader = await reopen(dir, { readonly: true });
       await expect(reader.search('curlew', { mode: 'keyword' })).rejects.toMatchObject({ code: 'CORRUPT_DATA', reason: 'search-index' });
       await reader.close();
+      // A writer's open, or its first search, makes it again.
       const again = await reopen(dir);
-      const hits = await again.search('curlew', { mode: 'keyword', limit: 100 });
-      expect(hits.map((h) => [h.path, h.score])).toEqual(before.map((h) => [h.path, h.score]));
+      expect((await again.search('curlew', { mode: 'keyword', limit: 100 })).map((h) => [h.path, h.score])).toEqual(before);
       expect((await again.verify()).damagedSearchIndex).toEqual([]);
       await again.close();
-      expect(rows(dir)).toBe(60);
     }
   });
 
   it('verify finds a damaged index, and a store open for writing makes it again', async () => {
     const { store, dir } = await newStore();
     for (let i = 0; i < 60; i++) await store.put(birds(i), { path: `b/${i}.txt` });
+    damageIndex(dir, 'structure');
+    const found = await store.verify();
+    expect(found.ok).toBe(false);
+    expect(found.damagedSearchIndex).toEqual([{ message: expect.stringContaining('structure record'), remade: true }]);
+    expect(found.damagedChunks).toEqual([]);
+    expect(await paths(store, 'plover')).toHaveLength(40);
+    expect((await store.verify()).ok).toBe(true);
     await store.close();
     damageIndex(dir, 'structure');
     const reader = await reopen(dir, { readonly: true });
@@ -124,14 +135,7 @@ describe('the keyword index in search.db', () => {
     expect(seen.ok).toBe(false);
     expect(seen.damagedSearchIndex).toEqual([{ message: expect.stringContaining('structure record'), remade: false }]);
     await reader.close();
-    const again = await reopen(dir);
-    const found = await again.verify();
-    expect(found.ok).toBe(false);
-    expect(found.damagedSearchIndex).toEqual([{ message: expect.stringContaining('structure record'), remade: true }]);
-    expect(found.damagedChunks).toEqual([]);
-    expect(await paths(again, 'plover')).toHaveLength(40);
-    expect((await again.verify()).ok).toBe(true);
-    await again.close();
+    await (await reopen(dir)).close(); // (made again at the open)
     // BM25's totals that are not the rows' (what SQLite 3.53 left before decision 0082, mended
     // at a writer's open) are found too.
     const db = new Database(join(dir, 'search.db'));
@@ -141,6 +145,20 @@ describe('the keyword index in search.db', () => {
     const third = await reopen(dir, { readonly: true });
     expect((await third.verify()).damagedSearchIndex).toEqual([{ message: expect.stringContaining("BM25's totals"), remade: false }]);
     await third.close();
+    // A structure record cut below its cookie: searches answer nothing, and no SQLite check
+    // finds it. verify does (rows with words, no term); a writer's open makes it again.
+    const fourth = await reopen(dir);
+    expect(await paths(fourth, 'plover')).toHaveLength(40);
+    await fourth.close();
+    damageIndex(dir, 'cookie');
+    const reading = await reopen(dir, { readonly: true });
+    expect(await paths(reading, 'plover')).toEqual([]);
+    expect((await reading.verify()).damagedSearchIndex).toEqual([{ message: expect.stringContaining('no term'), remade: false }]);
+    await reading.close();
+    const fifth = await reopen(dir);
+    expect(await paths(fifth, 'plover')).toHaveLength(40);
+    expect((await fifth.verify()).ok).toBe(true);
+    await fifth.close();
   });
 
   it('rows committed to the index whose queue rows the catalog kept (a crash between the two) are indexed again, once each', async () => {

@@ -21,7 +21,8 @@ import { CorruptDataError } from '@kura/core';
 import type { SqlDatabase } from '../backend/sql.js';
 import { ENQUEUE_ALL } from '../catalog/search-queue.js';
 import { storageError } from '../errors.js';
-import { indexProblems, SEARCH_TABLE, type IndexRow, type IndexWriter, type SearchIndex } from '../search/index-writer.js';
+import { FtsTotals } from '../search/fts-totals.js';
+import { indexProblems, SEARCH_TABLE, termless, type IndexRow, type IndexWriter, type SearchIndex } from '../search/index-writer.js';
 import { openSqlite } from './sqlite.js';
 import type { SearchAnswer, SearchCall } from './search-worker.js';
 
@@ -103,7 +104,14 @@ function matchCatalog(path: string, catalog: SqlDatabase): void {
     });
     const mine = file.prepare<{ catalog: string }>('SELECT catalog FROM index_of').get()?.catalog;
     const theirs = catalog.prepare<{ id: string }>('SELECT id FROM search_file').get()?.id;
-    if (mine !== undefined && mine === theirs) return;
+    if (mine !== undefined && mine === theirs) {
+      // BM25's totals made true before the first search (decision 0082), not when the writer
+      // thread first starts: a store that only searches never starts it. An index whose rows
+      // hold words and no term (decision 0083) is made again, as another catalog's is.
+      const totals = new FtsTotals(file, 'search', 4);
+      totals.mend();
+      if (!termless(file, 'main', totals)) return;
+    }
     const id = randomBytes(16).toString('hex');
     // The index first: a crash between the two leaves them disagreeing, and the next open does this again.
     file.transaction(() => {

@@ -86,6 +86,13 @@ export class FtsTotals {
     else this.#write(next);
   }
 
+  /** The tokens the record counts, every column's. */
+  tokens(): number {
+    return this.#read()
+      .slice(1)
+      .reduce((a, b) => a + b, 0);
+  }
+
   /** Whether the record is the sums of `_docsize` (a check: verify's, a damaged index's). */
   agrees(): boolean {
     const sums = this.#sums(new Set());

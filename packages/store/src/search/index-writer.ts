@@ -85,12 +85,29 @@ export function indexProblems(db: SqlDatabase, schema: string, thorough: boolean
     return [e.message];
   }
   if (found.length > 0) return found;
+  const totals = new FtsTotals(db, `${schema}.search`, 4);
   try {
-    if (!new FtsTotals(db, `${schema}.search`, 4).agrees()) found.push("BM25's totals (search_data row 1) are not the sums of search_docsize");
+    if (!totals.agrees()) return ["BM25's totals (search_data row 1) are not the sums of search_docsize"];
   } catch (e) {
-    found.push(`BM25's totals (search_data row 1) cannot be read: ${(e as Error).message}`);
+    return [`BM25's totals (search_data row 1) cannot be read: ${(e as Error).message}`];
   }
+  if (termless(db, schema, totals)) found.push('the index holds rows with words and no term: its structure record reads as empty');
   return found;
+}
+
+/**
+ * Whether the index's rows hold words and it has not one term: a structure record cut below
+ * its 4-byte cookie reads as an index of no segments, which no check of SQLite's finds.
+ */
+export function termless(db: SqlDatabase, schema: string, totals = new FtsTotals(db, `${schema}.search`, 4)): boolean {
+  if (totals.tokens() === 0) return false;
+  const vocab = `kura_vocab_${schema}`;
+  db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.${vocab} USING fts5vocab(${schema}, search, 'row')`);
+  try {
+    return !db.prepare(`SELECT 1 FROM temp.${vocab} LIMIT 1`).get();
+  } finally {
+    db.exec(`DROP TABLE temp.${vocab}`);
+  }
 }
 
 /** A database's page count, free pages or page size. */
