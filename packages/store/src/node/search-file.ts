@@ -22,7 +22,7 @@ import type { SqlDatabase } from '../backend/sql.js';
 import { ENQUEUE_ALL } from '../catalog/search-queue.js';
 import { storageError } from '../errors.js';
 import { FtsTotals } from '../search/fts-totals.js';
-import { indexProblems, SEARCH_TABLE, termless, type IndexRow, type IndexWriter, type SearchIndex } from '../search/index-writer.js';
+import { IndexStatements, indexProblems, SEARCH_TABLE, termless, type IndexRow, type IndexWriter, type SearchIndex } from '../search/index-writer.js';
 import { openSqlite } from './sqlite.js';
 import type { SearchAnswer, SearchCall } from './search-worker.js';
 
@@ -149,6 +149,18 @@ async function remake(writer: WorkerIndexWriter, catalog: SqlDatabase, endBatch:
   await writer.own(id, false);
 }
 
+/** A call after the writer's close. */
+function closedIndex<T>(): Promise<T> {
+  return Promise.reject(storageError(Object.assign(new Error('the search index is closed'), { code: 'SQLITE_MISUSE' })));
+}
+
+/** A batch's text: what FTS5 tokenizes. */
+function textOf(rows: readonly IndexRow[]): number {
+  let n = 0;
+  for (const [, fields] of rows) if (fields) for (const f of fields) n += f === null ? 0 : typeof f === 'string' ? f.length : f.byteLength;
+  return n;
+}
+
 function workerUrl(): URL {
   const beside = new URL('./search-worker.js', import.meta.url);
   if (existsSync(fileURLToPath(beside))) return beside;
@@ -158,8 +170,18 @@ function workerUrl(): URL {
 type Pending = { resolve: (v: unknown) => void; reject: (e: unknown) => void };
 
 /**
- * The main thread's side of the writer thread: started on the first call (a store that indexes
- * nothing starts none), kept from holding the process open while no call waits.
+ * Text (string lengths, and bytes of ASCII bodies) a store writes into its index on its own
+ * thread before the writer thread starts. Starting that thread costs ~100 ms (measured: a
+ * one-shot open, put and close of a small file took 130 ms to close with it, 6 ms before
+ * decision 0081): a `kura add` of one file, or a server's first few puts, should not pay it;
+ * 256 KiB of FTS5's tokenizing is ~3 ms of this thread, once.
+ */
+const HERE_TEXT = 256 << 10;
+
+/**
+ * The main thread's side of the writer thread: started on the first call past HERE_TEXT (until
+ * then, and for a store that indexes little, the index is written here), kept from holding
+ * the process open while no call waits.
  */
 class WorkerIndexWriter implements IndexWriter {
   readonly threaded = true;
@@ -167,28 +189,63 @@ class WorkerIndexWriter implements IndexWriter {
   #next = 0;
   readonly #pending = new Map<number, Pending>();
   #closed = false;
+  /** The index's connection on this thread, until the writer thread starts. */
+  #here: { db: ReturnType<typeof openSqlite>; st: IndexStatements } | undefined;
+  #hereLeft = HERE_TEXT;
 
   constructor(readonly path: string) {}
 
   write(rows: readonly IndexRow[]): Promise<void> {
+    if (!this.#worker && !this.#closed) {
+      const text = textOf(rows);
+      if (text <= this.#hereLeft) {
+        this.#hereLeft -= text;
+        return this.#onThisThread((st) => st.write(rows));
+      }
+      this.#hereLeft = 0;
+    }
     return this.#call({ op: 'write', rows: rows as IndexRow[] }) as Promise<void>;
   }
 
   merge(pages: number): Promise<boolean> {
+    if (this.#here) return this.#onThisThread((st) => st.merge(pages));
     return this.#call({ op: 'merge', pages }) as Promise<boolean>;
   }
 
   vacuum(pages: number): Promise<number> {
+    if (this.#here) return this.#onThisThread((st) => st.vacuum(pages));
     return this.#call({ op: 'vacuum', pages }) as Promise<number>;
   }
 
   clear(): Promise<void> {
+    if (this.#here) return this.#onThisThread((st) => st.clear());
     return this.#call({ op: 'clear' }) as Promise<void>;
   }
 
   /** Gives the index to the catalog `owner` (its `index_of` row), emptying it first if `clear`. */
   own(owner: string, clear: boolean): Promise<void> {
+    if (this.#here) return this.#onThisThread((st) => st.own(owner, clear));
     return this.#call({ op: 'own', owner, clear }) as Promise<void>;
+  }
+
+  /** Runs `fn` on this thread's connection (opened on first use), as the writer thread would. */
+  #onThisThread<T>(fn: (st: IndexStatements) => T): Promise<T> {
+    if (this.#closed) return closedIndex();
+    try {
+      if (!this.#here) {
+        const db = openSqlite(this.path);
+        try {
+          db.setDurability('full'); // (as the writer thread's: search-worker.ts)
+          this.#here = { db, st: new IndexStatements(db) };
+        } catch (e) {
+          db.close();
+          throw e;
+        }
+      }
+      return Promise.resolve(fn(this.#here.st));
+    } catch (e) {
+      return Promise.reject(storageError(e));
+    }
   }
 
   bytes(): number {
@@ -202,6 +259,7 @@ class WorkerIndexWriter implements IndexWriter {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#closeHere();
     const worker = this.#worker;
     if (!worker) return;
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
@@ -211,7 +269,7 @@ class WorkerIndexWriter implements IndexWriter {
   }
 
   #call(call: DistributiveOmit<SearchCall, 'id'>): Promise<unknown> {
-    if (this.#closed) return Promise.reject(storageError(Object.assign(new Error('the search index is closed'), { code: 'SQLITE_MISUSE' })));
+    if (this.#closed) return closedIndex();
     return this.#send(call);
   }
 
@@ -225,8 +283,16 @@ class WorkerIndexWriter implements IndexWriter {
     });
   }
 
+  /** This thread's connection closed (the writer thread's, closed last, takes the WAL in). */
+  #closeHere(): void {
+    const here = this.#here;
+    this.#here = undefined;
+    here?.db.close();
+  }
+
   #start(): Worker {
     if (this.#worker) return this.#worker;
+    this.#closeHere(); // (everything is written there from now on)
     const worker = new Worker(workerUrl(), { workerData: { path: this.path } });
     worker.on('message', (m: SearchAnswer) => {
       const p = this.#pending.get(m.id);

@@ -35,12 +35,7 @@ function call(m: SearchCall): unknown {
     case 'clear':
       return st.clear();
     case 'own':
-      // (search-file.ts `remake`: the index emptied and its owner changed in one transaction.)
-      return db.transaction(() => {
-        if (m.clear) st.clear();
-        db.exec('DELETE FROM index_of');
-        db.prepare('INSERT INTO index_of(catalog) VALUES (?)').run(m.owner);
-      });
+      return st.own(m.owner, m.clear);
     case 'close':
       db.close();
       return undefined;

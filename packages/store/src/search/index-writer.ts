@@ -63,8 +63,9 @@ export interface SearchIndex {
 
 /**
  * The problems `PRAGMA <schema>.quick_check` (or integrity_check) reports in the database that
- * holds the index, those `only` matches where that database holds more than the index, and
- * BM25's totals where they are not the sums of the index's rows.
+ * holds the index (those `only` matches, where that database holds more than the index); else
+ * BM25's totals where they are not the sums of the index's rows; else an index that is
+ * `termless`. Empty: nothing found.
  */
 export function indexProblems(db: SqlDatabase, schema: string, thorough: boolean, only?: RegExp): string[] {
   const pragma = thorough ? 'integrity_check' : 'quick_check';
@@ -166,6 +167,18 @@ export class IndexStatements {
 
   clear(): void {
     this.db.transaction(() => this.db.exec(`INSERT INTO search(search) VALUES('delete-all')`));
+  }
+
+  /**
+   * Gives a file's index to the catalog `owner` (its `index_of` row: node/search-file.ts),
+   * emptying it first if `clear`, in one transaction.
+   */
+  own(owner: string, clear: boolean): void {
+    this.db.transaction(() => {
+      if (clear) this.clear();
+      this.db.exec('DELETE FROM index_of');
+      this.db.prepare('INSERT INTO index_of(catalog) VALUES (?)').run(owner);
+    });
   }
 
   bytes(): number {
