@@ -161,6 +161,24 @@ describe('the keyword index in search.db', () => {
     await fifth.close();
   });
 
+  it("rows written on the store's thread, then past 256 KiB on the writer thread, are one index in order", async () => {
+    const { store, dir } = await newStore();
+    // Small: written on the store's thread. Then 40 documents of 16 KiB in one drain: past
+    // HERE_TEXT, the writer thread starts. Then the first ones' tags change (the thread again).
+    for (let i = 0; i < 5; i++) await store.put(text(`a small note about a dipper ${i}`), { path: `s/${i}.txt` });
+    expect(await paths(store, 'dipper')).toHaveLength(5);
+    for (let i = 0; i < 40; i++) await store.put(text(`wagtail ${i} ${'riverbank pebbles '.repeat(900)}`), { path: `w/${i}.txt` });
+    expect(await paths(store, 'wagtail')).toHaveLength(40);
+    for (let i = 0; i < 5; i++) await store.addTags(`s/${i}.txt`, ['seen']);
+    expect(await paths(store, 'seen')).toHaveLength(5);
+    await store.close();
+    expect(rows(dir)).toBe(45);
+    const again = await reopen(dir, { readonly: true });
+    expect(await paths(again, 'dipper seen')).toHaveLength(5);
+    expect((await again.verify()).damagedSearchIndex).toEqual([]);
+    await again.close();
+  });
+
   it('rows committed to the index whose queue rows the catalog kept (a crash between the two) are indexed again, once each', async () => {
     const { store, dir } = await newStore();
     for (let i = 0; i < 10; i++) await store.put(text(`heron ${i} wades`), { path: `h/${i}.txt` });
