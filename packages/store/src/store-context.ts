@@ -87,9 +87,11 @@ export function makeContext(b: StoreBackends, config: StoreConfig, o: ContextOpt
   const rebased = () => {
     writer.forgetPacks();
     ctx.known = undefined;
-    // Every entry is queued again; a file of its own still holds the old catalog's rows.
+    // Every entry is queued again; a file of its own still holds the old catalog's rows. Emptied
+    // now, before any later batch's rows (the writer takes calls in order); a batch in flight
+    // is dropped by the indexer.
     void o.search.writer?.clear().catch(() => undefined);
-    indexer.schedule();
+    indexer.catalogReplaced();
   };
   o.log.attach({ coming: () => writer.busy || writer.committing, committing: () => writer.committing, openPack: () => writer.openPackRow, packGone: (id) => writer.forgetPack(id), rebased });
   const ctx: StoreContext = {

@@ -17,6 +17,8 @@ import { listAll, type ObjectStore } from '../src/objects/object-store.js';
 import { gate, HookedObjectStore } from './helpers/hooked-objects.js';
 import { rng } from './helpers/random.js';
 import { canonicalDump } from './helpers/dump.js';
+import type { StoreContext } from '../src/store-context.js';
+import type { IndexRow } from '../src/search/index-writer.js';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -359,6 +361,46 @@ describe('log truncation (decision 0045)', () => {
     expect((await b.stat('p/first')).meta).toEqual({ seen: 'by a' });
     expect(await b.verify(undefined, { readData: true })).toMatchObject({ ok: true });
     expect(canonicalDump(join(b.cacheDir, 'kura.db'))).toBe(canonicalDump(join(a.cacheDir, 'kura.db')));
+  });
+
+  it('an indexing batch in flight when the catalog is replaced by the checkpoint is dropped: every entry is found afterwards', async () => {
+    const objects = new MemoryObjectStore();
+    const a = await server(objects, true);
+    const b = await server(objects);
+    const text = (i: number) => new TextEncoder().encode(`note ${i}: marmot${'abcdefghijkl'[i]}x lives here\n`);
+    for (let i = 0; i < 3; i++) await b.put(text(i), { path: `m/${i}`, mediaType: 'text/plain' });
+    // B's batch of those three is written, and its answer held: the batch is in flight.
+    const writer = (b as unknown as { ctx: StoreContext }).ctx.search.writer!;
+    const write = writer.write.bind(writer);
+    let inFlight!: () => void;
+    const entered = new Promise<void>((r) => (inFlight = r));
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let holding = true;
+    writer.write = async (rows: readonly IndexRow[]) => {
+      const written = write(rows);
+      if (!holding) return written;
+      holding = false;
+      inFlight();
+      await held;
+      return written;
+    };
+    const searched = b.search('marmotax', { mode: 'keyword' });
+    await entered;
+    // Meanwhile A writes on, checkpoints and truncates the log past B's head: B's next
+    // catch-up replaces its catalog with the checkpoint's (queueing every entry again).
+    for (let i = 3; i < 12; i++) await a.put(text(i), { path: `m/${i}`, mediaType: 'text/plain' });
+    const { seq: covered } = await a.checkpoint();
+    later(8 * DAY);
+    expect((await a.gc()).logCommitsDeleted).toBe(covered);
+    await b.refresh();
+    release();
+    await searched;
+    for (let i = 0; i < 12; i++) {
+      const hits = await b.search(`marmot${'abcdefghijkl'[i]}x`, { mode: 'keyword' });
+      expect(hits.map((h) => h.path), `m/${i}`).toEqual([`m/${i}`]);
+    }
+    expect(await b.verify()).toMatchObject({ ok: true });
   });
 
   it('a server stopped past the truncation opens again from the checkpoint', async () => {

@@ -58,6 +58,8 @@ export class Indexer {
   /** The run in progress began starved (STARVED_MS): it goes on beside writes, paced. */
   #paced = false;
   readonly #duty = new DutyCycle(BACKGROUND_SHARE);
+  /** Counts the catalogs replaced under this indexer (`catalogReplaced`): a run reads one. */
+  #catalog = 0;
   /**
    * Whether to index beside the puts going on now rather than after them: while a bulk stream
    * (putFiles, a snapshot) runs, where the rows are written on a thread of their own and the
@@ -140,6 +142,18 @@ export class Indexer {
       void this.idle().then(() => nextTurn(() => void this.#start().catch(() => undefined))); // retried by the next drain
     }, wait);
     (this.#timer as { unref?: () => void }).unref?.(); // never keeps a process alive
+  }
+
+  /**
+   * The catalog was replaced by a checkpoint's (decision 0045), every entry queued again and
+   * the index emptied (store-context.ts). A batch read from the old catalog is dropped where it
+   * is: not written, and its queue rows not deleted — their ids now name the new catalog's rows
+   * (ids are reused once the queue is emptied), and deleting them left entries unindexed.
+   * (A batch already written went in before the index was emptied: the writer answers in order.)
+   */
+  catalogReplaced(): void {
+    this.#catalog++;
+    this.schedule();
   }
 
   /** Stops background scheduling (the store is closing; close drains itself). */
@@ -229,6 +243,9 @@ export class Indexer {
     // Entries left for extraction are queued again in new rows, which this run skips. (Row ids
     // can be reused once the table is empty: skipped by id, not by "after the last read".)
     const requeued: number[] = [];
+    const catalog = this.#catalog;
+    /** The catalog was replaced since this run read its batch: dropped, and run again (`catalogReplaced`). */
+    const replaced = () => this.#catalog !== catalog;
     const breathe = breather();
     this.#duty.begin();
     for (;;) {
@@ -286,6 +303,7 @@ export class Indexer {
           // put waiting on a timer or a socket could never start, and never be yielded to.
           if (this.#urgent === 0) await new Promise<void>((r) => nextTurn(r));
           else await breathe();
+          if (replaced()) return (this.schedule(), false);
           if (await this.#stopForPuts()) {
             stopped = true; // what is read so far is written below
             break;
@@ -315,7 +333,9 @@ export class Indexer {
         // stays: its row here is replaced or removed by a later batch (in order: one writer).
         const indexed: IndexRow[] = [];
         for (const [id, fields] of read) indexed.push([id, fields ?? null]);
+        if (replaced()) return (this.schedule(), false);
         await this.index!.write(indexed);
+        if (replaced()) return (this.schedule(), false);
         this.db.transaction(() => {
           const now = Date.now();
           for (const x of extracted) saveExtracted(this.st, x.docId, x.kind, x.r, now);
