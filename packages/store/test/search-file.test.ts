@@ -161,6 +161,35 @@ describe('the keyword index in search.db', () => {
     await fifth.close();
   });
 
+  it("a search.db restored alone from an older copy (the catalog's id, fewer batches) is found by verify and made again at a writer's open", async () => {
+    const { store, dir } = await newStore();
+    for (let i = 0; i < 20; i++) await store.put(birds(i), { path: `b/${i}.txt` });
+    await store.close();
+    const older = join(dir, 'search.db.older');
+    copyFileSync(join(dir, 'search.db'), older); // (no WAL beside it: the close took it in)
+    const later = await reopen(dir);
+    for (let i = 20; i < 30; i++) await later.put(text(`a puffin on the cliff, note ${i}`), { path: `p/${i}.txt` });
+    await later.put(text('a gannet now, where the tern was'), { path: 'b/0.txt' });
+    expect(await paths(later, 'puffin')).toHaveLength(10);
+    expect((await later.verify()).ok).toBe(true);
+    await later.close();
+    copyFileSync(older, join(dir, 'search.db'));
+    // Read-only, the older index is what there is to search: verify says so.
+    const reader = await reopen(dir, { readonly: true });
+    expect(await paths(reader, 'puffin')).toEqual([]);
+    const seen = await reader.verify();
+    expect(seen.ok).toBe(false);
+    expect(seen.damagedSearchIndex).toEqual([{ message: expect.stringContaining('older than the catalog'), remade: false }]);
+    await reader.close();
+    // A writer's open makes it again from the catalog.
+    const writer = await reopen(dir);
+    expect(await paths(writer, 'puffin')).toHaveLength(10);
+    expect(await paths(writer, 'gannet')).toEqual(['b/0.txt']);
+    expect(await paths(writer, 'curlew')).toHaveLength(6); // (b/0.txt's curlew is gone with its text)
+    expect((await writer.verify()).ok).toBe(true);
+    await writer.close();
+  });
+
   it("rows written on the store's thread, then past 256 KiB on the writer thread, are one index in order", async () => {
     const { store, dir } = await newStore();
     // Small: written on the store's thread. Then 40 documents of 16 KiB in one drain: past

@@ -5,7 +5,7 @@ import type { SqlDatabase } from '../backend/sql.js';
 import { bytesToHex } from '../hex.js';
 import { ENQUEUE_ALL, QUEUE_ROW_MAX } from './search-queue.js';
 
-export const SCHEMA_VERSION = 23;
+export const SCHEMA_VERSION = 24;
 
 /** MIGRATIONS[n] takes a database from user_version n to n + 1. */
 const MIGRATIONS: string[] = [
@@ -348,6 +348,12 @@ const MIGRATIONS: string[] = [
   DELETE FROM search_queue;
   ${ENQUEUE_ALL};
   CREATE TABLE search_file (id TEXT NOT NULL) STRICT;
+  `,
+  // 24: the newest batch of search.db's writes whose queue rows the catalog deleted (decision
+  // 0084): an index with fewer (restored alone from an older copy, under the same id) is made
+  // again at a writer's open, and verify finds it.
+  `
+  ALTER TABLE search_file ADD COLUMN batch INTEGER NOT NULL DEFAULT 0;
   `,
 ];
 

@@ -27,6 +27,8 @@ import { openSqlite } from './sqlite.js';
 import type { SearchAnswer, SearchCall } from './search-worker.js';
 
 export const SEARCH_FILE = 'search.db';
+/** `index_of`'s count of the index's writes (decision 0084). */
+const INDEX_BATCH = 'batch INTEGER NOT NULL DEFAULT 0';
 
 /** The index beside the catalog in `dir` (the catalog migrated: it has `search_file`). */
 export function openSearchFile(dir: string, catalogFile: string, catalog: SqlDatabase, readonly: boolean): SearchIndex {
@@ -55,7 +57,10 @@ export function openSearchFile(dir: string, catalogFile: string, catalog: SqlDat
   return {
     db,
     writer,
-    check: (thorough) => indexProblems(db, 'idx', thorough),
+    check: (thorough) => {
+      const found = indexProblems(db, 'idx', thorough);
+      return found.length > 0 ? found : notTheCatalogs(db);
+    },
     remake: writer && ((endBatch) => remake(writer, catalog, endBatch)),
     close: async () => {
       // The readers' connection first: the writer's, closed last, then checkpoints the WAL into
@@ -69,6 +74,30 @@ export function openSearchFile(dir: string, catalogFile: string, catalog: SqlDat
       }
     },
   };
+}
+
+/**
+ * Why the attached index is not the catalog's as it stands (decision 0084), on a connection
+ * to the catalog with the index attached as `idx`: another catalog's id, or fewer batches than
+ * the catalog took as written. Empty: it is.
+ */
+function notTheCatalogs(db: SqlDatabase): string[] {
+  // (A catalog or an index from before the batches were counted, opened read-only: unmigrated.)
+  const counted = (schema: string, table: string) => db.prepare('SELECT 1 FROM pragma_table_info(?, ?) WHERE name = ?').get(table, schema, 'batch') !== undefined;
+  if (!counted('main', 'search_file') || !counted('idx', 'index_of')) return [];
+  const ids = db.read(() => {
+    // (The catalog's row first, as matchCatalog reads them.)
+    const theirs = db.prepare<{ id: string; batch: number }>('SELECT id, batch FROM main.search_file').get();
+    const mine = db.prepare<{ catalog: string; batch: number }>('SELECT catalog, batch FROM idx.index_of').get();
+    return { theirs, mine };
+  });
+  const { theirs, mine } = ids;
+  if (!theirs || !mine) return [];
+  if (mine.catalog !== theirs.id) return [`search.db was made for another catalog (its id ${mine.catalog}, the catalog's ${theirs.id})`];
+  if (mine.batch < theirs.batch) {
+    return [`search.db holds ${mine.batch} batches of writes, and the catalog took ${theirs.batch} as written: the index is older than the catalog (a copy restored alone?)`];
+  }
+  return [];
 }
 
 function hasTable(db: SqlDatabase, name: string): boolean {
@@ -94,17 +123,24 @@ function matchOrRemake(path: string, catalog: SqlDatabase): void {
   }
 }
 
-/** Makes `search.db` if it is missing, and empties it and queues every entry unless it is the catalog's. */
+/**
+ * Makes `search.db` if it is missing, and empties it and queues every entry unless it is the
+ * catalog's and has every batch the catalog took as written (decision 0084).
+ */
 function matchCatalog(path: string, catalog: SqlDatabase): void {
   const file = openSqlite(path);
   try {
     file.transaction(() => {
       file.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS ${SEARCH_TABLE}`);
-      file.exec('CREATE TABLE IF NOT EXISTS index_of (catalog TEXT NOT NULL) STRICT');
+      file.exec(`CREATE TABLE IF NOT EXISTS index_of (catalog TEXT NOT NULL, ${INDEX_BATCH}) STRICT`);
+      // (An index made before its writes were numbered: from 0, as the catalog's.)
+      if (!file.prepare("SELECT 1 FROM pragma_table_info('index_of') WHERE name = 'batch'").get()) file.exec(`ALTER TABLE index_of ADD COLUMN ${INDEX_BATCH}`);
     });
-    const mine = file.prepare<{ catalog: string }>('SELECT catalog FROM index_of').get()?.catalog;
-    const theirs = catalog.prepare<{ id: string }>('SELECT id FROM search_file').get()?.id;
-    if (mine !== undefined && mine === theirs) {
+    // The catalog's first: the index commits a batch before the catalog takes it as written, so
+    // read in this order a writer in another process cannot make the two seem to disagree.
+    const theirs = catalog.prepare<{ id: string; batch: number }>('SELECT id, batch FROM search_file').get();
+    const mine = file.prepare<{ catalog: string; batch: number }>('SELECT catalog, batch FROM index_of').get();
+    if (mine !== undefined && theirs !== undefined && mine.catalog === theirs.id && mine.batch >= theirs.batch) {
       // BM25's totals made true before the first search (decision 0082), not when the writer
       // thread first starts: a store that only searches never starts it. An index whose rows
       // hold words and no term (decision 0083) is made again, as another catalog's is.
@@ -195,7 +231,7 @@ class WorkerIndexWriter implements IndexWriter {
 
   constructor(readonly path: string) {}
 
-  write(rows: readonly IndexRow[]): Promise<void> {
+  write(rows: readonly IndexRow[]): Promise<number | undefined> {
     if (!this.#worker && !this.#closed) {
       const text = textOf(rows);
       if (text <= this.#hereLeft) {
@@ -204,7 +240,7 @@ class WorkerIndexWriter implements IndexWriter {
       }
       this.#hereLeft = 0;
     }
-    return this.#call({ op: 'write', rows: rows as IndexRow[] }) as Promise<void>;
+    return this.#call({ op: 'write', rows: rows as IndexRow[] }) as Promise<number | undefined>;
   }
 
   merge(pages: number): Promise<boolean> {
@@ -236,7 +272,7 @@ class WorkerIndexWriter implements IndexWriter {
         const db = openSqlite(this.path);
         try {
           db.setDurability('full'); // (as the writer thread's: search-worker.ts)
-          this.#here = { db, st: new IndexStatements(db) };
+          this.#here = { db, st: new IndexStatements(db, true) };
         } catch (e) {
           db.close();
           throw e;

@@ -22,7 +22,7 @@ const db = openSqlite(path);
 // A row is written here before the catalog forgets that it was to be (its queue row is deleted
 // once this answers): a commit lost to a power cut would leave it forgotten.
 db.setDurability('full');
-const st = new IndexStatements(db);
+const st = new IndexStatements(db, true);
 
 function call(m: SearchCall): unknown {
   switch (m.op) {

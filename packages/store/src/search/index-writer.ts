@@ -21,8 +21,12 @@ export type IndexRow = readonly [id: number, fields: IndexFields | null];
 export interface IndexWriter {
   /** Whether rows are written on a thread of their own (the store's thread only waits). */
   readonly threaded: boolean;
-  /** Replaces these entries' rows in one transaction; resolves once it is durable. */
-  write(rows: readonly IndexRow[]): Promise<void>;
+  /**
+   * Replaces these entries' rows in one transaction; resolves once it is durable, with the
+   * batch number that transaction gave the index (a file's: `index_of.batch`, decision 0084),
+   * or undefined where the index is the catalog's own table.
+   */
+  write(rows: readonly IndexRow[]): Promise<number | undefined>;
   /** One step of merging the index's segments (`pages` of work); true when it did work. */
   merge(pages: number): Promise<boolean>;
   /** Gives up to `pages` free pages back to the file system (0: none); answers how many are left free. */
@@ -121,32 +125,43 @@ export class IndexStatements {
   readonly #del;
   readonly #ins;
   readonly #changes;
+  /** A file's index numbers its writes (decision 0084); the catalog's own table does not. */
+  readonly #number;
   /** Where FTS5 leaves a deleted row in its BM25 totals, the writer takes it out (fts-totals.ts). */
   readonly #totals: FtsTotals | undefined;
 
-  /** On a connection that writes the index, outside a transaction: the totals are made true first. */
-  constructor(readonly db: SqlDatabase) {
+  /**
+   * On a connection that writes the index, outside a transaction: the totals are made true
+   * first. `numbered`: the index is a file of its own, whose `index_of` row counts its writes.
+   */
+  constructor(
+    readonly db: SqlDatabase,
+    numbered = false,
+  ) {
     this.#del = db.prepare('DELETE FROM search WHERE rowid = ?');
     this.#ins = db.prepare('INSERT INTO search(rowid, path, tags, meta, body) VALUES (?, ?, ?, ?, ?)');
     this.#changes = db.prepare<{ n: number }>('SELECT total_changes() AS n');
+    this.#number = numbered ? db.prepare<{ batch: number }>('UPDATE index_of SET batch = batch + 1 RETURNING batch') : undefined;
     const totals = new FtsTotals(db, 'search', 4);
     totals.mend();
     if (!deletesKeepTotals(db)) this.#totals = totals;
   }
 
-  write(rows: readonly IndexRow[]): void {
+  /** The batch's number where the index is numbered (`IndexWriter.write`). */
+  write(rows: readonly IndexRow[]): number | undefined {
     // An entry's last row in the batch is its row (the totals take each replaced row out once).
     const last = new Map<number, IndexFields | null>();
     for (const [id, fields] of rows) {
       last.delete(id);
       last.set(id, fields);
     }
-    this.db.transaction(() => {
+    return this.db.transaction(() => {
       this.#totals?.forget(last.keys());
       for (const [id, fields] of last) {
         this.#del.run(id);
         if (fields) this.#ins.run(id, ...fields);
       }
+      return this.#number?.get()?.batch;
     });
   }
 

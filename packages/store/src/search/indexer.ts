@@ -5,7 +5,7 @@
  * a thread of its own where the index is a file of its own, decision 0081), and a batch's queue
  * rows are deleted once its rows are durable.
  */
-import type { SqlDatabase } from '../backend/sql.js';
+import type { SqlDatabase, SqlStatement } from '../backend/sql.js';
 import type { Reader } from '../bytes/read.js';
 import type { EntryRow, Statements } from '../catalog/statements.js';
 import { SearchCompaction } from './compaction.js';
@@ -60,6 +60,8 @@ export class Indexer {
   readonly #duty = new DutyCycle(BACKGROUND_SHARE);
   /** Counts the catalogs replaced under this indexer (`catalogReplaced`): a run reads one. */
   #catalog = 0;
+  /** Records in the catalog a batch the index has written (a file's index: decision 0084). */
+  #batchWritten: SqlStatement | undefined;
   /**
    * Whether to index beside the puts going on now rather than after them: while a bulk stream
    * (putFiles, a snapshot) runs, where the rows are written on a thread of their own and the
@@ -334,9 +336,12 @@ export class Indexer {
         const indexed: IndexRow[] = [];
         for (const [id, fields] of read) indexed.push([id, fields ?? null]);
         if (replaced()) return (this.schedule(), false);
-        await this.index!.write(indexed);
+        const batch = await this.index!.write(indexed);
         if (replaced()) return (this.schedule(), false);
         this.db.transaction(() => {
+          // The index has this batch: the catalog says so with the queue rows it deletes (an
+          // index found with fewer is older than the catalog: decision 0084).
+          if (batch !== undefined) (this.#batchWritten ??= this.db.prepare('UPDATE search_file SET batch = max(batch, ?)')).run(batch);
           const now = Date.now();
           for (const x of extracted) saveExtracted(this.st, x.docId, x.kind, x.r, now);
           requeued.push(...this.st.queued.write(later)); // indexed again once extraction may run
