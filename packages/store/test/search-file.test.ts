@@ -19,6 +19,15 @@ const rows = (dir: string) => {
     db.close();
   }
 };
+/** search.db's `index_of` id: a new one each time the index is made again. */
+const indexId = (dir: string) => {
+  const db = new Database(join(dir, 'search.db'), { readonly: true });
+  try {
+    return (db.prepare('SELECT catalog FROM index_of').get() as { catalog: string }).catalog;
+  } finally {
+    db.close();
+  }
+};
 const removeIndex = (dir: string) => {
   for (const f of ['search.db', 'search.db-wal', 'search.db-shm']) rmSync(join(dir, f), { force: true });
 };
@@ -167,12 +176,14 @@ describe('the keyword index in search.db', () => {
     await store.close();
     const older = join(dir, 'search.db.older');
     copyFileSync(join(dir, 'search.db'), older); // (no WAL beside it: the close took it in)
+    const id = indexId(dir);
     const later = await reopen(dir);
     for (let i = 20; i < 30; i++) await later.put(text(`a puffin on the cliff, note ${i}`), { path: `p/${i}.txt` });
     await later.put(text('a gannet now, where the tern was'), { path: 'b/0.txt' });
     expect(await paths(later, 'puffin')).toHaveLength(10);
     expect((await later.verify()).ok).toBe(true);
     await later.close();
+    expect(indexId(dir)).toBe(id); // (an index with every batch is kept as it is)
     copyFileSync(older, join(dir, 'search.db'));
     // Read-only, the older index is what there is to search: verify says so.
     const reader = await reopen(dir, { readonly: true });
@@ -188,6 +199,7 @@ describe('the keyword index in search.db', () => {
     expect(await paths(writer, 'curlew')).toHaveLength(6); // (b/0.txt's curlew is gone with its text)
     expect((await writer.verify()).ok).toBe(true);
     await writer.close();
+    expect(indexId(dir)).not.toBe(id);
   });
 
   it("rows written on the store's thread, then past 256 KiB on the writer thread, are one index in order", async () => {
