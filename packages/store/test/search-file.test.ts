@@ -11,23 +11,18 @@ import { newStore, reopen } from './helpers/store.js';
 
 const text = (s: string) => new TextEncoder().encode(s);
 const paths = async (store: Awaited<ReturnType<typeof reopen>>, q: string) => (await store.search(q, { mode: 'keyword', limit: 50 })).map((h) => h.path).sort();
-const rows = (dir: string) => {
+/** One value read from search.db, read-only, through a connection of the test's own. */
+const fromIndex = (dir: string, sql: string) => {
   const db = new Database(join(dir, 'search.db'), { readonly: true });
   try {
-    return (db.prepare('SELECT COUNT(*) AS n FROM search').get() as { n: number }).n;
+    return db.prepare(sql).pluck().get();
   } finally {
     db.close();
   }
 };
+const rows = (dir: string) => fromIndex(dir, 'SELECT COUNT(*) FROM search') as number;
 /** search.db's `index_of` id: a new one each time the index is made again. */
-const indexId = (dir: string) => {
-  const db = new Database(join(dir, 'search.db'), { readonly: true });
-  try {
-    return (db.prepare('SELECT catalog FROM index_of').get() as { catalog: string }).catalog;
-  } finally {
-    db.close();
-  }
-};
+const indexId = (dir: string) => fromIndex(dir, 'SELECT catalog FROM index_of') as string;
 const removeIndex = (dir: string) => {
   for (const f of ['search.db', 'search.db-wal', 'search.db-shm']) rmSync(join(dir, f), { force: true });
 };
