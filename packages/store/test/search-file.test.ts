@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { newStore, reopen } from './helpers/store.js';
+import { holdNextIndexBatch } from './helpers/held-index.js';
 
 const text = (s: string) => new TextEncoder().encode(s);
 const paths = async (store: Awaited<ReturnType<typeof reopen>>, q: string) => (await store.search(q, { mode: 'keyword', limit: 50 })).map((h) => h.path).sort();
@@ -195,6 +196,30 @@ describe('the keyword index in search.db', () => {
     expect((await writer.verify()).ok).toBe(true);
     await writer.close();
     expect(indexId(dir)).not.toBe(id);
+  });
+
+  it("a batch in flight when another writer's open makes the index again is dropped: every entry is found", async () => {
+    const { store: a, dir } = await newStore();
+    for (let i = 0; i < 12; i++) await a.put(text(`a kittiwake on the ledge, note ${i}`), { path: `k/${i}.txt` });
+    // A's batch is written and its answer held: in flight.
+    const { entered, release } = holdNextIndexBatch(a);
+    const searched = a.search('kittiwake', { mode: 'keyword' });
+    await entered;
+    // The catalog now says the index lacks batches (as with an older copy restored): a second
+    // writer's open makes it again, under a new id, every entry queued under reused row ids.
+    const id = indexId(dir);
+    const db = new Database(join(dir, 'kura.db'));
+    db.prepare('UPDATE search_file SET batch = batch + 1000').run();
+    db.close();
+    const b = await reopen(dir);
+    expect(indexId(dir)).not.toBe(id);
+    release();
+    await searched;
+    expect(await paths(a, 'kittiwake')).toHaveLength(12);
+    expect(await paths(b, 'kittiwake')).toHaveLength(12);
+    expect((await b.verify()).ok).toBe(true);
+    await b.close();
+    await a.close();
   });
 
   it("rows written on the store's thread, then past 256 KiB on the writer thread, are one index in order", async () => {

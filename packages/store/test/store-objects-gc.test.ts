@@ -17,8 +17,7 @@ import { listAll, type ObjectStore } from '../src/objects/object-store.js';
 import { gate, HookedObjectStore } from './helpers/hooked-objects.js';
 import { rng } from './helpers/random.js';
 import { canonicalDump } from './helpers/dump.js';
-import type { StoreContext } from '../src/store-context.js';
-import type { IndexRow } from '../src/search/index-writer.js';
+import { holdNextIndexBatch } from './helpers/held-index.js';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -370,21 +369,7 @@ describe('log truncation (decision 0045)', () => {
     const text = (i: number) => new TextEncoder().encode(`note ${i}: marmot${'abcdefghijkl'[i]}x lives here\n`);
     for (let i = 0; i < 3; i++) await b.put(text(i), { path: `m/${i}`, mediaType: 'text/plain' });
     // B's batch of those three is written, and its answer held: the batch is in flight.
-    const writer = (b as unknown as { ctx: StoreContext }).ctx.search.writer!;
-    const write = writer.write.bind(writer);
-    let inFlight!: () => void;
-    const entered = new Promise<void>((r) => (inFlight = r));
-    let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    let holding = true;
-    writer.write = async (rows: readonly IndexRow[]) => {
-      const written = write(rows);
-      if (!holding) return written;
-      holding = false;
-      inFlight();
-      await held;
-      return written;
-    };
+    const { entered, release } = holdNextIndexBatch(b);
     const searched = b.search('marmotax', { mode: 'keyword' });
     await entered;
     // Meanwhile A writes on, checkpoints and truncates the log past B's head: B's next

@@ -62,6 +62,7 @@ export class Indexer {
   #catalog = 0;
   /** Records in the catalog a batch the index has written (a file's index: decision 0084). */
   #batchWritten: SqlStatement | undefined;
+  #indexIdOf: SqlStatement<{ id: string }> | undefined;
   /**
    * Whether to index beside the puts going on now rather than after them: while a bulk stream
    * (putFiles, a snapshot) runs, where the rows are written on a thread of their own and the
@@ -156,6 +157,11 @@ export class Indexer {
   catalogReplaced(): void {
     this.#catalog++;
     this.schedule();
+  }
+
+  /** The id of the index file the catalog is indexed in (undefined: the catalog's own table). */
+  #indexId(): string | undefined {
+    return (this.#indexIdOf ??= this.db.prepare<{ id: string }>('SELECT id FROM search_file')).get()?.id;
   }
 
   /** Stops background scheduling (the store is closing; close drains itself). */
@@ -264,7 +270,10 @@ export class Indexer {
       // Commits of a batch still open on this connection queued entries not yet written as rows
       // (search-queue.ts): written now, into that batch. (None are pending outside a batch.)
       this.st.queued.flush();
-      for (const r of this.st.queueRows.all(JSON.stringify(requeued), READ_ROWS)) {
+      // With the index's id, in one snapshot: another writer's open that makes the index again
+      // (a new id, every entry queued again under reused row ids) drops this batch (below).
+      const { queue, owner } = this.db.read(() => ({ queue: this.st.queueRows.all(JSON.stringify(requeued), READ_ROWS), owner: this.#indexId() }));
+      for (const r of queue) {
         const ids = JSON.parse(r.entries) as number[];
         let last = -1; // the row is indexed once `order` is, up to its latest-placed id
         for (const id of ids) {
@@ -338,7 +347,10 @@ export class Indexer {
         if (replaced()) return (this.schedule(), false);
         const batch = await this.index!.write(indexed);
         if (replaced()) return (this.schedule(), false);
-        this.db.transaction(() => {
+        const kept = this.db.transaction(() => {
+          // The index was made again since the batch was read (another process's open: decision
+          // 0084): its queue rows are the new queue's, kept, and the batch is read again.
+          if (this.#indexId() !== owner) return false;
           // The index has this batch: the catalog says so with the queue rows it deletes (an
           // index found with fewer is older than the catalog: decision 0084).
           if (batch !== undefined) (this.#batchWritten ??= this.db.prepare('UPDATE search_file SET batch = max(batch, ?)')).run(batch);
@@ -346,7 +358,9 @@ export class Indexer {
           for (const x of extracted) saveExtracted(this.st, x.docId, x.kind, x.r, now);
           requeued.push(...this.st.queued.write(later)); // indexed again once extraction may run
           for (; gone < rows.length && rows[gone]!.last < done; gone++) this.st.queueDelete.run(rows[gone]!.row);
+          return true;
         });
+        if (!kept) return (this.schedule(), false);
         if (stopped) break;
       } while (done < order.length); // (once at least: rows of no ids go too)
       // Done for every waiting drain: later rows wait for the background. (Checked before any
